@@ -1,0 +1,97 @@
+/*
+ * The catalog of accelerators and model architectures that the cost model reads.
+ *
+ * The catalog is a directory of YAML files (every .yaml file of models/ in the source tree), read in
+ * file-name order; each file may hold a `defaults:` map (engine-efficiency defaults for
+ * the GPUs of that file), a `gpus:` list and a `models:` list. Units are in the key
+ * names (bf16_tflops, hbm_bandwidth_gb_s, memory_mib, ...). A model can also come from
+ * a Hugging Face config.json instead of a catalog name.
+ *
+ * Ownership: sv_catalog_load() returns a catalog the caller frees with
+ * sv_catalog_free() (NULL-safe). Lookup functions return pointers into it, valid until
+ * it is freed. sv_gpu_t and sv_model_t are plain values and may be copied freely.
+ */
+#ifndef SERVESIM_CATALOG_H
+#define SERVESIM_CATALOG_H
+
+#include <stddef.h>
+
+#include "servesim/error.h"
+
+#define SV_NAME_MAX 64
+#define SV_TEXT_MAX 512
+
+typedef struct sv_gpu {
+    char name[SV_NAME_MAX];   /* catalog key, e.g. "h100-sxm" */
+    char description[128];
+    double bf16_flops;        /* dense peak, FLOP/s */
+    double fp8_flops;         /* dense peak, FLOP/s; 0 when the GPU has no FP8 tensor cores */
+    double mem_bytes;         /* device memory the driver reports, bytes */
+    double hbm_bw;            /* memory bandwidth, bytes/s */
+    char link[32];            /* scale-up link kind: "nvlink", "pcie", "infinity-fabric" */
+    double link_bw;           /* scale-up bandwidth per GPU, bidirectional total, bytes/s */
+    double link_latency;      /* fixed latency of one collective, s */
+    double tdp_w, idle_w;     /* board power at full load and idle, W */
+    double price_per_hour;    /* default rental price, USD per GPU-hour */
+    double compute_eff;       /* achieved / peak FLOP/s (0..1] */
+    double memory_eff;        /* achieved / peak bandwidth (0..1] */
+    double iter_overhead_s;   /* fixed cost per engine iteration, s */
+    double layer_overhead_s;  /* fixed cost per layer per iteration, s */
+    char source[SV_TEXT_MAX]; /* where the figures come from */
+} sv_gpu_t;
+
+typedef struct sv_model {
+    char name[SV_NAME_MAX];  /* catalog key, or derived from a config.json path */
+    char hf_id[128];         /* Hugging Face repository id, if known */
+    int layers;              /* num_hidden_layers */
+    int hidden;              /* hidden_size */
+    int heads;               /* num_attention_heads */
+    int kv_heads;            /* num_key_value_heads */
+    int head_dim;            /* per-head dimension */
+    int ffn;                 /* intermediate_size of a dense MLP */
+    int vocab;               /* vocab_size */
+    int tied_embeddings;     /* the LM head shares the input embedding matrix */
+    int gated_mlp;           /* 1: gate+up+down (SwiGLU), 0: up+down (ReLU/GELU) */
+    int qkv_bias;            /* Q, K and V projections carry a bias */
+    int experts;             /* routed experts per layer; 0 for a dense model */
+    int experts_per_tok;     /* top-k */
+    int moe_ffn;             /* intermediate size of one expert */
+    int sliding_window;      /* attention window in tokens; 0 = full attention */
+    long max_context;        /* max_position_embeddings */
+    char source[SV_TEXT_MAX];
+} sv_model_t;
+
+typedef struct sv_catalog {
+    sv_gpu_t *gpus;
+    size_t ngpus;
+    sv_model_t *models;
+    size_t nmodels;
+} sv_catalog_t;
+
+/* The catalog directory: $SERVESIM_CATALOG if set, else the one compiled in. */
+const char *sv_catalog_default_dir(void);
+
+/* Load every *.yaml in dir. Errors name file:line:col and key. */
+int sv_catalog_load(const char *dir, sv_catalog_t **out, sv_error_t *err);
+void sv_catalog_free(sv_catalog_t *cat);
+
+/* Case-insensitive lookup; SV_ENOTFOUND with the list of known names on failure. */
+int sv_catalog_gpu(const sv_catalog_t *cat, const char *name, const sv_gpu_t **out,
+                   sv_error_t *err);
+int sv_catalog_model(const sv_catalog_t *cat, const char *name, const sv_model_t **out,
+                     sv_error_t *err);
+
+/*
+ * A model by catalog name, or, when spec names an existing file or ends in ".json",
+ * read from that Hugging Face config.json. The result is copied into *out.
+ */
+int sv_catalog_resolve_model(const sv_catalog_t *cat, const char *spec, sv_model_t *out,
+                             sv_error_t *err);
+
+/* Read a Hugging Face config.json (see docs/cost-model.md for the keys used). */
+int sv_model_from_hf_config(const char *path, sv_model_t *out, sv_error_t *err);
+
+/* Check that a model's numbers are consistent (positive sizes, heads divide, ...). */
+int sv_model_check(const sv_model_t *m, const char *where, sv_error_t *err);
+
+#endif

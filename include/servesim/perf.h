@@ -1,0 +1,171 @@
+/*
+ * The roofline cost model: how long one engine iteration takes on one replica.
+ *
+ * A pure function of (GPU, model, parallelism, dtypes, efficiency settings, batch):
+ * no events, no requests, no state. For each operator class (dense linear layers,
+ * attention over prefill chunks, attention over decode contexts, LM head) the time is
+ * max(FLOPs / (peak x compute efficiency), bytes / (HBM bandwidth x memory efficiency));
+ * the classes are summed, tensor-parallel all-reduces and fixed engine overheads are
+ * added. docs/cost-model.md gives every equation and assumption.
+ *
+ * Ownership: sv_perf_t is a plain value (it copies the GPU and model it is built from);
+ * nothing here allocates. All quantities are per GPU of the replica unless named
+ * otherwise; times in seconds, sizes in bytes, rates in FLOP/s and bytes/s.
+ */
+#ifndef SERVESIM_PERF_H
+#define SERVESIM_PERF_H
+
+#include "servesim/catalog.h"
+#include "servesim/error.h"
+
+typedef enum { SV_DT_BF16 = 0, SV_DT_FP16, SV_DT_FP8, SV_DT_INT4 } sv_dtype_t;
+
+/* "bf16" -> SV_DT_BF16 etc.; SV_EINVAL for an unknown name. */
+int sv_dtype_parse(const char *s, sv_dtype_t *out);
+const char *sv_dtype_name(sv_dtype_t t);
+/* Bytes per weight parameter (INT4 includes one FP16 scale per group of 128). */
+double sv_dtype_weight_bytes(sv_dtype_t t);
+
+/*
+ * What the user sets about a replica. Fields left negative (the values
+ * sv_perf_settings_default() gives) take the GPU's catalog defaults.
+ */
+typedef struct sv_perf_settings {
+    int tp;                   /* tensor-parallel degree, >= 1 */
+    sv_dtype_t weight_dtype;  /* bf16 | fp16 | fp8 | int4 */
+    sv_dtype_t kv_dtype;      /* bf16 | fp16 | fp8 */
+    double compute_eff;       /* (0, 1]; < 0: GPU default */
+    double memory_eff;        /* (0, 1]; < 0: GPU default */
+    double iter_overhead_s;   /* >= 0; < 0: GPU default */
+    double layer_overhead_s;  /* >= 0; < 0: GPU default */
+    double link_bw;           /* bidirectional bytes/s per GPU; < 0: GPU's link */
+    double link_latency;      /* s per all-reduce; < 0: GPU's link */
+    /* Memory plan inputs */
+    double gpu_memory_utilization; /* share of device memory the engine may use, (0, 1] */
+    double activation_reserve;     /* bytes per GPU kept for activations; < 0: estimated */
+    int block_size;                /* tokens per KV block */
+    long max_batched_tokens;       /* largest batch in tokens (sizes the activation reserve) */
+} sv_perf_settings_t;
+
+/* TP 1, BF16 weights and KV, GPU defaults, utilisation 0.9, blocks of 16, 8192 tokens. */
+sv_perf_settings_t sv_perf_settings_default(void);
+
+/* Make every setting take its ideal value: efficiencies 1, overheads 0. */
+void sv_perf_settings_ideal(sv_perf_settings_t *s);
+
+/*
+ * Set one setting by name from text, as a scenario's `hardware` map or `--set` gives it:
+ * tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,
+ * iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,
+ * gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens.
+ * Returns SV_ENOKEY for a name it does not know (so callers can handle their own keys),
+ * SV_EINVAL with "key: expected ..., got '...'" for a bad value.
+ */
+int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *value,
+                         sv_error_t *err);
+
+/* Keys sv_perf_settings_set() knows, NULL-terminated (for help and error messages). */
+extern const char *const sv_perf_setting_keys[];
+
+/* The resolved model: GPU and model copied, defaults applied, derived sizes computed. */
+typedef struct sv_perf {
+    sv_gpu_t gpu;
+    sv_model_t model;
+    sv_perf_settings_t set; /* with every default resolved */
+    double compute_peak;    /* FLOP/s used for linear layers (by weight dtype) */
+    double attn_peak;       /* FLOP/s used for attention (BF16 tensor cores) */
+    int heads_local;        /* query heads per GPU */
+    int kv_heads_local;     /* KV heads per GPU (replicated when TP > KV heads) */
+    int ffn_local, moe_ffn_local;
+    double weight_bytes_total;   /* all parameters of the model, one copy */
+    double weight_bytes_gpu;     /* parameters held by one GPU */
+    double embed_bytes_gpu;      /* the input embedding table's share on one GPU */
+    double layer_linear_params;  /* dense linear parameters per layer per GPU (no experts) */
+    double expert_params;        /* parameters of one expert per GPU */
+    double lm_head_params;       /* LM head parameters per GPU */
+    double kv_bytes_token_layer; /* K and V of one token in one layer on one GPU */
+    double kv_bytes_token;       /* ... over all layers on one GPU */
+    double kv_bytes_token_total; /* ... over all GPUs of the replica */
+} sv_perf_t;
+
+/*
+ * Build the model. Fails with a clear message when TP does not divide the attention
+ * heads, the KV heads (or vice versa), or the MLP width; or when FP8 is asked of a GPU
+ * that cannot hold it.
+ */
+int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
+                 const sv_perf_settings_t *settings, sv_error_t *err);
+
+/* Total parameter count of a model (one copy, all experts). */
+double sv_model_param_count(const sv_model_t *m);
+
+/* One prefill chunk: new_tokens computed now, cached_tokens already in the KV cache. */
+typedef struct sv_chunk {
+    long new_tokens;
+    long cached_tokens;
+    int last; /* this chunk ends the prompt, so it yields logits for the first token */
+} sv_chunk_t;
+
+/*
+ * A batch: prefill chunks plus decode sequences. Decode sequences are summarised by
+ * their count and the sum of the context each attends to (tokens already in cache,
+ * already capped at the sliding window; sv_perf_attended() gives one sequence's), which
+ * is all the roofline needs because decode attention is linear in context.
+ */
+typedef struct sv_batch {
+    const sv_chunk_t *chunks;
+    int n_chunks;
+    long n_decode;
+    double decode_ctx_sum;
+} sv_batch_t;
+
+/* Context a decode token attends to when ctx tokens are cached (window applied). */
+double sv_perf_attended(const sv_perf_t *p, double ctx);
+
+enum { SV_OP_LINEAR = 0, SV_OP_ATTN_PREFILL, SV_OP_ATTN_DECODE, SV_OP_LM_HEAD, SV_OP_COUNT };
+const char *sv_op_name(int op);
+
+typedef struct sv_op_cost {
+    double flops;        /* per GPU */
+    double bytes;        /* HBM bytes moved per GPU */
+    double t_compute;    /* flops / (peak x eff) */
+    double t_memory;     /* bytes / (bw x eff) */
+    double time;         /* max of the two */
+} sv_op_cost_t;
+
+typedef struct sv_step_cost {
+    sv_op_cost_t op[SV_OP_COUNT];
+    double comm;         /* tensor-parallel all-reduces */
+    double overhead;     /* per-iteration plus per-layer fixed cost */
+    double total;        /* sum of op times + comm + overhead; 0 for an empty batch */
+    long tokens;         /* tokens processed (prefill new tokens + decode sequences) */
+    int compute_bound;   /* the op times are dominated by compute rather than memory */
+} sv_step_cost_t;
+
+/* The time of one iteration for this batch. Pure; never fails. */
+void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
+
+/* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each. */
+double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out);
+double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_cost_t *out);
+
+/* How a replica's device memory is spent. All per GPU except where named. */
+typedef struct sv_memplan {
+    double device_bytes;     /* memory of one GPU */
+    double budget_bytes;     /* device_bytes x gpu_memory_utilization */
+    double weight_bytes;     /* weights on one GPU */
+    double activation_bytes; /* reserve for activations and runtime buffers */
+    double kv_bytes;         /* left for the KV cache */
+    double kv_bytes_token;   /* KV of one token on one GPU */
+    long kv_tokens;          /* tokens the cache holds (whole blocks) */
+    long kv_blocks;          /* blocks of block_size tokens */
+    int block_size;
+} sv_memplan_t;
+
+/*
+ * Plan memory. SV_ENOFIT with the numbers when the weights and the activation
+ * reserve leave no room for a single KV block.
+ */
+int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * `servesim explain`: the cost model's answers for one setup, as a table a teacher or a
+ * capacity planner can read (see include/servesim/explain.h).
+ */
+#include "servesim/explain.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+int sv_explain_compute(const sv_perf_t *p, long input, long output, const long *batches,
+                       int nbatches, sv_explain_t *out, sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (input < 1 || output < 1)
+        return sv_errorf(err, SV_EINVAL, "--input and --output must be >= 1 (got %ld and %ld)",
+                         input, output);
+    if (output > 10000000 || input > 100000000)
+        return sv_errorf(err, SV_EINVAL, "--input/--output are implausibly large (%ld, %ld)",
+                         input, output);
+    if (nbatches < 1 || nbatches > SV_EXPLAIN_MAX_BATCHES)
+        return sv_errorf(err, SV_EINVAL, "--batch takes 1 to %d sizes", SV_EXPLAIN_MAX_BATCHES);
+    out->perf = *p;
+    out->input = input;
+    out->output = output;
+    int rc = sv_perf_memplan(p, &out->mem, err);
+    if (rc) return rc;
+    long len = input + output;
+    long blocks_per_seq = (len + out->mem.block_size - 1) / out->mem.block_size;
+    out->max_seqs = out->mem.kv_blocks / blocks_per_seq;
+    out->exceeds_context = p->model.max_context > 0 && len > p->model.max_context;
+
+    sv_perf_prefill_time(p, input, &out->prefill);
+    out->decode_ctx = (double)input + (double)output / 2.0;
+    out->nrows = nbatches;
+    for (int i = 0; i < nbatches; i++) {
+        sv_explain_row_t *r = &out->rows[i];
+        if (batches[i] < 1)
+            return sv_errorf(err, SV_EINVAL, "--batch sizes must be >= 1 (got %ld)", batches[i]);
+        r->batch = batches[i];
+        r->step_s = sv_perf_decode_time(p, r->batch, out->decode_ctx, &r->cost);
+        r->compute_bound = r->cost.compute_bound;
+        r->tok_s_user = 1.0 / r->step_s;
+        r->tok_s_gpu = (double)r->batch / r->step_s / p->set.tp;
+        r->fits = r->batch <= out->max_seqs;
+    }
+
+    /* One request alone: the prefill yields token 1; decode step k reads input + k - 1
+     * cached tokens. Summed exactly, step by step. */
+    out->ttft_s = out->prefill.total;
+    double decode = 0.0;
+    for (long k = 1; k < output; k++) decode += sv_perf_decode_time(p, 1, (double)(input + k - 1), NULL);
+    out->tpot_s = output > 1 ? decode / (double)(output - 1) : 0.0;
+    out->e2e_s = out->ttft_s + decode;
+    return 0;
+}
+
+static const char *bound_word(int compute_bound)
+{
+    return compute_bound ? "compute" : "memory";
+}
+
+void sv_explain_print(const sv_explain_t *e, FILE *f)
+{
+    const sv_perf_t *p = &e->perf;
+    const sv_memplan_t *m = &e->mem;
+    int tp = p->set.tp;
+    fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n",
+            p->model.name, tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
+            sv_dtype_name(p->set.kv_dtype));
+    fprintf(f, "cost model: compute efficiency %.2f, memory efficiency %.2f, overhead %.3f ms "
+               "per step + %.1f us per layer\n",
+            p->set.compute_eff, p->set.memory_eff, p->set.iter_overhead_s * 1e3,
+            p->set.layer_overhead_s * 1e6);
+    if (tp > 1)
+        fprintf(f, "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
+                   "(bidirectional), %.1f us each\n",
+                p->gpu.link, p->set.link_bw / 1e9, p->set.link_latency * 1e6);
+
+    fprintf(f, "\nMemory per GPU\n");
+    fprintf(f, "  %-38s %10.2f GB  (%.2f GB for the whole model)\n", "weights",
+            m->weight_bytes / 1e9, p->weight_bytes_total / 1e9);
+    fprintf(f, "  %-38s %10.0f B   (%.0f B per token per GPU)\n", "KV cache per token",
+            p->kv_bytes_token_total, p->kv_bytes_token);
+    fprintf(f, "  %-38s %10.2f GB  (%.2f x %.2f GB)\n", "usable", m->budget_bytes / 1e9,
+            p->set.gpu_memory_utilization, m->device_bytes / 1e9);
+    fprintf(f, "  %-38s %10.2f GB\n", "activation reserve", m->activation_bytes / 1e9);
+    fprintf(f, "  %-38s %10.2f GB\n", "KV cache", m->kv_bytes / 1e9);
+    fprintf(f, "  %-38s %10ld tokens = %ld blocks of %d\n", "KV capacity", m->kv_tokens,
+            m->kv_blocks, m->block_size);
+    fprintf(f, "  %-38s %10ld at %ld tokens (%ld in + %ld out)\n", "max concurrent sequences",
+            e->max_seqs, e->input + e->output, e->input, e->output);
+    if (e->exceeds_context)
+        fprintf(f, "  note: %ld tokens exceed the model's context of %ld\n",
+                e->input + e->output, p->model.max_context);
+
+    const sv_step_cost_t *pc = &e->prefill;
+    fprintf(f, "\nPrefill of %ld tokens: %.2f ms, %s-bound\n", e->input, pc->total * 1e3,
+            bound_word(pc->compute_bound));
+    fprintf(f, "  %-20s %12s %12s %10s %8s\n", "operator", "GFLOP", "MB moved", "ms", "bound");
+    for (int i = 0; i < SV_OP_COUNT; i++) {
+        const sv_op_cost_t *o = &pc->op[i];
+        fprintf(f, "  %-20s %12.1f %12.1f %10.3f %8s\n", sv_op_name(i), o->flops / 1e9,
+                o->bytes / 1e6, o->time * 1e3, bound_word(o->t_compute > o->t_memory));
+    }
+    if (tp > 1) fprintf(f, "  %-20s %12s %12s %10.3f\n", "tp all-reduce", "", "", pc->comm * 1e3);
+    fprintf(f, "  %-20s %12s %12s %10.3f\n", "fixed overhead", "", "", pc->overhead * 1e3);
+
+    fprintf(f, "\nDecode step at context %.0f tokens (input + output/2)\n", e->decode_ctx);
+    fprintf(f, "  %6s %10s %8s %14s %14s %8s\n", "batch", "step ms", "bound", "tok/s/user",
+            "tok/s/GPU", "fits KV");
+    for (int i = 0; i < e->nrows; i++) {
+        const sv_explain_row_t *r = &e->rows[i];
+        fprintf(f, "  %6ld %10.3f %8s %14.1f %14.1f %8s\n", r->batch, r->step_s * 1e3,
+                bound_word(r->compute_bound), r->tok_s_user, r->tok_s_gpu,
+                r->fits ? "yes" : "no");
+    }
+    fprintf(f, "\nOne request alone (%ld in, %ld out): TTFT %.2f ms + TPOT %.3f ms x %ld = "
+               "E2E %.2f ms\n",
+            e->input, e->output, e->ttft_s * 1e3, e->tpot_s * 1e3, e->output - 1,
+            e->e2e_s * 1e3);
+}
+
+static cJSON *op_json(const sv_op_cost_t *o)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "flops", o->flops);
+    cJSON_AddNumberToObject(j, "bytes", o->bytes);
+    cJSON_AddNumberToObject(j, "time_ms", o->time * 1e3);
+    cJSON_AddStringToObject(j, "bound", bound_word(o->t_compute > o->t_memory));
+    return j;
+}
+
+static cJSON *step_json(const sv_step_cost_t *c)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "time_ms", c->total * 1e3);
+    cJSON_AddStringToObject(j, "bound", bound_word(c->compute_bound));
+    cJSON *ops = cJSON_AddObjectToObject(j, "operators");
+    for (int i = 0; i < SV_OP_COUNT; i++) cJSON_AddItemToObject(ops, sv_op_name(i), op_json(&c->op[i]));
+    cJSON_AddNumberToObject(j, "tp_comm_ms", c->comm * 1e3);
+    cJSON_AddNumberToObject(j, "overhead_ms", c->overhead * 1e3);
+    return j;
+}
+
+cJSON *sv_explain_json(const sv_explain_t *e)
+{
+    const sv_perf_t *p = &e->perf;
+    const sv_memplan_t *m = &e->mem;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", p->model.name);
+    cJSON_AddStringToObject(j, "gpu", p->gpu.name);
+    cJSON_AddNumberToObject(j, "tp", p->set.tp);
+    cJSON_AddStringToObject(j, "weight_dtype", sv_dtype_name(p->set.weight_dtype));
+    cJSON_AddStringToObject(j, "kv_cache_dtype", sv_dtype_name(p->set.kv_dtype));
+    cJSON *s = cJSON_AddObjectToObject(j, "settings");
+    cJSON_AddNumberToObject(s, "compute_efficiency", p->set.compute_eff);
+    cJSON_AddNumberToObject(s, "memory_efficiency", p->set.memory_eff);
+    cJSON_AddNumberToObject(s, "iteration_overhead_ms", p->set.iter_overhead_s * 1e3);
+    cJSON_AddNumberToObject(s, "layer_overhead_us", p->set.layer_overhead_s * 1e6);
+    cJSON_AddNumberToObject(s, "link_bandwidth_gb_s", p->set.link_bw / 1e9);
+    cJSON_AddNumberToObject(s, "link_latency_us", p->set.link_latency * 1e6);
+    cJSON_AddNumberToObject(s, "gpu_memory_utilization", p->set.gpu_memory_utilization);
+
+    cJSON *mem = cJSON_AddObjectToObject(j, "memory");
+    cJSON_AddNumberToObject(mem, "device_gb", m->device_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "usable_gb", m->budget_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "weights_gb_per_gpu", m->weight_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "weights_gb_total", p->weight_bytes_total / 1e9);
+    cJSON_AddNumberToObject(mem, "activation_reserve_gb", m->activation_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "kv_cache_gb", m->kv_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "kv_bytes_per_token", p->kv_bytes_token_total);
+    cJSON_AddNumberToObject(mem, "kv_bytes_per_token_per_gpu", p->kv_bytes_token);
+    cJSON_AddNumberToObject(mem, "kv_capacity_tokens", (double)m->kv_tokens);
+    cJSON_AddNumberToObject(mem, "kv_blocks", (double)m->kv_blocks);
+    cJSON_AddNumberToObject(mem, "block_size", m->block_size);
+    cJSON_AddNumberToObject(mem, "max_concurrent_seqs", (double)e->max_seqs);
+
+    cJSON *pre = step_json(&e->prefill);
+    cJSON_AddNumberToObject(pre, "tokens", (double)e->input);
+    cJSON_AddItemToObject(j, "prefill", pre);
+
+    cJSON *dec = cJSON_AddObjectToObject(j, "decode");
+    cJSON_AddNumberToObject(dec, "context", e->decode_ctx);
+    cJSON *rows = cJSON_AddArrayToObject(dec, "batches");
+    for (int i = 0; i < e->nrows; i++) {
+        const sv_explain_row_t *r = &e->rows[i];
+        cJSON *row = step_json(&r->cost);
+        cJSON_AddNumberToObject(row, "batch", (double)r->batch);
+        cJSON_AddNumberToObject(row, "tokens_per_s_per_user", r->tok_s_user);
+        cJSON_AddNumberToObject(row, "tokens_per_s_per_gpu", r->tok_s_gpu);
+        cJSON_AddBoolToObject(row, "fits_kv_cache", r->fits);
+        cJSON_AddItemToArray(rows, row);
+    }
+
+    cJSON *one = cJSON_AddObjectToObject(j, "single_request");
+    cJSON_AddNumberToObject(one, "input_tokens", (double)e->input);
+    cJSON_AddNumberToObject(one, "output_tokens", (double)e->output);
+    cJSON_AddNumberToObject(one, "ttft_ms", e->ttft_s * 1e3);
+    cJSON_AddNumberToObject(one, "tpot_ms", e->tpot_s * 1e3);
+    cJSON_AddNumberToObject(one, "e2e_ms", e->e2e_s * 1e3);
+    return j;
+}

@@ -1,0 +1,48 @@
+/*
+ * Whole-file reads with a size bound (see fileio_int.h).
+ */
+#include "fileio_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sv__read_file(const char *path, size_t max_bytes, char **buf, size_t *len, sv_error_t *err)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0, got;
+    char *b = malloc(cap + 1);
+    while (b && (got = fread(b + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n < cap) continue;
+        if (cap >= max_bytes) {
+            free(b);
+            fclose(f);
+            return sv_errorf(err, SV_ELIMIT, "%s: larger than the limit of %zu bytes", path,
+                             max_bytes);
+        }
+        char *nb = realloc(b, cap * 2 + 1);
+        if (!nb) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = nb;
+        cap *= 2;
+    }
+    int ioerr = ferror(f);
+    fclose(f);
+    if (!b) return sv_errorf(err, SV_ENOMEM, "%s: out of memory", path);
+    if (ioerr) {
+        free(b);
+        return sv_errorf(err, SV_EIO, "%s: read error", path);
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return 0;
+}

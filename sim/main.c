@@ -1,0 +1,267 @@
+/*
+ * The servesim command line: parses arguments and calls the library, nothing more.
+ *   servesim list gpus|models
+ *   servesim explain --model M --gpu G [--tp N] [--input N] [--output N] [--batch 1,8,...]
+ * Every error is one line on stderr and a non-zero exit status.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "servesim/catalog.h"
+#include "servesim/explain.h"
+#include "servesim/perf.h"
+#include "servesim/yaml.h"
+
+#define EXIT_USAGE 2
+
+static const char *usage_text =
+    "usage: servesim [--catalog DIR] COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  list gpus|models            print the catalog\n"
+    "  explain --model M --gpu G   what the cost model says about one setup\n"
+    "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
+    "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
+    "      [--ideal] [--set KEY=VALUE ...] [--json]\n"
+    "\n"
+    "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
+    "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
+    "  iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,\n"
+    "  gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens\n"
+    "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets both efficiencies to\n"
+    "  1 and every overhead to 0: the pure roofline.\n"
+    "The catalog is read from --catalog, else $SERVESIM_CATALOG, else the source tree.\n";
+
+static int fail(const char *fmt, const char *a)
+{
+    fprintf(stderr, "servesim: ");
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    return EXIT_FAILURE;
+}
+
+static int fail_err(const sv_error_t *err)
+{
+    fprintf(stderr, "servesim: error: %s\n", err->msg);
+    return EXIT_FAILURE;
+}
+
+/* An option's value: "--opt=value" or "--opt value". NULL when it is not this option. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int cmd_list(const sv_catalog_t *cat, int argc, char **argv)
+{
+    if (argc != 1 || (strcmp(argv[0], "gpus") && strcmp(argv[0], "models")))
+        return fail("error: expected 'list gpus' or 'list models'%s", "");
+    if (strcmp(argv[0], "gpus") == 0) {
+        printf("%-11s %-26s %9s %9s %8s %10s %-16s %6s %7s %7s\n", "name", "description",
+               "BF16 TF/s", "FP8 TF/s", "mem GiB", "HBM GB/s", "link (GB/s bidir)", "TDP W",
+               "idle W", "$/h");
+        for (size_t i = 0; i < cat->ngpus; i++) {
+            const sv_gpu_t *g = &cat->gpus[i];
+            char link[48];
+            snprintf(link, sizeof link, "%s %.0f", g->link, g->link_bw / 1e9);
+            printf("%-11s %-26s %9.1f %9.1f %8.1f %10.0f %-16s %6.0f %7.0f %7.2f\n", g->name,
+                   g->description, g->bf16_flops / 1e12, g->fp8_flops / 1e12,
+                   g->mem_bytes / 1073741824.0, g->hbm_bw / 1e9, link, g->tdp_w, g->idle_w,
+                   g->price_per_hour);
+        }
+    } else {
+        printf("%-15s %9s %6s %6s %5s %4s %6s %7s %7s %10s %-8s\n", "name", "params B",
+               "layers", "hidden", "heads", "kv", "headd", "ffn", "vocab", "KV B/tok",
+               "notes");
+        for (size_t i = 0; i < cat->nmodels; i++) {
+            const sv_model_t *m = &cat->models[i];
+            char notes[64] = "";
+            if (m->experts)
+                snprintf(notes, sizeof notes, "MoE %dx top-%d", m->experts, m->experts_per_tok);
+            else if (m->sliding_window)
+                snprintf(notes, sizeof notes, "window %d", m->sliding_window);
+            else if (m->tied_embeddings)
+                snprintf(notes, sizeof notes, "tied emb.");
+            double kv = 2.0 * m->layers * m->kv_heads * m->head_dim * 2.0;
+            printf("%-15s %9.2f %6d %6d %5d %4d %6d %7d %7d %10.0f %-8s\n", m->name,
+                   sv_model_param_count(m) / 1e9, m->layers, m->hidden, m->heads, m->kv_heads,
+                   m->head_dim, m->experts ? m->moe_ffn : m->ffn, m->vocab, kv, notes);
+        }
+    }
+    return EXIT_SUCCESS;
+}
+
+/* "1,8,32" -> array. */
+static int parse_batches(const char *s, long *out, int max, int *n)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (*n == max || sv_parse_long(tok, &v) || v < 1) return -1;
+        out[(*n)++] = v;
+    }
+    return *n ? 0 : -1;
+}
+
+static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq) return sv_errorf(err, SV_EINVAL, "--set %s: expected KEY=VALUE", kv);
+    char key[128];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    const char *k = key;
+    if (strncmp(k, "hardware.", 9) == 0) k += 9;
+    else if (strncmp(k, "engine.", 7) == 0) k += 7;
+    int rc = sv_perf_settings_set(s, k, eq + 1, err);
+    if (rc == SV_ENOKEY)
+        return sv_errorf(err, SV_ENOKEY,
+                         "--set %s: unknown key '%s' (see servesim --help for the keys)", kv,
+                         key);
+    if (rc) sv_error_prefix(err, "--set %s", kv);
+    return rc;
+}
+
+static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL;
+    long input = 1024, output = 256;
+    long batches[SV_EXPLAIN_MAX_BATCHES] = {1, 8, 32, 64, 128, 256};
+    int nbatches = 6, ideal = 0, json = 0;
+    sv_perf_settings_t set = sv_perf_settings_default();
+    sv_error_t err;
+    sv_error_clear(&err);
+    const char *v;
+    int missing = 0;
+    /* --set values are applied after the named options, in order. */
+    const char *sets[64];
+    int nsets = 0;
+
+    for (int i = 0; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--model", &missing))) model_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--gpu", &missing))) gpu_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--tp", &missing))) {
+            if (sv_perf_settings_set(&set, "tp", v, &err)) return fail_err(&err);
+        } else if ((v = opt_value(argc, argv, &i, "--input", &missing))) {
+            if (sv_parse_long(v, &input) || input < 1)
+                return fail("error: --input: expected a whole number >= 1, got '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--output", &missing))) {
+            if (sv_parse_long(v, &output) || output < 1)
+                return fail("error: --output: expected a whole number >= 1, got '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--batch", &missing))) {
+            if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches))
+                return fail("error: --batch: expected sizes >= 1 like 1,8,32,64, got '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--weight-dtype", &missing))) {
+            if (sv_perf_settings_set(&set, "weight_dtype", v, &err)) return fail_err(&err);
+        } else if ((v = opt_value(argc, argv, &i, "--kv-dtype", &missing))) {
+            if (sv_perf_settings_set(&set, "kv_cache_dtype", v, &err)) return fail_err(&err);
+        } else if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
+            if (nsets == 64) return fail("error: too many --set options%s", "");
+            sets[nsets++] = v;
+        } else if (strcmp(argv[i], "--ideal") == 0) {
+            ideal = 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strncmp(argv[i], "--json=", 7) == 0) {
+            json = 1;
+            json_path = argv[i] + 7;
+        } else if (missing) {
+            break;
+        } else {
+            return fail("error: explain: unknown option '%s' (see servesim --help)", argv[i]);
+        }
+        if (missing) break;
+    }
+    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    if (!model_name) return fail("error: explain needs --model NAME%s", "");
+    if (!gpu_name) return fail("error: explain needs --gpu NAME%s", "");
+    if (ideal) sv_perf_settings_ideal(&set);
+    for (int i = 0; i < nsets; i++)
+        if (apply_set(&set, sets[i], &err)) return fail_err(&err);
+
+    const sv_gpu_t *gpu;
+    sv_model_t model;
+    sv_perf_t perf;
+    if (sv_catalog_gpu(cat, gpu_name, &gpu, &err) ||
+        sv_catalog_resolve_model(cat, model_name, &model, &err) ||
+        sv_perf_init(&perf, gpu, &model, &set, &err))
+        return fail_err(&err);
+    sv_explain_t *e = malloc(sizeof *e);
+    if (!e) return fail("error: out of memory%s", "");
+    if (sv_explain_compute(&perf, input, output, batches, nbatches, e, &err)) {
+        free(e);
+        return fail_err(&err);
+    }
+    int rc = EXIT_SUCCESS;
+    if (json) {
+        cJSON *j = sv_explain_json(e);
+        char *text = cJSON_Print(j);
+        FILE *f = json_path ? fopen(json_path, "w") : stdout;
+        if (!f) {
+            rc = fail("error: cannot write %s", json_path);
+        } else {
+            fprintf(f, "%s\n", text);
+            if (json_path && fclose(f)) rc = fail("error: cannot write %s", json_path);
+        }
+        free(text);
+        cJSON_Delete(j);
+    } else {
+        sv_explain_print(e, stdout);
+    }
+    free(e);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *catalog_dir = NULL;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        int missing = 0;
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return EXIT_SUCCESS;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("servesim %s\n", SERVESIM_VERSION);
+            return EXIT_SUCCESS;
+        } else if ((v = opt_value(argc, argv, &i, "--catalog", &missing))) {
+            catalog_dir = v;
+        } else {
+            fprintf(stderr, "servesim: error: unknown option '%s'\n%s", argv[i], usage_text);
+            return EXIT_USAGE;
+        }
+        if (missing) return fail("error: --catalog needs a directory%s", "");
+    }
+    if (i >= argc) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[i++];
+    if (strcmp(cmd, "list") && strcmp(cmd, "explain")) {
+        fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
+        return EXIT_USAGE;
+    }
+    sv_catalog_t *cat = NULL;
+    sv_error_t err;
+    if (sv_catalog_load(catalog_dir ? catalog_dir : sv_catalog_default_dir(), &cat, &err))
+        return fail_err(&err);
+    int rc = strcmp(cmd, "list") == 0 ? cmd_list(cat, argc - i, argv + i)
+                                      : cmd_explain(cat, argc - i, argv + i);
+    sv_catalog_free(cat);
+    return rc;
+}

@@ -1,0 +1,452 @@
+/*
+ * The roofline cost model (see include/servesim/perf.h and docs/cost-model.md):
+ * parameter and KV sizes from the architecture, FLOPs and HBM bytes per operator class
+ * for a batch, time as the slower of compute and memory for each class, plus
+ * tensor-parallel all-reduces and fixed engine overheads; and the memory plan that
+ * decides how many KV blocks a replica has.
+ */
+#include "servesim/perf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "servesim/yaml.h"
+
+#define ACT_BYTES 2.0    /* activations are BF16/FP16 */
+#define EMBED_BYTES 2.0  /* embeddings, LM head and norms stay 16-bit when weights are quantised */
+#define LOGIT_BYTES 4.0  /* logits are written in FP32 */
+#define RUNTIME_RESERVE (512.0 * 1048576.0) /* CUDA context, NCCL and library workspaces */
+
+/* ---- dtypes and settings ------------------------------------------------------------ */
+
+static const char *const dtype_names[] = {"bf16", "fp16", "fp8", "int4"};
+
+int sv_dtype_parse(const char *s, sv_dtype_t *out)
+{
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, dtype_names[i]) == 0) {
+            *out = (sv_dtype_t)i;
+            return 0;
+        }
+    }
+    if (strcasecmp(s, "bfloat16") == 0) *out = SV_DT_BF16;
+    else if (strcasecmp(s, "float16") == 0 || strcasecmp(s, "half") == 0) *out = SV_DT_FP16;
+    else if (strcasecmp(s, "fp8_e4m3") == 0 || strcasecmp(s, "fp8_e5m2") == 0) *out = SV_DT_FP8;
+    else return SV_EINVAL;
+    return 0;
+}
+
+const char *sv_dtype_name(sv_dtype_t t)
+{
+    return (t >= SV_DT_BF16 && t <= SV_DT_INT4) ? dtype_names[t] : "?";
+}
+
+double sv_dtype_weight_bytes(sv_dtype_t t)
+{
+    switch (t) {
+    case SV_DT_FP8: return 1.0;
+    case SV_DT_INT4: return 0.5 + 2.0 / 128.0; /* 4 bits + an FP16 scale per 128 weights */
+    default: return 2.0;
+    }
+}
+
+sv_perf_settings_t sv_perf_settings_default(void)
+{
+    sv_perf_settings_t s = {
+        .tp = 1,
+        .weight_dtype = SV_DT_BF16,
+        .kv_dtype = SV_DT_BF16,
+        .compute_eff = -1,
+        .memory_eff = -1,
+        .iter_overhead_s = -1,
+        .layer_overhead_s = -1,
+        .link_bw = -1,
+        .link_latency = -1,
+        .gpu_memory_utilization = 0.9,
+        .activation_reserve = -1,
+        .block_size = 16,
+        .max_batched_tokens = 8192,
+    };
+    return s;
+}
+
+void sv_perf_settings_ideal(sv_perf_settings_t *s)
+{
+    s->compute_eff = 1.0;
+    s->memory_eff = 1.0;
+    s->iter_overhead_s = 0.0;
+    s->layer_overhead_s = 0.0;
+    s->link_latency = 0.0;
+}
+
+const char *const sv_perf_setting_keys[] = {
+    "tp", "weight_dtype", "kv_cache_dtype", "compute_efficiency", "memory_efficiency",
+    "iteration_overhead_ms", "layer_overhead_us", "link_bandwidth_gb_s", "link_latency_us",
+    "gpu_memory_utilization", "activation_reserve_gb", "block_size", "max_num_batched_tokens",
+    NULL};
+
+static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
+                  double scale, double *out, sv_error_t *err)
+{
+    double v;
+    if (sv_parse_double(value, &v) || v > hi || (lo_open ? v <= lo : v < lo))
+        return sv_errorf(err, SV_EINVAL, "%s: expected a number %s %g and <= %g, got '%s'", key,
+                         lo_open ? ">" : ">=", lo, hi, value);
+    *out = v * scale;
+    return 0;
+}
+
+static int int_in(const char *key, const char *value, long lo, long hi, long *out,
+                  sv_error_t *err)
+{
+    long v;
+    if (sv_parse_long(value, &v) || v < lo || v > hi)
+        return sv_errorf(err, SV_EINVAL, "%s: expected a whole number in [%ld, %ld], got '%s'",
+                         key, lo, hi, value);
+    *out = v;
+    return 0;
+}
+
+int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *value,
+                         sv_error_t *err)
+{
+    long l = 0;
+    int rc;
+    if (strcmp(key, "tp") == 0) {
+        if ((rc = int_in(key, value, 1, 1024, &l, err))) return rc;
+        s->tp = (int)l;
+        return 0;
+    }
+    if (strcmp(key, "weight_dtype") == 0 || strcmp(key, "kv_cache_dtype") == 0) {
+        sv_dtype_t t;
+        int kv = key[0] == 'k';
+        if (sv_dtype_parse(value, &t) || (kv && t == SV_DT_INT4))
+            return sv_errorf(err, SV_EINVAL, "%s: expected one of %s, got '%s'", key,
+                             kv ? "bf16, fp16, fp8" : "bf16, fp16, fp8, int4", value);
+        if (kv) s->kv_dtype = t;
+        else s->weight_dtype = t;
+        return 0;
+    }
+    if (strcmp(key, "compute_efficiency") == 0)
+        return num_in(key, value, 0, 1, 1, 1, &s->compute_eff, err);
+    if (strcmp(key, "memory_efficiency") == 0)
+        return num_in(key, value, 0, 1, 1, 1, &s->memory_eff, err);
+    if (strcmp(key, "iteration_overhead_ms") == 0)
+        return num_in(key, value, 0, 1e4, 0, 1e-3, &s->iter_overhead_s, err);
+    if (strcmp(key, "layer_overhead_us") == 0)
+        return num_in(key, value, 0, 1e6, 0, 1e-6, &s->layer_overhead_s, err);
+    if (strcmp(key, "link_bandwidth_gb_s") == 0)
+        return num_in(key, value, 0, 1e6, 1, 1e9, &s->link_bw, err);
+    if (strcmp(key, "link_latency_us") == 0)
+        return num_in(key, value, 0, 1e6, 0, 1e-6, &s->link_latency, err);
+    if (strcmp(key, "gpu_memory_utilization") == 0)
+        return num_in(key, value, 0, 1, 1, 1, &s->gpu_memory_utilization, err);
+    if (strcmp(key, "activation_reserve_gb") == 0)
+        return num_in(key, value, 0, 1e6, 0, 1e9, &s->activation_reserve, err);
+    if (strcmp(key, "block_size") == 0) {
+        if ((rc = int_in(key, value, 1, 4096, &l, err))) return rc;
+        s->block_size = (int)l;
+        return 0;
+    }
+    if (strcmp(key, "max_num_batched_tokens") == 0) {
+        if ((rc = int_in(key, value, 1, 1L << 30, &l, err))) return rc;
+        s->max_batched_tokens = l;
+        return 0;
+    }
+    return sv_errorf(err, SV_ENOKEY, "unknown setting '%s'", key);
+}
+
+/* ---- sizes -------------------------------------------------------------------------- */
+
+/* Per-layer parameter counts for a given TP (tp = 1 gives the whole model). */
+typedef struct layer_params {
+    double attn;   /* q, k, v, o projections and QKV bias */
+    double mlp;    /* dense MLP (0 for MoE layers) */
+    double expert; /* one expert */
+    double router;
+    double norms;
+} layer_params_t;
+
+static int kv_heads_per_gpu(const sv_model_t *m, int tp)
+{
+    return m->kv_heads >= tp ? m->kv_heads / tp : 1;
+}
+
+static layer_params_t layer_params(const sv_model_t *m, int tp)
+{
+    layer_params_t lp;
+    double d = m->hidden, hd = m->head_dim;
+    double q = (double)(m->heads / tp) * hd, kv = kv_heads_per_gpu(m, tp) * hd;
+    int mats = m->gated_mlp ? 3 : 2;
+    lp.attn = d * q + 2.0 * d * kv + q * d + (m->qkv_bias ? q + 2.0 * kv : 0.0);
+    lp.mlp = m->experts ? 0.0 : mats * d * (double)(m->ffn / tp);
+    lp.expert = m->experts ? mats * d * (double)(m->moe_ffn / tp) : 0.0;
+    lp.router = m->experts ? d * m->experts : 0.0;
+    lp.norms = 2.0 * d;
+    return lp;
+}
+
+double sv_model_param_count(const sv_model_t *m)
+{
+    layer_params_t lp = layer_params(m, 1);
+    double per_layer = lp.attn + lp.mlp + lp.expert * m->experts + lp.router + lp.norms;
+    double embed = (double)m->vocab * m->hidden;
+    return m->layers * per_layer + m->hidden + embed * (m->tied_embeddings ? 1.0 : 2.0);
+}
+
+/* Divisors of the heads that also fit the KV heads and MLP: the TP degrees that work. */
+static void valid_tps(const sv_model_t *m, char *buf, size_t n)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int tp = 1; tp <= 64 && off < n - 1; tp *= 2) {
+        if (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp ||
+            (m->experts && m->moe_ffn % tp))
+            continue;
+        off += (size_t)snprintf(buf + off, n - off, "%s%d", off ? ", " : "", tp);
+    }
+}
+
+int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
+                 const sv_perf_settings_t *s, sv_error_t *err)
+{
+    memset(p, 0, sizeof *p);
+    p->gpu = *gpu;
+    p->model = *model;
+    p->set = *s;
+    const sv_model_t *m = &p->model;
+    int tp = s->tp;
+    char ok[128];
+    if (tp < 1) return sv_errorf(err, SV_EINVAL, "tp must be >= 1, got %d", tp);
+    if (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp ||
+        (m->experts && m->moe_ffn % tp)) {
+        valid_tps(m, ok, sizeof ok);
+        const char *what = m->heads % tp ? "attention heads"
+                           : (m->kv_heads % tp && tp % m->kv_heads) ? "KV heads"
+                                                                     : "MLP width";
+        int count = m->heads % tp ? m->heads
+                    : (m->kv_heads % tp && tp % m->kv_heads) ? m->kv_heads
+                    : (m->ffn % tp) ? m->ffn : m->moe_ffn;
+        return sv_errorf(err, SV_EINVAL,
+                         "tp=%d does not divide the %d %s of model '%s' (TP degrees that work: %s)",
+                         tp, count, what, m->name, ok);
+    }
+    if (s->kv_dtype == SV_DT_INT4)
+        return sv_errorf(err, SV_EINVAL, "kv_cache_dtype int4 is not supported (use bf16, fp16 or fp8)");
+    if (s->block_size < 1) return sv_errorf(err, SV_EINVAL, "block_size must be >= 1");
+
+    sv_perf_settings_t *r = &p->set;
+    if (r->compute_eff < 0) r->compute_eff = gpu->compute_eff;
+    if (r->memory_eff < 0) r->memory_eff = gpu->memory_eff;
+    if (r->iter_overhead_s < 0) r->iter_overhead_s = gpu->iter_overhead_s;
+    if (r->layer_overhead_s < 0) r->layer_overhead_s = gpu->layer_overhead_s;
+    if (r->link_bw < 0) r->link_bw = gpu->link_bw;
+    if (r->link_latency < 0) r->link_latency = gpu->link_latency;
+
+    p->compute_peak = (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops
+                                                                           : gpu->bf16_flops;
+    p->attn_peak = gpu->bf16_flops;
+    p->heads_local = m->heads / tp;
+    p->kv_heads_local = kv_heads_per_gpu(m, tp);
+    p->ffn_local = m->ffn / tp;
+    p->moe_ffn_local = m->experts ? m->moe_ffn / tp : 0;
+
+    double wb = sv_dtype_weight_bytes(s->weight_dtype);
+    layer_params_t lp = layer_params(m, tp);
+    p->layer_linear_params = lp.attn + lp.mlp + lp.router;
+    p->expert_params = lp.expert;
+    double vocab_local = ceil((double)m->vocab / tp);
+    p->embed_bytes_gpu = vocab_local * m->hidden * EMBED_BYTES;
+    p->lm_head_params = vocab_local * m->hidden;
+    double decoder = m->layers * ((lp.attn + lp.mlp + lp.expert * m->experts) * wb +
+                                  (lp.router + lp.norms) * EMBED_BYTES);
+    p->weight_bytes_gpu = decoder + m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
+                          (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES);
+    layer_params_t lp1 = layer_params(m, 1);
+    double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
+    p->weight_bytes_total =
+        m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
+                     (lp1.router + lp1.norms) * EMBED_BYTES) +
+        m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
+
+    double kvb = s->kv_dtype == SV_DT_FP8 ? 1.0 : 2.0;
+    p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;
+    p->kv_bytes_token = p->kv_bytes_token_layer * m->layers;
+    p->kv_bytes_token_total = p->kv_bytes_token * tp;
+    return 0;
+}
+
+/* ---- one iteration ------------------------------------------------------------------ */
+
+const char *sv_op_name(int op)
+{
+    static const char *const names[] = {"linear", "attention_prefill", "attention_decode",
+                                        "lm_head"};
+    return (op >= 0 && op < SV_OP_COUNT) ? names[op] : "?";
+}
+
+double sv_perf_attended(const sv_perf_t *p, double ctx)
+{
+    double w = p->model.sliding_window;
+    return (w > 0 && ctx > w) ? w : ctx;
+}
+
+/* Sum over the new positions c+1 .. c+n of the keys each attends to (window applied). */
+static double causal_keys(double n, double c, double w)
+{
+    double hi = c + n;
+    if (w <= 0 || hi <= w) return n * c + n * (n + 1.0) / 2.0;
+    double sum = 0.0;
+    if (c < w) sum += (w * (w + 1.0) - c * (c + 1.0)) / 2.0; /* positions c+1 .. w */
+    sum += (hi - fmax(c, w)) * w;                              /* positions past the window */
+    return sum;
+}
+
+static void finish_op(const sv_perf_t *p, sv_op_cost_t *o, double peak)
+{
+    o->t_compute = o->flops / (peak * p->set.compute_eff);
+    o->t_memory = o->bytes / (p->gpu.hbm_bw * p->set.memory_eff);
+    o->time = fmax(o->t_compute, o->t_memory);
+}
+
+void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    memset(out, 0, sizeof *out);
+    const sv_model_t *m = &p->model;
+    double L = m->layers, d = m->hidden, hd = m->head_dim;
+    double hq = p->heads_local, q = hq * hd, kv = p->kv_heads_local * hd;
+    double wb = sv_dtype_weight_bytes(p->set.weight_dtype);
+    double kvtl = p->kv_bytes_token_layer;
+    double w = m->sliding_window;
+
+    double prefill_tokens = 0.0, logits = (double)b->n_decode;
+    sv_op_cost_t *ap = &out->op[SV_OP_ATTN_PREFILL];
+    for (int i = 0; i < b->n_chunks; i++) {
+        double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
+        if (n <= 0) continue;
+        prefill_tokens += n;
+        if (b->chunks[i].last) logits += 1.0;
+        ap->flops += 4.0 * q * causal_keys(n, c, w);
+        double keys_read = (w > 0 ? fmin(c, w) : c) + n;
+        ap->bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
+    }
+    ap->flops *= L;
+    ap->bytes *= L;
+
+    double T = prefill_tokens + (double)b->n_decode;
+    out->tokens = (long)T;
+    if (T <= 0) return;
+
+    /* Dense linear layers: weights read once, activations in and out of each matmul. */
+    sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
+    double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
+    double act_attn = (d + q + 2.0 * kv) + (q + d);
+    double act_mlp = m->experts ? m->experts_per_tok * (d + (mats - 1.0) * p->moe_ffn_local +
+                                                        p->moe_ffn_local + d)
+                                : (d + (mats - 1.0) * fl + fl + d);
+    li->flops = 2.0 * T * L * p->layer_linear_params;
+    li->bytes = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
+                L * (m->experts ? d * m->experts : 0.0) * EMBED_BYTES + L * 2.0 * d * EMBED_BYTES +
+                T * d * EMBED_BYTES / p->set.tp + T * L * (act_attn + act_mlp) * ACT_BYTES;
+    if (m->experts) {
+        double E = m->experts, k = m->experts_per_tok;
+        double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
+        li->flops += 2.0 * T * k * L * p->expert_params;
+        li->bytes += L * touched * p->expert_params * wb;
+    }
+    finish_op(p, li, p->compute_peak);
+    finish_op(p, ap, p->attn_peak);
+
+    /* Decode attention: every cached token of every sequence is read once per layer. */
+    sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
+    double nd = (double)b->n_decode;
+    ad->flops = L * 4.0 * q * (b->decode_ctx_sum + nd);
+    ad->bytes = L * (b->decode_ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
+    finish_op(p, ad, p->attn_peak);
+
+    /* LM head: the vocabulary projection for each token that yields a next token. */
+    sv_op_cost_t *lm = &out->op[SV_OP_LM_HEAD];
+    if (logits > 0) {
+        double vl = p->lm_head_params / d;
+        lm->flops = 2.0 * logits * p->lm_head_params;
+        lm->bytes = p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES +
+                    logits * vl * LOGIT_BYTES;
+        finish_op(p, lm, p->gpu.bf16_flops); /* the LM head stays 16-bit */
+    }
+
+    if (p->set.tp > 1) {
+        double tp = p->set.tp;
+        double bytes = T * d * ACT_BYTES;
+        double per_dir = p->set.link_bw / 2.0; /* the catalog gives bidirectional totals */
+        double one = p->set.link_latency + 2.0 * (tp - 1.0) / tp * bytes / per_dir;
+        out->comm = 2.0 * L * one;
+    }
+    out->overhead = p->set.iter_overhead_s + L * p->set.layer_overhead_s;
+
+    double tc = 0.0, tm = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++) {
+        out->total += out->op[i].time;
+        tc += out->op[i].t_compute;
+        tm += out->op[i].t_memory;
+    }
+    out->total += out->comm + out->overhead;
+    out->compute_bound = tc > tm;
+}
+
+double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out)
+{
+    sv_chunk_t c = {.new_tokens = n, .cached_tokens = 0, .last = 1};
+    sv_batch_t b = {.chunks = &c, .n_chunks = 1};
+    sv_step_cost_t tmp;
+    sv_perf_step(p, &b, out ? out : &tmp);
+    return out ? out->total : tmp.total;
+}
+
+double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_cost_t *out)
+{
+    sv_batch_t b = {.n_decode = batch, .decode_ctx_sum = batch * sv_perf_attended(p, ctx)};
+    sv_step_cost_t tmp;
+    sv_perf_step(p, &b, out ? out : &tmp);
+    return out ? out->total : tmp.total;
+}
+
+/* ---- memory ------------------------------------------------------------------------- */
+
+int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
+{
+    const sv_model_t *m = &p->model;
+    memset(out, 0, sizeof *out);
+    out->device_bytes = p->gpu.mem_bytes;
+    out->budget_bytes = p->gpu.mem_bytes * p->set.gpu_memory_utilization;
+    out->weight_bytes = p->weight_bytes_gpu;
+    out->block_size = p->set.block_size;
+    out->kv_bytes_token = p->kv_bytes_token;
+    if (p->set.activation_reserve >= 0) {
+        out->activation_bytes = p->set.activation_reserve;
+    } else {
+        /* A forward pass over the largest batch holds a few hidden-size and MLP-width
+         * tensors per token at once; vLLM profiles exactly this before sizing the cache. */
+        double width = m->experts ? (double)p->moe_ffn_local * m->experts_per_tok
+                                  : (double)p->ffn_local;
+        out->activation_bytes = RUNTIME_RESERVE + (double)p->set.max_batched_tokens *
+                                                      (4.0 * m->hidden + 3.0 * width) * ACT_BYTES;
+    }
+    out->kv_bytes = out->budget_bytes - out->weight_bytes - out->activation_bytes;
+    double block = out->kv_bytes_token * out->block_size;
+    if (out->kv_bytes < block) {
+        return sv_errorf(err, SV_ENOFIT,
+                         "model '%s' (%s weights) does not fit on %s with tp=%d: weights need "
+                         "%.2f GB per GPU and activations %.2f GB, but %.2f x %.2f GB = %.2f GB "
+                         "is usable, leaving no room for the KV cache (try a larger tp, "
+                         "smaller weights or a GPU with more memory)",
+                         m->name, sv_dtype_name(p->set.weight_dtype), p->gpu.name, p->set.tp,
+                         out->weight_bytes / 1e9, out->activation_bytes / 1e9,
+                         p->set.gpu_memory_utilization, out->device_bytes / 1e9,
+                         out->budget_bytes / 1e9);
+    }
+    out->kv_blocks = (long)floor(out->kv_bytes / block);
+    out->kv_tokens = out->kv_blocks * out->block_size;
+    return 0;
+}

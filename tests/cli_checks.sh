@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Command-line checks: each case runs servesim and asserts its exit status and that a
+# failure prints exactly one clear line on stderr. Usage: cli_checks.sh SERVESIM SRCDIR
+set -u
+bin=$1
+src=$2
+data="$src/tests/data"
+pass=0
+failn=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect_fail NAME REGEX -- ARGS...: non-zero exit, one stderr line matching REGEX.
+expect_fail() {
+    local name=$1 re=$2
+    shift 3
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    local lines
+    lines=$(wc -l <"$tmp/err")
+    if [ "$rc" -ne 0 ] && [ "$lines" -eq 1 ] && grep -Eq -- "$re" "$tmp/err"; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL $name: rc=$rc, $lines stderr lines, wanted /$re/:"
+        cat "$tmp/err"
+    fi
+}
+
+# expect_ok NAME REGEX -- ARGS...: exit 0 and stdout matching REGEX.
+expect_ok() {
+    local name=$1 re=$2
+    shift 3
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq 0 ] && grep -Eq -- "$re" "$tmp/out"; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL $name: rc=$rc, wanted /$re/ on stdout; stderr:"
+        cat "$tmp/err"
+    fi
+}
+
+ex=(explain --model llama-3.1-8b --gpu h100-sxm --tp 1 --input 1024 --output 256 --batch 1,8,32,64)
+
+expect_ok list_gpus 'mi300x' -- list gpus
+expect_ok list_models 'mixtral-8x7b' -- list models
+expect_ok explain 'Prefill of 1024 tokens: .* compute-bound' -- "${ex[@]}"
+expect_ok explain_decode_memory '^ +1 +[0-9.]+ +memory' -- "${ex[@]}"
+expect_ok explain_ideal 'compute efficiency 1.00, memory efficiency 1.00, overhead 0.000 ms' -- "${ex[@]}" --ideal
+expect_ok explain_set 'compute efficiency 0.42' -- "${ex[@]}" --set compute_efficiency=0.42
+expect_ok explain_json '"single_request"' -- "${ex[@]}" --json
+expect_ok explain_config_json 'servesim explain: llama-3.1-8b on 1 x h100-sxm' -- explain --model "$data/llama-3.1-8b/config.json" --gpu h100-sxm
+
+expect_fail unknown_gpu "^servesim: error: unknown GPU 'h100x' \(known: " -- explain --model llama-3.1-8b --gpu h100x
+expect_fail unknown_model "^servesim: error: unknown model 'llama-9b'" -- explain --model llama-9b --gpu h100-sxm
+expect_fail bad_config "bad_config.json:4:[0-9]+: malformed JSON" -- explain --model "$data/bad_config.json" --gpu h100-sxm
+expect_fail missing_key "missing key 'num_hidden_layers'" -- explain --model "$data/missing_key_config.json" --gpu h100-sxm
+expect_fail bad_tp "tp=8 does not divide the 28 attention heads of model 'qwen2.5-7b'" -- explain --model qwen2.5-7b --gpu h100-sxm --tp 8
+expect_fail no_fit "model 'llama-3.1-70b' \(bf16 weights\) does not fit on a100-40gb with tp=1" -- explain --model llama-3.1-70b --gpu a100-40gb
+expect_fail bad_set "--set compute_efficiency=2: compute_efficiency: expected a number > 0 and <= 1, got '2'" -- "${ex[@]}" --set compute_efficiency=2
+expect_fail unknown_set "unknown key 'colour'" -- "${ex[@]}" --set colour=red
+expect_fail bad_batch "--batch: expected sizes" -- "${ex[@]}" --batch 1,x
+expect_fail bad_option "unknown option '--frobnicate'" -- "${ex[@]}" --frobnicate
+expect_fail bad_catalog "cannot open the catalog directory" -- --catalog /nonexistent list gpus
+
+echo "$pass passed, $failn failed"
+[ "$failn" -eq 0 ]

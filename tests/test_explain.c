@@ -1,0 +1,65 @@
+/*
+ * Unit tests of `explain`: its numbers agree with the cost model they summarise, and the
+ * single-request latency is TTFT + the exact sum of decode steps.
+ */
+#include <cJSON.h>
+#include <math.h>
+
+#include "servesim/explain.h"
+#include "testutil.h"
+
+START_TEST(test_explain_numbers)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    sv_perf_t p;
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
+    long batches[] = {1, 8, 32, 64};
+    sv_explain_t e;
+    ck_assert_msg(sv_explain_compute(&p, 1024, 256, batches, 4, &e, &err) == 0, "%s", err.msg);
+    ck_assert(e.ttft_s == sv_perf_prefill_time(&p, 1024, NULL));
+    ck_assert(e.decode_ctx == 1024.0 + 128.0);
+    /* Decode steps are linear in context, so the mean of steps at 1024 .. 1278 cached tokens
+     * equals the step at their mean, 1151. */
+    tu_assert_rel(e.tpot_s, sv_perf_decode_time(&p, 1, 1151.0, NULL), 1e-9);
+    tu_assert_rel(e.e2e_s, e.ttft_s + 255.0 * e.tpot_s, 1e-12);
+    for (int i = 0; i < 4; i++) {
+        ck_assert(e.rows[i].step_s == sv_perf_decode_time(&p, batches[i], 1152.0, NULL));
+        tu_assert_rel(e.rows[i].tok_s_gpu, batches[i] / e.rows[i].step_s, 1e-12);
+        if (i) ck_assert(e.rows[i].tok_s_gpu > e.rows[i - 1].tok_s_gpu);
+        ck_assert_int_eq(e.rows[i].fits, 1);
+    }
+    /* 1280-token sequences take 80 blocks of 16. */
+    ck_assert_int_eq(e.max_seqs, e.mem.kv_blocks / 80);
+
+    cJSON *j = sv_explain_json(&e);
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(j, "single_request");
+    ck_assert(cJSON_GetObjectItemCaseSensitive(one, "e2e_ms")->valuedouble == e.e2e_s * 1e3);
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
+    ck_assert(cJSON_GetObjectItemCaseSensitive(mem, "kv_bytes_per_token")->valuedouble ==
+              131072.0);
+    const cJSON *rows =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "decode"), "batches");
+    ck_assert_int_eq(cJSON_GetArraySize(rows), 4);
+    cJSON_Delete(j);
+
+    ck_assert_int_eq(sv_explain_compute(&p, 0, 256, batches, 4, &e, &err), SV_EINVAL);
+    sv_catalog_free(cat);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("explain");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_explain_numbers);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)

@@ -1,0 +1,284 @@
+/*
+ * Unit tests of the roofline cost model against hand-computed numbers. The arithmetic
+ * behind each expected value is written next to it; docs/cost-model.md has the equations.
+ */
+#include <math.h>
+
+#include "servesim/perf.h"
+#include "testutil.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+/* Build a cost model; ideal = pure roofline (efficiencies 1, overheads 0). */
+static sv_perf_t mk(const char *model, const char *gpu, int tp, int ideal)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    if (ideal) sv_perf_settings_ideal(&s);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+/* Llama-3.1-8B by hand:
+ *   attention per layer: q 4096*4096 + k,v 2*4096*1024 + o 4096*4096 = 41,943,040
+ *   MLP per layer:       3*4096*14336                              = 176,160,768
+ *   norms per layer:     2*4096                                    = 8,192
+ *   32 layers: 32 * 218,112,000 = 6,979,584,000; final norm 4,096
+ *   embeddings + LM head (untied): 2 * 128256*4096 = 1,050,673,152
+ *   total 8,030,261,248 parameters = 16,060,522,496 bytes in BF16 */
+#define L8B_PARAMS 8030261248.0
+#define L8B_TABLE_BYTES (128256.0 * 4096.0 * 2.0) /* one 128256 x 4096 table in BF16 */
+#define L8B_LINEAR_PER_LAYER 218103808.0
+
+START_TEST(test_llama8b_sizes)
+{
+    sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", 1, 0);
+    ck_assert(sv_model_param_count(&p.model) == L8B_PARAMS);
+    ck_assert(p.weight_bytes_total == 2.0 * L8B_PARAMS);
+    tu_assert_rel(p.weight_bytes_gpu, 16.06e9, 0.005);
+    ck_assert(p.kv_bytes_token == 131072.0); /* 2 * 32 * 8 * 128 * 2 */
+    ck_assert(p.layer_linear_params == L8B_LINEAR_PER_LAYER);
+    sv_perf_t p70 = mk("llama-3.1-70b", "h100-sxm", 8, 0);
+    ck_assert(p70.kv_bytes_token_total == 327680.0); /* 2 * 80 * 8 * 128 * 2 */
+    ck_assert(p70.kv_bytes_token == 40960.0);        /* one KV head per GPU at TP 8 */
+}
+END_TEST
+
+START_TEST(test_decode_batch1_memory_bound)
+{
+    /* Pure roofline, batch 1 at 1,024 cached tokens: every weight but the input embedding
+     * table, plus the KV of 1,024 tokens, over 3.35 TB/s:
+     *   (16,060,522,496 - 1,050,673,152 + 1024 * 131072) / 3.35e12 = 4.5206 ms */
+    sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", 1, 1);
+    sv_step_cost_t c;
+    double t = sv_perf_decode_time(&p, 1, 1024, &c);
+    double expect = (2.0 * L8B_PARAMS - L8B_TABLE_BYTES + 1024.0 * 131072.0) / 3.35e12;
+    tu_assert_rel(t, expect, 0.03);
+    ck_assert_int_eq(c.compute_bound, 0);
+    ck_assert(c.op[SV_OP_LINEAR].t_memory > c.op[SV_OP_LINEAR].t_compute);
+    /* Attention FLOPs of one decode token: 4 * 32 heads * 128 * (1024 + 1) keys * 32 layers */
+    ck_assert(c.op[SV_OP_ATTN_DECODE].flops == 4.0 * 4096.0 * 1025.0 * 32.0);
+    /* KV bytes read and written: (1024 + 1) tokens * 131072 B, plus q and o (2 * 4096 * 2 B
+     * per layer). */
+    ck_assert(c.op[SV_OP_ATTN_DECODE].bytes == 1025.0 * 131072.0 + 32.0 * 2.0 * 4096.0 * 2.0);
+    ck_assert(c.comm == 0.0 && c.overhead == 0.0);
+}
+END_TEST
+
+START_TEST(test_prefill_compute_bound)
+{
+    sv_step_cost_t c;
+    for (int ideal = 0; ideal <= 1; ideal++) {
+        sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", 1, ideal);
+        sv_perf_prefill_time(&p, 2048, &c);
+        ck_assert_int_eq(c.compute_bound, 1);
+        ck_assert(c.op[SV_OP_LINEAR].t_compute > c.op[SV_OP_LINEAR].t_memory);
+    }
+    sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", 1, 1);
+    double t = sv_perf_prefill_time(&p, 2048, &c);
+    /* Linear FLOPs: 2 * 2048 tokens * 32 layers * 218,103,808 = 2.8587e13 */
+    ck_assert(c.op[SV_OP_LINEAR].flops == 2.0 * 2048.0 * 32.0 * L8B_LINEAR_PER_LAYER);
+    /* Causal attention: 4 * 32 heads * 128 * (2048 * 2049 / 2) * 32 layers */
+    ck_assert(c.op[SV_OP_ATTN_PREFILL].flops == 4.0 * 4096.0 * (2048.0 * 2049.0 / 2.0) * 32.0);
+    /* Only the last prompt token yields logits: 2 * 4096 * 128256 */
+    ck_assert(c.op[SV_OP_LM_HEAD].flops == 2.0 * 4096.0 * 128256.0);
+    /* At 989.4 TFLOP/s the linear layers alone take 28.89 ms. */
+    tu_assert_rel(c.op[SV_OP_LINEAR].time, 2.0 * 2048.0 * 32.0 * L8B_LINEAR_PER_LAYER / 989.4e12,
+                  1e-12);
+    ck_assert(t > c.op[SV_OP_LINEAR].time);
+    /* A chunk after 1,000 cached tokens attends to them too: n*c + n(n+1)/2 keys. */
+    sv_chunk_t ch = {.new_tokens = 512, .cached_tokens = 1000, .last = 0};
+    sv_batch_t b = {.chunks = &ch, .n_chunks = 1};
+    sv_perf_step(&p, &b, &c);
+    ck_assert(c.op[SV_OP_ATTN_PREFILL].flops ==
+              4.0 * 4096.0 * (512.0 * 1000.0 + 512.0 * 513.0 / 2.0) * 32.0);
+    ck_assert(c.op[SV_OP_LM_HEAD].flops == 0.0); /* not the last chunk: no logits */
+}
+END_TEST
+
+START_TEST(test_batch_tradeoff)
+{
+    sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", 1, 0);
+    double prev_t = 0, prev_tput = 0;
+    for (long b = 1; b <= 512; b *= 2) {
+        double t = sv_perf_decode_time(&p, b, 1024, NULL);
+        double tput = (double)b / t;
+        ck_assert_msg(t > prev_t, "step time must grow with batch (b=%ld)", b);
+        ck_assert_msg(tput > prev_tput, "tokens/s per GPU must rise with batch (b=%ld)", b);
+        prev_t = t;
+        prev_tput = tput;
+    }
+    sv_batch_t empty = {0};
+    sv_step_cost_t c;
+    sv_perf_step(&p, &empty, &c);
+    ck_assert(c.total == 0.0);
+}
+END_TEST
+
+START_TEST(test_tensor_parallel)
+{
+    sv_perf_t p1 = mk("llama-3.1-8b", "h100-sxm", 1, 0);
+    sv_perf_t p2 = mk("llama-3.1-8b", "h100-sxm", 2, 0);
+    /* Everything is split in two except the RMSNorm weights (65 * 4096 * 2 B = 532,480). */
+    double norms = (32.0 * 2.0 * 4096.0 + 4096.0) * 2.0;
+    ck_assert(p2.weight_bytes_gpu == (p1.weight_bytes_gpu - norms) / 2.0 + norms);
+    sv_step_cost_t c1, c2;
+    sv_perf_decode_time(&p1, 1, 1024, &c1);
+    sv_perf_decode_time(&p2, 1, 1024, &c2);
+    ck_assert(c1.comm == 0.0);
+    /* 2 all-reduces per layer, ring over 900/2 GB/s each way plus 10 us:
+     *   64 * (10e-6 + 2 * (2 - 1) / 2 * 4096 * 2 B / 450e9) */
+    tu_assert_rel(c2.comm, 64.0 * (10e-6 + 8192.0 / 450e9), 1e-12);
+    tu_assert_rel(c2.op[SV_OP_LINEAR].bytes, c1.op[SV_OP_LINEAR].bytes / 2.0, 0.01);
+}
+END_TEST
+
+START_TEST(test_moe_experts_touched)
+{
+    /* Mixtral: T tokens touch E(1 - (1 - k/E)^T) distinct experts; 2 at T=1, 3.5 at T=2.
+     * One expert is 3 * 4096 * 14336 = 176,160,768 parameters per layer. */
+    sv_perf_t p = mk("mixtral-8x7b", "h100-sxm", 1, 1);
+    sv_step_cost_t c1, c2, cbig;
+    sv_perf_decode_time(&p, 1, 0, &c1);
+    sv_perf_decode_time(&p, 2, 0, &c2);
+    double expert_bytes = 176160768.0 * 2.0 * 32.0;
+    tu_assert_rel(c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes, 1.5 * expert_bytes,
+                  0.005);
+    sv_perf_decode_time(&p, 256, 0, &cbig);
+    ck_assert(cbig.op[SV_OP_LINEAR].bytes > 8.0 * expert_bytes * 0.999);
+    /* FLOPs follow the k experts each token uses, not the ones touched. */
+    ck_assert(c1.op[SV_OP_LINEAR].flops == 2.0 * 32.0 * (p.layer_linear_params + 2.0 * 176160768.0));
+}
+END_TEST
+
+START_TEST(test_dtypes)
+{
+    sv_error_t err;
+    const sv_gpu_t *h, *a;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &h, &err), 0);
+    ck_assert_int_eq(sv_catalog_gpu(cat, "a100-80gb", &a, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "fp8", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", "fp8", &err), 0);
+    sv_perf_t p;
+    ck_assert_int_eq(sv_perf_init(&p, h, m, &s, &err), 0);
+    ck_assert(p.compute_peak == 1978.9e12);
+    ck_assert(p.kv_bytes_token == 65536.0);
+    /* Decoder layers at 1 byte; embeddings, LM head and norms stay 16-bit. */
+    double norms = (32.0 * 2.0 * 4096.0 + 4096.0) * 2.0;
+    ck_assert(p.weight_bytes_gpu == 32.0 * L8B_LINEAR_PER_LAYER + norms + 2.0 * L8B_TABLE_BYTES);
+    ck_assert_int_eq(sv_perf_init(&p, a, m, &s, &err), 0);
+    ck_assert(p.compute_peak == 312e12); /* no FP8 tensor cores on the A100 */
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "int4", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, h, m, &s, &err), 0);
+    ck_assert(p.compute_peak == 989.4e12);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", "int4", &err), SV_EINVAL);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "fp4", &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "weight_dtype: expected one of bf16, fp16, fp8, int4, got 'fp4'");
+}
+END_TEST
+
+START_TEST(test_sliding_window)
+{
+    sv_perf_t p = mk("mistral-7b", "h100-sxm", 1, 1);
+    ck_assert(sv_perf_attended(&p, 8000) == 4096.0);
+    ck_assert(sv_perf_attended(&p, 100) == 100.0);
+    sv_step_cost_t c;
+    sv_perf_prefill_time(&p, 8000, &c);
+    /* Positions 1..4096 attend to themselves and all before; the rest to 4096 keys:
+     *   4096 * 4097 / 2 + (8000 - 4096) * 4096 = 24,381,440 keys */
+    ck_assert(c.op[SV_OP_ATTN_PREFILL].flops == 4.0 * 4096.0 * 24381440.0 * 32.0);
+}
+END_TEST
+
+START_TEST(test_bad_tp)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    sv_perf_t p;
+    sv_perf_settings_t s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "qwen2.5-7b", &m, &err), 0);
+    s.tp = 8;
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "tp=8 does not divide the 28 attention heads of model "
+                              "'qwen2.5-7b' (TP degrees that work: 1, 2, 4)");
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    s.tp = 3;
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "tp=3 does not divide the 32 attention heads") != NULL, "%s",
+                  err.msg);
+    s.tp = 16; /* 32 heads / 16 fine, 8 KV heads: replicated, 16 % 8 == 0 fine */
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
+    ck_assert_int_eq(p.kv_heads_local, 1);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "tp", "zero", &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "tp: expected a whole number in [1, 1024], got 'zero'");
+    ck_assert_int_eq(sv_perf_settings_set(&s, "tpp", "2", &err), SV_ENOKEY);
+}
+END_TEST
+
+START_TEST(test_memplan)
+{
+    sv_error_t err;
+    sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", 1, 0);
+    p.set.activation_reserve = 2e9;
+    sv_memplan_t mp;
+    ck_assert_int_eq(sv_perf_memplan(&p, &mp, &err), 0);
+    /* 0.9 * 81559 MiB - 16,060,522,496 - 2e9 = 58,909,656,185 B -> / (131072 * 16) */
+    double kv = 0.9 * 81559.0 * 1048576.0 - 2.0 * L8B_PARAMS - 2e9;
+    ck_assert(mp.kv_bytes == kv);
+    ck_assert_int_eq(mp.kv_blocks, (long)floor(kv / (131072.0 * 16.0)));
+    ck_assert_int_eq(mp.kv_tokens, mp.kv_blocks * 16);
+
+    /* 70B in BF16 (141 GB) on one 40 GB A100: no room. */
+    sv_perf_t big = mk("llama-3.1-70b", "a100-40gb", 1, 0);
+    ck_assert_int_eq(sv_perf_memplan(&big, &mp, &err), SV_ENOFIT);
+    ck_assert_msg(strstr(err.msg, "model 'llama-3.1-70b' (bf16 weights) does not fit on "
+                                  "a100-40gb with tp=1: weights need 141.") != NULL,
+                  "%s", err.msg);
+    /* At TP 8 on H100s it fits. */
+    sv_perf_t ok = mk("llama-3.1-70b", "h100-sxm", 8, 0);
+    ck_assert_int_eq(sv_perf_memplan(&ok, &mp, &err), 0);
+    ck_assert(mp.kv_blocks > 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("perf");
+    TCase *tc = tcase_create("roofline");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_llama8b_sizes);
+    tcase_add_test(tc, test_decode_batch1_memory_bound);
+    tcase_add_test(tc, test_prefill_compute_bound);
+    tcase_add_test(tc, test_batch_tradeoff);
+    tcase_add_test(tc, test_tensor_parallel);
+    tcase_add_test(tc, test_moe_experts_touched);
+    tcase_add_test(tc, test_dtypes);
+    tcase_add_test(tc, test_sliding_window);
+    tcase_add_test(tc, test_bad_tp);
+    tcase_add_test(tc, test_memplan);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)

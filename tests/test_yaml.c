@@ -1,0 +1,182 @@
+/*
+ * Unit tests of the located YAML tree: values, places in error messages, strictness
+ * (unknown and duplicate keys, aliases) and --set overrides.
+ */
+#include <math.h>
+
+#include "servesim/yaml.h"
+#include "testutil.h"
+
+static const char *doc_text = "seed: 7\n"
+                              "hardware:\n"
+                              "  gpu: h100-sxm\n"
+                              "  tp: 2\n"
+                              "  tpp: 3\n"
+                              "workload:\n"
+                              "  rate: inf\n"
+                              "  lengths: [10, 20]\n"
+                              "  quoted: \"null\"\n"
+                              "  empty:\n";
+
+static sv_ydoc_t *parse(const char *text)
+{
+    sv_ydoc_t *doc = NULL;
+    sv_error_t err;
+    int rc = sv_ydoc_parse("s.yaml", text, strlen(text), &doc, &err);
+    ck_assert_msg(rc == 0, "parse: %s", err.msg);
+    return doc;
+}
+
+START_TEST(test_values_and_places)
+{
+    sv_ydoc_t *doc = parse(doc_text);
+    sv_error_t err;
+    long seed, tp;
+    double rate;
+    const char *gpu, *q;
+    ck_assert_int_eq(sv_yget_long(doc->root, "seed", 1, 0, 100, &seed, &err), 0);
+    ck_assert_int_eq(seed, 7);
+    sv_ynode_t *hw = sv_ymap_get(doc->root, "hardware");
+    ck_assert_ptr_nonnull(hw);
+    ck_assert_int_eq(hw->line, 3);
+    ck_assert_str_eq(hw->path, "hardware");
+    ck_assert_int_eq(sv_yget_str(hw, "gpu", 1, &gpu, &err), 0);
+    ck_assert_str_eq(gpu, "h100-sxm");
+    ck_assert_int_eq(sv_yget_long(hw, "tp", 1, 1, 8, &tp, &err), 0);
+    ck_assert_int_eq(tp, 2);
+    /* tpp was never asked for: a typo, reported at its line with the expected keys. */
+    ck_assert_int_eq(sv_ymap_check_unknown(hw, &err), SV_ENOKEY);
+    ck_assert_msg(strstr(err.msg, "s.yaml:5:8: unknown key 'hardware.tpp'") != NULL, "%s",
+                  err.msg);
+    ck_assert_msg(strstr(err.msg, "expected one of: gpu, tp") != NULL, "%s", err.msg);
+
+    sv_ynode_t *wl = sv_ymap_get(doc->root, "workload");
+    ck_assert_int_eq(sv_yget_double(wl, "rate", 1, 0, INFINITY, &rate, &err), 0);
+    ck_assert(isinf(rate));
+    sv_ynode_t *lens = sv_ymap_get(wl, "lengths");
+    ck_assert_int_eq(lens->kind, SV_Y_SEQ);
+    ck_assert_int_eq((int)lens->n, 2);
+    ck_assert_str_eq(lens->seq[1]->path, "workload.lengths[1]");
+    /* A quoted "null" is text; an empty value is "not given". */
+    ck_assert_int_eq(sv_yget_str(wl, "quoted", 1, &q, &err), 0);
+    ck_assert_str_eq(q, "null");
+    double x = -1;
+    ck_assert_int_eq(sv_yget_double(wl, "empty", 0, 0, 1, &x, &err), 1);
+    ck_assert(x == -1);
+    ck_assert_int_eq(sv_yget_double(wl, "empty", 1, 0, 1, &x, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "missing required key 'empty'") != NULL, "%s", err.msg);
+    sv_ydoc_free(doc);
+}
+END_TEST
+
+START_TEST(test_bad_values_are_located)
+{
+    sv_ydoc_t *doc = parse("engine:\n  max_num_seqs: -4\n  rate: fast\n  flag: maybe\n");
+    sv_error_t err;
+    long l;
+    double d;
+    int b;
+    sv_ynode_t *e = sv_ymap_get(doc->root, "engine");
+    ck_assert_int_eq(sv_yget_long(e, "max_num_seqs", 1, 1, 1024, &l, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "s.yaml:2:17: engine.max_num_seqs: expected a whole number in "
+                              "[1, 1024], got '-4'");
+    ck_assert_int_eq(sv_yget_double(e, "rate", 1, 0, INFINITY, &d, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "s.yaml:3:9: engine.rate: expected a number >= 0, got 'fast'");
+    ck_assert_int_eq(sv_yget_bool(e, "flag", 1, &b, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "expected true or false") != NULL, "%s", err.msg);
+    sv_ydoc_free(doc);
+}
+END_TEST
+
+START_TEST(test_malformed_and_strict)
+{
+    sv_ydoc_t *doc = NULL;
+    sv_error_t err;
+    const char *bad = "a: 1\nb: [1, 2\nc: 3\n";
+    ck_assert_int_eq(sv_ydoc_parse("bad.yaml", bad, strlen(bad), &doc, &err), SV_EPARSE);
+    ck_assert_ptr_null(doc);
+    ck_assert_msg(strncmp(err.msg, "bad.yaml:", 9) == 0 && strstr(err.msg, "malformed YAML"),
+                  "%s", err.msg);
+    const char *dup = "a: 1\nb: 2\na: 3\n";
+    ck_assert_int_eq(sv_ydoc_parse("dup.yaml", dup, strlen(dup), &doc, &err), SV_EPARSE);
+    ck_assert_str_eq(err.msg, "dup.yaml:3:1: duplicate key 'a'");
+    const char *alias = "a: &x 1\nb: *x\n";
+    ck_assert_int_eq(sv_ydoc_parse("al.yaml", alias, strlen(alias), &doc, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "al.yaml:2:4: YAML aliases") != NULL, "%s", err.msg);
+    const char *two = "a: 1\n---\nb: 2\n";
+    ck_assert_int_eq(sv_ydoc_parse("two.yaml", two, strlen(two), &doc, &err), SV_EPARSE);
+    ck_assert_int_eq(sv_ydoc_load("/nonexistent/x.yaml", &doc, &err), SV_EIO);
+    ck_assert_msg(strstr(err.msg, "/nonexistent/x.yaml: cannot open") != NULL, "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_overrides)
+{
+    sv_ydoc_t *doc = parse(doc_text);
+    sv_error_t err;
+    long tp;
+    ck_assert_int_eq(sv_ydoc_set(doc, "hardware.tp=4", &err), 0);
+    ck_assert_int_eq(sv_ydoc_set(doc, "slo.ttft_ms=200", &err), 0); /* a new map */
+    ck_assert_int_eq(sv_ydoc_set(doc, "workload.lengths.1=25", &err), 0);
+    ck_assert_int_eq(sv_ydoc_set(doc, "workload.empty.x=1", &err), 0); /* null -> map */
+    ck_assert_int_eq(sv_ydoc_set(doc, "workload.list=[1, 2, 3]", &err), 0);
+    sv_ynode_t *hw = sv_ymap_get(doc->root, "hardware");
+    ck_assert_int_eq(sv_yget_long(hw, "tp", 1, 1, 8, &tp, &err), 0);
+    ck_assert_int_eq(tp, 4);
+    sv_ynode_t *slo = sv_ymap_get(doc->root, "slo");
+    double ttft;
+    ck_assert_int_eq(sv_yget_double(slo, "ttft_ms", 1, 0, 1e9, &ttft, &err), 0);
+    ck_assert(ttft == 200.0);
+    sv_ynode_t *wl = sv_ymap_get(doc->root, "workload");
+    ck_assert_str_eq(sv_ymap_get(wl, "lengths")->seq[1]->scalar, "25");
+    ck_assert_int_eq((int)sv_ymap_get(wl, "list")->n, 3);
+    /* A bad override value is reported as coming from --set. */
+    sv_ynode_t *tpn = sv_ymap_get(hw, "tp");
+    ck_assert_int_eq(sv_ydoc_set(doc, "hardware.tp=two", &err), 0);
+    tpn = sv_ymap_get(hw, "tp");
+    ck_assert_int_eq(sv_yscalar_long(tpn, 1, 8, &tp, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--set hardware.tp=two: hardware.tp: expected a whole number in "
+                              "[1, 8], got 'two'");
+    /* Paths that cannot be followed. */
+    ck_assert_int_eq(sv_ydoc_set(doc, "seed.x=1", &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "'seed' is a single value") != NULL, "%s", err.msg);
+    ck_assert_int_eq(sv_ydoc_set(doc, "workload.lengths.5=1", &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "index 5 is out of range") != NULL, "%s", err.msg);
+    ck_assert_int_eq(sv_ydoc_set(doc, "novalue", &err), SV_EINVAL);
+    sv_ydoc_free(doc);
+}
+END_TEST
+
+START_TEST(test_number_parsing)
+{
+    double d;
+    long l;
+    ck_assert_int_eq(sv_parse_double("1e3", &d), 0);
+    ck_assert(d == 1000.0);
+    ck_assert_int_eq(sv_parse_double(".inf", &d), 0);
+    ck_assert(isinf(d) && d > 0);
+    ck_assert_int_eq(sv_parse_double("-Infinity", &d), 0);
+    ck_assert(isinf(d) && d < 0);
+    ck_assert_int_eq(sv_parse_double("nan", &d), SV_EINVAL);
+    ck_assert_int_eq(sv_parse_double("12abc", &d), SV_EINVAL);
+    ck_assert_int_eq(sv_parse_long("1e6", &l), 0);
+    ck_assert_int_eq(l, 1000000);
+    ck_assert_int_eq(sv_parse_long("2.5", &l), SV_EINVAL);
+    ck_assert_int_eq(sv_parse_long("", &l), SV_EINVAL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("yaml");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_values_and_places);
+    tcase_add_test(tc, test_bad_values_are_located);
+    tcase_add_test(tc, test_malformed_and_strict);
+    tcase_add_test(tc, test_overrides);
+    tcase_add_test(tc, test_number_parsing);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)

@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# Sourced by tools/run and tools/test: make sure the compiler, CMake and the libraries
+# are present (installing the Debian packages when we can), then configure and build.
+#   sv_bootstrap            install what is missing, or print the exact apt-get line
+#   sv_build DIR [ARGS...]  configure (Release unless ARGS say otherwise) and build in DIR
+
+SV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SV_APT_PACKAGES="gcc cmake pkg-config libgsl-dev libyaml-dev libcjson-dev check"
+
+sv_missing_packages() {
+    local missing=""
+    command -v cc >/dev/null 2>&1 || missing="$missing gcc"
+    command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+    command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+    if command -v pkg-config >/dev/null 2>&1; then
+        pkg-config --exists gsl || missing="$missing libgsl-dev"
+        pkg-config --exists yaml-0.1 || missing="$missing libyaml-dev"
+        pkg-config --exists libcjson || missing="$missing libcjson-dev"
+        pkg-config --exists check || missing="$missing check"
+    else
+        missing="$missing libgsl-dev libyaml-dev libcjson-dev check"
+    fi
+    echo "$missing"
+}
+
+sv_bootstrap() {
+    local missing
+    missing=$(sv_missing_packages)
+    [ -z "$missing" ] && return 0
+    echo "servesim: installing missing packages:$missing" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; fi
+    fi
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; }; then
+        export DEBIAN_FRONTEND=noninteractive
+        # shellcheck disable=SC2086
+        if $sudo apt-get install -y --no-install-recommends $missing >&2 ||
+            { $sudo apt-get update >&2 && $sudo apt-get install -y --no-install-recommends $missing >&2; }; then
+            missing=$(sv_missing_packages)
+            [ -z "$missing" ] && return 0
+        fi
+    fi
+    echo "servesim: cannot install the build dependencies here; run:" >&2
+    echo "  sudo apt-get install -y$missing" >&2
+    exit 1
+}
+
+sv_build() {
+    local dir=$1
+    shift
+    local gen=()
+    command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+    if [ ! -f "$dir/CMakeCache.txt" ]; then
+        cmake -S "$SV_ROOT" -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >&2 || exit 1
+    else
+        cmake -S "$SV_ROOT" -B "$dir" "$@" >/dev/null || exit 1
+    fi
+    cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" >&2 || exit 1
+}
