@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "servesim/yaml.h"
+#include "vec_int.h"
 
 #ifndef SERVESIM_CATALOG_DIR
 #define SERVESIM_CATALOG_DIR "models"
@@ -205,17 +206,6 @@ int sv_model_check(const sv_model_t *m, const char *where, sv_error_t *err)
     return 0;
 }
 
-static int append(void **arr, size_t *n, size_t *cap, size_t elem)
-{
-    if (*n < *cap) return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, nc * elem);
-    if (!p) return SV_ENOMEM;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 typedef struct loader {
     sv_catalog_t *cat;
     size_t capg, capm;
@@ -239,7 +229,7 @@ static int load_file(loader_t *ld, const char *path, sv_error_t *err)
         if ((rc = sv_yexpect_seq(gpus, "gpus", err))) goto done;
         for (size_t i = 0; i < gpus->n; i++) {
             sv_catalog_t *c = ld->cat;
-            if (append((void **)&c->gpus, &c->ngpus, &ld->capg, sizeof *c->gpus)) {
+            if (SV_GROW(c->gpus, ld->capg, c->ngpus + 1)) {
                 rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", path);
                 goto done;
             }
@@ -260,7 +250,7 @@ static int load_file(loader_t *ld, const char *path, sv_error_t *err)
         if ((rc = sv_yexpect_seq(models, "models", err))) goto done;
         for (size_t i = 0; i < models->n; i++) {
             sv_catalog_t *c = ld->cat;
-            if (append((void **)&c->models, &c->nmodels, &ld->capm, sizeof *c->models)) {
+            if (SV_GROW(c->models, ld->capm, c->nmodels + 1)) {
                 rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", path);
                 goto done;
             }

@@ -1,11 +1,14 @@
 /*
  * The servesim command line: parses arguments and calls the library, nothing more.
+ *   servesim run SCENARIO [--set k=v ...] [--json FILE] [--detailed] [--requests-csv FILE]
+ *                         [--timeseries-csv FILE] [--quiet]
  *   servesim list gpus|models
  *   servesim explain --model M --gpu G [--tp N] [--input N] [--output N] [--batch 1,8,...]
  * Every error is one line on stderr and a non-zero exit status.
  */
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +17,9 @@
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/perf.h"
+#include "servesim/report.h"
+#include "servesim/scenario.h"
+#include "servesim/sim.h"
 #include "servesim/yaml.h"
 
 #define EXIT_USAGE 2
@@ -22,6 +28,9 @@ static const char *usage_text =
     "usage: servesim [--catalog DIR] COMMAND [options]\n"
     "\n"
     "commands:\n"
+    "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
+    "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
+    "      [--requests-csv FILE] [--timeseries-csv FILE] [--quiet]\n"
     "  list gpus|models            print the catalog\n"
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
@@ -226,6 +235,61 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     return rc;
 }
 
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *path = NULL, *json = NULL, *req_csv = NULL, *ts_csv = NULL;
+    const char *sets[256];
+    int nsets = 0, detailed = 0, quiet = 0, missing = 0;
+    const char *v;
+    for (int i = 0; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
+            if (nsets == 256) return fail("error: too many --set options%s", "");
+            sets[nsets++] = v;
+        } else if ((v = opt_value(argc, argv, &i, "--json", &missing))) json = v;
+        else if ((v = opt_value(argc, argv, &i, "--requests-csv", &missing))) req_csv = v;
+        else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &missing))) ts_csv = v;
+        else if (strcmp(argv[i], "--detailed") == 0) detailed = 1;
+        else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+        else if (missing) break;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return fail("error: run: unknown option '%s' (see servesim --help)", argv[i]);
+        else if (!path) path = argv[i];
+        else return fail("error: run takes one scenario file; '%s' is one too many", argv[i]);
+        if (missing) break;
+    }
+    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    if (!path) return fail("error: run needs a scenario file (e.g. scenarios/quickstart.yaml)%s", "");
+    sv_error_t err;
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    double t0 = wall_seconds();
+    sv_result_t *res = NULL;
+    int rc = sv_sim_run(sc, &res, &err);
+    double wall = wall_seconds() - t0;
+    if (rc) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
+    if (!quiet) sv_report_summary(res, stdout);
+    rc = 0;
+    if (json && (rc = sv_report_json(res, detailed, json, &err))) fail_err(&err);
+    if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
+    if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
+    if (!quiet)
+        fprintf(stderr, "servesim: simulated %zu requests (%ld events) in %.3f s wall\n",
+                res->pool.n, res->events, wall);
+    sv_result_free(res);
+    sv_scenario_free(sc);
+    return rc ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -252,7 +316,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[i++];
-    if (strcmp(cmd, "list") && strcmp(cmd, "explain")) {
+    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run")) {
         fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
         return EXIT_USAGE;
     }
@@ -260,8 +324,9 @@ int main(int argc, char **argv)
     sv_error_t err;
     if (sv_catalog_load(catalog_dir ? catalog_dir : sv_catalog_default_dir(), &cat, &err))
         return fail_err(&err);
-    int rc = strcmp(cmd, "list") == 0 ? cmd_list(cat, argc - i, argv + i)
-                                      : cmd_explain(cat, argc - i, argv + i);
+    int rc = strcmp(cmd, "list") == 0      ? cmd_list(cat, argc - i, argv + i)
+             : strcmp(cmd, "explain") == 0 ? cmd_explain(cat, argc - i, argv + i)
+                                           : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "servesim/yaml.h"
 
 #include "fileio_int.h"
+#include "vec_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -93,18 +94,6 @@ static sv_ynode_t *node_new(sv_ykind_t kind, const char *file, int line, int col
     return n;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t nc = *cap ? *cap * 2 : 8;
-    while (nc < need) nc *= 2;
-    void *p = realloc(*arr, nc * elem);
-    if (!p) return SV_ENOMEM;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 const char *sv_ynode_where(const sv_ynode_t *node, char *buf, size_t n)
 {
     if (!node)
@@ -149,7 +138,7 @@ static int parse_seq(parse_ctx_t *pc, sv_ynode_t *node, int depth)
             yaml_event_delete(&ev);
             return 0;
         }
-        if (grow((void **)&node->seq, &node->cap, node->n + 1, sizeof *node->seq)) {
+        if (sv__grow((void **)&node->seq, &node->cap, node->n + 1, sizeof *node->seq)) {
             yaml_event_delete(&ev);
             return sv_errorf(pc->err, SV_ENOMEM, "%s: out of memory", pc->file);
         }
@@ -188,7 +177,7 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
                 return rc;
             }
         }
-        if (grow((void **)&node->map, &node->cap, node->n + 1, sizeof *node->map)) {
+        if (sv__grow((void **)&node->map, &node->cap, node->n + 1, sizeof *node->map)) {
             yaml_event_delete(&kev);
             return sv_errorf(pc->err, SV_ENOMEM, "%s: out of memory", pc->file);
         }
@@ -356,7 +345,7 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
         return sv_errorf(err, SV_EINVAL, "--set %s: expected KEY=VALUE (e.g. hardware.tp=2)",
                          assignment);
     /* Remember the source text; nodes point at it. */
-    if (grow((void **)&doc->strings, &doc->capstrings, doc->nstrings + 1, sizeof(char *)))
+    if (sv__grow((void **)&doc->strings, &doc->capstrings, doc->nstrings + 1, sizeof(char *)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     size_t srclen = strlen(assignment) + 8;
     char *src = malloc(srclen);
@@ -407,7 +396,7 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
             for (size_t i = 0; i < cur->n; i++)
                 if (strcmp(cur->map[i].key, tok) == 0) slot = &cur->map[i].val;
             if (!slot) {
-                if (grow((void **)&cur->map, &cur->cap, cur->n + 1, sizeof *cur->map)) {
+                if (sv__grow((void **)&cur->map, &cur->cap, cur->n + 1, sizeof *cur->map)) {
                     rc = sv_errorf(err, SV_ENOMEM, "out of memory");
                     break;
                 }
@@ -464,7 +453,7 @@ static void note_asked(sv_ynode_t *map, const char *key)
 {
     for (size_t i = 0; i < map->nasked; i++)
         if (strcmp(map->asked[i], key) == 0) return;
-    if (grow((void **)&map->asked, &map->capasked, map->nasked + 1, sizeof(char *))) return;
+    if (sv__grow((void **)&map->asked, &map->capasked, map->nasked + 1, sizeof(char *))) return;
     char *k = dupstr(key);
     if (k) map->asked[map->nasked++] = k;
 }

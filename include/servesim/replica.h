@@ -1,0 +1,104 @@
+/*
+ * One serving replica: the scheduler and the paged KV-cache block manager of an engine
+ * like vLLM, stepping iteration by iteration. The simulator asks it to start a step
+ * (it picks the batch and returns how long the cost model says it takes) and tells it
+ * when the step ends (it applies the tokens, finishes and frees).
+ *
+ * Schedulers (engine.scheduler):
+ *   vllm     chunked prefill: each step spends max_num_batched_tokens, running decodes
+ *            first, then prefill chunks of partially prefilled and waiting requests, up
+ *            to max_num_seqs sequences (vLLM's current default);
+ *   vllm-v0  prefill-first: a step is either the whole prompts of newly admitted requests
+ *            or all decodes, never mixed;
+ *   orca     iteration-level batching of whole prompts mixed with decodes, KV reserved
+ *            for prompt + output at admission (contiguous allocation, as in Orca);
+ *   static   a batch is formed, runs until every sequence in it finishes, then the next.
+ * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
+ * that needs a block when none is free preempts the most recently admitted running
+ * request (recompute: its blocks are freed and it re-prefills later from the front of
+ * the queue; swap: its KV goes to host memory over swap_bandwidth and comes back before
+ * new requests are admitted).
+ *
+ * Decoding sequences advance in lockstep, so the replica keeps them as an aggregate
+ * (count, sum of contexts, per-phase block counters, a heap of finish steps): the work
+ * per step is O(prefill chunks + log n), independent of how many sequences decode.
+ *
+ * Ownership: the replica borrows the request pool, cost model and metrics collector
+ * (they must outlive it); sv_replica_free() releases what sv_replica_init() allocated.
+ */
+#ifndef SERVESIM_REPLICA_H
+#define SERVESIM_REPLICA_H
+
+#include <stdint.h>
+
+#include "servesim/error.h"
+#include "servesim/metrics.h"
+#include "servesim/perf.h"
+#include "servesim/request.h"
+
+typedef enum { SV_SCHED_VLLM = 0, SV_SCHED_VLLM_V0, SV_SCHED_ORCA, SV_SCHED_STATIC } sv_sched_t;
+
+/* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
+int sv_sched_parse(const char *s, sv_sched_t *out);
+const char *sv_sched_name(sv_sched_t s);
+
+typedef struct sv_engine_cfg {
+    sv_sched_t scheduler;
+    long max_num_seqs;
+    long max_num_batched_tokens;
+    int block_size;
+    int preempt_swap;     /* 0 recompute, 1 swap */
+    double swap_bw;       /* bytes/s per GPU between device and host */
+    double watermark;     /* share of blocks kept free when admitting */
+    long max_model_len;   /* longest input + output accepted; 0 = model context / KV capacity */
+    long max_queue;       /* waiting requests beyond which arrivals fail; 0 = unbounded */
+} sv_engine_cfg_t;
+
+typedef struct sv_replica_stats {
+    long steps, decode_steps, prefill_chunks;
+    long preemptions, swaps;
+    double busy_s;        /* time with a step in flight */
+    double active_s;      /* busy time weighted by how hard the GPU works (power model) */
+    double prefill_tokens, decode_tokens;
+    long peak_running, peak_waiting;
+    long peak_blocks_used;
+} sv_replica_stats_t;
+
+typedef struct sv_replica sv_replica_t;
+
+int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
+                   sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out,
+                   sv_error_t *err);
+void sv_replica_free(sv_replica_t *r);
+
+/* A request arrives at now. Returns SV_FAIL_NONE, or the reason it failed at once (the
+ * request is then marked failed with end = now). */
+int sv_replica_submit(sv_replica_t *r, int32_t id, double now);
+
+/* Start a step if there is work and none is in flight: returns its duration (> 0),
+ * or 0 when the replica stays idle. */
+double sv_replica_start_step(sv_replica_t *r, double now);
+
+/* The step in flight ends at now. Requests that finished or failed during it are listed
+ * by sv_replica_done() until the next call. */
+int sv_replica_end_step(sv_replica_t *r, double now);
+const int32_t *sv_replica_done(const sv_replica_t *r, long *n);
+
+/* The client gave up on request id at now (timeout): it fails at now, and its KV is
+ * freed at once or, if it is in the step in flight, when that step ends. */
+void sv_replica_abort(sv_replica_t *r, int32_t id, double now);
+
+/* Fail every request still here (horizon reached) with SV_FAIL_UNFINISHED at now. */
+void sv_replica_fail_all(sv_replica_t *r, double now);
+
+int sv_replica_busy(const sv_replica_t *r);
+long sv_replica_running(const sv_replica_t *r);
+long sv_replica_waiting(const sv_replica_t *r);
+long sv_replica_tokens_queued(const sv_replica_t *r); /* prompt tokens not yet prefilled */
+double sv_replica_kv_usage(const sv_replica_t *r);    /* used blocks / all blocks */
+long sv_replica_free_blocks(const sv_replica_t *r);
+long sv_replica_total_blocks(const sv_replica_t *r);
+long sv_replica_batch_tokens(const sv_replica_t *r);  /* tokens in the step in flight */
+const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
+
+#endif

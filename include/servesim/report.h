@@ -1,0 +1,27 @@
+/*
+ * Reports of a run, for people and for the tools that read real benchmark results:
+ *   - the summary exactly as `vllm bench serve` prints it (same labels, order, widths and
+ *     conditional lines), followed by servesim's own block (queue/prefill/decode, KV
+ *     usage, preemptions, failures by reason, cost and energy);
+ *   - vLLM's result JSON with its key names (servesim's extra keys under "servesim");
+ *     per-request lists only with detailed set, except "latencies", as vLLM does;
+ *   - one CSV row per request, and the per-replica time series as CSV.
+ * Output is a pure function of the result: two runs of the same scenario and seed give
+ * byte-identical files. The JSON "date" is SOURCE_DATE_EPOCH when set, else fixed.
+ *
+ * Ownership: the functions only read the result; files are opened and closed here.
+ */
+#ifndef SERVESIM_REPORT_H
+#define SERVESIM_REPORT_H
+
+#include <stdio.h>
+
+#include "servesim/error.h"
+#include "servesim/sim.h"
+
+void sv_report_summary(const sv_result_t *res, FILE *f);
+int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err);
+int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err);
+int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * Internal: a streaming JSON writer for results too large to build as a tree (a detailed
+ * run of a million requests). Writes Python json.dump's layout (", " and ": "), numbers
+ * as the shortest text that reads back to the same double, non-finite numbers as null.
+ */
+#ifndef SERVESIM_JSONW_INT_H
+#define SERVESIM_JSONW_INT_H
+
+#include <stdio.h>
+
+typedef struct sv_jw {
+    FILE *f;
+    int depth;
+    int first[64];
+} sv_jw_t;
+
+void sv__jw_init(sv_jw_t *w, FILE *f);
+void sv__jw_key(sv_jw_t *w, const char *key); /* NULL inside arrays */
+void sv__jw_obj(sv_jw_t *w, const char *key);
+void sv__jw_arr(sv_jw_t *w, const char *key);
+void sv__jw_end_obj(sv_jw_t *w);
+void sv__jw_end_arr(sv_jw_t *w);
+void sv__jw_num(sv_jw_t *w, const char *key, double v);
+void sv__jw_int(sv_jw_t *w, const char *key, long v);
+void sv__jw_str(sv_jw_t *w, const char *key, const char *s);
+void sv__jw_null(sv_jw_t *w, const char *key);
+/* Shortest round-trip text of v, Python-style ("2.0", "0.1"), into buf (>= 32 bytes). */
+const char *sv__fmt_double(double v, char *buf);
+
+#endif

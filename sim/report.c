@@ -1,0 +1,344 @@
+/*
+ * Reports (see include/servesim/report.h): vLLM's printed summary and result JSON,
+ * servesim's extra block and keys, and CSV exports.
+ */
+#include "servesim/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jsonw_int.h"
+
+#ifndef SERVESIM_VERSION
+#define SERVESIM_VERSION "0"
+#endif
+
+/* Python's "{s:{c}^{n}}".format(...): centred, the odd pad character on the right. */
+static void centred(FILE *f, const char *s, char c, int width)
+{
+    int len = (int)strlen(s), pad = width - len;
+    int left = pad > 0 ? pad / 2 : 0, right = pad > 0 ? pad - left : 0;
+    for (int i = 0; i < left; i++) fputc(c, f);
+    fputs(s, f);
+    for (int i = 0; i < right; i++) fputc(c, f);
+    fputc('\n', f);
+}
+
+/* "{:<40} {:<10}" for an integer and "{:<40} {:<10.2f}" for a float. */
+static void line_int(FILE *f, const char *label, long v)
+{
+    fprintf(f, "%-40s %-10ld\n", label, v);
+}
+
+static void line_num(FILE *f, const char *label, double v)
+{
+    fprintf(f, "%-40s %-10.2f\n", label, v);
+}
+
+/* "99" for 99.0, "99.9" otherwise (vLLM's p_word). */
+static void pct_word(double p, char *buf, size_t n)
+{
+    if (p == floor(p)) snprintf(buf, n, "%ld", (long)p);
+    else snprintf(buf, n, "%g", p);
+}
+
+static const sv_stat_t *stat_of(const sv_summary_t *s, int m)
+{
+    switch (m) {
+    case SV_M_TTFT: return &s->ttft;
+    case SV_M_TPOT: return &s->tpot;
+    case SV_M_ITL: return &s->itl;
+    default: return &s->e2el;
+    }
+}
+
+static void print_metric(FILE *f, const sv_result_t *res, int m, const char *name,
+                         const char *header)
+{
+    const sv_metrics_cfg_t *c = &res->sc->metrics;
+    if (!(c->selected & m)) return;
+    const sv_stat_t *st = stat_of(&res->summary, m);
+    char label[64], pw[32];
+    centred(f, header, '-', 50);
+    snprintf(label, sizeof label, "Mean %s (ms):", name);
+    line_num(f, label, st->mean);
+    snprintf(label, sizeof label, "Median %s (ms):", name);
+    line_num(f, label, st->median);
+    for (int i = 0; i < c->npercentiles; i++) {
+        pct_word(c->percentiles[i], pw, sizeof pw);
+        snprintf(label, sizeof label, "P%s %s (ms):", pw, name);
+        line_num(f, label, st->pct[i]);
+    }
+}
+
+/* Index of percentile p in the summary's list (it holds the configured ones and 99). */
+static int pct_index(const sv_summary_t *s, double p)
+{
+    for (int i = 0; i < s->npcts; i++)
+        if (s->pcts[i] == p) return i;
+    return 0;
+}
+
+void sv_report_summary(const sv_result_t *res, FILE *f)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    const sv_workload_cfg_t *w = &sc->workload;
+    int slo = !isnan(sc->metrics.slo_ttft_ms) || !isnan(sc->metrics.slo_tpot_ms) ||
+              !isnan(sc->metrics.slo_e2el_ms);
+    centred(f, " Serving Benchmark Result ", '=', 50);
+    line_int(f, "Successful requests:", s->completed);
+    line_int(f, "Failed requests:", s->failed);
+    if (w->max_concurrency > 0) line_int(f, "Maximum request concurrency:", w->max_concurrency);
+    if (!w->has_trace && !isinf(w->rate)) line_num(f, "Request rate configured (RPS):", w->rate);
+    line_num(f, "Benchmark duration (s):", s->duration);
+    line_int(f, "Total input tokens:", s->total_input);
+    line_int(f, "Total generated tokens:", s->total_output);
+    line_num(f, "Request throughput (req/s):", s->request_throughput);
+    if (slo) line_num(f, "Request goodput (req/s):", s->request_goodput);
+    line_num(f, "Output token throughput (tok/s):", s->output_throughput);
+    line_num(f, "Peak output token throughput (tok/s):", s->max_output_tokens_per_s);
+    line_num(f, "Peak concurrent requests:", (double)s->max_concurrent_requests);
+    line_num(f, "Total token throughput (tok/s):", s->total_token_throughput);
+    print_metric(f, res, SV_M_TTFT, "TTFT", "Time to First Token");
+    print_metric(f, res, SV_M_TPOT, "TPOT", "Time per Output Token (excl. 1st token)");
+    print_metric(f, res, SV_M_ITL, "ITL", "Inter-token Latency");
+    print_metric(f, res, SV_M_E2EL, "E2EL", "End-to-end Latency");
+    centred(f, "", '=', 50);
+
+    /* servesim's own block */
+    char buf[160];
+    int p99 = pct_index(s, 99.0);
+    centred(f, " servesim: inside the server ", '=', 50);
+    snprintf(buf, sizeof buf, "%s, %d x %s TP%d", sv_sched_name(sc->engine.scheduler),
+             res->replicas, sc->gpu.name, res->perf.set.tp);
+    fprintf(f, "%-40s %-10s\n", "Scheduler, replicas x GPU:", buf);
+    line_num(f, "Mean queue time (ms):", s->queue.mean);
+    line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
+    line_num(f, "Mean prefill time (ms):", s->prefill.mean);
+    line_num(f, "Mean decode time (ms):", s->decode.mean);
+    line_num(f, "KV cache usage p50 (%):", 100.0 * res->kv_usage_p50);
+    line_num(f, "KV cache usage p99 (%):", 100.0 * res->kv_usage_p99);
+    line_int(f, "Preemptions:", res->preemptions);
+    for (int i = 1; i < SV_FAIL_COUNT; i++) {
+        if (!s->failed_by[i]) continue;
+        snprintf(buf, sizeof buf, "Failed (%s):", sv_fail_name(i));
+        line_int(f, buf, s->failed_by[i]);
+    }
+    if (slo && s->completed + s->failed > 0)
+        line_num(f, "SLO attainment (%):", 100.0 * (double)s->good / (double)(s->completed + s->failed));
+    line_num(f, "GPU busy (%):", 100.0 * res->busy_share);
+    line_num(f, "Cost per 1M output tokens ($):", res->cost_per_mtok);
+    line_num(f, "Energy per output token (J):", res->energy_per_tok);
+    centred(f, "", '=', 50);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static void stat_keys(sv_jw_t *w, const sv_summary_t *s, const char *m, const sv_stat_t *st)
+{
+    char key[64], pw[32];
+    snprintf(key, sizeof key, "mean_%s_ms", m);
+    sv__jw_num(w, key, st->mean);
+    snprintf(key, sizeof key, "median_%s_ms", m);
+    sv__jw_num(w, key, st->median);
+    snprintf(key, sizeof key, "std_%s_ms", m);
+    sv__jw_num(w, key, st->std);
+    for (int i = 0; i < s->npcts; i++) {
+        pct_word(s->pcts[i], pw, sizeof pw);
+        snprintf(key, sizeof key, "p%s_%s_ms", pw, m);
+        sv__jw_num(w, key, st->pct[i]);
+    }
+}
+
+static void date_string(char *buf, size_t n)
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    time_t t = 0;
+    if (e && *e) t = (time_t)strtoll(e, NULL, 10);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y%m%d-%H%M%S", &tm);
+}
+
+static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
+{
+    const sv_reqpool_t *p = &res->pool;
+    if (detailed) {
+        sv__jw_arr(w, "input_lens");
+        for (size_t i = 0; i < p->n; i++) sv__jw_int(w, NULL, p->r[i].input);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "output_lens");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_int(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].output : 0);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "ttfts");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_num(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].first_token - p->r[i].start : 0.0);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "itls");
+        for (size_t i = 0; i < p->n; i++) {
+            double *v = NULL;
+            size_t n = 0;
+            sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
+            sv__jw_arr(w, NULL);
+            for (size_t k = 0; k < n; k++) sv__jw_num(w, NULL, v[k]);
+            sv__jw_end_arr(w);
+            free(v);
+        }
+        sv__jw_end_arr(w);
+    }
+    sv__jw_arr(w, "latencies");
+    for (size_t i = 0; i < p->n; i++)
+        sv__jw_num(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].last_token - p->r[i].start : 0.0);
+    sv__jw_end_arr(w);
+    if (detailed) {
+        sv__jw_arr(w, "start_times");
+        for (size_t i = 0; i < p->n; i++) sv__jw_num(w, NULL, p->r[i].start);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "errors");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_str(w, NULL, p->r[i].state == SV_RQ_DONE ? "" : sv_fail_name(p->r[i].fail));
+        sv__jw_end_arr(w);
+    }
+}
+
+static void write_servesim(sv_jw_t *w, const sv_result_t *res)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    sv__jw_obj(w, "servesim");
+    sv__jw_str(w, "version", SERVESIM_VERSION);
+    sv__jw_str(w, "definitions", "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
+    sv__jw_str(w, "scenario", sc->name);
+    sv__jw_int(w, "seed", (long)sc->seed);
+    sv__jw_str(w, "scheduler", sv_sched_name(sc->engine.scheduler));
+    sv__jw_str(w, "router", sc->router);
+    sv__jw_str(w, "gpu", sc->gpu.name);
+    sv__jw_int(w, "tp", res->perf.set.tp);
+    sv__jw_int(w, "replicas", res->replicas);
+    sv__jw_num(w, "gpus", res->gpus);
+    sv__jw_int(w, "kv_blocks_per_replica", res->kv_blocks);
+    sv__jw_int(w, "block_size", res->mem.block_size);
+    sv__jw_int(w, "max_model_len", res->max_model_len);
+    sv__jw_int(w, "requests", (long)res->pool.n);
+    sv__jw_obj(w, "failed_by_reason");
+    for (int i = 1; i < SV_FAIL_COUNT; i++) sv__jw_int(w, sv_fail_name(i), s->failed_by[i]);
+    sv__jw_end_obj(w);
+    stat_keys(w, s, "queue", &s->queue);
+    stat_keys(w, s, "prefill", &s->prefill);
+    stat_keys(w, s, "decode", &s->decode);
+    sv__jw_num(w, "kv_usage_p50", res->kv_usage_p50);
+    sv__jw_num(w, "kv_usage_p99", res->kv_usage_p99);
+    sv__jw_num(w, "kv_usage_max", res->kv_usage_max);
+    sv__jw_int(w, "preemptions", res->preemptions);
+    sv__jw_int(w, "good_requests", s->good);
+    sv__jw_num(w, "slo_attainment",
+               s->completed + s->failed ? (double)s->good / (double)(s->completed + s->failed) : 0.0);
+    sv__jw_num(w, "gpu_busy_share", res->busy_share);
+    sv__jw_num(w, "cost_usd", res->cost_usd);
+    sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
+    sv__jw_num(w, "energy_j", res->energy_j);
+    sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);
+    sv__jw_int(w, "events", res->events);
+    sv__jw_end_obj(w);
+}
+
+int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    const sv_workload_cfg_t *wl = &sc->workload;
+    sv_jw_t w;
+    char date[32];
+    date_string(date, sizeof date);
+    sv__jw_init(&w, f);
+    sv__jw_obj(&w, NULL);
+    sv__jw_str(&w, "date", date);
+    sv__jw_str(&w, "endpoint_type", "servesim");
+    sv__jw_str(&w, "backend", "servesim");
+    sv__jw_str(&w, "label", sc->name);
+    sv__jw_str(&w, "model_id", sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name);
+    sv__jw_str(&w, "tokenizer_id", sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name);
+    sv__jw_int(&w, "num_prompts", (long)res->pool.n);
+    if (wl->has_trace || isinf(wl->rate)) sv__jw_str(&w, "request_rate", "inf");
+    else sv__jw_num(&w, "request_rate", wl->rate);
+    if (isinf(wl->burstiness)) sv__jw_str(&w, "burstiness", "inf");
+    else sv__jw_num(&w, "burstiness", wl->burstiness);
+    if (wl->max_concurrency > 0) sv__jw_int(&w, "max_concurrency", wl->max_concurrency);
+    else sv__jw_null(&w, "max_concurrency");
+    sv__jw_num(&w, "duration", s->duration);
+    sv__jw_int(&w, "completed", s->completed);
+    sv__jw_int(&w, "failed", s->failed);
+    sv__jw_int(&w, "total_input_tokens", s->total_input);
+    sv__jw_int(&w, "total_output_tokens", s->total_output);
+    sv__jw_num(&w, "request_throughput", s->request_throughput);
+    if (isnan(s->request_goodput)) sv__jw_null(&w, "request_goodput");
+    else sv__jw_num(&w, "request_goodput", s->request_goodput);
+    sv__jw_num(&w, "output_throughput", s->output_throughput);
+    sv__jw_num(&w, "total_token_throughput", s->total_token_throughput);
+    write_lists(&w, res, detailed);
+    sv__jw_num(&w, "max_output_tokens_per_s", s->max_output_tokens_per_s);
+    sv__jw_int(&w, "max_concurrent_requests", s->max_concurrent_requests);
+    stat_keys(&w, s, "ttft", &s->ttft);
+    stat_keys(&w, s, "tpot", &s->tpot);
+    stat_keys(&w, s, "itl", &s->itl);
+    stat_keys(&w, s, "e2el", &s->e2el);
+    write_servesim(&w, res);
+    sv__jw_end_obj(&w);
+    fputc('\n', f);
+    int bad = ferror(f);
+    if (f != stdout && fclose(f)) bad = 1;
+    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+}
+
+/* ---- CSV ------------------------------------------------------------------------------- */
+
+static double ms_or_nan(int ok, double s)
+{
+    return ok ? s * 1e3 : NAN;
+}
+
+int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    fputs("id,replica,arrival_s,start_s,input_tokens,output_tokens,status,fail_reason,"
+          "queue_ms,prefill_ms,ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions\n",
+          f);
+    const sv_reqpool_t *p = &res->pool;
+    for (size_t i = 0; i < p->n; i++) {
+        const sv_req_t *r = &p->r[i];
+        int ok = r->state == SV_RQ_DONE;
+        double tpot = ok && r->output > 1 ? (r->last_token - r->first_token) / (r->output - 1) : NAN;
+        fprintf(f, "%zu,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n", i, r->replica,
+                r->arrival, r->start, r->input, r->output, ok ? "completed" : "failed",
+                ok ? "" : sv_fail_name(r->fail), ms_or_nan(ok, r->scheduled - r->start),
+                ms_or_nan(ok, r->first_token - r->scheduled), ms_or_nan(ok, r->first_token - r->start),
+                ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
+                ms_or_nan(ok, r->last_token - r->start), (unsigned)r->preemptions);
+    }
+    int bad = ferror(f);
+    if (fclose(f)) bad = 1;
+    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+}
+
+int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    fputs("time_s,replica,running,waiting,kv_usage,batch_tokens\n", f);
+    size_t n;
+    const sv_sample_t *s = sv_metrics_samples(res->metrics, &n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%.9g,%d,%d,%d,%.6f,%d\n", s[i].t, s[i].replica, s[i].running, s[i].waiting,
+                (double)s[i].kv_usage, s[i].batch_tokens);
+    int bad = ferror(f);
+    if (fclose(f)) bad = 1;
+    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+}

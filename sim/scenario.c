@@ -1,0 +1,427 @@
+/*
+ * The scenario loader (see include/servesim/scenario.h): YAML tree, overrides, then a
+ * strict walk over the schema that fills sv_scenario_t, naming the place of any error.
+ */
+#include "servesim/scenario.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "servesim/yaml.h"
+
+const char *const sv_router_names[] = {"round-robin", "least-outstanding", NULL};
+
+void sv_scenario_free(sv_scenario_t *sc)
+{
+    if (!sc) return;
+    sv_trace_free(sc->trace);
+    free(sc->emp_input);
+    free(sc->emp_output);
+    free(sc);
+}
+
+/* "file:line:col: " of a node. */
+static const char *at(const sv_ynode_t *n, char *buf, size_t len)
+{
+    return sv_ynode_where(n, buf, len);
+}
+
+/* A path relative to the scenario file's folder (absolute paths pass through). */
+static void resolve_path(const char *scenario, const char *p, char *out, size_t n)
+{
+    if (p[0] == '/' || strcmp(scenario, "-") == 0) {
+        snprintf(out, n, "%s", p);
+        return;
+    }
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", scenario);
+    snprintf(out, n, "%s/%s", dirname(tmp), p);
+}
+
+static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, size_t n,
+                    sv_error_t *err)
+{
+    const char *s;
+    int rc = sv_yget_str(map, key, required, &s, err);
+    if (rc) return rc;
+    if (strlen(s) >= n) {
+        char w[512];
+        return sv_errorf(err, SV_EINVAL, "%s: %s.%s: longer than %zu characters",
+                         at(sv_ymap_get(map, key), w, sizeof w), map->path, key, n - 1);
+    }
+    memcpy(dst, s, strlen(s) + 1);
+    return 0;
+}
+
+/* Hand a hardware/engine key to the cost-model settings, relocating its message. */
+static int perf_key(sv_ynode_t *map, const char *key, sv_perf_settings_t *s, sv_error_t *err)
+{
+    sv_ynode_t *n = sv_ymap_get(map, key);
+    if (!n || sv_yscalar_is_null(n)) return 0;
+    char w[512];
+    if (n->kind != SV_Y_SCALAR)
+        return sv_errorf(err, SV_EINVAL, "%s: %s: expected a single value", at(n, w, sizeof w),
+                         n->path);
+    int rc = sv_perf_settings_set(s, key, n->scalar, err);
+    if (rc) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        sv_errorf(err, rc, "%s: %s.%s", at(n, w, sizeof w), map->path, msg);
+    }
+    return rc;
+}
+
+static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_scenario_t *sc,
+                         sv_error_t *err)
+{
+    char w[512], gpu[SV_NAME_MAX];
+    int rc;
+    long replicas = 1;
+    if ((rc = sv_yexpect_map(hw, "hardware", err))) return rc;
+    if ((rc = get_text(hw, "gpu", 1, gpu, sizeof gpu, err))) return rc;
+    const sv_gpu_t *g;
+    if ((rc = sv_catalog_gpu(cat, gpu, &g, err))) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sv_errorf(err, rc, "%s: hardware.gpu: %s", at(sv_ymap_get(hw, "gpu"), w, sizeof w),
+                         msg);
+    }
+    sc->gpu = *g;
+    if ((rc = sv_yget_long(hw, "replicas", 0, 1, 100000, &replicas, err)) < 0) return rc;
+    sc->replicas = (int)replicas;
+    const char *keys[] = {"tp", "weight_dtype", "kv_cache_dtype", "gpu_memory_utilization",
+                          "compute_efficiency", "memory_efficiency", "iteration_overhead_ms",
+                          "layer_overhead_us", "link_bandwidth_gb_s", "link_latency_us",
+                          "activation_reserve_gb"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if ((rc = perf_key(hw, keys[i], &sc->perf, err))) return rc;
+    if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &sc->gpu.price_per_hour, err)) <
+        0)
+        return rc;
+    return sv_ymap_check_unknown(hw, err);
+}
+
+static int read_engine(sv_ynode_t *en, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512], sched[32] = "vllm", pre[32] = "recompute";
+    int rc;
+    sv_engine_cfg_t *e = &sc->engine;
+    if ((rc = sv_yexpect_map(en, "engine", err))) return rc;
+    if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
+    if (sv_sched_parse(sched, &e->scheduler))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: engine.scheduler: expected one of vllm, vllm-v0, orca, static, got "
+                         "'%s'",
+                         at(sv_ymap_get(en, "scheduler"), w, sizeof w), sched);
+    if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
+        (rc = perf_key(en, "max_num_batched_tokens", &sc->perf, err)) ||
+        (rc = perf_key(en, "block_size", &sc->perf, err)) ||
+        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0)
+        return rc;
+    if (strcmp(pre, "recompute") == 0) e->preempt_swap = 0;
+    else if (strcmp(pre, "swap") == 0) e->preempt_swap = 1;
+    else
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: engine.preemption: expected recompute or swap, got '%s'",
+                         at(sv_ymap_get(en, "preemption"), w, sizeof w), pre);
+    double swap_gb = e->swap_bw / 1e9;
+    if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
+        (rc = sv_yget_double(en, "watermark", 0, 0, 0.5, &e->watermark, err)) < 0 ||
+        (rc = sv_yget_long(en, "max_model_len", 0, 1, 1L << 30, &e->max_model_len, err)) < 0 ||
+        (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0)
+        return rc;
+    e->swap_bw = swap_gb * 1e9;
+    e->max_num_batched_tokens = sc->perf.max_batched_tokens;
+    e->block_size = sc->perf.block_size;
+    if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: engine: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
+                         "so every running sequence can decode each step",
+                         at(en, w, sizeof w), e->max_num_batched_tokens, e->max_num_seqs);
+    return sv_ymap_check_unknown(en, err);
+}
+
+static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, sv_lendist_t *d,
+                        long **samples, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_ynode_t *n = sv_ymap_get(wl, key);
+    if (!n || sv_yscalar_is_null(n))
+        return sv_errorf(err, SV_EINVAL, "%s: workload: missing required key '%s' (a token count "
+                         "or a map with dist: fixed|uniform|normal|lognormal|empirical)",
+                         at(wl, w, sizeof w), key);
+    d->min = 1;
+    d->max = 10000000;
+    if (n->kind == SV_Y_SCALAR) { /* a plain number: fixed */
+        long v;
+        if ((rc = sv_yscalar_long(n, 1, 10000000, &v, err))) return rc;
+        d->kind = SV_LEN_FIXED;
+        d->value = (double)v;
+        return 0;
+    }
+    if ((rc = sv_yexpect_map(n, key, err))) return rc;
+    char dist[32];
+    if ((rc = get_text(n, "dist", 1, dist, sizeof dist, err))) return rc;
+    if ((rc = sv_yget_long(n, "min", 0, 1, 10000000, &d->min, err)) < 0 ||
+        (rc = sv_yget_long(n, "max", 0, 1, 10000000, &d->max, err)) < 0)
+        return rc;
+    if (d->min > d->max)
+        return sv_errorf(err, SV_EINVAL, "%s: %s: min (%ld) is greater than max (%ld)",
+                         at(n, w, sizeof w), n->path, d->min, d->max);
+    if (strcmp(dist, "fixed") == 0) {
+        long v;
+        d->kind = SV_LEN_FIXED;
+        if ((rc = sv_yget_long(n, "value", 1, 1, 10000000, &v, err))) return rc;
+        d->value = (double)v;
+    } else if (strcmp(dist, "uniform") == 0) {
+        d->kind = SV_LEN_UNIFORM;
+        d->lo = d->min;
+        d->hi = d->max;
+        if (!sv_ymap_get(n, "min") || !sv_ymap_get(n, "max"))
+            return sv_errorf(err, SV_EINVAL, "%s: %s: uniform needs min and max",
+                             at(n, w, sizeof w), n->path);
+    } else if (strcmp(dist, "normal") == 0 || strcmp(dist, "lognormal") == 0) {
+        d->kind = dist[0] == 'n' ? SV_LEN_NORMAL : SV_LEN_LOGNORMAL;
+        if ((rc = sv_yget_double(n, "mean", 1, 1, 1e7, &d->mean, err)) ||
+            (rc = sv_yget_double(n, "std", 1, 0, 1e7, &d->std, err)))
+            return rc;
+    } else if (strcmp(dist, "empirical") == 0) {
+        char file[1024], col[64], full[2048];
+        d->kind = SV_LEN_EMPIRICAL;
+        if ((rc = get_text(n, "file", 1, file, sizeof file, err)) ||
+            (rc = get_text(n, "column", 1, col, sizeof col, err)))
+            return rc;
+        resolve_path(scenario, file, full, sizeof full);
+        if ((rc = sv_empirical_load(full, col, samples, &d->nsamples, err))) return rc;
+        d->samples = *samples;
+    } else {
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.dist: expected fixed, uniform, normal, lognormal or empirical, got "
+                         "'%s'",
+                         at(sv_ymap_get(n, "dist"), w, sizeof w), n->path, dist);
+    }
+    return sv_ymap_check_unknown(n, err);
+}
+
+static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, sv_error_t *err)
+{
+    int rc;
+    char file[1024];
+    if ((rc = sv_yexpect_map(tr, "workload.trace", err))) return rc;
+    snprintf(t->time_col, sizeof t->time_col, "TIMESTAMP");
+    snprintf(t->input_col, sizeof t->input_col, "ContextTokens");
+    snprintf(t->output_col, sizeof t->output_col, "GeneratedTokens");
+    t->speedup = 1.0;
+    if ((rc = get_text(tr, "file", 1, file, sizeof file, err)) ||
+        (rc = get_text(tr, "time_column", 0, t->time_col, sizeof t->time_col, err)) < 0 ||
+        (rc = get_text(tr, "input_column", 0, t->input_col, sizeof t->input_col, err)) < 0 ||
+        (rc = get_text(tr, "output_column", 0, t->output_col, sizeof t->output_col, err)) < 0 ||
+        (rc = sv_yget_double(tr, "speedup", 0, 1e-6, 1e6, &t->speedup, err)) < 0 ||
+        (rc = sv_yget_long(tr, "limit", 0, 1, SV_MAX_TRACE_ROWS, &t->limit, err)) < 0)
+        return rc;
+    resolve_path(scenario, file, t->path, sizeof t->path);
+    return sv_ymap_check_unknown(tr, err);
+}
+
+static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_workload_cfg_t *c = &sc->workload;
+    if ((rc = sv_yexpect_map(wl, "workload", err))) return rc;
+    c->rate = INFINITY;
+    c->burstiness = 1.0;
+    c->rescale = 1;
+    sv_ynode_t *tr = sv_ymap_get(wl, "trace");
+    if ((rc = sv_yget_long(wl, "num_requests", 0, 1, SV_MAX_REQUESTS, &c->num_requests, err)) < 0 ||
+        (rc = sv_yget_double(wl, "duration_s", 0, 1e-9, 1e9, &c->duration, err)) < 0 ||
+        (rc = sv_yget_double(wl, "burstiness", 0, 1e-6, INFINITY, &c->burstiness, err)) < 0 ||
+        (rc = sv_yget_long(wl, "max_concurrency", 0, 1, 10000000, &c->max_concurrency, err)) < 0 ||
+        (rc = sv_yget_bool(wl, "rescale_arrivals", 0, &c->rescale, err)) < 0 ||
+        (rc = sv_yget_double(wl, "timeout_s", 0, 1e-9, 1e9, &c->timeout, err)) < 0)
+        return rc;
+    sv_ynode_t *rate = sv_ymap_get(wl, "rate");
+    if (rate && !sv_yscalar_is_null(rate)) {
+        double v;
+        if (rate->kind != SV_Y_SCALAR || sv_parse_double(rate->scalar, &v) || !(v > 0))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate: expected requests per second > 0 or inf, got "
+                             "'%s'",
+                             at(rate, w, sizeof w), rate->kind == SV_Y_SCALAR ? rate->scalar : "?");
+        c->rate = v;
+    }
+    if (tr) {
+        const char *clash[] = {"rate", "burstiness", "input", "output", "duration_s"};
+        for (int i = 0; i < 5; i++)
+            if (sv_ymap_get(wl, clash[i]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.%s cannot be combined with workload.trace (the "
+                                 "trace gives arrivals and lengths)",
+                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+        c->has_trace = 1;
+        if ((rc = read_trace(tr, sc->path, &c->trace, err))) return rc;
+        if (c->num_requests > 0) c->trace.limit = c->num_requests;
+    } else {
+        if ((rc = read_lengths(wl, "input", sc->path, &c->input, &sc->emp_input, err)) ||
+            (rc = read_lengths(wl, "output", sc->path, &c->output, &sc->emp_output, err)))
+            return rc;
+        if (c->num_requests == 0 && c->duration == 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload: give num_requests or duration_s (or a trace)",
+                             at(wl, w, sizeof w));
+        if (isinf(c->rate) && c->num_requests == 0 && c->max_concurrency == 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload: rate inf sends every request at once, so it needs "
+                             "num_requests (or max_concurrency for a closed loop)",
+                             at(wl, w, sizeof w));
+    }
+    return sv_ymap_check_unknown(wl, err);
+}
+
+static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_metrics_cfg_t *m = &sc->metrics;
+    m->slo_ttft_ms = m->slo_tpot_ms = m->slo_e2el_ms = NAN;
+    m->percentiles[0] = 99.0;
+    m->npercentiles = 1;
+    m->selected = SV_M_TTFT | SV_M_TPOT | SV_M_ITL;
+    m->sample_interval = 1.0;
+    sv_ynode_t *slo = sv_ymap_get(root, "slo");
+    if (slo && !sv_yscalar_is_null(slo)) {
+        if ((rc = sv_yexpect_map(slo, "slo", err))) return rc;
+        if ((rc = sv_yget_double(slo, "ttft_ms", 0, 0, 1e12, &m->slo_ttft_ms, err)) < 0 ||
+            (rc = sv_yget_double(slo, "tpot_ms", 0, 0, 1e12, &m->slo_tpot_ms, err)) < 0 ||
+            (rc = sv_yget_double(slo, "e2el_ms", 0, 0, 1e12, &m->slo_e2el_ms, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(slo, err)))
+            return rc;
+    }
+    sv_ynode_t *mc = sv_ymap_get(root, "metrics");
+    if (!mc || sv_yscalar_is_null(mc)) return 0;
+    if ((rc = sv_yexpect_map(mc, "metrics", err))) return rc;
+    sv_ynode_t *p = sv_ymap_get(mc, "percentiles");
+    if (p) {
+        if ((rc = sv_yexpect_seq(p, "metrics.percentiles", err))) return rc;
+        if (p->n < 1 || p->n > SV_MAX_PCT - 4)
+            return sv_errorf(err, SV_EINVAL, "%s: metrics.percentiles: give 1 to %d values",
+                             at(p, w, sizeof w), SV_MAX_PCT - 4);
+        m->npercentiles = 0;
+        for (size_t i = 0; i < p->n; i++)
+            if ((rc = sv_yscalar_double(p->seq[i], 0, 100, &m->percentiles[m->npercentiles++],
+                                        err)))
+                return rc;
+    }
+    sv_ynode_t *sel = sv_ymap_get(mc, "percentile_metrics");
+    if (sel) {
+        if ((rc = sv_yexpect_seq(sel, "metrics.percentile_metrics", err))) return rc;
+        m->selected = 0;
+        for (size_t i = 0; i < sel->n; i++) {
+            const char *s = sel->seq[i]->kind == SV_Y_SCALAR ? sel->seq[i]->scalar : "";
+            if (strcmp(s, "ttft") == 0) m->selected |= SV_M_TTFT;
+            else if (strcmp(s, "tpot") == 0) m->selected |= SV_M_TPOT;
+            else if (strcmp(s, "itl") == 0) m->selected |= SV_M_ITL;
+            else if (strcmp(s, "e2el") == 0) m->selected |= SV_M_E2EL;
+            else
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected ttft, tpot, itl or e2el, got '%s'",
+                                 at(sel->seq[i], w, sizeof w), sel->seq[i]->path, s);
+        }
+    }
+    if ((rc = sv_yget_double(mc, "sample_interval_s", 0, 1e-6, 1e9, &m->sample_interval, err)) <
+        0)
+        return rc;
+    return sv_ymap_check_unknown(mc, err);
+}
+
+static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t *sc,
+                         sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_ynode_t *root = doc->root;
+    if (!root) return sv_errorf(err, SV_EINVAL, "%s: the scenario is empty", sc->path);
+    if ((rc = sv_yexpect_map(root, sc->path, err))) return rc;
+    const char *base = strrchr(sc->path, '/');
+    snprintf(sc->name, sizeof sc->name, "%s", base ? base + 1 : sc->path);
+    char *dot = strrchr(sc->name, '.');
+    if (dot) *dot = '\0';
+    if ((rc = get_text(root, "name", 0, sc->name, sizeof sc->name, err)) < 0) return rc;
+    long seed = 0;
+    if ((rc = sv_yget_long(root, "seed", 0, 0, LONG_MAX, &seed, err)) < 0) return rc;
+    sc->seed = (uint64_t)seed;
+    char model[1024], full[2048];
+    if ((rc = get_text(root, "model", 1, model, sizeof model, err))) return rc;
+    size_t ml = strlen(model);
+    if (ml > 5 && strcmp(model + ml - 5, ".json") == 0) resolve_path(sc->path, model, full, sizeof full);
+    else snprintf(full, sizeof full, "%s", model);
+    if ((rc = sv_catalog_resolve_model(cat, full, &sc->model, err))) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sv_errorf(err, rc, "%s: model: %s", at(sv_ymap_get(root, "model"), w, sizeof w),
+                         msg);
+    }
+    sv_ynode_t *hw = sv_ymap_get(root, "hardware");
+    if (!hw) return sv_errorf(err, SV_EINVAL, "%s: missing required key 'hardware'", at(root, w, sizeof w));
+    if ((rc = read_hardware(hw, cat, sc, err))) return rc;
+    sv_ynode_t *en = sv_ymap_get(root, "engine");
+    if (en && !sv_yscalar_is_null(en) && (rc = read_engine(en, sc, err))) return rc;
+    if (!en || sv_yscalar_is_null(en)) {
+        sc->engine.max_num_batched_tokens = sc->perf.max_batched_tokens;
+        sc->engine.block_size = sc->perf.block_size;
+    }
+    snprintf(sc->router, sizeof sc->router, "round-robin");
+    if ((rc = get_text(root, "router", 0, sc->router, sizeof sc->router, err)) < 0) return rc;
+    int known = 0;
+    for (int i = 0; sv_router_names[i]; i++) known |= strcmp(sc->router, sv_router_names[i]) == 0;
+    if (!known)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: router: expected round-robin or least-outstanding, got '%s'",
+                         at(sv_ymap_get(root, "router"), w, sizeof w), sc->router);
+    sv_ynode_t *wl = sv_ymap_get(root, "workload");
+    if (!wl) return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'", at(root, w, sizeof w));
+    if ((rc = read_workload(wl, sc, err))) return rc;
+    if ((rc = read_slo_metrics(root, sc, err))) return rc;
+    if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
+    if ((rc = sv_ymap_check_unknown(root, err))) return rc;
+    if (sc->workload.has_trace && (rc = sv_trace_load(&sc->workload.trace, &sc->trace, err)))
+        return rc;
+    return 0;
+}
+
+int sv_scenario_load(const char *path, const char *const *sets, int nsets,
+                     const sv_catalog_t *cat, sv_scenario_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    sv_ydoc_t *doc;
+    int rc = sv_ydoc_load(path, &doc, err);
+    if (rc) return rc;
+    for (int i = 0; i < nsets && !rc; i++) rc = sv_ydoc_set(doc, sets[i], err);
+    sv_scenario_t *sc = rc ? NULL : calloc(1, sizeof *sc);
+    if (!rc && !sc) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!rc) {
+        snprintf(sc->path, sizeof sc->path, "%s", path);
+        sc->seed = 0;
+        sc->replicas = 1;
+        sc->perf = sv_perf_settings_default();
+        sc->engine = (sv_engine_cfg_t){.scheduler = SV_SCHED_VLLM,
+                                       .max_num_seqs = 256,
+                                       .max_num_batched_tokens = 8192,
+                                       .block_size = 16,
+                                       .swap_bw = 25e9,
+                                       .watermark = 0.01};
+        rc = read_scenario(doc, cat, sc, err);
+    }
+    sv_ydoc_free(doc);
+    if (rc) {
+        sv_scenario_free(sc);
+        return rc;
+    }
+    *out = sc;
+    return 0;
+}
