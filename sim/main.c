@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,8 +284,13 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
     if (!quiet)
-        fprintf(stderr, "servesim: simulated %zu requests (%ld events) in %.3f s wall\n",
-                res->pool.n, res->events, wall);
+    {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr,
+                "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
+                res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
+    }
     sv_result_free(res);
     sv_scenario_free(sc);
     return rc ? EXIT_FAILURE : EXIT_SUCCESS;

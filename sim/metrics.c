@@ -305,9 +305,11 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
             out->good += good;
         }
         if (r->start < min_start) min_start = r->start;
-        if (r->start + lat > max_end) max_end = r->start + lat;
+        /* start + latency, taken as the exact end time: recomputing it as a sum can round
+         * past the start of a request sent at that very instant (closed loops). */
+        if (r->last_token > max_end) max_end = r->last_token;
         ev[nev++] = (conc_ev_t){r->start, +1};
-        ev[nev++] = (conc_ev_t){r->start + lat, -1};
+        ev[nev++] = (conc_ev_t){r->last_token, -1};
     }
     out->completed = (long)nc;
     out->duration = duration;

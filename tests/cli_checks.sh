@@ -65,5 +65,26 @@ expect_fail bad_batch "--batch: expected sizes" -- "${ex[@]}" --batch 1,x
 expect_fail bad_option "unknown option '--frobnicate'" -- "${ex[@]}" --frobnicate
 expect_fail bad_catalog "cannot open the catalog directory" -- --catalog /nonexistent list gpus
 
+# run: the quickstart, bad scenarios, and byte-identical outputs
+q="$src/scenarios/quickstart.yaml"
+expect_ok run_quickstart '^============ Serving Benchmark Result ============$' -- run "$q" --set workload.num_requests=50
+expect_ok run_goodput '^Request goodput \(req/s\):' -- run "$q" --set workload.num_requests=50
+expect_fail run_malformed "bad_yaml.yaml:5:1: malformed YAML" -- run "$data/bad_yaml.yaml"
+expect_fail run_unknown_key "unknown_key.yaml:5:16: unknown key 'engine.max_num_seq'" -- run "$data/unknown_key.yaml"
+expect_fail run_negative_rate "negative_rate.yaml:6:9: workload.rate: expected requests per second > 0 or inf, got '-2'" -- run "$data/negative_rate.yaml"
+expect_fail run_bad_trace "bad_trace.csv:3: column ContextTokens: expected a whole number >= 1, got 'abc'" -- run "$data/bad_trace_scenario.yaml"
+expect_fail run_missing "nope.yaml: cannot open" -- run "$tmp/nope.yaml"
+expect_fail run_no_file "run needs a scenario file" -- run
+expect_fail run_bad_set "--set hardware.tp=3: hardware.tp: .*|tp=3 does not divide" -- run "$q" --set hardware.tp=3
+"$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null
+"$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/b.json" --detailed --requests-csv "$tmp/b.csv" --timeseries-csv "$tmp/b.ts.csv" 2>/dev/null
+if cmp -s "$tmp/a.json" "$tmp/b.json" && cmp -s "$tmp/a.csv" "$tmp/b.csv" && cmp -s "$tmp/a.ts.csv" "$tmp/b.ts.csv" &&
+    [ "$(wc -l <"$tmp/a.csv")" -eq 301 ]; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL run_deterministic: outputs of two identical runs differ (or the CSV lacks rows)"
+fi
+
 echo "$pass passed, $failn failed"
 [ "$failn" -eq 0 ]

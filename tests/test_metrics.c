@@ -1,0 +1,180 @@
+/*
+ * Unit tests of the metric definitions on small hand-made cases: every expected value
+ * below is worked out by hand from vLLM's definitions (../shared/spec/metrics.md).
+ * Times are binary fractions so the inclusive SLO comparisons are exact.
+ */
+#include <math.h>
+
+#include "servesim/metrics.h"
+#include "testutil.h"
+
+static sv_req_t mkreq(double start, double first, double last, int in, int out, int state)
+{
+    sv_req_t r;
+    memset(&r, 0, sizeof r);
+    r.arrival = r.start = start;
+    r.scheduled = start;
+    r.first_token = first;
+    r.last_token = last;
+    r.end = last;
+    r.input = in;
+    r.output = out;
+    r.state = (uint8_t)state;
+    return r;
+}
+
+/*
+ * Replica 0 runs decode steps ending at 0.25, 0.375, 0.5625, 0.75 (k = 0..3).
+ *   R0: start 0,      first token 0.125, decodes in steps 0,1  -> 3 tokens, last 0.375
+ *   R1: start 0.0625, first token 0.25,  decodes in steps 1..3 -> 4 tokens, last 0.75
+ *   R2: start 0.5,    first token 0.75, output 1              -> no TPOT, no ITL
+ *   R3: start 0.0625, failed (timeout) after decoding in steps 1,2: counts nowhere
+ * TTFT  = [0.125, 0.1875, 0.25]
+ * TPOT  = [(0.375-0.125)/2, (0.75-0.25)/3] = [0.125, 0.16667]
+ * ITL   = R0 [0.125, 0.125], R1 [0.125, 0.1875, 0.1875]
+ * E2EL  = [0.375, 0.6875, 0.25]; duration = last end = 0.75
+ */
+static void build(sv_metrics_t **mout, sv_reqpool_t *pool, double slo_ttft, double slo_tpot)
+{
+    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
+                            .npercentiles = 1,
+                            .selected = SV_M_TTFT | SV_M_TPOT | SV_M_ITL,
+                            .slo_ttft_ms = slo_ttft,
+                            .slo_tpot_ms = slo_tpot,
+                            .slo_e2el_ms = NAN,
+                            .sample_interval = 1.0};
+    sv_metrics_t *m = sv_metrics_new(&cfg, 1);
+    const double steps[] = {0.25, 0.375, 0.5625, 0.75};
+    for (int k = 0; k < 4; k++) ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, steps[k]), k);
+    int32_t s0 = sv_metrics_seg_open(m, 0, 0, 0, 0.125);
+    int32_t s1 = sv_metrics_seg_open(m, 1, 0, 1, 0.25);
+    int32_t s3 = sv_metrics_seg_open(m, 3, 0, 1, 0.25);
+    ck_assert(sv_metrics_seg_close(m, s0, 2) == 0.375);
+    ck_assert(sv_metrics_seg_close(m, s1, 4) == 0.75);
+    ck_assert(sv_metrics_seg_close(m, s3, 3) == 0.5625);
+    pool->n = pool->cap = 4;
+    pool->r = malloc(4 * sizeof *pool->r);
+    pool->r[0] = mkreq(0.0, 0.125, 0.375, 10, 3, SV_RQ_DONE);
+    pool->r[1] = mkreq(0.0625, 0.25, 0.75, 20, 4, SV_RQ_DONE);
+    pool->r[2] = mkreq(0.5, 0.75, 0.75, 30, 1, SV_RQ_DONE);
+    pool->r[3] = mkreq(0.0625, 0.25, 0.5625, 40, 9, SV_RQ_FAILED);
+    pool->r[3].fail = SV_FAIL_TIMEOUT;
+    pool->r[3].end = 0.6;
+    *mout = m;
+}
+
+START_TEST(test_three_requests)
+{
+    sv_metrics_t *m;
+    sv_reqpool_t pool;
+    sv_summary_t s;
+    sv_error_t err;
+    build(&m, &pool, 187.5, 125.0);
+    ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
+    ck_assert_int_eq(s.completed, 3);
+    ck_assert_int_eq(s.failed, 1);
+    ck_assert_int_eq(s.failed_by[SV_FAIL_TIMEOUT], 1);
+    ck_assert_int_eq(s.total_input, 60);
+    ck_assert_int_eq(s.total_output, 8);
+    ck_assert(s.duration == 0.75);
+    ck_assert(s.request_throughput == 4.0);
+    tu_assert_rel(s.output_throughput, 8.0 / 0.75, 1e-15);
+    tu_assert_rel(s.total_token_throughput, 68.0 / 0.75, 1e-15);
+    /* Goodput: R0 meets TTFT 187.5 ms and TPOT 125 ms (both inclusive); R1 misses TPOT;
+     * R2 misses TTFT. */
+    ck_assert_int_eq(s.good, 1);
+    tu_assert_rel(s.request_goodput, 1.0 / 0.75, 1e-15);
+
+    tu_assert_rel(s.ttft.mean, 187.5, 1e-12);
+    tu_assert_rel(s.ttft.median, 187.5, 1e-12);
+    tu_assert_rel(s.ttft.std, 62.5 * sqrt(2.0 / 3.0), 1e-12);
+    tu_assert_rel(s.ttft.pct[0], 248.75, 1e-12); /* 0.1875 + 0.98 * 0.0625 */
+    tu_assert_rel(s.tpot.mean, (125.0 + 500.0 / 3.0) / 2.0, 1e-12);
+    tu_assert_rel(s.tpot.pct[0], 125.0 + 0.99 * (500.0 / 3.0 - 125.0), 1e-12);
+    ck_assert_int_eq(s.tpot.n, 2);
+    /* ITL pool [0.125 x3, 0.1875 x2]: mean 0.15, median 0.125, std sqrt(0.0009375). */
+    ck_assert_int_eq(s.itl.n, 5);
+    tu_assert_rel(s.itl.mean, 150.0, 1e-12);
+    tu_assert_rel(s.itl.median, 125.0, 1e-12);
+    tu_assert_rel(s.itl.std, 1e3 * sqrt(0.0009375), 1e-12);
+    tu_assert_rel(s.itl.pct[0], 187.5, 1e-12);
+    tu_assert_rel(s.e2el.mean, 437.5, 1e-12);
+    /* All 8 tokens of the successful requests fall in the first second; the failed
+     * request's tokens do not count. Peak overlap of [start, end): R0 with R1, or R1 with R2. */
+    ck_assert(s.max_output_tokens_per_s == 8.0);
+    ck_assert_int_eq(s.max_concurrent_requests, 2);
+
+    double *itl;
+    size_t n;
+    ck_assert_int_eq(sv_metrics_itls(m, &pool, 1, &itl, &n), 0);
+    ck_assert_int_eq((int)n, 3);
+    ck_assert(itl[0] == 0.125 && itl[1] == 0.1875 && itl[2] == 0.1875);
+    free(itl);
+    ck_assert_int_eq(sv_metrics_itls(m, &pool, 3, &itl, &n), 0); /* failed: none */
+    ck_assert_int_eq((int)n, 0);
+    sv_metrics_free(m);
+    free(pool.r);
+}
+END_TEST
+
+START_TEST(test_goodput_ttft_only_and_none)
+{
+    sv_metrics_t *m;
+    sv_reqpool_t pool;
+    sv_summary_t s;
+    sv_error_t err;
+    build(&m, &pool, 187.5, NAN);
+    ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
+    ck_assert_int_eq(s.good, 2); /* R0 and R1 (0.1875 <= 0.1875) */
+    sv_metrics_free(m);
+    free(pool.r);
+    build(&m, &pool, NAN, NAN);
+    ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
+    ck_assert(isnan(s.request_goodput)); /* vLLM writes null without SLOs */
+    sv_metrics_free(m);
+    free(pool.r);
+}
+END_TEST
+
+START_TEST(test_percentile_like_numpy)
+{
+    /* numpy.percentile([1, 2, 3, 4], [0, 25, 50, 90, 100]) = [1, 1.75, 2.5, 3.7, 4] */
+    double x[] = {4, 1, 3, 2};
+    double p[] = {0, 25, 90, 100};
+    sv_stat_t st;
+    sv_stat_compute(x, 4, p, 4, 1.0, &st);
+    ck_assert(st.pct[0] == 1.0);
+    ck_assert(st.pct[1] == 1.75);
+    tu_assert_rel(st.pct[2], 3.7, 1e-15);
+    ck_assert(st.pct[3] == 4.0);
+    ck_assert(st.median == 2.5);
+    ck_assert(st.mean == 2.5);
+    tu_assert_rel(st.std, sqrt(1.25), 1e-15); /* population std */
+    /* The weighted form over {1 x2, 3 x1, 4 x1} equals the expanded list [1, 1, 3, 4]. */
+    sv_wval_t w[] = {{3, 1}, {1, 2}, {4, 1}};
+    double e[] = {1, 1, 3, 4};
+    sv_stat_t ws, es;
+    double q[] = {10, 50, 75, 99};
+    sv_wstat_compute(w, 3, q, 4, 1.0, &ws);
+    sv_stat_compute(e, 4, q, 4, 1.0, &es);
+    for (int i = 0; i < 4; i++) tu_assert_rel(ws.pct[i], es.pct[i], 1e-15);
+    tu_assert_rel(ws.mean, es.mean, 1e-15);
+    tu_assert_rel(ws.std, es.std, 1e-15);
+    /* An empty list gives zeros, as numpy does on [0]. */
+    sv_stat_compute(NULL, 0, q, 4, 1.0, &st);
+    ck_assert(st.mean == 0 && st.pct[3] == 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("metrics");
+    TCase *tc = tcase_create("definitions");
+    tcase_add_test(tc, test_three_requests);
+    tcase_add_test(tc, test_goodput_ttft_only_and_none);
+    tcase_add_test(tc, test_percentile_like_numpy);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)

@@ -1,0 +1,127 @@
+/*
+ * Unit tests of scenario loading: defaults, overrides, relative paths, and bad input
+ * reported at its file, line, column and key.
+ */
+#include <math.h>
+
+#include "servesim/scenario.h"
+#include "servesim/sim.h"
+#include "testutil.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+static int load(const char *name, const char **sets, int n, sv_scenario_t **sc, sv_error_t *err)
+{
+    return sv_scenario_load(tu_data(name), sets, n, cat, sc, err);
+}
+
+START_TEST(test_defaults_and_overrides)
+{
+    sv_scenario_t *sc;
+    sv_error_t err;
+    const char *sets[] = {"engine.max_num_seq=32"}; /* the typo survives an override */
+    ck_assert_int_eq(load("unknown_key.yaml", sets, 1, &sc, &err), SV_ENOKEY);
+    const char *fix[] = {"engine={max_num_seqs: 64}", "hardware.tp=2", "seed=9",
+                         "workload.output={dist: uniform, min: 5, max: 9}"};
+    ck_assert_msg(load("unknown_key.yaml", fix, 4, &sc, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sc->engine.max_num_seqs, 64);
+    ck_assert_int_eq(sc->perf.tp, 2);
+    ck_assert(sc->seed == 9);
+    ck_assert_int_eq(sc->workload.output.kind, SV_LEN_UNIFORM);
+    ck_assert_int_eq(sc->engine.scheduler, SV_SCHED_VLLM);
+    ck_assert_int_eq(sc->engine.max_num_batched_tokens, 8192);
+    ck_assert_int_eq(sc->engine.block_size, 16);
+    ck_assert_int_eq(sc->replicas, 1);
+    ck_assert(isnan(sc->metrics.slo_ttft_ms));
+    ck_assert_int_eq(sc->metrics.npercentiles, 1);
+    ck_assert(sc->metrics.percentiles[0] == 99.0);
+    ck_assert_str_eq(sc->name, "unknown_key");
+    sv_scenario_free(sc);
+}
+END_TEST
+
+START_TEST(test_bad_input_is_located)
+{
+    sv_scenario_t *sc = NULL;
+    sv_error_t err;
+    ck_assert_int_eq(load("bad_yaml.yaml", NULL, 0, &sc, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "bad_yaml.yaml:5:1: malformed YAML") != NULL, "%s", err.msg);
+    ck_assert_int_eq(load("unknown_key.yaml", NULL, 0, &sc, &err), SV_ENOKEY);
+    ck_assert_msg(strstr(err.msg, "unknown_key.yaml:5:16: unknown key 'engine.max_num_seq' "
+                                  "(expected one of: scheduler, max_num_seqs,") != NULL,
+                  "%s", err.msg);
+    ck_assert_int_eq(load("negative_rate.yaml", NULL, 0, &sc, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "negative_rate.yaml:6:9: workload.rate: expected requests per "
+                                  "second > 0 or inf, got '-2'") != NULL,
+                  "%s", err.msg);
+    ck_assert_int_eq(load("bad_trace_scenario.yaml", NULL, 0, &sc, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "bad_trace.csv:3: column ContextTokens: expected a whole number "
+                                  ">= 1, got 'abc'") != NULL,
+                  "%s", err.msg);
+    const char *tp[] = {"hardware.tp=x"};
+    ck_assert_int_eq(load("negative_rate.yaml", tp, 1, &sc, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "--set hardware.tp=x: hardware.tp: expected a whole number") !=
+                      NULL,
+                  "%s", err.msg);
+    const char *gpu[] = {"hardware.gpu=h100x"};
+    ck_assert_int_eq(load("negative_rate.yaml", gpu, 1, &sc, &err), SV_ENOTFOUND);
+    ck_assert_msg(strstr(err.msg, "hardware.gpu: unknown GPU 'h100x'") != NULL, "%s", err.msg);
+    const char *sched[] = {"engine.scheduler=fifo"};
+    ck_assert_int_eq(load("negative_rate.yaml", sched, 1, &sc, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "engine.scheduler: expected one of vllm, vllm-v0, orca, static, "
+                                  "got 'fifo'") != NULL,
+                  "%s", err.msg);
+    const char *none[] = {"workload.rate=1", "workload.num_requests="};
+    ck_assert_int_eq(load("negative_rate.yaml", none, 2, &sc, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "give num_requests or duration_s") != NULL, "%s", err.msg);
+    const char *inf[] = {"workload.rate=-2", "workload.rate=inf", "workload.num_requests=",
+                         "workload.duration_s=10"};
+    ck_assert_int_eq(load("negative_rate.yaml", inf, 4, &sc, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "rate inf sends every request at once") != NULL, "%s", err.msg);
+    ck_assert_ptr_null(sc);
+    ck_assert_int_eq(sv_scenario_load("/nonexistent.yaml", NULL, 0, cat, &sc, &err), SV_EIO);
+}
+END_TEST
+
+START_TEST(test_trace_scenario_runs)
+{
+    /* A trace path is relative to the scenario file; arrivals follow it, at 2x speed. */
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_msg(load("trace_scenario.yaml", NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    sv_result_t *res;
+    ck_assert_int_eq(sv_sim_run(sc, &res, &err), 0);
+    ck_assert_int_eq(res->summary.completed, 3);
+    ck_assert(res->pool.r[1].arrival == res->pool.r[1].start);
+    tu_assert_rel(res->pool.r[1].arrival, 0.25, 1e-9);
+    tu_assert_rel(res->pool.r[2].arrival, 1.25, 1e-9);
+    ck_assert_int_eq(res->summary.total_input, 600);
+    ck_assert_int_eq(res->summary.total_output, 60);
+    sv_result_free(res);
+    sv_scenario_free(sc);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("scenario");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_defaults_and_overrides);
+    tcase_add_test(tc, test_bad_input_is_located);
+    tcase_add_test(tc, test_trace_scenario_runs);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)

@@ -1,0 +1,441 @@
+/*
+ * Whole-simulation tests: exact single-request latencies against the cost model,
+ * queueing theory (M/D/1, Little's law), KV-cache limits and preemption, accounting of
+ * every request, determinism, the JSON keys and the printed summary of vLLM.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "servesim/report.h"
+#include "servesim/scenario.h"
+#include "servesim/sim.h"
+#include "testutil.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+/* Write yaml to a temporary file, load it with overrides and run it. */
+static void run_yaml(const char *yaml, const char **sets, int nsets, sv_scenario_t **sc,
+                     sv_result_t **res)
+{
+    char path[] = "/tmp/sv_scn_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    ck_assert(write(fd, yaml, strlen(yaml)) == (ssize_t)strlen(yaml));
+    close(fd);
+    sv_error_t err;
+    int rc = sv_scenario_load(path, sets, nsets, cat, sc, &err);
+    unlink(path);
+    ck_assert_msg(rc == 0, "scenario: %s", err.msg);
+    rc = sv_sim_run(*sc, res, &err);
+    ck_assert_msg(rc == 0, "run: %s", err.msg);
+}
+
+static void done(sv_scenario_t *sc, sv_result_t *res)
+{
+    sv_result_free(res);
+    sv_scenario_free(sc);
+}
+
+/* Every request ended completed or failed with a reason, and the counts add up. */
+static void check_accounting(const sv_result_t *res)
+{
+    const sv_summary_t *s = &res->summary;
+    ck_assert_int_eq(s->completed + s->failed, (long)res->pool.n);
+    long by = 0;
+    for (int i = 1; i < SV_FAIL_COUNT; i++) by += s->failed_by[i];
+    ck_assert_int_eq(by, s->failed);
+    ck_assert_int_eq(s->failed_by[SV_FAIL_NONE], 0);
+    for (size_t i = 0; i < res->pool.n; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        ck_assert(r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED);
+        if (r->state == SV_RQ_FAILED) ck_assert(r->fail != SV_FAIL_NONE);
+        if (r->state == SV_RQ_DONE) {
+            ck_assert(r->scheduled >= r->start && r->first_token > r->scheduled);
+            ck_assert(r->last_token >= r->first_token && r->end == r->last_token);
+        }
+    }
+    for (int i = 0; i < res->replicas; i++)
+        ck_assert(res->rstats[i].peak_blocks_used <= res->kv_blocks);
+}
+
+static const char *one_h100 = "seed: 3\n"
+                              "model: llama-3.1-8b\n"
+                              "hardware: {gpu: h100-sxm}\n"
+                              "workload:\n"
+                              "  num_requests: 1\n"
+                              "  rate: 1\n"
+                              "  input: 512\n"
+                              "  output: 16\n";
+
+START_TEST(test_single_request_exact)
+{
+    /* Alone on the replica: TTFT = 0 queue + the cost model's prefill of 512 tokens, and
+     * each later token takes exactly one decode step at its context. */
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(one_h100, NULL, 0, &sc, &res);
+    const sv_req_t *r = &res->pool.r[0];
+    ck_assert(r->start == 1.0); /* rescaled to N / rate */
+    ck_assert(r->scheduled == r->start);
+    double prefill = sv_perf_prefill_time(&res->perf, 512, NULL);
+    tu_assert_rel(r->first_token - r->start, prefill, 1e-12);
+    double *itl;
+    size_t n;
+    ck_assert_int_eq(sv_metrics_itls(res->metrics, &res->pool, 0, &itl, &n), 0);
+    ck_assert_int_eq((int)n, 15);
+    double sum = 0;
+    for (int k = 1; k <= 15; k++) {
+        double step = sv_perf_decode_time(&res->perf, 1, 512 + k - 1, NULL);
+        tu_assert_rel(itl[k - 1], step, 1e-9);
+        sum += step;
+    }
+    free(itl);
+    const sv_summary_t *s = &res->summary;
+    tu_assert_rel(s->ttft.mean, prefill * 1e3, 1e-9);
+    tu_assert_rel(s->tpot.mean, sum / 15.0 * 1e3, 1e-9);
+    tu_assert_rel(s->e2el.mean, (prefill + sum) * 1e3, 1e-9);
+    ck_assert(s->queue.mean == 0.0);
+    ck_assert_int_eq(s->completed, 1);
+    done(sc, res);
+}
+END_TEST
+
+/* M/D/1 with max_num_seqs 1: service D is one request alone; Wq = rho D / (2 (1 - rho)). */
+static void md1(double rho, long n)
+{
+    const char *yaml = "seed: 11\n"
+                       "model: llama-3.1-8b\n"
+                       "hardware: {gpu: h100-sxm}\n"
+                       "engine: {max_num_seqs: 1}\n"
+                       "workload:\n"
+                       "  num_requests: 1\n"
+                       "  rate: 1\n"
+                       "  rescale_arrivals: false\n"
+                       "  input: 128\n"
+                       "  output: 2\n";
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(yaml, NULL, 0, &sc, &res);
+    double D = res->summary.e2el.mean / 1e3;
+    done(sc, res);
+    char rate[64], num[64];
+    snprintf(rate, sizeof rate, "workload.rate=%.17g", rho / D);
+    snprintf(num, sizeof num, "workload.num_requests=%ld", n);
+    const char *sets[] = {rate, num};
+    run_yaml(yaml, sets, 2, &sc, &res);
+    double wq = rho * D / (2.0 * (1.0 - rho));
+    tu_assert_rel(res->summary.queue.mean / 1e3, wq, 0.03);
+    check_accounting(res);
+    done(sc, res);
+}
+
+START_TEST(test_md1_half_load)
+{
+    md1(0.5, 300000);
+}
+END_TEST
+
+START_TEST(test_md1_80_percent_load)
+{
+    md1(0.8, 1000000);
+}
+END_TEST
+
+static const char *chat = "name: chat\n"
+                          "seed: 5\n"
+                          "model: llama-3.1-8b\n"
+                          "hardware: {gpu: h100-sxm}\n"
+                          "workload:\n"
+                          "  num_requests: 4000\n"
+                          "  rate: 12\n"
+                          "  input: {dist: lognormal, mean: 1024, std: 768, min: 16, max: 8192}\n"
+                          "  output: {dist: lognormal, mean: 256, std: 192, min: 8, max: 2048}\n"
+                          "slo: {ttft_ms: 500, tpot_ms: 50}\n"
+                          "metrics: {sample_interval_s: 0.01}\n";
+
+START_TEST(test_littles_law)
+{
+    /* L, the time-average number of requests in the server (sampled from the replica's
+     * running and waiting counts), equals lambda x W = (sum of latencies) / duration. */
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(chat, NULL, 0, &sc, &res);
+    size_t n;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &n);
+    double area = 0;
+    for (size_t i = 0; i < n; i++) area += (sm[i].running + sm[i].waiting) * 0.01;
+    double T = res->summary.duration;
+    double lw = res->summary.e2el.mean / 1e3 * res->summary.completed / T;
+    ck_assert(res->summary.max_concurrent_requests > 10); /* it did batch */
+    tu_assert_rel(area / T, lw, 0.02);
+    check_accounting(res);
+    done(sc, res);
+}
+END_TEST
+
+START_TEST(test_kv_capacity_and_preemption)
+{
+    /* A cache of a few thousand tokens forces preemptions; it is never exceeded. */
+    const char *sets[] = {"hardware.gpu_memory_utilization=0.24", "workload.num_requests=1000"};
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(chat, sets, 2, &sc, &res);
+    ck_assert(res->kv_blocks < 2000);
+    ck_assert(res->preemptions > 0);
+    ck_assert(res->kv_usage_max <= 1.0);
+    ck_assert(res->kv_usage_max > 0.9);
+    ck_assert_int_eq(res->summary.completed, 1000);
+    check_accounting(res);
+    done(sc, res);
+    /* The same with swapping: the KV goes to host memory and comes back. */
+    const char *sets2[] = {"hardware.gpu_memory_utilization=0.24", "workload.num_requests=1000",
+                           "engine.preemption=swap"};
+    run_yaml(chat, sets2, 3, &sc, &res);
+    ck_assert(res->preemptions > 0);
+    long swaps = 0;
+    for (int i = 0; i < res->replicas; i++) swaps += res->rstats[i].swaps;
+    ck_assert(swaps > 0);
+    ck_assert_int_eq(res->summary.completed, 1000);
+    check_accounting(res);
+    done(sc, res);
+    /* With a roomy cache there is no preemption at all. */
+    const char *sets3[] = {"workload.num_requests=1000"};
+    run_yaml(chat, sets3, 1, &sc, &res);
+    ck_assert_int_eq(res->preemptions, 0);
+    done(sc, res);
+}
+END_TEST
+
+START_TEST(test_failures_accounted)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    /* Overload with a client timeout and a bounded queue: both kinds of failure happen. */
+    const char *sets[] = {"workload.rate=60", "workload.timeout_s=5", "engine.max_queue=20",
+                          "workload.num_requests=2000"};
+    run_yaml(chat, sets, 4, &sc, &res);
+    ck_assert(res->summary.failed_by[SV_FAIL_TIMEOUT] > 0);
+    ck_assert(res->summary.failed_by[SV_FAIL_QUEUE_FULL] > 0);
+    ck_assert(res->summary.completed > 0);
+    check_accounting(res);
+    for (size_t i = 0; i < res->pool.n; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        if (r->fail == SV_FAIL_TIMEOUT) tu_assert_rel(r->end - r->start, 5.0, 1e-9);
+    }
+    done(sc, res);
+    /* Requests longer than max_model_len fail at once; a horizon fails the rest. */
+    const char *sets2[] = {"engine.max_model_len=1024", "horizon_s=60"};
+    run_yaml(chat, sets2, 2, &sc, &res);
+    ck_assert(res->summary.failed_by[SV_FAIL_TOO_LONG] > 0);
+    ck_assert(res->summary.failed_by[SV_FAIL_UNFINISHED] > 0);
+    ck_assert(res->summary.duration <= 60.0);
+    check_accounting(res);
+    done(sc, res);
+    /* Whole-prompt schedulers cannot take a prompt over the token budget. */
+    const char *sets3[] = {"engine.scheduler=vllm-v0", "engine.max_num_batched_tokens=1024",
+                           "workload.num_requests=500"};
+    run_yaml(chat, sets3, 3, &sc, &res);
+    ck_assert(res->summary.failed_by[SV_FAIL_PROMPT_BUDGET] > 0);
+    check_accounting(res);
+    done(sc, res);
+}
+END_TEST
+
+START_TEST(test_every_scheduler_and_closed_loop)
+{
+    const char *scheds[] = {"engine.scheduler=vllm", "engine.scheduler=vllm-v0",
+                            "engine.scheduler=orca", "engine.scheduler=static"};
+    for (int i = 0; i < 4; i++) {
+        const char *sets[] = {scheds[i], "workload.num_requests=800"};
+        sv_scenario_t *sc;
+        sv_result_t *res;
+        run_yaml(chat, sets, 2, &sc, &res);
+        ck_assert_msg(res->summary.completed == 800, "%s", scheds[i]);
+        check_accounting(res);
+        done(sc, res);
+    }
+    /* A closed loop of 4 never has more than 4 requests in flight. */
+    const char *sets[] = {"workload.rate=inf", "workload.max_concurrency=4",
+                          "workload.num_requests=300"};
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(chat, sets, 3, &sc, &res);
+    ck_assert_int_eq(res->summary.max_concurrent_requests, 4);
+    ck_assert_int_eq(res->summary.completed, 300);
+    done(sc, res);
+}
+END_TEST
+
+START_TEST(test_batching_lesson)
+{
+    /* Same load: continuous batching serves more tokens per second and answers far sooner
+     * than static batching, whose batches wait for their longest member. */
+    const char *st[] = {"engine.scheduler=static", "workload.num_requests=1500"};
+    const char *cb[] = {"engine.scheduler=vllm", "workload.num_requests=1500"};
+    sv_scenario_t *sc1, *sc2;
+    sv_result_t *r1, *r2;
+    run_yaml(chat, st, 2, &sc1, &r1);
+    run_yaml(chat, cb, 2, &sc2, &r2);
+    ck_assert(r2->summary.output_throughput > r1->summary.output_throughput);
+    ck_assert(r2->summary.ttft.mean * 10 < r1->summary.ttft.mean);
+    done(sc1, r1);
+    done(sc2, r2);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    ck_assert(fread(b, 1, (size_t)n, f) == (size_t)n);
+    b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+static char *json_of(const char **sets, int nsets, int detailed)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(chat, sets, nsets, &sc, &res);
+    char path[] = "/tmp/sv_json_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    sv_error_t err;
+    ck_assert_int_eq(sv_report_json(res, detailed, path, &err), 0);
+    char *text = slurp(path);
+    unlink(path);
+    done(sc, res);
+    return text;
+}
+
+START_TEST(test_deterministic_json)
+{
+    const char *a[] = {"workload.num_requests=500"};
+    const char *b[] = {"workload.num_requests=500", "seed=6"};
+    char *j1 = json_of(a, 1, 1), *j2 = json_of(a, 1, 1), *j3 = json_of(b, 2, 1);
+    ck_assert_msg(strcmp(j1, j2) == 0, "two runs with the same seed differ");
+    ck_assert(strcmp(j1, j3) != 0);
+    free(j1);
+    free(j2);
+    free(j3);
+}
+END_TEST
+
+START_TEST(test_json_has_vllm_keys)
+{
+    const char *sets[] = {"workload.num_requests=200"};
+    const char *always[] = {"date", "endpoint_type", "backend", "label", "model_id",
+                            "tokenizer_id", "num_prompts", "request_rate", "burstiness",
+                            "max_concurrency", "duration", "completed", "failed",
+                            "total_input_tokens", "total_output_tokens", "request_throughput",
+                            "request_goodput", "output_throughput", "total_token_throughput",
+                            "max_output_tokens_per_s", "max_concurrent_requests", "latencies",
+                            "servesim"};
+    const char *lists[] = {"input_lens", "output_lens", "ttfts", "itls", "start_times", "errors"};
+    const char *ms[] = {"ttft", "tpot", "itl", "e2el"};
+    for (int detailed = 0; detailed <= 1; detailed++) {
+        char *text = json_of(sets, 1, detailed);
+        cJSON *j = cJSON_Parse(text);
+        ck_assert_msg(j != NULL, "the JSON does not parse");
+        for (size_t i = 0; i < sizeof always / sizeof *always; i++)
+            ck_assert_msg(cJSON_HasObjectItem(j, always[i]), "missing %s", always[i]);
+        for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+            ck_assert_int_eq(cJSON_HasObjectItem(j, lists[i]), detailed);
+        for (int m = 0; m < 4; m++) {
+            const char *fmt[] = {"mean_%s_ms", "median_%s_ms", "std_%s_ms", "p50_%s_ms",
+                                 "p90_%s_ms", "p95_%s_ms", "p99_%s_ms"};
+            for (int k = 0; k < 7; k++) {
+                char key[64];
+                snprintf(key, sizeof key, fmt[k], ms[m]);
+                ck_assert_msg(cJSON_HasObjectItem(j, key), "missing %s", key);
+            }
+        }
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "latencies")), 200);
+        ck_assert_str_eq(cJSON_GetObjectItem(j, "request_rate")->valuestring == NULL
+                             ? "num"
+                             : cJSON_GetObjectItem(j, "request_rate")->valuestring,
+                         "num");
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "max_concurrency")));
+        if (detailed) {
+            cJSON *itls = cJSON_GetObjectItem(j, "itls");
+            cJSON *outs = cJSON_GetObjectItem(j, "output_lens");
+            for (int i = 0; i < 200; i++)
+                ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetArrayItem(itls, i)),
+                                 cJSON_GetArrayItem(outs, i)->valueint - 1);
+        }
+        cJSON_Delete(j);
+        free(text);
+    }
+}
+END_TEST
+
+START_TEST(test_summary_format)
+{
+    const char *sets[] = {"workload.rate=inf", "workload.max_concurrency=2",
+                          "workload.num_requests=10"};
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(chat, sets, 3, &sc, &res);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sv_report_summary(res, f);
+    fclose(f);
+    /* vLLM's "{:<40} {:<10}" lines, in its order, with its conditional lines. */
+    const char *expect_start = "============ Serving Benchmark Result ============\n"
+                               "Successful requests:                     10        \n"
+                               "Failed requests:                         0         \n"
+                               "Maximum request concurrency:             2         \n"
+                               "Benchmark duration (s):                  ";
+    ck_assert_msg(strncmp(buf, expect_start, strlen(expect_start)) == 0, "%s", buf);
+    ck_assert(strstr(buf, "Request rate configured") == NULL); /* rate inf */
+    ck_assert(strstr(buf, "\nRequest goodput (req/s):                 ") != NULL);
+    ck_assert(strstr(buf, "\n---------------Time to First Token----------------\n") != NULL);
+    ck_assert(strstr(buf, "\n-----Time per Output Token (excl. 1st token)------\n") != NULL);
+    ck_assert(strstr(buf, "\n---------------Inter-token Latency----------------\n") != NULL);
+    ck_assert(strstr(buf, "End-to-end Latency") == NULL); /* e2el not selected */
+    ck_assert(strstr(buf, "\nP99 ITL (ms):                            ") != NULL);
+    ck_assert(strstr(buf, "\nPeak concurrent requests:                2.00      \n") != NULL);
+    free(buf);
+    done(sc, res);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("sim");
+    TCase *tc = tcase_create("sim");
+    tcase_set_timeout(tc, 300);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_single_request_exact);
+    tcase_add_test(tc, test_md1_half_load);
+    tcase_add_test(tc, test_md1_80_percent_load);
+    tcase_add_test(tc, test_littles_law);
+    tcase_add_test(tc, test_kv_capacity_and_preemption);
+    tcase_add_test(tc, test_failures_accounted);
+    tcase_add_test(tc, test_every_scheduler_and_closed_loop);
+    tcase_add_test(tc, test_batching_lesson);
+    tcase_add_test(tc, test_deterministic_json);
+    tcase_add_test(tc, test_json_has_vllm_keys);
+    tcase_add_test(tc, test_summary_format);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)

@@ -1,0 +1,279 @@
+/*
+ * Unit tests of the event queue and of workloads: arrival processes against their
+ * distributions, vLLM's rescaling, length distributions and clamps, trace replay, and
+ * independent random streams.
+ */
+#include <math.h>
+#include <unistd.h>
+
+#include "servesim/engine.h"
+#include "servesim/workload.h"
+#include "testutil.h"
+
+START_TEST(test_event_order)
+{
+    sv_evq_t q;
+    sv_evq_init(&q, 0);
+    /* Equal times pop in insertion order; times in order. */
+    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 10), 0);
+    ck_assert_int_eq(sv_evq_push(&q, 1.0, 1, 20), 0);
+    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 11), 0);
+    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 12), 0);
+    ck_assert_int_eq(sv_evq_push(&q, 0.5, 1, 30), 0);
+    int expect[] = {30, 20, 10, 11, 12};
+    sv_event_t ev;
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(sv_evq_pop(&q, &ev), 1);
+        ck_assert_int_eq(ev.id, expect[i]);
+    }
+    ck_assert_int_eq(sv_evq_pop(&q, &ev), 0);
+    /* Many random events come out sorted by (time, seq). */
+    srand(7);
+    for (int i = 0; i < 20000; i++) sv_evq_push(&q, (double)(rand() % 100), 0, i);
+    double pt = -1;
+    uint64_t ps = 0;
+    while (sv_evq_pop(&q, &ev)) {
+        ck_assert(ev.time > pt || (ev.time == pt && ev.seq > ps));
+        pt = ev.time;
+        ps = ev.seq;
+    }
+    sv_evq_free(&q);
+    sv_evq_init(&q, 3); /* bounded */
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(sv_evq_push(&q, 1.0, 0, i), 0);
+    ck_assert_int_eq(sv_evq_push(&q, 1.0, 0, 3), SV_ELIMIT);
+    sv_evq_free(&q);
+}
+END_TEST
+
+static sv_workload_cfg_t base_cfg(long n, double rate, double burstiness)
+{
+    sv_workload_cfg_t c;
+    memset(&c, 0, sizeof c);
+    c.num_requests = n;
+    c.rate = rate;
+    c.burstiness = burstiness;
+    c.input = (sv_lendist_t){.kind = SV_LEN_FIXED, .value = 100, .min = 1, .max = 1000000};
+    c.output = c.input;
+    return c;
+}
+
+/* Gaps of n arrivals: mean and squared coefficient of variation. */
+static void gap_stats(const sv_workload_cfg_t *c, uint64_t seed, double *mean, double *cv2,
+                      double *last)
+{
+    sv_workload_t *w;
+    sv_error_t err;
+    ck_assert_int_eq(sv_workload_new(c, NULL, seed, &w, &err), 0);
+    double t, prev = 0, s = 0, ss = 0;
+    int32_t in, out;
+    long n = 0;
+    while (sv_workload_next(w, &t, &in, &out)) {
+        double g = t - prev;
+        ck_assert(g >= 0);
+        s += g;
+        ss += g * g;
+        prev = t;
+        n++;
+    }
+    *mean = s / n;
+    *cv2 = (ss / n - *mean * *mean) / (*mean * *mean);
+    *last = prev;
+    sv_workload_free(w);
+}
+
+START_TEST(test_arrivals)
+{
+    double mean, cv2, last;
+    /* Poisson at 10 req/s: gaps exponential, mean 0.1 s, CV^2 = 1. */
+    sv_workload_cfg_t c = base_cfg(200000, 10.0, 1.0);
+    c.rescale = 0;
+    gap_stats(&c, 1, &mean, &cv2, &last);
+    tu_assert_rel(mean, 0.1, 0.01);
+    tu_assert_rel(cv2, 1.0, 0.02);
+    /* Gamma with burstiness 0.25: same mean, CV^2 = 1 / burstiness = 4. */
+    c.burstiness = 0.25;
+    gap_stats(&c, 2, &mean, &cv2, &last);
+    tu_assert_rel(mean, 0.1, 0.02);
+    tu_assert_rel(cv2, 4.0, 0.05);
+    /* Burstiness inf: constant gaps. */
+    c.burstiness = INFINITY;
+    gap_stats(&c, 3, &mean, &cv2, &last);
+    tu_assert_rel(mean, 0.1, 1e-9);
+    ck_assert(fabs(cv2) < 1e-6);
+    /* vLLM's rescaling: the last of N arrivals lands at exactly N / rate. */
+    c = base_cfg(1000, 10.0, 1.0);
+    c.rescale = 1;
+    gap_stats(&c, 4, &mean, &cv2, &last);
+    tu_assert_rel(last, 100.0, 1e-12);
+    /* Rate inf: all at t = 0. */
+    c = base_cfg(50, INFINITY, 1.0);
+    gap_stats(&c, 5, &mean, &cv2, &last);
+    ck_assert(last == 0.0);
+    /* Duration bound: Poisson at 10 req/s for 100 s gives about 1000 requests. */
+    c = base_cfg(0, 10.0, 1.0);
+    c.duration = 100.0;
+    sv_workload_t *w;
+    sv_error_t err;
+    ck_assert_int_eq(sv_workload_new(&c, NULL, 6, &w, &err), 0);
+    double t;
+    int32_t in, out;
+    long n = 0;
+    while (sv_workload_next(w, &t, &in, &out)) {
+        ck_assert(t <= 100.0);
+        n++;
+    }
+    ck_assert(n > 900 && n < 1100);
+    sv_workload_free(w);
+}
+END_TEST
+
+START_TEST(test_lengths)
+{
+    sv_workload_cfg_t c = base_cfg(100000, 10.0, 1.0);
+    c.input = (sv_lendist_t){.kind = SV_LEN_LOGNORMAL, .mean = 1000, .std = 500, .min = 1,
+                             .max = 10000000};
+    c.output = (sv_lendist_t){.kind = SV_LEN_UNIFORM, .lo = 5, .hi = 9, .min = 5, .max = 9};
+    sv_workload_t *w;
+    sv_error_t err;
+    ck_assert_int_eq(sv_workload_new(&c, NULL, 9, &w, &err), 0);
+    double t, s = 0, ss = 0;
+    int32_t in, out, lo = 100, hi = 0;
+    long n = 0;
+    while (sv_workload_next(w, &t, &in, &out)) {
+        s += in;
+        ss += (double)in * in;
+        if (out < lo) lo = out;
+        if (out > hi) hi = out;
+        n++;
+    }
+    double mean = s / n, sd = sqrt(ss / n - mean * mean);
+    tu_assert_rel(mean, 1000.0, 0.01);
+    tu_assert_rel(sd, 500.0, 0.03);
+    ck_assert_int_eq(lo, 5);
+    ck_assert_int_eq(hi, 9);
+    sv_workload_free(w);
+
+    /* Clamps: a normal around 10 with std 100 never leaves [8, 12]. */
+    c.input = (sv_lendist_t){.kind = SV_LEN_NORMAL, .mean = 10, .std = 100, .min = 8, .max = 12};
+    ck_assert_int_eq(sv_workload_new(&c, NULL, 9, &w, &err), 0);
+    while (sv_workload_next(w, &t, &in, &out)) ck_assert(in >= 8 && in <= 12);
+    sv_workload_free(w);
+
+    /* Empirical: only the values of the file. */
+    long *v;
+    size_t nv;
+    ck_assert_int_eq(sv_empirical_load(tu_data("lengths.csv"), "tokens", &v, &nv, &err), 0);
+    ck_assert_int_eq((int)nv, 2);
+    c.input = (sv_lendist_t){.kind = SV_LEN_EMPIRICAL, .samples = v, .nsamples = nv, .min = 1,
+                             .max = 100};
+    ck_assert_int_eq(sv_workload_new(&c, NULL, 9, &w, &err), 0);
+    int seen5 = 0, seen7 = 0;
+    while (sv_workload_next(w, &t, &in, &out)) {
+        ck_assert(in == 5 || in == 7);
+        seen5 |= in == 5;
+        seen7 |= in == 7;
+    }
+    ck_assert(seen5 && seen7);
+    sv_workload_free(w);
+    free(v);
+    ck_assert_int_eq(sv_empirical_load(tu_data("lengths.csv"), "nope", &v, &nv, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "lengths.csv:1: no column 'nope' in the header (columns: tokens)"),
+                  "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_streams_independent)
+{
+    /* Changing the output distribution leaves arrivals and inputs untouched. */
+    sv_workload_cfg_t a = base_cfg(1000, 5.0, 1.0);
+    a.input = (sv_lendist_t){.kind = SV_LEN_LOGNORMAL, .mean = 100, .std = 50, .min = 1, .max = 100000};
+    sv_workload_cfg_t b = a;
+    b.output = (sv_lendist_t){.kind = SV_LEN_UNIFORM, .lo = 1, .hi = 1000, .min = 1, .max = 1000};
+    sv_workload_t *wa, *wb;
+    sv_error_t err;
+    ck_assert_int_eq(sv_workload_new(&a, NULL, 77, &wa, &err), 0);
+    ck_assert_int_eq(sv_workload_new(&b, NULL, 77, &wb, &err), 0);
+    double ta, tb;
+    int32_t ia, ib, oa, ob;
+    while (sv_workload_next(wa, &ta, &ia, &oa)) {
+        ck_assert_int_eq(sv_workload_next(wb, &tb, &ib, &ob), 1);
+        ck_assert(ta == tb);
+        ck_assert_int_eq(ia, ib);
+    }
+    sv_workload_free(wa);
+    sv_workload_free(wb);
+    ck_assert(sv_stream_seed(1, SV_STREAM_ARRIVALS) != sv_stream_seed(1, SV_STREAM_INPUT));
+    ck_assert(sv_stream_seed(1, SV_STREAM_INPUT) != sv_stream_seed(2, SV_STREAM_INPUT));
+}
+END_TEST
+
+static sv_trace_cfg_t trace_cfg(const char *path)
+{
+    sv_trace_cfg_t t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.path, sizeof t.path, "%s", path);
+    snprintf(t.time_col, sizeof t.time_col, "TIMESTAMP");
+    snprintf(t.input_col, sizeof t.input_col, "ContextTokens");
+    snprintf(t.output_col, sizeof t.output_col, "GeneratedTokens");
+    t.speedup = 1.0;
+    return t;
+}
+
+START_TEST(test_traces)
+{
+    sv_error_t err;
+    sv_trace_t *t;
+    sv_trace_cfg_t c = trace_cfg(tu_data("small_trace.csv"));
+    c.speedup = 2.0;
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), 0);
+    ck_assert_int_eq((int)t->n, 3);
+    /* Times relative to the first row, divided by the speedup: 0, 0.25, 1.25 s. */
+    tu_assert_rel(t->time[1], 0.25, 1e-9);
+    tu_assert_rel(t->time[2], 1.25, 1e-9);
+    ck_assert(t->time[0] == 0.0);
+    ck_assert_int_eq(t->input[2], 300);
+    ck_assert_int_eq(t->output[1], 20);
+    sv_trace_free(t);
+
+    c = trace_cfg(tu_data("bad_trace.csv"));
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "bad_trace.csv:3: column ContextTokens: expected a whole "
+                                  "number >= 1, got 'abc'") != NULL,
+                  "%s", err.msg);
+
+    /* The real Azure conversation trace, when ../shared is here. */
+    const char *shared = getenv("SV_SHARED_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/traces/AzureLLMInferenceTrace_conv.csv", shared ? shared : "");
+    if (!shared || access(path, R_OK) != 0) return; /* skipped: no shared traces here */
+    c = trace_cfg(path);
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), 0);
+    ck_assert_int_eq((int)t->n, 19366);
+    double in = 0, out = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        in += t->input[i];
+        out += t->output[i];
+    }
+    /* The trace's README: input mean 1,155, output mean 211, about 58 minutes. */
+    tu_assert_rel(in / t->n, 1155.0, 0.01);
+    tu_assert_rel(out / t->n, 211.0, 0.01);
+    ck_assert(t->time[t->n - 1] > 55 * 60 && t->time[t->n - 1] < 60 * 60);
+    sv_trace_free(t);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("workload");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_event_order);
+    tcase_add_test(tc, test_arrivals);
+    tcase_add_test(tc, test_lengths);
+    tcase_add_test(tc, test_streams_independent);
+    tcase_add_test(tc, test_traces);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)
