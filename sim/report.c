@@ -136,6 +136,22 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     centred(f, "", '=', 50);
 }
 
+/* Open path for writing ("-" is stdout for the JSON). */
+static FILE *open_out(const char *path, sv_error_t *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+/* Close what open_out() opened; a write error anywhere becomes SV_EIO. */
+static int close_out(FILE *f, const char *path, sv_error_t *err)
+{
+    int bad = ferror(f);
+    if (f != stdout && fclose(f)) bad = 1;
+    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+}
+
 /* ---- JSON ------------------------------------------------------------------------------ */
 
 static void stat_keys(sv_jw_t *w, const sv_summary_t *s, const char *m, const sv_stat_t *st)
@@ -249,8 +265,8 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
 
 int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
     const sv_scenario_t *sc = res->sc;
     const sv_summary_t *s = &res->summary;
     const sv_workload_cfg_t *wl = &sc->workload;
@@ -292,9 +308,7 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     write_servesim(&w, res);
     sv__jw_end_obj(&w);
     fputc('\n', f);
-    int bad = ferror(f);
-    if (f != stdout && fclose(f)) bad = 1;
-    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+    return close_out(f, path, err);
 }
 
 /* ---- CSV ------------------------------------------------------------------------------- */
@@ -306,8 +320,8 @@ static double ms_or_nan(int ok, double s)
 
 int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
     fputs("id,replica,arrival_s,start_s,input_tokens,output_tokens,status,fail_reason,"
           "queue_ms,prefill_ms,ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions\n",
           f);
@@ -323,22 +337,18 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
                 ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
                 ms_or_nan(ok, r->last_token - r->start), (unsigned)r->preemptions);
     }
-    int bad = ferror(f);
-    if (fclose(f)) bad = 1;
-    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+    return close_out(f, path, err);
 }
 
 int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
     fputs("time_s,replica,running,waiting,kv_usage,batch_tokens\n", f);
     size_t n;
     const sv_sample_t *s = sv_metrics_samples(res->metrics, &n);
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%.9g,%d,%d,%d,%.6f,%d\n", s[i].t, s[i].replica, s[i].running, s[i].waiting,
                 (double)s[i].kv_usage, s[i].batch_tokens);
-    int bad = ferror(f);
-    if (fclose(f)) bad = 1;
-    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+    return close_out(f, path, err);
 }

@@ -75,6 +75,7 @@ expect_fail run_negative_rate "negative_rate.yaml:6:9: workload.rate: expected r
 expect_fail run_bad_trace "bad_trace.csv:3: column ContextTokens: expected a whole number >= 1, got 'abc'" -- run "$data/bad_trace_scenario.yaml"
 expect_fail run_missing "nope.yaml: cannot open" -- run "$tmp/nope.yaml"
 expect_fail run_no_file "run needs a scenario file" -- run
+expect_fail run_unwritable "/nonexistent/dir/x.json: cannot write" -- run "$q" --set workload.num_requests=5 --quiet --json /nonexistent/dir/x.json
 expect_fail run_bad_set "--set hardware.tp=3: hardware.tp: .*|tp=3 does not divide" -- run "$q" --set hardware.tp=3
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/b.json" --detailed --requests-csv "$tmp/b.csv" --timeseries-csv "$tmp/b.ts.csv" 2>/dev/null
