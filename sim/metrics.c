@@ -269,9 +269,11 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
     double *ttft = malloc((n + 1) * sizeof *ttft), *tpot = malloc((n + 1) * sizeof *tpot);
     double *e2el = malloc((n + 1) * sizeof *e2el), *queue = malloc((n + 1) * sizeof *queue);
     double *pre = malloc((n + 1) * sizeof *pre), *dec = malloc((n + 1) * sizeof *dec);
+    double *xw = malloc((n + 1) * sizeof *xw), *xt = malloc((n + 1) * sizeof *xt);
+    double *dq = malloc((n + 1) * sizeof *dq);
     conc_ev_t *ev = malloc((2 * n + 1) * sizeof *ev);
     int rc = 0;
-    if (!ttft || !tpot || !e2el || !queue || !pre || !dec || !ev) {
+    if (!ttft || !tpot || !e2el || !queue || !pre || !dec || !xw || !xt || !dq || !ev) {
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
     }
@@ -292,8 +294,15 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
         ttft[nc] = t;
         e2el[nc] = lat;
         queue[nc] = r->scheduled - r->start;
-        pre[nc] = r->first_token - r->scheduled;
+        pre[nc] = r->prefill_end - r->scheduled;
         dec[nc] = r->last_token - r->first_token;
+        /* Colocated requests have no transfer: those phases are zero. */
+        double xs = r->xfer_start >= 0 ? r->xfer_start : r->prefill_end;
+        double xe = r->xfer_end >= 0 ? r->xfer_end : r->prefill_end;
+        double ds = r->decode_start >= 0 ? r->decode_start : xe;
+        xw[nc] = xs - r->prefill_end;
+        xt[nc] = xe - xs;
+        dq[nc] = ds - xe;
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
@@ -336,6 +345,9 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
     sv_stat_compute(queue, nc, out->pcts, out->npcts, 1e3, &out->queue);
     sv_stat_compute(pre, nc, out->pcts, out->npcts, 1e3, &out->prefill);
     sv_stat_compute(dec, nc, out->pcts, out->npcts, 1e3, &out->decode);
+    sv_stat_compute(xw, nc, out->pcts, out->npcts, 1e3, &out->xfer_wait);
+    sv_stat_compute(xt, nc, out->pcts, out->npcts, 1e3, &out->xfer);
+    sv_stat_compute(dq, nc, out->pcts, out->npcts, 1e3, &out->decode_queue);
 
     /* ITL pool and token bins from segments, decode steps and singles. */
     {
@@ -372,8 +384,14 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
             for (size_t i = 0; i < m->nsegs; i++) {
                 const seg_t *s = &m->segs[i];
                 if (!ok(&R[s->req]) || s->k1 <= s->k0) continue;
-                w[nwv++] = (sv_wval_t){m->dec[s->replica].t[s->k0] - s->t_join, 1.0};
-                cov[s->replica][s->k0]++;
+                if (isnan(s->t_join)) {
+                    /* Its first step made the request's first token: TTFT, not an ITL, and
+                     * already binned with the first tokens. */
+                    cov[s->replica][s->k0 + 1]++;
+                } else {
+                    w[nwv++] = (sv_wval_t){m->dec[s->replica].t[s->k0] - s->t_join, 1.0};
+                    cov[s->replica][s->k0]++;
+                }
                 cov[s->replica][s->k1]--;
                 wts[s->replica][s->k0 + 1]++;
                 wts[s->replica][s->k1]--;
@@ -412,6 +430,9 @@ done:
     free(queue);
     free(pre);
     free(dec);
+    free(xw);
+    free(xt);
+    free(dq);
     free(ev);
     return rc;
 }
@@ -461,7 +482,9 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
             const seg_t *sg = &m->segs[s];
             const double *t = m->dec[sg->replica].t;
             double prev = sg->t_join;
-            for (int64_t j = sg->k0; j < sg->k1 && k < (size_t)(r->output - 1); j++) {
+            int64_t j = sg->k0;
+            if (isnan(prev) && j < sg->k1) prev = t[j++]; /* the first token: no gap */
+            for (; j < sg->k1 && k < (size_t)(r->output - 1); j++) {
                 v[k++] = t[j] - prev;
                 prev = t[j];
             }

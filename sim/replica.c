@@ -63,6 +63,15 @@ struct sv_replica {
     size_t naborts, capaborts;
     int32_t *done;
     size_t ndone, capdone;
+    int32_t *hand; /* prefill role: handed off in the last step */
+    size_t nhand, caphand;
+    int32_t *pending; /* decode role: landed, to join at the next step */
+    size_t npend, cappend;
+    int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
+    size_t nstamp, capstamp;
+    long n_reserved; /* sequence slots promised to transfers on their way */
+    long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
+    double step_start;
     int oom;
     sv_replica_stats_t st;
 };
@@ -267,6 +276,9 @@ void sv_replica_free(sv_replica_t *r)
     free(r->pch);
     free(r->aborts);
     free(r->done);
+    free(r->hand);
+    free(r->pending);
+    free(r->stamp);
     free(r);
 }
 
@@ -291,6 +303,15 @@ static int needs_block(const sv_replica_t *r, const sv_req_t *q)
     return !q->reserved && (q->c_join + member_steps(r, q)) % r->bs == 0;
 }
 
+/* Tokens the request still costs this replica: prompt left to prefill, outputs to make. */
+static long owed_of(const sv_replica_t *r, const sv_req_t *q)
+{
+    if (q->in_decode) return q->output - (q->g_join + member_steps(r, q));
+    /* A swapped-out sequence has decoded past its prompt: nothing left to prefill. */
+    long prefill = (long)q->target - q->computed;
+    return (prefill > 0 ? prefill : 0) + (q->output - q->generated);
+}
+
 static void join_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
@@ -302,7 +323,9 @@ static void join_decode(sv_replica_t *r, int32_t id)
     r->ctx_sum += q->c_join;
     if (!q->reserved) r->bucket[phase_of(r, q)]++;
     heap_push(r, r->kd + q->output - q->g_join - 1, id);
-    q->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, q->last_token);
+    /* With no token yet, its first decode step makes its first token (TTFT, no ITL). */
+    q->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, q->generated ? q->last_token : NAN);
+    if (!q->generated) push_id(r, &r->stamp, &r->nstamp, &r->capstamp, id);
 }
 
 static void leave_decode(sv_replica_t *r, int32_t id)
@@ -320,10 +343,19 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     q->in_decode = 0;
 }
 
+/* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
+static long reserve_need(const sv_replica_t *r, long tokens)
+{
+    return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
+}
+
+/* Every block the request holds here goes back to the pool. */
 static void release_blocks(sv_replica_t *r, sv_req_t *q)
 {
-    r->free_blocks += q->reserved ? q->reserved : blocks_for(r, q->computed);
+    if (q->joining) r->free_blocks += reserve_need(r, q->computed);
+    else r->free_blocks += q->reserved ? q->reserved : blocks_for(r, q->computed);
     q->reserved = 0;
+    q->joining = 0;
 }
 
 static void finish(sv_replica_t *r, int32_t id, double now)
@@ -340,6 +372,8 @@ static void finish(sv_replica_t *r, int32_t id, double now)
 static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
 {
     sv_req_t *q = Q(r, id);
+    if (q->state == SV_RQ_WAITING || q->state == SV_RQ_SWAPPED || q->state == SV_RQ_RUNNING)
+        r->owed -= owed_of(r, q);
     switch (q->state) {
     case SV_RQ_WAITING:
         r->n_waiting--;
@@ -397,6 +431,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     q->state = SV_RQ_WAITING;
     r->n_waiting++;
     r->tokens_waiting += q->input;
+    r->owed += (long)q->input + q->output;
     if (r->n_waiting > r->st.peak_waiting) r->st.peak_waiting = r->n_waiting;
     return SV_FAIL_NONE;
 }
@@ -416,6 +451,7 @@ static void add_chunk(sv_replica_t *r, int32_t id, long n)
 static void preempt(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
+    r->owed -= owed_of(r, q);
     r->preempted_now = 1;
     r->st.preemptions++;
     q->preemptions++;
@@ -433,6 +469,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             r->st.swaps++;
             if (ring_push_back(&r->sq, id)) r->oom = 1;
             r->n_swapped++;
+            r->owed += owed_of(r, q);
             return;
         }
     } else {
@@ -453,6 +490,7 @@ static void preempt(sv_replica_t *r, int32_t id)
     if (ring_push_front(&r->wq, id)) r->oom = 1;
     r->n_waiting++;
     r->tokens_waiting += q->target;
+    r->owed += owed_of(r, q);
 }
 
 /* Give every decoding sequence the block its next token needs, preempting from the most
@@ -581,6 +619,18 @@ double sv_replica_start_step(sv_replica_t *r, double now)
         r->budget -= r->n_dec;
         if (r->prefill_first) swap_in(r);
     }
+    if (!(r->prefill_first && r->nchunks > 0)) {
+        /* KV that landed from prefill replicas; their blocks (this step's included) were
+         * reserved before the transfer. */
+        for (size_t i = 0; i < r->npend; i++) {
+            sv_req_t *q = Q(r, r->pending[i]);
+            if (!q->joining || q->state != SV_RQ_RUNNING || q->replica != r->id) continue;
+            q->joining = 0; /* from here its blocks are counted as a decoding sequence's */
+            join_decode(r, r->pending[i]);
+            r->budget -= 1;
+        }
+        r->npend = 0;
+    }
     if (r->chunked) continue_prefills(r);
     if (!r->static_batch && !r->prefill_first && !r->preempted_now) {
         swap_in(r);
@@ -621,6 +671,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     long used = r->total_blocks - r->free_blocks;
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     r->in_flight = 1;
+    r->step_start = now;
     r->step_dur = dur;
     r->step_tokens = tokens;
     return dur;
@@ -628,9 +679,32 @@ double sv_replica_start_step(sv_replica_t *r, double now)
 
 /* ---- ending a step ------------------------------------------------------------------------ */
 
+/* Prefill role: the prompt is in; the request leaves for a decode replica, its blocks
+ * pinned here until sv_replica_release(). */
+static void hand_off(sv_replica_t *r, int32_t id, double now)
+{
+    sv_req_t *q = Q(r, id);
+    q->prefill_end = now;
+    if (!r->cfg.first_token_at_decode) {
+        q->first_token = q->last_token = now;
+        q->generated++;
+        r->owed--;
+        if (q->generated >= q->output) {
+            finish(r, id, now);
+            return;
+        }
+    }
+    r->owed -= owed_of(r, q);
+    run_remove(r, id);
+    q->state = SV_RQ_HANDOFF;
+    r->st.handoffs++;
+    push_id(r, &r->hand, &r->nhand, &r->caphand, id);
+}
+
 int sv_replica_end_step(sv_replica_t *r, double now)
 {
     r->ndone = 0;
+    r->nhand = 0;
     if (!r->in_flight) return 0;
     r->in_flight = 0;
     int64_t last_k = -1;
@@ -639,20 +713,32 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         if (sv_metrics_decode_step(r->m, r->id, now) < 0) r->oom = 1;
         r->kd++;
         r->ctx_sum += (double)r->n_dec;
+        r->owed -= r->n_dec;
         r->st.decode_tokens += (double)r->n_dec;
         r->st.decode_steps++;
+        for (size_t i = 0; i < r->nstamp; i++) {
+            sv_req_t *q = Q(r, r->stamp[i]);
+            if (q->in_decode && q->replica == r->id) q->first_token = now;
+        }
+        r->nstamp = 0;
     }
     for (size_t i = 0; i < r->nchunks; i++) {
         int32_t id = r->chunks[i].id;
         sv_req_t *q = Q(r, id);
         q->computed += r->chunks[i].n;
+        r->owed -= r->chunks[i].n;
         r->st.prefill_tokens += r->chunks[i].n;
         if (q->abort_pending || q->state != SV_RQ_RUNNING || q->computed < q->target) continue;
+        if (r->cfg.handoff && q->generated == 0) {
+            hand_off(r, id, now);
+            continue;
+        }
         /* The prompt is in: its last position yields the next token now. */
-        if (q->generated == 0) q->first_token = now;
+        if (q->generated == 0) q->first_token = q->prefill_end = now;
         else if (sv_metrics_single(r->m, id, now, now - q->last_token)) r->oom = 1;
         q->generated++;
         q->last_token = now;
+        r->owed--;
         if (q->generated >= q->output) finish(r, id, now);
         else join_decode(r, id);
     }
@@ -694,6 +780,14 @@ void sv_replica_abort(sv_replica_t *r, int32_t id, double now)
 void sv_replica_fail_all(sv_replica_t *r, double now)
 {
     r->ndone = 0;
+    if (r->in_flight) {
+        /* The step in flight already holds its blocks: each chunk's, and the next block of
+         * every decoding sequence that needed one. Count them as its requests' own. */
+        for (size_t i = 0; i < r->nchunks; i++) Q(r, r->chunks[i].id)->computed += r->chunks[i].n;
+        r->nchunks = 0;
+        if (r->step_n_dec > 0 && !r->reserve)
+            r->free_blocks += r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+    }
     while (r->run_head >= 0) remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
     int32_t id;
     while ((id = ring_front(r, &r->wq, SV_RQ_WAITING)) >= 0) {
@@ -707,6 +801,60 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
     r->in_flight = 0;
 }
 
+const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n)
+{
+    *n = (long)r->nhand;
+    return r->hand;
+}
+
+void sv_replica_release(sv_replica_t *r, int32_t id)
+{
+    sv_req_t *q = Q(r, id);
+    r->free_blocks += blocks_for(r, q->computed);
+}
+
+int sv_replica_reserve(sv_replica_t *r, long tokens)
+{
+    long need = reserve_need(r, tokens);
+    if (r->n_running + r->n_reserved >= r->cfg.max_num_seqs ||
+        r->free_blocks - need < r->watermark_blocks)
+        return 0;
+    r->free_blocks -= need;
+    r->n_reserved++;
+    long used = r->total_blocks - r->free_blocks;
+    if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
+    return 1;
+}
+
+void sv_replica_unreserve(sv_replica_t *r, long tokens)
+{
+    r->free_blocks += reserve_need(r, tokens);
+    r->n_reserved--;
+}
+
+void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
+{
+    sv_req_t *q = Q(r, id);
+    (void)now;
+    r->n_reserved--;
+    q->replica = r->id;
+    q->state = SV_RQ_RUNNING;
+    q->target = q->computed;
+    q->heap_pos = q->seg = -1;
+    q->reserved = 0;
+    q->in_decode = q->abort_pending = 0;
+    q->joining = 1;
+    run_append(r, id);
+    r->owed += owed_of(r, q);
+    if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
+    push_id(r, &r->pending, &r->npend, &r->cappend, id);
+}
+
+double sv_replica_free_at(const sv_replica_t *r, double now)
+{
+    return r->in_flight ? r->step_start + r->step_dur : now;
+}
+
 int sv_replica_busy(const sv_replica_t *r)
 {
     return r->in_flight;
@@ -717,6 +865,11 @@ long sv_replica_running(const sv_replica_t *r)
     return r->n_running;
 }
 
+long sv_replica_reserved(const sv_replica_t *r)
+{
+    return r->n_reserved;
+}
+
 long sv_replica_waiting(const sv_replica_t *r)
 {
     return r->n_waiting + r->n_swapped;
@@ -725,6 +878,11 @@ long sv_replica_waiting(const sv_replica_t *r)
 long sv_replica_tokens_queued(const sv_replica_t *r)
 {
     return r->tokens_waiting;
+}
+
+long sv_replica_tokens_owed(const sv_replica_t *r)
+{
+    return r->owed;
 }
 
 double sv_replica_kv_usage(const sv_replica_t *r)

@@ -113,12 +113,22 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     char buf[160];
     int p99 = pct_index(s, 99.0);
     centred(f, " servesim: inside the server ", '=', 50);
-    snprintf(buf, sizeof buf, "%s, %d x %s TP%d", sv_sched_name(sc->engine.scheduler),
-             res->replicas, sc->gpu.name, res->perf.set.tp);
-    fprintf(f, "%-40s %-10s\n", "Scheduler, replicas x GPU:", buf);
+    if (sc->disaggregated)
+        snprintf(buf, sizeof buf, "disaggregated, %s link %.0f GB/s/GPU", sc->link.kind,
+                 sc->link.bw_per_gpu / 1e9);
+    else
+        snprintf(buf, sizeof buf, "colocated, %s", sv_route_names[sc->route]);
+    fprintf(f, "%-40s %-10s\n", "Serving:", buf);
+    line_num(f, "GPUs:", res->gpus);
     line_num(f, "Mean queue time (ms):", s->queue.mean);
     line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
     line_num(f, "Mean prefill time (ms):", s->prefill.mean);
+    if (sc->disaggregated) {
+        line_num(f, "Mean KV transfer wait (ms):", s->xfer_wait.mean);
+        line_num(f, "P99 KV transfer wait (ms):", s->xfer_wait.pct[p99]);
+        line_num(f, "Mean KV transfer (ms):", s->xfer.mean);
+        line_num(f, "Mean decode queue (ms):", s->decode_queue.mean);
+    }
     line_num(f, "Mean decode time (ms):", s->decode.mean);
     line_num(f, "KV cache usage p50 (%):", 100.0 * res->kv_usage_p50);
     line_num(f, "KV cache usage p99 (%):", 100.0 * res->kv_usage_p99);
@@ -130,9 +140,31 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     }
     if (slo && s->completed + s->failed > 0)
         line_num(f, "SLO attainment (%):", 100.0 * (double)s->good / (double)(s->completed + s->failed));
+    if (slo && res->gpus > 0) line_num(f, "Goodput per GPU (req/s):", s->request_goodput / res->gpus);
     line_num(f, "GPU busy (%):", 100.0 * res->busy_share);
     line_num(f, "Cost per 1M output tokens ($):", res->cost_per_mtok);
     line_num(f, "Energy per output token (J):", res->energy_per_tok);
+    for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        const sv_pool_cfg_t *pc = pp->cfg;
+        char head[96];
+        snprintf(head, sizeof head, " pool %s (%s) ", pc->name, sv_role_name(pc->role));
+        centred(f, head, '-', 50);
+        snprintf(buf, sizeof buf, "%d x %s TP%d, %s", pp->count, pc->gpu.name, pp->perf.set.tp,
+                 sv_sched_name(pc->engine.scheduler));
+        fprintf(f, "%-40s %-10s\n", "Replicas:", buf);
+        line_num(f, "GPU busy (%):", 100.0 * pp->busy_share);
+        line_num(f, "KV cache usage p99 (%):", 100.0 * pp->kv_usage_p99);
+        if (pc->role != SV_ROLE_PREFILL) line_num(f, "Mean decode batch (sequences):", pp->mean_decode_batch);
+        line_int(f, "Preemptions:", pp->preemptions);
+        if (pc->role == SV_ROLE_PREFILL) {
+            double T = s->duration * pp->count;
+            line_num(f, "Stalled, no KV room (%):", T > 0 ? 100.0 * pp->stall_s / T : 0.0);
+            line_num(f, "KV sent (GB):", pp->link_bytes / 1e9);
+            line_num(f, "KV link busy (%):", T > 0 ? 100.0 * pp->link_busy_s / T : 0.0);
+        }
+        line_num(f, "Cost ($/h):", pp->gpus * pc->gpu.price_per_hour);
+    }
     centred(f, "", '=', 50);
 }
 
@@ -222,6 +254,65 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
     }
 }
 
+static void write_pools(sv_jw_t *w, const sv_result_t *res)
+{
+    double T = res->summary.duration;
+    sv__jw_arr(w, "pools");
+    for (int p = 0; p < res->npools; p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        const sv_pool_cfg_t *pc = pp->cfg;
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "name", pc->name);
+        sv__jw_str(w, "role", sv_role_name(pc->role));
+        sv__jw_str(w, "gpu", pc->gpu.name);
+        sv__jw_int(w, "tp", pp->perf.set.tp);
+        sv__jw_int(w, "replicas", pp->count);
+        sv__jw_num(w, "gpus", pp->gpus);
+        sv__jw_str(w, "scheduler", sv_sched_name(pc->engine.scheduler));
+        sv__jw_int(w, "max_num_seqs", pc->engine.max_num_seqs);
+        sv__jw_int(w, "max_num_batched_tokens", pc->engine.max_num_batched_tokens);
+        sv__jw_int(w, "kv_blocks_per_replica", pp->mem.kv_blocks);
+        sv__jw_int(w, "block_size", pp->mem.block_size);
+        sv__jw_int(w, "max_model_len", pp->max_model_len);
+        sv__jw_num(w, "busy_share", pp->busy_share);
+        sv__jw_num(w, "kv_usage_p50", pp->kv_usage_p50);
+        sv__jw_num(w, "kv_usage_p99", pp->kv_usage_p99);
+        sv__jw_num(w, "kv_usage_max", pp->kv_usage_max);
+        sv__jw_int(w, "preemptions", pp->preemptions);
+        sv__jw_int(w, "steps", pp->steps);
+        sv__jw_num(w, "mean_decode_batch", pp->mean_decode_batch);
+        sv__jw_int(w, "handoffs", pp->handoffs);
+        sv__jw_num(w, "stall_s", pp->stall_s);
+        sv__jw_num(w, "stall_share", T > 0 ? pp->stall_s / (T * pp->count) : 0.0);
+        sv__jw_num(w, "kv_sent_bytes", pp->link_bytes);
+        sv__jw_int(w, "kv_transfers", pp->transfers);
+        sv__jw_num(w, "kv_link_busy_share", T > 0 ? pp->link_busy_s / (T * pp->count) : 0.0);
+        sv__jw_num(w, "price_per_hour_usd", pc->gpu.price_per_hour);
+        sv__jw_num(w, "cost_usd", pp->cost_usd);
+        sv__jw_num(w, "energy_j", pp->energy_j);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+    sv__jw_arr(w, "replicas");
+    for (int i = 0; i < res->replicas; i++) {
+        const sv_replica_stats_t *st = &res->rstats[i];
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "pool", res->pools[res->rpool[i]].cfg->name);
+        sv__jw_num(w, "busy_share", T > 0 ? st->busy_s / T : 0.0);
+        sv__jw_int(w, "steps", st->steps);
+        sv__jw_int(w, "decode_steps", st->decode_steps);
+        sv__jw_num(w, "prefill_tokens", st->prefill_tokens);
+        sv__jw_num(w, "decode_tokens", st->decode_tokens);
+        sv__jw_int(w, "preemptions", st->preemptions);
+        sv__jw_int(w, "peak_running", st->peak_running);
+        sv__jw_int(w, "peak_waiting", st->peak_waiting);
+        sv__jw_int(w, "peak_blocks_used", st->peak_blocks_used);
+        sv__jw_num(w, "stall_s", res->stall_s[i]);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+}
+
 static void write_servesim(sv_jw_t *w, const sv_result_t *res)
 {
     const sv_scenario_t *sc = res->sc;
@@ -231,21 +322,30 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_str(w, "definitions", "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
     sv__jw_str(w, "scenario", sc->name);
     sv__jw_int(w, "seed", (long)sc->seed);
-    sv__jw_str(w, "scheduler", sv_sched_name(sc->engine.scheduler));
-    sv__jw_str(w, "router", sc->router);
-    sv__jw_str(w, "gpu", sc->gpu.name);
-    sv__jw_int(w, "tp", res->perf.set.tp);
-    sv__jw_int(w, "replicas", res->replicas);
+    sv__jw_str(w, "router", sv_route_names[sc->route]);
+    sv__jw_num(w, "router_latency_ms", sc->router_latency * 1e3);
+    sv__jw_str(w, "serving", sc->disaggregated ? "disaggregated" : "colocated");
+    if (sc->disaggregated) {
+        sv__jw_str(w, "first_token", sc->first_token_at_decode ? "decode" : "prefill");
+        sv__jw_str(w, "decode_router", sv_route_names[sc->decode_route]);
+        sv__jw_obj(w, "kv_link");
+        sv__jw_str(w, "kind", sc->link.kind);
+        sv__jw_num(w, "bandwidth_gb_s_per_gpu", sc->link.bw_per_gpu / 1e9);
+        sv__jw_num(w, "latency_us", sc->link.latency * 1e6);
+        sv__jw_str(w, "sharing", sc->link.fifo ? "fifo" : "fair");
+        sv__jw_str(w, "overlap", sc->link.overlap ? "layerwise" : "none");
+        sv__jw_end_obj(w);
+    }
     sv__jw_num(w, "gpus", res->gpus);
-    sv__jw_int(w, "kv_blocks_per_replica", res->kv_blocks);
-    sv__jw_int(w, "block_size", res->mem.block_size);
-    sv__jw_int(w, "max_model_len", res->max_model_len);
     sv__jw_int(w, "requests", (long)res->pool.n);
     sv__jw_obj(w, "failed_by_reason");
     for (int i = 1; i < SV_FAIL_COUNT; i++) sv__jw_int(w, sv_fail_name(i), s->failed_by[i]);
     sv__jw_end_obj(w);
     stat_keys(w, s, "queue", &s->queue);
     stat_keys(w, s, "prefill", &s->prefill);
+    stat_keys(w, s, "kv_transfer_wait", &s->xfer_wait);
+    stat_keys(w, s, "kv_transfer", &s->xfer);
+    stat_keys(w, s, "decode_queue", &s->decode_queue);
     stat_keys(w, s, "decode", &s->decode);
     sv__jw_num(w, "kv_usage_p50", res->kv_usage_p50);
     sv__jw_num(w, "kv_usage_p99", res->kv_usage_p99);
@@ -254,12 +354,15 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_int(w, "good_requests", s->good);
     sv__jw_num(w, "slo_attainment",
                s->completed + s->failed ? (double)s->good / (double)(s->completed + s->failed) : 0.0);
+    if (isnan(s->request_goodput)) sv__jw_null(w, "goodput_per_gpu");
+    else sv__jw_num(w, "goodput_per_gpu", res->gpus > 0 ? s->request_goodput / res->gpus : 0.0);
     sv__jw_num(w, "gpu_busy_share", res->busy_share);
     sv__jw_num(w, "cost_usd", res->cost_usd);
     sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
     sv__jw_num(w, "energy_j", res->energy_j);
     sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);
     sv__jw_int(w, "events", res->events);
+    write_pools(w, res);
     sv__jw_end_obj(w);
 }
 
@@ -322,18 +425,24 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
 {
     FILE *f = open_out(path, err);
     if (!f) return SV_EIO;
-    fputs("id,replica,arrival_s,start_s,input_tokens,output_tokens,status,fail_reason,"
-          "queue_ms,prefill_ms,ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions\n",
+    fputs("id,replica,prefill_replica,arrival_s,start_s,input_tokens,output_tokens,status,"
+          "fail_reason,queue_ms,prefill_ms,kv_transfer_wait_ms,kv_transfer_ms,decode_queue_ms,"
+          "ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions\n",
           f);
     const sv_reqpool_t *p = &res->pool;
     for (size_t i = 0; i < p->n; i++) {
         const sv_req_t *r = &p->r[i];
         int ok = r->state == SV_RQ_DONE;
         double tpot = ok && r->output > 1 ? (r->last_token - r->first_token) / (r->output - 1) : NAN;
-        fprintf(f, "%zu,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n", i, r->replica,
-                r->arrival, r->start, r->input, r->output, ok ? "completed" : "failed",
-                ok ? "" : sv_fail_name(r->fail), ms_or_nan(ok, r->scheduled - r->start),
-                ms_or_nan(ok, r->first_token - r->scheduled), ms_or_nan(ok, r->first_token - r->start),
+        int dis = r->xfer_end >= 0;
+        fprintf(f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n",
+                i, r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start,
+                r->input, r->output, ok ? "completed" : "failed", ok ? "" : sv_fail_name(r->fail),
+                ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
+                ms_or_nan(ok, dis ? r->xfer_start - r->prefill_end : 0.0),
+                ms_or_nan(ok, dis ? r->xfer_end - r->xfer_start : 0.0),
+                ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0),
+                ms_or_nan(ok, r->first_token - r->start),
                 ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
                 ms_or_nan(ok, r->last_token - r->start), (unsigned)r->preemptions);
     }

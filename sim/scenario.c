@@ -13,8 +13,6 @@
 
 #include "servesim/yaml.h"
 
-const char *const sv_router_names[] = {"round-robin", "least-outstanding", NULL};
-
 void sv_scenario_free(sv_scenario_t *sc)
 {
     if (!sc) return;
@@ -75,59 +73,64 @@ static int perf_key(sv_ynode_t *map, const char *key, sv_perf_settings_t *s, sv_
     return rc;
 }
 
-static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_scenario_t *sc,
+const char *sv_role_name(sv_role_t r)
+{
+    static const char *const names[] = {"colocated", "prefill", "decode"};
+    return (r >= SV_ROLE_COLOCATED && r <= SV_ROLE_DECODE) ? names[r] : "?";
+}
+
+/* The hardware keys of a pool (or of the top-level `hardware` map). The caller checks
+ * for unknown keys once it has read its own. */
+static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t *pool,
                          sv_error_t *err)
 {
     char w[512], gpu[SV_NAME_MAX];
     int rc;
     long replicas = 1;
-    if ((rc = sv_yexpect_map(hw, "hardware", err))) return rc;
     if ((rc = get_text(hw, "gpu", 1, gpu, sizeof gpu, err))) return rc;
     const sv_gpu_t *g;
     if ((rc = sv_catalog_gpu(cat, gpu, &g, err))) {
         char msg[SV_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", err->msg);
-        return sv_errorf(err, rc, "%s: hardware.gpu: %s", at(sv_ymap_get(hw, "gpu"), w, sizeof w),
-                         msg);
+        return sv_errorf(err, rc, "%s: %s%sgpu: %s", at(sv_ymap_get(hw, "gpu"), w, sizeof w),
+                         hw->path, hw->path[0] ? "." : "", msg);
     }
-    sc->gpu = *g;
+    pool->gpu = *g;
     if ((rc = sv_yget_long(hw, "replicas", 0, 1, 100000, &replicas, err)) < 0) return rc;
-    sc->replicas = (int)replicas;
+    pool->replicas = (int)replicas;
     const char *keys[] = {"tp", "weight_dtype", "kv_cache_dtype", "gpu_memory_utilization",
                           "compute_efficiency", "memory_efficiency", "iteration_overhead_ms",
                           "layer_overhead_us", "link_bandwidth_gb_s", "link_latency_us",
                           "activation_reserve_gb"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if ((rc = perf_key(hw, keys[i], &sc->perf, err))) return rc;
-    if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &sc->gpu.price_per_hour, err)) <
-        0)
+        if ((rc = perf_key(hw, keys[i], &pool->perf, err))) return rc;
+    if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &pool->gpu.price_per_hour,
+                             err)) < 0)
         return rc;
-    return sv_ymap_check_unknown(hw, err);
+    return 0;
 }
 
-static int read_engine(sv_ynode_t *en, sv_scenario_t *sc, sv_error_t *err)
+static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
 {
     char w[512], sched[32] = "vllm", pre[32] = "recompute";
     int rc;
-    sv_engine_cfg_t *e = &sc->engine;
+    sv_engine_cfg_t *e = &pool->engine;
     if ((rc = sv_yexpect_map(en, "engine", err))) return rc;
     if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
     if (sv_sched_parse(sched, &e->scheduler))
         return sv_errorf(err, SV_EINVAL,
-                         "%s: engine.scheduler: expected one of vllm, vllm-v0, orca, static, got "
-                         "'%s'",
-                         at(sv_ymap_get(en, "scheduler"), w, sizeof w), sched);
+                         "%s: %s.scheduler: expected one of vllm, vllm-v0, orca, static, got '%s'",
+                         at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path, sched);
     if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
-        (rc = perf_key(en, "max_num_batched_tokens", &sc->perf, err)) ||
-        (rc = perf_key(en, "block_size", &sc->perf, err)) ||
+        (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||
+        (rc = perf_key(en, "block_size", &pool->perf, err)) ||
         (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0)
         return rc;
     if (strcmp(pre, "recompute") == 0) e->preempt_swap = 0;
     else if (strcmp(pre, "swap") == 0) e->preempt_swap = 1;
     else
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: engine.preemption: expected recompute or swap, got '%s'",
-                         at(sv_ymap_get(en, "preemption"), w, sizeof w), pre);
+        return sv_errorf(err, SV_EINVAL, "%s: %s.preemption: expected recompute or swap, got '%s'",
+                         at(sv_ymap_get(en, "preemption"), w, sizeof w), en->path, pre);
     double swap_gb = e->swap_bw / 1e9;
     if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
         (rc = sv_yget_double(en, "watermark", 0, 0, 0.5, &e->watermark, err)) < 0 ||
@@ -135,14 +138,231 @@ static int read_engine(sv_ynode_t *en, sv_scenario_t *sc, sv_error_t *err)
         (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0)
         return rc;
     e->swap_bw = swap_gb * 1e9;
-    e->max_num_batched_tokens = sc->perf.max_batched_tokens;
-    e->block_size = sc->perf.block_size;
+    e->max_num_batched_tokens = pool->perf.max_batched_tokens;
+    e->block_size = pool->perf.block_size;
     if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs)
         return sv_errorf(err, SV_EINVAL,
-                         "%s: engine: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
+                         "%s: %s: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
                          "so every running sequence can decode each step",
-                         at(en, w, sizeof w), e->max_num_batched_tokens, e->max_num_seqs);
+                         at(en, w, sizeof w), en->path, e->max_num_batched_tokens, e->max_num_seqs);
     return sv_ymap_check_unknown(en, err);
+}
+
+static void pool_defaults(sv_pool_cfg_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->replicas = 1;
+    p->perf = sv_perf_settings_default();
+    p->engine = (sv_engine_cfg_t){.scheduler = SV_SCHED_VLLM,
+                                  .max_num_seqs = 256,
+                                  .max_num_batched_tokens = 8192,
+                                  .block_size = 16,
+                                  .swap_bw = 25e9,
+                                  .watermark = 0.01};
+}
+
+/* A pool's engine map, or the defaults (which still take the pool's token budget). */
+static int read_pool_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    if (en && !sv_yscalar_is_null(en)) return read_engine(en, pool, err);
+    pool->engine.max_num_batched_tokens = pool->perf.max_batched_tokens;
+    pool->engine.block_size = pool->perf.block_size;
+    return 0;
+}
+
+static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *sc,
+                      sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_ynode_t *pools = sv_ymap_get(root, "pools");
+    sv_ynode_t *hwmap = sv_ymap_get(root, "hardware");
+    sv_ynode_t *en = sv_ymap_get(root, "engine");
+    if (pools && (hwmap || en))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: give either pools or hardware/engine, not both (a pool holds its "
+                         "own hardware keys and engine map)",
+                         at(pools, w, sizeof w));
+    if (!pools) {
+        if (!hwmap)
+            return sv_errorf(err, SV_EINVAL, "%s: missing required key 'hardware' (or 'pools')",
+                             at(root, w, sizeof w));
+        if ((rc = sv_yexpect_map(hwmap, "hardware", err))) return rc;
+        sv_pool_cfg_t *p = &sc->pools[0];
+        pool_defaults(p);
+        snprintf(p->name, sizeof p->name, "default");
+        sc->npools = 1;
+        if ((rc = read_hardware(hwmap, cat, p, err)) || (rc = sv_ymap_check_unknown(hwmap, err)))
+            return rc;
+        return read_pool_engine(en, p, err);
+    }
+    if ((rc = sv_yexpect_seq(pools, "pools", err))) return rc;
+    if (pools->n < 1 || pools->n > SV_MAX_POOLS)
+        return sv_errorf(err, SV_EINVAL, "%s: pools: give 1 to %d pools", at(pools, w, sizeof w),
+                         SV_MAX_POOLS);
+    int roles[3] = {0, 0, 0};
+    for (size_t i = 0; i < pools->n; i++) {
+        sv_ynode_t *pm = pools->seq[i];
+        sv_pool_cfg_t *p = &sc->pools[i];
+        pool_defaults(p);
+        if ((rc = sv_yexpect_map(pm, "a pool", err))) return rc;
+        snprintf(p->name, sizeof p->name, "pool%zu", i);
+        char role[32] = "colocated";
+        if ((rc = get_text(pm, "name", 0, p->name, sizeof p->name, err)) < 0 ||
+            (rc = get_text(pm, "role", 0, role, sizeof role, err)) < 0)
+            return rc;
+        if (strcmp(role, "colocated") == 0) p->role = SV_ROLE_COLOCATED;
+        else if (strcmp(role, "prefill") == 0) p->role = SV_ROLE_PREFILL;
+        else if (strcmp(role, "decode") == 0) p->role = SV_ROLE_DECODE;
+        else
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.role: expected colocated, prefill or decode, got '%s'",
+                             at(sv_ymap_get(pm, "role"), w, sizeof w), pm->path, role);
+        roles[p->role]++;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(sc->pools[k].name, p->name) == 0)
+                return sv_errorf(err, SV_EINVAL, "%s: %s.name: pool '%s' is named twice",
+                                 at(pm, w, sizeof w), pm->path, p->name);
+        if ((rc = read_hardware(pm, cat, p, err)) ||
+            (rc = read_pool_engine(sv_ymap_get(pm, "engine"), p, err)) ||
+            (rc = sv_ymap_check_unknown(pm, err)))
+            return rc;
+    }
+    sc->npools = (int)pools->n;
+    if (roles[SV_ROLE_PREFILL] || roles[SV_ROLE_DECODE]) {
+        if (roles[SV_ROLE_COLOCATED])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: pools: colocated pools cannot be mixed with a prefill/decode "
+                             "split",
+                             at(pools, w, sizeof w));
+        if (!roles[SV_ROLE_DECODE])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: pools: a disaggregated scenario needs a decode pool (role: "
+                             "decode) to take the prefilled requests",
+                             at(pools, w, sizeof w));
+        if (!roles[SV_ROLE_PREFILL])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: pools: a disaggregated scenario needs a prefill pool (role: "
+                             "prefill)",
+                             at(pools, w, sizeof w));
+        sc->disaggregated = 1;
+    }
+    return 0;
+}
+
+static int read_policy(sv_ynode_t *map, const char *key, int *out, sv_error_t *err)
+{
+    char w[512], name[32];
+    int rc = get_text(map, key, 0, name, sizeof name, err);
+    if (rc) return rc < 0 ? rc : 0;
+    sv_route_t r;
+    if (sv_route_parse(name, &r))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s%s%s: expected round-robin, random, least-outstanding, "
+                         "least-tokens or kv-aware, got '%s'",
+                         at(sv_ymap_get(map, key), w, sizeof w), map->path, map->path[0] ? "." : "",
+                         key, name);
+    *out = (int)r;
+    return 0;
+}
+
+static int read_router(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
+{
+    int rc;
+    sc->route = SV_ROUTE_ROUND_ROBIN;
+    sv_ynode_t *rt = sv_ymap_get(root, "router");
+    if (!rt || sv_yscalar_is_null(rt)) return 0;
+    if (rt->kind == SV_Y_SCALAR) return read_policy(root, "router", &sc->route, err);
+    if ((rc = sv_yexpect_map(rt, "router", err))) return rc;
+    double ms = 0;
+    if ((rc = read_policy(rt, "policy", &sc->route, err)) ||
+        (rc = sv_yget_double(rt, "latency_ms", 0, 0, 1e6, &ms, err)) < 0)
+        return rc;
+    sc->router_latency = ms * 1e-3;
+    return sv_ymap_check_unknown(rt, err);
+}
+
+/* Per-GPU bandwidth (GB/s) and latency (us) of each link kind, as commonly deployed. */
+static int link_defaults(const char *kind, const sv_gpu_t *gpu, double *gb_s, double *us)
+{
+    if (strcmp(kind, "nvlink") == 0) { /* inside one node: half the bidirectional figure */
+        *gb_s = gpu->link_bw / 2e9;
+        *us = 5;
+    } else if (strcmp(kind, "infiniband") == 0) { /* NDR 400 Gb/s per GPU */
+        *gb_s = 50;
+        *us = 10;
+    } else if (strcmp(kind, "roce") == 0) { /* 400 GbE per GPU */
+        *gb_s = 50;
+        *us = 20;
+    } else if (strcmp(kind, "ethernet") == 0) { /* 100 GbE per GPU */
+        *gb_s = 12.5;
+        *us = 50;
+    } else if (strcmp(kind, "pcie") == 0) { /* through host memory, PCIe Gen5 x16 */
+        *gb_s = 50;
+        *us = 10;
+    } else {
+        return SV_EINVAL;
+    }
+    return 0;
+}
+
+static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_ynode_t *d = sv_ymap_get(root, "disaggregation");
+    sc->decode_route = SV_ROUTE_LEAST_OUTSTANDING;
+    snprintf(sc->link.kind, sizeof sc->link.kind, "infiniband");
+    const sv_gpu_t *pg = &sc->pools[0].gpu;
+    for (int i = 0; i < sc->npools; i++)
+        if (sc->pools[i].role == SV_ROLE_PREFILL) pg = &sc->pools[i].gpu;
+    double gb_s = 0, us = 0;
+    if (d && !sv_yscalar_is_null(d)) {
+        if (!sc->disaggregated)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: disaggregation: needs pools with role prefill and role decode",
+                             at(d, w, sizeof w));
+        if ((rc = sv_yexpect_map(d, "disaggregation", err))) return rc;
+        char ft[32] = "prefill";
+        if ((rc = get_text(d, "first_token", 0, ft, sizeof ft, err)) < 0) return rc;
+        if (strcmp(ft, "prefill") == 0) sc->first_token_at_decode = 0;
+        else if (strcmp(ft, "decode") == 0) sc->first_token_at_decode = 1;
+        else
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: disaggregation.first_token: expected prefill or decode, got '%s'",
+                             at(sv_ymap_get(d, "first_token"), w, sizeof w), ft);
+        if ((rc = read_policy(d, "decode_router", &sc->decode_route, err))) return rc;
+        sv_ynode_t *l = sv_ymap_get(d, "kv_link");
+        if (l && !sv_yscalar_is_null(l)) {
+            if ((rc = sv_yexpect_map(l, "disaggregation.kv_link", err))) return rc;
+            if ((rc = get_text(l, "kind", 0, sc->link.kind, sizeof sc->link.kind, err)) < 0)
+                return rc;
+            if (link_defaults(sc->link.kind, pg, &gb_s, &us))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: disaggregation.kv_link.kind: expected nvlink, infiniband, "
+                                 "roce, ethernet or pcie, got '%s'",
+                                 at(sv_ymap_get(l, "kind"), w, sizeof w), sc->link.kind);
+            char sharing[16] = "fair";
+            if ((rc = sv_yget_double(l, "bandwidth_gb_s", 0, 1e-9, 1e6, &gb_s, err)) < 0 ||
+                (rc = sv_yget_double(l, "latency_us", 0, 0, 1e9, &us, err)) < 0 ||
+                (rc = get_text(l, "sharing", 0, sharing, sizeof sharing, err)) < 0 ||
+                (rc = sv_yget_bool(l, "overlap", 0, &sc->link.overlap, err)) < 0)
+                return rc;
+            if (strcmp(sharing, "fair") == 0) sc->link.fifo = 0;
+            else if (strcmp(sharing, "fifo") == 0) sc->link.fifo = 1;
+            else
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: disaggregation.kv_link.sharing: expected fair or fifo, got "
+                                 "'%s'",
+                                 at(sv_ymap_get(l, "sharing"), w, sizeof w), sharing);
+            if ((rc = sv_ymap_check_unknown(l, err))) return rc;
+        }
+        if ((rc = sv_ymap_check_unknown(d, err))) return rc;
+    }
+    if (gb_s == 0 && link_defaults(sc->link.kind, pg, &gb_s, &us)) return SV_EINVAL;
+    sc->link.bw_per_gpu = gb_s * 1e9;
+    sc->link.latency = us * 1e-6;
+    return 0;
 }
 
 static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, sv_lendist_t *d,
@@ -366,23 +586,9 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         return sv_errorf(err, rc, "%s: model: %s", at(sv_ymap_get(root, "model"), w, sizeof w),
                          msg);
     }
-    sv_ynode_t *hw = sv_ymap_get(root, "hardware");
-    if (!hw) return sv_errorf(err, SV_EINVAL, "%s: missing required key 'hardware'", at(root, w, sizeof w));
-    if ((rc = read_hardware(hw, cat, sc, err))) return rc;
-    sv_ynode_t *en = sv_ymap_get(root, "engine");
-    if (en && !sv_yscalar_is_null(en) && (rc = read_engine(en, sc, err))) return rc;
-    if (!en || sv_yscalar_is_null(en)) {
-        sc->engine.max_num_batched_tokens = sc->perf.max_batched_tokens;
-        sc->engine.block_size = sc->perf.block_size;
-    }
-    snprintf(sc->router, sizeof sc->router, "round-robin");
-    if ((rc = get_text(root, "router", 0, sc->router, sizeof sc->router, err)) < 0) return rc;
-    int known = 0;
-    for (int i = 0; sv_router_names[i]; i++) known |= strcmp(sc->router, sv_router_names[i]) == 0;
-    if (!known)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: router: expected round-robin or least-outstanding, got '%s'",
-                         at(sv_ymap_get(root, "router"), w, sizeof w), sc->router);
+    if ((rc = read_pools(root, cat, sc, err)) || (rc = read_router(root, sc, err)) ||
+        (rc = read_disagg(root, sc, err)))
+        return rc;
     sv_ynode_t *wl = sv_ymap_get(root, "workload");
     if (!wl) return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'", at(root, w, sizeof w));
     if ((rc = read_workload(wl, sc, err))) return rc;
@@ -406,15 +612,6 @@ int sv_scenario_load(const char *path, const char *const *sets, int nsets,
     if (!rc && !sc) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
     if (!rc) {
         snprintf(sc->path, sizeof sc->path, "%s", path);
-        sc->seed = 0;
-        sc->replicas = 1;
-        sc->perf = sv_perf_settings_default();
-        sc->engine = (sv_engine_cfg_t){.scheduler = SV_SCHED_VLLM,
-                                       .max_num_seqs = 256,
-                                       .max_num_batched_tokens = 8192,
-                                       .block_size = 16,
-                                       .swap_bw = 25e9,
-                                       .watermark = 0.01};
         rc = read_scenario(doc, cat, sc, err);
     }
     sv_ydoc_free(doc);

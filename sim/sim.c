@@ -1,11 +1,12 @@
 /*
  * The simulator (see include/servesim/sim.h): the event loop, the benchmark client
- * (arrivals, semaphore, closed loop, timeouts), routing, sampling, and the
- * cost and energy totals of a run.
+ * (arrivals, semaphore, closed loop, timeouts), routing over pools, the prefill-to-decode
+ * hand-off with its KV links, sampling, and the cost and energy totals of a run.
  */
 #include "servesim/sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
 #include "servesim/workload.h"
 #include "vec_int.h"
 
-enum { EV_ARRIVAL = 1, EV_STEP_END, EV_TIMEOUT, EV_SAMPLE };
+enum { EV_ARRIVAL = 1, EV_DISPATCH, EV_STEP_END, EV_TIMEOUT, EV_SAMPLE, EV_LINK };
 
 typedef struct sim {
     const sv_scenario_t *sc;
@@ -22,21 +23,40 @@ typedef struct sim {
     sv_workload_t *wl;
     sv_replica_t **reps;
     double now;
+    /* routing: entry replicas (colocated or prefill) and decode replicas */
+    int *entry, nentry, *dec, ndec;
+    sv_router_t router, drouter;
+    long dec_min_len;       /* shortest max_model_len of the decode pools */
+    long dec_max_blocks;    /* most KV tokens a decode replica can ever hold */
+    /* disaggregation */
+    int32_t *xq;            /* prefilled requests waiting for decode room, FIFO */
+    size_t nxq, headxq, capxq;
+    sv_link_t *links;       /* one per replica (used for prefill replicas) */
+    double *link_next;      /* time of the pending EV_LINK per replica, or INFINITY */
+    int32_t *buf;
+    size_t capbuf;
+    double *stall_since;
     /* the client */
-    int closed;      /* rate inf with max_concurrency: send the next as one ends */
-    int exhausted;   /* the workload has no more requests */
+    int closed;
+    int exhausted;
     long inflight, outstanding;
-    int32_t *backlog; /* requests held at the semaphore, FIFO */
+    int32_t *backlog;
     size_t nback, headback, capback;
     int have_next;
     double next_t;
     int32_t next_in, next_out;
-    long rr;
-    int least_outstanding;
-    int32_t *done;
-    size_t capdone;
     int rc;
 } sim_t;
+
+static sv_req_t *R(sim_t *s, int32_t id)
+{
+    return &s->res->pool.r[id];
+}
+
+static void push(sim_t *s, double t, int type, int32_t id)
+{
+    if (sv_evq_push(&s->q, t, type, id)) s->rc = SV_ENOMEM;
+}
 
 static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
 {
@@ -49,18 +69,14 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
     memset(r, 0, sizeof *r);
     r->arrival = arrival;
     r->start = r->scheduled = r->first_token = r->last_token = -1.0;
+    r->prefill_end = r->xfer_start = r->xfer_end = r->decode_start = -1.0;
     r->input = in;
     r->output = out;
-    r->replica = -1;
+    r->replica = r->prefill_replica = -1;
     r->heap_pos = r->seg = r->prev = r->next = -1;
     r->state = SV_RQ_NEW;
     s->outstanding++;
     return (int32_t)p->n++;
-}
-
-static void push(sim_t *s, double t, int type, int32_t id)
-{
-    if (sv_evq_push(&s->q, t, type, id)) s->rc = SV_ENOMEM;
 }
 
 static void schedule_next_arrival(sim_t *s)
@@ -70,27 +86,20 @@ static void schedule_next_arrival(sim_t *s)
     else s->exhausted = 1;
 }
 
-static int route(sim_t *s)
-{
-    int n = s->res->replicas;
-    if (!s->least_outstanding) return (int)(s->rr++ % n);
-    int best = 0;
-    long best_load = -1;
-    for (int i = 0; i < n; i++) {
-        long load = sv_replica_running(s->reps[i]) + sv_replica_waiting(s->reps[i]);
-        if (best_load < 0 || load < best_load) {
-            best = i;
-            best_load = load;
-        }
-    }
-    return best;
-}
-
 static void kick(sim_t *s, int rep)
 {
-    if (sv_replica_busy(s->reps[rep])) return;
-    double d = sv_replica_start_step(s->reps[rep], s->now);
-    if (d > 0) push(s, s->now + d, EV_STEP_END, rep);
+    sv_replica_t *r = s->reps[rep];
+    if (sv_replica_busy(r)) return;
+    double d = sv_replica_start_step(r, s->now);
+    if (d > 0) {
+        push(s, s->now + d, EV_STEP_END, rep);
+        if (s->stall_since[rep] >= 0) {
+            s->res->stall_s[rep] += s->now - s->stall_since[rep];
+            s->stall_since[rep] = -1;
+        }
+    } else if (sv_replica_waiting(r) > 0 && s->stall_since[rep] < 0) {
+        s->stall_since[rep] = s->now; /* work waits but no KV room to admit it */
+    }
 }
 
 static void ended(sim_t *s)
@@ -99,18 +108,47 @@ static void ended(sim_t *s)
     s->outstanding--;
 }
 
-static void send(sim_t *s, int32_t id)
+/* A request fails outside any replica (at the client, or between pools). */
+static void fail(sim_t *s, int32_t id, int reason)
 {
-    sv_req_t *r = &s->res->pool.r[id];
-    r->start = s->now;
-    s->inflight++;
-    int rep = route(s);
+    sv_req_t *r = R(s, id);
+    r->state = SV_RQ_FAILED;
+    r->fail = (uint8_t)reason;
+    r->end = s->now;
+    ended(s);
+}
+
+static void dispatch(sim_t *s, int32_t id)
+{
+    sv_req_t *r = R(s, id);
+    if (s->sc->disaggregated) {
+        /* The decode pool must be able to hold the whole sequence, or it would wait for
+         * room forever. */
+        long len = (long)r->input + r->output;
+        if (len > s->dec_min_len) {
+            fail(s, id, SV_FAIL_TOO_LONG);
+            return;
+        }
+        if (len > s->dec_max_blocks) {
+            fail(s, id, SV_FAIL_KV_CAPACITY);
+            return;
+        }
+    }
+    int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry)];
     if (sv_replica_submit(s->reps[rep], id, s->now) != SV_FAIL_NONE) {
         ended(s);
         return;
     }
-    if (s->sc->workload.timeout > 0) push(s, s->now + s->sc->workload.timeout, EV_TIMEOUT, id);
     kick(s, rep);
+}
+
+static void send(sim_t *s, int32_t id)
+{
+    R(s, id)->start = s->now;
+    s->inflight++;
+    if (s->sc->workload.timeout > 0) push(s, s->now + s->sc->workload.timeout, EV_TIMEOUT, id);
+    if (s->sc->router_latency > 0) push(s, s->now + s->sc->router_latency, EV_DISPATCH, id);
+    else dispatch(s, id);
 }
 
 /* Send what the semaphore now allows: held requests first, then (closed loop) new ones. */
@@ -153,12 +191,149 @@ static void arrive(sim_t *s)
     }
 }
 
-/* Requests a replica ended: release their semaphore slots. */
+/* ---- disaggregation ------------------------------------------------------------------ */
+
+static double kv_bytes(sim_t *s, const sv_req_t *r)
+{
+    const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
+    return (double)r->computed * pp->perf.kv_bytes_token_total;
+}
+
+/* Move a link's bytes up to now; land the transfers that finished; re-arm its event. */
+static void service_link(sim_t *s, int rep)
+{
+    sv_link_t *l = &s->links[rep];
+    if (SV_GROW(s->buf, s->capbuf, l->n + 1)) {
+        s->rc = SV_ENOMEM;
+        return;
+    }
+    size_t n = sv_link_advance(l, s->now, s->buf, l->n + 1);
+    for (size_t i = 0; i < n; i++) {
+        int32_t id = s->buf[i];
+        sv_req_t *r = R(s, id);
+        int d = r->replica;
+        sv_replica_release(s->reps[rep], id);
+        r->xfer_end = s->now;
+        r->decode_start = sv_replica_free_at(s->reps[d], s->now);
+        sv_replica_inject(s->reps[d], id, s->now);
+        kick(s, d);
+    }
+    if (n) kick(s, rep); /* freed blocks may let it admit again */
+    double next = sv_link_next(l);
+    if (next < INFINITY && next != s->link_next[rep]) push(s, next, EV_LINK, rep);
+    s->link_next[rep] = next;
+}
+
+/* Start transfers, FIFO, while some decode replica has room for the head. */
+static void start_transfers(sim_t *s)
+{
+    int cand[4096];
+    while (!s->rc && s->headxq < s->nxq) {
+        int32_t id = s->xq[s->headxq];
+        sv_req_t *r = R(s, id);
+        if (r->state != SV_RQ_HANDOFF) { /* it failed while waiting */
+            s->headxq++;
+            continue;
+        }
+        int nc = 0;
+        for (int i = 0; i < s->ndec && nc < 4096; i++)
+            if (sv_replica_reserve(s->reps[s->dec[i]], r->computed)) {
+                sv_replica_unreserve(s->reps[s->dec[i]], r->computed);
+                cand[nc++] = s->dec[i];
+            }
+        if (nc == 0) return; /* head-of-line: wait for decode room */
+        int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc)];
+        sv_replica_reserve(s->reps[d], r->computed);
+        s->headxq++;
+        int p = r->prefill_replica;
+        r->state = SV_RQ_XFER;
+        r->replica = d;
+        r->xfer_start = s->now;
+        double bytes = kv_bytes(s, r);
+        if (s->sc->link.overlap) {
+            /* Layer-by-layer sending overlaps the prefill: what is left is the last layer,
+             * or what the link could not move during the prefill. */
+            const sv_link_t *l = &s->links[p];
+            double left = bytes - l->bw * (r->prefill_end - r->scheduled);
+            double last = bytes / s->res->pools[s->res->rpool[p]].perf.model.layers;
+            bytes = left > last ? left : last;
+        }
+        service_link(s, p);
+        if (sv_link_add(&s->links[p], s->now, id, bytes)) s->rc = SV_ENOMEM;
+        service_link(s, p);
+    }
+    if (s->headxq == s->nxq) s->headxq = s->nxq = 0;
+}
+
+static void take_handoffs(sim_t *s, int rep)
+{
+    long n;
+    const int32_t *h = sv_replica_handoffs(s->reps[rep], &n);
+    for (long i = 0; i < n; i++) {
+        R(s, h[i])->prefill_replica = rep;
+        if (SV_GROW(s->xq, s->capxq, s->nxq + 1)) {
+            s->rc = SV_ENOMEM;
+            return;
+        }
+        s->xq[s->nxq++] = h[i];
+    }
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
 static void drain(sim_t *s, int rep)
 {
     long n;
     sv_replica_done(s->reps[rep], &n);
     for (long i = 0; i < n; i++) ended(s);
+}
+
+static void step_end(sim_t *s, int rep)
+{
+    if (sv_replica_end_step(s->reps[rep], s->now)) s->rc = SV_ENOMEM;
+    drain(s, rep);
+    if (s->sc->disaggregated) {
+        take_handoffs(s, rep);
+        start_transfers(s);
+    }
+    pump(s);
+    kick(s, rep);
+}
+
+static void timeout(sim_t *s, int32_t id)
+{
+    sv_req_t *r = R(s, id);
+    if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) return;
+    if (r->state == SV_RQ_XFER) {
+        int p = r->prefill_replica;
+        service_link(s, p); /* it may land at this very instant */
+        if (r->state == SV_RQ_XFER) {
+            sv_link_cancel(&s->links[p], s->now, id);
+            sv_replica_release(s->reps[p], id);
+            sv_replica_unreserve(s->reps[r->replica], r->computed);
+            fail(s, id, SV_FAIL_TIMEOUT);
+            service_link(s, p);
+            kick(s, p);
+            start_transfers(s);
+            return;
+        }
+    }
+    if (r->state == SV_RQ_HANDOFF) {
+        sv_replica_release(s->reps[r->prefill_replica], id);
+        fail(s, id, SV_FAIL_TIMEOUT);
+        kick(s, r->prefill_replica);
+        return;
+    }
+    if (r->state == SV_RQ_NEW) { /* still at the router; dispatch will skip it */
+        fail(s, id, SV_FAIL_TIMEOUT);
+        return;
+    }
+    int rep = r->replica;
+    sv_replica_abort(s->reps[rep], id, s->now);
+    drain(s, rep);
+    if (s->sc->disaggregated) start_transfers(s);
+    pump(s);
+    kick(s, rep);
 }
 
 static void sample(sim_t *s)
@@ -177,48 +352,76 @@ static void sample(sim_t *s)
         push(s, s->now + s->sc->metrics.sample_interval, EV_SAMPLE, -1);
 }
 
-static int cmp_float(const void *a, const void *b)
+/* ---- totals --------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
 {
-    float x = *(const float *)a, y = *(const float *)b;
+    double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* p50, p99 and max of KV usage over the samples of replicas [first, first + count). */
+static void kv_stats(const sv_result_t *res, int first, int count, double *p50, double *p99,
+                     double *max)
+{
+    size_t n;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &n);
+    double *v = malloc((n + 1) * sizeof *v);
+    size_t k = 0;
+    *p50 = *p99 = *max = 0.0;
+    if (!v) return;
+    for (size_t i = 0; i < n; i++)
+        if (sm[i].replica >= first && sm[i].replica < first + count) v[k++] = sm[i].kv_usage;
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_double);
+        *p50 = sv_percentile_sorted(v, k, 50);
+        *p99 = sv_percentile_sorted(v, k, 99);
+        *max = v[k - 1];
+    }
+    free(v);
 }
 
 static void totals(sim_t *s)
 {
     sv_result_t *res = s->res;
-    const sv_scenario_t *sc = s->sc;
-    double T = res->summary.duration;
-    int tp = res->perf.set.tp;
-    res->gpus = (double)res->replicas * tp;
-    res->cost_usd = res->gpus * sc->gpu.price_per_hour * T / 3600.0;
-    double busy = 0.0;
-    res->energy_j = 0.0;
-    for (int i = 0; i < res->replicas; i++) {
-        const sv_replica_stats_t *st = &res->rstats[i];
-        busy += st->busy_s;
-        res->preemptions += st->preemptions;
-        res->energy_j += tp * (sc->gpu.idle_w * T + (sc->gpu.tdp_w - sc->gpu.idle_w) * st->active_s);
+    double T = res->summary.duration, busy_all = 0.0;
+    res->gpus = res->cost_usd = res->energy_j = 0.0;
+    for (int p = 0; p < res->npools; p++) {
+        sv_pool_result_t *pp = &res->pools[p];
+        const sv_gpu_t *g = &pp->cfg->gpu;
+        int tp = pp->perf.set.tp;
+        double busy = 0.0, dsteps = 0.0, dtok = 0.0;
+        pp->gpus = (double)pp->count * tp;
+        pp->cost_usd = pp->gpus * g->price_per_hour * T / 3600.0;
+        for (int i = pp->first; i < pp->first + pp->count; i++) {
+            const sv_replica_stats_t *st = &res->rstats[i];
+            busy += st->busy_s;
+            pp->preemptions += st->preemptions;
+            pp->steps += st->steps;
+            pp->decode_steps += st->decode_steps;
+            pp->handoffs += st->handoffs;
+            dsteps += (double)st->decode_steps;
+            dtok += st->decode_tokens;
+            pp->energy_j += tp * (g->idle_w * T + (g->tdp_w - g->idle_w) * st->active_s);
+            pp->stall_s += res->stall_s[i];
+            pp->link_bytes += s->links[i].bytes;
+            pp->link_busy_s += s->links[i].busy_s;
+            pp->transfers += s->links[i].transfers;
+        }
+        pp->busy_share = T > 0 ? busy / (T * pp->count) : 0.0;
+        pp->mean_decode_batch = dsteps > 0 ? dtok / dsteps : 0.0;
+        kv_stats(res, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99, &pp->kv_usage_max);
+        busy_all += busy;
+        res->gpus += pp->gpus;
+        res->cost_usd += pp->cost_usd;
+        res->energy_j += pp->energy_j;
+        res->preemptions += pp->preemptions;
     }
-    res->busy_share = T > 0 ? busy / (T * res->replicas) : 0.0;
+    res->busy_share = T > 0 ? busy_all / (T * res->replicas) : 0.0;
     double out = (double)res->summary.total_output;
     res->cost_per_mtok = out > 0 ? res->cost_usd / (out / 1e6) : 0.0;
     res->energy_per_tok = out > 0 ? res->energy_j / out : 0.0;
-    size_t n;
-    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &n);
-    float *kv = malloc((n + 1) * sizeof *kv);
-    if (kv && n) {
-        for (size_t i = 0; i < n; i++) kv[i] = sm[i].kv_usage;
-        qsort(kv, n, sizeof *kv, cmp_float);
-        double *d = malloc(n * sizeof *d);
-        if (d) {
-            for (size_t i = 0; i < n; i++) d[i] = kv[i];
-            res->kv_usage_p50 = sv_percentile_sorted(d, n, 50);
-            res->kv_usage_p99 = sv_percentile_sorted(d, n, 99);
-            res->kv_usage_max = d[n - 1];
-            free(d);
-        }
-    }
-    free(kv);
+    kv_stats(res, 0, res->replicas, &res->kv_usage_p50, &res->kv_usage_p99, &res->kv_usage_max);
 }
 
 void sv_result_free(sv_result_t *res)
@@ -227,39 +430,97 @@ void sv_result_free(sv_result_t *res)
     sv_metrics_free(res->metrics);
     free(res->pool.r);
     free(res->rstats);
+    free(res->rpool);
+    free(res->stall_s);
     free(res);
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    const sv_pool_cfg_t *pc = &sc->pools[p];
+    sv_pool_result_t *pp = &s->res->pools[p];
+    pp->cfg = pc;
+    int rc = sv_perf_init(&pp->perf, &pc->gpu, &sc->model, &pc->perf, err);
+    if (!rc) rc = sv_perf_memplan(&pp->perf, &pp->mem, err);
+    if (rc) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sv_errorf(err, rc, "pool '%s' (%d x %s, tp=%d): %s", pc->name, pc->replicas,
+                         pc->gpu.name, pc->perf.tp, msg);
+    }
+    long cap = pp->mem.kv_tokens, mml = pc->engine.max_model_len;
+    if (mml > cap)
+        return sv_errorf(err, SV_EINVAL,
+                         "pool '%s': engine.max_model_len (%ld) is larger than the KV cache of "
+                         "one replica (%ld tokens); lower it or give the cache more memory",
+                         pc->name, mml, cap);
+    if (mml == 0) mml = sc->model.max_context > 0 && sc->model.max_context < cap ? sc->model.max_context : cap;
+    pp->max_model_len = mml;
+    *ecfg = pc->engine;
+    ecfg->max_model_len = mml;
+    ecfg->handoff = pc->role == SV_ROLE_PREFILL;
+    ecfg->first_token_at_decode = sc->first_token_at_decode;
+    return 0;
 }
 
 static int setup(sim_t *s, sv_error_t *err)
 {
     const sv_scenario_t *sc = s->sc;
     sv_result_t *res = s->res;
-    int rc = sv_perf_init(&res->perf, &sc->gpu, &sc->model, &sc->perf, err);
-    if (rc || (rc = sv_perf_memplan(&res->perf, &res->mem, err))) return rc;
-    res->kv_blocks = res->mem.kv_blocks;
-    long cap = res->mem.kv_tokens;
-    long mml = sc->engine.max_model_len;
-    if (mml > cap)
-        return sv_errorf(err, SV_EINVAL,
-                         "engine.max_model_len (%ld) is larger than the KV cache of one replica "
-                         "(%ld tokens); lower it or give the cache more memory",
-                         mml, cap);
-    if (mml == 0) mml = sc->model.max_context > 0 && sc->model.max_context < cap ? sc->model.max_context : cap;
-    res->max_model_len = mml;
-    sv_engine_cfg_t ecfg = sc->engine;
-    ecfg.max_model_len = mml;
-    res->replicas = sc->replicas;
-    res->metrics = sv_metrics_new(&sc->metrics, sc->replicas);
-    s->reps = calloc((size_t)sc->replicas, sizeof *s->reps);
-    res->rstats = calloc((size_t)sc->replicas, sizeof *res->rstats);
-    if (!res->metrics || !s->reps || !res->rstats) return sv_errorf(err, SV_ENOMEM, "out of memory");
-    for (int i = 0; i < sc->replicas; i++)
-        if ((rc = sv_replica_new(i, &res->perf, res->kv_blocks, &ecfg, &res->pool, res->metrics,
-                                 &s->reps[i], err)))
-            return rc;
+    res->npools = sc->npools;
+    int total = 0;
+    for (int p = 0; p < sc->npools; p++) total += sc->pools[p].replicas;
+    res->replicas = total;
+    res->metrics = sv_metrics_new(&sc->metrics, total);
+    s->reps = calloc((size_t)total, sizeof *s->reps);
+    res->rstats = calloc((size_t)total, sizeof *res->rstats);
+    res->rpool = calloc((size_t)total, sizeof *res->rpool);
+    res->stall_s = calloc((size_t)total, sizeof *res->stall_s);
+    s->stall_since = malloc((size_t)total * sizeof *s->stall_since);
+    s->links = calloc((size_t)total, sizeof *s->links);
+    s->link_next = malloc((size_t)total * sizeof *s->link_next);
+    s->entry = malloc((size_t)total * sizeof *s->entry);
+    s->dec = malloc((size_t)total * sizeof *s->dec);
+    if (!res->metrics || !s->reps || !res->rstats || !res->rpool || !res->stall_s ||
+        !s->stall_since || !s->links || !s->link_next || !s->entry || !s->dec)
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    s->dec_min_len = s->dec_max_blocks = -1;
+    int k = 0, rc;
+    for (int p = 0; p < sc->npools; p++) {
+        sv_engine_cfg_t ecfg;
+        if ((rc = setup_pool(s, p, &ecfg, err))) return rc;
+        sv_pool_result_t *pp = &res->pools[p];
+        const sv_pool_cfg_t *pc = &sc->pools[p];
+        pp->first = k;
+        pp->count = pc->replicas;
+        if (pc->role == SV_ROLE_DECODE) {
+            long usable = (pp->mem.kv_blocks - (long)ceil(ecfg.watermark * pp->mem.kv_blocks) - 1) *
+                          pp->mem.block_size;
+            if (s->dec_min_len < 0 || pp->max_model_len < s->dec_min_len) s->dec_min_len = pp->max_model_len;
+            if (usable > s->dec_max_blocks) s->dec_max_blocks = usable;
+        }
+        for (int i = 0; i < pc->replicas; i++, k++) {
+            if ((rc = sv_replica_new(k, &pp->perf, pp->mem.kv_blocks, &ecfg, &res->pool,
+                                     res->metrics, &s->reps[k], err)))
+                return rc;
+            res->rpool[k] = p;
+            s->stall_since[k] = -1;
+            s->link_next[k] = INFINITY;
+            double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
+            sv_link_init(&s->links[k], bw, sc->link.latency, sc->link.fifo);
+            if (pc->role == SV_ROLE_DECODE) s->dec[s->ndec++] = k;
+            else s->entry[s->nentry++] = k;
+        }
+    }
     if ((rc = sv_workload_new(&sc->workload, sc->trace, sc->seed, &s->wl, err))) return rc;
+    if (sv_router_init(&s->router, (sv_route_t)sc->route, sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
+        sv_router_init(&s->drouter, (sv_route_t)sc->decode_route,
+                       sv_stream_seed(sc->seed, SV_STREAM_ROUTER + 1)))
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
     sv_evq_init(&s->q, 0);
-    s->least_outstanding = strcmp(sc->router, "least-outstanding") == 0;
     s->closed = isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
     return 0;
 }
@@ -268,11 +529,44 @@ static void teardown(sim_t *s)
 {
     if (s->reps)
         for (int i = 0; i < s->res->replicas; i++) sv_replica_free(s->reps[i]);
+    if (s->links)
+        for (int i = 0; i < s->res->replicas; i++) sv_link_free(&s->links[i]);
     free(s->reps);
+    free(s->links);
+    free(s->link_next);
+    free(s->entry);
+    free(s->dec);
+    free(s->xq);
+    free(s->buf);
+    free(s->stall_since);
+    sv_router_free(&s->router);
+    sv_router_free(&s->drouter);
     sv_workload_free(s->wl);
     sv_evq_free(&s->q);
     free(s->backlog);
-    free(s->done);
+}
+
+/* The horizon ended the run: everything still in flight fails as unfinished. */
+static void end_at_horizon(sim_t *s)
+{
+    s->now = s->sc->horizon;
+    for (int i = 0; i < s->res->replicas; i++) {
+        sv_replica_fail_all(s->reps[i], s->now);
+        drain(s, i);
+    }
+    for (size_t i = 0; i < s->res->pool.n; i++) {
+        sv_req_t *r = R(s, (int32_t)i);
+        if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) continue;
+        /* Between pools: give back the pinned prefill blocks and the decode reservation. */
+        if (r->state == SV_RQ_HANDOFF || r->state == SV_RQ_XFER)
+            sv_replica_release(s->reps[r->prefill_replica], (int32_t)i);
+        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->reps[r->replica], r->computed);
+        if (r->start < 0) r->start = s->now;
+        r->state = SV_RQ_FAILED;
+        r->fail = SV_FAIL_UNFINISHED;
+        r->end = s->now;
+        s->outstanding--;
+    }
 }
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
@@ -301,42 +595,24 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         s.res->events++;
         switch (ev.type) {
         case EV_ARRIVAL: arrive(&s); break;
-        case EV_STEP_END:
-            if (sv_replica_end_step(s.reps[ev.id], s.now)) s.rc = SV_ENOMEM;
-            drain(&s, ev.id);
-            pump(&s);
-            kick(&s, ev.id);
+        case EV_DISPATCH:
+            if (R(&s, ev.id)->state == SV_RQ_NEW) dispatch(&s, ev.id);
             break;
-        case EV_TIMEOUT: {
-            sv_req_t *r = &s.res->pool.r[ev.id];
-            if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) break;
-            sv_replica_abort(s.reps[r->replica], ev.id, s.now);
-            drain(&s, r->replica);
-            pump(&s);
-            kick(&s, r->replica);
-            break;
-        }
+        case EV_STEP_END: step_end(&s, ev.id); break;
+        case EV_TIMEOUT: timeout(&s, ev.id); break;
         case EV_SAMPLE: sample(&s); break;
+        case EV_LINK:
+            if (ev.time == s.link_next[ev.id]) {
+                s.link_next[ev.id] = INFINITY;
+                service_link(&s, ev.id);
+            }
+            break;
         default: break;
         }
     }
-    if (!s.rc && sc->horizon > 0 && s.outstanding > 0) {
-        /* The horizon ended the run: whatever is still in flight fails as unfinished. */
-        s.now = sc->horizon;
-        for (size_t i = s.headback; i < s.nback; i++) {
-            sv_req_t *r = &s.res->pool.r[s.backlog[i]];
-            r->state = SV_RQ_FAILED;
-            r->fail = SV_FAIL_UNFINISHED;
-            r->start = r->end = sc->horizon;
-            s.outstanding--;
-        }
-        for (int i = 0; i < s.res->replicas; i++) {
-            sv_replica_fail_all(s.reps[i], sc->horizon);
-            long n;
-            sv_replica_done(s.reps[i], &n);
-            s.outstanding -= n;
-        }
-    }
+    if (!s.rc && sc->horizon > 0 && s.outstanding > 0) end_at_horizon(&s);
+    for (int i = 0; i < s.res->replicas && s.stall_since; i++)
+        if (s.stall_since[i] >= 0) s.res->stall_s[i] += s.now - s.stall_since[i];
     if (!s.rc && s.outstanding != 0)
         rc = sv_errorf(err, SV_EINVAL,
                        "internal error: the simulation stopped with %ld requests unaccounted for",
@@ -344,14 +620,20 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     else if (s.rc || sv_metrics_oom(s.res->metrics))
         rc = sv_errorf(err, SV_ENOMEM, "out of memory (or a bound was hit) after %zu requests",
                        s.res->pool.n);
-    for (int i = 0; i < s.res->replicas && s.reps; i++) s.res->rstats[i] = *sv_replica_stats(s.reps[i]);
-    teardown(&s);
+    for (int i = 0; i < s.res->replicas && s.reps; i++) {
+        sv_replica_stats_t *st = &s.res->rstats[i];
+        *st = *sv_replica_stats(s.reps[i]);
+        st->blocks_free_end = sv_replica_free_blocks(s.reps[i]);
+        st->blocks_total = sv_replica_total_blocks(s.reps[i]);
+        st->owed_end = sv_replica_tokens_owed(s.reps[i]);
+    }
     if (!rc) rc = sv_metrics_summarize(s.res->metrics, &s.res->pool, &s.res->summary, err);
+    if (!rc) totals(&s);
+    teardown(&s);
     if (rc) {
         sv_result_free(s.res);
         return rc;
     }
-    totals(&s);
     *out = s.res;
     return 0;
 }

@@ -17,6 +17,8 @@ static sv_req_t mkreq(double start, double first, double last, int in, int out, 
     r.first_token = first;
     r.last_token = last;
     r.end = last;
+    r.prefill_end = first;
+    r.xfer_start = r.xfer_end = r.decode_start = -1.0;
     r.input = in;
     r.output = out;
     r.state = (uint8_t)state;

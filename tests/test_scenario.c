@@ -34,14 +34,14 @@ START_TEST(test_defaults_and_overrides)
     const char *fix[] = {"engine={max_num_seqs: 64}", "hardware.tp=2", "seed=9",
                          "workload.output={dist: uniform, min: 5, max: 9}"};
     ck_assert_msg(load("unknown_key.yaml", fix, 4, &sc, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(sc->engine.max_num_seqs, 64);
-    ck_assert_int_eq(sc->perf.tp, 2);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_seqs, 64);
+    ck_assert_int_eq(sc->pools[0].perf.tp, 2);
     ck_assert(sc->seed == 9);
     ck_assert_int_eq(sc->workload.output.kind, SV_LEN_UNIFORM);
-    ck_assert_int_eq(sc->engine.scheduler, SV_SCHED_VLLM);
-    ck_assert_int_eq(sc->engine.max_num_batched_tokens, 8192);
-    ck_assert_int_eq(sc->engine.block_size, 16);
-    ck_assert_int_eq(sc->replicas, 1);
+    ck_assert_int_eq(sc->pools[0].engine.scheduler, SV_SCHED_VLLM);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_batched_tokens, 8192);
+    ck_assert_int_eq(sc->pools[0].engine.block_size, 16);
+    ck_assert_int_eq(sc->pools[0].replicas, 1);
     ck_assert(isnan(sc->metrics.slo_ttft_ms));
     ck_assert_int_eq(sc->metrics.npercentiles, 1);
     ck_assert(sc->metrics.percentiles[0] == 99.0);

@@ -65,8 +65,13 @@ static void check_accounting(const sv_result_t *res)
             ck_assert(r->last_token >= r->first_token && r->end == r->last_token);
         }
     }
-    for (int i = 0; i < res->replicas; i++)
-        ck_assert(res->rstats[i].peak_blocks_used <= res->kv_blocks);
+    for (int i = 0; i < res->replicas; i++) {
+        const sv_replica_stats_t *st = &res->rstats[i];
+        ck_assert(st->peak_blocks_used <= res->pools[res->rpool[i]].mem.kv_blocks);
+        /* Nothing leaks: every KV block is back, no token is still owed. */
+        ck_assert_int_eq(st->blocks_free_end, st->blocks_total);
+        ck_assert_int_eq(st->owed_end, 0);
+    }
 }
 
 static const char *one_h100 = "seed: 3\n"
@@ -88,7 +93,7 @@ START_TEST(test_single_request_exact)
     const sv_req_t *r = &res->pool.r[0];
     ck_assert(r->start == 1.0); /* rescaled to N / rate */
     ck_assert(r->scheduled == r->start);
-    double prefill = sv_perf_prefill_time(&res->perf, 512, NULL);
+    double prefill = sv_perf_prefill_time(&res->pools[0].perf, 512, NULL);
     tu_assert_rel(r->first_token - r->start, prefill, 1e-12);
     double *itl;
     size_t n;
@@ -96,7 +101,7 @@ START_TEST(test_single_request_exact)
     ck_assert_int_eq((int)n, 15);
     double sum = 0;
     for (int k = 1; k <= 15; k++) {
-        double step = sv_perf_decode_time(&res->perf, 1, 512 + k - 1, NULL);
+        double step = sv_perf_decode_time(&res->pools[0].perf, 1, 512 + k - 1, NULL);
         tu_assert_rel(itl[k - 1], step, 1e-9);
         sum += step;
     }
@@ -191,7 +196,7 @@ START_TEST(test_kv_capacity_and_preemption)
     sv_scenario_t *sc;
     sv_result_t *res;
     run_yaml(chat, sets, 2, &sc, &res);
-    ck_assert(res->kv_blocks < 2000);
+    ck_assert(res->pools[0].mem.kv_blocks < 2000);
     ck_assert(res->preemptions > 0);
     ck_assert(res->kv_usage_max <= 1.0);
     ck_assert(res->kv_usage_max > 0.9);

@@ -50,7 +50,8 @@ void sv_metrics_free(sv_metrics_t *m);
 
 /* A decode step of replica ended at t; returns its index (0, 1, ...) or -1 on no memory. */
 int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t);
-/* A request joins decoding at the replica's next decode step k0, its last token at t_join. */
+/* A request joins decoding at the replica's next decode step k0, its last token at t_join
+ * (NAN when that step will make its first token: a decode replica that makes it). */
 int32_t sv_metrics_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join);
 /* It leaves before decode step k1; returns the time of its last token. */
 double sv_metrics_seg_close(sv_metrics_t *m, int32_t seg, int64_t k1);
@@ -84,6 +85,9 @@ typedef struct sv_summary {
     double pcts[SV_MAX_PCT + 4]; /* configured then the standard ones not already there */
     int npcts;
     sv_stat_t ttft, tpot, itl, e2el, queue, prefill, decode;
+    /* Phases of disaggregated serving (zero when colocated): waiting for decode room,
+     * moving the KV, waiting for the decode replica's next step. */
+    sv_stat_t xfer_wait, xfer, decode_queue;
 } sv_summary_t;
 
 /* Aggregate everything over the request pool. */

@@ -52,6 +52,9 @@ typedef struct sv_engine_cfg {
     double watermark;     /* share of blocks kept free when admitting */
     long max_model_len;   /* longest input + output accepted; 0 = model context / KV capacity */
     long max_queue;       /* waiting requests beyond which arrivals fail; 0 = unbounded */
+    /* Disaggregation (set by the simulator, not by scenario keys of this map): */
+    int handoff;          /* prefill replica: a prefilled request is handed off, not decoded */
+    int first_token_at_decode; /* handoff: the decode replica makes the first token */
 } sv_engine_cfg_t;
 
 typedef struct sv_replica_stats {
@@ -62,6 +65,10 @@ typedef struct sv_replica_stats {
     double prefill_tokens, decode_tokens;
     long peak_running, peak_waiting;
     long peak_blocks_used;
+    long handoffs;
+    /* At the end of a run (filled by the simulator): every block should be free again
+     * and no token owed. */
+    long blocks_free_end, blocks_total, owed_end;
 } sv_replica_stats_t;
 
 typedef struct sv_replica sv_replica_t;
@@ -88,13 +95,31 @@ const int32_t *sv_replica_done(const sv_replica_t *r, long *n);
  * freed at once or, if it is in the step in flight, when that step ends. */
 void sv_replica_abort(sv_replica_t *r, int32_t id, double now);
 
+/* Prefill role: requests whose prefill ended in the last step and now wait, with their
+ * KV blocks pinned here, to move to a decode replica. Valid until the next end_step. */
+const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n);
+/* Their KV has left (or they failed): free the pinned blocks. */
+void sv_replica_release(sv_replica_t *r, int32_t id);
+
+/* Decode role: reserve room (blocks for `tokens` plus the next token's, and a sequence
+ * slot) for an incoming KV transfer. 1 if reserved, 0 if there is no room. */
+int sv_replica_reserve(sv_replica_t *r, long tokens);
+void sv_replica_unreserve(sv_replica_t *r, long tokens);
+/* The transfer landed: the request (its KV = r->computed tokens, r->generated tokens
+ * made so far) joins the decode batch at the next step. */
+void sv_replica_inject(sv_replica_t *r, int32_t id, double now);
+/* When the replica can next start a step: the end of the one in flight, or now. */
+double sv_replica_free_at(const sv_replica_t *r, double now);
+
 /* Fail every request still here (horizon reached) with SV_FAIL_UNFINISHED at now. */
 void sv_replica_fail_all(sv_replica_t *r, double now);
 
 int sv_replica_busy(const sv_replica_t *r);
 long sv_replica_running(const sv_replica_t *r);
+long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
 long sv_replica_waiting(const sv_replica_t *r);
 long sv_replica_tokens_queued(const sv_replica_t *r); /* prompt tokens not yet prefilled */
+long sv_replica_tokens_owed(const sv_replica_t *r);  /* + output tokens not yet generated */
 double sv_replica_kv_usage(const sv_replica_t *r);    /* used blocks / all blocks */
 long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);

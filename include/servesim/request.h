@@ -17,6 +17,8 @@ typedef enum {
     SV_RQ_WAITING,  /* at a replica, not running */
     SV_RQ_RUNNING,  /* admitted: holds KV blocks */
     SV_RQ_SWAPPED,  /* preempted with its KV in host memory */
+    SV_RQ_HANDOFF,  /* prefilled on a prefill replica, KV pinned there, waiting for decode room */
+    SV_RQ_XFER,     /* its KV is on the link to a decode replica */
     SV_RQ_DONE,
     SV_RQ_FAILED
 } sv_rq_state_t;
@@ -42,9 +44,16 @@ typedef struct sv_req {
     double first_token; /* -1 before */
     double last_token;  /* newest token so far (for decoding requests: at segment ends) */
     double end;         /* completion or failure time */
+    /* Phases, for the per-request breakdown (colocated: all equal to first_token): */
+    double prefill_end; /* the prompt's KV exists (DistServe's first token) */
+    double xfer_start;  /* the KV transfer started (decode room was found) */
+    double xfer_end;    /* it landed on the decode replica */
+    double decode_start;/* its first decode step started */
     int32_t input, output;
-    int32_t replica;
+    int32_t replica;         /* where it is (or ended) */
+    int32_t prefill_replica; /* disaggregated: where it was prefilled */
     uint8_t state, fail, in_decode, abort_pending;
+    uint8_t joining; /* landed on a decode replica, joins its batch at the next step */
     uint16_t preemptions;
     /* engine bookkeeping (sim/replica.c) */
     int32_t target;    /* tokens to prefill: input, or input + generated after a recompute */

@@ -18,27 +18,53 @@
 #include "servesim/metrics.h"
 #include "servesim/perf.h"
 #include "servesim/replica.h"
+#include "servesim/router.h"
 #include "servesim/workload.h"
+
+#define SV_MAX_POOLS 16
+
+typedef enum { SV_ROLE_COLOCATED = 0, SV_ROLE_PREFILL, SV_ROLE_DECODE } sv_role_t;
+const char *sv_role_name(sv_role_t r);
+
+/* One pool of identical replicas: its GPU, parallelism, dtypes, engine settings. */
+typedef struct sv_pool_cfg {
+    char name[SV_NAME_MAX];
+    sv_role_t role;
+    sv_gpu_t gpu; /* price override applied */
+    sv_perf_settings_t perf;
+    sv_engine_cfg_t engine;
+    int replicas;
+} sv_pool_cfg_t;
+
+/* The link that carries KV caches from prefill to decode replicas (one per prefill
+ * replica: its GPUs' share of the fabric). */
+typedef struct sv_kvlink_cfg {
+    char kind[32];     /* nvlink | infiniband | roce | ethernet | pcie */
+    double bw_per_gpu; /* bytes/s one GPU sends at; a replica's link is tp times that */
+    double latency;    /* s per transfer */
+    int fifo;          /* 0 fair share, 1 one at a time */
+    int overlap;       /* send layer by layer during the prefill */
+} sv_kvlink_cfg_t;
 
 typedef struct sv_scenario {
     char name[SV_NAME_MAX];
     char path[1024];
     uint64_t seed;
     sv_model_t model;
-    sv_gpu_t gpu;
-    sv_perf_settings_t perf;
-    int replicas;
-    char router[32];
-    sv_engine_cfg_t engine;
+    sv_pool_cfg_t pools[SV_MAX_POOLS];
+    int npools;
+    int disaggregated;         /* prefill and decode pools */
+    int first_token_at_decode; /* TTFT after the transfer and first decode step */
+    int route;                 /* sv_route_t: requests to colocated or prefill replicas */
+    int decode_route;          /* sv_route_t: prefilled requests to decode replicas */
+    double router_latency;     /* s a request spends at the router */
+    sv_kvlink_cfg_t link;
     sv_workload_cfg_t workload;
     sv_trace_t *trace;
     long *emp_input, *emp_output;
     sv_metrics_cfg_t metrics;
     double horizon; /* s; 0 = run until every request has ended */
 } sv_scenario_t;
-
-/* Routing policies the simulator knows (NULL-terminated). */
-extern const char *const sv_router_names[];
 
 int sv_scenario_load(const char *path, const char *const *sets, int nsets,
                      const sv_catalog_t *cat, sv_scenario_t **out, sv_error_t *err);

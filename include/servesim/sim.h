@@ -1,7 +1,16 @@
 /*
  * The simulator: one run of a scenario. It owns the event queue and drives the client
- * (arrivals, the max_concurrency semaphore, timeouts), the router and the replicas,
- * feeds metrics, and leaves a result for the report.
+ * (arrivals, the max_concurrency semaphore, timeouts), the router, the pools of replicas
+ * and, when prefill and decode are disaggregated, the hand-off of each prefilled request
+ * to a decode replica over a KV link; it feeds metrics and leaves a result for the report.
+ *
+ * Disaggregation: a prefill replica prefills (DistServe's first token is its last
+ * prefill step), then the request waits, its KV pinned on the prefill replica, until a
+ * decode replica has room (blocks for its KV and a sequence slot), FIFO over requests;
+ * the KV then crosses the prefill replica's link (latency + bytes / bandwidth, shared
+ * fairly or FIFO among concurrent transfers); when it lands the prefill blocks are freed
+ * and the decode replica takes the request into its batch at its next step. A full
+ * decode pool therefore backs up into the prefill pool, which stalls.
  *
  * Event order at equal times is insertion order (engine.h), so a run is a pure
  * function of the scenario and its seed.
@@ -15,26 +24,46 @@
 #include "servesim/error.h"
 #include "servesim/metrics.h"
 #include "servesim/perf.h"
+#include "servesim/link.h"
 #include "servesim/replica.h"
+#include "servesim/router.h"
 #include "servesim/request.h"
 #include "servesim/scenario.h"
 
-typedef struct sv_result {
-    const sv_scenario_t *sc;
+/* What one pool did. */
+typedef struct sv_pool_result {
+    const sv_pool_cfg_t *cfg;
     sv_perf_t perf;
     sv_memplan_t mem;
     long max_model_len;
+    int first, count;       /* its replicas are [first, first + count) */
+    double gpus;            /* count x tp */
+    double cost_usd, energy_j;
+    double busy_share;      /* mean over its replicas of busy time / duration */
+    double kv_usage_p50, kv_usage_p99, kv_usage_max;
+    long preemptions, steps, decode_steps, handoffs;
+    double mean_decode_batch; /* sequences per decode step */
+    double stall_s;         /* summed over replicas: idle while requests waited (no KV room) */
+    double link_bytes, link_busy_s; /* prefill pools: KV sent, time the links moved bytes */
+    long transfers;
+} sv_pool_result_t;
+
+typedef struct sv_result {
+    const sv_scenario_t *sc;
+    sv_pool_result_t pools[SV_MAX_POOLS];
+    int npools;
     sv_reqpool_t pool;
     sv_metrics_t *metrics;
     sv_summary_t summary;
-    int replicas;
+    int replicas;               /* over all pools */
     sv_replica_stats_t *rstats; /* one per replica */
-    long kv_blocks;             /* per replica */
-    double kv_usage_p50, kv_usage_p99, kv_usage_max; /* over time-series samples, 0..1 */
+    int *rpool;                 /* pool index of each replica */
+    double *stall_s;            /* per replica */
+    double kv_usage_p50, kv_usage_p99, kv_usage_max; /* over all samples, 0..1 */
     long preemptions;
     double busy_share;      /* mean over replicas of busy time / duration */
-    double gpus;            /* replicas x tp */
-    double cost_usd;        /* gpus x price x duration */
+    double gpus;            /* all pools */
+    double cost_usd;        /* sum over pools of gpus x price x duration */
     double energy_j;        /* idle power all along + dynamic power while busy */
     double cost_per_mtok;   /* USD per million output tokens */
     double energy_per_tok;  /* J per output token */
