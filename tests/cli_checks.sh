@@ -77,6 +77,19 @@ expect_fail run_missing "nope.yaml: cannot open" -- run "$tmp/nope.yaml"
 expect_fail run_no_file "run needs a scenario file" -- run
 expect_fail run_unwritable "/nonexistent/dir/x.json: cannot write" -- run "$q" --set workload.num_requests=5 --quiet --json /nonexistent/dir/x.json
 expect_fail run_bad_set "--set hardware.tp=3: hardware.tp: .*|tp=3 does not divide" -- run "$q" --set hardware.tp=3
+# the cluster: disaggregated output and bad cluster input
+dl="$src/scenarios/disagg-vs-colocated-long-prompts-disaggregated.yaml"
+expect_ok run_disagg '^------------- pool prefill \(prefill\) -------------$' -- run "$dl" --set workload.num_requests=100
+expect_ok run_disagg_transfer '^Mean KV transfer \(ms\):' -- run "$dl" --set workload.num_requests=100
+expect_fail run_no_decode_pool "no_decode_pool.yaml:3:3: pools: a disaggregated scenario needs a decode pool" -- run "$data/no_decode_pool.yaml"
+expect_fail run_pool_no_fit "pool 'small' \(1 x a100-40gb, tp=1\): model 'llama-3.1-70b' \(bf16 weights\) does not fit" -- run "$data/pool_no_fit.yaml"
+expect_fail run_zero_link "zero_link.yaml:6:47: disaggregation.kv_link.bandwidth_gb_s: expected a number" -- run "$data/zero_link.yaml"
+
+# every shipped scenario runs (cut short)
+for f in "$src"/scenarios/*.yaml; do
+    expect_ok "scenario_$(basename "$f" .yaml)" '^Successful requests:' -- run "$f" --set workload.num_requests=300
+done
+
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/b.json" --detailed --requests-csv "$tmp/b.csv" --timeseries-csv "$tmp/b.ts.csv" 2>/dev/null
 if cmp -s "$tmp/a.json" "$tmp/b.json" && cmp -s "$tmp/a.csv" "$tmp/b.csv" && cmp -s "$tmp/a.ts.csv" "$tmp/b.ts.csv" &&
