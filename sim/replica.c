@@ -813,13 +813,16 @@ void sv_replica_release(sv_replica_t *r, int32_t id)
     r->free_blocks += blocks_for(r, q->computed);
 }
 
+int sv_replica_can_reserve(const sv_replica_t *r, long tokens)
+{
+    return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
+           r->free_blocks - reserve_need(r, tokens) >= r->watermark_blocks;
+}
+
 int sv_replica_reserve(sv_replica_t *r, long tokens)
 {
-    long need = reserve_need(r, tokens);
-    if (r->n_running + r->n_reserved >= r->cfg.max_num_seqs ||
-        r->free_blocks - need < r->watermark_blocks)
-        return 0;
-    r->free_blocks -= need;
+    if (!sv_replica_can_reserve(r, tokens)) return 0;
+    r->free_blocks -= reserve_need(r, tokens);
     r->n_reserved++;
     long used = r->total_blocks - r->free_blocks;
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;

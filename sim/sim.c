@@ -237,10 +237,7 @@ static void start_transfers(sim_t *s)
         }
         int nc = 0;
         for (int i = 0; i < s->ndec && nc < 4096; i++)
-            if (sv_replica_reserve(s->reps[s->dec[i]], r->computed)) {
-                sv_replica_unreserve(s->reps[s->dec[i]], r->computed);
-                cand[nc++] = s->dec[i];
-            }
+            if (sv_replica_can_reserve(s->reps[s->dec[i]], r->computed)) cand[nc++] = s->dec[i];
         if (nc == 0) return; /* head-of-line: wait for decode room */
         int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc)];
         sv_replica_reserve(s->reps[d], r->computed);

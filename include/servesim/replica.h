@@ -104,6 +104,7 @@ void sv_replica_release(sv_replica_t *r, int32_t id);
 /* Decode role: reserve room (blocks for `tokens` plus the next token's, and a sequence
  * slot) for an incoming KV transfer. 1 if reserved, 0 if there is no room. */
 int sv_replica_reserve(sv_replica_t *r, long tokens);
+int sv_replica_can_reserve(const sv_replica_t *r, long tokens); /* the same test, no change */
 void sv_replica_unreserve(sv_replica_t *r, long tokens);
 /* The transfer landed: the request (its KV = r->computed tokens, r->generated tokens
  * made so far) joins the decode batch at the next step. */
