@@ -24,7 +24,7 @@ typedef struct sim {
     sv_replica_t **reps;
     double now;
     /* routing: entry replicas (colocated or prefill) and decode replicas */
-    int *entry, nentry, *dec, ndec;
+    int *entry, nentry, *dec, ndec, *cand; /* cand: scratch, one slot per replica */
     sv_router_t router, drouter;
     long dec_min_len;       /* shortest max_model_len of the decode pools */
     long dec_max_blocks;    /* most KV tokens a decode replica can ever hold */
@@ -227,7 +227,7 @@ static void service_link(sim_t *s, int rep)
 /* Start transfers, FIFO, while some decode replica has room for the head. */
 static void start_transfers(sim_t *s)
 {
-    int cand[4096];
+    int *cand = s->cand;
     while (!s->rc && s->headxq < s->nxq) {
         int32_t id = s->xq[s->headxq];
         sv_req_t *r = R(s, id);
@@ -236,7 +236,7 @@ static void start_transfers(sim_t *s)
             continue;
         }
         int nc = 0;
-        for (int i = 0; i < s->ndec && nc < 4096; i++)
+        for (int i = 0; i < s->ndec; i++)
             if (sv_replica_can_reserve(s->reps[s->dec[i]], r->computed)) cand[nc++] = s->dec[i];
         if (nc == 0) return; /* head-of-line: wait for decode room */
         int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc)];
@@ -481,7 +481,8 @@ static int setup(sim_t *s, sv_error_t *err)
     s->link_next = malloc((size_t)total * sizeof *s->link_next);
     s->entry = malloc((size_t)total * sizeof *s->entry);
     s->dec = malloc((size_t)total * sizeof *s->dec);
-    if (!res->metrics || !s->reps || !res->rstats || !res->rpool || !res->stall_s ||
+    s->cand = malloc((size_t)total * sizeof *s->cand);
+    if (!s->cand || !res->metrics || !s->reps || !res->rstats || !res->rpool || !res->stall_s ||
         !s->stall_since || !s->links || !s->link_next || !s->entry || !s->dec)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     s->dec_min_len = s->dec_max_blocks = -1;
@@ -533,6 +534,7 @@ static void teardown(sim_t *s)
     free(s->link_next);
     free(s->entry);
     free(s->dec);
+    free(s->cand);
     free(s->xq);
     free(s->buf);
     free(s->stall_since);
