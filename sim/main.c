@@ -21,6 +21,7 @@
 #include "servesim/report.h"
 #include "servesim/scenario.h"
 #include "servesim/sim.h"
+#include "servesim/sweep.h"
 #include "servesim/yaml.h"
 
 #define EXIT_USAGE 2
@@ -32,6 +33,10 @@ static const char *usage_text =
     "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
     "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
     "      [--requests-csv FILE] [--timeseries-csv FILE] [--quiet]\n"
+    "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
+    "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
+    "      [--shard K/N]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
+    "  merge OUT DIR...            join the directories of sharded sweeps into OUT\n"
     "  list gpus|models            print the catalog\n"
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
@@ -296,6 +301,82 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     return rc ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *path = NULL, *out = "sweep-out";
+    const char *sets[256], *vary_args[SV_MAX_VARY];
+    int nsets = 0, nvary = 0, jobs = 1, shard = 1, nshards = 1, missing = 0, quiet = 0;
+    const char *v;
+    for (int i = 0; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
+            if (nsets == 256) return fail("error: too many --set options%s", "");
+            sets[nsets++] = v;
+        } else if ((v = opt_value(argc, argv, &i, "--vary", &missing))) {
+            if (nvary == SV_MAX_VARY) return fail("error: at most 6 --vary keys%s", "");
+            vary_args[nvary++] = v;
+        } else if ((v = opt_value(argc, argv, &i, "--out", &missing))) out = v;
+        else if ((v = opt_value(argc, argv, &i, "--jobs", &missing))) {
+            long j;
+            if (sv_parse_long(v, &j) || j < 1 || j > 1024)
+                return fail("error: --jobs: expected a whole number in [1, 1024], got '%s'", v);
+            jobs = (int)j;
+        } else if ((v = opt_value(argc, argv, &i, "--shard", &missing))) {
+            if (sscanf(v, "%d/%d", &shard, &nshards) != 2 || nshards < 1 || shard < 1 ||
+                shard > nshards)
+                return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
+        } else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+        else if (missing) break;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return fail("error: sweep: unknown option '%s' (see servesim --help)", argv[i]);
+        else if (!path) path = argv[i];
+        else return fail("error: sweep takes one scenario file; '%s' is one too many", argv[i]);
+        if (missing) break;
+    }
+    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    if (!path) return fail("error: sweep needs a scenario file%s", "");
+    sv_error_t err;
+    /* Load once: to validate, and for the scenario's own sweep.vary. */
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    static sv_sweep_t sw;
+    memset(&sw, 0, sizeof sw);
+    sw.scenario = path;
+    sw.sets = sets;
+    sw.nsets = nsets;
+    int rc = 0;
+    if (nvary == 0)
+        for (int k = 0; k < sc->nsweep_vary && !rc; k++)
+            rc = sv_vary_parse(sc->sweep_vary[k], &sw.vary[sw.nvary++], &err);
+    for (int k = 0; k < nvary && !rc; k++) rc = sv_vary_parse(vary_args[k], &sw.vary[sw.nvary++], &err);
+    sv_scenario_free(sc);
+    if (rc) return fail_err(&err);
+    if (sw.nvary == 0)
+        return fail("error: sweep needs --vary KEY=SPEC (or sweep.vary in the scenario)%s", "");
+    if (sv_sweep_init(&sw, &err)) return fail_err(&err);
+    sv_row_t *rows = calloc((size_t)sw.npoints, sizeof *rows);
+    if (!rows) return fail("error: out of memory%s", "");
+    rc = sv_sweep_run(&sw, cat, out, jobs, shard, nshards, rows, quiet ? NULL : stderr, &err);
+    long n = 0;
+    for (long i = 0; !rc && i < sw.npoints; i++)
+        if (rows[i].ok >= 0) rows[n++] = rows[i];
+    char keys[SV_MAX_VARY][128];
+    for (int k = 0; k < sw.nvary; k++) snprintf(keys[k], sizeof keys[k], "%s", sw.vary[k].key);
+    if (!rc) rc = sv_sweep_write(out, keys, sw.nvary, rows, n, quiet ? NULL : stdout, &err);
+    free(rows);
+    if (rc) return fail_err(&err);
+    if (!quiet) fprintf(stderr, "servesim: %ld points written to %s/ (sweep.csv, sweep.json, points/)\n", n, out);
+    return EXIT_SUCCESS;
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+    if (argc < 2) return fail("error: merge needs OUT and at least one shard directory%s", "");
+    sv_error_t err;
+    if (sv_sweep_merge(argv[0], (const char *const *)argv + 1, argc - 1, stdout, &err))
+        return fail_err(&err);
+    return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -322,7 +403,8 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[i++];
-    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run")) {
+    if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
+    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") && strcmp(cmd, "sweep")) {
         fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
         return EXIT_USAGE;
     }
@@ -332,6 +414,7 @@ int main(int argc, char **argv)
         return fail_err(&err);
     int rc = strcmp(cmd, "list") == 0      ? cmd_list(cat, argc - i, argv + i)
              : strcmp(cmd, "explain") == 0 ? cmd_explain(cat, argc - i, argv + i)
+             : strcmp(cmd, "sweep") == 0   ? cmd_sweep(cat, argc - i, argv + i)
                                            : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;

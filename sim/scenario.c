@@ -509,6 +509,7 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
     int rc;
     sv_metrics_cfg_t *m = &sc->metrics;
     m->slo_ttft_ms = m->slo_tpot_ms = m->slo_e2el_ms = NAN;
+    m->attainment = 0.9;
     m->percentiles[0] = 99.0;
     m->npercentiles = 1;
     m->selected = SV_M_TTFT | SV_M_TPOT | SV_M_ITL;
@@ -519,6 +520,7 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         if ((rc = sv_yget_double(slo, "ttft_ms", 0, 0, 1e12, &m->slo_ttft_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "tpot_ms", 0, 0, 1e12, &m->slo_tpot_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "e2el_ms", 0, 0, 1e12, &m->slo_e2el_ms, err)) < 0 ||
+            (rc = sv_yget_double(slo, "attainment", 0, 0, 1, &m->attainment, err)) < 0 ||
             (rc = sv_ymap_check_unknown(slo, err)))
             return rc;
     }
@@ -594,6 +596,24 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_workload(wl, sc, err))) return rc;
     if ((rc = read_slo_metrics(root, sc, err))) return rc;
     if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
+    sv_ynode_t *sw = sv_ymap_get(root, "sweep");
+    if (sw && !sv_yscalar_is_null(sw)) {
+        if ((rc = sv_yexpect_map(sw, "sweep", err))) return rc;
+        sv_ynode_t *v = sv_ymap_get(sw, "vary");
+        if (v) {
+            if ((rc = sv_yexpect_seq(v, "sweep.vary", err))) return rc;
+            if (v->n > 6) return sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most 6 keys", at(v, w, sizeof w));
+            for (size_t i = 0; i < v->n; i++) {
+                sv_ynode_t *e = v->seq[i];
+                if (e->kind != SV_Y_SCALAR || !strchr(e->scalar, '=') || strlen(e->scalar) >= 256)
+                    return sv_errorf(err, SV_EINVAL,
+                                     "%s: %s: expected KEY=SPEC like workload.rate=2:30:2",
+                                     at(e, w, sizeof w), e->path);
+                snprintf(sc->sweep_vary[sc->nsweep_vary++], 256, "%s", e->scalar);
+            }
+        }
+        if ((rc = sv_ymap_check_unknown(sw, err))) return rc;
+    }
     if ((rc = sv_ymap_check_unknown(root, err))) return rc;
     if (sc->workload.has_trace && (rc = sv_trace_load(&sc->workload.trace, &sc->trace, err)))
         return rc;

@@ -32,6 +32,7 @@ typedef struct sv_metrics_cfg {
     int npercentiles;
     int selected;                   /* SV_M_* bits printed in the summary */
     double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms; /* NAN when not given */
+    double attainment;              /* share of requests that must meet the SLOs (sweep, plan) */
     double sample_interval;         /* s between time-series samples */
 } sv_metrics_cfg_t;
 

@@ -64,6 +64,9 @@ typedef struct sv_scenario {
     long *emp_input, *emp_output;
     sv_metrics_cfg_t metrics;
     double horizon; /* s; 0 = run until every request has ended */
+    /* `sweep.vary`: the default --vary specs of `servesim sweep` ("workload.rate=2:30:2") */
+    char sweep_vary[6][256];
+    int nsweep_vary;
 } sv_scenario_t;
 
 int sv_scenario_load(const char *path, const char *const *sets, int nsets,
