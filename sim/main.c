@@ -18,6 +18,7 @@
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/perf.h"
+#include "servesim/plan.h"
 #include "servesim/report.h"
 #include "servesim/scenario.h"
 #include "servesim/sim.h"
@@ -37,6 +38,8 @@ static const char *usage_text =
     "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
     "      [--shard K/N]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
     "  merge OUT DIR...            join the directories of sharded sweeps into OUT\n"
+    "  plan SCENARIO.yaml          cheapest clusters for the scenario's plan: target\n"
+    "      [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
     "  list gpus|models            print the catalog\n"
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
@@ -377,6 +380,51 @@ static int cmd_merge(int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
+static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *path = NULL, *out = NULL;
+    const char *sets[256];
+    int nsets = 0, jobs = 1, missing = 0;
+    const char *v;
+    for (int i = 0; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
+            if (nsets == 256) return fail("error: too many --set options%s", "");
+            sets[nsets++] = v;
+        } else if ((v = opt_value(argc, argv, &i, "--out", &missing))) out = v;
+        else if ((v = opt_value(argc, argv, &i, "--jobs", &missing))) {
+            long j;
+            if (sv_parse_long(v, &j) || j < 1 || j > 1024)
+                return fail("error: --jobs: expected a whole number in [1, 1024], got '%s'", v);
+            jobs = (int)j;
+        } else if (missing) break;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return fail("error: plan: unknown option '%s' (see servesim --help)", argv[i]);
+        else if (!path) path = argv[i];
+        else return fail("error: plan takes one scenario file; '%s' is one too many", argv[i]);
+        if (missing) break;
+    }
+    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    if (!path) return fail("error: plan needs a scenario file with a plan: map%s", "");
+    sv_error_t err;
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    double t0 = wall_seconds();
+    sv_plan_row_t *rows = NULL;
+    int n = 0;
+    int rc = sv_plan_run(sc, cat, jobs, &rows, &n, stderr, &err);
+    if (!rc) rc = sv_plan_write(sc, rows, n, out, stdout, &err);
+    if (rc) fail_err(&err);
+    else {
+        long probes = 0;
+        for (int i = 0; i < n; i++) probes += rows[i].probes;
+        fprintf(stderr, "servesim: %d configurations, %ld simulations in %.1f s wall\n", n, probes,
+                wall_seconds() - t0);
+    }
+    free(rows);
+    sv_scenario_free(sc);
+    return rc ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -404,7 +452,8 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[i++];
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
-    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") && strcmp(cmd, "sweep")) {
+    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") && strcmp(cmd, "sweep") &&
+        strcmp(cmd, "plan")) {
         fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
         return EXIT_USAGE;
     }
@@ -415,6 +464,7 @@ int main(int argc, char **argv)
     int rc = strcmp(cmd, "list") == 0      ? cmd_list(cat, argc - i, argv + i)
              : strcmp(cmd, "explain") == 0 ? cmd_explain(cat, argc - i, argv + i)
              : strcmp(cmd, "sweep") == 0   ? cmd_sweep(cat, argc - i, argv + i)
+             : strcmp(cmd, "plan") == 0    ? cmd_plan(cat, argc - i, argv + i)
                                            : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;

@@ -307,11 +307,13 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
         out->total_input += r->input;
         out->total_output += r->output;
         if (slo) {
-            int good = 1;
-            if (!isnan(c->slo_ttft_ms)) good &= c->slo_ttft_ms / 1000.0 >= t;
-            if (!isnan(c->slo_tpot_ms)) good &= c->slo_tpot_ms / 1000.0 >= tp;
-            if (!isnan(c->slo_e2el_ms)) good &= c->slo_e2el_ms / 1000.0 >= lat;
-            out->good += good;
+            int g0 = isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= t;
+            int g1 = isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= tp;
+            int g2 = isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= lat;
+            out->good += g0 && g1 && g2;
+            out->good_by[0] += g0;
+            out->good_by[1] += g1;
+            out->good_by[2] += g2;
         }
         if (r->start < min_start) min_start = r->start;
         /* start + latency, taken as the exact end time: recomputing it as a sum can round

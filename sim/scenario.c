@@ -561,6 +561,92 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
     return sv_ymap_check_unknown(mc, err);
 }
 
+static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    if ((rc = sv_yexpect_map(pm, "plan", err))) return rc;
+    p->given = 1;
+    p->max_gpus = 64;
+    p->probe_requests = 2000;
+    p->tolerance = 0.02;
+    p->colocated = 1;
+    if ((rc = sv_yget_double(pm, "target_rate", 1, 1e-6, 1e9, &p->target_rate, err)) ||
+        (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
+        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0)
+        return rc;
+    long mg = p->max_gpus;
+    if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
+    p->max_gpus = (int)mg;
+    sv_ynode_t *g = sv_ymap_get(pm, "gpus");
+    if (!g) return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'", at(pm, w, sizeof w));
+    if ((rc = sv_yexpect_seq(g, "plan.gpus", err))) return rc;
+    for (size_t i = 0; i < g->n; i++) {
+        const sv_gpu_t *gp;
+        if (i >= 16) return sv_errorf(err, SV_ELIMIT, "%s: plan.gpus: at most 16", at(g, w, sizeof w));
+        if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
+            char msg[SV_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "%s", g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
+            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w), g->seq[i]->path, msg);
+        }
+        snprintf(p->gpus[p->ngpus++], SV_NAME_MAX, "%s", gp->name);
+    }
+    sv_ynode_t *t = sv_ymap_get(pm, "tp");
+    p->tps[0] = 1;
+    p->ntps = 1;
+    if (t) {
+        if ((rc = sv_yexpect_seq(t, "plan.tp", err))) return rc;
+        p->ntps = 0;
+        for (size_t i = 0; i < t->n && i < 8; i++) {
+            long v;
+            if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
+            p->tps[p->ntps++] = (int)v;
+        }
+    }
+    sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
+    if (m) {
+        if ((rc = sv_yexpect_seq(m, "plan.max_num_seqs", err))) return rc;
+        for (size_t i = 0; i < m->n && i < 8; i++)
+            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err))) return rc;
+    }
+    sv_ynode_t *sv = sv_ymap_get(pm, "serving");
+    if (sv) {
+        if ((rc = sv_yexpect_seq(sv, "plan.serving", err))) return rc;
+        p->colocated = 0;
+        for (size_t i = 0; i < sv->n; i++) {
+            const char *x = sv->seq[i]->kind == SV_Y_SCALAR ? sv->seq[i]->scalar : "";
+            if (strcmp(x, "colocated") == 0) p->colocated = 1;
+            else if (strcmp(x, "disaggregated") == 0) p->disaggregated = 1;
+            else
+                return sv_errorf(err, SV_EINVAL, "%s: %s: expected colocated or disaggregated, got '%s'",
+                                 at(sv->seq[i], w, sizeof w), sv->seq[i]->path, x);
+        }
+    }
+    sv_ynode_t *r = sv_ymap_get(pm, "prefill_decode");
+    if (r) {
+        if ((rc = sv_yexpect_seq(r, "plan.prefill_decode", err))) return rc;
+        for (size_t i = 0; i < r->n && i < 8; i++) {
+            int a, b;
+            char extra;
+            if (r->seq[i]->kind != SV_Y_SCALAR || sscanf(r->seq[i]->scalar, "%d:%d%c", &a, &b, &extra) != 2 ||
+                a < 1 || b < 1 || a > 64 || b > 64)
+                return sv_errorf(err, SV_EINVAL, "%s: %s: expected a ratio like 1:3 (prefill:decode replicas)",
+                                 at(r->seq[i], w, sizeof w), r->seq[i]->path);
+            p->ratios[p->nratios][0] = a;
+            p->ratios[p->nratios++][1] = b;
+        }
+    }
+    if (p->disaggregated && p->nratios == 0) {
+        const int def[3][2] = {{1, 1}, {1, 2}, {1, 3}};
+        for (int i = 0; i < 3; i++) {
+            p->ratios[i][0] = def[i][0];
+            p->ratios[i][1] = def[i][1];
+        }
+        p->nratios = 3;
+    }
+    return sv_ymap_check_unknown(pm, err);
+}
+
 static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t *sc,
                          sv_error_t *err)
 {
@@ -596,6 +682,8 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_workload(wl, sc, err))) return rc;
     if ((rc = read_slo_metrics(root, sc, err))) return rc;
     if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
+    sv_ynode_t *pm = sv_ymap_get(root, "plan");
+    if (pm && !sv_yscalar_is_null(pm) && (rc = read_plan(pm, cat, &sc->plan, err))) return rc;
     sv_ynode_t *sw = sv_ymap_get(root, "sweep");
     if (sw && !sv_yscalar_is_null(sw)) {
         if ((rc = sv_yexpect_map(sw, "sweep", err))) return rc;

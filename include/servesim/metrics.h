@@ -81,6 +81,7 @@ typedef struct sv_summary {
     double request_throughput, output_throughput, total_token_throughput;
     double request_goodput; /* NAN without SLOs */
     long good;
+    long good_by[3]; /* meeting the TTFT, TPOT, E2EL SLO alone (to tell which one binds) */
     double max_output_tokens_per_s;
     long max_concurrent_requests;
     double pcts[SV_MAX_PCT + 4]; /* configured then the standard ones not already there */

@@ -26,6 +26,22 @@
 typedef enum { SV_ROLE_COLOCATED = 0, SV_ROLE_PREFILL, SV_ROLE_DECODE } sv_role_t;
 const char *sv_role_name(sv_role_t r);
 
+/* What `servesim plan` may choose from (the scenario's `plan:` map). */
+typedef struct sv_plan_cfg {
+    int given;
+    double target_rate;         /* req/s */
+    char gpus[16][SV_NAME_MAX];
+    int ngpus;
+    int tps[8], ntps;
+    long max_num_seqs[8];
+    int nmns;
+    int colocated, disaggregated; /* serving modes to try */
+    int ratios[8][2], nratios;    /* prefill:decode replicas per disaggregated unit */
+    int max_gpus;
+    long probe_requests;          /* requests per capacity probe */
+    double tolerance;             /* relative precision of the capacity */
+} sv_plan_cfg_t;
+
 /* One pool of identical replicas: its GPU, parallelism, dtypes, engine settings. */
 typedef struct sv_pool_cfg {
     char name[SV_NAME_MAX];
@@ -67,6 +83,7 @@ typedef struct sv_scenario {
     /* `sweep.vary`: the default --vary specs of `servesim sweep` ("workload.rate=2:30:2") */
     char sweep_vary[6][256];
     int nsweep_vary;
+    sv_plan_cfg_t plan;
 } sv_scenario_t;
 
 int sv_scenario_load(const char *path, const char *const *sets, int nsets,

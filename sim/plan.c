@@ -1,0 +1,442 @@
+/*
+ * Capacity planning (see include/servesim/plan.h): bisection on the request rate for
+ * each allowed configuration, then the cluster size for the target, verified.
+ */
+#include "servesim/plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jsonw_int.h"
+#include "servesim/sim.h"
+
+typedef struct probe {
+    double attain;     /* share of requests meeting every SLO */
+    double by[3];      /* the same for each SLO alone */
+    double goodput, cost_mtok, energy_tok;
+} probe_t;
+
+static int run_probe(const sv_scenario_t *sc, probe_t *out, sv_error_t *err)
+{
+    sv_result_t *res;
+    int rc = sv_sim_run(sc, &res, err);
+    if (rc) return rc;
+    const sv_summary_t *s = &res->summary;
+    double total = (double)(s->completed + s->failed);
+    out->attain = total > 0 ? s->good / total : 0.0;
+    for (int i = 0; i < 3; i++) out->by[i] = total > 0 ? s->good_by[i] / total : 0.0;
+    out->goodput = s->request_goodput;
+    out->cost_mtok = res->cost_per_mtok;
+    out->energy_tok = res->energy_per_tok;
+    sv_result_free(res);
+    return 0;
+}
+
+static int slo_given(const sv_metrics_cfg_t *c)
+{
+    return !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
+}
+
+int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate,
+                char *binding, long *probes, sv_error_t *err)
+{
+    const sv_workload_cfg_t *w = &base->workload;
+    if (!slo_given(&base->metrics))
+        return sv_errorf(err, SV_EINVAL, "capacity needs SLOs (slo.ttft_ms, tpot_ms or e2el_ms)");
+    if (w->has_trace || w->max_concurrency > 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "capacity needs an open-loop workload (a rate), not a trace or a "
+                         "max_concurrency loop");
+    sv_scenario_t sc = *base;
+    sc.workload.num_requests = requests;
+    sc.workload.duration = 0;
+    sc.horizon = 0;
+    sc.metrics.sample_interval = 1e6; /* no time series needed */
+    double target = base->metrics.attainment;
+    probe_t pr, fail_pr;
+    int rc = 0;
+    memset(&fail_pr, 0, sizeof fail_pr);
+    *probes = 0;
+#define OK(r, res)                                                                             \
+    (sc.workload.rate = (r), (*probes)++, (rc = run_probe(&sc, &(res), err)) == 0 &&            \
+                                              (res).attain >= target)
+    double lo, hi, r0 = 1.0;
+    if (OK(r0, pr)) {
+        lo = r0;
+        hi = 2 * r0;
+        while (OK(hi, pr)) {
+            lo = hi;
+            hi *= 2;
+            if (hi > 1e7) break;
+        }
+        if (rc) return rc;
+        fail_pr = pr;
+    } else {
+        if (rc) return rc;
+        fail_pr = pr;
+        hi = r0;
+        lo = r0 / 2;
+        while (!OK(lo, pr)) {
+            if (rc) return rc;
+            fail_pr = pr;
+            hi = lo;
+            lo /= 2;
+            if (lo < 1e-3) {
+                *rate = 0.0;
+                snprintf(binding, 8, "%s", "none");
+                return 0;
+            }
+        }
+    }
+    /* Bisection in the log domain: the rate is a scale. */
+    while (!rc && hi - lo > tol * lo) {
+        double mid = sqrt(lo * hi);
+        if (OK(mid, pr)) lo = mid;
+        else if (!rc) {
+            hi = mid;
+            fail_pr = pr;
+        }
+    }
+#undef OK
+    if (rc) return rc;
+    *rate = lo;
+    static const char *const names[] = {"ttft", "tpot", "e2el"};
+    double slo[3] = {base->metrics.slo_ttft_ms, base->metrics.slo_tpot_ms, base->metrics.slo_e2el_ms};
+    int b = -1;
+    for (int i = 0; i < 3; i++)
+        if (!isnan(slo[i]) && (b < 0 || fail_pr.by[i] < fail_pr.by[b])) b = i;
+    snprintf(binding, 8, "%s", b >= 0 ? names[b] : "none");
+    return 0;
+}
+
+/* ---- candidates --------------------------------------------------------------------------- */
+
+/* A candidate's scenario: the base workload and SLOs on new pools. */
+static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const sv_plan_row_t *row,
+                     int units, sv_scenario_t *sc, sv_error_t *err)
+{
+    *sc = *base;
+    const sv_gpu_t *g;
+    int rc = sv_catalog_gpu(cat, row->gpu, &g, err);
+    if (rc) return rc;
+    sv_pool_cfg_t pool = base->pools[0];
+    pool.gpu = *g;
+    pool.perf.tp = row->tp;
+    pool.engine.max_num_seqs = row->max_num_seqs;
+    if (pool.engine.scheduler == SV_SCHED_VLLM && pool.engine.max_num_batched_tokens < row->max_num_seqs)
+        pool.engine.max_num_batched_tokens = pool.perf.max_batched_tokens = row->max_num_seqs;
+    sc->route = SV_ROUTE_LEAST_OUTSTANDING;
+    if (!row->disagg) {
+        sc->npools = 1;
+        sc->disaggregated = 0;
+        sc->pools[0] = pool;
+        sc->pools[0].role = SV_ROLE_COLOCATED;
+        sc->pools[0].replicas = units;
+        snprintf(sc->pools[0].name, SV_NAME_MAX, "%s", "serve");
+        return 0;
+    }
+    sc->npools = 2;
+    sc->disaggregated = 1;
+    sc->pools[0] = pool;
+    sc->pools[0].role = SV_ROLE_PREFILL;
+    sc->pools[0].replicas = row->p * units;
+    snprintf(sc->pools[0].name, SV_NAME_MAX, "%s", "prefill");
+    sc->pools[1] = pool;
+    sc->pools[1].role = SV_ROLE_DECODE;
+    sc->pools[1].replicas = row->d * units;
+    snprintf(sc->pools[1].name, SV_NAME_MAX, "%s", "decode");
+    if (!base->disaggregated) { /* the scenario's defaults: InfiniBand, DistServe's TTFT */
+        snprintf(sc->link.kind, sizeof sc->link.kind, "infiniband");
+        sc->link.bw_per_gpu = 50e9;
+        sc->link.latency = 10e-6;
+        sc->link.fifo = sc->link.overlap = 0;
+        sc->decode_route = SV_ROUTE_LEAST_OUTSTANDING;
+    }
+    return 0;
+}
+
+static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan_row_t *row)
+{
+    const sv_plan_cfg_t *p = &base->plan;
+    sv_error_t err;
+    sv_scenario_t sc;
+    char binding[8] = "";
+    row->unit_gpus = (row->disagg ? row->p + row->d : 1) * row->tp;
+    int rc = candidate(base, cat, row, 1, &sc, &err);
+    if (!rc) rc = sv_capacity(&sc, p->probe_requests, p->tolerance, &row->unit_capacity, binding,
+                              &row->probes, &err);
+    if (rc) {
+        snprintf(row->error, sizeof row->error, "%s", err.msg);
+        return;
+    }
+    snprintf(row->binding, sizeof row->binding, "%s", binding);
+    if (row->unit_capacity <= 0) {
+        snprintf(row->error, sizeof row->error, "misses the SLOs even under a very light load");
+        return;
+    }
+    row->goodput_per_gpu = row->unit_capacity / row->unit_gpus;
+    int units = (int)ceil(p->target_rate / row->unit_capacity * (1 - 1e-12));
+    if (units < 1) units = 1;
+    for (int tries = 0; tries < 16; tries++, units++) {
+        if (units * row->unit_gpus > p->max_gpus) {
+            snprintf(row->error, sizeof row->error, "needs more than max_gpus (%d) for %.3g req/s",
+                     p->max_gpus, p->target_rate);
+            return;
+        }
+        if ((rc = candidate(base, cat, row, units, &sc, &err))) break;
+        long n = p->probe_requests * units;
+        sc.workload.num_requests = n > 200000 ? 200000 : n;
+        sc.workload.duration = 0;
+        sc.workload.rate = p->target_rate;
+        sc.horizon = 0;
+        sc.metrics.sample_interval = 1e6;
+        probe_t pr;
+        row->probes++;
+        if ((rc = run_probe(&sc, &pr, &err))) break;
+        if (pr.attain >= base->metrics.attainment) {
+            row->ok = 1;
+            row->units = units;
+            row->gpus = units * row->unit_gpus;
+            row->attain_at_target = pr.attain;
+            row->goodput_at_target = pr.goodput;
+            row->cost_hour = row->gpus * sc.pools[0].gpu.price_per_hour;
+            row->cost_mtok = pr.cost_mtok;
+            row->energy_tok = pr.energy_tok;
+            return;
+        }
+    }
+    snprintf(row->error, sizeof row->error, "%s",
+             rc ? err.msg : "the cluster at the target rate kept missing the SLOs");
+}
+
+int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_plan_row_t **rows,
+                int *nrows, FILE *progress, sv_error_t *err)
+{
+    const sv_plan_cfg_t *p = &sc->plan;
+    *rows = NULL;
+    *nrows = 0;
+    if (!p->given) return sv_errorf(err, SV_EINVAL, "%s: no plan: map in the scenario", sc->path);
+    if (sc->npools != 1 || sc->disaggregated)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: plan starts from a scenario with one colocated pool (hardware/engine); "
+                         "it builds the pools itself",
+                         sc->path);
+    int cap = p->ngpus * p->ntps * (p->nmns ? p->nmns : 1) * (p->colocated + p->disaggregated * p->nratios);
+    sv_plan_row_t *r = calloc((size_t)cap + 1, sizeof *r);
+    if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    int n = 0;
+    for (int g = 0; g < p->ngpus; g++)
+        for (int t = 0; t < p->ntps; t++)
+            for (int m = 0; m < (p->nmns ? p->nmns : 1); m++) {
+                long mns = p->nmns ? p->max_num_seqs[m] : sc->pools[0].engine.max_num_seqs;
+                for (int k = -1; k < (p->disaggregated ? p->nratios : 0); k++) {
+                    if (k < 0 && !p->colocated) continue;
+                    sv_plan_row_t *row = &r[n++];
+                    snprintf(row->gpu, sizeof row->gpu, "%s", p->gpus[g]);
+                    row->tp = p->tps[t];
+                    row->max_num_seqs = mns;
+                    if (k >= 0) {
+                        row->disagg = 1;
+                        row->p = p->ratios[k][0];
+                        row->d = p->ratios[k][1];
+                    }
+                }
+            }
+    if (jobs <= 1) {
+        for (int i = 0; i < n; i++) {
+            evaluate(sc, cat, &r[i]);
+            if (progress) fprintf(progress, "\rservesim plan: %d/%d configurations", i + 1, n);
+        }
+    } else {
+        /* One worker process per candidate, rows handed back through a pipe. */
+        int next = 0, running = 0, finished = 0;
+        pid_t *pid = calloc((size_t)jobs, sizeof *pid);
+        int *fd = calloc((size_t)jobs, sizeof *fd), *which = calloc((size_t)jobs, sizeof *which);
+        if (!pid || !fd || !which) {
+            free(pid);
+            free(fd);
+            free(which);
+            free(r);
+            return sv_errorf(err, SV_ENOMEM, "out of memory");
+        }
+        fflush(NULL);
+        while (next < n || running > 0) {
+            while (running < jobs && next < n) {
+                int s = 0;
+                while (pid[s]) s++;
+                int pp[2];
+                if (pipe(pp)) break;
+                pid_t c = fork();
+                if (c == 0) {
+                    close(pp[0]);
+                    evaluate(sc, cat, &r[next]);
+                    ssize_t wr = write(pp[1], &r[next], sizeof r[next]);
+                    _exit(wr == (ssize_t)sizeof r[next] ? 0 : 3);
+                }
+                close(pp[1]);
+                if (c < 0) {
+                    close(pp[0]);
+                    break;
+                }
+                pid[s] = c;
+                fd[s] = pp[0];
+                which[s] = next++;
+                running++;
+            }
+            if (!running) break;
+            int status;
+            pid_t c = wait(&status);
+            if (c < 0) break;
+            for (int s = 0; s < jobs; s++) {
+                if (pid[s] != c) continue;
+                sv_plan_row_t got;
+                ssize_t rd = read(fd[s], &got, sizeof got);
+                close(fd[s]);
+                if (rd == (ssize_t)sizeof got) r[which[s]] = got;
+                else snprintf(r[which[s]].error, sizeof r[which[s]].error, "the worker process died");
+                pid[s] = 0;
+                running--;
+                if (progress) fprintf(progress, "\rservesim plan: %d/%d configurations", ++finished, n);
+            }
+        }
+        free(pid);
+        free(fd);
+        free(which);
+    }
+    if (progress) fputc('\n', progress);
+    *rows = r;
+    *nrows = n;
+    return 0;
+}
+
+/* ---- output --------------------------------------------------------------------------------- */
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const sv_plan_row_t *x = a, *y = b;
+    if (x->ok != y->ok) return y->ok - x->ok;
+    if (!x->ok) return 0;
+    if (x->cost_hour != y->cost_hour) return x->cost_hour < y->cost_hour ? -1 : 1;
+    if (x->gpus != y->gpus) return x->gpus - y->gpus;
+    return (x->unit_capacity < y->unit_capacity) - (x->unit_capacity > y->unit_capacity);
+}
+
+static void config_name(const sv_plan_row_t *r, char *buf, size_t n)
+{
+    if (r->disagg)
+        snprintf(buf, n, "%s TP%d %d:%d P:D seqs %ld", r->gpu, r->tp, r->p, r->d, r->max_num_seqs);
+    else
+        snprintf(buf, n, "%s TP%d colocated seqs %ld", r->gpu, r->tp, r->max_num_seqs);
+}
+
+int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const char *outdir,
+                  FILE *t, sv_error_t *err)
+{
+    /* Stable ranking: insertion sort keeps the enumeration order among equals. */
+    for (int i = 1; i < nrows; i++) {
+        sv_plan_row_t x = rows[i];
+        int j = i;
+        while (j > 0 && cmp_rows(&rows[j - 1], &x) > 0) {
+            rows[j] = rows[j - 1];
+            j--;
+        }
+        rows[j] = x;
+    }
+    const sv_metrics_cfg_t *m = &sc->metrics;
+    if (t) {
+        fprintf(t, "Plan for %.4g req/s of '%s' with", sc->plan.target_rate, sc->name);
+        if (!isnan(m->slo_ttft_ms)) fprintf(t, " TTFT <= %g ms", m->slo_ttft_ms);
+        if (!isnan(m->slo_tpot_ms)) fprintf(t, " TPOT <= %g ms", m->slo_tpot_ms);
+        if (!isnan(m->slo_e2el_ms)) fprintf(t, " E2EL <= %g ms", m->slo_e2el_ms);
+        fprintf(t, " for %.0f%% of requests\n\n", 100.0 * m->attainment);
+        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s\n", "rank", "configuration", "GPUs",
+                "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", "binding", "SLO %");
+        for (int i = 0; i < nrows; i++) {
+            const sv_plan_row_t *r = &rows[i];
+            char name[96];
+            config_name(r, name, sizeof name);
+            if (!r->ok) {
+                fprintf(t, "%4s  %-38s %s\n", "-", name, r->error);
+                continue;
+            }
+            fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %7s %7.1f\n", i + 1, name,
+                    r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok, r->energy_tok,
+                    r->goodput_per_gpu, r->binding, 100.0 * r->attain_at_target);
+        }
+    }
+    if (!outdir) return 0;
+    if (mkdir(outdir, 0755) && errno != EEXIST)
+        return sv_errorf(err, SV_EIO, "%s: cannot create: %s", outdir, strerror(errno));
+    char path[1200];
+    snprintf(path, sizeof path, "%s/plan.csv", outdir);
+    FILE *f = fopen(path, "w");
+    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    fputs("rank,gpu,tp,serving,prefill,decode,max_num_seqs,gpus,units,unit_capacity,"
+          "goodput_per_gpu,cost_per_hour_usd,cost_per_million_output_tokens_usd,"
+          "energy_per_output_token_j,attainment_at_target,goodput_at_target,binding,probes,error\n",
+          f);
+    char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], b7[40];
+    for (int i = 0; i < nrows; i++) {
+        const sv_plan_row_t *r = &rows[i];
+        fprintf(f, "%d,%s,%d,%s,%d,%d,%ld,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%ld,\"%s\"\n",
+                r->ok ? i + 1 : 0, r->gpu, r->tp, r->disagg ? "disaggregated" : "colocated", r->p,
+                r->d, r->max_num_seqs, r->gpus, r->units, sv__fmt_double(r->unit_capacity, b1),
+                sv__fmt_double(r->goodput_per_gpu, b2), sv__fmt_double(r->cost_hour, b3),
+                sv__fmt_double(r->cost_mtok, b4), sv__fmt_double(r->energy_tok, b5),
+                sv__fmt_double(r->attain_at_target, b6), sv__fmt_double(r->goodput_at_target, b7),
+                r->binding, r->probes, r->error);
+    }
+    if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    snprintf(path, sizeof path, "%s/plan.json", outdir);
+    f = fopen(path, "w");
+    if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    sv_jw_t w;
+    sv__jw_init(&w, f);
+    sv__jw_obj(&w, NULL);
+    sv__jw_str(&w, "scenario", sc->name);
+    sv__jw_num(&w, "target_rate", sc->plan.target_rate);
+    sv__jw_num(&w, "attainment", m->attainment);
+    sv__jw_num(&w, "slo_ttft_ms", m->slo_ttft_ms);
+    sv__jw_num(&w, "slo_tpot_ms", m->slo_tpot_ms);
+    sv__jw_num(&w, "slo_e2el_ms", m->slo_e2el_ms);
+    sv__jw_arr(&w, "configurations");
+    for (int i = 0; i < nrows; i++) {
+        const sv_plan_row_t *r = &rows[i];
+        char name[96];
+        config_name(r, name, sizeof name);
+        sv__jw_obj(&w, NULL);
+        sv__jw_int(&w, "rank", r->ok ? i + 1 : 0);
+        sv__jw_str(&w, "configuration", name);
+        sv__jw_str(&w, "gpu", r->gpu);
+        sv__jw_int(&w, "tp", r->tp);
+        sv__jw_str(&w, "serving", r->disagg ? "disaggregated" : "colocated");
+        sv__jw_int(&w, "prefill_replicas_per_unit", r->p);
+        sv__jw_int(&w, "decode_replicas_per_unit", r->d);
+        sv__jw_int(&w, "max_num_seqs", r->max_num_seqs);
+        if (r->ok) {
+            sv__jw_int(&w, "gpus", r->gpus);
+            sv__jw_int(&w, "units", r->units);
+            sv__jw_num(&w, "unit_capacity", r->unit_capacity);
+            sv__jw_num(&w, "goodput_per_gpu", r->goodput_per_gpu);
+            sv__jw_num(&w, "cost_per_hour_usd", r->cost_hour);
+            sv__jw_num(&w, "cost_per_million_output_tokens_usd", r->cost_mtok);
+            sv__jw_num(&w, "energy_per_output_token_j", r->energy_tok);
+            sv__jw_num(&w, "attainment_at_target", r->attain_at_target);
+            sv__jw_str(&w, "binding_slo", r->binding);
+        } else {
+            sv__jw_str(&w, "error", r->error);
+        }
+        sv__jw_int(&w, "probes", r->probes);
+        sv__jw_end_obj(&w);
+    }
+    sv__jw_end_arr(&w);
+    sv__jw_end_obj(&w);
+    fputc('\n', f);
+    if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    return 0;
+}
