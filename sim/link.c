@@ -103,6 +103,9 @@ double sv_link_next(const sv_link_t *l)
             if (x->ready < next) next = x->ready;
         } else if (k < m) {
             double t = l->t + x->remaining / share;
+            /* Late in a long run the last sliver of bytes can take less than one step of
+             * the clock: then it finishes at the next representable time. */
+            if (t <= l->t) t = nextafter(l->t, INFINITY);
             if (t < next) next = t;
             k++;
         }

@@ -588,8 +588,18 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     push(&s, 0.0, EV_SAMPLE, -1);
 
     sv_event_t ev;
+    long same_time = 0;
     while (!s.rc && sv_evq_pop(&s.q, &ev)) {
         if (sc->horizon > 0 && ev.time > sc->horizon) break;
+        /* Time must move: a run of events at one instant that never ends is a bug, and a
+         * clear error beats a hang. */
+        same_time = ev.time == s.now ? same_time + 1 : 0;
+        if (same_time > 50000000L) {
+            teardown(&s);
+            sv_result_free(s.res);
+            return sv_errorf(err, SV_ELIMIT,
+                             "internal error: simulated time stopped advancing at %.9g s", ev.time);
+        }
         s.now = ev.time;
         s.res->events++;
         switch (ev.type) {

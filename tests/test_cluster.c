@@ -131,6 +131,17 @@ START_TEST(test_link_times)
     drain_link(&l, done);
     tu_assert_rel(done[2], 0.05 + 0.75e9 / 50e9, 1e-12);
     sv_link_free(&l);
+    /* Far into a run (t = 1e6 s) a transfer still finishes: a last sliver of bytes shorter
+     * than one step of the clock must not stall the link. */
+    sv_link_init(&l, 50e9, 10e-6, 0);
+    sv_link_advance(&l, 1e6, NULL, 0);
+    sv_link_add(&l, 1e6, 0, 123456789.0);
+    int guard = 0;
+    double t;
+    while ((t = sv_link_next(&l)) < INFINITY && guard++ < 10) sv_link_advance(&l, t, ids, 4);
+    ck_assert(guard < 10);
+    ck_assert_int_eq((int)l.transfers, 1);
+    sv_link_free(&l);
 }
 END_TEST
 

@@ -1,0 +1,269 @@
+/*
+ * Tests of sweeps and capacity planning: vary specs, knee detection on a synthetic curve,
+ * the capacity bisection against M/D/1 theory (an analytic SLO boundary), shards that merge
+ * into exactly the unsharded sweep, and a small plan.
+ */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_roots.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "servesim/plan.h"
+#include "servesim/sim.h"
+#include "servesim/sweep.h"
+#include "testutil.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+static char *write_tmp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/sv_plan_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+START_TEST(test_vary_specs)
+{
+    sv_vary_t v;
+    sv_error_t err;
+    ck_assert_int_eq(sv_vary_parse("workload.rate=2:10:2", &v, &err), 0);
+    ck_assert_str_eq(v.key, "workload.rate");
+    ck_assert_int_eq(v.n, 5);
+    ck_assert_str_eq(v.vals[0], "2");
+    ck_assert_str_eq(v.vals[4], "10");
+    ck_assert_int_eq(sv_vary_parse("hardware.replicas=1:64:x2", &v, &err), 0);
+    ck_assert_int_eq(v.n, 7);
+    ck_assert_str_eq(v.vals[6], "64");
+    ck_assert_int_eq(sv_vary_parse("workload.rate=0.5:1.5:0.25", &v, &err), 0);
+    ck_assert_int_eq(v.n, 5);
+    ck_assert_str_eq(v.vals[1], "0.75");
+    ck_assert_int_eq(sv_vary_parse("workload.input={dist: fixed, value: 5},128,{dist: uniform, min: 1, max: 9}", &v, &err), 0);
+    ck_assert_int_eq(v.n, 3);
+    ck_assert_str_eq(v.vals[0], "{dist: fixed, value: 5}");
+    ck_assert_str_eq(v.vals[1], "128");
+    ck_assert_int_eq(sv_vary_parse("workload.rate", &v, &err), SV_EINVAL);
+    ck_assert_int_eq(sv_vary_parse("workload.rate=10:2:2", &v, &err), SV_EINVAL);
+    ck_assert_int_eq(sv_vary_parse("workload.rate=0:10:x2", &v, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "start:stop:xF") != NULL, "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_knee_synthetic)
+{
+    /* Attainment holds (>= 0.9) up to index 2, fails at 3; the recovery at 4 does not count.
+     * Goodput peaks at index 3. */
+    double a[] = {1.0, 0.99, 0.95, 0.89, 0.95, 0.5};
+    double g[] = {2.0, 4.0, 5.5, 6.0, 5.0, 1.0};
+    int knee, best;
+    sv_knee(a, g, 6, 0.9, &knee, &best);
+    ck_assert_int_eq(knee, 2);
+    ck_assert_int_eq(best, 3);
+    double a2[] = {0.8, 0.95};
+    sv_knee(a2, g, 2, 0.9, &knee, &best);
+    ck_assert_int_eq(knee, -1); /* fails from the first point */
+    double a3[] = {0.9, 0.9, 0.9};
+    sv_knee(a3, g, 3, 0.9, &knee, &best);
+    ck_assert_int_eq(knee, 2); /* inclusive */
+    double a4[] = {1.0, NAN, 1.0};
+    sv_knee(a4, g, 3, 0.9, &knee, &best);
+    ck_assert_int_eq(knee, 0); /* a failed point ends the curve */
+}
+END_TEST
+
+/* M/D/1: P(W <= D) = (1 - rho) e^rho (Erlang); the load where it equals 0.9. */
+static double md1_f(double rho, void *p)
+{
+    (void)p;
+    return (1.0 - rho) * exp(rho) - 0.9;
+}
+
+START_TEST(test_capacity_md1)
+{
+    gsl_set_error_handler_off();
+    gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+    gsl_function F = {.function = md1_f, .params = NULL};
+    ck_assert_int_eq(gsl_root_fsolver_set(s, &F, 0.01, 0.99), GSL_SUCCESS);
+    double rho = 0;
+    for (int i = 0; i < 100; i++) {
+        gsl_root_fsolver_iterate(s);
+        rho = gsl_root_fsolver_root(s);
+        if (gsl_root_test_interval(gsl_root_fsolver_x_lower(s), gsl_root_fsolver_x_upper(s), 0,
+                                   1e-12) == GSL_SUCCESS)
+            break;
+    }
+    gsl_root_fsolver_free(s);
+    ck_assert(fabs(rho - 0.3915) < 0.001);
+
+    /* One sequence at a time, fixed lengths: service D is a request alone. TTFT is the wait
+     * plus the prefill, so TTFT <= prefill + D is exactly W <= D. */
+    const char *base = "seed: 21\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "engine: {max_num_seqs: 1}\n"
+                       "workload: {num_requests: 1, rate: 1, rescale_arrivals: false,"
+                       " input: 128, output: 2}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    ck_assert_int_eq(sv_scenario_load(write_tmp(base), NULL, 0, cat, &sc, &err), 0);
+    sv_result_t *res;
+    ck_assert_int_eq(sv_sim_run(sc, &res, &err), 0);
+    double D = res->summary.e2el.mean / 1e3, P = res->summary.ttft.mean / 1e3;
+    sv_result_free(res);
+    sv_scenario_free(sc);
+    char slo[128];
+    snprintf(slo, sizeof slo, "slo={ttft_ms: %.17g, attainment: 0.9}", (P + D) * 1e3);
+    const char *sets[] = {slo};
+    ck_assert_int_eq(sv_scenario_load(write_tmp(base), sets, 1, cat, &sc, &err), 0);
+    double rate;
+    char binding[8];
+    long probes;
+    ck_assert_msg(sv_capacity(sc, 200000, 0.005, &rate, binding, &probes, &err) == 0, "%s", err.msg);
+    tu_assert_rel(rate, rho / D, 0.02);
+    ck_assert_str_eq(binding, "ttft");
+    ck_assert(probes > 5);
+    sv_scenario_free(sc);
+}
+END_TEST
+
+static int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb) same = 0;
+        if (ca == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+START_TEST(test_shards_merge_exactly)
+{
+    const char *scn = "name: shard\nseed: 4\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "workload: {num_requests: 150, rate: 4, input: {dist: lognormal, mean: 512, std: 256},"
+                      " output: {dist: lognormal, mean: 128, std: 64}}\n"
+                      "slo: {ttft_ms: 300, tpot_ms: 20}\n";
+    char path[64];
+    snprintf(path, sizeof path, "%s", write_tmp(scn));
+    static sv_sweep_t sw;
+    memset(&sw, 0, sizeof sw);
+    sw.scenario = path;
+    sv_error_t err;
+    ck_assert_int_eq(sv_vary_parse("workload.rate=4:40:12", &sw.vary[0], &err), 0);
+    ck_assert_int_eq(sv_vary_parse("engine.max_num_seqs=8,64", &sw.vary[1], &err), 0);
+    sw.nvary = 2;
+    ck_assert_int_eq(sv_sweep_init(&sw, &err), 0);
+    ck_assert_int_eq(sw.npoints, 8);
+    char keys[SV_MAX_VARY][128];
+    snprintf(keys[0], 128, "%s", sw.vary[0].key);
+    snprintf(keys[1], 128, "%s", sw.vary[1].key);
+    char dir[] = "/tmp/sv_sweep_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char full[128], s1[128], s2[128], merged[128];
+    snprintf(full, sizeof full, "%s/full", dir);
+    snprintf(s1, sizeof s1, "%s/s1", dir);
+    snprintf(s2, sizeof s2, "%s/s2", dir);
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    sv_row_t rows[8], part[8];
+    ck_assert_int_eq(sv_sweep_run(&sw, cat, full, 2, 1, 1, rows, NULL, &err), 0);
+    ck_assert_int_eq(sv_sweep_write(full, keys, 2, rows, 8, NULL, &err), 0);
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(rows[i].ok, 1);
+    /* the knee rises with more sequences per step */
+    ck_assert(rows[0].m[SV_COL_ATTAIN] >= 0.9);
+    for (int k = 1; k <= 2; k++) {
+        const char *d = k == 1 ? s1 : s2;
+        ck_assert_int_eq(sv_sweep_run(&sw, cat, d, 1, k, 2, part, NULL, &err), 0);
+        sv_row_t mine[8];
+        long n = 0;
+        for (int i = 0; i < 8; i++)
+            if (part[i].ok >= 0) mine[n++] = part[i];
+        ck_assert_int_eq(n, 4);
+        ck_assert_int_eq(sv_sweep_write(d, keys, 2, mine, n, NULL, &err), 0);
+    }
+    const char *dirs[] = {s2, s1};
+    ck_assert_int_eq(sv_sweep_merge(merged, dirs, 2, NULL, &err), 0);
+    const char *files[] = {"sweep.csv", "sweep.json", "points/point-000000.json",
+                           "points/point-000007.json"};
+    for (int i = 0; i < 4; i++) {
+        char a[256], b[256];
+        snprintf(a, sizeof a, "%s/%s", full, files[i]);
+        snprintf(b, sizeof b, "%s/%s", merged, files[i]);
+        ck_assert_msg(same_file(a, b), "%s differs after merging", files[i]);
+    }
+    const char *twice[] = {s1, s1};
+    ck_assert_int_eq(sv_sweep_merge(merged, twice, 2, NULL, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "appears in two shards") != NULL, "%s", err.msg);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_small_plan)
+{
+    const char *scn = "name: p\nseed: 6\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "workload: {num_requests: 500, rate: 5, input: {dist: lognormal, mean: 512, std: 256},"
+                      " output: {dist: lognormal, mean: 128, std: 64}}\n"
+                      "slo: {ttft_ms: 400, tpot_ms: 30}\n"
+                      "plan: {target_rate: 30, gpus: [h100-sxm, l4], tp: [1, 3],"
+                      " serving: [colocated, disaggregated], prefill_decode: ['1:1'], probe_requests: 500}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    ck_assert_int_eq(sv_scenario_load(write_tmp(scn), NULL, 0, cat, &sc, &err), 0);
+    sv_plan_row_t *rows;
+    int n;
+    ck_assert_int_eq(sv_plan_run(sc, cat, 2, &rows, &n, NULL, &err), 0);
+    ck_assert_int_eq(n, 8); /* 2 GPUs x 2 TPs x (colocated + 1 ratio) */
+    ck_assert_int_eq(sv_plan_write(sc, rows, n, NULL, NULL, &err), 0);
+    /* Ranked by cost; the feasible first; TP 3 never divides 32 heads. */
+    int feasible = 0;
+    for (int i = 0; i < n; i++) {
+        if (rows[i].tp == 3) {
+            ck_assert_int_eq(rows[i].ok, 0);
+            ck_assert_msg(strstr(rows[i].error, "does not divide") != NULL, "%s", rows[i].error);
+        }
+        if (rows[i].ok) {
+            feasible++;
+            ck_assert(i == 0 || rows[i - 1].cost_hour <= rows[i].cost_hour);
+            ck_assert(rows[i].attain_at_target >= 0.9);
+            ck_assert(rows[i].units * rows[i].unit_capacity >= 30.0 * 0.98 ||
+                      rows[i].attain_at_target >= 0.9);
+            ck_assert_int_eq(rows[i].gpus, rows[i].units * rows[i].unit_gpus);
+            tu_assert_rel(rows[i].goodput_per_gpu, rows[i].unit_capacity / rows[i].unit_gpus, 1e-12);
+        }
+    }
+    ck_assert(feasible >= 2);
+    ck_assert_str_eq(rows[0].gpu, "h100-sxm");
+    free(rows);
+    sv_scenario_free(sc);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("plan");
+    tcase_set_timeout(tc, 600);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_vary_specs);
+    tcase_add_test(tc, test_knee_synthetic);
+    tcase_add_test(tc, test_capacity_md1);
+    tcase_add_test(tc, test_shards_merge_exactly);
+    tcase_add_test(tc, test_small_plan);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)
