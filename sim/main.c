@@ -17,6 +17,7 @@
 
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
+#include "servesim/html.h"
 #include "servesim/perf.h"
 #include "servesim/plan.h"
 #include "servesim/report.h"
@@ -33,13 +34,13 @@ static const char *usage_text =
     "commands:\n"
     "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
     "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
-    "      [--requests-csv FILE] [--timeseries-csv FILE] [--quiet]\n"
+    "      [--requests-csv FILE] [--timeseries-csv FILE] [--report FILE.html] [--quiet]\n"
     "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
     "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
-    "      [--shard K/N]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
+    "      [--shard K/N] [--report FILE.html]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
     "  merge OUT DIR...            join the directories of sharded sweeps into OUT\n"
     "  plan SCENARIO.yaml          cheapest clusters for the scenario's plan: target\n"
-    "      [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
+    "      [--set KEY=VALUE ...] [--out DIR] [--jobs N] [--report FILE.html]\n"
     "  list gpus|models            print the catalog\n"
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
@@ -253,7 +254,7 @@ static double wall_seconds(void)
 
 static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *path = NULL, *json = NULL, *req_csv = NULL, *ts_csv = NULL;
+    const char *path = NULL, *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL;
     const char *sets[256];
     int nsets = 0, detailed = 0, quiet = 0, missing = 0;
     const char *v;
@@ -262,6 +263,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
             if (nsets == 256) return fail("error: too many --set options%s", "");
             sets[nsets++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--json", &missing))) json = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &missing))) html = v;
         else if ((v = opt_value(argc, argv, &i, "--requests-csv", &missing))) req_csv = v;
         else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &missing))) ts_csv = v;
         else if (strcmp(argv[i], "--detailed") == 0) detailed = 1;
@@ -291,6 +293,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (json && (rc = sv_report_json(res, detailed, json, &err))) fail_err(&err);
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
+    if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
     if (!quiet)
     {
         struct rusage ru;
@@ -306,7 +309,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 
 static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *path = NULL, *out = "sweep-out";
+    const char *path = NULL, *out = "sweep-out", *html = NULL;
     const char *sets[256], *vary_args[SV_MAX_VARY];
     int nsets = 0, nvary = 0, jobs = 1, shard = 1, nshards = 1, missing = 0, quiet = 0;
     const char *v;
@@ -318,6 +321,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
             if (nvary == SV_MAX_VARY) return fail("error: at most 6 --vary keys%s", "");
             vary_args[nvary++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--out", &missing))) out = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &missing))) html = v;
         else if ((v = opt_value(argc, argv, &i, "--jobs", &missing))) {
             long j;
             if (sv_parse_long(v, &j) || j < 1 || j > 1024)
@@ -365,6 +369,11 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     char keys[SV_MAX_VARY][128];
     for (int k = 0; k < sw.nvary; k++) snprintf(keys[k], sizeof keys[k], "%s", sw.vary[k].key);
     if (!rc) rc = sv_sweep_write(out, keys, sw.nvary, rows, n, quiet ? NULL : stdout, &err);
+    if (!rc && html) {
+        char title[1200];
+        snprintf(title, sizeof title, "servesim sweep: %s", path);
+        rc = sv_html_sweep(title, keys, sw.nvary, rows, n, html, &err);
+    }
     free(rows);
     if (rc) return fail_err(&err);
     if (!quiet) fprintf(stderr, "servesim: %ld points written to %s/ (sweep.csv, sweep.json, points/)\n", n, out);
@@ -382,7 +391,7 @@ static int cmd_merge(int argc, char **argv)
 
 static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *path = NULL, *out = NULL;
+    const char *path = NULL, *out = NULL, *html = NULL;
     const char *sets[256];
     int nsets = 0, jobs = 1, missing = 0;
     const char *v;
@@ -391,6 +400,7 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
             if (nsets == 256) return fail("error: too many --set options%s", "");
             sets[nsets++] = v;
         } else if ((v = opt_value(argc, argv, &i, "--out", &missing))) out = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &missing))) html = v;
         else if ((v = opt_value(argc, argv, &i, "--jobs", &missing))) {
             long j;
             if (sv_parse_long(v, &j) || j < 1 || j > 1024)
@@ -413,6 +423,7 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     int n = 0;
     int rc = sv_plan_run(sc, cat, jobs, &rows, &n, stderr, &err);
     if (!rc) rc = sv_plan_write(sc, rows, n, out, stdout, &err);
+    if (!rc && html) rc = sv_html_plan(sc, rows, n, html, &err);
     if (rc) fail_err(&err);
     else {
         long probes = 0;

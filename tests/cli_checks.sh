@@ -85,6 +85,31 @@ expect_fail run_no_decode_pool "no_decode_pool.yaml:3:3: pools: a disaggregated 
 expect_fail run_pool_no_fit "pool 'small' \(1 x a100-40gb, tp=1\): model 'llama-3.1-70b' \(bf16 weights\) does not fit" -- run "$data/pool_no_fit.yaml"
 expect_fail run_zero_link "zero_link.yaml:6:47: disaggregation.kv_link.bandwidth_gb_s: expected a number" -- run "$data/zero_link.yaml"
 
+# sweeps, plans and their reports
+expect_ok sweep_knee '^knee: workload.rate=' -- sweep "$q" --vary workload.rate=4,8,40 --set workload.num_requests=200 --out "$tmp/sw" --jobs 2
+"$bin" sweep "$q" --vary workload.rate=4,8,40 --set workload.num_requests=200 --out "$tmp/sw" --quiet --report "$tmp/sw.html" >/dev/null 2>&1
+if grep -q "<svg" "$tmp/sw.html" && ! grep -qi "<script" "$tmp/sw.html" && [ -s "$tmp/sw-ttft.svg" ] &&
+    [ -s "$tmp/sw/sweep.csv" ] && [ -s "$tmp/sw/points/point-000002.json" ]; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL sweep_outputs: report, SVG, sweep.csv or point JSON missing (or a script in the HTML)"
+fi
+"$bin" run "$q" --set workload.num_requests=100 --quiet --report "$tmp/run.html" 2>/dev/null
+if grep -q "TTFT: share of requests" "$tmp/run.html" && [ -s "$tmp/run-ttft-cdf.svg" ] &&
+    [ -s "$tmp/run-kv-usage.svg" ] && ! grep -q "https\?://[a-z]" <(grep -v 'xmlns="http://www.w3.org/2000/svg"' "$tmp/run.html"); then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL run_report: the run report or its SVG files are missing, or it links outside"
+fi
+expect_ok plan_rank '^   1  h100-sxm TP1 colocated' -- plan "$q" --set 'plan={target_rate: 10, gpus: [h100-sxm, l4], probe_requests: 200}' --set workload.num_requests=200 --set slo.ttft_ms=500 --set slo.tpot_ms=50
+expect_fail plan_no_map "no plan: map in the scenario" -- plan "$q"
+expect_fail sweep_bad_vary "--vary workload.rate=10:2:2: expected start:stop:step" -- sweep "$q" --vary workload.rate=10:2:2
+expect_fail sweep_no_vary "sweep needs --vary" -- sweep "$q"
+expect_fail sweep_bad_shard "--shard: expected K/N" -- sweep "$q" --vary workload.rate=1,2 --shard 3/2
+expect_fail merge_nothing "merge needs OUT and at least one shard directory" -- merge "$tmp/m"
+
 # every shipped scenario runs (cut short)
 for f in "$src"/scenarios/*.yaml; do
     expect_ok "scenario_$(basename "$f" .yaml)" '^Successful requests:' -- run "$f" --set workload.num_requests=300
