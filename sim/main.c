@@ -248,6 +248,55 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     return rc;
 }
 
+/* Options every scenario command takes: the scenario path, --set (repeatable) and --jobs. */
+typedef struct cmd_args {
+    const char *path;
+    const char *sets[256];
+    int nsets;
+    int jobs;
+    int missing; /* an option lacked its value */
+} cmd_args_t;
+
+/* Take argv[*i] if it is a shared option or the scenario path: 1 if taken, 0 if not,
+ * -1 after printing an error. */
+static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char *cmd)
+{
+    const char *v;
+    if ((v = opt_value(argc, argv, i, "--set", &a->missing))) {
+        if (a->nsets == 256) return fail("error: too many --set options%s", ""), -1;
+        a->sets[a->nsets++] = v;
+        return 1;
+    }
+    if ((v = opt_value(argc, argv, i, "--jobs", &a->missing))) {
+        long j;
+        if (sv_parse_long(v, &j) || j < 1 || j > 1024)
+            return fail("error: --jobs: expected a whole number in [1, 1024], got '%s'", v), -1;
+        a->jobs = (int)j;
+        return 1;
+    }
+    if (a->missing) return 0;
+    if (argv[*i][0] == '-' && argv[*i][1] != '\0') {
+        fprintf(stderr, "servesim: error: %s: unknown option '%s' (see servesim --help)\n", cmd,
+                argv[*i]);
+        return -1;
+    }
+    if (a->path) {
+        fprintf(stderr, "servesim: error: %s takes one scenario file; '%s' is one too many\n", cmd,
+                argv[*i]);
+        return -1;
+    }
+    a->path = argv[*i];
+    return 1;
+}
+
+/* After the loop: a missing value or a missing scenario is an error (-1, printed). */
+static int finish_args(const cmd_args_t *a, const char *need)
+{
+    if (a->missing) return fail("error: option needs a value (see servesim --help)%s", ""), -1;
+    if (!a->path) return fail("error: %s", need), -1;
+    return 0;
+}
+
 static double wall_seconds(void)
 {
     struct timespec ts;
@@ -257,32 +306,25 @@ static double wall_seconds(void)
 
 static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *path = NULL, *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL;
-    const char *sets[256];
-    int nsets = 0, detailed = 0, quiet = 0, missing = 0;
+    const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL;
+    cmd_args_t a = {.jobs = 1};
+    int detailed = 0, quiet = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
-            if (nsets == 256) return fail("error: too many --set options%s", "");
-            sets[nsets++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--json", &missing))) json = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &missing))) html = v;
-        else if ((v = opt_value(argc, argv, &i, "--requests-csv", &missing))) req_csv = v;
-        else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &missing))) ts_csv = v;
+        if ((v = opt_value(argc, argv, &i, "--json", &a.missing))) json = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing))) html = v;
+        else if ((v = opt_value(argc, argv, &i, "--requests-csv", &a.missing))) req_csv = v;
+        else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &a.missing))) ts_csv = v;
         else if (strcmp(argv[i], "--detailed") == 0) detailed = 1;
         else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
-        else if (missing) break;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return fail("error: run: unknown option '%s' (see servesim --help)", argv[i]);
-        else if (!path) path = argv[i];
-        else return fail("error: run takes one scenario file; '%s' is one too many", argv[i]);
-        if (missing) break;
+        else if ((t = take_common(argc, argv, &i, &a, "run")) < 0) return EXIT_FAILURE;
+        if (a.missing) break;
     }
-    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
-    if (!path) return fail("error: run needs a scenario file (e.g. scenarios/quickstart.yaml)%s", "");
+    if (finish_args(&a, "run needs a scenario file (e.g. scenarios/quickstart.yaml)")) return EXIT_FAILURE;
+    const char *path = a.path;
     sv_error_t err;
     sv_scenario_t *sc = NULL;
-    if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    if (sv_scenario_load(path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
     int rc = sv_sim_run(sc, &res, &err);
@@ -312,38 +354,28 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 
 static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *path = NULL, *out = "sweep-out", *html = NULL;
-    const char *sets[256], *vary_args[SV_MAX_VARY];
-    int nsets = 0, nvary = 0, jobs = 1, shard = 1, nshards = 1, missing = 0, quiet = 0;
+    const char *out = "sweep-out", *html = NULL;
+    const char *vary_args[SV_MAX_VARY];
+    cmd_args_t a = {.jobs = 1};
+    int nvary = 0, shard = 1, nshards = 1, quiet = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
-            if (nsets == 256) return fail("error: too many --set options%s", "");
-            sets[nsets++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--vary", &missing))) {
+        if ((v = opt_value(argc, argv, &i, "--vary", &a.missing))) {
             if (nvary == SV_MAX_VARY) return fail("error: at most 6 --vary keys%s", "");
             vary_args[nvary++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--out", &missing))) out = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &missing))) html = v;
-        else if ((v = opt_value(argc, argv, &i, "--jobs", &missing))) {
-            long j;
-            if (sv_parse_long(v, &j) || j < 1 || j > 1024)
-                return fail("error: --jobs: expected a whole number in [1, 1024], got '%s'", v);
-            jobs = (int)j;
-        } else if ((v = opt_value(argc, argv, &i, "--shard", &missing))) {
+        } else if ((v = opt_value(argc, argv, &i, "--out", &a.missing))) out = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing))) html = v;
+        else if ((v = opt_value(argc, argv, &i, "--shard", &a.missing))) {
             if (sscanf(v, "%d/%d", &shard, &nshards) != 2 || nshards < 1 || shard < 1 ||
                 shard > nshards)
                 return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
         } else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
-        else if (missing) break;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return fail("error: sweep: unknown option '%s' (see servesim --help)", argv[i]);
-        else if (!path) path = argv[i];
-        else return fail("error: sweep takes one scenario file; '%s' is one too many", argv[i]);
-        if (missing) break;
+        else if ((t = take_common(argc, argv, &i, &a, "sweep")) < 0) return EXIT_FAILURE;
+        if (a.missing) break;
     }
-    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
-    if (!path) return fail("error: sweep needs a scenario file%s", "");
+    if (finish_args(&a, "sweep needs a scenario file")) return EXIT_FAILURE;
+    const char *path = a.path, *const *sets = a.sets;
+    int nsets = a.nsets, jobs = a.jobs;
     sv_error_t err;
     /* Load once: to validate, and for the scenario's own sweep.vary. */
     sv_scenario_t *sc = NULL;
@@ -431,30 +463,19 @@ static int cmd_merge(int argc, char **argv)
 
 static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *path = NULL, *out = NULL, *html = NULL;
-    const char *sets[256];
-    int nsets = 0, jobs = 1, missing = 0;
+    const char *out = NULL, *html = NULL;
+    cmd_args_t a = {.jobs = 1};
+    int t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
-            if (nsets == 256) return fail("error: too many --set options%s", "");
-            sets[nsets++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--out", &missing))) out = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &missing))) html = v;
-        else if ((v = opt_value(argc, argv, &i, "--jobs", &missing))) {
-            long j;
-            if (sv_parse_long(v, &j) || j < 1 || j > 1024)
-                return fail("error: --jobs: expected a whole number in [1, 1024], got '%s'", v);
-            jobs = (int)j;
-        } else if (missing) break;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return fail("error: plan: unknown option '%s' (see servesim --help)", argv[i]);
-        else if (!path) path = argv[i];
-        else return fail("error: plan takes one scenario file; '%s' is one too many", argv[i]);
-        if (missing) break;
+        if ((v = opt_value(argc, argv, &i, "--out", &a.missing))) out = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing))) html = v;
+        else if ((t = take_common(argc, argv, &i, &a, "plan")) < 0) return EXIT_FAILURE;
+        if (a.missing) break;
     }
-    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
-    if (!path) return fail("error: plan needs a scenario file with a plan: map%s", "");
+    if (finish_args(&a, "plan needs a scenario file with a plan: map")) return EXIT_FAILURE;
+    const char *path = a.path, *const *sets = a.sets;
+    int nsets = a.nsets, jobs = a.jobs;
     sv_error_t err;
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);

@@ -9,7 +9,7 @@
 #include "servesim/link.h"
 #include "servesim/scenario.h"
 #include "servesim/sim.h"
-#include "testutil.h"
+#include "testsim.h"
 
 static sv_catalog_t *cat;
 
@@ -23,53 +23,13 @@ static void teardown(void)
     sv_catalog_free(cat);
 }
 
-static int load_text(const char *yaml, const char **sets, int nsets, sv_scenario_t **sc,
-                     sv_error_t *err)
-{
-    char path[] = "/tmp/sv_cl_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert(fd >= 0);
-    ck_assert(write(fd, yaml, strlen(yaml)) == (ssize_t)strlen(yaml));
-    close(fd);
-    int rc = sv_scenario_load(path, sets, nsets, cat, sc, err);
-    unlink(path);
-    return rc;
-}
-
 static sv_result_t *run(const char *yaml, const char **sets, int nsets, sv_scenario_t **sc)
 {
-    sv_error_t err;
-    ck_assert_msg(load_text(yaml, sets, nsets, sc, &err) == 0, "scenario: %s", err.msg);
-    sv_result_t *res;
-    ck_assert_msg(sv_sim_run(*sc, &res, &err) == 0, "run: %s", err.msg);
-    return res;
+    return tu_run_yaml(cat, yaml, sets, nsets, sc);
 }
 
-static void done(sv_scenario_t *sc, sv_result_t *res)
-{
-    sv_result_free(res);
-    sv_scenario_free(sc);
-}
-
-/* Every request ends, counts add up, no KV block or token is left anywhere. */
-static void check_accounting(const sv_result_t *res)
-{
-    const sv_summary_t *s = &res->summary;
-    ck_assert_int_eq(s->completed + s->failed, (long)res->pool.n);
-    long by = 0;
-    for (int i = 1; i < SV_FAIL_COUNT; i++) by += s->failed_by[i];
-    ck_assert_int_eq(by, s->failed);
-    for (size_t i = 0; i < res->pool.n; i++) {
-        const sv_req_t *r = &res->pool.r[i];
-        ck_assert(r->state == SV_RQ_DONE || (r->state == SV_RQ_FAILED && r->fail != SV_FAIL_NONE));
-    }
-    for (int i = 0; i < res->replicas; i++) {
-        ck_assert_msg(res->rstats[i].blocks_free_end == res->rstats[i].blocks_total,
-                      "replica %d (pool %d): %ld of %ld blocks free at the end", i, res->rpool[i],
-                      res->rstats[i].blocks_free_end, res->rstats[i].blocks_total);
-        ck_assert_int_eq(res->rstats[i].owed_end, 0);
-    }
-}
+#define done tu_done
+#define check_accounting tu_check_accounting
 
 /* ---- links ----------------------------------------------------------------------------- */
 

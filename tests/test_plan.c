@@ -11,7 +11,7 @@
 #include "servesim/plan.h"
 #include "servesim/sim.h"
 #include "servesim/sweep.h"
-#include "testutil.h"
+#include "testsim.h"
 
 static sv_catalog_t *cat;
 
@@ -25,6 +25,7 @@ static void teardown(void)
     sv_catalog_free(cat);
 }
 
+/* A scenario file that stays for the test's duration (a sweep reads it per point). */
 static char *write_tmp(const char *text)
 {
     static char path[64];
@@ -116,7 +117,7 @@ START_TEST(test_capacity_md1)
                        " input: 128, output: 2}\n";
     sv_error_t err;
     sv_scenario_t *sc;
-    ck_assert_int_eq(sv_scenario_load(write_tmp(base), NULL, 0, cat, &sc, &err), 0);
+    ck_assert_int_eq(tu_load_yaml(cat, base, NULL, 0, &sc, &err), 0);
     sv_result_t *res;
     ck_assert_int_eq(sv_sim_run(sc, &res, &err), 0);
     double D = res->summary.e2el.mean / 1e3, P = res->summary.ttft.mean / 1e3;
@@ -125,7 +126,7 @@ START_TEST(test_capacity_md1)
     char slo[128];
     snprintf(slo, sizeof slo, "slo={ttft_ms: %.17g, attainment: 0.9}", (P + D) * 1e3);
     const char *sets[] = {slo};
-    ck_assert_int_eq(sv_scenario_load(write_tmp(base), sets, 1, cat, &sc, &err), 0);
+    ck_assert_int_eq(tu_load_yaml(cat, base, sets, 1, &sc, &err), 0);
     double rate;
     char binding[8];
     long probes;
@@ -221,7 +222,7 @@ START_TEST(test_small_plan)
                       " serving: [colocated, disaggregated], prefill_decode: ['1:1'], probe_requests: 500}\n";
     sv_error_t err;
     sv_scenario_t *sc;
-    ck_assert_int_eq(sv_scenario_load(write_tmp(scn), NULL, 0, cat, &sc, &err), 0);
+    ck_assert_int_eq(tu_load_yaml(cat, scn, NULL, 0, &sc, &err), 0);
     sv_plan_row_t *rows;
     int n;
     ck_assert_int_eq(sv_plan_run(sc, cat, 2, &rows, &n, NULL, &err), 0);

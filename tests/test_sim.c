@@ -10,7 +10,7 @@
 #include "servesim/report.h"
 #include "servesim/scenario.h"
 #include "servesim/sim.h"
-#include "testutil.h"
+#include "testsim.h"
 
 static sv_catalog_t *cat;
 
@@ -24,55 +24,14 @@ static void teardown(void)
     sv_catalog_free(cat);
 }
 
-/* Write yaml to a temporary file, load it with overrides and run it. */
 static void run_yaml(const char *yaml, const char **sets, int nsets, sv_scenario_t **sc,
                      sv_result_t **res)
 {
-    char path[] = "/tmp/sv_scn_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert(fd >= 0);
-    ck_assert(write(fd, yaml, strlen(yaml)) == (ssize_t)strlen(yaml));
-    close(fd);
-    sv_error_t err;
-    int rc = sv_scenario_load(path, sets, nsets, cat, sc, &err);
-    unlink(path);
-    ck_assert_msg(rc == 0, "scenario: %s", err.msg);
-    rc = sv_sim_run(*sc, res, &err);
-    ck_assert_msg(rc == 0, "run: %s", err.msg);
+    *res = tu_run_yaml(cat, yaml, sets, nsets, sc);
 }
 
-static void done(sv_scenario_t *sc, sv_result_t *res)
-{
-    sv_result_free(res);
-    sv_scenario_free(sc);
-}
-
-/* Every request ended completed or failed with a reason, and the counts add up. */
-static void check_accounting(const sv_result_t *res)
-{
-    const sv_summary_t *s = &res->summary;
-    ck_assert_int_eq(s->completed + s->failed, (long)res->pool.n);
-    long by = 0;
-    for (int i = 1; i < SV_FAIL_COUNT; i++) by += s->failed_by[i];
-    ck_assert_int_eq(by, s->failed);
-    ck_assert_int_eq(s->failed_by[SV_FAIL_NONE], 0);
-    for (size_t i = 0; i < res->pool.n; i++) {
-        const sv_req_t *r = &res->pool.r[i];
-        ck_assert(r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED);
-        if (r->state == SV_RQ_FAILED) ck_assert(r->fail != SV_FAIL_NONE);
-        if (r->state == SV_RQ_DONE) {
-            ck_assert(r->scheduled >= r->start && r->first_token > r->scheduled);
-            ck_assert(r->last_token >= r->first_token && r->end == r->last_token);
-        }
-    }
-    for (int i = 0; i < res->replicas; i++) {
-        const sv_replica_stats_t *st = &res->rstats[i];
-        ck_assert(st->peak_blocks_used <= res->pools[res->rpool[i]].mem.kv_blocks);
-        /* Nothing leaks: every KV block is back, no token is still owed. */
-        ck_assert_int_eq(st->blocks_free_end, st->blocks_total);
-        ck_assert_int_eq(st->owed_end, 0);
-    }
-}
+#define done tu_done
+#define check_accounting tu_check_accounting
 
 static const char *one_h100 = "seed: 3\n"
                               "model: llama-3.1-8b\n"
