@@ -267,6 +267,41 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
 
 /* ---- sweep -------------------------------------------------------------------------------- */
 
+/* One chart of a sweep: up to two series against the load axis, an optional horizontal
+ * line (an SLO or the attainment target) and the knee. */
+typedef struct curve_chart {
+    const char *name, *title, *ylabel;
+    const char *s1;
+    const double *y1;
+    const char *s2;
+    const double *y2;
+    double hline;
+    const char *hlabel;
+} curve_chart_t;
+
+static void curve_chart(page_t *p, const curve_chart_t *cc, const char *xl, const double *x, int m,
+                        double knee, const char *knee_lab)
+{
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = cc->title;
+    c.xlabel = xl;
+    c.ylabel = cc->ylabel;
+    c.ymin_zero = 1;
+    c.s[c.ns++] = (sv_svg_series_t){.name = cc->s1, .x = x, .y = cc->y1, .n = m, .lines = 1, .points = 1};
+    if (cc->s2) c.s[c.ns++] = (sv_svg_series_t){.name = cc->s2, .x = x, .y = cc->y2, .n = m, .lines = 1, .points = 1};
+    if (!isnan(cc->hline)) {
+        c.hline[c.nh] = cc->hline;
+        c.hlabel[c.nh++] = cc->hlabel;
+    }
+    if (!isnan(knee)) {
+        c.vline[c.nv] = knee;
+        c.vlabel[c.nv++] = knee_lab;
+    }
+    sv__svg_chart(chart_begin(p, cc->name), &c, 620, 360);
+    chart_end(p);
+}
+
 int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
                   const char *path, sv_error_t *err)
 {
@@ -333,7 +368,7 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     double *a = col[7];
     for (int i = 0; i < m; i++) a[i] = col[6][i] / 100.0;
     sv_knee(a, col[1], m, target, &knee, &best);
-    char knee_lab[96], xl[160], sl[2][64], tl[64];
+    char knee_lab[96], xl[160], sl[2][64] = {"", ""};
     snprintf(knee_lab, sizeof knee_lab, "knee %g", knee >= 0 ? x[knee] : 0.0);
     snprintf(xl, sizeof xl, "%s", nkeys ? keys[0] : "load");
     fputs("<h2>Against the load</h2>\n", h);
@@ -348,71 +383,22 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
         fputs("; the table and sweep.csv hold every curve.</p>\n", h);
     }
     fputs("<div class=\"charts\">\n", h);
-    sv_svg_chart_t c;
-    memset(&c, 0, sizeof c);
-    c.title = "Throughput flattens at capacity; goodput counts only requests within the SLOs";
-    c.xlabel = xl;
-    c.ylabel = "requests per second";
-    c.ymin_zero = 1;
-    c.s[c.ns++] = (sv_svg_series_t){.name = "throughput", .x = x, .y = col[0], .n = m, .lines = 1, .points = 1};
-    c.s[c.ns++] = (sv_svg_series_t){.name = "goodput", .x = x, .y = col[1], .n = m, .lines = 1, .points = 1};
-    if (knee >= 0) {
-        c.vline[c.nv] = x[knee];
-        c.vlabel[c.nv++] = knee_lab;
-    }
-    sv__svg_chart(chart_begin(&p, "throughput"), &c, 620, 360);
-    chart_end(&p);
-    memset(&c, 0, sizeof c);
-    c.title = "TTFT against the load";
-    c.xlabel = xl;
-    c.ylabel = "time to first token (ms)";
-    c.ymin_zero = 1;
-    c.s[c.ns++] = (sv_svg_series_t){.name = "p50 TTFT", .x = x, .y = col[2], .n = m, .lines = 1, .points = 1};
-    c.s[c.ns++] = (sv_svg_series_t){.name = "p99 TTFT", .x = x, .y = col[3], .n = m, .lines = 1, .points = 1};
-    if (!isnan(slo_ttft)) {
-        snprintf(sl[0], sizeof sl[0], "SLO %g ms", slo_ttft);
-        c.hline[c.nh] = slo_ttft;
-        c.hlabel[c.nh++] = sl[0];
-    }
-    if (knee >= 0) {
-        c.vline[c.nv] = x[knee];
-        c.vlabel[c.nv++] = knee_lab;
-    }
-    sv__svg_chart(chart_begin(&p, "ttft"), &c, 620, 360);
-    chart_end(&p);
-    memset(&c, 0, sizeof c);
-    c.title = "TPOT against the load";
-    c.xlabel = xl;
-    c.ylabel = "time per output token (ms)";
-    c.ymin_zero = 1;
-    c.s[c.ns++] = (sv_svg_series_t){.name = "p50 TPOT", .x = x, .y = col[4], .n = m, .lines = 1, .points = 1};
-    c.s[c.ns++] = (sv_svg_series_t){.name = "p99 TPOT", .x = x, .y = col[5], .n = m, .lines = 1, .points = 1};
-    if (!isnan(slo_tpot)) {
-        snprintf(sl[1], sizeof sl[1], "SLO %g ms", slo_tpot);
-        c.hline[c.nh] = slo_tpot;
-        c.hlabel[c.nh++] = sl[1];
-    }
-    if (knee >= 0) {
-        c.vline[c.nv] = x[knee];
-        c.vlabel[c.nv++] = knee_lab;
-    }
-    sv__svg_chart(chart_begin(&p, "tpot"), &c, 620, 360);
-    chart_end(&p);
-    memset(&c, 0, sizeof c);
-    c.title = "SLO attainment: share of requests meeting every SLO";
-    c.xlabel = xl;
-    c.ylabel = "requests within the SLOs (%)";
-    c.ymin_zero = 1;
-    c.s[c.ns++] = (sv_svg_series_t){.name = "attainment", .x = x, .y = col[6], .n = m, .lines = 1, .points = 1};
+    char tl[64];
     snprintf(tl, sizeof tl, "target %g%%", 100 * target);
-    c.hline[c.nh] = 100 * target;
-    c.hlabel[c.nh++] = tl;
-    if (knee >= 0) {
-        c.vline[c.nv] = x[knee];
-        c.vlabel[c.nv++] = knee_lab;
-    }
-    sv__svg_chart(chart_begin(&p, "attainment"), &c, 620, 360);
-    chart_end(&p);
+    if (!isnan(slo_ttft)) snprintf(sl[0], sizeof sl[0], "SLO %g ms", slo_ttft);
+    if (!isnan(slo_tpot)) snprintf(sl[1], sizeof sl[1], "SLO %g ms", slo_tpot);
+    const curve_chart_t charts[] = {
+        {"throughput", "Throughput flattens at capacity; goodput counts only requests within the SLOs",
+         "requests per second", "throughput", col[0], "goodput", col[1], NAN, NULL},
+        {"ttft", "TTFT against the load", "time to first token (ms)", "p50 TTFT", col[2],
+         "p99 TTFT", col[3], slo_ttft, sl[0]},
+        {"tpot", "TPOT against the load", "time per output token (ms)", "p50 TPOT", col[4],
+         "p99 TPOT", col[5], slo_tpot, sl[1]},
+        {"attainment", "SLO attainment: share of requests meeting every SLO",
+         "requests within the SLOs (%)", "attainment", col[6], NULL, NULL, 100 * target, tl},
+    };
+    for (int i = 0; i < 4; i++)
+        curve_chart(&p, &charts[i], xl, x, m, knee >= 0 ? x[knee] : NAN, knee_lab);
     fputs("</div>\n", h);
     free(x);
     for (int i = 0; i < 8; i++) free(col[i]);
