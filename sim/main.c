@@ -37,7 +37,8 @@ static const char *usage_text =
     "commands:\n"
     "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
     "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
-    "      [--requests-csv FILE] [--timeseries-csv FILE] [--report FILE.html] [--quiet]\n"
+    "      [--requests-csv FILE] [--timeseries-csv FILE] [--report FILE.html]\n"
+    "      [--prometheus FILE] [--quiet]\n"
     "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
     "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
     "      [--shard K/N] [--report FILE.html]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
@@ -306,13 +307,14 @@ static double wall_seconds(void)
 
 static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL;
+    const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
     cmd_args_t a = {.jobs = 1};
     int detailed = 0, quiet = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
         if ((v = opt_value(argc, argv, &i, "--json", &a.missing))) json = v;
         else if ((v = opt_value(argc, argv, &i, "--report", &a.missing))) html = v;
+        else if ((v = opt_value(argc, argv, &i, "--prometheus", &a.missing))) prom = v;
         else if ((v = opt_value(argc, argv, &i, "--requests-csv", &a.missing))) req_csv = v;
         else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &a.missing))) ts_csv = v;
         else if (strcmp(argv[i], "--detailed") == 0) detailed = 1;
@@ -339,6 +341,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
     if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
+    if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
     if (!quiet)
     {
         struct rusage ru;

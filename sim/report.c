@@ -461,3 +461,146 @@ int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_
                 (double)s[i].kv_usage, s[i].batch_tokens);
     return close_out(f, path, err);
 }
+
+/* ---- Prometheus ---------------------------------------------------------------------------- */
+
+static const double b_ttft[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+                                1.0, 2.5, 5.0, 7.5, 10, 20, 40, 80, 160, 640, 2560};
+static const double b_itl[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+                               0.75, 1.0, 2.5, 5.0, 7.5, 10, 20, 40, 80};
+static const double b_req[] = {0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5, 10, 15,
+                               20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680};
+
+typedef struct hist {
+    const char *name, *help;
+    const double *b;
+    int nb;
+    double *count; /* per replica x (nb + 1) */
+    double *sum;   /* per replica */
+} hist_t;
+
+static void hist_add(hist_t *h, int rep, double v)
+{
+    double *c = h->count + (size_t)rep * (h->nb + 1);
+    int i = 0;
+    while (i < h->nb && v > h->b[i]) i++;
+    c[i] += 1.0; /* cumulated when written */
+    h->sum[rep] += v;
+}
+
+int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    int R = res->replicas;
+    const sv_reqpool_t *p = &res->pool;
+    hist_t H[] = {
+        {"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", b_ttft, 22, 0, 0},
+        {"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", b_itl, 19, 0, 0},
+        {"vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", b_itl, 19, 0, 0},
+        {"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", b_req, 23, 0, 0},
+        {"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", b_req, 23, 0, 0},
+        {"vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", b_req, 23, 0, 0},
+        {"vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", b_req, 23, 0, 0},
+        {"vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", b_req, 23, 0, 0},
+    };
+    enum { NH = 8 };
+    double *prompt = calloc((size_t)R, sizeof *prompt), *gen = calloc((size_t)R, sizeof *gen);
+    double *ok = calloc((size_t)R, sizeof *ok);
+    int rc = (!prompt || !gen || !ok) ? SV_ENOMEM : 0;
+    for (int k = 0; k < NH && !rc; k++) {
+        H[k].count = calloc((size_t)R * (H[k].nb + 1), sizeof *H[k].count);
+        H[k].sum = calloc((size_t)R, sizeof *H[k].sum);
+        if (!H[k].count || !H[k].sum) rc = SV_ENOMEM;
+    }
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        const sv_req_t *r = &p->r[i];
+        if (r->state != SV_RQ_DONE) continue;
+        int e = r->replica;
+        ok[e] += 1;
+        prompt[e] += r->input;
+        gen[e] += r->output;
+        hist_add(&H[0], e, r->first_token - r->start);
+        if (r->output > 1) hist_add(&H[2], e, (r->last_token - r->first_token) / (r->output - 1));
+        hist_add(&H[3], e, r->last_token - r->start);
+        hist_add(&H[4], e, r->scheduled - r->start);
+        hist_add(&H[5], e, r->prefill_end - r->scheduled);
+        hist_add(&H[6], e, r->last_token - r->prefill_end);
+        hist_add(&H[7], e, r->last_token - r->scheduled);
+        double *itl;
+        size_t n;
+        if (sv_metrics_itls(res->metrics, p, (int32_t)i, &itl, &n)) {
+            rc = SV_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < n; k++) hist_add(&H[1], e, itl[k]);
+        free(itl);
+    }
+    FILE *f = rc ? NULL : open_out(path, err);
+    if (!f && !rc) rc = SV_EIO;
+    if (!rc) {
+        const char *model = res->sc->model.hf_id[0] ? res->sc->model.hf_id : res->sc->model.name;
+        char lab[256], b1[40], b2[40];
+        size_t ns;
+        const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+        const sv_sample_t *last = ns >= (size_t)R ? sm + ns - R : NULL;
+        struct { const char *name, *help, *type; } G[] = {
+            {"vllm:num_requests_running", "Number of requests in model execution batches.", "gauge"},
+            {"vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge"},
+            {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge"},
+            {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", "counter"},
+            {"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter"},
+            {"vllm:generation_tokens_total", "Number of generation tokens processed.", "counter"},
+            {"vllm:request_success_total", "Count of successfully processed requests.", "counter"},
+            {"vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", "counter"},
+            {"vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", "counter"},
+        };
+        for (int g = 0; g < 9; g++) {
+            fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", G[g].name, G[g].help, G[g].name, G[g].type);
+            for (int e = 0; e < R; e++) {
+                snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
+                double v = 0;
+                switch (g) {
+                case 0: v = last ? last[e].running : 0; break;
+                case 1: v = last ? last[e].waiting : 0; break;
+                case 2: v = last ? last[e].kv_usage : 0; break;
+                case 3: v = (double)res->rstats[e].preemptions; break;
+                case 4: v = prompt[e]; break;
+                case 5: v = gen[e]; break;
+                case 6: v = ok[e]; break;
+                default: v = 0; break; /* servesim models no prefix cache */
+                }
+                if (g == 6)
+                    fprintf(f, "%s{%s,finished_reason=\"length\"} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
+                else
+                    fprintf(f, "%s{%s} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
+            }
+        }
+        for (int k = 0; k < NH; k++) {
+            fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", H[k].name, H[k].help, H[k].name);
+            for (int e = 0; e < R; e++) {
+                snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
+                const double *c = H[k].count + (size_t)e * (H[k].nb + 1);
+                double cum = 0;
+                for (int i = 0; i < H[k].nb; i++) {
+                    cum += c[i];
+                    fprintf(f, "%s_bucket{%s,le=\"%s\"} %s\n", H[k].name, lab,
+                            sv__fmt_double(H[k].b[i], b1), sv__fmt_double(cum, b2));
+                }
+                cum += c[H[k].nb];
+                fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %s\n", H[k].name, lab, sv__fmt_double(cum, b1));
+                fprintf(f, "%s_count{%s} %s\n", H[k].name, lab, sv__fmt_double(cum, b1));
+                fprintf(f, "%s_sum{%s} %s\n", H[k].name, lab, sv__fmt_double(H[k].sum[e], b1));
+            }
+        }
+        rc = close_out(f, path, err);
+    } else if (rc == SV_ENOMEM) {
+        sv_errorf(err, rc, "out of memory writing %s", path);
+    }
+    for (int k = 0; k < NH; k++) {
+        free(H[k].count);
+        free(H[k].sum);
+    }
+    free(prompt);
+    free(gen);
+    free(ok);
+    return rc;
+}

@@ -381,6 +381,63 @@ START_TEST(test_summary_format)
 }
 END_TEST
 
+/* The value of the first line of a Prometheus file that starts with prefix. */
+static double prom_value(const char *text, const char *prefix)
+{
+    const char *p = text;
+    while (p && *p) {
+        if (strncmp(p, prefix, strlen(prefix)) == 0) {
+            const char *v = strchr(p, '}'); /* the value follows the label set */
+            return strtod(v + 1, NULL);
+        }
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    ck_abort_msg("no line starts with %s", prefix);
+    return NAN;
+}
+
+START_TEST(test_prometheus)
+{
+    /* vLLM's metric names; counters and histograms agree with the summary. */
+    const char *sets[] = {"workload.num_requests=400", "hardware.replicas=2"};
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(chat, sets, 2, &sc, &res);
+    char path[] = "/tmp/sv_prom_XXXXXX";
+    close(mkstemp(path));
+    sv_error_t err;
+    ck_assert_int_eq(sv_report_prometheus(res, path, &err), 0);
+    char *text = slurp(path);
+    unlink(path);
+    double ok = 0, gen = 0, itl = 0, ttft_sum = 0, ttft_count = 0, inf = 0;
+    for (int e = 0; e < 2; e++) {
+        char pre[160];
+        snprintf(pre, sizeof pre, "vllm:request_success_total{engine=\"%d\"", e);
+        ok += prom_value(text, pre);
+        snprintf(pre, sizeof pre, "vllm:generation_tokens_total{engine=\"%d\"", e);
+        gen += prom_value(text, pre);
+        snprintf(pre, sizeof pre, "vllm:inter_token_latency_seconds_count{engine=\"%d\"", e);
+        itl += prom_value(text, pre);
+        snprintf(pre, sizeof pre, "vllm:time_to_first_token_seconds_sum{engine=\"%d\"", e);
+        ttft_sum += prom_value(text, pre);
+        snprintf(pre, sizeof pre, "vllm:time_to_first_token_seconds_count{engine=\"%d\"", e);
+        ttft_count += prom_value(text, pre);
+    }
+    inf = prom_value(text, "vllm:e2e_request_latency_seconds_bucket{engine=\"0\"");
+    ck_assert(ok == res->summary.completed);
+    ck_assert(gen == res->summary.total_output);
+    ck_assert(itl == res->summary.total_output - res->summary.completed); /* one gap per later token */
+    ck_assert(ttft_count == res->summary.completed);
+    tu_assert_rel(ttft_sum / ttft_count * 1e3, res->summary.ttft.mean, 1e-9);
+    ck_assert(inf >= 0);
+    ck_assert(strstr(text, "le=\"2560.0\"") && strstr(text, "le=\"7680.0\"") && strstr(text, "le=\"+Inf\""));
+    ck_assert(strstr(text, "# TYPE vllm:kv_cache_usage_perc gauge") != NULL);
+    free(text);
+    done(sc, res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sim");
@@ -398,6 +455,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_deterministic_json);
     tcase_add_test(tc, test_json_has_vllm_keys);
     tcase_add_test(tc, test_summary_format);
+    tcase_add_test(tc, test_prometheus);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,4 +24,12 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
 int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 
+/*
+ * vLLM's Prometheus metrics as a text exposition at the end of the run, one series per
+ * replica (labels model_name and engine): the request, token and preemption counters and the
+ * latency histograms with vLLM's bucket bounds, over the requests each replica completed
+ * (a disaggregated request counts where it was decoded). Gauges show their last sample.
+ */
+int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *err);
+
 #endif
