@@ -588,6 +588,12 @@ static int bad_value(const sv_ynode_t *node, const char *expected, sv_error_t *e
 
 static void range_text(char *buf, size_t n, const char *what, double lo, double hi)
 {
+    /* A tiny positive lower bound stands for "greater than zero". */
+    if (lo > 0 && lo <= 1e-6) {
+        if (isinf(hi)) snprintf(buf, n, "%s > 0", what);
+        else snprintf(buf, n, "%s > 0 and <= %g", what, hi);
+        return;
+    }
     if (isinf(lo) && isinf(hi))
         snprintf(buf, n, "%s", what);
     else if (isinf(hi))

@@ -83,7 +83,7 @@ expect_ok run_disagg '^------------- pool prefill \(prefill\) -------------$' --
 expect_ok run_disagg_transfer '^Mean KV transfer \(ms\):' -- run "$dl" --set workload.num_requests=100
 expect_fail run_no_decode_pool "no_decode_pool.yaml:3:3: pools: a disaggregated scenario needs a decode pool" -- run "$data/no_decode_pool.yaml"
 expect_fail run_pool_no_fit "pool 'small' \(1 x a100-40gb, tp=1\): model 'llama-3.1-70b' \(bf16 weights\) does not fit" -- run "$data/pool_no_fit.yaml"
-expect_fail run_zero_link "zero_link.yaml:6:47: disaggregation.kv_link.bandwidth_gb_s: expected a number" -- run "$data/zero_link.yaml"
+expect_fail run_zero_link "zero_link.yaml:6:47: disaggregation.kv_link.bandwidth_gb_s: expected a number > 0" -- run "$data/zero_link.yaml"
 
 # sweeps, plans and their reports
 expect_ok sweep_knee '^knee: workload.rate=' -- sweep "$q" --vary workload.rate=4,8,40 --set workload.num_requests=200 --out "$tmp/sw" --jobs 2

@@ -331,7 +331,7 @@ START_TEST(test_bad_cluster_input)
     ck_assert_int_eq(sv_scenario_load(tu_data("zero_link.yaml"), NULL, 0, cat, &sc, &err),
                      SV_EINVAL);
     ck_assert_msg(strstr(err.msg, "zero_link.yaml:6:47: disaggregation.kv_link.bandwidth_gb_s: "
-                                  "expected a number in") != NULL,
+                                  "expected a number > 0 and <= 1e+06") != NULL,
                   "%s", err.msg);
     /* The model fits the big pool but not the small one: the run names the pool. */
     ck_assert_int_eq(sv_scenario_load(tu_data("pool_no_fit.yaml"), NULL, 0, cat, &sc, &err), 0);
