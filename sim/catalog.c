@@ -37,8 +37,8 @@ void sv_catalog_free(sv_catalog_t *cat)
     free(cat);
 }
 
-static int copy_text(char *dst, size_t n, const char *src, const sv_ynode_t *map,
-                     const char *key, sv_error_t *err)
+static int copy_text(char *dst, size_t n, const char *src, const sv_ynode_t *map, const char *key,
+                     sv_error_t *err)
 {
     if (strlen(src) >= n) {
         char where[512];
@@ -60,8 +60,8 @@ static int read_defaults(sv_ynode_t *map, gpu_defaults_t *d, sv_error_t *err)
     if ((rc = sv_yexpect_map(map, "defaults", err))) return rc;
     if ((rc = sv_yget_double(map, "compute_efficiency", 0, 1e-6, 1, &d->compute_eff, err)) < 0 ||
         (rc = sv_yget_double(map, "memory_efficiency", 0, 1e-6, 1, &d->memory_eff, err)) < 0 ||
-        (rc = sv_yget_double(map, "iteration_overhead_ms", 0, 0, 1e4, &d->iter_overhead_ms,
-                             err)) < 0 ||
+        (rc = sv_yget_double(map, "iteration_overhead_ms", 0, 0, 1e4, &d->iter_overhead_ms, err)) <
+            0 ||
         (rc = sv_yget_double(map, "layer_overhead_us", 0, 0, 1e6, &d->layer_overhead_us, err)) <
             0 ||
         (rc = sv_yget_double(map, "link_latency_us", 0, 0, 1e6, &d->link_latency_us, err)) < 0)
@@ -160,12 +160,10 @@ static int read_model(sv_ynode_t *map, sv_model_t *m, sv_error_t *err)
         (rc = sv_yget_str(map, "mlp", 0, &mlp, err)) < 0 ||
         (rc = sv_yget_bool(map, "qkv_bias", 0, &m->qkv_bias, err)) < 0 ||
         (rc = get_int(map, "num_local_experts", 0, 0, 1 << 16, &m->experts, err)) < 0 ||
-        (rc = get_int(map, "num_experts_per_tok", 0, 1, 1 << 16, &m->experts_per_tok, err)) <
-            0 ||
+        (rc = get_int(map, "num_experts_per_tok", 0, 1, 1 << 16, &m->experts_per_tok, err)) < 0 ||
         (rc = get_int(map, "moe_intermediate_size", 0, 1, 1 << 24, &m->moe_ffn, err)) < 0 ||
         (rc = get_int(map, "sliding_window", 0, 0, 1 << 30, &m->sliding_window, err)) < 0 ||
-        (rc = sv_yget_long(map, "max_position_embeddings", 1, 1, 1L << 40, &m->max_context,
-                           err)))
+        (rc = sv_yget_long(map, "max_position_embeddings", 1, 1, 1L << 40, &m->max_context, err)))
         return rc;
     if (strcmp(mlp, "gated") == 0)
         m->gated_mlp = 1;
@@ -174,8 +172,8 @@ static int read_model(sv_ynode_t *map, sv_model_t *m, sv_error_t *err)
     else {
         char where[512];
         return sv_errorf(err, SV_EINVAL, "%s: %s.mlp: expected 'gated' or 'plain', got '%s'",
-                         sv_ynode_where(sv_ymap_get(map, "mlp"), where, sizeof where),
-                         map->path, mlp);
+                         sv_ynode_where(sv_ymap_get(map, "mlp"), where, sizeof where), map->path,
+                         mlp);
     }
     s = "";
     if ((rc = sv_yget_str(map, "source", 1, &s, err)) ||
@@ -191,18 +189,20 @@ static int read_model(sv_ynode_t *map, sv_model_t *m, sv_error_t *err)
 
 int sv_model_check(const sv_model_t *m, const char *where, sv_error_t *err)
 {
-    if (m->layers <= 0 || m->hidden <= 0 || m->heads <= 0 || m->kv_heads <= 0 ||
-        m->head_dim <= 0 || m->ffn <= 0 || m->vocab <= 0)
+    if (m->layers <= 0 || m->hidden <= 0 || m->heads <= 0 || m->kv_heads <= 0 || m->head_dim <= 0 ||
+        m->ffn <= 0 || m->vocab <= 0)
         return sv_errorf(err, SV_EINVAL, "%s: model sizes must all be positive", where);
     if (m->heads % m->kv_heads)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: num_attention_heads (%d) is not a multiple of num_key_value_heads (%d)",
-                         where, m->heads, m->kv_heads);
-    if (m->experts < 0 || (m->experts > 0 && (m->experts_per_tok < 1 ||
-                                              m->experts_per_tok > m->experts)))
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: num_experts_per_tok (%d) must be between 1 and num_local_experts (%d)",
-                         where, m->experts_per_tok, m->experts);
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: num_attention_heads (%d) is not a multiple of num_key_value_heads (%d)", where,
+            m->heads, m->kv_heads);
+    if (m->experts < 0 ||
+        (m->experts > 0 && (m->experts_per_tok < 1 || m->experts_per_tok > m->experts)))
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: num_experts_per_tok (%d) must be between 1 and num_local_experts (%d)", where,
+            m->experts_per_tok, m->experts);
     return 0;
 }
 
@@ -258,8 +258,7 @@ static int load_file(loader_t *ld, const char *path, sv_error_t *err)
             for (size_t k = 0; k < c->nmodels; k++) {
                 if (strcasecmp(c->models[k].name, c->models[c->nmodels].name) == 0) {
                     char where[512];
-                    rc = sv_errorf(err, SV_EINVAL,
-                                   "%s: model '%s' is defined twice in the catalog",
+                    rc = sv_errorf(err, SV_EINVAL, "%s: model '%s' is defined twice in the catalog",
                                    sv_ynode_where(models->seq[i], where, sizeof where),
                                    c->models[k].name);
                     goto done;
@@ -293,8 +292,7 @@ int sv_catalog_load(const char *dir, sv_catalog_t **out, sv_error_t *err)
     struct dirent *de;
     while ((de = readdir(dp))) {
         size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0 || de->d_name[0] == '.')
-            continue;
+        if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") != 0 || de->d_name[0] == '.') continue;
         if (n == MAX_FILES) {
             rc = sv_errorf(err, SV_ELIMIT, "%s: more than %d catalog files", dir, MAX_FILES);
             break;
@@ -310,8 +308,10 @@ int sv_catalog_load(const char *dir, sv_catalog_t **out, sv_error_t *err)
     qsort(names, n, sizeof names[0], cmp_str);
     loader_t ld = {.cat = calloc(1, sizeof(sv_catalog_t))};
     if (!ld.cat && !rc) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n && !rc; i++) rc = load_file(&ld, names[i], err);
-    for (size_t i = 0; i < n; i++) free(names[i]);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = load_file(&ld, names[i], err);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
     if (!rc && ld.cat->ngpus == 0 && ld.cat->nmodels == 0)
         rc = sv_errorf(err, SV_EINVAL, "%s: no GPUs or models found in the catalog", dir);
     if (rc) {
@@ -331,8 +331,7 @@ static void join_names(char *buf, size_t n, const char *first, size_t count, siz
         off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? ", " : "", first + i * stride);
 }
 
-int sv_catalog_gpu(const sv_catalog_t *cat, const char *name, const sv_gpu_t **out,
-                   sv_error_t *err)
+int sv_catalog_gpu(const sv_catalog_t *cat, const char *name, const sv_gpu_t **out, sv_error_t *err)
 {
     for (size_t i = 0; i < cat->ngpus; i++) {
         if (strcasecmp(cat->gpus[i].name, name) == 0) {
@@ -341,7 +340,8 @@ int sv_catalog_gpu(const sv_catalog_t *cat, const char *name, const sv_gpu_t **o
         }
     }
     char known[SV_ERRMSG_MAX / 2];
-    join_names(known, sizeof known, cat->ngpus ? cat->gpus[0].name : "", cat->ngpus, sizeof *cat->gpus);
+    join_names(known, sizeof known, cat->ngpus ? cat->gpus[0].name : "", cat->ngpus,
+               sizeof *cat->gpus);
     return sv_errorf(err, SV_ENOTFOUND, "unknown GPU '%s' (known: %s)", name, known);
 }
 
@@ -355,8 +355,8 @@ int sv_catalog_model(const sv_catalog_t *cat, const char *name, const sv_model_t
         }
     }
     char known[SV_ERRMSG_MAX / 2];
-    join_names(known, sizeof known, cat->nmodels ? cat->models[0].name : "",
-               cat->nmodels, sizeof *cat->models);
+    join_names(known, sizeof known, cat->nmodels ? cat->models[0].name : "", cat->nmodels,
+               sizeof *cat->models);
     return sv_errorf(err, SV_ENOTFOUND,
                      "unknown model '%s' (known: %s; or give a path to a config.json)", name,
                      known);

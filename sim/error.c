@@ -11,16 +11,26 @@
 const char *sv_strerror(int code)
 {
     switch (code) {
-    case SV_OK: return "success";
-    case SV_EINVAL: return "invalid value";
-    case SV_ENOMEM: return "out of memory";
-    case SV_EIO: return "input/output error";
-    case SV_EPARSE: return "parse error";
-    case SV_ENOTFOUND: return "not found";
-    case SV_ENOKEY: return "unknown key";
-    case SV_ENOFIT: return "does not fit";
-    case SV_ELIMIT: return "limit exceeded";
-    default: return "unknown error";
+    case SV_OK:
+        return "success";
+    case SV_EINVAL:
+        return "invalid value";
+    case SV_ENOMEM:
+        return "out of memory";
+    case SV_EIO:
+        return "input/output error";
+    case SV_EPARSE:
+        return "parse error";
+    case SV_ENOTFOUND:
+        return "not found";
+    case SV_ENOKEY:
+        return "unknown key";
+    case SV_ENOFIT:
+        return "does not fit";
+    case SV_ELIMIT:
+        return "limit exceeded";
+    default:
+        return "unknown error";
     }
 }
 

@@ -17,8 +17,8 @@ int sv_explain_compute(const sv_perf_t *p, long input, long output, const long *
         return sv_errorf(err, SV_EINVAL, "--input and --output must be >= 1 (got %ld and %ld)",
                          input, output);
     if (output > 10000000 || input > 100000000)
-        return sv_errorf(err, SV_EINVAL, "--input/--output are implausibly large (%ld, %ld)",
-                         input, output);
+        return sv_errorf(err, SV_EINVAL, "--input/--output are implausibly large (%ld, %ld)", input,
+                         output);
     if (nbatches < 1 || nbatches > SV_EXPLAIN_MAX_BATCHES)
         return sv_errorf(err, SV_EINVAL, "--batch takes 1 to %d sizes", SV_EXPLAIN_MAX_BATCHES);
     out->perf = *p;
@@ -50,7 +50,8 @@ int sv_explain_compute(const sv_perf_t *p, long input, long output, const long *
      * cached tokens. Summed exactly, step by step. */
     out->ttft_s = out->prefill.total;
     double decode = 0.0;
-    for (long k = 1; k < output; k++) decode += sv_perf_decode_time(p, 1, (double)(input + k - 1), NULL);
+    for (long k = 1; k < output; k++)
+        decode += sv_perf_decode_time(p, 1, (double)(input + k - 1), NULL);
     out->tpot_s = output > 1 ? decode / (double)(output - 1) : 0.0;
     out->e2e_s = out->ttft_s + decode;
     return 0;
@@ -66,16 +67,18 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     const sv_perf_t *p = &e->perf;
     const sv_memplan_t *m = &e->mem;
     int tp = p->set.tp;
-    fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n",
-            p->model.name, tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
+    fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n", p->model.name,
+            tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
             sv_dtype_name(p->set.kv_dtype));
-    fprintf(f, "cost model: compute efficiency %.2f, memory efficiency %.2f, overhead %.3f ms "
-               "per step + %.1f us per layer\n",
+    fprintf(f,
+            "cost model: compute efficiency %.2f, memory efficiency %.2f, overhead %.3f ms "
+            "per step + %.1f us per layer\n",
             p->set.compute_eff, p->set.memory_eff, p->set.iter_overhead_s * 1e3,
             p->set.layer_overhead_s * 1e6);
     if (tp > 1)
-        fprintf(f, "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
-                   "(bidirectional), %.1f us each\n",
+        fprintf(f,
+                "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
+                "(bidirectional), %.1f us each\n",
                 p->gpu.link, p->set.link_bw / 1e9, p->set.link_latency * 1e6);
 
     fprintf(f, "\nMemory per GPU\n");
@@ -92,8 +95,8 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     fprintf(f, "  %-38s %10ld at %ld tokens (%ld in + %ld out)\n", "max concurrent sequences",
             e->max_seqs, e->input + e->output, e->input, e->output);
     if (e->exceeds_context)
-        fprintf(f, "  note: %ld tokens exceed the model's context of %ld\n",
-                e->input + e->output, p->model.max_context);
+        fprintf(f, "  note: %ld tokens exceed the model's context of %ld\n", e->input + e->output,
+                p->model.max_context);
 
     const sv_step_cost_t *pc = &e->prefill;
     fprintf(f, "\nPrefill of %ld tokens: %.2f ms, %s-bound\n", e->input, pc->total * 1e3,
@@ -113,13 +116,12 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     for (int i = 0; i < e->nrows; i++) {
         const sv_explain_row_t *r = &e->rows[i];
         fprintf(f, "  %6ld %10.3f %8s %14.1f %14.1f %8s\n", r->batch, r->step_s * 1e3,
-                bound_word(r->compute_bound), r->tok_s_user, r->tok_s_gpu,
-                r->fits ? "yes" : "no");
+                bound_word(r->compute_bound), r->tok_s_user, r->tok_s_gpu, r->fits ? "yes" : "no");
     }
-    fprintf(f, "\nOne request alone (%ld in, %ld out): TTFT %.2f ms + TPOT %.3f ms x %ld = "
-               "E2E %.2f ms\n",
-            e->input, e->output, e->ttft_s * 1e3, e->tpot_s * 1e3, e->output - 1,
-            e->e2e_s * 1e3);
+    fprintf(f,
+            "\nOne request alone (%ld in, %ld out): TTFT %.2f ms + TPOT %.3f ms x %ld = "
+            "E2E %.2f ms\n",
+            e->input, e->output, e->ttft_s * 1e3, e->tpot_s * 1e3, e->output - 1, e->e2e_s * 1e3);
 }
 
 static cJSON *op_json(const sv_op_cost_t *o)
@@ -138,7 +140,8 @@ static cJSON *step_json(const sv_step_cost_t *c)
     cJSON_AddNumberToObject(j, "time_ms", c->total * 1e3);
     cJSON_AddStringToObject(j, "bound", bound_word(c->compute_bound));
     cJSON *ops = cJSON_AddObjectToObject(j, "operators");
-    for (int i = 0; i < SV_OP_COUNT; i++) cJSON_AddItemToObject(ops, sv_op_name(i), op_json(&c->op[i]));
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        cJSON_AddItemToObject(ops, sv_op_name(i), op_json(&c->op[i]));
     cJSON_AddNumberToObject(j, "tp_comm_ms", c->comm * 1e3);
     cJSON_AddNumberToObject(j, "overhead_ms", c->overhead * 1e3);
     return j;

@@ -15,13 +15,13 @@
 #include "servesim/catalog.h"
 
 /* Architectures whose MLP has two matrices (up, down) rather than gate+up+down. */
-static const char *const plain_mlp_types[] = {"opt",    "gpt2",  "gpt_neox",    "gptj",
-                                              "bloom",  "falcon", "phi",        "gpt_bigcode",
-                                              "starcoder2", "mpt", NULL};
+static const char *const plain_mlp_types[] = {"opt",        "gpt2",   "gpt_neox", "gptj",
+                                              "bloom",      "falcon", "phi",      "gpt_bigcode",
+                                              "starcoder2", "mpt",    NULL};
 
 /* Integer key: 0 ok, 1 absent/null (when optional), negative error. */
-static int json_int(const cJSON *obj, const char *key, int required, long lo, long hi,
-                    long *out, const char *path, sv_error_t *err)
+static int json_int(const cJSON *obj, const char *key, int required, long lo, long hi, long *out,
+                    const char *path, sv_error_t *err)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it || cJSON_IsNull(it)) {
@@ -37,8 +37,7 @@ static int json_int(const cJSON *obj, const char *key, int required, long lo, lo
     return 0;
 }
 
-static int json_bool(const cJSON *obj, const char *key, int *out, const char *path,
-                     sv_error_t *err)
+static int json_bool(const cJSON *obj, const char *key, int *out, const char *path, sv_error_t *err)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it || cJSON_IsNull(it)) return 1;
@@ -69,7 +68,8 @@ static void name_from_path(const char *path, char *name, size_t n)
     const char *base = slash ? slash + 1 : path;
     if (strcmp(base, "config.json") == 0 && slash && slash > path) {
         const char *start = slash;
-        while (start > path && start[-1] != '/') start--;
+        while (start > path && start[-1] != '/')
+            start--;
         snprintf(name, n, "%.*s", (int)(slash - start), start);
     } else {
         size_t len = strlen(base);
@@ -85,10 +85,10 @@ static int read_arch(const cJSON *cfg, const char *path, sv_model_t *m, sv_error
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
     const char *model_type = cJSON_IsString(mt) ? mt->valuestring : "";
 
-#define REQ(key, lo, hi, field)                                                               \
-    do {                                                                                      \
-        if ((rc = json_int(cfg, key, 1, lo, hi, &v, path, err))) return rc;                   \
-        m->field = (int)v;                                                                    \
+#define REQ(key, lo, hi, field)                                                                    \
+    do {                                                                                           \
+        if ((rc = json_int(cfg, key, 1, lo, hi, &v, path, err))) return rc;                        \
+        m->field = (int)v;                                                                         \
     } while (0)
     REQ("num_hidden_layers", 1, 100000, layers);
     REQ("hidden_size", 1, 1 << 22, hidden);
@@ -115,8 +115,7 @@ static int read_arch(const cJSON *cfg, const char *path, sv_model_t *m, sv_error
     for (int i = 0; plain_mlp_types[i]; i++)
         if (strcmp(model_type, plain_mlp_types[i]) == 0) m->gated_mlp = 0;
     m->tied_embeddings = strcmp(model_type, "opt") == 0;
-    if ((rc = json_bool(cfg, "tie_word_embeddings", &m->tied_embeddings, path, err)) < 0)
-        return rc;
+    if ((rc = json_bool(cfg, "tie_word_embeddings", &m->tied_embeddings, path, err)) < 0) return rc;
     m->qkv_bias = strcmp(model_type, "qwen2") == 0 || strcmp(model_type, "qwen2_moe") == 0;
     if ((rc = json_bool(cfg, "attention_bias", &m->qkv_bias, path, err)) < 0) return rc;
 
@@ -128,8 +127,7 @@ static int read_arch(const cJSON *cfg, const char *path, sv_model_t *m, sv_error
         if (rc == 0) m->experts = (int)v;
     }
     if (m->experts) {
-        if ((rc = json_int(cfg, "num_experts_per_tok", 1, 1, m->experts, &v, path, err)))
-            return rc;
+        if ((rc = json_int(cfg, "num_experts_per_tok", 1, 1, m->experts, &v, path, err))) return rc;
         m->experts_per_tok = (int)v;
         m->moe_ffn = m->ffn;
         if ((rc = json_int(cfg, "moe_intermediate_size", 0, 1, 1 << 24, &v, path, err)) < 0)
@@ -158,8 +156,10 @@ int sv_model_from_hf_config(const char *path, sv_model_t *out, sv_error_t *err)
     if (!root) {
         int line, col;
         locate(buf, end ? end : buf, &line, &col);
-        rc = sv_errorf(err, SV_EPARSE, "%s:%d:%d: malformed JSON (expected a Hugging Face "
-                       "config.json)", path, line, col);
+        rc = sv_errorf(err, SV_EPARSE,
+                       "%s:%d:%d: malformed JSON (expected a Hugging Face "
+                       "config.json)",
+                       path, line, col);
         free(buf);
         return rc;
     }

@@ -24,10 +24,14 @@ typedef struct page {
 static void esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else fputc(*s, f);
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else
+            fputc(*s, f);
     }
 }
 
@@ -226,7 +230,8 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
             const sv_sample_t *row = &sm[(size_t)t * R];
             tx[k] = row[0].t;
             wq[k] = run[k] = 0;
-            for (int q = 0; q < res->npools; q++) kv[q * np + k] = 0;
+            for (int q = 0; q < res->npools; q++)
+                kv[q * np + k] = 0;
             for (int i = 0; i < R; i++) {
                 wq[k] += row[i].waiting;
                 run[k] += row[i].running;
@@ -242,8 +247,10 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
         c.ymin_zero = 1;
         char pn[SV_MAX_POOLS][96];
         for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
-            snprintf(pn[q], sizeof pn[q], "pool %s (mean of %d)", res->pools[q].cfg->name, res->pools[q].count);
-            c.s[c.ns++] = (sv_svg_series_t){.name = pn[q], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
+            snprintf(pn[q], sizeof pn[q], "pool %s (mean of %d)", res->pools[q].cfg->name,
+                     res->pools[q].count);
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = pn[q], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
         }
         sv__svg_chart(chart_begin(&p, "kv-usage"), &c, 620, 360);
         chart_end(&p);
@@ -252,8 +259,10 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
         c.xlabel = "simulated time (s)";
         c.ylabel = "requests";
         c.ymin_zero = 1;
-        c.s[c.ns++] = (sv_svg_series_t){.name = "waiting (queue depth)", .x = tx, .y = wq, .n = k, .lines = 1};
-        c.s[c.ns++] = (sv_svg_series_t){.name = "running (batch size)", .x = tx, .y = run, .n = k, .lines = 1};
+        c.s[c.ns++] = (sv_svg_series_t){
+            .name = "waiting (queue depth)", .x = tx, .y = wq, .n = k, .lines = 1};
+        c.s[c.ns++] = (sv_svg_series_t){
+            .name = "running (batch size)", .x = tx, .y = run, .n = k, .lines = 1};
         sv__svg_chart(chart_begin(&p, "queue-batch"), &c, 620, 360);
         chart_end(&p);
         fputs("</div>\n", h);
@@ -288,8 +297,11 @@ static void curve_chart(page_t *p, const curve_chart_t *cc, const char *xl, cons
     c.xlabel = xl;
     c.ylabel = cc->ylabel;
     c.ymin_zero = 1;
-    c.s[c.ns++] = (sv_svg_series_t){.name = cc->s1, .x = x, .y = cc->y1, .n = m, .lines = 1, .points = 1};
-    if (cc->s2) c.s[c.ns++] = (sv_svg_series_t){.name = cc->s2, .x = x, .y = cc->y2, .n = m, .lines = 1, .points = 1};
+    c.s[c.ns++] =
+        (sv_svg_series_t){.name = cc->s1, .x = x, .y = cc->y1, .n = m, .lines = 1, .points = 1};
+    if (cc->s2)
+        c.s[c.ns++] =
+            (sv_svg_series_t){.name = cc->s2, .x = x, .y = cc->y2, .n = m, .lines = 1, .points = 1};
     if (!isnan(cc->hline)) {
         c.hline[c.nh] = cc->hline;
         c.hlabel[c.nh++] = cc->hlabel;
@@ -333,8 +345,9 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
             continue;
         }
         const double *m = r->m;
-        fprintf(h, "<td>%.2f</td><td>%.2f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td>"
-                   "<td>%.2f</td><td>%.3f</td></tr>\n",
+        fprintf(h,
+                "<td>%.2f</td><td>%.2f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td>"
+                "<td>%.2f</td><td>%.3f</td></tr>\n",
                 m[SV_COL_REQ_TPUT], isnan(m[SV_COL_GOODPUT]) ? 0 : m[SV_COL_GOODPUT],
                 isnan(m[SV_COL_ATTAIN]) ? 0 : 100 * m[SV_COL_ATTAIN], m[SV_COL_TTFT_P50],
                 m[SV_COL_TTFT_P99], m[SV_COL_TPOT_P50], m[SV_COL_TPOT_P99], m[SV_COL_COST_MTOK]);
@@ -343,11 +356,13 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
 
     /* The first curve: rows sharing the other keys' values of the first row. */
     double *x = calloc((size_t)n + 1, sizeof *x), *col[8];
-    for (int i = 0; i < 8; i++) col[i] = calloc((size_t)n + 1, sizeof *col[i]);
+    for (int i = 0; i < 8; i++)
+        col[i] = calloc((size_t)n + 1, sizeof *col[i]);
     int m = 0;
     for (long i = 0; i < n && x && col[7]; i++) {
         int same = 1;
-        for (int k = 1; k < nkeys; k++) same &= strcmp(rows[i].vals[k], rows[0].vals[k]) == 0;
+        for (int k = 1; k < nkeys; k++)
+            same &= strcmp(rows[i].vals[k], rows[0].vals[k]) == 0;
         if (!same || !rows[i].ok) continue;
         char *end;
         double v = strtod(rows[i].vals[0], &end);
@@ -362,11 +377,13 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
         col[6][m] = isnan(r[SV_COL_ATTAIN]) ? NAN : 100 * r[SV_COL_ATTAIN];
         m++;
     }
-    double slo_ttft = n ? rows[0].m[SV_COL_SLO_TTFT] : NAN, slo_tpot = n ? rows[0].m[SV_COL_SLO_TPOT] : NAN;
+    double slo_ttft = n ? rows[0].m[SV_COL_SLO_TTFT] : NAN,
+           slo_tpot = n ? rows[0].m[SV_COL_SLO_TPOT] : NAN;
     double target = n ? rows[0].m[SV_COL_ATTAIN_TARGET] : 0.9;
     int knee = -1, best = -1;
     double *a = col[7];
-    for (int i = 0; i < m; i++) a[i] = col[6][i] / 100.0;
+    for (int i = 0; i < m; i++)
+        a[i] = col[6][i] / 100.0;
     sv_knee(a, col[1], m, target, &knee, &best);
     char knee_lab[96], xl[160], sl[2][64] = {"", ""};
     snprintf(knee_lab, sizeof knee_lab, "knee %g", knee >= 0 ? x[knee] : 0.0);
@@ -388,7 +405,8 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     if (!isnan(slo_ttft)) snprintf(sl[0], sizeof sl[0], "SLO %g ms", slo_ttft);
     if (!isnan(slo_tpot)) snprintf(sl[1], sizeof sl[1], "SLO %g ms", slo_tpot);
     const curve_chart_t charts[] = {
-        {"throughput", "Throughput flattens at capacity; goodput counts only requests within the SLOs",
+        {"throughput",
+         "Throughput flattens at capacity; goodput counts only requests within the SLOs",
          "requests per second", "throughput", col[0], "goodput", col[1], NAN, NULL},
         {"ttft", "TTFT against the load", "time to first token (ms)", "p50 TTFT", col[2],
          "p99 TTFT", col[3], slo_ttft, sl[0]},
@@ -401,7 +419,8 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
         curve_chart(&p, &charts[i], xl, x, m, knee >= 0 ? x[knee] : NAN, knee_lab);
     fputs("</div>\n", h);
     free(x);
-    for (int i = 0; i < 8; i++) free(col[i]);
+    for (int i = 0; i < 8; i++)
+        free(col[i]);
     return page_close(&p);
 }
 
@@ -411,7 +430,8 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, cons
                  sv_error_t *err)
 {
     char title[256];
-    snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", sc->plan.target_rate, sc->name);
+    snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", sc->plan.target_rate,
+             sc->name);
     page_t p;
     int rc = page_open(&p, path, title, err);
     if (rc) return rc;
@@ -433,8 +453,12 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, cons
     for (int i = 0; i < n; i++) {
         const sv_plan_row_t *r = &rows[i];
         char name[96];
-        if (r->disagg) snprintf(name, sizeof name, "%s TP%d, %d:%d prefill:decode, %ld seqs", r->gpu, r->tp, r->p, r->d, r->max_num_seqs);
-        else snprintf(name, sizeof name, "%s TP%d colocated, %ld seqs", r->gpu, r->tp, r->max_num_seqs);
+        if (r->disagg)
+            snprintf(name, sizeof name, "%s TP%d, %d:%d prefill:decode, %ld seqs", r->gpu, r->tp,
+                     r->p, r->d, r->max_num_seqs);
+        else
+            snprintf(name, sizeof name, "%s TP%d colocated, %ld seqs", r->gpu, r->tp,
+                     r->max_num_seqs);
         if (!r->ok) {
             fputs("<tr><td>-</td><td class=\"l\">", h);
             esc(h, name);
@@ -445,8 +469,9 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, cons
         }
         fprintf(h, "<tr><td>%d</td><td class=\"l\">", i + 1);
         esc(h, name);
-        fprintf(h, "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td>"
-                   "<td class=\"l\">%s</td></tr>\n",
+        fprintf(h,
+                "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td>"
+                "<td class=\"l\">%s</td></tr>\n",
                 r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok, r->energy_tok,
                 r->goodput_per_gpu, r->binding);
         if (cx && cy && labels && lb) {
@@ -459,14 +484,16 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, cons
     }
     fputs("</table>\n<h2>Cost against capacity</h2>\n<p class=\"note\">The eight cheapest are "
           "labelled with their rank; lower and further right is better.</p>\n"
-          "<div class=\"charts\">\n", h);
+          "<div class=\"charts\">\n",
+          h);
     sv_svg_chart_t c;
     memset(&c, 0, sizeof c);
     c.title = "Each feasible cluster: what it costs and how much it sustains within the SLOs";
     c.xlabel = "capacity within the SLOs (req/s)";
     c.ylabel = "cost (USD per hour)";
     c.ymin_zero = 1;
-    c.s[c.ns++] = (sv_svg_series_t){.name = "configurations", .x = cx, .y = cy, .n = m, .points = 1, .labels = labels};
+    c.s[c.ns++] = (sv_svg_series_t){
+        .name = "configurations", .x = cx, .y = cy, .n = m, .points = 1, .labels = labels};
     char tl[64];
     snprintf(tl, sizeof tl, "target %.4g req/s", sc->plan.target_rate);
     c.vline[c.nv] = sc->plan.target_rate;

@@ -75,7 +75,8 @@ int sv_link_add(sv_link_t *l, double now, int32_t id, double bytes)
 {
     if (SV_GROW(l->x, l->cap, l->n + 1)) return SV_ENOMEM;
     if (now > l->t) l->t = now;
-    l->x[l->n++] = (sv_xfer_t){.id = id, .ready = now + l->latency, .remaining = bytes, .total = bytes};
+    l->x[l->n++] =
+        (sv_xfer_t){.id = id, .ready = now + l->latency, .remaining = bytes, .total = bytes};
     return 0;
 }
 

@@ -105,9 +105,8 @@ static int cmd_list(const sv_catalog_t *cat, int argc, char **argv)
                    g->price_per_hour);
         }
     } else {
-        printf("%-15s %9s %6s %6s %5s %4s %6s %7s %7s %10s %-8s\n", "name", "params B",
-               "layers", "hidden", "heads", "kv", "headd", "ffn", "vocab", "KV B/tok",
-               "notes");
+        printf("%-15s %9s %6s %6s %5s %4s %6s %7s %7s %10s %-8s\n", "name", "params B", "layers",
+               "hidden", "heads", "kv", "headd", "ffn", "vocab", "KV B/tok", "notes");
         for (size_t i = 0; i < cat->nmodels; i++) {
             const sv_model_t *m = &cat->models[i];
             char notes[64] = "";
@@ -148,13 +147,14 @@ static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
     char key[128];
     snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
     const char *k = key;
-    if (strncmp(k, "hardware.", 9) == 0) k += 9;
-    else if (strncmp(k, "engine.", 7) == 0) k += 7;
+    if (strncmp(k, "hardware.", 9) == 0)
+        k += 9;
+    else if (strncmp(k, "engine.", 7) == 0)
+        k += 7;
     int rc = sv_perf_settings_set(s, k, eq + 1, err);
     if (rc == SV_ENOKEY)
         return sv_errorf(err, SV_ENOKEY,
-                         "--set %s: unknown key '%s' (see servesim --help for the keys)", kv,
-                         key);
+                         "--set %s: unknown key '%s' (see servesim --help for the keys)", kv, key);
     if (rc) sv_error_prefix(err, "--set %s", kv);
     return rc;
 }
@@ -175,8 +175,10 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     int nsets = 0;
 
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--model", &missing))) model_name = v;
-        else if ((v = opt_value(argc, argv, &i, "--gpu", &missing))) gpu_name = v;
+        if ((v = opt_value(argc, argv, &i, "--model", &missing)))
+            model_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--gpu", &missing)))
+            gpu_name = v;
         else if ((v = opt_value(argc, argv, &i, "--tp", &missing))) {
             if (sv_perf_settings_set(&set, "tp", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--input", &missing))) {
@@ -312,17 +314,26 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     int detailed = 0, quiet = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--json", &a.missing))) json = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing))) html = v;
-        else if ((v = opt_value(argc, argv, &i, "--prometheus", &a.missing))) prom = v;
-        else if ((v = opt_value(argc, argv, &i, "--requests-csv", &a.missing))) req_csv = v;
-        else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &a.missing))) ts_csv = v;
-        else if (strcmp(argv[i], "--detailed") == 0) detailed = 1;
-        else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
-        else if ((t = take_common(argc, argv, &i, &a, "run")) < 0) return EXIT_FAILURE;
+        if ((v = opt_value(argc, argv, &i, "--json", &a.missing)))
+            json = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
+            html = v;
+        else if ((v = opt_value(argc, argv, &i, "--prometheus", &a.missing)))
+            prom = v;
+        else if ((v = opt_value(argc, argv, &i, "--requests-csv", &a.missing)))
+            req_csv = v;
+        else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &a.missing)))
+            ts_csv = v;
+        else if (strcmp(argv[i], "--detailed") == 0)
+            detailed = 1;
+        else if (strcmp(argv[i], "--quiet") == 0)
+            quiet = 1;
+        else if ((t = take_common(argc, argv, &i, &a, "run")) < 0)
+            return EXIT_FAILURE;
         if (a.missing) break;
     }
-    if (finish_args(&a, "run needs a scenario file (e.g. scenarios/quickstart.yaml)")) return EXIT_FAILURE;
+    if (finish_args(&a, "run needs a scenario file (e.g. scenarios/quickstart.yaml)"))
+        return EXIT_FAILURE;
     const char *path = a.path;
     sv_error_t err;
     sv_scenario_t *sc = NULL;
@@ -342,13 +353,13 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
     if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
     if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
-    if (!quiet)
-    {
+    if (!quiet) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
-        fprintf(stderr,
-                "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
-                res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
+        fprintf(
+            stderr,
+            "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
+            res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
     }
     sv_result_free(res);
     sv_scenario_free(sc);
@@ -366,14 +377,18 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
         if ((v = opt_value(argc, argv, &i, "--vary", &a.missing))) {
             if (nvary == SV_MAX_VARY) return fail("error: at most 6 --vary keys%s", "");
             vary_args[nvary++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--out", &a.missing))) out = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing))) html = v;
+        } else if ((v = opt_value(argc, argv, &i, "--out", &a.missing)))
+            out = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
+            html = v;
         else if ((v = opt_value(argc, argv, &i, "--shard", &a.missing))) {
             if (sscanf(v, "%d/%d", &shard, &nshards) != 2 || nshards < 1 || shard < 1 ||
                 shard > nshards)
                 return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
-        } else if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
-        else if ((t = take_common(argc, argv, &i, &a, "sweep")) < 0) return EXIT_FAILURE;
+        } else if (strcmp(argv[i], "--quiet") == 0)
+            quiet = 1;
+        else if ((t = take_common(argc, argv, &i, &a, "sweep")) < 0)
+            return EXIT_FAILURE;
         if (a.missing) break;
     }
     if (finish_args(&a, "sweep needs a scenario file")) return EXIT_FAILURE;
@@ -392,7 +407,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (nvary == 0)
         for (int k = 0; k < sc->nsweep_vary && !rc; k++)
             rc = sv_vary_parse(sc->sweep_vary[k], &sw.vary[sw.nvary++], &err);
-    for (int k = 0; k < nvary && !rc; k++) rc = sv_vary_parse(vary_args[k], &sw.vary[sw.nvary++], &err);
+    for (int k = 0; k < nvary && !rc; k++)
+        rc = sv_vary_parse(vary_args[k], &sw.vary[sw.nvary++], &err);
     sv_scenario_free(sc);
     if (rc) return fail_err(&err);
     if (sw.nvary == 0)
@@ -442,7 +458,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     for (long i = 0; !rc && i < sw.npoints; i++)
         if (rows[i].ok >= 0) rows[n++] = rows[i];
     char keys[SV_MAX_VARY][128];
-    for (int k = 0; k < sw.nvary; k++) snprintf(keys[k], sizeof keys[k], "%s", sw.vary[k].key);
+    for (int k = 0; k < sw.nvary; k++)
+        snprintf(keys[k], sizeof keys[k], "%s", sw.vary[k].key);
     if (!rc) rc = sv_sweep_write(out, keys, sw.nvary, rows, n, quiet ? NULL : stdout, &err);
     if (!rc && html) {
         char title[1200];
@@ -451,7 +468,9 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     }
     free(rows);
     if (rc) return fail_err(&err);
-    if (!quiet) fprintf(stderr, "servesim: %ld points written to %s/ (sweep.csv, sweep.json, points/)\n", n, out);
+    if (!quiet)
+        fprintf(stderr, "servesim: %ld points written to %s/ (sweep.csv, sweep.json, points/)\n", n,
+                out);
     return EXIT_SUCCESS;
 }
 
@@ -471,9 +490,12 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     int t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--out", &a.missing))) out = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing))) html = v;
-        else if ((t = take_common(argc, argv, &i, &a, "plan")) < 0) return EXIT_FAILURE;
+        if ((v = opt_value(argc, argv, &i, "--out", &a.missing)))
+            out = v;
+        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
+            html = v;
+        else if ((t = take_common(argc, argv, &i, &a, "plan")) < 0)
+            return EXIT_FAILURE;
         if (a.missing) break;
     }
     if (finish_args(&a, "plan needs a scenario file with a plan: map")) return EXIT_FAILURE;
@@ -488,10 +510,12 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     int rc = sv_plan_run(sc, cat, jobs, &rows, &n, stderr, &err);
     if (!rc) rc = sv_plan_write(sc, rows, n, out, stdout, &err);
     if (!rc && html) rc = sv_html_plan(sc, rows, n, html, &err);
-    if (rc) fail_err(&err);
+    if (rc)
+        fail_err(&err);
     else {
         long probes = 0;
-        for (int i = 0; i < n; i++) probes += rows[i].probes;
+        for (int i = 0; i < n; i++)
+            probes += rows[i].probes;
         fprintf(stderr, "servesim: %d configurations, %ld simulations in %.1f s wall\n", n, probes,
                 wall_seconds() - t0);
     }
@@ -541,8 +565,8 @@ static int servesim_main(int argc, char **argv)
     }
     const char *cmd = argv[i++];
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
-    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") && strcmp(cmd, "sweep") &&
-        strcmp(cmd, "plan")) {
+    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
+        strcmp(cmd, "sweep") && strcmp(cmd, "plan")) {
         fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
         return EXIT_USAGE;
     }

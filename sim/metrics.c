@@ -44,8 +44,9 @@ struct sv_metrics {
 
 const char *sv_fail_name(int reason)
 {
-    static const char *const names[] = {"none", "queue_full", "timeout", "too_long",
-                                        "prompt_over_budget", "kv_capacity", "unfinished"};
+    static const char *const names[] = {"none",      "queue_full",         "timeout",
+                                        "too_long",  "prompt_over_budget", "kv_capacity",
+                                        "unfinished"};
     return (reason >= 0 && reason < SV_FAIL_COUNT) ? names[reason] : "?";
 }
 
@@ -66,7 +67,8 @@ sv_metrics_t *sv_metrics_new(const sv_metrics_cfg_t *cfg, int replicas)
 void sv_metrics_free(sv_metrics_t *m)
 {
     if (!m) return;
-    for (int i = 0; i < m->replicas; i++) free(m->dec[i].t);
+    for (int i = 0; i < m->replicas; i++)
+        free(m->dec[i].t);
     free(m->dec);
     free(m->segs);
     free(m->singles);
@@ -95,7 +97,8 @@ int32_t sv_metrics_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k
         m->oom = 1;
         return -1;
     }
-    m->segs[m->nsegs] = (seg_t){.req = req, .replica = replica, .k0 = k0, .k1 = -1, .t_join = t_join};
+    m->segs[m->nsegs] =
+        (seg_t){.req = req, .replica = replica, .k0 = k0, .k1 = -1, .t_join = t_join};
     return (int32_t)m->nsegs++;
 }
 
@@ -170,13 +173,16 @@ void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double 
     if (n == 0) return; /* numpy on the list [0] gives 0 for everything */
     qsort(x, n, sizeof *x, cmp_double);
     double sum = 0.0;
-    for (size_t i = 0; i < n; i++) sum += x[i];
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
     double mean = sum / (double)n, ss = 0.0;
-    for (size_t i = 0; i < n; i++) ss += (x[i] - mean) * (x[i] - mean);
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
     out->mean = mean * scale;
     out->std = sqrt(ss / (double)n) * scale;
     out->median = sv_percentile_sorted(x, n, 50.0) * scale;
-    for (int i = 0; i < npcts; i++) out->pct[i] = sv_percentile_sorted(x, n, pcts[i]) * scale;
+    for (int i = 0; i < npcts; i++)
+        out->pct[i] = sv_percentile_sorted(x, n, pcts[i]) * scale;
 }
 
 /* Value at 0-based rank r of the expanded multiset (cumulative weights in cw). */
@@ -185,8 +191,10 @@ static double wrank(const sv_wval_t *x, const double *cw, size_t n, double r)
     size_t lo = 0, hi = n - 1;
     while (lo < hi) { /* first i with cw[i] > r */
         size_t mid = (lo + hi) / 2;
-        if (cw[mid] > r) hi = mid;
-        else lo = mid + 1;
+        if (cw[mid] > r)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return x[lo].v;
 }
@@ -221,12 +229,14 @@ void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, dou
         sum += x[i].v * x[i].w;
     }
     double mean = sum / W, ss = 0.0;
-    for (size_t i = 0; i < n; i++) ss += x[i].w * (x[i].v - mean) * (x[i].v - mean);
+    for (size_t i = 0; i < n; i++)
+        ss += x[i].w * (x[i].v - mean) * (x[i].v - mean);
     out->n = (long)W;
     out->mean = mean * scale;
     out->std = sqrt(ss / W) * scale;
     out->median = wpercentile(x, cw, n, 50.0) * scale;
-    for (int i = 0; i < npcts; i++) out->pct[i] = wpercentile(x, cw, n, pcts[i]) * scale;
+    for (int i = 0; i < npcts; i++)
+        out->pct[i] = wpercentile(x, cw, n, pcts[i]) * scale;
     free(cw);
 }
 
@@ -259,10 +269,12 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
 
     /* Percentile list: the configured ones, then 50/90/95/99 if missing. */
     const double std_p[] = SV_STD_PCTS;
-    for (int i = 0; i < c->npercentiles; i++) out->pcts[out->npcts++] = c->percentiles[i];
+    for (int i = 0; i < c->npercentiles; i++)
+        out->pcts[out->npcts++] = c->percentiles[i];
     for (int i = 0; i < 4; i++) {
         int have = 0;
-        for (int k = 0; k < out->npcts; k++) have |= out->pcts[k] == std_p[i];
+        for (int k = 0; k < out->npcts; k++)
+            have |= out->pcts[k] == std_p[i];
         if (!have && out->npcts < SV_MAX_PCT) out->pcts[out->npcts++] = std_p[i];
     }
 
@@ -358,7 +370,8 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
         int32_t **cov = calloc((size_t)m->replicas, sizeof *cov);
         int32_t **wts = calloc((size_t)m->replicas, sizeof *wts);
         size_t nw = m->nsingles + m->nsegs;
-        for (int k = 0; k < m->replicas; k++) nw += m->dec[k].n;
+        for (int k = 0; k < m->replicas; k++)
+            nw += m->dec[k].n;
         sv_wval_t *w = malloc((nw + 1) * sizeof *w);
         int bad = !bins || !cov || !wts || !w;
         for (int k = 0; k < m->replicas && !bad; k++) {
@@ -370,10 +383,10 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
             rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising the inter-token latencies");
         } else {
             size_t nwv = 0;
-#define BIN(t)                                                                                 \
-    do {                                                                                       \
-        double b_ = floor((t) - min_start);                                                    \
-        if (b_ >= 0 && b_ < (double)nbins) bins[(size_t)b_] += 1.0;                            \
+#define BIN(t)                                                                                     \
+    do {                                                                                           \
+        double b_ = floor((t)-min_start);                                                          \
+        if (b_ >= 0 && b_ < (double)nbins) bins[(size_t)b_] += 1.0;                                \
     } while (0)
             for (size_t i = 0; i < n; i++)
                 if (ok(&R[i])) BIN(R[i].first_token);
@@ -449,7 +462,8 @@ static int build_index(sv_metrics_t *m, size_t nreq)
     m->seg_next = malloc((m->nsegs + 1) * sizeof *m->seg_next);
     m->single_next = malloc((m->nsingles + 1) * sizeof *m->single_next);
     if (!m->seg_first || !m->single_first || !m->seg_next || !m->single_next) return SV_ENOMEM;
-    for (size_t i = 0; i < nreq; i++) m->seg_first[i] = m->single_first[i] = -1;
+    for (size_t i = 0; i < nreq; i++)
+        m->seg_first[i] = m->single_first[i] = -1;
     /* Prepend in reverse so each list runs in recording (time) order. */
     for (size_t i = m->nsegs; i-- > 0;) {
         m->seg_next[i] = m->seg_first[m->segs[i].req];

@@ -14,9 +14,9 @@
 
 #include "servesim/yaml.h"
 
-#define ACT_BYTES 2.0    /* activations are BF16/FP16 */
-#define EMBED_BYTES 2.0  /* embeddings, LM head and norms stay 16-bit when weights are quantised */
-#define LOGIT_BYTES 4.0  /* logits are written in FP32 */
+#define ACT_BYTES 2.0   /* activations are BF16/FP16 */
+#define EMBED_BYTES 2.0 /* embeddings, LM head and norms stay 16-bit when weights are quantised */
+#define LOGIT_BYTES 4.0 /* logits are written in FP32 */
 #define RUNTIME_RESERVE (512.0 * 1048576.0) /* CUDA context, NCCL and library workspaces */
 
 /* ---- dtypes and settings ------------------------------------------------------------ */
@@ -31,10 +31,14 @@ int sv_dtype_parse(const char *s, sv_dtype_t *out)
             return 0;
         }
     }
-    if (strcasecmp(s, "bfloat16") == 0) *out = SV_DT_BF16;
-    else if (strcasecmp(s, "float16") == 0 || strcasecmp(s, "half") == 0) *out = SV_DT_FP16;
-    else if (strcasecmp(s, "fp8_e4m3") == 0 || strcasecmp(s, "fp8_e5m2") == 0) *out = SV_DT_FP8;
-    else return SV_EINVAL;
+    if (strcasecmp(s, "bfloat16") == 0)
+        *out = SV_DT_BF16;
+    else if (strcasecmp(s, "float16") == 0 || strcasecmp(s, "half") == 0)
+        *out = SV_DT_FP16;
+    else if (strcasecmp(s, "fp8_e4m3") == 0 || strcasecmp(s, "fp8_e5m2") == 0)
+        *out = SV_DT_FP8;
+    else
+        return SV_EINVAL;
     return 0;
 }
 
@@ -46,9 +50,12 @@ const char *sv_dtype_name(sv_dtype_t t)
 double sv_dtype_weight_bytes(sv_dtype_t t)
 {
     switch (t) {
-    case SV_DT_FP8: return 1.0;
-    case SV_DT_INT4: return 0.5 + 2.0 / 128.0; /* 4 bits + an FP16 scale per 128 weights */
-    default: return 2.0;
+    case SV_DT_FP8:
+        return 1.0;
+    case SV_DT_INT4:
+        return 0.5 + 2.0 / 128.0; /* 4 bits + an FP16 scale per 128 weights */
+    default:
+        return 2.0;
     }
 }
 
@@ -81,11 +88,20 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
     s->link_latency = 0.0;
 }
 
-const char *const sv_perf_setting_keys[] = {
-    "tp", "weight_dtype", "kv_cache_dtype", "compute_efficiency", "memory_efficiency",
-    "iteration_overhead_ms", "layer_overhead_us", "link_bandwidth_gb_s", "link_latency_us",
-    "gpu_memory_utilization", "activation_reserve_gb", "block_size", "max_num_batched_tokens",
-    NULL};
+const char *const sv_perf_setting_keys[] = {"tp",
+                                            "weight_dtype",
+                                            "kv_cache_dtype",
+                                            "compute_efficiency",
+                                            "memory_efficiency",
+                                            "iteration_overhead_ms",
+                                            "layer_overhead_us",
+                                            "link_bandwidth_gb_s",
+                                            "link_latency_us",
+                                            "gpu_memory_utilization",
+                                            "activation_reserve_gb",
+                                            "block_size",
+                                            "max_num_batched_tokens",
+                                            NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
                   double scale, double *out, sv_error_t *err)
@@ -98,19 +114,17 @@ static int num_in(const char *key, const char *value, double lo, double hi, int 
     return 0;
 }
 
-static int int_in(const char *key, const char *value, long lo, long hi, long *out,
-                  sv_error_t *err)
+static int int_in(const char *key, const char *value, long lo, long hi, long *out, sv_error_t *err)
 {
     long v;
     if (sv_parse_long(value, &v) || v < lo || v > hi)
-        return sv_errorf(err, SV_EINVAL, "%s: expected a whole number in [%ld, %ld], got '%s'",
-                         key, lo, hi, value);
+        return sv_errorf(err, SV_EINVAL, "%s: expected a whole number in [%ld, %ld], got '%s'", key,
+                         lo, hi, value);
     *out = v;
     return 0;
 }
 
-int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *value,
-                         sv_error_t *err)
+int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *value, sv_error_t *err)
 {
     long l = 0;
     int rc;
@@ -125,8 +139,10 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
         if (sv_dtype_parse(value, &t) || (kv && t == SV_DT_INT4))
             return sv_errorf(err, SV_EINVAL, "%s: expected one of %s, got '%s'", key,
                              kv ? "bf16, fp16, fp8" : "bf16, fp16, fp8, int4", value);
-        if (kv) s->kv_dtype = t;
-        else s->weight_dtype = t;
+        if (kv)
+            s->kv_dtype = t;
+        else
+            s->weight_dtype = t;
         return 0;
     }
     if (strcmp(key, "compute_efficiency") == 0)
@@ -223,18 +239,20 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp ||
         (m->experts && m->moe_ffn % tp)) {
         valid_tps(m, ok, sizeof ok);
-        const char *what = m->heads % tp ? "attention heads"
+        const char *what = m->heads % tp                            ? "attention heads"
                            : (m->kv_heads % tp && tp % m->kv_heads) ? "KV heads"
-                                                                     : "MLP width";
-        int count = m->heads % tp ? m->heads
+                                                                    : "MLP width";
+        int count = m->heads % tp                            ? m->heads
                     : (m->kv_heads % tp && tp % m->kv_heads) ? m->kv_heads
-                    : (m->ffn % tp) ? m->ffn : m->moe_ffn;
+                    : (m->ffn % tp)                          ? m->ffn
+                                                             : m->moe_ffn;
         return sv_errorf(err, SV_EINVAL,
                          "tp=%d does not divide the %d %s of model '%s' (TP degrees that work: %s)",
                          tp, count, what, m->name, ok);
     }
     if (s->kv_dtype == SV_DT_INT4)
-        return sv_errorf(err, SV_EINVAL, "kv_cache_dtype int4 is not supported (use bf16, fp16 or fp8)");
+        return sv_errorf(err, SV_EINVAL,
+                         "kv_cache_dtype int4 is not supported (use bf16, fp16 or fp8)");
     if (s->block_size < 1) return sv_errorf(err, SV_EINVAL, "block_size must be >= 1");
 
     sv_perf_settings_t *r = &p->set;
@@ -245,8 +263,8 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (r->link_bw < 0) r->link_bw = gpu->link_bw;
     if (r->link_latency < 0) r->link_latency = gpu->link_latency;
 
-    p->compute_peak = (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops
-                                                                           : gpu->bf16_flops;
+    p->compute_peak =
+        (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops : gpu->bf16_flops;
     p->attn_peak = gpu->bf16_flops;
     p->heads_local = m->heads / tp;
     p->kv_heads_local = kv_heads_per_gpu(m, tp);
@@ -266,10 +284,9 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                           (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES);
     layer_params_t lp1 = layer_params(m, 1);
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
-    p->weight_bytes_total =
-        m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
-                     (lp1.router + lp1.norms) * EMBED_BYTES) +
-        m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
+    p->weight_bytes_total = m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
+                                         (lp1.router + lp1.norms) * EMBED_BYTES) +
+                            m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
 
     double kvb = s->kv_dtype == SV_DT_FP8 ? 1.0 : 2.0;
     p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;
@@ -300,7 +317,7 @@ static double causal_keys(double n, double c, double w)
     if (w <= 0 || hi <= w) return n * c + n * (n + 1.0) / 2.0;
     double sum = 0.0;
     if (c < w) sum += (w * (w + 1.0) - c * (c + 1.0)) / 2.0; /* positions c+1 .. w */
-    sum += (hi - fmax(c, w)) * w;                              /* positions past the window */
+    sum += (hi - fmax(c, w)) * w;                            /* positions past the window */
     return sum;
 }
 
@@ -343,8 +360,8 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
     double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
     double act_attn = (d + q + 2.0 * kv) + (q + d);
-    double act_mlp = m->experts ? m->experts_per_tok * (d + (mats - 1.0) * p->moe_ffn_local +
-                                                        p->moe_ffn_local + d)
+    double act_mlp = m->experts ? m->experts_per_tok *
+                                      (d + (mats - 1.0) * p->moe_ffn_local + p->moe_ffn_local + d)
                                 : (d + (mats - 1.0) * fl + fl + d);
     li->flops = 2.0 * T * L * p->layer_linear_params;
     li->bytes = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
@@ -371,8 +388,8 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     if (logits > 0) {
         double vl = p->lm_head_params / d;
         lm->flops = 2.0 * logits * p->lm_head_params;
-        lm->bytes = p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES +
-                    logits * vl * LOGIT_BYTES;
+        lm->bytes =
+            p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
         finish_op(p, lm, p->gpu.bf16_flops); /* the LM head stays 16-bit */
     }
 
@@ -428,8 +445,8 @@ int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
     } else {
         /* A forward pass over the largest batch holds a few hidden-size and MLP-width
          * tensors per token at once; vLLM profiles exactly this before sizing the cache. */
-        double width = m->experts ? (double)p->moe_ffn_local * m->experts_per_tok
-                                  : (double)p->ffn_local;
+        double width =
+            m->experts ? (double)p->moe_ffn_local * m->experts_per_tok : (double)p->ffn_local;
         out->activation_bytes = RUNTIME_RESERVE + (double)p->set.max_batched_tokens *
                                                       (4.0 * m->hidden + 3.0 * width) * ACT_BYTES;
     }

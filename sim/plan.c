@@ -16,8 +16,8 @@
 #include "servesim/sim.h"
 
 typedef struct probe {
-    double attain;     /* share of requests meeting every SLO */
-    double by[3];      /* the same for each SLO alone */
+    double attain; /* share of requests meeting every SLO */
+    double by[3];  /* the same for each SLO alone */
     double goodput, cost_mtok, energy_tok;
 } probe_t;
 
@@ -29,7 +29,8 @@ static int run_probe(const sv_scenario_t *sc, probe_t *out, sv_error_t *err)
     const sv_summary_t *s = &res->summary;
     double total = (double)(s->completed + s->failed);
     out->attain = total > 0 ? s->good / total : 0.0;
-    for (int i = 0; i < 3; i++) out->by[i] = total > 0 ? s->good_by[i] / total : 0.0;
+    for (int i = 0; i < 3; i++)
+        out->by[i] = total > 0 ? s->good_by[i] / total : 0.0;
     out->goodput = s->request_goodput;
     out->cost_mtok = res->cost_per_mtok;
     out->energy_tok = res->energy_per_tok;
@@ -42,8 +43,8 @@ static int slo_given(const sv_metrics_cfg_t *c)
     return !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
 }
 
-int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate,
-                char *binding, long *probes, sv_error_t *err)
+int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate, char *binding,
+                long *probes, sv_error_t *err)
 {
     const sv_workload_cfg_t *w = &base->workload;
     if (!slo_given(&base->metrics))
@@ -62,9 +63,9 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
     int rc = 0;
     memset(&fail_pr, 0, sizeof fail_pr);
     *probes = 0;
-#define OK(r, res)                                                                             \
-    (sc.workload.rate = (r), (*probes)++, (rc = run_probe(&sc, &(res), err)) == 0 &&            \
-                                              (res).attain >= target)
+#define OK(r, res)                                                                                 \
+    (sc.workload.rate = (r), (*probes)++,                                                          \
+     (rc = run_probe(&sc, &(res), err)) == 0 && (res).attain >= target)
     double lo, hi, r0 = 1.0;
     if (OK(r0, pr)) {
         lo = r0;
@@ -96,7 +97,8 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
     /* Bisection in the log domain: the rate is a scale. */
     while (!rc && hi - lo > tol * lo) {
         double mid = sqrt(lo * hi);
-        if (OK(mid, pr)) lo = mid;
+        if (OK(mid, pr))
+            lo = mid;
         else if (!rc) {
             hi = mid;
             fail_pr = pr;
@@ -106,7 +108,8 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
     if (rc) return rc;
     *rate = lo;
     static const char *const names[] = {"ttft", "tpot", "e2el"};
-    double slo[3] = {base->metrics.slo_ttft_ms, base->metrics.slo_tpot_ms, base->metrics.slo_e2el_ms};
+    double slo[3] = {base->metrics.slo_ttft_ms, base->metrics.slo_tpot_ms,
+                     base->metrics.slo_e2el_ms};
     int b = -1;
     for (int i = 0; i < 3; i++)
         if (!isnan(slo[i]) && (b < 0 || fail_pr.by[i] < fail_pr.by[b])) b = i;
@@ -128,7 +131,8 @@ static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const s
     pool.gpu = *g;
     pool.perf.tp = row->tp;
     pool.engine.max_num_seqs = row->max_num_seqs;
-    if (pool.engine.scheduler == SV_SCHED_VLLM && pool.engine.max_num_batched_tokens < row->max_num_seqs)
+    if (pool.engine.scheduler == SV_SCHED_VLLM &&
+        pool.engine.max_num_batched_tokens < row->max_num_seqs)
         pool.engine.max_num_batched_tokens = pool.perf.max_batched_tokens = row->max_num_seqs;
     sc->route = SV_ROUTE_LEAST_OUTSTANDING;
     if (!row->disagg) {
@@ -168,8 +172,9 @@ static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan
     char binding[8] = "";
     row->unit_gpus = (row->disagg ? row->p + row->d : 1) * row->tp;
     int rc = candidate(base, cat, row, 1, &sc, &err);
-    if (!rc) rc = sv_capacity(&sc, p->probe_requests, p->tolerance, &row->unit_capacity, binding,
-                              &row->probes, &err);
+    if (!rc)
+        rc = sv_capacity(&sc, p->probe_requests, p->tolerance, &row->unit_capacity, binding,
+                         &row->probes, &err);
     if (rc) {
         snprintf(row->error, sizeof row->error, "%s", err.msg);
         return;
@@ -222,11 +227,13 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
     *nrows = 0;
     if (!p->given) return sv_errorf(err, SV_EINVAL, "%s: no plan: map in the scenario", sc->path);
     if (sc->npools != 1 || sc->disaggregated)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: plan starts from a scenario with one colocated pool (hardware/engine); "
-                         "it builds the pools itself",
-                         sc->path);
-    int cap = p->ngpus * p->ntps * (p->nmns ? p->nmns : 1) * (p->colocated + p->disaggregated * p->nratios);
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: plan starts from a scenario with one colocated pool (hardware/engine); "
+            "it builds the pools itself",
+            sc->path);
+    int cap = p->ngpus * p->ntps * (p->nmns ? p->nmns : 1) *
+              (p->colocated + p->disaggregated * p->nratios);
     sv_plan_row_t *r = calloc((size_t)cap + 1, sizeof *r);
     if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
     int n = 0;
@@ -268,7 +275,8 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
         while (next < n || running > 0) {
             while (running < jobs && next < n) {
                 int s = 0;
-                while (pid[s]) s++;
+                while (pid[s])
+                    s++;
                 int pp[2];
                 if (pipe(pp)) break;
                 pid_t c = fork();
@@ -297,11 +305,15 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
                 sv_plan_row_t got;
                 ssize_t rd = read(fd[s], &got, sizeof got);
                 close(fd[s]);
-                if (rd == (ssize_t)sizeof got) r[which[s]] = got;
-                else snprintf(r[which[s]].error, sizeof r[which[s]].error, "the worker process died");
+                if (rd == (ssize_t)sizeof got)
+                    r[which[s]] = got;
+                else
+                    snprintf(r[which[s]].error, sizeof r[which[s]].error,
+                             "the worker process died");
                 pid[s] = 0;
                 running--;
-                if (progress) fprintf(progress, "\rservesim plan: %d/%d configurations", ++finished, n);
+                if (progress)
+                    fprintf(progress, "\rservesim plan: %d/%d configurations", ++finished, n);
             }
         }
         free(pid);
@@ -354,8 +366,9 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
         if (!isnan(m->slo_tpot_ms)) fprintf(t, " TPOT <= %g ms", m->slo_tpot_ms);
         if (!isnan(m->slo_e2el_ms)) fprintf(t, " E2EL <= %g ms", m->slo_e2el_ms);
         fprintf(t, " for %.0f%% of requests\n\n", 100.0 * m->attainment);
-        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s\n", "rank", "configuration", "GPUs",
-                "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", "binding", "SLO %");
+        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s\n", "rank", "configuration",
+                "GPUs", "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", "binding",
+                "SLO %");
         for (int i = 0; i < nrows; i++) {
             const sv_plan_row_t *r = &rows[i];
             char name[96];

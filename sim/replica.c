@@ -103,7 +103,8 @@ static int ring_grow(ring_t *q)
     size_t nc = q->cap ? q->cap * 2 : 64;
     int32_t *v = malloc(nc * sizeof *v);
     if (!v) return SV_ENOMEM;
-    for (size_t i = 0; i < q->len; i++) v[i] = q->v[(q->head + i) % q->cap];
+    for (size_t i = 0; i < q->len; i++)
+        v[i] = q->v[(q->head + i) % q->cap];
     free(q->v);
     q->v = v;
     q->cap = nc;
@@ -205,8 +206,10 @@ static void heap_remove(sv_replica_t *r, size_t i)
     if (i == r->nh) return;
     r->hp[i] = last;
     Q(r, last.id)->heap_pos = (int32_t)i;
-    if (i > 0 && r->hp[(i - 1) / 2].key > last.key) heap_up(r, i);
-    else heap_down(r, i);
+    if (i > 0 && r->hp[(i - 1) / 2].key > last.key)
+        heap_up(r, i);
+    else
+        heap_down(r, i);
 }
 
 static void run_append(sv_replica_t *r, int32_t id)
@@ -214,8 +217,10 @@ static void run_append(sv_replica_t *r, int32_t id)
     sv_req_t *q = Q(r, id);
     q->prev = r->run_tail;
     q->next = -1;
-    if (r->run_tail >= 0) Q(r, r->run_tail)->next = id;
-    else r->run_head = id;
+    if (r->run_tail >= 0)
+        Q(r, r->run_tail)->next = id;
+    else
+        r->run_head = id;
     r->run_tail = id;
     r->n_running++;
 }
@@ -223,10 +228,14 @@ static void run_append(sv_replica_t *r, int32_t id)
 static void run_remove(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
-    if (q->prev >= 0) Q(r, q->prev)->next = q->next;
-    else r->run_head = q->next;
-    if (q->next >= 0) Q(r, q->next)->prev = q->prev;
-    else r->run_tail = q->prev;
+    if (q->prev >= 0)
+        Q(r, q->prev)->next = q->next;
+    else
+        r->run_head = q->next;
+    if (q->next >= 0)
+        Q(r, q->next)->prev = q->prev;
+    else
+        r->run_tail = q->prev;
     q->prev = q->next = -1;
     r->n_running--;
 }
@@ -234,8 +243,7 @@ static void run_remove(sv_replica_t *r, int32_t id)
 /* ---- life and death ---------------------------------------------------------------------- */
 
 int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
-                   sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out,
-                   sv_error_t *err)
+                   sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out, sv_error_t *err)
 {
     *out = NULL;
     sv_replica_t *r = calloc(1, sizeof *r);
@@ -352,8 +360,10 @@ static long reserve_need(const sv_replica_t *r, long tokens)
 /* Every block the request holds here goes back to the pool. */
 static void release_blocks(sv_replica_t *r, sv_req_t *q)
 {
-    if (q->joining) r->free_blocks += reserve_need(r, q->computed);
-    else r->free_blocks += q->reserved ? q->reserved : blocks_for(r, q->computed);
+    if (q->joining)
+        r->free_blocks += reserve_need(r, q->computed);
+    else
+        r->free_blocks += q->reserved ? q->reserved : blocks_for(r, q->computed);
     q->reserved = 0;
     q->joining = 0;
 }
@@ -379,13 +389,16 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
         r->n_waiting--;
         r->tokens_waiting -= q->target - q->computed;
         break;
-    case SV_RQ_SWAPPED: r->n_swapped--; break;
+    case SV_RQ_SWAPPED:
+        r->n_swapped--;
+        break;
     case SV_RQ_RUNNING:
         if (q->in_decode) leave_decode(r, id);
         release_blocks(r, q);
         run_remove(r, id);
         break;
-    default: return;
+    default:
+        return;
     }
     q->state = SV_RQ_FAILED;
     q->fail = (uint8_t)reason;
@@ -475,7 +488,8 @@ static void preempt(sv_replica_t *r, int32_t id)
     } else {
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
-            r->free_blocks += blocks_for(r, q->computed + r->chunks[i].n) - blocks_for(r, q->computed);
+            r->free_blocks +=
+                blocks_for(r, q->computed + r->chunks[i].n) - blocks_for(r, q->computed);
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
@@ -593,7 +607,8 @@ static void compact_prefilling(sv_replica_t *r)
     size_t k = 0;
     for (size_t i = 0; i < r->npf; i++) {
         sv_req_t *q = Q(r, r->pf[i]);
-        if (q->state == SV_RQ_RUNNING && !q->in_decode && q->replica == r->id) r->pf[k++] = r->pf[i];
+        if (q->state == SV_RQ_RUNNING && !q->in_decode && q->replica == r->id)
+            r->pf[k++] = r->pf[i];
     }
     r->npf = k;
 }
@@ -638,7 +653,8 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     }
     compact_prefilling(r);
 
-    r->step_n_dec = (decodes || r->n_dec > 0) && !(r->prefill_first && r->nchunks > 0) ? r->n_dec : 0;
+    r->step_n_dec =
+        (decodes || r->n_dec > 0) && !(r->prefill_first && r->nchunks > 0) ? r->n_dec : 0;
     if (r->nchunks == 0 && r->step_n_dec == 0) return 0.0;
 
     if (sv__grow((void **)&r->pch, &r->cappch, r->nchunks + 1, sizeof *r->pch)) {
@@ -661,7 +677,8 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     sv_perf_step(r->perf, &b, &cost);
     double dur = cost.total + r->swap_time;
     double tc = 0.0;
-    for (int i = 0; i < SV_OP_COUNT; i++) tc += cost.op[i].t_compute;
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        tc += cost.op[i].t_compute;
     double u = dur > 0 ? fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
@@ -734,13 +751,17 @@ int sv_replica_end_step(sv_replica_t *r, double now)
             continue;
         }
         /* The prompt is in: its last position yields the next token now. */
-        if (q->generated == 0) q->first_token = q->prefill_end = now;
-        else if (sv_metrics_single(r->m, id, now, now - q->last_token)) r->oom = 1;
+        if (q->generated == 0)
+            q->first_token = q->prefill_end = now;
+        else if (sv_metrics_single(r->m, id, now, now - q->last_token))
+            r->oom = 1;
         q->generated++;
         q->last_token = now;
         r->owed--;
-        if (q->generated >= q->output) finish(r, id, now);
-        else join_decode(r, id);
+        if (q->generated >= q->output)
+            finish(r, id, now);
+        else
+            join_decode(r, id);
     }
     r->nchunks = 0;
     for (size_t i = 0; i < r->naborts; i++) {
@@ -783,12 +804,14 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
     if (r->in_flight) {
         /* The step in flight already holds its blocks: each chunk's, and the next block of
          * every decoding sequence that needed one. Count them as its requests' own. */
-        for (size_t i = 0; i < r->nchunks; i++) Q(r, r->chunks[i].id)->computed += r->chunks[i].n;
+        for (size_t i = 0; i < r->nchunks; i++)
+            Q(r, r->chunks[i].id)->computed += r->chunks[i].n;
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve)
             r->free_blocks += r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
     }
-    while (r->run_head >= 0) remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
+    while (r->run_head >= 0)
+        remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
     int32_t id;
     while ((id = ring_front(r, &r->wq, SV_RQ_WAITING)) >= 0) {
         ring_pop(&r->wq);

@@ -21,9 +21,11 @@ static void centred(FILE *f, const char *s, char c, int width)
 {
     int len = (int)strlen(s), pad = width - len;
     int left = pad > 0 ? pad / 2 : 0, right = pad > 0 ? pad - left : 0;
-    for (int i = 0; i < left; i++) fputc(c, f);
+    for (int i = 0; i < left; i++)
+        fputc(c, f);
     fputs(s, f);
-    for (int i = 0; i < right; i++) fputc(c, f);
+    for (int i = 0; i < right; i++)
+        fputc(c, f);
     fputc('\n', f);
 }
 
@@ -41,17 +43,23 @@ static void line_num(FILE *f, const char *label, double v)
 /* "99" for 99.0, "99.9" otherwise (vLLM's p_word). */
 static void pct_word(double p, char *buf, size_t n)
 {
-    if (p == floor(p)) snprintf(buf, n, "%ld", (long)p);
-    else snprintf(buf, n, "%g", p);
+    if (p == floor(p))
+        snprintf(buf, n, "%ld", (long)p);
+    else
+        snprintf(buf, n, "%g", p);
 }
 
 static const sv_stat_t *stat_of(const sv_summary_t *s, int m)
 {
     switch (m) {
-    case SV_M_TTFT: return &s->ttft;
-    case SV_M_TPOT: return &s->tpot;
-    case SV_M_ITL: return &s->itl;
-    default: return &s->e2el;
+    case SV_M_TTFT:
+        return &s->ttft;
+    case SV_M_TPOT:
+        return &s->tpot;
+    case SV_M_ITL:
+        return &s->itl;
+    default:
+        return &s->e2el;
     }
 }
 
@@ -139,8 +147,10 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
         line_int(f, buf, s->failed_by[i]);
     }
     if (slo && s->completed + s->failed > 0)
-        line_num(f, "SLO attainment (%):", 100.0 * (double)s->good / (double)(s->completed + s->failed));
-    if (slo && res->gpus > 0) line_num(f, "Goodput per GPU (req/s):", s->request_goodput / res->gpus);
+        line_num(
+            f, "SLO attainment (%):", 100.0 * (double)s->good / (double)(s->completed + s->failed));
+    if (slo && res->gpus > 0)
+        line_num(f, "Goodput per GPU (req/s):", s->request_goodput / res->gpus);
     line_num(f, "GPU busy (%):", 100.0 * res->busy_share);
     line_num(f, "Cost per 1M output tokens ($):", res->cost_per_mtok);
     line_num(f, "Energy per output token (J):", res->energy_per_tok);
@@ -155,7 +165,8 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
         fprintf(f, "%-40s %-10s\n", "Replicas:", buf);
         line_num(f, "GPU busy (%):", 100.0 * pp->busy_share);
         line_num(f, "KV cache usage p99 (%):", 100.0 * pp->kv_usage_p99);
-        if (pc->role != SV_ROLE_PREFILL) line_num(f, "Mean decode batch (sequences):", pp->mean_decode_batch);
+        if (pc->role != SV_ROLE_PREFILL)
+            line_num(f, "Mean decode batch (sequences):", pp->mean_decode_batch);
         line_int(f, "Preemptions:", pp->preemptions);
         if (pc->role == SV_ROLE_PREFILL) {
             double T = s->duration * pp->count;
@@ -217,7 +228,8 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
     const sv_reqpool_t *p = &res->pool;
     if (detailed) {
         sv__jw_arr(w, "input_lens");
-        for (size_t i = 0; i < p->n; i++) sv__jw_int(w, NULL, p->r[i].input);
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_int(w, NULL, p->r[i].input);
         sv__jw_end_arr(w);
         sv__jw_arr(w, "output_lens");
         for (size_t i = 0; i < p->n; i++)
@@ -225,7 +237,8 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
         sv__jw_end_arr(w);
         sv__jw_arr(w, "ttfts");
         for (size_t i = 0; i < p->n; i++)
-            sv__jw_num(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].first_token - p->r[i].start : 0.0);
+            sv__jw_num(w, NULL,
+                       p->r[i].state == SV_RQ_DONE ? p->r[i].first_token - p->r[i].start : 0.0);
         sv__jw_end_arr(w);
         sv__jw_arr(w, "itls");
         for (size_t i = 0; i < p->n; i++) {
@@ -233,7 +246,8 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
             size_t n = 0;
             sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
             sv__jw_arr(w, NULL);
-            for (size_t k = 0; k < n; k++) sv__jw_num(w, NULL, v[k]);
+            for (size_t k = 0; k < n; k++)
+                sv__jw_num(w, NULL, v[k]);
             sv__jw_end_arr(w);
             free(v);
         }
@@ -245,7 +259,8 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
     sv__jw_end_arr(w);
     if (detailed) {
         sv__jw_arr(w, "start_times");
-        for (size_t i = 0; i < p->n; i++) sv__jw_num(w, NULL, p->r[i].start);
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_num(w, NULL, p->r[i].start);
         sv__jw_end_arr(w);
         sv__jw_arr(w, "errors");
         for (size_t i = 0; i < p->n; i++)
@@ -339,7 +354,8 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_num(w, "gpus", res->gpus);
     sv__jw_int(w, "requests", (long)res->pool.n);
     sv__jw_obj(w, "failed_by_reason");
-    for (int i = 1; i < SV_FAIL_COUNT; i++) sv__jw_int(w, sv_fail_name(i), s->failed_by[i]);
+    for (int i = 1; i < SV_FAIL_COUNT; i++)
+        sv__jw_int(w, sv_fail_name(i), s->failed_by[i]);
     sv__jw_end_obj(w);
     stat_keys(w, s, "queue", &s->queue);
     stat_keys(w, s, "prefill", &s->prefill);
@@ -353,9 +369,12 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_int(w, "preemptions", res->preemptions);
     sv__jw_int(w, "good_requests", s->good);
     sv__jw_num(w, "slo_attainment",
-               s->completed + s->failed ? (double)s->good / (double)(s->completed + s->failed) : 0.0);
-    if (isnan(s->request_goodput)) sv__jw_null(w, "goodput_per_gpu");
-    else sv__jw_num(w, "goodput_per_gpu", res->gpus > 0 ? s->request_goodput / res->gpus : 0.0);
+               s->completed + s->failed ? (double)s->good / (double)(s->completed + s->failed)
+                                        : 0.0);
+    if (isnan(s->request_goodput))
+        sv__jw_null(w, "goodput_per_gpu");
+    else
+        sv__jw_num(w, "goodput_per_gpu", res->gpus > 0 ? s->request_goodput / res->gpus : 0.0);
     sv__jw_num(w, "gpu_busy_share", res->busy_share);
     sv__jw_num(w, "cost_usd", res->cost_usd);
     sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
@@ -385,20 +404,28 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     sv__jw_str(&w, "model_id", sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name);
     sv__jw_str(&w, "tokenizer_id", sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name);
     sv__jw_int(&w, "num_prompts", (long)res->pool.n);
-    if (wl->has_trace || isinf(wl->rate)) sv__jw_str(&w, "request_rate", "inf");
-    else sv__jw_num(&w, "request_rate", wl->rate);
-    if (isinf(wl->burstiness)) sv__jw_str(&w, "burstiness", "inf");
-    else sv__jw_num(&w, "burstiness", wl->burstiness);
-    if (wl->max_concurrency > 0) sv__jw_int(&w, "max_concurrency", wl->max_concurrency);
-    else sv__jw_null(&w, "max_concurrency");
+    if (wl->has_trace || isinf(wl->rate))
+        sv__jw_str(&w, "request_rate", "inf");
+    else
+        sv__jw_num(&w, "request_rate", wl->rate);
+    if (isinf(wl->burstiness))
+        sv__jw_str(&w, "burstiness", "inf");
+    else
+        sv__jw_num(&w, "burstiness", wl->burstiness);
+    if (wl->max_concurrency > 0)
+        sv__jw_int(&w, "max_concurrency", wl->max_concurrency);
+    else
+        sv__jw_null(&w, "max_concurrency");
     sv__jw_num(&w, "duration", s->duration);
     sv__jw_int(&w, "completed", s->completed);
     sv__jw_int(&w, "failed", s->failed);
     sv__jw_int(&w, "total_input_tokens", s->total_input);
     sv__jw_int(&w, "total_output_tokens", s->total_output);
     sv__jw_num(&w, "request_throughput", s->request_throughput);
-    if (isnan(s->request_goodput)) sv__jw_null(&w, "request_goodput");
-    else sv__jw_num(&w, "request_goodput", s->request_goodput);
+    if (isnan(s->request_goodput))
+        sv__jw_null(&w, "request_goodput");
+    else
+        sv__jw_num(&w, "request_goodput", s->request_goodput);
     sv__jw_num(&w, "output_throughput", s->output_throughput);
     sv__jw_num(&w, "total_token_throughput", s->total_token_throughput);
     write_lists(&w, res, detailed);
@@ -433,18 +460,20 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
     for (size_t i = 0; i < p->n; i++) {
         const sv_req_t *r = &p->r[i];
         int ok = r->state == SV_RQ_DONE;
-        double tpot = ok && r->output > 1 ? (r->last_token - r->first_token) / (r->output - 1) : NAN;
+        double tpot =
+            ok && r->output > 1 ? (r->last_token - r->first_token) / (r->output - 1) : NAN;
         int dis = r->xfer_end >= 0;
-        fprintf(f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n",
-                i, r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start,
-                r->input, r->output, ok ? "completed" : "failed", ok ? "" : sv_fail_name(r->fail),
-                ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
-                ms_or_nan(ok, dis ? r->xfer_start - r->prefill_end : 0.0),
-                ms_or_nan(ok, dis ? r->xfer_end - r->xfer_start : 0.0),
-                ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0),
-                ms_or_nan(ok, r->first_token - r->start),
-                ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
-                ms_or_nan(ok, r->last_token - r->start), (unsigned)r->preemptions);
+        fprintf(
+            f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n",
+            i, r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start, r->input,
+            r->output, ok ? "completed" : "failed", ok ? "" : sv_fail_name(r->fail),
+            ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
+            ms_or_nan(ok, dis ? r->xfer_start - r->prefill_end : 0.0),
+            ms_or_nan(ok, dis ? r->xfer_end - r->xfer_start : 0.0),
+            ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0),
+            ms_or_nan(ok, r->first_token - r->start), ms_or_nan(ok && r->output > 1, tpot),
+            ms_or_nan(ok, r->last_token - r->first_token), ms_or_nan(ok, r->last_token - r->start),
+            (unsigned)r->preemptions);
     }
     return close_out(f, path, err);
 }
@@ -465,11 +494,11 @@ int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_
 /* ---- Prometheus ---------------------------------------------------------------------------- */
 
 static const double b_ttft[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
-                                1.0, 2.5, 5.0, 7.5, 10, 20, 40, 80, 160, 640, 2560};
+                                1.0,   2.5,   5.0,  7.5,  10,   20,   40,   80,  160,  640, 2560};
 static const double b_itl[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
-                               0.75, 1.0, 2.5, 5.0, 7.5, 10, 20, 40, 80};
-static const double b_req[] = {0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5, 10, 15,
-                               20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680};
+                               0.75, 1.0,   2.5,  5.0,   7.5, 10,   20,  40,  80};
+static const double b_req[] = {0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5,    10,  15,
+                               20,  30,  40,  50,  60,  120, 240, 480, 960, 1920, 7680};
 
 typedef struct hist {
     const char *name, *help;
@@ -483,7 +512,8 @@ static void hist_add(hist_t *h, int rep, double v)
 {
     double *c = h->count + (size_t)rep * (h->nb + 1);
     int i = 0;
-    while (i < h->nb && v > h->b[i]) i++;
+    while (i < h->nb && v > h->b[i])
+        i++;
     c[i] += 1.0; /* cumulated when written */
     h->sum[rep] += v;
 }
@@ -493,14 +523,22 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
     int R = res->replicas;
     const sv_reqpool_t *p = &res->pool;
     hist_t H[] = {
-        {"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", b_ttft, 22, 0, 0},
-        {"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", b_itl, 19, 0, 0},
-        {"vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", b_itl, 19, 0, 0},
-        {"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", b_req, 23, 0, 0},
-        {"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", b_req, 23, 0, 0},
-        {"vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", b_req, 23, 0, 0},
-        {"vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", b_req, 23, 0, 0},
-        {"vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", b_req, 23, 0, 0},
+        {"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", b_ttft,
+         22, 0, 0},
+        {"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", b_itl,
+         19, 0, 0},
+        {"vllm:request_time_per_output_token_seconds",
+         "Histogram of time_per_output_token_seconds per request.", b_itl, 19, 0, 0},
+        {"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", b_req,
+         23, 0, 0},
+        {"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+         b_req, 23, 0, 0},
+        {"vllm:request_prefill_time_seconds",
+         "Histogram of time spent in PREFILL phase for request.", b_req, 23, 0, 0},
+        {"vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+         b_req, 23, 0, 0},
+        {"vllm:request_inference_time_seconds",
+         "Histogram of time spent in RUNNING phase for request.", b_req, 23, 0, 0},
     };
     enum { NH = 8 };
     double *prompt = calloc((size_t)R, sizeof *prompt), *gen = calloc((size_t)R, sizeof *gen);
@@ -531,7 +569,8 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
             rc = SV_ENOMEM;
             break;
         }
-        for (size_t k = 0; k < n; k++) hist_add(&H[1], e, itl[k]);
+        for (size_t k = 0; k < n; k++)
+            hist_add(&H[1], e, itl[k]);
         free(itl);
     }
     FILE *f = rc ? NULL : open_out(path, err);
@@ -542,16 +581,22 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
         size_t ns;
         const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
         const sv_sample_t *last = ns >= (size_t)R ? sm + ns - R : NULL;
-        struct { const char *name, *help, *type; } G[] = {
-            {"vllm:num_requests_running", "Number of requests in model execution batches.", "gauge"},
+        struct {
+            const char *name, *help, *type;
+        } G[] = {
+            {"vllm:num_requests_running", "Number of requests in model execution batches.",
+             "gauge"},
             {"vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge"},
             {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge"},
-            {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", "counter"},
+            {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.",
+             "counter"},
             {"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter"},
             {"vllm:generation_tokens_total", "Number of generation tokens processed.", "counter"},
             {"vllm:request_success_total", "Count of successfully processed requests.", "counter"},
-            {"vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", "counter"},
-            {"vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", "counter"},
+            {"vllm:prefix_cache_queries_total",
+             "Prefix cache queries, in terms of number of queried tokens.", "counter"},
+            {"vllm:prefix_cache_hits_total",
+             "Prefix cache hits, in terms of number of cached tokens.", "counter"},
         };
         for (int g = 0; g < 9; g++) {
             fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", G[g].name, G[g].help, G[g].name, G[g].type);
@@ -559,17 +604,34 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
                 snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
                 double v = 0;
                 switch (g) {
-                case 0: v = last ? last[e].running : 0; break;
-                case 1: v = last ? last[e].waiting : 0; break;
-                case 2: v = last ? last[e].kv_usage : 0; break;
-                case 3: v = (double)res->rstats[e].preemptions; break;
-                case 4: v = prompt[e]; break;
-                case 5: v = gen[e]; break;
-                case 6: v = ok[e]; break;
-                default: v = 0; break; /* servesim models no prefix cache */
+                case 0:
+                    v = last ? last[e].running : 0;
+                    break;
+                case 1:
+                    v = last ? last[e].waiting : 0;
+                    break;
+                case 2:
+                    v = last ? last[e].kv_usage : 0;
+                    break;
+                case 3:
+                    v = (double)res->rstats[e].preemptions;
+                    break;
+                case 4:
+                    v = prompt[e];
+                    break;
+                case 5:
+                    v = gen[e];
+                    break;
+                case 6:
+                    v = ok[e];
+                    break;
+                default:
+                    v = 0;
+                    break; /* servesim models no prefix cache */
                 }
                 if (g == 6)
-                    fprintf(f, "%s{%s,finished_reason=\"length\"} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
+                    fprintf(f, "%s{%s,finished_reason=\"length\"} %s\n", G[g].name, lab,
+                            sv__fmt_double(v, b1));
                 else
                     fprintf(f, "%s{%s} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
             }
@@ -586,7 +648,8 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
                             sv__fmt_double(H[k].b[i], b1), sv__fmt_double(cum, b2));
                 }
                 cum += c[H[k].nb];
-                fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %s\n", H[k].name, lab, sv__fmt_double(cum, b1));
+                fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %s\n", H[k].name, lab,
+                        sv__fmt_double(cum, b1));
                 fprintf(f, "%s_count{%s} %s\n", H[k].name, lab, sv__fmt_double(cum, b1));
                 fprintf(f, "%s_sum{%s} %s\n", H[k].name, lab, sv__fmt_double(H[k].sum[e], b1));
             }

@@ -9,7 +9,7 @@
 
 #include "servesim/error.h"
 
-const char *const sv_route_names[] = {"round-robin", "random", "least-outstanding",
+const char *const sv_route_names[] = {"round-robin",  "random",   "least-outstanding",
                                       "least-tokens", "kv-aware", NULL};
 
 int sv_route_parse(const char *s, sv_route_t *out)
@@ -49,9 +49,12 @@ static double score(sv_route_t p, const sv_replica_t *r)
     switch (p) {
     case SV_ROUTE_LEAST_OUTSTANDING:
         return (double)(sv_replica_running(r) + sv_replica_waiting(r) + sv_replica_reserved(r));
-    case SV_ROUTE_LEAST_TOKENS: return (double)sv_replica_tokens_owed(r);
-    case SV_ROUTE_KV_AWARE: return -(double)sv_replica_free_blocks(r);
-    default: return 0.0;
+    case SV_ROUTE_LEAST_TOKENS:
+        return (double)sv_replica_tokens_owed(r);
+    case SV_ROUTE_KV_AWARE:
+        return -(double)sv_replica_free_blocks(r);
+    default:
+        return 0.0;
     }
 }
 
@@ -59,9 +62,12 @@ int sv_router_pick(sv_router_t *rt, sv_replica_t *const *reps, const int *cand, 
 {
     if (ncand <= 1) return 0;
     switch (rt->policy) {
-    case SV_ROUTE_ROUND_ROBIN: return (int)(rt->turn++ % (uint64_t)ncand);
-    case SV_ROUTE_RANDOM: return (int)gsl_rng_uniform_int(rt->rng, (unsigned long)ncand);
-    default: break;
+    case SV_ROUTE_ROUND_ROBIN:
+        return (int)(rt->turn++ % (uint64_t)ncand);
+    case SV_ROUTE_RANDOM:
+        return (int)gsl_rng_uniform_int(rt->rng, (unsigned long)ncand);
+    default:
+        break;
     }
     int best = 0;
     double bs = score(rt->policy, reps[cand[0]]);

@@ -98,14 +98,21 @@ static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t 
     pool->gpu = *g;
     if ((rc = sv_yget_long(hw, "replicas", 0, 1, 100000, &replicas, err)) < 0) return rc;
     pool->replicas = (int)replicas;
-    const char *keys[] = {"tp", "weight_dtype", "kv_cache_dtype", "gpu_memory_utilization",
-                          "compute_efficiency", "memory_efficiency", "iteration_overhead_ms",
-                          "layer_overhead_us", "link_bandwidth_gb_s", "link_latency_us",
+    const char *keys[] = {"tp",
+                          "weight_dtype",
+                          "kv_cache_dtype",
+                          "gpu_memory_utilization",
+                          "compute_efficiency",
+                          "memory_efficiency",
+                          "iteration_overhead_ms",
+                          "layer_overhead_us",
+                          "link_bandwidth_gb_s",
+                          "link_latency_us",
                           "activation_reserve_gb"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if ((rc = perf_key(hw, keys[i], &pool->perf, err))) return rc;
-    if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &pool->gpu.price_per_hour,
-                             err)) < 0)
+    if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &pool->gpu.price_per_hour, err)) <
+        0)
         return rc;
     return 0;
 }
@@ -126,8 +133,10 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
         (rc = perf_key(en, "block_size", &pool->perf, err)) ||
         (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0)
         return rc;
-    if (strcmp(pre, "recompute") == 0) e->preempt_swap = 0;
-    else if (strcmp(pre, "swap") == 0) e->preempt_swap = 1;
+    if (strcmp(pre, "recompute") == 0)
+        e->preempt_swap = 0;
+    else if (strcmp(pre, "swap") == 0)
+        e->preempt_swap = 1;
     else
         return sv_errorf(err, SV_EINVAL, "%s: %s.preemption: expected recompute or swap, got '%s'",
                          at(sv_ymap_get(en, "preemption"), w, sizeof w), en->path, pre);
@@ -170,8 +179,7 @@ static int read_pool_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err
     return 0;
 }
 
-static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *sc,
-                      sv_error_t *err)
+static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *sc, sv_error_t *err)
 {
     char w[512];
     int rc;
@@ -211,9 +219,12 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
         if ((rc = get_text(pm, "name", 0, p->name, sizeof p->name, err)) < 0 ||
             (rc = get_text(pm, "role", 0, role, sizeof role, err)) < 0)
             return rc;
-        if (strcmp(role, "colocated") == 0) p->role = SV_ROLE_COLOCATED;
-        else if (strcmp(role, "prefill") == 0) p->role = SV_ROLE_PREFILL;
-        else if (strcmp(role, "decode") == 0) p->role = SV_ROLE_DECODE;
+        if (strcmp(role, "colocated") == 0)
+            p->role = SV_ROLE_COLOCATED;
+        else if (strcmp(role, "prefill") == 0)
+            p->role = SV_ROLE_PREFILL;
+        else if (strcmp(role, "decode") == 0)
+            p->role = SV_ROLE_DECODE;
         else
             return sv_errorf(err, SV_EINVAL,
                              "%s: %s.role: expected colocated, prefill or decode, got '%s'",
@@ -325,8 +336,10 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
         if ((rc = sv_yexpect_map(d, "disaggregation", err))) return rc;
         char ft[32] = "prefill";
         if ((rc = get_text(d, "first_token", 0, ft, sizeof ft, err)) < 0) return rc;
-        if (strcmp(ft, "prefill") == 0) sc->first_token_at_decode = 0;
-        else if (strcmp(ft, "decode") == 0) sc->first_token_at_decode = 1;
+        if (strcmp(ft, "prefill") == 0)
+            sc->first_token_at_decode = 0;
+        else if (strcmp(ft, "decode") == 0)
+            sc->first_token_at_decode = 1;
         else
             return sv_errorf(err, SV_EINVAL,
                              "%s: disaggregation.first_token: expected prefill or decode, got '%s'",
@@ -348,8 +361,10 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
                 (rc = get_text(l, "sharing", 0, sharing, sizeof sharing, err)) < 0 ||
                 (rc = sv_yget_bool(l, "overlap", 0, &sc->link.overlap, err)) < 0)
                 return rc;
-            if (strcmp(sharing, "fair") == 0) sc->link.fifo = 0;
-            else if (strcmp(sharing, "fifo") == 0) sc->link.fifo = 1;
+            if (strcmp(sharing, "fair") == 0)
+                sc->link.fifo = 0;
+            else if (strcmp(sharing, "fifo") == 0)
+                sc->link.fifo = 1;
             else
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: disaggregation.kv_link.sharing: expected fair or fifo, got "
@@ -372,7 +387,8 @@ static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, s
     int rc;
     sv_ynode_t *n = sv_ymap_get(wl, key);
     if (!n || sv_yscalar_is_null(n))
-        return sv_errorf(err, SV_EINVAL, "%s: workload: missing required key '%s' (a token count "
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload: missing required key '%s' (a token count "
                          "or a map with dist: fixed|uniform|normal|lognormal|empirical)",
                          at(wl, w, sizeof w), key);
     d->min = 1;
@@ -420,10 +436,11 @@ static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, s
         if ((rc = sv_empirical_load(full, col, samples, &d->nsamples, err))) return rc;
         d->samples = *samples;
     } else {
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: %s.dist: expected fixed, uniform, normal, lognormal or empirical, got "
-                         "'%s'",
-                         at(sv_ymap_get(n, "dist"), w, sizeof w), n->path, dist);
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: %s.dist: expected fixed, uniform, normal, lognormal or empirical, got "
+            "'%s'",
+            at(sv_ymap_get(n, "dist"), w, sizeof w), n->path, dist);
     }
     return sv_ymap_check_unknown(n, err);
 }
@@ -535,8 +552,8 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
                              at(p, w, sizeof w), SV_MAX_PCT - 4);
         m->npercentiles = 0;
         for (size_t i = 0; i < p->n; i++)
-            if ((rc = sv_yscalar_double(p->seq[i], 0, 100, &m->percentiles[m->npercentiles++],
-                                        err)))
+            if ((rc =
+                     sv_yscalar_double(p->seq[i], 0, 100, &m->percentiles[m->npercentiles++], err)))
                 return rc;
     }
     sv_ynode_t *sel = sv_ymap_get(mc, "percentile_metrics");
@@ -545,18 +562,21 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         m->selected = 0;
         for (size_t i = 0; i < sel->n; i++) {
             const char *s = sel->seq[i]->kind == SV_Y_SCALAR ? sel->seq[i]->scalar : "";
-            if (strcmp(s, "ttft") == 0) m->selected |= SV_M_TTFT;
-            else if (strcmp(s, "tpot") == 0) m->selected |= SV_M_TPOT;
-            else if (strcmp(s, "itl") == 0) m->selected |= SV_M_ITL;
-            else if (strcmp(s, "e2el") == 0) m->selected |= SV_M_E2EL;
+            if (strcmp(s, "ttft") == 0)
+                m->selected |= SV_M_TTFT;
+            else if (strcmp(s, "tpot") == 0)
+                m->selected |= SV_M_TPOT;
+            else if (strcmp(s, "itl") == 0)
+                m->selected |= SV_M_ITL;
+            else if (strcmp(s, "e2el") == 0)
+                m->selected |= SV_M_E2EL;
             else
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: %s: expected ttft, tpot, itl or e2el, got '%s'",
                                  at(sel->seq[i], w, sizeof w), sel->seq[i]->path, s);
         }
     }
-    if ((rc = sv_yget_double(mc, "sample_interval_s", 0, 1e-6, 1e9, &m->sample_interval, err)) <
-        0)
+    if ((rc = sv_yget_double(mc, "sample_interval_s", 0, 1e-6, 1e9, &m->sample_interval, err)) < 0)
         return rc;
     return sv_ymap_check_unknown(mc, err);
 }
@@ -579,15 +599,20 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
     p->max_gpus = (int)mg;
     sv_ynode_t *g = sv_ymap_get(pm, "gpus");
-    if (!g) return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'", at(pm, w, sizeof w));
+    if (!g)
+        return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
+                         at(pm, w, sizeof w));
     if ((rc = sv_yexpect_seq(g, "plan.gpus", err))) return rc;
     for (size_t i = 0; i < g->n; i++) {
         const sv_gpu_t *gp;
-        if (i >= 16) return sv_errorf(err, SV_ELIMIT, "%s: plan.gpus: at most 16", at(g, w, sizeof w));
+        if (i >= 16)
+            return sv_errorf(err, SV_ELIMIT, "%s: plan.gpus: at most 16", at(g, w, sizeof w));
         if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
             char msg[SV_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "%s", g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
-            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w), g->seq[i]->path, msg);
+            snprintf(msg, sizeof msg, "%s",
+                     g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
+            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w),
+                             g->seq[i]->path, msg);
         }
         snprintf(p->gpus[p->ngpus++], SV_NAME_MAX, "%s", gp->name);
     }
@@ -607,7 +632,8 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     if (m) {
         if ((rc = sv_yexpect_seq(m, "plan.max_num_seqs", err))) return rc;
         for (size_t i = 0; i < m->n && i < 8; i++)
-            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err))) return rc;
+            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err)))
+                return rc;
     }
     sv_ynode_t *sv = sv_ymap_get(pm, "serving");
     if (sv) {
@@ -615,10 +641,13 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
         p->colocated = 0;
         for (size_t i = 0; i < sv->n; i++) {
             const char *x = sv->seq[i]->kind == SV_Y_SCALAR ? sv->seq[i]->scalar : "";
-            if (strcmp(x, "colocated") == 0) p->colocated = 1;
-            else if (strcmp(x, "disaggregated") == 0) p->disaggregated = 1;
+            if (strcmp(x, "colocated") == 0)
+                p->colocated = 1;
+            else if (strcmp(x, "disaggregated") == 0)
+                p->disaggregated = 1;
             else
-                return sv_errorf(err, SV_EINVAL, "%s: %s: expected colocated or disaggregated, got '%s'",
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected colocated or disaggregated, got '%s'",
                                  at(sv->seq[i], w, sizeof w), sv->seq[i]->path, x);
         }
     }
@@ -628,9 +657,11 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
         for (size_t i = 0; i < r->n && i < 8; i++) {
             int a, b;
             char extra;
-            if (r->seq[i]->kind != SV_Y_SCALAR || sscanf(r->seq[i]->scalar, "%d:%d%c", &a, &b, &extra) != 2 ||
-                a < 1 || b < 1 || a > 64 || b > 64)
-                return sv_errorf(err, SV_EINVAL, "%s: %s: expected a ratio like 1:3 (prefill:decode replicas)",
+            if (r->seq[i]->kind != SV_Y_SCALAR ||
+                sscanf(r->seq[i]->scalar, "%d:%d%c", &a, &b, &extra) != 2 || a < 1 || b < 1 ||
+                a > 64 || b > 64)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected a ratio like 1:3 (prefill:decode replicas)",
                                  at(r->seq[i], w, sizeof w), r->seq[i]->path);
             p->ratios[p->nratios][0] = a;
             p->ratios[p->nratios++][1] = b;
@@ -666,8 +697,10 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     char model[1024], full[2048];
     if ((rc = get_text(root, "model", 1, model, sizeof model, err))) return rc;
     size_t ml = strlen(model);
-    if (ml > 5 && strcmp(model + ml - 5, ".json") == 0) resolve_path(sc->path, model, full, sizeof full);
-    else snprintf(full, sizeof full, "%s", model);
+    if (ml > 5 && strcmp(model + ml - 5, ".json") == 0)
+        resolve_path(sc->path, model, full, sizeof full);
+    else
+        snprintf(full, sizeof full, "%s", model);
     if ((rc = sv_catalog_resolve_model(cat, full, &sc->model, err))) {
         char msg[SV_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -678,7 +711,9 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         (rc = read_disagg(root, sc, err)))
         return rc;
     sv_ynode_t *wl = sv_ymap_get(root, "workload");
-    if (!wl) return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'", at(root, w, sizeof w));
+    if (!wl)
+        return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'",
+                         at(root, w, sizeof w));
     if ((rc = read_workload(wl, sc, err))) return rc;
     if ((rc = read_slo_metrics(root, sc, err))) return rc;
     if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
@@ -690,7 +725,9 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         sv_ynode_t *v = sv_ymap_get(sw, "vary");
         if (v) {
             if ((rc = sv_yexpect_seq(v, "sweep.vary", err))) return rc;
-            if (v->n > 6) return sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most 6 keys", at(v, w, sizeof w));
+            if (v->n > 6)
+                return sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most 6 keys",
+                                 at(v, w, sizeof w));
             for (size_t i = 0; i < v->n; i++) {
                 sv_ynode_t *e = v->seq[i];
                 if (e->kind != SV_Y_SCALAR || !strchr(e->scalar, '=') || strlen(e->scalar) >= 256)
@@ -708,14 +745,15 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     return 0;
 }
 
-int sv_scenario_load(const char *path, const char *const *sets, int nsets,
-                     const sv_catalog_t *cat, sv_scenario_t **out, sv_error_t *err)
+int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
+                     sv_scenario_t **out, sv_error_t *err)
 {
     *out = NULL;
     sv_ydoc_t *doc;
     int rc = sv_ydoc_load(path, &doc, err);
     if (rc) return rc;
-    for (int i = 0; i < nsets && !rc; i++) rc = sv_ydoc_set(doc, sets[i], err);
+    for (int i = 0; i < nsets && !rc; i++)
+        rc = sv_ydoc_set(doc, sets[i], err);
     sv_scenario_t *sc = rc ? NULL : calloc(1, sizeof *sc);
     if (!rc && !sc) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
     if (!rc) {

@@ -26,13 +26,13 @@ typedef struct sim {
     /* routing: entry replicas (colocated or prefill) and decode replicas */
     int *entry, nentry, *dec, ndec, *cand; /* cand: scratch, one slot per replica */
     sv_router_t router, drouter;
-    long dec_min_len;       /* shortest max_model_len of the decode pools */
-    long dec_max_blocks;    /* most KV tokens a decode replica can ever hold */
+    long dec_min_len;    /* shortest max_model_len of the decode pools */
+    long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
     /* disaggregation */
-    int32_t *xq;            /* prefilled requests waiting for decode room, FIFO */
+    int32_t *xq; /* prefilled requests waiting for decode room, FIFO */
     size_t nxq, headxq, capxq;
-    sv_link_t *links;       /* one per replica (used for prefill replicas) */
-    double *link_next;      /* time of the pending EV_LINK per replica, or INFINITY */
+    sv_link_t *links;  /* one per replica (used for prefill replicas) */
+    double *link_next; /* time of the pending EV_LINK per replica, or INFINITY */
     int32_t *buf;
     size_t capbuf;
     double *stall_since;
@@ -82,8 +82,10 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
 static void schedule_next_arrival(sim_t *s)
 {
     s->have_next = sv_workload_next(s->wl, &s->next_t, &s->next_in, &s->next_out);
-    if (s->have_next) push(s, s->next_t, EV_ARRIVAL, -1);
-    else s->exhausted = 1;
+    if (s->have_next)
+        push(s, s->next_t, EV_ARRIVAL, -1);
+    else
+        s->exhausted = 1;
 }
 
 static void kick(sim_t *s, int rep)
@@ -147,8 +149,10 @@ static void send(sim_t *s, int32_t id)
     R(s, id)->start = s->now;
     s->inflight++;
     if (s->sc->workload.timeout > 0) push(s, s->now + s->sc->workload.timeout, EV_TIMEOUT, id);
-    if (s->sc->router_latency > 0) push(s, s->now + s->sc->router_latency, EV_DISPATCH, id);
-    else dispatch(s, id);
+    if (s->sc->router_latency > 0)
+        push(s, s->now + s->sc->router_latency, EV_DISPATCH, id);
+    else
+        dispatch(s, id);
 }
 
 /* Send what the semaphore now allows: held requests first, then (closed loop) new ones. */
@@ -282,7 +286,8 @@ static void drain(sim_t *s, int rep)
 {
     long n;
     sv_replica_done(s->reps[rep], &n);
-    for (long i = 0; i < n; i++) ended(s);
+    for (long i = 0; i < n; i++)
+        ended(s);
 }
 
 static void step_end(sim_t *s, int rep)
@@ -407,7 +412,8 @@ static void totals(sim_t *s)
         }
         pp->busy_share = T > 0 ? busy / (T * pp->count) : 0.0;
         pp->mean_decode_batch = dsteps > 0 ? dtok / dsteps : 0.0;
-        kv_stats(res, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99, &pp->kv_usage_max);
+        kv_stats(res, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99,
+                 &pp->kv_usage_max);
         busy_all += busy;
         res->gpus += pp->gpus;
         res->cost_usd += pp->cost_usd;
@@ -454,7 +460,9 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
                          "pool '%s': engine.max_model_len (%ld) is larger than the KV cache of "
                          "one replica (%ld tokens); lower it or give the cache more memory",
                          pc->name, mml, cap);
-    if (mml == 0) mml = sc->model.max_context > 0 && sc->model.max_context < cap ? sc->model.max_context : cap;
+    if (mml == 0)
+        mml =
+            sc->model.max_context > 0 && sc->model.max_context < cap ? sc->model.max_context : cap;
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
@@ -469,7 +477,8 @@ static int setup(sim_t *s, sv_error_t *err)
     sv_result_t *res = s->res;
     res->npools = sc->npools;
     int total = 0;
-    for (int p = 0; p < sc->npools; p++) total += sc->pools[p].replicas;
+    for (int p = 0; p < sc->npools; p++)
+        total += sc->pools[p].replicas;
     res->replicas = total;
     res->metrics = sv_metrics_new(&sc->metrics, total);
     s->reps = calloc((size_t)total, sizeof *s->reps);
@@ -497,7 +506,8 @@ static int setup(sim_t *s, sv_error_t *err)
         if (pc->role == SV_ROLE_DECODE) {
             long usable = (pp->mem.kv_blocks - (long)ceil(ecfg.watermark * pp->mem.kv_blocks) - 1) *
                           pp->mem.block_size;
-            if (s->dec_min_len < 0 || pp->max_model_len < s->dec_min_len) s->dec_min_len = pp->max_model_len;
+            if (s->dec_min_len < 0 || pp->max_model_len < s->dec_min_len)
+                s->dec_min_len = pp->max_model_len;
             if (usable > s->dec_max_blocks) s->dec_max_blocks = usable;
         }
         for (int i = 0; i < pc->replicas; i++, k++) {
@@ -509,26 +519,32 @@ static int setup(sim_t *s, sv_error_t *err)
             s->link_next[k] = INFINITY;
             double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
             sv_link_init(&s->links[k], bw, sc->link.latency, sc->link.fifo);
-            if (pc->role == SV_ROLE_DECODE) s->dec[s->ndec++] = k;
-            else s->entry[s->nentry++] = k;
+            if (pc->role == SV_ROLE_DECODE)
+                s->dec[s->ndec++] = k;
+            else
+                s->entry[s->nentry++] = k;
         }
     }
     if ((rc = sv_workload_new(&sc->workload, sc->trace, sc->seed, &s->wl, err))) return rc;
-    if (sv_router_init(&s->router, (sv_route_t)sc->route, sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
+    if (sv_router_init(&s->router, (sv_route_t)sc->route,
+                       sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
         sv_router_init(&s->drouter, (sv_route_t)sc->decode_route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER + 1)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     sv_evq_init(&s->q, 0);
-    s->closed = isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
+    s->closed =
+        isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
     return 0;
 }
 
 static void teardown(sim_t *s)
 {
     if (s->reps)
-        for (int i = 0; i < s->res->replicas; i++) sv_replica_free(s->reps[i]);
+        for (int i = 0; i < s->res->replicas; i++)
+            sv_replica_free(s->reps[i]);
     if (s->links)
-        for (int i = 0; i < s->res->replicas; i++) sv_link_free(&s->links[i]);
+        for (int i = 0; i < s->res->replicas; i++)
+            sv_link_free(&s->links[i]);
     free(s->reps);
     free(s->links);
     free(s->link_next);
@@ -583,8 +599,10 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         sv_result_free(s.res);
         return rc;
     }
-    if (s.closed) pump(&s);
-    else schedule_next_arrival(&s);
+    if (s.closed)
+        pump(&s);
+    else
+        schedule_next_arrival(&s);
     push(&s, 0.0, EV_SAMPLE, -1);
 
     sv_event_t ev;
@@ -603,20 +621,29 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         s.now = ev.time;
         s.res->events++;
         switch (ev.type) {
-        case EV_ARRIVAL: arrive(&s); break;
+        case EV_ARRIVAL:
+            arrive(&s);
+            break;
         case EV_DISPATCH:
             if (R(&s, ev.id)->state == SV_RQ_NEW) dispatch(&s, ev.id);
             break;
-        case EV_STEP_END: step_end(&s, ev.id); break;
-        case EV_TIMEOUT: timeout(&s, ev.id); break;
-        case EV_SAMPLE: sample(&s); break;
+        case EV_STEP_END:
+            step_end(&s, ev.id);
+            break;
+        case EV_TIMEOUT:
+            timeout(&s, ev.id);
+            break;
+        case EV_SAMPLE:
+            sample(&s);
+            break;
         case EV_LINK:
             if (ev.time == s.link_next[ev.id]) {
                 s.link_next[ev.id] = INFINITY;
                 service_link(&s, ev.id);
             }
             break;
-        default: break;
+        default:
+            break;
         }
     }
     if (!s.rc && sc->horizon > 0 && s.outstanding > 0) end_at_horizon(&s);

@@ -6,18 +6,23 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-                                      "#393b79", "#637939"};
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                      "#bcbd22", "#17becf", "#393b79", "#637939"};
 
 static void esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
     }
 }
 
@@ -32,8 +37,10 @@ static double nice_step(double span, int want)
 static void tick_text(char *buf, size_t n, double v, double step)
 {
     if (fabs(v) < step * 1e-9) v = 0;
-    if (step >= 1 && fabs(v) < 1e15) snprintf(buf, n, "%.0f", v);
-    else snprintf(buf, n, "%.*f", step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3, v);
+    if (step >= 1 && fabs(v) < 1e15)
+        snprintf(buf, n, "%.0f", v);
+    else
+        snprintf(buf, n, "%.*f", step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3, v);
 }
 
 void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
@@ -68,41 +75,46 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
     y0 = floor(y0 / ys) * ys;
     y1 = ceil(y1 / ys) * ys;
     double pw = W - L - R, ph = H - T - B;
-#define PX(x) (L + ((x) - x0) / (x1 - x0) * pw)
-#define PY(y) (T + ph - ((y) - y0) / (y1 - y0) * ph)
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-            W, H, W, H);
+#define PX(x) (L + ((x)-x0) / (x1 - x0) * pw)
+#define PY(y) (T + ph - ((y)-y0) / (y1 - y0) * ph)
+    fprintf(
+        f,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+        "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
+        W, H, W, H);
     fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
     fprintf(f, "<text x=\"%g\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", L);
     esc(f, c->title);
     fputs("</text>\n", f);
     char buf[64];
     for (double y = y0; y <= y1 + ys * 1e-9; y += ys) {
-        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L, PY(y),
-                L + pw, PY(y));
+        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L,
+                PY(y), L + pw, PY(y));
         tick_text(buf, sizeof buf, y, ys);
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">%s</text>\n", L - 6,
                 PY(y) + 4, buf);
     }
     for (double x = x0; x <= x1 + xs * 1e-9; x += xs) {
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n", PX(x), T,
-                PX(x), T + ph);
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
+                PX(x), T, PX(x), T + ph);
         tick_text(buf, sizeof buf, x, xs);
-        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">%s</text>\n", PX(x),
-                T + ph + 16, buf);
+        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">%s</text>\n",
+                PX(x), T + ph + 16, buf);
     }
-    fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
+    fprintf(f,
+            "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
             L, T, pw, ph);
     fprintf(f, "<text x=\"%g\" y=\"%d\" text-anchor=\"middle\">", L + pw / 2, H - 12);
     esc(f, c->xlabel);
     fputs("</text>\n", f);
-    fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">", T + ph / 2);
+    fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">",
+            T + ph / 2);
     esc(f, c->ylabel);
     fputs("</text>\n", f);
     for (int i = 0; i < c->nh; i++) {
-        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#d62728\" "
-                   "stroke-dasharray=\"6 4\"/>\n",
+        fprintf(f,
+                "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#d62728\" "
+                "stroke-dasharray=\"6 4\"/>\n",
                 L, PY(c->hline[i]), L + pw, PY(c->hline[i]));
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\">", L + pw - 4,
                 PY(c->hline[i]) - 4);
@@ -110,8 +122,9 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
         fputs("</text>\n", f);
     }
     for (int i = 0; i < c->nv; i++) {
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#2ca02c\" "
-                   "stroke-dasharray=\"6 4\"/>\n",
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#2ca02c\" "
+                "stroke-dasharray=\"6 4\"/>\n",
                 PX(c->vline[i]), T, PX(c->vline[i]), T + ph);
         /* Labels sit low in the plot (the legend is at the top) and on the inner side. */
         int right = PX(c->vline[i]) > L + pw / 2;
@@ -137,9 +150,11 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
                         PY(s->y[i]), col);
                 if (s->labels && s->labels[i]) {
                     int right = PX(s->x[i]) > L + 0.8 * pw; /* keep labels inside the plot */
-                    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" fill=\"#333\" "
-                               "text-anchor=\"%s\">",
-                            PX(s->x[i]) + (right ? -5 : 5), PY(s->y[i]) - 5, right ? "end" : "start");
+                    fprintf(f,
+                            "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" fill=\"#333\" "
+                            "text-anchor=\"%s\">",
+                            PX(s->x[i]) + (right ? -5 : 5), PY(s->y[i]) - 5,
+                            right ? "end" : "start");
                     esc(f, s->labels[i]);
                     fputs("</text>\n", f);
                 }
@@ -167,9 +182,11 @@ void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *co
     double ys = nice_step(y1, 5);
     y1 = ceil(y1 / ys) * ys;
     double pw = W - L - R, ph = H - T - B, bw = pw / (n ? n : 1);
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-            W, H, W, H);
+    fprintf(
+        f,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+        "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
+        W, H, W, H);
     fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
     fprintf(f, "<text x=\"%g\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", L);
     esc(f, title);
@@ -177,8 +194,8 @@ void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *co
     char buf[64];
     for (double y = 0; y <= y1 + ys * 1e-9; y += ys) {
         double py = T + ph - y / y1 * ph;
-        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L, py,
-                L + pw, py);
+        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L,
+                py, L + pw, py);
         tick_text(buf, sizeof buf, y, ys);
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">%s</text>\n", L - 6,
                 py + 4, buf);
@@ -187,15 +204,17 @@ void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *co
         double h = values[i] / y1 * ph, x = L + i * bw + bw * 0.15;
         fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", x,
                 T + ph - h, bw * 0.7, h, palette[i % 12]);
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.1f</text>\n", x + bw * 0.35,
-                T + ph - h - 4, values[i]);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.1f</text>\n",
+                x + bw * 0.35, T + ph - h - 4, values[i]);
         fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\">", x + bw * 0.35, T + ph + 16);
         esc(f, names[i]);
         fputs("</text>\n", f);
     }
-    fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
+    fprintf(f,
+            "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
             L, T, pw, ph);
-    fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">", T + ph / 2);
+    fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">",
+            T + ph / 2);
     esc(f, ylabel);
     fputs("</text>\n</svg>\n", f);
 }

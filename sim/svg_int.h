@@ -15,7 +15,7 @@ typedef struct sv_svg_series {
     const char *name;
     const double *x, *y;
     int n;
-    int points;            /* draw markers (and no line when lines == 0) */
+    int points; /* draw markers (and no line when lines == 0) */
     int lines;
     const char *const *labels; /* per-point text (scatter), or NULL */
 } sv_svg_series_t;
@@ -30,7 +30,7 @@ typedef struct sv_svg_chart {
     double vline[SV_SVG_MAX_MARKS];
     const char *vlabel[SV_SVG_MAX_MARKS];
     int nv;
-    double ymin_zero;      /* 1: the y axis starts at 0 */
+    double ymin_zero; /* 1: the y axis starts at 0 */
 } sv_svg_chart_t;
 
 void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int width, int height);

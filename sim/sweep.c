@@ -20,15 +20,35 @@
 #include "servesim/sim.h"
 #include "servesim/yaml.h"
 
-const char *const sv_col_names[SV_NCOLS] = {
-    "completed", "failed", "duration_s", "request_throughput", "request_goodput",
-    "output_throughput", "slo_attainment", "attainment_target",
-    "mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms",
-    "mean_tpot_ms", "p50_tpot_ms", "p90_tpot_ms", "p99_tpot_ms",
-    "mean_itl_ms", "p99_itl_ms", "mean_e2el_ms", "p99_e2el_ms",
-    "gpus", "cost_per_hour_usd", "cost_per_million_output_tokens_usd",
-    "energy_per_output_token_j", "goodput_per_gpu", "kv_usage_p99", "preemptions",
-    "slo_ttft_ms", "slo_tpot_ms"};
+const char *const sv_col_names[SV_NCOLS] = {"completed",
+                                            "failed",
+                                            "duration_s",
+                                            "request_throughput",
+                                            "request_goodput",
+                                            "output_throughput",
+                                            "slo_attainment",
+                                            "attainment_target",
+                                            "mean_ttft_ms",
+                                            "p50_ttft_ms",
+                                            "p90_ttft_ms",
+                                            "p99_ttft_ms",
+                                            "mean_tpot_ms",
+                                            "p50_tpot_ms",
+                                            "p90_tpot_ms",
+                                            "p99_tpot_ms",
+                                            "mean_itl_ms",
+                                            "p99_itl_ms",
+                                            "mean_e2el_ms",
+                                            "p99_e2el_ms",
+                                            "gpus",
+                                            "cost_per_hour_usd",
+                                            "cost_per_million_output_tokens_usd",
+                                            "energy_per_output_token_j",
+                                            "goodput_per_gpu",
+                                            "kv_usage_p99",
+                                            "preemptions",
+                                            "slo_ttft_ms",
+                                            "slo_tpot_ms"};
 
 /* ---- specs ------------------------------------------------------------------------------ */
 
@@ -108,7 +128,8 @@ int sv_sweep_init(sv_sweep_t *sw, sv_error_t *err)
 
 const char *sv_sweep_value(const sv_sweep_t *sw, long index, int k)
 {
-    for (int j = 0; j < k; j++) index /= sw->vary[j].n;
+    for (int j = 0; j < k; j++)
+        index /= sw->vary[j].n;
     return sw->vary[k].vals[index % sw->vary[k].n];
 }
 
@@ -151,7 +172,8 @@ static void fill_row(const sv_result_t *res, sv_row_t *row)
     m[SV_COL_E2EL_P99] = s->e2el.pct[p99];
     m[SV_COL_GPUS] = res->gpus;
     double per_hour = 0.0;
-    for (int p = 0; p < res->npools; p++) per_hour += res->pools[p].gpus * res->pools[p].cfg->gpu.price_per_hour;
+    for (int p = 0; p < res->npools; p++)
+        per_hour += res->pools[p].gpus * res->pools[p].cfg->gpu.price_per_hour;
     m[SV_COL_COST_HOUR] = per_hour;
     m[SV_COL_COST_MTOK] = res->cost_per_mtok;
     m[SV_COL_ENERGY_TOK] = res->energy_per_tok;
@@ -167,23 +189,25 @@ static void point_path(char *buf, size_t n, const char *outdir, long index, cons
     snprintf(buf, n, "%s/points/point-%06ld.%s", outdir, index, ext);
 }
 
-static void run_point(const sv_sweep_t *sw, const sv_catalog_t *cat, long index,
-                      const char *outdir, sv_row_t *row)
+static void run_point(const sv_sweep_t *sw, const sv_catalog_t *cat, long index, const char *outdir,
+                      sv_row_t *row)
 {
     memset(row, 0, sizeof *row);
     row->index = index;
     for (int k = 0; k < sw->nvary; k++)
         snprintf(row->vals[k], SV_VALUE_MAX, "%s", sv_sweep_value(sw, index, k));
-    for (int c = 0; c < SV_NCOLS; c++) row->m[c] = NAN;
+    for (int c = 0; c < SV_NCOLS; c++)
+        row->m[c] = NAN;
     int nsets = sw->nsets + sw->nvary;
     const char **sets = malloc((size_t)nsets * sizeof *sets);
-    char (*own)[256] = malloc((size_t)(sw->nvary + 1) * sizeof *own);
+    char(*own)[256] = malloc((size_t)(sw->nvary + 1) * sizeof *own);
     sv_error_t err;
     sv_scenario_t *sc = NULL;
     sv_result_t *res = NULL;
     int rc = (!sets || !own) ? sv_errorf(&err, SV_ENOMEM, "out of memory") : 0;
     if (!rc) {
-        for (int i = 0; i < sw->nsets; i++) sets[i] = sw->sets[i];
+        for (int i = 0; i < sw->nsets; i++)
+            sets[i] = sw->sets[i];
         for (int k = 0; k < sw->nvary; k++) {
             snprintf(own[k], sizeof own[k], "%s=%s", sw->vary[k].key, row->vals[k]);
             sets[sw->nsets + k] = own[k];
@@ -251,7 +275,8 @@ static int get_field(char **p, char *out, size_t n)
         s++;
         for (; *s; s++) {
             if (*s == '"') {
-                if (s[1] == '"') s++;
+                if (s[1] == '"')
+                    s++;
                 else {
                     s++;
                     break;
@@ -277,10 +302,12 @@ static int parse_row(char **p, int nkeys, sv_row_t *r, const char *where, sv_err
     get_field(p, f, sizeof f);
     if (sv_parse_long(f, &r->index) || r->index < 0)
         return sv_errorf(err, SV_EPARSE, "%s: expected a point index, got '%s'", where, f);
-    for (int k = 0; k < nkeys; k++) get_field(p, r->vals[k], SV_VALUE_MAX);
+    for (int k = 0; k < nkeys; k++)
+        get_field(p, r->vals[k], SV_VALUE_MAX);
     for (int c = 0; c < SV_NCOLS; c++) {
         get_field(p, f, sizeof f);
-        if (strcmp(f, "nan") == 0) r->m[c] = NAN;
+        if (strcmp(f, "nan") == 0)
+            r->m[c] = NAN;
         else if (sv_parse_double(f, &r->m[c]))
             return sv_errorf(err, SV_EPARSE, "%s: column %s: expected a number, got '%s'", where,
                              sv_col_names[c], f);
@@ -321,9 +348,11 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
 {
     int rc = make_dirs(outdir, err);
     if (rc) return rc;
-    for (long i = 0; i < sw->npoints; i++) rows[i].ok = -1;
+    for (long i = 0; i < sw->npoints; i++)
+        rows[i].ok = -1;
     long todo = 0;
-    for (long i = shard - 1; i < sw->npoints; i += nshards) todo++;
+    for (long i = shard - 1; i < sw->npoints; i += nshards)
+        todo++;
     if (jobs <= 1) {
         long k = 0;
         for (long i = shard - 1; i < sw->npoints; i += nshards) {
@@ -345,7 +374,8 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
     while (!rc && (next < sw->npoints || running > 0)) {
         while (running < jobs && next < sw->npoints) {
             int slot = 0;
-            while (pids[slot]) slot++;
+            while (pids[slot])
+                slot++;
             pid_t pid = fork();
             if (pid < 0) {
                 rc = sv_errorf(err, SV_EIO, "cannot start a worker process: %s", strerror(errno));
@@ -383,7 +413,8 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 rows[i].ok = 0;
                 rows[i].index = i;
-                for (int c = 0; c < SV_NCOLS; c++) rows[i].m[c] = NAN;
+                for (int c = 0; c < SV_NCOLS; c++)
+                    rows[i].m[c] = NAN;
                 for (int k = 0; k < sw->nvary; k++)
                     snprintf(rows[i].vals[k], SV_VALUE_MAX, "%s", sv_sweep_value(sw, i, k));
                 snprintf(rows[i].error, sizeof rows[i].error, "the worker process died");
@@ -393,7 +424,8 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
             if (progress) fprintf(progress, "\rservesim sweep: %ld/%ld points", ++finished, todo);
         }
     }
-    while (running > 0 && wait(NULL) > 0) running--;
+    while (running > 0 && wait(NULL) > 0)
+        running--;
     if (progress) fputc('\n', progress);
     free(pids);
     free(which);
@@ -423,7 +455,7 @@ static int same_curve(const sv_row_t *a, const sv_row_t *b, int nkeys)
 }
 
 typedef struct curve {
-    long first;      /* index into rows of its first point */
+    long first; /* index into rows of its first point */
     int n;
     long *members;
     int knee, best;
@@ -442,7 +474,8 @@ static int build_curves(const sv_row_t *rows, long nrows, int nkeys, curve_t **o
     long used = 0;
     for (long i = 0; i < nrows; i++) {
         int c = 0;
-        while (c < nc && !same_curve(&rows[cv[c].first], &rows[i], nkeys)) c++;
+        while (c < nc && !same_curve(&rows[cv[c].first], &rows[i], nkeys))
+            c++;
         if (c == nc) {
             cv[nc].first = i;
             nc++;
@@ -484,12 +517,14 @@ static void free_curves(curve_t *cv)
 static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *rows, long nrows,
                         const curve_t *cv, int nc)
 {
-    for (int k = 0; k < nkeys; k++) fprintf(t, "%-22s ", keys[k]);
+    for (int k = 0; k < nkeys; k++)
+        fprintf(t, "%-22s ", keys[k]);
     fprintf(t, "%10s %10s %10s %8s %11s %11s %11s\n", "req/s", "tok/s", "goodput", "SLO %",
             "p99 TTFT ms", "p99 TPOT ms", "$/M tok");
     for (long i = 0; i < nrows; i++) {
         const sv_row_t *r = &rows[i];
-        for (int k = 0; k < nkeys; k++) fprintf(t, "%-22.22s ", r->vals[k]);
+        for (int k = 0; k < nkeys; k++)
+            fprintf(t, "%-22.22s ", r->vals[k]);
         if (!r->ok) {
             fprintf(t, "failed: %s\n", r->error);
             continue;
@@ -503,7 +538,8 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
     for (int c = 0; c < nc; c++) {
         const sv_row_t *f = &rows[cv[c].first];
         fputs("\n", t);
-        for (int k = 1; k < nkeys; k++) fprintf(t, "%s=%s  ", keys[k], f->vals[k]);
+        for (int k = 1; k < nkeys; k++)
+            fprintf(t, "%s=%s  ", keys[k], f->vals[k]);
         if (isnan(f->m[SV_COL_ATTAIN]) && f->ok)
             fprintf(t, "no SLOs in the scenario: no knee (give slo.ttft_ms / tpot_ms)\n");
         else if (cv[c].knee < 0)
@@ -529,7 +565,8 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
     sv__jw_init(&w, f);
     sv__jw_obj(&w, NULL);
     sv__jw_arr(&w, "keys");
-    for (int k = 0; k < nkeys; k++) sv__jw_str(&w, NULL, keys[k]);
+    for (int k = 0; k < nkeys; k++)
+        sv__jw_str(&w, NULL, keys[k]);
     sv__jw_end_arr(&w);
     sv__jw_arr(&w, "points");
     for (long i = 0; i < nrows; i++) {
@@ -537,10 +574,12 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
         sv__jw_obj(&w, NULL);
         sv__jw_int(&w, "index", r->index);
         sv__jw_obj(&w, "values");
-        for (int k = 0; k < nkeys; k++) sv__jw_str(&w, keys[k], r->vals[k]);
+        for (int k = 0; k < nkeys; k++)
+            sv__jw_str(&w, keys[k], r->vals[k]);
         sv__jw_end_obj(&w);
         if (r->ok)
-            for (int c = 0; c < SV_NCOLS; c++) sv__jw_num(&w, sv_col_names[c], r->m[c]);
+            for (int c = 0; c < SV_NCOLS; c++)
+                sv__jw_num(&w, sv_col_names[c], r->m[c]);
         else
             sv__jw_str(&w, "error", r->error);
         sv__jw_end_obj(&w);
@@ -551,7 +590,8 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
         const sv_row_t *first = &rows[cv[c].first];
         sv__jw_obj(&w, NULL);
         sv__jw_obj(&w, "fixed");
-        for (int k = 1; k < nkeys; k++) sv__jw_str(&w, keys[k], first->vals[k]);
+        for (int k = 1; k < nkeys; k++)
+            sv__jw_str(&w, keys[k], first->vals[k]);
         sv__jw_end_obj(&w);
         sv__jw_num(&w, "attainment_target", first->m[SV_COL_ATTAIN_TARGET]);
         if (cv[c].knee >= 0) {
@@ -599,14 +639,17 @@ int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row
         fputc(',', f);
         put_field(f, keys[k]);
     }
-    for (int c = 0; c < SV_NCOLS; c++) fprintf(f, ",%s", sv_col_names[c]);
+    for (int c = 0; c < SV_NCOLS; c++)
+        fprintf(f, ",%s", sv_col_names[c]);
     fputs(",error\n", f);
-    for (long i = 0; i < nrows; i++) put_row(f, &rows[i], nkeys);
+    for (long i = 0; i < nrows; i++)
+        put_row(f, &rows[i], nkeys);
     int bad = ferror(f);
     if (fclose(f) || bad) return sv_errorf(err, SV_EIO, "%s: write error", path);
     curve_t *cv;
     int nc;
-    if (build_curves(rows, nrows, nkeys, &cv, &nc)) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (build_curves(rows, nrows, nkeys, &cv, &nc))
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
     snprintf(path, sizeof path, "%s/sweep.json", outdir);
     rc = write_json(path, keys, nkeys, rows, nrows, cv, nc, err);
     if (!rc && table) print_table(table, keys, nkeys, rows, nrows, cv, nc);
@@ -659,7 +702,8 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, FILE 
             char *p = buf, f[256];
             nkeys = 0;
             get_field(&p, f, sizeof f); /* index */
-            while (get_field(&p, f, sizeof f) && strcmp(f, sv_col_names[0]) != 0 && nkeys < SV_MAX_VARY)
+            while (get_field(&p, f, sizeof f) && strcmp(f, sv_col_names[0]) != 0 &&
+                   nkeys < SV_MAX_VARY)
                 snprintf(keys[nkeys++], 128, "%s", f);
         } else if (strcmp(header0, buf) != 0) {
             free(buf);
@@ -694,7 +738,8 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, FILE 
         }
         free(buf);
     }
-    if (!rc && nkeys < 0) rc = sv_errorf(err, SV_EINVAL, "merge needs at least one shard directory");
+    if (!rc && nkeys < 0)
+        rc = sv_errorf(err, SV_EINVAL, "merge needs at least one shard directory");
     if (!rc) {
         /* Points in index order; each must come from exactly one shard. */
         for (long i = 1; i < nrows; i++) {

@@ -15,7 +15,8 @@ static inline int sv__grow(void **arr, size_t *cap, size_t need, size_t elem)
     if (need <= *cap) return 0;
     if (need > ((size_t)1 << 34) / elem) return SV_ELIMIT;
     size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     void *p = realloc(*arr, nc * elem);
     if (!p) return SV_ENOMEM;
     *arr = p;

@@ -33,20 +33,25 @@ static int split_csv(char *line, char **fields, int max)
     int n = 0;
     char *p = line;
     while (n < max) {
-        while (*p == ' ' || *p == '\t') p++;
+        while (*p == ' ' || *p == '\t')
+            p++;
         char *start = p;
         if (*p == '"') {
             start = ++p;
-            while (*p && *p != '"') p++;
+            while (*p && *p != '"')
+                p++;
             if (*p == '"') *p++ = '\0';
-            while (*p && *p != ',') p++;
+            while (*p && *p != ',')
+                p++;
         } else {
-            while (*p && *p != ',') p++;
+            while (*p && *p != ',')
+                p++;
         }
         char *end = p;
         int last = *p == '\0';
         *p = '\0';
-        while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) *--end = '\0';
+        while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+            *--end = '\0';
         fields[n++] = start;
         if (last) break;
         p++;
@@ -96,8 +101,7 @@ static int csv_open(csv_t *c, const char *path, const char *const *names, int *i
     char *header = csv_next_line(c);
     if (!header) {
         free(c->buf);
-        return sv_errorf(err, SV_EPARSE, "%s: empty file (expected a CSV with a header row)",
-                         path);
+        return sv_errorf(err, SV_EPARSE, "%s: empty file (expected a CSV with a header row)", path);
     }
     char *fields[MAX_COLS];
     int nf = split_csv(header, fields, MAX_COLS);
@@ -296,7 +300,7 @@ struct sv_workload {
     double *times; /* precomputed arrivals when rescaling */
     long count;    /* requests to produce; -1 when bounded by duration only */
     long next;
-    double clock;  /* cumulative arrival time (incremental mode) */
+    double clock; /* cumulative arrival time (incremental mode) */
 };
 
 static gsl_rng *new_rng(uint64_t seed)
@@ -322,7 +326,9 @@ static int32_t draw_len(const sv_lendist_t *d, gsl_rng *r)
     case SV_LEN_UNIFORM:
         x = (double)d->lo + (double)gsl_rng_uniform_int(r, (unsigned long)(d->hi - d->lo + 1));
         break;
-    case SV_LEN_NORMAL: x = d->mean + gsl_ran_gaussian(r, d->std); break;
+    case SV_LEN_NORMAL:
+        x = d->mean + gsl_ran_gaussian(r, d->std);
+        break;
     case SV_LEN_LOGNORMAL: {
         double cv2 = (d->std / d->mean) * (d->std / d->mean);
         double sigma = sqrt(log1p(cv2));
@@ -333,7 +339,9 @@ static int32_t draw_len(const sv_lendist_t *d, gsl_rng *r)
     case SV_LEN_EMPIRICAL:
         x = (double)d->samples[gsl_rng_uniform_int(r, (unsigned long)d->nsamples)];
         break;
-    default: x = d->value; break;
+    default:
+        x = d->value;
+        break;
     }
     x = floor(x + 0.5);
     if (x < (double)d->min) x = (double)d->min;
@@ -372,9 +380,11 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
             return sv_errorf(err, SV_ENOMEM, "out of memory for %ld arrival times", count);
         }
         double acc = 0.0;
-        for (long i = 0; i < w->count; i++) w->times[i] = (acc += gap(w));
+        for (long i = 0; i < w->count; i++)
+            w->times[i] = (acc += gap(w));
         double f = acc > 0 ? ((double)w->count / cfg->rate) / acc : 1.0;
-        for (long i = 0; i < w->count; i++) w->times[i] *= f;
+        for (long i = 0; i < w->count; i++)
+            w->times[i] *= f;
     }
     *out = w;
     return 0;

@@ -62,7 +62,8 @@ static void node_free(sv_ynode_t *node)
             node_free(node->seq[i]);
         }
     }
-    for (size_t i = 0; i < node->nasked; i++) free(node->asked[i]);
+    for (size_t i = 0; i < node->nasked; i++)
+        free(node->asked[i]);
     free(node->asked);
     free(node->map);
     free(node->seq);
@@ -73,7 +74,8 @@ void sv_ydoc_free(sv_ydoc_t *doc)
 {
     if (!doc) return;
     node_free(doc->root);
-    for (size_t i = 0; i < doc->nstrings; i++) free(doc->strings[i]);
+    for (size_t i = 0; i < doc->nstrings; i++)
+        free(doc->strings[i]);
     free(doc->strings);
     free(doc->file);
     free(doc);
@@ -119,14 +121,13 @@ static int next_event(parse_ctx_t *pc, yaml_event_t *ev)
         const yaml_parser_t *p = &pc->parser;
         return sv_errorf(pc->err, SV_EPARSE, "%s:%zu:%zu: malformed YAML: %s%s%s", pc->file,
                          p->problem_mark.line + 1, p->problem_mark.column + 1,
-                         p->problem ? p->problem : "syntax error",
-                         p->context ? " " : "", p->context ? p->context : "");
+                         p->problem ? p->problem : "syntax error", p->context ? " " : "",
+                         p->context ? p->context : "");
     }
     return 0;
 }
 
-static int parse_node(parse_ctx_t *pc, yaml_event_t *ev, char *path, int depth,
-                      sv_ynode_t **out);
+static int parse_node(parse_ctx_t *pc, yaml_event_t *ev, char *path, int depth, sv_ynode_t **out);
 
 static int parse_seq(parse_ctx_t *pc, sv_ynode_t *node, int depth)
 {
@@ -162,8 +163,8 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
             return 0;
         }
         if (kev.type != YAML_SCALAR_EVENT) {
-            rc = sv_errorf(pc->err, SV_EPARSE, "%s:%zu:%zu: %s: keys must be plain words",
-                           pc->file, kev.start_mark.line + 1, kev.start_mark.column + 1,
+            rc = sv_errorf(pc->err, SV_EPARSE, "%s:%zu:%zu: %s: keys must be plain words", pc->file,
+                           kev.start_mark.line + 1, kev.start_mark.column + 1,
                            node->path[0] ? node->path : "top level");
             yaml_event_delete(&kev);
             return rc;
@@ -204,16 +205,15 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
 }
 
 /* Takes ownership of path. */
-static int parse_node(parse_ctx_t *pc, yaml_event_t *ev, char *path, int depth,
-                      sv_ynode_t **out)
+static int parse_node(parse_ctx_t *pc, yaml_event_t *ev, char *path, int depth, sv_ynode_t **out)
 {
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     *out = NULL;
     if (!path) return sv_errorf(pc->err, SV_ENOMEM, "%s: out of memory", pc->file);
     if (depth > MAX_DEPTH) {
         free(path);
-        return sv_errorf(pc->err, SV_EPARSE, "%s:%d:%d: nesting deeper than %d levels",
-                         pc->file, line, col, MAX_DEPTH);
+        return sv_errorf(pc->err, SV_EPARSE, "%s:%d:%d: nesting deeper than %d levels", pc->file,
+                         line, col, MAX_DEPTH);
     }
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
@@ -239,8 +239,8 @@ static int parse_node(parse_ctx_t *pc, yaml_event_t *ev, char *path, int depth,
                          pc->file, line, col);
     default:
         free(path);
-        return sv_errorf(pc->err, SV_EPARSE, "%s:%d:%d: unexpected YAML content", pc->file,
-                         line, col);
+        return sv_errorf(pc->err, SV_EPARSE, "%s:%d:%d: unexpected YAML content", pc->file, line,
+                         col);
     }
 }
 
@@ -259,8 +259,8 @@ static int parse_stream(parse_ctx_t *pc, sv_ydoc_t *doc)
         if (t == YAML_DOCUMENT_START_EVENT) {
             if (++docs > 1) {
                 rc = sv_errorf(pc->err, SV_EPARSE,
-                               "%s:%zu:%zu: only one YAML document per file is allowed",
-                               pc->file, ev.start_mark.line + 1, ev.start_mark.column + 1);
+                               "%s:%zu:%zu: only one YAML document per file is allowed", pc->file,
+                               ev.start_mark.line + 1, ev.start_mark.column + 1);
                 yaml_event_delete(&ev);
                 return rc;
             }
@@ -274,8 +274,7 @@ static int parse_stream(parse_ctx_t *pc, sv_ydoc_t *doc)
     }
 }
 
-int sv_ydoc_parse(const char *name, const char *text, size_t len, sv_ydoc_t **out,
-                  sv_error_t *err)
+int sv_ydoc_parse(const char *name, const char *text, size_t len, sv_ydoc_t **out, sv_error_t *err)
 {
     *out = NULL;
     sv_ydoc_t *doc = calloc(1, sizeof *doc);
@@ -320,8 +319,8 @@ static int reroot(sv_ynode_t *n, const char *file, const char *path)
     free(n->path);
     if (!(n->path = dupstr(path))) return SV_ENOMEM;
     for (size_t i = 0; i < n->n; i++) {
-        char *cp = n->kind == SV_Y_MAP ? path_join_key(path, n->map[i].key)
-                                       : path_join_index(path, i);
+        char *cp =
+            n->kind == SV_Y_MAP ? path_join_key(path, n->map[i].key) : path_join_index(path, i);
         if (!cp) return SV_ENOMEM;
         int rc = reroot(n->kind == SV_Y_MAP ? n->map[i].val : n->seq[i], file, cp);
         free(cp);
@@ -414,8 +413,8 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
                 slot = &e->val;
             }
         } else {
-            rc = sv_errorf(err, SV_EINVAL, "%s: '%s' is a single value, it has no key '%s'",
-                           src, cur->path[0] ? cur->path : "the top level", tok);
+            rc = sv_errorf(err, SV_EINVAL, "%s: '%s' is a single value, it has no key '%s'", src,
+                           cur->path[0] ? cur->path : "the top level", tok);
             break;
         }
         if (!next) {
@@ -481,8 +480,9 @@ static int expect_kind(const sv_ynode_t *node, sv_ykind_t kind, const char *what
     char where[512];
     if (!node) return sv_errorf(err, SV_EINVAL, "%s: missing", what);
     if (node->kind == kind) return 0;
-    return sv_errorf(err, SV_EINVAL, "%s: %s: expected %s, got %s", sv_ynode_where(node, where, sizeof where),
-                     node->path[0] ? node->path : what, kind_name(kind), kind_name(node->kind));
+    return sv_errorf(err, SV_EINVAL, "%s: %s: expected %s, got %s",
+                     sv_ynode_where(node, where, sizeof where), node->path[0] ? node->path : what,
+                     kind_name(kind), kind_name(node->kind));
 }
 
 int sv_yexpect_map(const sv_ynode_t *node, const char *what, sv_error_t *err)
@@ -508,8 +508,7 @@ int sv_ymap_check_unknown(const sv_ynode_t *map, sv_error_t *err)
                                     map->asked[k]);
         const sv_ynode_t *v = map->map[i].val;
         char full[600];
-        snprintf(full, sizeof full, "%s%s%s", map->path, map->path[0] ? "." : "",
-                 map->map[i].key);
+        snprintf(full, sizeof full, "%s%s%s", map->path, map->path[0] ? "." : "", map->map[i].key);
         /* An override node has no line; then the map's place is the best we have. */
         return sv_errorf(err, SV_ENOKEY, "%s: unknown key '%s' (expected one of: %s)",
                          sv_ynode_where(v->line ? v : map, where, sizeof where), full,
@@ -580,8 +579,9 @@ static int bad_value(const sv_ynode_t *node, const char *expected, sv_error_t *e
 {
     char where[512];
     return sv_errorf(err, SV_EINVAL, "%s: %s: expected %s, got %s%s%s",
-                     sv_ynode_where(node, where, sizeof where), node->path[0] ? node->path : "value",
-                     expected, node->kind == SV_Y_SCALAR ? "'" : "",
+                     sv_ynode_where(node, where, sizeof where),
+                     node->path[0] ? node->path : "value", expected,
+                     node->kind == SV_Y_SCALAR ? "'" : "",
                      node->kind == SV_Y_SCALAR ? node->scalar : kind_name(node->kind),
                      node->kind == SV_Y_SCALAR ? "'" : "");
 }
@@ -590,8 +590,10 @@ static void range_text(char *buf, size_t n, const char *what, double lo, double 
 {
     /* A tiny positive lower bound stands for "greater than zero". */
     if (lo > 0 && lo <= 1e-6) {
-        if (isinf(hi)) snprintf(buf, n, "%s > 0", what);
-        else snprintf(buf, n, "%s > 0 and <= %g", what, hi);
+        if (isinf(hi))
+            snprintf(buf, n, "%s > 0", what);
+        else
+            snprintf(buf, n, "%s > 0 and <= %g", what, hi);
         return;
     }
     if (isinf(lo) && isinf(hi))
@@ -639,8 +641,7 @@ static int get_present(sv_ynode_t *map, const char *key, int required, sv_ynode_
                      map->path[0] ? ": " : "", key);
 }
 
-int sv_yget_str(sv_ynode_t *map, const char *key, int required, const char **out,
-                sv_error_t *err)
+int sv_yget_str(sv_ynode_t *map, const char *key, int required, const char **out, sv_error_t *err)
 {
     sv_ynode_t *n;
     int rc = get_present(map, key, required, &n, err);

@@ -90,8 +90,7 @@ START_TEST(test_hf_config)
     sv_error_t err;
     sv_model_t m;
     const sv_model_t *ref;
-    ck_assert_msg(sv_catalog_resolve_model(cat, tu_data("llama-3.1-8b/config.json"), &m, &err) ==
-                      0,
+    ck_assert_msg(sv_catalog_resolve_model(cat, tu_data("llama-3.1-8b/config.json"), &m, &err) == 0,
                   "%s", err.msg);
     ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &ref, &err), 0);
     ck_assert_str_eq(m.name, "llama-3.1-8b"); /* the folder's name */
@@ -109,8 +108,8 @@ START_TEST(test_hf_config)
     ck_assert_str_eq(m.hf_id, "facebook/opt-13b");
 
     ck_assert_int_eq(sv_model_from_hf_config(tu_data("bad_config.json"), &m, &err), SV_EPARSE);
-    ck_assert_msg(strstr(err.msg, "bad_config.json:4:") && strstr(err.msg, "malformed JSON"),
-                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "bad_config.json:4:") && strstr(err.msg, "malformed JSON"), "%s",
+                  err.msg);
     ck_assert_int_eq(sv_model_from_hf_config(tu_data("missing_key_config.json"), &m, &err),
                      SV_EINVAL);
     ck_assert_msg(strstr(err.msg, "missing key 'num_hidden_layers'") != NULL, "%s", err.msg);
@@ -168,8 +167,7 @@ START_TEST(test_strict_catalog_files)
                   err.msg);
     write_catalog(dir, "gpus:\n  - name: g1\n    bf16_tflops: -3\n");
     ck_assert_int_eq(sv_catalog_load(dir, &cat, &err), SV_EINVAL);
-    ck_assert_msg(strstr(err.msg, "x.yaml:3:18: gpus[0].bf16_tflops: expected a number in") !=
-                      NULL,
+    ck_assert_msg(strstr(err.msg, "x.yaml:3:18: gpus[0].bf16_tflops: expected a number in") != NULL,
                   "%s", err.msg);
     ck_assert_ptr_null(cat);
     char path[600];

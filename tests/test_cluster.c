@@ -40,7 +40,8 @@ static void drain_link(sv_link_t *l, double *t_done)
     double t;
     while ((t = sv_link_next(l)) < INFINITY) {
         size_t n = sv_link_advance(l, t, ids, 8);
-        for (size_t i = 0; i < n; i++) t_done[ids[i]] = t;
+        for (size_t i = 0; i < n; i++)
+            t_done[ids[i]] = t;
     }
 }
 
@@ -98,7 +99,8 @@ START_TEST(test_link_times)
     sv_link_add(&l, 1e6, 0, 123456789.0);
     int guard = 0;
     double t;
-    while ((t = sv_link_next(&l)) < INFINITY && guard++ < 10) sv_link_advance(&l, t, ids, 4);
+    while ((t = sv_link_next(&l)) < INFINITY && guard++ < 10)
+        sv_link_advance(&l, t, ids, 4);
     ck_assert(guard < 10);
     ck_assert_int_eq((int)l.transfers, 1);
     sv_link_free(&l);
@@ -107,20 +109,21 @@ END_TEST
 
 /* ---- disaggregation ------------------------------------------------------------------- */
 
-static const char *disagg = "name: disagg\n"
-                            "seed: 3\n"
-                            "model: llama-3.1-8b\n"
-                            "pools:\n"
-                            "  - {name: prefill, role: prefill, gpu: h100-sxm, replicas: 2}\n"
-                            "  - {name: decode, role: decode, gpu: h100-sxm, replicas: 2}\n"
-                            "disaggregation:\n"
-                            "  kv_link: {kind: infiniband, bandwidth_gb_s: 50, latency_us: 10}\n"
-                            "workload:\n"
-                            "  num_requests: 3000\n"
-                            "  rate: 20\n"
-                            "  input: {dist: lognormal, mean: 2048, std: 1024, min: 64, max: 8192}\n"
-                            "  output: {dist: lognormal, mean: 256, std: 128, min: 8, max: 1024}\n"
-                            "slo: {ttft_ms: 1000, tpot_ms: 20}\n";
+static const char *disagg =
+    "name: disagg\n"
+    "seed: 3\n"
+    "model: llama-3.1-8b\n"
+    "pools:\n"
+    "  - {name: prefill, role: prefill, gpu: h100-sxm, replicas: 2}\n"
+    "  - {name: decode, role: decode, gpu: h100-sxm, replicas: 2}\n"
+    "disaggregation:\n"
+    "  kv_link: {kind: infiniband, bandwidth_gb_s: 50, latency_us: 10}\n"
+    "workload:\n"
+    "  num_requests: 3000\n"
+    "  rate: 20\n"
+    "  input: {dist: lognormal, mean: 2048, std: 1024, min: 64, max: 8192}\n"
+    "  output: {dist: lognormal, mean: 256, std: 128, min: 8, max: 1024}\n"
+    "slo: {ttft_ms: 1000, tpot_ms: 20}\n";
 
 START_TEST(test_single_transfer_exact)
 {
@@ -152,7 +155,8 @@ START_TEST(test_single_transfer_exact)
                            "disaggregation.first_token=decode"};
     res = run(disagg, sets2, 4, &sc);
     r = &res->pool.r[0];
-    tu_assert_rel(r->first_token - r->start, prefill + 10e-6 + 2048.0 * 131072.0 / 50e9 + step, 1e-9);
+    tu_assert_rel(r->first_token - r->start, prefill + 10e-6 + 2048.0 * 131072.0 / 50e9 + step,
+                  1e-9);
     ck_assert_int_eq(res->summary.completed, 1);
     ck_assert_int_eq(res->summary.itl.n, 15);
     check_accounting(res);
@@ -168,8 +172,8 @@ START_TEST(test_router_latency_in_ttft)
     sv_scenario_t *sc;
     sv_result_t *res = run(yaml, NULL, 0, &sc);
     const sv_req_t *r = &res->pool.r[0];
-    tu_assert_rel(r->first_token - r->start, 5e-3 + sv_perf_prefill_time(&res->pools[0].perf, 512, NULL),
-                  1e-12);
+    tu_assert_rel(r->first_token - r->start,
+                  5e-3 + sv_perf_prefill_time(&res->pools[0].perf, 512, NULL), 1e-12);
     tu_assert_rel(r->scheduled - r->start, 5e-3, 1e-12); /* queue time includes the router */
     done(sc, res);
 }
@@ -211,7 +215,8 @@ START_TEST(test_accounting_across_pools)
     };
     for (int v = 0; v < 4; v++) {
         int n = 0;
-        while (n < 4 && variants[v][n]) n++;
+        while (n < 4 && variants[v][n])
+            n++;
         sv_scenario_t *sc;
         sv_result_t *res = run(disagg, variants[v], n, &sc);
         check_accounting(res);
@@ -230,8 +235,10 @@ static const char *four = "seed: 9\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sx
 
 static void per_replica(const sv_result_t *res, long *count)
 {
-    for (int i = 0; i < res->replicas; i++) count[i] = 0;
-    for (size_t i = 0; i < res->pool.n; i++) count[res->pool.r[i].replica]++;
+    for (int i = 0; i < res->replicas; i++)
+        count[i] = 0;
+    for (size_t i = 0; i < res->pool.n; i++)
+        count[res->pool.r[i].replica]++;
 }
 
 START_TEST(test_routing_spread)
@@ -243,7 +250,8 @@ START_TEST(test_routing_spread)
         sv_result_t *res = run(four, &pol[p], 1, &sc);
         long c[4];
         per_replica(res, c);
-        for (int i = 0; i < 4; i++) ck_assert_msg(c[i] == 1000 || c[i] == 1001, "%s: %ld", pol[p], c[i]);
+        for (int i = 0; i < 4; i++)
+            ck_assert_msg(c[i] == 1000 || c[i] == 1001, "%s: %ld", pol[p], c[i]);
         check_accounting(res);
         done(sc, res);
     }
@@ -253,7 +261,8 @@ START_TEST(test_routing_spread)
     sv_result_t *res = run(four, rnd, 1, &sc);
     long c[4];
     per_replica(res, c);
-    for (int i = 0; i < 4; i++) ck_assert(labs(c[i] - 1001) < 100);
+    for (int i = 0; i < 4; i++)
+        ck_assert(labs(c[i] - 1001) < 100);
     done(sc, res);
     /* Uniform load (a closed loop of 10 identical requests): least-outstanding sends each new
      * request where one just ended, so in-flight counts stay within 1 at every sample. */
@@ -276,7 +285,8 @@ START_TEST(test_routing_spread)
     const char *kv[] = {"router=kv-aware", "workload.rate=40"};
     res = run(four, kv, 2, &sc);
     per_replica(res, c);
-    for (int i = 0; i < 4; i++) ck_assert(c[i] > 700);
+    for (int i = 0; i < 4; i++)
+        ck_assert(c[i] > 700);
     check_accounting(res);
     done(sc, res);
 }
@@ -352,7 +362,8 @@ START_TEST(test_bad_cluster_input)
     const char *pol[] = {"pools.1.role=decode", "router=fastest"};
     ck_assert_int_eq(sv_scenario_load(tu_data("no_decode_pool.yaml"), pol, 2, cat, &sc, &err),
                      SV_EINVAL);
-    ck_assert_msg(strstr(err.msg, "router: expected round-robin, random, least-outstanding") != NULL,
+    ck_assert_msg(strstr(err.msg, "router: expected round-robin, random, least-outstanding") !=
+                      NULL,
                   "%s", err.msg);
 }
 END_TEST

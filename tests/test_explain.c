@@ -41,8 +41,7 @@ START_TEST(test_explain_numbers)
     const cJSON *one = cJSON_GetObjectItemCaseSensitive(j, "single_request");
     ck_assert(cJSON_GetObjectItemCaseSensitive(one, "e2e_ms")->valuedouble == e.e2e_s * 1e3);
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
-    ck_assert(cJSON_GetObjectItemCaseSensitive(mem, "kv_bytes_per_token")->valuedouble ==
-              131072.0);
+    ck_assert(cJSON_GetObjectItemCaseSensitive(mem, "kv_bytes_per_token")->valuedouble == 131072.0);
     const cJSON *rows =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "decode"), "batches");
     ck_assert_int_eq(cJSON_GetArraySize(rows), 4);

@@ -47,7 +47,8 @@ static void build(sv_metrics_t **mout, sv_reqpool_t *pool, double slo_ttft, doub
                             .sample_interval = 1.0};
     sv_metrics_t *m = sv_metrics_new(&cfg, 1);
     const double steps[] = {0.25, 0.375, 0.5625, 0.75};
-    for (int k = 0; k < 4; k++) ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, steps[k]), k);
+    for (int k = 0; k < 4; k++)
+        ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, steps[k]), k);
     int32_t s0 = sv_metrics_seg_open(m, 0, 0, 0, 0.125);
     int32_t s1 = sv_metrics_seg_open(m, 1, 0, 1, 0.25);
     int32_t s3 = sv_metrics_seg_open(m, 3, 0, 1, 0.25);
@@ -159,7 +160,8 @@ START_TEST(test_percentile_like_numpy)
     double q[] = {10, 50, 75, 99};
     sv_wstat_compute(w, 3, q, 4, 1.0, &ws);
     sv_stat_compute(e, 4, q, 4, 1.0, &es);
-    for (int i = 0; i < 4; i++) tu_assert_rel(ws.pct[i], es.pct[i], 1e-15);
+    for (int i = 0; i < 4; i++)
+        tu_assert_rel(ws.pct[i], es.pct[i], 1e-15);
     tu_assert_rel(ws.mean, es.mean, 1e-15);
     tu_assert_rel(ws.std, es.std, 1e-15);
     /* An empty list gives zeros, as numpy does on [0]. */

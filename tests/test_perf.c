@@ -158,12 +158,12 @@ START_TEST(test_moe_experts_touched)
     sv_perf_decode_time(&p, 1, 0, &c1);
     sv_perf_decode_time(&p, 2, 0, &c2);
     double expert_bytes = 176160768.0 * 2.0 * 32.0;
-    tu_assert_rel(c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes, 1.5 * expert_bytes,
-                  0.005);
+    tu_assert_rel(c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes, 1.5 * expert_bytes, 0.005);
     sv_perf_decode_time(&p, 256, 0, &cbig);
     ck_assert(cbig.op[SV_OP_LINEAR].bytes > 8.0 * expert_bytes * 0.999);
     /* FLOPs follow the k experts each token uses, not the ones touched. */
-    ck_assert(c1.op[SV_OP_LINEAR].flops == 2.0 * 32.0 * (p.layer_linear_params + 2.0 * 176160768.0));
+    ck_assert(c1.op[SV_OP_LINEAR].flops ==
+              2.0 * 32.0 * (p.layer_linear_params + 2.0 * 176160768.0));
 }
 END_TEST
 

@@ -52,7 +52,10 @@ START_TEST(test_vary_specs)
     ck_assert_int_eq(sv_vary_parse("workload.rate=0.5:1.5:0.25", &v, &err), 0);
     ck_assert_int_eq(v.n, 5);
     ck_assert_str_eq(v.vals[1], "0.75");
-    ck_assert_int_eq(sv_vary_parse("workload.input={dist: fixed, value: 5},128,{dist: uniform, min: 1, max: 9}", &v, &err), 0);
+    ck_assert_int_eq(
+        sv_vary_parse("workload.input={dist: fixed, value: 5},128,{dist: uniform, min: 1, max: 9}",
+                      &v, &err),
+        0);
     ck_assert_int_eq(v.n, 3);
     ck_assert_str_eq(v.vals[0], "{dist: fixed, value: 5}");
     ck_assert_str_eq(v.vals[1], "128");
@@ -130,7 +133,8 @@ START_TEST(test_capacity_md1)
     double rate;
     char binding[8];
     long probes;
-    ck_assert_msg(sv_capacity(sc, 200000, 0.005, &rate, binding, &probes, &err) == 0, "%s", err.msg);
+    ck_assert_msg(sv_capacity(sc, 200000, 0.005, &rate, binding, &probes, &err) == 0, "%s",
+                  err.msg);
     tu_assert_rel(rate, rho / D, 0.02);
     ck_assert_str_eq(binding, "ttft");
     ck_assert(probes > 5);
@@ -154,10 +158,11 @@ static int same_file(const char *a, const char *b)
 
 START_TEST(test_shards_merge_exactly)
 {
-    const char *scn = "name: shard\nseed: 4\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                      "workload: {num_requests: 150, rate: 4, input: {dist: lognormal, mean: 512, std: 256},"
-                      " output: {dist: lognormal, mean: 128, std: 64}}\n"
-                      "slo: {ttft_ms: 300, tpot_ms: 20}\n";
+    const char *scn =
+        "name: shard\nseed: 4\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+        "workload: {num_requests: 150, rate: 4, input: {dist: lognormal, mean: 512, std: 256},"
+        " output: {dist: lognormal, mean: 128, std: 64}}\n"
+        "slo: {ttft_ms: 300, tpot_ms: 20}\n";
     char path[64];
     snprintf(path, sizeof path, "%s", write_tmp(scn));
     static sv_sweep_t sw;
@@ -182,7 +187,8 @@ START_TEST(test_shards_merge_exactly)
     sv_row_t rows[8], part[8];
     ck_assert_int_eq(sv_sweep_run(&sw, cat, full, 2, 1, 1, rows, NULL, &err), 0);
     ck_assert_int_eq(sv_sweep_write(full, keys, 2, rows, 8, NULL, &err), 0);
-    for (int i = 0; i < 8; i++) ck_assert_int_eq(rows[i].ok, 1);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(rows[i].ok, 1);
     /* the knee rises with more sequences per step */
     ck_assert(rows[0].m[SV_COL_ATTAIN] >= 0.9);
     for (int k = 1; k <= 2; k++) {
@@ -214,12 +220,13 @@ END_TEST
 
 START_TEST(test_small_plan)
 {
-    const char *scn = "name: p\nseed: 6\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                      "workload: {num_requests: 500, rate: 5, input: {dist: lognormal, mean: 512, std: 256},"
-                      " output: {dist: lognormal, mean: 128, std: 64}}\n"
-                      "slo: {ttft_ms: 400, tpot_ms: 30}\n"
-                      "plan: {target_rate: 30, gpus: [h100-sxm, l4], tp: [1, 3],"
-                      " serving: [colocated, disaggregated], prefill_decode: ['1:1'], probe_requests: 500}\n";
+    const char *scn =
+        "name: p\nseed: 6\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+        "workload: {num_requests: 500, rate: 5, input: {dist: lognormal, mean: 512, std: 256},"
+        " output: {dist: lognormal, mean: 128, std: 64}}\n"
+        "slo: {ttft_ms: 400, tpot_ms: 30}\n"
+        "plan: {target_rate: 30, gpus: [h100-sxm, l4], tp: [1, 3],"
+        " serving: [colocated, disaggregated], prefill_decode: ['1:1'], probe_requests: 500}\n";
     sv_error_t err;
     sv_scenario_t *sc;
     ck_assert_int_eq(tu_load_yaml(cat, scn, NULL, 0, &sc, &err), 0);
@@ -242,7 +249,8 @@ START_TEST(test_small_plan)
             ck_assert(rows[i].units * rows[i].unit_capacity >= 30.0 * 0.98 ||
                       rows[i].attain_at_target >= 0.9);
             ck_assert_int_eq(rows[i].gpus, rows[i].units * rows[i].unit_gpus);
-            tu_assert_rel(rows[i].goodput_per_gpu, rows[i].unit_capacity / rows[i].unit_gpus, 1e-12);
+            tu_assert_rel(rows[i].goodput_per_gpu, rows[i].unit_capacity / rows[i].unit_gpus,
+                          1e-12);
         }
     }
     ck_assert(feasible >= 2);

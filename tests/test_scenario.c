@@ -84,8 +84,8 @@ START_TEST(test_bad_input_is_located)
     const char *none[] = {"workload.rate=1", "workload.num_requests="};
     ck_assert_int_eq(load("negative_rate.yaml", none, 2, &sc, &err), SV_EINVAL);
     ck_assert_msg(strstr(err.msg, "give num_requests or duration_s") != NULL, "%s", err.msg);
-    const char *inf[] = {"workload.rate=-2", "workload.rate=inf", "workload.num_requests=",
-                         "workload.duration_s=10"};
+    const char *inf[] = {"workload.rate=-2", "workload.rate=inf",
+                         "workload.num_requests=", "workload.duration_s=10"};
     ck_assert_int_eq(load("negative_rate.yaml", inf, 4, &sc, &err), SV_EINVAL);
     ck_assert_msg(strstr(err.msg, "rate inf sends every request at once") != NULL, "%s", err.msg);
     ck_assert_ptr_null(sc);

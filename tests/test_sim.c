@@ -138,7 +138,8 @@ START_TEST(test_littles_law)
     size_t n;
     const sv_sample_t *sm = sv_metrics_samples(res->metrics, &n);
     double area = 0;
-    for (size_t i = 0; i < n; i++) area += (sm[i].running + sm[i].waiting) * 0.01;
+    for (size_t i = 0; i < n; i++)
+        area += (sm[i].running + sm[i].waiting) * 0.01;
     double T = res->summary.duration;
     double lw = res->summary.e2el.mean / 1e3 * res->summary.completed / T;
     ck_assert(res->summary.max_concurrent_requests > 10); /* it did batch */
@@ -168,7 +169,8 @@ START_TEST(test_kv_capacity_and_preemption)
     run_yaml(chat, sets2, 3, &sc, &res);
     ck_assert(res->preemptions > 0);
     long swaps = 0;
-    for (int i = 0; i < res->replicas; i++) swaps += res->rstats[i].swaps;
+    for (int i = 0; i < res->replicas; i++)
+        swaps += res->rstats[i].swaps;
     ck_assert(swaps > 0);
     ck_assert_int_eq(res->summary.completed, 1000);
     check_accounting(res);
@@ -304,12 +306,28 @@ END_TEST
 START_TEST(test_json_has_vllm_keys)
 {
     const char *sets[] = {"workload.num_requests=200"};
-    const char *always[] = {"date", "endpoint_type", "backend", "label", "model_id",
-                            "tokenizer_id", "num_prompts", "request_rate", "burstiness",
-                            "max_concurrency", "duration", "completed", "failed",
-                            "total_input_tokens", "total_output_tokens", "request_throughput",
-                            "request_goodput", "output_throughput", "total_token_throughput",
-                            "max_output_tokens_per_s", "max_concurrent_requests", "latencies",
+    const char *always[] = {"date",
+                            "endpoint_type",
+                            "backend",
+                            "label",
+                            "model_id",
+                            "tokenizer_id",
+                            "num_prompts",
+                            "request_rate",
+                            "burstiness",
+                            "max_concurrency",
+                            "duration",
+                            "completed",
+                            "failed",
+                            "total_input_tokens",
+                            "total_output_tokens",
+                            "request_throughput",
+                            "request_goodput",
+                            "output_throughput",
+                            "total_token_throughput",
+                            "max_output_tokens_per_s",
+                            "max_concurrent_requests",
+                            "latencies",
                             "servesim"};
     const char *lists[] = {"input_lens", "output_lens", "ttfts", "itls", "start_times", "errors"};
     const char *ms[] = {"ttft", "tpot", "itl", "e2el"};
@@ -323,7 +341,7 @@ START_TEST(test_json_has_vllm_keys)
             ck_assert_int_eq(cJSON_HasObjectItem(j, lists[i]), detailed);
         for (int m = 0; m < 4; m++) {
             const char *fmt[] = {"mean_%s_ms", "median_%s_ms", "std_%s_ms", "p50_%s_ms",
-                                 "p90_%s_ms", "p95_%s_ms", "p99_%s_ms"};
+                                 "p90_%s_ms",  "p95_%s_ms",    "p99_%s_ms"};
             for (int k = 0; k < 7; k++) {
                 char key[64];
                 snprintf(key, sizeof key, fmt[k], ms[m]);
@@ -427,11 +445,13 @@ START_TEST(test_prometheus)
     inf = prom_value(text, "vllm:e2e_request_latency_seconds_bucket{engine=\"0\"");
     ck_assert(ok == res->summary.completed);
     ck_assert(gen == res->summary.total_output);
-    ck_assert(itl == res->summary.total_output - res->summary.completed); /* one gap per later token */
+    ck_assert(itl ==
+              res->summary.total_output - res->summary.completed); /* one gap per later token */
     ck_assert(ttft_count == res->summary.completed);
     tu_assert_rel(ttft_sum / ttft_count * 1e3, res->summary.ttft.mean, 1e-9);
     ck_assert(inf >= 0);
-    ck_assert(strstr(text, "le=\"2560.0\"") && strstr(text, "le=\"7680.0\"") && strstr(text, "le=\"+Inf\""));
+    ck_assert(strstr(text, "le=\"2560.0\"") && strstr(text, "le=\"7680.0\"") &&
+              strstr(text, "le=\"+Inf\""));
     ck_assert(strstr(text, "# TYPE vllm:kv_cache_usage_perc gauge") != NULL);
     free(text);
     done(sc, res);

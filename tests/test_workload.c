@@ -29,7 +29,8 @@ START_TEST(test_event_order)
     ck_assert_int_eq(sv_evq_pop(&q, &ev), 0);
     /* Many random events come out sorted by (time, seq). */
     srand(7);
-    for (int i = 0; i < 20000; i++) sv_evq_push(&q, (double)(rand() % 100), 0, i);
+    for (int i = 0; i < 20000; i++)
+        sv_evq_push(&q, (double)(rand() % 100), 0, i);
     double pt = -1;
     uint64_t ps = 0;
     while (sv_evq_pop(&q, &ev)) {
@@ -39,7 +40,8 @@ START_TEST(test_event_order)
     }
     sv_evq_free(&q);
     sv_evq_init(&q, 3); /* bounded */
-    for (int i = 0; i < 3; i++) ck_assert_int_eq(sv_evq_push(&q, 1.0, 0, i), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(sv_evq_push(&q, 1.0, 0, i), 0);
     ck_assert_int_eq(sv_evq_push(&q, 1.0, 0, 3), SV_ELIMIT);
     sv_evq_free(&q);
 }
@@ -130,8 +132,8 @@ END_TEST
 START_TEST(test_lengths)
 {
     sv_workload_cfg_t c = base_cfg(100000, 10.0, 1.0);
-    c.input = (sv_lendist_t){.kind = SV_LEN_LOGNORMAL, .mean = 1000, .std = 500, .min = 1,
-                             .max = 10000000};
+    c.input = (sv_lendist_t){
+        .kind = SV_LEN_LOGNORMAL, .mean = 1000, .std = 500, .min = 1, .max = 10000000};
     c.output = (sv_lendist_t){.kind = SV_LEN_UNIFORM, .lo = 5, .hi = 9, .min = 5, .max = 9};
     sv_workload_t *w;
     sv_error_t err;
@@ -156,7 +158,8 @@ START_TEST(test_lengths)
     /* Clamps: a normal around 10 with std 100 never leaves [8, 12]. */
     c.input = (sv_lendist_t){.kind = SV_LEN_NORMAL, .mean = 10, .std = 100, .min = 8, .max = 12};
     ck_assert_int_eq(sv_workload_new(&c, NULL, 9, &w, &err), 0);
-    while (sv_workload_next(w, &t, &in, &out)) ck_assert(in >= 8 && in <= 12);
+    while (sv_workload_next(w, &t, &in, &out))
+        ck_assert(in >= 8 && in <= 12);
     sv_workload_free(w);
 
     /* Empirical: only the values of the file. */
@@ -164,8 +167,8 @@ START_TEST(test_lengths)
     size_t nv;
     ck_assert_int_eq(sv_empirical_load(tu_data("lengths.csv"), "tokens", &v, &nv, &err), 0);
     ck_assert_int_eq((int)nv, 2);
-    c.input = (sv_lendist_t){.kind = SV_LEN_EMPIRICAL, .samples = v, .nsamples = nv, .min = 1,
-                             .max = 100};
+    c.input = (sv_lendist_t){
+        .kind = SV_LEN_EMPIRICAL, .samples = v, .nsamples = nv, .min = 1, .max = 100};
     ck_assert_int_eq(sv_workload_new(&c, NULL, 9, &w, &err), 0);
     int seen5 = 0, seen7 = 0;
     while (sv_workload_next(w, &t, &in, &out)) {
@@ -177,8 +180,9 @@ START_TEST(test_lengths)
     sv_workload_free(w);
     free(v);
     ck_assert_int_eq(sv_empirical_load(tu_data("lengths.csv"), "nope", &v, &nv, &err), SV_EPARSE);
-    ck_assert_msg(strstr(err.msg, "lengths.csv:1: no column 'nope' in the header (columns: tokens)"),
-                  "%s", err.msg);
+    ck_assert_msg(
+        strstr(err.msg, "lengths.csv:1: no column 'nope' in the header (columns: tokens)"), "%s",
+        err.msg);
 }
 END_TEST
 
@@ -186,7 +190,8 @@ START_TEST(test_streams_independent)
 {
     /* Changing the output distribution leaves arrivals and inputs untouched. */
     sv_workload_cfg_t a = base_cfg(1000, 5.0, 1.0);
-    a.input = (sv_lendist_t){.kind = SV_LEN_LOGNORMAL, .mean = 100, .std = 50, .min = 1, .max = 100000};
+    a.input =
+        (sv_lendist_t){.kind = SV_LEN_LOGNORMAL, .mean = 100, .std = 50, .min = 1, .max = 100000};
     sv_workload_cfg_t b = a;
     b.output = (sv_lendist_t){.kind = SV_LEN_UNIFORM, .lo = 1, .hi = 1000, .min = 1, .max = 1000};
     sv_workload_t *wa, *wb;

@@ -46,8 +46,7 @@ START_TEST(test_values_and_places)
     ck_assert_int_eq(tp, 2);
     /* tpp was never asked for: a typo, reported at its line with the expected keys. */
     ck_assert_int_eq(sv_ymap_check_unknown(hw, &err), SV_ENOKEY);
-    ck_assert_msg(strstr(err.msg, "s.yaml:5:8: unknown key 'hardware.tpp'") != NULL, "%s",
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, "s.yaml:5:8: unknown key 'hardware.tpp'") != NULL, "%s", err.msg);
     ck_assert_msg(strstr(err.msg, "expected one of: gpu, tp") != NULL, "%s", err.msg);
 
     sv_ynode_t *wl = sv_ymap_get(doc->root, "workload");
@@ -95,8 +94,8 @@ START_TEST(test_malformed_and_strict)
     const char *bad = "a: 1\nb: [1, 2\nc: 3\n";
     ck_assert_int_eq(sv_ydoc_parse("bad.yaml", bad, strlen(bad), &doc, &err), SV_EPARSE);
     ck_assert_ptr_null(doc);
-    ck_assert_msg(strncmp(err.msg, "bad.yaml:", 9) == 0 && strstr(err.msg, "malformed YAML"),
-                  "%s", err.msg);
+    ck_assert_msg(strncmp(err.msg, "bad.yaml:", 9) == 0 && strstr(err.msg, "malformed YAML"), "%s",
+                  err.msg);
     const char *dup = "a: 1\nb: 2\na: 3\n";
     ck_assert_int_eq(sv_ydoc_parse("dup.yaml", dup, strlen(dup), &doc, &err), SV_EPARSE);
     ck_assert_str_eq(err.msg, "dup.yaml:3:1: duplicate key 'a'");

@@ -48,7 +48,8 @@ static inline void tu_check_accounting(const sv_result_t *res)
     const sv_summary_t *s = &res->summary;
     ck_assert_int_eq(s->completed + s->failed, (long)res->pool.n);
     long by = 0;
-    for (int i = 1; i < SV_FAIL_COUNT; i++) by += s->failed_by[i];
+    for (int i = 1; i < SV_FAIL_COUNT; i++)
+        by += s->failed_by[i];
     ck_assert_int_eq(by, s->failed);
     ck_assert_int_eq(s->failed_by[SV_FAIL_NONE], 0);
     for (size_t i = 0; i < res->pool.n; i++) {

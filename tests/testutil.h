@@ -32,21 +32,21 @@ static inline sv_catalog_t *tu_catalog(void)
 }
 
 /* Relative closeness: |a - b| <= tol * |b|. */
-#define tu_assert_rel(a, b, tol)                                                              \
-    do {                                                                                      \
-        double a_ = (a), b_ = (b);                                                            \
-        ck_assert_msg(fabs(a_ - b_) <= (tol)*fabs(b_), "%s = %.10g, expected %.10g (rel %g)", \
-                      #a, a_, b_, (double)(tol));                                              \
+#define tu_assert_rel(a, b, tol)                                                                   \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        ck_assert_msg(fabs(a_ - b_) <= (tol)*fabs(b_), "%s = %.10g, expected %.10g (rel %g)", #a,  \
+                      a_, b_, (double)(tol));                                                      \
     } while (0)
 
-#define TU_MAIN(suite_fn)                                                                     \
-    int main(void)                                                                            \
-    {                                                                                         \
-        SRunner *sr = srunner_create(suite_fn());                                             \
-        srunner_run_all(sr, CK_NORMAL);                                                       \
-        int failed = srunner_ntests_failed(sr);                                               \
-        srunner_free(sr);                                                                     \
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;                                          \
+#define TU_MAIN(suite_fn)                                                                          \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        SRunner *sr = srunner_create(suite_fn());                                                  \
+        srunner_run_all(sr, CK_NORMAL);                                                            \
+        int failed = srunner_ntests_failed(sr);                                                    \
+        srunner_free(sr);                                                                          \
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;                                               \
     }
 
 #endif

@@ -1,11 +1,11 @@
 /*
  * The catalog of accelerators and model architectures that the cost model reads.
  *
- * The catalog is a directory of YAML files (every .yaml file of models/ in the source tree), read in
- * file-name order; each file may hold a `defaults:` map (engine-efficiency defaults for
- * the GPUs of that file), a `gpus:` list and a `models:` list. Units are in the key
- * names (bf16_tflops, hbm_bandwidth_gb_s, memory_mib, ...). A model can also come from
- * a Hugging Face config.json instead of a catalog name.
+ * The catalog is a directory of YAML files (every .yaml file of models/ in the source tree), read
+ * in file-name order; each file may hold a `defaults:` map (engine-efficiency defaults for the GPUs
+ * of that file), a `gpus:` list and a `models:` list. Units are in the key names (bf16_tflops,
+ * hbm_bandwidth_gb_s, memory_mib, ...). A model can also come from a Hugging Face config.json
+ * instead of a catalog name.
  *
  * Ownership: sv_catalog_load() returns a catalog the caller frees with
  * sv_catalog_free() (NULL-safe). Lookup functions return pointers into it, valid until
@@ -22,7 +22,7 @@
 #define SV_TEXT_MAX 512
 
 typedef struct sv_gpu {
-    char name[SV_NAME_MAX];   /* catalog key, e.g. "h100-sxm" */
+    char name[SV_NAME_MAX]; /* catalog key, e.g. "h100-sxm" */
     char description[128];
     double bf16_flops;        /* dense peak, FLOP/s */
     double fp8_flops;         /* dense peak, FLOP/s; 0 when the GPU has no FP8 tensor cores */
@@ -41,23 +41,23 @@ typedef struct sv_gpu {
 } sv_gpu_t;
 
 typedef struct sv_model {
-    char name[SV_NAME_MAX];  /* catalog key, or derived from a config.json path */
-    char hf_id[128];         /* Hugging Face repository id, if known */
-    int layers;              /* num_hidden_layers */
-    int hidden;              /* hidden_size */
-    int heads;               /* num_attention_heads */
-    int kv_heads;            /* num_key_value_heads */
-    int head_dim;            /* per-head dimension */
-    int ffn;                 /* intermediate_size of a dense MLP */
-    int vocab;               /* vocab_size */
-    int tied_embeddings;     /* the LM head shares the input embedding matrix */
-    int gated_mlp;           /* 1: gate+up+down (SwiGLU), 0: up+down (ReLU/GELU) */
-    int qkv_bias;            /* Q, K and V projections carry a bias */
-    int experts;             /* routed experts per layer; 0 for a dense model */
-    int experts_per_tok;     /* top-k */
-    int moe_ffn;             /* intermediate size of one expert */
-    int sliding_window;      /* attention window in tokens; 0 = full attention */
-    long max_context;        /* max_position_embeddings */
+    char name[SV_NAME_MAX]; /* catalog key, or derived from a config.json path */
+    char hf_id[128];        /* Hugging Face repository id, if known */
+    int layers;             /* num_hidden_layers */
+    int hidden;             /* hidden_size */
+    int heads;              /* num_attention_heads */
+    int kv_heads;           /* num_key_value_heads */
+    int head_dim;           /* per-head dimension */
+    int ffn;                /* intermediate_size of a dense MLP */
+    int vocab;              /* vocab_size */
+    int tied_embeddings;    /* the LM head shares the input embedding matrix */
+    int gated_mlp;          /* 1: gate+up+down (SwiGLU), 0: up+down (ReLU/GELU) */
+    int qkv_bias;           /* Q, K and V projections carry a bias */
+    int experts;            /* routed experts per layer; 0 for a dense model */
+    int experts_per_tok;    /* top-k */
+    int moe_ffn;            /* intermediate size of one expert */
+    int sliding_window;     /* attention window in tokens; 0 = full attention */
+    long max_context;       /* max_position_embeddings */
     char source[SV_TEXT_MAX];
 } sv_model_t;
 

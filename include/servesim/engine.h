@@ -16,13 +16,13 @@ typedef struct sv_event {
     double time;
     uint64_t seq; /* insertion order, breaks ties */
     int32_t type;
-    int32_t id;   /* what the event is about (request, replica), by the caller's meaning */
+    int32_t id; /* what the event is about (request, replica), by the caller's meaning */
 } sv_event_t;
 
 typedef struct sv_evq {
     sv_event_t *heap;
     size_t n, cap;
-    size_t max;     /* bound on queued events; pushing past it fails */
+    size_t max; /* bound on queued events; pushing past it fails */
     uint64_t next_seq;
 } sv_evq_t;
 

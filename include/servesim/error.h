@@ -14,14 +14,14 @@
 
 enum {
     SV_OK = 0,
-    SV_EINVAL = -1,   /* a value is out of range or of the wrong type */
-    SV_ENOMEM = -2,   /* allocation failed or a growable bound was hit */
-    SV_EIO = -3,      /* a file could not be opened or read */
-    SV_EPARSE = -4,   /* malformed YAML, JSON or CSV */
-    SV_ENOTFOUND = -5,/* an unknown name (GPU, model, policy) */
-    SV_ENOKEY = -6,   /* an unknown key (typo) */
-    SV_ENOFIT = -7,   /* the model does not fit the GPU memory */
-    SV_ELIMIT = -8,   /* a configured bound was exceeded */
+    SV_EINVAL = -1,    /* a value is out of range or of the wrong type */
+    SV_ENOMEM = -2,    /* allocation failed or a growable bound was hit */
+    SV_EIO = -3,       /* a file could not be opened or read */
+    SV_EPARSE = -4,    /* malformed YAML, JSON or CSV */
+    SV_ENOTFOUND = -5, /* an unknown name (GPU, model, policy) */
+    SV_ENOKEY = -6,    /* an unknown key (typo) */
+    SV_ENOFIT = -7,    /* the model does not fit the GPU memory */
+    SV_ELIMIT = -8,    /* a configured bound was exceeded */
 };
 
 #define SV_ERRMSG_MAX 1024

@@ -30,13 +30,13 @@ typedef struct sv_explain {
     sv_perf_t perf;
     sv_memplan_t mem;
     long input, output;
-    long max_seqs;       /* sequences of input+output tokens the KV cache holds at once */
+    long max_seqs; /* sequences of input+output tokens the KV cache holds at once */
     sv_step_cost_t prefill;
-    double decode_ctx;   /* context used for the table: input + output / 2 */
+    double decode_ctx; /* context used for the table: input + output / 2 */
     int nrows;
     sv_explain_row_t rows[SV_EXPLAIN_MAX_BATCHES];
     double ttft_s, tpot_s, e2e_s; /* one request alone */
-    int exceeds_context; /* input + output > the model's max_position_embeddings */
+    int exceeds_context;          /* input + output > the model's max_position_embeddings */
 } sv_explain_t;
 
 /* Fill out from a built cost model. Fails when the model does not fit (SV_ENOFIT) or

@@ -30,9 +30,9 @@ typedef struct sv_link {
     int fifo;
     sv_xfer_t *x;
     size_t n, cap;
-    double t;       /* time the state below is valid at */
-    double busy_s;  /* time with bytes moving */
-    double bytes;   /* bytes delivered */
+    double t;      /* time the state below is valid at */
+    double busy_s; /* time with bytes moving */
+    double bytes;  /* bytes delivered */
     long transfers;
 } sv_link_t;
 

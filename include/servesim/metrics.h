@@ -30,17 +30,17 @@ enum { SV_M_TTFT = 1, SV_M_TPOT = 2, SV_M_ITL = 4, SV_M_E2EL = 8 };
 typedef struct sv_metrics_cfg {
     double percentiles[SV_MAX_PCT]; /* to print, e.g. {99} */
     int npercentiles;
-    int selected;                   /* SV_M_* bits printed in the summary */
+    int selected;                                 /* SV_M_* bits printed in the summary */
     double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms; /* NAN when not given */
-    double attainment;              /* share of requests that must meet the SLOs (sweep, plan) */
-    double sample_interval;         /* s between time-series samples */
+    double attainment;      /* share of requests that must meet the SLOs (sweep, plan) */
+    double sample_interval; /* s between time-series samples */
 } sv_metrics_cfg_t;
 
 typedef struct sv_sample {
     double t;
     int32_t replica;
     int32_t running, waiting;
-    float kv_usage;    /* 0..1 */
+    float kv_usage; /* 0..1 */
     int32_t batch_tokens;
 } sv_sample_t;
 
@@ -71,7 +71,10 @@ typedef struct sv_stat {
 } sv_stat_t;
 
 /* Percentiles always computed (for JSON) besides the configured ones. */
-#define SV_STD_PCTS {50.0, 90.0, 95.0, 99.0}
+#define SV_STD_PCTS                                                                                \
+    {                                                                                              \
+        50.0, 90.0, 95.0, 99.0                                                                     \
+    }
 
 typedef struct sv_summary {
     long completed, failed;

@@ -31,15 +31,15 @@ double sv_dtype_weight_bytes(sv_dtype_t t);
  * sv_perf_settings_default() gives) take the GPU's catalog defaults.
  */
 typedef struct sv_perf_settings {
-    int tp;                   /* tensor-parallel degree, >= 1 */
-    sv_dtype_t weight_dtype;  /* bf16 | fp16 | fp8 | int4 */
-    sv_dtype_t kv_dtype;      /* bf16 | fp16 | fp8 */
-    double compute_eff;       /* (0, 1]; < 0: GPU default */
-    double memory_eff;        /* (0, 1]; < 0: GPU default */
-    double iter_overhead_s;   /* >= 0; < 0: GPU default */
-    double layer_overhead_s;  /* >= 0; < 0: GPU default */
-    double link_bw;           /* bidirectional bytes/s per GPU; < 0: GPU's link */
-    double link_latency;      /* s per all-reduce; < 0: GPU's link */
+    int tp;                  /* tensor-parallel degree, >= 1 */
+    sv_dtype_t weight_dtype; /* bf16 | fp16 | fp8 | int4 */
+    sv_dtype_t kv_dtype;     /* bf16 | fp16 | fp8 */
+    double compute_eff;      /* (0, 1]; < 0: GPU default */
+    double memory_eff;       /* (0, 1]; < 0: GPU default */
+    double iter_overhead_s;  /* >= 0; < 0: GPU default */
+    double layer_overhead_s; /* >= 0; < 0: GPU default */
+    double link_bw;          /* bidirectional bytes/s per GPU; < 0: GPU's link */
+    double link_latency;     /* s per all-reduce; < 0: GPU's link */
     /* Memory plan inputs */
     double gpu_memory_utilization; /* share of device memory the engine may use, (0, 1] */
     double activation_reserve;     /* bytes per GPU kept for activations; < 0: estimated */
@@ -126,20 +126,20 @@ enum { SV_OP_LINEAR = 0, SV_OP_ATTN_PREFILL, SV_OP_ATTN_DECODE, SV_OP_LM_HEAD, S
 const char *sv_op_name(int op);
 
 typedef struct sv_op_cost {
-    double flops;        /* per GPU */
-    double bytes;        /* HBM bytes moved per GPU */
-    double t_compute;    /* flops / (peak x eff) */
-    double t_memory;     /* bytes / (bw x eff) */
-    double time;         /* max of the two */
+    double flops;     /* per GPU */
+    double bytes;     /* HBM bytes moved per GPU */
+    double t_compute; /* flops / (peak x eff) */
+    double t_memory;  /* bytes / (bw x eff) */
+    double time;      /* max of the two */
 } sv_op_cost_t;
 
 typedef struct sv_step_cost {
     sv_op_cost_t op[SV_OP_COUNT];
-    double comm;         /* tensor-parallel all-reduces */
-    double overhead;     /* per-iteration plus per-layer fixed cost */
-    double total;        /* sum of op times + comm + overhead; 0 for an empty batch */
-    long tokens;         /* tokens processed (prefill new tokens + decode sequences) */
-    int compute_bound;   /* the op times are dominated by compute rather than memory */
+    double comm;       /* tensor-parallel all-reduces */
+    double overhead;   /* per-iteration plus per-layer fixed cost */
+    double total;      /* sum of op times + comm + overhead; 0 for an empty batch */
+    long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
+    int compute_bound; /* the op times are dominated by compute rather than memory */
 } sv_step_cost_t;
 
 /* The time of one iteration for this batch. Pure; never fails. */

@@ -24,19 +24,19 @@
 typedef struct sv_plan_row {
     char gpu[SV_NAME_MAX];
     int tp;
-    int disagg, p, d;         /* disaggregated unit: p prefill + d decode replicas */
+    int disagg, p, d; /* disaggregated unit: p prefill + d decode replicas */
     long max_num_seqs;
-    int ok;                   /* 0: infeasible or failed; error says why */
+    int ok; /* 0: infeasible or failed; error says why */
     char error[256];
-    double unit_capacity;     /* req/s one unit sustains within the SLOs */
+    double unit_capacity; /* req/s one unit sustains within the SLOs */
     int unit_gpus;
-    int units, gpus;          /* for the target rate */
-    double attain_at_target;  /* of the whole cluster at the target rate */
+    int units, gpus;         /* for the target rate */
+    double attain_at_target; /* of the whole cluster at the target rate */
     double goodput_at_target;
     double cost_hour, cost_mtok, energy_tok;
-    double goodput_per_gpu;   /* unit capacity / unit GPUs (DistServe's metric) */
-    char binding[8];          /* ttft, tpot or e2el: the SLO that fails first past capacity */
-    long probes;              /* simulations run */
+    double goodput_per_gpu; /* unit capacity / unit GPUs (DistServe's metric) */
+    char binding[8];        /* ttft, tpot or e2el: the SLO that fails first past capacity */
+    long probes;            /* simulations run */
 } sv_plan_row_t;
 
 /*
@@ -45,8 +45,8 @@ typedef struct sv_plan_row {
  * tolerance tol. binding (>= 8 bytes) names the SLO least met just past it. 0 when even
  * a very light load misses the SLOs (*rate = 0).
  */
-int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate,
-                char *binding, long *probes, sv_error_t *err);
+int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate, char *binding,
+                long *probes, sv_error_t *err);
 
 int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_plan_row_t **rows,
                 int *nrows, FILE *progress, sv_error_t *err);

@@ -47,21 +47,21 @@ typedef struct sv_engine_cfg {
     long max_num_seqs;
     long max_num_batched_tokens;
     int block_size;
-    int preempt_swap;     /* 0 recompute, 1 swap */
-    double swap_bw;       /* bytes/s per GPU between device and host */
-    double watermark;     /* share of blocks kept free when admitting */
-    long max_model_len;   /* longest input + output accepted; 0 = model context / KV capacity */
-    long max_queue;       /* waiting requests beyond which arrivals fail; 0 = unbounded */
+    int preempt_swap;   /* 0 recompute, 1 swap */
+    double swap_bw;     /* bytes/s per GPU between device and host */
+    double watermark;   /* share of blocks kept free when admitting */
+    long max_model_len; /* longest input + output accepted; 0 = model context / KV capacity */
+    long max_queue;     /* waiting requests beyond which arrivals fail; 0 = unbounded */
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
-    int handoff;          /* prefill replica: a prefilled request is handed off, not decoded */
+    int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
 } sv_engine_cfg_t;
 
 typedef struct sv_replica_stats {
     long steps, decode_steps, prefill_chunks;
     long preemptions, swaps;
-    double busy_s;        /* time with a step in flight */
-    double active_s;      /* busy time weighted by how hard the GPU works (power model) */
+    double busy_s;   /* time with a step in flight */
+    double active_s; /* busy time weighted by how hard the GPU works (power model) */
     double prefill_tokens, decode_tokens;
     long peak_running, peak_waiting;
     long peak_blocks_used;
@@ -74,8 +74,7 @@ typedef struct sv_replica_stats {
 typedef struct sv_replica sv_replica_t;
 
 int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
-                   sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out,
-                   sv_error_t *err);
+                   sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out, sv_error_t *err);
 void sv_replica_free(sv_replica_t *r);
 
 /* A request arrives at now. Returns SV_FAIL_NONE, or the reason it failed at once (the
@@ -120,11 +119,11 @@ long sv_replica_running(const sv_replica_t *r);
 long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
 long sv_replica_waiting(const sv_replica_t *r);
 long sv_replica_tokens_queued(const sv_replica_t *r); /* prompt tokens not yet prefilled */
-long sv_replica_tokens_owed(const sv_replica_t *r);  /* + output tokens not yet generated */
+long sv_replica_tokens_owed(const sv_replica_t *r);   /* + output tokens not yet generated */
 double sv_replica_kv_usage(const sv_replica_t *r);    /* used blocks / all blocks */
 long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);
-long sv_replica_batch_tokens(const sv_replica_t *r);  /* tokens in the step in flight */
+long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
 
 #endif

@@ -29,7 +29,7 @@ const char *sv_role_name(sv_role_t r);
 /* What `servesim plan` may choose from (the scenario's `plan:` map). */
 typedef struct sv_plan_cfg {
     int given;
-    double target_rate;         /* req/s */
+    double target_rate; /* req/s */
     char gpus[16][SV_NAME_MAX];
     int ngpus;
     int tps[8], ntps;
@@ -38,8 +38,8 @@ typedef struct sv_plan_cfg {
     int colocated, disaggregated; /* serving modes to try */
     int ratios[8][2], nratios;    /* prefill:decode replicas per disaggregated unit */
     int max_gpus;
-    long probe_requests;          /* requests per capacity probe */
-    double tolerance;             /* relative precision of the capacity */
+    long probe_requests; /* requests per capacity probe */
+    double tolerance;    /* relative precision of the capacity */
 } sv_plan_cfg_t;
 
 /* One pool of identical replicas: its GPU, parallelism, dtypes, engine settings. */
@@ -86,8 +86,8 @@ typedef struct sv_scenario {
     sv_plan_cfg_t plan;
 } sv_scenario_t;
 
-int sv_scenario_load(const char *path, const char *const *sets, int nsets,
-                     const sv_catalog_t *cat, sv_scenario_t **out, sv_error_t *err);
+int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
+                     sv_scenario_t **out, sv_error_t *err);
 void sv_scenario_free(sv_scenario_t *sc);
 
 #endif

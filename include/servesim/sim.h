@@ -36,14 +36,14 @@ typedef struct sv_pool_result {
     sv_perf_t perf;
     sv_memplan_t mem;
     long max_model_len;
-    int first, count;       /* its replicas are [first, first + count) */
-    double gpus;            /* count x tp */
+    int first, count; /* its replicas are [first, first + count) */
+    double gpus;      /* count x tp */
     double cost_usd, energy_j;
-    double busy_share;      /* mean over its replicas of busy time / duration */
+    double busy_share; /* mean over its replicas of busy time / duration */
     double kv_usage_p50, kv_usage_p99, kv_usage_max;
     long preemptions, steps, decode_steps, handoffs;
     double mean_decode_batch; /* sequences per decode step */
-    double stall_s;         /* summed over replicas: idle while requests waited (no KV room) */
+    double stall_s;           /* summed over replicas: idle while requests waited (no KV room) */
     double link_bytes, link_busy_s; /* prefill pools: KV sent, time the links moved bytes */
     long transfers;
 } sv_pool_result_t;
@@ -55,18 +55,18 @@ typedef struct sv_result {
     sv_reqpool_t pool;
     sv_metrics_t *metrics;
     sv_summary_t summary;
-    int replicas;               /* over all pools */
-    sv_replica_stats_t *rstats; /* one per replica */
-    int *rpool;                 /* pool index of each replica */
-    double *stall_s;            /* per replica */
+    int replicas;                                    /* over all pools */
+    sv_replica_stats_t *rstats;                      /* one per replica */
+    int *rpool;                                      /* pool index of each replica */
+    double *stall_s;                                 /* per replica */
     double kv_usage_p50, kv_usage_p99, kv_usage_max; /* over all samples, 0..1 */
     long preemptions;
-    double busy_share;      /* mean over replicas of busy time / duration */
-    double gpus;            /* all pools */
-    double cost_usd;        /* sum over pools of gpus x price x duration */
-    double energy_j;        /* idle power all along + dynamic power while busy */
-    double cost_per_mtok;   /* USD per million output tokens */
-    double energy_per_tok;  /* J per output token */
+    double busy_share;     /* mean over replicas of busy time / duration */
+    double gpus;           /* all pools */
+    double cost_usd;       /* sum over pools of gpus x price x duration */
+    double energy_j;       /* idle power all along + dynamic power while busy */
+    double cost_per_mtok;  /* USD per million output tokens */
+    double energy_per_tok; /* J per output token */
     long events;
 } sv_result_t;
 

@@ -42,20 +42,42 @@ int sv_vary_parse(const char *arg, sv_vary_t *v, sv_error_t *err);
 
 /* The metrics kept per point, in sweep.csv column order after index and the keys. */
 enum {
-    SV_COL_COMPLETED = 0, SV_COL_FAILED, SV_COL_DURATION, SV_COL_REQ_TPUT, SV_COL_GOODPUT,
-    SV_COL_OUT_TPUT, SV_COL_ATTAIN, SV_COL_ATTAIN_TARGET,
-    SV_COL_TTFT_MEAN, SV_COL_TTFT_P50, SV_COL_TTFT_P90, SV_COL_TTFT_P99,
-    SV_COL_TPOT_MEAN, SV_COL_TPOT_P50, SV_COL_TPOT_P90, SV_COL_TPOT_P99,
-    SV_COL_ITL_MEAN, SV_COL_ITL_P99, SV_COL_E2EL_MEAN, SV_COL_E2EL_P99,
-    SV_COL_GPUS, SV_COL_COST_HOUR, SV_COL_COST_MTOK, SV_COL_ENERGY_TOK, SV_COL_GOODPUT_GPU,
-    SV_COL_KV_P99, SV_COL_PREEMPT, SV_COL_SLO_TTFT, SV_COL_SLO_TPOT,
+    SV_COL_COMPLETED = 0,
+    SV_COL_FAILED,
+    SV_COL_DURATION,
+    SV_COL_REQ_TPUT,
+    SV_COL_GOODPUT,
+    SV_COL_OUT_TPUT,
+    SV_COL_ATTAIN,
+    SV_COL_ATTAIN_TARGET,
+    SV_COL_TTFT_MEAN,
+    SV_COL_TTFT_P50,
+    SV_COL_TTFT_P90,
+    SV_COL_TTFT_P99,
+    SV_COL_TPOT_MEAN,
+    SV_COL_TPOT_P50,
+    SV_COL_TPOT_P90,
+    SV_COL_TPOT_P99,
+    SV_COL_ITL_MEAN,
+    SV_COL_ITL_P99,
+    SV_COL_E2EL_MEAN,
+    SV_COL_E2EL_P99,
+    SV_COL_GPUS,
+    SV_COL_COST_HOUR,
+    SV_COL_COST_MTOK,
+    SV_COL_ENERGY_TOK,
+    SV_COL_GOODPUT_GPU,
+    SV_COL_KV_P99,
+    SV_COL_PREEMPT,
+    SV_COL_SLO_TTFT,
+    SV_COL_SLO_TPOT,
     SV_NCOLS
 };
 extern const char *const sv_col_names[SV_NCOLS];
 
 typedef struct sv_row {
     long index;
-    int ok;                           /* 0: the point could not run; error says why */
+    int ok; /* 0: the point could not run; error says why */
     char vals[SV_MAX_VARY][SV_VALUE_MAX];
     double m[SV_NCOLS];
     char error[256];

@@ -54,8 +54,7 @@ typedef struct sv_ydoc {
 int sv_ydoc_load(const char *path, sv_ydoc_t **out, sv_error_t *err);
 
 /* Parse text held in memory; name is used in messages as the file name. */
-int sv_ydoc_parse(const char *name, const char *text, size_t len, sv_ydoc_t **out,
-                  sv_error_t *err);
+int sv_ydoc_parse(const char *name, const char *text, size_t len, sv_ydoc_t **out, sv_error_t *err);
 
 void sv_ydoc_free(sv_ydoc_t *doc);
 
@@ -90,8 +89,7 @@ int sv_yscalar_is_null(const sv_ynode_t *node);
  * code with a located message otherwise. Numbers accept "inf"/".inf"; ranges are
  * inclusive.
  */
-int sv_yget_str(sv_ynode_t *map, const char *key, int required, const char **out,
-                sv_error_t *err);
+int sv_yget_str(sv_ynode_t *map, const char *key, int required, const char **out, sv_error_t *err);
 int sv_yget_double(sv_ynode_t *map, const char *key, int required, double lo, double hi,
                    double *out, sv_error_t *err);
 int sv_yget_long(sv_ynode_t *map, const char *key, int required, long lo, long hi, long *out,
@@ -99,8 +97,7 @@ int sv_yget_long(sv_ynode_t *map, const char *key, int required, long lo, long h
 int sv_yget_bool(sv_ynode_t *map, const char *key, int required, int *out, sv_error_t *err);
 
 /* The same conversions for a scalar node on its own (a sequence item). */
-int sv_yscalar_double(const sv_ynode_t *node, double lo, double hi, double *out,
-                      sv_error_t *err);
+int sv_yscalar_double(const sv_ynode_t *node, double lo, double hi, double *out, sv_error_t *err);
 int sv_yscalar_long(const sv_ynode_t *node, long lo, long hi, long *out, sv_error_t *err);
 
 /* Plain-text number parsing used by the getters and by the CLI: whole string must match. */
