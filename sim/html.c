@@ -21,19 +21,7 @@ typedef struct page {
     char name[64];
 } page_t;
 
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else
-            fputc(*s, f);
-    }
-}
+#define esc sv__xml_escape
 
 static int page_open(page_t *p, const char *path, const char *title, sv_error_t *err)
 {

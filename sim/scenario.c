@@ -98,19 +98,12 @@ static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t 
     pool->gpu = *g;
     if ((rc = sv_yget_long(hw, "replicas", 0, 1, 100000, &replicas, err)) < 0) return rc;
     pool->replicas = (int)replicas;
-    const char *keys[] = {"tp",
-                          "weight_dtype",
-                          "kv_cache_dtype",
-                          "gpu_memory_utilization",
-                          "compute_efficiency",
-                          "memory_efficiency",
-                          "iteration_overhead_ms",
-                          "layer_overhead_us",
-                          "link_bandwidth_gb_s",
-                          "link_latency_us",
-                          "activation_reserve_gb"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if ((rc = perf_key(hw, keys[i], &pool->perf, err))) return rc;
+    /* Every cost-model setting but the two that belong to the engine map. */
+    for (int i = 0; sv_perf_setting_keys[i]; i++) {
+        const char *k = sv_perf_setting_keys[i];
+        if (strcmp(k, "block_size") == 0 || strcmp(k, "max_num_batched_tokens") == 0) continue;
+        if ((rc = perf_key(hw, k, &pool->perf, err))) return rc;
+    }
     if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &pool->gpu.price_per_hour, err)) <
         0)
         return rc;

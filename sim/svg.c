@@ -10,7 +10,7 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"
                                       "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                                       "#bcbd22", "#17becf", "#393b79", "#637939"};
 
-static void esc(FILE *f, const char *s)
+void sv__xml_escape(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         if (*s == '<')
@@ -24,6 +24,20 @@ static void esc(FILE *f, const char *s)
         else
             fputc(*s, f);
     }
+}
+
+/* The <svg> element, a white background and the title at the plot's left edge. */
+static void svg_open(FILE *f, int W, int H, double L, const char *title)
+{
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
+            "font-size=\"12\">\n",
+            W, H, W, H);
+    fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%g\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", L);
+    sv__xml_escape(f, title);
+    fputs("</text>\n", f);
 }
 
 /* A step of 1, 2 or 5 x 10^k giving about `want` ticks over span. */
@@ -77,15 +91,7 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
     double pw = W - L - R, ph = H - T - B;
 #define PX(x) (L + ((x)-x0) / (x1 - x0) * pw)
 #define PY(y) (T + ph - ((y)-y0) / (y1 - y0) * ph)
-    fprintf(
-        f,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-        "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-        W, H, W, H);
-    fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
-    fprintf(f, "<text x=\"%g\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", L);
-    esc(f, c->title);
-    fputs("</text>\n", f);
+    svg_open(f, W, H, L, c->title);
     char buf[64];
     for (double y = y0; y <= y1 + ys * 1e-9; y += ys) {
         fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L,
@@ -105,11 +111,11 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
             "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
             L, T, pw, ph);
     fprintf(f, "<text x=\"%g\" y=\"%d\" text-anchor=\"middle\">", L + pw / 2, H - 12);
-    esc(f, c->xlabel);
+    sv__xml_escape(f, c->xlabel);
     fputs("</text>\n", f);
     fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">",
             T + ph / 2);
-    esc(f, c->ylabel);
+    sv__xml_escape(f, c->ylabel);
     fputs("</text>\n", f);
     for (int i = 0; i < c->nh; i++) {
         fprintf(f,
@@ -118,7 +124,7 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
                 L, PY(c->hline[i]), L + pw, PY(c->hline[i]));
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\">", L + pw - 4,
                 PY(c->hline[i]) - 4);
-        esc(f, c->hlabel[i]);
+        sv__xml_escape(f, c->hlabel[i]);
         fputs("</text>\n", f);
     }
     for (int i = 0; i < c->nv; i++) {
@@ -130,7 +136,7 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
         int right = PX(c->vline[i]) > L + pw / 2;
         fprintf(f, "<text x=\"%.2f\" y=\"%g\" fill=\"#2ca02c\" text-anchor=\"%s\">",
                 PX(c->vline[i]) + (right ? -4 : 4), T + ph - 8 - 14.0 * i, right ? "end" : "start");
-        esc(f, c->vlabel[i]);
+        sv__xml_escape(f, c->vlabel[i]);
         fputs("</text>\n", f);
     }
     for (int k = 0; k < c->ns; k++) {
@@ -155,7 +161,7 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
                             "text-anchor=\"%s\">",
                             PX(s->x[i]) + (right ? -5 : 5), PY(s->y[i]) - 5,
                             right ? "end" : "start");
-                    esc(f, s->labels[i]);
+                    sv__xml_escape(f, s->labels[i]);
                     fputs("</text>\n", f);
                 }
             }
@@ -163,7 +169,7 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
         fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"3\" fill=\"%s\"/>", L + 10,
                 T + 10 + 16.0 * k, col);
         fprintf(f, "<text x=\"%g\" y=\"%g\">", L + 28, T + 15 + 16.0 * k);
-        esc(f, s->name);
+        sv__xml_escape(f, s->name);
         fputs("</text>\n", f);
     }
     fputs("</svg>\n", f);
@@ -182,15 +188,7 @@ void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *co
     double ys = nice_step(y1, 5);
     y1 = ceil(y1 / ys) * ys;
     double pw = W - L - R, ph = H - T - B, bw = pw / (n ? n : 1);
-    fprintf(
-        f,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-        "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-        W, H, W, H);
-    fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
-    fprintf(f, "<text x=\"%g\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", L);
-    esc(f, title);
-    fputs("</text>\n", f);
+    svg_open(f, W, H, L, title);
     char buf[64];
     for (double y = 0; y <= y1 + ys * 1e-9; y += ys) {
         double py = T + ph - y / y1 * ph;
@@ -207,7 +205,7 @@ void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *co
         fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.1f</text>\n",
                 x + bw * 0.35, T + ph - h - 4, values[i]);
         fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\">", x + bw * 0.35, T + ph + 16);
-        esc(f, names[i]);
+        sv__xml_escape(f, names[i]);
         fputs("</text>\n", f);
     }
     fprintf(f,
@@ -215,6 +213,6 @@ void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *co
             L, T, pw, ph);
     fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">",
             T + ph / 2);
-    esc(f, ylabel);
+    sv__xml_escape(f, ylabel);
     fputs("</text>\n</svg>\n", f);
 }

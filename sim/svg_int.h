@@ -33,6 +33,9 @@ typedef struct sv_svg_chart {
     double ymin_zero; /* 1: the y axis starts at 0 */
 } sv_svg_chart_t;
 
+/* Text for XML and HTML: < > & and " escaped. */
+void sv__xml_escape(FILE *f, const char *s);
+
 void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int width, int height);
 void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *const *names,
                   const double *values, int n, int width, int height);
