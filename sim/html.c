@@ -109,6 +109,27 @@ static int cdf(double *v, int n, double *x, double *y, int m)
     return m;
 }
 
+/* A latency CDF with its SLO (NAN: none) as a vertical line. */
+static void cdf_chart(page_t *p, const char *name, const char *title, const char *xlabel,
+                      const char *series, const double *x, const double *y, int n, double slo)
+{
+    char lab[64];
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = title;
+    c.xlabel = xlabel;
+    c.ylabel = "requests (%)";
+    c.s[c.ns++] = (sv_svg_series_t){.name = series, .x = x, .y = y, .n = n, .lines = 1};
+    c.ymin_zero = 1;
+    if (!isnan(slo)) {
+        snprintf(lab, sizeof lab, "SLO %g ms", slo);
+        c.vline[c.nv] = slo;
+        c.vlabel[c.nv++] = lab;
+    }
+    sv__svg_chart(chart_begin(p, name), &c, 620, 360);
+    chart_end(p);
+}
+
 int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
 {
     const sv_scenario_t *sc = res->sc;
@@ -158,34 +179,11 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     free(tt);
     free(tp);
     fputs("<h2>Latency</h2>\n<div class=\"charts\">\n", h);
-    char lab[2][64];
+    cdf_chart(&p, "ttft-cdf", "TTFT: share of requests answered within x",
+              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms);
+    cdf_chart(&p, "tpot-cdf", "TPOT: share of requests with time per output token within x",
+              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms);
     sv_svg_chart_t c;
-    memset(&c, 0, sizeof c);
-    c.title = "TTFT: share of requests answered within x";
-    c.xlabel = "time to first token (ms)";
-    c.ylabel = "requests (%)";
-    c.s[c.ns++] = (sv_svg_series_t){.name = "TTFT CDF", .x = cx, .y = cy, .n = nc, .lines = 1};
-    c.ymin_zero = 1;
-    if (!isnan(sc->metrics.slo_ttft_ms)) {
-        snprintf(lab[0], sizeof lab[0], "SLO %g ms", sc->metrics.slo_ttft_ms);
-        c.vline[c.nv] = sc->metrics.slo_ttft_ms;
-        c.vlabel[c.nv++] = lab[0];
-    }
-    sv__svg_chart(chart_begin(&p, "ttft-cdf"), &c, 620, 360);
-    chart_end(&p);
-    memset(&c, 0, sizeof c);
-    c.title = "TPOT: share of requests with time per output token within x";
-    c.xlabel = "time per output token (ms)";
-    c.ylabel = "requests (%)";
-    c.s[c.ns++] = (sv_svg_series_t){.name = "TPOT CDF", .x = dx, .y = dy, .n = nd, .lines = 1};
-    c.ymin_zero = 1;
-    if (!isnan(sc->metrics.slo_tpot_ms)) {
-        snprintf(lab[1], sizeof lab[1], "SLO %g ms", sc->metrics.slo_tpot_ms);
-        c.vline[c.nv] = sc->metrics.slo_tpot_ms;
-        c.vlabel[c.nv++] = lab[1];
-    }
-    sv__svg_chart(chart_begin(&p, "tpot-cdf"), &c, 620, 360);
-    chart_end(&p);
     const char *names[6] = {"queue", "prefill", "decode"};
     double vals[6] = {s->queue.mean, s->prefill.mean, s->decode.mean};
     int nb = 3;
