@@ -574,6 +574,18 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
     return sv_ymap_check_unknown(mc, err);
 }
 
+/* A list of 1 to max entries (more would not fit the plan's arrays: an error, not a cut). */
+static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t *err)
+{
+    char w[512];
+    int rc = sv_yexpect_seq(node, what, err);
+    if (rc) return rc;
+    if (node->n < 1 || node->n > max)
+        return sv_errorf(err, SV_ELIMIT, "%s: %s: give 1 to %zu values, got %zu",
+                         at(node, w, sizeof w), what, max, node->n);
+    return 0;
+}
+
 static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
 {
     char w[512];
@@ -595,11 +607,9 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     if (!g)
         return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
                          at(pm, w, sizeof w));
-    if ((rc = sv_yexpect_seq(g, "plan.gpus", err))) return rc;
+    if ((rc = plan_list(g, "plan.gpus", 16, err))) return rc;
     for (size_t i = 0; i < g->n; i++) {
         const sv_gpu_t *gp;
-        if (i >= 16)
-            return sv_errorf(err, SV_ELIMIT, "%s: plan.gpus: at most 16", at(g, w, sizeof w));
         if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
             char msg[SV_ERRMSG_MAX];
             snprintf(msg, sizeof msg, "%s",
@@ -613,9 +623,9 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     p->tps[0] = 1;
     p->ntps = 1;
     if (t) {
-        if ((rc = sv_yexpect_seq(t, "plan.tp", err))) return rc;
+        if ((rc = plan_list(t, "plan.tp", 8, err))) return rc;
         p->ntps = 0;
-        for (size_t i = 0; i < t->n && i < 8; i++) {
+        for (size_t i = 0; i < t->n; i++) {
             long v;
             if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
             p->tps[p->ntps++] = (int)v;
@@ -623,8 +633,8 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     }
     sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
     if (m) {
-        if ((rc = sv_yexpect_seq(m, "plan.max_num_seqs", err))) return rc;
-        for (size_t i = 0; i < m->n && i < 8; i++)
+        if ((rc = plan_list(m, "plan.max_num_seqs", 8, err))) return rc;
+        for (size_t i = 0; i < m->n; i++)
             if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err)))
                 return rc;
     }
@@ -646,8 +656,8 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     }
     sv_ynode_t *r = sv_ymap_get(pm, "prefill_decode");
     if (r) {
-        if ((rc = sv_yexpect_seq(r, "plan.prefill_decode", err))) return rc;
-        for (size_t i = 0; i < r->n && i < 8; i++) {
+        if ((rc = plan_list(r, "plan.prefill_decode", 8, err))) return rc;
+        for (size_t i = 0; i < r->n; i++) {
             int a, b;
             char extra;
             if (r->seq[i]->kind != SV_Y_SCALAR ||
