@@ -38,7 +38,7 @@ static const char *usage_text =
     "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
     "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
     "      [--requests-csv FILE] [--timeseries-csv FILE] [--report FILE.html]\n"
-    "      [--prometheus FILE] [--quiet]\n"
+    "      [--prometheus FILE] [--quiet] [--check]\n"
     "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
     "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
     "      [--shard K/N] [--report FILE.html]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
@@ -311,11 +311,13 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
     cmd_args_t a = {.jobs = 1};
-    int detailed = 0, quiet = 0, t;
+    int detailed = 0, quiet = 0, check = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
         if ((v = opt_value(argc, argv, &i, "--json", &a.missing)))
             json = v;
+        else if (strcmp(argv[i], "--check") == 0)
+            check = 1;
         else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
         else if ((v = opt_value(argc, argv, &i, "--prometheus", &a.missing)))
@@ -338,6 +340,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_error_t err;
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
+    sc->check = check;
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
     int rc = sv_sim_run(sc, &res, &err);
@@ -360,6 +363,11 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
             stderr,
             "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
             res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
+        if (res->sample_interval > sc->metrics.sample_interval)
+            fprintf(stderr,
+                    "servesim: note: time-series samples thinned to one every %g s to stay "
+                    "under %ld samples\n",
+                    res->sample_interval, SV_MAX_SAMPLES);
     }
     sv_result_free(res);
     sv_scenario_free(sc);

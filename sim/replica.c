@@ -6,6 +6,7 @@
 #include "servesim/replica.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,8 +70,10 @@ struct sv_replica {
     size_t npend, cappend;
     int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
     size_t nstamp, capstamp;
-    long n_reserved; /* sequence slots promised to transfers on their way */
-    long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
+    long n_reserved;      /* sequence slots promised to transfers on their way */
+    long reserved_blocks; /* ... and the blocks set aside for them */
+    long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
+    long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
     double step_start;
     int oom;
     sv_replica_stats_t st;
@@ -261,7 +264,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->whole = !r->chunked;
     r->prefill_first = cfg->scheduler == SV_SCHED_VLLM_V0;
     r->total_blocks = r->free_blocks = kv_blocks;
-    r->watermark_blocks = r->paged ? (long)ceil(cfg->watermark * (double)kv_blocks) : 0;
+    r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
     if (!r->bucket) {
@@ -288,6 +291,12 @@ void sv_replica_free(sv_replica_t *r)
     free(r->pending);
     free(r->stamp);
     free(r);
+}
+
+long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
+{
+    int reserve = cfg->scheduler == SV_SCHED_STATIC || cfg->scheduler == SV_SCHED_ORCA;
+    return reserve ? 0 : (long)floor(cfg->watermark * (double)kv_blocks);
 }
 
 static long blocks_for(const sv_replica_t *r, long tokens)
@@ -712,6 +721,12 @@ static void hand_off(sv_replica_t *r, int32_t id, double now)
         }
     }
     r->owed -= owed_of(r, q);
+    /* Whole-sequence schedulers reserved blocks for the output too: only the prompt's KV
+     * stays pinned for the transfer, the rest goes back now. */
+    long keep = blocks_for(r, q->computed);
+    if (q->reserved) r->free_blocks += q->reserved - keep;
+    q->reserved = 0;
+    r->pinned_blocks += keep;
     run_remove(r, id);
     q->state = SV_RQ_HANDOFF;
     r->st.handoffs++;
@@ -832,8 +847,9 @@ const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n)
 
 void sv_replica_release(sv_replica_t *r, int32_t id)
 {
-    sv_req_t *q = Q(r, id);
-    r->free_blocks += blocks_for(r, q->computed);
+    long b = blocks_for(r, Q(r, id)->computed);
+    r->free_blocks += b;
+    r->pinned_blocks -= b;
 }
 
 int sv_replica_can_reserve(const sv_replica_t *r, long tokens)
@@ -846,6 +862,7 @@ int sv_replica_reserve(sv_replica_t *r, long tokens)
 {
     if (!sv_replica_can_reserve(r, tokens)) return 0;
     r->free_blocks -= reserve_need(r, tokens);
+    r->reserved_blocks += reserve_need(r, tokens);
     r->n_reserved++;
     long used = r->total_blocks - r->free_blocks;
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
@@ -855,6 +872,7 @@ int sv_replica_reserve(sv_replica_t *r, long tokens)
 void sv_replica_unreserve(sv_replica_t *r, long tokens)
 {
     r->free_blocks += reserve_need(r, tokens);
+    r->reserved_blocks -= reserve_need(r, tokens);
     r->n_reserved--;
 }
 
@@ -863,6 +881,7 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     sv_req_t *q = Q(r, id);
     (void)now;
     r->n_reserved--;
+    r->reserved_blocks -= reserve_need(r, q->computed); /* now the request's own (joining) */
     q->replica = r->id;
     q->state = SV_RQ_RUNNING;
     q->target = q->computed;
@@ -935,4 +954,37 @@ long sv_replica_batch_tokens(const sv_replica_t *r)
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r)
 {
     return &r->st;
+}
+
+int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
+{
+    if (r->in_flight) return 0;
+    long used = r->pinned_blocks + r->reserved_blocks, n = 0;
+    for (int32_t id = r->run_head; id >= 0; id = Q(r, id)->next, n++) {
+        const sv_req_t *q = Q(r, id);
+        if (q->joining)
+            used += reserve_need(r, q->computed);
+        else if (q->reserved)
+            used += q->reserved;
+        else if (q->in_decode)
+            used += blocks_for(r, q->c_join + member_steps(r, q));
+        else
+            used += blocks_for(r, q->computed);
+    }
+    const char *what = NULL;
+    if (n != r->n_running)
+        what = "the running list's length differs from the running count";
+    else if (r->free_blocks < 0 || r->free_blocks > r->total_blocks)
+        what = "free blocks out of range";
+    else if (used + r->free_blocks != r->total_blocks)
+        what = "blocks held by requests + free blocks != all blocks";
+    else if (r->n_reserved < 0 || r->reserved_blocks < 0 || r->pinned_blocks < 0)
+        what = "a negative reservation";
+    if (!what) return 0;
+    snprintf(msg, size,
+             "replica %d: %s (held %ld = running %ld + pinned %ld + reserved %ld; free %ld; "
+             "total %ld; running %ld counted %ld)",
+             r->id, what, used, used - r->pinned_blocks - r->reserved_blocks, r->pinned_blocks,
+             r->reserved_blocks, r->free_blocks, r->total_blocks, n, r->n_running);
+    return -1;
 }

@@ -29,6 +29,7 @@
 #ifndef SERVESIM_REPLICA_H
 #define SERVESIM_REPLICA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "servesim/error.h"
@@ -56,6 +57,10 @@ typedef struct sv_engine_cfg {
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
 } sv_engine_cfg_t;
+
+/* Blocks kept free when admitting: floor(watermark x blocks), as vLLM's block manager
+ * computes it (int()); 0 for the schedulers that reserve a whole sequence up front. */
+long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks);
 
 typedef struct sv_replica_stats {
     long steps, decode_steps, prefill_chunks;
@@ -125,5 +130,11 @@ long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);
 long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
+
+/* Recount every block from the requests that hold them (running sequences, hand-offs
+ * pinned here, transfers reserved here) and compare with the free count: 0 when
+ * held + free = total, else -1 with what differs in msg. O(running); a replica with a
+ * step in flight is not checked. For --check and tests. */
+int sv_replica_check(const sv_replica_t *r, char *msg, size_t size);
 
 #endif

@@ -54,6 +54,7 @@ typedef struct sv_req {
     int32_t prefill_replica; /* disaggregated: where it was prefilled */
     uint8_t state, fail, in_decode, abort_pending;
     uint8_t joining; /* landed on a decode replica, joins its batch at the next step */
+    uint8_t ended;   /* the simulator counted its end (each request ends exactly once) */
     uint16_t preemptions;
     /* engine bookkeeping (sim/replica.c) */
     int32_t target;    /* tokens to prefill: input, or input + generated after a recompute */

@@ -80,6 +80,7 @@ typedef struct sv_scenario {
     long *emp_input, *emp_output;
     sv_metrics_cfg_t metrics;
     double horizon; /* s; 0 = run until every request has ended */
+    int check;      /* --check: recount KV blocks and client slots at every step (slow) */
     /* `sweep.vary`: the default --vary specs of `servesim sweep` ("workload.rate=2:30:2") */
     char sweep_vary[6][256];
     int nsweep_vary;
