@@ -369,10 +369,12 @@ static long reserve_need(const sv_replica_t *r, long tokens)
 /* Every block the request holds here goes back to the pool. */
 static void release_blocks(sv_replica_t *r, sv_req_t *q)
 {
-    if (q->joining)
+    if (q->reserved)
+        r->free_blocks += q->reserved;
+    else if (q->joining)
         r->free_blocks += reserve_need(r, q->computed);
     else
-        r->free_blocks += q->reserved ? q->reserved : blocks_for(r, q->computed);
+        r->free_blocks += blocks_for(r, q->computed);
     q->reserved = 0;
     q->joining = 0;
 }
@@ -819,8 +821,10 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
     if (r->in_flight) {
         /* The step in flight already holds its blocks: each chunk's, and the next block of
          * every decoding sequence that needed one. Count them as its requests' own. */
-        for (size_t i = 0; i < r->nchunks; i++)
+        for (size_t i = 0; i < r->nchunks; i++) {
             Q(r, r->chunks[i].id)->computed += r->chunks[i].n;
+            r->owed -= r->chunks[i].n;
+        }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve)
             r->free_blocks += r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
@@ -852,27 +856,36 @@ void sv_replica_release(sv_replica_t *r, int32_t id)
     r->pinned_blocks -= b;
 }
 
-int sv_replica_can_reserve(const sv_replica_t *r, long tokens)
+/* Blocks a decode replica sets aside for an incoming request: its KV plus the next
+ * token's block, or, for a scheduler that reserves whole sequences, prompt + output. */
+static long transfer_blocks(const sv_replica_t *r, const sv_req_t *q)
 {
-    return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           r->free_blocks - reserve_need(r, tokens) >= r->watermark_blocks;
+    return r->reserve ? blocks_for(r, (long)q->input + q->output) : reserve_need(r, q->computed);
 }
 
-int sv_replica_reserve(sv_replica_t *r, long tokens)
+int sv_replica_can_reserve(const sv_replica_t *r, int32_t id)
 {
-    if (!sv_replica_can_reserve(r, tokens)) return 0;
-    r->free_blocks -= reserve_need(r, tokens);
-    r->reserved_blocks += reserve_need(r, tokens);
+    return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
+           r->free_blocks - transfer_blocks(r, Q(r, id)) >= r->watermark_blocks;
+}
+
+int sv_replica_reserve(sv_replica_t *r, int32_t id)
+{
+    if (!sv_replica_can_reserve(r, id)) return 0;
+    long b = transfer_blocks(r, Q(r, id));
+    r->free_blocks -= b;
+    r->reserved_blocks += b;
     r->n_reserved++;
     long used = r->total_blocks - r->free_blocks;
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     return 1;
 }
 
-void sv_replica_unreserve(sv_replica_t *r, long tokens)
+void sv_replica_unreserve(sv_replica_t *r, int32_t id)
 {
-    r->free_blocks += reserve_need(r, tokens);
-    r->reserved_blocks -= reserve_need(r, tokens);
+    long b = transfer_blocks(r, Q(r, id));
+    r->free_blocks += b;
+    r->reserved_blocks -= b;
     r->n_reserved--;
 }
 
@@ -880,13 +893,14 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
 {
     sv_req_t *q = Q(r, id);
     (void)now;
+    long b = transfer_blocks(r, q);
     r->n_reserved--;
-    r->reserved_blocks -= reserve_need(r, q->computed); /* now the request's own (joining) */
+    r->reserved_blocks -= b; /* from here the request's own */
     q->replica = r->id;
     q->state = SV_RQ_RUNNING;
     q->target = q->computed;
     q->heap_pos = q->seg = -1;
-    q->reserved = 0;
+    q->reserved = r->reserve ? (int32_t)b : 0;
     q->in_decode = q->abort_pending = 0;
     q->joining = 1;
     run_append(r, id);
@@ -962,10 +976,10 @@ int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
     long used = r->pinned_blocks + r->reserved_blocks, n = 0;
     for (int32_t id = r->run_head; id >= 0; id = Q(r, id)->next, n++) {
         const sv_req_t *q = Q(r, id);
-        if (q->joining)
-            used += reserve_need(r, q->computed);
-        else if (q->reserved)
+        if (q->reserved)
             used += q->reserved;
+        else if (q->joining)
+            used += reserve_need(r, q->computed);
         else if (q->in_decode)
             used += blocks_for(r, q->c_join + member_steps(r, q));
         else

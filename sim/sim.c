@@ -301,10 +301,10 @@ static void start_transfers(sim_t *s)
         }
         int nc = 0;
         for (int i = 0; i < s->ndec; i++)
-            if (sv_replica_can_reserve(s->reps[s->dec[i]], r->computed)) cand[nc++] = s->dec[i];
+            if (sv_replica_can_reserve(s->reps[s->dec[i]], id)) cand[nc++] = s->dec[i];
         if (nc == 0) return; /* head-of-line: wait for decode room */
         int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc)];
-        sv_replica_reserve(s->reps[d], r->computed);
+        sv_replica_reserve(s->reps[d], id);
         s->headxq++;
         int p = r->prefill_replica;
         r->state = SV_RQ_XFER;
@@ -379,7 +379,7 @@ static void timeout(sim_t *s, int32_t id)
         if (r->state == SV_RQ_XFER) {
             sv_link_cancel(&s->links[p], s->now, id);
             sv_replica_release(s->reps[p], id);
-            sv_replica_unreserve(s->reps[r->replica], r->computed);
+            sv_replica_unreserve(s->reps[r->replica], id);
             fail(s, id, SV_FAIL_TIMEOUT);
             service_link(s, p);
             kick(s, p);
@@ -733,7 +733,7 @@ static void end_at_horizon(sim_t *s)
         /* Between pools: give back the pinned prefill blocks and the decode reservation. */
         if (r->state == SV_RQ_HANDOFF || r->state == SV_RQ_XFER)
             sv_replica_release(s->reps[r->prefill_replica], (int32_t)i);
-        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->reps[r->replica], r->computed);
+        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->reps[r->replica], (int32_t)i);
         if (r->start < 0) { /* still held by the client's semaphore: never sent */
             r->start = s->now;
             s->inflight++;

@@ -105,11 +105,12 @@ const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n);
 /* Their KV has left (or they failed): free the pinned blocks. */
 void sv_replica_release(sv_replica_t *r, int32_t id);
 
-/* Decode role: reserve room (blocks for `tokens` plus the next token's, and a sequence
- * slot) for an incoming KV transfer. 1 if reserved, 0 if there is no room. */
-int sv_replica_reserve(sv_replica_t *r, long tokens);
-int sv_replica_can_reserve(const sv_replica_t *r, long tokens); /* the same test, no change */
-void sv_replica_unreserve(sv_replica_t *r, long tokens);
+/* Decode role: reserve room for request id's incoming KV transfer: a sequence slot and
+ * blocks for its r->computed tokens plus the next token's (orca and static: for its whole
+ * input + output). 1 if reserved, 0 if there is no room. */
+int sv_replica_reserve(sv_replica_t *r, int32_t id);
+int sv_replica_can_reserve(const sv_replica_t *r, int32_t id); /* the same test, no change */
+void sv_replica_unreserve(sv_replica_t *r, int32_t id);
 /* The transfer landed: the request (its KV = r->computed tokens, r->generated tokens
  * made so far) joins the decode batch at the next step. */
 void sv_replica_inject(sv_replica_t *r, int32_t id, double now);
