@@ -112,9 +112,9 @@ expect_fail sweep_no_vary "sweep needs --vary" -- sweep "$q"
 expect_fail sweep_bad_shard "--shard: expected K/N" -- sweep "$q" --vary workload.rate=1,2 --shard 3/2
 expect_fail merge_nothing "merge needs OUT and at least one shard directory" -- merge "$tmp/m"
 
-# every shipped scenario runs (cut short)
+# every shipped scenario runs (cut short), with --check's per-step recount of KV blocks
 for f in "$src"/scenarios/*.yaml; do
-    expect_ok "scenario_$(basename "$f" .yaml)" '^Successful requests:' -- run "$f" --set workload.num_requests=300
+    expect_ok "scenario_$(basename "$f" .yaml)" '^Successful requests:' -- run "$f" --check --set workload.num_requests=300
 done
 
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null
