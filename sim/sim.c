@@ -102,23 +102,18 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
              p->n, SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024), SV_BYTES_PER_REQUEST);
         return -1;
     }
-    if (SV_GROW(p->r, p->cap, p->n + 1)) {
+    int32_t id = sv_reqpool_add(p);
+    if (id < 0) {
         halt(s, SV_ENOMEM, "out of memory after %zu requests", p->n);
         return -1;
     }
-    sv_req_t *r = &p->r[p->n];
-    memset(r, 0, sizeof *r);
+    sv_req_t *r = &p->r[id];
     r->arrival = arrival;
-    r->start = r->scheduled = r->first_token = r->last_token = -1.0;
-    r->prefill_end = r->xfer_start = r->xfer_end = r->decode_start = -1.0;
     r->input = in;
     r->output = out;
-    r->replica = r->prefill_replica = -1;
-    r->heap_pos = r->seg = r->prev = r->next = -1;
-    r->state = SV_RQ_NEW;
     s->outstanding++;
     s->since_progress = 0;
-    return (int32_t)p->n++;
+    return id;
 }
 
 static void schedule_next_arrival(sim_t *s)
@@ -257,10 +252,12 @@ static void arrive(sim_t *s)
 
 /* ---- disaggregation ------------------------------------------------------------------ */
 
-static double kv_bytes(sim_t *s, const sv_req_t *r)
+static double kv_bytes(sim_t *s, int32_t id)
 {
+    const sv_req_t *r = R(s, id);
     const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
-    return (double)r->computed * pp->perf.kv_bytes_token_total;
+    return (double)sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) *
+           pp->perf.kv_bytes_token_total;
 }
 
 /* Move a link's bytes up to now; land the transfers that finished; re-arm its event. */
@@ -310,7 +307,7 @@ static void start_transfers(sim_t *s)
         r->state = SV_RQ_XFER;
         r->replica = d;
         r->xfer_start = s->now;
-        double bytes = kv_bytes(s, r);
+        double bytes = kv_bytes(s, id);
         if (s->sc->link.overlap) {
             /* Layer-by-layer sending overlaps the prefill: what is left is the last layer,
              * or what the link could not move during the prefill. */
@@ -564,7 +561,7 @@ void sv_result_free(sv_result_t *res)
 {
     if (!res) return;
     sv_metrics_free(res->metrics);
-    free(res->pool.r);
+    sv_reqpool_free(&res->pool);
     free(res->rstats);
     free(res->rpool);
     free(res->stall_s);

@@ -260,8 +260,10 @@ START_TEST(test_replica_check_catches_drift)
     ck_assert_int_eq(sv_perf_init(&perf, &sc->pools[0].gpu, &sc->model, &sc->pools[0].perf, &err),
                      0);
     sv_metrics_t *m = sv_metrics_new(&sc->metrics, 1);
-    sv_reqpool_t pool = {.r = calloc(1, sizeof(sv_req_t)), .n = 1, .cap = 1};
-    pool.r[0] = (sv_req_t){.input = 100, .output = 10, .state = SV_RQ_NEW};
+    sv_reqpool_t pool = {0};
+    ck_assert_int_eq(sv_reqpool_add(&pool), 0);
+    pool.r[0].input = 100;
+    pool.r[0].output = 10;
     sv_engine_cfg_t e = sc->pools[0].engine;
     e.max_model_len = 4096;
     sv_replica_t *r;
@@ -279,7 +281,7 @@ START_TEST(test_replica_check_catches_drift)
                   "%s", msg);
     sv_replica_free(r);
     sv_metrics_free(m);
-    free(pool.r);
+    sv_reqpool_free(&pool);
     sv_scenario_free(sc);
 }
 END_TEST

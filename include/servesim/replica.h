@@ -102,6 +102,8 @@ void sv_replica_abort(sv_replica_t *r, int32_t id, double now);
 /* Prefill role: requests whose prefill ended in the last step and now wait, with their
  * KV blocks pinned here, to move to a decode replica. Valid until the next end_step. */
 const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n);
+/* Tokens of KV a handed-off request holds here (what its transfer moves). */
+long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id);
 /* Their KV has left (or they failed): free the pinned blocks. */
 void sv_replica_release(sv_replica_t *r, int32_t id);
 
