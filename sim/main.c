@@ -341,6 +341,14 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
     sc->check = check;
+    for (int p = 0; p < sc->npools && !quiet; p++)
+        if (sc->pools[p].defaulted)
+            fprintf(stderr,
+                    "servesim: pool '%s' (%s, %s): vLLM's defaults for `vllm serve` on this GPU: "
+                    "max_num_seqs %ld, max_num_batched_tokens %ld\n",
+                    sc->pools[p].name, sc->pools[p].gpu.name,
+                    sv_sched_name(sc->pools[p].engine.scheduler), sc->pools[p].engine.max_num_seqs,
+                    sc->pools[p].engine.max_num_batched_tokens);
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
     int rc = sv_sim_run(sc, &res, &err);

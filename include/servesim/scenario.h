@@ -50,7 +50,10 @@ typedef struct sv_pool_cfg {
     sv_perf_settings_t perf;
     sv_engine_cfg_t engine;
     int replicas;
+    int defaulted; /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
 } sv_pool_cfg_t;
+
+enum { SV_DEFAULT_MAX_NUM_SEQS = 1, SV_DEFAULT_MAX_BATCHED = 2 };
 
 /* The link that carries KV caches from prefill to decode replicas (one per prefill
  * replica: its GPUs' share of the fabric). */
