@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int sv__read_file(const char *path, size_t max_bytes, char **buf, size_t *len, sv_error_t *err)
 {
@@ -14,6 +15,11 @@ int sv__read_file(const char *path, size_t max_bytes, char **buf, size_t *len, s
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return sv_errorf(err, SV_EIO, "%s: is a directory (expected a file)", path);
+    }
     size_t cap = 1 << 16, n = 0, got;
     char *b = malloc(cap + 1);
     while (b && (got = fread(b + n, 1, cap - n, f)) > 0) {
@@ -34,12 +40,12 @@ int sv__read_file(const char *path, size_t max_bytes, char **buf, size_t *len, s
         b = nb;
         cap *= 2;
     }
-    int ioerr = ferror(f);
+    int ioerr = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     if (!b) return sv_errorf(err, SV_ENOMEM, "%s: out of memory", path);
     if (ioerr) {
         free(b);
-        return sv_errorf(err, SV_EIO, "%s: read error", path);
+        return sv_errorf(err, SV_EIO, "%s: read error: %s", path, strerror(ioerr));
     }
     b[n] = '\0';
     *buf = b;
