@@ -1,5 +1,6 @@
 /*
- * Whole-file reads with a size bound (see fileio_int.h).
+ * Whole-file reads with a size bound, and finishing outputs so that a failed write is
+ * an error (see fileio_int.h).
  */
 #include "fileio_int.h"
 
@@ -51,4 +52,12 @@ int sv__read_file(const char *path, size_t max_bytes, char **buf, size_t *len, s
     *buf = b;
     *len = n;
     return 0;
+}
+
+int sv__close_out(FILE *f, const char *path, sv_error_t *err)
+{
+    int bad = fflush(f) != 0;
+    if (ferror(f)) bad = 1;
+    if (f != stdout && fclose(f)) bad = 1;
+    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
 }

@@ -6,6 +6,7 @@
  *   servesim explain --model M --gpu G [--tp N] [--input N] [--output N] [--batch 1,8,...]
  * Every error is one line on stderr and a non-zero exit status.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -200,7 +201,10 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         } else if (strcmp(argv[i], "--ideal") == 0) {
             ideal = 1;
         } else if (strcmp(argv[i], "--json") == 0) {
+            /* --json alone prints to stdout; --json FILE (or -) like every other option */
             json = 1;
+            if (i + 1 < argc && (argv[i + 1][0] != '-' || strcmp(argv[i + 1], "-") == 0))
+                json_path = argv[++i];
         } else if (strncmp(argv[i], "--json=", 7) == 0) {
             json = 1;
             json_path = argv[i] + 7;
@@ -235,12 +239,18 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     if (json) {
         cJSON *j = sv_explain_json(e);
         char *text = cJSON_Print(j);
+        if (json_path && strcmp(json_path, "-") == 0) json_path = NULL;
         FILE *f = json_path ? fopen(json_path, "w") : stdout;
         if (!f) {
-            rc = fail("error: cannot write %s", json_path);
+            fprintf(stderr, "servesim: error: %s: cannot write: %s\n", json_path, strerror(errno));
+            rc = EXIT_FAILURE;
         } else {
             fprintf(f, "%s\n", text);
-            if (json_path && fclose(f)) rc = fail("error: cannot write %s", json_path);
+            if (json_path) {
+                int bad = ferror(f);
+                if (fclose(f)) bad = 1;
+                if (bad) rc = fail("error: %s: write error", json_path);
+            }
         }
         free(text);
         cJSON_Delete(j);
@@ -526,15 +536,27 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
 
 static int servesim_main(int argc, char **argv);
 
+/* What went to stdout must have arrived: a full disk or a closed pipe is an error, once. */
+static int finish_stdout(int rc)
+{
+    int bad = fflush(stdout) != 0;
+    if (ferror(stdout)) bad = 1;
+    if (bad && rc == EXIT_SUCCESS) {
+        fprintf(stderr, "servesim: error: stdout: write error\n");
+        rc = EXIT_FAILURE;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
 #ifdef SERVESIM_HAVE_MPI
     MPI_Init(&argc, &argv);
-    int rc = servesim_main(argc, argv);
+    int rc = finish_stdout(servesim_main(argc, argv));
     MPI_Finalize();
     return rc;
 #else
-    return servesim_main(argc, argv);
+    return finish_stdout(servesim_main(argc, argv));
 #endif
 }
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fileio_int.h"
 #include "jsonw_int.h"
 #include "servesim/sim.h"
 
@@ -404,7 +405,7 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
                 sv__fmt_double(r->attain_at_target, b6), sv__fmt_double(r->goodput_at_target, b7),
                 r->binding, r->probes, r->error);
     }
-    if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    if (sv__close_out(f, path, err)) return SV_EIO;
     snprintf(path, sizeof path, "%s/plan.json", outdir);
     f = fopen(path, "w");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -450,6 +451,6 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
     sv__jw_end_arr(&w);
     sv__jw_end_obj(&w);
     fputc('\n', f);
-    if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    if (sv__close_out(f, path, err)) return SV_EIO;
     return 0;
 }

@@ -389,7 +389,7 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
                 FILE *f = fopen(path, "w");
                 if (!f) _exit(3);
                 put_row(f, &row, sw->nvary);
-                _exit(fclose(f) ? 3 : 0);
+                _exit(ferror(f) | fclose(f) ? 3 : 0);
             }
             pids[slot] = pid;
             which[slot] = next;
@@ -620,9 +620,7 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
     sv__jw_end_arr(&w);
     sv__jw_end_obj(&w);
     fputc('\n', f);
-    int bad = ferror(f);
-    if (fclose(f)) bad = 1;
-    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+    return sv__close_out(f, path, err);
 }
 
 int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row_t *rows,
@@ -644,8 +642,7 @@ int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row
     fputs(",error\n", f);
     for (long i = 0; i < nrows; i++)
         put_row(f, &rows[i], nkeys);
-    int bad = ferror(f);
-    if (fclose(f) || bad) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    if ((rc = sv__close_out(f, path, err))) return rc;
     curve_t *cv;
     int nc;
     if (build_curves(rows, nrows, nkeys, &cv, &nc))
@@ -672,7 +669,7 @@ static int copy_file(const char *from, const char *to, sv_error_t *err)
     }
     size_t w = fwrite(buf, 1, len, f);
     free(buf);
-    if (fclose(f) || w != len) return sv_errorf(err, SV_EIO, "%s: write error", to);
+    if (sv__close_out(f, to, err) || w != len) return sv_errorf(err, SV_EIO, "%s: write error", to);
     return 0;
 }
 

@@ -112,6 +112,47 @@ expect_fail sweep_no_vary "sweep needs --vary" -- sweep "$q"
 expect_fail sweep_bad_shard "--shard: expected K/N" -- sweep "$q" --vary workload.rate=1,2 --shard 3/2
 expect_fail merge_nothing "merge needs OUT and at least one shard directory" -- merge "$tmp/m"
 
+# Issue 8 item 8: a failed write (a full disk: /dev/full) is an error naming the output.
+# expect_fail_stdout_full NAME ARGS...: stdout to /dev/full, non-zero, one line on stderr.
+expect_fail_stdout_full() {
+    local name=$1
+    shift
+    "$bin" "$@" >/dev/full 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+        grep -q '^servesim: error: stdout: write error$' "$tmp/err"; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL $name: rc=$rc, wanted one line 'stdout: write error':"
+        cat "$tmp/err"
+    fi
+}
+if [ -w /dev/full ]; then
+    expect_fail explain_json_full "^servesim: error: /dev/full: write error$" -- "${ex[@]}" --json=/dev/full
+    expect_fail explain_json_space_full "^servesim: error: /dev/full: write error$" -- "${ex[@]}" --json /dev/full
+    for o in --json --requests-csv --timeseries-csv --prometheus --report; do
+        expect_fail "run${o//-/_}_full" "^servesim: error: /dev/full: write error$" -- run "$q" --set workload.num_requests=20 --quiet $o /dev/full
+    done
+    expect_fail sweep_report_full "^servesim: error: /dev/full: write error$" -- sweep "$q" --vary workload.rate=4,8 --set workload.num_requests=20 --out "$tmp/swf" --quiet --report /dev/full
+    # plan prints its progress on stderr first: the error is the last line
+    "$bin" plan "$q" --set 'plan={target_rate: 10, gpus: [h100-sxm], probe_requests: 200}' --set workload.num_requests=200 --report /dev/full >/dev/null 2>"$tmp/err"
+    if [ $? -ne 0 ] && [ "$(tail -1 "$tmp/err")" = "servesim: error: /dev/full: write error" ]; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1)); echo "FAIL plan_report_full:"; cat "$tmp/err"
+    fi
+    expect_fail_stdout_full list_stdout_full list gpus
+    expect_fail_stdout_full explain_stdout_full "${ex[@]}"
+    expect_fail_stdout_full explain_json_stdout_full "${ex[@]}" --json
+    expect_fail_stdout_full help_stdout_full --help
+    expect_fail_stdout_full merge_stdout_full merge "$tmp/swm" "$tmp/sw"
+fi
+# Issue 8 item 11: explain --json FILE (with a space) writes FILE, like --json=FILE
+if "$bin" "${ex[@]}" --json "$tmp/e.json" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] &&
+    grep -q '"single_request"' "$tmp/e.json"; then pass=$((pass + 1)); else
+    failn=$((failn + 1)); echo "FAIL explain_json_space_file: $tmp/e.json lacks the JSON"; fi
+
 # every shipped scenario runs (cut short)
 for f in "$src"/scenarios/*.yaml; do
     expect_ok "scenario_$(basename "$f" .yaml)" '^Successful requests:' -- run "$f" --set workload.num_requests=300
