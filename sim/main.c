@@ -74,7 +74,11 @@ static int fail_err(const sv_error_t *err)
     return EXIT_FAILURE;
 }
 
-/* An option's value: "--opt=value" or "--opt value". NULL when it is not this option. */
+/* The option whose value was missing, for the message. */
+static const char *missing_opt = "an option";
+
+/* An option's value: "--opt=value" or "--opt value". NULL when it is not this option;
+ * NULL with *missing set when it is but nothing follows. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
 {
     size_t n = strlen(name);
@@ -83,6 +87,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
     if (argv[*i][n] != '\0') return NULL;
     if (*i + 1 >= argc) {
         *missing = 1;
+        missing_opt = name;
         return NULL;
     }
     return argv[++*i];
@@ -215,7 +220,7 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         }
         if (missing) break;
     }
-    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     if (!model_name) return fail("error: explain needs --model NAME%s", "");
     if (!gpu_name) return fail("error: explain needs --gpu NAME%s", "");
     if (ideal) sv_perf_settings_ideal(&set);
@@ -305,7 +310,7 @@ static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char 
 /* After the loop: a missing value or a missing scenario is an error (-1, printed). */
 static int finish_args(const cmd_args_t *a, const char *need)
 {
-    if (a->missing) return fail("error: option needs a value (see servesim --help)%s", ""), -1;
+    if (a->missing) return fail("error: %s needs a value (see servesim --help)", missing_opt), -1;
     if (!a->path) return fail("error: %s", need), -1;
     return 0;
 }
@@ -392,7 +397,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
         else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
         else if ((v = opt_value(argc, argv, &i, "--shard", &a.missing))) {
-            if (sscanf(v, "%d/%d", &shard, &nshards) != 2 || nshards < 1 || shard < 1 ||
+            char extra;
+            if (sscanf(v, "%d/%d%c", &shard, &nshards, &extra) != 2 || nshards < 1 || shard < 1 ||
                 shard > nshards)
                 return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
         } else if (strcmp(argv[i], "--quiet") == 0)
@@ -575,11 +581,12 @@ static int servesim_main(int argc, char **argv)
             return EXIT_SUCCESS;
         } else if ((v = opt_value(argc, argv, &i, "--catalog", &missing))) {
             catalog_dir = v;
+        } else if (missing) {
+            return fail("error: --catalog needs a directory (--catalog DIR)%s", "");
         } else {
             fprintf(stderr, "servesim: error: unknown option '%s'\n%s", argv[i], usage_text);
             return EXIT_USAGE;
         }
-        if (missing) return fail("error: --catalog needs a directory%s", "");
     }
     if (i >= argc) {
         fputs(usage_text, stderr);

@@ -110,6 +110,10 @@ expect_fail plan_empty_gpus "plan.gpus: give 1 to 16 values, got 0" -- plan "$q"
 expect_fail sweep_bad_vary "--vary workload.rate=10:2:2: expected start:stop:step" -- sweep "$q" --vary workload.rate=10:2:2
 expect_fail sweep_no_vary "sweep needs --vary" -- sweep "$q"
 expect_fail sweep_bad_shard "--shard: expected K/N" -- sweep "$q" --vary workload.rate=1,2 --shard 3/2
+expect_fail sweep_shard_trailing "--shard: expected K/N with 1 <= K <= N, got '1/2x'" -- sweep "$q" --vary workload.rate=1,2 --shard 1/2x
+expect_fail catalog_no_value "^servesim: error: --catalog needs a directory \(--catalog DIR\)$" -- --catalog
+expect_fail run_json_no_value "^servesim: error: --json needs a value \(see servesim --help\)$" -- run "$q" --json
+expect_fail explain_model_no_value "^servesim: error: --model needs a value" -- explain --gpu h100-sxm --model
 expect_fail merge_nothing "merge needs OUT and at least one shard directory" -- merge "$tmp/m"
 
 # Issue 8 item 8: a failed write (a full disk: /dev/full) is an error naming the output.
