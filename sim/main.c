@@ -429,7 +429,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (rc) return fail_err(&err);
     if (sw.nvary == 0)
         return fail("error: sweep needs --vary KEY=SPEC (or sweep.vary in the scenario)%s", "");
-    if (sv_sweep_init(&sw, &err)) return fail_err(&err);
+    if (sv_sweep_init(&sw, &err) || sv_sweep_check_keys(&sw, cat, &err)) return fail_err(&err);
     sv_row_t *rows = calloc((size_t)sw.npoints, sizeof *rows);
     if (!rows) return fail("error: out of memory%s", "");
     int rank = 0;
@@ -482,8 +482,21 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
         snprintf(title, sizeof title, "servesim sweep: %s", path);
         rc = sv_html_sweep(title, keys, sw.nvary, rows, n, html, &err);
     }
+    long nfailed = 0;
+    char first_error[sizeof rows[0].error] = "";
+    for (long i = 0; !rc && i < n; i++)
+        if (!rows[i].ok && nfailed++ == 0)
+            snprintf(first_error, sizeof first_error, "%s", rows[i].error);
     free(rows);
     if (rc) return fail_err(&err);
+    /* Failed points are written (their rows say why), but the sweep did not succeed. */
+    if (nfailed) {
+        fprintf(stderr,
+                "servesim: error: %ld of %ld points failed (rows in %s/sweep.csv); the first: "
+                "%s\n",
+                nfailed, n, out, first_error);
+        return EXIT_FAILURE;
+    }
     if (!quiet)
         fprintf(stderr, "servesim: %ld points written to %s/ (sweep.csv, sweep.json, points/)\n", n,
                 out);

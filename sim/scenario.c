@@ -530,7 +530,8 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         if ((rc = sv_yget_double(slo, "ttft_ms", 0, 0, 1e12, &m->slo_ttft_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "tpot_ms", 0, 0, 1e12, &m->slo_tpot_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "e2el_ms", 0, 0, 1e12, &m->slo_e2el_ms, err)) < 0 ||
-            (rc = sv_yget_double(slo, "attainment", 0, 0, 1, &m->attainment, err)) < 0 ||
+            /* 0 would call any latency a success: plan's capacity becomes unbounded */
+            (rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &m->attainment, err)) < 0 ||
             (rc = sv_ymap_check_unknown(slo, err)))
             return rc;
     }
@@ -640,7 +641,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     }
     sv_ynode_t *sv = sv_ymap_get(pm, "serving");
     if (sv) {
-        if ((rc = sv_yexpect_seq(sv, "plan.serving", err))) return rc;
+        if ((rc = plan_list(sv, "plan.serving", 2, err))) return rc;
         p->colocated = 0;
         for (size_t i = 0; i < sv->n; i++) {
             const char *x = sv->seq[i]->kind == SV_Y_SCALAR ? sv->seq[i]->scalar : "";

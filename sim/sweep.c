@@ -117,6 +117,13 @@ int sv_vary_parse(const char *arg, sv_vary_t *v, sv_error_t *err)
 int sv_sweep_init(sv_sweep_t *sw, sv_error_t *err)
 {
     long n = 1;
+    for (int k = 0; k < sw->nvary; k++)
+        for (int j = 0; j < k; j++)
+            if (strcmp(sw->vary[j].key, sw->vary[k].key) == 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "--vary %s: the key is varied twice; give each key once (one "
+                                 "list of values)",
+                                 sw->vary[k].key);
     for (int k = 0; k < sw->nvary; k++) {
         n *= sw->vary[k].n;
         if (n > SV_MAX_POINTS)
@@ -231,6 +238,40 @@ static void run_point(const sv_sweep_t *sw, const sv_catalog_t *cat, long index,
     sv_scenario_free(sc);
     free(sets);
     free(own);
+}
+
+int sv_sweep_check_keys(const sv_sweep_t *sw, const sv_catalog_t *cat, sv_error_t *err)
+{
+    int nsets = sw->nsets + sw->nvary;
+    const char **sets = malloc((size_t)nsets * sizeof *sets);
+    char(*own)[256] = malloc((size_t)(sw->nvary + 1) * sizeof *own);
+    if (!sets || !own) {
+        free(sets);
+        free(own);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < sw->nsets; i++)
+        sets[i] = sw->sets[i];
+    for (int k = 0; k < sw->nvary; k++) {
+        snprintf(own[k], sizeof own[k], "%s=%s", sw->vary[k].key, sw->vary[k].vals[0]);
+        sets[sw->nsets + k] = own[k];
+    }
+    sv_scenario_t *sc = NULL;
+    sv_error_t e;
+    int rc = sv_scenario_load(sw->scenario, sets, nsets, cat, &sc, &e);
+    sv_scenario_free(sc);
+    free(sets);
+    free(own);
+    if (rc != SV_ENOKEY) return 0;
+    /* The base scenario and --set loaded before, so a varied key is the unknown one. */
+    const char *what = strstr(e.msg, "unknown key '");
+    const char *key = sw->vary[0].key;
+    for (int k = 0; k < sw->nvary; k++) {
+        char q[200];
+        snprintf(q, sizeof q, "'%s'", sw->vary[k].key);
+        if (what && strstr(what, q)) key = sw->vary[k].key;
+    }
+    return sv_errorf(err, SV_ENOKEY, "--vary %s: %s", key, what ? what : e.msg);
 }
 
 /* ---- rows as CSV ------------------------------------------------------------------------ */
@@ -542,6 +583,8 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
             fprintf(t, "%s=%s  ", keys[k], f->vals[k]);
         if (isnan(f->m[SV_COL_ATTAIN]) && f->ok)
             fprintf(t, "no SLOs in the scenario: no knee (give slo.ttft_ms / tpot_ms)\n");
+        else if (cv[c].knee < 0 && !f->ok)
+            fprintf(t, "knee: none (the first point failed: %s)\n", f->error);
         else if (cv[c].knee < 0)
             fprintf(t, "knee: none (the SLOs fail at %.0f%% attainment from the first point)\n",
                     100.0 * f->m[SV_COL_ATTAIN_TARGET]);
