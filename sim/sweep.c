@@ -716,6 +716,12 @@ static int copy_file(const char *from, const char *to, sv_error_t *err)
     return 0;
 }
 
+static int cmp_row_index(const void *a, const void *b)
+{
+    long x = ((const sv_row_t *)a)->index, y = ((const sv_row_t *)b)->index;
+    return (x > y) - (x < y);
+}
+
 int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, FILE *table,
                    sv_error_t *err)
 {
@@ -782,15 +788,7 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, FILE 
         rc = sv_errorf(err, SV_EINVAL, "merge needs at least one shard directory");
     if (!rc) {
         /* Points in index order; each must come from exactly one shard. */
-        for (long i = 1; i < nrows; i++) {
-            sv_row_t t = rows[i];
-            long j = i;
-            while (j > 0 && rows[j - 1].index > t.index) {
-                rows[j] = rows[j - 1];
-                j--;
-            }
-            rows[j] = t;
-        }
+        qsort(rows, (size_t)nrows, sizeof *rows, cmp_row_index);
         for (long i = 1; i < nrows && !rc; i++)
             if (rows[i].index == rows[i - 1].index)
                 rc = sv_errorf(err, SV_EINVAL, "point %ld appears in two shards", rows[i].index);
