@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/html.h"
+#include "servesim/paths.h"
 #include "servesim/perf.h"
 #include "servesim/plan.h"
 #include "servesim/report.h"
@@ -72,6 +74,58 @@ static int fail_err(const sv_error_t *err)
 {
     fprintf(stderr, "servesim: error: %s\n", err->msg);
     return EXIT_FAILURE;
+}
+
+/* ---- outputs never overwrite inputs ---- */
+
+static const char *catalog_dir_used; /* set once by servesim_main */
+
+/* A set of paths with the catalog files as inputs; NULL when out of memory. */
+static sv_paths_t *paths_with_catalog(void)
+{
+    sv_paths_t *ps = sv_paths_new();
+    if (ps && sv_paths_input_dir(ps, catalog_dir_used, ".yaml", "a catalog file")) {
+        sv_paths_free(ps);
+        ps = NULL;
+    }
+    return ps;
+}
+
+/* The scenario and every file it read. */
+static int scenario_inputs(sv_paths_t *ps, const char *path, const sv_scenario_t *sc,
+                           sv_error_t *err)
+{
+    int rc = sv_paths_input(ps, path, "the scenario");
+    for (int i = 0; !rc && i < sc->ninputs; i++)
+        rc = sv_paths_input(ps, sc->inputs[i], "a file the scenario reads");
+    return rc ? sv_errorf(err, rc, "out of memory") : 0;
+}
+
+/* An output file (NULL: not asked for). */
+static int out_file(sv_paths_t *ps, const char *opt, const char *path, sv_error_t *err)
+{
+    return path ? sv_paths_output(ps, path, NULL, opt, err) : 0;
+}
+
+/* An HTML report and its charts, PATH-NAME.svg beside it (PATH without .html). */
+static int out_report(sv_paths_t *ps, const char *path, sv_error_t *err)
+{
+    if (!path) return 0;
+    char base[1100];
+    size_t l = strlen(path);
+    int html = l > 5 && strcmp(path + l - 5, ".html") == 0;
+    snprintf(base, sizeof base, "%.*s-", (int)(html ? l - 5 : l), path);
+    int rc = sv_paths_output(ps, path, NULL, "--report", err);
+    return rc ? rc : sv_paths_output(ps, base, ".svg", "--report", err);
+}
+
+/* A file in an output folder: "DIR/name" checked as --out. */
+static int out_in_dir(sv_paths_t *ps, const char *opt, const char *dir, const char *name,
+                      const char *suffix, sv_error_t *err)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return sv_paths_output(ps, p, suffix, opt, err);
 }
 
 /* The option whose value was missing, for the message. */
@@ -234,6 +288,17 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         sv_catalog_resolve_model(cat, model_name, &model, &err) ||
         sv_perf_init(&perf, gpu, &model, &set, &err))
         return fail_err(&err);
+    if (json_path && strcmp(json_path, "-") != 0) {
+        sv_paths_t *ps = paths_with_catalog();
+        struct stat st;
+        int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
+        if (!rc && stat(model_name, &st) == 0 && S_ISREG(st.st_mode) &&
+            sv_paths_input(ps, model_name, "the model's config.json"))
+            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+        if (!rc) rc = out_file(ps, "--json", json_path, &err);
+        sv_paths_free(ps);
+        if (rc) return fail_err(&err);
+    }
     sv_explain_t *e = malloc(sizeof *e);
     if (!e) return fail("error: out of memory%s", "");
     if (sv_explain_compute(&perf, input, output, batches, nbatches, e, &err)) {
@@ -353,6 +418,19 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_error_t err;
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
+    sv_paths_t *ps = paths_with_catalog();
+    int bad =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!bad && json && strcmp(json, "-") != 0) bad = out_file(ps, "--json", json, &err);
+    if (!bad) bad = out_file(ps, "--requests-csv", req_csv, &err);
+    if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
+    if (!bad) bad = out_file(ps, "--prometheus", prom, &err);
+    if (!bad) bad = out_report(ps, html, &err);
+    sv_paths_free(ps);
+    if (bad) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
     int rc = sv_sim_run(sc, &res, &err);
@@ -419,7 +497,15 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     sw.scenario = path;
     sw.sets = sets;
     sw.nsets = nsets;
-    int rc = 0;
+    sv_paths_t *ps = paths_with_catalog();
+    int rc =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".row", &err);
+    if (!rc) rc = out_report(ps, html, &err);
+    sv_paths_free(ps);
     if (nvary == 0)
         for (int k = 0; k < sc->nsweep_vary && !rc; k++)
             rc = sv_vary_parse(sc->sweep_vary[k], &sw.vary[sw.nvary++], &err);
@@ -507,6 +593,18 @@ static int cmd_merge(int argc, char **argv)
 {
     if (argc < 2) return fail("error: merge needs OUT and at least one shard directory%s", "");
     sv_error_t err;
+    sv_paths_t *ps = sv_paths_new();
+    int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
+    for (int d = 1; !rc && d < argc; d++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/sweep.csv", argv[d]);
+        if (sv_paths_input(ps, p, "a shard's sweep.csv"))
+            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+    }
+    if (!rc) rc = out_in_dir(ps, "merge OUT", argv[0], "sweep.csv", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "merge OUT", argv[0], "sweep.json", NULL, &err);
+    sv_paths_free(ps);
+    if (rc) return fail_err(&err);
     if (sv_sweep_merge(argv[0], (const char *const *)argv + 1, argc - 1, stdout, &err))
         return fail_err(&err);
     return EXIT_SUCCESS;
@@ -533,6 +631,17 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     sv_error_t err;
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    sv_paths_t *ps = paths_with_catalog();
+    int bad =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!bad && out) bad = out_in_dir(ps, "--out", out, "plan.csv", NULL, &err);
+    if (!bad && out) bad = out_in_dir(ps, "--out", out, "plan.json", NULL, &err);
+    if (!bad) bad = out_report(ps, html, &err);
+    sv_paths_free(ps);
+    if (bad) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
     double t0 = wall_seconds();
     sv_plan_row_t *rows = NULL;
     int n = 0;
@@ -614,8 +723,8 @@ static int servesim_main(int argc, char **argv)
     }
     sv_catalog_t *cat = NULL;
     sv_error_t err;
-    if (sv_catalog_load(catalog_dir ? catalog_dir : sv_catalog_default_dir(), &cat, &err))
-        return fail_err(&err);
+    catalog_dir_used = catalog_dir ? catalog_dir : sv_catalog_default_dir();
+    if (sv_catalog_load(catalog_dir_used, &cat, &err)) return fail_err(&err);
     int rc = strcmp(cmd, "list") == 0      ? cmd_list(cat, argc - i, argv + i)
              : strcmp(cmd, "explain") == 0 ? cmd_explain(cat, argc - i, argv + i)
              : strcmp(cmd, "sweep") == 0   ? cmd_sweep(cat, argc - i, argv + i)

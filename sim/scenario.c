@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "servesim/yaml.h"
 
@@ -38,6 +39,13 @@ static void resolve_path(const char *scenario, const char *p, char *out, size_t 
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s", scenario);
     snprintf(out, n, "%s/%s", dirname(tmp), p);
+}
+
+/* Remember a file the scenario reads, so that no output overwrites it. */
+static void note_input(sv_scenario_t *sc, const char *path)
+{
+    if (sc->ninputs < SV_MAX_INPUTS)
+        snprintf(sc->inputs[sc->ninputs++], sizeof sc->inputs[0], "%s", path);
 }
 
 static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, size_t n,
@@ -373,9 +381,10 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
     return 0;
 }
 
-static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, sv_lendist_t *d,
+static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_lendist_t *d,
                         long **samples, sv_error_t *err)
 {
+    const char *scenario = sc->path;
     char w[512];
     int rc;
     sv_ynode_t *n = sv_ymap_get(wl, key);
@@ -426,6 +435,7 @@ static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, s
             (rc = get_text(n, "column", 1, col, sizeof col, err)))
             return rc;
         resolve_path(scenario, file, full, sizeof full);
+        note_input(sc, full);
         if ((rc = sv_empirical_load(full, col, samples, &d->nsamples, err))) return rc;
         d->samples = *samples;
     } else {
@@ -495,10 +505,11 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                                  at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
         c->has_trace = 1;
         if ((rc = read_trace(tr, sc->path, &c->trace, err))) return rc;
+        note_input(sc, c->trace.path);
         if (c->num_requests > 0) c->trace.limit = c->num_requests;
     } else {
-        if ((rc = read_lengths(wl, "input", sc->path, &c->input, &sc->emp_input, err)) ||
-            (rc = read_lengths(wl, "output", sc->path, &c->output, &sc->emp_output, err)))
+        if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
+            (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
             return rc;
         if (c->num_requests == 0 && c->duration == 0)
             return sv_errorf(err, SV_EINVAL,
@@ -705,6 +716,8 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         resolve_path(sc->path, model, full, sizeof full);
     else
         snprintf(full, sizeof full, "%s", model);
+    struct stat st;
+    if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) note_input(sc, full); /* a config.json */
     if ((rc = sv_catalog_resolve_model(cat, full, &sc->model, err))) {
         char msg[SV_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", err->msg);

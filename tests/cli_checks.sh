@@ -124,6 +124,37 @@ expect_fail run_json_no_value "^servesim: error: --json needs a value \(see serv
 expect_fail explain_model_no_value "^servesim: error: --model needs a value" -- explain --gpu h100-sxm --model
 expect_fail merge_nothing "merge needs OUT and at least one shard directory" -- merge "$tmp/m"
 
+# Issue 8 item 5: no output overwrites an input, and no two outputs share a file.
+mkdir -p "$tmp/in"
+cp "$q" "$tmp/in/q.yaml"
+cp "$q" "$tmp/in/sweep.csv" # a scenario under the name a sweep writes
+cp "$data/trace_scenario.yaml" "$data/small_trace.csv" "$tmp/in/"
+cp "$data/llama-3.1-8b/config.json" "$tmp/in/config.json"
+ln -s q.yaml "$tmp/in/link.yaml"
+cp -r "$tmp/in" "$tmp/orig"
+qq="$tmp/in/q.yaml"
+expect_fail out_over_scenario "^servesim: error: --json $qq: would overwrite the scenario \($qq\); write it elsewhere$" -- run "$qq" --set workload.num_requests=5 --quiet --json "$qq"
+expect_fail out_over_scenario_link "^servesim: error: --requests-csv $tmp/in/link.yaml: would overwrite the scenario" -- run "$qq" --set workload.num_requests=5 --quiet --requests-csv "$tmp/in/link.yaml"
+expect_fail out_over_scenario_dots "would overwrite the scenario" -- run "$qq" --set workload.num_requests=5 --quiet --prometheus "$tmp/in/../in/./q.yaml"
+expect_fail out_over_trace "^servesim: error: --timeseries-csv $tmp/in/small_trace.csv: would overwrite a file the scenario reads \($tmp/in/small_trace.csv\)" -- run "$tmp/in/trace_scenario.yaml" --quiet --timeseries-csv "$tmp/in/small_trace.csv"
+expect_fail out_over_catalog "^servesim: error: --json $src/models/gpus.yaml: would overwrite a catalog file" -- run "$qq" --set workload.num_requests=5 --quiet --json "$src/models/gpus.yaml"
+expect_fail out_over_config "^servesim: error: --json $tmp/in/config.json: would overwrite the model's config.json \($tmp/in/config.json\)" -- explain --model "$tmp/in/config.json" --gpu h100-sxm --json="$tmp/in/config.json"
+expect_fail out_twice "^servesim: error: --requests-csv $tmp/o.x: the same file as --json $tmp/o.x; give each output its own path$" -- run "$qq" --set workload.num_requests=5 --quiet --json "$tmp/o.x" --requests-csv "$tmp/o.x"
+expect_fail out_twice_spelled "^servesim: error: --requests-csv $tmp/./o.x: the same file as --json $tmp/o.x" -- run "$qq" --set workload.num_requests=5 --quiet --json "$tmp/o.x" --requests-csv "$tmp/./o.x"
+expect_fail out_report_chart "^servesim: error: --report $tmp/r-\*.svg: may be the same file as --json $tmp/r-ttft-cdf.svg" -- run "$qq" --set workload.num_requests=5 --quiet --json "$tmp/r-ttft-cdf.svg" --report "$tmp/r.html"
+expect_fail sweep_report_over_scenario "^servesim: error: --report $qq: would overwrite the scenario" -- sweep "$qq" --vary workload.rate=2,4 --out "$tmp/swr" --report "$qq"
+expect_fail sweep_out_over_scenario "^servesim: error: --out $tmp/in/sweep.csv: would overwrite the scenario" -- sweep "$tmp/in/sweep.csv" --vary workload.rate=2,4 --out "$tmp/in"
+expect_fail plan_out_over_scenario "^servesim: error: --report $qq: would overwrite the scenario" -- plan "$qq" --set 'plan={target_rate: 10, gpus: [h100-sxm]}' --report "$qq"
+expect_fail merge_into_shard "^servesim: error: merge OUT $tmp/sw/sweep.csv: would overwrite a shard's sweep.csv \($tmp/sw/sweep.csv\); write it elsewhere$" -- merge "$tmp/sw" "$tmp/sw"
+if diff -r "$tmp/in" "$tmp/orig" >/dev/null 2>&1 && [ ! -e "$tmp/o.x" ]; then pass=$((pass + 1)); else
+    failn=$((failn + 1)); echo "FAIL out_inputs_intact: an input changed or an output was written"; fi
+# devices are never refused: two outputs to /dev/null are fine
+if "$bin" run "$qq" --set workload.num_requests=5 --quiet --json /dev/null --requests-csv /dev/null 2>"$tmp/err"; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1)); echo "FAIL out_dev_null_twice:"; cat "$tmp/err"
+fi
+
 # Issue 8 item 8: a failed write (a full disk: /dev/full) is an error naming the output.
 # expect_fail_stdout_full NAME ARGS...: stdout to /dev/full, non-zero, one line on stderr.
 expect_fail_stdout_full() {
