@@ -33,6 +33,8 @@
 #include "servesim/yaml.h"
 
 #define EXIT_USAGE 2
+#define SV_STR_(x) #x
+#define SV_STR(x) SV_STR_(x)
 
 static const char *usage_text =
     "usage: servesim [--catalog DIR] COMMAND [options]\n"
@@ -249,13 +251,15 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
                 return fail("error: --output: expected a whole number >= 1, got '%s'", v);
         } else if ((v = opt_value(argc, argv, &i, "--batch", &missing))) {
             if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches))
-                return fail("error: --batch: expected sizes >= 1 like 1,8,32,64, got '%s'", v);
+                return fail("error: --batch: expected 1 to " SV_STR(
+                                SV_EXPLAIN_MAX_BATCHES) " sizes >= 1 like 1,8,32,64, got '%s'",
+                            v);
         } else if ((v = opt_value(argc, argv, &i, "--weight-dtype", &missing))) {
             if (sv_perf_settings_set(&set, "weight_dtype", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--kv-dtype", &missing))) {
             if (sv_perf_settings_set(&set, "kv_cache_dtype", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
-            if (nsets == 64) return fail("error: too many --set options%s", "");
+            if (nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
             sets[nsets++] = v;
         } else if (strcmp(argv[i], "--ideal") == 0) {
             ideal = 1;
@@ -346,7 +350,7 @@ static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char 
 {
     const char *v;
     if ((v = opt_value(argc, argv, i, "--set", &a->missing))) {
-        if (a->nsets == 256) return fail("error: too many --set options%s", ""), -1;
+        if (a->nsets == 256) return fail("error: too many --set options (at most 256)%s", ""), -1;
         a->sets[a->nsets++] = v;
         return 1;
     }
@@ -648,9 +652,17 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     int rc = sv_plan_run(sc, cat, jobs, &rows, &n, stderr, &err);
     if (!rc) rc = sv_plan_write(sc, rows, n, out, stdout, &err);
     if (!rc && html) rc = sv_html_plan(sc, rows, n, html, &err);
+    int nok = 0;
+    for (int i = 0; !rc && i < n; i++)
+        nok += rows[i].ok != 0;
     if (rc)
         fail_err(&err);
-    else {
+    else if (nok == 0) {
+        /* Nothing could run: the table says why per row; the command failed. */
+        fprintf(stderr, "servesim: error: none of the %d configurations could run; the first: %s\n",
+                n, n ? rows[0].error : "none");
+        rc = 1;
+    } else {
         long probes = 0;
         for (int i = 0; i < n; i++)
             probes += rows[i].probes;
@@ -706,7 +718,10 @@ static int servesim_main(int argc, char **argv)
         } else if (missing) {
             return fail("error: --catalog needs a directory (--catalog DIR)%s", "");
         } else {
-            fprintf(stderr, "servesim: error: unknown option '%s'\n%s", argv[i], usage_text);
+            fprintf(stderr,
+                    "servesim: error: unknown option '%s' (options before the command: --catalog "
+                    "DIR, --help, --version)\n",
+                    argv[i]);
             return EXIT_USAGE;
         }
     }
@@ -718,7 +733,10 @@ static int servesim_main(int argc, char **argv)
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
     if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
         strcmp(cmd, "sweep") && strcmp(cmd, "plan")) {
-        fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
+        fprintf(stderr,
+                "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
+                "explain; see servesim --help)\n",
+                cmd);
         return EXIT_USAGE;
     }
     sv_catalog_t *cat = NULL;

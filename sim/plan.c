@@ -233,6 +233,16 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
             "%s: plan starts from a scenario with one colocated pool (hardware/engine); "
             "it builds the pools itself",
             sc->path);
+    /* What every capacity probe needs, checked once instead of failing every row. */
+    if (!slo_given(&sc->metrics))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: plan needs SLOs to size against (slo.ttft_ms, tpot_ms or e2el_ms)",
+                         sc->path);
+    if (sc->workload.has_trace || sc->workload.max_concurrency > 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: plan needs an open-loop workload (workload.rate), not a trace or a "
+                         "max_concurrency loop",
+                         sc->path);
     int cap = p->ngpus * p->ntps * (p->nmns ? p->nmns : 1) *
               (p->colocated + p->disaggregated * p->nratios);
     sv_plan_row_t *r = calloc((size_t)cap + 1, sizeof *r);

@@ -56,8 +56,9 @@ static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, s
     if (rc) return rc;
     if (strlen(s) >= n) {
         char w[512];
-        return sv_errorf(err, SV_EINVAL, "%s: %s.%s: longer than %zu characters",
-                         at(sv_ymap_get(map, key), w, sizeof w), map->path, key, n - 1);
+        return sv_errorf(err, SV_EINVAL, "%s: %s%s%s: longer than %zu characters",
+                         at(sv_ymap_get(map, key), w, sizeof w), map->path, map->path[0] ? "." : "",
+                         key, n - 1);
     }
     memcpy(dst, s, strlen(s) + 1);
     return 0;

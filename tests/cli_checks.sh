@@ -61,7 +61,7 @@ expect_fail bad_tp "tp=8 does not divide the 28 attention heads of model 'qwen2.
 expect_fail no_fit "model 'llama-3.1-70b' \(bf16 weights\) does not fit on a100-40gb with tp=1" -- explain --model llama-3.1-70b --gpu a100-40gb
 expect_fail bad_set "--set compute_efficiency=2: compute_efficiency: expected a number > 0 and <= 1, got '2'" -- "${ex[@]}" --set compute_efficiency=2
 expect_fail unknown_set "unknown key 'colour'" -- "${ex[@]}" --set colour=red
-expect_fail bad_batch "--batch: expected sizes" -- "${ex[@]}" --batch 1,x
+expect_fail bad_batch "--batch: expected 1 to 32 sizes >= 1 like 1,8,32,64, got .1,x." -- "${ex[@]}" --batch 1,x
 expect_fail bad_option "unknown option '--frobnicate'" -- "${ex[@]}" --frobnicate
 expect_fail bad_catalog "cannot open the catalog directory" -- --catalog /nonexistent list gpus
 
