@@ -211,5 +211,49 @@ else
     echo "FAIL run_deterministic: outputs of two identical runs differ (or the CSV lacks rows)"
 fi
 
+# docs/errors.md: every row is an error a user can meet; run its command and require a
+# non-zero exit and exactly its message as the last line on stderr.
+doc_rows=0
+while IFS= read -r row; do
+    row=${row#| }
+    row=${row% |}
+    IFS=$'\x1f' read -r id _ cmd msg <<<"${row// | /$'\x1f'}"
+    id=${id//\`/}
+    cmd=${cmd#\`}
+    cmd=${cmd%\`}
+    msg=${msg#\`}
+    msg=${msg%\`}
+    cmd=${cmd//\\|/|}
+    msg=${msg//\\|/|}
+    cmd=${cmd//\$X/explain --model llama-3.1-8b --gpu h100-sxm}
+    rm -rf "$tmp/doc"
+    mkdir -p "$tmp/doc"
+    want=$msg
+    want=${want//\$Q/$src/scenarios/quickstart.yaml}
+    want=${want//\$E/$data/errors}
+    want=${want//\$D/$data}
+    want=${want//\$M/$src/models}
+    want=${want//\$T/$tmp/doc}
+    (
+        Q=$src/scenarios/quickstart.yaml D=$data E=$data/errors M=$src/models T=$tmp/doc
+        eval "\"\$bin\" $cmd" >"$tmp/out" 2>"$tmp/err"
+    )
+    rc=$?
+    got=$(tail -n 1 "$tmp/err")
+    doc_rows=$((doc_rows + 1))
+    if [ "$rc" -ne 0 ] && [ "$got" = "$want" ]; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL errors.md $id: rc=$rc"
+        echo "  want: $want"
+        echo "  got:  $got"
+    fi
+done < <(grep '^| `' "$src/docs/errors.md" | grep -v '^| `out of memory`' | awk -F' [|] ' 'NF == 4')
+if [ "$doc_rows" -lt 100 ]; then
+    failn=$((failn + 1))
+    echo "FAIL errors.md: only $doc_rows rows were read"
+fi
+
 echo "$pass passed, $failn failed"
 [ "$failn" -eq 0 ]
