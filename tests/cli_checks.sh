@@ -213,6 +213,12 @@ fi
 
 # docs/errors.md: every row is an error a user can meet; run its command and require a
 # non-zero exit and exactly its message as the last line on stderr.
+# The rows run on copies, so a regression cannot overwrite the source tree's inputs.
+doc_src=$tmp/docsrc
+mkdir -p "$doc_src/scenarios"
+cp -r "$data" "$doc_src/data"
+cp -r "$src/models" "$doc_src/models"
+cp "$src/scenarios/quickstart.yaml" "$doc_src/scenarios/"
 doc_rows=0
 while IFS= read -r row; do
     row=${row#| }
@@ -229,13 +235,15 @@ while IFS= read -r row; do
     rm -rf "$tmp/doc"
     mkdir -p "$tmp/doc"
     want=$msg
-    want=${want//\$Q/$src/scenarios/quickstart.yaml}
-    want=${want//\$E/$data/errors}
-    want=${want//\$D/$data}
-    want=${want//\$M/$src/models}
+    want=${want//\$Q/$doc_src/scenarios/quickstart.yaml}
+    want=${want//\$E/$doc_src/data/errors}
+    want=${want//\$D/$doc_src/data}
+    want=${want//\$M/$doc_src/models}
     want=${want//\$T/$tmp/doc}
     (
-        Q=$src/scenarios/quickstart.yaml D=$data E=$data/errors M=$src/models T=$tmp/doc
+        Q=$doc_src/scenarios/quickstart.yaml D=$doc_src/data E=$doc_src/data/errors
+        M=$doc_src/models T=$tmp/doc
+        export SERVESIM_CATALOG=$M
         eval "\"\$bin\" $cmd" >"$tmp/out" 2>"$tmp/err"
     )
     rc=$?
