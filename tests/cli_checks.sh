@@ -212,6 +212,29 @@ else
     echo "FAIL run_deterministic: outputs of two identical runs differ (or the CSV lacks rows)"
 fi
 
+# tests/data/fuzz-regress: inputs that once crashed a reader (docs/fuzzing.md) must end
+# in a clean exit or a one-line error.
+for f in "$data"/fuzz-regress/*.yaml "$data"/fuzz-regress/*.csv "$data"/fuzz-regress/*.json; do
+    [ -f "$f" ] || continue
+    case $f in
+    *.yaml) set -- run "$f" --quiet --set workload.num_requests=50 ;;
+    *.csv)
+        printf 'model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload:\n  trace: {file: "%s"}\n' "$f" >"$tmp/fz.yaml"
+        set -- run "$tmp/fz.yaml" --quiet
+        ;;
+    *.json) set -- explain --model "$f" --gpu h100-sxm ;;
+    esac
+    "$bin" "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    if { [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ]; } || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; }; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL fuzz-regress $(basename "$f"): rc=$rc"
+        head -3 "$tmp/err"
+    fi
+done
+
 # docs/errors.md: every row is an error a user can meet; run its command and require a
 # non-zero exit and exactly its message as the last line on stderr.
 # The rows run on copies, so a regression cannot overwrite the source tree's inputs.
