@@ -33,8 +33,6 @@
 #include "servesim/yaml.h"
 
 #define EXIT_USAGE 2
-#define SV_STR_(x) #x
-#define SV_STR(x) SV_STR_(x)
 
 static const char *usage_text =
     "usage: servesim [--catalog DIR] COMMAND [options]\n"
@@ -54,7 +52,7 @@ static const char *usage_text =
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
     "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
-    "      [--ideal] [--set KEY=VALUE ...] [--json]\n"
+    "      [--ideal] [--set KEY=VALUE ...] [--json [FILE]]\n"
     "\n"
     "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
     "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
@@ -250,10 +248,13 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
             if (sv_parse_long(v, &output) || output < 1)
                 return fail("error: --output: expected a whole number >= 1, got '%s'", v);
         } else if ((v = opt_value(argc, argv, &i, "--batch", &missing))) {
-            if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches))
-                return fail("error: --batch: expected 1 to " SV_STR(
-                                SV_EXPLAIN_MAX_BATCHES) " sizes >= 1 like 1,8,32,64, got '%s'",
-                            v);
+            if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches)) {
+                fprintf(stderr,
+                        "servesim: error: --batch: expected 1 to %d sizes >= 1 like 1,8,32,64, "
+                        "got '%s'\n",
+                        SV_EXPLAIN_MAX_BATCHES, v);
+                return EXIT_FAILURE;
+            }
         } else if ((v = opt_value(argc, argv, &i, "--weight-dtype", &missing))) {
             if (sv_perf_settings_set(&set, "weight_dtype", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--kv-dtype", &missing))) {
