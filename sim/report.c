@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fileio_int.h"
 #include "jsonw_int.h"
 
 #ifndef SERVESIM_VERSION
@@ -192,9 +193,7 @@ static FILE *open_out(const char *path, sv_error_t *err)
 /* Close what open_out() opened; a write error anywhere becomes SV_EIO. */
 static int close_out(FILE *f, const char *path, sv_error_t *err)
 {
-    int bad = ferror(f);
-    if (f != stdout && fclose(f)) bad = 1;
-    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+    return sv__close_out(f, path, err);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */

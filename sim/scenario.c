@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "servesim/yaml.h"
 
@@ -40,6 +41,13 @@ static void resolve_path(const char *scenario, const char *p, char *out, size_t 
     snprintf(out, n, "%s/%s", dirname(tmp), p);
 }
 
+/* Remember a file the scenario reads, so that no output overwrites it. */
+static void note_input(sv_scenario_t *sc, const char *path)
+{
+    if (sc->ninputs < SV_MAX_INPUTS)
+        snprintf(sc->inputs[sc->ninputs++], sizeof sc->inputs[0], "%s", path);
+}
+
 static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, size_t n,
                     sv_error_t *err)
 {
@@ -48,8 +56,9 @@ static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, s
     if (rc) return rc;
     if (strlen(s) >= n) {
         char w[512];
-        return sv_errorf(err, SV_EINVAL, "%s: %s.%s: longer than %zu characters",
-                         at(sv_ymap_get(map, key), w, sizeof w), map->path, key, n - 1);
+        return sv_errorf(err, SV_EINVAL, "%s: %s%s%s: longer than %zu characters",
+                         at(sv_ymap_get(map, key), w, sizeof w), map->path, map->path[0] ? "." : "",
+                         key, n - 1);
     }
     memcpy(dst, s, strlen(s) + 1);
     return 0;
@@ -191,10 +200,10 @@ static int engine_defaults(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if (v1 && e->max_num_batched_tokens < e->max_num_seqs) {
         char w[512];
         return sv_errorf(err, SV_EINVAL,
-                         "%s: pool '%s': max_num_batched_tokens (%ld) must be >= max_num_seqs "
-                         "(%ld) so every running sequence can decode each step",
-                         en ? at(en, w, sizeof w) : "engine", pool->name, e->max_num_batched_tokens,
-                         e->max_num_seqs);
+                         "%s: %s: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
+                         "so every running sequence can decode each step",
+                         en ? at(en, w, sizeof w) : "engine", en ? en->path : pool->name,
+                         e->max_num_batched_tokens, e->max_num_seqs);
     }
     return 0;
 }
@@ -421,9 +430,10 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
     return 0;
 }
 
-static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, sv_lendist_t *d,
+static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_lendist_t *d,
                         long **samples, sv_error_t *err)
 {
+    const char *scenario = sc->path;
     char w[512];
     int rc;
     sv_ynode_t *n = sv_ymap_get(wl, key);
@@ -474,6 +484,7 @@ static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, s
             (rc = get_text(n, "column", 1, col, sizeof col, err)))
             return rc;
         resolve_path(scenario, file, full, sizeof full);
+        note_input(sc, full);
         if ((rc = sv_empirical_load(full, col, samples, &d->nsamples, err))) return rc;
         d->samples = *samples;
     } else {
@@ -543,10 +554,11 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                                  at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
         c->has_trace = 1;
         if ((rc = read_trace(tr, sc->path, &c->trace, err))) return rc;
+        note_input(sc, c->trace.path);
         if (c->num_requests > 0) c->trace.limit = c->num_requests;
     } else {
-        if ((rc = read_lengths(wl, "input", sc->path, &c->input, &sc->emp_input, err)) ||
-            (rc = read_lengths(wl, "output", sc->path, &c->output, &sc->emp_output, err)))
+        if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
+            (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
             return rc;
         if (c->num_requests == 0 && c->duration == 0)
             return sv_errorf(err, SV_EINVAL,
@@ -578,7 +590,8 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         if ((rc = sv_yget_double(slo, "ttft_ms", 0, 0, 1e12, &m->slo_ttft_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "tpot_ms", 0, 0, 1e12, &m->slo_tpot_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "e2el_ms", 0, 0, 1e12, &m->slo_e2el_ms, err)) < 0 ||
-            (rc = sv_yget_double(slo, "attainment", 0, 0, 1, &m->attainment, err)) < 0 ||
+            /* 0 would call any latency a success: plan's capacity becomes unbounded */
+            (rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &m->attainment, err)) < 0 ||
             (rc = sv_ymap_check_unknown(slo, err)))
             return rc;
     }
@@ -688,7 +701,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     }
     sv_ynode_t *sv = sv_ymap_get(pm, "serving");
     if (sv) {
-        if ((rc = sv_yexpect_seq(sv, "plan.serving", err))) return rc;
+        if ((rc = plan_list(sv, "plan.serving", 2, err))) return rc;
         p->colocated = 0;
         for (size_t i = 0; i < sv->n; i++) {
             const char *x = sv->seq[i]->kind == SV_Y_SCALAR ? sv->seq[i]->scalar : "";
@@ -752,6 +765,8 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         resolve_path(sc->path, model, full, sizeof full);
     else
         snprintf(full, sizeof full, "%s", model);
+    struct stat st;
+    if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) note_input(sc, full); /* a config.json */
     if ((rc = sv_catalog_resolve_model(cat, full, &sc->model, err))) {
         char msg[SV_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", err->msg);

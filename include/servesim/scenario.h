@@ -22,6 +22,7 @@
 #include "servesim/workload.h"
 
 #define SV_MAX_POOLS 16
+#define SV_MAX_INPUTS 4
 
 typedef enum { SV_ROLE_COLOCATED = 0, SV_ROLE_PREFILL, SV_ROLE_DECODE } sv_role_t;
 const char *sv_role_name(sv_role_t r);
@@ -88,6 +89,10 @@ typedef struct sv_scenario {
     char sweep_vary[6][256];
     int nsweep_vary;
     sv_plan_cfg_t plan;
+    /* Files read besides the scenario itself (a model's config.json, the trace, empirical
+     * length files), so that commands can refuse outputs that would overwrite them. */
+    char inputs[SV_MAX_INPUTS][1024];
+    int ninputs;
 } sv_scenario_t;
 
 int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
