@@ -27,6 +27,7 @@
 #include "servesim/scenario.h"
 #include "servesim/sim.h"
 #include "servesim/sweep.h"
+#include "servesim/validate.h"
 #include "servesim/yaml.h"
 
 #define EXIT_USAGE 2
@@ -46,6 +47,8 @@ static const char *usage_text =
     "  plan SCENARIO.yaml          cheapest clusters for the scenario's plan: target\n"
     "      [--set KEY=VALUE ...] [--out DIR] [--jobs N] [--report FILE.html]\n"
     "  list gpus|models            print the catalog\n"
+    "  validate                    simulate every measured run in the validation table;\n"
+    "      [--data FILE.csv] [--family PREFIX] [--bounds FILE.csv]   print the errors\n"
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
     "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
@@ -538,6 +541,43 @@ int main(int argc, char **argv)
 #endif
 }
 
+static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *data = sv_validation_default_path(), *family = NULL, *bounds = NULL, *v;
+    int missing = 0;
+    for (int i = 0; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--data", &missing)))
+            data = v;
+        else if ((v = opt_value(argc, argv, &i, "--family", &missing)))
+            family = v;
+        else if ((v = opt_value(argc, argv, &i, "--bounds", &missing)))
+            bounds = v;
+        else if (!missing)
+            return fail("error: validate: unknown option '%s' (see servesim --help)", argv[i]);
+        if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    }
+    sv_error_t err;
+    sv_validation_t *val = NULL;
+    if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
+        sv_validation_free(val);
+        return fail_err(&err);
+    }
+    sv_validation_print(val, stdout);
+    int rc = EXIT_SUCCESS;
+    if (bounds) {
+        fputc('\n', stdout);
+        int over = sv_validation_check(val, bounds, stdout, &err);
+        if (over < 0)
+            rc = fail_err(&err);
+        else if (over > 0) {
+            fprintf(stderr, "servesim: error: %d MAPE bound(s) of %s exceeded\n", over, bounds);
+            rc = EXIT_FAILURE;
+        }
+    }
+    sv_validation_free(val);
+    return rc;
+}
+
 static int servesim_main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -566,7 +606,7 @@ static int servesim_main(int argc, char **argv)
     const char *cmd = argv[i++];
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
     if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
-        strcmp(cmd, "sweep") && strcmp(cmd, "plan")) {
+        strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate")) {
         fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
         return EXIT_USAGE;
     }
@@ -574,11 +614,12 @@ static int servesim_main(int argc, char **argv)
     sv_error_t err;
     if (sv_catalog_load(catalog_dir ? catalog_dir : sv_catalog_default_dir(), &cat, &err))
         return fail_err(&err);
-    int rc = strcmp(cmd, "list") == 0      ? cmd_list(cat, argc - i, argv + i)
-             : strcmp(cmd, "explain") == 0 ? cmd_explain(cat, argc - i, argv + i)
-             : strcmp(cmd, "sweep") == 0   ? cmd_sweep(cat, argc - i, argv + i)
-             : strcmp(cmd, "plan") == 0    ? cmd_plan(cat, argc - i, argv + i)
-                                           : cmd_run(cat, argc - i, argv + i);
+    int rc = strcmp(cmd, "list") == 0       ? cmd_list(cat, argc - i, argv + i)
+             : strcmp(cmd, "explain") == 0  ? cmd_explain(cat, argc - i, argv + i)
+             : strcmp(cmd, "sweep") == 0    ? cmd_sweep(cat, argc - i, argv + i)
+             : strcmp(cmd, "plan") == 0     ? cmd_plan(cat, argc - i, argv + i)
+             : strcmp(cmd, "validate") == 0 ? cmd_validate(cat, argc - i, argv + i)
+                                            : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;
 }
