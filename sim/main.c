@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,14 +53,19 @@ static const char *usage_text =
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
     "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
-    "      [--ideal] [--set KEY=VALUE ...] [--json]\n"
+    "      [--profile vllm|trtllm|eager|NAME] [--ideal] [--set KEY=VALUE ...] [--json]\n"
     "\n"
     "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
     "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
     "  iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,\n"
-    "  gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens\n"
+    "  gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens,\n"
+    "  seq_overhead_us, cuda_graphs, graph_max_tokens, gemm_m_half_tokens, gemm_floor_us,\n"
+    "  small_op_efficiency, small_op_floor_us, attention_efficiency, attention_n_half_tokens,\n"
+    "  attention_memory_efficiency, attention_seq_us, link_efficiency,\n"
+    "  link_latency_per_rank_us, p2p_latency_us\n"
     "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets both efficiencies to\n"
-    "  1 and every overhead to 0: the pure roofline.\n"
+    "  1 and every overhead and small op to 0: the pure roofline. Engine profiles\n"
+    "  (models/engines.yaml): explain --profile, a scenario's engine.profile; default vllm.\n"
     "The catalog is read from --catalog, else $SERVESIM_CATALOG, else the source tree.\n";
 
 static int fail(const char *fmt, const char *a)
@@ -164,7 +170,7 @@ static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
 
 static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL;
+    const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL, *profile = NULL;
     long input = 1024, output = 256;
     long batches[SV_EXPLAIN_MAX_BATCHES] = {1, 8, 32, 64, 128, 256};
     int nbatches = 6, ideal = 0, json = 0;
@@ -182,6 +188,8 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
             model_name = v;
         else if ((v = opt_value(argc, argv, &i, "--gpu", &missing)))
             gpu_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--profile", &missing)))
+            profile = v;
         else if ((v = opt_value(argc, argv, &i, "--tp", &missing))) {
             if (sv_perf_settings_set(&set, "tp", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--input", &missing))) {
@@ -220,6 +228,7 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     if (ideal) sv_perf_settings_ideal(&set);
     for (int i = 0; i < nsets; i++)
         if (apply_set(&set, sets[i], &err)) return fail_err(&err);
+    if (sv_perf_settings_profile(&set, cat, profile, &err)) return fail_err(&err);
 
     const sv_gpu_t *gpu;
     sv_model_t model;
@@ -614,12 +623,12 @@ static int servesim_main(int argc, char **argv)
     sv_error_t err;
     if (sv_catalog_load(catalog_dir ? catalog_dir : sv_catalog_default_dir(), &cat, &err))
         return fail_err(&err);
-    int rc = strcmp(cmd, "list") == 0       ? cmd_list(cat, argc - i, argv + i)
-             : strcmp(cmd, "explain") == 0  ? cmd_explain(cat, argc - i, argv + i)
-             : strcmp(cmd, "sweep") == 0    ? cmd_sweep(cat, argc - i, argv + i)
-             : strcmp(cmd, "plan") == 0     ? cmd_plan(cat, argc - i, argv + i)
-             : strcmp(cmd, "validate") == 0 ? cmd_validate(cat, argc - i, argv + i)
-                                            : cmd_run(cat, argc - i, argv + i);
+    int rc = strcmp(cmd, "list") == 0        ? cmd_list(cat, argc - i, argv + i)
+             : strcmp(cmd, "explain") == 0   ? cmd_explain(cat, argc - i, argv + i)
+             : strcmp(cmd, "sweep") == 0     ? cmd_sweep(cat, argc - i, argv + i)
+             : strcmp(cmd, "plan") == 0      ? cmd_plan(cat, argc - i, argv + i)
+             : strcmp(cmd, "validate") == 0  ? cmd_validate(cat, argc - i, argv + i)
+                                             : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;
 }

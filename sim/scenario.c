@@ -124,7 +124,8 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
         (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||
         (rc = perf_key(en, "block_size", &pool->perf, err)) ||
-        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0)
+        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0 ||
+        (rc = get_text(en, "profile", 0, pool->perf.engine, sizeof pool->perf.engine, err)) < 0)
         return rc;
     if (strcmp(pre, "recompute") == 0)
         e->preempt_swap = 0;
@@ -713,6 +714,9 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_pools(root, cat, sc, err)) || (rc = read_router(root, sc, err)) ||
         (rc = read_disagg(root, sc, err)))
         return rc;
+    for (int i = 0; i < sc->npools; i++) /* engine.profile, or the catalog's "vllm" */
+        if ((rc = sv_perf_settings_profile(&sc->pools[i].perf, cat, sc->pools[i].perf.engine, err)))
+            return sv_error_prefix(err, "%s: engine.profile", sc->path);
     sv_ynode_t *wl = sv_ymap_get(root, "workload");
     if (!wl)
         return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'",

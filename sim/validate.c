@@ -183,6 +183,7 @@ static int row_perf(const sv_vrow_t *w, const sv_catalog_t *cat, sv_perf_t *p, s
     if ((rc = sv_perf_settings_set(&set, "tp", tp, err)) ||
         (rc = sv_perf_settings_set(&set, "weight_dtype", w->weight_dtype, err)) ||
         (rc = sv_perf_settings_set(&set, "kv_cache_dtype", w->kv_dtype, err)) ||
+        (rc = sv_perf_settings_profile(&set, cat, w->profile, err)) ||
         (rc = sv_catalog_gpu(cat, w->gpu, &gpu, err)) ||
         (rc = sv_catalog_model(cat, w->model, &model, err)) ||
         (rc = sv_perf_init(p, gpu, model, &set, err)))
@@ -231,9 +232,11 @@ static int write_scenario(const sv_vrow_t *w, char *path, size_t n, sv_error_t *
     fprintf(f,
             "name: validate-line-%ld\nseed: 1\nmodel: %s\n"
             "hardware: {gpu: %s, tp: %d, weight_dtype: %s, kv_cache_dtype: %s}\n"
-            "engine: {scheduler: vllm, max_num_seqs: 1024, max_num_batched_tokens: 8192}\n"
+            "engine: {scheduler: vllm, max_num_seqs: 1024, max_num_batched_tokens: 8192, "
+            "profile: %s}\n"
             "workload:\n  num_requests: %ld\n  rate: inf\n",
-            w->line, w->model, w->gpu, w->tp, w->weight_dtype, w->kv_dtype, w->requests);
+            w->line, w->model, w->gpu, w->tp, w->weight_dtype, w->kv_dtype, w->profile,
+            w->requests);
     if (w->concurrency > 0) fprintf(f, "  max_concurrency: %ld\n", w->concurrency);
     fprintf(f, "  input: {dist: fixed, value: %ld}\n  output: {dist: fixed, value: %ld}\n",
             w->input, w->output);

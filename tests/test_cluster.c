@@ -272,13 +272,16 @@ START_TEST(test_routing_spread)
     size_t n;
     const sv_sample_t *sm = sv_metrics_samples(res->metrics, &n);
     for (size_t i = 0; i + 4 <= n; i += 4) {
-        int lo_ = 1 << 30, hi = -1;
+        int lo_ = 1 << 30, hi = -1, total = 0;
         for (int k = 0; k < 4; k++) {
             int v = sm[i + k].running + sm[i + k].waiting;
+            total += v;
             if (v < lo_) lo_ = v;
             if (v > hi) hi = v;
         }
-        ck_assert_msg(hi - lo_ <= 1, "t=%g: in flight %d..%d", sm[i].t, lo_, hi);
+        /* A sample can fall between a request's end and its successor's send at the same
+         * instant (9 in flight); the spread is only defined with all 10 placed. */
+        if (total == 10) ck_assert_msg(hi - lo_ <= 1, "t=%g: in flight %d..%d", sm[i].t, lo_, hi);
     }
     done(sc, res);
     /* kv-aware spreads a steady stream too. */
