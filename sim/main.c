@@ -19,6 +19,7 @@
 #include <mpi.h>
 #endif
 
+#include "servesim/calibrate.h"
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/html.h"
@@ -48,6 +49,12 @@ static const char *usage_text =
     "  plan SCENARIO.yaml          cheapest clusters for the scenario's plan: target\n"
     "      [--set KEY=VALUE ...] [--out DIR] [--jobs N] [--report FILE.html]\n"
     "  list gpus|models            print the catalog\n"
+    "  calibrate kernels --gpu G MLP.csv...   fit a GPU's efficiency curves to Vidur\n"
+    "      kernel tables [--allreduce F.csv] [--send-recv F.csv] [--name N] [--out F.yaml]\n"
+    "  calibrate engine --rows MODEL:HW,... --base PROFILE --fit KEY,... PERF_MODEL.csv\n"
+    "      fit an engine profile to Splitwise iteration times [--name N] [--out F.yaml]\n"
+    "  calibrate synthetic --gpu G  recover known parameters from generated tables\n"
+    "      (every calibrate takes [--max-iter N])\n"
     "  validate                    simulate every measured run in the validation table;\n"
     "      [--data FILE.csv] [--family PREFIX] [--bounds FILE.csv]   print the errors\n"
     "  explain --model M --gpu G   what the cost model says about one setup\n"
@@ -587,6 +594,148 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
     return rc;
 }
 
+/* calibrate kernels | engine | synthetic (see the usage text). */
+static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
+{
+    if (argc < 1) return fail("error: calibrate needs kernels, engine or synthetic%s", "");
+    const char *mode = argv[0], *gpu_name = NULL, *out = NULL, *name = NULL, *ar = NULL, *sr = NULL,
+               *rows = NULL, *base_name = NULL, *fit_keys = NULL, *v;
+    const char *files[64];
+    int nfiles = 0, missing = 0;
+    double noise_rel = 0.01;
+    sv_fit_opts_t o = {.max_iter = 200};
+    for (int i = 1; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--gpu", &missing)))
+            gpu_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--out", &missing)))
+            out = v;
+        else if ((v = opt_value(argc, argv, &i, "--name", &missing)))
+            name = v;
+        else if ((v = opt_value(argc, argv, &i, "--allreduce", &missing)))
+            ar = v;
+        else if ((v = opt_value(argc, argv, &i, "--send-recv", &missing)))
+            sr = v;
+        else if ((v = opt_value(argc, argv, &i, "--rows", &missing)))
+            rows = v;
+        else if ((v = opt_value(argc, argv, &i, "--base", &missing)))
+            base_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--fit", &missing)))
+            fit_keys = v;
+        else if ((v = opt_value(argc, argv, &i, "--noise", &missing))) {
+            if (sv_parse_double(v, &noise_rel) || noise_rel < 0 || noise_rel > 0.5)
+                return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--max-iter", &missing))) {
+            long n;
+            if (sv_parse_long(v, &n) || n < 1 || n > 100000)
+                return fail("error: --max-iter: expected a whole number in [1, 100000], got '%s'",
+                            v);
+            o.max_iter = (int)n;
+        } else if (missing) {
+            break;
+        } else if (argv[i][0] == '-') {
+            return fail("error: calibrate: unknown option '%s' (see servesim --help)", argv[i]);
+        } else {
+            if (nfiles == 64) return fail("error: calibrate takes at most 64 tables%s", "");
+            files[nfiles++] = argv[i];
+        }
+        if (missing) break;
+    }
+    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    sv_error_t err;
+    const sv_gpu_t *gpu = NULL;
+    if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
+        if (!gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
+        if (sv_catalog_gpu(cat, gpu_name, &gpu, &err)) return fail_err(&err);
+    }
+    if (strcmp(mode, "synthetic") == 0) {
+        /* Known parameters: the A100 fit's order of magnitude. */
+        const double g4[4] = {0.72, 96.0, 0.84, 6.0}, s2[2] = {0.78, 3.5};
+        char path[512];
+        const char *dir = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/servesim-synthetic-%ld.csv", dir && *dir ? dir : "/tmp",
+                 (long)getpid());
+        sv_fit_t g, s;
+        const char *p1 = path;
+        int rc = sv_calibrate_synthetic_mlp(path, gpu, g4, s2, noise_rel, 42, &err);
+        if (!rc) rc = sv_calibrate_kernels(&p1, 1, gpu, &o, &g, &s, &err);
+        remove(path);
+        if (rc) return fail_err(&err);
+        printf("synthetic kernel tables for %s, %.1f%% multiplicative noise: true -> fitted\n",
+               gpu->name, noise_rel * 100);
+        int bad = 0;
+        for (int k = 0; k < 6; k++) {
+            const sv_fit_t *f = k < 4 ? &g : &s;
+            double truth = k < 4 ? g4[k] : s2[k - 4], got = f->value[k < 4 ? k : k - 4];
+            double e = 100.0 * (got / truth - 1.0);
+            bad |= fabs(e) > 2.0;
+            printf("  %-24s %10.4g -> %10.4g  (%+.2f%%)\n", f->names[k < 4 ? k : k - 4], truth, got,
+                   e);
+        }
+        printf("%s\n", bad ? "NOT recovered within 2%" : "all recovered within 2%");
+        return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+    }
+    if (strcmp(mode, "kernels") == 0) {
+        if (nfiles < 1) return fail("error: calibrate kernels needs at least one mlp.csv%s", "");
+        sv_fit_t fits[4];
+        const sv_fit_t *fp[4];
+        int nf = 0;
+        if (sv_calibrate_kernels(files, nfiles, gpu, &o, &fits[0], &fits[1], &err))
+            return fail_err(&err);
+        nf = 2;
+        if (ar && sv_calibrate_allreduce(ar, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
+        if (sr && sv_calibrate_sendrecv(sr, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
+        printf("servesim calibrate kernels: %s, %d kernel table(s)\n", gpu->name, nfiles);
+        for (int i = 0; i < nf; i++) {
+            sv_fit_print(&fits[i], stdout);
+            fp[i] = &fits[i];
+        }
+        if (out) {
+            char nm[SV_NAME_MAX], src[SV_TEXT_MAX];
+            snprintf(nm, sizeof nm, "%s-calibrated", gpu->name);
+            snprintf(src, sizeof src, "%d Vidur mlp.csv table(s)%s%s", nfiles,
+                     ar ? " and all_reduce.csv" : "", sr ? " and send_recv.csv" : "");
+            if (sv_calibrate_write_gpu(out, gpu, name ? name : nm, fp, nf, src, &err))
+                return fail_err(&err);
+            printf("wrote %s\n", out);
+        }
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(mode, "engine") == 0) {
+        if (nfiles != 1) return fail("error: calibrate engine takes one perf_model.csv%s", "");
+        if (!rows || !base_name || !fit_keys)
+            return fail("error: calibrate engine needs --rows, --base and --fit%s", "");
+        const sv_engine_profile_t *base;
+        if (sv_catalog_engine(cat, base_name, &base, &err)) return fail_err(&err);
+        char kb[512];
+        const char *keys[SV_FIT_MAX_PARAMS];
+        int nk = 0;
+        snprintf(kb, sizeof kb, "%s", fit_keys);
+        for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
+            if (nk == SV_FIT_MAX_PARAMS)
+                return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
+            keys[nk++] = t;
+        }
+        sv_perf_settings_t probe = sv_perf_settings_default();
+        for (int i = 0; i < nk; i++)
+            if (sv_perf_settings_set(&probe, keys[i], "1", &err) == SV_ENOKEY)
+                return fail_err(&err);
+        sv_fit_t fit;
+        if (sv_calibrate_engine(files[0], rows, cat, base, keys, nk, &o, &fit, &err))
+            return fail_err(&err);
+        printf("servesim calibrate engine: profile %s on %s (%s)\n", base->name, files[0], rows);
+        sv_fit_print(&fit, stdout);
+        if (out) {
+            char src[SV_TEXT_MAX];
+            snprintf(src, sizeof src, "servesim calibrate engine on %s rows %s", files[0], rows);
+            if (sv_calibrate_write_engine(out, base, name ? name : base->name, &fit, src, &err))
+                return fail_err(&err);
+            printf("wrote %s\n", out);
+        }
+        return EXIT_SUCCESS;
+    }
+    return fail("error: calibrate: expected kernels, engine or synthetic, got '%s'", mode);
+}
+
 static int servesim_main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -615,7 +764,8 @@ static int servesim_main(int argc, char **argv)
     const char *cmd = argv[i++];
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
     if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
-        strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate")) {
+        strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate") &&
+        strcmp(cmd, "calibrate")) {
         fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
         return EXIT_USAGE;
     }
@@ -628,6 +778,7 @@ static int servesim_main(int argc, char **argv)
              : strcmp(cmd, "sweep") == 0     ? cmd_sweep(cat, argc - i, argv + i)
              : strcmp(cmd, "plan") == 0      ? cmd_plan(cat, argc - i, argv + i)
              : strcmp(cmd, "validate") == 0  ? cmd_validate(cat, argc - i, argv + i)
+             : strcmp(cmd, "calibrate") == 0 ? cmd_calibrate(cat, argc - i, argv + i)
                                              : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;
