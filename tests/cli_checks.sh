@@ -140,6 +140,8 @@ head -8 "$data/validation/measurements.csv" | sed 's/^trtllm-8b-h100,throughput/
 expect_fail validate_bad_kind "badkind.csv:8: column 'kind': expected throughput, ttft, tpot, prefill, step or e2e, got 'speed'" -- validate --data "$tmp/badkind.csv"
 printf 'family,kind,max_mape_pct\nsplitwise-bloom-h100,step,0.1\n' >"$tmp/tight.csv"
 expect_fail validate_bound_exceeded "1 MAPE bound\(s\) of .*tight.csv exceeded" -- validate --family splitwise-bloom-h100 --bounds "$tmp/tight.csv"
+expect_fail run_bad_profile "quickstart.yaml: engine.profile: unknown engine profile 'nosuch'" -- run "$q" --set engine.profile=nosuch
+expect_ok run_profile '^Successful requests:' -- run "$q" --set engine.profile=trtllm --set workload.num_requests=100
 expect_ok validate_family 'splitwise-bloom-a100 .*\[fitted\]' -- validate --family splitwise-bloom-a100
 
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null
