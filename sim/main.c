@@ -265,6 +265,10 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         cJSON_Delete(j);
     } else {
         sv_explain_print(e, stdout);
+        const sv_engine_profile_t *ep;
+        if (perf.set.engine[0] && sv_catalog_engine(cat, perf.set.engine, &ep, NULL) == 0)
+            printf("\nEngine profile '%s': %s\n  fitted to: %s\n", ep->name, ep->description,
+                   ep->fitted_to);
     }
     free(e);
     return rc;
