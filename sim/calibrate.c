@@ -138,6 +138,27 @@ static int run_fit(const row_t *rows, size_t n, model_fn f, const void *ctx, con
             }
         }
         fit->mape = 100.0 * sum / (double)n;
+        fit->nkinds = 0;
+        for (size_t i = 0; i < n; i++) {
+            int k = 0;
+            while (k < fit->nkinds && strcmp(fit->kind[k], rows[i].label))
+                k++;
+            if (k == fit->nkinds) {
+                if (k == SV_FIT_MAX_PARAMS + 2) continue;
+                fit->kind[k] = rows[i].label;
+                fit->kind_n[k] = 0;
+                fit->kind_mape[k] = fit->kind_bias[k] = 0.0;
+                fit->nkinds++;
+            }
+            double e = gsl_vector_get(r, i);
+            fit->kind_n[k]++;
+            fit->kind_mape[k] += fabs(e);
+            fit->kind_bias[k] += e;
+        }
+        for (int k = 0; k < fit->nkinds; k++) {
+            fit->kind_mape[k] *= 100.0 / (double)fit->kind_n[k];
+            fit->kind_bias[k] *= 100.0 / (double)fit->kind_n[k];
+        }
         fit->max_ape *= 100.0;
         double th[SV_FIT_MAX_PARAMS];
         for (size_t k = 0; k < p; k++)
@@ -162,6 +183,10 @@ void sv_fit_print(const sv_fit_t *fit, FILE *f)
             fit->iterations, fit->mape, fit->max_ape);
     for (int k = 0; k < fit->np; k++)
         fprintf(f, "  %-28s %12.5g  +- %.3g (95%%)\n", fit->names[k], fit->value[k], fit->ci95[k]);
+    if (fit->nkinds > 1)
+        for (int k = 0; k < fit->nkinds; k++)
+            fprintf(f, "  %-28s %6ld rows  MAPE %6.2f%%  mean error %+6.2f%%\n", fit->kind[k],
+                    fit->kind_n[k], fit->kind_mape[k], fit->kind_bias[k]);
     if (fit->nworst) fprintf(f, "  worst rows:\n");
     for (int k = 0; k < fit->nworst; k++)
         fprintf(f, "    %s\n", fit->worst[k]);

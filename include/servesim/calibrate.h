@@ -38,6 +38,12 @@ typedef struct sv_fit {
     double mape, max_ape;          /* percent */
     char worst[SV_FIT_WORST][160]; /* "file:line op: measured x, model y (+e%)" */
     int nworst;
+    /* MAPE (percent) and mean signed error per kind of row (operator), to show what one
+     * curve cannot say (shape effects) */
+    int nkinds;
+    const char *kind[SV_FIT_MAX_PARAMS + 2];
+    long kind_n[SV_FIT_MAX_PARAMS + 2];
+    double kind_mape[SV_FIT_MAX_PARAMS + 2], kind_bias[SV_FIT_MAX_PARAMS + 2];
 } sv_fit_t;
 
 typedef struct sv_fit_opts {
