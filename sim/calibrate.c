@@ -211,11 +211,12 @@ static double gemm_time(const double *th, const row_t *r, const void *ctx)
     return fmax(tc, tm) + th[3] * 1e-6;
 }
 
-/* A small op moving x[0] bytes. theta: small_op_efficiency, small_op_floor_us. */
+/* A small op moving x[0] bytes; x[1] = 1 for a norm.
+ * theta: small_op_efficiency, norm_efficiency, small_op_floor_us. */
 static double small_time(const double *th, const row_t *r, const void *ctx)
 {
     const hw_t *h = ctx;
-    return th[1] * 1e-6 + r->x[0] / (h->bw * th[0]);
+    return th[2] * 1e-6 + r->x[0] / (h->bw * (r->x[1] > 0 ? th[1] : th[0]));
 }
 
 static const char *const gemm_ops[] = {"attn_pre_proj", "attn_post_proj", "mlp_up_proj",
@@ -296,7 +297,10 @@ static int read_mlp(const char *path, row_t **g, size_t *ng, size_t *capg, row_t
             if (y <= 0) continue;
             if (SV_GROW(*s, *caps, *ns + 1)) goto oom;
             row_t *w = &(*s)[(*ns)++];
-            *w = (row_t){.op = OP_SMALL, .x = {bytes[i]}, .y = y * 1e-3, .label = small_ops[i]};
+            *w = (row_t){.op = OP_SMALL,
+                         .x = {bytes[i], i < 2 ? 1.0 : 0.0},
+                         .y = y * 1e-3,
+                         .label = small_ops[i]};
             snprintf(w->where, sizeof w->where, "%s:%ld", path, t->lines[r]);
         }
     }
@@ -323,9 +327,9 @@ int sv_calibrate_kernels(const char *const *paths, int npaths, const sv_gpu_t *g
         .names = {"compute_efficiency", "gemm_m_half_tokens", "memory_efficiency", "gemm_floor_us"},
         .value = {0.7, 50, 0.8, 5}};
     *small = (sv_fit_t){.what = "small ops",
-                        .np = 2,
-                        .names = {"small_op_efficiency", "small_op_floor_us"},
-                        .value = {0.8, 4}};
+                        .np = 3,
+                        .names = {"small_op_efficiency", "norm_efficiency", "small_op_floor_us"},
+                        .value = {0.8, 0.5, 4}};
     const char *src = npaths == 1 ? paths[0] : "the mlp.csv tables";
     if (!rc) rc = run_fit(g, ng, gemm_time, &h, o, src, gemm, err);
     if (!rc) rc = run_fit(s, ns, small_time, &h, o, src, small, err);
@@ -560,7 +564,7 @@ static double noise(gsl_rng *rng, double sigma)
 }
 
 int sv_calibrate_synthetic_mlp(const char *path, const sv_gpu_t *gpu, const double *gemm4,
-                               const double *small2, double rel_noise, unsigned long seed,
+                               const double *small3, double rel_noise, unsigned long seed,
                                sv_error_t *err)
 {
     FILE *f = fopen(path, "w");
@@ -595,8 +599,8 @@ int sv_calibrate_synthetic_mlp(const char *path, const sv_gpu_t *gpu, const doub
                     fprintf(f, ",%.9g", y * 1e3);
                 }
                 for (int i = 0; i < 5; i++) {
-                    row_t r = {.x = {bytes[i]}};
-                    double y = small_time(small2, &r, &h) * (1.0 + noise(rng, rel_noise));
+                    row_t r = {.x = {bytes[i], i < 2 ? 1.0 : 0.0}};
+                    double y = small_time(small3, &r, &h) * (1.0 + noise(rng, rel_noise));
                     fprintf(f, ",%.9g", y * 1e3);
                 }
                 fputc('\n', f);

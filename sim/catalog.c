@@ -28,12 +28,13 @@ const char *const sv_curve_keys[SV_CV_COUNT] = {
     "gemm_m_half_tokens",          "gemm_floor_us",        "small_op_efficiency",
     "small_op_floor_us",           "attention_efficiency", "attention_n_half_tokens",
     "attention_memory_efficiency", "attention_seq_us",     "link_efficiency",
-    "link_latency_per_rank_us",    "p2p_latency_us"};
+    "link_latency_per_rank_us",    "p2p_latency_us",       "norm_efficiency"};
 /* Built-ins for a GPU whose entry gives no curve: docs/cost-model.md says where each
  * comes from (the A100 and A40 entries carry values fitted by servesim calibrate). */
-const double sv_curve_default[SV_CV_COUNT] = {64, 4, 0.80, 3, 0.55, 256, 0.75, 1.0, 0.80, 4, 10};
-const double sv_curve_lo[SV_CV_COUNT] = {0, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 0};
-const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1, 1e4, 1e4};
+const double sv_curve_default[SV_CV_COUNT] = {64,   4,   0.80, 3, 0.55, 256,
+                                              0.75, 1.0, 0.80, 4, 10,   0.5};
+const double sv_curve_lo[SV_CV_COUNT] = {0, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 0, 1e-3};
+const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1, 1e4, 1e4, 1};
 
 const char *sv_catalog_default_dir(void)
 {

@@ -96,14 +96,15 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
             p->set.compute_eff, p->set.memory_eff, p->set.iter_overhead_s * 1e3,
             p->set.layer_overhead_s * 1e6);
     fprintf(f,
-            "  GEMM efficiency x T/(T + %.0f), floor %.1f us; small ops %.2f of HBM, %.1f us "
+            "  GEMM efficiency x T/(T + %.0f), floor %.1f us; small ops %.2f of HBM (norms %.2f), "
+            "%.1f us "
             "each; attention %.2f of peak x n/(n + %.0f) (prefill), %.2f of HBM + %.2f us per "
             "sequence per layer (decode); engine %.1f us per sequence, CUDA graphs %s (up to "
             "%ld tokens)\n",
-            cv[SV_CV_GEMM_M_HALF], cv[SV_CV_GEMM_FLOOR], cv[SV_CV_SMALL_EFF], cv[SV_CV_SMALL_FLOOR],
-            cv[SV_CV_ATTN_EFF], cv[SV_CV_ATTN_N_HALF], cv[SV_CV_ATTN_MEM_EFF], cv[SV_CV_ATTN_SEQ],
-            p->set.seq_overhead_s * 1e6, p->set.cuda_graphs ? "on" : "off",
-            p->set.graph_max_tokens);
+            cv[SV_CV_GEMM_M_HALF], cv[SV_CV_GEMM_FLOOR], cv[SV_CV_SMALL_EFF], cv[SV_CV_NORM_EFF],
+            cv[SV_CV_SMALL_FLOOR], cv[SV_CV_ATTN_EFF], cv[SV_CV_ATTN_N_HALF],
+            cv[SV_CV_ATTN_MEM_EFF], cv[SV_CV_ATTN_SEQ], p->set.seq_overhead_s * 1e6,
+            p->set.cuda_graphs ? "on" : "off", p->set.graph_max_tokens);
     if (tp > 1)
         fprintf(f,
                 "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "

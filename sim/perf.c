@@ -98,7 +98,7 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
     for (int k = 0; k < SV_CV_COUNT; k++)
         s->curve[k] = 0.0; /* sizes at half efficiency, floors and latencies */
     s->curve[SV_CV_SMALL_EFF] = s->curve[SV_CV_ATTN_EFF] = s->curve[SV_CV_ATTN_MEM_EFF] =
-        s->curve[SV_CV_LINK_EFF] = 1.0;
+        s->curve[SV_CV_LINK_EFF] = s->curve[SV_CV_NORM_EFF] = 1.0;
 }
 
 const char *const sv_perf_setting_keys[] = {"tp",
@@ -128,6 +128,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "link_efficiency",
                                             "link_latency_per_rank_us",
                                             "p2p_latency_us",
+                                            "norm_efficiency",
                                             NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
@@ -388,7 +389,6 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->inv_lm_c = 1.0 / (gpu->bf16_flops * r->compute_eff);
     p->inv_mem = 1.0 / (gpu->hbm_bw * r->memory_eff);
     p->inv_attn_mem = 1.0 / (gpu->hbm_bw * cv[SV_CV_ATTN_MEM_EFF]);
-    p->inv_small = 1.0 / (gpu->hbm_bw * cv[SV_CV_SMALL_EFF]);
     p->m_half = cv[SV_CV_GEMM_M_HALF];
     p->attn_n_half = cv[SV_CV_ATTN_N_HALF];
     /* QKV, O, up (gate+up fused), down: 4 GEMMs per layer (+ the router for MoE). */
@@ -399,7 +399,11 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
          * embedding of Q and K (read and write): six kernels per layer over T x d. */
         double f = m->experts ? (double)p->moe_ffn_local * m->experts_per_tok : p->ffn_local;
         double act = m->gated_mlp ? 3.0 * f : 2.0 * f;
-        p->small_bytes_tok = L * (2.0 * 2.0 * d + 2.0 * 3.0 * d + act + 2.0 * (q + kv)) * ACT_BYTES;
+        double norm = 2.0 * 2.0 * d, other = 2.0 * 3.0 * d + act + 2.0 * (q + kv);
+        p->small_bytes_tok = L * (norm + other) * ACT_BYTES;
+        /* The norms are reductions and reach less of the bandwidth than the rest. */
+        p->small_s_tok =
+            L * ACT_BYTES / gpu->hbm_bw * (norm / cv[SV_CV_NORM_EFF] + other / cv[SV_CV_SMALL_EFF]);
         p->small_floor_step = L * 6.0 * cv[SV_CV_SMALL_FLOOR] * 1e-6;
     }
     p->attn_seq_step = L * cv[SV_CV_ATTN_SEQ] * 1e-6;
@@ -526,7 +530,7 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     /* Norms, rotary, activation and residual adds: memory-bound over T x d. */
     sv_op_cost_t *sm = &out->op[SV_OP_SMALL];
     sm->bytes = T * p->small_bytes_tok;
-    finish_op(sm, 0.0, sm->bytes * p->inv_small, p->small_floor_step);
+    finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
 
     if (p->set.tp > 1) out->comm = 2.0 * L * (p->ar_alpha + T * d * ACT_BYTES * p->ar_inv_bw);
     out->eng_step = p->set.iter_overhead_s;

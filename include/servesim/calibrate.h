@@ -6,7 +6,7 @@
  *   kernels: Vidur's per-operator tables (mlp.csv: one layer's GEMMs and small ops on
  *            one GPU) give the GPU's GEMM curve (compute_efficiency, gemm_m_half_tokens,
  *            memory_efficiency, gemm_floor_us) and small-op terms (small_op_efficiency,
- *            small_op_floor_us);
+ *            norm_efficiency, small_op_floor_us);
  *   network: Vidur's all_reduce.csv gives the alpha-beta all-reduce (link_latency_us,
  *            link_latency_per_rank_us, link_efficiency); send_recv.csv gives
  *            p2p_latency_us (and its bandwidth efficiency, printed);
@@ -77,7 +77,7 @@ int sv_calibrate_engine(const char *path, const char *rows, const sv_catalog_t *
  * order of the gemm fit then the small fit), with multiplicative noise of rel_noise
  * (deterministic, seeded). For tests and `servesim calibrate synthetic`. */
 int sv_calibrate_synthetic_mlp(const char *path, const sv_gpu_t *gpu, const double *gemm4,
-                               const double *small2, double rel_noise, unsigned long seed,
+                               const double *small3, double rel_noise, unsigned long seed,
                                sv_error_t *err);
 
 void sv_fit_print(const sv_fit_t *fit, FILE *f);

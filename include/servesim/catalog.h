@@ -31,7 +31,7 @@ enum {
     SV_CV_GEMM_M_HALF =
         0, /* gemm_m_half_tokens: tokens at which GEMMs reach half their peak efficiency */
     SV_CV_GEMM_FLOOR,   /* gemm_floor_us: shortest GEMM kernel */
-    SV_CV_SMALL_EFF,    /* small_op_efficiency: norms, rotary, activation, residual add vs HBM */
+    SV_CV_SMALL_EFF,    /* small_op_efficiency: rotary, activation, residual add vs HBM */
     SV_CV_SMALL_FLOOR,  /* small_op_floor_us: shortest small-op kernel */
     SV_CV_ATTN_EFF,     /* attention_efficiency: flash-attention prefill vs BF16 peak */
     SV_CV_ATTN_N_HALF,  /* attention_n_half_tokens: chunk length at half that efficiency */
@@ -40,6 +40,7 @@ enum {
     SV_CV_LINK_EFF,     /* link_efficiency: collective bus bandwidth vs one direction of the link */
     SV_CV_LINK_RANK,    /* link_latency_per_rank_us: all-reduce latency per rank beyond 2 */
     SV_CV_P2P_LAT,      /* p2p_latency_us: send/recv latency */
+    SV_CV_NORM_EFF,     /* norm_efficiency: the RMSNorms (reductions) vs HBM */
     SV_CV_COUNT
 };
 extern const char *const sv_curve_keys[SV_CV_COUNT];

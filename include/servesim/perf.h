@@ -117,12 +117,12 @@ typedef struct sv_perf {
     double inv_lm_c;         /* s per LM-head FLOP */
     double inv_mem;          /* s per byte of weights and GEMM activations */
     double inv_attn_mem;     /* s per byte of decode attention */
-    double inv_small;        /* s per byte of the small ops */
     double m_half;           /* GEMM tokens at half efficiency */
     double attn_n_half;      /* prefill chunk tokens at half flash efficiency */
     double gemm_floor_step;  /* GEMM floors of one step: layers x GEMMs per layer x floor */
     double small_floor_step; /* small-op floors of one step */
     double small_bytes_tok;  /* small-op bytes per token per step (all layers) */
+    double small_s_tok;      /* ... and the seconds they take at their efficiencies */
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
     double ar_alpha;         /* one all-reduce's latency at this TP */
     double ar_inv_bw;        /* s per byte of all-reduce payload (ring factor included) */
