@@ -70,8 +70,8 @@ static const char *usage_text =
     "  small_op_efficiency, small_op_floor_us, attention_efficiency, attention_n_half_tokens,\n"
     "  attention_memory_efficiency, attention_seq_us, link_efficiency,\n"
     "  link_latency_per_rank_us, p2p_latency_us, norm_efficiency\n"
-    "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets both efficiencies to\n"
-    "  1 and every overhead and small op to 0: the pure roofline. Engine profiles\n"
+    "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets every efficiency\n"
+    "  to 1 and every overhead, floor and small op to 0: the pure roofline. Engine profiles\n"
     "  (models/engines.yaml): explain --profile, a scenario's engine.profile; default vllm.\n"
     "The catalog is read from --catalog, else $SERVESIM_CATALOG, else the source tree.\n";
 
