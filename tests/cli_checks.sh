@@ -140,6 +140,14 @@ head -8 "$data/validation/measurements.csv" | sed 's/^trtllm-8b-h100,throughput/
 expect_fail validate_bad_kind "badkind.csv:8: column 'kind': expected throughput, ttft, tpot, prefill, step or e2e, got 'speed'" -- validate --data "$tmp/badkind.csv"
 printf 'family,kind,max_mape_pct\nsplitwise-bloom-h100,step,0.1\n' >"$tmp/tight.csv"
 expect_fail validate_bound_exceeded "1 MAPE bound\(s\) of .*tight.csv exceeded" -- validate --family splitwise-bloom-h100 --bounds "$tmp/tight.csv"
+mkdir -p "$tmp/be"
+cp "$src/models/gpus.yaml" "$src/models/llms.yaml" "$tmp/be/"
+printf 'engines:\n  - name: x\n    fitted_to: "nothing"\n    tp: 2\n' >"$tmp/be/engines.yaml"
+expect_fail engine_bad_key "engines.yaml:4:9: engines\[0\].tp: not an engine-profile key" -- --catalog "$tmp/be" list gpus
+printf 'engines:\n  - name: x\n    fitted_to: "nothing"\n    seq_overhead_us: fast\n' >"$tmp/be/engines.yaml"
+expect_fail engine_bad_value "engines.yaml:4:22: engines\[0\]: seq_overhead_us: expected a number" -- --catalog "$tmp/be" list gpus
+printf 'engines:\n  - name: x\n    seq_overhead_us: 3\n' >"$tmp/be/engines.yaml"
+expect_fail engine_no_source "engines.yaml:2:5: engines\[0\]: missing required key 'fitted_to'" -- --catalog "$tmp/be" list gpus
 expect_fail run_bad_profile "quickstart.yaml: engine.profile: unknown engine profile 'nosuch'" -- run "$q" --set engine.profile=nosuch
 expect_ok run_profile '^Successful requests:' -- run "$q" --set engine.profile=trtllm --set workload.num_requests=100
 expect_ok validate_family 'splitwise-bloom-a100 .*\[fitted\]' -- validate --family splitwise-bloom-a100
