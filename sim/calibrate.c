@@ -652,6 +652,15 @@ int sv_calibrate_write_gpu(const char *path, const sv_gpu_t *g, const char *name
     }
     for (int i = 0; i < nfits; i++)
         put_fit(f, fits[i], "p2p_efficiency");
+    for (int k = 0; k < SV_CV_COUNT; k++) { /* the curves not fitted, as the base GPU has them */
+        int fitted = 0;
+        for (int i = 0; i < nfits; i++)
+            for (int j = 0; j < fits[i]->np; j++)
+                fitted |= strcmp(fits[i]->names[j], sv_curve_keys[k]) == 0;
+        if (!fitted)
+            fprintf(f, "    %s: %.6g   # not fitted: %s's\n", sv_curve_keys[k],
+                    isnan(g->curve[k]) ? sv_curve_default[k] : g->curve[k], g->name);
+    }
     fprintf(f, "    source: \"%s; curves fitted by servesim calibrate to %s\"\n", g->name, source);
     if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: cannot write", path);
     return 0;
