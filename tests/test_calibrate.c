@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "servesim/calibrate.h"
@@ -72,6 +73,30 @@ START_TEST(test_synthetic_recovery)
             tu_assert_rel(s.value[i], s3[i], 0.02);
         ck_assert(g.mape < 2.0 && g.ci95[0] > 0);
     }
+    /* The written GPU loads as a catalog and carries the fitted values. */
+    char sub[400], out[512];
+    snprintf(sub, sizeof sub, "%s/cat", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    snprintf(out, sizeof out, "%s/a100-cal.yaml", sub);
+    sv_error_t err;
+    sv_fit_t g, s;
+    char path[512];
+    snprintf(path, sizeof path, "%s/synthetic-0.csv", dir);
+    const char *p = path;
+    ck_assert_int_eq(sv_calibrate_kernels(&p, 1, gpu("a100-80gb"), NULL, &g, &s, &err), 0);
+    const sv_fit_t *fits[2] = {&g, &s};
+    ck_assert_msg(
+        sv_calibrate_write_gpu(out, gpu("a100-80gb"), "a100-cal", fits, 2, "test", &err) == 0, "%s",
+        err.msg);
+    sv_catalog_t *c2;
+    ck_assert_msg(sv_catalog_load(sub, &c2, &err) == 0, "%s", err.msg);
+    const sv_gpu_t *cal;
+    ck_assert_int_eq(sv_catalog_gpu(c2, "a100-cal", &cal, &err), 0);
+    tu_assert_rel(cal->compute_eff, g.value[0], 1e-3);
+    tu_assert_rel(cal->curve[SV_CV_GEMM_M_HALF], g.value[1], 1e-3);
+    tu_assert_rel(cal->curve[SV_CV_NORM_EFF], s.value[1], 1e-3);
+    tu_assert_rel(cal->curve[SV_CV_ATTN_EFF], gpu("a100-80gb")->curve[SV_CV_ATTN_EFF], 1e-6);
+    sv_catalog_free(c2);
 }
 END_TEST
 
