@@ -116,9 +116,8 @@ struct sv_replica {
     long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
     long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
     sv__pcache_t *pc;     /* the prefix cache, when on */
-    uint64_t *hbuf;       /* scratch: block hashes of one request */
-    long *sbuf;           /* scratch: their cache slots */
-    size_t caphb, caps;
+    long *sbuf;           /* scratch: cache slots of one request's blocks */
+    size_t caps;
     double step_start;
     int oom;
     sv_replica_stats_t st;
@@ -336,7 +335,6 @@ void sv_replica_free(sv_replica_t *r)
     free(r->pending);
     free(r->stamp);
     sv__pcache_free(r->pc);
-    free(r->hbuf);
     free(r->sbuf);
     free(r);
 }
@@ -377,25 +375,34 @@ static uint64_t mix64(uint64_t x)
 }
 
 /*
- * The chained hashes of request id's first n full blocks, into r->hbuf: its tokens are
+ * The chained hashes of request id's full blocks (at least its first n): its tokens are
  * its prompt's segments (a request without any is one segment of its own) and then its
  * output, a segment of its own; a block's hash mixes its parent's with every piece of a
  * segment it covers (segment, offset, length), so equal prefixes give equal chains.
+ * Computed once per request and block size, for every block it can ever fill.
  */
-static uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
+static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 {
-    if (sv__grow((void **)&r->hbuf, &r->caphb, (size_t)n + 1, sizeof *r->hbuf)) {
+    sv_reqeng_t *e = E(r, id);
+    if (e->chain && e->chain_bs == r->bs && e->nchain >= n) return e->chain;
+    const sv_req_t *q = Q(r, id);
+    long total = ((long)q->input + q->output - 1) / r->bs;
+    if (total < n) total = n;
+    uint64_t *c = realloc(e->chain, ((size_t)total + 1) * sizeof *c);
+    if (!c) {
         r->oom = 1;
         return NULL;
     }
-    const sv_req_t *q = Q(r, id);
+    e->chain = c;
+    e->nchain = (int32_t)total;
+    e->chain_bs = r->bs;
     const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
     sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
     sv_segment_t out = {mix64(0x0b7c0de ^ (uint64_t)id), q->output};
     int nseg = q->nseg ? q->nseg : 1, k = 0;
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
-    for (long b = 0; b < n; b++) {
+    for (long b = 0; b < total; b++) {
         long need = r->bs;
         while (need > 0) {
             const sv_segment_t *sg = k < nseg ? (seg ? &seg[k] : &own) : &out;
@@ -404,14 +411,14 @@ static uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
                                 (uint64_t)take_n * 0x9e3779b1ULL));
             need -= take_n;
             off += take_n;
-            if (off == sg->len && k <= nseg) {
+            if (off == sg->len) {
                 k++;
                 off = 0;
             }
         }
-        r->hbuf[b] = h;
+        c[b] = h;
     }
-    return r->hbuf;
+    return c;
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -565,6 +572,8 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     sv_req_t *q = Q(r, id);
     release_blocks(r, id);
     run_remove(r, id);
+    free(E(r, id)->chain); /* its block hashes are of no more use */
+    E(r, id)->chain = NULL;
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -597,6 +606,8 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     q->end = t;
     e->abort_pending = 0;
     e->queue = SV__Q_NONE;
+    free(e->chain);
+    e->chain = NULL;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
