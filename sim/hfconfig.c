@@ -105,7 +105,9 @@ static const char *scan_value(const char *p, const cJSON *node, const char **dup
             p++;
         return p;
     }
-    int obj = *p == '{';
+    /* The node's type, not the text, says whether children have names: a scan that lost
+     * step with cJSON must still never compare a missing name. */
+    int obj = cJSON_IsObject(node);
     size_t n = 0;
     for (const cJSON *c = node->child; c; c = c->next)
         n++;
@@ -114,9 +116,9 @@ static const char *scan_value(const char *p, const cJSON *node, const char **dup
     p = skip_ws(p + 1);
     for (const cJSON *c = node->child; c; c = c->next) {
         if (obj) {
-            if (keys) keys[k++] = (jkey_t){c->string, p};
+            if (keys && c->string) keys[k++] = (jkey_t){c->string, p};
             p = skip_ws(skip_string(p));
-            p = skip_ws(p + 1); /* ':' */
+            if (*p == ':') p = skip_ws(p + 1); /* never past the end, even out of step */
         }
         p = skip_ws(scan_value(p, c, dup, dupname));
         if (*p == ',') p = skip_ws(p + 1);
