@@ -130,6 +130,16 @@ int sv_metrics_sample(sv_metrics_t *m, const sv_sample_t *s)
     return 0;
 }
 
+void sv_metrics_thin_samples(sv_metrics_t *m)
+{
+    size_t k = 0, round = 0;
+    for (size_t i = 0; i < m->nsamples; i++) {
+        if (i > 0 && m->samples[i].t != m->samples[i - 1].t) round++;
+        if (round % 2 == 0) m->samples[k++] = m->samples[i];
+    }
+    m->nsamples = k;
+}
+
 int sv_metrics_oom(const sv_metrics_t *m)
 {
     return m->oom;
@@ -259,6 +269,68 @@ static int cmp_conc(const void *a, const void *b)
     return x->d - y->d; /* departures (-1) before arrivals (+1): half-open intervals */
 }
 
+/* Output tokens per whole second of the benchmark, for the peak: a dense array when the
+ * run is not much longer in seconds than it has token events, else the events themselves,
+ * sorted and summed per second at the end (a run of three requests over 1e9 s). */
+typedef struct bins {
+    double *dense;
+    size_t n;
+    sv_wval_t *sparse; /* v: second, w: tokens */
+    size_t ns;
+} bins_t;
+
+static int bins_init(bins_t *b, double seconds, size_t events)
+{
+    memset(b, 0, sizeof *b);
+    if (seconds <= 4.0 * (double)events + 1e6) {
+        b->n = (size_t)seconds;
+        b->dense = calloc(b->n + 1, sizeof *b->dense);
+        return b->dense ? 0 : SV_ENOMEM;
+    }
+    b->sparse = malloc((events + 1) * sizeof *b->sparse);
+    return b->sparse ? 0 : SV_ENOMEM;
+}
+
+static void bins_add(bins_t *b, double second, double tokens)
+{
+    if (second < 0) return;
+    if (b->dense) {
+        if (second < (double)b->n) b->dense[(size_t)second] += tokens;
+    } else if (b->sparse) {
+        b->sparse[b->ns++] = (sv_wval_t){second, tokens};
+    }
+}
+
+static int cmp_wval_v(const void *a, const void *b)
+{
+    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
+    return (x > y) - (x < y);
+}
+
+static double bins_max(bins_t *b)
+{
+    double best = 0.0;
+    if (b->dense) {
+        for (size_t i = 0; i < b->n; i++)
+            if (b->dense[i] > best) best = b->dense[i];
+        return best;
+    }
+    qsort(b->sparse, b->ns, sizeof *b->sparse, cmp_wval_v);
+    for (size_t i = 0; i < b->ns;) {
+        double sum = 0.0, sec = b->sparse[i].v;
+        for (; i < b->ns && b->sparse[i].v == sec; i++)
+            sum += b->sparse[i].w;
+        if (sum > best) best = sum;
+    }
+    return best;
+}
+
+static void bins_free(bins_t *b)
+{
+    free(b->dense);
+    free(b->sparse);
+}
+
 int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
                          sv_error_t *err)
 {
@@ -365,15 +437,15 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
 
     /* ITL pool and token bins from segments, decode steps and singles. */
     {
-        size_t nbins = nc ? (size_t)ceil(max_end - min_start) + 1 : 0;
-        double *bins = calloc(nbins + 1, sizeof *bins);
         int32_t **cov = calloc((size_t)m->replicas, sizeof *cov);
         int32_t **wts = calloc((size_t)m->replicas, sizeof *wts);
         size_t nw = m->nsingles + m->nsegs;
         for (int k = 0; k < m->replicas; k++)
             nw += m->dec[k].n;
         sv_wval_t *w = malloc((nw + 1) * sizeof *w);
-        int bad = !bins || !cov || !wts || !w;
+        bins_t bins;
+        int bad =
+            bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts || !w;
         for (int k = 0; k < m->replicas && !bad; k++) {
             cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
             wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
@@ -383,11 +455,7 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
             rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising the inter-token latencies");
         } else {
             size_t nwv = 0;
-#define BIN(t)                                                                                     \
-    do {                                                                                           \
-        double b_ = floor((t)-min_start);                                                          \
-        if (b_ >= 0 && b_ < (double)nbins) bins[(size_t)b_] += 1.0;                                \
-    } while (0)
+#define BIN(t) bins_add(&bins, floor((t)-min_start), 1.0)
             for (size_t i = 0; i < n; i++)
                 if (ok(&R[i])) BIN(R[i].first_token);
             for (size_t i = 0; i < m->nsingles; i++) {
@@ -417,16 +485,12 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
                 for (size_t j = 0; j < m->dec[k].n; j++) {
                     cv += cov[k][j];
                     wv += wts[k][j];
-                    if (cv > 0) {
-                        double b = floor(t[j] - min_start);
-                        if (b >= 0 && b < (double)nbins) bins[(size_t)b] += (double)cv;
-                    }
+                    if (cv > 0) bins_add(&bins, floor(t[j] - min_start), (double)cv);
                     if (wv > 0) w[nwv++] = (sv_wval_t){t[j] - t[j - 1], (double)wv};
                 }
             }
 #undef BIN
-            for (size_t b = 0; b < nbins; b++)
-                if (bins[b] > out->max_output_tokens_per_s) out->max_output_tokens_per_s = bins[b];
+            out->max_output_tokens_per_s = bins_max(&bins);
             sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
         }
         for (int k = 0; k < m->replicas; k++) {
@@ -435,7 +499,7 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
         }
         free(cov);
         free(wts);
-        free(bins);
+        bins_free(&bins);
         free(w);
     }
 done:

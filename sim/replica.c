@@ -6,9 +6,11 @@
 #include "servesim/replica.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "reqeng_int.h"
 #include "vec_int.h"
 
 /* Power model: a memory-bound step draws this share of the dynamic power (TDP - idle);
@@ -29,17 +31,56 @@ typedef struct chunk {
     int32_t id, n;
 } chunk_t;
 
+/* ---- schedulers as data ------------------------------------------------------------------ */
+
+/* The phases a step is built from. Each scheduler lists the ones it runs, in order. */
+typedef enum {
+    PH_END = 0,
+    PH_ADMIT_IF_IDLE,     /* static: form a new batch only when the last one has finished */
+    PH_PREFILL_FIRST,     /* admit whole prompts (none swapped out); a step that admits any
+                             runs those prompts alone, and decodes wait (vLLM V0) */
+    PH_DECODES,           /* every running decode gets its next token's block, preempting the
+                             most recently admitted while there are too few */
+    PH_SWAP_IN,           /* after the decodes: swapped-out sequences rejoin them */
+    PH_JOIN_LANDED,       /* decode role: requests whose KV landed join the batch */
+    PH_CONTINUE_PREFILLS, /* partially prefilled prompts take their next chunk */
+    PH_SWAP_IN_ADMIT,     /* unless this step preempted: swap in, then admit waiting requests */
+} phase_t;
+
+typedef struct sched_traits {
+    const char *name;
+    int reserve;      /* KV for prompt + output reserved at admission (else paged: a block
+                         when a token needs one, with preemption when none is free) */
+    int chunked;      /* prompts cut to the step's token budget (else whole prompts only) */
+    int static_batch; /* a batch's prompts go in one pass, whatever the budget */
+    phase_t phases[6];
+} sched_traits_t;
+
+/* Indexed by sv_sched_t. Adding a scheduler is a row here (and at most a new phase). */
+static const sched_traits_t SCHEDULERS[] = {
+    [SV_SCHED_VLLM] =
+        {"vllm", 0, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+    [SV_SCHED_VLLM_V0] =
+        {"vllm-v0", 0, 0, 0, {PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN, PH_JOIN_LANDED}},
+    [SV_SCHED_ORCA] = {"orca", 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_SWAP_IN_ADMIT}},
+    [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
+    [SV_SCHED_TRTLLM] =
+        {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+};
+#define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
+
 struct sv_replica {
     int id;
     const sv_perf_t *perf;
     sv_engine_cfg_t cfg;
+    const sched_traits_t *tr; /* the scheduler's row */
     sv_reqpool_t *pool;
     sv_metrics_t *m;
     int bs;
-    int paged, chunked, whole, prefill_first, static_batch, reserve;
+    int reserve; /* tr->reserve, read on every decode step */
     long total_blocks, free_blocks, watermark_blocks;
-    ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries whose state changed) */
-    long n_waiting, n_swapped, tokens_waiting;
+    ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
+    long n_waiting, n_swapped;
     int32_t run_head, run_tail;
     long n_running;
     int32_t *pf; /* prefilling requests in admission order (compacted each step) */
@@ -52,7 +93,7 @@ struct sv_replica {
     hent_t *hp;
     size_t nh, caph;
     /* the step being built or in flight */
-    int in_flight, dec_allocated, preempted_now, step_decodes;
+    int in_flight, dec_allocated, preempted_now;
     long budget, step_n_dec, step_tokens;
     double step_dur, swap_time;
     chunk_t *chunks;
@@ -69,20 +110,22 @@ struct sv_replica {
     size_t npend, cappend;
     int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
     size_t nstamp, capstamp;
-    long n_reserved; /* sequence slots promised to transfers on their way */
-    long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
+    long n_reserved;      /* sequence slots promised to transfers on their way */
+    long reserved_blocks; /* ... and the blocks set aside for them */
+    long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
+    long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
     double step_start;
     int oom;
     sv_replica_stats_t st;
 };
 
-#define Q(r, id) (&(r)->pool->r[(id)])
+#define Q(r, id) (&(r)->pool->r[(id)]) /* the public record */
+#define E(r, id) (&(r)->pool->e[(id)]) /* the engine's private state */
 
 int sv_sched_parse(const char *s, sv_sched_t *out)
 {
-    static const char *const names[] = {"vllm", "vllm-v0", "orca", "static"};
-    for (int i = 0; i < 4; i++) {
-        if (strcmp(s, names[i]) == 0) {
+    for (int i = 0; i < NSCHED; i++) {
+        if (strcmp(s, SCHEDULERS[i].name) == 0) {
             *out = (sv_sched_t)i;
             return 0;
         }
@@ -92,8 +135,7 @@ int sv_sched_parse(const char *s, sv_sched_t *out)
 
 const char *sv_sched_name(sv_sched_t s)
 {
-    static const char *const names[] = {"vllm", "vllm-v0", "orca", "static"};
-    return (s >= SV_SCHED_VLLM && s <= SV_SCHED_STATIC) ? names[s] : "?";
+    return ((int)s >= 0 && (int)s < NSCHED) ? SCHEDULERS[s].name : "?";
 }
 
 /* ---- small containers ------------------------------------------------------------------ */
@@ -128,12 +170,13 @@ static int ring_push_front(ring_t *q, int32_t x)
     return 0;
 }
 
-/* Front entry whose request is still in state st (stale entries are dropped), or -1. */
-static int32_t ring_front(sv_replica_t *r, ring_t *q, int st)
+/* Front entry whose request is still in queue `which` of this replica (SV__Q_*; stale
+ * entries are dropped), or -1. */
+static int32_t ring_front(sv_replica_t *r, ring_t *q, int which)
 {
     while (q->len) {
         int32_t id = q->v[q->head];
-        if (Q(r, id)->state == st && Q(r, id)->replica == r->id) return id;
+        if (E(r, id)->queue == which && E(r, id)->at == r->id) return id;
         q->head = (q->head + 1) % q->cap;
         q->len--;
     }
@@ -159,7 +202,7 @@ static int push_id(sv_replica_t *r, int32_t **arr, size_t *n, size_t *cap, int32
 static void heap_set(sv_replica_t *r, size_t i, hent_t e)
 {
     r->hp[i] = e;
-    Q(r, e.id)->heap_pos = (int32_t)i;
+    E(r, e.id)->heap_pos = (int32_t)i;
 }
 
 static void heap_up(sv_replica_t *r, size_t i)
@@ -201,11 +244,11 @@ static int heap_push(sv_replica_t *r, int64_t key, int32_t id)
 
 static void heap_remove(sv_replica_t *r, size_t i)
 {
-    Q(r, r->hp[i].id)->heap_pos = -1;
+    E(r, r->hp[i].id)->heap_pos = -1;
     hent_t last = r->hp[--r->nh];
     if (i == r->nh) return;
     r->hp[i] = last;
-    Q(r, last.id)->heap_pos = (int32_t)i;
+    E(r, last.id)->heap_pos = (int32_t)i;
     if (i > 0 && r->hp[(i - 1) / 2].key > last.key)
         heap_up(r, i);
     else
@@ -214,11 +257,11 @@ static void heap_remove(sv_replica_t *r, size_t i)
 
 static void run_append(sv_replica_t *r, int32_t id)
 {
-    sv_req_t *q = Q(r, id);
-    q->prev = r->run_tail;
-    q->next = -1;
+    sv_reqeng_t *e = E(r, id);
+    e->prev = r->run_tail;
+    e->next = -1;
     if (r->run_tail >= 0)
-        Q(r, r->run_tail)->next = id;
+        E(r, r->run_tail)->next = id;
     else
         r->run_head = id;
     r->run_tail = id;
@@ -227,16 +270,16 @@ static void run_append(sv_replica_t *r, int32_t id)
 
 static void run_remove(sv_replica_t *r, int32_t id)
 {
-    sv_req_t *q = Q(r, id);
-    if (q->prev >= 0)
-        Q(r, q->prev)->next = q->next;
+    sv_reqeng_t *e = E(r, id);
+    if (e->prev >= 0)
+        E(r, e->prev)->next = e->next;
     else
-        r->run_head = q->next;
-    if (q->next >= 0)
-        Q(r, q->next)->prev = q->prev;
+        r->run_head = e->next;
+    if (e->next >= 0)
+        E(r, e->next)->prev = e->prev;
     else
-        r->run_tail = q->prev;
-    q->prev = q->next = -1;
+        r->run_tail = e->prev;
+    e->prev = e->next = -1;
     r->n_running--;
 }
 
@@ -254,14 +297,10 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->pool = pool;
     r->m = metrics;
     r->bs = cfg->block_size;
-    r->static_batch = cfg->scheduler == SV_SCHED_STATIC;
-    r->reserve = cfg->scheduler == SV_SCHED_STATIC || cfg->scheduler == SV_SCHED_ORCA;
-    r->paged = !r->reserve;
-    r->chunked = cfg->scheduler == SV_SCHED_VLLM;
-    r->whole = !r->chunked;
-    r->prefill_first = cfg->scheduler == SV_SCHED_VLLM_V0;
+    r->tr = &SCHEDULERS[cfg->scheduler];
+    r->reserve = r->tr->reserve;
     r->total_blocks = r->free_blocks = kv_blocks;
-    r->watermark_blocks = r->paged ? (long)ceil(cfg->watermark * (double)kv_blocks) : 0;
+    r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
     if (!r->bucket) {
@@ -290,65 +329,74 @@ void sv_replica_free(sv_replica_t *r)
     free(r);
 }
 
+long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
+{
+    return SCHEDULERS[cfg->scheduler].reserve ? 0 : (long)floor(cfg->watermark * (double)kv_blocks);
+}
+
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
     return (tokens + r->bs - 1) / r->bs;
 }
 
-static long member_steps(const sv_replica_t *r, const sv_req_t *q)
+static long member_steps(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    return (long)(r->kd - q->kd_join);
+    return (long)(r->kd - e->kd_join);
 }
 
-static int phase_of(const sv_replica_t *r, const sv_req_t *q)
+static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    long p = ((long)q->c_join - (long)(q->kd_join % r->bs)) % r->bs;
+    long p = ((long)e->c_join - (long)(e->kd_join % r->bs)) % r->bs;
     return (int)(p < 0 ? p + r->bs : p);
 }
 
-static int needs_block(const sv_replica_t *r, const sv_req_t *q)
+static int needs_block(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    return !q->reserved && (q->c_join + member_steps(r, q)) % r->bs == 0;
+    return !e->reserved && (e->c_join + member_steps(r, e)) % r->bs == 0;
 }
 
 /* Tokens the request still costs this replica: prompt left to prefill, outputs to make. */
-static long owed_of(const sv_replica_t *r, const sv_req_t *q)
+static long owed_of(const sv_replica_t *r, int32_t id)
 {
-    if (q->in_decode) return q->output - (q->g_join + member_steps(r, q));
+    const sv_req_t *q = Q(r, id);
+    const sv_reqeng_t *e = E(r, id);
+    if (e->in_decode) return q->output - (e->g_join + member_steps(r, e));
     /* A swapped-out sequence has decoded past its prompt: nothing left to prefill. */
-    long prefill = (long)q->target - q->computed;
-    return (prefill > 0 ? prefill : 0) + (q->output - q->generated);
+    long prefill = (long)e->target - e->computed;
+    return (prefill > 0 ? prefill : 0) + (q->output - e->generated);
 }
 
 static void join_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
-    q->in_decode = 1;
-    q->c_join = q->computed;
-    q->g_join = q->generated;
-    q->kd_join = r->kd;
+    sv_reqeng_t *e = E(r, id);
+    e->in_decode = 1;
+    e->c_join = e->computed;
+    e->g_join = e->generated;
+    e->kd_join = r->kd;
     r->n_dec++;
-    r->ctx_sum += q->c_join;
-    if (!q->reserved) r->bucket[phase_of(r, q)]++;
-    heap_push(r, r->kd + q->output - q->g_join - 1, id);
+    r->ctx_sum += e->c_join;
+    if (!e->reserved) r->bucket[phase_of(r, e)]++;
+    heap_push(r, r->kd + q->output - e->g_join - 1, id);
     /* With no token yet, its first decode step makes its first token (TTFT, no ITL). */
-    q->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, q->generated ? q->last_token : NAN);
-    if (!q->generated) push_id(r, &r->stamp, &r->nstamp, &r->capstamp, id);
+    e->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, e->generated ? q->last_token : NAN);
+    if (!e->generated) push_id(r, &r->stamp, &r->nstamp, &r->capstamp, id);
 }
 
 static void leave_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
-    long s = member_steps(r, q);
-    if (!q->reserved) r->bucket[phase_of(r, q)]--;
+    sv_reqeng_t *e = E(r, id);
+    long s = member_steps(r, e);
+    if (!e->reserved) r->bucket[phase_of(r, e)]--;
     r->n_dec--;
-    r->ctx_sum -= q->c_join + s;
-    if (q->heap_pos >= 0) heap_remove(r, (size_t)q->heap_pos);
-    q->last_token = sv_metrics_seg_close(r->m, q->seg, r->kd);
-    q->seg = -1;
-    q->computed = (int32_t)(q->c_join + s);
-    q->generated = (int32_t)(q->g_join + s);
-    q->in_decode = 0;
+    r->ctx_sum -= e->c_join + s;
+    if (e->heap_pos >= 0) heap_remove(r, (size_t)e->heap_pos);
+    q->last_token = sv_metrics_seg_close(r->m, e->seg, r->kd);
+    e->seg = -1;
+    e->computed = (int32_t)(e->c_join + s);
+    e->generated = (int32_t)(e->g_join + s);
+    e->in_decode = 0;
 }
 
 /* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
@@ -358,20 +406,22 @@ static long reserve_need(const sv_replica_t *r, long tokens)
 }
 
 /* Every block the request holds here goes back to the pool. */
-static void release_blocks(sv_replica_t *r, sv_req_t *q)
+static void release_blocks(sv_replica_t *r, sv_reqeng_t *e)
 {
-    if (q->joining)
-        r->free_blocks += reserve_need(r, q->computed);
+    if (e->reserved)
+        r->free_blocks += e->reserved;
+    else if (e->joining)
+        r->free_blocks += reserve_need(r, e->computed);
     else
-        r->free_blocks += q->reserved ? q->reserved : blocks_for(r, q->computed);
-    q->reserved = 0;
-    q->joining = 0;
+        r->free_blocks += blocks_for(r, e->computed);
+    e->reserved = 0;
+    e->joining = 0;
 }
 
 static void finish(sv_replica_t *r, int32_t id, double now)
 {
     sv_req_t *q = Q(r, id);
-    release_blocks(r, q);
+    release_blocks(r, E(r, id));
     run_remove(r, id);
     q->state = SV_RQ_DONE;
     q->end = now;
@@ -382,19 +432,19 @@ static void finish(sv_replica_t *r, int32_t id, double now)
 static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
 {
     sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
     if (q->state == SV_RQ_WAITING || q->state == SV_RQ_SWAPPED || q->state == SV_RQ_RUNNING)
-        r->owed -= owed_of(r, q);
+        r->owed -= owed_of(r, id);
     switch (q->state) {
     case SV_RQ_WAITING:
         r->n_waiting--;
-        r->tokens_waiting -= q->target - q->computed;
         break;
     case SV_RQ_SWAPPED:
         r->n_swapped--;
         break;
     case SV_RQ_RUNNING:
-        if (q->in_decode) leave_decode(r, id);
-        release_blocks(r, q);
+        if (e->in_decode) leave_decode(r, id);
+        release_blocks(r, e);
         run_remove(r, id);
         break;
     default:
@@ -403,7 +453,8 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     q->state = SV_RQ_FAILED;
     q->fail = (uint8_t)reason;
     q->end = t;
-    q->abort_pending = 0;
+    e->abort_pending = 0;
+    e->queue = SV__Q_NONE;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
@@ -421,17 +472,20 @@ static int fail_now(sv_replica_t *r, sv_req_t *q, int reason, double now)
 int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
 {
     sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
     q->replica = r->id;
-    q->target = q->input;
-    q->computed = q->generated = 0;
-    q->heap_pos = q->seg = -1;
-    q->prev = q->next = -1;
-    q->reserved = 0;
-    q->in_decode = q->abort_pending = 0;
+    e->at = r->id;
+    e->queue = SV__Q_NONE;
+    e->target = q->input;
+    e->computed = e->generated = 0;
+    e->heap_pos = e->seg = -1;
+    e->prev = e->next = -1;
+    e->reserved = 0;
+    e->in_decode = e->abort_pending = 0;
     q->scheduled = q->first_token = q->last_token = -1.0;
     long len = (long)q->input + q->output;
     if (len > r->cfg.max_model_len) return fail_now(r, q, SV_FAIL_TOO_LONG, now);
-    if (r->whole && !r->static_batch && q->input > r->cfg.max_num_batched_tokens)
+    if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
         return fail_now(r, q, SV_FAIL_PROMPT_BUDGET, now);
     if (blocks_for(r, len) > r->total_blocks - r->watermark_blocks)
         return fail_now(r, q, SV_FAIL_KV_CAPACITY, now);
@@ -442,8 +496,8 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
         return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
     }
     q->state = SV_RQ_WAITING;
+    e->queue = SV__Q_WAITING;
     r->n_waiting++;
-    r->tokens_waiting += q->input;
     r->owed += (long)q->input + q->output;
     if (r->n_waiting > r->st.peak_waiting) r->st.peak_waiting = r->n_waiting;
     return SV_FAIL_NONE;
@@ -464,47 +518,50 @@ static void add_chunk(sv_replica_t *r, int32_t id, long n)
 static void preempt(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
-    r->owed -= owed_of(r, q);
+    sv_reqeng_t *e = E(r, id);
+    r->owed -= owed_of(r, id);
     r->preempted_now = 1;
     r->st.preemptions++;
     q->preemptions++;
-    if (q->in_decode) {
-        long extra = (r->dec_allocated && needs_block(r, q)) ? 1 : 0;
+    if (e->in_decode) {
+        long extra = (r->dec_allocated && needs_block(r, e)) ? 1 : 0;
         if (r->dec_allocated) r->budget += 1;
         leave_decode(r, id);
         r->free_blocks += extra;
-        release_blocks(r, q);
+        release_blocks(r, e);
         run_remove(r, id);
         if (r->cfg.preempt_swap) {
             /* The KV goes to host memory; it comes back before new requests are admitted. */
             q->state = SV_RQ_SWAPPED;
-            r->swap_time += q->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
+            e->queue = SV__Q_SWAPPED;
+            r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
             r->st.swaps++;
             if (ring_push_back(&r->sq, id)) r->oom = 1;
             r->n_swapped++;
-            r->owed += owed_of(r, q);
+            r->owed += owed_of(r, id);
             return;
         }
     } else {
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
-            r->free_blocks +=
-                blocks_for(r, q->computed + r->chunks[i].n) - blocks_for(r, q->computed);
+            if (!r->reserve)
+                r->free_blocks +=
+                    blocks_for(r, e->computed + r->chunks[i].n) - blocks_for(r, e->computed);
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
         }
-        release_blocks(r, q);
+        release_blocks(r, e);
         run_remove(r, id);
     }
     /* Recompute: everything generated so far is prefilled again. */
-    q->target = q->input + q->generated;
-    q->computed = 0;
+    e->target = q->input + e->generated;
+    e->computed = 0;
     q->state = SV_RQ_WAITING;
+    e->queue = SV__Q_WAITING;
     if (ring_push_front(&r->wq, id)) r->oom = 1;
     r->n_waiting++;
-    r->tokens_waiting += q->target;
-    r->owed += owed_of(r, q);
+    r->owed += owed_of(r, id);
 }
 
 /* Give every decoding sequence the block its next token needs, preempting from the most
@@ -515,7 +572,7 @@ static void allocate_decode(sv_replica_t *r)
     long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
     while (need > r->free_blocks && r->n_running > 0) {
         int32_t victim = r->run_tail;
-        if (Q(r, victim)->in_decode && needs_block(r, Q(r, victim))) need--;
+        if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
         preempt(r, victim);
     }
     r->free_blocks -= need;
@@ -526,10 +583,14 @@ static void continue_prefills(sv_replica_t *r)
     for (size_t i = 0; i < r->npf && r->budget > 0; i++) {
         int32_t id = r->pf[i];
         sv_req_t *q = Q(r, id);
-        if (q->state != SV_RQ_RUNNING || q->in_decode) continue;
-        long n = q->target - q->computed;
+        sv_reqeng_t *e = E(r, id);
+        if (q->state != SV_RQ_RUNNING || e->in_decode) continue;
+        long n = e->target - e->computed;
+        if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
+            n = r->cfg.long_prefill_threshold;
         if (n > r->budget) n = r->budget;
-        long newb = blocks_for(r, q->computed + n) - blocks_for(r, q->computed);
+        /* Reserving schedulers hold the whole sequence's blocks since admission. */
+        long newb = r->reserve ? 0 : blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
         int self = 0;
         while (newb > r->free_blocks) {
             int32_t victim = r->run_tail;
@@ -548,11 +609,12 @@ static void continue_prefills(sv_replica_t *r)
 static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
 {
     sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
     ring_pop(&r->wq);
+    e->queue = SV__Q_NONE;
     r->n_waiting--;
-    r->tokens_waiting -= q->target - q->computed;
     r->free_blocks -= blocks;
-    if (r->reserve) q->reserved = (int32_t)blocks;
+    if (r->reserve) e->reserved = (int32_t)blocks;
     q->state = SV_RQ_RUNNING;
     run_append(r, id);
     if (q->scheduled < 0) q->scheduled = now;
@@ -563,18 +625,24 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
 static void admit_waiting(sv_replica_t *r, double now)
 {
     while (r->n_running < r->cfg.max_num_seqs && r->n_waiting > 0) {
-        int32_t id = ring_front(r, &r->wq, SV_RQ_WAITING);
+        int32_t id = ring_front(r, &r->wq, SV__Q_WAITING);
         if (id < 0) break;
         sv_req_t *q = Q(r, id);
-        long rem = q->target - q->computed, n = rem;
-        if (r->static_batch) {
+        sv_reqeng_t *e = E(r, id);
+        long rem = e->target - e->computed, n = rem;
+        if (r->tr->static_batch) {
             /* the whole batch's prompts go in one pass */
-        } else if (r->whole) {
+        } else if (!r->tr->chunked) {
             /* A whole prompt must fit what is left of the budget. One longer than the whole
              * budget (a re-prefill after a preemption) runs when it is the only prompt. */
             if (n > r->budget && (r->nchunks > 0 || n <= r->cfg.max_num_batched_tokens)) break;
         } else {
             if (r->budget <= 0) break;
+            /* vLLM's max_num_partial_prefills: prompts being prefilled at once. */
+            if (r->cfg.max_partial_prefills > 0 && (long)r->npf >= r->cfg.max_partial_prefills)
+                break;
+            if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
+                n = r->cfg.long_prefill_threshold;
             if (n > r->budget) n = r->budget;
         }
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output) : blocks_for(r, n);
@@ -586,15 +654,17 @@ static void admit_waiting(sv_replica_t *r, double now)
 static void swap_in(sv_replica_t *r)
 {
     while (r->n_swapped > 0 && r->n_running < r->cfg.max_num_seqs && r->budget > 0) {
-        int32_t id = ring_front(r, &r->sq, SV_RQ_SWAPPED);
+        int32_t id = ring_front(r, &r->sq, SV__Q_SWAPPED);
         if (id < 0) break;
         sv_req_t *q = Q(r, id);
-        long need = blocks_for(r, q->computed) + (q->computed % r->bs == 0 ? 1 : 0);
+        sv_reqeng_t *e = E(r, id);
+        long need = blocks_for(r, e->computed) + (e->computed % r->bs == 0 ? 1 : 0);
         if (r->free_blocks - need < r->watermark_blocks) break;
         ring_pop(&r->sq);
+        e->queue = SV__Q_NONE;
         r->n_swapped--;
         r->free_blocks -= need;
-        r->swap_time += q->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
+        r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
         q->state = SV_RQ_RUNNING;
         run_append(r, id);
         join_decode(r, id);
@@ -607,10 +677,24 @@ static void compact_prefilling(sv_replica_t *r)
     size_t k = 0;
     for (size_t i = 0; i < r->npf; i++) {
         sv_req_t *q = Q(r, r->pf[i]);
-        if (q->state == SV_RQ_RUNNING && !q->in_decode && q->replica == r->id)
-            r->pf[k++] = r->pf[i];
+        sv_reqeng_t *e = E(r, r->pf[i]);
+        if (q->state == SV_RQ_RUNNING && !e->in_decode && e->at == r->id) r->pf[k++] = r->pf[i];
     }
     r->npf = k;
+}
+
+/* Decode role: requests whose KV landed join the decode batch; their blocks (this
+ * step's included) were reserved before the transfer. */
+static void join_landed(sv_replica_t *r)
+{
+    for (size_t i = 0; i < r->npend; i++) {
+        sv_reqeng_t *e = E(r, r->pending[i]);
+        if (!e->joining || Q(r, r->pending[i])->state != SV_RQ_RUNNING || e->at != r->id) continue;
+        e->joining = 0; /* from here its blocks are counted as a decoding sequence's */
+        join_decode(r, r->pending[i]);
+        r->budget -= 1;
+    }
+    r->npend = 0;
 }
 
 double sv_replica_start_step(sv_replica_t *r, double now)
@@ -620,41 +704,43 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     r->budget = r->cfg.max_num_batched_tokens;
     r->preempted_now = r->dec_allocated = 0;
     r->swap_time = 0.0;
-    int decodes = r->n_dec > 0;
-
-    if (r->static_batch) {
-        if (r->n_running == 0) admit_waiting(r, now);
-    } else if (r->prefill_first) {
-        if (r->n_swapped == 0) admit_waiting(r, now);
-        if (r->nchunks > 0) decodes = 0;
-    }
-    if (decodes) {
-        allocate_decode(r);
-        r->dec_allocated = 1;
-        r->budget -= r->n_dec;
-        if (r->prefill_first) swap_in(r);
-    }
-    if (!(r->prefill_first && r->nchunks > 0)) {
-        /* KV that landed from prefill replicas; their blocks (this step's included) were
-         * reserved before the transfer. */
-        for (size_t i = 0; i < r->npend; i++) {
-            sv_req_t *q = Q(r, r->pending[i]);
-            if (!q->joining || q->state != SV_RQ_RUNNING || q->replica != r->id) continue;
-            q->joining = 0; /* from here its blocks are counted as a decoding sequence's */
-            join_decode(r, r->pending[i]);
-            r->budget -= 1;
+    int had_decodes = r->n_dec > 0, prefill_only = 0;
+    for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
+        switch (*ph) {
+        case PH_ADMIT_IF_IDLE:
+            if (r->n_running == 0) admit_waiting(r, now);
+            break;
+        case PH_PREFILL_FIRST:
+            if (r->n_swapped == 0) admit_waiting(r, now);
+            prefill_only = r->nchunks > 0;
+            break;
+        case PH_DECODES:
+            if (!had_decodes || prefill_only) break;
+            allocate_decode(r);
+            r->dec_allocated = 1;
+            r->budget -= r->n_dec;
+            break;
+        case PH_SWAP_IN:
+            if (r->dec_allocated) swap_in(r);
+            break;
+        case PH_JOIN_LANDED:
+            if (!prefill_only) join_landed(r);
+            break;
+        case PH_CONTINUE_PREFILLS:
+            continue_prefills(r);
+            break;
+        case PH_SWAP_IN_ADMIT:
+            if (r->preempted_now) break;
+            swap_in(r);
+            if (r->n_swapped == 0) admit_waiting(r, now);
+            break;
+        case PH_END:
+            break;
         }
-        r->npend = 0;
-    }
-    if (r->chunked) continue_prefills(r);
-    if (!r->static_batch && !r->prefill_first && !r->preempted_now) {
-        swap_in(r);
-        if (r->n_swapped == 0) admit_waiting(r, now);
     }
     compact_prefilling(r);
 
-    r->step_n_dec =
-        (decodes || r->n_dec > 0) && !(r->prefill_first && r->nchunks > 0) ? r->n_dec : 0;
+    r->step_n_dec = (had_decodes || r->n_dec > 0) && !prefill_only ? r->n_dec : 0;
     if (r->nchunks == 0 && r->step_n_dec == 0) return 0.0;
 
     if (sv__grow((void **)&r->pch, &r->cappch, r->nchunks + 1, sizeof *r->pch)) {
@@ -663,10 +749,10 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     }
     long tokens = r->step_n_dec;
     for (size_t i = 0; i < r->nchunks; i++) {
-        const sv_req_t *q = Q(r, r->chunks[i].id);
+        const sv_reqeng_t *e = E(r, r->chunks[i].id);
         r->pch[i] = (sv_chunk_t){.new_tokens = r->chunks[i].n,
-                                 .cached_tokens = q->computed,
-                                 .last = q->computed + r->chunks[i].n == q->target};
+                                 .cached_tokens = e->computed,
+                                 .last = e->computed + r->chunks[i].n == e->target};
         tokens += r->chunks[i].n;
     }
     sv_batch_t b = {.chunks = r->pch,
@@ -701,17 +787,24 @@ double sv_replica_start_step(sv_replica_t *r, double now)
 static void hand_off(sv_replica_t *r, int32_t id, double now)
 {
     sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
     q->prefill_end = now;
     if (!r->cfg.first_token_at_decode) {
         q->first_token = q->last_token = now;
-        q->generated++;
+        e->generated++;
         r->owed--;
-        if (q->generated >= q->output) {
+        if (e->generated >= q->output) {
             finish(r, id, now);
             return;
         }
     }
-    r->owed -= owed_of(r, q);
+    r->owed -= owed_of(r, id);
+    /* Whole-sequence schedulers reserved blocks for the output too: only the prompt's KV
+     * stays pinned for the transfer, the rest goes back now. */
+    long keep = blocks_for(r, e->computed);
+    if (e->reserved) r->free_blocks += e->reserved - keep;
+    e->reserved = 0;
+    r->pinned_blocks += keep;
     run_remove(r, id);
     q->state = SV_RQ_HANDOFF;
     r->st.handoffs++;
@@ -735,30 +828,32 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         r->st.decode_steps++;
         for (size_t i = 0; i < r->nstamp; i++) {
             sv_req_t *q = Q(r, r->stamp[i]);
-            if (q->in_decode && q->replica == r->id) q->first_token = now;
+            sv_reqeng_t *e = E(r, r->stamp[i]);
+            if (e->in_decode && e->at == r->id) q->first_token = now;
         }
         r->nstamp = 0;
     }
     for (size_t i = 0; i < r->nchunks; i++) {
         int32_t id = r->chunks[i].id;
         sv_req_t *q = Q(r, id);
-        q->computed += r->chunks[i].n;
+        sv_reqeng_t *e = E(r, id);
+        e->computed += r->chunks[i].n;
         r->owed -= r->chunks[i].n;
         r->st.prefill_tokens += r->chunks[i].n;
-        if (q->abort_pending || q->state != SV_RQ_RUNNING || q->computed < q->target) continue;
-        if (r->cfg.handoff && q->generated == 0) {
+        if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
+        if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
             continue;
         }
         /* The prompt is in: its last position yields the next token now. */
-        if (q->generated == 0)
+        if (e->generated == 0)
             q->first_token = q->prefill_end = now;
         else if (sv_metrics_single(r->m, id, now, now - q->last_token))
             r->oom = 1;
-        q->generated++;
+        e->generated++;
         q->last_token = now;
         r->owed--;
-        if (q->generated >= q->output)
+        if (e->generated >= q->output)
             finish(r, id, now);
         else
             join_decode(r, id);
@@ -766,7 +861,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
     r->nchunks = 0;
     for (size_t i = 0; i < r->naborts; i++) {
         int32_t id = r->aborts[i];
-        if (Q(r, id)->abort_pending) remove_and_fail(r, id, SV_FAIL_TIMEOUT, Q(r, id)->end);
+        if (E(r, id)->abort_pending) remove_and_fail(r, id, SV_FAIL_TIMEOUT, Q(r, id)->end);
     }
     r->naborts = 0;
     while (last_k >= 0 && r->nh > 0 && r->hp[0].key == last_k) {
@@ -787,10 +882,11 @@ const int32_t *sv_replica_done(const sv_replica_t *r, long *n)
 void sv_replica_abort(sv_replica_t *r, int32_t id, double now)
 {
     sv_req_t *q = Q(r, id);
-    if (q->state == SV_RQ_DONE || q->state == SV_RQ_FAILED || q->abort_pending) return;
+    sv_reqeng_t *e = E(r, id);
+    if (q->state == SV_RQ_DONE || q->state == SV_RQ_FAILED || e->abort_pending) return;
     r->ndone = 0;
     if (q->state == SV_RQ_RUNNING && r->in_flight) {
-        q->abort_pending = 1;
+        e->abort_pending = 1;
         q->end = now;
         push_id(r, &r->aborts, &r->naborts, &r->capaborts, id);
         return;
@@ -804,8 +900,10 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
     if (r->in_flight) {
         /* The step in flight already holds its blocks: each chunk's, and the next block of
          * every decoding sequence that needed one. Count them as its requests' own. */
-        for (size_t i = 0; i < r->nchunks; i++)
-            Q(r, r->chunks[i].id)->computed += r->chunks[i].n;
+        for (size_t i = 0; i < r->nchunks; i++) {
+            E(r, r->chunks[i].id)->computed += r->chunks[i].n;
+            r->owed -= r->chunks[i].n;
+        }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve)
             r->free_blocks += r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
@@ -813,11 +911,11 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
     while (r->run_head >= 0)
         remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
     int32_t id;
-    while ((id = ring_front(r, &r->wq, SV_RQ_WAITING)) >= 0) {
+    while ((id = ring_front(r, &r->wq, SV__Q_WAITING)) >= 0) {
         ring_pop(&r->wq);
         remove_and_fail(r, id, SV_FAIL_UNFINISHED, now);
     }
-    while ((id = ring_front(r, &r->sq, SV_RQ_SWAPPED)) >= 0) {
+    while ((id = ring_front(r, &r->sq, SV__Q_SWAPPED)) >= 0) {
         ring_pop(&r->sq);
         remove_and_fail(r, id, SV_FAIL_UNFINISHED, now);
     }
@@ -830,48 +928,72 @@ const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n)
     return r->hand;
 }
 
+long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id)
+{
+    return E(r, id)->computed;
+}
+
 void sv_replica_release(sv_replica_t *r, int32_t id)
 {
-    sv_req_t *q = Q(r, id);
-    r->free_blocks += blocks_for(r, q->computed);
+    long b = blocks_for(r, E(r, id)->computed);
+    r->free_blocks += b;
+    r->pinned_blocks -= b;
 }
 
-int sv_replica_can_reserve(const sv_replica_t *r, long tokens)
+/* Blocks a decode replica sets aside for an incoming request: its KV plus the next
+ * token's block, or, for a scheduler that reserves whole sequences, prompt + output. */
+static long transfer_blocks(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    const sv_reqeng_t *e = E(r, id);
+    return r->reserve ? blocks_for(r, (long)q->input + q->output) : reserve_need(r, e->computed);
+}
+
+int sv_replica_can_reserve(const sv_replica_t *r, int32_t id)
 {
     return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           r->free_blocks - reserve_need(r, tokens) >= r->watermark_blocks;
+           r->free_blocks - transfer_blocks(r, id) >= r->watermark_blocks;
 }
 
-int sv_replica_reserve(sv_replica_t *r, long tokens)
+int sv_replica_reserve(sv_replica_t *r, int32_t id)
 {
-    if (!sv_replica_can_reserve(r, tokens)) return 0;
-    r->free_blocks -= reserve_need(r, tokens);
+    if (!sv_replica_can_reserve(r, id)) return 0;
+    long b = transfer_blocks(r, id);
+    r->free_blocks -= b;
+    r->reserved_blocks += b;
     r->n_reserved++;
     long used = r->total_blocks - r->free_blocks;
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     return 1;
 }
 
-void sv_replica_unreserve(sv_replica_t *r, long tokens)
+void sv_replica_unreserve(sv_replica_t *r, int32_t id)
 {
-    r->free_blocks += reserve_need(r, tokens);
+    long b = transfer_blocks(r, id);
+    r->free_blocks += b;
+    r->reserved_blocks -= b;
     r->n_reserved--;
 }
 
 void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
 {
     sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
     (void)now;
+    long b = transfer_blocks(r, id);
     r->n_reserved--;
+    r->reserved_blocks -= b; /* from here the request's own */
     q->replica = r->id;
     q->state = SV_RQ_RUNNING;
-    q->target = q->computed;
-    q->heap_pos = q->seg = -1;
-    q->reserved = 0;
-    q->in_decode = q->abort_pending = 0;
-    q->joining = 1;
+    e->at = r->id;
+    e->queue = SV__Q_NONE;
+    e->target = e->computed;
+    e->heap_pos = e->seg = -1;
+    e->reserved = r->reserve ? (int32_t)b : 0;
+    e->in_decode = e->abort_pending = 0;
+    e->joining = 1;
     run_append(r, id);
-    r->owed += owed_of(r, q);
+    r->owed += owed_of(r, id);
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
     push_id(r, &r->pending, &r->npend, &r->cappend, id);
 }
@@ -899,11 +1021,6 @@ long sv_replica_reserved(const sv_replica_t *r)
 long sv_replica_waiting(const sv_replica_t *r)
 {
     return r->n_waiting + r->n_swapped;
-}
-
-long sv_replica_tokens_queued(const sv_replica_t *r)
-{
-    return r->tokens_waiting;
 }
 
 long sv_replica_tokens_owed(const sv_replica_t *r)
@@ -935,4 +1052,37 @@ long sv_replica_batch_tokens(const sv_replica_t *r)
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r)
 {
     return &r->st;
+}
+
+int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
+{
+    if (r->in_flight) return 0;
+    long used = r->pinned_blocks + r->reserved_blocks, n = 0;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++) {
+        const sv_reqeng_t *e = E(r, id);
+        if (e->reserved)
+            used += e->reserved;
+        else if (e->joining)
+            used += reserve_need(r, e->computed);
+        else if (e->in_decode)
+            used += blocks_for(r, e->c_join + member_steps(r, e));
+        else
+            used += blocks_for(r, e->computed);
+    }
+    const char *what = NULL;
+    if (n != r->n_running)
+        what = "the running list's length differs from the running count";
+    else if (r->free_blocks < 0 || r->free_blocks > r->total_blocks)
+        what = "free blocks out of range";
+    else if (used + r->free_blocks != r->total_blocks)
+        what = "blocks held by requests + free blocks != all blocks";
+    else if (r->n_reserved < 0 || r->reserved_blocks < 0 || r->pinned_blocks < 0)
+        what = "a negative reservation";
+    if (!what) return 0;
+    snprintf(msg, size,
+             "replica %d: %s (held %ld = running %ld + pinned %ld + reserved %ld; free %ld; "
+             "total %ld; running %ld counted %ld)",
+             r->id, what, used, used - r->pinned_blocks - r->reserved_blocks, r->pinned_blocks,
+             r->reserved_blocks, r->free_blocks, r->total_blocks, n, r->n_running);
+    return -1;
 }

@@ -127,13 +127,15 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if ((rc = sv_yexpect_map(en, "engine", err))) return rc;
     if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
     if (sv_sched_parse(sched, &e->scheduler))
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: %s.scheduler: expected one of vllm, vllm-v0, orca, static, got '%s'",
-                         at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path, sched);
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: %s.scheduler: expected one of vllm, vllm-v0, orca, static, trtllm, got '%s'",
+            at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path, sched);
     if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
         (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||
         (rc = perf_key(en, "block_size", &pool->perf, err)) ||
-        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0)
+        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0 ||
+        (rc = get_text(en, "profile", 0, pool->perf.engine, sizeof pool->perf.engine, err)) < 0)
         return rc;
     if (strcmp(pre, "recompute") == 0)
         e->preempt_swap = 0;
@@ -146,17 +148,66 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
         (rc = sv_yget_double(en, "watermark", 0, 0, 0.5, &e->watermark, err)) < 0 ||
         (rc = sv_yget_long(en, "max_model_len", 0, 1, 1L << 30, &e->max_model_len, err)) < 0 ||
-        (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0)
+        (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0 ||
+        (rc = sv_yget_long(en, "long_prefill_token_threshold", 0, 0, 1L << 30,
+                           &e->long_prefill_threshold, err)) < 0 ||
+        (rc = sv_yget_long(en, "max_num_partial_prefills", 0, 1, 1L << 20, &e->max_partial_prefills,
+                           err)) < 0)
         return rc;
+    if (e->scheduler != SV_SCHED_VLLM && e->scheduler != SV_SCHED_TRTLLM) {
+        const char *k = sv_ymap_get(en, "long_prefill_token_threshold")
+                            ? "long_prefill_token_threshold"
+                        : sv_ymap_get(en, "max_num_partial_prefills") ? "max_num_partial_prefills"
+                                                                      : NULL;
+        if (k)
+            return sv_errorf(
+                err, SV_EINVAL,
+                "%s: %s.%s: only the vllm and trtllm schedulers cut prompts into chunks "
+                "(this pool's is %s)",
+                at(sv_ymap_get(en, k), w, sizeof w), en->path, k, sv_sched_name(e->scheduler));
+    }
     e->swap_bw = swap_gb * 1e9;
+    if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.preemption: the vllm (V1) scheduler only recomputes preempted "
+                         "requests; use recompute, or scheduler vllm-v0 to swap",
+                         at(sv_ymap_get(en, "preemption"), w, sizeof w), en->path);
+    return sv_ymap_check_unknown(en, err);
+}
+
+/*
+ * What a scenario leaves unset takes vLLM's defaults for `vllm serve` on that GPU
+ * (EngineArgs.get_batch_defaults, OpenAI API server context: 1024 sequences and 8192
+ * batched tokens on GPUs with >= 70 GiB that are not A100s, else 256 and 2048); the other
+ * schedulers keep 256 and 8192. The admission watermark is V0's 1%; the V1 scheduler
+ * (`vllm`) keeps none. Then the cross-key rule of the V1 scheduler is checked.
+ */
+static int engine_defaults(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    sv_engine_cfg_t *e = &pool->engine;
+    int v1 = e->scheduler == SV_SCHED_VLLM;
+    double gib = pool->gpu.mem_bytes / (1024.0 * 1024 * 1024);
+    int big = gib >= 70.0 && !strstr(pool->gpu.name, "a100");
+    if (e->max_num_seqs == 0) {
+        e->max_num_seqs = v1 && big ? 1024 : 256;
+        pool->defaulted |= SV_DEFAULT_MAX_NUM_SEQS;
+    }
+    if (pool->perf.max_batched_tokens == 0) {
+        pool->perf.max_batched_tokens = !v1 || big ? 8192 : 2048;
+        pool->defaulted |= SV_DEFAULT_MAX_BATCHED;
+    }
+    if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
-    if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs)
+    if (v1 && e->max_num_batched_tokens < e->max_num_seqs) {
+        char w[512];
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
                          "so every running sequence can decode each step",
-                         at(en, w, sizeof w), en->path, e->max_num_batched_tokens, e->max_num_seqs);
-    return sv_ymap_check_unknown(en, err);
+                         en ? at(en, w, sizeof w) : "engine", en ? en->path : pool->name,
+                         e->max_num_batched_tokens, e->max_num_seqs);
+    }
+    return 0;
 }
 
 static void pool_defaults(sv_pool_cfg_t *p)
@@ -164,21 +215,20 @@ static void pool_defaults(sv_pool_cfg_t *p)
     memset(p, 0, sizeof *p);
     p->replicas = 1;
     p->perf = sv_perf_settings_default();
+    p->perf.max_batched_tokens = 0; /* unset: engine_defaults() decides */
     p->engine = (sv_engine_cfg_t){.scheduler = SV_SCHED_VLLM,
-                                  .max_num_seqs = 256,
-                                  .max_num_batched_tokens = 8192,
+                                  .max_num_seqs = 0,
                                   .block_size = 16,
                                   .swap_bw = 25e9,
-                                  .watermark = 0.01};
+                                  .watermark = -1};
 }
 
-/* A pool's engine map, or the defaults (which still take the pool's token budget). */
+/* A pool's engine map (or none), then the defaults for what it leaves unset. */
 static int read_pool_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
 {
-    if (en && !sv_yscalar_is_null(en)) return read_engine(en, pool, err);
-    pool->engine.max_num_batched_tokens = pool->perf.max_batched_tokens;
-    pool->engine.block_size = pool->perf.block_size;
-    return 0;
+    int rc;
+    if (en && !sv_yscalar_is_null(en) && (rc = read_engine(en, pool, err))) return rc;
+    return engine_defaults(en, pool, err);
 }
 
 static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *sc, sv_error_t *err)
@@ -728,6 +778,9 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_pools(root, cat, sc, err)) || (rc = read_router(root, sc, err)) ||
         (rc = read_disagg(root, sc, err)))
         return rc;
+    for (int i = 0; i < sc->npools; i++) /* engine.profile, or the catalog's "vllm" */
+        if ((rc = sv_perf_settings_profile(&sc->pools[i].perf, cat, sc->pools[i].perf.engine, err)))
+            return sv_error_prefix(err, "%s: engine.profile", sc->path);
     sv_ynode_t *wl = sv_ymap_get(root, "workload");
     if (!wl)
         return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'",

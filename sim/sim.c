@@ -6,6 +6,7 @@
 #include "servesim/sim.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ typedef struct sim {
     double now;
     /* routing: entry replicas (colocated or prefill) and decode replicas */
     int *entry, nentry, *dec, ndec, *cand; /* cand: scratch, one slot per replica */
+    int *kicks, nkicks;                    /* replicas to start a step when the instant ends */
+    uint8_t *kicked;                       /* ... as a set */
     sv_router_t router, drouter;
     long dec_min_len;    /* shortest max_model_len of the decode pools */
     long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
@@ -45,8 +48,37 @@ typedef struct sim {
     int have_next;
     double next_t;
     int32_t next_in, next_out;
+    long instant_fails; /* closed loop: consecutive requests that failed the instant sent */
+    /* time series: the interval doubles (and kept rounds thin) past SV_MAX_SAMPLES */
+    double sample_dt;
+    long rounds, sample_cap;
+    /* the watchdog: events that could make progress (all but samples) pending in the
+     * queue, and how many were handled since a request was last generated or ended */
+    long pending, since_progress, progress_bound;
     int rc;
+    sv_error_t *err; /* the message of the first halt() */
 } sim_t;
+
+/* Requests the closed-loop client may send in a row that all fail at the instant they
+ * are sent, with an open-ended (duration-bounded) workload, before the run stops. */
+#define SV_MAX_INSTANT_FAILS 100000L
+/* Memory the per-request records may take, checked before the run (docs/errors.md). */
+#define SV_MAX_RECORD_BYTES (16.0 * 1024 * 1024 * 1024)
+/* Bytes per request: its record, its decode segments and its share of the metrics. */
+#define SV_BYTES_PER_REQUEST 450.0
+
+/* Stop the run with an error: the first message is kept. */
+static void halt(sim_t *s, int rc, const char *fmt, ...)
+{
+    if (s->rc) return;
+    s->rc = rc;
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[SV_ERRMSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sv_errorf(s->err, rc, "%s", msg);
+}
 
 static sv_req_t *R(sim_t *s, int32_t id)
 {
@@ -55,28 +87,35 @@ static sv_req_t *R(sim_t *s, int32_t id)
 
 static void push(sim_t *s, double t, int type, int32_t id)
 {
-    if (sv_evq_push(&s->q, t, type, id)) s->rc = SV_ENOMEM;
+    if (sv_evq_push(&s->q, t, type, id))
+        halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
+    else if (type != EV_SAMPLE)
+        s->pending++;
 }
 
 static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
 {
     sv_reqpool_t *p = &s->res->pool;
-    if (p->n >= (size_t)SV_MAX_REQUESTS || SV_GROW(p->r, p->cap, p->n + 1)) {
-        s->rc = SV_ENOMEM;
+    if (p->n >= (size_t)SV_MAX_REQUESTS ||
+        (double)(p->n + 1) * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES) {
+        halt(s, SV_ELIMIT,
+             "workload: more than %zu requests would exceed the bound on per-request records "
+             "(%.0f GiB at about %.0f bytes each); shorten workload.duration_s or lower the rate",
+             p->n, SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024), SV_BYTES_PER_REQUEST);
         return -1;
     }
-    sv_req_t *r = &p->r[p->n];
-    memset(r, 0, sizeof *r);
+    int32_t id = sv_reqpool_add(p);
+    if (id < 0) {
+        halt(s, SV_ENOMEM, "out of memory after %zu requests", p->n);
+        return -1;
+    }
+    sv_req_t *r = &p->r[id];
     r->arrival = arrival;
-    r->start = r->scheduled = r->first_token = r->last_token = -1.0;
-    r->prefill_end = r->xfer_start = r->xfer_end = r->decode_start = -1.0;
     r->input = in;
     r->output = out;
-    r->replica = r->prefill_replica = -1;
-    r->heap_pos = r->seg = r->prev = r->next = -1;
-    r->state = SV_RQ_NEW;
     s->outstanding++;
-    return (int32_t)p->n++;
+    s->since_progress = 0;
+    return id;
 }
 
 static void schedule_next_arrival(sim_t *s)
@@ -88,7 +127,17 @@ static void schedule_next_arrival(sim_t *s)
         s->exhausted = 1;
 }
 
+/* A replica may have new work. It decides its next step only once every event of this
+ * instant has been handled, so requests arriving together join one step (as vLLM's
+ * scheduler sees everything queued when it runs); replicas start in the order first told. */
 static void kick(sim_t *s, int rep)
+{
+    if (s->kicked[rep]) return;
+    s->kicked[rep] = 1;
+    s->kicks[s->nkicks++] = rep;
+}
+
+static void start_step(sim_t *s, int rep)
 {
     sv_replica_t *r = s->reps[rep];
     if (sv_replica_busy(r)) return;
@@ -104,10 +153,28 @@ static void kick(sim_t *s, int rep)
     }
 }
 
-static void ended(sim_t *s)
+/* The instant is over: the replicas told of new work decide their steps. */
+static void start_steps(sim_t *s)
 {
+    for (int i = 0; i < s->nkicks; i++) {
+        s->kicked[s->kicks[i]] = 0;
+        start_step(s, s->kicks[i]);
+    }
+    s->nkicks = 0;
+}
+
+/* Request id has ended (completed or failed): its client slot is free again. */
+static void ended(sim_t *s, int32_t id)
+{
+    sv_req_t *r = R(s, id);
+    if (r->ended) {
+        halt(s, SV_EINVAL, "internal error: request %d ended twice (t=%.9g s)", (int)id, s->now);
+        return;
+    }
+    r->ended = 1;
     s->inflight--;
     s->outstanding--;
+    s->since_progress = 0;
 }
 
 /* A request fails outside any replica (at the client, or between pools). */
@@ -117,7 +184,7 @@ static void fail(sim_t *s, int32_t id, int reason)
     r->state = SV_RQ_FAILED;
     r->fail = (uint8_t)reason;
     r->end = s->now;
-    ended(s);
+    ended(s, id);
 }
 
 static void dispatch(sim_t *s, int32_t id)
@@ -138,7 +205,7 @@ static void dispatch(sim_t *s, int32_t id)
     }
     int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry)];
     if (sv_replica_submit(s->reps[rep], id, s->now) != SV_FAIL_NONE) {
-        ended(s);
+        ended(s, id);
         return;
     }
     kick(s, rep);
@@ -175,6 +242,16 @@ static void pump(sim_t *s)
         int32_t id = new_request(s, s->now, in, out);
         if (id < 0) break;
         send(s, id);
+        /* A request that fails the instant it is sent frees its slot at once; with no
+         * request bound the loop would resend forever without time moving. */
+        const sv_req_t *r = R(s, id);
+        s->instant_fails = r->state == SV_RQ_FAILED && r->end == s->now ? s->instant_fails + 1 : 0;
+        if (s->instant_fails >= SV_MAX_INSTANT_FAILS && s->sc->workload.num_requests == 0)
+            halt(s, SV_ELIMIT,
+                 "workload: the closed-loop client sent %ld requests in a row at t=%.6g s that "
+                 "all failed the instant they were sent (last: %s); with workload.duration_s "
+                 "and no workload.num_requests it would resend them forever",
+                 s->instant_fails, s->now, sv_fail_name(r->fail));
     }
 }
 
@@ -186,7 +263,7 @@ static void arrive(sim_t *s)
     long cap = s->sc->workload.max_concurrency;
     if (cap > 0 && s->inflight >= cap) {
         if (SV_GROW(s->backlog, s->capback, s->nback + 1)) {
-            s->rc = SV_ENOMEM;
+            halt(s, SV_ENOMEM, "out of memory: the client's backlog could not grow");
             return;
         }
         s->backlog[s->nback++] = id;
@@ -197,10 +274,12 @@ static void arrive(sim_t *s)
 
 /* ---- disaggregation ------------------------------------------------------------------ */
 
-static double kv_bytes(sim_t *s, const sv_req_t *r)
+static double kv_bytes(sim_t *s, int32_t id)
 {
+    const sv_req_t *r = R(s, id);
     const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
-    return (double)r->computed * pp->perf.kv_bytes_token_total;
+    return (double)sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) *
+           pp->perf.kv_bytes_token_total;
 }
 
 /* Move a link's bytes up to now; land the transfers that finished; re-arm its event. */
@@ -208,7 +287,7 @@ static void service_link(sim_t *s, int rep)
 {
     sv_link_t *l = &s->links[rep];
     if (SV_GROW(s->buf, s->capbuf, l->n + 1)) {
-        s->rc = SV_ENOMEM;
+        halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
         return;
     }
     size_t n = sv_link_advance(l, s->now, s->buf, l->n + 1);
@@ -241,16 +320,16 @@ static void start_transfers(sim_t *s)
         }
         int nc = 0;
         for (int i = 0; i < s->ndec; i++)
-            if (sv_replica_can_reserve(s->reps[s->dec[i]], r->computed)) cand[nc++] = s->dec[i];
+            if (sv_replica_can_reserve(s->reps[s->dec[i]], id)) cand[nc++] = s->dec[i];
         if (nc == 0) return; /* head-of-line: wait for decode room */
         int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc)];
-        sv_replica_reserve(s->reps[d], r->computed);
+        sv_replica_reserve(s->reps[d], id);
         s->headxq++;
         int p = r->prefill_replica;
         r->state = SV_RQ_XFER;
         r->replica = d;
         r->xfer_start = s->now;
-        double bytes = kv_bytes(s, r);
+        double bytes = kv_bytes(s, id);
         if (s->sc->link.overlap) {
             /* Layer-by-layer sending overlaps the prefill: what is left is the last layer,
              * or what the link could not move during the prefill. */
@@ -260,7 +339,8 @@ static void start_transfers(sim_t *s)
             bytes = left > last ? left : last;
         }
         service_link(s, p);
-        if (sv_link_add(&s->links[p], s->now, id, bytes)) s->rc = SV_ENOMEM;
+        if (sv_link_add(&s->links[p], s->now, id, bytes))
+            halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
         service_link(s, p);
     }
     if (s->headxq == s->nxq) s->headxq = s->nxq = 0;
@@ -273,7 +353,7 @@ static void take_handoffs(sim_t *s, int rep)
     for (long i = 0; i < n; i++) {
         R(s, h[i])->prefill_replica = rep;
         if (SV_GROW(s->xq, s->capxq, s->nxq + 1)) {
-            s->rc = SV_ENOMEM;
+            halt(s, SV_ENOMEM, "out of memory: the hand-off queue could not grow");
             return;
         }
         s->xq[s->nxq++] = h[i];
@@ -285,15 +365,21 @@ static void take_handoffs(sim_t *s, int rep)
 static void drain(sim_t *s, int rep)
 {
     long n;
-    sv_replica_done(s->reps[rep], &n);
+    const int32_t *done = sv_replica_done(s->reps[rep], &n);
     for (long i = 0; i < n; i++)
-        ended(s);
+        ended(s, done[i]);
 }
 
 static void step_end(sim_t *s, int rep)
 {
-    if (sv_replica_end_step(s->reps[rep], s->now)) s->rc = SV_ENOMEM;
+    if (sv_replica_end_step(s->reps[rep], s->now))
+        halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
     drain(s, rep);
+    if (s->sc->check) {
+        char msg[SV_ERRMSG_MAX - 64];
+        if (sv_replica_check(s->reps[rep], msg, sizeof msg))
+            halt(s, SV_EINVAL, "internal error (--check) at t=%.9g s: %s", s->now, msg);
+    }
     if (s->sc->disaggregated) {
         take_handoffs(s, rep);
         start_transfers(s);
@@ -312,7 +398,7 @@ static void timeout(sim_t *s, int32_t id)
         if (r->state == SV_RQ_XFER) {
             sv_link_cancel(&s->links[p], s->now, id);
             sv_replica_release(s->reps[p], id);
-            sv_replica_unreserve(s->reps[r->replica], r->computed);
+            sv_replica_unreserve(s->reps[r->replica], id);
             fail(s, id, SV_FAIL_TIMEOUT);
             service_link(s, p);
             kick(s, p);
@@ -338,9 +424,75 @@ static void timeout(sim_t *s, int32_t id)
     kick(s, rep);
 }
 
+/* What every part of the cluster holds now, for an error that says where a run is stuck. */
+static void describe(sim_t *s, char *buf, size_t size)
+{
+    long waiting = 0, running = 0, reserved = 0, busy = 0;
+    for (int i = 0; i < s->res->replicas; i++) {
+        waiting += sv_replica_waiting(s->reps[i]);
+        running += sv_replica_running(s->reps[i]);
+        reserved += sv_replica_reserved(s->reps[i]);
+        busy += sv_replica_busy(s->reps[i]);
+    }
+    int n = snprintf(buf, size,
+                     "%ld requests outstanding; client: %ld sent and not ended (max_concurrency "
+                     "%ld), %zu held back; replicas: %ld waiting, %ld running, %ld steps in "
+                     "flight, %ld transfers reserved; hand-off queue %zu",
+                     s->outstanding, s->inflight, s->sc->workload.max_concurrency,
+                     s->nback - s->headback, waiting, running, busy, reserved, s->nxq - s->headxq);
+    for (int i = 0; i < s->res->replicas && i < 4 && n > 0 && (size_t)n < size; i++)
+        n += snprintf(buf + n, size - (size_t)n, "; replica %d: %ld of %ld blocks free", i,
+                      sv_replica_free_blocks(s->reps[i]), sv_replica_total_blocks(s->reps[i]));
+}
+
+/* The client's own count: requests sent and not ended, recounted from the records. */
+static void check_client(sim_t *s)
+{
+    long sent = 0, live = 0;
+    for (size_t i = 0; i < s->res->pool.n; i++) {
+        const sv_req_t *r = &s->res->pool.r[i];
+        int over = r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
+        if (over != r->ended) {
+            halt(s, SV_EINVAL, "internal error (--check) at t=%.9g s: request %zu is %s but %s",
+                 s->now, i, over ? "over" : "live", r->ended ? "counted ended" : "not counted");
+            return;
+        }
+        sent += r->start >= 0 && !over;
+        live += !over;
+    }
+    if (sent != s->inflight || live != s->outstanding)
+        halt(s, SV_EINVAL,
+             "internal error (--check) at t=%.9g s: the client counts %ld in flight and %ld "
+             "outstanding, the records %ld and %ld",
+             s->now, s->inflight, s->outstanding, sent, live);
+}
+
 static void sample(sim_t *s)
 {
-    for (int i = 0; i < s->res->replicas; i++) {
+    /* Nothing but samples left to happen, yet requests are outstanding: no event can ever
+     * move them, so the run would sample forever. */
+    if (s->pending == 0 && s->nkicks == 0 && s->outstanding > 0) {
+        char state[SV_ERRMSG_MAX - 96];
+        describe(s, state, sizeof state);
+        halt(s, SV_EINVAL, "internal error: the simulation is stuck at t=%.9g s: %s", s->now,
+             state);
+        return;
+    }
+    if (s->sc->check) check_client(s);
+    sv_metrics_t *m = s->res->metrics;
+    size_t n;
+    sv_metrics_samples(m, &n);
+    double next = s->sample_dt;
+    int record = 1;
+    if ((long)n + s->res->replicas > s->sample_cap) {
+        /* Halve the rate: keep rounds 0, 2, 4, ... and continue on that grid. */
+        sv_metrics_thin_samples(m);
+        record = s->rounds % 2 == 0;
+        s->rounds = (s->rounds + 1) / 2;
+        s->sample_dt *= 2;
+        next = record ? s->sample_dt : s->sample_dt / 2;
+    }
+    for (int i = 0; record && i < s->res->replicas; i++) {
         sv_replica_t *r = s->reps[i];
         sv_sample_t sm = {.t = s->now,
                           .replica = i,
@@ -348,10 +500,10 @@ static void sample(sim_t *s)
                           .waiting = (int32_t)sv_replica_waiting(r),
                           .kv_usage = (float)sv_replica_kv_usage(r),
                           .batch_tokens = (int32_t)sv_replica_batch_tokens(r)};
-        if (sv_metrics_sample(s->res->metrics, &sm)) s->rc = SV_ENOMEM;
+        if (sv_metrics_sample(m, &sm)) halt(s, SV_ENOMEM, "out of memory in the time series");
     }
-    if (!s->exhausted || s->outstanding > 0 || s->have_next)
-        push(s, s->now + s->sc->metrics.sample_interval, EV_SAMPLE, -1);
+    s->rounds += record;
+    if (!s->exhausted || s->outstanding > 0 || s->have_next) push(s, s->now + next, EV_SAMPLE, -1);
 }
 
 /* ---- totals --------------------------------------------------------------------------- */
@@ -431,7 +583,7 @@ void sv_result_free(sv_result_t *res)
 {
     if (!res) return;
     sv_metrics_free(res->metrics);
-    free(res->pool.r);
+    sv_reqpool_free(&res->pool);
     free(res->rstats);
     free(res->rpool);
     free(res->stall_s);
@@ -466,6 +618,10 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
+    /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
+     * each request's chunk at 4% of max_model_len. */
+    if (ecfg->max_partial_prefills > 1 && ecfg->long_prefill_threshold == 0)
+        ecfg->long_prefill_threshold = (long)(0.04 * (double)mml);
     ecfg->handoff = pc->role == SV_ROLE_PREFILL;
     ecfg->first_token_at_decode = sc->first_token_at_decode;
     return 0;
@@ -491,8 +647,11 @@ static int setup(sim_t *s, sv_error_t *err)
     s->entry = malloc((size_t)total * sizeof *s->entry);
     s->dec = malloc((size_t)total * sizeof *s->dec);
     s->cand = malloc((size_t)total * sizeof *s->cand);
-    if (!s->cand || !res->metrics || !s->reps || !res->rstats || !res->rpool || !res->stall_s ||
-        !s->stall_since || !s->links || !s->link_next || !s->entry || !s->dec)
+    s->kicks = malloc((size_t)total * sizeof *s->kicks);
+    s->kicked = calloc((size_t)total, sizeof *s->kicked);
+    if (!s->cand || !s->kicks || !s->kicked || !res->metrics || !s->reps || !res->rstats ||
+        !res->rpool || !res->stall_s || !s->stall_since || !s->links || !s->link_next ||
+        !s->entry || !s->dec)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     s->dec_min_len = s->dec_max_blocks = -1;
     int k = 0, rc;
@@ -504,7 +663,7 @@ static int setup(sim_t *s, sv_error_t *err)
         pp->first = k;
         pp->count = pc->replicas;
         if (pc->role == SV_ROLE_DECODE) {
-            long usable = (pp->mem.kv_blocks - (long)ceil(ecfg.watermark * pp->mem.kv_blocks) - 1) *
+            long usable = (pp->mem.kv_blocks - sv_watermark_blocks(&ecfg, pp->mem.kv_blocks) - 1) *
                           pp->mem.block_size;
             if (s->dec_min_len < 0 || pp->max_model_len < s->dec_min_len)
                 s->dec_min_len = pp->max_model_len;
@@ -525,6 +684,23 @@ static int setup(sim_t *s, sv_error_t *err)
                 s->entry[s->nentry++] = k;
         }
     }
+    /* The per-request records are the run's one large allocation: refuse up front what
+     * cannot fit the bound, naming the key that asks for it. */
+    const sv_workload_cfg_t *w = &sc->workload;
+    double n_req = 0;
+    const char *key = "workload.num_requests";
+    if (w->num_requests > 0)
+        n_req = (double)w->num_requests;
+    else if (w->has_trace && sc->trace)
+        n_req = (double)sc->trace->n, key = "workload.trace";
+    else if (w->duration > 0 && isfinite(w->rate))
+        n_req = w->rate * w->duration, key = "workload.rate x workload.duration_s";
+    if (n_req * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)
+        return sv_errorf(err, SV_ELIMIT,
+                         "%s: %.0f requests need about %.1f GiB of per-request records, over the "
+                         "bound of %.0f GiB; simulate fewer requests (or shard the study)",
+                         key, n_req, n_req * SV_BYTES_PER_REQUEST / (1024.0 * 1024 * 1024),
+                         SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024));
     if ((rc = sv_workload_new(&sc->workload, sc->trace, sc->seed, &s->wl, err))) return rc;
     if (sv_router_init(&s->router, (sv_route_t)sc->route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
@@ -532,6 +708,14 @@ static int setup(sim_t *s, sv_error_t *err)
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER + 1)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     sv_evq_init(&s->q, 0);
+    s->sample_dt = sc->metrics.sample_interval;
+    s->sample_cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
+    /* Between two request ends a replica runs at most one step per token of its longest
+     * sequence (more only through preemptions); far more events than that is a livelock. */
+    long longest = 0;
+    for (int p = 0; p < sc->npools; p++)
+        if (res->pools[p].max_model_len > longest) longest = res->pools[p].max_model_len;
+    s->progress_bound = 20000000L + 4L * total * longest;
     s->closed =
         isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
     return 0;
@@ -551,6 +735,8 @@ static void teardown(sim_t *s)
     free(s->entry);
     free(s->dec);
     free(s->cand);
+    free(s->kicks);
+    free(s->kicked);
     free(s->xq);
     free(s->buf);
     free(s->stall_since);
@@ -575,13 +761,46 @@ static void end_at_horizon(sim_t *s)
         /* Between pools: give back the pinned prefill blocks and the decode reservation. */
         if (r->state == SV_RQ_HANDOFF || r->state == SV_RQ_XFER)
             sv_replica_release(s->reps[r->prefill_replica], (int32_t)i);
-        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->reps[r->replica], r->computed);
-        if (r->start < 0) r->start = s->now;
+        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->reps[r->replica], (int32_t)i);
+        if (r->start < 0) { /* still held by the client's semaphore: never sent */
+            r->start = s->now;
+            s->inflight++;
+        }
         r->state = SV_RQ_FAILED;
         r->fail = SV_FAIL_UNFINISHED;
         r->end = s->now;
-        s->outstanding--;
+        ended(s, (int32_t)i);
     }
+}
+
+/* The invariants every run must end with, checked every time: each request ended once,
+ * no client slot held, every KV block free, no reservation or owed token left. */
+static void check_end(sim_t *s)
+{
+    for (int i = 0; i < s->res->replicas; i++) {
+        const sv_replica_t *r = s->reps[i];
+        long free_b = sv_replica_free_blocks(r), total = sv_replica_total_blocks(r);
+        char msg[SV_ERRMSG_MAX - 64] = "";
+        if (s->sc->check && sv_replica_check(r, msg, sizeof msg)) {
+            halt(s, SV_EINVAL, "internal error (--check) at the end: %s", msg);
+            return;
+        }
+        if (free_b != total || sv_replica_reserved(r) != 0 || sv_replica_tokens_owed(r) != 0 ||
+            sv_replica_busy(r)) {
+            halt(s, SV_EINVAL,
+                 "internal error: replica %d ends the run with %ld of %ld KV blocks free, %ld "
+                 "transfers reserved, %ld tokens owed%s",
+                 i, free_b, total, sv_replica_reserved(r), sv_replica_tokens_owed(r),
+                 sv_replica_busy(r) ? ", a step in flight" : "");
+            return;
+        }
+    }
+    size_t ended_n = 0;
+    for (size_t i = 0; i < s->res->pool.n; i++)
+        ended_n += s->res->pool.r[i].ended;
+    if (ended_n != s->res->pool.n || s->inflight != 0)
+        halt(s, SV_EINVAL, "internal error: %zu of %zu requests ended, %ld client slots still held",
+             ended_n, s->res->pool.n, s->inflight);
 }
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
@@ -590,6 +809,7 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     sim_t s;
     memset(&s, 0, sizeof s);
     s.sc = sc;
+    s.err = err;
     s.res = calloc(1, sizeof *s.res);
     if (!s.res) return sv_errorf(err, SV_ENOMEM, "out of memory");
     s.res->sc = sc;
@@ -606,20 +826,30 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     push(&s, 0.0, EV_SAMPLE, -1);
 
     sv_event_t ev;
-    long same_time = 0;
-    while (!s.rc && sv_evq_pop(&s.q, &ev)) {
-        if (sc->horizon > 0 && ev.time > sc->horizon) break;
-        /* Time must move: a run of events at one instant that never ends is a bug, and a
-         * clear error beats a hang. */
-        same_time = ev.time == s.now ? same_time + 1 : 0;
-        if (same_time > 50000000L) {
-            teardown(&s);
-            sv_result_free(s.res);
-            return sv_errorf(err, SV_ELIMIT,
-                             "internal error: simulated time stopped advancing at %.9g s", ev.time);
+    double next;
+    while (!s.rc) {
+        int more = sv_evq_peek_time(&s.q, &next);
+        if (s.nkicks > 0 && (!more || next > s.now)) {
+            start_steps(&s); /* may schedule events, so look again */
+            continue;
         }
+        if (!more || (sc->horizon > 0 && next > sc->horizon)) break;
+        sv_evq_pop(&s.q, &ev);
         s.now = ev.time;
         s.res->events++;
+        if (ev.type != EV_SAMPLE) {
+            s.pending--;
+            /* The watchdog: work keeps happening but no request is generated or ends. */
+            if (++s.since_progress > s.progress_bound) {
+                char state[SV_ERRMSG_MAX - 128];
+                describe(&s, state, sizeof state);
+                halt(&s, SV_ELIMIT,
+                     "internal error: no request was generated or ended over the last %ld "
+                     "events (t=%.9g s): %s",
+                     s.progress_bound, s.now, state);
+                break;
+            }
+        }
         switch (ev.type) {
         case EV_ARRIVAL:
             arrive(&s);
@@ -645,17 +875,24 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         default:
             break;
         }
+        /* Any event may have freed a client slot (a request failed at dispatch, timed
+         * out between pools, ...): the client sends what the semaphore now allows. */
+        pump(&s);
     }
     if (!s.rc && sc->horizon > 0 && s.outstanding > 0) end_at_horizon(&s);
     for (int i = 0; i < s.res->replicas && s.stall_since; i++)
         if (s.stall_since[i] >= 0) s.res->stall_s[i] += s.now - s.stall_since[i];
-    if (!s.rc && s.outstanding != 0)
-        rc = sv_errorf(err, SV_EINVAL,
-                       "internal error: the simulation stopped with %ld requests unaccounted for",
-                       s.outstanding);
-    else if (s.rc || sv_metrics_oom(s.res->metrics))
-        rc = sv_errorf(err, SV_ENOMEM, "out of memory (or a bound was hit) after %zu requests",
-                       s.res->pool.n);
+    if (!s.rc && s.outstanding != 0) {
+        char state[SV_ERRMSG_MAX - 128];
+        describe(&s, state, sizeof state);
+        halt(&s, SV_EINVAL, "internal error: the simulation stopped at t=%.9g s with %s", s.now,
+             state);
+    }
+    if (!s.rc && sv_metrics_oom(s.res->metrics))
+        halt(&s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s.res->pool.n);
+    if (!s.rc) check_end(&s);
+    rc = s.rc;
+    s.res->sample_interval = s.sample_dt;
     for (int i = 0; i < s.res->replicas && s.reps; i++) {
         sv_replica_stats_t *st = &s.res->rstats[i];
         *st = *sv_replica_stats(s.reps[i]);

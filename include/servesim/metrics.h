@@ -59,6 +59,12 @@ double sv_metrics_seg_close(sv_metrics_t *m, int32_t seg, int64_t k1);
 /* A token made outside decode steps at t, gap after the request's previous token. */
 int sv_metrics_single(sv_metrics_t *m, int32_t req, double t, double gap);
 int sv_metrics_sample(sv_metrics_t *m, const sv_sample_t *s);
+/* The bound on kept time-series samples (32 bytes each, so 128 MiB): past it the
+ * simulator halves its sampling rate and thins what it has already taken. */
+#define SV_MAX_SAMPLES 4000000L
+/* Keep every other round of samples (a round: the consecutive samples taken at one
+ * time), starting with the first. */
+void sv_metrics_thin_samples(sv_metrics_t *m);
 int sv_metrics_oom(const sv_metrics_t *m); /* an allocation failed somewhere above */
 
 const sv_sample_t *sv_metrics_samples(const sv_metrics_t *m, size_t *n);

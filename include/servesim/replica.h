@@ -12,7 +12,10 @@
  *            or all decodes, never mixed;
  *   orca     iteration-level batching of whole prompts mixed with decodes, KV reserved
  *            for prompt + output at admission (contiguous allocation, as in Orca);
- *   static   a batch is formed, runs until every sequence in it finishes, then the next.
+ *   static   a batch is formed, runs until every sequence in it finishes, then the next;
+ *   trtllm   TensorRT-LLM's in-flight batching with its default capacity policy
+ *            (GUARANTEED_NO_EVICT): chunked prefill as vllm, but KV for prompt + output
+ *            reserved at admission, so no request is ever preempted.
  * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
  * that needs a block when none is free preempts the most recently admitted running
  * request (recompute: its blocks are freed and it re-prefills later from the front of
@@ -29,6 +32,7 @@
 #ifndef SERVESIM_REPLICA_H
 #define SERVESIM_REPLICA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "servesim/error.h"
@@ -36,7 +40,13 @@
 #include "servesim/perf.h"
 #include "servesim/request.h"
 
-typedef enum { SV_SCHED_VLLM = 0, SV_SCHED_VLLM_V0, SV_SCHED_ORCA, SV_SCHED_STATIC } sv_sched_t;
+typedef enum {
+    SV_SCHED_VLLM = 0,
+    SV_SCHED_VLLM_V0,
+    SV_SCHED_ORCA,
+    SV_SCHED_STATIC,
+    SV_SCHED_TRTLLM
+} sv_sched_t;
 
 /* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
 int sv_sched_parse(const char *s, sv_sched_t *out);
@@ -52,10 +62,17 @@ typedef struct sv_engine_cfg {
     double watermark;   /* share of blocks kept free when admitting */
     long max_model_len; /* longest input + output accepted; 0 = model context / KV capacity */
     long max_queue;     /* waiting requests beyond which arrivals fail; 0 = unbounded */
+    /* vllm (chunked) only: */
+    long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
+    long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
 } sv_engine_cfg_t;
+
+/* Blocks kept free when admitting: floor(watermark x blocks), as vLLM's block manager
+ * computes it (int()); 0 for the schedulers that reserve a whole sequence up front. */
+long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks);
 
 typedef struct sv_replica_stats {
     long steps, decode_steps, prefill_chunks;
@@ -97,14 +114,17 @@ void sv_replica_abort(sv_replica_t *r, int32_t id, double now);
 /* Prefill role: requests whose prefill ended in the last step and now wait, with their
  * KV blocks pinned here, to move to a decode replica. Valid until the next end_step. */
 const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n);
+/* Tokens of KV a handed-off request holds here (what its transfer moves). */
+long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id);
 /* Their KV has left (or they failed): free the pinned blocks. */
 void sv_replica_release(sv_replica_t *r, int32_t id);
 
-/* Decode role: reserve room (blocks for `tokens` plus the next token's, and a sequence
- * slot) for an incoming KV transfer. 1 if reserved, 0 if there is no room. */
-int sv_replica_reserve(sv_replica_t *r, long tokens);
-int sv_replica_can_reserve(const sv_replica_t *r, long tokens); /* the same test, no change */
-void sv_replica_unreserve(sv_replica_t *r, long tokens);
+/* Decode role: reserve room for request id's incoming KV transfer: a sequence slot and
+ * blocks for its r->computed tokens plus the next token's (orca and static: for its whole
+ * input + output). 1 if reserved, 0 if there is no room. */
+int sv_replica_reserve(sv_replica_t *r, int32_t id);
+int sv_replica_can_reserve(const sv_replica_t *r, int32_t id); /* the same test, no change */
+void sv_replica_unreserve(sv_replica_t *r, int32_t id);
 /* The transfer landed: the request (its KV = r->computed tokens, r->generated tokens
  * made so far) joins the decode batch at the next step. */
 void sv_replica_inject(sv_replica_t *r, int32_t id, double now);
@@ -118,12 +138,17 @@ int sv_replica_busy(const sv_replica_t *r);
 long sv_replica_running(const sv_replica_t *r);
 long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
 long sv_replica_waiting(const sv_replica_t *r);
-long sv_replica_tokens_queued(const sv_replica_t *r); /* prompt tokens not yet prefilled */
-long sv_replica_tokens_owed(const sv_replica_t *r);   /* + output tokens not yet generated */
-double sv_replica_kv_usage(const sv_replica_t *r);    /* used blocks / all blocks */
+long sv_replica_tokens_owed(const sv_replica_t *r); /* + output tokens not yet generated */
+double sv_replica_kv_usage(const sv_replica_t *r);  /* used blocks / all blocks */
 long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);
 long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
+
+/* Recount every block from the requests that hold them (running sequences, hand-offs
+ * pinned here, transfers reserved here) and compare with the free count: 0 when
+ * held + free = total, else -1 with what differs in msg. O(running); a replica with a
+ * step in flight is not checked. For --check and tests. */
+int sv_replica_check(const sv_replica_t *r, char *msg, size_t size);
 
 #endif

@@ -1,10 +1,10 @@
 /*
- * One simulated request: what the workload made of it, the times the client and the
- * engine saw, and the engine's bookkeeping while it runs. Requests live in one pool
- * (an array indexed by request id) shared by the simulator, the replicas and metrics.
+ * One simulated request: what the workload made of it and what happened to it (the
+ * times the client and the engine saw, where it ran, how it ended). Requests live in one
+ * pool indexed by request id, shared by the simulator, the replicas, metrics and reports.
  *
- * Ownership: the pool owns its array; ids (int32) stay valid across growth, pointers
- * into the array do not.
+ * Ownership: the pool owns its arrays (sv_reqpool_free); ids (int32) stay valid across
+ * growth, pointers into the arrays do not.
  */
 #ifndef SERVESIM_REQUEST_H
 #define SERVESIM_REQUEST_H
@@ -37,6 +37,14 @@ typedef enum {
 /* "queue_full", "timeout", ... */
 const char *sv_fail_name(int reason);
 
+/*
+ * Who writes what: the simulator (sim.c) writes arrival, start, xfer_start, xfer_end,
+ * decode_start, input, output, prefill_replica and ended; the replica engine writes
+ * scheduled, first_token, last_token, prefill_end, replica and preemptions; both move
+ * state along its life and either may fail it (state, fail, end).
+ * The engine's own bookkeeping (what is computed, queue membership, the decode aggregate)
+ * is private to it (sim/reqeng_int.h), never in this record.
+ */
 typedef struct sv_req {
     double arrival;     /* when the client meant to send it */
     double start;       /* when it was sent (vLLM's start_time) */
@@ -52,24 +60,24 @@ typedef struct sv_req {
     int32_t input, output;
     int32_t replica;         /* where it is (or ended) */
     int32_t prefill_replica; /* disaggregated: where it was prefilled */
-    uint8_t state, fail, in_decode, abort_pending;
-    uint8_t joining; /* landed on a decode replica, joins its batch at the next step */
+    uint8_t state, fail;
+    uint8_t ended; /* the simulator counted its end (each request ends exactly once) */
     uint16_t preemptions;
-    /* engine bookkeeping (sim/replica.c) */
-    int32_t target;    /* tokens to prefill: input, or input + generated after a recompute */
-    int32_t computed;  /* tokens of target in the KV cache */
-    int32_t generated; /* output tokens produced (outside the decode set) */
-    int32_t c_join, g_join;
-    int64_t kd_join;
-    int32_t heap_pos;   /* finish-heap slot while decoding, -1 otherwise */
-    int32_t prev, next; /* running list, -1 terminated */
-    int32_t seg;        /* open decode segment, -1 */
-    int32_t reserved;   /* blocks reserved up front (static, orca) */
 } sv_req_t;
 
+/* The replica engine's private state of one request (sim/reqeng_int.h). */
+typedef struct sv_reqeng sv_reqeng_t;
+
 typedef struct sv_reqpool {
-    sv_req_t *r;
-    size_t n, cap;
+    sv_req_t *r;    /* public records, indexed by request id */
+    sv_reqeng_t *e; /* the engine's state of each, same index */
+    size_t n, cap, cap_e;
 } sv_reqpool_t;
+
+/* Add a request: a record with every time -1, state NEW and no replica, and its engine
+ * state. Returns its id, or -1 when memory (or the id range) runs out. */
+int32_t sv_reqpool_add(sv_reqpool_t *p);
+/* Free both arrays and empty the pool; NULL-safe. */
+void sv_reqpool_free(sv_reqpool_t *p);
 
 #endif

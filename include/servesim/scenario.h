@@ -51,7 +51,10 @@ typedef struct sv_pool_cfg {
     sv_perf_settings_t perf;
     sv_engine_cfg_t engine;
     int replicas;
+    int defaulted; /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
 } sv_pool_cfg_t;
+
+enum { SV_DEFAULT_MAX_NUM_SEQS = 1, SV_DEFAULT_MAX_BATCHED = 2 };
 
 /* The link that carries KV caches from prefill to decode replicas (one per prefill
  * replica: its GPUs' share of the fabric). */
@@ -81,6 +84,7 @@ typedef struct sv_scenario {
     long *emp_input, *emp_output;
     sv_metrics_cfg_t metrics;
     double horizon; /* s; 0 = run until every request has ended */
+    int check;      /* --check: recount KV blocks and client slots at every step (slow) */
     /* `sweep.vary`: the default --vary specs of `servesim sweep` ("workload.rate=2:30:2") */
     char sweep_vary[6][256];
     int nsweep_vary;

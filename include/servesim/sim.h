@@ -68,6 +68,7 @@ typedef struct sv_result {
     double cost_per_mtok;  /* USD per million output tokens */
     double energy_per_tok; /* J per output token */
     long events;
+    double sample_interval; /* s between kept time-series samples (more than asked if thinned) */
 } sv_result_t;
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err);
