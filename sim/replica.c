@@ -656,6 +656,17 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     return SV_FAIL_NONE;
 }
 
+long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
+{
+    if (!r->pc) return 0;
+    long max = ((long)Q(r, id)->input - 1) / r->bs;
+    const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
+    long hit = 0;
+    while (h && hit < max && sv__pcache_find(r->pc, h[hit]) >= 0)
+        hit++;
+    return hit * r->bs;
+}
+
 /* ---- building a step ----------------------------------------------------------------------- */
 
 static void add_chunk(sv_replica_t *r, int32_t id, long n)

@@ -213,7 +213,7 @@ static void dispatch(sim_t *s, int32_t id)
             return;
         }
     }
-    int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry)];
+    int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry, id)];
     if (sv_replica_submit(s->reps[rep], id, s->now) != SV_FAIL_NONE) {
         ended(s, id);
         return;
@@ -332,7 +332,7 @@ static void start_transfers(sim_t *s)
         for (int i = 0; i < s->ndec; i++)
             if (sv_replica_can_reserve(s->reps[s->dec[i]], id)) cand[nc++] = s->dec[i];
         if (nc == 0) return; /* head-of-line: wait for decode room */
-        int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc)];
+        int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc, id)];
         sv_replica_reserve(s->reps[d], id);
         s->headxq++;
         int p = r->prefill_replica;

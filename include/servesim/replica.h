@@ -147,6 +147,10 @@ long sv_replica_total_blocks(const sv_replica_t *r);
 long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
 
+/* Prompt tokens of request id (not yet here) that this replica's prefix cache holds:
+ * the longest chain of its leading full blocks found (0 without the cache). */
+long sv_replica_cached_prefix(sv_replica_t *r, int32_t id);
+
 /* Recount every block from the requests that hold them (running sequences, hand-offs
  * pinned here, transfers reserved here) and compare with the free count: 0 when
  * held + free = total, else -1 with what differs in msg. O(running); a replica with a
