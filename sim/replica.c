@@ -115,7 +115,8 @@ struct sv_replica {
     long reserved_blocks; /* ... and the blocks set aside for them */
     long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
     long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
-    sv__pcache_t *pc;     /* the prefix cache, when on */
+    int pc_on;            /* automatic prefix caching */
+    sv__pcache_t *pc;     /* the prefix cache, from its first block on */
     long *sbuf;           /* scratch: cache slots of one request's blocks */
     size_t caps;
     double step_start;
@@ -305,10 +306,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->reserve = r->tr->reserve;
     r->total_blocks = r->free_blocks = kv_blocks;
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
-    if (cfg->prefix_caching && !r->reserve && !(r->pc = sv__pcache_new(kv_blocks))) {
-        free(r);
-        return sv_errorf(err, SV_ENOMEM, "out of memory for the prefix cache");
-    }
+    r->pc_on = cfg->prefix_caching && !r->reserve; /* the cache itself comes with its first block */
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
     if (!r->bucket) {
@@ -442,7 +440,11 @@ static void register_full(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long full = e->computed / r->bs;
-    if (!r->pc || full <= e->cached_n) return;
+    if (!r->pc_on || full <= e->cached_n) return;
+    if (!r->pc && !(r->pc = sv__pcache_new(r->total_blocks))) {
+        r->oom = 1;
+        return;
+    }
     const uint64_t *h = block_hashes(r, id, full);
     for (long j = e->cached_n; h && j < full; j++) {
         long slot = sv__pcache_find(r->pc, h[j]);
@@ -465,8 +467,11 @@ static void register_full(sv_replica_t *r, int32_t id)
 static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
 {
     sv_reqeng_t *e = E(r, id);
+    const sv_req_t *q = Q(r, id);
     *touched = 0;
-    if (!r->pc || e->computed > 0) return 0;
+    /* A prompt without identity is unique: only its own blocks, kept when it was
+     * preempted, can be found. */
+    if (!r->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
     long max = (e->target - 1) / r->bs;
     if (max <= 0) return 0;
     const uint64_t *h = block_hashes(r, id, max);
@@ -542,7 +547,8 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     e->computed = (int32_t)(e->c_join + s);
     e->generated = (int32_t)(e->g_join + s);
     e->in_decode = 0;
-    register_full(r, id); /* what it decoded is cached from here (lazily: when it leaves) */
+    /* What it decoded is cached from here (lazily: when it leaves the batch). */
+    if (q->nseg) register_full(r, id);
 }
 
 /* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
@@ -559,7 +565,7 @@ static void release_blocks(sv_replica_t *r, int32_t id)
     if (e->reserved)
         r->free_blocks += e->reserved;
     else if (e->joining)
-        r->free_blocks += reserve_need(r, e->computed);
+        r->free_blocks += reserve_need(r, e->computed) - e->cached_n;
     else
         r->free_blocks += blocks_for(r, e->computed) - e->cached_n;
     drop_cached(r, id);
@@ -692,6 +698,9 @@ static void preempt(sv_replica_t *r, int32_t id)
         if (r->dec_allocated) r->budget += 1;
         leave_decode(r, id);
         r->free_blocks += extra;
+        /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
+         * preempted request's blocks, hashed, in its free queue). */
+        if (!r->cfg.preempt_swap) register_full(r, id);
         release_blocks(r, id);
         run_remove(r, id);
         if (r->cfg.preempt_swap) {
@@ -715,6 +724,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
         }
+        register_full(r, id);
         release_blocks(r, id);
         run_remove(r, id);
     }
@@ -815,7 +825,7 @@ static void admit_waiting(sv_replica_t *r, double now)
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
-        if (r->pc) {
+        if (r->pc_on) {
             for (long j = 0; j < hit; j++)
                 sv__pcache_ref(r->pc, r->sbuf[j]);
             e->cached_n = (int32_t)hit;
@@ -1017,7 +1027,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         e->computed += r->chunks[i].n;
         r->owed -= r->chunks[i].n;
         r->st.prefill_tokens += r->chunks[i].n;
-        if (!e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
+        if (q->nseg && !e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
@@ -1241,7 +1251,7 @@ int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
         if (e->reserved)
             used += e->reserved;
         else if (e->joining)
-            used += reserve_need(r, e->computed);
+            used += reserve_need(r, e->computed) - e->cached_n;
         else if (e->in_decode)
             used += blocks_for(r, e->c_join + member_steps(r, e)) - e->cached_n;
         else

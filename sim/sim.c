@@ -632,10 +632,7 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
-    /* Only requests with identity can ever hit: without any, the cache is skipped (it
-     * would change nothing but the time it takes). */
-    ecfg->prefix_caching =
-        pc->engine.prefix_caching > 0 && (sc->shared_prefix.given || sc->prompts);
+    ecfg->prefix_caching = pc->engine.prefix_caching > 0;
     /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
      * each request's chunk at 4% of max_model_len. */
     if (ecfg->max_partial_prefills > 1 && ecfg->long_prefill_threshold == 0)
