@@ -948,7 +948,11 @@ double sv_replica_start_step(sv_replica_t *r, double now)
                     .decode_ctx_sum = r->step_n_dec ? r->ctx_sum : 0.0};
     sv_step_cost_t cost;
     sv_perf_step(r->perf, &b, &cost);
-    double dur = cost.total + r->swap_time;
+    /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
+     * processing: per step and per sequence) overlaps the GPU's work of the step before. */
+    double cpu = cost.eng_step + cost.eng_seq;
+    double dur =
+        (r->cfg.async_scheduling ? fmax(cost.total - cpu, cpu) : cost.total) + r->swap_time;
     double tc = 0.0;
     for (int i = 0; i < SV_OP_COUNT; i++)
         tc += cost.op[i].t_compute;

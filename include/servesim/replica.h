@@ -66,6 +66,7 @@ typedef struct sv_engine_cfg {
     long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
     long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
     int prefix_caching;          /* automatic prefix caching (paged schedulers) */
+    int async_scheduling;        /* the CPU prepares step n+1 while the GPU runs step n */
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
