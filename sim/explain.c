@@ -4,6 +4,8 @@
  */
 #include "servesim/explain.h"
 
+#include "servesim/confidence.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -90,6 +92,9 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     const double *cv = p->set.curve;
     fprintf(f, "engine profile: %s%s\n", p->set.engine[0] ? p->set.engine : "none",
             p->set.ideal ? " (ideal: pure roofline)" : "");
+    sv_confidence_t conf;
+    sv_confidence_of(p, &conf);
+    sv_confidence_print(&conf, f);
     fprintf(f,
             "cost model: compute efficiency %.2f, memory efficiency %.2f, overhead %.3f ms "
             "per step + %.1f us per layer\n",
@@ -198,6 +203,9 @@ cJSON *sv_explain_json(const sv_explain_t *e)
     cJSON_AddStringToObject(j, "weight_dtype", sv_dtype_name(p->set.weight_dtype));
     cJSON_AddStringToObject(j, "kv_cache_dtype", sv_dtype_name(p->set.kv_dtype));
     cJSON_AddStringToObject(j, "engine_profile", p->set.engine);
+    sv_confidence_t conf;
+    sv_confidence_of(p, &conf);
+    cJSON_AddItemToObject(j, "confidence", sv_confidence_json(&conf));
     cJSON *s = cJSON_AddObjectToObject(j, "settings");
     for (int k = 0; k < SV_CV_COUNT; k++)
         cJSON_AddNumberToObject(s, sv_curve_keys[k], p->set.curve[k]);

@@ -22,6 +22,7 @@
 #endif
 
 #include "servesim/calibrate.h"
+#include "servesim/confidence.h"
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/html.h"
@@ -764,6 +765,11 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
     }
     sv_validation_print(val, stdout);
     int rc = EXIT_SUCCESS;
+    double thr[SV_CAL_COUNT], lat[SV_CAL_COUNT];
+    if (!family && sv_confidence_derive(val, cat, thr, lat, stdout, &err)) {
+        sv_validation_free(val);
+        return fail_err(&err);
+    }
     if (bounds) {
         fputc('\n', stdout);
         int over = sv_validation_check(val, bounds, stdout, &err);

@@ -23,11 +23,12 @@
 
 /* ---- dtypes and settings ------------------------------------------------------------ */
 
-static const char *const dtype_names[] = {"bf16", "fp16", "fp8", "int4"};
+static const char *const dtype_names[SV_DT_COUNT] = {"bf16", "fp16",  "fp8",
+                                                     "int4", "nvfp4", "mxfp4"};
 
 int sv_dtype_parse(const char *s, sv_dtype_t *out)
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < SV_DT_COUNT; i++) {
         if (strcasecmp(s, dtype_names[i]) == 0) {
             *out = (sv_dtype_t)i;
             return 0;
@@ -46,7 +47,7 @@ int sv_dtype_parse(const char *s, sv_dtype_t *out)
 
 const char *sv_dtype_name(sv_dtype_t t)
 {
-    return (t >= SV_DT_BF16 && t <= SV_DT_INT4) ? dtype_names[t] : "?";
+    return (t >= SV_DT_BF16 && t < SV_DT_COUNT) ? dtype_names[t] : "?";
 }
 
 double sv_dtype_weight_bytes(sv_dtype_t t)
@@ -56,6 +57,23 @@ double sv_dtype_weight_bytes(sv_dtype_t t)
         return 1.0;
     case SV_DT_INT4:
         return 0.5 + 2.0 / 128.0; /* 4 bits + an FP16 scale per 128 weights */
+    case SV_DT_NVFP4:
+        return 0.5 + 1.0 / 16.0; /* E2M1 + an FP8 E4M3 scale per 16 */
+    case SV_DT_MXFP4:
+        return 0.5 + 1.0 / 32.0; /* E2M1 + an E8M0 scale per 32 */
+    default:
+        return 2.0;
+    }
+}
+
+double sv_dtype_kv_bytes(sv_dtype_t t)
+{
+    switch (t) {
+    case SV_DT_FP8:
+        return 1.0;
+    case SV_DT_NVFP4:
+    case SV_DT_MXFP4:
+        return sv_dtype_weight_bytes(t);
     default:
         return 2.0;
     }
@@ -67,6 +85,7 @@ sv_perf_settings_t sv_perf_settings_default(void)
         .tp = 1,
         .weight_dtype = SV_DT_BF16,
         .kv_dtype = SV_DT_BF16,
+        .engine_calibration = SV_CAL_DATASHEET,
         .compute_eff = -1,
         .memory_eff = -1,
         .iter_overhead_s = -1,
@@ -166,7 +185,9 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
         int kv = key[0] == 'k';
         if (sv_dtype_parse(value, &t) || (kv && t == SV_DT_INT4))
             return sv_errorf(err, SV_EINVAL, "%s: expected one of %s, got '%s'", key,
-                             kv ? "bf16, fp16, fp8" : "bf16, fp16, fp8, int4", value);
+                             kv ? "bf16, fp16, fp8, nvfp4, mxfp4"
+                                : "bf16, fp16, fp8, int4, nvfp4, mxfp4",
+                             value);
         if (kv)
             s->kv_dtype = t;
         else
@@ -240,6 +261,8 @@ int sv_perf_settings_engine(sv_perf_settings_t *s, const sv_engine_profile_t *e,
         FILL(curve[k]);
 #undef FILL
     snprintf(s->engine, sizeof s->engine, "%s", e->name);
+    s->engine_calibration = e->calibration;
+    snprintf(s->engine_fitted_to, sizeof s->engine_fitted_to, "%s", e->fitted_to);
     return 0;
 }
 
@@ -334,6 +357,20 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (s->kv_dtype == SV_DT_INT4)
         return sv_errorf(err, SV_EINVAL,
                          "kv_cache_dtype int4 is not supported (use bf16, fp16 or fp8)");
+    for (int kv = 0; kv < 2; kv++) {
+        sv_dtype_t t = kv ? s->kv_dtype : s->weight_dtype;
+        int bit = t == SV_DT_NVFP4 ? SV_FP4_NVFP4 : t == SV_DT_MXFP4 ? SV_FP4_MXFP4 : 0;
+        if (bit && !(gpu->fp4_formats & bit))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s %s: GPU '%s' has no %s tensor cores (fp4_formats in the "
+                             "catalog: %s)",
+                             kv ? "kv_cache_dtype" : "weight_dtype", sv_dtype_name(t), gpu->name,
+                             sv_dtype_name(t),
+                             gpu->fp4_formats == 3   ? "nvfp4, mxfp4"
+                             : gpu->fp4_formats == 1 ? "nvfp4"
+                             : gpu->fp4_formats == 2 ? "mxfp4"
+                                                     : "none");
+    }
     if (s->block_size < 1) return sv_errorf(err, SV_EINVAL, "block_size must be >= 1");
 
     sv_perf_settings_t *r = &p->set;
@@ -350,8 +387,11 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         if (r->curve[k] < 0)
             r->curve[k] = isnan(gpu->curve[k]) ? sv_curve_default[k] : gpu->curve[k];
 
-    p->compute_peak =
-        (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops : gpu->bf16_flops;
+    /* FP4 weights run as W4A4 on FP4 tensor cores (NVFP4/MXFP4 GEMMs quantise the
+     * activations too), FP8 weights on FP8 tensor cores when the GPU has them. */
+    p->compute_peak = SV_DT_IS_FP4(s->weight_dtype)                   ? gpu->fp4_flops
+                      : (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops
+                                                                          : gpu->bf16_flops;
     p->attn_peak = gpu->bf16_flops;
     p->heads_local = m->heads / tp;
     p->kv_heads_local = kv_heads_per_gpu(m, tp);
@@ -367,15 +407,23 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->lm_head_params = vocab_local * m->hidden;
     double decoder = m->layers * ((lp.attn + lp.mlp + lp.expert * m->experts) * wb +
                                   (lp.router + lp.norms) * EMBED_BYTES);
+    /* NVFP4 keeps one FP32 global scale per weight tensor (q, k, v, o, gate, up, down or
+     * up, down, and each expert's), held by every GPU of the replica. */
+    double tensor_scales =
+        s->weight_dtype == SV_DT_NVFP4
+            ? 4.0 * m->layers * (4.0 + (m->gated_mlp ? 3.0 : 2.0) * (m->experts ? m->experts : 1))
+            : 0.0;
+    decoder += tensor_scales;
     p->weight_bytes_gpu = decoder + m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
                           (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES);
     layer_params_t lp1 = layer_params(m, 1);
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
                                          (lp1.router + lp1.norms) * EMBED_BYTES) +
-                            m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
+                            m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0) +
+                            tensor_scales;
 
-    double kvb = s->kv_dtype == SV_DT_FP8 ? 1.0 : 2.0;
+    double kvb = sv_dtype_kv_bytes(s->kv_dtype);
     p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;
     p->kv_bytes_token = p->kv_bytes_token_layer * m->layers;
     p->kv_bytes_token_total = p->kv_bytes_token * tp;

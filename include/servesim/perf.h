@@ -22,13 +22,31 @@
 #include "servesim/catalog.h"
 #include "servesim/error.h"
 
-typedef enum { SV_DT_BF16 = 0, SV_DT_FP16, SV_DT_FP8, SV_DT_INT4 } sv_dtype_t;
+/*
+ * Number formats of weights and KV. The FP4 formats carry block scales, counted in their
+ * bytes: NVFP4 = E2M1 values in blocks of 16 with one FP8 E4M3 scale each (0.5625 bytes
+ * per value) plus one FP32 scale per tensor; MXFP4 (OCP microscaling) = E2M1 in blocks
+ * of 32 with one E8M0 scale each (0.53125 bytes per value).
+ */
+typedef enum {
+    SV_DT_BF16 = 0,
+    SV_DT_FP16,
+    SV_DT_FP8,
+    SV_DT_INT4,
+    SV_DT_NVFP4,
+    SV_DT_MXFP4,
+    SV_DT_COUNT
+} sv_dtype_t;
+#define SV_DT_IS_FP4(t) ((t) == SV_DT_NVFP4 || (t) == SV_DT_MXFP4)
 
 /* "bf16" -> SV_DT_BF16 etc.; SV_EINVAL for an unknown name. */
 int sv_dtype_parse(const char *s, sv_dtype_t *out);
 const char *sv_dtype_name(sv_dtype_t t);
-/* Bytes per weight parameter (INT4 includes one FP16 scale per group of 128). */
+/* Bytes per weight parameter (INT4 includes one FP16 scale per group of 128; FP4 its
+ * block scales, not the per-tensor one). */
 double sv_dtype_weight_bytes(sv_dtype_t t);
+/* Bytes per KV-cache element (bf16/fp16 2, fp8 1, FP4 with its block scales). */
+double sv_dtype_kv_bytes(sv_dtype_t t);
 
 /*
  * What the user sets about a replica. Fields left negative (the values
@@ -36,8 +54,8 @@ double sv_dtype_weight_bytes(sv_dtype_t t);
  */
 typedef struct sv_perf_settings {
     int tp;                    /* tensor-parallel degree, >= 1 */
-    sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 */
-    sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 */
+    sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 | nvfp4 | mxfp4 */
+    sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 | nvfp4 | mxfp4 */
     double compute_eff;        /* (0, 1]; < 0: GPU default */
     double memory_eff;         /* (0, 1]; < 0: GPU default */
     double iter_overhead_s;    /* >= 0; < 0: GPU default */
@@ -50,6 +68,8 @@ typedef struct sv_perf_settings {
     long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
     int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
     char engine[SV_NAME_MAX]; /* name of the engine profile applied ("" = none) */
+    int engine_calibration;   /* sv_calibration_t of that profile (SV_CAL_DATASHEET if none) */
+    char engine_fitted_to[SV_TEXT_MAX]; /* the profile's fitted_to note */
     /* Memory plan inputs */
     double gpu_memory_utilization; /* share of device memory the engine may use, (0, 1] */
     double activation_reserve;     /* bytes per GPU kept for activations; < 0: estimated */
@@ -130,8 +150,8 @@ typedef struct sv_perf {
 
 /*
  * Build the model. Fails with a clear message when TP does not divide the attention
- * heads, the KV heads (or vice versa), or the MLP width; or when FP8 is asked of a GPU
- * that cannot hold it.
+ * heads, the KV heads (or vice versa), or the MLP width; or when FP4 weights or KV are
+ * asked of a GPU without FP4 tensor cores of that format.
  */
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *settings, sv_error_t *err);
