@@ -10,17 +10,19 @@
 #include <string.h>
 
 /*
- * From `servesim validate` (docs/validation.md, cost model v2 with the MI300X fit):
- * measured    - splitwise-bloom-a100, -h100 (A100 fitted curves or eager fitted on these
- *               rows): throughput-like MAPE at most 5.0%, prefill 11.4%;
- * transferred - trtllm-8b-h100 13.5%, vllm-70b-mi300x (vllm profile transferred),
- *               nim-70b-h100 (TTFT 17.4%), splitwise on H100s (power-capped prefill 26.5%);
- * datasheet   - no family; cost model v1, whose efficiencies were all assumed, missed
- *               throughput by 35% on average and the MI300X by 89%: +-50% is a round
- *               figure between the two, not a measurement.
+ * From `servesim validate` (cost model v2 with the MI300X fit; docs/cost-model.md prints
+ * the derivation, which `servesim validate` reprints):
+ * measured    - splitwise-bloom-a100 (A100 curves and the eager profile both fitted, in
+ *               sample): throughput-like 5.0%, prefill 10.1% -> +-5%, +-11%;
+ * transferred - trtllm-8b-h100 13.5%, nim-70b-h100 (TTFT 17.4%), vllm-70b-mi300x 8.3%
+ *               (its vllm profile is hand-set), Splitwise on H100s (power-capped prefill
+ *               26.5%) -> +-14%, +-27%;
+ * datasheet   - no family by definition. Cost model v1, whose efficiencies were all
+ *               assumed, missed throughput by 35% on average and the MI300X by 89%: +-50%
+ *               is a round figure between the two, not a measurement.
  */
 const double sv_band_throughput_pct[SV_CAL_COUNT] = {5, 14, 50};
-const double sv_band_latency_pct[SV_CAL_COUNT] = {12, 27, 50};
+const double sv_band_latency_pct[SV_CAL_COUNT] = {11, 27, 50};
 
 void sv_confidence_of(const sv_perf_t *p, sv_confidence_t *out)
 {
