@@ -686,9 +686,9 @@ int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t
         for (int j = 0; j < SV_CV_COUNT && c.curve[k] == -3; j++)
             if (strcmp(keys[k], sv_curve_keys[j]) == 0) c.curve[k] = j;
         if (c.curve[k] == -3)
-            return sv_errorf(err, SV_ENOKEY,
-                             "calibrate runs: --fit %s: not a GPU curve key (see docs/cost-model.md)",
-                             keys[k]);
+            return sv_errorf(
+                err, SV_ENOKEY,
+                "calibrate runs: --fit %s: not a GPU curve key (see docs/cost-model.md)", keys[k]);
         int j = c.curve[k];
         lo[k] = j >= 0 ? sv_curve_lo[j] : 0.05;
         hi[k] = j >= 0 ? sv_curve_hi[j] : 1.0;
@@ -702,7 +702,7 @@ int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t
     c.gpu = &c.cat.gpus[g0 - cat->gpus];
     for (int k = 0; k < nkeys; k++) {
         int j = c.curve[k];
-        x[k] = j >= 0 ? (isnan(c.gpu->curve[j]) ? sv_curve_default[j] : c.gpu->curve[j])
+        x[k] = j >= 0    ? (isnan(c.gpu->curve[j]) ? sv_curve_default[j] : c.gpu->curve[j])
                : j == -1 ? c.gpu->compute_eff
                          : c.gpu->memory_eff;
         runs_set(&c, k, x[k]);

@@ -64,8 +64,7 @@ static int copy_text(char *dst, size_t n, const char *src, const sv_ynode_t *map
     return 0;
 }
 
-static const char *const calibration_names[SV_CAL_COUNT] = {"measured", "transferred",
-                                                             "datasheet"};
+static const char *const calibration_names[SV_CAL_COUNT] = {"measured", "transferred", "datasheet"};
 
 int sv_calibration_parse(const char *s, sv_calibration_t *out)
 {
@@ -94,9 +93,10 @@ static int read_calibration(sv_ynode_t *map, sv_calibration_t *out, sv_error_t *
     }
     if (sv_calibration_parse(s, out)) {
         char where[512];
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: %s.calibration: expected measured, transferred or datasheet, got '%s'",
-                         sv_ynode_where(map, where, sizeof where), map->path, s);
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: %s.calibration: expected measured, transferred or datasheet, got '%s'",
+            sv_ynode_where(map, where, sizeof where), map->path, s);
     }
     return 0;
 }

@@ -31,8 +31,8 @@ void sv_confidence_of(const sv_perf_t *p, sv_confidence_t *out)
     out->gpu_cal = p->gpu.calibration;
     snprintf(out->gpu_note, sizeof out->gpu_note, "%s", p->gpu.calibrated_from);
     snprintf(out->engine, sizeof out->engine, "%s", p->set.engine);
-    out->engine_cal = p->set.engine[0] ? (sv_calibration_t)p->set.engine_calibration
-                                       : SV_CAL_DATASHEET;
+    out->engine_cal =
+        p->set.engine[0] ? (sv_calibration_t)p->set.engine_calibration : SV_CAL_DATASHEET;
     snprintf(out->engine_note, sizeof out->engine_note, "%s", p->set.engine_fitted_to);
     out->status = out->gpu_cal > out->engine_cal ? out->gpu_cal : out->engine_cal;
     out->throughput_pct = sv_band_throughput_pct[out->status];
@@ -70,8 +70,8 @@ cJSON *sv_confidence_json(const sv_confidence_t *c)
     cJSON_AddStringToObject(e, "name", c->engine);
     cJSON_AddStringToObject(e, "calibration", sv_calibration_name(c->engine_cal));
     cJSON_AddStringToObject(e, "fitted_to", c->engine_note);
-    cJSON_AddStringToObject(j, "bands_from",
-                            "servesim validate: largest family MAPE per status (docs/cost-model.md)");
+    cJSON_AddStringToObject(
+        j, "bands_from", "servesim validate: largest family MAPE per status (docs/cost-model.md)");
     return j;
 }
 
@@ -119,8 +119,9 @@ int sv_confidence_derive(const sv_validation_t *v, const sv_catalog_t *cat,
     }
     if (f) {
         for (int s = 0; s < SV_CAL_COUNT; s++)
-            fprintf(f, "  %-12s suite: throughput %5.1f, latency %5.1f -> band used: +-%.0f%%, "
-                       "+-%.0f%%\n",
+            fprintf(f,
+                    "  %-12s suite: throughput %5.1f, latency %5.1f -> band used: +-%.0f%%, "
+                    "+-%.0f%%\n",
                     sv_calibration_name(s), thr[s], lat[s], sv_band_throughput_pct[s],
                     sv_band_latency_pct[s]);
     }

@@ -911,8 +911,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         }
         sv_validation_t *val = NULL;
         sv_fit_t fit;
-        if (sv_validation_load(data, &val, &err) ||
-            sv_validation_run(val, cat, family, &err)) {
+        if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
             sv_validation_free(val);
             return fail_err(&err);
         }

@@ -389,9 +389,9 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
 
     /* FP4 weights run as W4A4 on FP4 tensor cores (NVFP4/MXFP4 GEMMs quantise the
      * activations too), FP8 weights on FP8 tensor cores when the GPU has them. */
-    p->compute_peak = SV_DT_IS_FP4(s->weight_dtype)                   ? gpu->fp4_flops
+    p->compute_peak = SV_DT_IS_FP4(s->weight_dtype)                          ? gpu->fp4_flops
                       : (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops
-                                                                          : gpu->bf16_flops;
+                                                                             : gpu->bf16_flops;
     p->attn_peak = gpu->bf16_flops;
     p->heads_local = m->heads / tp;
     p->kv_heads_local = kv_heads_per_gpu(m, tp);
@@ -420,8 +420,8 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
                                          (lp1.router + lp1.norms) * EMBED_BYTES) +
-                            m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0) +
-                            tensor_scales;
+                            m->hidden * EMBED_BYTES +
+                            full_embed * (m->tied_embeddings ? 1.0 : 2.0) + tensor_scales;
 
     double kvb = sv_dtype_kv_bytes(s->kv_dtype);
     p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;

@@ -195,7 +195,8 @@ START_TEST(test_dtypes)
     ck_assert(p.compute_peak == 989.4e12);
     ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", "int4", &err), SV_EINVAL);
     ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "fp4", &err), SV_EINVAL);
-    ck_assert_str_eq(err.msg, "weight_dtype: expected one of bf16, fp16, fp8, int4, got 'fp4'");
+    ck_assert_str_eq(
+        err.msg, "weight_dtype: expected one of bf16, fp16, fp8, int4, nvfp4, mxfp4, got 'fp4'");
 }
 END_TEST
 
@@ -361,6 +362,82 @@ START_TEST(test_v2_allreduce_and_profiles)
 }
 END_TEST
 
+static sv_perf_t mk_dt(const char *model, const char *gpu, int tp, const char *w, const char *kv)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", w, &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", kv, &err), 0);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+/* FP4 weights and KV by hand, block scales included. */
+START_TEST(test_fp4_sizes)
+{
+    /* NVFP4: 4 bits + one FP8 scale per 16 values = 0.5625 B; MXFP4: + one E8M0 per 32. */
+    ck_assert(sv_dtype_weight_bytes(SV_DT_NVFP4) == 0.5625);
+    ck_assert(sv_dtype_weight_bytes(SV_DT_MXFP4) == 0.53125);
+    /* Llama-3.1-8B NVFP4 on one B200:
+     *   decoder linear 32 x 218,103,808 x 0.5625 = 3,925,868,544
+     *   norms (BF16)   32 x 2 x 4096 x 2 + 4096 x 2 = 532,480
+     *   embedding + LM head (BF16) 2 x 128256 x 4096 x 2 = 2,101,346,304
+     *   per-tensor FP32 scales 32 layers x 7 tensors x 4 B = 896
+     *   total 6,027,748,224 bytes */
+    sv_perf_t p = mk_dt("llama-3.1-8b", "b200", 1, "nvfp4", "nvfp4");
+    ck_assert(p.weight_bytes_gpu == 6027748224.0);
+    ck_assert(p.weight_bytes_total == 6027748224.0);
+    /* KV: 2 x 32 layers x 8 heads x 128 x 0.5625 = 36,864 B per token (BF16: 131,072). */
+    ck_assert(p.kv_bytes_token == 36864.0);
+    ck_assert(p.compute_peak == 9000e12); /* W4A4 on the FP4 tensor cores */
+    /* MXFP4 on the MI355X: 6,979,321,856 x 0.53125 + 532,480 + 2,101,346,304 (no tensor
+     * scales) = 5,809,643,520; KV 2 x 32 x 8 x 128 x 0.53125 = 34,816. */
+    sv_perf_t q = mk_dt("llama-3.1-8b", "mi355x", 1, "mxfp4", "mxfp4");
+    ck_assert(q.weight_bytes_gpu == 5809643520.0);
+    ck_assert(q.kv_bytes_token == 34816.0);
+    /* Llama-3.1-70B NVFP4: 80 x 855,638,016 x 0.5625 = 38,503,710,720; norms 80 x 2 x 8192
+     * x 2 + 8192 x 2 = 2,637,824; tables 2 x 128256 x 8192 x 2 = 4,202,692,608; scales
+     * 80 x 7 x 4 = 2,240: 42,709,043,392 bytes (BF16: 141.1 GB). At TP 8 the tables and
+     * the linear layers split 8 ways; norms and tensor scales are held by every GPU. */
+    sv_perf_t r = mk_dt("llama-3.1-70b", "b200", 1, "nvfp4", "fp8");
+    ck_assert(r.weight_bytes_total == 42709043392.0);
+    ck_assert(r.weight_bytes_gpu == 42709043392.0);
+    sv_perf_t r8 = mk_dt("llama-3.1-70b", "gb200", 8, "nvfp4", "nvfp4");
+    ck_assert(r8.weight_bytes_gpu == 38503710720.0 / 8 + 2637824.0 + 4202692608.0 / 8 + 2240.0);
+    /* KV of the 70B in NVFP4: 2 x 80 x 8 x 128 x 0.5625 = 92,160 B per token. */
+    ck_assert(r8.kv_bytes_token_total == 92160.0);
+}
+END_TEST
+
+START_TEST(test_fp4_errors)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    sv_perf_t p;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "nvfp4", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "weight_dtype nvfp4: GPU 'h100-sxm' has no nvfp4 tensor cores "
+                              "(fp4_formats in the catalog: none)");
+    /* The MI355X takes MXFP4 only. */
+    ck_assert_int_eq(sv_catalog_gpu(cat, "mi355x", &g, &err), 0);
+    s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", "nvfp4", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "kv_cache_dtype nvfp4: GPU 'mi355x' has no nvfp4 tensor cores "
+                              "(fp4_formats in the catalog: mxfp4)");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -378,6 +455,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_memplan);
     tcase_add_test(tc, test_v2_terms);
     tcase_add_test(tc, test_v2_allreduce_and_profiles);
+    tcase_add_test(tc, test_fp4_sizes);
+    tcase_add_test(tc, test_fp4_errors);
     suite_add_tcase(s, tc);
     return s;
 }
