@@ -438,6 +438,83 @@ START_TEST(test_fp4_errors)
 }
 END_TEST
 
+/*
+ * PP = 2 of Llama-3.1-8B on two H100s (in one NVLink domain): each stage holds 16 layers,
+ * so a stage's time t_s equals the step of a 16-layer copy of the model without PP minus
+ * its per-step engine costs; a send is t_x = 13.2 us + T x 4096 x 2 B / (450 GB/s x 0.95).
+ * step = max(sum_j (t_s,j + t_x,j), 2 t_s + t_x) + engine per step and per sequence:
+ *   batch 1 (one micro-batch):  2 t_s(1) + t_x(1) + engine  (the bubble is t_s(1))
+ *   batch 2 (two micro-batches of 1): 2 (t_s(1) + t_x(1)) + engine
+ */
+START_TEST(test_pipeline)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "pp", "2", &err), 0);
+    sv_perf_t p2;
+    ck_assert_msg(sv_perf_init(&p2, g, m, &s, &err) == 0, "%s", err.msg);
+    ck_assert(p2.stage_layers == 16.0);
+    ck_assert_int_eq(p2.pp_nvlink, 1);
+    ck_assert(p2.kv_bytes_token == 65536.0);        /* 2 x 16 x 8 x 128 x 2 */
+    ck_assert(p2.kv_bytes_token_total == 131072.0); /* both stages */
+
+    sv_model_t half = *m;
+    half.layers = 16;
+    sv_perf_settings_t s1 = sv_perf_settings_default();
+    sv_perf_t p1;
+    ck_assert_int_eq(sv_perf_init(&p1, g, &half, &s1, &err), 0);
+    sv_step_cost_t c1, c2;
+    double ctx = 1000.0;
+    sv_perf_decode_time(&p1, 1, ctx, &c1);
+    double ts = c1.total - c1.eng_step - c1.eng_seq;
+    double tx = 13.2e-6 + 1.0 * 4096 * 2 / (450e9 * 0.95);
+    double eng1 = c1.eng_step + c1.eng_seq;
+
+    sv_perf_decode_time(&p2, 1, ctx, &c2);
+    ck_assert_int_eq(c2.micro_batches, 1);
+    tu_assert_rel(c2.total, 2.0 * ts + tx + eng1, 1e-12);
+    tu_assert_rel(c2.pp_bubble, ts, 1e-9);
+    tu_assert_rel(c2.pp_send, tx, 1e-9);
+
+    sv_perf_decode_time(&p2, 2, ctx, &c2);
+    ck_assert_int_eq(c2.micro_batches, 2);
+    double eng2 = c1.eng_step + 2.0 * c1.eng_seq;
+    tu_assert_rel(c2.total, 2.0 * (ts + tx) + eng2, 1e-12);
+    ck_assert(c2.pp_bubble < 1e-12);
+
+    /* Across nodes (TP 8 x PP 2 > 8 GPUs per NVLink domain) the sends take 50 GB/s. */
+    s = sv_perf_settings_default();
+    s.tp = 8;
+    s.pp = 2;
+    ck_assert_int_eq(sv_perf_init(&p2, g, m, &s, &err), 0);
+    ck_assert_int_eq(p2.pp_nvlink, 0);
+    tu_assert_rel(p2.p2p_inv_bw, 1.0 / (50e9 * 0.95), 1e-12);
+
+    /* Llama-3.1-405B in BF16 does not fit 8 H100s; TP 8 x PP 2 does. */
+    const sv_model_t *big;
+    sv_memplan_t mp;
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-405b", &big, &err), 0);
+    s = sv_perf_settings_default();
+    s.tp = 8;
+    ck_assert_int_eq(sv_perf_init(&p2, g, big, &s, &err), 0);
+    ck_assert_int_eq(sv_perf_memplan(&p2, &mp, &err), SV_ENOFIT);
+    s.pp = 2;
+    ck_assert_int_eq(sv_perf_init(&p2, g, big, &s, &err), 0);
+    ck_assert_msg(sv_perf_memplan(&p2, &mp, &err) == 0, "%s", err.msg);
+    ck_assert(mp.kv_tokens > 100000);
+
+    /* PP must divide the layers. */
+    s.pp = 4;
+    ck_assert_int_eq(sv_perf_init(&p2, g, big, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "pp=4 does not divide the 126 layers of model 'llama-3.1-405b' "
+                              "(each pipeline stage holds layers/pp of them)");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -457,6 +534,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_v2_allreduce_and_profiles);
     tcase_add_test(tc, test_fp4_sizes);
     tcase_add_test(tc, test_fp4_errors);
+    tcase_add_test(tc, test_pipeline);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -54,6 +54,8 @@ double sv_dtype_kv_bytes(sv_dtype_t t);
  */
 typedef struct sv_perf_settings {
     int tp;                    /* tensor-parallel degree, >= 1 */
+    int pp;                    /* pipeline stages, >= 1, dividing the layers (0 = 1) */
+    double pp_link_bw;         /* one-direction bytes/s per GPU between stages across nodes */
     sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 | nvfp4 | mxfp4 */
     sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 | nvfp4 | mxfp4 */
     double compute_eff;        /* (0, 1]; < 0: GPU default */
@@ -146,6 +148,11 @@ typedef struct sv_perf {
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
     double ar_alpha;         /* one all-reduce's latency at this TP */
     double ar_inv_bw;        /* s per byte of all-reduce payload (ring factor included) */
+    /* Pipeline parallelism (set.pp stages; docs/cost-model.md, "Pipeline parallelism"). */
+    double stage_layers; /* layers per stage (all layers when pp = 1) */
+    int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
+    double p2p_alpha;    /* s per stage-to-stage send (fitted p2p_latency_us) */
+    double p2p_inv_bw;   /* s per byte of activations sent between stages */
 } sv_perf_t;
 
 /*
@@ -208,12 +215,22 @@ typedef struct sv_step_cost {
     double eng_seq;    /* engine: cost per sequence in the batch */
     double eng_launch; /* engine: per-layer launches (0 when the step is a CUDA graph) */
     double overhead;   /* eng_step + eng_seq + eng_launch */
+    double pp_send;    /* pipeline: stage-to-stage sends on the critical path */
+    double pp_bubble;  /* pipeline: stage idle time (step - stage busy time - sends) */
+    int micro_batches; /* pipeline micro-batches in this step (1 without PP) */
     double total;      /* sum of op times + comm + overhead; 0 for an empty batch */
     long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
     int compute_bound; /* the op times are dominated by compute rather than memory */
 } sv_step_cost_t;
 
-/* The time of one iteration for this batch. Pure; never fails. */
+/*
+ * The time of one iteration for this batch. Pure; never fails. With pp stages the batch's
+ * sequences are dealt round-robin into m = min(pp, sequences) micro-batches; each stage
+ * holds layers/pp layers and step = max(sum_j (t_s,j + t_x,j), pp max t_s + (pp-1) max t_x)
+ * + the engine's per-step costs, t_s,j the stage time of micro-batch j (the last stage's,
+ * with the LM head) and t_x,j its send to the next stage (docs/cost-model.md). The op[]
+ * and comm of out then hold one stage's work over all micro-batches.
+ */
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
 /* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each. */
