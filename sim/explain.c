@@ -125,7 +125,10 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
         fprintf(f,
                 "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
                 "(bidirectional) at %.2f efficiency, latency %.1f us each at TP %d\n",
-                p->gpu.link, p->set.link_bw / 1e9, cv[SV_CV_LINK_EFF], p->ar_alpha * 1e6, tp);
+                tp > (p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8)
+                    ? "the scale-out network (TP exceeds one NVLink domain)"
+                    : p->gpu.link,
+                p->set.link_bw / 1e9, cv[SV_CV_LINK_EFF], p->ar_alpha * 1e6, tp);
     if (pp > 1)
         fprintf(f,
                 "pipeline parallel: %d stages of %.0f layers, sends over %s at %.0f GB/s one way "

@@ -399,7 +399,11 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (r->memory_eff < 0) r->memory_eff = gpu->memory_eff;
     if (r->iter_overhead_s < 0) r->iter_overhead_s = gpu->iter_overhead_s;
     if (r->layer_overhead_s < 0) r->layer_overhead_s = gpu->layer_overhead_s;
-    if (r->link_bw < 0) r->link_bw = gpu->link_bw;
+    int domain = gpu->nvlink_domain > 0 ? gpu->nvlink_domain : 8;
+    if (r->pp_link_bw < 0) r->pp_link_bw = 50e9;
+    /* A TP group larger than one NVLink domain all-reduces over the scale-out network
+     * (both directions of pp_link_bandwidth_gb_s) unless link_bandwidth_gb_s is given. */
+    if (r->link_bw < 0) r->link_bw = tp > domain ? 2.0 * r->pp_link_bw : gpu->link_bw;
     if (r->link_latency < 0) r->link_latency = gpu->link_latency;
     if (r->seq_overhead_s < 0) r->seq_overhead_s = 0.0;
     if (r->cuda_graphs < 0) r->cuda_graphs = 1;
@@ -498,9 +502,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
          * bidirectional figure), else over the scale-out network (pp_link_bandwidth_gb_s,
          * default 50 GB/s: one 400 Gb/s NIC per GPU as in DGX/HGX nodes); at the fitted
          * send/recv efficiency and latency. */
-        int domain = gpu->nvlink_domain > 0 ? gpu->nvlink_domain : 8;
         p->pp_nvlink = tp * pp <= domain;
-        if (r->pp_link_bw < 0) r->pp_link_bw = 50e9;
         double bw = p->pp_nvlink ? r->link_bw / 2.0 : r->pp_link_bw;
         p->p2p_alpha = cv[SV_CV_P2P_LAT] * 1e-6;
         p->p2p_inv_bw = 1.0 / (bw * P2P_EFFICIENCY);
