@@ -553,7 +553,8 @@ static void totals(sim_t *s)
     for (int p = 0; p < res->npools; p++) {
         sv_pool_result_t *pp = &res->pools[p];
         const sv_gpu_t *g = &pp->cfg->gpu;
-        int tp = pp->perf.set.tp;
+        int tp =
+            pp->perf.set.tp * (pp->perf.set.pp > 1 ? pp->perf.set.pp : 1); /* GPUs per replica */
         double busy = 0.0, dsteps = 0.0, dtok = 0.0;
         pp->gpus = (double)pp->count * tp;
         pp->cost_usd = pp->gpus * g->price_per_hour * T / 3600.0;
