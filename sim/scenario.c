@@ -502,6 +502,7 @@ static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_l
 static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, sv_error_t *err)
 {
     int rc;
+    char w[512];
     char file[1024];
     if ((rc = sv_yexpect_map(tr, "workload.trace", err))) return rc;
     snprintf(t->time_col, sizeof t->time_col, "TIMESTAMP");
@@ -513,10 +514,115 @@ static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, s
         (rc = get_text(tr, "input_column", 0, t->input_col, sizeof t->input_col, err)) < 0 ||
         (rc = get_text(tr, "output_column", 0, t->output_col, sizeof t->output_col, err)) < 0 ||
         (rc = sv_yget_double(tr, "speedup", 0, 1e-6, 1e6, &t->speedup, err)) < 0 ||
-        (rc = sv_yget_long(tr, "limit", 0, 1, SV_MAX_TRACE_ROWS, &t->limit, err)) < 0)
+        (rc = sv_yget_long(tr, "limit", 0, 1, SV_MAX_TRACE_ROWS, &t->limit, err)) < 0 ||
+        (rc = sv_yget_double(tr, "window_start_s", 0, 0, 1e12, &t->window_start, err)) < 0 ||
+        (rc = sv_yget_double(tr, "window_end_s", 0, 1e-9, 1e12, &t->window_end, err)) < 0 ||
+        (rc = sv_yget_double(tr, "mean_rate", 0, 1e-9, 1e9, &t->mean_rate, err)) < 0 ||
+        (rc = sv_yget_long(tr, "loop", 0, 1, 1000000, &t->loop, err)) < 0)
         return rc;
+    if (t->window_end > 0 && !(t->window_end > t->window_start))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.trace.window_end_s (%g) must be after window_start_s (%g)",
+                         at(sv_ymap_get(tr, "window_end_s"), w, sizeof w), t->window_end,
+                         t->window_start);
+    if (t->mean_rate > 0 && sv_ymap_get(tr, "speedup"))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.trace: give speedup or mean_rate, not both (mean_rate "
+                         "chooses the speedup)",
+                         at(sv_ymap_get(tr, "mean_rate"), w, sizeof w));
     resolve_path(scenario, file, t->path, sizeof t->path);
     return sv_ymap_check_unknown(tr, err);
+}
+
+/* workload.rate_profile: a table of [time_s, req/s] points or a diurnal sinusoid, with
+ * optional spikes. Times start at 0 and increase; rates are >= 0. */
+static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
+{
+    char w[512], kind[32] = "";
+    int rc;
+    if ((rc = sv_yexpect_map(pm, "workload.rate_profile", err))) return rc;
+    if ((rc = get_text(pm, "kind", 1, kind, sizeof kind, err))) return rc;
+    if (strcmp(kind, "steps") == 0)
+        p->kind = SV_PROFILE_STEPS;
+    else if (strcmp(kind, "linear") == 0)
+        p->kind = SV_PROFILE_LINEAR;
+    else if (strcmp(kind, "diurnal") == 0)
+        p->kind = SV_PROFILE_DIURNAL;
+    else
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.rate_profile.kind: expected steps, linear or diurnal, got "
+                         "'%s'",
+                         at(sv_ymap_get(pm, "kind"), w, sizeof w), kind);
+    if (p->kind == SV_PROFILE_DIURNAL) {
+        p->period = 86400.0;
+        p->ratio = 1.0;
+        if ((rc = sv_yget_double(pm, "mean_rate", 1, 1e-9, 1e9, &p->mean, err)) ||
+            (rc = sv_yget_double(pm, "peak_to_trough", 0, 1, 1e6, &p->ratio, err)) < 0 ||
+            (rc = sv_yget_double(pm, "period_s", 0, 1e-6, 1e9, &p->period, err)) < 0)
+            return rc;
+        p->peak_at = p->period / 2;
+        if ((rc = sv_yget_double(pm, "peak_at_s", 0, 0, 1e9, &p->peak_at, err)) < 0) return rc;
+    } else {
+        sv_ynode_t *pts = sv_ymap_get(pm, "points");
+        if (!pts)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: missing required key 'points' (a list of "
+                             "[time_s, req/s] pairs, the first at time 0)",
+                             at(pm, w, sizeof w));
+        if ((rc = sv_yexpect_seq(pts, "workload.rate_profile.points", err))) return rc;
+        if (pts->n < 1 || pts->n > SV_MAX_PROFILE_POINTS)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile.points: give 1 to %d points",
+                             at(pts, w, sizeof w), SV_MAX_PROFILE_POINTS);
+        for (size_t i = 0; i < pts->n; i++) {
+            sv_ynode_t *pt = pts->seq[i];
+            double tv, rv;
+            if (pt->kind != SV_Y_SEQ || pt->n != 2 || pt->seq[0]->kind != SV_Y_SCALAR ||
+                pt->seq[1]->kind != SV_Y_SCALAR || sv_parse_double(pt->seq[0]->scalar, &tv) ||
+                sv_parse_double(pt->seq[1]->scalar, &rv) || !isfinite(tv) || !isfinite(rv))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: expected a pair "
+                                 "[time_s, req/s] of numbers",
+                                 at(pt, w, sizeof w), i);
+            if (rv < 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: rate %g is negative "
+                                 "(expected req/s >= 0)",
+                                 at(pt, w, sizeof w), i, rv);
+            if (i == 0 && tv != 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[0]: the first point must be at "
+                                 "time 0, got %g",
+                                 at(pt, w, sizeof w), tv);
+            if (i > 0 && !(tv > p->t[i - 1]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: time %g is not after the "
+                                 "point before (%g); times must increase",
+                                 at(pt, w, sizeof w), i, tv, p->t[i - 1]);
+            p->t[i] = tv;
+            p->rate[i] = rv;
+        }
+        p->n = (int)pts->n;
+    }
+    sv_ynode_t *sp = sv_ymap_get(pm, "spikes");
+    if (sp && !sv_yscalar_is_null(sp)) {
+        if ((rc = sv_yexpect_seq(sp, "workload.rate_profile.spikes", err))) return rc;
+        if (sp->n > SV_MAX_SPIKES)
+            return sv_errorf(err, SV_EINVAL, "%s: workload.rate_profile.spikes: at most %d spikes",
+                             at(sp, w, sizeof w), SV_MAX_SPIKES);
+        for (size_t i = 0; i < sp->n; i++) {
+            sv_ynode_t *m = sp->seq[i];
+            sv_spike_t *k = &p->spikes[i];
+            if ((rc = sv_yexpect_map(m, "workload.rate_profile.spikes[]", err)) ||
+                (rc = sv_yget_double(m, "at_s", 1, 0, 1e9, &k->at, err)) ||
+                (rc = sv_yget_double(m, "duration_s", 1, 1e-9, 1e9, &k->duration, err)) ||
+                (rc = sv_yget_double(m, "factor", 1, 0, 1e6, &k->factor, err)) ||
+                (rc = sv_ymap_check_unknown(m, err)))
+                return rc;
+        }
+        p->nspikes = (int)sp->n;
+    }
+    return sv_ymap_check_unknown(pm, err);
 }
 
 static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
@@ -545,6 +651,37 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                              "'%s'",
                              at(rate, w, sizeof w), rate->kind == SV_Y_SCALAR ? rate->scalar : "?");
         c->rate = v;
+    }
+    sv_ynode_t *prof = sv_ymap_get(wl, "rate_profile");
+    if (prof && !sv_yscalar_is_null(prof)) {
+        const char *clash[] = {"rate", "trace"};
+        for (int i = 0; i < 2; i++)
+            if (sv_ymap_get(wl, clash[i]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.%s cannot be combined with workload.rate_profile "
+                                 "(the profile gives the rate at each time)",
+                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+        if (c->burstiness != 1.0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.burstiness: a rate_profile generates Poisson arrivals "
+                             "by thinning, so burstiness must be 1 (got %g)",
+                             at(sv_ymap_get(wl, "burstiness"), w, sizeof w), c->burstiness);
+        if ((rc = read_profile(prof, &c->profile, err))) return rc;
+        const sv_rate_profile_t *p = &c->profile;
+        if (sv_profile_peak(p) <= 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: the rate is 0 at all times",
+                             at(prof, w, sizeof w));
+        if (c->duration == 0 && p->kind != SV_PROFILE_DIURNAL && p->rate[p->n - 1] <= 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: the last point's rate is 0, so "
+                             "num_requests may never be reached; give workload.duration_s",
+                             at(prof, w, sizeof w));
+        c->rate = sv_profile_mean(p, 0,
+                                  c->duration > 0                 ? c->duration
+                                  : p->kind == SV_PROFILE_DIURNAL ? p->period
+                                  : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
+                                                                  : 1.0);
     }
     if (tr) {
         const char *clash[] = {"rate", "burstiness", "input", "output", "duration_s"};

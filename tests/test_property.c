@@ -123,7 +123,31 @@ static void make_yaml(gsl_rng *g, char *y, size_t size)
     long count = 20 + (long)gsl_rng_uniform_int(g, 150);
     int mode = (int)gsl_rng_uniform_int(g, 3);
     n += snprintf(y + n, size - (size_t)n, "workload:\n");
-    if (mode == 0) {
+    if (mode == 0 && coin(g, 0.3)) {
+        /* A rate profile (issue 13): steps, a ramp or a sinusoid, sometimes a spike. */
+        static const char *const kinds[] = {"steps", "linear", "diurnal"};
+        const char *kind = PICK(g, kinds);
+        double r0 = 40 * gsl_rng_uniform(g), r1 = 0.5 + 40 * gsl_rng_uniform(g);
+        if (coin(g, 0.5))
+            n += snprintf(y + n, size - (size_t)n, "  num_requests: %ld\n", count);
+        else
+            n += snprintf(y + n, size - (size_t)n, "  duration_s: %.3g\n",
+                          1 + 6 * gsl_rng_uniform(g));
+        if (strcmp(kind, "diurnal") == 0)
+            n += snprintf(y + n, size - (size_t)n,
+                          "  rate_profile: {kind: diurnal, mean_rate: %.3g, peak_to_trough: %.3g, "
+                          "period_s: %.3g",
+                          r1, 1 + 9 * gsl_rng_uniform(g), 0.5 + 5 * gsl_rng_uniform(g));
+        else
+            n += snprintf(y + n, size - (size_t)n,
+                          "  rate_profile: {kind: %s, points: [[0, %.3g], [%.3g, %.3g]]", kind, r0,
+                          0.1 + 3 * gsl_rng_uniform(g), r1);
+        if (coin(g, 0.4))
+            n += snprintf(y + n, size - (size_t)n,
+                          ", spikes: [{at_s: %.3g, duration_s: %.3g, factor: %.3g}]",
+                          2 * gsl_rng_uniform(g), 0.1 + gsl_rng_uniform(g), 5 * gsl_rng_uniform(g));
+        n += snprintf(y + n, size - (size_t)n, "}\n");
+    } else if (mode == 0) {
         n += snprintf(y + n, size - (size_t)n, "  num_requests: %ld\n  rate: %.3g\n", count,
                       0.5 + 40 * gsl_rng_uniform(g));
         if (coin(g, 0.5))
