@@ -157,6 +157,20 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     line_num(f, "GPU busy (%):", 100.0 * res->busy_share);
     line_num(f, "Cost per 1M output tokens ($):", res->cost_per_mtok);
     line_num(f, "Energy per output token (J):", res->energy_per_tok);
+    for (int p = 0; p < res->npools; p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        if (!pp->cfg->autoscale.enabled) continue;
+        char head[96];
+        snprintf(head, sizeof head, " autoscaler: pool %s ", pp->cfg->name);
+        centred(f, head, '-', 50);
+        snprintf(buf, sizeof buf, "%.2f mean, %d peak, %d max", pp->mean_up, pp->peak_up,
+                 pp->count);
+        fprintf(f, "%-40s %-10s\n", "Replicas up:", buf);
+        snprintf(buf, sizeof buf, "%ld up, %ld down", pp->scale_ups, pp->scale_downs);
+        fprintf(f, "%-40s %-10s\n", "Scale events:", buf);
+        line_num(f, "GPU-hours:", pp->gpu_hours);
+        line_num(f, "Cost ($):", pp->cost_usd);
+    }
     for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
         const sv_pool_result_t *pp = &res->pools[p];
         const sv_pool_cfg_t *pc = pp->cfg;
@@ -306,6 +320,13 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
         sv__jw_num(w, "price_per_hour_usd", pc->gpu.price_per_hour);
         sv__jw_num(w, "cost_usd", pp->cost_usd);
         sv__jw_num(w, "energy_j", pp->energy_j);
+        sv__jw_num(w, "gpu_hours", pp->gpu_hours);
+        if (pc->autoscale.enabled) {
+            sv__jw_num(w, "mean_replicas_up", pp->mean_up);
+            sv__jw_int(w, "peak_replicas_up", pp->peak_up);
+            sv__jw_int(w, "scale_ups", pp->scale_ups);
+            sv__jw_int(w, "scale_downs", pp->scale_downs);
+        }
         sv__jw_end_obj(w);
     }
     sv__jw_end_arr(w);
@@ -378,6 +399,7 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
         sv__jw_num(w, "goodput_per_gpu", res->gpus > 0 ? s->request_goodput / res->gpus : 0.0);
     sv__jw_num(w, "gpu_busy_share", res->busy_share);
     sv__jw_num(w, "cost_usd", res->cost_usd);
+    sv__jw_num(w, "gpu_hours", res->gpu_hours);
     sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
     sv__jw_num(w, "energy_j", res->energy_j);
     sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);

@@ -286,6 +286,7 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
             if (strcmp(sc->pools[k].name, p->name) == 0)
                 return sv_errorf(err, SV_EINVAL, "%s: %s.name: pool '%s' is named twice",
                                  at(pm, w, sizeof w), pm->path, p->name);
+        (void)sv_ymap_get(pm, "autoscaler"); /* read once the horizon is known */
         if ((rc = read_hardware(pm, cat, p, err)) ||
             (rc = read_pool_engine(sv_ymap_get(pm, "engine"), p, err)) ||
             (rc = sv_ymap_check_unknown(pm, err)))
@@ -786,6 +787,75 @@ static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t 
     return 0;
 }
 
+/* An `autoscaler` map (top level: every pool; a pool's own: that pool). */
+static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_t *pool,
+                           sv_error_t *err)
+{
+    char w[512], policy[32] = "";
+    int rc;
+    sv_autoscale_cfg_t *a = &pool->autoscale;
+    if ((rc = sv_yexpect_map(am, "autoscaler", err))) return rc;
+    long mn = 1, mx = 0, init = 0;
+    a->enabled = 1;
+    a->interval = 10;
+    a->cold_start = -1;
+    a->load_bw = 2e9;
+    a->scale_down_delay = 60;
+    a->window = 60;
+    double gb_s = 2, cold = -1;
+    if ((rc = get_text(am, "policy", 1, policy, sizeof policy, err)) ||
+        (rc = sv_yget_double(am, "target", 1, 1e-9, 1e12, &a->target, err)) ||
+        (rc = sv_yget_long(am, "min_replicas", 0, 1, 100000, &mn, err)) < 0 ||
+        (rc = sv_yget_long(am, "max_replicas", 1, 1, 100000, &mx, err)) ||
+        (rc = sv_yget_long(am, "initial_replicas", 0, 1, 100000, &init, err)) < 0 ||
+        (rc = sv_yget_double(am, "interval_s", 0, 1e-6, 1e9, &a->interval, err)) < 0 ||
+        (rc = sv_yget_double(am, "cold_start_s", 0, 0, 1e9, &cold, err)) < 0 ||
+        (rc = sv_yget_double(am, "load_bandwidth_gb_s", 0, 1e-6, 1e6, &gb_s, err)) < 0 ||
+        (rc = sv_yget_double(am, "scale_down_delay_s", 0, 0, 1e9, &a->scale_down_delay, err)) < 0 ||
+        (rc = sv_yget_double(am, "window_s", 0, 1e-6, 1e9, &a->window, err)) < 0)
+        return rc;
+    if (strcmp(policy, "queue") == 0)
+        a->policy = SV_SCALE_QUEUE;
+    else if (strcmp(policy, "inflight") == 0)
+        a->policy = SV_SCALE_INFLIGHT;
+    else if (strcmp(policy, "kv") == 0)
+        a->policy = SV_SCALE_KV;
+    else if (strcmp(policy, "ttft_p90") == 0)
+        a->policy = SV_SCALE_TTFT;
+    else
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.policy: expected queue, inflight, kv or ttft_p90, got '%s'",
+                         at(sv_ymap_get(am, "policy"), w, sizeof w), am->path, policy);
+    if (a->policy == SV_SCALE_KV && a->target > 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.target: the kv policy's target is a KV usage in (0, 1], got %g",
+                         at(sv_ymap_get(am, "target"), w, sizeof w), am->path, a->target);
+    if (mn > mx)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s: min_replicas (%ld) is greater than max_replicas (%ld)",
+                         at(am, w, sizeof w), am->path, mn, mx);
+    if (init == 0) init = mn;
+    if (init < mn || init > mx)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.initial_replicas: %ld is outside [min_replicas, max_replicas] = "
+                         "[%ld, %ld]",
+                         at(sv_ymap_get(am, "initial_replicas"), w, sizeof w), am->path, init, mn,
+                         mx);
+    a->load_bw = gb_s * 1e9;
+    a->cold_start = cold;
+    if (cold >= 0 && sc->horizon > 0 && cold >= sc->horizon)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.cold_start_s: %g s is not shorter than horizon_s (%g s), so no "
+                         "replica started by the autoscaler could ever serve",
+                         at(sv_ymap_get(am, "cold_start_s"), w, sizeof w), am->path, cold,
+                         sc->horizon);
+    a->min = (int)mn;
+    a->max = (int)mx;
+    a->initial = (int)init;
+    pool->replicas = a->max;
+    return sv_ymap_check_unknown(am, err);
+}
+
 static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
 {
     char w[512];
@@ -925,6 +995,14 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_workload(wl, sc, err))) return rc;
     if ((rc = read_slo_metrics(root, sc, err))) return rc;
     if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
+    /* Autoscalers: a pool's own `autoscaler`, else the top-level one for every pool. */
+    sv_ynode_t *as = sv_ymap_get(root, "autoscaler"), *pl = sv_ymap_get(root, "pools");
+    for (int i = 0; i < sc->npools; i++) {
+        sv_ynode_t *own = pl && pl->kind == SV_Y_SEQ ? sv_ymap_get(pl->seq[i], "autoscaler") : NULL;
+        sv_ynode_t *use = own && !sv_yscalar_is_null(own) ? own : as;
+        if (use && !sv_yscalar_is_null(use) && (rc = read_autoscaler(use, sc, &sc->pools[i], err)))
+            return rc;
+    }
     sv_ynode_t *pm = sv_ymap_get(root, "plan");
     if (pm && !sv_yscalar_is_null(pm) && (rc = read_plan(pm, cat, &sc->plan, err))) return rc;
     sv_ynode_t *sw = sv_ymap_get(root, "sweep");

@@ -115,6 +115,22 @@ static void make_yaml(gsl_rng *g, char *y, size_t size)
         engine_yaml(g, eng, sizeof eng, 0);
         n += snprintf(y + n, size - (size_t)n, "hardware: {%s}\nengine: %s\n", hw, eng);
     }
+    if (coin(g, 0.25)) {
+        /* An autoscaler for every pool (issue 13): replicas start, serve, drain, stop. */
+        static const char *const pols[] = {"queue", "inflight", "kv", "ttft_p90"};
+        const char *pol = PICK(g, pols);
+        int mx = 1 + (int)gsl_rng_uniform_int(g, 4);
+        n += snprintf(y + n, size - (size_t)n,
+                      "autoscaler: {policy: %s, target: %.3g, min_replicas: 1, max_replicas: %d, "
+                      "interval_s: %.3g, cold_start_s: %.3g, scale_down_delay_s: %.3g, "
+                      "window_s: %.3g}\n",
+                      pol,
+                      strcmp(pol, "kv") == 0         ? 0.05 + 0.9 * gsl_rng_uniform(g)
+                      : strcmp(pol, "ttft_p90") == 0 ? 10 + 500 * gsl_rng_uniform(g)
+                                                     : 0.5 + 8 * gsl_rng_uniform(g),
+                      mx, 0.05 + gsl_rng_uniform(g), coin(g, 0.3) ? 0.0 : 2 * gsl_rng_uniform(g),
+                      coin(g, 0.3) ? 0.0 : 2 * gsl_rng_uniform(g), 0.2 + 3 * gsl_rng_uniform(g));
+    }
     n += snprintf(y + n, size - (size_t)n, "router: {policy: %s, latency_ms: %g}\n",
                   PICK(g, routes), coin(g, 0.3) ? 50 * gsl_rng_uniform(g) : 0.0);
     if (coin(g, 0.25))
@@ -185,14 +201,15 @@ START_TEST(test_random_scenarios)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (long k = 0; k < count; k++) {
         gsl_rng_set(g, seed0 + (unsigned long)k);
-        char yaml[4096];
+        char yaml[8192];
         make_yaml(g, yaml, sizeof yaml);
         sv_scenario_t *sc = NULL;
         sv_error_t err;
         if (tu_load_yaml(cat, yaml, NULL, 0, &sc, &err)) {
             /* The generator keeps to valid keys; a model that does not fit a small GPU
              * slice is a refusal the loader or the memory plan must word clearly. */
-            ck_assert_msg(strstr(err.msg, "fit") || strstr(err.msg, "max_model_len"),
+            ck_assert_msg(strstr(err.msg, "fit") || strstr(err.msg, "max_model_len") ||
+                              strstr(err.msg, "not shorter than horizon_s"),
                           "case %ld refused unclearly: %s\n%s", k, err.msg, yaml);
             refused++;
             continue;
