@@ -866,10 +866,28 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     p->probe_requests = 2000;
     p->tolerance = 0.02;
     p->colocated = 1;
+    p->peak_factor = 1;
     if ((rc = sv_yget_double(pm, "target_rate", 1, 1e-6, 1e9, &p->target_rate, err)) ||
         (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
-        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0)
+        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
+        (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
         return rc;
+    sv_ynode_t *pr = sv_ymap_get(pm, "price_per_hour_usd");
+    if (pr && !sv_yscalar_is_null(pr)) {
+        if ((rc = sv_yexpect_map(pr, "plan.price_per_hour_usd", err))) return rc;
+        if (pr->n > 16)
+            return sv_errorf(err, SV_EINVAL, "%s: plan.price_per_hour_usd: at most 16 GPUs",
+                             at(pr, w, sizeof w));
+        for (size_t i = 0; i < pr->n; i++) {
+            const sv_gpu_t *gp;
+            if ((rc = sv_catalog_gpu(cat, pr->map[i].key, &gp, err)))
+                return sv_error_prefix(err, "%s: plan.price_per_hour_usd",
+                                       at(pr->map[i].val, w, sizeof w));
+            snprintf(p->price_gpu[i], SV_NAME_MAX, "%s", gp->name);
+            if ((rc = sv_yget_double(pr, pr->map[i].key, 1, 0, 1e6, &p->price[i], err))) return rc;
+        }
+        p->nprices = (int)pr->n;
+    }
     long mg = p->max_gpus;
     if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
     p->max_gpus = (int)mg;

@@ -433,8 +433,9 @@ struct sv_workload {
     double *times; /* precomputed arrivals when rescaling */
     long count;    /* requests to produce; -1 when bounded by duration only */
     long next;
-    double clock; /* cumulative arrival time (incremental mode) */
-    double peak;  /* rate profile: the thinning envelope, req/s */
+    double clock;       /* cumulative arrival time (incremental mode) */
+    double peak;        /* rate profile: the thinning envelope, req/s */
+    double trace_scale; /* trace times are multiplied by this (trace_rate) */
 };
 
 static gsl_rng *new_rng(uint64_t seed)
@@ -514,6 +515,11 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
     if (w->trace) {
         w->count = (long)w->trace->n;
         if (cfg->num_requests > 0 && cfg->num_requests < w->count) w->count = cfg->num_requests;
+        w->trace_scale = 1.0;
+        /* the replayed rows' own mean rate is (count - 1) / span */
+        double span = w->count > 1 ? w->trace->time[w->count - 1] : 0.0;
+        if (cfg->trace_rate > 0 && span > 0)
+            w->trace_scale = (double)(w->count - 1) / (span * cfg->trace_rate);
     } else {
         w->count = cfg->num_requests > 0 ? cfg->num_requests : -1;
     }
@@ -565,7 +571,7 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
     if (w->count >= 0 && w->next >= w->count) return 0;
     if (w->next >= SV_MAX_REQUESTS) return 0;
     if (w->trace) {
-        *arrival = w->trace->time[w->next];
+        *arrival = w->trace->time[w->next] * w->trace_scale;
         *input = w->trace->input[w->next];
         *output = w->trace->output[w->next];
         w->next++;

@@ -41,6 +41,10 @@ typedef struct sv_plan_cfg {
     int max_gpus;
     long probe_requests; /* requests per capacity probe */
     double tolerance;    /* relative precision of the capacity */
+    double peak_factor;  /* size for target_rate x this (a peak over the mean); default 1 */
+    char price_gpu[16][SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
+    double price[16];
+    int nprices;
 } sv_plan_cfg_t;
 
 /* The autoscaler of one pool (docs/autoscaling.md): every `interval` seconds it measures

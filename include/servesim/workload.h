@@ -108,6 +108,8 @@ typedef struct sv_workload_cfg {
     sv_trace_cfg_t trace;
     double timeout;            /* client timeout in s; 0 = none */
     sv_rate_profile_t profile; /* kind SV_PROFILE_NONE: the constant rate above */
+    double trace_rate;         /* > 0: replay the trace's arrivals rescaled to this mean rate (its
+                                * burstiness kept), as plan's capacity probes do */
 } sv_workload_cfg_t;
 
 /* Read a trace CSV. Errors name the file and row ("trace.csv:17: ..."). */
