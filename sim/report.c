@@ -505,12 +505,121 @@ int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_
 {
     FILE *f = open_out(path, err);
     if (!f) return SV_EIO;
-    fputs("time_s,replica,running,waiting,kv_usage,batch_tokens\n", f);
+    fputs("time_s,replica,running,waiting,kv_usage,batch_tokens,up\n", f);
     size_t n;
     const sv_sample_t *s = sv_metrics_samples(res->metrics, &n);
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%.9g,%d,%d,%d,%.6f,%d\n", s[i].t, s[i].replica, s[i].running, s[i].waiting,
-                (double)s[i].kv_usage, s[i].batch_tokens);
+        fprintf(f, "%.9g,%d,%d,%d,%.6f,%d,%d\n", s[i].t, s[i].replica, s[i].running, s[i].waiting,
+                (double)s[i].kv_usage, s[i].batch_tokens, s[i].up);
+    return close_out(f, path, err);
+}
+
+int sv_report_cluster_series(const sv_result_t *res, sv_cluster_series_t *out, sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    int R = res->replicas;
+    size_t T = R > 0 ? ns / (size_t)R : 0;
+    const sv_metrics_cfg_t *c = &res->sc->metrics;
+    int slo = !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
+    out->n = T;
+    out->npools = res->npools;
+    out->t = calloc(T + 1, sizeof *out->t);
+    out->arrival_rate = calloc(T + 1, sizeof *out->arrival_rate);
+    out->up = calloc((T + 1) * SV_MAX_POOLS, sizeof *out->up);
+    out->waiting = calloc(T + 1, sizeof *out->waiting);
+    out->running = calloc(T + 1, sizeof *out->running);
+    out->kv_usage = calloc(T + 1, sizeof *out->kv_usage);
+    out->attainment = calloc(T + 1, sizeof *out->attainment);
+    double *good = calloc(T + 1, sizeof *good), *all = calloc(T + 1, sizeof *all);
+    if (!out->t || !out->arrival_rate || !out->up || !out->waiting || !out->running ||
+        !out->kv_usage || !out->attainment || !good || !all) {
+        free(good);
+        free(all);
+        sv_cluster_series_free(out);
+        return sv_errorf(err, SV_ENOMEM, "out of memory for the cluster time series");
+    }
+    for (size_t k = 0; k < T; k++) {
+        const sv_sample_t *row = &sm[k * (size_t)R];
+        int nup = 0;
+        out->t[k] = row[0].t;
+        for (int i = 0; i < R; i++) {
+            if (!row[i].up) continue;
+            nup++;
+            out->up[(size_t)res->rpool[i] * (T + 1) + k] += 1;
+            out->waiting[k] += row[i].waiting;
+            out->running[k] += row[i].running;
+            out->kv_usage[k] += row[i].kv_usage;
+        }
+        out->kv_usage[k] = nup ? out->kv_usage[k] / nup : 0.0;
+    }
+    /* Requests by the sample interval they arrived in: (t[k-1], t[k]]. */
+    for (size_t i = 0; i < res->pool.n && T > 1; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        size_t lo = 0, hi = T - 1;
+        if (r->arrival > out->t[T - 1]) continue;
+        while (lo < hi) { /* the first sample at or after the arrival */
+            size_t mid = (lo + hi) / 2;
+            if (out->t[mid] >= r->arrival)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        all[lo] += 1;
+        if (slo && r->state == SV_RQ_DONE) {
+            double t = r->first_token - r->start, lat = r->last_token - r->start;
+            double tp = r->output > 1 ? (lat - t) / (double)(r->output - 1) : 0.0;
+            good[lo] += (isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= t) &&
+                        (isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= tp) &&
+                        (isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= lat);
+        }
+    }
+    for (size_t k = 0; k < T; k++) {
+        double dt = k > 0 ? out->t[k] - out->t[k - 1] : 0.0;
+        out->arrival_rate[k] = dt > 0 ? all[k] / dt : 0.0;
+        out->attainment[k] = slo && all[k] > 0 ? good[k] / all[k] : NAN;
+    }
+    free(good);
+    free(all);
+    return 0;
+}
+
+void sv_cluster_series_free(sv_cluster_series_t *c)
+{
+    free(c->t);
+    free(c->arrival_rate);
+    free(c->up);
+    free(c->waiting);
+    free(c->running);
+    free(c->kv_usage);
+    free(c->attainment);
+    memset(c, 0, sizeof *c);
+}
+
+int sv_report_cluster_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    sv_cluster_series_t c;
+    int rc = sv_report_cluster_series(res, &c, err);
+    if (rc) return rc;
+    FILE *f = open_out(path, err);
+    if (!f) {
+        sv_cluster_series_free(&c);
+        return SV_EIO;
+    }
+    fputs("time_s,arrival_rate", f);
+    for (int p = 0; p < res->npools; p++)
+        fprintf(f, ",replicas_up_%s", res->pools[p].cfg->name);
+    fputs(",waiting,running,kv_usage,attainment\n", f);
+    for (size_t k = 0; k < c.n; k++) {
+        fprintf(f, "%.9g,%.6g", c.t[k], c.arrival_rate[k]);
+        for (int p = 0; p < res->npools; p++)
+            fprintf(f, ",%.0f", c.up[(size_t)p * (c.n + 1) + k]);
+        fprintf(f, ",%.0f,%.0f,%.6f,", c.waiting[k], c.running[k], c.kv_usage[k]);
+        if (!isnan(c.attainment[k])) fprintf(f, "%.6f", c.attainment[k]);
+        fputc('\n', f);
+    }
+    sv_cluster_series_free(&c);
     return close_out(f, path, err);
 }
 

@@ -716,14 +716,14 @@ static void sample(sim_t *s)
         next = record ? s->sample_dt : s->sample_dt / 2;
     }
     for (int i = 0; record && i < s->res->replicas; i++) {
-        if (s->rstate[i] == RS_OFF) continue; /* only replicas that are up are sampled */
         sv_replica_t *r = s->reps[i];
         sv_sample_t sm = {.t = s->now,
                           .replica = i,
                           .running = (int32_t)sv_replica_running(r),
                           .waiting = (int32_t)sv_replica_waiting(r),
                           .kv_usage = (float)sv_replica_kv_usage(r),
-                          .batch_tokens = (int32_t)sv_replica_batch_tokens(r)};
+                          .batch_tokens = (int32_t)sv_replica_batch_tokens(r),
+                          .up = s->rstate[i] != RS_OFF};
         if (sv_metrics_sample(m, &sm)) halt(s, SV_ENOMEM, "out of memory in the time series");
     }
     s->rounds += record;
@@ -749,7 +749,8 @@ static void kv_stats(const sv_result_t *res, int first, int count, double *p50, 
     *p50 = *p99 = *max = 0.0;
     if (!v) return;
     for (size_t i = 0; i < n; i++)
-        if (sm[i].replica >= first && sm[i].replica < first + count) v[k++] = sm[i].kv_usage;
+        if (sm[i].replica >= first && sm[i].replica < first + count && sm[i].up)
+            v[k++] = sm[i].kv_usage;
     if (k) {
         qsort(v, k, sizeof *v, cmp_double);
         *p50 = sv_percentile_sorted(v, k, 50);
