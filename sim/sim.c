@@ -780,6 +780,7 @@ static void totals(sim_t *s)
         pp->gpu_hours = up_all * tp / 3600.0;
         pp->mean_up = T > 0 ? up_all / T : 0.0;
         if (!scaled) pp->peak_up = pp->count;
+        if (scaled) pp->gpus = (double)pp->peak_up * tp; /* the GPUs up at the peak */
         pp->cost_usd =
             scaled ? pp->gpu_hours * g->price_per_hour : pp->gpus * g->price_per_hour * T / 3600.0;
         res->gpu_hours += pp->gpu_hours;
