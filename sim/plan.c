@@ -170,6 +170,7 @@ static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const s
         if (strcmp(base->plan.price_gpu[i], g->name) == 0) price = base->plan.price[i];
     pool.gpu = *g;
     pool.gpu.price_per_hour = price;
+    pool.autoscale.enabled = 0; /* plan sizes fixed clusters */
     pool.perf.tp = row->tp;
     pool.engine.max_num_seqs = row->max_num_seqs;
     if (pool.engine.scheduler == SV_SCHED_VLLM &&
