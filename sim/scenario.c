@@ -867,7 +867,14 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     p->tolerance = 0.02;
     p->colocated = 1;
     p->peak_factor = 1;
-    if ((rc = sv_yget_double(pm, "target_rate", 1, 1e-6, 1e9, &p->target_rate, err)) ||
+    char size_for[16] = "target";
+    if ((rc = get_text(pm, "size_for", 0, size_for, sizeof size_for, err)) < 0) return rc;
+    p->profile_peak = strcmp(size_for, "peak") == 0;
+    if (!p->profile_peak && strcmp(size_for, "target") != 0)
+        return sv_errorf(err, SV_EINVAL, "%s: plan.size_for: expected target or peak, got '%s'",
+                         at(sv_ymap_get(pm, "size_for"), w, sizeof w), size_for);
+    if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
+                             err)) < 0 ||
         (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
         (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
         (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
@@ -1023,6 +1030,14 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     }
     sv_ynode_t *pm = sv_ymap_get(root, "plan");
     if (pm && !sv_yscalar_is_null(pm) && (rc = read_plan(pm, cat, &sc->plan, err))) return rc;
+    if (sc->plan.profile_peak) {
+        if (sc->workload.profile.kind == SV_PROFILE_NONE)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: plan.size_for: peak needs a workload.rate_profile to take the "
+                             "peak of",
+                             at(sv_ymap_get(pm, "size_for"), w, sizeof w));
+        sc->plan.target_rate = sv_profile_peak(&sc->workload.profile);
+    }
     sv_ynode_t *sw = sv_ymap_get(root, "sweep");
     if (sw && !sv_yscalar_is_null(sw)) {
         if ((rc = sv_yexpect_map(sw, "sweep", err))) return rc;

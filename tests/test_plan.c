@@ -353,6 +353,32 @@ START_TEST(test_plan_trace_vs_poisson)
 }
 END_TEST
 
+/* plan.size_for: peak sizes for a rate profile's peak (x peak_factor). */
+START_TEST(test_plan_profile_peak)
+{
+    const char *scn = "name: pk\nseed: 2\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "workload: {duration_s: 100, rate_profile: {kind: steps, points: [[0, 5], "
+                      "[50, 40]], spikes: [{at_s: 60, duration_s: 5, factor: 1.5}]}, input: 512, "
+                      "output: 128}\n"
+                      "slo: {ttft_ms: 300, tpot_ms: 30}\n"
+                      "plan: {size_for: peak, gpus: [h100-sxm], probe_requests: 500}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    ck_assert_msg(tu_load_yaml(cat, scn, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    tu_assert_rel(sc->plan.target_rate, 60.0, 1e-12); /* 40 x the spike's 1.5 */
+    sv_scenario_free(sc);
+    const char *set[] = {"plan.size_for=peak", "plan.target_rate=", "slo.ttft_ms=300"};
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "name: q\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 10, rate: 2, input: 10, output: 10}\n"
+                                  "plan: {target_rate: 3, gpus: [h100-sxm]}\n",
+                                  set, 3, &sc, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "plan.size_for: peak needs a workload.rate_profile"), "%s",
+                  err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -366,6 +392,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_small_plan);
     tcase_add_test(tc, test_merge_many_rows);
     tcase_add_test(tc, test_plan_trace_vs_poisson);
+    tcase_add_test(tc, test_plan_profile_peak);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -42,6 +42,7 @@ typedef struct sv_plan_cfg {
     long probe_requests; /* requests per capacity probe */
     double tolerance;    /* relative precision of the capacity */
     double peak_factor;  /* size for target_rate x this (a peak over the mean); default 1 */
+    int profile_peak;    /* plan.size_for: peak: target_rate is the rate profile's peak */
     char price_gpu[16][SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
     double price[16];
     int nprices;
