@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fileio_int.h"
+#include "servesim/report.h"
 #include "svg_int.h"
 
 typedef struct page {
@@ -226,12 +227,16 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
             wq[k] = run[k] = 0;
             for (int q = 0; q < res->npools; q++)
                 kv[q * np + k] = 0;
+            int nup[SV_MAX_POOLS] = {0};
             for (int i = 0; i < R; i++) {
                 wq[k] += row[i].waiting;
                 run[k] += row[i].running;
                 int q = res->rpool[i];
-                kv[q * np + k] += 100.0 * row[i].kv_usage / res->pools[q].count;
+                nup[q] += row[i].up;
+                kv[q * np + k] += row[i].up ? 100.0 * row[i].kv_usage : 0.0;
             }
+            for (int q = 0; q < res->npools; q++) /* the mean over the replicas up */
+                kv[q * np + k] = nup[q] ? kv[q * np + k] / nup[q] : 0.0;
         }
         fputs("<h2>Inside the server over time</h2>\n<div class=\"charts\">\n", h);
         memset(&c, 0, sizeof c);
@@ -241,8 +246,8 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
         c.ymin_zero = 1;
         char pn[SV_MAX_POOLS][96];
         for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
-            snprintf(pn[q], sizeof pn[q], "pool %s (mean of %d)", res->pools[q].cfg->name,
-                     res->pools[q].count);
+            snprintf(pn[q], sizeof pn[q], "pool %s (mean of the replicas up)",
+                     res->pools[q].cfg->name);
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = pn[q], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
         }
@@ -260,6 +265,84 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
         sv__svg_chart(chart_begin(&p, "queue-batch"), &c, 620, 360);
         chart_end(&p);
         fputs("</div>\n", h);
+    }
+    int scaled = 0;
+    for (int q = 0; q < res->npools; q++)
+        scaled |= res->pools[q].cfg->autoscale.enabled;
+    sv_cluster_series_t cs;
+    if (k > 1 &&
+        (scaled || sc->workload.profile.kind != SV_PROFILE_NONE || sc->workload.has_trace) &&
+        sv_report_cluster_series(res, &cs, err) == 0) {
+        /* Load, fleet and attainment over time, on the same (thinned) grid as above. */
+        double *ar = calloc((size_t)np, sizeof *ar),
+               *up = calloc((size_t)np * SV_MAX_POOLS, sizeof *up);
+        double *at = calloc((size_t)np, sizeof *at), *ax = calloc((size_t)np, sizeof *ax);
+        int nm = 0;
+        if (ar && up && at && ax) {
+            for (size_t t = 0; t < cs.n && nm < np; t += (size_t)step, nm++) {
+                /* the arrival rate and attainment over the step's samples */
+                double n_arr = 0, dt = 0, good = 0, cnt = 0;
+                for (size_t u = t; u < t + (size_t)step && u < cs.n; u++) {
+                    double d = u > 0 ? cs.t[u] - cs.t[u - 1] : 0;
+                    n_arr += cs.arrival_rate[u] * d;
+                    dt += d;
+                    if (!isnan(cs.attainment[u])) {
+                        good += cs.attainment[u] * cs.arrival_rate[u] * d;
+                        cnt += cs.arrival_rate[u] * d;
+                    }
+                }
+                tx[nm] = cs.t[t];
+                ar[nm] = dt > 0 ? n_arr / dt : 0;
+                for (int q = 0; q < res->npools; q++)
+                    up[q * np + nm] = cs.up[(size_t)q * (cs.n + 1) + t];
+                at[nm] = cnt > 0 ? 100.0 * good / cnt : NAN;
+            }
+            int na = 0;
+            for (int i = 0; i < nm; i++)
+                if (!isnan(at[i])) ax[na] = tx[i], at[na++] = at[i];
+            fputs("<h2>Load and fleet over time</h2>\n<div class=\"charts\">\n", h);
+            memset(&c, 0, sizeof c);
+            c.title = "Arrival rate";
+            c.xlabel = "simulated time (s)";
+            c.ylabel = "requests per second";
+            c.ymin_zero = 1;
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
+            sv__svg_chart(chart_begin(&p, "arrival-rate"), &c, 620, 360);
+            chart_end(&p);
+            memset(&c, 0, sizeof c);
+            c.title = "Replicas up (starting, active or draining)";
+            c.xlabel = "simulated time (s)";
+            c.ylabel = "replicas";
+            c.ymin_zero = 1;
+            char un[SV_MAX_POOLS][96];
+            for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
+                snprintf(un[q], sizeof un[q], "pool %s", res->pools[q].cfg->name);
+                c.s[c.ns++] = (sv_svg_series_t){
+                    .name = un[q], .x = tx, .y = up + q * np, .n = nm, .lines = 1};
+            }
+            sv__svg_chart(chart_begin(&p, "replicas-up"), &c, 620, 360);
+            chart_end(&p);
+            if (na > 0) {
+                memset(&c, 0, sizeof c);
+                c.title = "SLO attainment of the requests arriving in each interval";
+                c.xlabel = "simulated time (s)";
+                c.ylabel = "attainment (%)";
+                c.ymin_zero = 1;
+                c.s[c.ns++] =
+                    (sv_svg_series_t){.name = "attainment", .x = ax, .y = at, .n = na, .lines = 1};
+                c.hline[c.nh] = 100.0 * sc->metrics.attainment;
+                c.hlabel[c.nh++] = "target";
+                sv__svg_chart(chart_begin(&p, "attainment"), &c, 620, 360);
+                chart_end(&p);
+            }
+            fputs("</div>\n", h);
+        }
+        free(ar);
+        free(up);
+        free(at);
+        free(ax);
+        sv_cluster_series_free(&cs);
     }
     free(tx);
     free(wq);

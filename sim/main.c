@@ -44,7 +44,8 @@ static const char *usage_text =
     "commands:\n"
     "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
     "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
-    "      [--requests-csv FILE] [--timeseries-csv FILE] [--report FILE.html]\n"
+    "      [--requests-csv FILE] [--timeseries-csv FILE] [--cluster-csv FILE]\n"
+    "      [--report FILE.html]\n"
     "      [--prometheus FILE] [--quiet] [--check]\n"
     "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
     "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
@@ -421,6 +422,7 @@ static double wall_seconds(void)
 static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
+    const char *cl_csv = NULL;
     cmd_args_t a = {.jobs = 1};
     int detailed = 0, quiet = 0, check = 0, t;
     const char *v;
@@ -437,6 +439,8 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
             req_csv = v;
         else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &a.missing)))
             ts_csv = v;
+        else if ((v = opt_value(argc, argv, &i, "--cluster-csv", &a.missing)))
+            cl_csv = v;
         else if (strcmp(argv[i], "--detailed") == 0)
             detailed = 1;
         else if (strcmp(argv[i], "--quiet") == 0)
@@ -458,6 +462,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!bad && json && strcmp(json, "-") != 0) bad = out_file(ps, "--json", json, &err);
     if (!bad) bad = out_file(ps, "--requests-csv", req_csv, &err);
     if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
+    if (!bad) bad = out_file(ps, "--cluster-csv", cl_csv, &err);
     if (!bad) bad = out_file(ps, "--prometheus", prom, &err);
     if (!bad) bad = out_report(ps, html, &err);
     sv_paths_free(ps);
@@ -478,6 +483,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (json && (rc = sv_report_json(res, detailed, json, &err))) fail_err(&err);
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
+    if (!rc && cl_csv && (rc = sv_report_cluster_csv(res, cl_csv, &err))) fail_err(&err);
     if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
     if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
     if (!quiet) {

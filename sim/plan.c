@@ -22,13 +22,47 @@ typedef struct probe {
     double attain; /* share of requests meeting every SLO */
     double by[3];  /* the same for each SLO alone */
     double goodput, cost_mtok, energy_tok;
+    double ttft[2], tpot[2]; /* ms at p90 and at the SLO's percentile (latencies only) */
 } probe_t;
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* p90 and the SLO percentile of TTFT and TPOT over the completed requests (ms). */
+static void latencies(const sv_result_t *res, double slo_pct, probe_t *out)
+{
+    size_t n = res->pool.n, k = 0, m = 0;
+    double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+    out->ttft[0] = out->ttft[1] = out->tpot[0] = out->tpot[1] = NAN;
+    if (a && b) {
+        for (size_t i = 0; i < n; i++) {
+            const sv_req_t *r = &res->pool.r[i];
+            if (r->state != SV_RQ_DONE) continue;
+            a[k++] = (r->first_token - r->start) * 1e3;
+            b[m++] = r->output > 1 ? (r->end - r->first_token) * 1e3 / (r->output - 1) : 0.0;
+        }
+        qsort(a, k, sizeof *a, cmp_dbl);
+        qsort(b, m, sizeof *b, cmp_dbl);
+        if (k) {
+            out->ttft[0] = sv_percentile_sorted(a, k, 90);
+            out->ttft[1] = sv_percentile_sorted(a, k, slo_pct);
+            out->tpot[0] = sv_percentile_sorted(b, m, 90);
+            out->tpot[1] = sv_percentile_sorted(b, m, slo_pct);
+        }
+    }
+    free(a);
+    free(b);
+}
 
 static int run_probe(const sv_scenario_t *sc, probe_t *out, sv_error_t *err)
 {
     sv_result_t *res;
     int rc = sv_sim_run(sc, &res, err);
     if (rc) return rc;
+    latencies(res, 100.0 * sc->metrics.attainment, out);
     const sv_summary_t *s = &res->summary;
     double total = (double)(s->completed + s->failed);
     out->attain = total > 0 ? s->good / total : 0.0;
@@ -52,11 +86,12 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
     const sv_workload_cfg_t *w = &base->workload;
     if (!slo_given(&base->metrics))
         return sv_errorf(err, SV_EINVAL, "capacity needs SLOs (slo.ttft_ms, tpot_ms or e2el_ms)");
-    if (w->has_trace || w->max_concurrency > 0)
+    if (w->max_concurrency > 0)
         return sv_errorf(err, SV_EINVAL,
-                         "capacity needs an open-loop workload (a rate), not a trace or a "
+                         "capacity needs an open-loop workload (a rate or a trace), not a "
                          "max_concurrency loop");
     sv_scenario_t sc = *base;
+    sc.workload.profile.kind = SV_PROFILE_NONE; /* probes at a constant mean rate */
     sc.workload.num_requests = requests;
     sc.workload.duration = 0;
     sc.horizon = 0;
@@ -67,7 +102,7 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
     memset(&fail_pr, 0, sizeof fail_pr);
     *probes = 0;
 #define OK(r, res)                                                                                 \
-    (sc.workload.rate = (r), (*probes)++,                                                          \
+    (sc.workload.rate = (r), sc.workload.trace_rate = w->has_trace ? (r) : 0.0, (*probes)++,       \
      (rc = run_probe(&sc, &(res), err)) == 0 && (res).attain >= target)
     double lo, hi, r0 = 1.0;
     if (OK(r0, pr)) {
@@ -131,7 +166,13 @@ static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const s
     int rc = sv_catalog_gpu(cat, row->gpu, &g, err);
     if (rc) return rc;
     sv_pool_cfg_t pool = base->pools[0];
+    double price =
+        strcmp(g->name, pool.gpu.name) == 0 ? pool.gpu.price_per_hour : g->price_per_hour;
+    for (int i = 0; i < base->plan.nprices; i++) /* plan.price_per_hour_usd */
+        if (strcmp(base->plan.price_gpu[i], g->name) == 0) price = base->plan.price[i];
     pool.gpu = *g;
+    pool.gpu.price_per_hour = price;
+    pool.autoscale.enabled = 0; /* plan sizes fixed clusters */
     pool.perf.tp = row->tp;
     pool.engine.max_num_seqs = row->max_num_seqs;
     if (pool.engine.scheduler == SV_SCHED_VLLM &&
@@ -188,19 +229,22 @@ static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan
         return;
     }
     row->goodput_per_gpu = row->unit_capacity / row->unit_gpus;
-    int units = (int)ceil(p->target_rate / row->unit_capacity * (1 - 1e-12));
+    double target = p->target_rate * p->peak_factor;
+    int units = (int)ceil(target / row->unit_capacity * (1 - 1e-12));
     if (units < 1) units = 1;
     for (int tries = 0; tries < 16; tries++, units++) {
         if (units * row->unit_gpus > p->max_gpus) {
             snprintf(row->error, sizeof row->error, "needs more than max_gpus (%d) for %.3g req/s",
-                     p->max_gpus, p->target_rate);
+                     p->max_gpus, target);
             return;
         }
         if ((rc = candidate(base, cat, row, units, &sc, &err))) break;
         long n = p->probe_requests * units;
         sc.workload.num_requests = n > 200000 ? 200000 : n;
         sc.workload.duration = 0;
-        sc.workload.rate = p->target_rate;
+        sc.workload.rate = target;
+        sc.workload.trace_rate = sc.workload.has_trace ? target : 0.0;
+        sc.workload.profile.kind = SV_PROFILE_NONE;
         sc.horizon = 0;
         sc.metrics.sample_interval = 1e6;
         probe_t pr;
@@ -215,6 +259,10 @@ static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan
             row->cost_hour = row->gpus * sc.pools[0].gpu.price_per_hour;
             row->cost_mtok = pr.cost_mtok;
             row->energy_tok = pr.energy_tok;
+            row->ttft_p90 = pr.ttft[0];
+            row->tpot_p90 = pr.tpot[0];
+            row->ttft_slo_pct = pr.ttft[1];
+            row->tpot_slo_pct = pr.tpot[1];
             return;
         }
     }
@@ -240,9 +288,9 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
         return sv_errorf(err, SV_EINVAL,
                          "%s: plan needs SLOs to size against (slo.ttft_ms, tpot_ms or e2el_ms)",
                          sc->path);
-    if (sc->workload.has_trace || sc->workload.max_concurrency > 0)
+    if (sc->workload.max_concurrency > 0)
         return sv_errorf(err, SV_EINVAL,
-                         "%s: plan needs an open-loop workload (workload.rate), not a trace or a "
+                         "%s: plan needs an open-loop workload (workload.rate or a trace), not a "
                          "max_concurrency loop",
                          sc->path);
     int cap = p->ngpus * p->ntps * (p->nmns ? p->nmns : 1) *
@@ -447,14 +495,26 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
     }
     const sv_metrics_cfg_t *m = &sc->metrics;
     if (t) {
-        fprintf(t, "Plan for %.4g req/s of '%s' with", sc->plan.target_rate, sc->name);
+        fprintf(t, "Plan for %.4g req/s of '%s'", sc->plan.target_rate * sc->plan.peak_factor,
+                sc->name);
+        if (sc->plan.peak_factor != 1)
+            fprintf(t, " (%.4g x peak factor %.4g)", sc->plan.target_rate, sc->plan.peak_factor);
+        fprintf(t, ", %s, with",
+                sc->workload.has_trace ? "the trace's own arrivals rescaled to that mean rate"
+                : sc->workload.burstiness == 1 ? "Poisson arrivals"
+                                               : "gamma arrivals");
         if (!isnan(m->slo_ttft_ms)) fprintf(t, " TTFT <= %g ms", m->slo_ttft_ms);
         if (!isnan(m->slo_tpot_ms)) fprintf(t, " TPOT <= %g ms", m->slo_tpot_ms);
         if (!isnan(m->slo_e2el_ms)) fprintf(t, " E2EL <= %g ms", m->slo_e2el_ms);
         fprintf(t, " for %.0f%% of requests\n\n", 100.0 * m->attainment);
-        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s  %s\n", "rank", "configuration",
+        char h1[24], h2[24];
+        snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
+        snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);
+        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s %9s %9s", "rank", "configuration",
                 "GPUs", "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", "binding",
-                "SLO %", "confidence");
+                "SLO %", "TTFT p90", "TPOT p90");
+        if (m->attainment != 0.9) fprintf(t, " %9s %9s", h1, h2);
+        fprintf(t, "  %s\n", "confidence");
         for (int i = 0; i < nrows; i++) {
             const sv_plan_row_t *r = &rows[i];
             char name[96];
@@ -463,10 +523,13 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
                 fprintf(t, "%4s  %-38s %s\n", "-", name, r->error);
                 continue;
             }
-            fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %7s %7.1f  +-%.0f%% %s\n",
+            fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %7s %7.1f %9.1f %9.2f",
                     i + 1, name, r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok,
                     r->energy_tok, r->goodput_per_gpu, r->binding, 100.0 * r->attain_at_target,
-                    r->band_pct, sv_calibration_name((sv_calibration_t)r->calibration));
+                    r->ttft_p90, r->tpot_p90);
+            if (m->attainment != 0.9) fprintf(t, " %9.1f %9.2f", r->ttft_slo_pct, r->tpot_slo_pct);
+            fprintf(t, "  +-%.0f%% %s\n", r->band_pct,
+                    sv_calibration_name((sv_calibration_t)r->calibration));
         }
         print_warnings(t, rows, nrows, sc->plan.target_rate);
     }
@@ -529,6 +592,10 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
             sv__jw_num(&w, "energy_per_output_token_j", r->energy_tok);
             sv__jw_num(&w, "attainment_at_target", r->attain_at_target);
             sv__jw_str(&w, "binding_slo", r->binding);
+            sv__jw_num(&w, "ttft_p90_ms", r->ttft_p90);
+            sv__jw_num(&w, "tpot_p90_ms", r->tpot_p90);
+            sv__jw_num(&w, "ttft_slo_percentile_ms", r->ttft_slo_pct);
+            sv__jw_num(&w, "tpot_slo_percentile_ms", r->tpot_slo_pct);
         } else {
             sv__jw_str(&w, "error", r->error);
         }

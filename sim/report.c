@@ -172,6 +172,20 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
         fprintf(f, "%-40s GPU %s %s, engine %s %s\n", "", c.gpu, sv_calibration_name(c.gpu_cal),
                 c.engine[0] ? c.engine : "none", sv_calibration_name(c.engine_cal));
     }
+    for (int p = 0; p < res->npools; p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        if (!pp->cfg->autoscale.enabled) continue;
+        char head[96];
+        snprintf(head, sizeof head, " autoscaler: pool %s ", pp->cfg->name);
+        centred(f, head, '-', 50);
+        snprintf(buf, sizeof buf, "%.2f mean, %d peak, %d max", pp->mean_up, pp->peak_up,
+                 pp->count);
+        fprintf(f, "%-40s %-10s\n", "Replicas up:", buf);
+        snprintf(buf, sizeof buf, "%ld up, %ld down", pp->scale_ups, pp->scale_downs);
+        fprintf(f, "%-40s %-10s\n", "Scale events:", buf);
+        line_num(f, "GPU-hours:", pp->gpu_hours);
+        line_num(f, "Cost ($):", pp->cost_usd);
+    }
     for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
         const sv_pool_result_t *pp = &res->pools[p];
         const sv_pool_cfg_t *pc = pp->cfg;
@@ -360,6 +374,13 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
         sv__jw_num(w, "price_per_hour_usd", pc->gpu.price_per_hour);
         sv__jw_num(w, "cost_usd", pp->cost_usd);
         sv__jw_num(w, "energy_j", pp->energy_j);
+        sv__jw_num(w, "gpu_hours", pp->gpu_hours);
+        if (pc->autoscale.enabled) {
+            sv__jw_num(w, "mean_replicas_up", pp->mean_up);
+            sv__jw_int(w, "peak_replicas_up", pp->peak_up);
+            sv__jw_int(w, "scale_ups", pp->scale_ups);
+            sv__jw_int(w, "scale_downs", pp->scale_downs);
+        }
         sv__jw_end_obj(w);
     }
     sv__jw_end_arr(w);
@@ -437,6 +458,7 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
         sv__jw_num(w, "goodput_per_gpu", res->gpus > 0 ? s->request_goodput / res->gpus : 0.0);
     sv__jw_num(w, "gpu_busy_share", res->busy_share);
     sv__jw_num(w, "cost_usd", res->cost_usd);
+    sv__jw_num(w, "gpu_hours", res->gpu_hours);
     sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
     sv__jw_num(w, "energy_j", res->energy_j);
     sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);
@@ -542,12 +564,121 @@ int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_
 {
     FILE *f = open_out(path, err);
     if (!f) return SV_EIO;
-    fputs("time_s,replica,running,waiting,kv_usage,batch_tokens\n", f);
+    fputs("time_s,replica,running,waiting,kv_usage,batch_tokens,up\n", f);
     size_t n;
     const sv_sample_t *s = sv_metrics_samples(res->metrics, &n);
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%.9g,%d,%d,%d,%.6f,%d\n", s[i].t, s[i].replica, s[i].running, s[i].waiting,
-                (double)s[i].kv_usage, s[i].batch_tokens);
+        fprintf(f, "%.9g,%d,%d,%d,%.6f,%d,%d\n", s[i].t, s[i].replica, s[i].running, s[i].waiting,
+                (double)s[i].kv_usage, s[i].batch_tokens, s[i].up);
+    return close_out(f, path, err);
+}
+
+int sv_report_cluster_series(const sv_result_t *res, sv_cluster_series_t *out, sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    int R = res->replicas;
+    size_t T = R > 0 ? ns / (size_t)R : 0;
+    const sv_metrics_cfg_t *c = &res->sc->metrics;
+    int slo = !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
+    out->n = T;
+    out->npools = res->npools;
+    out->t = calloc(T + 1, sizeof *out->t);
+    out->arrival_rate = calloc(T + 1, sizeof *out->arrival_rate);
+    out->up = calloc((T + 1) * SV_MAX_POOLS, sizeof *out->up);
+    out->waiting = calloc(T + 1, sizeof *out->waiting);
+    out->running = calloc(T + 1, sizeof *out->running);
+    out->kv_usage = calloc(T + 1, sizeof *out->kv_usage);
+    out->attainment = calloc(T + 1, sizeof *out->attainment);
+    double *good = calloc(T + 1, sizeof *good), *all = calloc(T + 1, sizeof *all);
+    if (!out->t || !out->arrival_rate || !out->up || !out->waiting || !out->running ||
+        !out->kv_usage || !out->attainment || !good || !all) {
+        free(good);
+        free(all);
+        sv_cluster_series_free(out);
+        return sv_errorf(err, SV_ENOMEM, "out of memory for the cluster time series");
+    }
+    for (size_t k = 0; k < T; k++) {
+        const sv_sample_t *row = &sm[k * (size_t)R];
+        int nup = 0;
+        out->t[k] = row[0].t;
+        for (int i = 0; i < R; i++) {
+            if (!row[i].up) continue;
+            nup++;
+            out->up[(size_t)res->rpool[i] * (T + 1) + k] += 1;
+            out->waiting[k] += row[i].waiting;
+            out->running[k] += row[i].running;
+            out->kv_usage[k] += row[i].kv_usage;
+        }
+        out->kv_usage[k] = nup ? out->kv_usage[k] / nup : 0.0;
+    }
+    /* Requests by the sample interval they arrived in: (t[k-1], t[k]]. */
+    for (size_t i = 0; i < res->pool.n && T > 1; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        size_t lo = 0, hi = T - 1;
+        if (r->arrival > out->t[T - 1]) continue;
+        while (lo < hi) { /* the first sample at or after the arrival */
+            size_t mid = (lo + hi) / 2;
+            if (out->t[mid] >= r->arrival)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        all[lo] += 1;
+        if (slo && r->state == SV_RQ_DONE) {
+            double t = r->first_token - r->start, lat = r->last_token - r->start;
+            double tp = r->output > 1 ? (lat - t) / (double)(r->output - 1) : 0.0;
+            good[lo] += (isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= t) &&
+                        (isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= tp) &&
+                        (isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= lat);
+        }
+    }
+    for (size_t k = 0; k < T; k++) {
+        double dt = k > 0 ? out->t[k] - out->t[k - 1] : 0.0;
+        out->arrival_rate[k] = dt > 0 ? all[k] / dt : 0.0;
+        out->attainment[k] = slo && all[k] > 0 ? good[k] / all[k] : NAN;
+    }
+    free(good);
+    free(all);
+    return 0;
+}
+
+void sv_cluster_series_free(sv_cluster_series_t *c)
+{
+    free(c->t);
+    free(c->arrival_rate);
+    free(c->up);
+    free(c->waiting);
+    free(c->running);
+    free(c->kv_usage);
+    free(c->attainment);
+    memset(c, 0, sizeof *c);
+}
+
+int sv_report_cluster_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    sv_cluster_series_t c;
+    int rc = sv_report_cluster_series(res, &c, err);
+    if (rc) return rc;
+    FILE *f = open_out(path, err);
+    if (!f) {
+        sv_cluster_series_free(&c);
+        return SV_EIO;
+    }
+    fputs("time_s,arrival_rate", f);
+    for (int p = 0; p < res->npools; p++)
+        fprintf(f, ",replicas_up_%s", res->pools[p].cfg->name);
+    fputs(",waiting,running,kv_usage,attainment\n", f);
+    for (size_t k = 0; k < c.n; k++) {
+        fprintf(f, "%.9g,%.6g", c.t[k], c.arrival_rate[k]);
+        for (int p = 0; p < res->npools; p++)
+            fprintf(f, ",%.0f", c.up[(size_t)p * (c.n + 1) + k]);
+        fprintf(f, ",%.0f,%.0f,%.6f,", c.waiting[k], c.running[k], c.kv_usage[k]);
+        if (!isnan(c.attainment[k])) fprintf(f, "%.6f", c.attainment[k]);
+        fputc('\n', f);
+    }
+    sv_cluster_series_free(&c);
     return close_out(f, path, err);
 }
 

@@ -300,6 +300,7 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
             if (strcmp(sc->pools[k].name, p->name) == 0)
                 return sv_errorf(err, SV_EINVAL, "%s: %s.name: pool '%s' is named twice",
                                  at(pm, w, sizeof w), pm->path, p->name);
+        (void)sv_ymap_get(pm, "autoscaler"); /* read once the horizon is known */
         if ((rc = read_hardware(pm, cat, p, err)) ||
             (rc = read_pool_engine(sv_ymap_get(pm, "engine"), p, err)) ||
             (rc = sv_ymap_check_unknown(pm, err)))
@@ -516,6 +517,7 @@ static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_l
 static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, sv_error_t *err)
 {
     int rc;
+    char w[512];
     char file[1024];
     if ((rc = sv_yexpect_map(tr, "workload.trace", err))) return rc;
     snprintf(t->time_col, sizeof t->time_col, "TIMESTAMP");
@@ -527,10 +529,115 @@ static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, s
         (rc = get_text(tr, "input_column", 0, t->input_col, sizeof t->input_col, err)) < 0 ||
         (rc = get_text(tr, "output_column", 0, t->output_col, sizeof t->output_col, err)) < 0 ||
         (rc = sv_yget_double(tr, "speedup", 0, 1e-6, 1e6, &t->speedup, err)) < 0 ||
-        (rc = sv_yget_long(tr, "limit", 0, 1, SV_MAX_TRACE_ROWS, &t->limit, err)) < 0)
+        (rc = sv_yget_long(tr, "limit", 0, 1, SV_MAX_TRACE_ROWS, &t->limit, err)) < 0 ||
+        (rc = sv_yget_double(tr, "window_start_s", 0, 0, 1e12, &t->window_start, err)) < 0 ||
+        (rc = sv_yget_double(tr, "window_end_s", 0, 1e-9, 1e12, &t->window_end, err)) < 0 ||
+        (rc = sv_yget_double(tr, "mean_rate", 0, 1e-9, 1e9, &t->mean_rate, err)) < 0 ||
+        (rc = sv_yget_long(tr, "loop", 0, 1, 1000000, &t->loop, err)) < 0)
         return rc;
+    if (t->window_end > 0 && !(t->window_end > t->window_start))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.trace.window_end_s (%g) must be after window_start_s (%g)",
+                         at(sv_ymap_get(tr, "window_end_s"), w, sizeof w), t->window_end,
+                         t->window_start);
+    if (t->mean_rate > 0 && sv_ymap_get(tr, "speedup"))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.trace: give speedup or mean_rate, not both (mean_rate "
+                         "chooses the speedup)",
+                         at(sv_ymap_get(tr, "mean_rate"), w, sizeof w));
     resolve_path(scenario, file, t->path, sizeof t->path);
     return sv_ymap_check_unknown(tr, err);
+}
+
+/* workload.rate_profile: a table of [time_s, req/s] points or a diurnal sinusoid, with
+ * optional spikes. Times start at 0 and increase; rates are >= 0. */
+static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
+{
+    char w[512], kind[32] = "";
+    int rc;
+    if ((rc = sv_yexpect_map(pm, "workload.rate_profile", err))) return rc;
+    if ((rc = get_text(pm, "kind", 1, kind, sizeof kind, err))) return rc;
+    if (strcmp(kind, "steps") == 0)
+        p->kind = SV_PROFILE_STEPS;
+    else if (strcmp(kind, "linear") == 0)
+        p->kind = SV_PROFILE_LINEAR;
+    else if (strcmp(kind, "diurnal") == 0)
+        p->kind = SV_PROFILE_DIURNAL;
+    else
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.rate_profile.kind: expected steps, linear or diurnal, got "
+                         "'%s'",
+                         at(sv_ymap_get(pm, "kind"), w, sizeof w), kind);
+    if (p->kind == SV_PROFILE_DIURNAL) {
+        p->period = 86400.0;
+        p->ratio = 1.0;
+        if ((rc = sv_yget_double(pm, "mean_rate", 1, 1e-9, 1e9, &p->mean, err)) ||
+            (rc = sv_yget_double(pm, "peak_to_trough", 0, 1, 1e6, &p->ratio, err)) < 0 ||
+            (rc = sv_yget_double(pm, "period_s", 0, 1e-6, 1e9, &p->period, err)) < 0)
+            return rc;
+        p->peak_at = p->period / 2;
+        if ((rc = sv_yget_double(pm, "peak_at_s", 0, 0, 1e9, &p->peak_at, err)) < 0) return rc;
+    } else {
+        sv_ynode_t *pts = sv_ymap_get(pm, "points");
+        if (!pts)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: missing required key 'points' (a list of "
+                             "[time_s, req/s] pairs, the first at time 0)",
+                             at(pm, w, sizeof w));
+        if ((rc = sv_yexpect_seq(pts, "workload.rate_profile.points", err))) return rc;
+        if (pts->n < 1 || pts->n > SV_MAX_PROFILE_POINTS)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile.points: give 1 to %d points",
+                             at(pts, w, sizeof w), SV_MAX_PROFILE_POINTS);
+        for (size_t i = 0; i < pts->n; i++) {
+            sv_ynode_t *pt = pts->seq[i];
+            double tv, rv;
+            if (pt->kind != SV_Y_SEQ || pt->n != 2 || pt->seq[0]->kind != SV_Y_SCALAR ||
+                pt->seq[1]->kind != SV_Y_SCALAR || sv_parse_double(pt->seq[0]->scalar, &tv) ||
+                sv_parse_double(pt->seq[1]->scalar, &rv) || !isfinite(tv) || !isfinite(rv))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: expected a pair "
+                                 "[time_s, req/s] of numbers",
+                                 at(pt, w, sizeof w), i);
+            if (rv < 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: rate %g is negative "
+                                 "(expected req/s >= 0)",
+                                 at(pt, w, sizeof w), i, rv);
+            if (i == 0 && tv != 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[0]: the first point must be at "
+                                 "time 0, got %g",
+                                 at(pt, w, sizeof w), tv);
+            if (i > 0 && !(tv > p->t[i - 1]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: time %g is not after the "
+                                 "point before (%g); times must increase",
+                                 at(pt, w, sizeof w), i, tv, p->t[i - 1]);
+            p->t[i] = tv;
+            p->rate[i] = rv;
+        }
+        p->n = (int)pts->n;
+    }
+    sv_ynode_t *sp = sv_ymap_get(pm, "spikes");
+    if (sp && !sv_yscalar_is_null(sp)) {
+        if ((rc = sv_yexpect_seq(sp, "workload.rate_profile.spikes", err))) return rc;
+        if (sp->n > SV_MAX_SPIKES)
+            return sv_errorf(err, SV_EINVAL, "%s: workload.rate_profile.spikes: at most %d spikes",
+                             at(sp, w, sizeof w), SV_MAX_SPIKES);
+        for (size_t i = 0; i < sp->n; i++) {
+            sv_ynode_t *m = sp->seq[i];
+            sv_spike_t *k = &p->spikes[i];
+            if ((rc = sv_yexpect_map(m, "workload.rate_profile.spikes[]", err)) ||
+                (rc = sv_yget_double(m, "at_s", 1, 0, 1e9, &k->at, err)) ||
+                (rc = sv_yget_double(m, "duration_s", 1, 1e-9, 1e9, &k->duration, err)) ||
+                (rc = sv_yget_double(m, "factor", 1, 0, 1e6, &k->factor, err)) ||
+                (rc = sv_ymap_check_unknown(m, err)))
+                return rc;
+        }
+        p->nspikes = (int)sp->n;
+    }
+    return sv_ymap_check_unknown(pm, err);
 }
 
 static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
@@ -599,6 +706,37 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                              "'%s'",
                              at(rate, w, sizeof w), rate->kind == SV_Y_SCALAR ? rate->scalar : "?");
         c->rate = v;
+    }
+    sv_ynode_t *prof = sv_ymap_get(wl, "rate_profile");
+    if (prof && !sv_yscalar_is_null(prof)) {
+        const char *clash[] = {"rate", "trace"};
+        for (int i = 0; i < 2; i++)
+            if (sv_ymap_get(wl, clash[i]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.%s cannot be combined with workload.rate_profile "
+                                 "(the profile gives the rate at each time)",
+                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+        if (c->burstiness != 1.0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.burstiness: a rate_profile generates Poisson arrivals "
+                             "by thinning, so burstiness must be 1 (got %g)",
+                             at(sv_ymap_get(wl, "burstiness"), w, sizeof w), c->burstiness);
+        if ((rc = read_profile(prof, &c->profile, err))) return rc;
+        const sv_rate_profile_t *p = &c->profile;
+        if (sv_profile_peak(p) <= 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: the rate is 0 at all times",
+                             at(prof, w, sizeof w));
+        if (c->duration == 0 && p->kind != SV_PROFILE_DIURNAL && p->rate[p->n - 1] <= 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: the last point's rate is 0, so "
+                             "num_requests may never be reached; give workload.duration_s",
+                             at(prof, w, sizeof w));
+        c->rate = sv_profile_mean(p, 0,
+                                  c->duration > 0                 ? c->duration
+                                  : p->kind == SV_PROFILE_DIURNAL ? p->period
+                                  : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
+                                                                  : 1.0);
     }
     if (tr) {
         const char *clash[] = {"rate", "burstiness", "input", "output", "duration_s"};
@@ -703,6 +841,75 @@ static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t 
     return 0;
 }
 
+/* An `autoscaler` map (top level: every pool; a pool's own: that pool). */
+static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_t *pool,
+                           sv_error_t *err)
+{
+    char w[512], policy[32] = "";
+    int rc;
+    sv_autoscale_cfg_t *a = &pool->autoscale;
+    if ((rc = sv_yexpect_map(am, "autoscaler", err))) return rc;
+    long mn = 1, mx = 0, init = 0;
+    a->enabled = 1;
+    a->interval = 10;
+    a->cold_start = -1;
+    a->load_bw = 2e9;
+    a->scale_down_delay = 60;
+    a->window = 60;
+    double gb_s = 2, cold = -1;
+    if ((rc = get_text(am, "policy", 1, policy, sizeof policy, err)) ||
+        (rc = sv_yget_double(am, "target", 1, 1e-9, 1e12, &a->target, err)) ||
+        (rc = sv_yget_long(am, "min_replicas", 0, 1, 100000, &mn, err)) < 0 ||
+        (rc = sv_yget_long(am, "max_replicas", 1, 1, 100000, &mx, err)) ||
+        (rc = sv_yget_long(am, "initial_replicas", 0, 1, 100000, &init, err)) < 0 ||
+        (rc = sv_yget_double(am, "interval_s", 0, 1e-6, 1e9, &a->interval, err)) < 0 ||
+        (rc = sv_yget_double(am, "cold_start_s", 0, 0, 1e9, &cold, err)) < 0 ||
+        (rc = sv_yget_double(am, "load_bandwidth_gb_s", 0, 1e-6, 1e6, &gb_s, err)) < 0 ||
+        (rc = sv_yget_double(am, "scale_down_delay_s", 0, 0, 1e9, &a->scale_down_delay, err)) < 0 ||
+        (rc = sv_yget_double(am, "window_s", 0, 1e-6, 1e9, &a->window, err)) < 0)
+        return rc;
+    if (strcmp(policy, "queue") == 0)
+        a->policy = SV_SCALE_QUEUE;
+    else if (strcmp(policy, "inflight") == 0)
+        a->policy = SV_SCALE_INFLIGHT;
+    else if (strcmp(policy, "kv") == 0)
+        a->policy = SV_SCALE_KV;
+    else if (strcmp(policy, "ttft_p90") == 0)
+        a->policy = SV_SCALE_TTFT;
+    else
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.policy: expected queue, inflight, kv or ttft_p90, got '%s'",
+                         at(sv_ymap_get(am, "policy"), w, sizeof w), am->path, policy);
+    if (a->policy == SV_SCALE_KV && a->target > 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.target: the kv policy's target is a KV usage in (0, 1], got %g",
+                         at(sv_ymap_get(am, "target"), w, sizeof w), am->path, a->target);
+    if (mn > mx)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s: min_replicas (%ld) is greater than max_replicas (%ld)",
+                         at(am, w, sizeof w), am->path, mn, mx);
+    if (init == 0) init = mn;
+    if (init < mn || init > mx)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.initial_replicas: %ld is outside [min_replicas, max_replicas] = "
+                         "[%ld, %ld]",
+                         at(sv_ymap_get(am, "initial_replicas"), w, sizeof w), am->path, init, mn,
+                         mx);
+    a->load_bw = gb_s * 1e9;
+    a->cold_start = cold;
+    if (cold >= 0 && sc->horizon > 0 && cold >= sc->horizon)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.cold_start_s: %g s is not shorter than horizon_s (%g s), so no "
+                         "replica started by the autoscaler could ever serve",
+                         at(sv_ymap_get(am, "cold_start_s"), w, sizeof w), am->path, cold,
+                         sc->horizon);
+    a->min = (int)mn;
+    a->max = (int)mx;
+    a->initial = (int)init;
+    pool->replicas = a->max;
+    return sv_ymap_check_unknown(am, err);
+}
+
 static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
 {
     char w[512];
@@ -713,10 +920,35 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     p->probe_requests = 2000;
     p->tolerance = 0.02;
     p->colocated = 1;
-    if ((rc = sv_yget_double(pm, "target_rate", 1, 1e-6, 1e9, &p->target_rate, err)) ||
+    p->peak_factor = 1;
+    char size_for[16] = "target";
+    if ((rc = get_text(pm, "size_for", 0, size_for, sizeof size_for, err)) < 0) return rc;
+    p->profile_peak = strcmp(size_for, "peak") == 0;
+    if (!p->profile_peak && strcmp(size_for, "target") != 0)
+        return sv_errorf(err, SV_EINVAL, "%s: plan.size_for: expected target or peak, got '%s'",
+                         at(sv_ymap_get(pm, "size_for"), w, sizeof w), size_for);
+    if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
+                             err)) < 0 ||
         (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
-        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0)
+        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
+        (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
         return rc;
+    sv_ynode_t *pr = sv_ymap_get(pm, "price_per_hour_usd");
+    if (pr && !sv_yscalar_is_null(pr)) {
+        if ((rc = sv_yexpect_map(pr, "plan.price_per_hour_usd", err))) return rc;
+        if (pr->n > 16)
+            return sv_errorf(err, SV_EINVAL, "%s: plan.price_per_hour_usd: at most 16 GPUs",
+                             at(pr, w, sizeof w));
+        for (size_t i = 0; i < pr->n; i++) {
+            const sv_gpu_t *gp;
+            if ((rc = sv_catalog_gpu(cat, pr->map[i].key, &gp, err)))
+                return sv_error_prefix(err, "%s: plan.price_per_hour_usd",
+                                       at(pr->map[i].val, w, sizeof w));
+            snprintf(p->price_gpu[i], SV_NAME_MAX, "%s", gp->name);
+            if ((rc = sv_yget_double(pr, pr->map[i].key, 1, 0, 1e6, &p->price[i], err))) return rc;
+        }
+        p->nprices = (int)pr->n;
+    }
     long mg = p->max_gpus;
     if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
     p->max_gpus = (int)mg;
@@ -842,8 +1074,24 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_workload(wl, sc, err))) return rc;
     if ((rc = read_slo_metrics(root, sc, err))) return rc;
     if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
+    /* Autoscalers: a pool's own `autoscaler`, else the top-level one for every pool. */
+    sv_ynode_t *as = sv_ymap_get(root, "autoscaler"), *pl = sv_ymap_get(root, "pools");
+    for (int i = 0; i < sc->npools; i++) {
+        sv_ynode_t *own = pl && pl->kind == SV_Y_SEQ ? sv_ymap_get(pl->seq[i], "autoscaler") : NULL;
+        sv_ynode_t *use = own && !sv_yscalar_is_null(own) ? own : as;
+        if (use && !sv_yscalar_is_null(use) && (rc = read_autoscaler(use, sc, &sc->pools[i], err)))
+            return rc;
+    }
     sv_ynode_t *pm = sv_ymap_get(root, "plan");
     if (pm && !sv_yscalar_is_null(pm) && (rc = read_plan(pm, cat, &sc->plan, err))) return rc;
+    if (sc->plan.profile_peak) {
+        if (sc->workload.profile.kind == SV_PROFILE_NONE)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: plan.size_for: peak needs a workload.rate_profile to take the "
+                             "peak of",
+                             at(sv_ymap_get(pm, "size_for"), w, sizeof w));
+        sc->plan.target_rate = sv_profile_peak(&sc->workload.profile);
+    }
     sv_ynode_t *sw = sv_ymap_get(root, "sweep");
     if (sw && !sv_yscalar_is_null(sw)) {
         if ((rc = sv_yexpect_map(sw, "sweep", err))) return rc;

@@ -16,7 +16,22 @@
 #include "servesim/workload.h"
 #include "vec_int.h"
 
-enum { EV_ARRIVAL = 1, EV_DISPATCH, EV_STEP_END, EV_TIMEOUT, EV_SAMPLE, EV_LINK };
+enum {
+    EV_ARRIVAL = 1,
+    EV_DISPATCH,
+    EV_STEP_END,
+    EV_TIMEOUT,
+    EV_SAMPLE,
+    EV_LINK,
+    EV_SCALE,
+    EV_READY
+};
+
+/* The life of a replica under an autoscaler (a fixed pool's replicas stay ACTIVE). */
+enum { RS_OFF = 0, RS_STARTING, RS_ACTIVE, RS_DRAINING };
+
+/* Recent TTFTs for the ttft_p90 policy: a ring of the newest completions. */
+#define SV_TTFT_RING 65536
 
 typedef struct sim {
     const sv_scenario_t *sc;
@@ -57,6 +72,17 @@ typedef struct sim {
     /* the watchdog: events that could make progress (all but samples) pending in the
      * queue, and how many were handled since a request was last generated or ended */
     long pending, since_progress, progress_bound;
+    /* autoscaling */
+    uint8_t *rstate;                  /* RS_* per replica */
+    double *up_since;                 /* when it was last started (RS_OFF: unused) */
+    double *ready_at;                 /* RS_STARTING: when its cold start ends */
+    double below_since[SV_MAX_POOLS]; /* scale-down: first evaluation asking for fewer; -1 */
+    int down_max[SV_MAX_POOLS];       /* ... and the most asked for since */
+    int any_scaler;
+    double *ttft_end, *ttft_ms; /* the ring */
+    long nttft;
+    size_t capscale;
+    double last_end; /* the latest request end: the benchmark's duration, where up time stops */
     int rc;
     sv_error_t *err; /* the message of the first halt() */
 } sim_t;
@@ -91,7 +117,7 @@ static void push(sim_t *s, double t, int type, int32_t id)
 {
     if (sv_evq_push(&s->q, t, type, id))
         halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
-    else if (type != EV_SAMPLE)
+    else if (type != EV_SAMPLE && type != EV_SCALE)
         s->pending++;
 }
 
@@ -147,9 +173,12 @@ static void kick(sim_t *s, int rep)
     s->kicks[s->nkicks++] = rep;
 }
 
+static void finish_drain(sim_t *s, int rep);
+
 static void start_step(sim_t *s, int rep)
 {
     sv_replica_t *r = s->reps[rep];
+    if (s->rstate[rep] == RS_DRAINING) finish_drain(s, rep);
     if (sv_replica_busy(r)) return;
     double d = sv_replica_start_step(r, s->now);
     if (d > 0) {
@@ -182,6 +211,12 @@ static void ended(sim_t *s, int32_t id)
         return;
     }
     r->ended = 1;
+    if (s->now > s->last_end) s->last_end = s->now;
+    if (s->ttft_end && r->state == SV_RQ_DONE && r->first_token >= 0) {
+        long k = s->nttft++ % SV_TTFT_RING;
+        s->ttft_end[k] = s->now;
+        s->ttft_ms[k] = (r->first_token - r->start) * 1e3;
+    }
     s->inflight--;
     s->outstanding--;
     s->since_progress = 0;
@@ -370,6 +405,194 @@ static void take_handoffs(sim_t *s, int rep)
     }
 }
 
+/* ---- autoscaling ------------------------------------------------------------------- */
+
+static int cmp_double_asc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The router and the hand-off see only active replicas, in index order. */
+static void rebuild_routes(sim_t *s)
+{
+    s->nentry = s->ndec = 0;
+    for (int i = 0; i < s->res->replicas; i++) {
+        if (s->rstate[i] != RS_ACTIVE) continue;
+        if (s->sc->pools[s->res->rpool[i]].role == SV_ROLE_DECODE)
+            s->dec[s->ndec++] = i;
+        else
+            s->entry[s->nentry++] = i;
+    }
+}
+
+/* Holds nothing: no request, no step, no pinned or reserved KV, nothing owed. */
+static int replica_idle(const sim_t *s, int rep)
+{
+    const sv_replica_t *r = s->reps[rep];
+    return !sv_replica_busy(r) && sv_replica_running(r) == 0 && sv_replica_waiting(r) == 0 &&
+           sv_replica_reserved(r) == 0 && sv_replica_tokens_owed(r) == 0 &&
+           sv_replica_free_blocks(r) == sv_replica_total_blocks(r) && s->links[rep].n == 0;
+}
+
+static void switch_off_at(sim_t *s, int rep, double t)
+{
+    if (t > s->up_since[rep]) s->res->up_s[rep] += t - s->up_since[rep];
+    s->rstate[rep] = RS_OFF;
+}
+
+static void switch_off(sim_t *s, int rep)
+{
+    s->res->up_s[rep] += s->now - s->up_since[rep];
+    s->rstate[rep] = RS_OFF;
+}
+
+/* A draining replica that holds nothing any more is switched off. */
+static void finish_drain(sim_t *s, int rep)
+{
+    if (s->rstate[rep] == RS_DRAINING && replica_idle(s, rep)) switch_off(s, rep);
+}
+
+/* The p-th percentile of the TTFTs (ms) of requests that ended in (now - window, now]. */
+static double recent_ttft(sim_t *s, double window, double p)
+{
+    long n = s->nttft < SV_TTFT_RING ? s->nttft : SV_TTFT_RING, k = 0;
+    double *v = malloc((size_t)(n + 1) * sizeof *v);
+    if (!v) return 0.0;
+    for (long i = 0; i < n; i++)
+        if (s->ttft_end[i] > s->now - window) v[k++] = s->ttft_ms[i];
+    double out = 0.0;
+    if (k) {
+        qsort(v, (size_t)k, sizeof *v, cmp_double_asc);
+        out = sv_percentile_sorted(v, (size_t)k, p);
+    }
+    free(v);
+    return out;
+}
+
+/* One evaluation of pool p's autoscaler (see sv_autoscale_cfg_t). */
+static void autoscale(sim_t *s, int p)
+{
+    const sv_autoscale_cfg_t *a = &s->sc->pools[p].autoscale;
+    const sv_pool_result_t *pp = &s->res->pools[p];
+    int active = 0, starting = 0, draining = 0;
+    double waiting = 0, held = 0, kv = 0;
+    for (int i = pp->first; i < pp->first + pp->count; i++) {
+        if (s->rstate[i] == RS_DRAINING) finish_drain(s, i);
+        active += s->rstate[i] == RS_ACTIVE;
+        starting += s->rstate[i] == RS_STARTING;
+        draining += s->rstate[i] == RS_DRAINING;
+        if (s->rstate[i] != RS_ACTIVE) continue;
+        waiting += (double)sv_replica_waiting(s->reps[i]);
+        held += (double)(sv_replica_waiting(s->reps[i]) + sv_replica_running(s->reps[i]));
+        kv += sv_replica_kv_usage(s->reps[i]);
+    }
+    /* The metric per active replica, against its target: HPA's ceil(n x metric / target). */
+    double m = 0.0;
+    switch (a->policy) {
+    case SV_SCALE_QUEUE:
+        m = active ? waiting / active : 0;
+        break;
+    case SV_SCALE_INFLIGHT:
+        m = active ? held / active : 0;
+        break;
+    case SV_SCALE_KV:
+        m = active ? kv / active : 0;
+        break;
+    default:
+        m = recent_ttft(s, a->window, 90);
+        break;
+    }
+    double want = ceil((double)active * m / a->target - 1e-9);
+    int desired = want > a->max ? a->max : want < a->min ? a->min : (int)want;
+    if (s->res->nscale < (size_t)SV_MAX_SCALE_POINTS) {
+        if (SV_GROW(s->res->scale, s->capscale, s->res->nscale + 1)) {
+            halt(s, SV_ENOMEM, "out of memory: the autoscaler's record could not grow");
+            return;
+        }
+        s->res->scale[s->res->nscale++] = (sv_scale_point_t){.t = s->now,
+                                                             .pool = p,
+                                                             .active = active,
+                                                             .starting = starting,
+                                                             .draining = draining,
+                                                             .measured = m,
+                                                             .desired = desired};
+    }
+    int current = active + starting, changed = 0;
+    if (desired >= current) s->below_since[p] = -1;
+    if (desired > current) {
+        /* Up at once: draining replicas first (they are warm), then cold ones. */
+        int need = desired - current;
+        sv_pool_result_t *pw = &s->res->pools[p];
+        for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
+            if (s->rstate[i] == RS_DRAINING) {
+                s->rstate[i] = RS_ACTIVE;
+                need--, changed = 1, pw->scale_ups++;
+            }
+        double cold = a->cold_start >= 0 ? a->cold_start : pp->perf.weight_bytes_gpu / a->load_bw;
+        for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
+            if (s->rstate[i] == RS_OFF) {
+                s->up_since[i] = s->now;
+                need--, pw->scale_ups++;
+                if (cold > 0) {
+                    s->rstate[i] = RS_STARTING;
+                    s->ready_at[i] = s->now + cold;
+                    push(s, s->ready_at[i], EV_READY, i);
+                } else {
+                    s->rstate[i] = RS_ACTIVE;
+                    changed = 1;
+                }
+            }
+    } else if (desired < current) {
+        if (s->below_since[p] < 0) {
+            s->below_since[p] = s->now;
+            s->down_max[p] = desired;
+        }
+        if (desired > s->down_max[p]) s->down_max[p] = desired;
+        if (s->now - s->below_since[p] >= a->scale_down_delay) {
+            int drop = current - s->down_max[p];
+            sv_pool_result_t *pw = &s->res->pools[p];
+            /* Cold starts not yet serving are cancelled first (newest first), then the
+             * active replicas that hold the least are drained. */
+            for (int i = pp->first + pp->count - 1; i >= pp->first && drop > 0; i--)
+                if (s->rstate[i] == RS_STARTING) {
+                    switch_off(s, i);
+                    drop--, pw->scale_downs++;
+                }
+            while (drop > 0 && active > 1) {
+                int best = -1;
+                long bh = 0;
+                for (int i = pp->first; i < pp->first + pp->count; i++) {
+                    if (s->rstate[i] != RS_ACTIVE) continue;
+                    long h = sv_replica_waiting(s->reps[i]) + sv_replica_running(s->reps[i]);
+                    if (best < 0 || h < bh) best = i, bh = h;
+                }
+                s->rstate[best] = RS_DRAINING;
+                finish_drain(s, best);
+                active--, drop--, changed = 1, pw->scale_downs++;
+            }
+            s->below_since[p] = -1;
+        }
+    }
+    int up = 0;
+    for (int i = pp->first; i < pp->first + pp->count; i++)
+        up += s->rstate[i] != RS_OFF;
+    if (up > s->res->pools[p].peak_up) s->res->pools[p].peak_up = up;
+    if (changed) {
+        rebuild_routes(s);
+        if (s->sc->disaggregated) start_transfers(s);
+    }
+}
+
+/* A cold start ended: the replica serves from now on. */
+static void ready(sim_t *s, int rep, double t)
+{
+    if (s->rstate[rep] != RS_STARTING || t != s->ready_at[rep]) return; /* cancelled */
+    s->rstate[rep] = RS_ACTIVE;
+    rebuild_routes(s);
+    if (s->sc->disaggregated) start_transfers(s);
+}
+
 /* ---- events ----------------------------------------------------------------------------- */
 
 static void drain(sim_t *s, int rep)
@@ -509,7 +732,8 @@ static void sample(sim_t *s)
                           .running = (int32_t)sv_replica_running(r),
                           .waiting = (int32_t)sv_replica_waiting(r),
                           .kv_usage = (float)sv_replica_kv_usage(r),
-                          .batch_tokens = (int32_t)sv_replica_batch_tokens(r)};
+                          .batch_tokens = (int32_t)sv_replica_batch_tokens(r),
+                          .up = s->rstate[i] != RS_OFF};
         if (sv_metrics_sample(m, &sm)) halt(s, SV_ENOMEM, "out of memory in the time series");
     }
     s->rounds += record;
@@ -535,7 +759,8 @@ static void kv_stats(const sv_result_t *res, int first, int count, double *p50, 
     *p50 = *p99 = *max = 0.0;
     if (!v) return;
     for (size_t i = 0; i < n; i++)
-        if (sm[i].replica >= first && sm[i].replica < first + count) v[k++] = sm[i].kv_usage;
+        if (sm[i].replica >= first && sm[i].replica < first + count && sm[i].up)
+            v[k++] = sm[i].kv_usage;
     if (k) {
         qsort(v, k, sizeof *v, cmp_double);
         *p50 = sv_percentile_sorted(v, k, 50);
@@ -549,7 +774,7 @@ static void totals(sim_t *s)
 {
     sv_result_t *res = s->res;
     double T = res->summary.duration, busy_all = 0.0;
-    res->gpus = res->cost_usd = res->energy_j = 0.0;
+    res->gpus = res->cost_usd = res->energy_j = res->gpu_hours = 0.0;
     for (int p = 0; p < res->npools; p++) {
         sv_pool_result_t *pp = &res->pools[p];
         const sv_gpu_t *g = &pp->cfg->gpu;
@@ -557,8 +782,21 @@ static void totals(sim_t *s)
             pp->perf.set.tp * (pp->perf.set.pp > 1 ? pp->perf.set.pp : 1); /* GPUs per replica */
         double busy = 0.0, dsteps = 0.0, dtok = 0.0;
         pp->gpus = (double)pp->count * tp;
-        pp->cost_usd = pp->gpus * g->price_per_hour * T / 3600.0;
+        /* A fixed pool pays for every GPU over the benchmark's duration, as before; an
+         * autoscaled one for the time each replica was up (cold starts and drains in). */
+        int scaled = pp->cfg->autoscale.enabled;
+        double up_all = 0.0;
+        for (int i = pp->first; i < pp->first + pp->count; i++)
+            up_all += scaled ? res->up_s[i] : T;
+        pp->gpu_hours = up_all * tp / 3600.0;
+        pp->mean_up = T > 0 ? up_all / T : 0.0;
+        if (!scaled) pp->peak_up = pp->count;
+        if (scaled) pp->gpus = (double)pp->peak_up * tp; /* the GPUs up at the peak */
+        pp->cost_usd =
+            scaled ? pp->gpu_hours * g->price_per_hour : pp->gpus * g->price_per_hour * T / 3600.0;
+        res->gpu_hours += pp->gpu_hours;
         for (int i = pp->first; i < pp->first + pp->count; i++) {
+            double up = scaled ? res->up_s[i] : T;
             const sv_replica_stats_t *st = &res->rstats[i];
             busy += st->busy_s;
             pp->preemptions += st->preemptions;
@@ -567,7 +805,7 @@ static void totals(sim_t *s)
             pp->handoffs += st->handoffs;
             dsteps += (double)st->decode_steps;
             dtok += st->decode_tokens;
-            pp->energy_j += tp * (g->idle_w * T + (g->tdp_w - g->idle_w) * st->active_s);
+            pp->energy_j += tp * (g->idle_w * up + (g->tdp_w - g->idle_w) * st->active_s);
             pp->stall_s += res->stall_s[i];
             pp->link_bytes += s->links[i].bytes;
             pp->link_busy_s += s->links[i].busy_s;
@@ -602,6 +840,8 @@ void sv_result_free(sv_result_t *res)
     free(res->rstats);
     free(res->rpool);
     free(res->stall_s);
+    free(res->up_s);
+    free(res->scale);
     free(res);
 }
 
@@ -665,6 +905,12 @@ static int setup(sim_t *s, sv_error_t *err)
     s->cand = malloc((size_t)total * sizeof *s->cand);
     s->kicks = malloc((size_t)total * sizeof *s->kicks);
     s->kicked = calloc((size_t)total, sizeof *s->kicked);
+    s->rstate = calloc((size_t)total, sizeof *s->rstate);
+    s->up_since = calloc((size_t)total, sizeof *s->up_since);
+    s->ready_at = calloc((size_t)total, sizeof *s->ready_at);
+    res->up_s = calloc((size_t)total, sizeof *res->up_s);
+    if (!s->rstate || !s->up_since || !s->ready_at || !res->up_s)
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
     if (!s->cand || !s->kicks || !s->kicked || !res->metrics || !s->reps || !res->rstats ||
         !res->rpool || !res->stall_s || !s->stall_since || !s->links || !s->link_next ||
         !s->entry || !s->dec)
@@ -690,15 +936,35 @@ static int setup(sim_t *s, sv_error_t *err)
                                      res->metrics, &s->reps[k], err)))
                 return rc;
             res->rpool[k] = p;
+            /* a fixed pool is up all along; an autoscaled one starts with its initial
+             * replicas serving and the rest off */
+            s->rstate[k] = !pc->autoscale.enabled || i < pc->autoscale.initial ? RS_ACTIVE : RS_OFF;
             s->stall_since[k] = -1;
             s->link_next[k] = INFINITY;
             double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
             sv_link_init(&s->links[k], bw, sc->link.latency, sc->link.fifo);
-            if (pc->role == SV_ROLE_DECODE)
-                s->dec[s->ndec++] = k;
-            else
-                s->entry[s->nentry++] = k;
         }
+        if (pc->autoscale.enabled) {
+            const sv_autoscale_cfg_t *a = &pc->autoscale;
+            double cold =
+                a->cold_start >= 0 ? a->cold_start : pp->perf.weight_bytes_gpu / a->load_bw;
+            if (sc->horizon > 0 && cold >= sc->horizon)
+                return sv_errorf(err, SV_EINVAL,
+                                 "pool '%s': autoscaler: the cold start (%.3g GB of weights per "
+                                 "GPU at %.3g GB/s = %.3g s) is not shorter than horizon_s (%g "
+                                 "s); give autoscaler.cold_start_s or load_bandwidth_gb_s",
+                                 pc->name, pp->perf.weight_bytes_gpu / 1e9, a->load_bw / 1e9, cold,
+                                 sc->horizon);
+            s->any_scaler = 1;
+            pp->peak_up = pc->autoscale.initial;
+            s->below_since[p] = -1;
+        }
+    }
+    rebuild_routes(s);
+    if (s->any_scaler) {
+        s->ttft_end = malloc(SV_TTFT_RING * sizeof *s->ttft_end);
+        s->ttft_ms = malloc(SV_TTFT_RING * sizeof *s->ttft_ms);
+        if (!s->ttft_end || !s->ttft_ms) return sv_errorf(err, SV_ENOMEM, "out of memory");
     }
     /* The per-request records are the run's one large allocation: refuse up front what
      * cannot fit the bound, naming the key that asks for it. */
@@ -757,6 +1023,11 @@ static void teardown(sim_t *s)
     free(s->cand);
     free(s->kicks);
     free(s->kicked);
+    free(s->rstate);
+    free(s->up_since);
+    free(s->ready_at);
+    free(s->ttft_end);
+    free(s->ttft_ms);
     free(s->xq);
     free(s->buf);
     free(s->stall_since);
@@ -845,6 +1116,8 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     else
         schedule_next_arrival(&s);
     push(&s, 0.0, EV_SAMPLE, -1);
+    for (int p = 0; p < sc->npools; p++)
+        if (sc->pools[p].autoscale.enabled) push(&s, sc->pools[p].autoscale.interval, EV_SCALE, p);
 
     sv_event_t ev;
     double next;
@@ -858,7 +1131,7 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         sv_evq_pop(&s.q, &ev);
         s.now = ev.time;
         s.res->events++;
-        if (ev.type != EV_SAMPLE) {
+        if (ev.type != EV_SAMPLE && ev.type != EV_SCALE) {
             s.pending--;
             /* The watchdog: work keeps happening but no request is generated or ends. */
             if (++s.since_progress > s.progress_bound) {
@@ -887,6 +1160,14 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         case EV_SAMPLE:
             sample(&s);
             break;
+        case EV_SCALE:
+            autoscale(&s, ev.id);
+            if (!s.exhausted || s.outstanding > 0 || s.have_next)
+                push(&s, s.now + sc->pools[ev.id].autoscale.interval, EV_SCALE, ev.id);
+            break;
+        case EV_READY:
+            ready(&s, ev.id, ev.time);
+            break;
         case EV_LINK:
             if (ev.time == s.link_next[ev.id]) {
                 s.link_next[ev.id] = INFINITY;
@@ -909,6 +1190,8 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         halt(&s, SV_EINVAL, "internal error: the simulation stopped at t=%.9g s with %s", s.now,
              state);
     }
+    for (int i = 0; i < s.res->replicas && s.rstate; i++)
+        if (s.rstate[i] != RS_OFF) switch_off_at(&s, i, s.last_end);
     if (!s.rc && sv_metrics_oom(s.res->metrics))
         halt(&s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s.res->pool.n);
     if (!s.rc) check_end(&s);

@@ -193,6 +193,49 @@ void sv_trace_free(sv_trace_t *t)
     free(t);
 }
 
+/* Rescale a loaded trace to its target mean rate, then repeat it cfg->loop times. */
+static int trace_rescale_loop(const sv_trace_cfg_t *cfg, sv_trace_t *t, sv_error_t *err)
+{
+    double span = t->time[t->n - 1];
+    if (cfg->mean_rate > 0) {
+        if (t->n < 2 || !(span > 0))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.trace.mean_rate needs at least two rows at different "
+                             "times (the trace has %zu rows over %g s)",
+                             cfg->path, t->n, span);
+        /* speedup was 1 here: the trace's own mean rate is (n - 1) / span */
+        double f = (double)(t->n - 1) / (span * cfg->mean_rate);
+        for (size_t i = 0; i < t->n; i++)
+            t->time[i] *= f;
+        span *= f;
+    }
+    if (cfg->loop <= 1) return 0;
+    size_t n = t->n;
+    if ((double)n * (double)cfg->loop > (double)SV_MAX_TRACE_ROWS)
+        return sv_errorf(err, SV_ELIMIT,
+                         "%s: workload.trace.loop: %ld passes of %zu rows exceed the bound of %ld "
+                         "rows",
+                         cfg->path, cfg->loop, n, SV_MAX_TRACE_ROWS);
+    size_t total = n * (size_t)cfg->loop;
+    double *nt = realloc(t->time, total * sizeof *nt);
+    if (nt) t->time = nt;
+    int32_t *ni = realloc(t->input, total * sizeof *ni);
+    if (ni) t->input = ni;
+    int32_t *no = realloc(t->output, total * sizeof *no);
+    if (no) t->output = no;
+    if (!nt || !ni || !no) return sv_errorf(err, SV_ENOMEM, "%s: out of memory", cfg->path);
+    /* Each pass starts one mean gap after the last row of the one before. */
+    double period = n > 1 ? span * (double)n / (double)(n - 1) : 1.0;
+    for (long k = 1; k < cfg->loop; k++)
+        for (size_t i = 0; i < n; i++) {
+            t->time[(size_t)k * n + i] = t->time[i] + (double)k * period;
+            t->input[(size_t)k * n + i] = t->input[i];
+            t->output[(size_t)k * n + i] = t->output[i];
+        }
+    t->n = total;
+    return 0;
+}
+
 int sv_trace_load(const sv_trace_cfg_t *cfg, sv_trace_t **out, sv_error_t *err)
 {
     *out = NULL;
@@ -206,6 +249,7 @@ int sv_trace_load(const sv_trace_cfg_t *cfg, sv_trace_t **out, sv_error_t *err)
     char *line;
     double t0 = 0, prev = -INFINITY;
     rc = t ? 0 : sv_errorf(err, SV_ENOMEM, "out of memory");
+    double first = NAN;
     while (!rc && (line = csv_next_line(&c))) {
         if (cfg->limit > 0 && (long)t->n >= cfg->limit) break;
         if ((long)t->n >= SV_MAX_TRACE_ROWS) {
@@ -240,6 +284,9 @@ int sv_trace_load(const sv_trace_cfg_t *cfg, sv_trace_t **out, sv_error_t *err)
             break;
         }
         prev = tm;
+        if (isnan(first)) first = tm;
+        if (tm - first < cfg->window_start) continue;
+        if (cfg->window_end > 0 && tm - first >= cfg->window_end) break;
         if (t->n == 0) t0 = tm;
         if (t->n == cap) {
             cap = cap ? cap * 2 : 1024;
@@ -254,13 +301,16 @@ int sv_trace_load(const sv_trace_cfg_t *cfg, sv_trace_t **out, sv_error_t *err)
                 break;
             }
         }
-        t->time[t->n] = (tm - t0) / cfg->speedup;
+        t->time[t->n] = (tm - t0) / (cfg->mean_rate > 0 ? 1.0 : cfg->speedup);
         t->input[t->n] = (int32_t)in;
         t->output[t->n] = (int32_t)outl;
         t->n++;
     }
-    if (!rc && t->n == 0) rc = sv_errorf(err, SV_EPARSE, "%s: no data rows", cfg->path);
+    if (!rc && t->n == 0)
+        rc = sv_errorf(err, SV_EPARSE, "%s: no data rows%s", cfg->path,
+                       cfg->window_start > 0 || cfg->window_end > 0 ? " in the window" : "");
     free(c.buf);
+    if (!rc) rc = trace_rescale_loop(cfg, t, err);
     if (rc) {
         sv_trace_free(t);
         return rc;
@@ -313,6 +363,67 @@ int sv_empirical_load(const char *path, const char *column, long **values, size_
     return 0;
 }
 
+/* ---- rate profiles ---------------------------------------------------------------------- */
+
+static double base_rate(const sv_rate_profile_t *p, double t)
+{
+    if (p->kind == SV_PROFILE_DIURNAL) {
+        double a = (p->ratio - 1.0) / (p->ratio + 1.0);
+        return p->mean *
+               (1.0 + a * cos(2.0 * 3.14159265358979323846 * (t - p->peak_at) / p->period));
+    }
+    /* tables: the last point at or before t (t[0] = 0) */
+    int lo = 0, hi = p->n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (p->t[mid] <= t)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (p->kind == SV_PROFILE_LINEAR && lo + 1 < p->n) {
+        double f = (t - p->t[lo]) / (p->t[lo + 1] - p->t[lo]);
+        return p->rate[lo] + f * (p->rate[lo + 1] - p->rate[lo]);
+    }
+    return p->rate[lo];
+}
+
+double sv_profile_rate(const sv_rate_profile_t *p, double t)
+{
+    double r = base_rate(p, t);
+    for (int i = 0; i < p->nspikes; i++)
+        if (t >= p->spikes[i].at && t < p->spikes[i].at + p->spikes[i].duration)
+            r *= p->spikes[i].factor;
+    return r;
+}
+
+double sv_profile_peak(const sv_rate_profile_t *p)
+{
+    double peak = 0.0;
+    if (p->kind == SV_PROFILE_DIURNAL) {
+        peak = p->mean * (1.0 + (p->ratio - 1.0) / (p->ratio + 1.0));
+    } else {
+        for (int i = 0; i < p->n; i++)
+            if (p->rate[i] > peak) peak = p->rate[i];
+    }
+    /* spikes may overlap: the product of every factor above 1 bounds them all */
+    for (int i = 0; i < p->nspikes; i++)
+        if (p->spikes[i].factor > 1.0) peak *= p->spikes[i].factor;
+    return peak;
+}
+
+double sv_profile_mean(const sv_rate_profile_t *p, double t0, double t1)
+{
+    if (!(t1 > t0)) return sv_profile_rate(p, t0);
+    /* the midpoint rule on a fine grid: exact for the steps up to the cells that hold a
+     * breakpoint, within 1e-6 relative for the sinusoid */
+    const long n = 200000;
+    double h = (t1 - t0) / (double)n, acc = 0.0;
+    for (long i = 0; i < n; i++)
+        acc += sv_profile_rate(p, t0 + ((double)i + 0.5) * h);
+    return acc / (double)n;
+}
+
 /* ---- generator ------------------------------------------------------------------------ */
 
 struct sv_workload {
@@ -322,7 +433,9 @@ struct sv_workload {
     double *times; /* precomputed arrivals when rescaling */
     long count;    /* requests to produce; -1 when bounded by duration only */
     long next;
-    double clock; /* cumulative arrival time (incremental mode) */
+    double clock;       /* cumulative arrival time (incremental mode) */
+    double peak;        /* rate profile: the thinning envelope, req/s */
+    double trace_scale; /* trace times are multiplied by this (trace_rate) */
 };
 
 static gsl_rng *new_rng(uint64_t seed)
@@ -330,6 +443,19 @@ static gsl_rng *new_rng(uint64_t seed)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (r) gsl_rng_set(r, (unsigned long)seed);
     return r;
+}
+
+/* The next arrival of a rate profile after the clock, by thinning: candidates of a
+ * Poisson process at the peak rate, each kept with probability rate(t) / peak. */
+static double profile_arrival(sv_workload_t *w)
+{
+    const sv_workload_cfg_t *c = w->cfg;
+    for (;;) {
+        w->clock += gsl_ran_exponential(w->r_arr, 1.0 / w->peak);
+        if (c->duration > 0 && w->clock > c->duration) return w->clock;
+        if (gsl_rng_uniform(w->r_arr) * w->peak < sv_profile_rate(&c->profile, w->clock))
+            return w->clock;
+    }
 }
 
 static double gap(sv_workload_t *w)
@@ -389,10 +515,22 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
     if (w->trace) {
         w->count = (long)w->trace->n;
         if (cfg->num_requests > 0 && cfg->num_requests < w->count) w->count = cfg->num_requests;
+        w->trace_scale = 1.0;
+        /* the replayed rows' own mean rate is (count - 1) / span */
+        double span = w->count > 1 ? w->trace->time[w->count - 1] : 0.0;
+        if (cfg->trace_rate > 0 && span > 0)
+            w->trace_scale = (double)(w->count - 1) / (span * cfg->trace_rate);
     } else {
         w->count = cfg->num_requests > 0 ? cfg->num_requests : -1;
     }
-    if (!w->trace && w->count > 0 && cfg->duration <= 0 && cfg->rescale && !isinf(cfg->rate)) {
+    if (cfg->profile.kind != SV_PROFILE_NONE) {
+        w->peak = sv_profile_peak(&cfg->profile);
+        if (!(w->peak > 0)) {
+            sv_workload_free(w);
+            return sv_errorf(err, SV_EINVAL, "workload.rate_profile: the rate is 0 at all times");
+        }
+    } else if (!w->trace && w->count > 0 && cfg->duration <= 0 && cfg->rescale &&
+               !isinf(cfg->rate)) {
         /* vLLM draws every gap first, then scales the cumulative delays so the last request
          * goes out at exactly N / rate. */
         w->times = malloc((size_t)w->count * sizeof *w->times);
@@ -433,7 +571,7 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
     if (w->count >= 0 && w->next >= w->count) return 0;
     if (w->next >= SV_MAX_REQUESTS) return 0;
     if (w->trace) {
-        *arrival = w->trace->time[w->next];
+        *arrival = w->trace->time[w->next] * w->trace_scale;
         *input = w->trace->input[w->next];
         *output = w->trace->output[w->next];
         w->next++;
@@ -443,7 +581,7 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
     if (w->times) {
         t = w->times[w->next];
     } else {
-        t = (w->clock += gap(w));
+        t = c->profile.kind != SV_PROFILE_NONE ? profile_arrival(w) : (w->clock += gap(w));
         if (c->duration > 0 && t > c->duration) {
             w->count = w->next; /* the stream ends here */
             return 0;

@@ -312,6 +312,73 @@ START_TEST(test_small_plan)
 }
 END_TEST
 
+/* Issue 13: plan on the arrivals of a real trace (3,000 rows of the Azure conversation
+ * trace, tests/data/azure_conv_sample.csv) rescaled to the target mean rate needs at
+ * least as many GPUs as plan on Poisson arrivals at that rate with the same lengths; a
+ * per-GPU price override prices the plan; p90 latencies are printed per candidate. */
+START_TEST(test_plan_trace_vs_poisson)
+{
+    const char *trace = tu_data("azure_conv_sample.csv");
+    char poisson[2048], replay[2048];
+    const char *common = "seed: 4\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                         "slo: {ttft_ms: 300, tpot_ms: 30, attainment: 0.9}\n"
+                         "plan: {target_rate: 60, gpus: [h100-sxm], probe_requests: 3000,"
+                         " price_per_hour_usd: {h100-sxm: 1.25}}\n";
+    snprintf(poisson, sizeof poisson,
+             "name: poisson\n%sworkload: {num_requests: 3000, rate: 60, input: {dist: empirical, "
+             "file: %s, column: ContextTokens}, output: {dist: empirical, file: %s, column: "
+             "GeneratedTokens}}\n",
+             common, trace, trace);
+    snprintf(replay, sizeof replay, "name: trace\n%sworkload: {trace: {file: %s}}\n", common,
+             trace);
+    int gpus[2];
+    for (int k = 0; k < 2; k++) {
+        sv_error_t err;
+        sv_scenario_t *sc;
+        ck_assert_msg(tu_load_yaml(cat, k ? replay : poisson, NULL, 0, &sc, &err) == 0, "%s",
+                      err.msg);
+        sv_plan_row_t *rows;
+        int n;
+        ck_assert_int_eq(sv_plan_run(sc, cat, 1, &rows, &n, NULL, &err), 0);
+        ck_assert_int_eq(n, 1);
+        ck_assert_msg(rows[0].ok, "%s", rows[0].error);
+        gpus[k] = rows[0].gpus;
+        tu_assert_rel(rows[0].cost_hour, 1.25 * rows[0].gpus, 1e-12);
+        ck_assert(rows[0].ttft_p90 > 0 && rows[0].ttft_p90 <= 300);
+        ck_assert(rows[0].tpot_p90 > 0 && rows[0].tpot_p90 <= 30);
+        free(rows);
+        sv_scenario_free(sc);
+    }
+    ck_assert_msg(gpus[1] >= gpus[0], "trace %d GPUs, Poisson %d", gpus[1], gpus[0]);
+}
+END_TEST
+
+/* plan.size_for: peak sizes for a rate profile's peak (x peak_factor). */
+START_TEST(test_plan_profile_peak)
+{
+    const char *scn = "name: pk\nseed: 2\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "workload: {duration_s: 100, rate_profile: {kind: steps, points: [[0, 5], "
+                      "[50, 40]], spikes: [{at_s: 60, duration_s: 5, factor: 1.5}]}, input: 512, "
+                      "output: 128}\n"
+                      "slo: {ttft_ms: 300, tpot_ms: 30}\n"
+                      "plan: {size_for: peak, gpus: [h100-sxm], probe_requests: 500}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    ck_assert_msg(tu_load_yaml(cat, scn, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    tu_assert_rel(sc->plan.target_rate, 60.0, 1e-12); /* 40 x the spike's 1.5 */
+    sv_scenario_free(sc);
+    const char *set[] = {"plan.size_for=peak", "plan.target_rate=", "slo.ttft_ms=300"};
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "name: q\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 10, rate: 2, input: 10, output: 10}\n"
+                                  "plan: {target_rate: 3, gpus: [h100-sxm]}\n",
+                                  set, 3, &sc, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "plan.size_for: peak needs a workload.rate_profile"), "%s",
+                  err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -324,6 +391,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_shards_merge_exactly);
     tcase_add_test(tc, test_small_plan);
     tcase_add_test(tc, test_merge_many_rows);
+    tcase_add_test(tc, test_plan_trace_vs_poisson);
+    tcase_add_test(tc, test_plan_profile_peak);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -117,6 +117,22 @@ static void make_yaml(gsl_rng *g, char *y, size_t size)
         engine_yaml(g, eng, sizeof eng, 0);
         n += snprintf(y + n, size - (size_t)n, "hardware: {%s}\nengine: %s\n", hw, eng);
     }
+    if (coin(g, 0.25)) {
+        /* An autoscaler for every pool (issue 13): replicas start, serve, drain, stop. */
+        static const char *const pols[] = {"queue", "inflight", "kv", "ttft_p90"};
+        const char *pol = PICK(g, pols);
+        int mx = 1 + (int)gsl_rng_uniform_int(g, 4);
+        n += snprintf(y + n, size - (size_t)n,
+                      "autoscaler: {policy: %s, target: %.3g, min_replicas: 1, max_replicas: %d, "
+                      "interval_s: %.3g, cold_start_s: %.3g, scale_down_delay_s: %.3g, "
+                      "window_s: %.3g}\n",
+                      pol,
+                      strcmp(pol, "kv") == 0         ? 0.05 + 0.9 * gsl_rng_uniform(g)
+                      : strcmp(pol, "ttft_p90") == 0 ? 10 + 500 * gsl_rng_uniform(g)
+                                                     : 0.5 + 8 * gsl_rng_uniform(g),
+                      mx, 0.05 + gsl_rng_uniform(g), coin(g, 0.3) ? 0.0 : 2 * gsl_rng_uniform(g),
+                      coin(g, 0.3) ? 0.0 : 2 * gsl_rng_uniform(g), 0.2 + 3 * gsl_rng_uniform(g));
+    }
     n += snprintf(y + n, size - (size_t)n, "router: {policy: %s, latency_ms: %g}\n",
                   PICK(g, routes), coin(g, 0.3) ? 50 * gsl_rng_uniform(g) : 0.0);
     if (coin(g, 0.25))
@@ -125,7 +141,31 @@ static void make_yaml(gsl_rng *g, char *y, size_t size)
     long count = 20 + (long)gsl_rng_uniform_int(g, 150);
     int mode = (int)gsl_rng_uniform_int(g, 3);
     n += snprintf(y + n, size - (size_t)n, "workload:\n");
-    if (mode == 0) {
+    if (mode == 0 && coin(g, 0.3)) {
+        /* A rate profile (issue 13): steps, a ramp or a sinusoid, sometimes a spike. */
+        static const char *const kinds[] = {"steps", "linear", "diurnal"};
+        const char *kind = PICK(g, kinds);
+        double r0 = 40 * gsl_rng_uniform(g), r1 = 0.5 + 40 * gsl_rng_uniform(g);
+        if (coin(g, 0.5))
+            n += snprintf(y + n, size - (size_t)n, "  num_requests: %ld\n", count);
+        else
+            n += snprintf(y + n, size - (size_t)n, "  duration_s: %.3g\n",
+                          1 + 6 * gsl_rng_uniform(g));
+        if (strcmp(kind, "diurnal") == 0)
+            n += snprintf(y + n, size - (size_t)n,
+                          "  rate_profile: {kind: diurnal, mean_rate: %.3g, peak_to_trough: %.3g, "
+                          "period_s: %.3g",
+                          r1, 1 + 9 * gsl_rng_uniform(g), 0.5 + 5 * gsl_rng_uniform(g));
+        else
+            n += snprintf(y + n, size - (size_t)n,
+                          "  rate_profile: {kind: %s, points: [[0, %.3g], [%.3g, %.3g]]", kind, r0,
+                          0.1 + 3 * gsl_rng_uniform(g), r1);
+        if (coin(g, 0.4))
+            n += snprintf(y + n, size - (size_t)n,
+                          ", spikes: [{at_s: %.3g, duration_s: %.3g, factor: %.3g}]",
+                          2 * gsl_rng_uniform(g), 0.1 + gsl_rng_uniform(g), 5 * gsl_rng_uniform(g));
+        n += snprintf(y + n, size - (size_t)n, "}\n");
+    } else if (mode == 0) {
         n += snprintf(y + n, size - (size_t)n, "  num_requests: %ld\n  rate: %.3g\n", count,
                       0.5 + 40 * gsl_rng_uniform(g));
         if (coin(g, 0.5))
@@ -168,14 +208,15 @@ START_TEST(test_random_scenarios)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (long k = 0; k < count; k++) {
         gsl_rng_set(g, seed0 + (unsigned long)k);
-        char yaml[4096];
+        char yaml[8192];
         make_yaml(g, yaml, sizeof yaml);
         sv_scenario_t *sc = NULL;
         sv_error_t err;
         if (tu_load_yaml(cat, yaml, NULL, 0, &sc, &err)) {
             /* The generator keeps to valid keys; a model that does not fit a small GPU
              * slice is a refusal the loader or the memory plan must word clearly. */
-            ck_assert_msg(strstr(err.msg, "fit") || strstr(err.msg, "max_model_len"),
+            ck_assert_msg(strstr(err.msg, "fit") || strstr(err.msg, "max_model_len") ||
+                              strstr(err.msg, "not shorter than horizon_s"),
                           "case %ld refused unclearly: %s\n%s", k, err.msg, yaml);
             refused++;
             continue;

@@ -267,6 +267,149 @@ START_TEST(test_traces)
 }
 END_TEST
 
+/* Count the arrivals of a profile in [a, b) for each of nseg segments; returns the total. */
+static long profile_counts(sv_workload_cfg_t *c, const double *edges, int nseg, long *counts)
+{
+    sv_error_t err;
+    sv_workload_t *w;
+    ck_assert_int_eq(sv_workload_new(c, NULL, 2024, &w, &err), 0);
+    double t, prev = 0;
+    int32_t in, out;
+    long total = 0;
+    for (int k = 0; k < nseg; k++)
+        counts[k] = 0;
+    while (sv_workload_next(w, &t, &in, &out)) {
+        ck_assert(t >= prev); /* arrivals in order */
+        ck_assert(t <= c->duration);
+        prev = t;
+        total++;
+        for (int k = 0; k < nseg; k++)
+            if (t >= edges[k] && t < edges[k + 1]) counts[k]++;
+    }
+    sv_workload_free(w);
+    return total;
+}
+
+/* Within 4 standard deviations of a Poisson count with mean m. */
+#define assert_poisson(n, m)                                                                       \
+    ck_assert_msg(fabs((double)(n) - (m)) <= 4.0 * sqrt(m), "%s = %ld, expected %g +- %g", #n,     \
+                  (long)(n), (double)(m), 4.0 * sqrt(m))
+
+/* Issue 13: a piecewise-constant profile gives each segment its own count (thinning at the
+ * peak rate keeps rate(t)/peak of the candidates) and the right total; a spike multiplies
+ * its window; a linear ramp gives the area under it. */
+START_TEST(test_profile_steps)
+{
+    sv_workload_cfg_t c = base_cfg(0, 1, 1);
+    c.duration = 3000;
+    c.profile.kind = SV_PROFILE_STEPS;
+    double pts[3][2] = {{0, 5}, {1000, 20}, {2000, 1}};
+    for (int i = 0; i < 3; i++)
+        c.profile.t[i] = pts[i][0], c.profile.rate[i] = pts[i][1];
+    c.profile.n = 3;
+    tu_assert_rel(sv_profile_peak(&c.profile), 20.0, 1e-12);
+    tu_assert_rel(sv_profile_rate(&c.profile, 1500), 20.0, 1e-12);
+    tu_assert_rel(sv_profile_rate(&c.profile, 2999), 1.0, 1e-12);
+    tu_assert_rel(sv_profile_mean(&c.profile, 0, 3000), 26000.0 / 3000, 1e-4);
+    double edges[4] = {0, 1000, 2000, 3000};
+    long n[3];
+    long total = profile_counts(&c, edges, 3, n);
+    assert_poisson(n[0], 5000.0);
+    assert_poisson(n[1], 20000.0);
+    assert_poisson(n[2], 1000.0);
+    assert_poisson(total, 26000.0);
+    ck_assert_int_eq(total, n[0] + n[1] + n[2]);
+
+    /* a spike of x4 over [500, 600) adds 3 x 5 x 100 = 1500 there */
+    c.profile.spikes[0] = (sv_spike_t){.at = 500, .duration = 100, .factor = 4};
+    c.profile.nspikes = 1;
+    double e2[3] = {500, 600, 3000};
+    long m[2];
+    profile_counts(&c, e2, 2, m);
+    assert_poisson(m[0], 2000.0);
+    tu_assert_rel(sv_profile_peak(&c.profile), 80.0, 1e-12);
+    c.profile.nspikes = 0;
+
+    /* a linear ramp 0 -> 10 req/s over 1000 s, then flat at 10: 5000 + 10000 */
+    c.profile.kind = SV_PROFILE_LINEAR;
+    c.profile.t[1] = 1000, c.profile.rate[0] = 0, c.profile.rate[1] = 10;
+    c.profile.n = 2;
+    c.duration = 2000;
+    double e3[3] = {0, 1000, 2000};
+    long r[2];
+    profile_counts(&c, e3, 2, r);
+    assert_poisson(r[0], 5000.0);
+    assert_poisson(r[1], 10000.0);
+    tu_assert_rel(sv_profile_rate(&c.profile, 250), 2.5, 1e-12);
+}
+END_TEST
+
+/* Issue 13: thinning a diurnal sinusoid: the mean rate over whole periods is within 1% of
+ * the profile's mean, and the peak quarter holds more than the trough quarter in the
+ * ratio of the integrals of the sinusoid over them. */
+START_TEST(test_profile_diurnal)
+{
+    sv_workload_cfg_t c = base_cfg(0, 1, 1);
+    c.profile.kind = SV_PROFILE_DIURNAL;
+    c.profile.mean = 50;
+    c.profile.ratio = 3; /* amplitude a = 0.5: 25 .. 75 req/s */
+    c.profile.period = 1000;
+    c.profile.peak_at = 500;
+    c.duration = 10 * c.profile.period;
+    tu_assert_rel(sv_profile_peak(&c.profile), 75.0, 1e-12);
+    tu_assert_rel(sv_profile_rate(&c.profile, 0), 25.0, 1e-12);
+    tu_assert_rel(sv_profile_rate(&c.profile, 500), 75.0, 1e-12);
+    tu_assert_rel(sv_profile_mean(&c.profile, 0, 1000), 50.0, 1e-6);
+    /* per period: trough quarter [0,125)+[875,1000), peak quarter [375, 625) */
+    double edges[11];
+    for (int k = 0; k <= 10; k++)
+        edges[k] = k * 1000.0;
+    long n[10];
+    long total = profile_counts(&c, edges, 10, n);
+    tu_assert_rel((double)total / c.duration, 50.0, 0.01);
+    for (int k = 0; k < 10; k++)
+        assert_poisson(n[k], 50000.0);
+    double pk[2] = {375, 625};
+    long peak_q;
+    c.duration = 1000;
+    profile_counts(&c, pk, 1, &peak_q);
+    /* integral over the peak quarter: 250 x 50 + 50 x 0.5 x 2 x 1000 / (2 pi) x sin(pi/4) */
+    double expect = 250 * 50 + 50 * 0.5 * 1000 / 3.14159265358979 * sin(3.14159265358979 / 4);
+    assert_poisson(peak_q, expect);
+}
+END_TEST
+
+/* Issue 13: a trace window, a rescale to a target mean rate, and loops. */
+START_TEST(test_trace_window_loop)
+{
+    sv_error_t err;
+    sv_trace_t *t;
+    /* small_trace.csv: rows at 0, 0.5, 2.5 s */
+    sv_trace_cfg_t c = trace_cfg(tu_data("small_trace.csv"));
+    c.window_start = 0.4;
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), 0);
+    ck_assert_int_eq((int)t->n, 2);
+    ck_assert(t->time[0] == 0.0);
+    tu_assert_rel(t->time[1], 2.0, 1e-12);
+    sv_trace_free(t);
+    c = trace_cfg(tu_data("small_trace.csv"));
+    c.mean_rate = 4; /* 2 gaps over 2.5 s = 0.8 req/s; x5 */
+    c.loop = 3;
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), 0);
+    ck_assert_int_eq((int)t->n, 9);
+    tu_assert_rel(t->time[2], 0.5, 1e-12);
+    /* each pass starts one mean gap (0.25 s) after the last row before */
+    tu_assert_rel(t->time[3], 0.75, 1e-12);
+    tu_assert_rel(t->time[8], 2 * 0.75 + 0.5, 1e-12);
+    ck_assert_int_eq(t->input[5], t->input[2]);
+    sv_trace_free(t);
+    c = trace_cfg(tu_data("small_trace.csv"));
+    c.window_start = 10;
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "no data rows in the window") != NULL, "%s", err.msg);
+}
+END_TEST
+
 /* Issue 8 item 9: a UTF-8 byte-order mark is skipped; a NUL byte and a column named
  * twice are errors naming the line. */
 START_TEST(test_trace_text_hazards)
@@ -305,6 +448,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_streams_independent);
     tcase_add_test(tc, test_traces);
     tcase_add_test(tc, test_trace_text_hazards);
+    tcase_add_test(tc, test_profile_steps);
+    tcase_add_test(tc, test_profile_diurnal);
+    tcase_add_test(tc, test_trace_window_loop);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -42,6 +42,7 @@ typedef struct sv_sample {
     int32_t running, waiting;
     float kv_usage; /* 0..1 */
     int32_t batch_tokens;
+    uint8_t up; /* the replica is up (starting, active or draining); 0: switched off */
 } sv_sample_t;
 
 typedef struct sv_metrics sv_metrics_t;

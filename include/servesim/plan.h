@@ -10,6 +10,12 @@
  * the units needed for the target, checked by simulating the whole cluster at the target
  * rate and adding units until it meets the SLOs. Candidates are ranked by cost per hour.
  *
+ * Arrival patterns: with a trace workload every probe replays the trace's own arrivals
+ * rescaled to the probed mean rate (its burstiness kept), so the capacity holds on the
+ * real pattern; otherwise probes are the workload's gamma/Poisson process (a rate
+ * profile's shape is dropped: the plan sizes for target_rate x plan.peak_factor, e.g. the
+ * profile's peak).
+ *
  * Ownership: sv_plan_run() returns a row array the caller frees with free().
  */
 #ifndef SERVESIM_PLAN_H
@@ -26,14 +32,17 @@ typedef struct sv_plan_row {
     int tp;
     int disagg, p, d; /* disaggregated unit: p prefill + d decode replicas */
     long max_num_seqs;
-    int ok; /* 0: infeasible or failed; error says why */
-    char error[256];
+    int ok; /* 0: infeasible or failed; error says why (whole: never cut) */
+    char error[SV_ERRMSG_MAX];
     double unit_capacity; /* req/s one unit sustains within the SLOs */
     int unit_gpus;
     int units, gpus;         /* for the target rate */
     double attain_at_target; /* of the whole cluster at the target rate */
     double goodput_at_target;
     double cost_hour, cost_mtok, energy_tok;
+    /* latency of the whole cluster at the target rate, ms: p90 and the SLO's percentile
+     * (100 x slo.attainment) of TTFT and TPOT */
+    double ttft_p90, tpot_p90, ttft_slo_pct, tpot_slo_pct;
     double goodput_per_gpu; /* unit capacity / unit GPUs (DistServe's metric) */
     char binding[8];        /* ttft, tpot or e2el: the SLO that fails first past capacity */
     long probes;            /* simulations run */

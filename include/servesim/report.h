@@ -24,6 +24,22 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
 int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 
+/* The cluster over time, one row per time-series sample (metrics.sample_interval_s):
+ * arrivals per second over the interval before it, replicas up per pool, requests
+ * waiting and running, mean KV usage of the replicas up, and the SLO attainment of the
+ * requests that arrived in the interval (NAN: none, or no SLO). Arrays owned by the
+ * struct, freed with sv_cluster_series_free(); up is npools blocks of n + 1 values. */
+typedef struct sv_cluster_series {
+    size_t n;
+    int npools;
+    double *t, *arrival_rate, *up, *waiting, *running, *kv_usage, *attainment;
+} sv_cluster_series_t;
+int sv_report_cluster_series(const sv_result_t *res, sv_cluster_series_t *out, sv_error_t *err);
+void sv_cluster_series_free(sv_cluster_series_t *c);
+
+/* --cluster-csv: the series above as CSV (attainment empty where undefined). */
+int sv_report_cluster_csv(const sv_result_t *res, const char *path, sv_error_t *err);
+
 /*
  * vLLM's Prometheus metrics as a text exposition at the end of the run, one series per
  * replica (labels model_name and engine): the request, token and preemption counters and the

@@ -42,7 +42,37 @@ typedef struct sv_plan_cfg {
     int max_gpus;
     long probe_requests; /* requests per capacity probe */
     double tolerance;    /* relative precision of the capacity */
+    double peak_factor;  /* size for target_rate x this (a peak over the mean); default 1 */
+    int profile_peak;    /* plan.size_for: peak: target_rate is the rate profile's peak */
+    char price_gpu[16][SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
+    double price[16];
+    int nprices;
 } sv_plan_cfg_t;
+
+/* The autoscaler of one pool (docs/autoscaling.md): every `interval` seconds it measures
+ * the pool's active replicas and asks for ceil(replicas x measured / target) of them (as
+ * Kubernetes' HPA), within [min, max]; up at once (each new replica serves after its cold
+ * start), down only when every evaluation over `scale_down_delay` asked for fewer (and
+ * then to the most they asked for). A replica scaled down drains: the router stops sending
+ * to it and it is switched off once it holds nothing. */
+typedef enum {
+    SV_SCALE_QUEUE = 0, /* requests waiting (not yet running) per replica */
+    SV_SCALE_INFLIGHT,  /* requests held (waiting + running) per replica */
+    SV_SCALE_KV,        /* mean KV cache usage, 0..1 */
+    SV_SCALE_TTFT       /* p90 TTFT (ms) of the requests that ended over the last window */
+} sv_scale_policy_t;
+
+typedef struct sv_autoscale_cfg {
+    int enabled;
+    sv_scale_policy_t policy;
+    double target;
+    int min, max, initial;
+    double interval;         /* s between evaluations */
+    double cold_start;       /* s from the decision to serving; < 0: weights / load_bw */
+    double load_bw;          /* bytes/s each GPU reads its weights at */
+    double scale_down_delay; /* s */
+    double window;           /* s: the TTFT policy's window */
+} sv_autoscale_cfg_t;
 
 /* One pool of identical replicas: its GPU, parallelism, dtypes, engine settings. */
 typedef struct sv_pool_cfg {
@@ -51,7 +81,8 @@ typedef struct sv_pool_cfg {
     sv_gpu_t gpu; /* price override applied */
     sv_perf_settings_t perf;
     sv_engine_cfg_t engine;
-    int replicas;
+    int replicas; /* with an autoscaler: its max (the replicas the simulator allocates) */
+    sv_autoscale_cfg_t autoscale;
     int defaulted; /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
 } sv_pool_cfg_t;
 

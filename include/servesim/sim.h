@@ -12,6 +12,11 @@
  * and the decode replica takes the request into its batch at its next step. A full
  * decode pool therefore backs up into the prefill pool, which stalls.
  *
+ * Autoscaling: each pool allocates its autoscaler's max_replicas at setup; a replica is
+ * off, starting (cold start: paid, not routed to), active, or draining (not routed to,
+ * finishing what it holds, then off). The router and the hand-off only see active
+ * replicas. Cost, energy and GPU-hours count the time a replica is up.
+ *
  * Event order at equal times is insertion order (engine.h), so a run is a pure
  * function of the scenario and its seed.
  *
@@ -46,7 +51,23 @@ typedef struct sv_pool_result {
     double stall_s;           /* summed over replicas: idle while requests waited (no KV room) */
     double link_bytes, link_busy_s; /* prefill pools: KV sent, time the links moved bytes */
     long transfers;
+    /* Autoscaling (all pools; a fixed pool is up all run): */
+    double gpu_hours;            /* GPUs x hours up, cold starts and drains included */
+    double mean_up;              /* replicas up, averaged over the run */
+    int peak_up;                 /* most replicas up at once */
+    long scale_ups, scale_downs; /* replicas started, replicas drained */
 } sv_pool_result_t;
+
+/* One autoscaler evaluation of one pool. */
+typedef struct sv_scale_point {
+    double t;
+    int pool;
+    int active, starting, draining; /* replicas in each state before the decision */
+    double measured;                /* the policy's metric */
+    int desired;                    /* what the autoscaler asked for */
+} sv_scale_point_t;
+
+#define SV_MAX_SCALE_POINTS (1L << 20)
 
 typedef struct sv_result {
     const sv_scenario_t *sc;
@@ -69,7 +90,11 @@ typedef struct sv_result {
     double cost_per_mtok;               /* USD per million output tokens */
     double energy_per_tok;              /* J per output token */
     long events;
-    double sample_interval; /* s between kept time-series samples (more than asked if thinned) */
+    double sample_interval;  /* s between kept time-series samples (more than asked if thinned) */
+    double *up_s;            /* per replica: seconds up (starting, active or draining) */
+    double gpu_hours;        /* all pools */
+    sv_scale_point_t *scale; /* autoscaler evaluations in time order (first SV_MAX_SCALE_POINTS) */
+    size_t nscale;
 } sv_result_t;
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err);

@@ -11,6 +11,12 @@
  * Arrivals, input lengths and output lengths each draw from their own GSL generator,
  * seeded from the scenario seed.
  *
+ * A rate profile makes the rate a function of time (piecewise-constant or piecewise-linear
+ * tables, a diurnal sinusoid, multiplicative spikes): arrivals are then a non-homogeneous
+ * Poisson process generated exactly by thinning (Lewis and Shedler): candidates at the
+ * profile's peak rate, each kept with probability rate(t) / peak. A trace can be cut to a
+ * window of its own time, rescaled (speedup, or to a target mean rate) and looped.
+ *
  * Ownership: sv_trace_load() and sv_empirical_load() return arrays the caller frees
  * with sv_trace_free() / free(); sv_workload_new() returns a generator freed with
  * sv_workload_free(); it borrows the config and trace, which must outlive it.
@@ -55,7 +61,40 @@ typedef struct sv_trace_cfg {
     char time_col[64], input_col[64], output_col[64];
     double speedup; /* > 1 replays faster */
     long limit;     /* 0 = all rows */
+    /* The window [window_start, window_end) in seconds from the trace's first row (end 0:
+     * to the last row), rescaled to mean_rate req/s when > 0 (instead of speedup), and
+     * replayed loop times back to back (each pass one mean gap after the last). */
+    double window_start, window_end, mean_rate;
+    long loop; /* passes; 0 or 1 = once */
 } sv_trace_cfg_t;
+
+#define SV_MAX_PROFILE_POINTS 256
+#define SV_MAX_SPIKES 32
+
+typedef enum {
+    SV_PROFILE_NONE = 0,
+    SV_PROFILE_STEPS,  /* piecewise-constant: rate[i] from t[i] until t[i+1] */
+    SV_PROFILE_LINEAR, /* piecewise-linear between (t[i], rate[i]); the last rate after */
+    SV_PROFILE_DIURNAL /* mean x (1 + a cos(2 pi (t - peak_at) / period)) */
+} sv_profile_kind_t;
+
+typedef struct sv_spike {
+    double at, duration, factor; /* the rate is multiplied by factor on [at, at + duration) */
+} sv_spike_t;
+
+typedef struct sv_rate_profile {
+    sv_profile_kind_t kind;
+    double t[SV_MAX_PROFILE_POINTS], rate[SV_MAX_PROFILE_POINTS]; /* tables: t[0] = 0 */
+    int n;
+    double mean, ratio, period, peak_at; /* diurnal: ratio = peak / trough >= 1 */
+    sv_spike_t spikes[SV_MAX_SPIKES];
+    int nspikes;
+} sv_rate_profile_t;
+
+/* The rate (req/s) at time t, the highest rate at any time, and the mean over [t0, t1). */
+double sv_profile_rate(const sv_rate_profile_t *p, double t);
+double sv_profile_peak(const sv_rate_profile_t *p);
+double sv_profile_mean(const sv_rate_profile_t *p, double t0, double t1);
 
 typedef struct sv_workload_cfg {
     long num_requests;    /* 0 = bounded by duration */
@@ -67,7 +106,10 @@ typedef struct sv_workload_cfg {
     sv_lendist_t input, output;
     int has_trace;
     sv_trace_cfg_t trace;
-    double timeout; /* client timeout in s; 0 = none */
+    double timeout;            /* client timeout in s; 0 = none */
+    sv_rate_profile_t profile; /* kind SV_PROFILE_NONE: the constant rate above */
+    double trace_rate;         /* > 0: replay the trace's arrivals rescaled to this mean rate (its
+                                * burstiness kept), as plan's capacity probes do */
 } sv_workload_cfg_t;
 
 /* Read a trace CSV. Errors name the file and row ("trace.csv:17: ..."). */
