@@ -85,7 +85,7 @@ double sv_kolmogorov_q(double lambda)
     return q < 0 ? 0 : q > 1 ? 1 : q;
 }
 
-int sv_ks_2samp(double *a, size_t na, double *b, size_t nb, double *d, double *p)
+int sv_ks_2samp(double *a, size_t na, double *b, size_t nb, double tie, double *d, double *p)
 {
     *d = NAN;
     *p = NAN;
@@ -95,12 +95,13 @@ int sv_ks_2samp(double *a, size_t na, double *b, size_t nb, double *d, double *p
     size_t i = 0, j = 0;
     double best = 0;
     /* Walk the pooled values in order; at each distinct value step past every copy of it in
-     * both samples, then compare the two empirical CDFs there. */
+     * both samples (values within `tie` of it count as copies), then compare the two
+     * empirical CDFs there. */
     while (i < na && j < nb) {
-        double v = a[i] < b[j] ? a[i] : b[j];
-        while (i < na && a[i] == v)
+        double v = (a[i] < b[j] ? a[i] : b[j]) + tie;
+        while (i < na && a[i] <= v)
             i++;
-        while (j < nb && b[j] == v)
+        while (j < nb && b[j] <= v)
             j++;
         double diff = fabs((double)i / (double)na - (double)j / (double)nb);
         if (diff > best) best = diff;
@@ -531,7 +532,7 @@ int sv_compare_new(const sv_bench_t *real, const sv_bench_t *sim, sv_compare_t *
         }
         memcpy(a, real->sample[l], k->n_real * sizeof *a);
         memcpy(b, sim->sample[l], k->n_sim * sizeof *b);
-        sv_ks_2samp(a, k->n_real, b, k->n_sim, &k->d, &k->p);
+        sv_ks_2samp(a, k->n_real, b, k->n_sim, SV_KS_TIE_S, &k->d, &k->p);
         free(a);
         free(b);
     }

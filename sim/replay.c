@@ -83,9 +83,22 @@ int sv_replay_trace(const sv_bench_t *b, sv_trace_t **out, long *skipped, sv_err
     }
     qsort(it, n, sizeof *it, cmp_item);
     /* A relative clock starts near the first send; an absolute one (epoch or
-     * perf_counter) reads far more than the whole run lasted. */
+     * perf_counter) reads far more than the whole run lasted. servesim's own clock is
+     * relative whatever the first gap, and kept as is so a replay repeats the run. */
     double t0 = it[0].t;
-    double base = isfinite(b->duration) && t0 > b->duration ? t0 : 0.0;
+    int own = strcmp(b->backend, "servesim") == 0;
+    double base = !own && isfinite(b->duration) && t0 > b->duration ? t0 : 0.0;
+    if (base > 0 && b->latencies) {
+        /* The benchmark's own start is not in the file, but its duration runs from that
+         * start to the last completion: recover it, so the wait before the first send (one
+         * arrival gap in vLLM >= 0.8) counts as it did in the real run. */
+        double last = -INFINITY;
+        for (size_t i = 0; i < b->n; i++)
+            if (b->start_times[i] + b->latencies[i] > last)
+                last = b->start_times[i] + b->latencies[i];
+        double origin = last - b->duration;
+        if (origin < t0 && origin > t0 - b->duration) base = origin;
+    }
     for (size_t k = 0; k < n; k++) {
         t->time[k] = it[k].t - base;
         t->input[k] = (int32_t)b->input_lens[it[k].i];

@@ -16,7 +16,7 @@ START_TEST(test_ks_by_hand)
     /* a = 1 2 3 4, b = 2.5 3.5 5 6 7. F_a - F_b after each pooled value:
      * 1: .25-0, 2: .5-0, 2.5: .5-.2, 3: .75-.2, 3.5: .75-.4, 4: 1-.4 = .6 (largest). */
     double a[] = {4, 2, 3, 1}, b[] = {7, 2.5, 6, 3.5, 5};
-    ck_assert_int_eq(sv_ks_2samp(a, 4, b, 5, &d, &p), 0);
+    ck_assert_int_eq(sv_ks_2samp(a, 4, b, 5, 0.0, &d, &p), 0);
     ck_assert_double_eq_tol(d, 0.6, 1e-12);
     /* lambda = sqrt(4 x 5 / 9) x 0.6 = 0.894427; Q(lambda) = 0.400471 */
     ck_assert_double_eq_tol(p, 0.400471, 1e-6);
@@ -24,19 +24,25 @@ START_TEST(test_ks_by_hand)
      * past their twos): .75 - .5 = .25; at 3: 1 - .5 = .5. Stepping one sample alone past
      * 2 would wrongly see .75. */
     double c[] = {1, 2, 2, 3}, e[] = {2, 2, 4, 5};
-    ck_assert_int_eq(sv_ks_2samp(c, 4, e, 4, &d, &p), 0);
+    ck_assert_int_eq(sv_ks_2samp(c, 4, e, 4, 0.0, &d, &p), 0);
     ck_assert_double_eq_tol(d, 0.5, 1e-12);
     ck_assert_double_eq_tol(p, 0.699374, 1e-6); /* lambda = sqrt(2) x 0.5 */
     /* The same sample: D = 0, p = 1. */
     double f[] = {3, 1, 2}, g[] = {1, 2, 3};
-    ck_assert_int_eq(sv_ks_2samp(f, 3, g, 3, &d, &p), 0);
+    ck_assert_int_eq(sv_ks_2samp(f, 3, g, 3, 0.0, &d, &p), 0);
     ck_assert_double_eq(d, 0.0);
     ck_assert_double_eq(p, 1.0);
+    /* Within the tie width values are the same: 1, 2, 3 against each plus 1e-7. */
+    double f2[] = {1 + 1e-7, 2 + 1e-7, 3 + 1e-7}, g2[] = {1, 2, 3};
+    ck_assert_int_eq(sv_ks_2samp(f2, 3, g2, 3, 0.0, &d, &p), 0);
+    ck_assert_double_eq_tol(d, 1.0 / 3.0, 1e-12); /* exact: a shift by 1e-7 is seen */
+    ck_assert_int_eq(sv_ks_2samp(f2, 3, g2, 3, 1e-6, &d, &p), 0);
+    ck_assert_double_eq(d, 0.0);
     /* Disjoint samples: D = 1. */
     double h[] = {1, 2}, k[] = {3, 4, 5};
-    ck_assert_int_eq(sv_ks_2samp(h, 2, k, 3, &d, &p), 0);
+    ck_assert_int_eq(sv_ks_2samp(h, 2, k, 3, 0.0, &d, &p), 0);
     ck_assert_double_eq(d, 1.0);
-    ck_assert_int_eq(sv_ks_2samp(h, 0, k, 3, &d, &p), SV_EINVAL);
+    ck_assert_int_eq(sv_ks_2samp(h, 0, k, 3, 0.0, &d, &p), SV_EINVAL);
     ck_assert(isnan(d));
 }
 END_TEST
@@ -150,13 +156,19 @@ START_TEST(test_replay_trace)
     sv_trace_t *t = NULL;
     sv_error_t err;
     long skipped = -1;
-    /* Epoch start times (far beyond the 15.6 s run) are rebased to the first. */
+    /* Absolute start times (far beyond the 15.6 s run) are rebased to the benchmark's
+     * start: the last completion minus the duration. */
     ck_assert_int_eq(sv_bench_load(tu_data("vllm_result_llama8b.json"), &b, &err), 0);
     ck_assert_int_eq(sv_replay_trace(b, &t, &skipped, &err), 0);
     ck_assert_int_eq((int)t->n, 50);
     ck_assert_int_eq(skipped, 0);
-    ck_assert_double_eq(t->time[0], 0.0);
-    ck_assert_double_eq_tol(t->time[49], b->start_times[49] - b->start_times[0], 1e-6);
+    double last = 0;
+    for (int i = 0; i < 50; i++)
+        if (b->start_times[i] + b->latencies[i] > last) last = b->start_times[i] + b->latencies[i];
+    double origin = last - b->duration;
+    ck_assert(t->time[0] > 0 && t->time[0] < 1);
+    ck_assert_double_eq_tol(t->time[0], b->start_times[0] - origin, 1e-9);
+    ck_assert_double_eq_tol(t->time[49], b->start_times[49] - origin, 1e-9);
     ck_assert_int_eq(t->input[3], (int)b->input_lens[3]);
     ck_assert_int_eq(t->output[3], (int)b->output_lens[3]);
     sv_trace_free(t);
@@ -166,7 +178,10 @@ START_TEST(test_replay_trace)
     ck_assert_int_eq(sv_replay_trace(b, &t, &skipped, &err), 0);
     ck_assert_int_eq((int)t->n, 2);
     ck_assert_int_eq(skipped, 1);
-    ck_assert_double_eq(t->time[1], 1.25);
+    /* start 5120.25 and 5121.5; the last completion 5121.5 + 0.807 less the 2.75 s
+     * duration puts the benchmark's start at 5119.557 */
+    ck_assert_double_eq_tol(t->time[0], 0.693, 1e-9);
+    ck_assert_double_eq_tol(t->time[1], 1.943, 1e-9);
     ck_assert_int_eq(t->output[1], 60);
     ck_assert_int_eq((int)b->nsample[SV_LM_TTFT], 2); /* failures out of the distributions */
     ck_assert_int_eq((int)b->nsample[SV_LM_ITL], 99 + 59);

@@ -84,8 +84,14 @@ double sv_rel_err(double real, double sim);
 /* Two-sample Kolmogorov-Smirnov test of a (na values) against b (nb): the statistic D =
  * sup |F_a - F_b| over the pooled values (both samples are sorted in place) and its
  * asymptotic p-value, the Kolmogorov distribution's tail at sqrt(na nb / (na + nb)) D.
- * Returns SV_EINVAL when a sample is empty. */
-int sv_ks_2samp(double *a, size_t na, double *b, size_t nb, double *d, double *p);
+ * Values less than `tie` above the smallest value not yet passed count as equal to it
+ * (0: exact ties only). Returns SV_EINVAL when a sample is empty. */
+int sv_ks_2samp(double *a, size_t na, double *b, size_t nb, double tie, double *d, double *p);
+
+/* The tie width compare uses, in seconds: per-request times closer than a microsecond are
+ * the same measurement (a real client's clock and a result file's rounding of absolute
+ * start times do not resolve finer). */
+#define SV_KS_TIE_S 1e-6
 
 /* Tail of the Kolmogorov distribution: P(K > lambda). */
 double sv_kolmogorov_q(double lambda);

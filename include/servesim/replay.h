@@ -9,10 +9,12 @@
  * the result's `max_concurrency` (null: none).
  *
  * Send times: sorted (stably); when the earliest is later than the run's `duration` the
- * clock is absolute (epoch or perf_counter seconds) and every time is rebased so the first
- * is 0; otherwise they are kept as written, which is how servesim writes them, so that a
- * replay of servesim's own result repeats its run exactly. Failed requests (non-empty
- * `errors`) are left out and counted: the output length they would have had is unknown.
+ * clock is absolute (epoch or perf_counter seconds) and every time is rebased to the
+ * benchmark's start, recovered as the last completion (start + latency) minus `duration`
+ * (without latencies: to the first send); otherwise, and always for servesim's own results (backend
+ * "servesim"), they are kept as written, so that a replay of servesim's result repeats its run
+ * exactly. Failed requests (non-empty `errors`) are left out and counted: the output length they
+ * would have had is unknown.
  *
  * Ownership: sv_replay_trace() returns a trace freed with sv_trace_free();
  * sv_replay_apply() hands the trace to the scenario, which frees it with itself.

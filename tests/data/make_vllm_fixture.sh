@@ -4,8 +4,9 @@
 # the quickstart (Llama-3.1-8B, one H100) under a slower cost setting than the catalog's
 # (memory efficiency 0.6, compute efficiency 0.45, 2.5 ms per step) for 50 requests, and
 # the result is relabelled as vLLM would write it: backend "vllm", endpoint_type "openai",
-# the Hugging Face model id, a fixed date, start times as absolute clock readings
-# (epoch seconds, as a real client's clock gives), and servesim's own block removed.
+# the Hugging Face model id, a fixed date, start times as absolute clock readings (a
+# monotonic clock's seconds since boot, as the client's time.perf_counter() gives), and
+# servesim's own block removed.
 # Usage: tests/data/make_vllm_fixture.sh build/servesim
 set -euo pipefail
 bin=${1:-build/servesim}
@@ -23,6 +24,6 @@ r.pop("servesim")
 r.update(date="20261130-091502", endpoint_type="openai", backend="vllm", label=None,
          model_id="meta-llama/Llama-3.1-8B-Instruct",
          tokenizer_id="meta-llama/Llama-3.1-8B-Instruct")
-r["start_times"] = [round(1764493502.125 + t, 6) for t in r["start_times"]]
+r["start_times"] = [352817.5 + t for t in r["start_times"]]
 json.dump(r, open(sys.argv[2], "w"))
 PY
