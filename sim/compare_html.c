@@ -81,7 +81,9 @@ static void table(FILE *f, const sv_compare_t *c, double tol)
             fputs("<td class=\"bad\">inf (REAL is 0)</td>", f);
         else
             fprintf(f, "<td class=\"%s\">%+.2f%%</td>",
-                    !isnan(tol) && fabs(r->err) > tol ? "bad" : "ok",
+                    isnan(tol)           ? ""
+                    : fabs(r->err) > tol ? "bad"
+                                         : "ok",
                     fabs(r->err) < 5e-5 ? 0.0 : 100.0 * r->err);
         fputs("</tr>\n", f);
     }

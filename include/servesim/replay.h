@@ -11,10 +11,11 @@
  * Send times: sorted (stably); when the earliest is later than the run's `duration` the
  * clock is absolute (epoch or perf_counter seconds) and every time is rebased to the
  * benchmark's start, recovered as the last completion (start + latency) minus `duration`
- * (without latencies: to the first send); otherwise, and always for servesim's own results (backend
- * "servesim"), they are kept as written, so that a replay of servesim's result repeats its run
- * exactly. Failed requests (non-empty `errors`) are left out and counted: the output length they
- * would have had is unknown.
+ * (without latencies: to the first send); otherwise, and always for servesim's own
+ * results (backend "servesim"), they are kept as written, so that a replay of servesim's
+ * result repeats its run exactly. Failed requests (non-empty `errors`; without `errors`,
+ * output length 0) are left out and counted: the output length they would have had is
+ * unknown.
  *
  * Ownership: sv_replay_trace() returns a trace freed with sv_trace_free();
  * sv_replay_apply() hands the trace to the scenario, which frees it with itself.
