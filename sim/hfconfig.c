@@ -61,6 +61,76 @@ static void locate(const char *buf, const char *at, int *line, int *col)
     }
 }
 
+/* ---- strictness cJSON does not have: duplicate keys, located ------------------------------ */
+
+typedef struct jkey {
+    const char *name; /* cJSON's decoded name */
+    const char *at;   /* its opening quote in the text */
+} jkey_t;
+
+static int cmp_jkey(const void *a, const void *b)
+{
+    const jkey_t *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *skip_string(const char *p)
+{
+    for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && p[1]) p++;
+    return *p ? p + 1 : p;
+}
+
+/* Walk the text of a value that cJSON parsed into node (so it is well formed), in step
+ * with node's children, and find the earliest key that repeats within one object.
+ * Returns the position after the value; *dup is the repeated key's quote, *dupname its
+ * name. */
+static const char *scan_value(const char *p, const cJSON *node, const char **dup,
+                              const char **dupname)
+{
+    p = skip_ws(p);
+    if (*p == '"') return skip_string(p);
+    if (*p != '{' && *p != '[') {
+        while (*p && !strchr(",]} \t\r\n", *p))
+            p++;
+        return p;
+    }
+    int obj = *p == '{';
+    size_t n = 0;
+    for (const cJSON *c = node->child; c; c = c->next)
+        n++;
+    jkey_t *keys = obj && n > 1 ? malloc(n * sizeof *keys) : NULL;
+    size_t k = 0;
+    p = skip_ws(p + 1);
+    for (const cJSON *c = node->child; c; c = c->next) {
+        if (obj) {
+            if (keys) keys[k++] = (jkey_t){c->string, p};
+            p = skip_ws(skip_string(p));
+            p = skip_ws(p + 1); /* ':' */
+        }
+        p = skip_ws(scan_value(p, c, dup, dupname));
+        if (*p == ',') p = skip_ws(p + 1);
+    }
+    if (keys) {
+        qsort(keys, k, sizeof *keys, cmp_jkey);
+        for (size_t i = 1; i < k; i++)
+            if (strcmp(keys[i].name, keys[i - 1].name) == 0 && (!*dup || keys[i].at < *dup)) {
+                *dup = keys[i].at;
+                *dupname = keys[i].name;
+            }
+        free(keys);
+    }
+    return *p ? p + 1 : p; /* the closing bracket */
+}
+
 /* The model's name: the folder holding config.json, else the file name without .json. */
 static void name_from_path(const char *path, char *name, size_t n)
 {
@@ -151,10 +221,18 @@ int sv_model_from_hf_config(const char *path, sv_model_t *out, sv_error_t *err)
     size_t len;
     int rc = sv__read_file(path, (size_t)16 << 20, &buf, &len, err);
     if (rc) return rc;
-    const char *end = NULL;
+    const char *end = NULL, *dup = NULL, *dupname = NULL;
+    int line, col;
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        locate(buf, nul, &line, &col);
+        rc = sv_errorf(err, SV_EPARSE, "%s:%d:%d: a NUL byte (expected a text config.json)", path,
+                       line, col);
+        free(buf);
+        return rc;
+    }
     cJSON *root = cJSON_ParseWithOpts(buf, &end, 0);
     if (!root) {
-        int line, col;
         locate(buf, end ? end : buf, &line, &col);
         rc = sv_errorf(err, SV_EPARSE,
                        "%s:%d:%d: malformed JSON (expected a Hugging Face "
@@ -163,7 +241,25 @@ int sv_model_from_hf_config(const char *path, sv_model_t *out, sv_error_t *err)
         free(buf);
         return rc;
     }
+    end = skip_ws(end);
+    if (*end) {
+        locate(buf, end, &line, &col);
+        rc = sv_errorf(err, SV_EPARSE,
+                       "%s:%d:%d: text after the end of the JSON object (expected one object)",
+                       path, line, col);
+    } else {
+        scan_value(buf, root, &dup, &dupname);
+        if (dup) {
+            locate(buf, dup, &line, &col);
+            rc =
+                sv_errorf(err, SV_EPARSE, "%s:%d:%d: duplicate key '%s'", path, line, col, dupname);
+        }
+    }
     free(buf);
+    if (rc) {
+        cJSON_Delete(root);
+        return rc;
+    }
     sv_model_t m;
     memset(&m, 0, sizeof m);
     const cJSON *cfg = root;

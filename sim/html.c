@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio_int.h"
 #include "svg_int.h"
 
 typedef struct page {
     FILE *html;
+    char path[1024];
     char base[1024]; /* path without .html, for the SVG files */
     int rc;
     sv_error_t *err;
@@ -27,6 +29,7 @@ static int page_open(page_t *p, const char *path, const char *title, sv_error_t 
 {
     memset(p, 0, sizeof p[0]);
     p->err = err;
+    snprintf(p->path, sizeof p->path, "%s", path);
     snprintf(p->base, sizeof p->base, "%s", path);
     size_t l = strlen(p->base);
     if (l > 5 && strcmp(p->base + l - 5, ".html") == 0) p->base[l - 5] = '\0';
@@ -65,8 +68,14 @@ static void chart_end(page_t *p)
     char path[1200];
     snprintf(path, sizeof path, "%s-%s.svg", p->base, p->name);
     FILE *f = fopen(path, "w");
-    if (!f || fwrite(p->buf, 1, p->len, f) != p->len || fclose(f)) {
-        if (!p->rc) p->rc = sv_errorf(p->err, SV_EIO, "%s: cannot write", path);
+    if (!f) {
+        if (!p->rc)
+            p->rc = sv_errorf(p->err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    } else {
+        sv_error_t e;
+        int short_write = fwrite(p->buf, 1, p->len, f) != p->len;
+        if ((sv__close_out(f, path, &e) || short_write) && !p->rc)
+            p->rc = sv_errorf(p->err, SV_EIO, "%s: write error", path);
     }
     free(p->buf);
     p->buf = NULL;
@@ -77,8 +86,7 @@ static int page_close(page_t *p)
     fputs("<p class=\"note\">Written by servesim, a discrete-event simulator of LLM serving. "
           "Metrics follow vllm bench serve's definitions.</p>\n</body></html>\n",
           p->html);
-    int bad = ferror(p->html);
-    if (fclose(p->html) || bad) return sv_errorf(p->err, SV_EIO, "%s.html: write error", p->base);
+    if (sv__close_out(p->html, p->path, p->err)) return SV_EIO;
     return p->rc;
 }
 

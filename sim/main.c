@@ -6,9 +6,11 @@
  *   servesim explain --model M --gpu G [--tp N] [--input N] [--output N] [--batch 1,8,...]
  * Every error is one line on stderr and a non-zero exit status.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/html.h"
+#include "servesim/paths.h"
 #include "servesim/perf.h"
 #include "servesim/plan.h"
 #include "servesim/report.h"
@@ -55,7 +58,7 @@ static const char *usage_text =
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
     "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
-    "      [--ideal] [--set KEY=VALUE ...] [--json]\n"
+    "      [--ideal] [--set KEY=VALUE ...] [--json [FILE]]\n"
     "\n"
     "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
     "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
@@ -79,7 +82,63 @@ static int fail_err(const sv_error_t *err)
     return EXIT_FAILURE;
 }
 
-/* An option's value: "--opt=value" or "--opt value". NULL when it is not this option. */
+/* ---- outputs never overwrite inputs ---- */
+
+static const char *catalog_dir_used; /* set once by servesim_main */
+
+/* A set of paths with the catalog files as inputs; NULL when out of memory. */
+static sv_paths_t *paths_with_catalog(void)
+{
+    sv_paths_t *ps = sv_paths_new();
+    if (ps && sv_paths_input_dir(ps, catalog_dir_used, ".yaml", "a catalog file")) {
+        sv_paths_free(ps);
+        ps = NULL;
+    }
+    return ps;
+}
+
+/* The scenario and every file it read. */
+static int scenario_inputs(sv_paths_t *ps, const char *path, const sv_scenario_t *sc,
+                           sv_error_t *err)
+{
+    int rc = sv_paths_input(ps, path, "the scenario");
+    for (int i = 0; !rc && i < sc->ninputs; i++)
+        rc = sv_paths_input(ps, sc->inputs[i], "a file the scenario reads");
+    return rc ? sv_errorf(err, rc, "out of memory") : 0;
+}
+
+/* An output file (NULL: not asked for). */
+static int out_file(sv_paths_t *ps, const char *opt, const char *path, sv_error_t *err)
+{
+    return path ? sv_paths_output(ps, path, NULL, opt, err) : 0;
+}
+
+/* An HTML report and its charts, PATH-NAME.svg beside it (PATH without .html). */
+static int out_report(sv_paths_t *ps, const char *path, sv_error_t *err)
+{
+    if (!path) return 0;
+    char base[1100];
+    size_t l = strlen(path);
+    int html = l > 5 && strcmp(path + l - 5, ".html") == 0;
+    snprintf(base, sizeof base, "%.*s-", (int)(html ? l - 5 : l), path);
+    int rc = sv_paths_output(ps, path, NULL, "--report", err);
+    return rc ? rc : sv_paths_output(ps, base, ".svg", "--report", err);
+}
+
+/* A file in an output folder: "DIR/name" checked as --out. */
+static int out_in_dir(sv_paths_t *ps, const char *opt, const char *dir, const char *name,
+                      const char *suffix, sv_error_t *err)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return sv_paths_output(ps, p, suffix, opt, err);
+}
+
+/* The option whose value was missing, for the message. */
+static const char *missing_opt = "an option";
+
+/* An option's value: "--opt=value" or "--opt value". NULL when it is not this option;
+ * NULL with *missing set when it is but nothing follows. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
 {
     size_t n = strlen(name);
@@ -88,6 +147,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
     if (argv[*i][n] != '\0') return NULL;
     if (*i + 1 >= argc) {
         *missing = 1;
+        missing_opt = name;
         return NULL;
     }
     return argv[++*i];
@@ -194,19 +254,27 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
             if (sv_parse_long(v, &output) || output < 1)
                 return fail("error: --output: expected a whole number >= 1, got '%s'", v);
         } else if ((v = opt_value(argc, argv, &i, "--batch", &missing))) {
-            if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches))
-                return fail("error: --batch: expected sizes >= 1 like 1,8,32,64, got '%s'", v);
+            if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches)) {
+                fprintf(stderr,
+                        "servesim: error: --batch: expected 1 to %d sizes >= 1 like 1,8,32,64, "
+                        "got '%s'\n",
+                        SV_EXPLAIN_MAX_BATCHES, v);
+                return EXIT_FAILURE;
+            }
         } else if ((v = opt_value(argc, argv, &i, "--weight-dtype", &missing))) {
             if (sv_perf_settings_set(&set, "weight_dtype", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--kv-dtype", &missing))) {
             if (sv_perf_settings_set(&set, "kv_cache_dtype", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
-            if (nsets == 64) return fail("error: too many --set options%s", "");
+            if (nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
             sets[nsets++] = v;
         } else if (strcmp(argv[i], "--ideal") == 0) {
             ideal = 1;
         } else if (strcmp(argv[i], "--json") == 0) {
+            /* --json alone prints to stdout; --json FILE (or -) like every other option */
             json = 1;
+            if (i + 1 < argc && (argv[i + 1][0] != '-' || strcmp(argv[i + 1], "-") == 0))
+                json_path = argv[++i];
         } else if (strncmp(argv[i], "--json=", 7) == 0) {
             json = 1;
             json_path = argv[i] + 7;
@@ -217,7 +285,7 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         }
         if (missing) break;
     }
-    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     if (!model_name) return fail("error: explain needs --model NAME%s", "");
     if (!gpu_name) return fail("error: explain needs --gpu NAME%s", "");
     if (ideal) sv_perf_settings_ideal(&set);
@@ -231,6 +299,17 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         sv_catalog_resolve_model(cat, model_name, &model, &err) ||
         sv_perf_init(&perf, gpu, &model, &set, &err))
         return fail_err(&err);
+    if (json_path && strcmp(json_path, "-") != 0) {
+        sv_paths_t *ps = paths_with_catalog();
+        struct stat st;
+        int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
+        if (!rc && stat(model_name, &st) == 0 && S_ISREG(st.st_mode) &&
+            sv_paths_input(ps, model_name, "the model's config.json"))
+            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+        if (!rc) rc = out_file(ps, "--json", json_path, &err);
+        sv_paths_free(ps);
+        if (rc) return fail_err(&err);
+    }
     sv_explain_t *e = malloc(sizeof *e);
     if (!e) return fail("error: out of memory%s", "");
     if (sv_explain_compute(&perf, input, output, batches, nbatches, e, &err)) {
@@ -241,12 +320,18 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     if (json) {
         cJSON *j = sv_explain_json(e);
         char *text = cJSON_Print(j);
+        if (json_path && strcmp(json_path, "-") == 0) json_path = NULL;
         FILE *f = json_path ? fopen(json_path, "w") : stdout;
         if (!f) {
-            rc = fail("error: cannot write %s", json_path);
+            fprintf(stderr, "servesim: error: %s: cannot write: %s\n", json_path, strerror(errno));
+            rc = EXIT_FAILURE;
         } else {
             fprintf(f, "%s\n", text);
-            if (json_path && fclose(f)) rc = fail("error: cannot write %s", json_path);
+            if (json_path) {
+                int bad = ferror(f);
+                if (fclose(f)) bad = 1;
+                if (bad) rc = fail("error: %s: write error", json_path);
+            }
         }
         free(text);
         cJSON_Delete(j);
@@ -272,7 +357,7 @@ static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char 
 {
     const char *v;
     if ((v = opt_value(argc, argv, i, "--set", &a->missing))) {
-        if (a->nsets == 256) return fail("error: too many --set options%s", ""), -1;
+        if (a->nsets == 256) return fail("error: too many --set options (at most 256)%s", ""), -1;
         a->sets[a->nsets++] = v;
         return 1;
     }
@@ -301,7 +386,7 @@ static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char 
 /* After the loop: a missing value or a missing scenario is an error (-1, printed). */
 static int finish_args(const cmd_args_t *a, const char *need)
 {
-    if (a->missing) return fail("error: option needs a value (see servesim --help)%s", ""), -1;
+    if (a->missing) return fail("error: %s needs a value (see servesim --help)", missing_opt), -1;
     if (!a->path) return fail("error: %s", need), -1;
     return 0;
 }
@@ -347,6 +432,19 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
     sc->check = check;
+    sv_paths_t *ps = paths_with_catalog();
+    int bad =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!bad && json && strcmp(json, "-") != 0) bad = out_file(ps, "--json", json, &err);
+    if (!bad) bad = out_file(ps, "--requests-csv", req_csv, &err);
+    if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
+    if (!bad) bad = out_file(ps, "--prometheus", prom, &err);
+    if (!bad) bad = out_report(ps, html, &err);
+    sv_paths_free(ps);
+    if (bad) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
     int rc = sv_sim_run(sc, &res, &err);
@@ -369,6 +467,15 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
             stderr,
             "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
             res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
+        for (int p = 0; p < sc->npools; p++)
+            if (sc->pools[p].defaulted)
+                fprintf(
+                    stderr,
+                    "servesim: pool '%s' (%s, %s): vLLM's defaults for `vllm serve` on this GPU: "
+                    "max_num_seqs %ld, max_num_batched_tokens %ld\n",
+                    sc->pools[p].name, sc->pools[p].gpu.name,
+                    sv_sched_name(sc->pools[p].engine.scheduler), sc->pools[p].engine.max_num_seqs,
+                    sc->pools[p].engine.max_num_batched_tokens);
         if (res->sample_interval > sc->metrics.sample_interval)
             fprintf(stderr,
                     "servesim: note: time-series samples thinned to one every %g s to stay "
@@ -396,7 +503,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
         else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
         else if ((v = opt_value(argc, argv, &i, "--shard", &a.missing))) {
-            if (sscanf(v, "%d/%d", &shard, &nshards) != 2 || nshards < 1 || shard < 1 ||
+            char extra;
+            if (sscanf(v, "%d/%d%c", &shard, &nshards, &extra) != 2 || nshards < 1 || shard < 1 ||
                 shard > nshards)
                 return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
         } else if (strcmp(argv[i], "--quiet") == 0)
@@ -417,7 +525,15 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     sw.scenario = path;
     sw.sets = sets;
     sw.nsets = nsets;
-    int rc = 0;
+    sv_paths_t *ps = paths_with_catalog();
+    int rc =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".row", &err);
+    if (!rc) rc = out_report(ps, html, &err);
+    sv_paths_free(ps);
     if (nvary == 0)
         for (int k = 0; k < sc->nsweep_vary && !rc; k++)
             rc = sv_vary_parse(sc->sweep_vary[k], &sw.vary[sw.nvary++], &err);
@@ -427,7 +543,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (rc) return fail_err(&err);
     if (sw.nvary == 0)
         return fail("error: sweep needs --vary KEY=SPEC (or sweep.vary in the scenario)%s", "");
-    if (sv_sweep_init(&sw, &err)) return fail_err(&err);
+    if (sv_sweep_init(&sw, &err) || sv_sweep_check_keys(&sw, cat, &err)) return fail_err(&err);
     sv_row_t *rows = calloc((size_t)sw.npoints, sizeof *rows);
     if (!rows) return fail("error: out of memory%s", "");
     int rank = 0;
@@ -480,8 +596,21 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
         snprintf(title, sizeof title, "servesim sweep: %s", path);
         rc = sv_html_sweep(title, keys, sw.nvary, rows, n, html, &err);
     }
+    long nfailed = 0;
+    char first_error[sizeof rows[0].error] = "";
+    for (long i = 0; !rc && i < n; i++)
+        if (!rows[i].ok && nfailed++ == 0)
+            snprintf(first_error, sizeof first_error, "%s", rows[i].error);
     free(rows);
     if (rc) return fail_err(&err);
+    /* Failed points are written (their rows say why), but the sweep did not succeed. */
+    if (nfailed) {
+        fprintf(stderr,
+                "servesim: error: %ld of %ld points failed (rows in %s/sweep.csv); the first: "
+                "%s\n",
+                nfailed, n, out, first_error);
+        return EXIT_FAILURE;
+    }
     if (!quiet)
         fprintf(stderr, "servesim: %ld points written to %s/ (sweep.csv, sweep.json, points/)\n", n,
                 out);
@@ -492,6 +621,18 @@ static int cmd_merge(int argc, char **argv)
 {
     if (argc < 2) return fail("error: merge needs OUT and at least one shard directory%s", "");
     sv_error_t err;
+    sv_paths_t *ps = sv_paths_new();
+    int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
+    for (int d = 1; !rc && d < argc; d++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/sweep.csv", argv[d]);
+        if (sv_paths_input(ps, p, "a shard's sweep.csv"))
+            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+    }
+    if (!rc) rc = out_in_dir(ps, "merge OUT", argv[0], "sweep.csv", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "merge OUT", argv[0], "sweep.json", NULL, &err);
+    sv_paths_free(ps);
+    if (rc) return fail_err(&err);
     if (sv_sweep_merge(argv[0], (const char *const *)argv + 1, argc - 1, stdout, &err))
         return fail_err(&err);
     return EXIT_SUCCESS;
@@ -518,15 +659,34 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     sv_error_t err;
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    sv_paths_t *ps = paths_with_catalog();
+    int bad =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!bad && out) bad = out_in_dir(ps, "--out", out, "plan.csv", NULL, &err);
+    if (!bad && out) bad = out_in_dir(ps, "--out", out, "plan.json", NULL, &err);
+    if (!bad) bad = out_report(ps, html, &err);
+    sv_paths_free(ps);
+    if (bad) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
     double t0 = wall_seconds();
     sv_plan_row_t *rows = NULL;
     int n = 0;
     int rc = sv_plan_run(sc, cat, jobs, &rows, &n, stderr, &err);
     if (!rc) rc = sv_plan_write(sc, rows, n, out, stdout, &err);
     if (!rc && html) rc = sv_html_plan(sc, rows, n, html, &err);
+    int nok = 0;
+    for (int i = 0; !rc && i < n; i++)
+        nok += rows[i].ok != 0;
     if (rc)
         fail_err(&err);
-    else {
+    else if (nok == 0) {
+        /* Nothing could run: the table says why per row; the command failed. */
+        fprintf(stderr, "servesim: error: none of the %d configurations could run; the first: %s\n",
+                n, n ? rows[0].error : "none");
+        rc = 1;
+    } else {
         long probes = 0;
         for (int i = 0; i < n; i++)
             probes += rows[i].probes;
@@ -540,15 +700,27 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
 
 static int servesim_main(int argc, char **argv);
 
+/* What went to stdout must have arrived: a full disk or a closed pipe is an error, once. */
+static int finish_stdout(int rc)
+{
+    int bad = fflush(stdout) != 0;
+    if (ferror(stdout)) bad = 1;
+    if (bad && rc == EXIT_SUCCESS) {
+        fprintf(stderr, "servesim: error: stdout: write error\n");
+        rc = EXIT_FAILURE;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
 #ifdef SERVESIM_HAVE_MPI
     MPI_Init(&argc, &argv);
-    int rc = servesim_main(argc, argv);
+    int rc = finish_stdout(servesim_main(argc, argv));
     MPI_Finalize();
     return rc;
 #else
-    return servesim_main(argc, argv);
+    return finish_stdout(servesim_main(argc, argv));
 #endif
 }
 
@@ -567,11 +739,15 @@ static int servesim_main(int argc, char **argv)
             return EXIT_SUCCESS;
         } else if ((v = opt_value(argc, argv, &i, "--catalog", &missing))) {
             catalog_dir = v;
+        } else if (missing) {
+            return fail("error: --catalog needs a directory (--catalog DIR)%s", "");
         } else {
-            fprintf(stderr, "servesim: error: unknown option '%s'\n%s", argv[i], usage_text);
+            fprintf(stderr,
+                    "servesim: error: unknown option '%s' (options before the command: --catalog "
+                    "DIR, --help, --version)\n",
+                    argv[i]);
             return EXIT_USAGE;
         }
-        if (missing) return fail("error: --catalog needs a directory%s", "");
     }
     if (i >= argc) {
         fputs(usage_text, stderr);
@@ -583,13 +759,16 @@ static int servesim_main(int argc, char **argv)
         return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
     if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
         strcmp(cmd, "sweep") && strcmp(cmd, "plan")) {
-        fprintf(stderr, "servesim: error: unknown command '%s'\n%s", cmd, usage_text);
+        fprintf(stderr,
+                "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
+                "explain; see servesim --help)\n",
+                cmd);
         return EXIT_USAGE;
     }
     sv_catalog_t *cat = NULL;
     sv_error_t err;
-    if (sv_catalog_load(catalog_dir ? catalog_dir : sv_catalog_default_dir(), &cat, &err))
-        return fail_err(&err);
+    catalog_dir_used = catalog_dir ? catalog_dir : sv_catalog_default_dir();
+    if (sv_catalog_load(catalog_dir_used, &cat, &err)) return fail_err(&err);
     int rc = strcmp(cmd, "list") == 0      ? cmd_list(cat, argc - i, argv + i)
              : strcmp(cmd, "explain") == 0 ? cmd_explain(cat, argc - i, argv + i)
              : strcmp(cmd, "sweep") == 0   ? cmd_sweep(cat, argc - i, argv + i)

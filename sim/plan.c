@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fileio_int.h"
 #include "jsonw_int.h"
 #include "servesim/sim.h"
 
@@ -232,6 +233,16 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
             "%s: plan starts from a scenario with one colocated pool (hardware/engine); "
             "it builds the pools itself",
             sc->path);
+    /* What every capacity probe needs, checked once instead of failing every row. */
+    if (!slo_given(&sc->metrics))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: plan needs SLOs to size against (slo.ttft_ms, tpot_ms or e2el_ms)",
+                         sc->path);
+    if (sc->workload.has_trace || sc->workload.max_concurrency > 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: plan needs an open-loop workload (workload.rate), not a trace or a "
+                         "max_concurrency loop",
+                         sc->path);
     int cap = p->ngpus * p->ntps * (p->nmns ? p->nmns : 1) *
               (p->colocated + p->disaggregated * p->nratios);
     sv_plan_row_t *r = calloc((size_t)cap + 1, sizeof *r);
@@ -404,7 +415,7 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
                 sv__fmt_double(r->attain_at_target, b6), sv__fmt_double(r->goodput_at_target, b7),
                 r->binding, r->probes, r->error);
     }
-    if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    if (sv__close_out(f, path, err)) return SV_EIO;
     snprintf(path, sizeof path, "%s/plan.json", outdir);
     f = fopen(path, "w");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -450,6 +461,6 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
     sv__jw_end_arr(&w);
     sv__jw_end_obj(&w);
     fputc('\n', f);
-    if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    if (sv__close_out(f, path, err)) return SV_EIO;
     return 0;
 }

@@ -78,7 +78,7 @@ struct sv_replica {
     int reserve; /* tr->reserve, read on every decode step */
     long total_blocks, free_blocks, watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
-    long n_waiting, n_swapped, tokens_waiting;
+    long n_waiting, n_swapped;
     int32_t run_head, run_tail;
     long n_running;
     int32_t *pf; /* prefilling requests in admission order (compacted each step) */
@@ -436,7 +436,6 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     switch (q->state) {
     case SV_RQ_WAITING:
         r->n_waiting--;
-        r->tokens_waiting -= e->target - e->computed;
         break;
     case SV_RQ_SWAPPED:
         r->n_swapped--;
@@ -497,7 +496,6 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     q->state = SV_RQ_WAITING;
     e->queue = SV__Q_WAITING;
     r->n_waiting++;
-    r->tokens_waiting += q->input;
     r->owed += (long)q->input + q->output;
     if (r->n_waiting > r->st.peak_waiting) r->st.peak_waiting = r->n_waiting;
     return SV_FAIL_NONE;
@@ -560,7 +558,6 @@ static void preempt(sv_replica_t *r, int32_t id)
     e->queue = SV__Q_WAITING;
     if (ring_push_front(&r->wq, id)) r->oom = 1;
     r->n_waiting++;
-    r->tokens_waiting += e->target;
     r->owed += owed_of(r, id);
 }
 
@@ -586,6 +583,8 @@ static void continue_prefills(sv_replica_t *r)
         sv_reqeng_t *e = E(r, id);
         if (q->state != SV_RQ_RUNNING || e->in_decode) continue;
         long n = e->target - e->computed;
+        if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
+            n = r->cfg.long_prefill_threshold;
         if (n > r->budget) n = r->budget;
         long newb = blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
         int self = 0;
@@ -610,7 +609,6 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
     ring_pop(&r->wq);
     e->queue = SV__Q_NONE;
     r->n_waiting--;
-    r->tokens_waiting -= e->target - e->computed;
     r->free_blocks -= blocks;
     if (r->reserve) e->reserved = (int32_t)blocks;
     q->state = SV_RQ_RUNNING;
@@ -636,6 +634,11 @@ static void admit_waiting(sv_replica_t *r, double now)
             if (n > r->budget && (r->nchunks > 0 || n <= r->cfg.max_num_batched_tokens)) break;
         } else {
             if (r->budget <= 0) break;
+            /* vLLM's max_num_partial_prefills: prompts being prefilled at once. */
+            if (r->cfg.max_partial_prefills > 0 && (long)r->npf >= r->cfg.max_partial_prefills)
+                break;
+            if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
+                n = r->cfg.long_prefill_threshold;
             if (n > r->budget) n = r->budget;
         }
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output) : blocks_for(r, n);
@@ -1014,11 +1017,6 @@ long sv_replica_reserved(const sv_replica_t *r)
 long sv_replica_waiting(const sv_replica_t *r)
 {
     return r->n_waiting + r->n_swapped;
-}
-
-long sv_replica_tokens_queued(const sv_replica_t *r)
-{
-    return r->tokens_waiting;
 }
 
 long sv_replica_tokens_owed(const sv_replica_t *r)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fileio_int.h"
 #include "jsonw_int.h"
 
 #ifndef SERVESIM_VERSION
@@ -40,13 +41,15 @@ static void line_num(FILE *f, const char *label, double v)
     fprintf(f, "%-40s %-10.2f\n", label, v);
 }
 
-/* "99" for 99.0, "99.9" otherwise (vLLM's p_word). */
+/* "99" for 99.0, else Python's str(p): the shortest text that reads back as p, so 99.9
+ * stays "99.9" and 99.99999 is never rounded to "100" (vLLM's p_word). */
 static void pct_word(double p, char *buf, size_t n)
 {
+    char tmp[32];
     if (p == floor(p))
         snprintf(buf, n, "%ld", (long)p);
     else
-        snprintf(buf, n, "%g", p);
+        snprintf(buf, n, "%s", sv__fmt_double(p, tmp));
 }
 
 static const sv_stat_t *stat_of(const sv_summary_t *s, int m)
@@ -190,9 +193,7 @@ static FILE *open_out(const char *path, sv_error_t *err)
 /* Close what open_out() opened; a write error anywhere becomes SV_EIO. */
 static int close_out(FILE *f, const char *path, sv_error_t *err)
 {
-    int bad = ferror(f);
-    if (f != stdout && fclose(f)) bad = 1;
-    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+    return sv__close_out(f, path, err);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "servesim/yaml.h"
 
@@ -40,6 +41,13 @@ static void resolve_path(const char *scenario, const char *p, char *out, size_t 
     snprintf(out, n, "%s/%s", dirname(tmp), p);
 }
 
+/* Remember a file the scenario reads, so that no output overwrites it. */
+static void note_input(sv_scenario_t *sc, const char *path)
+{
+    if (sc->ninputs < SV_MAX_INPUTS)
+        snprintf(sc->inputs[sc->ninputs++], sizeof sc->inputs[0], "%s", path);
+}
+
 static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, size_t n,
                     sv_error_t *err)
 {
@@ -48,8 +56,9 @@ static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, s
     if (rc) return rc;
     if (strlen(s) >= n) {
         char w[512];
-        return sv_errorf(err, SV_EINVAL, "%s: %s.%s: longer than %zu characters",
-                         at(sv_ymap_get(map, key), w, sizeof w), map->path, key, n - 1);
+        return sv_errorf(err, SV_EINVAL, "%s: %s%s%s: longer than %zu characters",
+                         at(sv_ymap_get(map, key), w, sizeof w), map->path, map->path[0] ? "." : "",
+                         key, n - 1);
     }
     memcpy(dst, s, strlen(s) + 1);
     return 0;
@@ -137,17 +146,66 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
         (rc = sv_yget_double(en, "watermark", 0, 0, 0.5, &e->watermark, err)) < 0 ||
         (rc = sv_yget_long(en, "max_model_len", 0, 1, 1L << 30, &e->max_model_len, err)) < 0 ||
-        (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0)
+        (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0 ||
+        (rc = sv_yget_long(en, "long_prefill_token_threshold", 0, 0, 1L << 30,
+                           &e->long_prefill_threshold, err)) < 0 ||
+        (rc = sv_yget_long(en, "max_num_partial_prefills", 0, 1, 1L << 20, &e->max_partial_prefills,
+                           err)) < 0)
         return rc;
+    if (e->scheduler != SV_SCHED_VLLM) {
+        const char *k = sv_ymap_get(en, "long_prefill_token_threshold")
+                            ? "long_prefill_token_threshold"
+                        : sv_ymap_get(en, "max_num_partial_prefills") ? "max_num_partial_prefills"
+                                                                      : NULL;
+        if (k)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.%s: only the vllm scheduler cuts prompts into chunks "
+                             "(this pool's is %s)",
+                             at(sv_ymap_get(en, k), w, sizeof w), en->path, k,
+                             sv_sched_name(e->scheduler));
+    }
     e->swap_bw = swap_gb * 1e9;
+    if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.preemption: the vllm (V1) scheduler only recomputes preempted "
+                         "requests; use recompute, or scheduler vllm-v0 to swap",
+                         at(sv_ymap_get(en, "preemption"), w, sizeof w), en->path);
+    return sv_ymap_check_unknown(en, err);
+}
+
+/*
+ * What a scenario leaves unset takes vLLM's defaults for `vllm serve` on that GPU
+ * (EngineArgs.get_batch_defaults, OpenAI API server context: 1024 sequences and 8192
+ * batched tokens on GPUs with >= 70 GiB that are not A100s, else 256 and 2048); the other
+ * schedulers keep 256 and 8192. The admission watermark is V0's 1%; the V1 scheduler
+ * (`vllm`) keeps none. Then the cross-key rule of the V1 scheduler is checked.
+ */
+static int engine_defaults(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    sv_engine_cfg_t *e = &pool->engine;
+    int v1 = e->scheduler == SV_SCHED_VLLM;
+    double gib = pool->gpu.mem_bytes / (1024.0 * 1024 * 1024);
+    int big = gib >= 70.0 && !strstr(pool->gpu.name, "a100");
+    if (e->max_num_seqs == 0) {
+        e->max_num_seqs = v1 && big ? 1024 : 256;
+        pool->defaulted |= SV_DEFAULT_MAX_NUM_SEQS;
+    }
+    if (pool->perf.max_batched_tokens == 0) {
+        pool->perf.max_batched_tokens = !v1 || big ? 8192 : 2048;
+        pool->defaulted |= SV_DEFAULT_MAX_BATCHED;
+    }
+    if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
-    if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs)
+    if (v1 && e->max_num_batched_tokens < e->max_num_seqs) {
+        char w[512];
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
                          "so every running sequence can decode each step",
-                         at(en, w, sizeof w), en->path, e->max_num_batched_tokens, e->max_num_seqs);
-    return sv_ymap_check_unknown(en, err);
+                         en ? at(en, w, sizeof w) : "engine", en ? en->path : pool->name,
+                         e->max_num_batched_tokens, e->max_num_seqs);
+    }
+    return 0;
 }
 
 static void pool_defaults(sv_pool_cfg_t *p)
@@ -155,21 +213,20 @@ static void pool_defaults(sv_pool_cfg_t *p)
     memset(p, 0, sizeof *p);
     p->replicas = 1;
     p->perf = sv_perf_settings_default();
+    p->perf.max_batched_tokens = 0; /* unset: engine_defaults() decides */
     p->engine = (sv_engine_cfg_t){.scheduler = SV_SCHED_VLLM,
-                                  .max_num_seqs = 256,
-                                  .max_num_batched_tokens = 8192,
+                                  .max_num_seqs = 0,
                                   .block_size = 16,
                                   .swap_bw = 25e9,
-                                  .watermark = 0.01};
+                                  .watermark = -1};
 }
 
-/* A pool's engine map, or the defaults (which still take the pool's token budget). */
+/* A pool's engine map (or none), then the defaults for what it leaves unset. */
 static int read_pool_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
 {
-    if (en && !sv_yscalar_is_null(en)) return read_engine(en, pool, err);
-    pool->engine.max_num_batched_tokens = pool->perf.max_batched_tokens;
-    pool->engine.block_size = pool->perf.block_size;
-    return 0;
+    int rc;
+    if (en && !sv_yscalar_is_null(en) && (rc = read_engine(en, pool, err))) return rc;
+    return engine_defaults(en, pool, err);
 }
 
 static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *sc, sv_error_t *err)
@@ -373,9 +430,10 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
     return 0;
 }
 
-static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, sv_lendist_t *d,
+static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_lendist_t *d,
                         long **samples, sv_error_t *err)
 {
+    const char *scenario = sc->path;
     char w[512];
     int rc;
     sv_ynode_t *n = sv_ymap_get(wl, key);
@@ -426,6 +484,7 @@ static int read_lengths(sv_ynode_t *wl, const char *key, const char *scenario, s
             (rc = get_text(n, "column", 1, col, sizeof col, err)))
             return rc;
         resolve_path(scenario, file, full, sizeof full);
+        note_input(sc, full);
         if ((rc = sv_empirical_load(full, col, samples, &d->nsamples, err))) return rc;
         d->samples = *samples;
     } else {
@@ -495,10 +554,11 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                                  at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
         c->has_trace = 1;
         if ((rc = read_trace(tr, sc->path, &c->trace, err))) return rc;
+        note_input(sc, c->trace.path);
         if (c->num_requests > 0) c->trace.limit = c->num_requests;
     } else {
-        if ((rc = read_lengths(wl, "input", sc->path, &c->input, &sc->emp_input, err)) ||
-            (rc = read_lengths(wl, "output", sc->path, &c->output, &sc->emp_output, err)))
+        if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
+            (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
             return rc;
         if (c->num_requests == 0 && c->duration == 0)
             return sv_errorf(err, SV_EINVAL,
@@ -530,7 +590,8 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         if ((rc = sv_yget_double(slo, "ttft_ms", 0, 0, 1e12, &m->slo_ttft_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "tpot_ms", 0, 0, 1e12, &m->slo_tpot_ms, err)) < 0 ||
             (rc = sv_yget_double(slo, "e2el_ms", 0, 0, 1e12, &m->slo_e2el_ms, err)) < 0 ||
-            (rc = sv_yget_double(slo, "attainment", 0, 0, 1, &m->attainment, err)) < 0 ||
+            /* 0 would call any latency a success: plan's capacity becomes unbounded */
+            (rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &m->attainment, err)) < 0 ||
             (rc = sv_ymap_check_unknown(slo, err)))
             return rc;
     }
@@ -640,7 +701,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     }
     sv_ynode_t *sv = sv_ymap_get(pm, "serving");
     if (sv) {
-        if ((rc = sv_yexpect_seq(sv, "plan.serving", err))) return rc;
+        if ((rc = plan_list(sv, "plan.serving", 2, err))) return rc;
         p->colocated = 0;
         for (size_t i = 0; i < sv->n; i++) {
             const char *x = sv->seq[i]->kind == SV_Y_SCALAR ? sv->seq[i]->scalar : "";
@@ -704,6 +765,8 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         resolve_path(sc->path, model, full, sizeof full);
     else
         snprintf(full, sizeof full, "%s", model);
+    struct stat st;
+    if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) note_input(sc, full); /* a config.json */
     if ((rc = sv_catalog_resolve_model(cat, full, &sc->model, err))) {
         char msg[SV_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", err->msg);

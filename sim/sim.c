@@ -26,6 +26,8 @@ typedef struct sim {
     double now;
     /* routing: entry replicas (colocated or prefill) and decode replicas */
     int *entry, nentry, *dec, ndec, *cand; /* cand: scratch, one slot per replica */
+    int *kicks, nkicks;                    /* replicas to start a step when the instant ends */
+    uint8_t *kicked;                       /* ... as a set */
     sv_router_t router, drouter;
     long dec_min_len;    /* shortest max_model_len of the decode pools */
     long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
@@ -125,7 +127,17 @@ static void schedule_next_arrival(sim_t *s)
         s->exhausted = 1;
 }
 
+/* A replica may have new work. It decides its next step only once every event of this
+ * instant has been handled, so requests arriving together join one step (as vLLM's
+ * scheduler sees everything queued when it runs); replicas start in the order first told. */
 static void kick(sim_t *s, int rep)
+{
+    if (s->kicked[rep]) return;
+    s->kicked[rep] = 1;
+    s->kicks[s->nkicks++] = rep;
+}
+
+static void start_step(sim_t *s, int rep)
 {
     sv_replica_t *r = s->reps[rep];
     if (sv_replica_busy(r)) return;
@@ -139,6 +151,16 @@ static void kick(sim_t *s, int rep)
     } else if (sv_replica_waiting(r) > 0 && s->stall_since[rep] < 0) {
         s->stall_since[rep] = s->now; /* work waits but no KV room to admit it */
     }
+}
+
+/* The instant is over: the replicas told of new work decide their steps. */
+static void start_steps(sim_t *s)
+{
+    for (int i = 0; i < s->nkicks; i++) {
+        s->kicked[s->kicks[i]] = 0;
+        start_step(s, s->kicks[i]);
+    }
+    s->nkicks = 0;
 }
 
 /* Request id has ended (completed or failed): its client slot is free again. */
@@ -449,7 +471,7 @@ static void sample(sim_t *s)
 {
     /* Nothing but samples left to happen, yet requests are outstanding: no event can ever
      * move them, so the run would sample forever. */
-    if (s->pending == 0 && s->outstanding > 0) {
+    if (s->pending == 0 && s->nkicks == 0 && s->outstanding > 0) {
         char state[SV_ERRMSG_MAX - 96];
         describe(s, state, sizeof state);
         halt(s, SV_EINVAL, "internal error: the simulation is stuck at t=%.9g s: %s", s->now,
@@ -596,6 +618,10 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
+    /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
+     * each request's chunk at 4% of max_model_len. */
+    if (ecfg->max_partial_prefills > 1 && ecfg->long_prefill_threshold == 0)
+        ecfg->long_prefill_threshold = (long)(0.04 * (double)mml);
     ecfg->handoff = pc->role == SV_ROLE_PREFILL;
     ecfg->first_token_at_decode = sc->first_token_at_decode;
     return 0;
@@ -621,8 +647,11 @@ static int setup(sim_t *s, sv_error_t *err)
     s->entry = malloc((size_t)total * sizeof *s->entry);
     s->dec = malloc((size_t)total * sizeof *s->dec);
     s->cand = malloc((size_t)total * sizeof *s->cand);
-    if (!s->cand || !res->metrics || !s->reps || !res->rstats || !res->rpool || !res->stall_s ||
-        !s->stall_since || !s->links || !s->link_next || !s->entry || !s->dec)
+    s->kicks = malloc((size_t)total * sizeof *s->kicks);
+    s->kicked = calloc((size_t)total, sizeof *s->kicked);
+    if (!s->cand || !s->kicks || !s->kicked || !res->metrics || !s->reps || !res->rstats ||
+        !res->rpool || !res->stall_s || !s->stall_since || !s->links || !s->link_next ||
+        !s->entry || !s->dec)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     s->dec_min_len = s->dec_max_blocks = -1;
     int k = 0, rc;
@@ -706,6 +735,8 @@ static void teardown(sim_t *s)
     free(s->entry);
     free(s->dec);
     free(s->cand);
+    free(s->kicks);
+    free(s->kicked);
     free(s->xq);
     free(s->buf);
     free(s->stall_since);
@@ -795,8 +826,15 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     push(&s, 0.0, EV_SAMPLE, -1);
 
     sv_event_t ev;
-    while (!s.rc && sv_evq_pop(&s.q, &ev)) {
-        if (sc->horizon > 0 && ev.time > sc->horizon) break;
+    double next;
+    while (!s.rc) {
+        int more = sv_evq_peek_time(&s.q, &next);
+        if (s.nkicks > 0 && (!more || next > s.now)) {
+            start_steps(&s); /* may schedule events, so look again */
+            continue;
+        }
+        if (!more || (sc->horizon > 0 && next > sc->horizon)) break;
+        sv_evq_pop(&s.q, &ev);
         s.now = ev.time;
         s.res->events++;
         if (ev.type != EV_SAMPLE) {

@@ -117,6 +117,13 @@ int sv_vary_parse(const char *arg, sv_vary_t *v, sv_error_t *err)
 int sv_sweep_init(sv_sweep_t *sw, sv_error_t *err)
 {
     long n = 1;
+    for (int k = 0; k < sw->nvary; k++)
+        for (int j = 0; j < k; j++)
+            if (strcmp(sw->vary[j].key, sw->vary[k].key) == 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "--vary %s: the key is varied twice; give each key once (one "
+                                 "list of values)",
+                                 sw->vary[k].key);
     for (int k = 0; k < sw->nvary; k++) {
         n *= sw->vary[k].n;
         if (n > SV_MAX_POINTS)
@@ -231,6 +238,40 @@ static void run_point(const sv_sweep_t *sw, const sv_catalog_t *cat, long index,
     sv_scenario_free(sc);
     free(sets);
     free(own);
+}
+
+int sv_sweep_check_keys(const sv_sweep_t *sw, const sv_catalog_t *cat, sv_error_t *err)
+{
+    int nsets = sw->nsets + sw->nvary;
+    const char **sets = malloc((size_t)nsets * sizeof *sets);
+    char(*own)[256] = malloc((size_t)(sw->nvary + 1) * sizeof *own);
+    if (!sets || !own) {
+        free(sets);
+        free(own);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < sw->nsets; i++)
+        sets[i] = sw->sets[i];
+    for (int k = 0; k < sw->nvary; k++) {
+        snprintf(own[k], sizeof own[k], "%s=%s", sw->vary[k].key, sw->vary[k].vals[0]);
+        sets[sw->nsets + k] = own[k];
+    }
+    sv_scenario_t *sc = NULL;
+    sv_error_t e;
+    int rc = sv_scenario_load(sw->scenario, sets, nsets, cat, &sc, &e);
+    sv_scenario_free(sc);
+    free(sets);
+    free(own);
+    if (rc != SV_ENOKEY) return 0;
+    /* The base scenario and --set loaded before, so a varied key is the unknown one. */
+    const char *what = strstr(e.msg, "unknown key '");
+    const char *key = sw->vary[0].key;
+    for (int k = 0; k < sw->nvary; k++) {
+        char q[200];
+        snprintf(q, sizeof q, "'%s'", sw->vary[k].key);
+        if (what && strstr(what, q)) key = sw->vary[k].key;
+    }
+    return sv_errorf(err, SV_ENOKEY, "--vary %s: %s", key, what ? what : e.msg);
 }
 
 /* ---- rows as CSV ------------------------------------------------------------------------ */
@@ -389,7 +430,7 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
                 FILE *f = fopen(path, "w");
                 if (!f) _exit(3);
                 put_row(f, &row, sw->nvary);
-                _exit(fclose(f) ? 3 : 0);
+                _exit(ferror(f) | fclose(f) ? 3 : 0);
             }
             pids[slot] = pid;
             which[slot] = next;
@@ -542,6 +583,8 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
             fprintf(t, "%s=%s  ", keys[k], f->vals[k]);
         if (isnan(f->m[SV_COL_ATTAIN]) && f->ok)
             fprintf(t, "no SLOs in the scenario: no knee (give slo.ttft_ms / tpot_ms)\n");
+        else if (cv[c].knee < 0 && !f->ok)
+            fprintf(t, "knee: none (the first point failed: %s)\n", f->error);
         else if (cv[c].knee < 0)
             fprintf(t, "knee: none (the SLOs fail at %.0f%% attainment from the first point)\n",
                     100.0 * f->m[SV_COL_ATTAIN_TARGET]);
@@ -620,9 +663,7 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
     sv__jw_end_arr(&w);
     sv__jw_end_obj(&w);
     fputc('\n', f);
-    int bad = ferror(f);
-    if (fclose(f)) bad = 1;
-    return bad ? sv_errorf(err, SV_EIO, "%s: write error", path) : 0;
+    return sv__close_out(f, path, err);
 }
 
 int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row_t *rows,
@@ -644,8 +685,7 @@ int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row
     fputs(",error\n", f);
     for (long i = 0; i < nrows; i++)
         put_row(f, &rows[i], nkeys);
-    int bad = ferror(f);
-    if (fclose(f) || bad) return sv_errorf(err, SV_EIO, "%s: write error", path);
+    if ((rc = sv__close_out(f, path, err))) return rc;
     curve_t *cv;
     int nc;
     if (build_curves(rows, nrows, nkeys, &cv, &nc))
@@ -672,8 +712,14 @@ static int copy_file(const char *from, const char *to, sv_error_t *err)
     }
     size_t w = fwrite(buf, 1, len, f);
     free(buf);
-    if (fclose(f) || w != len) return sv_errorf(err, SV_EIO, "%s: write error", to);
+    if (sv__close_out(f, to, err) || w != len) return sv_errorf(err, SV_EIO, "%s: write error", to);
     return 0;
+}
+
+static int cmp_row_index(const void *a, const void *b)
+{
+    long x = ((const sv_row_t *)a)->index, y = ((const sv_row_t *)b)->index;
+    return (x > y) - (x < y);
 }
 
 int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, FILE *table,
@@ -742,15 +788,7 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, FILE 
         rc = sv_errorf(err, SV_EINVAL, "merge needs at least one shard directory");
     if (!rc) {
         /* Points in index order; each must come from exactly one shard. */
-        for (long i = 1; i < nrows; i++) {
-            sv_row_t t = rows[i];
-            long j = i;
-            while (j > 0 && rows[j - 1].index > t.index) {
-                rows[j] = rows[j - 1];
-                j--;
-            }
-            rows[j] = t;
-        }
+        qsort(rows, (size_t)nrows, sizeof *rows, cmp_row_index);
         for (long i = 1; i < nrows && !rc; i++)
             if (rows[i].index == rows[i - 1].index)
                 rc = sv_errorf(err, SV_EINVAL, "point %ld appears in two shards", rows[i].index);

@@ -98,6 +98,18 @@ static int csv_open(csv_t *c, const char *path, const char *const *names, int *i
     int rc = sv__read_file(path, (size_t)4 << 30, &c->buf, &len, err);
     if (rc) return rc;
     c->cursor = c->buf;
+    /* A NUL byte would end the text early and drop every row after it. */
+    const char *nul = memchr(c->buf, '\0', len);
+    if (nul) {
+        long line = 1;
+        for (const char *p = c->buf; p < nul; p++)
+            line += *p == '\n';
+        free(c->buf);
+        return sv_errorf(err, SV_EPARSE, "%s:%ld: a NUL byte in the line (expected a text CSV)",
+                         path, line);
+    }
+    /* Spreadsheets save UTF-8 with a byte-order mark; it is not part of the first name. */
+    if (len >= 3 && memcmp(c->buf, "\xEF\xBB\xBF", 3) == 0) c->cursor += 3;
     char *header = csv_next_line(c);
     if (!header) {
         free(c->buf);
@@ -105,6 +117,16 @@ static int csv_open(csv_t *c, const char *path, const char *const *names, int *i
     }
     char *fields[MAX_COLS];
     int nf = split_csv(header, fields, MAX_COLS);
+    for (int i = 0; i < nf; i++)
+        for (int j = i + 1; j < nf; j++)
+            if (fields[i][0] && strcmp(fields[i], fields[j]) == 0) {
+                rc = sv_errorf(err, SV_EPARSE,
+                               "%s:%ld: column '%s' appears twice in the header (columns %d and "
+                               "%d); give each column a distinct name",
+                               path, c->row, fields[i], i + 1, j + 1);
+                free(c->buf);
+                return rc;
+            }
     for (int k = 0; k < n; k++) {
         idx[k] = -1;
         for (int i = 0; i < nf; i++)

@@ -147,12 +147,64 @@ static int parse_seq(parse_ctx_t *pc, sv_ynode_t *node, int depth)
         sv_ynode_t *child = NULL;
         rc = parse_node(pc, &ev, cpath, depth + 1, &child);
         yaml_event_delete(&ev);
-        if (rc) return rc;
+        if (rc) {
+            node_free(child); /* a map or list that failed half-way */
+            return rc;
+        }
         node->seq[node->n++] = child;
     }
 }
 
-static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
+/* A set of a map's keys, so that duplicate checking stays linear in the map's size:
+ * open addressing over indices into node->map (0 = empty slot, i + 1 = entry i). */
+typedef struct keyset {
+    size_t *slot;
+    size_t cap; /* a power of two, kept at least twice the number of keys */
+} keyset_t;
+
+static size_t key_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The entry of node->map holding key, or -1. */
+static long keyset_find(const keyset_t *ks, const sv_ynode_t *node, const char *key)
+{
+    if (!ks->cap) return -1;
+    for (size_t i = key_hash(key) & (ks->cap - 1);; i = (i + 1) & (ks->cap - 1)) {
+        if (!ks->slot[i]) return -1;
+        if (strcmp(node->map[ks->slot[i] - 1].key, key) == 0) return (long)(ks->slot[i] - 1);
+    }
+}
+
+/* Add entry e of node->map (its key not yet present). 0 or SV_ENOMEM. */
+static int keyset_add(keyset_t *ks, const sv_ynode_t *node, size_t e)
+{
+    if (2 * (e + 1) > ks->cap) {
+        size_t nc = ks->cap ? ks->cap * 2 : 16;
+        size_t *ns = calloc(nc, sizeof *ns);
+        if (!ns) return SV_ENOMEM;
+        for (size_t k = 0; k < e; k++) {
+            size_t i = key_hash(node->map[k].key) & (nc - 1);
+            while (ns[i])
+                i = (i + 1) & (nc - 1);
+            ns[i] = k + 1;
+        }
+        free(ks->slot);
+        ks->slot = ns;
+        ks->cap = nc;
+    }
+    size_t i = key_hash(node->map[e].key) & (ks->cap - 1);
+    while (ks->slot[i])
+        i = (i + 1) & (ks->cap - 1);
+    ks->slot[i] = e + 1;
+    return 0;
+}
+
+static int parse_map_entries(parse_ctx_t *pc, sv_ynode_t *node, int depth, keyset_t *ks)
 {
     for (;;) {
         yaml_event_t kev;
@@ -170,13 +222,11 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
             return rc;
         }
         const char *key = (const char *)kev.data.scalar.value;
-        for (size_t i = 0; i < node->n; i++) {
-            if (strcmp(node->map[i].key, key) == 0) {
-                rc = sv_errorf(pc->err, SV_EPARSE, "%s:%zu:%zu: duplicate key '%s'", pc->file,
-                               kev.start_mark.line + 1, kev.start_mark.column + 1, key);
-                yaml_event_delete(&kev);
-                return rc;
-            }
+        if (keyset_find(ks, node, key) >= 0) {
+            rc = sv_errorf(pc->err, SV_EPARSE, "%s:%zu:%zu: duplicate key '%s'", pc->file,
+                           kev.start_mark.line + 1, kev.start_mark.column + 1, key);
+            yaml_event_delete(&kev);
+            return rc;
         }
         if (sv__grow((void **)&node->map, &node->cap, node->n + 1, sizeof *node->map)) {
             yaml_event_delete(&kev);
@@ -192,6 +242,10 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
             return sv_errorf(pc->err, SV_ENOMEM, "%s: out of memory", pc->file);
         }
         node->n++;
+        if (keyset_add(ks, node, node->n - 1)) {
+            free(cpath);
+            return sv_errorf(pc->err, SV_ENOMEM, "%s: out of memory", pc->file);
+        }
         yaml_event_t vev;
         rc = next_event(pc, &vev);
         if (rc) {
@@ -202,6 +256,14 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
         yaml_event_delete(&vev);
         if (rc) return rc;
     }
+}
+
+static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
+{
+    keyset_t ks = {NULL, 0};
+    int rc = parse_map_entries(pc, node, depth, &ks);
+    free(ks.slot);
+    return rc;
 }
 
 /* Takes ownership of path. */
@@ -329,6 +391,14 @@ static int reroot(sv_ynode_t *n, const char *file, const char *path)
     return 0;
 }
 
+/* The value of key in a map, without marking it as read. */
+static sv_ynode_t *find_key(const sv_ynode_t *map, const char *key)
+{
+    for (size_t i = 0; i < map->n; i++)
+        if (strcmp(map->map[i].key, key) == 0) return map->map[i].val;
+    return NULL;
+}
+
 static int all_digits(const char *s)
 {
     if (!*s) return 0;
@@ -367,6 +437,16 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
     }
 
     size_t klen = (size_t)(eq - assignment);
+    int empty_part = assignment[0] == '.' || eq[-1] == '.';
+    for (size_t i = 1; i < klen; i++)
+        if (assignment[i] == '.' && assignment[i - 1] == '.') empty_part = 1;
+    if (empty_part) {
+        node_free(val);
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: expected a dotted key like hardware.tp or pools.0.gpu before '=', "
+                         "got '%.*s'",
+                         src, (int)klen, assignment);
+    }
     char *key = malloc(klen + 1);
     if (!key) {
         node_free(val);
@@ -391,6 +471,29 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
                 break;
             }
             slot = &cur->seq[idx];
+        } else if (cur->kind == SV_Y_SEQ) {
+            /* A list of named maps (pools) is also indexed by an item's name. */
+            char names[256] = "";
+            size_t off = 0;
+            for (size_t i = 0; i < cur->n && !slot; i++) {
+                sv_ynode_t *nm =
+                    cur->seq[i]->kind == SV_Y_MAP ? find_key(cur->seq[i], "name") : NULL;
+                if (!nm || nm->kind != SV_Y_SCALAR) continue;
+                if (strcmp(nm->scalar, tok) == 0)
+                    slot = &cur->seq[i];
+                else if (off < sizeof names - 1)
+                    off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
+                                            off ? ", " : "", nm->scalar);
+            }
+            if (!slot) {
+                rc =
+                    sv_errorf(err, SV_EINVAL,
+                              "%s: '%s' is a list of %zu items: index it by number (0 to %zu) "
+                              "or by an item's name%s%s%s, not '%s'",
+                              src, cur->path[0] ? cur->path : "the top level", cur->n,
+                              cur->n ? cur->n - 1 : 0, off ? " (" : "", names, off ? ")" : "", tok);
+                break;
+            }
         } else if (cur->kind == SV_Y_MAP) {
             for (size_t i = 0; i < cur->n; i++)
                 if (strcmp(cur->map[i].key, tok) == 0) slot = &cur->map[i].val;

@@ -61,7 +61,7 @@ expect_fail bad_tp "tp=8 does not divide the 28 attention heads of model 'qwen2.
 expect_fail no_fit "model 'llama-3.1-70b' \(bf16 weights\) does not fit on a100-40gb with tp=1" -- explain --model llama-3.1-70b --gpu a100-40gb
 expect_fail bad_set "--set compute_efficiency=2: compute_efficiency: expected a number > 0 and <= 1, got '2'" -- "${ex[@]}" --set compute_efficiency=2
 expect_fail unknown_set "unknown key 'colour'" -- "${ex[@]}" --set colour=red
-expect_fail bad_batch "--batch: expected sizes" -- "${ex[@]}" --batch 1,x
+expect_fail bad_batch "--batch: expected 1 to 32 sizes >= 1 like 1,8,32,64, got .1,x." -- "${ex[@]}" --batch 1,x
 expect_fail bad_option "unknown option '--frobnicate'" -- "${ex[@]}" --frobnicate
 expect_fail bad_catalog "cannot open the catalog directory" -- --catalog /nonexistent list gpus
 
@@ -110,7 +110,92 @@ expect_fail plan_empty_gpus "plan.gpus: give 1 to 16 values, got 0" -- plan "$q"
 expect_fail sweep_bad_vary "--vary workload.rate=10:2:2: expected start:stop:step" -- sweep "$q" --vary workload.rate=10:2:2
 expect_fail sweep_no_vary "sweep needs --vary" -- sweep "$q"
 expect_fail sweep_bad_shard "--shard: expected K/N" -- sweep "$q" --vary workload.rate=1,2 --shard 3/2
+# Issue 8 item 6
+expect_fail sweep_vary_twice "^servesim: error: --vary workload.rate: the key is varied twice" -- sweep "$q" --vary workload.rate=2,4 --vary workload.rate=8,16 --out "$tmp/sw2"
+expect_fail sweep_vary_unknown "^servesim: error: --vary workload.ratee: unknown key 'workload.ratee' \(expected one of: " -- sweep "$q" --vary workload.ratee=2,4 --out "$tmp/sw3"
+expect_fail sweep_point_fails "^servesim: error: 1 of 2 points failed \(rows in .*/sw4/sweep.csv\); the first: pool 'default' \(1 x h100-sxm, tp=3\): tp=3 does not divide" -- sweep "$q" --vary hardware.tp=1,3 --set workload.num_requests=20 --out "$tmp/sw4" --quiet
+if grep -q '^1,3,.*,"pool ' "$tmp/sw4/sweep.csv"; then pass=$((pass + 1)); else
+    failn=$((failn + 1)); echo "FAIL sweep_point_fails_row: the failed point's row is missing"; fi
+expect_fail plan_attainment_zero "^servesim: error: --set slo.attainment=0: slo.attainment: expected a number > 0 and <= 1, got '0'$" -- plan "$q" --set 'plan={target_rate: 10, gpus: [h100-sxm]}' --set slo.attainment=0
+expect_fail plan_serving_empty "plan.serving: give 1 to 2 values, got 0$" -- plan "$q" --set 'plan={target_rate: 10, gpus: [h100-sxm], serving: []}'
+expect_fail sweep_shard_trailing "--shard: expected K/N with 1 <= K <= N, got '1/2x'" -- sweep "$q" --vary workload.rate=1,2 --shard 1/2x
+expect_fail catalog_no_value "^servesim: error: --catalog needs a directory \(--catalog DIR\)$" -- --catalog
+expect_fail run_json_no_value "^servesim: error: --json needs a value \(see servesim --help\)$" -- run "$q" --json
+expect_fail explain_model_no_value "^servesim: error: --model needs a value" -- explain --gpu h100-sxm --model
 expect_fail merge_nothing "merge needs OUT and at least one shard directory" -- merge "$tmp/m"
+
+# Issue 8 item 5: no output overwrites an input, and no two outputs share a file.
+mkdir -p "$tmp/in"
+cp "$q" "$tmp/in/q.yaml"
+cp "$q" "$tmp/in/sweep.csv" # a scenario under the name a sweep writes
+cp "$data/trace_scenario.yaml" "$data/small_trace.csv" "$tmp/in/"
+cp "$data/llama-3.1-8b/config.json" "$tmp/in/config.json"
+ln -s q.yaml "$tmp/in/link.yaml"
+cp -r "$src/models" "$tmp/in/models"
+cp -r "$tmp/in" "$tmp/orig"
+qq="$tmp/in/q.yaml"
+expect_fail out_over_scenario "^servesim: error: --json $qq: would overwrite the scenario \($qq\); write it elsewhere$" -- run "$qq" --set workload.num_requests=5 --quiet --json "$qq"
+expect_fail out_over_scenario_link "^servesim: error: --requests-csv $tmp/in/link.yaml: would overwrite the scenario" -- run "$qq" --set workload.num_requests=5 --quiet --requests-csv "$tmp/in/link.yaml"
+expect_fail out_over_scenario_dots "would overwrite the scenario" -- run "$qq" --set workload.num_requests=5 --quiet --prometheus "$tmp/in/../in/./q.yaml"
+expect_fail out_over_trace "^servesim: error: --timeseries-csv $tmp/in/small_trace.csv: would overwrite a file the scenario reads \($tmp/in/small_trace.csv\)" -- run "$tmp/in/trace_scenario.yaml" --quiet --timeseries-csv "$tmp/in/small_trace.csv"
+expect_fail out_over_catalog "^servesim: error: --json $tmp/in/models/gpus.yaml: would overwrite a catalog file" -- --catalog "$tmp/in/models" run "$qq" --set workload.num_requests=5 --quiet --json "$tmp/in/models/gpus.yaml"
+expect_fail out_over_config "^servesim: error: --json $tmp/in/config.json: would overwrite the model's config.json \($tmp/in/config.json\)" -- explain --model "$tmp/in/config.json" --gpu h100-sxm --json="$tmp/in/config.json"
+expect_fail out_twice "^servesim: error: --requests-csv $tmp/o.x: the same file as --json $tmp/o.x; give each output its own path$" -- run "$qq" --set workload.num_requests=5 --quiet --json "$tmp/o.x" --requests-csv "$tmp/o.x"
+expect_fail out_twice_spelled "^servesim: error: --requests-csv $tmp/./o.x: the same file as --json $tmp/o.x" -- run "$qq" --set workload.num_requests=5 --quiet --json "$tmp/o.x" --requests-csv "$tmp/./o.x"
+expect_fail out_report_chart "^servesim: error: --report $tmp/r-\*.svg: may be the same file as --json $tmp/r-ttft-cdf.svg" -- run "$qq" --set workload.num_requests=5 --quiet --json "$tmp/r-ttft-cdf.svg" --report "$tmp/r.html"
+expect_fail sweep_report_over_scenario "^servesim: error: --report $qq: would overwrite the scenario" -- sweep "$qq" --vary workload.rate=2,4 --out "$tmp/swr" --report "$qq"
+expect_fail sweep_out_over_scenario "^servesim: error: --out $tmp/in/sweep.csv: would overwrite the scenario" -- sweep "$tmp/in/sweep.csv" --vary workload.rate=2,4 --out "$tmp/in"
+expect_fail plan_out_over_scenario "^servesim: error: --report $qq: would overwrite the scenario" -- plan "$qq" --set 'plan={target_rate: 10, gpus: [h100-sxm]}' --report "$qq"
+expect_fail merge_into_shard "^servesim: error: merge OUT $tmp/sw/sweep.csv: would overwrite a shard's sweep.csv \($tmp/sw/sweep.csv\); write it elsewhere$" -- merge "$tmp/sw" "$tmp/sw"
+if diff -r "$tmp/in" "$tmp/orig" >/dev/null 2>&1 && [ ! -e "$tmp/o.x" ]; then pass=$((pass + 1)); else
+    failn=$((failn + 1)); echo "FAIL out_inputs_intact: an input changed or an output was written"; fi
+# devices are never refused: two outputs to /dev/null are fine
+if "$bin" run "$qq" --set workload.num_requests=5 --quiet --json /dev/null --requests-csv /dev/null 2>"$tmp/err"; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1)); echo "FAIL out_dev_null_twice:"; cat "$tmp/err"
+fi
+
+# Issue 8 item 8: a failed write (a full disk: /dev/full) is an error naming the output.
+# expect_fail_stdout_full NAME ARGS...: stdout to /dev/full, non-zero, one line on stderr.
+expect_fail_stdout_full() {
+    local name=$1
+    shift
+    "$bin" "$@" >/dev/full 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+        grep -q '^servesim: error: stdout: write error$' "$tmp/err"; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL $name: rc=$rc, wanted one line 'stdout: write error':"
+        cat "$tmp/err"
+    fi
+}
+if [ -w /dev/full ]; then
+    expect_fail explain_json_full "^servesim: error: /dev/full: write error$" -- "${ex[@]}" --json=/dev/full
+    expect_fail explain_json_space_full "^servesim: error: /dev/full: write error$" -- "${ex[@]}" --json /dev/full
+    for o in --json --requests-csv --timeseries-csv --prometheus --report; do
+        expect_fail "run${o//-/_}_full" "^servesim: error: /dev/full: write error$" -- run "$q" --set workload.num_requests=20 --quiet $o /dev/full
+    done
+    expect_fail sweep_report_full "^servesim: error: /dev/full: write error$" -- sweep "$q" --vary workload.rate=4,8 --set workload.num_requests=20 --out "$tmp/swf" --quiet --report /dev/full
+    # plan prints its progress on stderr first: the error is the last line
+    "$bin" plan "$q" --set 'plan={target_rate: 10, gpus: [h100-sxm], probe_requests: 200}' --set workload.num_requests=200 --report /dev/full >/dev/null 2>"$tmp/err"
+    if [ $? -ne 0 ] && [ "$(tail -1 "$tmp/err")" = "servesim: error: /dev/full: write error" ]; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1)); echo "FAIL plan_report_full:"; cat "$tmp/err"
+    fi
+    expect_fail_stdout_full list_stdout_full list gpus
+    expect_fail_stdout_full explain_stdout_full "${ex[@]}"
+    expect_fail_stdout_full explain_json_stdout_full "${ex[@]}" --json
+    expect_fail_stdout_full help_stdout_full --help
+    expect_fail_stdout_full merge_stdout_full merge "$tmp/swm" "$tmp/sw"
+fi
+# Issue 8 item 11: explain --json FILE (with a space) writes FILE, like --json=FILE
+if "$bin" "${ex[@]}" --json "$tmp/e.json" >"$tmp/out" 2>&1 && [ ! -s "$tmp/out" ] &&
+    grep -q '"single_request"' "$tmp/e.json"; then pass=$((pass + 1)); else
+    failn=$((failn + 1)); echo "FAIL explain_json_space_file: $tmp/e.json lacks the JSON"; fi
 
 # every shipped scenario runs (cut short), with --check's per-step recount of KV blocks
 for f in "$src"/scenarios/*.yaml; do
@@ -178,6 +263,81 @@ expect_fail replay_no_start_times "result_no_start_times.json: no key 'start_tim
 expect_fail replay_len_mismatch "result_len_mismatch.json: key 'output_lens' has 49 entries but 'input_lens' has 50" -- replay "$data/result_len_mismatch.json" "$q"
 expect_fail replay_genai_perf "genai_perf_export.json: a GenAI-Perf/AIPerf profile export holds no per-request data" -- replay "$data/genai_perf_export.json" "$q"
 expect_fail replay_bad_scenario "bad_yaml.yaml:5:1: malformed YAML" -- replay "$fx" "$data/bad_yaml.yaml"
+
+# tests/data/fuzz-regress: inputs that once crashed a reader (docs/fuzzing.md) must end
+# in a clean exit or a one-line error.
+for f in "$data"/fuzz-regress/*.yaml "$data"/fuzz-regress/*.csv "$data"/fuzz-regress/*.json; do
+    [ -f "$f" ] || continue
+    case $f in
+    *.yaml) set -- run "$f" --quiet --set workload.num_requests=50 ;;
+    *.csv)
+        printf 'model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload:\n  trace: {file: "%s"}\n' "$f" >"$tmp/fz.yaml"
+        set -- run "$tmp/fz.yaml" --quiet
+        ;;
+    *.json) set -- explain --model "$f" --gpu h100-sxm ;;
+    esac
+    "$bin" "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    if { [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ]; } || { [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; }; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL fuzz-regress $(basename "$f"): rc=$rc"
+        head -3 "$tmp/err"
+    fi
+done
+
+# docs/errors.md: every row is an error a user can meet; run its command and require a
+# non-zero exit and exactly its message as the last line on stderr.
+# The rows run on copies, so a regression cannot overwrite the source tree's inputs.
+doc_src=$tmp/docsrc
+mkdir -p "$doc_src/scenarios"
+cp -r "$data" "$doc_src/data"
+cp -r "$src/models" "$doc_src/models"
+cp "$src/scenarios/quickstart.yaml" "$doc_src/scenarios/"
+doc_rows=0
+while IFS= read -r row; do
+    row=${row#| }
+    row=${row% |}
+    IFS=$'\x1f' read -r id _ cmd msg <<<"${row// | /$'\x1f'}"
+    id=${id//\`/}
+    cmd=${cmd#\`}
+    cmd=${cmd%\`}
+    msg=${msg#\`}
+    msg=${msg%\`}
+    cmd=${cmd//\\|/|}
+    msg=${msg//\\|/|}
+    cmd=${cmd//\$X/explain --model llama-3.1-8b --gpu h100-sxm}
+    rm -rf "$tmp/doc"
+    mkdir -p "$tmp/doc"
+    want=$msg
+    want=${want//\$Q/$doc_src/scenarios/quickstart.yaml}
+    want=${want//\$E/$doc_src/data/errors}
+    want=${want//\$D/$doc_src/data}
+    want=${want//\$M/$doc_src/models}
+    want=${want//\$T/$tmp/doc}
+    (
+        Q=$doc_src/scenarios/quickstart.yaml D=$doc_src/data E=$doc_src/data/errors
+        M=$doc_src/models T=$tmp/doc
+        export SERVESIM_CATALOG=$M
+        eval "\"\$bin\" $cmd" >"$tmp/out" 2>"$tmp/err"
+    )
+    rc=$?
+    got=$(tail -n 1 "$tmp/err")
+    doc_rows=$((doc_rows + 1))
+    if [ "$rc" -ne 0 ] && [ "$got" = "$want" ]; then
+        pass=$((pass + 1))
+    else
+        failn=$((failn + 1))
+        echo "FAIL errors.md $id: rc=$rc"
+        echo "  want: $want"
+        echo "  got:  $got"
+    fi
+done < <(grep '^| `' "$src/docs/errors.md" | grep -v '^| `out of memory`' | awk -F' [|] ' 'NF == 4')
+if [ "$doc_rows" -lt 100 ]; then
+    failn=$((failn + 1))
+    echo "FAIL errors.md: only $doc_rows rows were read"
+fi
 
 echo "$pass passed, $failn failed"
 [ "$failn" -eq 0 ]

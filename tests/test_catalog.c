@@ -178,6 +178,21 @@ START_TEST(test_strict_catalog_files)
 }
 END_TEST
 
+/* Issue 8 item 11: cJSON keeps the first of two equal keys and stops at the end of the
+ * first value; servesim rejects both, at the place. */
+START_TEST(test_hf_config_strict)
+{
+    sv_model_t m;
+    sv_error_t err;
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("dup_key_config.json"), &m, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "dup_key_config.json:7:53: duplicate key 'type'"), "%s", err.msg);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("trailing_config.json"), &m, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "trailing_config.json:8:1: text after the end of the JSON "
+                                  "object (expected one object)"),
+                  "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("catalog");
@@ -186,6 +201,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_shipped_models);
     tcase_add_test(tc, test_unknown_names);
     tcase_add_test(tc, test_hf_config);
+    tcase_add_test(tc, test_hf_config_strict);
     tcase_add_test(tc, test_strict_catalog_files);
     suite_add_tcase(s, tc);
     return s;

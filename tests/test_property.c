@@ -62,7 +62,14 @@ static int engine_yaml(gsl_rng *g, char *buf, size_t size, int decode_role)
     if (mbt < mns) mbt = mns;
     int n = snprintf(buf, size, "{scheduler: %s, max_num_seqs: %ld, max_num_batched_tokens: %ld", s,
                      mns, mbt);
-    if (coin(g, 0.3)) n += snprintf(buf + n, size - (size_t)n, ", preemption: swap");
+    if (strcmp(s, "vllm") != 0 && coin(g, 0.3)) /* V1 only recomputes */
+        n += snprintf(buf + n, size - (size_t)n, ", preemption: swap");
+    if (strcmp(s, "vllm") == 0 && coin(g, 0.2))
+        n += snprintf(buf + n, size - (size_t)n, ", long_prefill_token_threshold: %ld",
+                      64 + (long)gsl_rng_uniform_int(g, 2000));
+    if (strcmp(s, "vllm") == 0 && coin(g, 0.2))
+        n += snprintf(buf + n, size - (size_t)n, ", max_num_partial_prefills: %ld",
+                      1 + (long)gsl_rng_uniform_int(g, 4));
     if (coin(g, 0.3)) n += snprintf(buf + n, size - (size_t)n, ", block_size: 32");
     if (coin(g, 0.2)) n += snprintf(buf + n, size - (size_t)n, ", max_queue: 5");
     if (coin(g, 0.2))

@@ -107,6 +107,9 @@ START_TEST(test_trace_scenario_runs)
     tu_assert_rel(res->pool.r[2].arrival, 1.25, 1e-9);
     ck_assert_int_eq(res->summary.total_input, 600);
     ck_assert_int_eq(res->summary.total_output, 60);
+    /* The trace is recorded as an input, so that outputs can refuse to overwrite it. */
+    ck_assert_int_eq(sc->ninputs, 1);
+    ck_assert_str_eq(sc->inputs[0], tu_data("small_trace.csv"));
     sv_result_free(res);
     sv_scenario_free(sc);
 }

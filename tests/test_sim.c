@@ -163,10 +163,11 @@ START_TEST(test_kv_capacity_and_preemption)
     ck_assert_int_eq(res->summary.completed, 1000);
     check_accounting(res);
     done(sc, res);
-    /* The same with swapping: the KV goes to host memory and comes back. */
+    /* The same with swapping (vLLM V0's option; V1 only recomputes): the KV goes to host
+     * memory and comes back. */
     const char *sets2[] = {"hardware.gpu_memory_utilization=0.24", "workload.num_requests=1000",
-                           "engine.preemption=swap"};
-    run_yaml(chat, sets2, 3, &sc, &res);
+                           "engine.preemption=swap", "engine.scheduler=vllm-v0"};
+    run_yaml(chat, sets2, 4, &sc, &res);
     ck_assert(res->preemptions > 0);
     long swaps = 0;
     for (int i = 0; i < res->replicas; i++)

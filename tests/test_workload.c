@@ -267,6 +267,33 @@ START_TEST(test_traces)
 }
 END_TEST
 
+/* Issue 8 item 9: a UTF-8 byte-order mark is skipped; a NUL byte and a column named
+ * twice are errors naming the line. */
+START_TEST(test_trace_text_hazards)
+{
+    sv_error_t err;
+    sv_trace_t *t = NULL;
+    sv_trace_cfg_t c = trace_cfg(tu_data("trace_bom.csv"));
+    ck_assert_msg(sv_trace_load(&c, &t, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq((int)t->n, 2);
+    ck_assert_int_eq(t->input[1], 200);
+    ck_assert_int_eq(t->output[1], 20);
+    sv_trace_free(t);
+    c = trace_cfg(tu_data("trace_nul.csv"));
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "trace_nul.csv:3: a NUL byte in the line (expected a text CSV)"),
+                  "%s", err.msg);
+    c = trace_cfg(tu_data("trace_dupcol.csv"));
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "trace_dupcol.csv:1: column 'ContextTokens' appears twice in "
+                                  "the header (columns 2 and 4)"),
+                  "%s", err.msg);
+    c = trace_cfg(tu_data(""));
+    ck_assert_int_eq(sv_trace_load(&c, &t, &err), SV_EIO);
+    ck_assert_msg(strstr(err.msg, ": is a directory (expected a file)"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("workload");
@@ -277,6 +304,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_lengths);
     tcase_add_test(tc, test_streams_independent);
     tcase_add_test(tc, test_traces);
+    tcase_add_test(tc, test_trace_text_hazards);
     suite_add_tcase(s, tc);
     return s;
 }

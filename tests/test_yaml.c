@@ -165,6 +165,76 @@ START_TEST(test_number_parsing)
 }
 END_TEST
 
+/* Issue 8 item 7: 100k keys in one map load (the duplicate check is a hash set, not a
+ * scan per key), and a duplicate at the end is still found at its place. */
+START_TEST(test_many_keys)
+{
+    enum { N = 100000 };
+    size_t cap = (size_t)N * 24 + 64, len = 0;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text + len, cap - len, "m:\n");
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(text + len, cap - len, "  k%d: %d\n", i, i);
+    sv_ydoc_t *doc = NULL;
+    sv_error_t err;
+    ck_assert_int_eq(sv_ydoc_parse("big.yaml", text, len, &doc, &err), 0);
+    sv_ynode_t *m = sv_ymap_get(doc->root, "m");
+    ck_assert_int_eq((long)m->n, N);
+    ck_assert_str_eq(m->map[N - 1].key, "k99999");
+    ck_assert_str_eq(m->map[N - 1].val->scalar, "99999");
+    sv_ydoc_free(doc);
+    len += (size_t)snprintf(text + len, cap - len, "  k77777: 1\n");
+    ck_assert_int_eq(sv_ydoc_parse("big.yaml", text, len, &doc, &err), SV_EPARSE);
+    ck_assert_ptr_null(doc);
+    ck_assert_str_eq(err.msg, "big.yaml:100002:3: duplicate key 'k77777'");
+    free(text);
+}
+END_TEST
+
+/* Issue 8 item 11: an error inside a list item frees the half-built item (ASan's leak
+ * checker fails this test otherwise). */
+START_TEST(test_error_in_list_item)
+{
+    sv_ydoc_t *doc = NULL;
+    sv_error_t err;
+    const char *t = "a: &x 1\nb: [1, {c: 2, d: *x}]\n";
+    ck_assert_int_eq(sv_ydoc_parse("l.yaml", t, strlen(t), &doc, &err), SV_EPARSE);
+    ck_assert_str_eq(err.msg,
+                     "l.yaml:2:18: YAML aliases (*name) are not supported; write the value out");
+    const char *t2 = "b: [[1, [2, {e: 1, e: 2}]]]\n";
+    ck_assert_int_eq(sv_ydoc_parse("l.yaml", t2, strlen(t2), &doc, &err), SV_EPARSE);
+    ck_assert_str_eq(err.msg, "l.yaml:1:20: duplicate key 'e'");
+}
+END_TEST
+
+START_TEST(test_override_paths)
+{
+    const char *t = "pools:\n  - {name: prefill, replicas: 1}\n  - {name: decode, replicas: 2}\n";
+    sv_ydoc_t *doc = parse(t);
+    sv_error_t err;
+    /* Items of a list of named maps are found by name as well as by number. */
+    ck_assert_int_eq(sv_ydoc_set(doc, "pools.decode.replicas=5", &err), 0);
+    ck_assert_int_eq(sv_ydoc_set(doc, "pools.0.replicas=3", &err), 0);
+    sv_ynode_t *pools = sv_ymap_get(doc->root, "pools");
+    ck_assert_str_eq(sv_ymap_get(pools->seq[1], "replicas")->scalar, "5");
+    ck_assert_str_eq(sv_ymap_get(pools->seq[0], "replicas")->scalar, "3");
+    ck_assert_int_eq(sv_ydoc_set(doc, "pools.x.gpu=h100-sxm", &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--set pools.x.gpu=h100-sxm: 'pools' is a list of 2 items: index "
+                              "it by number (0 to 1) or by an item's name (prefill, decode), not "
+                              "'x'");
+    /* A key with an empty part is an error, not silently nothing. */
+    ck_assert_int_eq(sv_ydoc_set(doc, ".=5", &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--set .=5: expected a dotted key like hardware.tp or pools.0.gpu "
+                              "before '=', got '.'");
+    ck_assert_int_eq(sv_ydoc_set(doc, "a..b=5", &err), SV_EINVAL);
+    ck_assert_int_eq(sv_ydoc_set(doc, "a.=5", &err), SV_EINVAL);
+    ck_assert_int_eq(sv_ydoc_set(doc, ".a=5", &err), SV_EINVAL);
+    ck_assert_ptr_null(sv_ymap_get(doc->root, "a"));
+    sv_ydoc_free(doc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("yaml");
@@ -174,6 +244,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_malformed_and_strict);
     tcase_add_test(tc, test_overrides);
     tcase_add_test(tc, test_number_parsing);
+    tcase_add_test(tc, test_many_keys);
+    tcase_add_test(tc, test_error_in_list_item);
+    tcase_add_test(tc, test_override_paths);
     suite_add_tcase(s, tc);
     return s;
 }

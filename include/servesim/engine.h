@@ -36,9 +36,13 @@ int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id);
 /* Pop the earliest event into *ev; returns 0 when the queue is empty, 1 otherwise. */
 int sv_evq_pop(sv_evq_t *q, sv_event_t *ev);
 
-static inline size_t sv_evq_size(const sv_evq_t *q)
+/* The time of the earliest event into *t without removing it; 0 when the queue is
+ * empty, 1 otherwise. */
+static inline int sv_evq_peek_time(const sv_evq_t *q, double *t)
 {
-    return q->n;
+    if (q->n == 0) return 0;
+    *t = q->heap[0].time;
+    return 1;
 }
 
 #endif

@@ -53,6 +53,9 @@ typedef struct sv_engine_cfg {
     double watermark;   /* share of blocks kept free when admitting */
     long max_model_len; /* longest input + output accepted; 0 = model context / KV capacity */
     long max_queue;     /* waiting requests beyond which arrivals fail; 0 = unbounded */
+    /* vllm (chunked) only: */
+    long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
+    long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
@@ -126,9 +129,8 @@ int sv_replica_busy(const sv_replica_t *r);
 long sv_replica_running(const sv_replica_t *r);
 long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
 long sv_replica_waiting(const sv_replica_t *r);
-long sv_replica_tokens_queued(const sv_replica_t *r); /* prompt tokens not yet prefilled */
-long sv_replica_tokens_owed(const sv_replica_t *r);   /* + output tokens not yet generated */
-double sv_replica_kv_usage(const sv_replica_t *r);    /* used blocks / all blocks */
+long sv_replica_tokens_owed(const sv_replica_t *r); /* + output tokens not yet generated */
+double sv_replica_kv_usage(const sv_replica_t *r);  /* used blocks / all blocks */
 long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);
 long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */

@@ -22,6 +22,7 @@
 #include "servesim/workload.h"
 
 #define SV_MAX_POOLS 16
+#define SV_MAX_INPUTS 4
 
 typedef enum { SV_ROLE_COLOCATED = 0, SV_ROLE_PREFILL, SV_ROLE_DECODE } sv_role_t;
 const char *sv_role_name(sv_role_t r);
@@ -50,7 +51,10 @@ typedef struct sv_pool_cfg {
     sv_perf_settings_t perf;
     sv_engine_cfg_t engine;
     int replicas;
+    int defaulted; /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
 } sv_pool_cfg_t;
+
+enum { SV_DEFAULT_MAX_NUM_SEQS = 1, SV_DEFAULT_MAX_BATCHED = 2 };
 
 /* The link that carries KV caches from prefill to decode replicas (one per prefill
  * replica: its GPUs' share of the fabric). */
@@ -85,6 +89,10 @@ typedef struct sv_scenario {
     char sweep_vary[6][256];
     int nsweep_vary;
     sv_plan_cfg_t plan;
+    /* Files read besides the scenario itself (a model's config.json, the trace, empirical
+     * length files), so that commands can refuse outputs that would overwrite them. */
+    char inputs[SV_MAX_INPUTS][1024];
+    int ninputs;
 } sv_scenario_t;
 
 int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,

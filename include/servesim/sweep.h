@@ -92,8 +92,13 @@ typedef struct sv_sweep {
     long npoints;
 } sv_sweep_t;
 
-/* Count points; SV_ELIMIT past SV_MAX_POINTS. */
+/* Count points; SV_ELIMIT past SV_MAX_POINTS, SV_EINVAL when a key is varied twice. */
 int sv_sweep_init(sv_sweep_t *sw, sv_error_t *err);
+
+/* Load the scenario of the first point: SV_ENOKEY with "--vary KEY: unknown key ..." when
+ * a varied key is not a scenario key (which would fail every point). Other errors are
+ * left to the points (a value that does not fit is a result); 0 then. */
+int sv_sweep_check_keys(const sv_sweep_t *sw, const sv_catalog_t *cat, sv_error_t *err);
 
 /* The value of vary key k at point index. */
 const char *sv_sweep_value(const sv_sweep_t *sw, long index, int k);

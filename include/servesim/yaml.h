@@ -60,10 +60,11 @@ void sv_ydoc_free(sv_ydoc_t *doc);
 
 /*
  * Apply an override "a.b.c=value" (as given to --set): walks maps (creating missing
- * ones) and sequence indices ("pools.1.gpu"), then sets or replaces the scalar. The
- * value is parsed as a YAML flow scalar or flow collection ("[1, 2]", "{a: 1}").
- * Returns SV_EINVAL with a message when the path crosses a scalar or an index is out
- * of range.
+ * ones) and sequence items by index ("pools.1.gpu") or by the item's `name`
+ * ("pools.decode.gpu"), then sets or replaces the scalar. The value is parsed as a YAML
+ * flow scalar or flow collection ("[1, 2]", "{a: 1}"). Returns SV_EINVAL with a message
+ * when the key has an empty part (".", "a..b"), the path crosses a scalar, or an index
+ * or name does not match an item.
  */
 int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err);
 

@@ -1,0 +1,263 @@
+/*
+ * Tests of the scheduler details that make a run match vLLM's (issue 11): requests that
+ * arrive at one instant join one step; `vllm serve`'s engine defaults per GPU; the V1
+ * scheduler's admission (no watermark, recompute only), long_prefill_token_threshold and
+ * max_num_partial_prefills (with vLLM's 4% rule); percentile labels as Python's str();
+ * and the decode starvation of the prefill-first (V0) baseline of DistServe and Splitwise.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "servesim/report.h"
+#include "servesim/scenario.h"
+#include "servesim/sim.h"
+#include "testsim.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+/* 16 clients send 512-token prompts at t = 0: vLLM schedules all of them in the first
+ * step (16 x 512 = the 8192-token budget), so every TTFT is that one step's time. Before,
+ * the first request ran alone (17 ms) and fifteen waited a whole step (238 ms). */
+START_TEST(test_same_instant_arrivals_share_a_step)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat,
+                                   "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                   "engine: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n"
+                                   "workload: {num_requests: 16, rate: inf, max_concurrency: 16, "
+                                   "input: 512, output: 128}\n",
+                                   NULL, 0, &sc);
+    sv_chunk_t ch[16];
+    for (int i = 0; i < 16; i++)
+        ch[i] = (sv_chunk_t){.new_tokens = 512, .cached_tokens = 0, .last = 1};
+    sv_batch_t b = {.chunks = ch, .n_chunks = 16};
+    sv_step_cost_t cost;
+    sv_perf_step(&res->pools[0].perf, &b, &cost);
+    for (int i = 0; i < 16; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        tu_assert_rel(r->first_token - r->start, cost.total, 1e-12);
+        ck_assert_double_eq(r->scheduled, 0.0);
+    }
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* What the scenario leaves unset takes vLLM's `vllm serve` defaults for the GPU
+ * (EngineArgs.get_batch_defaults): >= 70 GiB and not an A100: 1024 and 8192; else 256 and
+ * 2048. Other schedulers keep 256 and 8192. Given values win. */
+START_TEST(test_engine_defaults_per_gpu)
+{
+    struct {
+        const char *gpu, *sched;
+        long seqs, tokens;
+    } cases[] = {{"h100-sxm", "vllm", 1024, 8192},   {"h200", "vllm", 1024, 8192},
+                 {"a100-80gb", "vllm", 256, 2048},   {"l40s", "vllm", 256, 2048},
+                 {"h100-sxm", "vllm-v0", 256, 8192}, {"a100-80gb", "orca", 256, 8192}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char yaml[512];
+        snprintf(yaml, sizeof yaml,
+                 "model: llama-3.1-8b\nhardware: {gpu: %s}\nengine: {scheduler: %s}\n"
+                 "workload: {num_requests: 1, input: 8, output: 8}\n",
+                 cases[i].gpu, cases[i].sched);
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+        const sv_pool_cfg_t *p = &sc->pools[0];
+        ck_assert_int_eq(p->engine.max_num_seqs, cases[i].seqs);
+        ck_assert_int_eq(p->engine.max_num_batched_tokens, cases[i].tokens);
+        ck_assert_int_eq(p->perf.max_batched_tokens, cases[i].tokens);
+        ck_assert_int_eq(p->defaulted, SV_DEFAULT_MAX_NUM_SEQS | SV_DEFAULT_MAX_BATCHED);
+        /* V1 keeps no admission watermark; V0 and the others keep 1%. */
+        ck_assert_double_eq(p->engine.watermark, strcmp(cases[i].sched, "vllm") ? 0.01 : 0.0);
+        sv_scenario_free(sc);
+    }
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {max_num_seqs: 64}\n"
+                                  "workload: {num_requests: 1, input: 8, output: 8}\n",
+                                  NULL, 0, &sc, &err),
+                     0);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_seqs, 64);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_batched_tokens, 8192);
+    ck_assert_int_eq(sc->pools[0].defaulted, SV_DEFAULT_MAX_BATCHED);
+    sv_scenario_free(sc);
+}
+END_TEST
+
+/* V1 only recomputes; the chunk options belong to the chunked scheduler. */
+START_TEST(test_v1_options_checked)
+{
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {preemption: swap}\n"
+                                  "workload: {num_requests: 1, input: 8, output: 8}\n",
+                                  NULL, 0, &sc, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3:"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "engine.preemption: the vllm (V1) scheduler only recomputes"),
+                  "%s", err.msg);
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {scheduler: orca, long_prefill_token_threshold: 64}\n"
+                                  "workload: {num_requests: 1, input: 8, output: 8}\n",
+                                  NULL, 0, &sc, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "engine.long_prefill_token_threshold: only the vllm scheduler"),
+                  "%s", err.msg);
+}
+END_TEST
+
+/* One 1000-token prompt with a 300-token threshold: chunks of 300, 300, 300, 100, so the
+ * first token comes at the end of the fourth step, each step's time exact. */
+START_TEST(test_long_prefill_threshold_chunks)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat,
+                                   "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                   "engine: {long_prefill_token_threshold: 300}\n"
+                                   "workload: {num_requests: 1, input: 1000, output: 2}\n",
+                                   NULL, 0, &sc);
+    const sv_perf_t *p = &res->pools[0].perf;
+    double t = 0.0;
+    long done = 0;
+    const long chunk[4] = {300, 300, 300, 100};
+    for (int i = 0; i < 4; i++) {
+        sv_chunk_t c = {.new_tokens = chunk[i], .cached_tokens = done, .last = i == 3};
+        sv_batch_t b = {.chunks = &c, .n_chunks = 1};
+        sv_step_cost_t cost;
+        sv_perf_step(p, &b, &cost);
+        t += cost.total;
+        done += chunk[i];
+    }
+    tu_assert_rel(res->pool.r[0].first_token, t, 1e-12);
+    ck_assert_int_eq(res->rstats[0].prefill_chunks, 4);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* max_num_partial_prefills: 1 lets one prompt be prefilled at a time: of two 600-token
+ * prompts sent together (budget 8192), the second starts after the first is in. With the
+ * limit at 2 and no threshold, vLLM's rule caps chunks at 4% of max_model_len. */
+START_TEST(test_partial_prefill_limit)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res =
+        tu_run_yaml(cat,
+                    "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                    "engine: {max_num_partial_prefills: 1}\n"
+                    "workload: {num_requests: 2, rate: inf, input: 600, output: 4}\n",
+                    NULL, 0, &sc);
+    const sv_req_t *a = &res->pool.r[0], *b = &res->pool.r[1];
+    ck_assert_double_eq(a->scheduled, 0.0);
+    ck_assert_double_eq(b->scheduled, a->first_token); /* admitted in the next step */
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    res = tu_run_yaml(cat,
+                      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "engine: {max_num_partial_prefills: 2, max_model_len: 10000}\n"
+                      "workload: {num_requests: 1, input: 1000, output: 2}\n",
+                      NULL, 0, &sc);
+    /* 4% of 10000 = 400: chunks 400, 400, 200. */
+    ck_assert_int_eq(res->rstats[0].prefill_chunks, 3);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Percentile labels as vLLM writes them (str(p)): 99.9 stays 99.9 and 99.99999 is never
+ * rounded to 100, in the summary and in the JSON keys. */
+START_TEST(test_percentile_labels)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat,
+                                   "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                   "workload: {num_requests: 20, rate: 5, input: 100, output: 20}\n"
+                                   "metrics: {percentiles: [50, 99.9, 99.99999]}\n",
+                                   NULL, 0, &sc);
+    char path[] = "/tmp/sv_pct_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w+");
+    sv_report_summary(res, f);
+    rewind(f);
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(buf, "P99.9 TTFT (ms):"), "%s", buf);
+    ck_assert_msg(strstr(buf, "P99.99999 TTFT (ms):"), "%s", buf);
+    ck_assert(!strstr(buf, "P100"));
+    sv_error_t err;
+    ck_assert_int_eq(sv_report_json(res, 0, path, &err), 0);
+    f = fopen(path, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(path);
+    ck_assert(strstr(buf, "\"p99.99999_ttft_ms\""));
+    ck_assert(strstr(buf, "\"p99.9_itl_ms\""));
+    tu_done(sc, res);
+}
+END_TEST
+
+/* The prefill-first baseline (vllm-v0) starves decodes near its capacity: every arrival
+ * runs its 2048-token prompt alone (about 62 ms) while all decodes wait, so the p90 TPOT
+ * is over four decode steps long (62 ms against 13 ms here). The same load under chunked prefill
+ * (vllm) mixes the prompt chunks into decode steps and stays lower. */
+START_TEST(test_prefill_first_starves_decodes)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "engine: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n"
+                       "workload: {num_requests: 600, rate: 10, input: 2048, output: 128}\n"
+                       "metrics: {percentiles: [90]}\n";
+    const char *v0[] = {"engine.scheduler=vllm-v0"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, yaml, v0, 1, &sc);
+    /* The decode step alone at the run's mean batch and the mean context. */
+    double step = sv_perf_decode_time(&res->pools[0].perf,
+                                      (long)lround(res->pools[0].mean_decode_batch), 2112, NULL);
+    double p90_v0 = res->summary.tpot.pct[0] / 1e3;
+    ck_assert_msg(p90_v0 > 4.0 * step, "p90 TPOT %.2f ms vs decode step %.2f ms", p90_v0 * 1e3,
+                  step * 1e3);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    double p90_v1 = res->summary.tpot.pct[0] / 1e3;
+    ck_assert_msg(p90_v1 < 0.85 * p90_v0, "chunked %.2f ms vs prefill-first %.2f ms", p90_v1 * 1e3,
+                  p90_v0 * 1e3);
+    tu_done(sc, res);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("vllm");
+    TCase *tc = tcase_create("scheduler");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_same_instant_arrivals_share_a_step);
+    tcase_add_test(tc, test_engine_defaults_per_gpu);
+    tcase_add_test(tc, test_v1_options_checked);
+    tcase_add_test(tc, test_long_prefill_threshold_chunks);
+    tcase_add_test(tc, test_partial_prefill_limit);
+    tcase_add_test(tc, test_percentile_labels);
+    tcase_add_test(tc, test_prefill_first_starves_decodes);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)
