@@ -17,6 +17,7 @@
 #include "servesim/catalog.h"
 #include "servesim/compare.h"
 #include "servesim/html.h"
+#include "servesim/paths.h"
 #include "servesim/replay.h"
 #include "servesim/report.h"
 #include "servesim/scenario.h"
@@ -35,6 +36,9 @@ static int fail_err(const sv_error_t *err)
     return EXIT_FAILURE;
 }
 
+/* The option whose value was missing, for the message. */
+static const char *missing_opt = "an option";
+
 /* "--opt=value" or "--opt value"; NULL when argv[*i] is not this option. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
 {
@@ -44,9 +48,30 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
     if (argv[*i][n] != '\0') return NULL;
     if (*i + 1 >= argc) {
         *missing = 1;
+        missing_opt = name;
         return NULL;
     }
     return argv[++*i];
+}
+
+static int fail_missing(void)
+{
+    fprintf(stderr, "servesim: error: %s needs a value (see servesim --help)\n", missing_opt);
+    return EXIT_FAILURE;
+}
+
+/* Outputs never overwrite inputs (paths.h): check out (NULL: not asked for) as opt. With
+ * charts, the report's PATH-*.svg files are checked too. */
+static int out_check(sv_paths_t *ps, const char *opt, const char *out, int charts, sv_error_t *err)
+{
+    if (!out || strcmp(out, "-") == 0) return 0;
+    int rc = sv_paths_output(ps, out, NULL, opt, err);
+    if (rc || !charts) return rc;
+    char base[1100];
+    size_t l = strlen(out);
+    int html = l > 5 && strcmp(out + l - 5, ".html") == 0;
+    snprintf(base, sizeof base, "%.*s-", (int)(html ? l - 5 : l), out);
+    return sv_paths_output(ps, base, ".svg", opt, err);
 }
 
 /* A positional argument: 1 taken, -1 one too many (printed). */
@@ -88,13 +113,23 @@ static int cmd_compare(int argc, char **argv)
         } else if (!missing && positional("compare", argv, i, pos, &npos) < 0) {
             return EXIT_FAILURE;
         }
-        if (missing) return fail_msg("compare", "option needs a value (see servesim --help)");
+        if (missing) return fail_missing();
     }
     if (npos != 2) return fail_msg("compare", "needs two result files: REAL.json SIM.json");
     sv_error_t err;
     sv_bench_t *real = NULL, *sim = NULL;
     sv_compare_t *c = NULL;
-    int rc = sv_bench_load(pos[0], &real, &err);
+    int rc = 0;
+    if (html) {
+        sv_paths_t *ps = sv_paths_new();
+        rc = !ps || sv_paths_input(ps, pos[0], "the REAL result") ||
+                     sv_paths_input(ps, pos[1], "the SIM result")
+                 ? sv_errorf(&err, SV_ENOMEM, "out of memory")
+                 : out_check(ps, "--report", html, 0, &err);
+        sv_paths_free(ps);
+        if (rc) return fail_err(&err);
+    }
+    rc = sv_bench_load(pos[0], &real, &err);
     if (!rc) rc = sv_bench_load(pos[1], &sim, &err);
     if (!rc) rc = sv_compare_new(real, sim, &c, &err);
     if (!rc && html) rc = sv_compare_html(c, tol, html, &err);
@@ -139,7 +174,7 @@ static int cmd_replay(const char *catalog_dir, int argc, char **argv)
             check = 1;
         else if (!missing && positional("replay", argv, i, pos, &npos) < 0)
             return EXIT_FAILURE;
-        if (missing) return fail_msg("replay", "option needs a value (see servesim --help)");
+        if (missing) return fail_missing();
     }
     if (npos != 2)
         return fail_msg("replay", "needs a result file and a scenario: REAL.json SCENARIO.yaml");
@@ -159,6 +194,23 @@ static int cmd_replay(const char *catalog_dir, int argc, char **argv)
     sv_result_t *res = NULL;
     int rc = sv_catalog_load(catalog_dir ? catalog_dir : sv_catalog_default_dir(), &cat, &err);
     if (!rc) rc = sv_scenario_load(pos[1], sets, nsets, cat, &sc, &err);
+    if (!rc) {
+        sv_paths_t *ps = sv_paths_new();
+        const char *cdir = catalog_dir ? catalog_dir : sv_catalog_default_dir();
+        if (!ps || sv_paths_input_dir(ps, cdir, ".yaml", "a catalog file") ||
+            sv_paths_input(ps, pos[0], "the result replayed") ||
+            sv_paths_input(ps, pos[1], "the scenario"))
+            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+        for (int k = 0; !rc && k < sc->ninputs; k++)
+            if (sv_paths_input(ps, sc->inputs[k], "a file the scenario reads"))
+                rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+        if (!rc) rc = out_check(ps, "--json", json, 0, &err);
+        if (!rc) rc = out_check(ps, "--requests-csv", req_csv, 0, &err);
+        if (!rc) rc = out_check(ps, "--timeseries-csv", ts_csv, 0, &err);
+        if (!rc) rc = out_check(ps, "--prometheus", prom, 0, &err);
+        if (!rc) rc = out_check(ps, "--report", html, 1, &err);
+        sv_paths_free(ps);
+    }
     if (!rc) rc = sv_replay_apply(sc, b, &skipped, &err);
     if (!rc) {
         sc->check = check;

@@ -761,7 +761,7 @@ static int servesim_main(int argc, char **argv)
         strcmp(cmd, "sweep") && strcmp(cmd, "plan")) {
         fprintf(stderr,
                 "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
-                "explain; see servesim --help)\n",
+                "explain, compare, replay; see servesim --help)\n",
                 cmd);
         return EXIT_USAGE;
     }
