@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "servesim/perf.h"
 #include "servesim/yaml.h"
 #include "vec_int.h"
 
@@ -22,6 +23,19 @@
 #endif
 
 #define MAX_FILES 256
+
+const char *const sv_curve_keys[SV_CV_COUNT] = {
+    "gemm_m_half_tokens",          "gemm_floor_us",        "small_op_efficiency",
+    "small_op_floor_us",           "attention_efficiency", "attention_n_half_tokens",
+    "attention_memory_efficiency", "attention_seq_us",     "link_efficiency",
+    "link_latency_per_rank_us",    "p2p_latency_us",       "norm_efficiency"};
+/* Built-ins for a GPU whose catalog gives no curve (a catalog directory of one's own):
+ * the same values as models/gpus.yaml's defaults, the A100 fit plus the literature
+ * attention terms (docs/cost-model.md says where each comes from). */
+const double sv_curve_default[SV_CV_COUNT] = {76.4, 6.39, 0.771, 2.22, 0.70, 128,
+                                              0.70, 0.05, 0.513, 0.87, 13.2, 0.388};
+const double sv_curve_lo[SV_CV_COUNT] = {0, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 0, 1e-3};
+const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1, 1e4, 1e4, 1};
 
 const char *sv_catalog_default_dir(void)
 {
@@ -34,6 +48,7 @@ void sv_catalog_free(sv_catalog_t *cat)
     if (!cat) return;
     free(cat->gpus);
     free(cat->models);
+    free(cat->engines);
     free(cat);
 }
 
@@ -52,7 +67,19 @@ static int copy_text(char *dst, size_t n, const char *src, const sv_ynode_t *map
 /* Engine-efficiency settings that a file's `defaults:` map may give its GPUs. */
 typedef struct gpu_defaults {
     double compute_eff, memory_eff, iter_overhead_ms, layer_overhead_us, link_latency_us;
+    double curve[SV_CV_COUNT];
 } gpu_defaults_t;
+
+/* The curve keys of a map (defaults or one GPU) into curve[], leaving absent ones. */
+static int read_curves(sv_ynode_t *map, double *curve, sv_error_t *err)
+{
+    for (int k = 0; k < SV_CV_COUNT; k++) {
+        int rc = sv_yget_double(map, sv_curve_keys[k], 0, sv_curve_lo[k], sv_curve_hi[k], &curve[k],
+                                err);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
 
 static int read_defaults(sv_ynode_t *map, gpu_defaults_t *d, sv_error_t *err)
 {
@@ -64,7 +91,8 @@ static int read_defaults(sv_ynode_t *map, gpu_defaults_t *d, sv_error_t *err)
             0 ||
         (rc = sv_yget_double(map, "layer_overhead_us", 0, 0, 1e6, &d->layer_overhead_us, err)) <
             0 ||
-        (rc = sv_yget_double(map, "link_latency_us", 0, 0, 1e6, &d->link_latency_us, err)) < 0)
+        (rc = sv_yget_double(map, "link_latency_us", 0, 0, 1e6, &d->link_latency_us, err)) < 0 ||
+        (rc = read_curves(map, d->curve, err)))
         return rc;
     return sv_ymap_check_unknown(map, err);
 }
@@ -103,6 +131,8 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
         (rc = sv_yget_double(map, "iteration_overhead_ms", isnan(io), 0, 1e4, &io, err)) < 0 ||
         (rc = sv_yget_double(map, "layer_overhead_us", isnan(lo), 0, 1e6, &lo, err)) < 0)
         return rc;
+    memcpy(g->curve, d->curve, sizeof g->curve);
+    if ((rc = read_curves(map, g->curve, err))) return rc;
     s = "";
     if ((rc = sv_yget_str(map, "source", 1, &s, err)) ||
         (rc = copy_text(g->source, sizeof g->source, s, map, "source", err)))
@@ -208,8 +238,64 @@ int sv_model_check(const sv_model_t *m, const char *where, sv_error_t *err)
 
 typedef struct loader {
     sv_catalog_t *cat;
-    size_t capg, capm;
+    size_t capg, capm, cape;
 } loader_t;
+
+/* Keys an engine profile may give besides name, description and fitted_to. */
+static int engine_key_ok(const char *k)
+{
+    static const char *const own[] = {
+        "iteration_overhead_ms", "layer_overhead_us",  "seq_overhead_us",   "cuda_graphs",
+        "graph_max_tokens",      "compute_efficiency", "memory_efficiency", "link_latency_us"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (strcmp(k, own[i]) == 0) return 1;
+    for (int i = 0; i < SV_CV_COUNT; i++)
+        if (strcmp(k, sv_curve_keys[i]) == 0) return 1;
+    return 0;
+}
+
+static int read_engine(sv_ynode_t *map, sv_engine_profile_t *e, sv_error_t *err)
+{
+    int rc;
+    const char *s;
+    char where[512];
+    memset(e, 0, sizeof *e);
+    if ((rc = sv_yexpect_map(map, "engine profile", err))) return rc;
+    if ((rc = sv_yget_str(map, "name", 1, &s, err)) ||
+        (rc = copy_text(e->name, sizeof e->name, s, map, "name", err)))
+        return rc;
+    s = "";
+    if ((rc = sv_yget_str(map, "description", 0, &s, err)) < 0 ||
+        (rc = copy_text(e->description, sizeof e->description, s, map, "description", err)) ||
+        (rc = sv_yget_str(map, "fitted_to", 1, &s, err)) ||
+        (rc = copy_text(e->fitted_to, sizeof e->fitted_to, s, map, "fitted_to", err)))
+        return rc;
+    sv_perf_settings_t scratch = sv_perf_settings_default();
+    for (size_t i = 0; i < map->n; i++) {
+        sv_yentry_t *en = &map->map[i];
+        if (en->used) continue;
+        sv_ynode_where(en->val, where, sizeof where);
+        if (!engine_key_ok(en->key))
+            return sv_errorf(err, SV_ENOKEY,
+                             "%s: %s.%s: not an engine-profile key (engine costs, cuda_graphs, "
+                             "graph_max_tokens, or a hardware curve key)",
+                             where, map->path, en->key);
+        if (en->val->kind != SV_Y_SCALAR)
+            return sv_errorf(err, SV_EINVAL, "%s: %s.%s: expected a value", where, map->path,
+                             en->key);
+        if (e->nkeys == SV_ENGINE_MAX_KEYS || strlen(en->key) >= sizeof e->keys[0] ||
+            strlen(en->val->scalar) >= sizeof e->values[0])
+            return sv_errorf(err, SV_ELIMIT, "%s: %s.%s: too many keys or too long a value", where,
+                             map->path, en->key);
+        if ((rc = sv_perf_settings_set(&scratch, en->key, en->val->scalar, err)))
+            return sv_error_prefix(err, "%s: %s", where, map->path);
+        en->used = 1;
+        snprintf(e->keys[e->nkeys], sizeof e->keys[0], "%s", en->key);
+        snprintf(e->values[e->nkeys], sizeof e->values[0], "%s", en->val->scalar);
+        e->nkeys++;
+    }
+    return 0;
+}
 
 static int load_file(loader_t *ld, const char *path, sv_error_t *err)
 {
@@ -219,12 +305,36 @@ static int load_file(loader_t *ld, const char *path, sv_error_t *err)
     sv_ynode_t *root = doc->root;
     if (!root) goto done; /* an empty file adds nothing */
     if ((rc = sv_yexpect_map(root, path, err))) goto done;
-    gpu_defaults_t d = {NAN, NAN, NAN, NAN, NAN};
+    gpu_defaults_t d = {NAN, NAN, NAN, NAN, NAN, {0}};
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        d.curve[k] = NAN;
     sv_ynode_t *defs = sv_ymap_get(root, "defaults");
     if (defs && (rc = read_defaults(defs, &d, err))) goto done;
     sv_ynode_t *gpus = sv_ymap_get(root, "gpus");
     sv_ynode_t *models = sv_ymap_get(root, "models");
+    sv_ynode_t *engines = sv_ymap_get(root, "engines");
     if ((rc = sv_ymap_check_unknown(root, err))) goto done;
+    if (engines) {
+        if ((rc = sv_yexpect_seq(engines, "engines", err))) goto done;
+        for (size_t i = 0; i < engines->n; i++) {
+            sv_catalog_t *c = ld->cat;
+            if (SV_GROW(c->engines, ld->cape, c->nengines + 1)) {
+                rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", path);
+                goto done;
+            }
+            if ((rc = read_engine(engines->seq[i], &c->engines[c->nengines], err))) goto done;
+            for (size_t k = 0; k < c->nengines; k++) {
+                if (strcasecmp(c->engines[k].name, c->engines[c->nengines].name) == 0) {
+                    char where[512];
+                    rc = sv_errorf(
+                        err, SV_EINVAL, "%s: engine profile '%s' is defined twice in the catalog",
+                        sv_ynode_where(engines->seq[i], where, sizeof where), c->engines[k].name);
+                    goto done;
+                }
+            }
+            c->nengines++;
+        }
+    }
     if (gpus) {
         if ((rc = sv_yexpect_seq(gpus, "gpus", err))) goto done;
         for (size_t i = 0; i < gpus->n; i++) {
@@ -343,6 +453,22 @@ int sv_catalog_gpu(const sv_catalog_t *cat, const char *name, const sv_gpu_t **o
     join_names(known, sizeof known, cat->ngpus ? cat->gpus[0].name : "", cat->ngpus,
                sizeof *cat->gpus);
     return sv_errorf(err, SV_ENOTFOUND, "unknown GPU '%s' (known: %s)", name, known);
+}
+
+int sv_catalog_engine(const sv_catalog_t *cat, const char *name, const sv_engine_profile_t **out,
+                      sv_error_t *err)
+{
+    for (size_t i = 0; i < cat->nengines; i++) {
+        if (strcasecmp(cat->engines[i].name, name) == 0) {
+            *out = &cat->engines[i];
+            return 0;
+        }
+    }
+    char known[SV_ERRMSG_MAX / 2];
+    join_names(known, sizeof known, cat->nengines ? cat->engines[0].name : "", cat->nengines,
+               sizeof *cat->engines);
+    return sv_errorf(err, SV_ENOTFOUND, "unknown engine profile '%s' (known: %s)", name,
+                     cat->nengines ? known : "none: the catalog has no engines list");
 }
 
 int sv_catalog_model(const sv_catalog_t *cat, const char *name, const sv_model_t **out,

@@ -62,6 +62,23 @@ static const char *bound_word(int compute_bound)
     return compute_bound ? "compute" : "memory";
 }
 
+/* One step's cost, operator by operator, then communication and the engine's terms. */
+static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
+{
+    fprintf(f, "  %-20s %12s %12s %10s %10s %8s\n", "operator", "GFLOP", "MB moved", "fixed ms",
+            "ms", "bound");
+    for (int i = 0; i < SV_OP_COUNT; i++) {
+        const sv_op_cost_t *o = &c->op[i];
+        fprintf(f, "  %-20s %12.1f %12.1f %10.3f %10.3f %8s\n", sv_op_name(i), o->flops / 1e9,
+                o->bytes / 1e6, o->t_fixed * 1e3, o->time * 1e3,
+                bound_word(o->t_compute > o->t_memory));
+    }
+    if (tp > 1) fprintf(f, "  %-20s %36s %10.3f\n", "tp all-reduce", "", c->comm * 1e3);
+    fprintf(f, "  %-20s %36s %10.3f\n", "engine per step", "", c->eng_step * 1e3);
+    fprintf(f, "  %-20s %36s %10.3f\n", "engine per sequence", "", c->eng_seq * 1e3);
+    fprintf(f, "  %-20s %36s %10.3f\n", "engine launches", "", c->eng_launch * 1e3);
+}
+
 void sv_explain_print(const sv_explain_t *e, FILE *f)
 {
     const sv_perf_t *p = &e->perf;
@@ -70,16 +87,29 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n", p->model.name,
             tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
             sv_dtype_name(p->set.kv_dtype));
+    const double *cv = p->set.curve;
+    fprintf(f, "engine profile: %s%s\n", p->set.engine[0] ? p->set.engine : "none",
+            p->set.ideal ? " (ideal: pure roofline)" : "");
     fprintf(f,
             "cost model: compute efficiency %.2f, memory efficiency %.2f, overhead %.3f ms "
             "per step + %.1f us per layer\n",
             p->set.compute_eff, p->set.memory_eff, p->set.iter_overhead_s * 1e3,
             p->set.layer_overhead_s * 1e6);
+    fprintf(f,
+            "  GEMM efficiency x T/(T + %.0f), floor %.1f us; small ops %.2f of HBM (norms %.2f), "
+            "%.1f us "
+            "each; attention %.2f of peak x n/(n + %.0f) (prefill), %.2f of HBM + %.2f us per "
+            "sequence per layer (decode); engine %.1f us per sequence, CUDA graphs %s (up to "
+            "%ld tokens)\n",
+            cv[SV_CV_GEMM_M_HALF], cv[SV_CV_GEMM_FLOOR], cv[SV_CV_SMALL_EFF], cv[SV_CV_NORM_EFF],
+            cv[SV_CV_SMALL_FLOOR], cv[SV_CV_ATTN_EFF], cv[SV_CV_ATTN_N_HALF],
+            cv[SV_CV_ATTN_MEM_EFF], cv[SV_CV_ATTN_SEQ], p->set.seq_overhead_s * 1e6,
+            p->set.cuda_graphs ? "on" : "off", p->set.graph_max_tokens);
     if (tp > 1)
         fprintf(f,
                 "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
-                "(bidirectional), %.1f us each\n",
-                p->gpu.link, p->set.link_bw / 1e9, p->set.link_latency * 1e6);
+                "(bidirectional) at %.2f efficiency, latency %.1f us each at TP %d\n",
+                p->gpu.link, p->set.link_bw / 1e9, cv[SV_CV_LINK_EFF], p->ar_alpha * 1e6, tp);
 
     fprintf(f, "\nMemory per GPU\n");
     fprintf(f, "  %-38s %10.2f GB  (%.2f GB for the whole model)\n", "weights",
@@ -101,16 +131,22 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     const sv_step_cost_t *pc = &e->prefill;
     fprintf(f, "\nPrefill of %ld tokens: %.2f ms, %s-bound\n", e->input, pc->total * 1e3,
             bound_word(pc->compute_bound));
-    fprintf(f, "  %-20s %12s %12s %10s %8s\n", "operator", "GFLOP", "MB moved", "ms", "bound");
-    for (int i = 0; i < SV_OP_COUNT; i++) {
-        const sv_op_cost_t *o = &pc->op[i];
-        fprintf(f, "  %-20s %12.1f %12.1f %10.3f %8s\n", sv_op_name(i), o->flops / 1e9,
-                o->bytes / 1e6, o->time * 1e3, bound_word(o->t_compute > o->t_memory));
-    }
-    if (tp > 1) fprintf(f, "  %-20s %12s %12s %10.3f\n", "tp all-reduce", "", "", pc->comm * 1e3);
-    fprintf(f, "  %-20s %12s %12s %10.3f\n", "fixed overhead", "", "", pc->overhead * 1e3);
+    print_breakdown(f, pc, tp);
 
     fprintf(f, "\nDecode step at context %.0f tokens (input + output/2)\n", e->decode_ctx);
+    fprintf(f, "  %6s %9s %9s %9s %9s %9s %9s %9s\n", "batch", "linear", "small", "attn", "lm_head",
+            "allreduce", "engine", "fixed*");
+    for (int i = 0; i < e->nrows; i++) {
+        const sv_step_cost_t *c = &e->rows[i].cost;
+        double fixed = 0.0;
+        for (int k = 0; k < SV_OP_COUNT; k++)
+            fixed += c->op[k].t_fixed;
+        fprintf(f, "  %6ld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", e->rows[i].batch,
+                c->op[SV_OP_LINEAR].time * 1e3, c->op[SV_OP_SMALL].time * 1e3,
+                c->op[SV_OP_ATTN_DECODE].time * 1e3, c->op[SV_OP_LM_HEAD].time * 1e3, c->comm * 1e3,
+                c->overhead * 1e3, fixed * 1e3);
+    }
+    fprintf(f, "  (ms; * kernel floors and per-sequence attention cost, inside the columns)\n");
     fprintf(f, "  %6s %10s %8s %14s %14s %8s\n", "batch", "step ms", "bound", "tok/s/user",
             "tok/s/GPU", "fits KV");
     for (int i = 0; i < e->nrows; i++) {
@@ -130,6 +166,7 @@ static cJSON *op_json(const sv_op_cost_t *o)
     cJSON_AddNumberToObject(j, "flops", o->flops);
     cJSON_AddNumberToObject(j, "bytes", o->bytes);
     cJSON_AddNumberToObject(j, "time_ms", o->time * 1e3);
+    cJSON_AddNumberToObject(j, "fixed_ms", o->t_fixed * 1e3);
     cJSON_AddStringToObject(j, "bound", bound_word(o->t_compute > o->t_memory));
     return j;
 }
@@ -144,6 +181,9 @@ static cJSON *step_json(const sv_step_cost_t *c)
         cJSON_AddItemToObject(ops, sv_op_name(i), op_json(&c->op[i]));
     cJSON_AddNumberToObject(j, "tp_comm_ms", c->comm * 1e3);
     cJSON_AddNumberToObject(j, "overhead_ms", c->overhead * 1e3);
+    cJSON_AddNumberToObject(j, "engine_step_ms", c->eng_step * 1e3);
+    cJSON_AddNumberToObject(j, "engine_seq_ms", c->eng_seq * 1e3);
+    cJSON_AddNumberToObject(j, "engine_launch_ms", c->eng_launch * 1e3);
     return j;
 }
 
@@ -157,7 +197,12 @@ cJSON *sv_explain_json(const sv_explain_t *e)
     cJSON_AddNumberToObject(j, "tp", p->set.tp);
     cJSON_AddStringToObject(j, "weight_dtype", sv_dtype_name(p->set.weight_dtype));
     cJSON_AddStringToObject(j, "kv_cache_dtype", sv_dtype_name(p->set.kv_dtype));
+    cJSON_AddStringToObject(j, "engine_profile", p->set.engine);
     cJSON *s = cJSON_AddObjectToObject(j, "settings");
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        cJSON_AddNumberToObject(s, sv_curve_keys[k], p->set.curve[k]);
+    cJSON_AddNumberToObject(s, "seq_overhead_us", p->set.seq_overhead_s * 1e6);
+    cJSON_AddBoolToObject(s, "cuda_graphs", p->set.cuda_graphs);
     cJSON_AddNumberToObject(s, "compute_efficiency", p->set.compute_eff);
     cJSON_AddNumberToObject(s, "memory_efficiency", p->set.memory_eff);
     cJSON_AddNumberToObject(s, "iteration_overhead_ms", p->set.iter_overhead_s * 1e3);

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include <mpi.h>
 #endif
 
+#include "servesim/calibrate.h"
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/html.h"
@@ -30,6 +32,7 @@
 #include "servesim/scenario.h"
 #include "servesim/sim.h"
 #include "servesim/sweep.h"
+#include "servesim/validate.h"
 #include "servesim/yaml.h"
 
 #include "cli_cmp_int.h"
@@ -55,17 +58,30 @@ static const char *usage_text =
     "  replay REAL.json SCENARIO.yaml   simulate a result's requests at its send times\n"
     "      [--set KEY=VALUE ...] [--json FILE] [--detailed] and run's other output options\n"
     "  list gpus|models            print the catalog\n"
+    "  calibrate kernels --gpu G MLP.csv...   fit a GPU's efficiency curves to Vidur\n"
+    "      kernel tables [--allreduce F.csv] [--send-recv F.csv] [--name N] [--out F.yaml]\n"
+    "  calibrate engine --rows MODEL:HW,... --base PROFILE --fit KEY,... PERF_MODEL.csv\n"
+    "      fit an engine profile to Splitwise iteration times [--name N] [--out F.yaml]\n"
+    "  calibrate synthetic --gpu G  recover known parameters from generated tables\n"
+    "      (every calibrate takes [--max-iter N])\n"
+    "  validate                    simulate every measured run in the validation table;\n"
+    "      [--data FILE.csv] [--family PREFIX] [--bounds FILE.csv]   print the errors\n"
     "  explain --model M --gpu G   what the cost model says about one setup\n"
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
     "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
-    "      [--ideal] [--set KEY=VALUE ...] [--json [FILE]]\n"
+    "      [--profile vllm|trtllm|eager|NAME] [--ideal] [--set KEY=VALUE ...] [--json [FILE]]\n"
     "\n"
     "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
     "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
     "  iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,\n"
-    "  gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens\n"
-    "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets both efficiencies to\n"
-    "  1 and every overhead to 0: the pure roofline.\n"
+    "  gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens,\n"
+    "  seq_overhead_us, cuda_graphs, graph_max_tokens, gemm_m_half_tokens, gemm_floor_us,\n"
+    "  small_op_efficiency, small_op_floor_us, attention_efficiency, attention_n_half_tokens,\n"
+    "  attention_memory_efficiency, attention_seq_us, link_efficiency,\n"
+    "  link_latency_per_rank_us, p2p_latency_us, norm_efficiency\n"
+    "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets every efficiency\n"
+    "  to 1 and every overhead, floor and small op to 0: the pure roofline. Engine profiles\n"
+    "  (models/engines.yaml): explain --profile, a scenario's engine.profile; default vllm.\n"
     "The catalog is read from --catalog, else $SERVESIM_CATALOG, else the source tree.\n";
 
 static int fail(const char *fmt, const char *a)
@@ -227,7 +243,7 @@ static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
 
 static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL;
+    const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL, *profile = NULL;
     long input = 1024, output = 256;
     long batches[SV_EXPLAIN_MAX_BATCHES] = {1, 8, 32, 64, 128, 256};
     int nbatches = 6, ideal = 0, json = 0;
@@ -245,6 +261,8 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
             model_name = v;
         else if ((v = opt_value(argc, argv, &i, "--gpu", &missing)))
             gpu_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--profile", &missing)))
+            profile = v;
         else if ((v = opt_value(argc, argv, &i, "--tp", &missing))) {
             if (sv_perf_settings_set(&set, "tp", v, &err)) return fail_err(&err);
         } else if ((v = opt_value(argc, argv, &i, "--input", &missing))) {
@@ -291,6 +309,7 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     if (ideal) sv_perf_settings_ideal(&set);
     for (int i = 0; i < nsets; i++)
         if (apply_set(&set, sets[i], &err)) return fail_err(&err);
+    if (sv_perf_settings_profile(&set, cat, profile, &err)) return fail_err(&err);
 
     const sv_gpu_t *gpu;
     sv_model_t model;
@@ -337,6 +356,10 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         cJSON_Delete(j);
     } else {
         sv_explain_print(e, stdout);
+        const sv_engine_profile_t *ep;
+        if (perf.set.engine[0] && sv_catalog_engine(cat, perf.set.engine, &ep, NULL) == 0)
+            printf("\nEngine profile '%s': %s\n  fitted to: %s\n", ep->name, ep->description,
+                   ep->fitted_to);
     }
     free(e);
     return rc;
@@ -724,6 +747,185 @@ int main(int argc, char **argv)
 #endif
 }
 
+static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *data = sv_validation_default_path(), *family = NULL, *bounds = NULL, *v;
+    int missing = 0;
+    for (int i = 0; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--data", &missing)))
+            data = v;
+        else if ((v = opt_value(argc, argv, &i, "--family", &missing)))
+            family = v;
+        else if ((v = opt_value(argc, argv, &i, "--bounds", &missing)))
+            bounds = v;
+        else if (!missing)
+            return fail("error: validate: unknown option '%s' (see servesim --help)", argv[i]);
+        if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    }
+    sv_error_t err;
+    sv_validation_t *val = NULL;
+    if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
+        sv_validation_free(val);
+        return fail_err(&err);
+    }
+    sv_validation_print(val, stdout);
+    int rc = EXIT_SUCCESS;
+    if (bounds) {
+        fputc('\n', stdout);
+        int over = sv_validation_check(val, bounds, stdout, &err);
+        if (over < 0)
+            rc = fail_err(&err);
+        else if (over > 0) {
+            fprintf(stderr, "servesim: error: %d MAPE bound(s) of %s exceeded\n", over, bounds);
+            rc = EXIT_FAILURE;
+        }
+    }
+    sv_validation_free(val);
+    return rc;
+}
+
+/* calibrate kernels | engine | synthetic (see the usage text). */
+static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
+{
+    if (argc < 1) return fail("error: calibrate needs kernels, engine or synthetic%s", "");
+    const char *mode = argv[0], *gpu_name = NULL, *out = NULL, *name = NULL, *ar = NULL, *sr = NULL,
+               *rows = NULL, *base_name = NULL, *fit_keys = NULL, *v;
+    const char *files[64];
+    int nfiles = 0, missing = 0;
+    double noise_rel = 0.01;
+    sv_fit_opts_t o = {.max_iter = 200};
+    for (int i = 1; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--gpu", &missing)))
+            gpu_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--out", &missing)))
+            out = v;
+        else if ((v = opt_value(argc, argv, &i, "--name", &missing)))
+            name = v;
+        else if ((v = opt_value(argc, argv, &i, "--allreduce", &missing)))
+            ar = v;
+        else if ((v = opt_value(argc, argv, &i, "--send-recv", &missing)))
+            sr = v;
+        else if ((v = opt_value(argc, argv, &i, "--rows", &missing)))
+            rows = v;
+        else if ((v = opt_value(argc, argv, &i, "--base", &missing)))
+            base_name = v;
+        else if ((v = opt_value(argc, argv, &i, "--fit", &missing)))
+            fit_keys = v;
+        else if ((v = opt_value(argc, argv, &i, "--noise", &missing))) {
+            if (sv_parse_double(v, &noise_rel) || noise_rel < 0 || noise_rel > 0.5)
+                return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
+        } else if ((v = opt_value(argc, argv, &i, "--max-iter", &missing))) {
+            long n;
+            if (sv_parse_long(v, &n) || n < 1 || n > 100000)
+                return fail("error: --max-iter: expected a whole number in [1, 100000], got '%s'",
+                            v);
+            o.max_iter = (int)n;
+        } else if (missing) {
+            break;
+        } else if (argv[i][0] == '-') {
+            return fail("error: calibrate: unknown option '%s' (see servesim --help)", argv[i]);
+        } else {
+            if (nfiles == 64) return fail("error: calibrate takes at most 64 tables%s", "");
+            files[nfiles++] = argv[i];
+        }
+        if (missing) break;
+    }
+    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    sv_error_t err;
+    const sv_gpu_t *gpu = NULL;
+    if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
+        if (!gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
+        if (sv_catalog_gpu(cat, gpu_name, &gpu, &err)) return fail_err(&err);
+    }
+    if (strcmp(mode, "synthetic") == 0) {
+        /* Known parameters: the A100 fit's order of magnitude. */
+        const double g4[4] = {0.72, 96.0, 0.84, 6.0}, s3[3] = {0.78, 0.45, 3.5};
+        char path[512];
+        const char *dir = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/servesim-synthetic-%ld.csv", dir && *dir ? dir : "/tmp",
+                 (long)getpid());
+        sv_fit_t g, s;
+        const char *p1 = path;
+        int rc = sv_calibrate_synthetic_mlp(path, gpu, g4, s3, noise_rel, 42, &err);
+        if (!rc) rc = sv_calibrate_kernels(&p1, 1, gpu, &o, &g, &s, &err);
+        remove(path);
+        if (rc) return fail_err(&err);
+        printf("synthetic kernel tables for %s, %.1f%% multiplicative noise: true -> fitted\n",
+               gpu->name, noise_rel * 100);
+        int bad = 0;
+        for (int k = 0; k < 7; k++) {
+            const sv_fit_t *f = k < 4 ? &g : &s;
+            double truth = k < 4 ? g4[k] : s3[k - 4], got = f->value[k < 4 ? k : k - 4];
+            double e = 100.0 * (got / truth - 1.0);
+            bad |= fabs(e) > 2.0;
+            printf("  %-24s %10.4g -> %10.4g  (%+.2f%%)\n", f->names[k < 4 ? k : k - 4], truth, got,
+                   e);
+        }
+        printf("%s\n", bad ? "NOT recovered within 2%" : "all recovered within 2%");
+        return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+    }
+    if (strcmp(mode, "kernels") == 0) {
+        if (nfiles < 1) return fail("error: calibrate kernels needs at least one mlp.csv%s", "");
+        sv_fit_t fits[4];
+        const sv_fit_t *fp[4];
+        int nf = 0;
+        if (sv_calibrate_kernels(files, nfiles, gpu, &o, &fits[0], &fits[1], &err))
+            return fail_err(&err);
+        nf = 2;
+        if (ar && sv_calibrate_allreduce(ar, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
+        if (sr && sv_calibrate_sendrecv(sr, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
+        printf("servesim calibrate kernels: %s, %d kernel table(s)\n", gpu->name, nfiles);
+        for (int i = 0; i < nf; i++) {
+            sv_fit_print(&fits[i], stdout);
+            fp[i] = &fits[i];
+        }
+        if (out) {
+            char nm[SV_NAME_MAX], src[SV_TEXT_MAX];
+            snprintf(nm, sizeof nm, "%s-calibrated", gpu->name);
+            snprintf(src, sizeof src, "%d Vidur mlp.csv table(s)%s%s", nfiles,
+                     ar ? " and all_reduce.csv" : "", sr ? " and send_recv.csv" : "");
+            if (sv_calibrate_write_gpu(out, gpu, name ? name : nm, fp, nf, src, &err))
+                return fail_err(&err);
+            printf("wrote %s\n", out);
+        }
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(mode, "engine") == 0) {
+        if (nfiles != 1) return fail("error: calibrate engine takes one perf_model.csv%s", "");
+        if (!rows || !base_name || !fit_keys)
+            return fail("error: calibrate engine needs --rows, --base and --fit%s", "");
+        const sv_engine_profile_t *base;
+        if (sv_catalog_engine(cat, base_name, &base, &err)) return fail_err(&err);
+        char kb[512];
+        const char *keys[SV_FIT_MAX_PARAMS];
+        int nk = 0;
+        snprintf(kb, sizeof kb, "%s", fit_keys);
+        for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
+            if (nk == SV_FIT_MAX_PARAMS)
+                return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
+            keys[nk++] = t;
+        }
+        sv_perf_settings_t probe = sv_perf_settings_default();
+        for (int i = 0; i < nk; i++)
+            if (sv_perf_settings_set(&probe, keys[i], "1", &err) == SV_ENOKEY)
+                return fail_err(&err);
+        sv_fit_t fit;
+        if (sv_calibrate_engine(files[0], rows, cat, base, keys, nk, &o, &fit, &err))
+            return fail_err(&err);
+        printf("servesim calibrate engine: profile %s on %s (%s)\n", base->name, files[0], rows);
+        sv_fit_print(&fit, stdout);
+        if (out) {
+            char src[SV_TEXT_MAX];
+            snprintf(src, sizeof src, "servesim calibrate engine on %s rows %s", files[0], rows);
+            if (sv_calibrate_write_engine(out, base, name ? name : base->name, &fit, src, &err))
+                return fail_err(&err);
+            printf("wrote %s\n", out);
+        }
+        return EXIT_SUCCESS;
+    }
+    return fail("error: calibrate: expected kernels, engine or synthetic, got '%s'", mode);
+}
+
 static int servesim_main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -758,10 +960,11 @@ static int servesim_main(int argc, char **argv)
     if (strcmp(cmd, "compare") == 0 || strcmp(cmd, "replay") == 0)
         return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
     if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
-        strcmp(cmd, "sweep") && strcmp(cmd, "plan")) {
+        strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate") &&
+        strcmp(cmd, "calibrate")) {
         fprintf(stderr,
                 "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
-                "explain, compare, replay; see servesim --help)\n",
+                "explain, validate, calibrate, compare, replay; see servesim --help)\n",
                 cmd);
         return EXIT_USAGE;
     }
@@ -769,11 +972,13 @@ static int servesim_main(int argc, char **argv)
     sv_error_t err;
     catalog_dir_used = catalog_dir ? catalog_dir : sv_catalog_default_dir();
     if (sv_catalog_load(catalog_dir_used, &cat, &err)) return fail_err(&err);
-    int rc = strcmp(cmd, "list") == 0      ? cmd_list(cat, argc - i, argv + i)
-             : strcmp(cmd, "explain") == 0 ? cmd_explain(cat, argc - i, argv + i)
-             : strcmp(cmd, "sweep") == 0   ? cmd_sweep(cat, argc - i, argv + i)
-             : strcmp(cmd, "plan") == 0    ? cmd_plan(cat, argc - i, argv + i)
-                                           : cmd_run(cat, argc - i, argv + i);
+    int rc = strcmp(cmd, "list") == 0        ? cmd_list(cat, argc - i, argv + i)
+             : strcmp(cmd, "explain") == 0   ? cmd_explain(cat, argc - i, argv + i)
+             : strcmp(cmd, "sweep") == 0     ? cmd_sweep(cat, argc - i, argv + i)
+             : strcmp(cmd, "plan") == 0      ? cmd_plan(cat, argc - i, argv + i)
+             : strcmp(cmd, "validate") == 0  ? cmd_validate(cat, argc - i, argv + i)
+             : strcmp(cmd, "calibrate") == 0 ? cmd_calibrate(cat, argc - i, argv + i)
+                                             : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;
 }

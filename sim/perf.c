@@ -1,9 +1,11 @@
 /*
- * The roofline cost model (see include/servesim/perf.h and docs/cost-model.md):
- * parameter and KV sizes from the architecture, FLOPs and HBM bytes per operator class
- * for a batch, time as the slower of compute and memory for each class, plus
- * tensor-parallel all-reduces and fixed engine overheads; and the memory plan that
- * decides how many KV blocks a replica has.
+ * The cost model v2 (see include/servesim/perf.h and docs/cost-model.md): parameter and
+ * KV sizes from the architecture; FLOPs and HBM bytes per operator class for a batch,
+ * each class timed at the efficiency the hardware reaches at that size plus its kernel
+ * floors; alpha-beta tensor-parallel all-reduces; the engine profile's costs per step,
+ * per sequence and per layer launch; and the memory plan that decides how many KV
+ * blocks a replica has. sv_perf_init folds every setting into a few coefficients so
+ * that sv_perf_step, called once per simulated step, stays a handful of multiply-adds.
  */
 #include "servesim/perf.h"
 
@@ -75,7 +77,12 @@ sv_perf_settings_t sv_perf_settings_default(void)
         .activation_reserve = -1,
         .block_size = 16,
         .max_batched_tokens = 8192,
+        .seq_overhead_s = -1,
+        .cuda_graphs = -1,
+        .graph_max_tokens = -1,
     };
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        s.curve[k] = -1;
     return s;
 }
 
@@ -86,6 +93,12 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
     s->iter_overhead_s = 0.0;
     s->layer_overhead_s = 0.0;
     s->link_latency = 0.0;
+    s->seq_overhead_s = 0.0;
+    s->ideal = 1;
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        s->curve[k] = 0.0; /* sizes at half efficiency, floors and latencies */
+    s->curve[SV_CV_SMALL_EFF] = s->curve[SV_CV_ATTN_EFF] = s->curve[SV_CV_ATTN_MEM_EFF] =
+        s->curve[SV_CV_LINK_EFF] = s->curve[SV_CV_NORM_EFF] = 1.0;
 }
 
 const char *const sv_perf_setting_keys[] = {"tp",
@@ -101,6 +114,21 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "activation_reserve_gb",
                                             "block_size",
                                             "max_num_batched_tokens",
+                                            "seq_overhead_us",
+                                            "cuda_graphs",
+                                            "graph_max_tokens",
+                                            "gemm_m_half_tokens",
+                                            "gemm_floor_us",
+                                            "small_op_efficiency",
+                                            "small_op_floor_us",
+                                            "attention_efficiency",
+                                            "attention_n_half_tokens",
+                                            "attention_memory_efficiency",
+                                            "attention_seq_us",
+                                            "link_efficiency",
+                                            "link_latency_per_rank_us",
+                                            "p2p_latency_us",
+                                            "norm_efficiency",
                                             NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
@@ -171,7 +199,60 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
         s->max_batched_tokens = l;
         return 0;
     }
+    if (strcmp(key, "seq_overhead_us") == 0)
+        return num_in(key, value, 0, 1e6, 0, 1e-6, &s->seq_overhead_s, err);
+    if (strcmp(key, "cuda_graphs") == 0) {
+        int b;
+        if (sv_parse_bool(value, &b))
+            return sv_errorf(err, SV_EINVAL, "%s: expected true or false, got '%s'", key, value);
+        s->cuda_graphs = b;
+        return 0;
+    }
+    if (strcmp(key, "graph_max_tokens") == 0) {
+        if ((rc = int_in(key, value, 0, 1L << 30, &l, err))) return rc;
+        s->graph_max_tokens = l;
+        return 0;
+    }
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        if (strcmp(key, sv_curve_keys[k]) == 0)
+            return num_in(key, value, sv_curve_lo[k], sv_curve_hi[k], 0, 1, &s->curve[k], err);
     return sv_errorf(err, SV_ENOKEY, "unknown setting '%s'", key);
+}
+
+int sv_perf_settings_engine(sv_perf_settings_t *s, const sv_engine_profile_t *e, sv_error_t *err)
+{
+    sv_perf_settings_t prof = sv_perf_settings_default();
+    for (int i = 0; i < e->nkeys; i++) {
+        int rc = sv_perf_settings_set(&prof, e->keys[i], e->values[i], err);
+        if (rc) return sv_error_prefix(err, "engine profile '%s'", e->name);
+    }
+#define FILL(f)                                                                                    \
+    if (s->f < 0) s->f = prof.f
+    FILL(compute_eff);
+    FILL(memory_eff);
+    FILL(iter_overhead_s);
+    FILL(layer_overhead_s);
+    FILL(link_latency);
+    FILL(seq_overhead_s);
+    FILL(cuda_graphs);
+    FILL(graph_max_tokens);
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        FILL(curve[k]);
+#undef FILL
+    snprintf(s->engine, sizeof s->engine, "%s", e->name);
+    return 0;
+}
+
+int sv_perf_settings_profile(sv_perf_settings_t *s, const sv_catalog_t *cat, const char *name,
+                             sv_error_t *err)
+{
+    const sv_engine_profile_t *e;
+    if (!name || !*name) {
+        if (cat->nengines == 0) return 0;
+        name = "vllm";
+    }
+    int rc = sv_catalog_engine(cat, name, &e, err);
+    return rc ? rc : sv_perf_settings_engine(s, e, err);
 }
 
 /* ---- sizes -------------------------------------------------------------------------- */
@@ -262,6 +343,12 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (r->layer_overhead_s < 0) r->layer_overhead_s = gpu->layer_overhead_s;
     if (r->link_bw < 0) r->link_bw = gpu->link_bw;
     if (r->link_latency < 0) r->link_latency = gpu->link_latency;
+    if (r->seq_overhead_s < 0) r->seq_overhead_s = 0.0;
+    if (r->cuda_graphs < 0) r->cuda_graphs = 1;
+    if (r->graph_max_tokens < 0) r->graph_max_tokens = 512;
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        if (r->curve[k] < 0)
+            r->curve[k] = isnan(gpu->curve[k]) ? sv_curve_default[k] : gpu->curve[k];
 
     p->compute_peak =
         (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops : gpu->bf16_flops;
@@ -292,6 +379,40 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;
     p->kv_bytes_token = p->kv_bytes_token_layer * m->layers;
     p->kv_bytes_token_total = p->kv_bytes_token * tp;
+
+    /* Coefficients of sv_perf_step. */
+    const double *cv = r->curve;
+    double L = m->layers, d = m->hidden;
+    double q = (double)p->heads_local * m->head_dim, kv = (double)p->kv_heads_local * m->head_dim;
+    p->inv_lin_c = 1.0 / (p->compute_peak * r->compute_eff);
+    p->inv_attn_c = 1.0 / (p->attn_peak * cv[SV_CV_ATTN_EFF]);
+    p->inv_lm_c = 1.0 / (gpu->bf16_flops * r->compute_eff);
+    p->inv_mem = 1.0 / (gpu->hbm_bw * r->memory_eff);
+    p->inv_attn_mem = 1.0 / (gpu->hbm_bw * cv[SV_CV_ATTN_MEM_EFF]);
+    p->m_half = cv[SV_CV_GEMM_M_HALF];
+    p->attn_n_half = cv[SV_CV_ATTN_N_HALF];
+    /* QKV, O, up (gate+up fused), down: 4 GEMMs per layer (+ the router for MoE). */
+    p->gemm_floor_step = L * (m->experts ? 5.0 : 4.0) * cv[SV_CV_GEMM_FLOOR] * 1e-6;
+    if (!r->ideal) {
+        /* Two norms (read and write d), two residual adds (read 2d, write d), the
+         * activation (gated: read 2f, write f; plain: read f, write f) and rotary
+         * embedding of Q and K (read and write): six kernels per layer over T x d. */
+        double f = m->experts ? (double)p->moe_ffn_local * m->experts_per_tok : p->ffn_local;
+        double act = m->gated_mlp ? 3.0 * f : 2.0 * f;
+        double norm = 2.0 * 2.0 * d, other = 2.0 * 3.0 * d + act + 2.0 * (q + kv);
+        p->small_bytes_tok = L * (norm + other) * ACT_BYTES;
+        /* The norms are reductions and reach less of the bandwidth than the rest. */
+        p->small_s_tok =
+            L * ACT_BYTES / gpu->hbm_bw * (norm / cv[SV_CV_NORM_EFF] + other / cv[SV_CV_SMALL_EFF]);
+        p->small_floor_step = L * 6.0 * cv[SV_CV_SMALL_FLOOR] * 1e-6;
+    }
+    p->attn_seq_step = L * cv[SV_CV_ATTN_SEQ] * 1e-6;
+    if (tp > 1) {
+        p->ar_alpha = r->link_latency + (tp - 2.0) * cv[SV_CV_LINK_RANK] * 1e-6;
+        /* Ring all-reduce: 2 (TP-1)/TP of the payload crosses each GPU's link in one
+         * direction, which carries half the catalog's bidirectional figure. */
+        p->ar_inv_bw = 2.0 * (tp - 1.0) / tp / (r->link_bw / 2.0 * cv[SV_CV_LINK_EFF]);
+    }
     return 0;
 }
 
@@ -300,7 +421,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
 const char *sv_op_name(int op)
 {
     static const char *const names[] = {"linear", "attention_prefill", "attention_decode",
-                                        "lm_head"};
+                                        "lm_head", "small_ops"};
     return (op >= 0 && op < SV_OP_COUNT) ? names[op] : "?";
 }
 
@@ -321,11 +442,12 @@ static double causal_keys(double n, double c, double w)
     return sum;
 }
 
-static void finish_op(const sv_perf_t *p, sv_op_cost_t *o, double peak)
+static void finish_op(sv_op_cost_t *o, double t_compute, double t_memory, double t_fixed)
 {
-    o->t_compute = o->flops / (peak * p->set.compute_eff);
-    o->t_memory = o->bytes / (p->gpu.hbm_bw * p->set.memory_eff);
-    o->time = fmax(o->t_compute, o->t_memory);
+    o->t_compute = t_compute;
+    o->t_memory = t_memory;
+    o->t_fixed = t_fixed;
+    o->time = fmax(t_compute, t_memory) + t_fixed;
 }
 
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
@@ -338,14 +460,18 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     double kvtl = p->kv_bytes_token_layer;
     double w = m->sliding_window;
 
-    double prefill_tokens = 0.0, logits = (double)b->n_decode;
+    /* Prefill attention: flash-attention efficiency rises with the chunk length n as
+     * n / (n + n_half), so each chunk's FLOPs count (n + n_half) / n times. */
+    double prefill_tokens = 0.0, logits = (double)b->n_decode, attn_eff_flops = 0.0;
     sv_op_cost_t *ap = &out->op[SV_OP_ATTN_PREFILL];
     for (int i = 0; i < b->n_chunks; i++) {
         double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
         if (n <= 0) continue;
         prefill_tokens += n;
         if (b->chunks[i].last) logits += 1.0;
-        ap->flops += 4.0 * q * causal_keys(n, c, w);
+        double fl = 4.0 * q * causal_keys(n, c, w);
+        ap->flops += fl;
+        attn_eff_flops += fl * (n + p->attn_n_half) / n;
         double keys_read = (w > 0 ? fmin(c, w) : c) + n;
         ap->bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
     }
@@ -356,7 +482,8 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     out->tokens = (long)T;
     if (T <= 0) return;
 
-    /* Dense linear layers: weights read once, activations in and out of each matmul. */
+    /* Dense linear layers: weights read once, activations in and out of each matmul;
+     * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
     sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
     double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
     double act_attn = (d + q + 2.0 * kv) + (q + d);
@@ -373,34 +500,44 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         li->flops += 2.0 * T * k * L * p->expert_params;
         li->bytes += L * touched * p->expert_params * wb;
     }
-    finish_op(p, li, p->compute_peak);
-    finish_op(p, ap, p->attn_peak);
+    double slow = (T + p->m_half) / T;
+    finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
+    finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
-    /* Decode attention: every cached token of every sequence is read once per layer. */
+    /* Decode attention: every cached token of every sequence is read once per layer, at
+     * the paged kernel's bandwidth, plus its fixed cost per sequence per layer. */
     sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
     double nd = (double)b->n_decode;
-    ad->flops = L * 4.0 * q * (b->decode_ctx_sum + nd);
-    ad->bytes = L * (b->decode_ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
-    finish_op(p, ad, p->attn_peak);
+    if (nd > 0) {
+        ad->flops = L * 4.0 * q * (b->decode_ctx_sum + nd);
+        ad->bytes = L * (b->decode_ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
+        finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem,
+                  nd * p->attn_seq_step);
+    }
 
-    /* LM head: the vocabulary projection for each token that yields a next token. */
+    /* LM head: the vocabulary projection for each token that yields a next token (a GEMM
+     * with M = logits; it stays 16-bit). */
     sv_op_cost_t *lm = &out->op[SV_OP_LM_HEAD];
     if (logits > 0) {
         double vl = p->lm_head_params / d;
         lm->flops = 2.0 * logits * p->lm_head_params;
         lm->bytes =
             p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
-        finish_op(p, lm, p->gpu.bf16_flops); /* the LM head stays 16-bit */
+        finish_op(lm, lm->flops * p->inv_lm_c * (logits + p->m_half) / logits,
+                  lm->bytes * p->inv_mem, p->gemm_floor_step / L / 4.0);
     }
 
-    if (p->set.tp > 1) {
-        double tp = p->set.tp;
-        double bytes = T * d * ACT_BYTES;
-        double per_dir = p->set.link_bw / 2.0; /* the catalog gives bidirectional totals */
-        double one = p->set.link_latency + 2.0 * (tp - 1.0) / tp * bytes / per_dir;
-        out->comm = 2.0 * L * one;
-    }
-    out->overhead = p->set.iter_overhead_s + L * p->set.layer_overhead_s;
+    /* Norms, rotary, activation and residual adds: memory-bound over T x d. */
+    sv_op_cost_t *sm = &out->op[SV_OP_SMALL];
+    sm->bytes = T * p->small_bytes_tok;
+    finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
+
+    if (p->set.tp > 1) out->comm = 2.0 * L * (p->ar_alpha + T * d * ACT_BYTES * p->ar_inv_bw);
+    out->eng_step = p->set.iter_overhead_s;
+    out->eng_seq = p->set.seq_overhead_s * (nd + (double)b->n_chunks);
+    if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
+        out->eng_launch = L * p->set.layer_overhead_s;
+    out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
 
     double tc = 0.0, tm = 0.0;
     for (int i = 0; i < SV_OP_COUNT; i++) {

@@ -64,6 +64,8 @@ static const sched_traits_t SCHEDULERS[] = {
         {"vllm-v0", 0, 0, 0, {PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN, PH_JOIN_LANDED}},
     [SV_SCHED_ORCA] = {"orca", 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_SWAP_IN_ADMIT}},
     [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
+    [SV_SCHED_TRTLLM] =
+        {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
 };
 #define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
 
@@ -542,8 +544,9 @@ static void preempt(sv_replica_t *r, int32_t id)
     } else {
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
-            r->free_blocks +=
-                blocks_for(r, e->computed + r->chunks[i].n) - blocks_for(r, e->computed);
+            if (!r->reserve)
+                r->free_blocks +=
+                    blocks_for(r, e->computed + r->chunks[i].n) - blocks_for(r, e->computed);
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
@@ -586,7 +589,8 @@ static void continue_prefills(sv_replica_t *r)
         if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
             n = r->cfg.long_prefill_threshold;
         if (n > r->budget) n = r->budget;
-        long newb = blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
+        /* Reserving schedulers hold the whole sequence's blocks since admission. */
+        long newb = r->reserve ? 0 : blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
         int self = 0;
         while (newb > r->free_blocks) {
             int32_t victim = r->run_tail;

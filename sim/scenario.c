@@ -127,13 +127,15 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if ((rc = sv_yexpect_map(en, "engine", err))) return rc;
     if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
     if (sv_sched_parse(sched, &e->scheduler))
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: %s.scheduler: expected one of vllm, vllm-v0, orca, static, got '%s'",
-                         at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path, sched);
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: %s.scheduler: expected one of vllm, vllm-v0, orca, static, trtllm, got '%s'",
+            at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path, sched);
     if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
         (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||
         (rc = perf_key(en, "block_size", &pool->perf, err)) ||
-        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0)
+        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0 ||
+        (rc = get_text(en, "profile", 0, pool->perf.engine, sizeof pool->perf.engine, err)) < 0)
         return rc;
     if (strcmp(pre, "recompute") == 0)
         e->preempt_swap = 0;
@@ -152,17 +154,17 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
         (rc = sv_yget_long(en, "max_num_partial_prefills", 0, 1, 1L << 20, &e->max_partial_prefills,
                            err)) < 0)
         return rc;
-    if (e->scheduler != SV_SCHED_VLLM) {
+    if (e->scheduler != SV_SCHED_VLLM && e->scheduler != SV_SCHED_TRTLLM) {
         const char *k = sv_ymap_get(en, "long_prefill_token_threshold")
                             ? "long_prefill_token_threshold"
                         : sv_ymap_get(en, "max_num_partial_prefills") ? "max_num_partial_prefills"
                                                                       : NULL;
         if (k)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: %s.%s: only the vllm scheduler cuts prompts into chunks "
-                             "(this pool's is %s)",
-                             at(sv_ymap_get(en, k), w, sizeof w), en->path, k,
-                             sv_sched_name(e->scheduler));
+            return sv_errorf(
+                err, SV_EINVAL,
+                "%s: %s.%s: only the vllm and trtllm schedulers cut prompts into chunks "
+                "(this pool's is %s)",
+                at(sv_ymap_get(en, k), w, sizeof w), en->path, k, sv_sched_name(e->scheduler));
     }
     e->swap_bw = swap_gb * 1e9;
     if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
@@ -776,6 +778,9 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_pools(root, cat, sc, err)) || (rc = read_router(root, sc, err)) ||
         (rc = read_disagg(root, sc, err)))
         return rc;
+    for (int i = 0; i < sc->npools; i++) /* engine.profile, or the catalog's "vllm" */
+        if ((rc = sv_perf_settings_profile(&sc->pools[i].perf, cat, sc->pools[i].perf.engine, err)))
+            return sv_error_prefix(err, "%s: engine.profile", sc->path);
     sv_ynode_t *wl = sv_ymap_get(root, "workload");
     if (!wl)
         return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'",

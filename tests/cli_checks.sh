@@ -202,6 +202,41 @@ for f in "$src"/scenarios/*.yaml; do
     expect_ok "scenario_$(basename "$f" .yaml)" '^Successful requests:' -- run "$f" --check --set workload.num_requests=300
 done
 
+
+# Cost model v2, engine profiles, calibrate and validate.
+expect_ok explain_profile 'engine profile: trtllm' -- "${ex[@]}" --profile trtllm
+expect_ok explain_small_ops '^  small_ops ' -- "${ex[@]}"
+expect_fail explain_bad_profile "unknown engine profile 'nosuch' \(known: vllm, trtllm, eager" -- "${ex[@]}" --profile nosuch
+hdr="n_head,n_kv_head,n_embd,n_expanded_embd,use_gated_mlp,num_tokens,num_tensor_parallel_workers,time_stats.mlp_up_proj.median"
+printf 'n_head,n_embd\n32,4096\n' >"$tmp/nocols.csv"
+printf '%s\n32,8,4096,14336,True,1,1,0.1\n32,8,4096,14336,True,1,1,fast\n' "$hdr" >"$tmp/text.csv"
+printf '%s\n32,8,4096,14336,True,1,1,0.1\n' "$hdr" >"$tmp/few.csv"
+expect_fail calibrate_missing_column "nocols.csv:1: missing column 'n_kv_head'" -- calibrate kernels --gpu a100-80gb "$tmp/nocols.csv"
+expect_fail calibrate_not_a_number "text.csv:3: column 'time_stats.mlp_up_proj.median': expected a number, got 'fast'" -- calibrate kernels --gpu a100-80gb "$tmp/text.csv"
+expect_fail calibrate_too_few_rows "few.csv: 1 usable rows for the gemm fit, need at least 6 to fit 4 parameters" -- calibrate kernels --gpu a100-80gb "$tmp/few.csv"
+expect_fail calibrate_no_convergence "did not converge in 1 iterations" -- calibrate engine --rows bloom-176b:a100-80gb --base eager --fit layer_overhead_us,seq_overhead_us "$data/validation/splitwise_perf_model.csv" --max-iter 1
+expect_fail calibrate_bad_rows "--rows: unknown GPU 'tpu'" -- calibrate engine --rows bloom-176b:tpu --base eager --fit seq_overhead_us "$data/validation/splitwise_perf_model.csv"
+expect_ok calibrate_synthetic 'all recovered within 2%' -- calibrate synthetic --gpu a40
+mkdir -p "$tmp/cat"
+expect_ok calibrate_engine 'engine: 76 rows' -- calibrate engine --rows bloom-176b:a100-80gb,bloom-176b:h100-80gb --base eager --fit layer_overhead_us,seq_overhead_us,compute_efficiency,attention_efficiency "$data/validation/splitwise_perf_model.csv" --name eager-refit --out "$tmp/cat/eager.yaml"
+cp "$src/models/gpus.yaml" "$src/models/llms.yaml" "$tmp/cat/"
+expect_ok calibrate_output_loads 'engine profile: eager-refit' -- --catalog "$tmp/cat" "${ex[@]}" --profile eager-refit
+head -8 "$data/validation/measurements.csv" | sed 's/^trtllm-8b-h100,throughput/trtllm-8b-h100,speed/' >"$tmp/badkind.csv"
+expect_fail validate_bad_kind "badkind.csv:8: column 'kind': expected throughput, ttft, tpot, prefill, step or e2e, got 'speed'" -- validate --data "$tmp/badkind.csv"
+printf 'family,kind,max_mape_pct\nsplitwise-bloom-h100,step,0.1\n' >"$tmp/tight.csv"
+expect_fail validate_bound_exceeded "1 MAPE bound\(s\) of .*tight.csv exceeded" -- validate --family splitwise-bloom-h100 --bounds "$tmp/tight.csv"
+mkdir -p "$tmp/be"
+cp "$src/models/gpus.yaml" "$src/models/llms.yaml" "$tmp/be/"
+printf 'engines:\n  - name: x\n    fitted_to: "nothing"\n    tp: 2\n' >"$tmp/be/engines.yaml"
+expect_fail engine_bad_key "engines.yaml:4:9: engines\[0\].tp: not an engine-profile key" -- --catalog "$tmp/be" list gpus
+printf 'engines:\n  - name: x\n    fitted_to: "nothing"\n    seq_overhead_us: fast\n' >"$tmp/be/engines.yaml"
+expect_fail engine_bad_value "engines.yaml:4:22: engines\[0\]: seq_overhead_us: expected a number" -- --catalog "$tmp/be" list gpus
+printf 'engines:\n  - name: x\n    seq_overhead_us: 3\n' >"$tmp/be/engines.yaml"
+expect_fail engine_no_source "engines.yaml:2:5: engines\[0\]: missing required key 'fitted_to'" -- --catalog "$tmp/be" list gpus
+expect_fail run_bad_profile "quickstart.yaml: engine.profile: unknown engine profile 'nosuch'" -- run "$q" --set engine.profile=nosuch
+expect_ok run_profile '^Successful requests:' -- run "$q" --set engine.profile=trtllm --set workload.num_requests=100
+expect_ok validate_family 'splitwise-bloom-a100 .*\[fitted\]' -- validate --family splitwise-bloom-a100
+
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/b.json" --detailed --requests-csv "$tmp/b.csv" --timeseries-csv "$tmp/b.ts.csv" 2>/dev/null
 if cmp -s "$tmp/a.json" "$tmp/b.json" && cmp -s "$tmp/a.csv" "$tmp/b.csv" && cmp -s "$tmp/a.ts.csv" "$tmp/b.ts.csv" &&

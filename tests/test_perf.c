@@ -3,6 +3,7 @@
  * behind each expected value is written next to it; docs/cost-model.md has the equations.
  */
 #include <math.h>
+#include <string.h>
 
 #include "servesim/perf.h"
 #include "testutil.h"
@@ -142,9 +143,11 @@ START_TEST(test_tensor_parallel)
     sv_perf_decode_time(&p1, 1, 1024, &c1);
     sv_perf_decode_time(&p2, 1, 1024, &c2);
     ck_assert(c1.comm == 0.0);
-    /* 2 all-reduces per layer, ring over 900/2 GB/s each way plus 10 us:
-     *   64 * (10e-6 + 2 * (2 - 1) / 2 * 4096 * 2 B / 450e9) */
-    tu_assert_rel(c2.comm, 64.0 * (10e-6 + 8192.0 / 450e9), 1e-12);
+    /* 2 all-reduces per layer, ring over 900/2 GB/s each way at the fitted link efficiency
+     * 0.513, plus the fitted latency 31.6 us (no per-rank term at TP 2), with no engine
+     * profile (the catalog's GPU defaults):
+     *   64 * (31.6e-6 + 2 * (2 - 1) / 2 * 4096 * 2 B / (450e9 * 0.513)) = 2.0247 ms */
+    tu_assert_rel(c2.comm, 64.0 * (31.6e-6 + 8192.0 / (450e9 * 0.513)), 1e-12);
     tu_assert_rel(c2.op[SV_OP_LINEAR].bytes, c1.op[SV_OP_LINEAR].bytes / 2.0, 0.01);
 }
 END_TEST
@@ -262,6 +265,102 @@ START_TEST(test_memplan)
 }
 END_TEST
 
+/* Cost model v2 by hand (docs/cost-model.md), Llama-3.1-8B on an H100 with the vllm profile. */
+static sv_perf_t mk_profile(const char *model, int tp, const char *profile)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    ck_assert_msg(sv_perf_settings_profile(&s, cat, profile, &err) == 0, "%s", err.msg);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+START_TEST(test_v2_terms)
+{
+    sv_perf_t p = mk_profile("llama-3.1-8b", 1, "vllm");
+    sv_step_cost_t c;
+    /* Prefill of 2048 tokens: GEMM efficiency 0.7435 x 2048 / (2048 + 76.4). */
+    sv_perf_prefill_time(&p, 2048, &c);
+    tu_assert_rel(c.op[SV_OP_LINEAR].t_compute,
+                  2.0 * 2048.0 * 32.0 * L8B_LINEAR_PER_LAYER / (989.4e12 * 0.7435) *
+                      (2048.0 + 76.4) / 2048.0,
+                  1e-12);
+    /* 4 GEMM floors of 6.39 us per layer. */
+    tu_assert_rel(c.op[SV_OP_LINEAR].t_fixed, 32.0 * 4.0 * 6.39e-6, 1e-12);
+    /* Small ops per token per layer: norms 2 x 2d = 16,384 values, adds 2 x 3d, SwiGLU 3f,
+     * rotary 2 (q + kv) = 24576 + 43008 + 10240 = 77,824 values; x 2 B = 188,416 B in all;
+     * six kernels of at least 2.22 us each; the norms read at 0.388 of 3.35 TB/s, the rest
+     * at 0.771. */
+    tu_assert_rel(c.op[SV_OP_SMALL].bytes, 2048.0 * 32.0 * 188416.0, 1e-12);
+    tu_assert_rel(c.op[SV_OP_SMALL].time,
+                  32.0 * 6.0 * 2.22e-6 +
+                      2048.0 * 32.0 * 2.0 * (16384.0 / 0.388 + 77824.0 / 0.771) / 3350e9,
+                  1e-12);
+    /* 2048 tokens is past vllm's 512-token CUDA graphs: 32 launches of 8 us; one sequence
+     * at 30 us; 1.5 ms per step. */
+    tu_assert_rel(c.eng_launch, 32.0 * 8e-6, 1e-12);
+    tu_assert_rel(c.eng_seq, 30e-6, 1e-12);
+    tu_assert_rel(c.eng_step, 1.5e-3, 1e-12);
+    /* Decode of 8 sequences at 1024: a CUDA graph (no launches), 8 x 30 us, and the paged
+     * attention's 0.05 us per sequence per layer on top of reading the KV at 0.70. */
+    sv_perf_decode_time(&p, 8, 1024, &c);
+    ck_assert(c.eng_launch == 0.0);
+    tu_assert_rel(c.eng_seq, 8.0 * 30e-6, 1e-12);
+    tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_fixed, 8.0 * 32.0 * 0.05e-6, 1e-12);
+    tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_memory, c.op[SV_OP_ATTN_DECODE].bytes / (3350e9 * 0.70),
+                  1e-12);
+    /* Memory-bound GEMMs at T = 8 read the weights at 0.8035 of HBM bandwidth. */
+    tu_assert_rel(c.op[SV_OP_LINEAR].t_memory, c.op[SV_OP_LINEAR].bytes / (3350e9 * 0.8035), 1e-12);
+    /* The pure roofline has no small ops, floors or engine terms. */
+    sv_perf_t id = mk("llama-3.1-8b", "h100-sxm", 1, 1);
+    sv_perf_decode_time(&id, 8, 1024, &c);
+    ck_assert(c.op[SV_OP_SMALL].time == 0.0 && c.overhead == 0.0);
+    ck_assert(c.op[SV_OP_LINEAR].t_fixed == 0.0 && c.op[SV_OP_ATTN_DECODE].t_fixed == 0.0);
+}
+END_TEST
+
+START_TEST(test_v2_allreduce_and_profiles)
+{
+    /* TP 8 with vllm: its custom all-reduce's 15 us + 6 ranks x 0.87 us, ring 2 x 7/8 of
+     * the payload over 450 GB/s x 0.513 per direction. */
+    sv_perf_t p = mk_profile("llama-3.1-70b", 8, "vllm");
+    tu_assert_rel(p.ar_alpha, 15e-6 + 6.0 * 0.87e-6, 1e-12);
+    sv_step_cost_t c;
+    sv_perf_decode_time(&p, 4, 1000, &c);
+    tu_assert_rel(
+        c.comm,
+        2.0 * 80.0 *
+            (15e-6 + 6.0 * 0.87e-6 + 2.0 * 7.0 / 8.0 * 4.0 * 8192.0 * 2.0 / (450e9 * 0.513)),
+        1e-12);
+    /* trtllm is leaner than vllm, eager (no CUDA graphs) far slower at every batch. */
+    sv_perf_t t = mk_profile("llama-3.1-70b", 8, "trtllm");
+    sv_perf_t e = mk_profile("llama-3.1-70b", 8, "eager");
+    for (long b = 1; b <= 64; b *= 4) {
+        double tv = sv_perf_decode_time(&p, b, 1000, NULL);
+        ck_assert(sv_perf_decode_time(&t, b, 1000, NULL) < tv);
+        ck_assert(sv_perf_decode_time(&e, b, 1000, NULL) > tv);
+    }
+    /* Settings given before the profile win over it. */
+    sv_perf_settings_t s = sv_perf_settings_default();
+    sv_error_t err;
+    ck_assert_int_eq(sv_perf_settings_set(&s, "seq_overhead_us", "7", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_profile(&s, cat, "vllm", &err), 0);
+    tu_assert_rel(s.seq_overhead_s, 7e-6, 1e-12);
+    tu_assert_rel(s.iter_overhead_s, 1.5e-3, 1e-12);
+    ck_assert_str_eq(s.engine, "vllm");
+    ck_assert_int_eq(sv_perf_settings_profile(&s, cat, "nosuch", &err), SV_ENOTFOUND);
+    ck_assert_msg(strstr(err.msg, "unknown engine profile 'nosuch' (known: vllm, trtllm, eager"),
+                  "%s", err.msg);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "attention_efficiency", "1.5", &err), SV_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -277,6 +376,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_bad_tp);
     tcase_add_test(tc, test_memplan);
+    tcase_add_test(tc, test_v2_terms);
+    tcase_add_test(tc, test_v2_allreduce_and_profiles);
     suite_add_tcase(s, tc);
     return s;
 }

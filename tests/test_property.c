@@ -53,7 +53,7 @@ static int coin(gsl_rng *g, double p)
 /* The engine map of one pool. */
 static int engine_yaml(gsl_rng *g, char *buf, size_t size, int decode_role)
 {
-    static const char *const sched[] = {"vllm", "vllm-v0", "orca", "static"};
+    static const char *const sched[] = {"vllm", "vllm-v0", "orca", "static", "trtllm"};
     static const long seqs[] = {2, 8, 32, 256};
     static const long budget[] = {512, 2048, 8192};
     const char *s = decode_role ? (coin(g, 0.5) ? "vllm" : "orca") : PICK(g, sched);
@@ -64,10 +64,11 @@ static int engine_yaml(gsl_rng *g, char *buf, size_t size, int decode_role)
                      mns, mbt);
     if (strcmp(s, "vllm") != 0 && coin(g, 0.3)) /* V1 only recomputes */
         n += snprintf(buf + n, size - (size_t)n, ", preemption: swap");
-    if (strcmp(s, "vllm") == 0 && coin(g, 0.2))
+    int chunked = strcmp(s, "vllm") == 0 || strcmp(s, "trtllm") == 0;
+    if (chunked && coin(g, 0.2))
         n += snprintf(buf + n, size - (size_t)n, ", long_prefill_token_threshold: %ld",
                       64 + (long)gsl_rng_uniform_int(g, 2000));
-    if (strcmp(s, "vllm") == 0 && coin(g, 0.2))
+    if (chunked && coin(g, 0.2))
         n += snprintf(buf + n, size - (size_t)n, ", max_num_partial_prefills: %ld",
                       1 + (long)gsl_rng_uniform_int(g, 4));
     if (coin(g, 0.3)) n += snprintf(buf + n, size - (size_t)n, ", block_size: 32");

@@ -78,8 +78,9 @@ START_TEST(test_bad_input_is_located)
     ck_assert_msg(strstr(err.msg, "hardware.gpu: unknown GPU 'h100x'") != NULL, "%s", err.msg);
     const char *sched[] = {"engine.scheduler=fifo"};
     ck_assert_int_eq(load("negative_rate.yaml", sched, 1, &sc, &err), SV_EINVAL);
-    ck_assert_msg(strstr(err.msg, "engine.scheduler: expected one of vllm, vllm-v0, orca, static, "
-                                  "got 'fifo'") != NULL,
+    ck_assert_msg(strstr(err.msg,
+                         "engine.scheduler: expected one of vllm, vllm-v0, orca, static, trtllm, "
+                         "got 'fifo'") != NULL,
                   "%s", err.msg);
     const char *none[] = {"workload.rate=1", "workload.num_requests="};
     ck_assert_int_eq(load("negative_rate.yaml", none, 2, &sc, &err), SV_EINVAL);

@@ -118,8 +118,9 @@ START_TEST(test_v1_options_checked)
                                   "workload: {num_requests: 1, input: 8, output: 8}\n",
                                   NULL, 0, &sc, &err),
                      SV_EINVAL);
-    ck_assert_msg(strstr(err.msg, "engine.long_prefill_token_threshold: only the vllm scheduler"),
-                  "%s", err.msg);
+    ck_assert_msg(
+        strstr(err.msg, "engine.long_prefill_token_threshold: only the vllm and trtllm schedulers"),
+        "%s", err.msg);
 }
 END_TEST
 
@@ -216,14 +217,15 @@ START_TEST(test_percentile_labels)
 END_TEST
 
 /* The prefill-first baseline (vllm-v0) starves decodes near its capacity: every arrival
- * runs its 2048-token prompt alone (about 62 ms) while all decodes wait, so the p90 TPOT
- * is over four decode steps long (62 ms against 13 ms here). The same load under chunked prefill
+ * runs its 2048-token prompt alone (about 51 ms) while all decodes wait, so at 12 req/s
+ * (capacity is about 13) the p90 TPOT
+ * is over four decode steps long (78 ms). The same load under chunked prefill
  * (vllm) mixes the prompt chunks into decode steps and stays lower. */
 START_TEST(test_prefill_first_starves_decodes)
 {
     const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
                        "engine: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n"
-                       "workload: {num_requests: 600, rate: 10, input: 2048, output: 128}\n"
+                       "workload: {num_requests: 600, rate: 12, input: 2048, output: 128}\n"
                        "metrics: {percentiles: [90]}\n";
     const char *v0[] = {"engine.scheduler=vllm-v0"};
     sv_scenario_t *sc;

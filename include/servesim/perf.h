@@ -1,12 +1,16 @@
 /*
- * The roofline cost model: how long one engine iteration takes on one replica.
+ * The cost model (v2): how long one engine iteration takes on one replica.
  *
- * A pure function of (GPU, model, parallelism, dtypes, efficiency settings, batch):
- * no events, no requests, no state. For each operator class (dense linear layers,
- * attention over prefill chunks, attention over decode contexts, LM head) the time is
- * max(FLOPs / (peak x compute efficiency), bytes / (HBM bandwidth x memory efficiency));
- * the classes are summed, tensor-parallel all-reduces and fixed engine overheads are
- * added. docs/cost-model.md gives every equation and assumption.
+ * A pure function of (GPU and its efficiency curves, engine profile, model, parallelism,
+ * dtypes, settings, batch): no events, no requests, no state. Each operator class
+ * (linear layers, the small per-layer ops, attention over prefill chunks, attention over
+ * decode contexts, LM head) costs max(FLOPs / achieved FLOP/s, bytes / achieved
+ * bandwidth) plus its kernels' fixed floors, where the achieved rates depend on the
+ * problem size (GEMM efficiency rises with the token count); tensor-parallel all-reduces
+ * follow an alpha-beta model; the engine adds a cost per step, per sequence, and per
+ * layer launch when the step is not a CUDA graph. docs/cost-model.md gives every
+ * equation, its parameters and where each value comes from. --ideal is the pure
+ * roofline (efficiencies 1, every fixed cost and the small ops 0).
  *
  * Ownership: sv_perf_t is a plain value (it copies the GPU and model it is built from);
  * nothing here allocates. All quantities are per GPU of the replica unless named
@@ -31,15 +35,21 @@ double sv_dtype_weight_bytes(sv_dtype_t t);
  * sv_perf_settings_default() gives) take the GPU's catalog defaults.
  */
 typedef struct sv_perf_settings {
-    int tp;                  /* tensor-parallel degree, >= 1 */
-    sv_dtype_t weight_dtype; /* bf16 | fp16 | fp8 | int4 */
-    sv_dtype_t kv_dtype;     /* bf16 | fp16 | fp8 */
-    double compute_eff;      /* (0, 1]; < 0: GPU default */
-    double memory_eff;       /* (0, 1]; < 0: GPU default */
-    double iter_overhead_s;  /* >= 0; < 0: GPU default */
-    double layer_overhead_s; /* >= 0; < 0: GPU default */
-    double link_bw;          /* bidirectional bytes/s per GPU; < 0: GPU's link */
-    double link_latency;     /* s per all-reduce; < 0: GPU's link */
+    int tp;                    /* tensor-parallel degree, >= 1 */
+    sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 */
+    sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 */
+    double compute_eff;        /* (0, 1]; < 0: GPU default */
+    double memory_eff;         /* (0, 1]; < 0: GPU default */
+    double iter_overhead_s;    /* >= 0; < 0: GPU default */
+    double layer_overhead_s;   /* >= 0; < 0: GPU default */
+    double link_bw;            /* bidirectional bytes/s per GPU; < 0: GPU's link */
+    double link_latency;       /* s per all-reduce (alpha); < 0: GPU's link */
+    double curve[SV_CV_COUNT]; /* hardware curves in their key units; < 0: engine, GPU, built-in */
+    double seq_overhead_s;     /* engine cost per sequence per step; < 0: engine profile, else 0 */
+    int cuda_graphs;       /* steps up to graph_max_tokens replay a graph; < 0: profile, else 1 */
+    long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
+    int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
+    char engine[SV_NAME_MAX]; /* name of the engine profile applied ("" = none) */
     /* Memory plan inputs */
     double gpu_memory_utilization; /* share of device memory the engine may use, (0, 1] */
     double activation_reserve;     /* bytes per GPU kept for activations; < 0: estimated */
@@ -54,10 +64,25 @@ sv_perf_settings_t sv_perf_settings_default(void);
 void sv_perf_settings_ideal(sv_perf_settings_t *s);
 
 /*
+ * Fill every engine and curve setting still at its default (< 0) from an engine profile,
+ * and record its name. Settings given before (--set, --ideal) win. SV_EINVAL only for a
+ * profile value that does not parse (the catalog loader has checked them already).
+ */
+int sv_perf_settings_engine(sv_perf_settings_t *s, const sv_engine_profile_t *e, sv_error_t *err);
+
+/*
+ * The engine profile a replica uses: name, or "vllm" when name is NULL or empty and the
+ * catalog has one (a catalog without engines leaves the settings as they are).
+ */
+int sv_perf_settings_profile(sv_perf_settings_t *s, const sv_catalog_t *cat, const char *name,
+                             sv_error_t *err);
+
+/*
  * Set one setting by name from text, as a scenario's `hardware` map or `--set` gives it:
  * tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,
  * iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,
- * gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens.
+ * gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens,
+ * seq_overhead_us, cuda_graphs, graph_max_tokens, and the curve keys (sv_curve_keys).
  * Returns SV_ENOKEY for a name it does not know (so callers can handle their own keys),
  * SV_EINVAL with "key: expected ..., got '...'" for a bad value.
  */
@@ -86,6 +111,21 @@ typedef struct sv_perf {
     double kv_bytes_token_layer; /* K and V of one token in one layer on one GPU */
     double kv_bytes_token;       /* ... over all layers on one GPU */
     double kv_bytes_token_total; /* ... over all GPUs of the replica */
+    /* Coefficients precomputed for sv_perf_step (resolved settings folded in). */
+    double inv_lin_c;        /* s per linear FLOP at full GEMM efficiency */
+    double inv_attn_c;       /* s per attention FLOP at full flash efficiency */
+    double inv_lm_c;         /* s per LM-head FLOP */
+    double inv_mem;          /* s per byte of weights and GEMM activations */
+    double inv_attn_mem;     /* s per byte of decode attention */
+    double m_half;           /* GEMM tokens at half efficiency */
+    double attn_n_half;      /* prefill chunk tokens at half flash efficiency */
+    double gemm_floor_step;  /* GEMM floors of one step: layers x GEMMs per layer x floor */
+    double small_floor_step; /* small-op floors of one step */
+    double small_bytes_tok;  /* small-op bytes per token per step (all layers) */
+    double small_s_tok;      /* ... and the seconds they take at their efficiencies */
+    double attn_seq_step;    /* decode attention fixed cost per sequence per step */
+    double ar_alpha;         /* one all-reduce's latency at this TP */
+    double ar_inv_bw;        /* s per byte of all-reduce payload (ring factor included) */
 } sv_perf_t;
 
 /*
@@ -122,21 +162,32 @@ typedef struct sv_batch {
 /* Context a decode token attends to when ctx tokens are cached (window applied). */
 double sv_perf_attended(const sv_perf_t *p, double ctx);
 
-enum { SV_OP_LINEAR = 0, SV_OP_ATTN_PREFILL, SV_OP_ATTN_DECODE, SV_OP_LM_HEAD, SV_OP_COUNT };
+enum {
+    SV_OP_LINEAR = 0,
+    SV_OP_ATTN_PREFILL,
+    SV_OP_ATTN_DECODE,
+    SV_OP_LM_HEAD,
+    SV_OP_SMALL, /* norms, rotary, activation, residual adds */
+    SV_OP_COUNT
+};
 const char *sv_op_name(int op);
 
 typedef struct sv_op_cost {
     double flops;     /* per GPU */
     double bytes;     /* HBM bytes moved per GPU */
-    double t_compute; /* flops / (peak x eff) */
-    double t_memory;  /* bytes / (bw x eff) */
-    double time;      /* max of the two */
+    double t_compute; /* flops / achieved FLOP/s (efficiency at this size) */
+    double t_memory;  /* bytes / achieved bandwidth */
+    double t_fixed;   /* kernel floors and per-sequence fixed costs */
+    double time;      /* max(t_compute, t_memory) + t_fixed */
 } sv_op_cost_t;
 
 typedef struct sv_step_cost {
     sv_op_cost_t op[SV_OP_COUNT];
     double comm;       /* tensor-parallel all-reduces */
-    double overhead;   /* per-iteration plus per-layer fixed cost */
+    double eng_step;   /* engine: fixed cost per step */
+    double eng_seq;    /* engine: cost per sequence in the batch */
+    double eng_launch; /* engine: per-layer launches (0 when the step is a CUDA graph) */
+    double overhead;   /* eng_step + eng_seq + eng_launch */
     double total;      /* sum of op times + comm + overhead; 0 for an empty batch */
     long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
     int compute_bound; /* the op times are dominated by compute rather than memory */

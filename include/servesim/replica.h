@@ -12,7 +12,10 @@
  *            or all decodes, never mixed;
  *   orca     iteration-level batching of whole prompts mixed with decodes, KV reserved
  *            for prompt + output at admission (contiguous allocation, as in Orca);
- *   static   a batch is formed, runs until every sequence in it finishes, then the next.
+ *   static   a batch is formed, runs until every sequence in it finishes, then the next;
+ *   trtllm   TensorRT-LLM's in-flight batching with its default capacity policy
+ *            (GUARANTEED_NO_EVICT): chunked prefill as vllm, but KV for prompt + output
+ *            reserved at admission, so no request is ever preempted.
  * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
  * that needs a block when none is free preempts the most recently admitted running
  * request (recompute: its blocks are freed and it re-prefills later from the front of
@@ -37,7 +40,13 @@
 #include "servesim/perf.h"
 #include "servesim/request.h"
 
-typedef enum { SV_SCHED_VLLM = 0, SV_SCHED_VLLM_V0, SV_SCHED_ORCA, SV_SCHED_STATIC } sv_sched_t;
+typedef enum {
+    SV_SCHED_VLLM = 0,
+    SV_SCHED_VLLM_V0,
+    SV_SCHED_ORCA,
+    SV_SCHED_STATIC,
+    SV_SCHED_TRTLLM
+} sv_sched_t;
 
 /* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
 int sv_sched_parse(const char *s, sv_sched_t *out);
