@@ -266,7 +266,7 @@ rt=(run "$q" --set workload.num_requests=200 --set workload.rate=inf --set workl
 "$bin" replay "$tmp/rt-c.json" "$q" --quiet --json "$tmp/rt-d.json" --detailed 2>/dev/null
 expect_ok replay_round_trip_closed_loop 'worst \|error\| 0\.00% .* within the tolerance of 0%' -- compare "$tmp/rt-c.json" "$tmp/rt-d.json" --tolerance 0
 fx="$data/vllm_result_llama8b.json"
-expect_ok compare_fixture '^P99 TPOT \(ms\) +20\.04 +' -- compare "$fx" "$tmp/rt-a.json"
+expect_ok compare_fixture '^P99 TPOT \(ms\) +23\.90 +' -- compare "$fx" "$tmp/rt-a.json"
 expect_ok compare_genai_perf '^Total token throughput \(tok/s\) +[0-9.]+ +not in SIM +-$' -- compare "$fx" "$data/genai_perf_export.json"
 expect_ok compare_ks_missing '^KS TTFT +not in SIM' -- compare "$fx" "$data/genai_perf_export.json"
 "$bin" compare "$fx" "$tmp/rt-a.json" --tolerance 5 --report "$tmp/cmp.html" >"$tmp/out" 2>"$tmp/err"
