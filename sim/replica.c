@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcache_int.h"
 #include "reqeng_int.h"
 #include "vec_int.h"
 
@@ -114,6 +115,10 @@ struct sv_replica {
     long reserved_blocks; /* ... and the blocks set aside for them */
     long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
     long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
+    sv__pcache_t *pc;     /* the prefix cache, when on */
+    uint64_t *hbuf;       /* scratch: block hashes of one request */
+    long *sbuf;           /* scratch: their cache slots */
+    size_t caphb, caps;
     double step_start;
     int oom;
     sv_replica_stats_t st;
@@ -301,6 +306,10 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->reserve = r->tr->reserve;
     r->total_blocks = r->free_blocks = kv_blocks;
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
+    if (cfg->prefix_caching && !r->reserve && !(r->pc = sv__pcache_new(kv_blocks))) {
+        free(r);
+        return sv_errorf(err, SV_ENOMEM, "out of memory for the prefix cache");
+    }
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
     if (!r->bucket) {
@@ -326,6 +335,9 @@ void sv_replica_free(sv_replica_t *r)
     free(r->hand);
     free(r->pending);
     free(r->stamp);
+    sv__pcache_free(r->pc);
+    free(r->hbuf);
+    free(r->sbuf);
     free(r);
 }
 
@@ -337,6 +349,132 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
     return (tokens + r->bs - 1) / r->bs;
+}
+
+/* ---- the prefix cache ------------------------------------------------------------------- */
+
+/* Blocks that can be given out: free ones, and cached ones nobody references. */
+static long avail(const sv_replica_t *r)
+{
+    return r->free_blocks + (r->pc ? sv__pcache_evictable(r->pc) : 0);
+}
+
+/* Take n blocks (the caller made sure they are available): free ones first, then the
+ * least recently used cached ones, which leave the cache. */
+static void take(sv_replica_t *r, long n)
+{
+    while (r->free_blocks < n && r->pc && sv__pcache_evict(r->pc))
+        r->free_blocks++;
+    r->free_blocks -= n;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/*
+ * The chained hashes of request id's first n full blocks, into r->hbuf: its tokens are
+ * its prompt's segments (a request without any is one segment of its own) and then its
+ * output, a segment of its own; a block's hash mixes its parent's with every piece of a
+ * segment it covers (segment, offset, length), so equal prefixes give equal chains.
+ */
+static uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
+{
+    if (sv__grow((void **)&r->hbuf, &r->caphb, (size_t)n + 1, sizeof *r->hbuf)) {
+        r->oom = 1;
+        return NULL;
+    }
+    const sv_req_t *q = Q(r, id);
+    const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
+    sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
+    sv_segment_t out = {mix64(0x0b7c0de ^ (uint64_t)id), q->output};
+    int nseg = q->nseg ? q->nseg : 1, k = 0;
+    long off = 0; /* tokens of the current segment already covered */
+    uint64_t h = 0x51ed5eedULL;
+    for (long b = 0; b < n; b++) {
+        long need = r->bs;
+        while (need > 0) {
+            const sv_segment_t *sg = k < nseg ? (seg ? &seg[k] : &own) : &out;
+            long take_n = sg->len - off < need ? sg->len - off : need;
+            h = mix64(h ^ mix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
+                                (uint64_t)take_n * 0x9e3779b1ULL));
+            need -= take_n;
+            off += take_n;
+            if (off == sg->len && k <= nseg) {
+                k++;
+                off = 0;
+            }
+        }
+        r->hbuf[b] = h;
+    }
+    return r->hbuf;
+}
+
+/* Blocks of request id that its cache references hold (0 without the cache). */
+static void drop_cached(sv_replica_t *r, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    if (!r->pc || e->cached_n == 0) return;
+    const uint64_t *h = block_hashes(r, id, e->cached_n);
+    /* Freed tail first, as vLLM frees a request's blocks in reverse: the end of a chain is
+     * evicted before its start. */
+    for (long j = e->cached_n - 1; h && j >= 0; j--) {
+        long slot = sv__pcache_find(r->pc, h[j]);
+        if (slot >= 0) sv__pcache_unref(r->pc, slot);
+    }
+    e->cached_n = 0;
+}
+
+/* The full blocks request id has computed join the cache: a block whose content is cached
+ * already (another request computed it meanwhile) is shared and its own copy freed. */
+static void register_full(sv_replica_t *r, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    long full = e->computed / r->bs;
+    if (!r->pc || full <= e->cached_n) return;
+    const uint64_t *h = block_hashes(r, id, full);
+    for (long j = e->cached_n; h && j < full; j++) {
+        long slot = sv__pcache_find(r->pc, h[j]);
+        if (slot >= 0) {
+            sv__pcache_ref(r->pc, slot);
+            r->free_blocks++;
+        } else if (sv__pcache_insert(r->pc, h[j]) < 0) {
+            r->oom = 1; /* cannot happen: entries never outnumber blocks */
+        }
+    }
+    e->cached_n = (int32_t)full;
+}
+
+/*
+ * A waiting request with nothing computed looks up the longest chain of its prompt's
+ * full blocks in the cache (never its last token, which must be computed). Returns the
+ * number of hits and, in *touched, how many of them nobody referenced (taking them uses
+ * up available blocks); their slots are left in r->sbuf.
+ */
+static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
+{
+    sv_reqeng_t *e = E(r, id);
+    *touched = 0;
+    if (!r->pc || e->computed > 0) return 0;
+    long max = (e->target - 1) / r->bs;
+    if (max <= 0) return 0;
+    const uint64_t *h = block_hashes(r, id, max);
+    if (!h || sv__grow((void **)&r->sbuf, &r->caps, (size_t)max + 1, sizeof *r->sbuf)) {
+        r->oom = 1;
+        return 0;
+    }
+    long hit = 0;
+    for (; hit < max; hit++) {
+        long slot = sv__pcache_find(r->pc, h[hit]);
+        if (slot < 0) break;
+        r->sbuf[hit] = slot;
+        *touched += sv__pcache_refs(r->pc, slot) == 0;
+    }
+    return hit;
 }
 
 static long member_steps(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -397,6 +535,7 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     e->computed = (int32_t)(e->c_join + s);
     e->generated = (int32_t)(e->g_join + s);
     e->in_decode = 0;
+    register_full(r, id); /* what it decoded is cached from here (lazily: when it leaves) */
 }
 
 /* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
@@ -405,15 +544,18 @@ static long reserve_need(const sv_replica_t *r, long tokens)
     return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
 }
 
-/* Every block the request holds here goes back to the pool. */
-static void release_blocks(sv_replica_t *r, sv_reqeng_t *e)
+/* Every block the request holds here goes back: its own to the free pool, the ones it
+ * shares through the prefix cache back to the cache. */
+static void release_blocks(sv_replica_t *r, int32_t id)
 {
+    sv_reqeng_t *e = E(r, id);
     if (e->reserved)
         r->free_blocks += e->reserved;
     else if (e->joining)
         r->free_blocks += reserve_need(r, e->computed);
     else
-        r->free_blocks += blocks_for(r, e->computed);
+        r->free_blocks += blocks_for(r, e->computed) - e->cached_n;
+    drop_cached(r, id);
     e->reserved = 0;
     e->joining = 0;
 }
@@ -421,7 +563,7 @@ static void release_blocks(sv_replica_t *r, sv_reqeng_t *e)
 static void finish(sv_replica_t *r, int32_t id, double now)
 {
     sv_req_t *q = Q(r, id);
-    release_blocks(r, E(r, id));
+    release_blocks(r, id);
     run_remove(r, id);
     q->state = SV_RQ_DONE;
     q->end = now;
@@ -444,7 +586,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
         break;
     case SV_RQ_RUNNING:
         if (e->in_decode) leave_decode(r, id);
-        release_blocks(r, e);
+        release_blocks(r, id);
         run_remove(r, id);
         break;
     default:
@@ -528,7 +670,7 @@ static void preempt(sv_replica_t *r, int32_t id)
         if (r->dec_allocated) r->budget += 1;
         leave_decode(r, id);
         r->free_blocks += extra;
-        release_blocks(r, e);
+        release_blocks(r, id);
         run_remove(r, id);
         if (r->cfg.preempt_swap) {
             /* The KV goes to host memory; it comes back before new requests are admitted. */
@@ -551,7 +693,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
         }
-        release_blocks(r, e);
+        release_blocks(r, id);
         run_remove(r, id);
     }
     /* Recompute: everything generated so far is prefilled again. */
@@ -570,12 +712,12 @@ static void allocate_decode(sv_replica_t *r)
 {
     if (r->reserve) return;
     long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
-    while (need > r->free_blocks && r->n_running > 0) {
+    while (need > avail(r) && r->n_running > 0) {
         int32_t victim = r->run_tail;
         if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
         preempt(r, victim);
     }
-    r->free_blocks -= need;
+    take(r, need);
 }
 
 static void continue_prefills(sv_replica_t *r)
@@ -592,7 +734,7 @@ static void continue_prefills(sv_replica_t *r)
         /* Reserving schedulers hold the whole sequence's blocks since admission. */
         long newb = r->reserve ? 0 : blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
         int self = 0;
-        while (newb > r->free_blocks) {
+        while (newb > avail(r)) {
             int32_t victim = r->run_tail;
             preempt(r, victim);
             if (victim == id) {
@@ -601,7 +743,7 @@ static void continue_prefills(sv_replica_t *r)
             }
         }
         if (self) continue;
-        r->free_blocks -= newb;
+        take(r, newb);
         add_chunk(r, id, n);
     }
 }
@@ -613,7 +755,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
     ring_pop(&r->wq);
     e->queue = SV__Q_NONE;
     r->n_waiting--;
-    r->free_blocks -= blocks;
+    take(r, blocks);
     if (r->reserve) e->reserved = (int32_t)blocks;
     q->state = SV_RQ_RUNNING;
     run_append(r, id);
@@ -629,7 +771,8 @@ static void admit_waiting(sv_replica_t *r, double now)
         if (id < 0) break;
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
-        long rem = e->target - e->computed, n = rem;
+        long touched, hit = lookup_prefix(r, id, &touched);
+        long rem = e->target - (e->computed + hit * r->bs), n = rem;
         if (r->tr->static_batch) {
             /* the whole batch's prompts go in one pass */
         } else if (!r->tr->chunked) {
@@ -645,8 +788,20 @@ static void admit_waiting(sv_replica_t *r, double now)
                 n = r->cfg.long_prefill_threshold;
             if (n > r->budget) n = r->budget;
         }
-        long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output) : blocks_for(r, n);
-        if (r->free_blocks - blocks < r->watermark_blocks) break;
+        /* With cache hits, only the blocks past them are new; hits nobody referenced stop
+         * being available. */
+        long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
+                                 : blocks_for(r, hit * r->bs + n) - hit;
+        if (avail(r) - blocks - touched < r->watermark_blocks) break;
+        if (r->pc) {
+            for (long j = 0; j < hit; j++)
+                sv__pcache_ref(r->pc, r->sbuf[j]);
+            e->cached_n = (int32_t)hit;
+            e->computed = (int32_t)(hit * r->bs);
+            r->owed -= e->computed;
+            r->st.prefix_queries += e->target;
+            r->st.prefix_hits += e->computed;
+        }
         admit(r, id, n, blocks, now);
     }
 }
@@ -659,11 +814,11 @@ static void swap_in(sv_replica_t *r)
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
         long need = blocks_for(r, e->computed) + (e->computed % r->bs == 0 ? 1 : 0);
-        if (r->free_blocks - need < r->watermark_blocks) break;
+        if (avail(r) - need < r->watermark_blocks) break;
         ring_pop(&r->sq);
         e->queue = SV__Q_NONE;
         r->n_swapped--;
-        r->free_blocks -= need;
+        take(r, need);
         r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
         q->state = SV_RQ_RUNNING;
         run_append(r, id);
@@ -771,7 +926,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     r->st.steps++;
     r->st.prefill_chunks += (long)r->nchunks;
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
-    long used = r->total_blocks - r->free_blocks;
+    long used = r->total_blocks - avail(r);
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     r->in_flight = 1;
     r->step_start = now;
@@ -804,7 +959,7 @@ static void hand_off(sv_replica_t *r, int32_t id, double now)
     long keep = blocks_for(r, e->computed);
     if (e->reserved) r->free_blocks += e->reserved - keep;
     e->reserved = 0;
-    r->pinned_blocks += keep;
+    r->pinned_blocks += keep - e->cached_n; /* its cached blocks stay referenced */
     run_remove(r, id);
     q->state = SV_RQ_HANDOFF;
     r->st.handoffs++;
@@ -840,6 +995,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         e->computed += r->chunks[i].n;
         r->owed -= r->chunks[i].n;
         r->st.prefill_tokens += r->chunks[i].n;
+        if (!e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
@@ -935,9 +1091,10 @@ long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id)
 
 void sv_replica_release(sv_replica_t *r, int32_t id)
 {
-    long b = blocks_for(r, E(r, id)->computed);
+    long b = blocks_for(r, E(r, id)->computed) - E(r, id)->cached_n;
     r->free_blocks += b;
     r->pinned_blocks -= b;
+    drop_cached(r, id);
 }
 
 /* Blocks a decode replica sets aside for an incoming request: its KV plus the next
@@ -952,17 +1109,17 @@ static long transfer_blocks(const sv_replica_t *r, int32_t id)
 int sv_replica_can_reserve(const sv_replica_t *r, int32_t id)
 {
     return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           r->free_blocks - transfer_blocks(r, id) >= r->watermark_blocks;
+           avail(r) - transfer_blocks(r, id) >= r->watermark_blocks;
 }
 
 int sv_replica_reserve(sv_replica_t *r, int32_t id)
 {
     if (!sv_replica_can_reserve(r, id)) return 0;
     long b = transfer_blocks(r, id);
-    r->free_blocks -= b;
+    take(r, b);
     r->reserved_blocks += b;
     r->n_reserved++;
-    long used = r->total_blocks - r->free_blocks;
+    long used = r->total_blocks - avail(r);
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     return 1;
 }
@@ -1030,13 +1187,12 @@ long sv_replica_tokens_owed(const sv_replica_t *r)
 
 double sv_replica_kv_usage(const sv_replica_t *r)
 {
-    return r->total_blocks ? (double)(r->total_blocks - r->free_blocks) / (double)r->total_blocks
-                           : 0.0;
+    return r->total_blocks ? (double)(r->total_blocks - avail(r)) / (double)r->total_blocks : 0.0;
 }
 
 long sv_replica_free_blocks(const sv_replica_t *r)
 {
-    return r->free_blocks;
+    return avail(r);
 }
 
 long sv_replica_total_blocks(const sv_replica_t *r)
@@ -1065,24 +1221,27 @@ int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
         else if (e->joining)
             used += reserve_need(r, e->computed);
         else if (e->in_decode)
-            used += blocks_for(r, e->c_join + member_steps(r, e));
+            used += blocks_for(r, e->c_join + member_steps(r, e)) - e->cached_n;
         else
-            used += blocks_for(r, e->computed);
+            used += blocks_for(r, e->computed) - e->cached_n;
     }
+    long cached = r->pc ? sv__pcache_in_use(r->pc) : 0, idle = avail(r) - r->free_blocks;
+    used += cached;
     const char *what = NULL;
     if (n != r->n_running)
         what = "the running list's length differs from the running count";
     else if (r->free_blocks < 0 || r->free_blocks > r->total_blocks)
         what = "free blocks out of range";
-    else if (used + r->free_blocks != r->total_blocks)
-        what = "blocks held by requests + free blocks != all blocks";
+    else if (used + r->free_blocks + idle != r->total_blocks)
+        what = "blocks held by requests + free blocks + idle cached blocks != all blocks";
     else if (r->n_reserved < 0 || r->reserved_blocks < 0 || r->pinned_blocks < 0)
         what = "a negative reservation";
     if (!what) return 0;
     snprintf(msg, size,
-             "replica %d: %s (held %ld = running %ld + pinned %ld + reserved %ld; free %ld; "
-             "total %ld; running %ld counted %ld)",
-             r->id, what, used, used - r->pinned_blocks - r->reserved_blocks, r->pinned_blocks,
-             r->reserved_blocks, r->free_blocks, r->total_blocks, n, r->n_running);
+             "replica %d: %s (held %ld = running %ld + pinned %ld + reserved %ld + cached %ld; "
+             "free %ld; idle cached %ld; total %ld; running %ld counted %ld)",
+             r->id, what, used, used - r->pinned_blocks - r->reserved_blocks - cached,
+             r->pinned_blocks, r->reserved_blocks, cached, r->free_blocks, idle, r->total_blocks, n,
+             r->n_running);
     return -1;
 }

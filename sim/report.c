@@ -144,6 +144,10 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     line_num(f, "KV cache usage p50 (%):", 100.0 * res->kv_usage_p50);
     line_num(f, "KV cache usage p99 (%):", 100.0 * res->kv_usage_p99);
     line_int(f, "Preemptions:", res->preemptions);
+    if (res->prefix_queries > 0) {
+        line_num(f, "Prefix cache hit rate (%):", 100.0 * res->prefix_hits / res->prefix_queries);
+        line_int(f, "Prefix cache hits (tokens):", (long)res->prefix_hits);
+    }
     for (int i = 1; i < SV_FAIL_COUNT; i++) {
         if (!s->failed_by[i]) continue;
         snprintf(buf, sizeof buf, "Failed (%s):", sv_fail_name(i));
@@ -368,6 +372,10 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_num(w, "kv_usage_p99", res->kv_usage_p99);
     sv__jw_num(w, "kv_usage_max", res->kv_usage_max);
     sv__jw_int(w, "preemptions", res->preemptions);
+    sv__jw_num(w, "prefix_cache_queries", res->prefix_queries);
+    sv__jw_num(w, "prefix_cache_hits", res->prefix_hits);
+    sv__jw_num(w, "prefix_cache_hit_rate",
+               res->prefix_queries > 0 ? res->prefix_hits / res->prefix_queries : 0.0);
     sv__jw_int(w, "good_requests", s->good);
     sv__jw_num(w, "slo_attainment",
                s->completed + s->failed ? (double)s->good / (double)(s->completed + s->failed)
@@ -626,9 +634,12 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
                 case 6:
                     v = ok[e];
                     break;
+                case 7:
+                    v = res->rstats[e].prefix_queries;
+                    break;
                 default:
-                    v = 0;
-                    break; /* servesim models no prefix cache */
+                    v = res->rstats[e].prefix_hits;
+                    break;
                 }
                 if (g == 6)
                     fprintf(f, "%s{%s,finished_reason=\"length\"} %s\n", G[g].name, lab,

@@ -28,6 +28,8 @@ struct sv_reqeng {
     int32_t prev, next;     /* running list, -1 terminated */
     int32_t seg;            /* open decode segment of the metrics, -1 */
     int32_t reserved;       /* blocks reserved up front (orca, static) */
+    int32_t cached_n;       /* leading full blocks held through the prefix cache (shared, not
+                               counted as its own) */
     uint8_t queue;          /* SV__Q_* */
     uint8_t in_decode;      /* member of the decode aggregate */
     uint8_t abort_pending;  /* timed out during a step: fails when the step ends */

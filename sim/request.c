@@ -26,12 +26,24 @@ int32_t sv_reqpool_add(sv_reqpool_t *p)
     return (int32_t)p->n++;
 }
 
+int sv_reqpool_set_segments(sv_reqpool_t *p, int32_t id, const sv_segment_t *seg, int n)
+{
+    if (SV_GROW(p->seg, p->cap_seg, p->nseg + (size_t)n)) return SV_ENOMEM;
+    memcpy(p->seg + p->nseg, seg, (size_t)n * sizeof *seg);
+    p->r[id].seg_off = (int64_t)p->nseg;
+    p->r[id].nseg = n;
+    p->nseg += (size_t)n;
+    return 0;
+}
+
 void sv_reqpool_free(sv_reqpool_t *p)
 {
     if (!p) return;
     free(p->r);
     free(p->e);
+    free(p->seg);
     p->r = NULL;
     p->e = NULL;
-    p->n = p->cap = p->cap_e = 0;
+    p->seg = NULL;
+    p->n = p->cap = p->cap_e = p->nseg = p->cap_seg = 0;
 }

@@ -18,6 +18,7 @@ void sv_scenario_free(sv_scenario_t *sc)
 {
     if (!sc) return;
     sv_trace_free(sc->trace);
+    sv_prompts_free(sc->prompts);
     free(sc->emp_input);
     free(sc->emp_output);
     free(sc);
@@ -152,8 +153,17 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
         (rc = sv_yget_long(en, "long_prefill_token_threshold", 0, 0, 1L << 30,
                            &e->long_prefill_threshold, err)) < 0 ||
         (rc = sv_yget_long(en, "max_num_partial_prefills", 0, 1, 1L << 20, &e->max_partial_prefills,
-                           err)) < 0)
+                           err)) < 0 ||
+        (rc = sv_yget_bool(en, "enable_prefix_caching", 0, &e->prefix_caching, err)) < 0)
         return rc;
+    if (e->prefix_caching == 1 &&
+        (e->scheduler == SV_SCHED_ORCA || e->scheduler == SV_SCHED_STATIC ||
+         e->scheduler == SV_SCHED_TRTLLM))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.enable_prefix_caching: the %s scheduler reserves whole sequences "
+                         "and shares no blocks; use vllm or vllm-v0",
+                         at(sv_ymap_get(en, "enable_prefix_caching"), w, sizeof w), en->path,
+                         sv_sched_name(e->scheduler));
     if (e->scheduler != SV_SCHED_VLLM && e->scheduler != SV_SCHED_TRTLLM) {
         const char *k = sv_ymap_get(en, "long_prefill_token_threshold")
                             ? "long_prefill_token_threshold"
@@ -197,6 +207,8 @@ static int engine_defaults(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
         pool->defaulted |= SV_DEFAULT_MAX_BATCHED;
     }
     if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
+    /* Automatic prefix caching: on by default in V1, off in V0 (as vLLM's defaults). */
+    if (e->prefix_caching < 0) e->prefix_caching = v1;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
     if (v1 && e->max_num_batched_tokens < e->max_num_seqs) {
@@ -220,7 +232,8 @@ static void pool_defaults(sv_pool_cfg_t *p)
                                   .max_num_seqs = 0,
                                   .block_size = 16,
                                   .swap_bw = 25e9,
-                                  .watermark = -1};
+                                  .watermark = -1,
+                                  .prefix_caching = -1};
 }
 
 /* A pool's engine map (or none), then the defaults for what it leaves unset. */
@@ -536,6 +549,46 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
         (rc = sv_yget_bool(wl, "rescale_arrivals", 0, &c->rescale, err)) < 0 ||
         (rc = sv_yget_double(wl, "timeout_s", 0, 1e-9, 1e9, &c->timeout, err)) < 0)
         return rc;
+    sv_ynode_t *sp = sv_ymap_get(wl, "shared_prefix");
+    if (sp && !sv_yscalar_is_null(sp)) {
+        sv_shared_prefix_cfg_t *p = &sc->shared_prefix;
+        p->given = 1;
+        p->prompts = 1;
+        p->share = 1.0;
+        if ((rc = sv_yexpect_map(sp, "workload.shared_prefix", err)) ||
+            (rc = sv_yget_long(sp, "tokens", 1, 1, 1L << 24, &p->tokens, err)) < 0 ||
+            (rc = sv_yget_long(sp, "prompts", 0, 1, 1L << 30, &p->prompts, err)) < 0 ||
+            (rc = sv_yget_double(sp, "share", 0, 1e-9, 1.0, &p->share, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(sp, err)))
+            return rc;
+    }
+    sv_ynode_t *mc = sv_ymap_get(wl, "mooncake");
+    if (mc && !sv_yscalar_is_null(mc)) {
+        sv_mooncake_cfg_t *m = &sc->mooncake;
+        char file[1024];
+        m->given = 1;
+        m->block_tokens = 512;
+        m->speedup = 1.0;
+        if ((rc = sv_yexpect_map(mc, "workload.mooncake", err)) ||
+            (rc = get_text(mc, "file", 1, file, sizeof file, err)) ||
+            (rc = sv_yget_long(mc, "block_tokens", 0, 1, 1L << 20, &m->block_tokens, err)) < 0 ||
+            (rc = sv_yget_double(mc, "speedup", 0, 1e-6, 1e6, &m->speedup, err)) < 0 ||
+            (rc = sv_yget_long(mc, "limit", 0, 1, SV_MAX_TRACE_ROWS, &m->limit, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(mc, err)))
+            return rc;
+        resolve_path(sc->path, file, m->path, sizeof m->path);
+        const char *clash[] = {"trace",  "rate",       "burstiness",   "input",
+                               "output", "duration_s", "shared_prefix"};
+        for (int i = 0; i < 7; i++)
+            if (sv_ymap_get(wl, clash[i]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.%s cannot be combined with workload.mooncake (the "
+                                 "trace gives arrivals, lengths and prompts)",
+                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+        note_input(sc, m->path);
+        if (c->num_requests > 0) m->limit = c->num_requests;
+        c->has_trace = 1;
+    }
     sv_ynode_t *rate = sv_ymap_get(wl, "rate");
     if (rate && !sv_yscalar_is_null(rate)) {
         double v;
@@ -558,7 +611,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
         if ((rc = read_trace(tr, sc->path, &c->trace, err))) return rc;
         note_input(sc, c->trace.path);
         if (c->num_requests > 0) c->trace.limit = c->num_requests;
-    } else {
+    } else if (!sc->mooncake.given) {
         if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
             (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
             return rc;
@@ -811,6 +864,7 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         if ((rc = sv_ymap_check_unknown(sw, err))) return rc;
     }
     if ((rc = sv_ymap_check_unknown(root, err))) return rc;
+    if (sc->mooncake.given) return sv_mooncake_load(&sc->mooncake, &sc->trace, &sc->prompts, err);
     if (sc->workload.has_trace && (rc = sv_trace_load(&sc->workload.trace, &sc->trace, err)))
         return rc;
     return 0;

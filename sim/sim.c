@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "servesim/engine.h"
+#include "servesim/identity.h"
 #include "servesim/workload.h"
 #include "vec_int.h"
 
@@ -22,6 +23,7 @@ typedef struct sim {
     sv_result_t *res;
     sv_evq_t q;
     sv_workload_t *wl;
+    sv_identity_t *ident; /* prompt identity, when the workload has any */
     sv_replica_t **reps;
     double now;
     /* routing: entry replicas (colocated or prefill) and decode replicas */
@@ -111,8 +113,16 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
     }
     sv_req_t *r = &p->r[id];
     r->arrival = arrival;
-    r->input = in;
     r->output = out;
+    if (s->ident) {
+        const sv_segment_t *seg;
+        int n = sv_identity_next(s->ident, id, &in, &seg);
+        if (sv_reqpool_set_segments(p, id, seg, n)) {
+            halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
+            return -1;
+        }
+    }
+    r->input = in;
     s->outstanding++;
     s->since_progress = 0;
     return id;
@@ -572,6 +582,10 @@ static void totals(sim_t *s)
         res->energy_j += pp->energy_j;
         res->preemptions += pp->preemptions;
     }
+    for (int i = 0; i < res->replicas; i++) {
+        res->prefix_queries += res->rstats[i].prefix_queries;
+        res->prefix_hits += res->rstats[i].prefix_hits;
+    }
     res->busy_share = T > 0 ? busy_all / (T * res->replicas) : 0.0;
     double out = (double)res->summary.total_output;
     res->cost_per_mtok = out > 0 ? res->cost_usd / (out / 1e6) : 0.0;
@@ -618,6 +632,10 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
+    /* Only requests with identity can ever hit: without any, the cache is skipped (it
+     * would change nothing but the time it takes). */
+    ecfg->prefix_caching =
+        pc->engine.prefix_caching > 0 && (sc->shared_prefix.given || sc->prompts);
     /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
      * each request's chunk at 4% of max_model_len. */
     if (ecfg->max_partial_prefills > 1 && ecfg->long_prefill_threshold == 0)
@@ -702,6 +720,10 @@ static int setup(sim_t *s, sv_error_t *err)
                          key, n_req, n_req * SV_BYTES_PER_REQUEST / (1024.0 * 1024 * 1024),
                          SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024));
     if ((rc = sv_workload_new(&sc->workload, sc->trace, sc->seed, &s->wl, err))) return rc;
+    if ((sc->shared_prefix.given || sc->prompts) &&
+        (rc = sv_identity_new(sc->shared_prefix.given ? &sc->shared_prefix : NULL, sc->prompts,
+                              sc->seed, &s->ident, err)))
+        return rc;
     if (sv_router_init(&s->router, (sv_route_t)sc->route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
         sv_router_init(&s->drouter, (sv_route_t)sc->decode_route,
@@ -743,6 +765,7 @@ static void teardown(sim_t *s)
     sv_router_free(&s->router);
     sv_router_free(&s->drouter);
     sv_workload_free(s->wl);
+    sv_identity_free(s->ident);
     sv_evq_free(&s->q);
     free(s->backlog);
 }

@@ -72,6 +72,8 @@ static int engine_yaml(gsl_rng *g, char *buf, size_t size, int decode_role)
         n += snprintf(buf + n, size - (size_t)n, ", max_num_partial_prefills: %ld",
                       1 + (long)gsl_rng_uniform_int(g, 4));
     if (coin(g, 0.3)) n += snprintf(buf + n, size - (size_t)n, ", block_size: 32");
+    if (strcmp(s, "vllm-v0") == 0 && coin(g, 0.5))
+        n += snprintf(buf + n, size - (size_t)n, ", enable_prefix_caching: true");
     if (coin(g, 0.2)) n += snprintf(buf + n, size - (size_t)n, ", max_queue: 5");
     if (coin(g, 0.2))
         n += snprintf(buf + n, size - (size_t)n, ", max_model_len: %ld",
@@ -144,6 +146,11 @@ static void make_yaml(gsl_rng *g, char *y, size_t size)
     if (coin(g, 0.35))
         n +=
             snprintf(y + n, size - (size_t)n, "  timeout_s: %.3g\n", 0.02 + 5 * gsl_rng_uniform(g));
+    if (coin(g, 0.4))
+        n += snprintf(y + n, size - (size_t)n,
+                      "  shared_prefix: {tokens: %ld, prompts: %ld, share: %.3g}\n",
+                      1 + (long)gsl_rng_uniform_int(g, 3000), 1 + (long)gsl_rng_uniform_int(g, 4),
+                      0.1 + 0.9 * gsl_rng_uniform(g));
     n += snprintf(y + n, size - (size_t)n,
                   "  input: {dist: uniform, min: 1, max: %ld}\n"
                   "  output: {dist: uniform, min: 1, max: %ld}\n",

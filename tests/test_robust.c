@@ -266,6 +266,7 @@ START_TEST(test_replica_check_catches_drift)
     pool.r[0].output = 10;
     sv_engine_cfg_t e = sc->pools[0].engine;
     e.max_model_len = 4096;
+    e.prefix_caching = 0; /* as the simulator sets it for requests without identity */
     sv_replica_t *r;
     ck_assert_int_eq(sv_replica_new(0, &perf, 100, &e, &pool, m, &r, &err), 0);
     char msg[256];

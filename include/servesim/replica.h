@@ -65,6 +65,7 @@ typedef struct sv_engine_cfg {
     /* vllm (chunked) only: */
     long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
     long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
+    int prefix_caching;          /* automatic prefix caching (paged schedulers) */
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
@@ -83,6 +84,7 @@ typedef struct sv_replica_stats {
     long peak_running, peak_waiting;
     long peak_blocks_used;
     long handoffs;
+    double prefix_queries, prefix_hits; /* prompt tokens looked up in the prefix cache, found */
     /* At the end of a run (filled by the simulator): every block should be free again
      * and no token owed. */
     long blocks_free_end, blocks_total, owed_end;

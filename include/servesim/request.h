@@ -63,7 +63,17 @@ typedef struct sv_req {
     uint8_t state, fail;
     uint8_t ended; /* the simulator counted its end (each request ends exactly once) */
     uint16_t preemptions;
+    int32_t nseg;    /* segments its prompt is made of (prefix caching); 0: unique content */
+    int64_t seg_off; /* where they start in the pool's segment array */
 } sv_req_t;
+
+/* A run of prompt tokens whose identity other requests may share: a system prompt, a
+ * block of a trace's hash ids, a previous turn. Two requests whose prompts begin with the
+ * same segments begin with the same tokens, so their KV blocks can be shared. */
+typedef struct sv_segment {
+    uint64_t id;
+    int32_t len; /* tokens */
+} sv_segment_t;
 
 /* The replica engine's private state of one request (sim/reqeng_int.h). */
 typedef struct sv_reqeng sv_reqeng_t;
@@ -72,12 +82,17 @@ typedef struct sv_reqpool {
     sv_req_t *r;    /* public records, indexed by request id */
     sv_reqeng_t *e; /* the engine's state of each, same index */
     size_t n, cap, cap_e;
+    sv_segment_t *seg; /* prompt segments of all requests (sv_req_t.seg_off, nseg) */
+    size_t nseg, cap_seg;
 } sv_reqpool_t;
 
 /* Add a request: a record with every time -1, state NEW and no replica, and its engine
  * state. Returns its id, or -1 when memory (or the id range) runs out. */
 int32_t sv_reqpool_add(sv_reqpool_t *p);
-/* Free both arrays and empty the pool; NULL-safe. */
+/* Give request id its prompt's segments (copied; their lengths must add up to its input).
+ * 0, or SV_ENOMEM. */
+int sv_reqpool_set_segments(sv_reqpool_t *p, int32_t id, const sv_segment_t *seg, int n);
+/* Free the arrays and empty the pool; NULL-safe. */
 void sv_reqpool_free(sv_reqpool_t *p);
 
 #endif

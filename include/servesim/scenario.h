@@ -15,6 +15,7 @@
 
 #include "servesim/catalog.h"
 #include "servesim/error.h"
+#include "servesim/identity.h"
 #include "servesim/metrics.h"
 #include "servesim/perf.h"
 #include "servesim/replica.h"
@@ -80,6 +81,9 @@ typedef struct sv_scenario {
     double router_latency;     /* s a request spends at the router */
     sv_kvlink_cfg_t link;
     sv_workload_cfg_t workload;
+    sv_shared_prefix_cfg_t shared_prefix; /* workload.shared_prefix */
+    sv_mooncake_cfg_t mooncake;           /* workload.mooncake */
+    sv_prompts_t *prompts;                /* a Mooncake trace's prompts (owned) */
     sv_trace_t *trace;
     long *emp_input, *emp_output;
     sv_metrics_cfg_t metrics;

@@ -61,12 +61,13 @@ typedef struct sv_result {
     double *stall_s;                                 /* per replica */
     double kv_usage_p50, kv_usage_p99, kv_usage_max; /* over all samples, 0..1 */
     long preemptions;
-    double busy_share;     /* mean over replicas of busy time / duration */
-    double gpus;           /* all pools */
-    double cost_usd;       /* sum over pools of gpus x price x duration */
-    double energy_j;       /* idle power all along + dynamic power while busy */
-    double cost_per_mtok;  /* USD per million output tokens */
-    double energy_per_tok; /* J per output token */
+    double prefix_queries, prefix_hits; /* prompt tokens looked up in prefix caches, found */
+    double busy_share;                  /* mean over replicas of busy time / duration */
+    double gpus;                        /* all pools */
+    double cost_usd;                    /* sum over pools of gpus x price x duration */
+    double energy_j;                    /* idle power all along + dynamic power while busy */
+    double cost_per_mtok;               /* USD per million output tokens */
+    double energy_per_tok;              /* J per output token */
     long events;
     double sample_interval; /* s between kept time-series samples (more than asked if thinned) */
 } sv_result_t;

@@ -1,0 +1,37 @@
+/*
+ * Internal: the prefix cache of one replica, as vLLM V1's block pool keeps it. Each entry
+ * is one full KV block known by the hash of its tokens chained over its predecessors'; it
+ * has a reference count (requests using it) and, when nobody references it, a place in
+ * an LRU list of blocks that may be evicted to make room. Entries live in a stable slot
+ * array; an open-addressing table (linear probing, backward-shift deletion) maps a hash
+ * to its slot.
+ *
+ * Ownership: sv__pcache_new() returns a cache freed with sv__pcache_free() (NULL-safe).
+ */
+#ifndef SERVESIM_PCACHE_INT_H
+#define SERVESIM_PCACHE_INT_H
+
+#include <stdint.h>
+
+typedef struct sv__pcache sv__pcache_t;
+
+/* A cache of at most `blocks` entries (the replica's KV blocks); NULL without memory. */
+sv__pcache_t *sv__pcache_new(long blocks);
+void sv__pcache_free(sv__pcache_t *c);
+
+/* The slot of the block with hash h, or -1. */
+long sv__pcache_find(const sv__pcache_t *c, uint64_t h);
+int32_t sv__pcache_refs(const sv__pcache_t *c, long slot);
+/* One more request uses the block (it leaves the LRU list if it was there). */
+void sv__pcache_ref(sv__pcache_t *c, long slot);
+/* One fewer: at zero it becomes evictable, appended as the most recently used. */
+void sv__pcache_unref(sv__pcache_t *c, long slot);
+/* A new block with hash h (not present), referenced once; its slot, or -1 when full. */
+long sv__pcache_insert(sv__pcache_t *c, uint64_t h);
+/* Drop the least recently used unreferenced block; 1 if one was dropped, 0 if none. */
+int sv__pcache_evict(sv__pcache_t *c);
+
+long sv__pcache_evictable(const sv__pcache_t *c); /* entries nobody references */
+long sv__pcache_in_use(const sv__pcache_t *c);    /* entries somebody references */
+
+#endif

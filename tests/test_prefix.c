@@ -1,0 +1,179 @@
+/*
+ * Tests of automatic prefix caching (issue 12): the block pool's LRU and reference
+ * counts by hand, the exact hit of a second prompt that shares the first's prefix and its
+ * TTFT, shared system prompts hitting under --check's per-step recount (every block free
+ * or cached at the end), that with prefix caching off a run is the same as one without
+ * identity, and bad input.
+ */
+#include <math.h>
+#include <unistd.h>
+
+#include "../sim/pcache_int.h"
+#include "servesim/scenario.h"
+#include "servesim/sim.h"
+#include "testsim.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+/* Blocks nobody references are evicted least recently freed first; a referenced block
+ * is never evicted; a hit on an idle block takes it out of the LRU list. */
+START_TEST(test_lru_order)
+{
+    sv__pcache_t *c = sv__pcache_new(4);
+    long a = sv__pcache_insert(c, 101), b = sv__pcache_insert(c, 102),
+         d = sv__pcache_insert(c, 103);
+    ck_assert(a >= 0 && b >= 0 && d >= 0);
+    ck_assert_int_eq(sv__pcache_in_use(c), 3);
+    /* A request frees its chain 101 -> 102 in reverse (102 first), then 103 goes. */
+    sv__pcache_unref(c, b);
+    sv__pcache_unref(c, a);
+    sv__pcache_unref(c, d);
+    ck_assert_int_eq(sv__pcache_evictable(c), 3);
+    /* A hit on 101 keeps it: the next two evictions drop 102, then 103. */
+    sv__pcache_ref(c, sv__pcache_find(c, 101));
+    ck_assert_int_eq(sv__pcache_evict(c), 1);
+    ck_assert_int_eq(sv__pcache_find(c, 102), -1);
+    ck_assert(sv__pcache_find(c, 103) >= 0);
+    ck_assert_int_eq(sv__pcache_evict(c), 1);
+    ck_assert_int_eq(sv__pcache_find(c, 103), -1);
+    ck_assert_int_eq(sv__pcache_evict(c), 0); /* 101 is referenced */
+    ck_assert(sv__pcache_find(c, 101) >= 0);
+    /* Freed slots are reused; the table finds every live hash after deletions. */
+    for (uint64_t h = 200; h < 203; h++)
+        ck_assert(sv__pcache_insert(c, h) >= 0);
+    ck_assert_int_eq(sv__pcache_insert(c, 999), -1); /* 4 blocks, 4 entries */
+    for (uint64_t h = 200; h < 203; h++)
+        ck_assert(sv__pcache_find(c, h) >= 0);
+    ck_assert(sv__pcache_find(c, 101) >= 0);
+    sv__pcache_free(c);
+}
+END_TEST
+
+static const char *two = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                         "workload:\n  num_requests: 2\n  rate: 0.5\n  burstiness: inf\n"
+                         "  rescale_arrivals: false\n  input: 1\n  output: 10\n"
+                         "  shared_prefix: {tokens: 999}\n";
+
+/* Two 1,000-token prompts sharing a 999-token system prompt, the second sent after the
+ * first ended: it finds floor(999 / 16) = 62 blocks (992 tokens) and prefills only the
+ * last 8 (the partial block). Queries count both prompts' tokens, hits the 992. */
+START_TEST(test_second_prompt_hits)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, two, NULL, 0, &sc);
+    ck_assert_double_eq(res->prefix_queries, 2000.0);
+    ck_assert_double_eq(res->prefix_hits, 992.0);
+    ck_assert_double_eq(res->rstats[0].prefill_tokens, 1000.0 + 8.0);
+    /* Its TTFT is the prefill of 8 new tokens over 992 cached ones. */
+    sv_chunk_t ch = {.new_tokens = 8, .cached_tokens = 992, .last = 1};
+    sv_batch_t b = {.chunks = &ch, .n_chunks = 1};
+    sv_step_cost_t cost;
+    sv_perf_step(&res->pools[0].perf, &b, &cost);
+    const sv_req_t *r = &res->pool.r[1];
+    tu_assert_rel(r->first_token - r->start, cost.total, 1e-12);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    /* Off: nothing is looked up and the second prompt is prefilled whole. */
+    const char *off[] = {"engine.enable_prefix_caching=false"};
+    res = tu_run_yaml(cat, two, off, 1, &sc);
+    ck_assert_double_eq(res->prefix_queries, 0.0);
+    ck_assert_double_eq(res->rstats[0].prefill_tokens, 2000.0);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Three system prompts shared by 80% of the traffic: a roomy cache keeps them, so every
+ * user after the first of each prompt hits its 1024 tokens whole. Accounting stays exact
+ * under --check's per-step recount. */
+START_TEST(test_shared_prompts_hit)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "workload:\n  num_requests: 400\n  rate: 20\n"
+                       "  input: {dist: uniform, min: 50, max: 800}\n  output: 50\n"
+                       "  shared_prefix: {tokens: 1024, prompts: 3, share: 0.8}\n";
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
+    sc->check = 1;
+    sv_result_t *res;
+    ck_assert_int_eq(sv_sim_run(sc, &res, &err), 0);
+    /* 80% of prompts carry 1024 shared tokens (64 blocks); all but the first of each of
+     * the three prompts' users hit them whole. */
+    double shared = 0;
+    for (size_t i = 0; i < res->pool.n; i++)
+        shared += res->pool.r[i].nseg == 2 ? 1024 : 0;
+    ck_assert(res->prefix_hits >= shared - 3 * 1024);
+    ck_assert(res->prefix_hits <= res->prefix_queries);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* With prefix caching off, identity changes nothing: the same run as without it, but
+ * for the system prompt's tokens counted in the input. */
+START_TEST(test_off_is_plain)
+{
+    const char *a = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                    "engine: {enable_prefix_caching: false}\n"
+                    "workload: {num_requests: 200, rate: 10, input: 600, output: 40, "
+                    "shared_prefix: {tokens: 400}}\n";
+    const char *b = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                    "workload: {num_requests: 200, rate: 10, input: 1000, output: 40}\n";
+    sv_scenario_t *sa, *sb;
+    sv_result_t *ra = tu_run_yaml(cat, a, NULL, 0, &sa), *rb = tu_run_yaml(cat, b, NULL, 0, &sb);
+    ck_assert_double_eq(ra->summary.ttft.mean, rb->summary.ttft.mean);
+    ck_assert_double_eq(ra->summary.duration, rb->summary.duration);
+    tu_done(sa, ra);
+    tu_done(sb, rb);
+}
+END_TEST
+
+/* Bad input: a shared prefix without its length, and prefix caching asked of a scheduler
+ * that reserves whole sequences. */
+START_TEST(test_bad_input)
+{
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 2, input: 8, output: 8, "
+                                  "shared_prefix: {prompts: 2}}\n",
+                                  NULL, 0, &sc, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "missing required key 'tokens'"), "%s", err.msg);
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {scheduler: orca, enable_prefix_caching: true}\n"
+                                  "workload: {num_requests: 2, input: 8, output: 8}\n",
+                                  NULL, 0, &sc, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "engine.enable_prefix_caching: the orca scheduler reserves"),
+                  "%s", err.msg);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("prefix");
+    TCase *tc = tcase_create("cache");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_lru_order);
+    tcase_add_test(tc, test_second_prompt_hits);
+    tcase_add_test(tc, test_shared_prompts_hit);
+    tcase_add_test(tc, test_off_is_plain);
+    tcase_add_test(tc, test_bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)
