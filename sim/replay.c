@@ -3,6 +3,8 @@
  */
 #include "servesim/replay.h"
 
+#include "servesim/identity.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,13 @@ int sv_replay_apply(sv_scenario_t *sc, const sv_bench_t *b, long *skipped, sv_er
     sv_workload_cfg_t *w = &sc->workload;
     sv_trace_free(sc->trace);
     sc->trace = t;
+    /* The file's input_lens are whole prompts and it does not say which of them began
+     * alike: the workload's prompt identities (a shared system prompt, which would add its
+     * tokens again, or a Mooncake trace's hash ids, which describe other prompts) go with
+     * the rest of the workload, and the prefix cache finds no hits. */
+    sc->shared_prefix.given = 0;
+    sv_prompts_free(sc->prompts);
+    sc->prompts = NULL;
     w->has_trace = 1;
     w->num_requests = 0;
     w->duration = 0;

@@ -286,6 +286,19 @@ else
     echo "FAIL replay_failed_requests: wanted 2 replayed and 1 left out:"
     cat "$tmp/err"
 fi
+# A replay carries no prompt identity: the file's input_lens are whole prompts (no shared
+# system prompt added again) and a Mooncake scenario's hash ids are not applied to them.
+"$bin" run "$q" --set workload.num_requests=100 --set 'workload.shared_prefix={tokens: 512, prompts: 4}' --quiet --json "$tmp/sp-a.json" --detailed 2>/dev/null
+"$bin" replay "$tmp/sp-a.json" "$q" --set 'workload.shared_prefix={tokens: 512, prompts: 4}' --quiet --json "$tmp/sp-b.json" 2>/dev/null
+timeout 120 "$bin" replay "$fx" "$src/scenarios/mooncake-replay.yaml" --quiet --json "$tmp/mc.json" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(grep -o '"total_input_tokens": [0-9]*' "$tmp/sp-a.json")" = "$(grep -o '"total_input_tokens": [0-9]*' "$tmp/sp-b.json")" ]; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL replay_no_identity: rc=$rc of the Mooncake replay, or the shared prefix was added twice"
+    cat "$tmp/err"
+fi
 expect_fail compare_not_vllm "result_not_vllm.json: not a vLLM result JSON: no key 'completed'" -- compare "$data/result_not_vllm.json" "$fx"
 expect_fail compare_malformed "result_malformed.json:3:[0-9]+: malformed JSON" -- compare "$fx" "$data/result_malformed.json"
 expect_fail compare_not_json "quickstart.yaml:[0-9]+:[0-9]+: malformed JSON" -- compare "$q" "$fx"

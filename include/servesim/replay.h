@@ -6,7 +6,9 @@
  * becomes an in-memory trace: the same requests, sent at the same times, through the
  * workload's trace mechanism (workload.h), so the simulator runs it like any trace. The
  * scenario keeps its model, hardware and engine; its workload is replaced by the trace and
- * the result's `max_concurrency` (null: none).
+ * the result's `max_concurrency` (null: none). Prompt identities go too (the file's
+ * input_lens are whole prompts and do not say which began alike): no
+ * `workload.shared_prefix`, no Mooncake hash ids, so the prefix cache finds no hits.
  *
  * Send times: sorted (stably); when the earliest is later than the run's `duration` the
  * clock is absolute (epoch or perf_counter seconds) and every time is rebased to the
