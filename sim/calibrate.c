@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
@@ -609,6 +610,166 @@ int sv_calibrate_synthetic_mlp(const char *path, const sv_gpu_t *gpu, const doub
     }
     gsl_rng_free(rng);
     if (fclose(f)) return sv_errorf(err, SV_EIO, "%s: cannot write", path);
+    return 0;
+}
+
+/* ---- whole runs (validation families) ----------------------------------------------- */
+
+typedef struct runs_ctx {
+    sv_validation_t *v;
+    const char *family;
+    sv_catalog_t cat; /* a copy whose gpus[] is ours */
+    sv_gpu_t *gpu;
+    int nkeys;
+    int curve[SV_FIT_MAX_PARAMS]; /* SV_CV_* or -1 compute_efficiency, -2 memory_efficiency */
+    long evals;
+    sv_error_t *err;
+    int rc;
+} runs_ctx_t;
+
+static void runs_set(runs_ctx_t *c, int k, double x)
+{
+    if (c->curve[k] >= 0)
+        c->gpu->curve[c->curve[k]] = x;
+    else if (c->curve[k] == -1)
+        c->gpu->compute_eff = x;
+    else
+        c->gpu->memory_eff = x;
+}
+
+/* Sum of squared relative errors of the family at the parameters set now. */
+static double runs_cost(runs_ctx_t *c)
+{
+    if (c->rc) return HUGE_VAL;
+    c->evals++;
+    if ((c->rc = sv_validation_run(c->v, &c->cat, c->family, c->err))) return HUGE_VAL;
+    double ss = 0.0;
+    size_t flen = strlen(c->family);
+    for (long i = 0; i < c->v->nrows; i++) {
+        const sv_vrow_t *r = &c->v->rows[i];
+        if (strncmp(r->family, c->family, flen) || isnan(r->simulated)) continue;
+        double e = r->simulated / r->measured - 1.0;
+        ss += e * e;
+    }
+    return ss;
+}
+
+int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t *cat,
+                      const char *gpu_name, const char *const *keys, int nkeys,
+                      const sv_fit_opts_t *o, sv_fit_t *fit, sv_error_t *err)
+{
+    memset(fit, 0, sizeof *fit);
+    if (nkeys < 1 || nkeys > SV_FIT_MAX_PARAMS)
+        return sv_errorf(err, SV_EINVAL, "calibrate runs: --fit takes 1 to %d keys",
+                         SV_FIT_MAX_PARAMS);
+    runs_ctx_t c = {.v = v, .family = family, .cat = *cat, .nkeys = nkeys, .err = err};
+    const sv_gpu_t *g0;
+    int rc;
+    if ((rc = sv_catalog_gpu(cat, gpu_name, &g0, err))) return rc;
+    long nrows = 0;
+    for (long i = 0; i < v->nrows; i++)
+        if (strncmp(v->rows[i].family, family, strlen(family)) == 0) {
+            if (strcasecmp(v->rows[i].gpu, g0->name))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s:%ld: calibrate runs: family '%s' row runs on '%s', not '%s'",
+                                 v->path, v->rows[i].line, family, v->rows[i].gpu, g0->name);
+            nrows++;
+        }
+    if (nrows == 0)
+        return sv_errorf(err, SV_ENOTFOUND, "%s: calibrate runs: no rows of family '%s'", v->path,
+                         family);
+    double lo[SV_FIT_MAX_PARAMS], hi[SV_FIT_MAX_PARAMS], x[SV_FIT_MAX_PARAMS];
+    for (int k = 0; k < nkeys; k++) {
+        c.curve[k] = strcmp(keys[k], "compute_efficiency") == 0  ? -1
+                     : strcmp(keys[k], "memory_efficiency") == 0 ? -2
+                                                                 : -3;
+        for (int j = 0; j < SV_CV_COUNT && c.curve[k] == -3; j++)
+            if (strcmp(keys[k], sv_curve_keys[j]) == 0) c.curve[k] = j;
+        if (c.curve[k] == -3)
+            return sv_errorf(
+                err, SV_ENOKEY,
+                "calibrate runs: --fit %s: not a GPU curve key (see docs/cost-model.md)", keys[k]);
+        int j = c.curve[k];
+        lo[k] = j >= 0 ? sv_curve_lo[j] : 0.05;
+        hi[k] = j >= 0 ? sv_curve_hi[j] : 1.0;
+        if (j == SV_CV_ATTN_SEQ || j == SV_CV_GEMM_FLOOR || j == SV_CV_SMALL_FLOOR) hi[k] = 20.0;
+        if (j == SV_CV_GEMM_M_HALF || j == SV_CV_ATTN_N_HALF) hi[k] = 2048.0;
+        fit->names[k] = keys[k];
+    }
+    c.cat.gpus = malloc(cat->ngpus * sizeof *cat->gpus);
+    if (!c.cat.gpus) return sv_errorf(err, SV_ENOMEM, "calibrate runs: out of memory");
+    memcpy(c.cat.gpus, cat->gpus, cat->ngpus * sizeof *cat->gpus);
+    c.gpu = &c.cat.gpus[g0 - cat->gpus];
+    for (int k = 0; k < nkeys; k++) {
+        int j = c.curve[k];
+        x[k] = j >= 0    ? (isnan(c.gpu->curve[j]) ? sv_curve_default[j] : c.gpu->curve[j])
+               : j == -1 ? c.gpu->compute_eff
+                         : c.gpu->memory_eff;
+        runs_set(&c, k, x[k]);
+    }
+    /* Coordinate descent: a golden-section search over each key's range in turn. */
+    const double gr = 0.5 * (sqrt(5.0) - 1.0);
+    int sweeps = o && o->max_iter < 4 ? o->max_iter : 4, it = 0;
+    double best = runs_cost(&c);
+    for (; it < sweeps && !c.rc; it++) {
+        double before = best;
+        for (int k = 0; k < nkeys && !c.rc; k++) {
+            double a = lo[k], b = hi[k];
+            double x1 = b - gr * (b - a), x2 = a + gr * (b - a);
+            runs_set(&c, k, x1);
+            double f1 = runs_cost(&c);
+            runs_set(&c, k, x2);
+            double f2 = runs_cost(&c);
+            for (int n = 0; n < 40 && (b - a) > 1e-4 * (fabs(a) + fabs(b) + 1e-3) && !c.rc; n++) {
+                if (f1 < f2) {
+                    b = x2, x2 = x1, f2 = f1, x1 = b - gr * (b - a);
+                    runs_set(&c, k, x1);
+                    f1 = runs_cost(&c);
+                } else {
+                    a = x1, x1 = x2, f1 = f2, x2 = a + gr * (b - a);
+                    runs_set(&c, k, x2);
+                    f2 = runs_cost(&c);
+                }
+            }
+            double xn = f1 < f2 ? x1 : x2, fn = fmin(f1, f2);
+            if (fn < best) {
+                best = fn;
+                x[k] = xn;
+            }
+            runs_set(&c, k, x[k]);
+        }
+        if (before - best < 1e-6 * before) {
+            it++;
+            break;
+        }
+    }
+    if (!c.rc) runs_cost(&c); /* leave v at the fitted values */
+    rc = c.rc;
+    free(c.cat.gpus);
+    if (rc) return rc;
+    fit->what = "runs";
+    fit->np = nkeys;
+    fit->iterations = it;
+    for (int k = 0; k < nkeys; k++) {
+        fit->value[k] = x[k];
+        fit->ci95[k] = NAN;
+    }
+    double sum = 0.0;
+    size_t flen = strlen(family);
+    for (long i = 0; i < v->nrows; i++) {
+        const sv_vrow_t *r = &v->rows[i];
+        if (strncmp(r->family, family, flen)) continue;
+        double ape = 100.0 * fabs(r->simulated / r->measured - 1.0);
+        sum += ape;
+        fit->n++;
+        if (ape > fit->max_ape) fit->max_ape = ape;
+        if (fit->nworst < SV_FIT_WORST)
+            snprintf(fit->worst[fit->nworst++], sizeof fit->worst[0],
+                     "%s:%ld %s: measured %.6g, model %.6g (%+.1f%%)", v->path, r->line,
+                     sv_vkind_name(r->kind), r->measured, r->simulated,
+                     100.0 * (r->simulated / r->measured - 1.0));
+    }
+    fit->mape = fit->n ? sum / fit->n : NAN;
     return 0;
 }
 

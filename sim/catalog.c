@@ -64,6 +64,65 @@ static int copy_text(char *dst, size_t n, const char *src, const sv_ynode_t *map
     return 0;
 }
 
+static const char *const calibration_names[SV_CAL_COUNT] = {"measured", "transferred", "datasheet"};
+
+int sv_calibration_parse(const char *s, sv_calibration_t *out)
+{
+    for (int i = 0; i < SV_CAL_COUNT; i++)
+        if (strcmp(s, calibration_names[i]) == 0) {
+            *out = (sv_calibration_t)i;
+            return 0;
+        }
+    return SV_EINVAL;
+}
+
+const char *sv_calibration_name(sv_calibration_t c)
+{
+    return c >= 0 && c < SV_CAL_COUNT ? calibration_names[c] : "?";
+}
+
+/* The optional `calibration:` key of a GPU or engine entry (default datasheet). */
+static int read_calibration(sv_ynode_t *map, sv_calibration_t *out, sv_error_t *err)
+{
+    const char *s = NULL;
+    int rc = sv_yget_str(map, "calibration", 0, &s, err);
+    if (rc < 0) return rc;
+    if (!s) {
+        *out = SV_CAL_DATASHEET;
+        return 0;
+    }
+    if (sv_calibration_parse(s, out)) {
+        char where[512];
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: %s.calibration: expected measured, transferred or datasheet, got '%s'",
+            sv_ynode_where(map, where, sizeof where), map->path, s);
+    }
+    return 0;
+}
+
+/* fp4_formats: "nvfp4", "mxfp4" or "nvfp4,mxfp4". */
+static int read_fp4_formats(sv_ynode_t *map, double fp4, int *out, sv_error_t *err)
+{
+    const char *s = NULL;
+    char where[512];
+    int rc = sv_yget_str(map, "fp4_formats", 0, &s, err);
+    if (rc < 0) return rc;
+    *out = 0;
+    if (s) {
+        if (strstr(s, "nvfp4")) *out |= SV_FP4_NVFP4;
+        if (strstr(s, "mxfp4")) *out |= SV_FP4_MXFP4;
+        if (!*out)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.fp4_formats: expected nvfp4, mxfp4 or both, got '%s'",
+                             sv_ynode_where(map, where, sizeof where), map->path, s);
+    }
+    if ((fp4 > 0) != (*out != 0))
+        return sv_errorf(err, SV_EINVAL, "%s: %s: fp4_tflops and fp4_formats go together",
+                         sv_ynode_where(map, where, sizeof where), map->path);
+    return 0;
+}
+
 /* Engine-efficiency settings that a file's `defaults:` map may give its GPUs. */
 typedef struct gpu_defaults {
     double compute_eff, memory_eff, iter_overhead_ms, layer_overhead_us, link_latency_us;
@@ -101,7 +160,8 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
 {
     int rc;
     const char *s;
-    double tf, fp8 = 0, mib, bw, lbw, llat = d->link_latency_us;
+    double tf, fp8 = 0, fp4 = 0, mib, bw, lbw, llat = d->link_latency_us;
+    double domain = 8;
     double ce = d->compute_eff, me = d->memory_eff, io = d->iter_overhead_ms,
            lo = d->layer_overhead_us;
     memset(g, 0, sizeof *g);
@@ -115,6 +175,9 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
         return rc;
     if ((rc = sv_yget_double(map, "bf16_tflops", 1, 1e-3, 1e6, &tf, err)) ||
         (rc = sv_yget_double(map, "fp8_tflops", 0, 0, 1e6, &fp8, err)) < 0 ||
+        (rc = sv_yget_double(map, "fp4_tflops", 0, 0, 1e6, &fp4, err)) < 0 ||
+        (rc = read_fp4_formats(map, fp4, &g->fp4_formats, err)) ||
+        (rc = sv_yget_double(map, "nvlink_domain_gpus", 0, 1, 1024, &domain, err)) < 0 ||
         (rc = sv_yget_double(map, "memory_mib", 1, 1, 1e9, &mib, err)) ||
         (rc = sv_yget_double(map, "hbm_bandwidth_gb_s", 1, 1e-3, 1e6, &bw, err)))
         return rc;
@@ -126,6 +189,9 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
         (rc = sv_yget_double(map, "tdp_w", 1, 1, 1e5, &g->tdp_w, err)) ||
         (rc = sv_yget_double(map, "idle_w", 1, 0, 1e5, &g->idle_w, err)) ||
         (rc = sv_yget_double(map, "price_per_hour_usd", 1, 0, 1e6, &g->price_per_hour, err)) ||
+        (rc = sv_yget_double(map, "price_low_usd", 0, 0, 1e6, &g->price_low, err)) < 0 ||
+        (rc = sv_yget_double(map, "price_high_usd", 0, 0, 1e6, &g->price_high, err)) < 0 ||
+        (rc = read_calibration(map, &g->calibration, err)) ||
         (rc = sv_yget_double(map, "compute_efficiency", isnan(ce), 1e-6, 1, &ce, err)) < 0 ||
         (rc = sv_yget_double(map, "memory_efficiency", isnan(me), 1e-6, 1, &me, err)) < 0 ||
         (rc = sv_yget_double(map, "iteration_overhead_ms", isnan(io), 0, 1e4, &io, err)) < 0 ||
@@ -137,6 +203,21 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
     if ((rc = sv_yget_str(map, "source", 1, &s, err)) ||
         (rc = copy_text(g->source, sizeof g->source, s, map, "source", err)))
         return rc;
+    s = "";
+    if ((rc = sv_yget_str(map, "calibrated_from", 0, &s, err)) < 0 ||
+        (rc = copy_text(g->calibrated_from, sizeof g->calibrated_from, s, map, "calibrated_from",
+                        err)))
+        return rc;
+    s = "";
+    if ((rc = sv_yget_str(map, "price_date", 0, &s, err)) < 0 ||
+        (rc = copy_text(g->price_date, sizeof g->price_date, s, map, "price_date", err)))
+        return rc;
+    if (g->price_high < g->price_low) {
+        char where[512];
+        return sv_errorf(err, SV_EINVAL, "%s: %s: price_low_usd (%g) exceeds price_high_usd (%g)",
+                         sv_ynode_where(map, where, sizeof where), map->path, g->price_low,
+                         g->price_high);
+    }
     if (g->idle_w > g->tdp_w) {
         char where[512];
         return sv_errorf(err, SV_EINVAL, "%s: %s: idle_w (%g) exceeds tdp_w (%g)",
@@ -144,6 +225,8 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
     }
     g->bf16_flops = tf * 1e12;
     g->fp8_flops = fp8 * 1e12;
+    g->fp4_flops = fp4 * 1e12;
+    g->nvlink_domain = (int)domain;
     g->mem_bytes = mib * 1048576.0;
     g->hbm_bw = bw * 1e9;
     g->link_bw = lbw * 1e9;
@@ -268,7 +351,8 @@ static int read_engine(sv_ynode_t *map, sv_engine_profile_t *e, sv_error_t *err)
     if ((rc = sv_yget_str(map, "description", 0, &s, err)) < 0 ||
         (rc = copy_text(e->description, sizeof e->description, s, map, "description", err)) ||
         (rc = sv_yget_str(map, "fitted_to", 1, &s, err)) ||
-        (rc = copy_text(e->fitted_to, sizeof e->fitted_to, s, map, "fitted_to", err)))
+        (rc = copy_text(e->fitted_to, sizeof e->fitted_to, s, map, "fitted_to", err)) ||
+        (rc = read_calibration(map, &e->calibration, err)))
         return rc;
     sv_perf_settings_t scratch = sv_perf_settings_default();
     for (size_t i = 0; i < map->n; i++) {

@@ -4,6 +4,8 @@
  */
 #include "servesim/explain.h"
 
+#include "servesim/confidence.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -42,7 +44,7 @@ int sv_explain_compute(const sv_perf_t *p, long input, long output, const long *
         r->step_s = sv_perf_decode_time(p, r->batch, out->decode_ctx, &r->cost);
         r->compute_bound = r->cost.compute_bound;
         r->tok_s_user = 1.0 / r->step_s;
-        r->tok_s_gpu = (double)r->batch / r->step_s / p->set.tp;
+        r->tok_s_gpu = (double)r->batch / r->step_s / p->set.tp / (p->set.pp > 1 ? p->set.pp : 1);
         r->fits = r->batch <= out->max_seqs;
     }
 
@@ -77,6 +79,11 @@ static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
     fprintf(f, "  %-20s %36s %10.3f\n", "engine per step", "", c->eng_step * 1e3);
     fprintf(f, "  %-20s %36s %10.3f\n", "engine per sequence", "", c->eng_seq * 1e3);
     fprintf(f, "  %-20s %36s %10.3f\n", "engine launches", "", c->eng_launch * 1e3);
+    if (c->micro_batches > 1 || c->pp_send > 0) {
+        fprintf(f, "  %-20s %36s %10.3f\n", "pipeline sends", "", c->pp_send * 1e3);
+        fprintf(f, "  %-20s %36s %10.3f  (%d micro-batches)\n", "pipeline bubble", "",
+                c->pp_bubble * 1e3, c->micro_batches);
+    }
 }
 
 void sv_explain_print(const sv_explain_t *e, FILE *f)
@@ -84,12 +91,21 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     const sv_perf_t *p = &e->perf;
     const sv_memplan_t *m = &e->mem;
     int tp = p->set.tp;
-    fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n", p->model.name,
-            tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
-            sv_dtype_name(p->set.kv_dtype));
+    int pp = p->set.pp > 1 ? p->set.pp : 1;
+    if (pp > 1)
+        fprintf(f, "servesim explain: %s on %d x %s (TP %d x PP %d), weights %s, KV cache %s\n",
+                p->model.name, tp * pp, p->gpu.name, tp, pp, sv_dtype_name(p->set.weight_dtype),
+                sv_dtype_name(p->set.kv_dtype));
+    else
+        fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n",
+                p->model.name, tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
+                sv_dtype_name(p->set.kv_dtype));
     const double *cv = p->set.curve;
     fprintf(f, "engine profile: %s%s\n", p->set.engine[0] ? p->set.engine : "none",
             p->set.ideal ? " (ideal: pure roofline)" : "");
+    sv_confidence_t conf;
+    sv_confidence_of(p, &conf);
+    sv_confidence_print(&conf, f);
     fprintf(f,
             "cost model: compute efficiency %.2f, memory efficiency %.2f, overhead %.3f ms "
             "per step + %.1f us per layer\n",
@@ -109,7 +125,18 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
         fprintf(f,
                 "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
                 "(bidirectional) at %.2f efficiency, latency %.1f us each at TP %d\n",
-                p->gpu.link, p->set.link_bw / 1e9, cv[SV_CV_LINK_EFF], p->ar_alpha * 1e6, tp);
+                tp > (p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8)
+                    ? "the scale-out network (TP exceeds one NVLink domain)"
+                    : p->gpu.link,
+                p->set.link_bw / 1e9, cv[SV_CV_LINK_EFF], p->ar_alpha * 1e6, tp);
+    if (pp > 1)
+        fprintf(f,
+                "pipeline parallel: %d stages of %.0f layers, sends over %s at %.0f GB/s one way "
+                "(x %.2f) + %.1f us each; step = max(sum over micro-batches of stage + send, "
+                "%d x stage + %d x send) + engine\n",
+                pp, p->stage_layers, p->pp_nvlink ? "NVLink" : "the scale-out network",
+                (p->pp_nvlink ? p->set.link_bw / 2.0 : p->set.pp_link_bw) / 1e9, 0.95,
+                p->p2p_alpha * 1e6, pp, pp - 1);
 
     fprintf(f, "\nMemory per GPU\n");
     fprintf(f, "  %-38s %10.2f GB  (%.2f GB for the whole model)\n", "weights",
@@ -184,6 +211,9 @@ static cJSON *step_json(const sv_step_cost_t *c)
     cJSON_AddNumberToObject(j, "engine_step_ms", c->eng_step * 1e3);
     cJSON_AddNumberToObject(j, "engine_seq_ms", c->eng_seq * 1e3);
     cJSON_AddNumberToObject(j, "engine_launch_ms", c->eng_launch * 1e3);
+    cJSON_AddNumberToObject(j, "pipeline_send_ms", c->pp_send * 1e3);
+    cJSON_AddNumberToObject(j, "pipeline_bubble_ms", c->pp_bubble * 1e3);
+    cJSON_AddNumberToObject(j, "micro_batches", c->micro_batches);
     return j;
 }
 
@@ -195,9 +225,13 @@ cJSON *sv_explain_json(const sv_explain_t *e)
     cJSON_AddStringToObject(j, "model", p->model.name);
     cJSON_AddStringToObject(j, "gpu", p->gpu.name);
     cJSON_AddNumberToObject(j, "tp", p->set.tp);
+    cJSON_AddNumberToObject(j, "pp", p->set.pp > 1 ? p->set.pp : 1);
     cJSON_AddStringToObject(j, "weight_dtype", sv_dtype_name(p->set.weight_dtype));
     cJSON_AddStringToObject(j, "kv_cache_dtype", sv_dtype_name(p->set.kv_dtype));
     cJSON_AddStringToObject(j, "engine_profile", p->set.engine);
+    sv_confidence_t conf;
+    sv_confidence_of(p, &conf);
+    cJSON_AddItemToObject(j, "confidence", sv_confidence_json(&conf));
     cJSON *s = cJSON_AddObjectToObject(j, "settings");
     for (int k = 0; k < SV_CV_COUNT; k++)
         cJSON_AddNumberToObject(s, sv_curve_keys[k], p->set.curve[k]);

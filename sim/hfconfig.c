@@ -51,6 +51,7 @@ static void locate(const char *buf, const char *at, int *line, int *col)
 {
     *line = 1;
     *col = 1;
+    if (memcmp(buf, "\xEF\xBB\xBF", 3) == 0 && at >= buf + 3) buf += 3; /* a BOM has no width */
     for (const char *p = buf; p < at && *p; p++) {
         if (*p == '\n') {
             (*line)++;
@@ -75,9 +76,10 @@ static int cmp_jkey(const void *a, const void *b)
     return c ? c : (x->at > y->at) - (x->at < y->at);
 }
 
+/* Whitespace as cJSON skips it: every byte from 1 to 32. */
 static const char *skip_ws(const char *p)
 {
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    while (*p && (unsigned char)*p <= 32)
         p++;
     return p;
 }
@@ -99,11 +101,13 @@ static const char *scan_value(const char *p, const cJSON *node, const char **dup
     p = skip_ws(p);
     if (*p == '"') return skip_string(p);
     if (*p != '{' && *p != '[') {
-        while (*p && !strchr(",]} \t\r\n", *p))
+        while (*p && (unsigned char)*p > 32 && !strchr(",]}", *p))
             p++;
         return p;
     }
-    int obj = *p == '{';
+    /* The node's type, not the text, says whether children have names: a scan that lost
+     * step with cJSON must still never compare a missing name. */
+    int obj = cJSON_IsObject(node);
     size_t n = 0;
     for (const cJSON *c = node->child; c; c = c->next)
         n++;
@@ -112,9 +116,9 @@ static const char *scan_value(const char *p, const cJSON *node, const char **dup
     p = skip_ws(p + 1);
     for (const cJSON *c = node->child; c; c = c->next) {
         if (obj) {
-            if (keys) keys[k++] = (jkey_t){c->string, p};
+            if (keys && c->string) keys[k++] = (jkey_t){c->string, p};
             p = skip_ws(skip_string(p));
-            p = skip_ws(p + 1); /* ':' */
+            if (*p == ':') p = skip_ws(p + 1); /* never past the end, even out of step */
         }
         p = skip_ws(scan_value(p, c, dup, dupname));
         if (*p == ',') p = skip_ws(p + 1);
@@ -248,7 +252,9 @@ int sv_model_from_hf_config(const char *path, sv_model_t *out, sv_error_t *err)
                        "%s:%d:%d: text after the end of the JSON object (expected one object)",
                        path, line, col);
     } else {
-        scan_value(buf, root, &dup, &dupname);
+        /* cJSON skips a UTF-8 byte-order mark; so does the scan. */
+        scan_value(len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? buf + 3 : buf, root, &dup,
+                   &dupname);
         if (dup) {
             locate(buf, dup, &line, &col);
             rc =

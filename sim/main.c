@@ -22,6 +22,7 @@
 #endif
 
 #include "servesim/calibrate.h"
+#include "servesim/confidence.h"
 #include "servesim/catalog.h"
 #include "servesim/explain.h"
 #include "servesim/html.h"
@@ -62,6 +63,8 @@ static const char *usage_text =
     "      kernel tables [--allreduce F.csv] [--send-recv F.csv] [--name N] [--out F.yaml]\n"
     "  calibrate engine --rows MODEL:HW,... --base PROFILE --fit KEY,... PERF_MODEL.csv\n"
     "      fit an engine profile to Splitwise iteration times [--name N] [--out F.yaml]\n"
+    "  calibrate runs --family F --gpu G --fit KEY,...  fit a GPU's curves to whole\n"
+    "      simulated runs of one validation family [--data CSV]\n"
     "  calibrate synthetic --gpu G  recover known parameters from generated tables\n"
     "      (every calibrate takes [--max-iter N])\n"
     "  validate                    simulate every measured run in the validation table;\n"
@@ -770,6 +773,11 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
     }
     sv_validation_print(val, stdout);
     int rc = EXIT_SUCCESS;
+    double thr[SV_CAL_COUNT], lat[SV_CAL_COUNT];
+    if (!family && sv_confidence_derive(val, cat, thr, lat, stdout, &err)) {
+        sv_validation_free(val);
+        return fail_err(&err);
+    }
     if (bounds) {
         fputc('\n', stdout);
         int over = sv_validation_check(val, bounds, stdout, &err);
@@ -789,7 +797,8 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
 {
     if (argc < 1) return fail("error: calibrate needs kernels, engine or synthetic%s", "");
     const char *mode = argv[0], *gpu_name = NULL, *out = NULL, *name = NULL, *ar = NULL, *sr = NULL,
-               *rows = NULL, *base_name = NULL, *fit_keys = NULL, *v;
+               *rows = NULL, *base_name = NULL, *fit_keys = NULL, *family = NULL,
+               *data = sv_validation_default_path(), *v;
     const char *files[64];
     int nfiles = 0, missing = 0;
     double noise_rel = 0.01;
@@ -811,6 +820,10 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
             base_name = v;
         else if ((v = opt_value(argc, argv, &i, "--fit", &missing)))
             fit_keys = v;
+        else if ((v = opt_value(argc, argv, &i, "--family", &missing)))
+            family = v;
+        else if ((v = opt_value(argc, argv, &i, "--data", &missing)))
+            data = v;
         else if ((v = opt_value(argc, argv, &i, "--noise", &missing))) {
             if (sv_parse_double(v, &noise_rel) || noise_rel < 0 || noise_rel > 0.5)
                 return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
@@ -890,6 +903,36 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         }
         return EXIT_SUCCESS;
     }
+    if (strcmp(mode, "runs") == 0) {
+        if (!family || !gpu_name || !fit_keys)
+            return fail("error: calibrate runs needs --family, --gpu and --fit%s", "");
+        char kb[512];
+        const char *keys[SV_FIT_MAX_PARAMS];
+        int nk = 0;
+        snprintf(kb, sizeof kb, "%s", fit_keys);
+        for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
+            if (nk == SV_FIT_MAX_PARAMS)
+                return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
+            keys[nk++] = t;
+        }
+        sv_validation_t *val = NULL;
+        sv_fit_t fit;
+        if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
+            sv_validation_free(val);
+            return fail_err(&err);
+        }
+        double before = sv_validation_mape(val, family, SV_VK_THROUGHPUT);
+        if (sv_calibrate_runs(val, family, cat, gpu_name, keys, nk, &o, &fit, &err)) {
+            sv_validation_free(val);
+            return fail_err(&err);
+        }
+        printf("servesim calibrate runs: %s on family %s (%ld rows of %s)\n", gpu_name, family,
+               fit.n, data);
+        printf("  throughput MAPE before %.1f%%\n", before);
+        sv_fit_print(&fit, stdout);
+        sv_validation_free(val);
+        return EXIT_SUCCESS;
+    }
     if (strcmp(mode, "engine") == 0) {
         if (nfiles != 1) return fail("error: calibrate engine takes one perf_model.csv%s", "");
         if (!rows || !base_name || !fit_keys)
@@ -923,7 +966,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         }
         return EXIT_SUCCESS;
     }
-    return fail("error: calibrate: expected kernels, engine or synthetic, got '%s'", mode);
+    return fail("error: calibrate: expected kernels, engine, runs or synthetic, got '%s'", mode);
 }
 
 static int servesim_main(int argc, char **argv)

@@ -21,13 +21,18 @@
 #define LOGIT_BYTES 4.0 /* logits are written in FP32 */
 #define RUNTIME_RESERVE (512.0 * 1048576.0) /* CUDA context, NCCL and library workspaces */
 
+/* Send/recv bandwidth efficiency fitted with p2p_latency_us by `servesim calibrate kernels
+ * --send-recv` on Vidur's A100 send_recv.csv (docs/cost-model.md). */
+#define P2P_EFFICIENCY 0.95
+
 /* ---- dtypes and settings ------------------------------------------------------------ */
 
-static const char *const dtype_names[] = {"bf16", "fp16", "fp8", "int4"};
+static const char *const dtype_names[SV_DT_COUNT] = {"bf16", "fp16",  "fp8",
+                                                     "int4", "nvfp4", "mxfp4"};
 
 int sv_dtype_parse(const char *s, sv_dtype_t *out)
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < SV_DT_COUNT; i++) {
         if (strcasecmp(s, dtype_names[i]) == 0) {
             *out = (sv_dtype_t)i;
             return 0;
@@ -46,7 +51,7 @@ int sv_dtype_parse(const char *s, sv_dtype_t *out)
 
 const char *sv_dtype_name(sv_dtype_t t)
 {
-    return (t >= SV_DT_BF16 && t <= SV_DT_INT4) ? dtype_names[t] : "?";
+    return (t >= SV_DT_BF16 && t < SV_DT_COUNT) ? dtype_names[t] : "?";
 }
 
 double sv_dtype_weight_bytes(sv_dtype_t t)
@@ -56,6 +61,23 @@ double sv_dtype_weight_bytes(sv_dtype_t t)
         return 1.0;
     case SV_DT_INT4:
         return 0.5 + 2.0 / 128.0; /* 4 bits + an FP16 scale per 128 weights */
+    case SV_DT_NVFP4:
+        return 0.5 + 1.0 / 16.0; /* E2M1 + an FP8 E4M3 scale per 16 */
+    case SV_DT_MXFP4:
+        return 0.5 + 1.0 / 32.0; /* E2M1 + an E8M0 scale per 32 */
+    default:
+        return 2.0;
+    }
+}
+
+double sv_dtype_kv_bytes(sv_dtype_t t)
+{
+    switch (t) {
+    case SV_DT_FP8:
+        return 1.0;
+    case SV_DT_NVFP4:
+    case SV_DT_MXFP4:
+        return sv_dtype_weight_bytes(t);
     default:
         return 2.0;
     }
@@ -65,8 +87,11 @@ sv_perf_settings_t sv_perf_settings_default(void)
 {
     sv_perf_settings_t s = {
         .tp = 1,
+        .pp = 1,
+        .pp_link_bw = -1,
         .weight_dtype = SV_DT_BF16,
         .kv_dtype = SV_DT_BF16,
+        .engine_calibration = SV_CAL_DATASHEET,
         .compute_eff = -1,
         .memory_eff = -1,
         .iter_overhead_s = -1,
@@ -102,6 +127,8 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
 }
 
 const char *const sv_perf_setting_keys[] = {"tp",
+                                            "pp",
+                                            "pp_link_bandwidth_gb_s",
                                             "weight_dtype",
                                             "kv_cache_dtype",
                                             "compute_efficiency",
@@ -161,12 +188,21 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
         s->tp = (int)l;
         return 0;
     }
+    if (strcmp(key, "pp") == 0) {
+        if ((rc = int_in(key, value, 1, 256, &l, err))) return rc;
+        s->pp = (int)l;
+        return 0;
+    }
+    if (strcmp(key, "pp_link_bandwidth_gb_s") == 0)
+        return num_in(key, value, 0, 1e6, 1, 1e9, &s->pp_link_bw, err);
     if (strcmp(key, "weight_dtype") == 0 || strcmp(key, "kv_cache_dtype") == 0) {
         sv_dtype_t t;
         int kv = key[0] == 'k';
         if (sv_dtype_parse(value, &t) || (kv && t == SV_DT_INT4))
             return sv_errorf(err, SV_EINVAL, "%s: expected one of %s, got '%s'", key,
-                             kv ? "bf16, fp16, fp8" : "bf16, fp16, fp8, int4", value);
+                             kv ? "bf16, fp16, fp8, nvfp4, mxfp4"
+                                : "bf16, fp16, fp8, int4, nvfp4, mxfp4",
+                             value);
         if (kv)
             s->kv_dtype = t;
         else
@@ -240,6 +276,8 @@ int sv_perf_settings_engine(sv_perf_settings_t *s, const sv_engine_profile_t *e,
         FILL(curve[k]);
 #undef FILL
     snprintf(s->engine, sizeof s->engine, "%s", e->name);
+    s->engine_calibration = e->calibration;
+    snprintf(s->engine_fitted_to, sizeof s->engine_fitted_to, "%s", e->fitted_to);
     return 0;
 }
 
@@ -331,9 +369,29 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                          "tp=%d does not divide the %d %s of model '%s' (TP degrees that work: %s)",
                          tp, count, what, m->name, ok);
     }
+    int pp = s->pp < 1 ? 1 : s->pp;
+    if (m->layers % pp)
+        return sv_errorf(err, SV_EINVAL,
+                         "pp=%d does not divide the %d layers of model '%s' (each pipeline stage "
+                         "holds layers/pp of them)",
+                         pp, m->layers, m->name);
     if (s->kv_dtype == SV_DT_INT4)
         return sv_errorf(err, SV_EINVAL,
                          "kv_cache_dtype int4 is not supported (use bf16, fp16 or fp8)");
+    for (int kv = 0; kv < 2; kv++) {
+        sv_dtype_t t = kv ? s->kv_dtype : s->weight_dtype;
+        int bit = t == SV_DT_NVFP4 ? SV_FP4_NVFP4 : t == SV_DT_MXFP4 ? SV_FP4_MXFP4 : 0;
+        if (bit && !(gpu->fp4_formats & bit))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s %s: GPU '%s' has no %s tensor cores (fp4_formats in the "
+                             "catalog: %s)",
+                             kv ? "kv_cache_dtype" : "weight_dtype", sv_dtype_name(t), gpu->name,
+                             sv_dtype_name(t),
+                             gpu->fp4_formats == 3   ? "nvfp4, mxfp4"
+                             : gpu->fp4_formats == 1 ? "nvfp4"
+                             : gpu->fp4_formats == 2 ? "mxfp4"
+                                                     : "none");
+    }
     if (s->block_size < 1) return sv_errorf(err, SV_EINVAL, "block_size must be >= 1");
 
     sv_perf_settings_t *r = &p->set;
@@ -341,7 +399,11 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (r->memory_eff < 0) r->memory_eff = gpu->memory_eff;
     if (r->iter_overhead_s < 0) r->iter_overhead_s = gpu->iter_overhead_s;
     if (r->layer_overhead_s < 0) r->layer_overhead_s = gpu->layer_overhead_s;
-    if (r->link_bw < 0) r->link_bw = gpu->link_bw;
+    int domain = gpu->nvlink_domain > 0 ? gpu->nvlink_domain : 8;
+    if (r->pp_link_bw < 0) r->pp_link_bw = 50e9;
+    /* A TP group larger than one NVLink domain all-reduces over the scale-out network
+     * (both directions of pp_link_bandwidth_gb_s) unless link_bandwidth_gb_s is given. */
+    if (r->link_bw < 0) r->link_bw = tp > domain ? 2.0 * r->pp_link_bw : gpu->link_bw;
     if (r->link_latency < 0) r->link_latency = gpu->link_latency;
     if (r->seq_overhead_s < 0) r->seq_overhead_s = 0.0;
     if (r->cuda_graphs < 0) r->cuda_graphs = 1;
@@ -350,8 +412,11 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         if (r->curve[k] < 0)
             r->curve[k] = isnan(gpu->curve[k]) ? sv_curve_default[k] : gpu->curve[k];
 
-    p->compute_peak =
-        (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops : gpu->bf16_flops;
+    /* FP4 weights run as W4A4 on FP4 tensor cores (NVFP4/MXFP4 GEMMs quantise the
+     * activations too), FP8 weights on FP8 tensor cores when the GPU has them. */
+    p->compute_peak = SV_DT_IS_FP4(s->weight_dtype)                          ? gpu->fp4_flops
+                      : (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops
+                                                                             : gpu->bf16_flops;
     p->attn_peak = gpu->bf16_flops;
     p->heads_local = m->heads / tp;
     p->kv_heads_local = kv_heads_per_gpu(m, tp);
@@ -365,24 +430,43 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     double vocab_local = ceil((double)m->vocab / tp);
     p->embed_bytes_gpu = vocab_local * m->hidden * EMBED_BYTES;
     p->lm_head_params = vocab_local * m->hidden;
-    double decoder = m->layers * ((lp.attn + lp.mlp + lp.expert * m->experts) * wb +
-                                  (lp.router + lp.norms) * EMBED_BYTES);
-    p->weight_bytes_gpu = decoder + m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
-                          (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES);
+    double Ls = (double)m->layers / pp; /* layers of one pipeline stage */
+    p->stage_layers = Ls;
+    r->pp = pp;
+    double decoder = Ls * ((lp.attn + lp.mlp + lp.expert * m->experts) * wb +
+                           (lp.router + lp.norms) * EMBED_BYTES);
+    /* NVFP4 keeps one FP32 global scale per weight tensor (q, k, v, o, gate, up, down or
+     * up, down, and each expert's), held by every GPU of the replica. */
+    double tensor_scales =
+        s->weight_dtype == SV_DT_NVFP4
+            ? 4.0 * m->layers * (4.0 + (m->gated_mlp ? 3.0 : 2.0) * (m->experts ? m->experts : 1))
+            : 0.0;
+    decoder += tensor_scales / pp;
+    /* Without PP one GPU holds the embedding and the LM head; with PP the first stage
+     * holds the embedding, the last the LM head and the final norm: the heavier counts. */
+    p->weight_bytes_gpu =
+        decoder +
+        (pp > 1
+             ? fmax(p->embed_bytes_gpu,
+                    m->hidden * EMBED_BYTES +
+                        (m->tied_embeddings ? p->embed_bytes_gpu : p->lm_head_params * EMBED_BYTES))
+             : m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
+                   (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES));
     layer_params_t lp1 = layer_params(m, 1);
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
                                          (lp1.router + lp1.norms) * EMBED_BYTES) +
-                            m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
+                            m->hidden * EMBED_BYTES +
+                            full_embed * (m->tied_embeddings ? 1.0 : 2.0) + tensor_scales;
 
-    double kvb = s->kv_dtype == SV_DT_FP8 ? 1.0 : 2.0;
+    double kvb = sv_dtype_kv_bytes(s->kv_dtype);
     p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;
-    p->kv_bytes_token = p->kv_bytes_token_layer * m->layers;
-    p->kv_bytes_token_total = p->kv_bytes_token * tp;
+    p->kv_bytes_token = p->kv_bytes_token_layer * Ls;
+    p->kv_bytes_token_total = p->kv_bytes_token * tp * pp;
 
     /* Coefficients of sv_perf_step. */
     const double *cv = r->curve;
-    double L = m->layers, d = m->hidden;
+    double L = Ls, d = m->hidden;
     double q = (double)p->heads_local * m->head_dim, kv = (double)p->kv_heads_local * m->head_dim;
     p->inv_lin_c = 1.0 / (p->compute_peak * r->compute_eff);
     p->inv_attn_c = 1.0 / (p->attn_peak * cv[SV_CV_ATTN_EFF]);
@@ -412,6 +496,16 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         /* Ring all-reduce: 2 (TP-1)/TP of the payload crosses each GPU's link in one
          * direction, which carries half the catalog's bidirectional figure. */
         p->ar_inv_bw = 2.0 * (tp - 1.0) / tp / (r->link_bw / 2.0 * cv[SV_CV_LINK_EFF]);
+    }
+    if (pp > 1) {
+        /* Stages inside one NVLink domain send over it (one direction: half the
+         * bidirectional figure), else over the scale-out network (pp_link_bandwidth_gb_s,
+         * default 50 GB/s: one 400 Gb/s NIC per GPU as in DGX/HGX nodes); at the fitted
+         * send/recv efficiency and latency. */
+        p->pp_nvlink = tp * pp <= domain;
+        double bw = p->pp_nvlink ? r->link_bw / 2.0 : r->pp_link_bw;
+        p->p2p_alpha = cv[SV_CV_P2P_LAT] * 1e-6;
+        p->p2p_inv_bw = 1.0 / (bw * P2P_EFFICIENCY);
     }
     return 0;
 }
@@ -450,11 +544,23 @@ static void finish_op(sv_op_cost_t *o, double t_compute, double t_memory, double
     o->time = fmax(t_compute, t_memory) + t_fixed;
 }
 
-void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+/* Sequences s in [a, b) with s % m == j. */
+static double count_mod(long a, long b, long j, long m)
+{
+    long hi = b > j ? (b - j - 1) / m + 1 : 0, lo = a > j ? (a - j - 1) / m + 1 : 0;
+    return (double)(hi - lo);
+}
+
+/*
+ * One stage's work on micro-batch j of m (sequences dealt round-robin: chunks first, then
+ * the decode sequences), without the engine's per-step costs; j = 0, m = 1 is the batch.
+ */
+static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
+                       sv_step_cost_t *out)
 {
     memset(out, 0, sizeof *out);
     const sv_model_t *m = &p->model;
-    double L = m->layers, d = m->hidden, hd = m->head_dim;
+    double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
     double hq = p->heads_local, q = hq * hd, kv = p->kv_heads_local * hd;
     double wb = sv_dtype_weight_bytes(p->set.weight_dtype);
     double kvtl = p->kv_bytes_token_layer;
@@ -464,9 +570,16 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
      * n / (n + n_half), so each chunk's FLOPs count (n + n_half) / n times. */
     double prefill_tokens = 0.0, logits = (double)b->n_decode, attn_eff_flops = 0.0;
     sv_op_cost_t *ap = &out->op[SV_OP_ATTN_PREFILL];
+    double nd = b->n_decode, ctx_sum = b->decode_ctx_sum;
+    if (m_mb > 1) {
+        double share = count_mod(b->n_chunks, b->n_chunks + b->n_decode, j, m_mb);
+        ctx_sum = b->n_decode > 0 ? ctx_sum * share / (double)b->n_decode : 0.0;
+        nd = share;
+        logits = nd;
+    }
     for (int i = 0; i < b->n_chunks; i++) {
         double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
-        if (n <= 0) continue;
+        if (n <= 0 || i % m_mb != j) continue;
         prefill_tokens += n;
         if (b->chunks[i].last) logits += 1.0;
         double fl = 4.0 * q * causal_keys(n, c, w);
@@ -478,7 +591,7 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     ap->flops *= L;
     ap->bytes *= L;
 
-    double T = prefill_tokens + (double)b->n_decode;
+    double T = prefill_tokens + nd;
     out->tokens = (long)T;
     if (T <= 0) return;
 
@@ -507,10 +620,9 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     /* Decode attention: every cached token of every sequence is read once per layer, at
      * the paged kernel's bandwidth, plus its fixed cost per sequence per layer. */
     sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
-    double nd = (double)b->n_decode;
     if (nd > 0) {
-        ad->flops = L * 4.0 * q * (b->decode_ctx_sum + nd);
-        ad->bytes = L * (b->decode_ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
+        ad->flops = L * 4.0 * q * (ctx_sum + nd);
+        ad->bytes = L * (ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
         finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem,
                   nd * p->attn_seq_step);
     }
@@ -533,19 +645,67 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
 
     if (p->set.tp > 1) out->comm = 2.0 * L * (p->ar_alpha + T * d * ACT_BYTES * p->ar_inv_bw);
-    out->eng_step = p->set.iter_overhead_s;
-    out->eng_seq = p->set.seq_overhead_s * (nd + (double)b->n_chunks);
     if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
         out->eng_launch = L * p->set.layer_overhead_s;
-    out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        out->total += out->op[i].time;
+    out->total += out->comm + out->eng_launch;
+    /* The activations this micro-batch sends to the next stage. */
+    if (p->set.pp > 1) out->pp_send = p->p2p_alpha + T * d * ACT_BYTES * p->p2p_inv_bw;
+}
 
+void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    int pp = p->set.pp > 1 ? p->set.pp : 1;
+    long seqs = b->n_decode + b->n_chunks;
+    int m = pp > 1 && seqs > 1 ? (int)(seqs < pp ? seqs : pp) : 1;
+    stage_step(p, b, 0, m, out);
+    double sum = out->total + out->pp_send, ts = out->total, tx = out->pp_send;
+    for (int j = 1; j < m; j++) {
+        sv_step_cost_t mb;
+        stage_step(p, b, j, m, &mb);
+        for (int i = 0; i < SV_OP_COUNT; i++) {
+            sv_op_cost_t *o = &out->op[i];
+            o->flops += mb.op[i].flops;
+            o->bytes += mb.op[i].bytes;
+            o->t_compute += mb.op[i].t_compute;
+            o->t_memory += mb.op[i].t_memory;
+            o->t_fixed += mb.op[i].t_fixed;
+            o->time += mb.op[i].time;
+        }
+        out->comm += mb.comm;
+        out->eng_launch += mb.eng_launch;
+        out->tokens += mb.tokens;
+        sum += mb.total + mb.pp_send;
+        ts = fmax(ts, mb.total);
+        tx = fmax(tx, mb.pp_send);
+    }
+    out->micro_batches = m;
+    if (out->tokens <= 0) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    out->eng_step = p->set.iter_overhead_s;
+    out->eng_seq = p->set.seq_overhead_s * (double)seqs;
+    out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
+    double busy = 0.0; /* one stage's work over all micro-batches */
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        busy += out->op[i].time;
+    if (pp == 1) {
+        out->total = busy + (out->comm + out->overhead);
+        out->pp_send = 0.0;
+    } else {
+        busy += out->comm + out->eng_launch;
+        double full = pp * ts + (pp - 1) * tx, pipe = fmax(sum, full);
+        out->pp_send = sum >= full ? sum - busy : (pp - 1) * tx;
+        out->pp_bubble = fmax(0.0, pipe - busy - out->pp_send);
+        out->total = pipe + out->eng_step + out->eng_seq;
+    }
     double tc = 0.0, tm = 0.0;
     for (int i = 0; i < SV_OP_COUNT; i++) {
-        out->total += out->op[i].time;
         tc += out->op[i].t_compute;
         tm += out->op[i].t_memory;
     }
-    out->total += out->comm + out->overhead;
     out->compute_bound = tc > tm;
 }
 

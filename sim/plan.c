@@ -4,6 +4,8 @@
  */
 #include "servesim/plan.h"
 
+#include "servesim/confidence.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -257,6 +259,13 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
                     sv_plan_row_t *row = &r[n++];
                     snprintf(row->gpu, sizeof row->gpu, "%s", p->gpus[g]);
                     row->tp = p->tps[t];
+                    const sv_gpu_t *gp;
+                    int gcal = sv_catalog_gpu(cat, p->gpus[g], &gp, NULL) ? SV_CAL_DATASHEET
+                                                                          : (int)gp->calibration;
+                    int ecal = sc->pools[0].perf.engine[0] ? sc->pools[0].perf.engine_calibration
+                                                           : SV_CAL_DATASHEET;
+                    row->calibration = gcal > ecal ? gcal : ecal;
+                    row->band_pct = sv_band_throughput_pct[row->calibration];
                     row->max_num_seqs = mns;
                     if (k >= 0) {
                         row->disagg = 1;
@@ -357,6 +366,72 @@ static void config_name(const sv_plan_row_t *r, char *buf, size_t n)
         snprintf(buf, n, "%s TP%d colocated seqs %ld", r->gpu, r->tp, r->max_num_seqs);
 }
 
+/*
+ * Cost per hour of a row if its unit capacity were off by its band, [low, high]: the
+ * units needed for the target rate at capacity x (1 + band) and x (1 - band), whole units.
+ */
+static void cost_range(const sv_plan_row_t *r, double target, double *lo, double *hi)
+{
+    double b = r->band_pct / 100.0, per_unit = r->units > 0 ? r->cost_hour / r->units : 0.0;
+    if (!(r->unit_capacity > 0) || !(target > 0)) {
+        *lo = *hi = r->cost_hour;
+        return;
+    }
+    *lo = per_unit * fmax(1.0, ceil(target / (r->unit_capacity * (1.0 + b)) - 1e-9));
+    *hi = b < 1.0 ? per_unit * fmax(1.0, ceil(target / (r->unit_capacity * (1.0 - b)) - 1e-9))
+                  : INFINITY;
+    if (*lo > r->cost_hour) *lo = r->cost_hour;
+    if (*hi < r->cost_hour) *hi = r->cost_hour;
+}
+
+/*
+ * Candidates ranked after the winner whose cost range overlaps the winner's: the ranking
+ * between them is within the model's error (ranked rows come first, by cost).
+ */
+static int overlapping(const sv_plan_row_t *rows, int nrows, double target, int *idx, int max)
+{
+    int n = 0;
+    if (nrows < 1 || !rows[0].ok) return 0;
+    double lo0, hi0;
+    cost_range(&rows[0], target, &lo0, &hi0);
+    for (int i = 1; i < nrows && rows[i].ok && n < max; i++) {
+        double lo, hi;
+        cost_range(&rows[i], target, &lo, &hi);
+        if (lo <= hi0) idx[n++] = i;
+    }
+    return n;
+}
+
+static void print_warnings(FILE *t, const sv_plan_row_t *rows, int nrows, double target)
+{
+    if (nrows < 1 || !rows[0].ok) return;
+    char name[96];
+    int idx[8];
+    int n = overlapping(rows, nrows, target, idx, 8);
+    double lo0, hi0;
+    cost_range(&rows[0], target, &lo0, &hi0);
+    config_name(&rows[0], name, sizeof name);
+    fprintf(t, "\nconfidence: error bands from servesim validate per calibration status "
+               "(docs/cost-model.md); a capacity off by its band needs more or fewer units\n");
+    if (n > 0) {
+        fprintf(t,
+                "warning: the ranking of the top candidates is within their error bands: %s "
+                "($%.2f-%.2f/hour) overlaps",
+                name, lo0, hi0);
+        for (int k = 0; k < n; k++) {
+            char other[96];
+            config_name(&rows[idx[k]], other, sizeof other);
+            fprintf(t, "%s rank %d %s", k ? "," : "", idx[k] + 1, other);
+        }
+        fprintf(t, "\n");
+    }
+    if (rows[0].calibration == SV_CAL_DATASHEET)
+        fprintf(t,
+                "warning: the winner, %s, rests on datasheet-only figures (no measurement of "
+                "this GPU or engine): +-%.0f%%\n",
+                name, rows[0].band_pct);
+}
+
 int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const char *outdir,
                   FILE *t, sv_error_t *err)
 {
@@ -377,9 +452,9 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
         if (!isnan(m->slo_tpot_ms)) fprintf(t, " TPOT <= %g ms", m->slo_tpot_ms);
         if (!isnan(m->slo_e2el_ms)) fprintf(t, " E2EL <= %g ms", m->slo_e2el_ms);
         fprintf(t, " for %.0f%% of requests\n\n", 100.0 * m->attainment);
-        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s\n", "rank", "configuration",
+        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s  %s\n", "rank", "configuration",
                 "GPUs", "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", "binding",
-                "SLO %");
+                "SLO %", "confidence");
         for (int i = 0; i < nrows; i++) {
             const sv_plan_row_t *r = &rows[i];
             char name[96];
@@ -388,10 +463,12 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
                 fprintf(t, "%4s  %-38s %s\n", "-", name, r->error);
                 continue;
             }
-            fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %7s %7.1f\n", i + 1, name,
-                    r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok, r->energy_tok,
-                    r->goodput_per_gpu, r->binding, 100.0 * r->attain_at_target);
+            fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %7s %7.1f  +-%.0f%% %s\n",
+                    i + 1, name, r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok,
+                    r->energy_tok, r->goodput_per_gpu, r->binding, 100.0 * r->attain_at_target,
+                    r->band_pct, sv_calibration_name((sv_calibration_t)r->calibration));
         }
+        print_warnings(t, rows, nrows, sc->plan.target_rate);
     }
     if (!outdir) return 0;
     if (mkdir(outdir, 0755) && errno != EEXIST)
@@ -456,8 +533,27 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
             sv__jw_str(&w, "error", r->error);
         }
         sv__jw_int(&w, "probes", r->probes);
+        sv__jw_str(&w, "calibration", sv_calibration_name((sv_calibration_t)r->calibration));
+        sv__jw_num(&w, "throughput_error_band_pct", r->band_pct);
+        if (r->ok) {
+            double lo, hi;
+            cost_range(r, sc->plan.target_rate, &lo, &hi);
+            sv__jw_num(&w, "cost_per_hour_low_usd", lo);
+            sv__jw_num(&w, "cost_per_hour_high_usd", hi);
+        }
         sv__jw_end_obj(&w);
     }
+    sv__jw_end_arr(&w);
+    sv__jw_arr(&w, "warnings");
+    int idx[8], n = overlapping(rows, nrows, sc->plan.target_rate, idx, 8);
+    if (n > 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the top %d candidates' cost ranges overlap within their error bands", n + 1);
+        sv__jw_str(&w, NULL, msg);
+    }
+    if (nrows > 0 && rows[0].ok && rows[0].calibration == SV_CAL_DATASHEET)
+        sv__jw_str(&w, NULL, "the winner rests on datasheet-only figures");
     sv__jw_end_arr(&w);
     sv__jw_end_obj(&w);
     fputc('\n', f);

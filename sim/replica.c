@@ -115,10 +115,10 @@ struct sv_replica {
     long reserved_blocks; /* ... and the blocks set aside for them */
     long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
     long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
-    sv__pcache_t *pc;     /* the prefix cache, when on */
-    uint64_t *hbuf;       /* scratch: block hashes of one request */
-    long *sbuf;           /* scratch: their cache slots */
-    size_t caphb, caps;
+    int pc_on;            /* automatic prefix caching */
+    sv__pcache_t *pc;     /* the prefix cache, from its first block on */
+    long *sbuf;           /* scratch: cache slots of one request's blocks */
+    size_t caps;
     double step_start;
     int oom;
     sv_replica_stats_t st;
@@ -306,10 +306,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->reserve = r->tr->reserve;
     r->total_blocks = r->free_blocks = kv_blocks;
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
-    if (cfg->prefix_caching && !r->reserve && !(r->pc = sv__pcache_new(kv_blocks))) {
-        free(r);
-        return sv_errorf(err, SV_ENOMEM, "out of memory for the prefix cache");
-    }
+    r->pc_on = cfg->prefix_caching && !r->reserve; /* the cache itself comes with its first block */
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
     if (!r->bucket) {
@@ -336,7 +333,6 @@ void sv_replica_free(sv_replica_t *r)
     free(r->pending);
     free(r->stamp);
     sv__pcache_free(r->pc);
-    free(r->hbuf);
     free(r->sbuf);
     free(r);
 }
@@ -377,25 +373,34 @@ static uint64_t mix64(uint64_t x)
 }
 
 /*
- * The chained hashes of request id's first n full blocks, into r->hbuf: its tokens are
+ * The chained hashes of request id's full blocks (at least its first n): its tokens are
  * its prompt's segments (a request without any is one segment of its own) and then its
  * output, a segment of its own; a block's hash mixes its parent's with every piece of a
  * segment it covers (segment, offset, length), so equal prefixes give equal chains.
+ * Computed once per request and block size, for every block it can ever fill.
  */
-static uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
+static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 {
-    if (sv__grow((void **)&r->hbuf, &r->caphb, (size_t)n + 1, sizeof *r->hbuf)) {
+    sv_reqeng_t *e = E(r, id);
+    if (e->chain && e->chain_bs == r->bs && e->nchain >= n) return e->chain;
+    const sv_req_t *q = Q(r, id);
+    long total = ((long)q->input + q->output - 1) / r->bs;
+    if (total < n) total = n;
+    uint64_t *c = realloc(e->chain, ((size_t)total + 1) * sizeof *c);
+    if (!c) {
         r->oom = 1;
         return NULL;
     }
-    const sv_req_t *q = Q(r, id);
+    e->chain = c;
+    e->nchain = (int32_t)total;
+    e->chain_bs = r->bs;
     const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
     sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
     sv_segment_t out = {mix64(0x0b7c0de ^ (uint64_t)id), q->output};
     int nseg = q->nseg ? q->nseg : 1, k = 0;
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
-    for (long b = 0; b < n; b++) {
+    for (long b = 0; b < total; b++) {
         long need = r->bs;
         while (need > 0) {
             const sv_segment_t *sg = k < nseg ? (seg ? &seg[k] : &own) : &out;
@@ -404,14 +409,14 @@ static uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
                                 (uint64_t)take_n * 0x9e3779b1ULL));
             need -= take_n;
             off += take_n;
-            if (off == sg->len && k <= nseg) {
+            if (off == sg->len) {
                 k++;
                 off = 0;
             }
         }
-        r->hbuf[b] = h;
+        c[b] = h;
     }
-    return r->hbuf;
+    return c;
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -435,7 +440,11 @@ static void register_full(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long full = e->computed / r->bs;
-    if (!r->pc || full <= e->cached_n) return;
+    if (!r->pc_on || full <= e->cached_n) return;
+    if (!r->pc && !(r->pc = sv__pcache_new(r->total_blocks))) {
+        r->oom = 1;
+        return;
+    }
     const uint64_t *h = block_hashes(r, id, full);
     for (long j = e->cached_n; h && j < full; j++) {
         long slot = sv__pcache_find(r->pc, h[j]);
@@ -458,8 +467,11 @@ static void register_full(sv_replica_t *r, int32_t id)
 static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
 {
     sv_reqeng_t *e = E(r, id);
+    const sv_req_t *q = Q(r, id);
     *touched = 0;
-    if (!r->pc || e->computed > 0) return 0;
+    /* A prompt without identity is unique: only its own blocks, kept when it was
+     * preempted, can be found. */
+    if (!r->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
     long max = (e->target - 1) / r->bs;
     if (max <= 0) return 0;
     const uint64_t *h = block_hashes(r, id, max);
@@ -535,7 +547,8 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     e->computed = (int32_t)(e->c_join + s);
     e->generated = (int32_t)(e->g_join + s);
     e->in_decode = 0;
-    register_full(r, id); /* what it decoded is cached from here (lazily: when it leaves) */
+    /* What it decoded is cached from here (lazily: when it leaves the batch). */
+    if (q->nseg) register_full(r, id);
 }
 
 /* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
@@ -552,7 +565,7 @@ static void release_blocks(sv_replica_t *r, int32_t id)
     if (e->reserved)
         r->free_blocks += e->reserved;
     else if (e->joining)
-        r->free_blocks += reserve_need(r, e->computed);
+        r->free_blocks += reserve_need(r, e->computed) - e->cached_n;
     else
         r->free_blocks += blocks_for(r, e->computed) - e->cached_n;
     drop_cached(r, id);
@@ -565,6 +578,8 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     sv_req_t *q = Q(r, id);
     release_blocks(r, id);
     run_remove(r, id);
+    free(E(r, id)->chain); /* its block hashes are of no more use */
+    E(r, id)->chain = NULL;
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -597,6 +612,8 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     q->end = t;
     e->abort_pending = 0;
     e->queue = SV__Q_NONE;
+    free(e->chain);
+    e->chain = NULL;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
@@ -645,6 +662,17 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     return SV_FAIL_NONE;
 }
 
+long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
+{
+    if (!r->pc) return 0;
+    long max = ((long)Q(r, id)->input - 1) / r->bs;
+    const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
+    long hit = 0;
+    while (h && hit < max && sv__pcache_find(r->pc, h[hit]) >= 0)
+        hit++;
+    return hit * r->bs;
+}
+
 /* ---- building a step ----------------------------------------------------------------------- */
 
 static void add_chunk(sv_replica_t *r, int32_t id, long n)
@@ -670,6 +698,9 @@ static void preempt(sv_replica_t *r, int32_t id)
         if (r->dec_allocated) r->budget += 1;
         leave_decode(r, id);
         r->free_blocks += extra;
+        /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
+         * preempted request's blocks, hashed, in its free queue). */
+        if (!r->cfg.preempt_swap) register_full(r, id);
         release_blocks(r, id);
         run_remove(r, id);
         if (r->cfg.preempt_swap) {
@@ -693,6 +724,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
         }
+        register_full(r, id);
         release_blocks(r, id);
         run_remove(r, id);
     }
@@ -793,7 +825,7 @@ static void admit_waiting(sv_replica_t *r, double now)
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
-        if (r->pc) {
+        if (r->pc_on) {
             for (long j = 0; j < hit; j++)
                 sv__pcache_ref(r->pc, r->sbuf[j]);
             e->cached_n = (int32_t)hit;
@@ -916,7 +948,11 @@ double sv_replica_start_step(sv_replica_t *r, double now)
                     .decode_ctx_sum = r->step_n_dec ? r->ctx_sum : 0.0};
     sv_step_cost_t cost;
     sv_perf_step(r->perf, &b, &cost);
-    double dur = cost.total + r->swap_time;
+    /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
+     * processing: per step and per sequence) overlaps the GPU's work of the step before. */
+    double cpu = cost.eng_step + cost.eng_seq;
+    double dur =
+        (r->cfg.async_scheduling ? fmax(cost.total - cpu, cpu) : cost.total) + r->swap_time;
     double tc = 0.0;
     for (int i = 0; i < SV_OP_COUNT; i++)
         tc += cost.op[i].t_compute;
@@ -995,7 +1031,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         e->computed += r->chunks[i].n;
         r->owed -= r->chunks[i].n;
         r->st.prefill_tokens += r->chunks[i].n;
-        if (!e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
+        if (q->nseg && !e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
@@ -1219,7 +1255,7 @@ int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
         if (e->reserved)
             used += e->reserved;
         else if (e->joining)
-            used += reserve_need(r, e->computed);
+            used += reserve_need(r, e->computed) - e->cached_n;
         else if (e->in_decode)
             used += blocks_for(r, e->c_join + member_steps(r, e)) - e->cached_n;
         else

@@ -12,6 +12,7 @@
 
 #include "fileio_int.h"
 #include "jsonw_int.h"
+#include "servesim/confidence.h"
 
 #ifndef SERVESIM_VERSION
 #define SERVESIM_VERSION "0"
@@ -161,6 +162,16 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     line_num(f, "GPU busy (%):", 100.0 * res->busy_share);
     line_num(f, "Cost per 1M output tokens ($):", res->cost_per_mtok);
     line_num(f, "Energy per output token (J):", res->energy_per_tok);
+    for (int p = 0; p < res->npools; p++) {
+        sv_confidence_t c;
+        char lab[128];
+        sv_confidence_of(&res->pools[p].perf, &c);
+        snprintf(buf, sizeof buf, "Confidence%s%s:", res->npools > 1 ? ", " : "",
+                 res->npools > 1 ? res->pools[p].cfg->name : "");
+        fprintf(f, "%-40s %s\n", buf, sv_confidence_label(&c, lab, sizeof lab));
+        fprintf(f, "%-40s GPU %s %s, engine %s %s\n", "", c.gpu, sv_calibration_name(c.gpu_cal),
+                c.engine[0] ? c.engine : "none", sv_calibration_name(c.engine_cal));
+    }
     for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
         const sv_pool_result_t *pp = &res->pools[p];
         const sv_pool_cfg_t *pc = pp->cfg;
@@ -274,6 +285,44 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
     }
 }
 
+/* The confidence mark of one cost model (see servesim/confidence.h). */
+static void write_confidence(sv_jw_t *w, const char *key, const sv_perf_t *perf)
+{
+    sv_confidence_t c;
+    sv_confidence_of(perf, &c);
+    sv__jw_obj(w, key);
+    sv__jw_str(w, "status", sv_calibration_name(c.status));
+    sv__jw_num(w, "throughput_error_band_pct", c.throughput_pct);
+    sv__jw_num(w, "latency_error_band_pct", c.latency_pct);
+    sv__jw_obj(w, "gpu");
+    sv__jw_str(w, "name", c.gpu);
+    sv__jw_str(w, "calibration", sv_calibration_name(c.gpu_cal));
+    sv__jw_str(w, "calibrated_from", c.gpu_note);
+    sv__jw_end_obj(w);
+    sv__jw_obj(w, "engine_profile");
+    sv__jw_str(w, "name", c.engine);
+    sv__jw_str(w, "calibration", sv_calibration_name(c.engine_cal));
+    sv__jw_str(w, "fitted_to", c.engine_note);
+    sv__jw_end_obj(w);
+    sv__jw_end_obj(w);
+}
+
+/* The weakest confidence over the pools: the one a whole run's answer stands on. */
+static const sv_perf_t *weakest_pool(const sv_result_t *res)
+{
+    const sv_perf_t *worst = &res->pools[0].perf;
+    sv_confidence_t a, b;
+    sv_confidence_of(worst, &a);
+    for (int p = 1; p < res->npools; p++) {
+        sv_confidence_of(&res->pools[p].perf, &b);
+        if (b.status > a.status) {
+            worst = &res->pools[p].perf;
+            a = b;
+        }
+    }
+    return worst;
+}
+
 static void write_pools(sv_jw_t *w, const sv_result_t *res)
 {
     double T = res->summary.duration;
@@ -302,6 +351,7 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
         sv__jw_int(w, "steps", pp->steps);
         sv__jw_num(w, "mean_decode_batch", pp->mean_decode_batch);
         sv__jw_int(w, "handoffs", pp->handoffs);
+        write_confidence(w, "confidence", &pp->perf);
         sv__jw_num(w, "stall_s", pp->stall_s);
         sv__jw_num(w, "stall_share", T > 0 ? pp->stall_s / (T * pp->count) : 0.0);
         sv__jw_num(w, "kv_sent_bytes", pp->link_bytes);
@@ -342,6 +392,7 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_str(w, "definitions", "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
     sv__jw_str(w, "scenario", sc->name);
     sv__jw_int(w, "seed", (long)sc->seed);
+    if (res->npools > 0) write_confidence(w, "confidence", weakest_pool(res));
     sv__jw_str(w, "router", sv_route_names[sc->route]);
     sv__jw_num(w, "router_latency_ms", sc->router_latency * 1e3);
     sv__jw_str(w, "serving", sc->disaggregated ? "disaggregated" : "colocated");

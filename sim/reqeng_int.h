@@ -18,22 +18,24 @@
 enum { SV__Q_NONE = 0, SV__Q_WAITING, SV__Q_SWAPPED };
 
 struct sv_reqeng {
-    int32_t at;             /* replica holding this state, -1 before any */
-    int32_t target;         /* tokens to prefill: input, or input + generated after a recompute */
-    int32_t computed;       /* tokens of target in the KV cache */
-    int32_t generated;      /* output tokens produced (outside the decode set) */
-    int32_t c_join, g_join; /* computed and generated when it joined the decode set */
-    int64_t kd_join;        /* the replica's decode-step count then */
-    int32_t heap_pos;       /* finish-heap slot while decoding, -1 otherwise */
-    int32_t prev, next;     /* running list, -1 terminated */
-    int32_t seg;            /* open decode segment of the metrics, -1 */
-    int32_t reserved;       /* blocks reserved up front (orca, static) */
-    int32_t cached_n;       /* leading full blocks held through the prefix cache (shared, not
-                               counted as its own) */
-    uint8_t queue;          /* SV__Q_* */
-    uint8_t in_decode;      /* member of the decode aggregate */
-    uint8_t abort_pending;  /* timed out during a step: fails when the step ends */
-    uint8_t joining;        /* landed on a decode replica, joins its batch at the next step */
+    int32_t at;               /* replica holding this state, -1 before any */
+    int32_t target;           /* tokens to prefill: input, or input + generated after a recompute */
+    int32_t computed;         /* tokens of target in the KV cache */
+    int32_t generated;        /* output tokens produced (outside the decode set) */
+    int32_t c_join, g_join;   /* computed and generated when it joined the decode set */
+    int64_t kd_join;          /* the replica's decode-step count then */
+    int32_t heap_pos;         /* finish-heap slot while decoding, -1 otherwise */
+    int32_t prev, next;       /* running list, -1 terminated */
+    int32_t seg;              /* open decode segment of the metrics, -1 */
+    int32_t reserved;         /* blocks reserved up front (orca, static) */
+    int32_t cached_n;         /* leading full blocks held through the prefix cache (shared, not
+                                 counted as its own) */
+    uint64_t *chain;          /* prefix caching: hashes of all its full blocks (owned) */
+    int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
+    uint8_t queue;            /* SV__Q_* */
+    uint8_t in_decode;        /* member of the decode aggregate */
+    uint8_t abort_pending;    /* timed out during a step: fails when the step ends */
+    uint8_t joining;          /* landed on a decode replica, joins its batch at the next step */
 };
 
 #endif

@@ -39,6 +39,8 @@ int sv_reqpool_set_segments(sv_reqpool_t *p, int32_t id, const sv_segment_t *seg
 void sv_reqpool_free(sv_reqpool_t *p)
 {
     if (!p) return;
+    for (size_t i = 0; p->e && i < p->n; i++)
+        free(p->e[i].chain);
     free(p->r);
     free(p->e);
     free(p->seg);

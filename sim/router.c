@@ -3,14 +3,16 @@
  */
 #include "servesim/router.h"
 
+#include <math.h>
 #include <string.h>
 
 #include <gsl/gsl_rng.h>
 
 #include "servesim/error.h"
 
-const char *const sv_route_names[] = {"round-robin",  "random",   "least-outstanding",
-                                      "least-tokens", "kv-aware", NULL};
+const char *const sv_route_names[] = {
+    "round-robin",     "random", "least-outstanding", "least-tokens", "kv-aware",
+    "prefix-affinity", NULL};
 
 int sv_route_parse(const char *s, sv_route_t *out)
 {
@@ -48,6 +50,7 @@ static double score(sv_route_t p, const sv_replica_t *r)
 {
     switch (p) {
     case SV_ROUTE_LEAST_OUTSTANDING:
+    case SV_ROUTE_PREFIX_AFFINITY:
         return (double)(sv_replica_running(r) + sv_replica_waiting(r) + sv_replica_reserved(r));
     case SV_ROUTE_LEAST_TOKENS:
         return (double)sv_replica_tokens_owed(r);
@@ -58,9 +61,41 @@ static double score(sv_route_t p, const sv_replica_t *r)
     }
 }
 
-int sv_router_pick(sv_router_t *rt, sv_replica_t *const *reps, const int *cand, int ncand)
+/* The load balance SGLang's cache-aware router keeps by default: past both, route by
+ * load alone. */
+#define BALANCE_ABS 8.0
+#define BALANCE_REL 1.5
+
+/* prefix-affinity: most cached prompt tokens, ties (and imbalance) by load. */
+static int pick_affinity(sv_replica_t *const *reps, const int *cand, int ncand, int32_t req)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < ncand; i++) {
+        double l = score(SV_ROUTE_LEAST_OUTSTANDING, reps[cand[i]]);
+        lo = l < lo ? l : lo;
+        hi = l > hi ? l : hi;
+    }
+    int balanced = !(hi - lo > BALANCE_ABS && hi > BALANCE_REL * lo);
+    int best = 0;
+    long best_hit = -1;
+    double best_load = INFINITY;
+    for (int i = 0; i < ncand; i++) {
+        long hit = balanced && req >= 0 ? sv_replica_cached_prefix(reps[cand[i]], req) : 0;
+        double l = score(SV_ROUTE_LEAST_OUTSTANDING, reps[cand[i]]);
+        if (hit > best_hit || (hit == best_hit && l < best_load)) {
+            best = i;
+            best_hit = hit;
+            best_load = l;
+        }
+    }
+    return best;
+}
+
+int sv_router_pick(sv_router_t *rt, sv_replica_t *const *reps, const int *cand, int ncand,
+                   int32_t req)
 {
     if (ncand <= 1) return 0;
+    if (rt->policy == SV_ROUTE_PREFIX_AFFINITY) return pick_affinity(reps, cand, ncand, req);
     switch (rt->policy) {
     case SV_ROUTE_ROUND_ROBIN:
         return (int)(rt->turn++ % (uint64_t)ncand);

@@ -154,7 +154,8 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                            &e->long_prefill_threshold, err)) < 0 ||
         (rc = sv_yget_long(en, "max_num_partial_prefills", 0, 1, 1L << 20, &e->max_partial_prefills,
                            err)) < 0 ||
-        (rc = sv_yget_bool(en, "enable_prefix_caching", 0, &e->prefix_caching, err)) < 0)
+        (rc = sv_yget_bool(en, "enable_prefix_caching", 0, &e->prefix_caching, err)) < 0 ||
+        (rc = sv_yget_bool(en, "async_scheduling", 0, &e->async_scheduling, err)) < 0)
         return rc;
     if (e->prefix_caching == 1 &&
         (e->scheduler == SV_SCHED_ORCA || e->scheduler == SV_SCHED_STATIC ||

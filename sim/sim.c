@@ -213,7 +213,7 @@ static void dispatch(sim_t *s, int32_t id)
             return;
         }
     }
-    int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry)];
+    int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry, id)];
     if (sv_replica_submit(s->reps[rep], id, s->now) != SV_FAIL_NONE) {
         ended(s, id);
         return;
@@ -332,7 +332,7 @@ static void start_transfers(sim_t *s)
         for (int i = 0; i < s->ndec; i++)
             if (sv_replica_can_reserve(s->reps[s->dec[i]], id)) cand[nc++] = s->dec[i];
         if (nc == 0) return; /* head-of-line: wait for decode room */
-        int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc)];
+        int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc, id)];
         sv_replica_reserve(s->reps[d], id);
         s->headxq++;
         int p = r->prefill_replica;
@@ -553,7 +553,8 @@ static void totals(sim_t *s)
     for (int p = 0; p < res->npools; p++) {
         sv_pool_result_t *pp = &res->pools[p];
         const sv_gpu_t *g = &pp->cfg->gpu;
-        int tp = pp->perf.set.tp;
+        int tp =
+            pp->perf.set.tp * (pp->perf.set.pp > 1 ? pp->perf.set.pp : 1); /* GPUs per replica */
         double busy = 0.0, dsteps = 0.0, dtok = 0.0;
         pp->gpus = (double)pp->count * tp;
         pp->cost_usd = pp->gpus * g->price_per_hour * T / 3600.0;
@@ -632,10 +633,7 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
-    /* Only requests with identity can ever hit: without any, the cache is skipped (it
-     * would change nothing but the time it takes). */
-    ecfg->prefix_caching =
-        pc->engine.prefix_caching > 0 && (sc->shared_prefix.given || sc->prompts);
+    ecfg->prefix_caching = pc->engine.prefix_caching > 0;
     /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
      * each request's chunk at 4% of max_model_len. */
     if (ecfg->max_partial_prefills > 1 && ecfg->long_prefill_threshold == 0)

@@ -4,6 +4,8 @@
  */
 #include "servesim/sweep.h"
 
+#include "servesim/confidence.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -48,7 +50,9 @@ const char *const sv_col_names[SV_NCOLS] = {"completed",
                                             "kv_usage_p99",
                                             "preemptions",
                                             "slo_ttft_ms",
-                                            "slo_tpot_ms"};
+                                            "slo_tpot_ms",
+                                            "throughput_error_band_pct",
+                                            "latency_error_band_pct"};
 
 /* ---- specs ------------------------------------------------------------------------------ */
 
@@ -189,6 +193,13 @@ static void fill_row(const sv_result_t *res, sv_row_t *row)
     m[SV_COL_PREEMPT] = (double)res->preemptions;
     m[SV_COL_SLO_TTFT] = c->slo_ttft_ms;
     m[SV_COL_SLO_TPOT] = c->slo_tpot_ms;
+    m[SV_COL_BAND_TPUT] = m[SV_COL_BAND_LAT] = 0.0;
+    for (int p = 0; p < res->npools; p++) {
+        sv_confidence_t cf;
+        sv_confidence_of(&res->pools[p].perf, &cf);
+        m[SV_COL_BAND_TPUT] = fmax(m[SV_COL_BAND_TPUT], cf.throughput_pct);
+        m[SV_COL_BAND_LAT] = fmax(m[SV_COL_BAND_LAT], cf.latency_pct);
+    }
 }
 
 static void point_path(char *buf, size_t n, const char *outdir, long index, const char *ext)
@@ -560,8 +571,8 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
 {
     for (int k = 0; k < nkeys; k++)
         fprintf(t, "%-22s ", keys[k]);
-    fprintf(t, "%10s %10s %10s %8s %11s %11s %11s\n", "req/s", "tok/s", "goodput", "SLO %",
-            "p99 TTFT ms", "p99 TPOT ms", "$/M tok");
+    fprintf(t, "%10s %10s %10s %8s %11s %11s %11s %7s\n", "req/s", "tok/s", "goodput", "SLO %",
+            "p99 TTFT ms", "p99 TPOT ms", "$/M tok", "band");
     for (long i = 0; i < nrows; i++) {
         const sv_row_t *r = &rows[i];
         for (int k = 0; k < nkeys; k++)
@@ -571,10 +582,11 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
             continue;
         }
         const double *m = r->m;
-        fprintf(t, "%10.2f %10.1f %10.2f %8.1f %11.1f %11.2f %11.3f\n", m[SV_COL_REQ_TPUT],
-                m[SV_COL_OUT_TPUT], isnan(m[SV_COL_GOODPUT]) ? 0.0 : m[SV_COL_GOODPUT],
+        fprintf(t, "%10.2f %10.1f %10.2f %8.1f %11.1f %11.2f %11.3f %4s%.0f%%\n",
+                m[SV_COL_REQ_TPUT], m[SV_COL_OUT_TPUT],
+                isnan(m[SV_COL_GOODPUT]) ? 0.0 : m[SV_COL_GOODPUT],
                 isnan(m[SV_COL_ATTAIN]) ? 0.0 : 100.0 * m[SV_COL_ATTAIN], m[SV_COL_TTFT_P99],
-                m[SV_COL_TPOT_P99], m[SV_COL_COST_MTOK]);
+                m[SV_COL_TPOT_P99], m[SV_COL_COST_MTOK], "+-", m[SV_COL_BAND_TPUT]);
     }
     for (int c = 0; c < nc; c++) {
         const sv_row_t *f = &rows[cv[c].first];

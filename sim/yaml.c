@@ -603,7 +603,7 @@ int sv_ymap_check_unknown(const sv_ynode_t *map, sv_error_t *err)
     if (!map || map->kind != SV_Y_MAP) return 0;
     for (size_t i = 0; i < map->n; i++) {
         if (map->map[i].used) continue;
-        char where[512], expected[600];
+        char where[512], expected[1536];
         size_t off = 0;
         expected[0] = '\0';
         for (size_t k = 0; k < map->nasked && off < sizeof expected - 1; k++)

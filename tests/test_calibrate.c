@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "servesim/calibrate.h"
+#include "servesim/confidence.h"
 #include "testutil.h"
 
 static sv_catalog_t *cat;
@@ -166,6 +167,29 @@ START_TEST(test_bad_tables)
 }
 END_TEST
 
+START_TEST(test_mi300x_and_bands)
+{
+    /* The MI300X, calibrated on AMD's vLLM rows, is within 15% of them (MAPE), and the
+     * compiled-in error bands cover what the validation suite shows per status. */
+    sv_validation_t *v = NULL;
+    sv_error_t err;
+    ck_assert_msg(sv_validation_load(sv_validation_default_path(), &v, &err) == 0, "%s", err.msg);
+    ck_assert_msg(sv_validation_run(v, cat, NULL, &err) == 0, "%s", err.msg);
+    double mape = sv_validation_mape(v, "vllm-70b-mi300x", SV_VK_THROUGHPUT);
+    ck_assert_msg(mape < 15.0, "MI300X MAPE %.1f%%", mape);
+    ck_assert_msg(mape < 9.0, "MI300X MAPE %.1f%% (8.3%% after the fit)", mape);
+    double thr[SV_CAL_COUNT], lat[SV_CAL_COUNT];
+    ck_assert_int_eq(sv_confidence_derive(v, cat, thr, lat, NULL, &err), 0);
+    for (int s = 0; s < SV_CAL_COUNT; s++) {
+        if (!isnan(thr[s])) ck_assert_msg(thr[s] <= sv_band_throughput_pct[s], "status %d", s);
+        if (!isnan(lat[s])) ck_assert_msg(lat[s] <= sv_band_latency_pct[s], "status %d", s);
+    }
+    ck_assert(isnan(thr[SV_CAL_DATASHEET])); /* no datasheet-only family */
+    tu_assert_rel(thr[SV_CAL_MEASURED], 5.0, 0.05);
+    sv_validation_free(v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("calibrate");
@@ -174,6 +198,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_synthetic_recovery);
     tcase_add_test(tc, test_engine_fit_splitwise);
     tcase_add_test(tc, test_bad_tables);
+    tcase_add_test(tc, test_mi300x_and_bands);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -186,6 +186,18 @@ START_TEST(test_hf_config_strict)
     sv_error_t err;
     ck_assert_int_eq(sv_model_from_hf_config(tu_data("dup_key_config.json"), &m, &err), SV_EPARSE);
     ck_assert_msg(strstr(err.msg, "dup_key_config.json:7:53: duplicate key 'type'"), "%s", err.msg);
+    /* A byte-order mark and whitespace cJSON accepts (\v, \f) do not hide a duplicate. */
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_bom_dup.json"), &m, &err),
+                     SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "cfg_bom_dup.json:2:11: duplicate key 'c'"), "%s", err.msg);
+    /* Found by tools/fuzz: a control byte cJSON takes for whitespace put the scan out of
+     * step and UBSan caught strcmp on a missing key name. */
+    ck_assert_int_eq(
+        sv_model_from_hf_config(tu_data("fuzz-regress/hfconfig-ubsan-null-key.json"), &m, &err),
+        SV_EPARSE);
+    ck_assert_msg(strstr(err.msg, "hfconfig-ubsan-null-key.json:15:3: duplicate key "
+                                  "'inios_token_id'"),
+                  "%s", err.msg);
     ck_assert_int_eq(sv_model_from_hf_config(tu_data("trailing_config.json"), &m, &err), SV_EPARSE);
     ck_assert_msg(strstr(err.msg, "trailing_config.json:8:1: text after the end of the JSON "
                                   "object (expected one object)"),

@@ -52,11 +52,54 @@ START_TEST(test_explain_numbers)
 }
 END_TEST
 
+/* The confidence mark in explain's JSON: status and band of a measured and a
+ * datasheet-only GPU (docs/cost-model.md, "Calibration status and error bands"). */
+static void check_confidence(sv_catalog_t *cat, const char *gpu, const char *profile,
+                             const char *model, int tp, const char *status, double thr,
+                             const char *gpu_status)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    ck_assert_int_eq(sv_perf_settings_profile(&s, cat, profile, &err), 0);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+    long batches[] = {1};
+    sv_explain_t e;
+    ck_assert_int_eq(sv_explain_compute(&p, 512, 64, batches, 1, &e, &err), 0);
+    cJSON *j = sv_explain_json(&e);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "confidence");
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c, "status")->valuestring, status);
+    ck_assert(cJSON_GetObjectItemCaseSensitive(c, "throughput_error_band_pct")->valuedouble == thr);
+    const cJSON *cg = cJSON_GetObjectItemCaseSensitive(c, "gpu");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cg, "calibration")->valuestring, gpu_status);
+    cJSON_Delete(j);
+}
+
+START_TEST(test_confidence_json)
+{
+    sv_catalog_t *cat = tu_catalog();
+    /* A100 (kernel fit) with the eager profile (fitted to Splitwise): measured, +-5%. */
+    check_confidence(cat, "a100-80gb", "eager", "llama-3.1-8b", 1, "measured", 5.0, "measured");
+    /* MI300X (fitted to AMD's rows) with the hand-set vllm profile: transferred, +-14%. */
+    check_confidence(cat, "mi300x", "vllm", "llama-3.1-70b", 8, "transferred", 14.0, "measured");
+    /* B200: datasheet only, +-50%. */
+    check_confidence(cat, "b200", "vllm", "llama-3.1-8b", 1, "datasheet", 50.0, "datasheet");
+    sv_catalog_free(cat);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("explain");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_explain_numbers);
+    tcase_add_test(tc, test_confidence_json);
     suite_add_tcase(s, tc);
     return s;
 }

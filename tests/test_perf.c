@@ -195,7 +195,8 @@ START_TEST(test_dtypes)
     ck_assert(p.compute_peak == 989.4e12);
     ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", "int4", &err), SV_EINVAL);
     ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "fp4", &err), SV_EINVAL);
-    ck_assert_str_eq(err.msg, "weight_dtype: expected one of bf16, fp16, fp8, int4, got 'fp4'");
+    ck_assert_str_eq(
+        err.msg, "weight_dtype: expected one of bf16, fp16, fp8, int4, nvfp4, mxfp4, got 'fp4'");
 }
 END_TEST
 
@@ -361,6 +362,159 @@ START_TEST(test_v2_allreduce_and_profiles)
 }
 END_TEST
 
+static sv_perf_t mk_dt(const char *model, const char *gpu, int tp, const char *w, const char *kv)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", w, &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", kv, &err), 0);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+/* FP4 weights and KV by hand, block scales included. */
+START_TEST(test_fp4_sizes)
+{
+    /* NVFP4: 4 bits + one FP8 scale per 16 values = 0.5625 B; MXFP4: + one E8M0 per 32. */
+    ck_assert(sv_dtype_weight_bytes(SV_DT_NVFP4) == 0.5625);
+    ck_assert(sv_dtype_weight_bytes(SV_DT_MXFP4) == 0.53125);
+    /* Llama-3.1-8B NVFP4 on one B200:
+     *   decoder linear 32 x 218,103,808 x 0.5625 = 3,925,868,544
+     *   norms (BF16)   32 x 2 x 4096 x 2 + 4096 x 2 = 532,480
+     *   embedding + LM head (BF16) 2 x 128256 x 4096 x 2 = 2,101,346,304
+     *   per-tensor FP32 scales 32 layers x 7 tensors x 4 B = 896
+     *   total 6,027,748,224 bytes */
+    sv_perf_t p = mk_dt("llama-3.1-8b", "b200", 1, "nvfp4", "nvfp4");
+    ck_assert(p.weight_bytes_gpu == 6027748224.0);
+    ck_assert(p.weight_bytes_total == 6027748224.0);
+    /* KV: 2 x 32 layers x 8 heads x 128 x 0.5625 = 36,864 B per token (BF16: 131,072). */
+    ck_assert(p.kv_bytes_token == 36864.0);
+    ck_assert(p.compute_peak == 9000e12); /* W4A4 on the FP4 tensor cores */
+    /* MXFP4 on the MI355X: 6,979,321,856 x 0.53125 + 532,480 + 2,101,346,304 (no tensor
+     * scales) = 5,809,643,520; KV 2 x 32 x 8 x 128 x 0.53125 = 34,816. */
+    sv_perf_t q = mk_dt("llama-3.1-8b", "mi355x", 1, "mxfp4", "mxfp4");
+    ck_assert(q.weight_bytes_gpu == 5809643520.0);
+    ck_assert(q.kv_bytes_token == 34816.0);
+    /* Llama-3.1-70B NVFP4: 80 x 855,638,016 x 0.5625 = 38,503,710,720; norms 80 x 2 x 8192
+     * x 2 + 8192 x 2 = 2,637,824; tables 2 x 128256 x 8192 x 2 = 4,202,692,608; scales
+     * 80 x 7 x 4 = 2,240: 42,709,043,392 bytes (BF16: 141.1 GB). At TP 8 the tables and
+     * the linear layers split 8 ways; norms and tensor scales are held by every GPU. */
+    sv_perf_t r = mk_dt("llama-3.1-70b", "b200", 1, "nvfp4", "fp8");
+    ck_assert(r.weight_bytes_total == 42709043392.0);
+    ck_assert(r.weight_bytes_gpu == 42709043392.0);
+    sv_perf_t r8 = mk_dt("llama-3.1-70b", "gb200", 8, "nvfp4", "nvfp4");
+    ck_assert(r8.weight_bytes_gpu == 38503710720.0 / 8 + 2637824.0 + 4202692608.0 / 8 + 2240.0);
+    /* KV of the 70B in NVFP4: 2 x 80 x 8 x 128 x 0.5625 = 92,160 B per token. */
+    ck_assert(r8.kv_bytes_token_total == 92160.0);
+}
+END_TEST
+
+START_TEST(test_fp4_errors)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    sv_perf_t p;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "nvfp4", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "weight_dtype nvfp4: GPU 'h100-sxm' has no nvfp4 tensor cores "
+                              "(fp4_formats in the catalog: none)");
+    /* The MI355X takes MXFP4 only. */
+    ck_assert_int_eq(sv_catalog_gpu(cat, "mi355x", &g, &err), 0);
+    s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", "nvfp4", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "kv_cache_dtype nvfp4: GPU 'mi355x' has no nvfp4 tensor cores "
+                              "(fp4_formats in the catalog: mxfp4)");
+}
+END_TEST
+
+/*
+ * PP = 2 of Llama-3.1-8B on two H100s (in one NVLink domain): each stage holds 16 layers,
+ * so a stage's time t_s equals the step of a 16-layer copy of the model without PP minus
+ * its per-step engine costs; a send is t_x = 13.2 us + T x 4096 x 2 B / (450 GB/s x 0.95).
+ * step = max(sum_j (t_s,j + t_x,j), 2 t_s + t_x) + engine per step and per sequence:
+ *   batch 1 (one micro-batch):  2 t_s(1) + t_x(1) + engine  (the bubble is t_s(1))
+ *   batch 2 (two micro-batches of 1): 2 (t_s(1) + t_x(1)) + engine
+ */
+START_TEST(test_pipeline)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "pp", "2", &err), 0);
+    sv_perf_t p2;
+    ck_assert_msg(sv_perf_init(&p2, g, m, &s, &err) == 0, "%s", err.msg);
+    ck_assert(p2.stage_layers == 16.0);
+    ck_assert_int_eq(p2.pp_nvlink, 1);
+    ck_assert(p2.kv_bytes_token == 65536.0);        /* 2 x 16 x 8 x 128 x 2 */
+    ck_assert(p2.kv_bytes_token_total == 131072.0); /* both stages */
+
+    sv_model_t half = *m;
+    half.layers = 16;
+    sv_perf_settings_t s1 = sv_perf_settings_default();
+    sv_perf_t p1;
+    ck_assert_int_eq(sv_perf_init(&p1, g, &half, &s1, &err), 0);
+    sv_step_cost_t c1, c2;
+    double ctx = 1000.0;
+    sv_perf_decode_time(&p1, 1, ctx, &c1);
+    double ts = c1.total - c1.eng_step - c1.eng_seq;
+    double tx = 13.2e-6 + 1.0 * 4096 * 2 / (450e9 * 0.95);
+    double eng1 = c1.eng_step + c1.eng_seq;
+
+    sv_perf_decode_time(&p2, 1, ctx, &c2);
+    ck_assert_int_eq(c2.micro_batches, 1);
+    tu_assert_rel(c2.total, 2.0 * ts + tx + eng1, 1e-12);
+    tu_assert_rel(c2.pp_bubble, ts, 1e-9);
+    tu_assert_rel(c2.pp_send, tx, 1e-9);
+
+    sv_perf_decode_time(&p2, 2, ctx, &c2);
+    ck_assert_int_eq(c2.micro_batches, 2);
+    double eng2 = c1.eng_step + 2.0 * c1.eng_seq;
+    tu_assert_rel(c2.total, 2.0 * (ts + tx) + eng2, 1e-12);
+    ck_assert(c2.pp_bubble < 1e-12);
+
+    /* Across nodes (TP 8 x PP 2 > 8 GPUs per NVLink domain) the sends take 50 GB/s. */
+    s = sv_perf_settings_default();
+    s.tp = 8;
+    s.pp = 2;
+    ck_assert_int_eq(sv_perf_init(&p2, g, m, &s, &err), 0);
+    ck_assert_int_eq(p2.pp_nvlink, 0);
+    tu_assert_rel(p2.p2p_inv_bw, 1.0 / (50e9 * 0.95), 1e-12);
+
+    /* Llama-3.1-405B in BF16 does not fit 8 H100s; TP 8 x PP 2 does. */
+    const sv_model_t *big;
+    sv_memplan_t mp;
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-405b", &big, &err), 0);
+    s = sv_perf_settings_default();
+    s.tp = 8;
+    ck_assert_int_eq(sv_perf_init(&p2, g, big, &s, &err), 0);
+    ck_assert_int_eq(sv_perf_memplan(&p2, &mp, &err), SV_ENOFIT);
+    s.pp = 2;
+    ck_assert_int_eq(sv_perf_init(&p2, g, big, &s, &err), 0);
+    ck_assert_msg(sv_perf_memplan(&p2, &mp, &err) == 0, "%s", err.msg);
+    ck_assert(mp.kv_tokens > 100000);
+
+    /* PP must divide the layers. */
+    s.pp = 4;
+    ck_assert_int_eq(sv_perf_init(&p2, g, big, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "pp=4 does not divide the 126 layers of model 'llama-3.1-405b' "
+                              "(each pipeline stage holds layers/pp of them)");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -378,6 +532,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_memplan);
     tcase_add_test(tc, test_v2_terms);
     tcase_add_test(tc, test_v2_allreduce_and_profiles);
+    tcase_add_test(tc, test_fp4_sizes);
+    tcase_add_test(tc, test_fp4_errors);
+    tcase_add_test(tc, test_pipeline);
     suite_add_tcase(s, tc);
     return s;
 }

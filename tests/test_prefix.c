@@ -138,6 +138,28 @@ START_TEST(test_off_is_plain)
 }
 END_TEST
 
+/* Two replicas, two 1600-token system prompts (100 blocks exactly) on every request at
+ * a light load: prefix-affinity sends each prompt where it is cached, so only the first
+ * request of each misses and every other one hits all 1600 tokens; least-outstanding
+ * spreads both prompts over both replicas and misses once per prompt per replica. */
+START_TEST(test_prefix_affinity_routing)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, replicas: 2}\n"
+                       "workload:\n  num_requests: 200\n  rate: 4\n"
+                       "  input: {dist: uniform, min: 1, max: 300}\n  output: 20\n"
+                       "  shared_prefix: {tokens: 1600, prompts: 2}\n";
+    const char *aff[] = {"router=prefix-affinity"}, *lo[] = {"router=least-outstanding"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, yaml, aff, 1, &sc);
+    ck_assert_double_eq(res->prefix_hits, 1600.0 * (200 - 2));
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    res = tu_run_yaml(cat, yaml, lo, 1, &sc);
+    ck_assert_double_eq(res->prefix_hits, 1600.0 * (200 - 4));
+    tu_done(sc, res);
+}
+END_TEST
+
 /* Bad input: a shared prefix without its length, and prefix caching asked of a scheduler
  * that reserves whole sequences. */
 START_TEST(test_bad_input)
@@ -171,6 +193,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_second_prompt_hits);
     tcase_add_test(tc, test_shared_prompts_hit);
     tcase_add_test(tc, test_off_is_plain);
+    tcase_add_test(tc, test_prefix_affinity_routing);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
     return s;

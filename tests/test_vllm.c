@@ -246,6 +246,29 @@ START_TEST(test_prefill_first_starves_decodes)
 }
 END_TEST
 
+/* Async scheduling overlaps the engine's CPU work (per step and per sequence) with the
+ * GPU's: a decode step takes max(GPU part, CPU part) instead of their sum. One request
+ * of 100 + 2 tokens: its one decode step is exactly that. */
+START_TEST(test_async_scheduling)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "workload: {num_requests: 1, input: 100, output: 2}\n";
+    const char *on[] = {"engine.async_scheduling=true"};
+    for (int a = 0; a < 2; a++) {
+        sv_scenario_t *sc;
+        sv_result_t *res = tu_run_yaml(cat, yaml, on, a, &sc);
+        sv_batch_t b = {.n_decode = 1, .decode_ctx_sum = 100};
+        sv_step_cost_t cost;
+        sv_perf_step(&res->pools[0].perf, &b, &cost);
+        double cpu = cost.eng_step + cost.eng_seq;
+        ck_assert(cpu > 0 && cpu < cost.total - cpu);
+        double want = a ? fmax(cost.total - cpu, cpu) : cost.total;
+        tu_assert_rel(res->summary.tpot.mean / 1e3, want, 1e-9);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vllm");
@@ -258,6 +281,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_partial_prefill_limit);
     tcase_add_test(tc, test_percentile_labels);
     tcase_add_test(tc, test_prefill_first_starves_decodes);
+    tcase_add_test(tc, test_async_scheduling);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,7 +11,11 @@
  *            link_latency_per_rank_us, link_efficiency); send_recv.csv gives
  *            p2p_latency_us (and its bandwidth efficiency, printed);
  *   engine:  Splitwise's perf_model.csv (whole iterations) gives an engine profile's
- *            terms, costed through sv_perf_step itself.
+ *            terms, costed through sv_perf_step itself;
+ *   runs:    a family of `servesim validate` rows (whole simulated runs, e.g. AMD's vLLM
+ *            throughput on MI300X) gives a GPU's curve values, each run simulated in full;
+ *            a coordinate search with golden sections on relative squared errors, since
+ *            simulated throughput is not smooth enough for finite-difference Jacobians.
  * The formulas the kernel fits use are the ones sv_perf_step sums (docs/cost-model.md).
  *
  * Ownership: every function fills caller storage; nothing returned needs freeing.
@@ -23,6 +27,7 @@
 
 #include "servesim/catalog.h"
 #include "servesim/error.h"
+#include "servesim/validate.h"
 
 #define SV_FIT_MAX_PARAMS 8
 #define SV_FIT_WORST 5
@@ -72,6 +77,17 @@ int sv_calibrate_sendrecv(const char *path, const sv_gpu_t *gpu, const sv_fit_op
 int sv_calibrate_engine(const char *path, const char *rows, const sv_catalog_t *cat,
                         const sv_engine_profile_t *base, const char *const *keys, int nkeys,
                         const sv_fit_opts_t *o, sv_fit_t *fit, sv_error_t *err);
+
+/*
+ * Fit the curve keys (sv_curve_keys, or compute_efficiency / memory_efficiency) of GPU
+ * gpu_name to the validation rows of one family (v loaded; rows must run on that GPU):
+ * each evaluation reruns the family with sv_validation_run on a copy of the catalog.
+ * The fit's ci95 are NAN (no Jacobian); mape and the worst rows are filled. On return
+ * the rows of v hold the simulated values at the fitted parameters.
+ */
+int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t *cat,
+                      const char *gpu_name, const char *const *keys, int nkeys,
+                      const sv_fit_opts_t *o, sv_fit_t *fit, sv_error_t *err);
 
 /* Write a Vidur-format mlp.csv generated from known kernel parameters (values in the
  * order of the gemm fit then the small fit), with multiplicative noise of rel_noise

@@ -48,24 +48,50 @@ extern const char *const sv_curve_keys[SV_CV_COUNT];
 extern const double sv_curve_default[SV_CV_COUNT], sv_curve_lo[SV_CV_COUNT],
     sv_curve_hi[SV_CV_COUNT];
 
+/*
+ * Where a GPU's (or an engine profile's) efficiency and overhead figures come from
+ * (docs/cost-model.md, "Calibration status"): fitted to named measurements, taken from a
+ * similar GPU, or the datasheet alone. sv_confidence (confidence.h) maps each to an
+ * expected error band.
+ */
+typedef enum {
+    SV_CAL_MEASURED = 0, /* fitted to named measurements (the note gives them and the error) */
+    SV_CAL_TRANSFERRED,  /* taken from a similar GPU or engine (the note says which and why) */
+    SV_CAL_DATASHEET,    /* no measurement: datasheet peaks with another GPU's curves */
+    SV_CAL_COUNT
+} sv_calibration_t;
+/* "measured" | "transferred" | "datasheet"; SV_EINVAL for anything else. */
+int sv_calibration_parse(const char *s, sv_calibration_t *out);
+const char *sv_calibration_name(sv_calibration_t c);
+
+/* FP4 formats a GPU's tensor cores take (bits of sv_gpu_t.fp4_formats). */
+enum { SV_FP4_NVFP4 = 1, SV_FP4_MXFP4 = 2 };
+
 typedef struct sv_gpu {
     char name[SV_NAME_MAX]; /* catalog key, e.g. "h100-sxm" */
     char description[128];
-    double bf16_flops;         /* dense peak, FLOP/s */
-    double fp8_flops;          /* dense peak, FLOP/s; 0 when the GPU has no FP8 tensor cores */
-    double mem_bytes;          /* device memory the driver reports, bytes */
-    double hbm_bw;             /* memory bandwidth, bytes/s */
-    char link[32];             /* scale-up link kind: "nvlink", "pcie", "infinity-fabric" */
-    double link_bw;            /* scale-up bandwidth per GPU, bidirectional total, bytes/s */
-    double link_latency;       /* fixed latency of one collective, s */
-    double tdp_w, idle_w;      /* board power at full load and idle, W */
-    double price_per_hour;     /* default rental price, USD per GPU-hour */
-    double compute_eff;        /* achieved / peak FLOP/s (0..1] */
-    double memory_eff;         /* achieved / peak bandwidth (0..1] */
-    double iter_overhead_s;    /* fixed cost per engine iteration, s */
-    double layer_overhead_s;   /* fixed cost per layer per iteration, s */
-    double curve[SV_CV_COUNT]; /* efficiency curves (see above); NAN = built-in default */
-    char source[SV_TEXT_MAX];  /* where the figures come from */
+    double bf16_flops;     /* dense peak, FLOP/s */
+    double fp8_flops;      /* dense peak, FLOP/s; 0 when the GPU has no FP8 tensor cores */
+    double fp4_flops;      /* dense peak, FLOP/s; 0 when the GPU has no FP4 tensor cores */
+    int fp4_formats;       /* SV_FP4_* bits: the FP4 formats of those tensor cores */
+    int nvlink_domain;     /* GPUs in one scale-up (NVLink) domain: 8 in a node, 72 in NVL72 */
+    double mem_bytes;      /* device memory the driver reports, bytes */
+    double hbm_bw;         /* memory bandwidth, bytes/s */
+    char link[32];         /* scale-up link kind: "nvlink", "pcie", "infinity-fabric" */
+    double link_bw;        /* scale-up bandwidth per GPU, bidirectional total, bytes/s */
+    double link_latency;   /* fixed latency of one collective, s */
+    double tdp_w, idle_w;  /* board power at full load and idle, W */
+    double price_per_hour; /* default rental price, USD per GPU-hour (used for costs) */
+    double price_low, price_high;      /* public price range, USD per GPU-hour; 0 when not given */
+    char price_date[16];               /* when the range was seen (YYYY-MM) */
+    sv_calibration_t calibration;      /* where the efficiency curves come from */
+    char calibrated_from[SV_TEXT_MAX]; /* the measurements, or the GPU they come from and why */
+    double compute_eff;                /* achieved / peak FLOP/s (0..1] */
+    double memory_eff;                 /* achieved / peak bandwidth (0..1] */
+    double iter_overhead_s;            /* fixed cost per engine iteration, s */
+    double layer_overhead_s;           /* fixed cost per layer per iteration, s */
+    double curve[SV_CV_COUNT];         /* efficiency curves (see above); NAN = built-in default */
+    char source[SV_TEXT_MAX];          /* where the figures come from */
 } sv_gpu_t;
 
 /*
@@ -79,7 +105,8 @@ typedef struct sv_gpu {
 typedef struct sv_engine_profile {
     char name[SV_NAME_MAX];
     char description[128];
-    char fitted_to[SV_TEXT_MAX]; /* the measurements its numbers come from */
+    char fitted_to[SV_TEXT_MAX];  /* the measurements its numbers come from */
+    sv_calibration_t calibration; /* measured (fitted), transferred (set by hand, checked) */
     int nkeys;
     char keys[SV_ENGINE_MAX_KEYS][40];
     char values[SV_ENGINE_MAX_KEYS][32];

@@ -24,7 +24,7 @@ enum {
     SV_ELIMIT = -8,    /* a configured bound was exceeded */
 };
 
-#define SV_ERRMSG_MAX 1024
+#define SV_ERRMSG_MAX 2048
 
 typedef struct sv_error {
     int code;

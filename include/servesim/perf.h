@@ -22,13 +22,31 @@
 #include "servesim/catalog.h"
 #include "servesim/error.h"
 
-typedef enum { SV_DT_BF16 = 0, SV_DT_FP16, SV_DT_FP8, SV_DT_INT4 } sv_dtype_t;
+/*
+ * Number formats of weights and KV. The FP4 formats carry block scales, counted in their
+ * bytes: NVFP4 = E2M1 values in blocks of 16 with one FP8 E4M3 scale each (0.5625 bytes
+ * per value) plus one FP32 scale per tensor; MXFP4 (OCP microscaling) = E2M1 in blocks
+ * of 32 with one E8M0 scale each (0.53125 bytes per value).
+ */
+typedef enum {
+    SV_DT_BF16 = 0,
+    SV_DT_FP16,
+    SV_DT_FP8,
+    SV_DT_INT4,
+    SV_DT_NVFP4,
+    SV_DT_MXFP4,
+    SV_DT_COUNT
+} sv_dtype_t;
+#define SV_DT_IS_FP4(t) ((t) == SV_DT_NVFP4 || (t) == SV_DT_MXFP4)
 
 /* "bf16" -> SV_DT_BF16 etc.; SV_EINVAL for an unknown name. */
 int sv_dtype_parse(const char *s, sv_dtype_t *out);
 const char *sv_dtype_name(sv_dtype_t t);
-/* Bytes per weight parameter (INT4 includes one FP16 scale per group of 128). */
+/* Bytes per weight parameter (INT4 includes one FP16 scale per group of 128; FP4 its
+ * block scales, not the per-tensor one). */
 double sv_dtype_weight_bytes(sv_dtype_t t);
+/* Bytes per KV-cache element (bf16/fp16 2, fp8 1, FP4 with its block scales). */
+double sv_dtype_kv_bytes(sv_dtype_t t);
 
 /*
  * What the user sets about a replica. Fields left negative (the values
@@ -36,8 +54,10 @@ double sv_dtype_weight_bytes(sv_dtype_t t);
  */
 typedef struct sv_perf_settings {
     int tp;                    /* tensor-parallel degree, >= 1 */
-    sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 */
-    sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 */
+    int pp;                    /* pipeline stages, >= 1, dividing the layers (0 = 1) */
+    double pp_link_bw;         /* one-direction bytes/s per GPU between stages across nodes */
+    sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 | nvfp4 | mxfp4 */
+    sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 | nvfp4 | mxfp4 */
     double compute_eff;        /* (0, 1]; < 0: GPU default */
     double memory_eff;         /* (0, 1]; < 0: GPU default */
     double iter_overhead_s;    /* >= 0; < 0: GPU default */
@@ -50,6 +70,8 @@ typedef struct sv_perf_settings {
     long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
     int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
     char engine[SV_NAME_MAX]; /* name of the engine profile applied ("" = none) */
+    int engine_calibration;   /* sv_calibration_t of that profile (SV_CAL_DATASHEET if none) */
+    char engine_fitted_to[SV_TEXT_MAX]; /* the profile's fitted_to note */
     /* Memory plan inputs */
     double gpu_memory_utilization; /* share of device memory the engine may use, (0, 1] */
     double activation_reserve;     /* bytes per GPU kept for activations; < 0: estimated */
@@ -126,12 +148,17 @@ typedef struct sv_perf {
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
     double ar_alpha;         /* one all-reduce's latency at this TP */
     double ar_inv_bw;        /* s per byte of all-reduce payload (ring factor included) */
+    /* Pipeline parallelism (set.pp stages; docs/cost-model.md, "Pipeline parallelism"). */
+    double stage_layers; /* layers per stage (all layers when pp = 1) */
+    int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
+    double p2p_alpha;    /* s per stage-to-stage send (fitted p2p_latency_us) */
+    double p2p_inv_bw;   /* s per byte of activations sent between stages */
 } sv_perf_t;
 
 /*
  * Build the model. Fails with a clear message when TP does not divide the attention
- * heads, the KV heads (or vice versa), or the MLP width; or when FP8 is asked of a GPU
- * that cannot hold it.
+ * heads, the KV heads (or vice versa), or the MLP width; or when FP4 weights or KV are
+ * asked of a GPU without FP4 tensor cores of that format.
  */
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *settings, sv_error_t *err);
@@ -188,12 +215,22 @@ typedef struct sv_step_cost {
     double eng_seq;    /* engine: cost per sequence in the batch */
     double eng_launch; /* engine: per-layer launches (0 when the step is a CUDA graph) */
     double overhead;   /* eng_step + eng_seq + eng_launch */
+    double pp_send;    /* pipeline: stage-to-stage sends on the critical path */
+    double pp_bubble;  /* pipeline: stage idle time (step - stage busy time - sends) */
+    int micro_batches; /* pipeline micro-batches in this step (1 without PP) */
     double total;      /* sum of op times + comm + overhead; 0 for an empty batch */
     long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
     int compute_bound; /* the op times are dominated by compute rather than memory */
 } sv_step_cost_t;
 
-/* The time of one iteration for this batch. Pure; never fails. */
+/*
+ * The time of one iteration for this batch. Pure; never fails. With pp stages the batch's
+ * sequences are dealt round-robin into m = min(pp, sequences) micro-batches; each stage
+ * holds layers/pp layers and step = max(sum_j (t_s,j + t_x,j), pp max t_s + (pp-1) max t_x)
+ * + the engine's per-step costs, t_s,j the stage time of micro-batch j (the last stage's,
+ * with the LM head) and t_x,j its send to the next stage (docs/cost-model.md). The op[]
+ * and comm of out then hold one stage's work over all micro-batches.
+ */
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
 /* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each. */

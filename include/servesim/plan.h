@@ -37,6 +37,8 @@ typedef struct sv_plan_row {
     double goodput_per_gpu; /* unit capacity / unit GPUs (DistServe's metric) */
     char binding[8];        /* ttft, tpot or e2el: the SLO that fails first past capacity */
     long probes;            /* simulations run */
+    int calibration;        /* sv_calibration_t: the weaker of the GPU's and the profile's */
+    double band_pct;        /* expected throughput error at that status (sv_band_throughput_pct) */
 } sv_plan_row_t;
 
 /*

@@ -66,6 +66,7 @@ typedef struct sv_engine_cfg {
     long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
     long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
     int prefix_caching;          /* automatic prefix caching (paged schedulers) */
+    int async_scheduling;        /* the CPU prepares step n+1 while the GPU runs step n */
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
@@ -146,6 +147,10 @@ long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);
 long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
+
+/* Prompt tokens of request id (not yet here) that this replica's prefix cache holds:
+ * the longest chain of its leading full blocks found (0 without the cache). */
+long sv_replica_cached_prefix(sv_replica_t *r, int32_t id);
 
 /* Recount every block from the requests that hold them (running sequences, hand-offs
  * pinned here, transfers reserved here) and compare with the free count: 0 when

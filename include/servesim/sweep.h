@@ -71,6 +71,8 @@ enum {
     SV_COL_PREEMPT,
     SV_COL_SLO_TTFT,
     SV_COL_SLO_TPOT,
+    SV_COL_BAND_TPUT, /* expected throughput error (+-%) of the weakest-calibrated pool */
+    SV_COL_BAND_LAT,  /* ... and of latency (servesim/confidence.h) */
     SV_NCOLS
 };
 extern const char *const sv_col_names[SV_NCOLS];
