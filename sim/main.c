@@ -36,6 +36,8 @@
 #include "servesim/validate.h"
 #include "servesim/yaml.h"
 
+#include "cli_cmp_int.h"
+
 #define EXIT_USAGE 2
 
 static const char *usage_text =
@@ -53,6 +55,10 @@ static const char *usage_text =
     "  merge OUT DIR...            join the directories of sharded sweeps into OUT\n"
     "  plan SCENARIO.yaml          cheapest clusters for the scenario's plan: target\n"
     "      [--set KEY=VALUE ...] [--out DIR] [--jobs N] [--report FILE.html]\n"
+    "  compare REAL.json SIM.json  metric by metric: both values, relative error, KS tests\n"
+    "      [--tolerance PCT] [--report FILE.html]   (vLLM result JSON or GenAI-Perf export)\n"
+    "  replay REAL.json SCENARIO.yaml   simulate a result's requests at its send times\n"
+    "      [--set KEY=VALUE ...] [--json FILE] [--detailed] and run's other output options\n"
     "  list gpus|models            print the catalog\n"
     "  calibrate kernels --gpu G MLP.csv...   fit a GPU's efficiency curves to Vidur\n"
     "      kernel tables [--allreduce F.csv] [--send-recv F.csv] [--name N] [--out F.yaml]\n"
@@ -1000,12 +1006,14 @@ static int servesim_main(int argc, char **argv)
     }
     const char *cmd = argv[i++];
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
+    if (strcmp(cmd, "compare") == 0 || strcmp(cmd, "replay") == 0)
+        return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
     if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
         strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate") &&
         strcmp(cmd, "calibrate")) {
         fprintf(stderr,
                 "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
-                "explain, validate, calibrate; see servesim --help)\n",
+                "explain, validate, calibrate, compare, replay; see servesim --help)\n",
                 cmd);
         return EXIT_USAGE;
     }

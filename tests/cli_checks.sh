@@ -247,6 +247,71 @@ else
     echo "FAIL run_deterministic: outputs of two identical runs differ (or the CSV lacks rows)"
 fi
 
+# compare and replay: the exact round trip, tolerance, the report, and bad result files
+"$bin" run "$q" --set workload.num_requests=200 --quiet --json "$tmp/rt-a.json" --detailed 2>/dev/null
+"$bin" replay "$tmp/rt-a.json" "$q" --quiet --json "$tmp/rt-b.json" --detailed 2>/dev/null
+"$bin" compare "$tmp/rt-a.json" "$tmp/rt-b.json" --tolerance 0 >"$tmp/rt.out" 2>&1
+rc=$?
+rows=$(grep -cE '^(Request|Output|Total|Mean|Median|P90|P99) .* 0\.00%$' "$tmp/rt.out")
+ks=$(grep -cE '^KS (TTFT|TPOT|ITL|E2EL) +[0-9]+ +[0-9]+ +0\.0000 +1\.0000$' "$tmp/rt.out")
+if [ "$rc" -eq 0 ] && [ "$rows" -eq 19 ] && [ "$ks" -eq 4 ] && grep -q 'within the tolerance of 0%' "$tmp/rt.out"; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL replay_round_trip: rc=$rc, $rows of 19 metrics at 0.00%, $ks of 4 KS rows at D=0:"
+    cat "$tmp/rt.out"
+fi
+rt=(run "$q" --set workload.num_requests=200 --set workload.rate=inf --set workload.max_concurrency=16 --quiet --json "$tmp/rt-c.json" --detailed)
+"$bin" "${rt[@]}" 2>/dev/null
+"$bin" replay "$tmp/rt-c.json" "$q" --quiet --json "$tmp/rt-d.json" --detailed 2>/dev/null
+expect_ok replay_round_trip_closed_loop 'worst \|error\| 0\.00% .* within the tolerance of 0%' -- compare "$tmp/rt-c.json" "$tmp/rt-d.json" --tolerance 0
+fx="$data/vllm_result_llama8b.json"
+expect_ok compare_fixture '^P99 TPOT \(ms\) +23\.90 +' -- compare "$fx" "$tmp/rt-a.json"
+expect_ok compare_genai_perf '^Total token throughput \(tok/s\) +[0-9.]+ +not in SIM +-$' -- compare "$fx" "$data/genai_perf_export.json"
+expect_ok compare_ks_missing '^KS TTFT +not in SIM' -- compare "$fx" "$data/genai_perf_export.json"
+"$bin" compare "$fx" "$tmp/rt-a.json" --tolerance 5 --report "$tmp/cmp.html" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ ! -s "$tmp/err" ] && grep -q 'past the tolerance of 5%' "$tmp/out" &&
+    [ "$(grep -c '<svg' "$tmp/cmp.html")" -eq 4 ] && ! grep -qi '<script' "$tmp/cmp.html"; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL compare_tolerance_report: rc=$rc (wanted 1), or no verdict, or the report lacks its 4 charts"
+fi
+"$bin" replay "$data/result_one_failed.json" "$q" --json "$tmp/rf.json" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ] && grep -q 'replayed 2 requests .*left out 1 that failed there' "$tmp/err"; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL replay_failed_requests: wanted 2 replayed and 1 left out:"
+    cat "$tmp/err"
+fi
+# A replay carries no prompt identity: the file's input_lens are whole prompts (no shared
+# system prompt added again) and a Mooncake scenario's hash ids are not applied to them.
+"$bin" run "$q" --set workload.num_requests=100 --set 'workload.shared_prefix={tokens: 512, prompts: 4}' --quiet --json "$tmp/sp-a.json" --detailed 2>/dev/null
+"$bin" replay "$tmp/sp-a.json" "$q" --set 'workload.shared_prefix={tokens: 512, prompts: 4}' --quiet --json "$tmp/sp-b.json" 2>/dev/null
+timeout 120 "$bin" replay "$fx" "$src/scenarios/mooncake-replay.yaml" --quiet --json "$tmp/mc.json" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(grep -o '"total_input_tokens": [0-9]*' "$tmp/sp-a.json")" = "$(grep -o '"total_input_tokens": [0-9]*' "$tmp/sp-b.json")" ]; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL replay_no_identity: rc=$rc of the Mooncake replay, or the shared prefix was added twice"
+    cat "$tmp/err"
+fi
+expect_fail compare_not_vllm "result_not_vllm.json: not a vLLM result JSON: no key 'completed'" -- compare "$data/result_not_vllm.json" "$fx"
+expect_fail compare_malformed "result_malformed.json:3:[0-9]+: malformed JSON" -- compare "$fx" "$data/result_malformed.json"
+expect_fail compare_not_json "quickstart.yaml:[0-9]+:[0-9]+: malformed JSON" -- compare "$q" "$fx"
+expect_fail compare_missing "nope.json: cannot open" -- compare "$fx" "$tmp/nope.json"
+expect_fail compare_one_file "compare: needs two result files" -- compare "$fx"
+expect_fail compare_bad_tolerance "--tolerance: expected a percentage >= 0, got 'ten'" -- compare "$fx" "$fx" --tolerance ten
+expect_fail compare_len_mismatch "result_len_mismatch.json: key 'output_lens' has 49 entries but 'input_lens' has 50" -- compare "$data/result_len_mismatch.json" "$fx"
+expect_fail compare_bad_entry "result_bad_entry.json: key 'ttfts'\[2\]: expected a number, got a string" -- compare "$data/result_bad_entry.json" "$fx"
+expect_fail replay_no_start_times "result_no_start_times.json: no key 'start_times': replay needs per-request data" -- replay "$data/result_no_start_times.json" "$q"
+expect_fail replay_len_mismatch "result_len_mismatch.json: key 'output_lens' has 49 entries but 'input_lens' has 50" -- replay "$data/result_len_mismatch.json" "$q"
+expect_fail replay_genai_perf "genai_perf_export.json: a GenAI-Perf/AIPerf profile export holds no per-request data" -- replay "$data/genai_perf_export.json" "$q"
+expect_fail replay_bad_scenario "bad_yaml.yaml:5:1: malformed YAML" -- replay "$fx" "$data/bad_yaml.yaml"
+
 # tests/data/fuzz-regress: inputs that once crashed a reader (docs/fuzzing.md) must end
 # in a clean exit or a one-line error.
 for f in "$data"/fuzz-regress/*.yaml "$data"/fuzz-regress/*.csv "$data"/fuzz-regress/*.json; do
