@@ -404,6 +404,16 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
         long need = r->bs;
         while (need > 0) {
             const sv_segment_t *sg = k < nseg ? (seg ? &seg[k] : &own) : &out;
+            if (k > nseg || sg->len <= off) {
+                /* Past the prompt and the output (segments shorter than the input, or an
+                 * empty one): the rest are tokens of this request's own. */
+                sg = &own;
+                if (k <= nseg) {
+                    k = nseg + 1;
+                    off = 0;
+                }
+                own.len = INT32_MAX;
+            }
             long take_n = sg->len - off < need ? sg->len - off : need;
             h = mix64(h ^ mix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
                                 (uint64_t)take_n * 0x9e3779b1ULL));
