@@ -8,6 +8,7 @@
  * a metric is past --tolerance.
  */
 #include "cli_cmp_int.h"
+#include "cli_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,27 +37,9 @@ static int fail_err(const sv_error_t *err)
     return EXIT_FAILURE;
 }
 
-/* The option whose value was missing, for the message. */
-static const char *missing_opt = "an option";
-
-/* "--opt=value" or "--opt value"; NULL when argv[*i] is not this option. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        missing_opt = name;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 static int fail_missing(void)
 {
-    fprintf(stderr, "servesim: error: %s needs a value (see servesim --help)\n", missing_opt);
+    fprintf(stderr, "servesim: error: %s needs a value (see servesim --help)\n", sv__opt_missing());
     return EXIT_FAILURE;
 }
 
@@ -97,7 +80,7 @@ static int cmd_compare(int argc, char **argv)
     int npos = 0, missing = 0;
     double tol = NAN;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--tolerance", &missing))) {
+        if ((v = sv__opt_value(argc, argv, &i, "--tolerance", &missing))) {
             char *end;
             tol = strtod(v, &end);
             if (end == v || *end || !(tol >= 0) || isinf(tol)) {
@@ -108,7 +91,7 @@ static int cmd_compare(int argc, char **argv)
                 return EXIT_FAILURE;
             }
             tol /= 100.0;
-        } else if ((v = opt_value(argc, argv, &i, "--report", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--report", &missing))) {
             html = v;
         } else if (!missing && positional("compare", argv, i, pos, &npos) < 0) {
             return EXIT_FAILURE;
@@ -153,18 +136,18 @@ static int cmd_replay(const char *catalog_dir, int argc, char **argv)
     const char *sets[256];
     int npos = 0, nsets = 0, missing = 0, detailed = 0, quiet = 0, check = 0;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
+        if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
             if (nsets == 256) return fail_msg("replay", "too many --set options");
             sets[nsets++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--json", &missing)))
+        } else if ((v = sv__opt_value(argc, argv, &i, "--json", &missing)))
             json = v;
-        else if ((v = opt_value(argc, argv, &i, "--requests-csv", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &missing)))
             req_csv = v;
-        else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &missing)))
             ts_csv = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &missing)))
             html = v;
-        else if ((v = opt_value(argc, argv, &i, "--prometheus", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &missing)))
             prom = v;
         else if (strcmp(argv[i], "--detailed") == 0)
             detailed = 1;

@@ -37,6 +37,7 @@
 #include "servesim/yaml.h"
 
 #include "cli_cmp_int.h"
+#include "cli_int.h"
 
 #define EXIT_USAGE 2
 
@@ -157,9 +158,7 @@ static int out_in_dir(sv_paths_t *ps, const char *opt, const char *dir, const ch
 /* The option whose value was missing, for the message. */
 static const char *missing_opt = "an option";
 
-/* An option's value: "--opt=value" or "--opt value". NULL when it is not this option;
- * NULL with *missing set when it is but nothing follows. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+const char *sv__opt_value(int argc, char **argv, int *i, const char *name, int *missing)
 {
     size_t n = strlen(name);
     if (strncmp(argv[*i], name, n) != 0) return NULL;
@@ -171,6 +170,11 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
         return NULL;
     }
     return argv[++*i];
+}
+
+const char *sv__opt_missing(void)
+{
+    return missing_opt;
 }
 
 static int cmd_list(const sv_catalog_t *cat, int argc, char **argv)
@@ -261,21 +265,21 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     int nsets = 0;
 
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--model", &missing)))
+        if ((v = sv__opt_value(argc, argv, &i, "--model", &missing)))
             model_name = v;
-        else if ((v = opt_value(argc, argv, &i, "--gpu", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--gpu", &missing)))
             gpu_name = v;
-        else if ((v = opt_value(argc, argv, &i, "--profile", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--profile", &missing)))
             profile = v;
-        else if ((v = opt_value(argc, argv, &i, "--tp", &missing))) {
+        else if ((v = sv__opt_value(argc, argv, &i, "--tp", &missing))) {
             if (sv_perf_settings_set(&set, "tp", v, &err)) return fail_err(&err);
-        } else if ((v = opt_value(argc, argv, &i, "--input", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--input", &missing))) {
             if (sv_parse_long(v, &input) || input < 1)
                 return fail("error: --input: expected a whole number >= 1, got '%s'", v);
-        } else if ((v = opt_value(argc, argv, &i, "--output", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--output", &missing))) {
             if (sv_parse_long(v, &output) || output < 1)
                 return fail("error: --output: expected a whole number >= 1, got '%s'", v);
-        } else if ((v = opt_value(argc, argv, &i, "--batch", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--batch", &missing))) {
             if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches)) {
                 fprintf(stderr,
                         "servesim: error: --batch: expected 1 to %d sizes >= 1 like 1,8,32,64, "
@@ -283,11 +287,11 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
                         SV_EXPLAIN_MAX_BATCHES, v);
                 return EXIT_FAILURE;
             }
-        } else if ((v = opt_value(argc, argv, &i, "--weight-dtype", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--weight-dtype", &missing))) {
             if (sv_perf_settings_set(&set, "weight_dtype", v, &err)) return fail_err(&err);
-        } else if ((v = opt_value(argc, argv, &i, "--kv-dtype", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--kv-dtype", &missing))) {
             if (sv_perf_settings_set(&set, "kv_cache_dtype", v, &err)) return fail_err(&err);
-        } else if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
             if (nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
             sets[nsets++] = v;
         } else if (strcmp(argv[i], "--ideal") == 0) {
@@ -383,12 +387,12 @@ typedef struct cmd_args {
 static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char *cmd)
 {
     const char *v;
-    if ((v = opt_value(argc, argv, i, "--set", &a->missing))) {
+    if ((v = sv__opt_value(argc, argv, i, "--set", &a->missing))) {
         if (a->nsets == 256) return fail("error: too many --set options (at most 256)%s", ""), -1;
         a->sets[a->nsets++] = v;
         return 1;
     }
-    if ((v = opt_value(argc, argv, i, "--jobs", &a->missing))) {
+    if ((v = sv__opt_value(argc, argv, i, "--jobs", &a->missing))) {
         long j;
         if (sv_parse_long(v, &j) || j < 1 || j > 1024)
             return fail("error: --jobs: expected a whole number in [1, 1024], got '%s'", v), -1;
@@ -433,19 +437,19 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     int detailed = 0, quiet = 0, check = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--json", &a.missing)))
+        if ((v = sv__opt_value(argc, argv, &i, "--json", &a.missing)))
             json = v;
         else if (strcmp(argv[i], "--check") == 0)
             check = 1;
-        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
-        else if ((v = opt_value(argc, argv, &i, "--prometheus", &a.missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &a.missing)))
             prom = v;
-        else if ((v = opt_value(argc, argv, &i, "--requests-csv", &a.missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &a.missing)))
             req_csv = v;
-        else if ((v = opt_value(argc, argv, &i, "--timeseries-csv", &a.missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &a.missing)))
             ts_csv = v;
-        else if ((v = opt_value(argc, argv, &i, "--cluster-csv", &a.missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--cluster-csv", &a.missing)))
             cl_csv = v;
         else if (strcmp(argv[i], "--detailed") == 0)
             detailed = 1;
@@ -527,14 +531,14 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     int nvary = 0, shard = 1, nshards = 1, quiet = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--vary", &a.missing))) {
+        if ((v = sv__opt_value(argc, argv, &i, "--vary", &a.missing))) {
             if (nvary == SV_MAX_VARY) return fail("error: at most 6 --vary keys%s", "");
             vary_args[nvary++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--out", &a.missing)))
+        } else if ((v = sv__opt_value(argc, argv, &i, "--out", &a.missing)))
             out = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
-        else if ((v = opt_value(argc, argv, &i, "--shard", &a.missing))) {
+        else if ((v = sv__opt_value(argc, argv, &i, "--shard", &a.missing))) {
             char extra;
             if (sscanf(v, "%d/%d%c", &shard, &nshards, &extra) != 2 || nshards < 1 || shard < 1 ||
                 shard > nshards)
@@ -677,9 +681,9 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     int t;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--out", &a.missing)))
+        if ((v = sv__opt_value(argc, argv, &i, "--out", &a.missing)))
             out = v;
-        else if ((v = opt_value(argc, argv, &i, "--report", &a.missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
         else if ((t = take_common(argc, argv, &i, &a, "plan")) < 0)
             return EXIT_FAILURE;
@@ -761,11 +765,11 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
     const char *data = sv_validation_default_path(), *family = NULL, *bounds = NULL, *v;
     int missing = 0;
     for (int i = 0; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--data", &missing)))
+        if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
             data = v;
-        else if ((v = opt_value(argc, argv, &i, "--family", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--family", &missing)))
             family = v;
-        else if ((v = opt_value(argc, argv, &i, "--bounds", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--bounds", &missing)))
             bounds = v;
         else if (!missing)
             return fail("error: validate: unknown option '%s' (see servesim --help)", argv[i]);
@@ -810,30 +814,30 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     double noise_rel = 0.01;
     sv_fit_opts_t o = {.max_iter = 200};
     for (int i = 1; i < argc; i++) {
-        if ((v = opt_value(argc, argv, &i, "--gpu", &missing)))
+        if ((v = sv__opt_value(argc, argv, &i, "--gpu", &missing)))
             gpu_name = v;
-        else if ((v = opt_value(argc, argv, &i, "--out", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--out", &missing)))
             out = v;
-        else if ((v = opt_value(argc, argv, &i, "--name", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--name", &missing)))
             name = v;
-        else if ((v = opt_value(argc, argv, &i, "--allreduce", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--allreduce", &missing)))
             ar = v;
-        else if ((v = opt_value(argc, argv, &i, "--send-recv", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--send-recv", &missing)))
             sr = v;
-        else if ((v = opt_value(argc, argv, &i, "--rows", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--rows", &missing)))
             rows = v;
-        else if ((v = opt_value(argc, argv, &i, "--base", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--base", &missing)))
             base_name = v;
-        else if ((v = opt_value(argc, argv, &i, "--fit", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--fit", &missing)))
             fit_keys = v;
-        else if ((v = opt_value(argc, argv, &i, "--family", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--family", &missing)))
             family = v;
-        else if ((v = opt_value(argc, argv, &i, "--data", &missing)))
+        else if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
             data = v;
-        else if ((v = opt_value(argc, argv, &i, "--noise", &missing))) {
+        else if ((v = sv__opt_value(argc, argv, &i, "--noise", &missing))) {
             if (sv_parse_double(v, &noise_rel) || noise_rel < 0 || noise_rel > 0.5)
                 return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
-        } else if ((v = opt_value(argc, argv, &i, "--max-iter", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--max-iter", &missing))) {
             long n;
             if (sv_parse_long(v, &n) || n < 1 || n > 100000)
                 return fail("error: --max-iter: expected a whole number in [1, 100000], got '%s'",
@@ -988,7 +992,7 @@ static int servesim_main(int argc, char **argv)
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("servesim %s\n", SERVESIM_VERSION);
             return EXIT_SUCCESS;
-        } else if ((v = opt_value(argc, argv, &i, "--catalog", &missing))) {
+        } else if ((v = sv__opt_value(argc, argv, &i, "--catalog", &missing))) {
             catalog_dir = v;
         } else if (missing) {
             return fail("error: --catalog needs a directory (--catalog DIR)%s", "");
