@@ -181,8 +181,8 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     for (int i = 0; i < n; i++) {
         const sv_req_t *r = &res->pool.r[i];
         if (r->state != SV_RQ_DONE) continue;
-        tt[m++] = r->first_token - r->start;
-        if (r->output > 1) tp[mt++] = (r->last_token - r->first_token) / (r->output - 1);
+        tt[m++] = sv_req_ttft(r);
+        if (r->output > 1) tp[mt++] = sv_req_tpot(r);
     }
     int nc = cdf(tt, m, cx, cy, 400), nd = cdf(tp, mt, dx, dy, 400);
     free(tt);

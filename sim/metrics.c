@@ -372,9 +372,8 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
             out->failed_by[r->fail < SV_FAIL_COUNT ? r->fail : 0]++;
             continue;
         }
-        double t = r->first_token - r->start, lat = r->last_token - r->start;
-        double tp = 0.0;
-        if (r->output > 1) tpot[ntp++] = tp = (lat - t) / (double)(r->output - 1);
+        double t = sv_req_ttft(r), lat = sv_req_e2el(r), tp = sv_req_tpot(r);
+        if (r->output > 1) tpot[ntp++] = tp;
         ttft[nc] = t;
         e2el[nc] = lat;
         queue[nc] = r->scheduled - r->start;

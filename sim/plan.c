@@ -41,8 +41,8 @@ static void latencies(const sv_result_t *res, double slo_pct, probe_t *out)
         for (size_t i = 0; i < n; i++) {
             const sv_req_t *r = &res->pool.r[i];
             if (r->state != SV_RQ_DONE) continue;
-            a[k++] = (r->first_token - r->start) * 1e3;
-            b[m++] = r->output > 1 ? (r->end - r->first_token) * 1e3 / (r->output - 1) : 0.0;
+            a[k++] = sv_req_ttft(r) * 1e3;
+            b[m++] = sv_req_tpot(r) * 1e3;
         }
         qsort(a, k, sizeof *a, cmp_dbl);
         qsort(b, m, sizeof *b, cmp_dbl);

@@ -542,8 +542,7 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
     for (size_t i = 0; i < p->n; i++) {
         const sv_req_t *r = &p->r[i];
         int ok = r->state == SV_RQ_DONE;
-        double tpot =
-            ok && r->output > 1 ? (r->last_token - r->first_token) / (r->output - 1) : NAN;
+        double tpot = ok && r->output > 1 ? sv_req_tpot(r) : NAN;
         int dis = r->xfer_end >= 0;
         fprintf(
             f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n",
@@ -552,10 +551,9 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
             ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
             ms_or_nan(ok, dis ? r->xfer_start - r->prefill_end : 0.0),
             ms_or_nan(ok, dis ? r->xfer_end - r->xfer_start : 0.0),
-            ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0),
-            ms_or_nan(ok, r->first_token - r->start), ms_or_nan(ok && r->output > 1, tpot),
-            ms_or_nan(ok, r->last_token - r->first_token), ms_or_nan(ok, r->last_token - r->start),
-            (unsigned)r->preemptions);
+            ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0), ms_or_nan(ok, sv_req_ttft(r)),
+            ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
+            ms_or_nan(ok, sv_req_e2el(r)), (unsigned)r->preemptions);
     }
     return close_out(f, path, err);
 }
@@ -627,8 +625,7 @@ int sv_report_cluster_series(const sv_result_t *res, sv_cluster_series_t *out, s
         }
         all[lo] += 1;
         if (slo && r->state == SV_RQ_DONE) {
-            double t = r->first_token - r->start, lat = r->last_token - r->start;
-            double tp = r->output > 1 ? (lat - t) / (double)(r->output - 1) : 0.0;
+            double t = sv_req_ttft(r), lat = sv_req_e2el(r), tp = sv_req_tpot(r);
             good[lo] += (isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= t) &&
                         (isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= tp) &&
                         (isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= lat);
@@ -747,9 +744,9 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
         ok[e] += 1;
         prompt[e] += r->input;
         gen[e] += r->output;
-        hist_add(&H[0], e, r->first_token - r->start);
-        if (r->output > 1) hist_add(&H[2], e, (r->last_token - r->first_token) / (r->output - 1));
-        hist_add(&H[3], e, r->last_token - r->start);
+        hist_add(&H[0], e, sv_req_ttft(r));
+        if (r->output > 1) hist_add(&H[2], e, sv_req_tpot(r));
+        hist_add(&H[3], e, sv_req_e2el(r));
         hist_add(&H[4], e, r->scheduled - r->start);
         hist_add(&H[5], e, r->prefill_end - r->scheduled);
         hist_add(&H[6], e, r->last_token - r->prefill_end);

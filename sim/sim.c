@@ -215,7 +215,7 @@ static void ended(sim_t *s, int32_t id)
     if (s->ttft_end && r->state == SV_RQ_DONE && r->first_token >= 0) {
         long k = s->nttft++ % SV_TTFT_RING;
         s->ttft_end[k] = s->now;
-        s->ttft_ms[k] = (r->first_token - r->start) * 1e3;
+        s->ttft_ms[k] = sv_req_ttft(r) * 1e3;
     }
     s->inflight--;
     s->outstanding--;

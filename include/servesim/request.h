@@ -67,6 +67,23 @@ typedef struct sv_req {
     int64_t seg_off; /* where they start in the pool's segment array */
 } sv_req_t;
 
+/* The per-request metrics, defined once, as vLLM's benchmark computes them
+ * (../shared/spec/metrics.md), in seconds, for a completed request: TTFT = first token -
+ * start; E2EL (latency) = last token - start; TPOT = (latency - TTFT) / (output - 1), 0
+ * for a single output token. Every summary, file and chart uses these. */
+static inline double sv_req_ttft(const sv_req_t *r)
+{
+    return r->first_token - r->start;
+}
+static inline double sv_req_e2el(const sv_req_t *r)
+{
+    return r->last_token - r->start;
+}
+static inline double sv_req_tpot(const sv_req_t *r)
+{
+    return r->output > 1 ? (sv_req_e2el(r) - sv_req_ttft(r)) / (double)(r->output - 1) : 0.0;
+}
+
 /* A run of prompt tokens whose identity other requests may share: a system prompt, a
  * block of a trace's hash ids, a previous turn. Two requests whose prompts begin with the
  * same segments begin with the same tokens, so their KV blocks can be shared. */
