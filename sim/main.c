@@ -773,7 +773,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
             bounds = v;
         else if (!missing)
             return fail("error: validate: unknown option '%s' (see servesim --help)", argv[i]);
-        if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+        if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     }
     sv_error_t err;
     sv_validation_t *val = NULL;
@@ -853,7 +853,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         }
         if (missing) break;
     }
-    if (missing) return fail("error: option needs a value (see servesim --help)%s", "");
+    if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     sv_error_t err;
     const sv_gpu_t *gpu = NULL;
     if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
