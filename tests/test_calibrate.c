@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "servesim/calibrate.h"
-#include "servesim/confidence.h"
+#include "servesim/studies/calibrate.h"
+#include "servesim/studies/confidence.h"
 #include "testutil.h"
 
 static sv_catalog_t *cat;

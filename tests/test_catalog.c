@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "servesim/catalog.h"
-#include "servesim/perf.h"
+#include "servesim/cost/catalog.h"
+#include "servesim/cost/perf.h"
 #include "testutil.h"
 
 START_TEST(test_shipped_gpus)

@@ -6,9 +6,9 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "servesim/link.h"
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "servesim/engine/link.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;

@@ -6,8 +6,8 @@
  */
 #include <math.h>
 
-#include "servesim/compare.h"
-#include "servesim/replay.h"
+#include "servesim/studies/compare.h"
+#include "servesim/studies/replay.h"
 #include "testutil.h"
 
 START_TEST(test_ks_by_hand)

@@ -5,7 +5,7 @@
 #include <cJSON.h>
 #include <math.h>
 
-#include "servesim/explain.h"
+#include "servesim/studies/explain.h"
 #include "testutil.h"
 
 START_TEST(test_explain_numbers)

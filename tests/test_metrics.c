@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "servesim/metrics.h"
+#include "servesim/metrics/metrics.h"
 #include "testutil.h"
 
 static sv_req_t mkreq(double start, double first, double last, int in, int out, int state)

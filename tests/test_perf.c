@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "servesim/perf.h"
+#include "servesim/cost/perf.h"
 #include "testutil.h"
 
 static sv_catalog_t *cat;

@@ -8,10 +8,16 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "servesim/plan.h"
-#include "servesim/sim.h"
-#include "servesim/sweep.h"
+#include "servesim/studies/plan.h"
+#include "servesim/cluster/sim.h"
+#include "servesim/studies/sweep.h"
+#include "servesim/report/report.h"
 #include "testsim.h"
+
+static int point_json(const struct sv_result *res, const char *path, sv_error_t *err)
+{
+    return sv_report_json(res, 0, path, err);
+}
 
 static sv_catalog_t *cat;
 
@@ -168,6 +174,7 @@ START_TEST(test_shards_merge_exactly)
     static sv_sweep_t sw;
     memset(&sw, 0, sizeof sw);
     sw.scenario = path;
+    sw.write_point = point_json;
     sv_error_t err;
     ck_assert_int_eq(sv_vary_parse("workload.rate=4:40:12", &sw.vary[0], &err), 0);
     ck_assert_int_eq(sv_vary_parse("engine.max_num_seqs=8,64", &sw.vary[1], &err), 0);

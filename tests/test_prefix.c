@@ -8,9 +8,9 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "../sim/pcache_int.h"
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "../sim/engine/pcache_int.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;

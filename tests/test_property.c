@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;

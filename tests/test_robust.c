@@ -8,9 +8,9 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "servesim/replica.h"
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "servesim/engine/replica.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;

@@ -4,8 +4,8 @@
  */
 #include <math.h>
 
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 #include "testutil.h"
 
 static sv_catalog_t *cat;

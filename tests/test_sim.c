@@ -7,9 +7,9 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "servesim/report.h"
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "servesim/report/report.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;

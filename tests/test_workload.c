@@ -6,8 +6,8 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "servesim/engine.h"
-#include "servesim/workload.h"
+#include "servesim/engine/engine.h"
+#include "servesim/traffic/workload.h"
 #include "testutil.h"
 
 START_TEST(test_event_order)

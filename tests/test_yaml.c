@@ -4,7 +4,7 @@
  */
 #include <math.h>
 
-#include "servesim/yaml.h"
+#include "servesim/base/yaml.h"
 #include "testutil.h"
 
 static const char *doc_text = "seed: 7\n"

@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 #include "testutil.h"
 
 /* Load scenario text (with overrides) from a temporary file. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "servesim/catalog.h"
+#include "servesim/cost/catalog.h"
 
 static inline const char *tu_data(const char *name)
 {

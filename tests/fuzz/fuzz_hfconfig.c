@@ -2,7 +2,7 @@
  * libFuzzer target: the Hugging Face config.json reader on arbitrary bytes.
  */
 #include "fuzz_common.h"
-#include "servesim/catalog.h"
+#include "servesim/cost/catalog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

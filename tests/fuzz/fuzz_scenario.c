@@ -6,9 +6,9 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "servesim/catalog.h"
-#include "servesim/scenario.h"
-#include "servesim/sim.h"
+#include "servesim/cost/catalog.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

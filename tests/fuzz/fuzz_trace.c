@@ -3,7 +3,7 @@
  * its CSV code) on arbitrary bytes.
  */
 #include "fuzz_common.h"
-#include "servesim/workload.h"
+#include "servesim/traffic/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,137 @@
+/*
+ * Scenario files: everything one simulated run needs, read from YAML with strict
+ * validation (unknown keys, wrong types and out-of-range values are errors naming
+ * file:line:column and the dotted key), with `--set dotted.key=value` overrides applied
+ * to the tree before it is read. docs/scenarios.md lists every key, its unit and default.
+ *
+ * Ownership: sv_scenario_load() returns a scenario freed with sv_scenario_free()
+ * (NULL-safe); it owns its trace and empirical samples. It copies what it needs from the
+ * catalog, which may be freed afterwards.
+ */
+#ifndef SERVESIM_SCENARIO_H
+#define SERVESIM_SCENARIO_H
+
+#include <stdint.h>
+
+#include "servesim/cost/catalog.h"
+#include "servesim/base/error.h"
+#include "servesim/traffic/identity.h"
+#include "servesim/metrics/metrics.h"
+#include "servesim/cost/perf.h"
+#include "servesim/engine/replica.h"
+#include "servesim/cluster/router.h"
+#include "servesim/traffic/workload.h"
+
+#define SV_MAX_POOLS 16
+#define SV_MAX_INPUTS 4
+
+typedef enum { SV_ROLE_COLOCATED = 0, SV_ROLE_PREFILL, SV_ROLE_DECODE } sv_role_t;
+const char *sv_role_name(sv_role_t r);
+
+/* What `servesim plan` may choose from (the scenario's `plan:` map). */
+typedef struct sv_plan_cfg {
+    int given;
+    double target_rate; /* req/s */
+    char gpus[16][SV_NAME_MAX];
+    int ngpus;
+    int tps[8], ntps;
+    long max_num_seqs[8];
+    int nmns;
+    int colocated, disaggregated; /* serving modes to try */
+    int ratios[8][2], nratios;    /* prefill:decode replicas per disaggregated unit */
+    int max_gpus;
+    long probe_requests; /* requests per capacity probe */
+    double tolerance;    /* relative precision of the capacity */
+    double peak_factor;  /* size for target_rate x this (a peak over the mean); default 1 */
+    int profile_peak;    /* plan.size_for: peak: target_rate is the rate profile's peak */
+    char price_gpu[16][SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
+    double price[16];
+    int nprices;
+} sv_plan_cfg_t;
+
+/* The autoscaler of one pool (docs/autoscaling.md): every `interval` seconds it measures
+ * the pool's active replicas and asks for ceil(replicas x measured / target) of them (as
+ * Kubernetes' HPA), within [min, max]; up at once (each new replica serves after its cold
+ * start), down only when every evaluation over `scale_down_delay` asked for fewer (and
+ * then to the most they asked for). A replica scaled down drains: the router stops sending
+ * to it and it is switched off once it holds nothing. */
+typedef enum {
+    SV_SCALE_QUEUE = 0, /* requests waiting (not yet running) per replica */
+    SV_SCALE_INFLIGHT,  /* requests held (waiting + running) per replica */
+    SV_SCALE_KV,        /* mean KV cache usage, 0..1 */
+    SV_SCALE_TTFT       /* p90 TTFT (ms) of the requests that ended over the last window */
+} sv_scale_policy_t;
+
+typedef struct sv_autoscale_cfg {
+    int enabled;
+    sv_scale_policy_t policy;
+    double target;
+    int min, max, initial;
+    double interval;         /* s between evaluations */
+    double cold_start;       /* s from the decision to serving; < 0: weights / load_bw */
+    double load_bw;          /* bytes/s each GPU reads its weights at */
+    double scale_down_delay; /* s */
+    double window;           /* s: the TTFT policy's window */
+} sv_autoscale_cfg_t;
+
+/* One pool of identical replicas: its GPU, parallelism, dtypes, engine settings. */
+typedef struct sv_pool_cfg {
+    char name[SV_NAME_MAX];
+    sv_role_t role;
+    sv_gpu_t gpu; /* price override applied */
+    sv_perf_settings_t perf;
+    sv_engine_cfg_t engine;
+    int replicas; /* with an autoscaler: its max (the replicas the simulator allocates) */
+    sv_autoscale_cfg_t autoscale;
+    int defaulted; /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
+} sv_pool_cfg_t;
+
+enum { SV_DEFAULT_MAX_NUM_SEQS = 1, SV_DEFAULT_MAX_BATCHED = 2 };
+
+/* The link that carries KV caches from prefill to decode replicas (one per prefill
+ * replica: its GPUs' share of the fabric). */
+typedef struct sv_kvlink_cfg {
+    char kind[32];     /* nvlink | infiniband | roce | ethernet | pcie */
+    double bw_per_gpu; /* bytes/s one GPU sends at; a replica's link is tp times that */
+    double latency;    /* s per transfer */
+    int fifo;          /* 0 fair share, 1 one at a time */
+    int overlap;       /* send layer by layer during the prefill */
+} sv_kvlink_cfg_t;
+
+typedef struct sv_scenario {
+    char name[SV_NAME_MAX];
+    char path[1024];
+    uint64_t seed;
+    sv_model_t model;
+    sv_pool_cfg_t pools[SV_MAX_POOLS];
+    int npools;
+    int disaggregated;         /* prefill and decode pools */
+    int first_token_at_decode; /* TTFT after the transfer and first decode step */
+    int route;                 /* sv_route_t: requests to colocated or prefill replicas */
+    int decode_route;          /* sv_route_t: prefilled requests to decode replicas */
+    double router_latency;     /* s a request spends at the router */
+    sv_kvlink_cfg_t link;
+    sv_workload_cfg_t workload;
+    sv_shared_prefix_cfg_t shared_prefix; /* workload.shared_prefix */
+    sv_mooncake_cfg_t mooncake;           /* workload.mooncake */
+    sv_prompts_t *prompts;                /* a Mooncake trace's prompts (owned) */
+    sv_trace_t *trace;
+    long *emp_input, *emp_output;
+    sv_metrics_cfg_t metrics;
+    double horizon; /* s; 0 = run until every request has ended */
+    int check;      /* --check: recount KV blocks and client slots at every step (slow) */
+    /* `sweep.vary`: the default --vary specs of `servesim sweep` ("workload.rate=2:30:2") */
+    char sweep_vary[6][256];
+    int nsweep_vary;
+    sv_plan_cfg_t plan;
+    /* Files read besides the scenario itself (a model's config.json, the trace, empirical
+     * length files), so that commands can refuse outputs that would overwrite them. */
+    char inputs[SV_MAX_INPUTS][1024];
+    int ninputs;
+} sv_scenario_t;
+
+int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
+                     sv_scenario_t **out, sv_error_t *err);
+void sv_scenario_free(sv_scenario_t *sc);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * The simulator: one run of a scenario. It owns the event queue and drives the client
+ * (arrivals, the max_concurrency semaphore, timeouts), the router, the pools of replicas
+ * and, when prefill and decode are disaggregated, the hand-off of each prefilled request
+ * to a decode replica over a KV link; it feeds metrics and leaves a result for the report.
+ *
+ * Disaggregation: a prefill replica prefills (DistServe's first token is its last
+ * prefill step), then the request waits, its KV pinned on the prefill replica, until a
+ * decode replica has room (blocks for its KV and a sequence slot), FIFO over requests;
+ * the KV then crosses the prefill replica's link (latency + bytes / bandwidth, shared
+ * fairly or FIFO among concurrent transfers); when it lands the prefill blocks are freed
+ * and the decode replica takes the request into its batch at its next step. A full
+ * decode pool therefore backs up into the prefill pool, which stalls.
+ *
+ * Autoscaling: each pool allocates its autoscaler's max_replicas at setup; a replica is
+ * off, starting (cold start: paid, not routed to), active, or draining (not routed to,
+ * finishing what it holds, then off). The router and the hand-off only see active
+ * replicas. Cost, energy and GPU-hours count the time a replica is up.
+ *
+ * Event order at equal times is insertion order (engine.h), so a run is a pure
+ * function of the scenario and its seed.
+ *
+ * Ownership: sv_sim_run() returns a result the caller frees with sv_result_free(); the
+ * result borrows the scenario, which must outlive it.
+ */
+#ifndef SERVESIM_SIM_H
+#define SERVESIM_SIM_H
+
+#include "servesim/base/error.h"
+#include "servesim/metrics/metrics.h"
+#include "servesim/cost/perf.h"
+#include "servesim/engine/link.h"
+#include "servesim/engine/replica.h"
+#include "servesim/cluster/router.h"
+#include "servesim/traffic/request.h"
+#include "servesim/cluster/scenario.h"
+
+/* What one pool did. */
+typedef struct sv_pool_result {
+    const sv_pool_cfg_t *cfg;
+    sv_perf_t perf;
+    sv_memplan_t mem;
+    long max_model_len;
+    int first, count; /* its replicas are [first, first + count) */
+    double gpus;      /* count x tp */
+    double cost_usd, energy_j;
+    double busy_share; /* mean over its replicas of busy time / duration */
+    double kv_usage_p50, kv_usage_p99, kv_usage_max;
+    long preemptions, steps, decode_steps, handoffs;
+    double mean_decode_batch; /* sequences per decode step */
+    double stall_s;           /* summed over replicas: idle while requests waited (no KV room) */
+    double link_bytes, link_busy_s; /* prefill pools: KV sent, time the links moved bytes */
+    long transfers;
+    /* Autoscaling (all pools; a fixed pool is up all run): */
+    double gpu_hours;            /* GPUs x hours up, cold starts and drains included */
+    double mean_up;              /* replicas up, averaged over the run */
+    int peak_up;                 /* most replicas up at once */
+    long scale_ups, scale_downs; /* replicas started, replicas drained */
+} sv_pool_result_t;
+
+/* One autoscaler evaluation of one pool. */
+typedef struct sv_scale_point {
+    double t;
+    int pool;
+    int active, starting, draining; /* replicas in each state before the decision */
+    double measured;                /* the policy's metric */
+    int desired;                    /* what the autoscaler asked for */
+} sv_scale_point_t;
+
+#define SV_MAX_SCALE_POINTS (1L << 20)
+
+typedef struct sv_result {
+    const sv_scenario_t *sc;
+    sv_pool_result_t pools[SV_MAX_POOLS];
+    int npools;
+    sv_reqpool_t pool;
+    sv_metrics_t *metrics;
+    sv_summary_t summary;
+    int replicas;                                    /* over all pools */
+    sv_replica_stats_t *rstats;                      /* one per replica */
+    int *rpool;                                      /* pool index of each replica */
+    double *stall_s;                                 /* per replica */
+    double kv_usage_p50, kv_usage_p99, kv_usage_max; /* over all samples, 0..1 */
+    long preemptions;
+    double prefix_queries, prefix_hits; /* prompt tokens looked up in prefix caches, found */
+    double busy_share;                  /* mean over replicas of busy time / duration */
+    double gpus;                        /* all pools */
+    double cost_usd;                    /* sum over pools of gpus x price x duration */
+    double energy_j;                    /* idle power all along + dynamic power while busy */
+    double cost_per_mtok;               /* USD per million output tokens */
+    double energy_per_tok;              /* J per output token */
+    long events;
+    double sample_interval;  /* s between kept time-series samples (more than asked if thinned) */
+    double *up_s;            /* per replica: seconds up (starting, active or draining) */
+    double gpu_hours;        /* all pools */
+    sv_scale_point_t *scale; /* autoscaler evaluations in time order (first SV_MAX_SCALE_POINTS) */
+    size_t nscale;
+} sv_result_t;
+
+int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err);
+void sv_result_free(sv_result_t *res);
+
+#endif

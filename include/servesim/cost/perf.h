@@ -1,0 +1,259 @@
+/*
+ * The cost model (v2): how long one engine iteration takes on one replica.
+ *
+ * A pure function of (GPU and its efficiency curves, engine profile, model, parallelism,
+ * dtypes, settings, batch): no events, no requests, no state. Each operator class
+ * (linear layers, the small per-layer ops, attention over prefill chunks, attention over
+ * decode contexts, LM head) costs max(FLOPs / achieved FLOP/s, bytes / achieved
+ * bandwidth) plus its kernels' fixed floors, where the achieved rates depend on the
+ * problem size (GEMM efficiency rises with the token count); tensor-parallel all-reduces
+ * follow an alpha-beta model; the engine adds a cost per step, per sequence, and per
+ * layer launch when the step is not a CUDA graph. docs/cost-model.md gives every
+ * equation, its parameters and where each value comes from. --ideal is the pure
+ * roofline (efficiencies 1, every fixed cost and the small ops 0).
+ *
+ * Ownership: sv_perf_t is a plain value (it copies the GPU and model it is built from);
+ * nothing here allocates. All quantities are per GPU of the replica unless named
+ * otherwise; times in seconds, sizes in bytes, rates in FLOP/s and bytes/s.
+ */
+#ifndef SERVESIM_PERF_H
+#define SERVESIM_PERF_H
+
+#include "servesim/cost/catalog.h"
+#include "servesim/base/error.h"
+
+/*
+ * Number formats of weights and KV. The FP4 formats carry block scales, counted in their
+ * bytes: NVFP4 = E2M1 values in blocks of 16 with one FP8 E4M3 scale each (0.5625 bytes
+ * per value) plus one FP32 scale per tensor; MXFP4 (OCP microscaling) = E2M1 in blocks
+ * of 32 with one E8M0 scale each (0.53125 bytes per value).
+ */
+typedef enum {
+    SV_DT_BF16 = 0,
+    SV_DT_FP16,
+    SV_DT_FP8,
+    SV_DT_INT4,
+    SV_DT_NVFP4,
+    SV_DT_MXFP4,
+    SV_DT_COUNT
+} sv_dtype_t;
+#define SV_DT_IS_FP4(t) ((t) == SV_DT_NVFP4 || (t) == SV_DT_MXFP4)
+
+/* "bf16" -> SV_DT_BF16 etc.; SV_EINVAL for an unknown name. */
+int sv_dtype_parse(const char *s, sv_dtype_t *out);
+const char *sv_dtype_name(sv_dtype_t t);
+/* Bytes per weight parameter (INT4 includes one FP16 scale per group of 128; FP4 its
+ * block scales, not the per-tensor one). */
+double sv_dtype_weight_bytes(sv_dtype_t t);
+/* Bytes per KV-cache element (bf16/fp16 2, fp8 1, FP4 with its block scales). */
+double sv_dtype_kv_bytes(sv_dtype_t t);
+
+/*
+ * What the user sets about a replica. Fields left negative (the values
+ * sv_perf_settings_default() gives) take the GPU's catalog defaults.
+ */
+typedef struct sv_perf_settings {
+    int tp;                    /* tensor-parallel degree, >= 1 */
+    int pp;                    /* pipeline stages, >= 1, dividing the layers (0 = 1) */
+    double pp_link_bw;         /* one-direction bytes/s per GPU between stages across nodes */
+    sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 | nvfp4 | mxfp4 */
+    sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 | nvfp4 | mxfp4 */
+    double compute_eff;        /* (0, 1]; < 0: GPU default */
+    double memory_eff;         /* (0, 1]; < 0: GPU default */
+    double iter_overhead_s;    /* >= 0; < 0: GPU default */
+    double layer_overhead_s;   /* >= 0; < 0: GPU default */
+    double link_bw;            /* bidirectional bytes/s per GPU; < 0: GPU's link */
+    double link_latency;       /* s per all-reduce (alpha); < 0: GPU's link */
+    double curve[SV_CV_COUNT]; /* hardware curves in their key units; < 0: engine, GPU, built-in */
+    double seq_overhead_s;     /* engine cost per sequence per step; < 0: engine profile, else 0 */
+    int cuda_graphs;       /* steps up to graph_max_tokens replay a graph; < 0: profile, else 1 */
+    long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
+    int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
+    char engine[SV_NAME_MAX]; /* name of the engine profile applied ("" = none) */
+    int engine_calibration;   /* sv_calibration_t of that profile (SV_CAL_DATASHEET if none) */
+    char engine_fitted_to[SV_TEXT_MAX]; /* the profile's fitted_to note */
+    /* Memory plan inputs */
+    double gpu_memory_utilization; /* share of device memory the engine may use, (0, 1] */
+    double activation_reserve;     /* bytes per GPU kept for activations; < 0: estimated */
+    int block_size;                /* tokens per KV block */
+    long max_batched_tokens;       /* largest batch in tokens (sizes the activation reserve) */
+} sv_perf_settings_t;
+
+/* TP 1, BF16 weights and KV, GPU defaults, utilisation 0.9, blocks of 16, 8192 tokens. */
+sv_perf_settings_t sv_perf_settings_default(void);
+
+/* Make every setting take its ideal value: efficiencies 1, overheads 0. */
+void sv_perf_settings_ideal(sv_perf_settings_t *s);
+
+/*
+ * Fill every engine and curve setting still at its default (< 0) from an engine profile,
+ * and record its name. Settings given before (--set, --ideal) win. SV_EINVAL only for a
+ * profile value that does not parse (the catalog loader has checked them already).
+ */
+int sv_perf_settings_engine(sv_perf_settings_t *s, const sv_engine_profile_t *e, sv_error_t *err);
+
+/*
+ * The engine profile a replica uses: name, or "vllm" when name is NULL or empty and the
+ * catalog has one (a catalog without engines leaves the settings as they are).
+ */
+int sv_perf_settings_profile(sv_perf_settings_t *s, const sv_catalog_t *cat, const char *name,
+                             sv_error_t *err);
+
+/*
+ * Set one setting by name from text, as a scenario's `hardware` map or `--set` gives it:
+ * tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,
+ * iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,
+ * gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens,
+ * seq_overhead_us, cuda_graphs, graph_max_tokens, and the curve keys (sv_curve_keys).
+ * Returns SV_ENOKEY for a name it does not know (so callers can handle their own keys),
+ * SV_EINVAL with "key: expected ..., got '...'" for a bad value.
+ */
+int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *value,
+                         sv_error_t *err);
+
+/* Keys sv_perf_settings_set() knows, NULL-terminated (for help and error messages). */
+extern const char *const sv_perf_setting_keys[];
+
+/* The resolved model: GPU and model copied, defaults applied, derived sizes computed. */
+typedef struct sv_perf {
+    sv_gpu_t gpu;
+    sv_model_t model;
+    sv_perf_settings_t set; /* with every default resolved */
+    double compute_peak;    /* FLOP/s used for linear layers (by weight dtype) */
+    double attn_peak;       /* FLOP/s used for attention (BF16 tensor cores) */
+    int heads_local;        /* query heads per GPU */
+    int kv_heads_local;     /* KV heads per GPU (replicated when TP > KV heads) */
+    int ffn_local, moe_ffn_local;
+    double weight_bytes_total;   /* all parameters of the model, one copy */
+    double weight_bytes_gpu;     /* parameters held by one GPU */
+    double embed_bytes_gpu;      /* the input embedding table's share on one GPU */
+    double layer_linear_params;  /* dense linear parameters per layer per GPU (no experts) */
+    double expert_params;        /* parameters of one expert per GPU */
+    double lm_head_params;       /* LM head parameters per GPU */
+    double kv_bytes_token_layer; /* K and V of one token in one layer on one GPU */
+    double kv_bytes_token;       /* ... over all layers on one GPU */
+    double kv_bytes_token_total; /* ... over all GPUs of the replica */
+    /* Coefficients precomputed for sv_perf_step (resolved settings folded in). */
+    double inv_lin_c;        /* s per linear FLOP at full GEMM efficiency */
+    double inv_attn_c;       /* s per attention FLOP at full flash efficiency */
+    double inv_lm_c;         /* s per LM-head FLOP */
+    double inv_mem;          /* s per byte of weights and GEMM activations */
+    double inv_attn_mem;     /* s per byte of decode attention */
+    double m_half;           /* GEMM tokens at half efficiency */
+    double attn_n_half;      /* prefill chunk tokens at half flash efficiency */
+    double gemm_floor_step;  /* GEMM floors of one step: layers x GEMMs per layer x floor */
+    double small_floor_step; /* small-op floors of one step */
+    double small_bytes_tok;  /* small-op bytes per token per step (all layers) */
+    double small_s_tok;      /* ... and the seconds they take at their efficiencies */
+    double attn_seq_step;    /* decode attention fixed cost per sequence per step */
+    double ar_alpha;         /* one all-reduce's latency at this TP */
+    double ar_inv_bw;        /* s per byte of all-reduce payload (ring factor included) */
+    /* Pipeline parallelism (set.pp stages; docs/cost-model.md, "Pipeline parallelism"). */
+    double stage_layers; /* layers per stage (all layers when pp = 1) */
+    int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
+    double p2p_alpha;    /* s per stage-to-stage send (fitted p2p_latency_us) */
+    double p2p_inv_bw;   /* s per byte of activations sent between stages */
+} sv_perf_t;
+
+/*
+ * Build the model. Fails with a clear message when TP does not divide the attention
+ * heads, the KV heads (or vice versa), or the MLP width; or when FP4 weights or KV are
+ * asked of a GPU without FP4 tensor cores of that format.
+ */
+int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
+                 const sv_perf_settings_t *settings, sv_error_t *err);
+
+/* Total parameter count of a model (one copy, all experts). */
+double sv_model_param_count(const sv_model_t *m);
+
+/* One prefill chunk: new_tokens computed now, cached_tokens already in the KV cache. */
+typedef struct sv_chunk {
+    long new_tokens;
+    long cached_tokens;
+    int last; /* this chunk ends the prompt, so it yields logits for the first token */
+} sv_chunk_t;
+
+/*
+ * A batch: prefill chunks plus decode sequences. Decode sequences are summarised by
+ * their count and the sum of the context each attends to (tokens already in cache,
+ * already capped at the sliding window; sv_perf_attended() gives one sequence's), which
+ * is all the roofline needs because decode attention is linear in context.
+ */
+typedef struct sv_batch {
+    const sv_chunk_t *chunks;
+    int n_chunks;
+    long n_decode;
+    double decode_ctx_sum;
+} sv_batch_t;
+
+/* Context a decode token attends to when ctx tokens are cached (window applied). */
+double sv_perf_attended(const sv_perf_t *p, double ctx);
+
+enum {
+    SV_OP_LINEAR = 0,
+    SV_OP_ATTN_PREFILL,
+    SV_OP_ATTN_DECODE,
+    SV_OP_LM_HEAD,
+    SV_OP_SMALL, /* norms, rotary, activation, residual adds */
+    SV_OP_COUNT
+};
+const char *sv_op_name(int op);
+
+typedef struct sv_op_cost {
+    double flops;     /* per GPU */
+    double bytes;     /* HBM bytes moved per GPU */
+    double t_compute; /* flops / achieved FLOP/s (efficiency at this size) */
+    double t_memory;  /* bytes / achieved bandwidth */
+    double t_fixed;   /* kernel floors and per-sequence fixed costs */
+    double time;      /* max(t_compute, t_memory) + t_fixed */
+} sv_op_cost_t;
+
+typedef struct sv_step_cost {
+    sv_op_cost_t op[SV_OP_COUNT];
+    double comm;       /* tensor-parallel all-reduces */
+    double eng_step;   /* engine: fixed cost per step */
+    double eng_seq;    /* engine: cost per sequence in the batch */
+    double eng_launch; /* engine: per-layer launches (0 when the step is a CUDA graph) */
+    double overhead;   /* eng_step + eng_seq + eng_launch */
+    double pp_send;    /* pipeline: stage-to-stage sends on the critical path */
+    double pp_bubble;  /* pipeline: stage idle time (step - stage busy time - sends) */
+    int micro_batches; /* pipeline micro-batches in this step (1 without PP) */
+    double total;      /* sum of op times + comm + overhead; 0 for an empty batch */
+    long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
+    int compute_bound; /* the op times are dominated by compute rather than memory */
+} sv_step_cost_t;
+
+/*
+ * The time of one iteration for this batch. Pure; never fails. With pp stages the batch's
+ * sequences are dealt round-robin into m = min(pp, sequences) micro-batches; each stage
+ * holds layers/pp layers and step = max(sum_j (t_s,j + t_x,j), pp max t_s + (pp-1) max t_x)
+ * + the engine's per-step costs, t_s,j the stage time of micro-batch j (the last stage's,
+ * with the LM head) and t_x,j its send to the next stage (docs/cost-model.md). The op[]
+ * and comm of out then hold one stage's work over all micro-batches.
+ */
+void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
+
+/* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each. */
+double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out);
+double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_cost_t *out);
+
+/* How a replica's device memory is spent. All per GPU except where named. */
+typedef struct sv_memplan {
+    double device_bytes;     /* memory of one GPU */
+    double budget_bytes;     /* device_bytes x gpu_memory_utilization */
+    double weight_bytes;     /* weights on one GPU */
+    double activation_bytes; /* reserve for activations and runtime buffers */
+    double kv_bytes;         /* left for the KV cache */
+    double kv_bytes_token;   /* KV of one token on one GPU */
+    long kv_tokens;          /* tokens the cache holds (whole blocks) */
+    long kv_blocks;          /* blocks of block_size tokens */
+    int block_size;
+} sv_memplan_t;
+
+/*
+ * Plan memory. SV_ENOFIT with the numbers when the weights and the activation
+ * reserve leave no room for a single KV block.
+ */
+int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err);
+
+#endif

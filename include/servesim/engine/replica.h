@@ -1,0 +1,161 @@
+/*
+ * One serving replica: the scheduler and the paged KV-cache block manager of an engine
+ * like vLLM, stepping iteration by iteration. The simulator asks it to start a step
+ * (it picks the batch and returns how long the cost model says it takes) and tells it
+ * when the step ends (it applies the tokens, finishes and frees).
+ *
+ * Schedulers (engine.scheduler):
+ *   vllm     chunked prefill: each step spends max_num_batched_tokens, running decodes
+ *            first, then prefill chunks of partially prefilled and waiting requests, up
+ *            to max_num_seqs sequences (vLLM's current default);
+ *   vllm-v0  prefill-first: a step is either the whole prompts of newly admitted requests
+ *            or all decodes, never mixed;
+ *   orca     iteration-level batching of whole prompts mixed with decodes, KV reserved
+ *            for prompt + output at admission (contiguous allocation, as in Orca);
+ *   static   a batch is formed, runs until every sequence in it finishes, then the next;
+ *   trtllm   TensorRT-LLM's in-flight batching with its default capacity policy
+ *            (GUARANTEED_NO_EVICT): chunked prefill as vllm, but KV for prompt + output
+ *            reserved at admission, so no request is ever preempted.
+ * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
+ * that needs a block when none is free preempts the most recently admitted running
+ * request (recompute: its blocks are freed and it re-prefills later from the front of
+ * the queue; swap: its KV goes to host memory over swap_bandwidth and comes back before
+ * new requests are admitted).
+ *
+ * Decoding sequences advance in lockstep, so the replica keeps them as an aggregate
+ * (count, sum of contexts, per-phase block counters, a heap of finish steps): the work
+ * per step is O(prefill chunks + log n), independent of how many sequences decode.
+ *
+ * Ownership: the replica borrows the request pool, cost model and metrics collector
+ * (they must outlive it); sv_replica_free() releases what sv_replica_init() allocated.
+ */
+#ifndef SERVESIM_REPLICA_H
+#define SERVESIM_REPLICA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "servesim/base/error.h"
+#include "servesim/metrics/metrics.h"
+#include "servesim/cost/perf.h"
+#include "servesim/traffic/request.h"
+
+typedef enum {
+    SV_SCHED_VLLM = 0,
+    SV_SCHED_VLLM_V0,
+    SV_SCHED_ORCA,
+    SV_SCHED_STATIC,
+    SV_SCHED_TRTLLM
+} sv_sched_t;
+
+/* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
+int sv_sched_parse(const char *s, sv_sched_t *out);
+const char *sv_sched_name(sv_sched_t s);
+
+typedef struct sv_engine_cfg {
+    sv_sched_t scheduler;
+    long max_num_seqs;
+    long max_num_batched_tokens;
+    int block_size;
+    int preempt_swap;   /* 0 recompute, 1 swap */
+    double swap_bw;     /* bytes/s per GPU between device and host */
+    double watermark;   /* share of blocks kept free when admitting */
+    long max_model_len; /* longest input + output accepted; 0 = model context / KV capacity */
+    long max_queue;     /* waiting requests beyond which arrivals fail; 0 = unbounded */
+    /* vllm (chunked) only: */
+    long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
+    long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
+    int prefix_caching;          /* automatic prefix caching (paged schedulers) */
+    int async_scheduling;        /* the CPU prepares step n+1 while the GPU runs step n */
+    /* Disaggregation (set by the simulator, not by scenario keys of this map): */
+    int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
+    int first_token_at_decode; /* handoff: the decode replica makes the first token */
+} sv_engine_cfg_t;
+
+/* Blocks kept free when admitting: floor(watermark x blocks), as vLLM's block manager
+ * computes it (int()); 0 for the schedulers that reserve a whole sequence up front. */
+long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks);
+
+typedef struct sv_replica_stats {
+    long steps, decode_steps, prefill_chunks;
+    long preemptions, swaps;
+    double busy_s;   /* time with a step in flight */
+    double active_s; /* busy time weighted by how hard the GPU works (power model) */
+    double prefill_tokens, decode_tokens;
+    long peak_running, peak_waiting;
+    long peak_blocks_used;
+    long handoffs;
+    double prefix_queries, prefix_hits; /* prompt tokens looked up in the prefix cache, found */
+    /* At the end of a run (filled by the simulator): every block should be free again
+     * and no token owed. */
+    long blocks_free_end, blocks_total, owed_end;
+} sv_replica_stats_t;
+
+typedef struct sv_replica sv_replica_t;
+
+int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
+                   sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out, sv_error_t *err);
+void sv_replica_free(sv_replica_t *r);
+
+/* A request arrives at now. Returns SV_FAIL_NONE, or the reason it failed at once (the
+ * request is then marked failed with end = now). */
+int sv_replica_submit(sv_replica_t *r, int32_t id, double now);
+
+/* Start a step if there is work and none is in flight: returns its duration (> 0),
+ * or 0 when the replica stays idle. */
+double sv_replica_start_step(sv_replica_t *r, double now);
+
+/* The step in flight ends at now. Requests that finished or failed during it are listed
+ * by sv_replica_done() until the next call. */
+int sv_replica_end_step(sv_replica_t *r, double now);
+const int32_t *sv_replica_done(const sv_replica_t *r, long *n);
+
+/* The client gave up on request id at now (timeout): it fails at now, and its KV is
+ * freed at once or, if it is in the step in flight, when that step ends. */
+void sv_replica_abort(sv_replica_t *r, int32_t id, double now);
+
+/* Prefill role: requests whose prefill ended in the last step and now wait, with their
+ * KV blocks pinned here, to move to a decode replica. Valid until the next end_step. */
+const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n);
+/* Tokens of KV a handed-off request holds here (what its transfer moves). */
+long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id);
+/* Their KV has left (or they failed): free the pinned blocks. */
+void sv_replica_release(sv_replica_t *r, int32_t id);
+
+/* Decode role: reserve room for request id's incoming KV transfer: a sequence slot and
+ * blocks for its r->computed tokens plus the next token's (orca and static: for its whole
+ * input + output). 1 if reserved, 0 if there is no room. */
+int sv_replica_reserve(sv_replica_t *r, int32_t id);
+int sv_replica_can_reserve(const sv_replica_t *r, int32_t id); /* the same test, no change */
+void sv_replica_unreserve(sv_replica_t *r, int32_t id);
+/* The transfer landed: the request (its KV = r->computed tokens, r->generated tokens
+ * made so far) joins the decode batch at the next step. */
+void sv_replica_inject(sv_replica_t *r, int32_t id, double now);
+/* When the replica can next start a step: the end of the one in flight, or now. */
+double sv_replica_free_at(const sv_replica_t *r, double now);
+
+/* Fail every request still here (horizon reached) with SV_FAIL_UNFINISHED at now. */
+void sv_replica_fail_all(sv_replica_t *r, double now);
+
+int sv_replica_busy(const sv_replica_t *r);
+long sv_replica_running(const sv_replica_t *r);
+long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
+long sv_replica_waiting(const sv_replica_t *r);
+long sv_replica_tokens_owed(const sv_replica_t *r); /* + output tokens not yet generated */
+double sv_replica_kv_usage(const sv_replica_t *r);  /* used blocks / all blocks */
+long sv_replica_free_blocks(const sv_replica_t *r);
+long sv_replica_total_blocks(const sv_replica_t *r);
+long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */
+const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
+
+/* Prompt tokens of request id (not yet here) that this replica's prefix cache holds:
+ * the longest chain of its leading full blocks found (0 without the cache). */
+long sv_replica_cached_prefix(sv_replica_t *r, int32_t id);
+
+/* Recount every block from the requests that hold them (running sequences, hand-offs
+ * pinned here, transfers reserved here) and compare with the free count: 0 when
+ * held + free = total, else -1 with what differs in msg. O(running); a replica with a
+ * step in flight is not checked. For --check and tests. */
+int sv_replica_check(const sv_replica_t *r, char *msg, size_t size);
+
+#endif

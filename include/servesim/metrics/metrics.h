@@ -1,0 +1,127 @@
+/*
+ * Metrics: the numbers a real benchmark run reports, with vLLM's definitions
+ * (../shared/spec/metrics.md), computed exactly from what the engine reports.
+ *
+ * The engine feeds, and never keeps a number per token: the end time of every decode
+ * step of each replica, one segment per stretch of consecutive decode steps a request
+ * took part in, and single tokens made outside decode steps (the token a re-prefill
+ * yields after a preemption). At the end, difference arrays over decode steps turn these
+ * into the exact ITL pool and the per-second token counts, over successful requests only,
+ * as vLLM counts them. Time-series samples (running, waiting, KV usage, batch tokens)
+ * are kept per replica at a fixed simulated interval.
+ *
+ * Ownership: sv_metrics_new() returns a collector freed with sv_metrics_free();
+ * sv_metrics_summarize() fills caller storage. Per-request ITL lists come from
+ * sv_metrics_itls(), into a caller-freed array.
+ */
+#ifndef SERVESIM_METRICS_H
+#define SERVESIM_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "servesim/base/error.h"
+#include "servesim/traffic/request.h"
+
+#define SV_MAX_PCT 16
+
+enum { SV_M_TTFT = 1, SV_M_TPOT = 2, SV_M_ITL = 4, SV_M_E2EL = 8 };
+
+typedef struct sv_metrics_cfg {
+    double percentiles[SV_MAX_PCT]; /* to print, e.g. {99} */
+    int npercentiles;
+    int selected;                                 /* SV_M_* bits printed in the summary */
+    double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms; /* NAN when not given */
+    double attainment;      /* share of requests that must meet the SLOs (sweep, plan) */
+    double sample_interval; /* s between time-series samples */
+} sv_metrics_cfg_t;
+
+typedef struct sv_sample {
+    double t;
+    int32_t replica;
+    int32_t running, waiting;
+    float kv_usage; /* 0..1 */
+    int32_t batch_tokens;
+    uint8_t up; /* the replica is up (starting, active or draining); 0: switched off */
+} sv_sample_t;
+
+typedef struct sv_metrics sv_metrics_t;
+
+sv_metrics_t *sv_metrics_new(const sv_metrics_cfg_t *cfg, int replicas);
+void sv_metrics_free(sv_metrics_t *m);
+
+/* A decode step of replica ended at t; returns its index (0, 1, ...) or -1 on no memory. */
+int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t);
+/* A request joins decoding at the replica's next decode step k0, its last token at t_join
+ * (NAN when that step will make its first token: a decode replica that makes it). */
+int32_t sv_metrics_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join);
+/* It leaves before decode step k1; returns the time of its last token. */
+double sv_metrics_seg_close(sv_metrics_t *m, int32_t seg, int64_t k1);
+/* A token made outside decode steps at t, gap after the request's previous token. */
+int sv_metrics_single(sv_metrics_t *m, int32_t req, double t, double gap);
+int sv_metrics_sample(sv_metrics_t *m, const sv_sample_t *s);
+/* The bound on kept time-series samples (32 bytes each, so 128 MiB): past it the
+ * simulator halves its sampling rate and thins what it has already taken. */
+#define SV_MAX_SAMPLES 4000000L
+/* Keep every other round of samples (a round: the consecutive samples taken at one
+ * time), starting with the first. */
+void sv_metrics_thin_samples(sv_metrics_t *m);
+int sv_metrics_oom(const sv_metrics_t *m); /* an allocation failed somewhere above */
+
+const sv_sample_t *sv_metrics_samples(const sv_metrics_t *m, size_t *n);
+
+/* Mean, median, population std and percentiles, in ms. */
+typedef struct sv_stat {
+    double mean, median, std;
+    double pct[SV_MAX_PCT];
+    long n;
+} sv_stat_t;
+
+/* Percentiles always computed (for JSON) besides the configured ones. */
+#define SV_STD_PCTS                                                                                \
+    {                                                                                              \
+        50.0, 90.0, 95.0, 99.0                                                                     \
+    }
+
+typedef struct sv_summary {
+    long completed, failed;
+    long failed_by[SV_FAIL_COUNT];
+    long total_input, total_output;
+    double duration;
+    double request_throughput, output_throughput, total_token_throughput;
+    double request_goodput; /* NAN without SLOs */
+    long good;
+    long good_by[3]; /* meeting the TTFT, TPOT, E2EL SLO alone (to tell which one binds) */
+    double max_output_tokens_per_s;
+    long max_concurrent_requests;
+    double pcts[SV_MAX_PCT + 4]; /* configured then the standard ones not already there */
+    int npcts;
+    sv_stat_t ttft, tpot, itl, e2el, queue, prefill, decode;
+    /* Phases of disaggregated serving (zero when colocated): waiting for decode room,
+     * moving the KV, waiting for the decode replica's next step. */
+    sv_stat_t xfer_wait, xfer, decode_queue;
+} sv_summary_t;
+
+/* Aggregate everything over the request pool. */
+int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
+                         sv_error_t *err);
+
+/* The ITL list of one successful request (seconds), as vLLM stores it. */
+int sv_metrics_itls(const sv_metrics_t *m, const sv_reqpool_t *pool, int32_t req, double **out,
+                    size_t *n);
+
+/* Exact statistics helpers, exposed for tests: sorts x in place; values in x's units. */
+void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
+                     sv_stat_t *out);
+/* numpy.percentile (linear) of sorted data; 0 for n = 0. */
+double sv_percentile_sorted(const double *x, size_t n, double p);
+
+/* A weighted sample: value with multiplicity. Sorts in place. */
+typedef struct sv_wval {
+    double v;
+    double w;
+} sv_wval_t;
+void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
+                      sv_stat_t *out);
+
+#endif

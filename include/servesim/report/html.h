@@ -1,0 +1,29 @@
+/*
+ * HTML reports people can look at: one self-contained file (inline CSS and SVG, no
+ * network, no JavaScript) per run, sweep or plan. Every chart is also written as its own
+ * SVG file next to the report (report.html -> report-<chart>.svg).
+ *
+ *   run:   summary table; TTFT and TPOT CDFs with the SLO lines; the mean queue / prefill /
+ *          (transfer) / decode breakdown; KV usage per pool, queue depth and running batch
+ *          over time.
+ *   sweep: the table; throughput and goodput, p50/p99 TTFT and TPOT, and SLO attainment
+ *          against the load axis, with the SLO lines and the knee marked.
+ *   plan:  the ranked table and the cost against capacity of every feasible cluster.
+ *
+ * Ownership: the functions only read their inputs; files are opened and closed here.
+ */
+#ifndef SERVESIM_HTML_H
+#define SERVESIM_HTML_H
+
+#include "servesim/base/error.h"
+#include "servesim/studies/plan.h"
+#include "servesim/cluster/sim.h"
+#include "servesim/studies/sweep.h"
+
+int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err);
+int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
+                  const char *path, sv_error_t *err);
+int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, const char *path,
+                 sv_error_t *err);
+
+#endif

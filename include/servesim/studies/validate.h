@@ -1,0 +1,76 @@
+/*
+ * `servesim validate`: run the simulator under the conditions of every measurement in a
+ * table of real runs (tests/data/validation/measurements.csv: published benchmarks and
+ * profiled iteration times, each row naming its source) and report, per family of rows,
+ * measured against simulated, the signed error, and the mean absolute percentage error
+ * (MAPE) per kind of metric. Rows of kind prefill, step and e2e are one batch costed by
+ * the cost model alone; throughput, ttft and tpot rows are simulated runs.
+ *
+ * Ownership: sv_validation_load() returns a table freed with sv_validation_free()
+ * (NULL-safe). It holds copies of every string; the catalog passed to run is only read.
+ */
+#ifndef SERVESIM_VALIDATE_H
+#define SERVESIM_VALIDATE_H
+
+#include <stdio.h>
+
+#include "servesim/cost/catalog.h"
+#include "servesim/base/error.h"
+
+enum {
+    SV_VK_THROUGHPUT = 0,
+    SV_VK_TTFT,
+    SV_VK_TPOT,
+    SV_VK_PREFILL,
+    SV_VK_STEP,
+    SV_VK_E2E,
+    SV_VK_COUNT
+};
+const char *sv_vkind_name(int kind);
+
+typedef struct sv_vrow {
+    char family[SV_NAME_MAX];
+    int kind; /* SV_VK_* */
+    char model[SV_NAME_MAX], gpu[SV_NAME_MAX], profile[SV_NAME_MAX];
+    char weight_dtype[16], kv_dtype[16], unit[16];
+    int tp;
+    long input, output, batch, concurrency, requests;
+    double measured, simulated; /* simulated is NAN until run */
+    int fitted;                 /* the row was used to fit a parameter */
+    char sets[512];             /* extra scenario settings, "key=value;key=value" */
+    char source[256];
+    long line; /* in the table file */
+} sv_vrow_t;
+
+typedef struct sv_validation {
+    char path[512];
+    sv_vrow_t *rows;
+    long nrows;
+} sv_validation_t;
+
+/* The table of the source tree (tests/data/validation/measurements.csv), compiled in. */
+const char *sv_validation_default_path(void);
+
+/* Read the table. Errors name file:line and column. */
+int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err);
+void sv_validation_free(sv_validation_t *v);
+
+/* Simulate every row (or only those whose family starts with prefix, when not NULL).
+ * A row the catalog cannot build fails the whole run with its line named. */
+int sv_validation_run(sv_validation_t *v, const sv_catalog_t *cat, const char *prefix,
+                      sv_error_t *err);
+
+/* MAPE (percent) of one family's rows of one kind; NAN when it has none. */
+double sv_validation_mape(const sv_validation_t *v, const char *family, int kind);
+
+/* The per-row table, then MAPE per family and kind. */
+void sv_validation_print(const sv_validation_t *v, FILE *f);
+
+/*
+ * Compare MAPEs with the bounds in a CSV of family,kind,max_mape_pct. Prints one line per
+ * bound and returns the number exceeded (0 when all hold), or a negative SV_E* code.
+ */
+int sv_validation_check(const sv_validation_t *v, const char *bounds_path, FILE *f,
+                        sv_error_t *err);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * One simulated request: what the workload made of it and what happened to it (the
+ * times the client and the engine saw, where it ran, how it ended). Requests live in one
+ * pool indexed by request id, shared by the simulator, the replicas, metrics and reports.
+ *
+ * Ownership: the pool owns its arrays (sv_reqpool_free); ids (int32) stay valid across
+ * growth, pointers into the arrays do not.
+ */
+#ifndef SERVESIM_REQUEST_H
+#define SERVESIM_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    SV_RQ_NEW = 0, /* generated, not yet sent (waiting at the client's semaphore) */
+    SV_RQ_WAITING, /* at a replica, not running */
+    SV_RQ_RUNNING, /* admitted: holds KV blocks */
+    SV_RQ_SWAPPED, /* preempted with its KV in host memory */
+    SV_RQ_HANDOFF, /* prefilled on a prefill replica, KV pinned there, waiting for decode room */
+    SV_RQ_XFER,    /* its KV is on the link to a decode replica */
+    SV_RQ_DONE,
+    SV_RQ_FAILED
+} sv_rq_state_t;
+
+typedef enum {
+    SV_FAIL_NONE = 0,
+    SV_FAIL_QUEUE_FULL,    /* max_queue reached at the replica (HTTP 429) */
+    SV_FAIL_TIMEOUT,       /* the client gave up after workload.timeout */
+    SV_FAIL_TOO_LONG,      /* input + output > max_model_len (HTTP 400) */
+    SV_FAIL_PROMPT_BUDGET, /* whole-prompt scheduler: prompt > max_num_batched_tokens */
+    SV_FAIL_KV_CAPACITY,   /* the sequence can never fit the KV cache */
+    SV_FAIL_UNFINISHED,    /* still in flight when the horizon ended the run */
+    SV_FAIL_COUNT
+} sv_fail_t;
+
+/* "queue_full", "timeout", ... */
+const char *sv_fail_name(int reason);
+
+/*
+ * Who writes what: the simulator (sim.c) writes arrival, start, xfer_start, xfer_end,
+ * decode_start, input, output, prefill_replica and ended; the replica engine writes
+ * scheduled, first_token, last_token, prefill_end, replica and preemptions; both move
+ * state along its life and either may fail it (state, fail, end).
+ * The engine's own bookkeeping (what is computed, queue membership, the decode aggregate)
+ * is private to it (sim/engine/reqeng_int.h), never in this record.
+ */
+typedef struct sv_req {
+    double arrival;     /* when the client meant to send it */
+    double start;       /* when it was sent (vLLM's start_time) */
+    double scheduled;   /* first time the engine scheduled it; -1 before */
+    double first_token; /* -1 before */
+    double last_token;  /* newest token so far (for decoding requests: at segment ends) */
+    double end;         /* completion or failure time */
+    /* Phases, for the per-request breakdown (colocated: all equal to first_token): */
+    double prefill_end;  /* the prompt's KV exists (DistServe's first token) */
+    double xfer_start;   /* the KV transfer started (decode room was found) */
+    double xfer_end;     /* it landed on the decode replica */
+    double decode_start; /* its first decode step started */
+    int32_t input, output;
+    int32_t replica;         /* where it is (or ended) */
+    int32_t prefill_replica; /* disaggregated: where it was prefilled */
+    uint8_t state, fail;
+    uint8_t ended; /* the simulator counted its end (each request ends exactly once) */
+    uint16_t preemptions;
+    int32_t nseg;    /* segments its prompt is made of (prefix caching); 0: unique content */
+    int64_t seg_off; /* where they start in the pool's segment array */
+} sv_req_t;
+
+/* The per-request metrics, defined once, as vLLM's benchmark computes them
+ * (../shared/spec/metrics.md), in seconds, for a completed request: TTFT = first token -
+ * start; E2EL (latency) = last token - start; TPOT = (latency - TTFT) / (output - 1), 0
+ * for a single output token. Every summary, file and chart uses these. */
+static inline double sv_req_ttft(const sv_req_t *r)
+{
+    return r->first_token - r->start;
+}
+static inline double sv_req_e2el(const sv_req_t *r)
+{
+    return r->last_token - r->start;
+}
+static inline double sv_req_tpot(const sv_req_t *r)
+{
+    return r->output > 1 ? (sv_req_e2el(r) - sv_req_ttft(r)) / (double)(r->output - 1) : 0.0;
+}
+
+/* A run of prompt tokens whose identity other requests may share: a system prompt, a
+ * block of a trace's hash ids, a previous turn. Two requests whose prompts begin with the
+ * same segments begin with the same tokens, so their KV blocks can be shared. */
+typedef struct sv_segment {
+    uint64_t id;
+    int32_t len; /* tokens */
+} sv_segment_t;
+
+/* The pool holds, next to each public record, one element of a side array whose type
+ * belongs to the layer that attaches it (the replica engine's private per-request state,
+ * sim/engine/reqeng_int.h): this layer sees only its size and its two hooks. */
+typedef struct sv_reqpool {
+    sv_req_t *r;      /* public records, indexed by request id */
+    void *side;       /* the attached layer's state of each, same index; NULL until attached */
+    size_t side_size; /* bytes per element; 0 until attached */
+    void (*side_init)(void *element); /* sets up a zeroed element */
+    void (*side_fini)(void *element); /* releases what an element owns (not the element) */
+    size_t n, cap, cap_side;
+    sv_segment_t *seg; /* prompt segments of all requests (sv_req_t.seg_off, nseg) */
+    size_t nseg, cap_seg;
+} sv_reqpool_t;
+
+/* Add a request: a record with every time -1, state NEW and no replica, and a fresh side
+ * element when a side array is attached. Returns its id, or -1 when memory (or the id
+ * range) runs out. */
+int32_t sv_reqpool_add(sv_reqpool_t *p);
+/* Attach a side array of `size`-byte elements with the given hooks (fini may be NULL):
+ * every existing request gets a fresh element. Attaching the same size and hooks again
+ * does nothing. 0, SV_EINVAL when another side array is attached, or SV_ENOMEM. */
+int sv_reqpool_attach(sv_reqpool_t *p, size_t size, void (*init)(void *), void (*fini)(void *));
+/* Give request id its prompt's segments (copied; their lengths must add up to its input).
+ * 0, or SV_ENOMEM. */
+int sv_reqpool_set_segments(sv_reqpool_t *p, int32_t id, const sv_segment_t *seg, int n);
+/* Free the arrays (calling side_fini on every element) and empty the pool; NULL-safe. */
+void sv_reqpool_free(sv_reqpool_t *p);
+
+#endif

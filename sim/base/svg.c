@@ -1,0 +1,218 @@
+/*
+ * SVG charts for the HTML reports (see svg_int.h).
+ */
+#include "base/svg_int.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                      "#bcbd22", "#17becf", "#393b79", "#637939"};
+
+void sv__xml_escape(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* The <svg> element, a white background and the title at the plot's left edge. */
+static void svg_open(FILE *f, int W, int H, double L, const char *title)
+{
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
+            "font-size=\"12\">\n",
+            W, H, W, H);
+    fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%g\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", L);
+    sv__xml_escape(f, title);
+    fputs("</text>\n", f);
+}
+
+/* A step of 1, 2 or 5 x 10^k giving about `want` ticks over span. */
+static double nice_step(double span, int want)
+{
+    if (!(span > 0)) return 1.0;
+    double raw = span / want, mag = pow(10.0, floor(log10(raw))), r = raw / mag;
+    return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
+}
+
+static void tick_text(char *buf, size_t n, double v, double step)
+{
+    if (fabs(v) < step * 1e-9) v = 0;
+    if (step >= 1 && fabs(v) < 1e15)
+        snprintf(buf, n, "%.0f", v);
+    else
+        snprintf(buf, n, "%.*f", step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3, v);
+}
+
+void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
+{
+    const double L = 70, R = 20, T = 36, B = 56;
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (int k = 0; k < c->ns; k++)
+        for (int i = 0; i < c->s[k].n; i++) {
+            double x = c->s[k].x[i], y = c->s[k].y[i];
+            if (!isfinite(x) || !isfinite(y)) continue;
+            if (x < x0) x0 = x;
+            if (x > x1) x1 = x;
+            if (y < y0) y0 = y;
+            if (y > y1) y1 = y;
+        }
+    for (int i = 0; i < c->nh; i++) {
+        if (c->hline[i] > y1) y1 = c->hline[i];
+        if (c->hline[i] < y0) y0 = c->hline[i];
+    }
+    for (int i = 0; i < c->nv; i++) {
+        if (c->vline[i] > x1) x1 = c->vline[i];
+        if (c->vline[i] < x0) x0 = c->vline[i];
+    }
+    if (!isfinite(x0)) x0 = 0, x1 = 1;
+    if (!isfinite(y0)) y0 = 0, y1 = 1;
+    if (c->ymin_zero && y0 > 0) y0 = 0;
+    if (x1 <= x0) x1 = x0 + 1;
+    if (y1 <= y0) y1 = y0 + 1;
+    double xs = nice_step(x1 - x0, 6), ys = nice_step(y1 - y0, 5);
+    x0 = floor(x0 / xs) * xs;
+    x1 = ceil(x1 / xs) * xs;
+    y0 = floor(y0 / ys) * ys;
+    y1 = ceil(y1 / ys) * ys;
+    double pw = W - L - R, ph = H - T - B;
+#define PX(x) (L + ((x)-x0) / (x1 - x0) * pw)
+#define PY(y) (T + ph - ((y)-y0) / (y1 - y0) * ph)
+    svg_open(f, W, H, L, c->title);
+    char buf[64];
+    for (double y = y0; y <= y1 + ys * 1e-9; y += ys) {
+        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L,
+                PY(y), L + pw, PY(y));
+        tick_text(buf, sizeof buf, y, ys);
+        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">%s</text>\n", L - 6,
+                PY(y) + 4, buf);
+    }
+    for (double x = x0; x <= x1 + xs * 1e-9; x += xs) {
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
+                PX(x), T, PX(x), T + ph);
+        tick_text(buf, sizeof buf, x, xs);
+        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">%s</text>\n",
+                PX(x), T + ph + 16, buf);
+    }
+    fprintf(f,
+            "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
+            L, T, pw, ph);
+    fprintf(f, "<text x=\"%g\" y=\"%d\" text-anchor=\"middle\">", L + pw / 2, H - 12);
+    sv__xml_escape(f, c->xlabel);
+    fputs("</text>\n", f);
+    fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">",
+            T + ph / 2);
+    sv__xml_escape(f, c->ylabel);
+    fputs("</text>\n", f);
+    for (int i = 0; i < c->nh; i++) {
+        fprintf(f,
+                "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#d62728\" "
+                "stroke-dasharray=\"6 4\"/>\n",
+                L, PY(c->hline[i]), L + pw, PY(c->hline[i]));
+        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\">", L + pw - 4,
+                PY(c->hline[i]) - 4);
+        sv__xml_escape(f, c->hlabel[i]);
+        fputs("</text>\n", f);
+    }
+    for (int i = 0; i < c->nv; i++) {
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#2ca02c\" "
+                "stroke-dasharray=\"6 4\"/>\n",
+                PX(c->vline[i]), T, PX(c->vline[i]), T + ph);
+        /* Labels sit low in the plot (the legend is at the top) and on the inner side. */
+        int right = PX(c->vline[i]) > L + pw / 2;
+        fprintf(f, "<text x=\"%.2f\" y=\"%g\" fill=\"#2ca02c\" text-anchor=\"%s\">",
+                PX(c->vline[i]) + (right ? -4 : 4), T + ph - 8 - 14.0 * i, right ? "end" : "start");
+        sv__xml_escape(f, c->vlabel[i]);
+        fputs("</text>\n", f);
+    }
+    for (int k = 0; k < c->ns; k++) {
+        const sv_svg_series_t *s = &c->s[k];
+        const char *col = palette[k % 12];
+        if (s->lines && s->n > 1) {
+            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"", col);
+            for (int i = 0; i < s->n; i++)
+                if (isfinite(s->x[i]) && isfinite(s->y[i]))
+                    fprintf(f, "%.2f,%.2f ", PX(s->x[i]), PY(s->y[i]));
+            fputs("\"/>\n", f);
+        }
+        if (s->points)
+            for (int i = 0; i < s->n; i++) {
+                if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
+                fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>\n", PX(s->x[i]),
+                        PY(s->y[i]), col);
+                if (s->labels && s->labels[i]) {
+                    int right = PX(s->x[i]) > L + 0.8 * pw; /* keep labels inside the plot */
+                    fprintf(f,
+                            "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" fill=\"#333\" "
+                            "text-anchor=\"%s\">",
+                            PX(s->x[i]) + (right ? -5 : 5), PY(s->y[i]) - 5,
+                            right ? "end" : "start");
+                    sv__xml_escape(f, s->labels[i]);
+                    fputs("</text>\n", f);
+                }
+            }
+        /* legend */
+        fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"3\" fill=\"%s\"/>", L + 10,
+                T + 10 + 16.0 * k, col);
+        fprintf(f, "<text x=\"%g\" y=\"%g\">", L + 28, T + 15 + 16.0 * k);
+        sv__xml_escape(f, s->name);
+        fputs("</text>\n", f);
+    }
+    fputs("</svg>\n", f);
+#undef PX
+#undef PY
+}
+
+void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *const *names,
+                  const double *values, int n, int W, int H)
+{
+    const double L = 70, R = 20, T = 36, B = 56;
+    double y1 = 0;
+    for (int i = 0; i < n; i++)
+        if (values[i] > y1) y1 = values[i];
+    if (y1 <= 0) y1 = 1;
+    double ys = nice_step(y1, 5);
+    y1 = ceil(y1 / ys) * ys;
+    double pw = W - L - R, ph = H - T - B, bw = pw / (n ? n : 1);
+    svg_open(f, W, H, L, title);
+    char buf[64];
+    for (double y = 0; y <= y1 + ys * 1e-9; y += ys) {
+        double py = T + ph - y / y1 * ph;
+        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L,
+                py, L + pw, py);
+        tick_text(buf, sizeof buf, y, ys);
+        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">%s</text>\n", L - 6,
+                py + 4, buf);
+    }
+    for (int i = 0; i < n; i++) {
+        double h = values[i] / y1 * ph, x = L + i * bw + bw * 0.15;
+        fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", x,
+                T + ph - h, bw * 0.7, h, palette[i % 12]);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.1f</text>\n",
+                x + bw * 0.35, T + ph - h - 4, values[i]);
+        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\">", x + bw * 0.35, T + ph + 16);
+        sv__xml_escape(f, names[i]);
+        fputs("</text>\n", f);
+    }
+    fprintf(f,
+            "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
+            L, T, pw, ph);
+    fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">",
+            T + ph / 2);
+    sv__xml_escape(f, ylabel);
+    fputs("</text>\n</svg>\n", f);
+}

@@ -1,0 +1,1044 @@
+/*
+ * The servesim command line: parses arguments and calls the library, nothing more.
+ *   servesim run SCENARIO [--set k=v ...] [--json FILE] [--detailed] [--requests-csv FILE]
+ *                         [--timeseries-csv FILE] [--quiet]
+ *   servesim list gpus|models
+ *   servesim explain --model M --gpu G [--tp N] [--input N] [--output N] [--batch 1,8,...]
+ * Every error is one line on stderr and a non-zero exit status.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+#ifdef SERVESIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "servesim/studies/calibrate.h"
+#include "servesim/studies/confidence.h"
+#include "servesim/cost/catalog.h"
+#include "servesim/studies/explain.h"
+#include "servesim/report/html.h"
+#include "servesim/base/paths.h"
+#include "servesim/cost/perf.h"
+#include "servesim/studies/plan.h"
+#include "servesim/report/report.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cluster/sim.h"
+#include "servesim/studies/sweep.h"
+#include "servesim/studies/validate.h"
+#include "servesim/base/yaml.h"
+
+#include "cli/cli_cmp_int.h"
+#include "cli/cli_int.h"
+
+#define EXIT_USAGE 2
+
+static const char *usage_text =
+    "usage: servesim [--catalog DIR] COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
+    "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
+    "      [--requests-csv FILE] [--timeseries-csv FILE] [--cluster-csv FILE]\n"
+    "      [--report FILE.html]\n"
+    "      [--prometheus FILE] [--quiet] [--check]\n"
+    "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
+    "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
+    "      [--shard K/N] [--report FILE.html]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
+    "  merge OUT DIR...            join the directories of sharded sweeps into OUT\n"
+    "  plan SCENARIO.yaml          cheapest clusters for the scenario's plan: target\n"
+    "      [--set KEY=VALUE ...] [--out DIR] [--jobs N] [--report FILE.html]\n"
+    "  compare REAL.json SIM.json  metric by metric: both values, relative error, KS tests\n"
+    "      [--tolerance PCT] [--report FILE.html]   (vLLM result JSON or GenAI-Perf export)\n"
+    "  replay REAL.json SCENARIO.yaml   simulate a result's requests at its send times\n"
+    "      [--set KEY=VALUE ...] [--json FILE] [--detailed] and run's other output options\n"
+    "  list gpus|models            print the catalog\n"
+    "  calibrate kernels --gpu G MLP.csv...   fit a GPU's efficiency curves to Vidur\n"
+    "      kernel tables [--allreduce F.csv] [--send-recv F.csv] [--name N] [--out F.yaml]\n"
+    "  calibrate engine --rows MODEL:HW,... --base PROFILE --fit KEY,... PERF_MODEL.csv\n"
+    "      fit an engine profile to Splitwise iteration times [--name N] [--out F.yaml]\n"
+    "  calibrate runs --family F --gpu G --fit KEY,...  fit a GPU's curves to whole\n"
+    "      simulated runs of one validation family [--data CSV]\n"
+    "  calibrate synthetic --gpu G  recover known parameters from generated tables\n"
+    "      (every calibrate takes [--max-iter N])\n"
+    "  validate                    simulate every measured run in the validation table;\n"
+    "      [--data FILE.csv] [--family PREFIX] [--bounds FILE.csv]   print the errors\n"
+    "  explain --model M --gpu G   what the cost model says about one setup\n"
+    "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
+    "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
+    "      [--profile vllm|trtllm|eager|NAME] [--ideal] [--set KEY=VALUE ...] [--json [FILE]]\n"
+    "\n"
+    "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
+    "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
+    "  iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,\n"
+    "  gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens,\n"
+    "  seq_overhead_us, cuda_graphs, graph_max_tokens, gemm_m_half_tokens, gemm_floor_us,\n"
+    "  small_op_efficiency, small_op_floor_us, attention_efficiency, attention_n_half_tokens,\n"
+    "  attention_memory_efficiency, attention_seq_us, link_efficiency,\n"
+    "  link_latency_per_rank_us, p2p_latency_us, norm_efficiency\n"
+    "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets every efficiency\n"
+    "  to 1 and every overhead, floor and small op to 0: the pure roofline. Engine profiles\n"
+    "  (models/engines.yaml): explain --profile, a scenario's engine.profile; default vllm.\n"
+    "The catalog is read from --catalog, else $SERVESIM_CATALOG, else the source tree.\n";
+
+static int fail(const char *fmt, const char *a)
+{
+    fprintf(stderr, "servesim: ");
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    return EXIT_FAILURE;
+}
+
+static int fail_err(const sv_error_t *err)
+{
+    fprintf(stderr, "servesim: error: %s\n", err->msg);
+    return EXIT_FAILURE;
+}
+
+/* ---- outputs never overwrite inputs ---- */
+
+static const char *catalog_dir_used; /* set once by servesim_main */
+
+/* A set of paths with the catalog files as inputs; NULL when out of memory. */
+static sv_paths_t *paths_with_catalog(void)
+{
+    sv_paths_t *ps = sv_paths_new();
+    if (ps && sv_paths_input_dir(ps, catalog_dir_used, ".yaml", "a catalog file")) {
+        sv_paths_free(ps);
+        ps = NULL;
+    }
+    return ps;
+}
+
+/* The scenario and every file it read. */
+static int scenario_inputs(sv_paths_t *ps, const char *path, const sv_scenario_t *sc,
+                           sv_error_t *err)
+{
+    int rc = sv_paths_input(ps, path, "the scenario");
+    for (int i = 0; !rc && i < sc->ninputs; i++)
+        rc = sv_paths_input(ps, sc->inputs[i], "a file the scenario reads");
+    return rc ? sv_errorf(err, rc, "out of memory") : 0;
+}
+
+/* An output file (NULL: not asked for). */
+static int out_file(sv_paths_t *ps, const char *opt, const char *path, sv_error_t *err)
+{
+    return path ? sv_paths_output(ps, path, NULL, opt, err) : 0;
+}
+
+/* An HTML report and its charts, PATH-NAME.svg beside it (PATH without .html). */
+static int out_report(sv_paths_t *ps, const char *path, sv_error_t *err)
+{
+    if (!path) return 0;
+    char base[1100];
+    size_t l = strlen(path);
+    int html = l > 5 && strcmp(path + l - 5, ".html") == 0;
+    snprintf(base, sizeof base, "%.*s-", (int)(html ? l - 5 : l), path);
+    int rc = sv_paths_output(ps, path, NULL, "--report", err);
+    return rc ? rc : sv_paths_output(ps, base, ".svg", "--report", err);
+}
+
+/* A file in an output folder: "DIR/name" checked as --out. */
+static int out_in_dir(sv_paths_t *ps, const char *opt, const char *dir, const char *name,
+                      const char *suffix, sv_error_t *err)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return sv_paths_output(ps, p, suffix, opt, err);
+}
+
+/* The option whose value was missing, for the message. */
+static const char *missing_opt = "an option";
+
+const char *sv__opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        missing_opt = name;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+const char *sv__opt_missing(void)
+{
+    return missing_opt;
+}
+
+static int cmd_list(const sv_catalog_t *cat, int argc, char **argv)
+{
+    if (argc != 1 || (strcmp(argv[0], "gpus") && strcmp(argv[0], "models")))
+        return fail("error: expected 'list gpus' or 'list models'%s", "");
+    if (strcmp(argv[0], "gpus") == 0) {
+        printf("%-11s %-26s %9s %9s %8s %10s %-16s %6s %7s %7s\n", "name", "description",
+               "BF16 TF/s", "FP8 TF/s", "mem GiB", "HBM GB/s", "link (GB/s bidir)", "TDP W",
+               "idle W", "$/h");
+        for (size_t i = 0; i < cat->ngpus; i++) {
+            const sv_gpu_t *g = &cat->gpus[i];
+            char link[48];
+            snprintf(link, sizeof link, "%s %.0f", g->link, g->link_bw / 1e9);
+            printf("%-11s %-26s %9.1f %9.1f %8.1f %10.0f %-16s %6.0f %7.0f %7.2f\n", g->name,
+                   g->description, g->bf16_flops / 1e12, g->fp8_flops / 1e12,
+                   g->mem_bytes / 1073741824.0, g->hbm_bw / 1e9, link, g->tdp_w, g->idle_w,
+                   g->price_per_hour);
+        }
+    } else {
+        printf("%-15s %9s %6s %6s %5s %4s %6s %7s %7s %10s %-8s\n", "name", "params B", "layers",
+               "hidden", "heads", "kv", "headd", "ffn", "vocab", "KV B/tok", "notes");
+        for (size_t i = 0; i < cat->nmodels; i++) {
+            const sv_model_t *m = &cat->models[i];
+            char notes[64] = "";
+            if (m->experts)
+                snprintf(notes, sizeof notes, "MoE %dx top-%d", m->experts, m->experts_per_tok);
+            else if (m->sliding_window)
+                snprintf(notes, sizeof notes, "window %d", m->sliding_window);
+            else if (m->tied_embeddings)
+                snprintf(notes, sizeof notes, "tied emb.");
+            double kv = 2.0 * m->layers * m->kv_heads * m->head_dim * 2.0;
+            printf("%-15s %9.2f %6d %6d %5d %4d %6d %7d %7d %10.0f %-8s\n", m->name,
+                   sv_model_param_count(m) / 1e9, m->layers, m->hidden, m->heads, m->kv_heads,
+                   m->head_dim, m->experts ? m->moe_ffn : m->ffn, m->vocab, kv, notes);
+        }
+    }
+    return EXIT_SUCCESS;
+}
+
+/* "1,8,32" -> array. */
+static int parse_batches(const char *s, long *out, int max, int *n)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (*n == max || sv_parse_long(tok, &v) || v < 1) return -1;
+        out[(*n)++] = v;
+    }
+    return *n ? 0 : -1;
+}
+
+static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq) return sv_errorf(err, SV_EINVAL, "--set %s: expected KEY=VALUE", kv);
+    char key[128];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    const char *k = key;
+    if (strncmp(k, "hardware.", 9) == 0)
+        k += 9;
+    else if (strncmp(k, "engine.", 7) == 0)
+        k += 7;
+    int rc = sv_perf_settings_set(s, k, eq + 1, err);
+    if (rc == SV_ENOKEY)
+        return sv_errorf(err, SV_ENOKEY,
+                         "--set %s: unknown key '%s' (see servesim --help for the keys)", kv, key);
+    if (rc) sv_error_prefix(err, "--set %s", kv);
+    return rc;
+}
+
+static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL, *profile = NULL;
+    long input = 1024, output = 256;
+    long batches[SV_EXPLAIN_MAX_BATCHES] = {1, 8, 32, 64, 128, 256};
+    int nbatches = 6, ideal = 0, json = 0;
+    sv_perf_settings_t set = sv_perf_settings_default();
+    sv_error_t err;
+    sv_error_clear(&err);
+    const char *v;
+    int missing = 0;
+    /* --set values are applied after the named options, in order. */
+    const char *sets[64];
+    int nsets = 0;
+
+    for (int i = 0; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--model", &missing)))
+            model_name = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--gpu", &missing)))
+            gpu_name = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--profile", &missing)))
+            profile = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--tp", &missing))) {
+            if (sv_perf_settings_set(&set, "tp", v, &err)) return fail_err(&err);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--input", &missing))) {
+            if (sv_parse_long(v, &input) || input < 1)
+                return fail("error: --input: expected a whole number >= 1, got '%s'", v);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--output", &missing))) {
+            if (sv_parse_long(v, &output) || output < 1)
+                return fail("error: --output: expected a whole number >= 1, got '%s'", v);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--batch", &missing))) {
+            if (parse_batches(v, batches, SV_EXPLAIN_MAX_BATCHES, &nbatches)) {
+                fprintf(stderr,
+                        "servesim: error: --batch: expected 1 to %d sizes >= 1 like 1,8,32,64, "
+                        "got '%s'\n",
+                        SV_EXPLAIN_MAX_BATCHES, v);
+                return EXIT_FAILURE;
+            }
+        } else if ((v = sv__opt_value(argc, argv, &i, "--weight-dtype", &missing))) {
+            if (sv_perf_settings_set(&set, "weight_dtype", v, &err)) return fail_err(&err);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--kv-dtype", &missing))) {
+            if (sv_perf_settings_set(&set, "kv_cache_dtype", v, &err)) return fail_err(&err);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
+            if (nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
+            sets[nsets++] = v;
+        } else if (strcmp(argv[i], "--ideal") == 0) {
+            ideal = 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            /* --json alone prints to stdout; --json FILE (or -) like every other option */
+            json = 1;
+            if (i + 1 < argc && (argv[i + 1][0] != '-' || strcmp(argv[i + 1], "-") == 0))
+                json_path = argv[++i];
+        } else if (strncmp(argv[i], "--json=", 7) == 0) {
+            json = 1;
+            json_path = argv[i] + 7;
+        } else if (missing) {
+            break;
+        } else {
+            return fail("error: explain: unknown option '%s' (see servesim --help)", argv[i]);
+        }
+        if (missing) break;
+    }
+    if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
+    if (!model_name) return fail("error: explain needs --model NAME%s", "");
+    if (!gpu_name) return fail("error: explain needs --gpu NAME%s", "");
+    if (ideal) sv_perf_settings_ideal(&set);
+    for (int i = 0; i < nsets; i++)
+        if (apply_set(&set, sets[i], &err)) return fail_err(&err);
+    if (sv_perf_settings_profile(&set, cat, profile, &err)) return fail_err(&err);
+
+    const sv_gpu_t *gpu;
+    sv_model_t model;
+    sv_perf_t perf;
+    if (sv_catalog_gpu(cat, gpu_name, &gpu, &err) ||
+        sv_catalog_resolve_model(cat, model_name, &model, &err) ||
+        sv_perf_init(&perf, gpu, &model, &set, &err))
+        return fail_err(&err);
+    if (json_path && strcmp(json_path, "-") != 0) {
+        sv_paths_t *ps = paths_with_catalog();
+        struct stat st;
+        int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
+        if (!rc && stat(model_name, &st) == 0 && S_ISREG(st.st_mode) &&
+            sv_paths_input(ps, model_name, "the model's config.json"))
+            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+        if (!rc) rc = out_file(ps, "--json", json_path, &err);
+        sv_paths_free(ps);
+        if (rc) return fail_err(&err);
+    }
+    sv_explain_t *e = malloc(sizeof *e);
+    if (!e) return fail("error: out of memory%s", "");
+    if (sv_explain_compute(&perf, input, output, batches, nbatches, e, &err)) {
+        free(e);
+        return fail_err(&err);
+    }
+    int rc = EXIT_SUCCESS;
+    if (json) {
+        cJSON *j = sv_explain_json(e);
+        char *text = cJSON_Print(j);
+        if (json_path && strcmp(json_path, "-") == 0) json_path = NULL;
+        FILE *f = json_path ? fopen(json_path, "w") : stdout;
+        if (!f) {
+            fprintf(stderr, "servesim: error: %s: cannot write: %s\n", json_path, strerror(errno));
+            rc = EXIT_FAILURE;
+        } else {
+            fprintf(f, "%s\n", text);
+            if (json_path) {
+                int bad = ferror(f);
+                if (fclose(f)) bad = 1;
+                if (bad) rc = fail("error: %s: write error", json_path);
+            }
+        }
+        free(text);
+        cJSON_Delete(j);
+    } else {
+        sv_explain_print(e, stdout);
+        const sv_engine_profile_t *ep;
+        if (perf.set.engine[0] && sv_catalog_engine(cat, perf.set.engine, &ep, NULL) == 0)
+            printf("\nEngine profile '%s': %s\n  fitted to: %s\n", ep->name, ep->description,
+                   ep->fitted_to);
+    }
+    free(e);
+    return rc;
+}
+
+/* Options every scenario command takes: the scenario path, --set (repeatable) and --jobs. */
+typedef struct cmd_args {
+    const char *path;
+    const char *sets[256];
+    int nsets;
+    int jobs;
+    int missing; /* an option lacked its value */
+} cmd_args_t;
+
+/* Take argv[*i] if it is a shared option or the scenario path: 1 if taken, 0 if not,
+ * -1 after printing an error. */
+static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char *cmd)
+{
+    const char *v;
+    if ((v = sv__opt_value(argc, argv, i, "--set", &a->missing))) {
+        if (a->nsets == 256) return fail("error: too many --set options (at most 256)%s", ""), -1;
+        a->sets[a->nsets++] = v;
+        return 1;
+    }
+    if ((v = sv__opt_value(argc, argv, i, "--jobs", &a->missing))) {
+        long j;
+        if (sv_parse_long(v, &j) || j < 1 || j > 1024)
+            return fail("error: --jobs: expected a whole number in [1, 1024], got '%s'", v), -1;
+        a->jobs = (int)j;
+        return 1;
+    }
+    if (a->missing) return 0;
+    if (argv[*i][0] == '-' && argv[*i][1] != '\0') {
+        fprintf(stderr, "servesim: error: %s: unknown option '%s' (see servesim --help)\n", cmd,
+                argv[*i]);
+        return -1;
+    }
+    if (a->path) {
+        fprintf(stderr, "servesim: error: %s takes one scenario file; '%s' is one too many\n", cmd,
+                argv[*i]);
+        return -1;
+    }
+    a->path = argv[*i];
+    return 1;
+}
+
+/* After the loop: a missing value or a missing scenario is an error (-1, printed). */
+static int finish_args(const cmd_args_t *a, const char *need)
+{
+    if (a->missing) return fail("error: %s needs a value (see servesim --help)", missing_opt), -1;
+    if (!a->path) return fail("error: %s", need), -1;
+    return 0;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
+    const char *cl_csv = NULL;
+    cmd_args_t a = {.jobs = 1};
+    int detailed = 0, quiet = 0, check = 0, t;
+    const char *v;
+    for (int i = 0; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--json", &a.missing)))
+            json = v;
+        else if (strcmp(argv[i], "--check") == 0)
+            check = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
+            html = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &a.missing)))
+            prom = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &a.missing)))
+            req_csv = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &a.missing)))
+            ts_csv = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--cluster-csv", &a.missing)))
+            cl_csv = v;
+        else if (strcmp(argv[i], "--detailed") == 0)
+            detailed = 1;
+        else if (strcmp(argv[i], "--quiet") == 0)
+            quiet = 1;
+        else if ((t = take_common(argc, argv, &i, &a, "run")) < 0)
+            return EXIT_FAILURE;
+        if (a.missing) break;
+    }
+    if (finish_args(&a, "run needs a scenario file (e.g. scenarios/quickstart.yaml)"))
+        return EXIT_FAILURE;
+    const char *path = a.path;
+    sv_error_t err;
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
+    sc->check = check;
+    sv_paths_t *ps = paths_with_catalog();
+    int bad =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!bad && json && strcmp(json, "-") != 0) bad = out_file(ps, "--json", json, &err);
+    if (!bad) bad = out_file(ps, "--requests-csv", req_csv, &err);
+    if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
+    if (!bad) bad = out_file(ps, "--cluster-csv", cl_csv, &err);
+    if (!bad) bad = out_file(ps, "--prometheus", prom, &err);
+    if (!bad) bad = out_report(ps, html, &err);
+    sv_paths_free(ps);
+    if (bad) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
+    double t0 = wall_seconds();
+    sv_result_t *res = NULL;
+    int rc = sv_sim_run(sc, &res, &err);
+    double wall = wall_seconds() - t0;
+    if (rc) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
+    if (!quiet) sv_report_summary(res, stdout);
+    rc = 0;
+    if (json && (rc = sv_report_json(res, detailed, json, &err))) fail_err(&err);
+    if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
+    if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
+    if (!rc && cl_csv && (rc = sv_report_cluster_csv(res, cl_csv, &err))) fail_err(&err);
+    if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
+    if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
+    if (!quiet) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(
+            stderr,
+            "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
+            res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
+        for (int p = 0; p < sc->npools; p++)
+            if (sc->pools[p].defaulted)
+                fprintf(
+                    stderr,
+                    "servesim: pool '%s' (%s, %s): vLLM's defaults for `vllm serve` on this GPU: "
+                    "max_num_seqs %ld, max_num_batched_tokens %ld\n",
+                    sc->pools[p].name, sc->pools[p].gpu.name,
+                    sv_sched_name(sc->pools[p].engine.scheduler), sc->pools[p].engine.max_num_seqs,
+                    sc->pools[p].engine.max_num_batched_tokens);
+        if (res->sample_interval > sc->metrics.sample_interval)
+            fprintf(stderr,
+                    "servesim: note: time-series samples thinned to one every %g s to stay "
+                    "under %ld samples\n",
+                    res->sample_interval, SV_MAX_SAMPLES);
+    }
+    sv_result_free(res);
+    sv_scenario_free(sc);
+    return rc ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* A sweep point's result file: the run's summary JSON. */
+static int write_point_json(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    return sv_report_json(res, 0, path, err);
+}
+
+static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *out = "sweep-out", *html = NULL;
+    const char *vary_args[SV_MAX_VARY];
+    cmd_args_t a = {.jobs = 1};
+    int nvary = 0, shard = 1, nshards = 1, quiet = 0, t;
+    const char *v;
+    for (int i = 0; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--vary", &a.missing))) {
+            if (nvary == SV_MAX_VARY) return fail("error: at most 6 --vary keys%s", "");
+            vary_args[nvary++] = v;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--out", &a.missing)))
+            out = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
+            html = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--shard", &a.missing))) {
+            char extra;
+            if (sscanf(v, "%d/%d%c", &shard, &nshards, &extra) != 2 || nshards < 1 || shard < 1 ||
+                shard > nshards)
+                return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
+        } else if (strcmp(argv[i], "--quiet") == 0)
+            quiet = 1;
+        else if ((t = take_common(argc, argv, &i, &a, "sweep")) < 0)
+            return EXIT_FAILURE;
+        if (a.missing) break;
+    }
+    if (finish_args(&a, "sweep needs a scenario file")) return EXIT_FAILURE;
+    const char *path = a.path, *const *sets = a.sets;
+    int nsets = a.nsets, jobs = a.jobs;
+    sv_error_t err;
+    /* Load once: to validate, and for the scenario's own sweep.vary. */
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    static sv_sweep_t sw;
+    memset(&sw, 0, sizeof sw);
+    sw.scenario = path;
+    sw.write_point = write_point_json;
+    sw.sets = sets;
+    sw.nsets = nsets;
+    sv_paths_t *ps = paths_with_catalog();
+    int rc =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", &err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".row", &err);
+    if (!rc) rc = out_report(ps, html, &err);
+    sv_paths_free(ps);
+    if (nvary == 0)
+        for (int k = 0; k < sc->nsweep_vary && !rc; k++)
+            rc = sv_vary_parse(sc->sweep_vary[k], &sw.vary[sw.nvary++], &err);
+    for (int k = 0; k < nvary && !rc; k++)
+        rc = sv_vary_parse(vary_args[k], &sw.vary[sw.nvary++], &err);
+    sv_scenario_free(sc);
+    if (rc) return fail_err(&err);
+    if (sw.nvary == 0)
+        return fail("error: sweep needs --vary KEY=SPEC (or sweep.vary in the scenario)%s", "");
+    if (sv_sweep_init(&sw, &err) || sv_sweep_check_keys(&sw, cat, &err)) return fail_err(&err);
+    sv_row_t *rows = calloc((size_t)sw.npoints, sizeof *rows);
+    if (!rows) return fail("error: out of memory%s", "");
+    int rank = 0;
+#ifdef SERVESIM_HAVE_MPI
+    /* Under mpirun each rank runs every size-th point (a shard of its own), then rank 0
+     * gathers the rows; the point JSONs land in the shared output directory. */
+    int size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) {
+        if (nshards > 1) return fail("error: --shard and mpirun cannot be combined%s", "");
+        shard = rank + 1;
+        nshards = size;
+        if (rank > 0) quiet = 1;
+    }
+#endif
+    rc = sv_sweep_run(&sw, cat, out, jobs, shard, nshards, rows, quiet ? NULL : stderr, &err);
+#ifdef SERVESIM_HAVE_MPI
+    if (size > 1) {
+        int any = rc != 0, all = 0;
+        MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (all) {
+            free(rows);
+            return rc ? fail_err(&err) : fail("error: another rank failed%s", "");
+        }
+        size_t bytes = (size_t)sw.npoints * sizeof *rows;
+        sv_row_t *all_rows = rank == 0 ? malloc(bytes * (size_t)size) : NULL;
+        if (rank == 0 && !all_rows) MPI_Abort(MPI_COMM_WORLD, 1);
+        /* Rows are plain data of one binary, so bytes travel as they are. */
+        MPI_Gather(rows, (int)bytes, MPI_BYTE, all_rows, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (rank > 0) {
+            free(rows);
+            return EXIT_SUCCESS;
+        }
+        for (long i = 0; i < sw.npoints; i++)
+            rows[i] = all_rows[(size_t)(i % size) * (size_t)sw.npoints + (size_t)i];
+        free(all_rows);
+    }
+#endif
+    (void)rank;
+    long n = 0;
+    for (long i = 0; !rc && i < sw.npoints; i++)
+        if (rows[i].ok >= 0) rows[n++] = rows[i];
+    char keys[SV_MAX_VARY][128];
+    for (int k = 0; k < sw.nvary; k++)
+        snprintf(keys[k], sizeof keys[k], "%s", sw.vary[k].key);
+    if (!rc) rc = sv_sweep_write(out, keys, sw.nvary, rows, n, quiet ? NULL : stdout, &err);
+    if (!rc && html) {
+        char title[1200];
+        snprintf(title, sizeof title, "servesim sweep: %s", path);
+        rc = sv_html_sweep(title, keys, sw.nvary, rows, n, html, &err);
+    }
+    long nfailed = 0;
+    char first_error[sizeof rows[0].error] = "";
+    for (long i = 0; !rc && i < n; i++)
+        if (!rows[i].ok && nfailed++ == 0)
+            snprintf(first_error, sizeof first_error, "%s", rows[i].error);
+    free(rows);
+    if (rc) return fail_err(&err);
+    /* Failed points are written (their rows say why), but the sweep did not succeed. */
+    if (nfailed) {
+        fprintf(stderr,
+                "servesim: error: %ld of %ld points failed (rows in %s/sweep.csv); the first: "
+                "%s\n",
+                nfailed, n, out, first_error);
+        return EXIT_FAILURE;
+    }
+    if (!quiet)
+        fprintf(stderr, "servesim: %ld points written to %s/ (sweep.csv, sweep.json, points/)\n", n,
+                out);
+    return EXIT_SUCCESS;
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+    if (argc < 2) return fail("error: merge needs OUT and at least one shard directory%s", "");
+    sv_error_t err;
+    sv_paths_t *ps = sv_paths_new();
+    int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
+    for (int d = 1; !rc && d < argc; d++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/sweep.csv", argv[d]);
+        if (sv_paths_input(ps, p, "a shard's sweep.csv"))
+            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
+    }
+    if (!rc) rc = out_in_dir(ps, "merge OUT", argv[0], "sweep.csv", NULL, &err);
+    if (!rc) rc = out_in_dir(ps, "merge OUT", argv[0], "sweep.json", NULL, &err);
+    sv_paths_free(ps);
+    if (rc) return fail_err(&err);
+    if (sv_sweep_merge(argv[0], (const char *const *)argv + 1, argc - 1, stdout, &err))
+        return fail_err(&err);
+    return EXIT_SUCCESS;
+}
+
+static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *out = NULL, *html = NULL;
+    cmd_args_t a = {.jobs = 1};
+    int t;
+    const char *v;
+    for (int i = 0; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--out", &a.missing)))
+            out = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
+            html = v;
+        else if ((t = take_common(argc, argv, &i, &a, "plan")) < 0)
+            return EXIT_FAILURE;
+        if (a.missing) break;
+    }
+    if (finish_args(&a, "plan needs a scenario file with a plan: map")) return EXIT_FAILURE;
+    const char *path = a.path, *const *sets = a.sets;
+    int nsets = a.nsets, jobs = a.jobs;
+    sv_error_t err;
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    sv_paths_t *ps = paths_with_catalog();
+    int bad =
+        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    if (!bad && out) bad = out_in_dir(ps, "--out", out, "plan.csv", NULL, &err);
+    if (!bad && out) bad = out_in_dir(ps, "--out", out, "plan.json", NULL, &err);
+    if (!bad) bad = out_report(ps, html, &err);
+    sv_paths_free(ps);
+    if (bad) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
+    double t0 = wall_seconds();
+    sv_plan_row_t *rows = NULL;
+    int n = 0;
+    int rc = sv_plan_run(sc, cat, jobs, &rows, &n, stderr, &err);
+    if (!rc) rc = sv_plan_write(sc, rows, n, out, stdout, &err);
+    if (!rc && html) rc = sv_html_plan(sc, rows, n, html, &err);
+    int nok = 0;
+    for (int i = 0; !rc && i < n; i++)
+        nok += rows[i].ok != 0;
+    if (rc)
+        fail_err(&err);
+    else if (nok == 0) {
+        /* Nothing could run: the table says why per row; the command failed. */
+        fprintf(stderr, "servesim: error: none of the %d configurations could run; the first: %s\n",
+                n, n ? rows[0].error : "none");
+        rc = 1;
+    } else {
+        long probes = 0;
+        for (int i = 0; i < n; i++)
+            probes += rows[i].probes;
+        fprintf(stderr, "servesim: %d configurations, %ld simulations in %.1f s wall\n", n, probes,
+                wall_seconds() - t0);
+    }
+    free(rows);
+    sv_scenario_free(sc);
+    return rc ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int servesim_main(int argc, char **argv);
+
+/* What went to stdout must have arrived: a full disk or a closed pipe is an error, once. */
+static int finish_stdout(int rc)
+{
+    int bad = fflush(stdout) != 0;
+    if (ferror(stdout)) bad = 1;
+    if (bad && rc == EXIT_SUCCESS) {
+        fprintf(stderr, "servesim: error: stdout: write error\n");
+        rc = EXIT_FAILURE;
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef SERVESIM_HAVE_MPI
+    MPI_Init(&argc, &argv);
+    int rc = finish_stdout(servesim_main(argc, argv));
+    MPI_Finalize();
+    return rc;
+#else
+    return finish_stdout(servesim_main(argc, argv));
+#endif
+}
+
+static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
+{
+    const char *data = sv_validation_default_path(), *family = NULL, *bounds = NULL, *v;
+    int missing = 0;
+    for (int i = 0; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
+            data = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--family", &missing)))
+            family = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--bounds", &missing)))
+            bounds = v;
+        else if (!missing)
+            return fail("error: validate: unknown option '%s' (see servesim --help)", argv[i]);
+        if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
+    }
+    sv_error_t err;
+    sv_validation_t *val = NULL;
+    if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
+        sv_validation_free(val);
+        return fail_err(&err);
+    }
+    sv_validation_print(val, stdout);
+    int rc = EXIT_SUCCESS;
+    double thr[SV_CAL_COUNT], lat[SV_CAL_COUNT];
+    if (!family && sv_confidence_derive(val, cat, thr, lat, stdout, &err)) {
+        sv_validation_free(val);
+        return fail_err(&err);
+    }
+    if (bounds) {
+        fputc('\n', stdout);
+        int over = sv_validation_check(val, bounds, stdout, &err);
+        if (over < 0)
+            rc = fail_err(&err);
+        else if (over > 0) {
+            fprintf(stderr, "servesim: error: %d MAPE bound(s) of %s exceeded\n", over, bounds);
+            rc = EXIT_FAILURE;
+        }
+    }
+    sv_validation_free(val);
+    return rc;
+}
+
+/* calibrate kernels | engine | synthetic (see the usage text). */
+static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
+{
+    if (argc < 1) return fail("error: calibrate needs kernels, engine or synthetic%s", "");
+    const char *mode = argv[0], *gpu_name = NULL, *out = NULL, *name = NULL, *ar = NULL, *sr = NULL,
+               *rows = NULL, *base_name = NULL, *fit_keys = NULL, *family = NULL,
+               *data = sv_validation_default_path(), *v;
+    const char *files[64];
+    int nfiles = 0, missing = 0;
+    double noise_rel = 0.01;
+    sv_fit_opts_t o = {.max_iter = 200};
+    for (int i = 1; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--gpu", &missing)))
+            gpu_name = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--out", &missing)))
+            out = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--name", &missing)))
+            name = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--allreduce", &missing)))
+            ar = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--send-recv", &missing)))
+            sr = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--rows", &missing)))
+            rows = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--base", &missing)))
+            base_name = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--fit", &missing)))
+            fit_keys = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--family", &missing)))
+            family = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
+            data = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--noise", &missing))) {
+            if (sv_parse_double(v, &noise_rel) || noise_rel < 0 || noise_rel > 0.5)
+                return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--max-iter", &missing))) {
+            long n;
+            if (sv_parse_long(v, &n) || n < 1 || n > 100000)
+                return fail("error: --max-iter: expected a whole number in [1, 100000], got '%s'",
+                            v);
+            o.max_iter = (int)n;
+        } else if (missing) {
+            break;
+        } else if (argv[i][0] == '-') {
+            return fail("error: calibrate: unknown option '%s' (see servesim --help)", argv[i]);
+        } else {
+            if (nfiles == 64) return fail("error: calibrate takes at most 64 tables%s", "");
+            files[nfiles++] = argv[i];
+        }
+        if (missing) break;
+    }
+    if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
+    sv_error_t err;
+    const sv_gpu_t *gpu = NULL;
+    if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
+        if (!gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
+        if (sv_catalog_gpu(cat, gpu_name, &gpu, &err)) return fail_err(&err);
+    }
+    if (strcmp(mode, "synthetic") == 0) {
+        /* Known parameters: the A100 fit's order of magnitude. */
+        const double g4[4] = {0.72, 96.0, 0.84, 6.0}, s3[3] = {0.78, 0.45, 3.5};
+        char path[512];
+        const char *dir = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/servesim-synthetic-%ld.csv", dir && *dir ? dir : "/tmp",
+                 (long)getpid());
+        sv_fit_t g, s;
+        const char *p1 = path;
+        int rc = sv_calibrate_synthetic_mlp(path, gpu, g4, s3, noise_rel, 42, &err);
+        if (!rc) rc = sv_calibrate_kernels(&p1, 1, gpu, &o, &g, &s, &err);
+        remove(path);
+        if (rc) return fail_err(&err);
+        printf("synthetic kernel tables for %s, %.1f%% multiplicative noise: true -> fitted\n",
+               gpu->name, noise_rel * 100);
+        int bad = 0;
+        for (int k = 0; k < 7; k++) {
+            const sv_fit_t *f = k < 4 ? &g : &s;
+            double truth = k < 4 ? g4[k] : s3[k - 4], got = f->value[k < 4 ? k : k - 4];
+            double e = 100.0 * (got / truth - 1.0);
+            bad |= fabs(e) > 2.0;
+            printf("  %-24s %10.4g -> %10.4g  (%+.2f%%)\n", f->names[k < 4 ? k : k - 4], truth, got,
+                   e);
+        }
+        printf("%s\n", bad ? "NOT recovered within 2%" : "all recovered within 2%");
+        return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+    }
+    if (strcmp(mode, "kernels") == 0) {
+        if (nfiles < 1) return fail("error: calibrate kernels needs at least one mlp.csv%s", "");
+        sv_fit_t fits[4];
+        const sv_fit_t *fp[4];
+        int nf = 0;
+        if (sv_calibrate_kernels(files, nfiles, gpu, &o, &fits[0], &fits[1], &err))
+            return fail_err(&err);
+        nf = 2;
+        if (ar && sv_calibrate_allreduce(ar, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
+        if (sr && sv_calibrate_sendrecv(sr, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
+        printf("servesim calibrate kernels: %s, %d kernel table(s)\n", gpu->name, nfiles);
+        for (int i = 0; i < nf; i++) {
+            sv_fit_print(&fits[i], stdout);
+            fp[i] = &fits[i];
+        }
+        if (out) {
+            char nm[SV_NAME_MAX], src[SV_TEXT_MAX];
+            snprintf(nm, sizeof nm, "%s-calibrated", gpu->name);
+            snprintf(src, sizeof src, "%d Vidur mlp.csv table(s)%s%s", nfiles,
+                     ar ? " and all_reduce.csv" : "", sr ? " and send_recv.csv" : "");
+            if (sv_calibrate_write_gpu(out, gpu, name ? name : nm, fp, nf, src, &err))
+                return fail_err(&err);
+            printf("wrote %s\n", out);
+        }
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(mode, "runs") == 0) {
+        if (!family || !gpu_name || !fit_keys)
+            return fail("error: calibrate runs needs --family, --gpu and --fit%s", "");
+        char kb[512];
+        const char *keys[SV_FIT_MAX_PARAMS];
+        int nk = 0;
+        snprintf(kb, sizeof kb, "%s", fit_keys);
+        for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
+            if (nk == SV_FIT_MAX_PARAMS)
+                return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
+            keys[nk++] = t;
+        }
+        sv_validation_t *val = NULL;
+        sv_fit_t fit;
+        if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
+            sv_validation_free(val);
+            return fail_err(&err);
+        }
+        double before = sv_validation_mape(val, family, SV_VK_THROUGHPUT);
+        if (sv_calibrate_runs(val, family, cat, gpu_name, keys, nk, &o, &fit, &err)) {
+            sv_validation_free(val);
+            return fail_err(&err);
+        }
+        printf("servesim calibrate runs: %s on family %s (%ld rows of %s)\n", gpu_name, family,
+               fit.n, data);
+        printf("  throughput MAPE before %.1f%%\n", before);
+        sv_fit_print(&fit, stdout);
+        sv_validation_free(val);
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(mode, "engine") == 0) {
+        if (nfiles != 1) return fail("error: calibrate engine takes one perf_model.csv%s", "");
+        if (!rows || !base_name || !fit_keys)
+            return fail("error: calibrate engine needs --rows, --base and --fit%s", "");
+        const sv_engine_profile_t *base;
+        if (sv_catalog_engine(cat, base_name, &base, &err)) return fail_err(&err);
+        char kb[512];
+        const char *keys[SV_FIT_MAX_PARAMS];
+        int nk = 0;
+        snprintf(kb, sizeof kb, "%s", fit_keys);
+        for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
+            if (nk == SV_FIT_MAX_PARAMS)
+                return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
+            keys[nk++] = t;
+        }
+        sv_perf_settings_t probe = sv_perf_settings_default();
+        for (int i = 0; i < nk; i++)
+            if (sv_perf_settings_set(&probe, keys[i], "1", &err) == SV_ENOKEY)
+                return fail_err(&err);
+        sv_fit_t fit;
+        if (sv_calibrate_engine(files[0], rows, cat, base, keys, nk, &o, &fit, &err))
+            return fail_err(&err);
+        printf("servesim calibrate engine: profile %s on %s (%s)\n", base->name, files[0], rows);
+        sv_fit_print(&fit, stdout);
+        if (out) {
+            char src[SV_TEXT_MAX];
+            snprintf(src, sizeof src, "servesim calibrate engine on %s rows %s", files[0], rows);
+            if (sv_calibrate_write_engine(out, base, name ? name : base->name, &fit, src, &err))
+                return fail_err(&err);
+            printf("wrote %s\n", out);
+        }
+        return EXIT_SUCCESS;
+    }
+    return fail("error: calibrate: expected kernels, engine, runs or synthetic, got '%s'", mode);
+}
+
+static int servesim_main(int argc, char **argv)
+{
+    const char *catalog_dir = NULL;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        int missing = 0;
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return EXIT_SUCCESS;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("servesim %s\n", SERVESIM_VERSION);
+            return EXIT_SUCCESS;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--catalog", &missing))) {
+            catalog_dir = v;
+        } else if (missing) {
+            return fail("error: --catalog needs a directory (--catalog DIR)%s", "");
+        } else {
+            fprintf(stderr,
+                    "servesim: error: unknown option '%s' (options before the command: --catalog "
+                    "DIR, --help, --version)\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+    }
+    if (i >= argc) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[i++];
+    if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
+    if (strcmp(cmd, "compare") == 0 || strcmp(cmd, "replay") == 0)
+        return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
+    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
+        strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate") &&
+        strcmp(cmd, "calibrate")) {
+        fprintf(stderr,
+                "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
+                "explain, validate, calibrate, compare, replay; see servesim --help)\n",
+                cmd);
+        return EXIT_USAGE;
+    }
+    sv_catalog_t *cat = NULL;
+    sv_error_t err;
+    catalog_dir_used = catalog_dir ? catalog_dir : sv_catalog_default_dir();
+    if (sv_catalog_load(catalog_dir_used, &cat, &err)) return fail_err(&err);
+    int rc = strcmp(cmd, "list") == 0        ? cmd_list(cat, argc - i, argv + i)
+             : strcmp(cmd, "explain") == 0   ? cmd_explain(cat, argc - i, argv + i)
+             : strcmp(cmd, "sweep") == 0     ? cmd_sweep(cat, argc - i, argv + i)
+             : strcmp(cmd, "plan") == 0      ? cmd_plan(cat, argc - i, argv + i)
+             : strcmp(cmd, "validate") == 0  ? cmd_validate(cat, argc - i, argv + i)
+             : strcmp(cmd, "calibrate") == 0 ? cmd_calibrate(cat, argc - i, argv + i)
+                                             : cmd_run(cat, argc - i, argv + i);
+    sv_catalog_free(cat);
+    return rc;
+}

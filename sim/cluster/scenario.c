@@ -1,0 +1,1144 @@
+/*
+ * The scenario loader (see include/servesim/cluster/scenario.h): YAML tree, overrides, then a
+ * strict walk over the schema that fills sv_scenario_t, naming the place of any error.
+ */
+#include "servesim/cluster/scenario.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "servesim/base/yaml.h"
+
+void sv_scenario_free(sv_scenario_t *sc)
+{
+    if (!sc) return;
+    sv_trace_free(sc->trace);
+    sv_prompts_free(sc->prompts);
+    free(sc->emp_input);
+    free(sc->emp_output);
+    free(sc);
+}
+
+/* "file:line:col: " of a node. */
+static const char *at(const sv_ynode_t *n, char *buf, size_t len)
+{
+    return sv_ynode_where(n, buf, len);
+}
+
+/* A path relative to the scenario file's folder (absolute paths pass through). */
+static void resolve_path(const char *scenario, const char *p, char *out, size_t n)
+{
+    if (p[0] == '/' || strcmp(scenario, "-") == 0) {
+        snprintf(out, n, "%s", p);
+        return;
+    }
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", scenario);
+    snprintf(out, n, "%s/%s", dirname(tmp), p);
+}
+
+/* Remember a file the scenario reads, so that no output overwrites it. */
+static void note_input(sv_scenario_t *sc, const char *path)
+{
+    if (sc->ninputs < SV_MAX_INPUTS)
+        snprintf(sc->inputs[sc->ninputs++], sizeof sc->inputs[0], "%s", path);
+}
+
+static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, size_t n,
+                    sv_error_t *err)
+{
+    const char *s;
+    int rc = sv_yget_str(map, key, required, &s, err);
+    if (rc) return rc;
+    if (strlen(s) >= n) {
+        char w[512];
+        return sv_errorf(err, SV_EINVAL, "%s: %s%s%s: longer than %zu characters",
+                         at(sv_ymap_get(map, key), w, sizeof w), map->path, map->path[0] ? "." : "",
+                         key, n - 1);
+    }
+    memcpy(dst, s, strlen(s) + 1);
+    return 0;
+}
+
+/* Hand a hardware/engine key to the cost-model settings, relocating its message. */
+static int perf_key(sv_ynode_t *map, const char *key, sv_perf_settings_t *s, sv_error_t *err)
+{
+    sv_ynode_t *n = sv_ymap_get(map, key);
+    if (!n || sv_yscalar_is_null(n)) return 0;
+    char w[512];
+    if (n->kind != SV_Y_SCALAR)
+        return sv_errorf(err, SV_EINVAL, "%s: %s: expected a single value", at(n, w, sizeof w),
+                         n->path);
+    int rc = sv_perf_settings_set(s, key, n->scalar, err);
+    if (rc) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        sv_errorf(err, rc, "%s: %s.%s", at(n, w, sizeof w), map->path, msg);
+    }
+    return rc;
+}
+
+const char *sv_role_name(sv_role_t r)
+{
+    static const char *const names[] = {"colocated", "prefill", "decode"};
+    return (r >= SV_ROLE_COLOCATED && r <= SV_ROLE_DECODE) ? names[r] : "?";
+}
+
+/* The hardware keys of a pool (or of the top-level `hardware` map). The caller checks
+ * for unknown keys once it has read its own. */
+static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t *pool,
+                         sv_error_t *err)
+{
+    char w[512], gpu[SV_NAME_MAX];
+    int rc;
+    long replicas = 1;
+    if ((rc = get_text(hw, "gpu", 1, gpu, sizeof gpu, err))) return rc;
+    const sv_gpu_t *g;
+    if ((rc = sv_catalog_gpu(cat, gpu, &g, err))) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sv_errorf(err, rc, "%s: %s%sgpu: %s", at(sv_ymap_get(hw, "gpu"), w, sizeof w),
+                         hw->path, hw->path[0] ? "." : "", msg);
+    }
+    pool->gpu = *g;
+    if ((rc = sv_yget_long(hw, "replicas", 0, 1, 100000, &replicas, err)) < 0) return rc;
+    pool->replicas = (int)replicas;
+    /* Every cost-model setting but the two that belong to the engine map. */
+    for (int i = 0; sv_perf_setting_keys[i]; i++) {
+        const char *k = sv_perf_setting_keys[i];
+        if (strcmp(k, "block_size") == 0 || strcmp(k, "max_num_batched_tokens") == 0) continue;
+        if ((rc = perf_key(hw, k, &pool->perf, err))) return rc;
+    }
+    if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &pool->gpu.price_per_hour, err)) <
+        0)
+        return rc;
+    return 0;
+}
+
+static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    char w[512], sched[32] = "vllm", pre[32] = "recompute";
+    int rc;
+    sv_engine_cfg_t *e = &pool->engine;
+    if ((rc = sv_yexpect_map(en, "engine", err))) return rc;
+    if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
+    if (sv_sched_parse(sched, &e->scheduler))
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: %s.scheduler: expected one of vllm, vllm-v0, orca, static, trtllm, got '%s'",
+            at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path, sched);
+    if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
+        (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||
+        (rc = perf_key(en, "block_size", &pool->perf, err)) ||
+        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0 ||
+        (rc = get_text(en, "profile", 0, pool->perf.engine, sizeof pool->perf.engine, err)) < 0)
+        return rc;
+    if (strcmp(pre, "recompute") == 0)
+        e->preempt_swap = 0;
+    else if (strcmp(pre, "swap") == 0)
+        e->preempt_swap = 1;
+    else
+        return sv_errorf(err, SV_EINVAL, "%s: %s.preemption: expected recompute or swap, got '%s'",
+                         at(sv_ymap_get(en, "preemption"), w, sizeof w), en->path, pre);
+    double swap_gb = e->swap_bw / 1e9;
+    if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
+        (rc = sv_yget_double(en, "watermark", 0, 0, 0.5, &e->watermark, err)) < 0 ||
+        (rc = sv_yget_long(en, "max_model_len", 0, 1, 1L << 30, &e->max_model_len, err)) < 0 ||
+        (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0 ||
+        (rc = sv_yget_long(en, "long_prefill_token_threshold", 0, 0, 1L << 30,
+                           &e->long_prefill_threshold, err)) < 0 ||
+        (rc = sv_yget_long(en, "max_num_partial_prefills", 0, 1, 1L << 20, &e->max_partial_prefills,
+                           err)) < 0 ||
+        (rc = sv_yget_bool(en, "enable_prefix_caching", 0, &e->prefix_caching, err)) < 0 ||
+        (rc = sv_yget_bool(en, "async_scheduling", 0, &e->async_scheduling, err)) < 0)
+        return rc;
+    if (e->prefix_caching == 1 &&
+        (e->scheduler == SV_SCHED_ORCA || e->scheduler == SV_SCHED_STATIC ||
+         e->scheduler == SV_SCHED_TRTLLM))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.enable_prefix_caching: the %s scheduler reserves whole sequences "
+                         "and shares no blocks; use vllm or vllm-v0",
+                         at(sv_ymap_get(en, "enable_prefix_caching"), w, sizeof w), en->path,
+                         sv_sched_name(e->scheduler));
+    if (e->scheduler != SV_SCHED_VLLM && e->scheduler != SV_SCHED_TRTLLM) {
+        const char *k = sv_ymap_get(en, "long_prefill_token_threshold")
+                            ? "long_prefill_token_threshold"
+                        : sv_ymap_get(en, "max_num_partial_prefills") ? "max_num_partial_prefills"
+                                                                      : NULL;
+        if (k)
+            return sv_errorf(
+                err, SV_EINVAL,
+                "%s: %s.%s: only the vllm and trtllm schedulers cut prompts into chunks "
+                "(this pool's is %s)",
+                at(sv_ymap_get(en, k), w, sizeof w), en->path, k, sv_sched_name(e->scheduler));
+    }
+    e->swap_bw = swap_gb * 1e9;
+    if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.preemption: the vllm (V1) scheduler only recomputes preempted "
+                         "requests; use recompute, or scheduler vllm-v0 to swap",
+                         at(sv_ymap_get(en, "preemption"), w, sizeof w), en->path);
+    return sv_ymap_check_unknown(en, err);
+}
+
+/*
+ * What a scenario leaves unset takes vLLM's defaults for `vllm serve` on that GPU
+ * (EngineArgs.get_batch_defaults, OpenAI API server context: 1024 sequences and 8192
+ * batched tokens on GPUs with >= 70 GiB that are not A100s, else 256 and 2048); the other
+ * schedulers keep 256 and 8192. The admission watermark is V0's 1%; the V1 scheduler
+ * (`vllm`) keeps none. Then the cross-key rule of the V1 scheduler is checked.
+ */
+static int engine_defaults(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    sv_engine_cfg_t *e = &pool->engine;
+    int v1 = e->scheduler == SV_SCHED_VLLM;
+    double gib = pool->gpu.mem_bytes / (1024.0 * 1024 * 1024);
+    int big = gib >= 70.0 && !strstr(pool->gpu.name, "a100");
+    if (e->max_num_seqs == 0) {
+        e->max_num_seqs = v1 && big ? 1024 : 256;
+        pool->defaulted |= SV_DEFAULT_MAX_NUM_SEQS;
+    }
+    if (pool->perf.max_batched_tokens == 0) {
+        pool->perf.max_batched_tokens = !v1 || big ? 8192 : 2048;
+        pool->defaulted |= SV_DEFAULT_MAX_BATCHED;
+    }
+    if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
+    /* Automatic prefix caching: on by default in V1, off in V0 (as vLLM's defaults). */
+    if (e->prefix_caching < 0) e->prefix_caching = v1;
+    e->max_num_batched_tokens = pool->perf.max_batched_tokens;
+    e->block_size = pool->perf.block_size;
+    if (v1 && e->max_num_batched_tokens < e->max_num_seqs) {
+        char w[512];
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
+                         "so every running sequence can decode each step",
+                         en ? at(en, w, sizeof w) : "engine", en ? en->path : pool->name,
+                         e->max_num_batched_tokens, e->max_num_seqs);
+    }
+    return 0;
+}
+
+static void pool_defaults(sv_pool_cfg_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->replicas = 1;
+    p->perf = sv_perf_settings_default();
+    p->perf.max_batched_tokens = 0; /* unset: engine_defaults() decides */
+    p->engine = (sv_engine_cfg_t){.scheduler = SV_SCHED_VLLM,
+                                  .max_num_seqs = 0,
+                                  .block_size = 16,
+                                  .swap_bw = 25e9,
+                                  .watermark = -1,
+                                  .prefix_caching = -1};
+}
+
+/* A pool's engine map (or none), then the defaults for what it leaves unset. */
+static int read_pool_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    int rc;
+    if (en && !sv_yscalar_is_null(en) && (rc = read_engine(en, pool, err))) return rc;
+    return engine_defaults(en, pool, err);
+}
+
+static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_ynode_t *pools = sv_ymap_get(root, "pools");
+    sv_ynode_t *hwmap = sv_ymap_get(root, "hardware");
+    sv_ynode_t *en = sv_ymap_get(root, "engine");
+    if (pools && (hwmap || en))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: give either pools or hardware/engine, not both (a pool holds its "
+                         "own hardware keys and engine map)",
+                         at(pools, w, sizeof w));
+    if (!pools) {
+        if (!hwmap)
+            return sv_errorf(err, SV_EINVAL, "%s: missing required key 'hardware' (or 'pools')",
+                             at(root, w, sizeof w));
+        if ((rc = sv_yexpect_map(hwmap, "hardware", err))) return rc;
+        sv_pool_cfg_t *p = &sc->pools[0];
+        pool_defaults(p);
+        snprintf(p->name, sizeof p->name, "default");
+        sc->npools = 1;
+        if ((rc = read_hardware(hwmap, cat, p, err)) || (rc = sv_ymap_check_unknown(hwmap, err)))
+            return rc;
+        return read_pool_engine(en, p, err);
+    }
+    if ((rc = sv_yexpect_seq(pools, "pools", err))) return rc;
+    if (pools->n < 1 || pools->n > SV_MAX_POOLS)
+        return sv_errorf(err, SV_EINVAL, "%s: pools: give 1 to %d pools", at(pools, w, sizeof w),
+                         SV_MAX_POOLS);
+    int roles[3] = {0, 0, 0};
+    for (size_t i = 0; i < pools->n; i++) {
+        sv_ynode_t *pm = pools->seq[i];
+        sv_pool_cfg_t *p = &sc->pools[i];
+        pool_defaults(p);
+        if ((rc = sv_yexpect_map(pm, "a pool", err))) return rc;
+        snprintf(p->name, sizeof p->name, "pool%zu", i);
+        char role[32] = "colocated";
+        if ((rc = get_text(pm, "name", 0, p->name, sizeof p->name, err)) < 0 ||
+            (rc = get_text(pm, "role", 0, role, sizeof role, err)) < 0)
+            return rc;
+        if (strcmp(role, "colocated") == 0)
+            p->role = SV_ROLE_COLOCATED;
+        else if (strcmp(role, "prefill") == 0)
+            p->role = SV_ROLE_PREFILL;
+        else if (strcmp(role, "decode") == 0)
+            p->role = SV_ROLE_DECODE;
+        else
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.role: expected colocated, prefill or decode, got '%s'",
+                             at(sv_ymap_get(pm, "role"), w, sizeof w), pm->path, role);
+        roles[p->role]++;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(sc->pools[k].name, p->name) == 0)
+                return sv_errorf(err, SV_EINVAL, "%s: %s.name: pool '%s' is named twice",
+                                 at(pm, w, sizeof w), pm->path, p->name);
+        (void)sv_ymap_get(pm, "autoscaler"); /* read once the horizon is known */
+        if ((rc = read_hardware(pm, cat, p, err)) ||
+            (rc = read_pool_engine(sv_ymap_get(pm, "engine"), p, err)) ||
+            (rc = sv_ymap_check_unknown(pm, err)))
+            return rc;
+    }
+    sc->npools = (int)pools->n;
+    if (roles[SV_ROLE_PREFILL] || roles[SV_ROLE_DECODE]) {
+        if (roles[SV_ROLE_COLOCATED])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: pools: colocated pools cannot be mixed with a prefill/decode "
+                             "split",
+                             at(pools, w, sizeof w));
+        if (!roles[SV_ROLE_DECODE])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: pools: a disaggregated scenario needs a decode pool (role: "
+                             "decode) to take the prefilled requests",
+                             at(pools, w, sizeof w));
+        if (!roles[SV_ROLE_PREFILL])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: pools: a disaggregated scenario needs a prefill pool (role: "
+                             "prefill)",
+                             at(pools, w, sizeof w));
+        sc->disaggregated = 1;
+    }
+    return 0;
+}
+
+static int read_policy(sv_ynode_t *map, const char *key, int *out, sv_error_t *err)
+{
+    char w[512], name[32];
+    int rc = get_text(map, key, 0, name, sizeof name, err);
+    if (rc) return rc < 0 ? rc : 0;
+    sv_route_t r;
+    if (sv_route_parse(name, &r))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s%s%s: expected round-robin, random, least-outstanding, "
+                         "least-tokens or kv-aware, got '%s'",
+                         at(sv_ymap_get(map, key), w, sizeof w), map->path, map->path[0] ? "." : "",
+                         key, name);
+    *out = (int)r;
+    return 0;
+}
+
+static int read_router(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
+{
+    int rc;
+    sc->route = SV_ROUTE_ROUND_ROBIN;
+    sv_ynode_t *rt = sv_ymap_get(root, "router");
+    if (!rt || sv_yscalar_is_null(rt)) return 0;
+    if (rt->kind == SV_Y_SCALAR) return read_policy(root, "router", &sc->route, err);
+    if ((rc = sv_yexpect_map(rt, "router", err))) return rc;
+    double ms = 0;
+    if ((rc = read_policy(rt, "policy", &sc->route, err)) ||
+        (rc = sv_yget_double(rt, "latency_ms", 0, 0, 1e6, &ms, err)) < 0)
+        return rc;
+    sc->router_latency = ms * 1e-3;
+    return sv_ymap_check_unknown(rt, err);
+}
+
+/* Per-GPU bandwidth (GB/s) and latency (us) of each link kind, as commonly deployed. */
+static int link_defaults(const char *kind, const sv_gpu_t *gpu, double *gb_s, double *us)
+{
+    if (strcmp(kind, "nvlink") == 0) { /* inside one node: half the bidirectional figure */
+        *gb_s = gpu->link_bw / 2e9;
+        *us = 5;
+    } else if (strcmp(kind, "infiniband") == 0) { /* NDR 400 Gb/s per GPU */
+        *gb_s = 50;
+        *us = 10;
+    } else if (strcmp(kind, "roce") == 0) { /* 400 GbE per GPU */
+        *gb_s = 50;
+        *us = 20;
+    } else if (strcmp(kind, "ethernet") == 0) { /* 100 GbE per GPU */
+        *gb_s = 12.5;
+        *us = 50;
+    } else if (strcmp(kind, "pcie") == 0) { /* through host memory, PCIe Gen5 x16 */
+        *gb_s = 50;
+        *us = 10;
+    } else {
+        return SV_EINVAL;
+    }
+    return 0;
+}
+
+static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_ynode_t *d = sv_ymap_get(root, "disaggregation");
+    sc->decode_route = SV_ROUTE_LEAST_OUTSTANDING;
+    snprintf(sc->link.kind, sizeof sc->link.kind, "infiniband");
+    const sv_gpu_t *pg = &sc->pools[0].gpu;
+    for (int i = 0; i < sc->npools; i++)
+        if (sc->pools[i].role == SV_ROLE_PREFILL) pg = &sc->pools[i].gpu;
+    double gb_s = 0, us = 0;
+    if (d && !sv_yscalar_is_null(d)) {
+        if (!sc->disaggregated)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: disaggregation: needs pools with role prefill and role decode",
+                             at(d, w, sizeof w));
+        if ((rc = sv_yexpect_map(d, "disaggregation", err))) return rc;
+        char ft[32] = "prefill";
+        if ((rc = get_text(d, "first_token", 0, ft, sizeof ft, err)) < 0) return rc;
+        if (strcmp(ft, "prefill") == 0)
+            sc->first_token_at_decode = 0;
+        else if (strcmp(ft, "decode") == 0)
+            sc->first_token_at_decode = 1;
+        else
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: disaggregation.first_token: expected prefill or decode, got '%s'",
+                             at(sv_ymap_get(d, "first_token"), w, sizeof w), ft);
+        if ((rc = read_policy(d, "decode_router", &sc->decode_route, err))) return rc;
+        sv_ynode_t *l = sv_ymap_get(d, "kv_link");
+        if (l && !sv_yscalar_is_null(l)) {
+            if ((rc = sv_yexpect_map(l, "disaggregation.kv_link", err))) return rc;
+            if ((rc = get_text(l, "kind", 0, sc->link.kind, sizeof sc->link.kind, err)) < 0)
+                return rc;
+            if (link_defaults(sc->link.kind, pg, &gb_s, &us))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: disaggregation.kv_link.kind: expected nvlink, infiniband, "
+                                 "roce, ethernet or pcie, got '%s'",
+                                 at(sv_ymap_get(l, "kind"), w, sizeof w), sc->link.kind);
+            char sharing[16] = "fair";
+            if ((rc = sv_yget_double(l, "bandwidth_gb_s", 0, 1e-9, 1e6, &gb_s, err)) < 0 ||
+                (rc = sv_yget_double(l, "latency_us", 0, 0, 1e9, &us, err)) < 0 ||
+                (rc = get_text(l, "sharing", 0, sharing, sizeof sharing, err)) < 0 ||
+                (rc = sv_yget_bool(l, "overlap", 0, &sc->link.overlap, err)) < 0)
+                return rc;
+            if (strcmp(sharing, "fair") == 0)
+                sc->link.fifo = 0;
+            else if (strcmp(sharing, "fifo") == 0)
+                sc->link.fifo = 1;
+            else
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: disaggregation.kv_link.sharing: expected fair or fifo, got "
+                                 "'%s'",
+                                 at(sv_ymap_get(l, "sharing"), w, sizeof w), sharing);
+            if ((rc = sv_ymap_check_unknown(l, err))) return rc;
+        }
+        if ((rc = sv_ymap_check_unknown(d, err))) return rc;
+    }
+    if (gb_s == 0 && link_defaults(sc->link.kind, pg, &gb_s, &us)) return SV_EINVAL;
+    sc->link.bw_per_gpu = gb_s * 1e9;
+    sc->link.latency = us * 1e-6;
+    return 0;
+}
+
+static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_lendist_t *d,
+                        long **samples, sv_error_t *err)
+{
+    const char *scenario = sc->path;
+    char w[512];
+    int rc;
+    sv_ynode_t *n = sv_ymap_get(wl, key);
+    if (!n || sv_yscalar_is_null(n))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload: missing required key '%s' (a token count "
+                         "or a map with dist: fixed|uniform|normal|lognormal|empirical)",
+                         at(wl, w, sizeof w), key);
+    d->min = 1;
+    d->max = 10000000;
+    if (n->kind == SV_Y_SCALAR) { /* a plain number: fixed */
+        long v;
+        if ((rc = sv_yscalar_long(n, 1, 10000000, &v, err))) return rc;
+        d->kind = SV_LEN_FIXED;
+        d->value = (double)v;
+        return 0;
+    }
+    if ((rc = sv_yexpect_map(n, key, err))) return rc;
+    char dist[32];
+    if ((rc = get_text(n, "dist", 1, dist, sizeof dist, err))) return rc;
+    if ((rc = sv_yget_long(n, "min", 0, 1, 10000000, &d->min, err)) < 0 ||
+        (rc = sv_yget_long(n, "max", 0, 1, 10000000, &d->max, err)) < 0)
+        return rc;
+    if (d->min > d->max)
+        return sv_errorf(err, SV_EINVAL, "%s: %s: min (%ld) is greater than max (%ld)",
+                         at(n, w, sizeof w), n->path, d->min, d->max);
+    if (strcmp(dist, "fixed") == 0) {
+        long v;
+        d->kind = SV_LEN_FIXED;
+        if ((rc = sv_yget_long(n, "value", 1, 1, 10000000, &v, err))) return rc;
+        d->value = (double)v;
+    } else if (strcmp(dist, "uniform") == 0) {
+        d->kind = SV_LEN_UNIFORM;
+        d->lo = d->min;
+        d->hi = d->max;
+        if (!sv_ymap_get(n, "min") || !sv_ymap_get(n, "max"))
+            return sv_errorf(err, SV_EINVAL, "%s: %s: uniform needs min and max",
+                             at(n, w, sizeof w), n->path);
+    } else if (strcmp(dist, "normal") == 0 || strcmp(dist, "lognormal") == 0) {
+        d->kind = dist[0] == 'n' ? SV_LEN_NORMAL : SV_LEN_LOGNORMAL;
+        if ((rc = sv_yget_double(n, "mean", 1, 1, 1e7, &d->mean, err)) ||
+            (rc = sv_yget_double(n, "std", 1, 0, 1e7, &d->std, err)))
+            return rc;
+    } else if (strcmp(dist, "empirical") == 0) {
+        char file[1024], col[64], full[2048];
+        d->kind = SV_LEN_EMPIRICAL;
+        if ((rc = get_text(n, "file", 1, file, sizeof file, err)) ||
+            (rc = get_text(n, "column", 1, col, sizeof col, err)))
+            return rc;
+        resolve_path(scenario, file, full, sizeof full);
+        note_input(sc, full);
+        if ((rc = sv_empirical_load(full, col, samples, &d->nsamples, err))) return rc;
+        d->samples = *samples;
+    } else {
+        return sv_errorf(
+            err, SV_EINVAL,
+            "%s: %s.dist: expected fixed, uniform, normal, lognormal or empirical, got "
+            "'%s'",
+            at(sv_ymap_get(n, "dist"), w, sizeof w), n->path, dist);
+    }
+    return sv_ymap_check_unknown(n, err);
+}
+
+static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, sv_error_t *err)
+{
+    int rc;
+    char w[512];
+    char file[1024];
+    if ((rc = sv_yexpect_map(tr, "workload.trace", err))) return rc;
+    snprintf(t->time_col, sizeof t->time_col, "TIMESTAMP");
+    snprintf(t->input_col, sizeof t->input_col, "ContextTokens");
+    snprintf(t->output_col, sizeof t->output_col, "GeneratedTokens");
+    t->speedup = 1.0;
+    if ((rc = get_text(tr, "file", 1, file, sizeof file, err)) ||
+        (rc = get_text(tr, "time_column", 0, t->time_col, sizeof t->time_col, err)) < 0 ||
+        (rc = get_text(tr, "input_column", 0, t->input_col, sizeof t->input_col, err)) < 0 ||
+        (rc = get_text(tr, "output_column", 0, t->output_col, sizeof t->output_col, err)) < 0 ||
+        (rc = sv_yget_double(tr, "speedup", 0, 1e-6, 1e6, &t->speedup, err)) < 0 ||
+        (rc = sv_yget_long(tr, "limit", 0, 1, SV_MAX_TRACE_ROWS, &t->limit, err)) < 0 ||
+        (rc = sv_yget_double(tr, "window_start_s", 0, 0, 1e12, &t->window_start, err)) < 0 ||
+        (rc = sv_yget_double(tr, "window_end_s", 0, 1e-9, 1e12, &t->window_end, err)) < 0 ||
+        (rc = sv_yget_double(tr, "mean_rate", 0, 1e-9, 1e9, &t->mean_rate, err)) < 0 ||
+        (rc = sv_yget_long(tr, "loop", 0, 1, 1000000, &t->loop, err)) < 0)
+        return rc;
+    if (t->window_end > 0 && !(t->window_end > t->window_start))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.trace.window_end_s (%g) must be after window_start_s (%g)",
+                         at(sv_ymap_get(tr, "window_end_s"), w, sizeof w), t->window_end,
+                         t->window_start);
+    if (t->mean_rate > 0 && sv_ymap_get(tr, "speedup"))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.trace: give speedup or mean_rate, not both (mean_rate "
+                         "chooses the speedup)",
+                         at(sv_ymap_get(tr, "mean_rate"), w, sizeof w));
+    resolve_path(scenario, file, t->path, sizeof t->path);
+    return sv_ymap_check_unknown(tr, err);
+}
+
+/* workload.rate_profile: a table of [time_s, req/s] points or a diurnal sinusoid, with
+ * optional spikes. Times start at 0 and increase; rates are >= 0. */
+static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
+{
+    char w[512], kind[32] = "";
+    int rc;
+    if ((rc = sv_yexpect_map(pm, "workload.rate_profile", err))) return rc;
+    if ((rc = get_text(pm, "kind", 1, kind, sizeof kind, err))) return rc;
+    if (strcmp(kind, "steps") == 0)
+        p->kind = SV_PROFILE_STEPS;
+    else if (strcmp(kind, "linear") == 0)
+        p->kind = SV_PROFILE_LINEAR;
+    else if (strcmp(kind, "diurnal") == 0)
+        p->kind = SV_PROFILE_DIURNAL;
+    else
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.rate_profile.kind: expected steps, linear or diurnal, got "
+                         "'%s'",
+                         at(sv_ymap_get(pm, "kind"), w, sizeof w), kind);
+    if (p->kind == SV_PROFILE_DIURNAL) {
+        p->period = 86400.0;
+        p->ratio = 1.0;
+        if ((rc = sv_yget_double(pm, "mean_rate", 1, 1e-9, 1e9, &p->mean, err)) ||
+            (rc = sv_yget_double(pm, "peak_to_trough", 0, 1, 1e6, &p->ratio, err)) < 0 ||
+            (rc = sv_yget_double(pm, "period_s", 0, 1e-6, 1e9, &p->period, err)) < 0)
+            return rc;
+        p->peak_at = p->period / 2;
+        if ((rc = sv_yget_double(pm, "peak_at_s", 0, 0, 1e9, &p->peak_at, err)) < 0) return rc;
+    } else {
+        sv_ynode_t *pts = sv_ymap_get(pm, "points");
+        if (!pts)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: missing required key 'points' (a list of "
+                             "[time_s, req/s] pairs, the first at time 0)",
+                             at(pm, w, sizeof w));
+        if ((rc = sv_yexpect_seq(pts, "workload.rate_profile.points", err))) return rc;
+        if (pts->n < 1 || pts->n > SV_MAX_PROFILE_POINTS)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile.points: give 1 to %d points",
+                             at(pts, w, sizeof w), SV_MAX_PROFILE_POINTS);
+        for (size_t i = 0; i < pts->n; i++) {
+            sv_ynode_t *pt = pts->seq[i];
+            double tv, rv;
+            if (pt->kind != SV_Y_SEQ || pt->n != 2 || pt->seq[0]->kind != SV_Y_SCALAR ||
+                pt->seq[1]->kind != SV_Y_SCALAR || sv_parse_double(pt->seq[0]->scalar, &tv) ||
+                sv_parse_double(pt->seq[1]->scalar, &rv) || !isfinite(tv) || !isfinite(rv))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: expected a pair "
+                                 "[time_s, req/s] of numbers",
+                                 at(pt, w, sizeof w), i);
+            if (rv < 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: rate %g is negative "
+                                 "(expected req/s >= 0)",
+                                 at(pt, w, sizeof w), i, rv);
+            if (i == 0 && tv != 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[0]: the first point must be at "
+                                 "time 0, got %g",
+                                 at(pt, w, sizeof w), tv);
+            if (i > 0 && !(tv > p->t[i - 1]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.rate_profile.points[%zu]: time %g is not after the "
+                                 "point before (%g); times must increase",
+                                 at(pt, w, sizeof w), i, tv, p->t[i - 1]);
+            p->t[i] = tv;
+            p->rate[i] = rv;
+        }
+        p->n = (int)pts->n;
+    }
+    sv_ynode_t *sp = sv_ymap_get(pm, "spikes");
+    if (sp && !sv_yscalar_is_null(sp)) {
+        if ((rc = sv_yexpect_seq(sp, "workload.rate_profile.spikes", err))) return rc;
+        if (sp->n > SV_MAX_SPIKES)
+            return sv_errorf(err, SV_EINVAL, "%s: workload.rate_profile.spikes: at most %d spikes",
+                             at(sp, w, sizeof w), SV_MAX_SPIKES);
+        for (size_t i = 0; i < sp->n; i++) {
+            sv_ynode_t *m = sp->seq[i];
+            sv_spike_t *k = &p->spikes[i];
+            if ((rc = sv_yexpect_map(m, "workload.rate_profile.spikes[]", err)) ||
+                (rc = sv_yget_double(m, "at_s", 1, 0, 1e9, &k->at, err)) ||
+                (rc = sv_yget_double(m, "duration_s", 1, 1e-9, 1e9, &k->duration, err)) ||
+                (rc = sv_yget_double(m, "factor", 1, 0, 1e6, &k->factor, err)) ||
+                (rc = sv_ymap_check_unknown(m, err)))
+                return rc;
+        }
+        p->nspikes = (int)sp->n;
+    }
+    return sv_ymap_check_unknown(pm, err);
+}
+
+static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_workload_cfg_t *c = &sc->workload;
+    if ((rc = sv_yexpect_map(wl, "workload", err))) return rc;
+    c->rate = INFINITY;
+    c->burstiness = 1.0;
+    c->rescale = 1;
+    sv_ynode_t *tr = sv_ymap_get(wl, "trace");
+    if ((rc = sv_yget_long(wl, "num_requests", 0, 1, SV_MAX_REQUESTS, &c->num_requests, err)) < 0 ||
+        (rc = sv_yget_double(wl, "duration_s", 0, 1e-9, 1e9, &c->duration, err)) < 0 ||
+        (rc = sv_yget_double(wl, "burstiness", 0, 1e-6, INFINITY, &c->burstiness, err)) < 0 ||
+        (rc = sv_yget_long(wl, "max_concurrency", 0, 1, 10000000, &c->max_concurrency, err)) < 0 ||
+        (rc = sv_yget_bool(wl, "rescale_arrivals", 0, &c->rescale, err)) < 0 ||
+        (rc = sv_yget_double(wl, "timeout_s", 0, 1e-9, 1e9, &c->timeout, err)) < 0)
+        return rc;
+    sv_ynode_t *sp = sv_ymap_get(wl, "shared_prefix");
+    if (sp && !sv_yscalar_is_null(sp)) {
+        sv_shared_prefix_cfg_t *p = &sc->shared_prefix;
+        p->given = 1;
+        p->prompts = 1;
+        p->share = 1.0;
+        if ((rc = sv_yexpect_map(sp, "workload.shared_prefix", err)) ||
+            (rc = sv_yget_long(sp, "tokens", 1, 1, 1L << 24, &p->tokens, err)) < 0 ||
+            (rc = sv_yget_long(sp, "prompts", 0, 1, 1L << 30, &p->prompts, err)) < 0 ||
+            (rc = sv_yget_double(sp, "share", 0, 1e-9, 1.0, &p->share, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(sp, err)))
+            return rc;
+    }
+    sv_ynode_t *mc = sv_ymap_get(wl, "mooncake");
+    if (mc && !sv_yscalar_is_null(mc)) {
+        sv_mooncake_cfg_t *m = &sc->mooncake;
+        char file[1024];
+        m->given = 1;
+        m->block_tokens = 512;
+        m->speedup = 1.0;
+        if ((rc = sv_yexpect_map(mc, "workload.mooncake", err)) ||
+            (rc = get_text(mc, "file", 1, file, sizeof file, err)) ||
+            (rc = sv_yget_long(mc, "block_tokens", 0, 1, 1L << 20, &m->block_tokens, err)) < 0 ||
+            (rc = sv_yget_double(mc, "speedup", 0, 1e-6, 1e6, &m->speedup, err)) < 0 ||
+            (rc = sv_yget_long(mc, "limit", 0, 1, SV_MAX_TRACE_ROWS, &m->limit, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(mc, err)))
+            return rc;
+        resolve_path(sc->path, file, m->path, sizeof m->path);
+        const char *clash[] = {"trace",  "rate",       "burstiness",   "input",
+                               "output", "duration_s", "shared_prefix"};
+        for (int i = 0; i < 7; i++)
+            if (sv_ymap_get(wl, clash[i]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.%s cannot be combined with workload.mooncake (the "
+                                 "trace gives arrivals, lengths and prompts)",
+                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+        note_input(sc, m->path);
+        if (c->num_requests > 0) m->limit = c->num_requests;
+        c->has_trace = 1;
+    }
+    sv_ynode_t *rate = sv_ymap_get(wl, "rate");
+    if (rate && !sv_yscalar_is_null(rate)) {
+        double v;
+        if (rate->kind != SV_Y_SCALAR || sv_parse_double(rate->scalar, &v) || !(v > 0))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate: expected requests per second > 0 or inf, got "
+                             "'%s'",
+                             at(rate, w, sizeof w), rate->kind == SV_Y_SCALAR ? rate->scalar : "?");
+        c->rate = v;
+    }
+    sv_ynode_t *prof = sv_ymap_get(wl, "rate_profile");
+    if (prof && !sv_yscalar_is_null(prof)) {
+        const char *clash[] = {"rate", "trace"};
+        for (int i = 0; i < 2; i++)
+            if (sv_ymap_get(wl, clash[i]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.%s cannot be combined with workload.rate_profile "
+                                 "(the profile gives the rate at each time)",
+                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+        if (c->burstiness != 1.0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.burstiness: a rate_profile generates Poisson arrivals "
+                             "by thinning, so burstiness must be 1 (got %g)",
+                             at(sv_ymap_get(wl, "burstiness"), w, sizeof w), c->burstiness);
+        if ((rc = read_profile(prof, &c->profile, err))) return rc;
+        const sv_rate_profile_t *p = &c->profile;
+        if (sv_profile_peak(p) <= 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: the rate is 0 at all times",
+                             at(prof, w, sizeof w));
+        if (c->duration == 0 && p->kind != SV_PROFILE_DIURNAL && p->rate[p->n - 1] <= 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.rate_profile: the last point's rate is 0, so "
+                             "num_requests may never be reached; give workload.duration_s",
+                             at(prof, w, sizeof w));
+        c->rate = sv_profile_mean(p, 0,
+                                  c->duration > 0                 ? c->duration
+                                  : p->kind == SV_PROFILE_DIURNAL ? p->period
+                                  : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
+                                                                  : 1.0);
+    }
+    if (tr) {
+        const char *clash[] = {"rate", "burstiness", "input", "output", "duration_s"};
+        for (int i = 0; i < 5; i++)
+            if (sv_ymap_get(wl, clash[i]))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: workload.%s cannot be combined with workload.trace (the "
+                                 "trace gives arrivals and lengths)",
+                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+        c->has_trace = 1;
+        if ((rc = read_trace(tr, sc->path, &c->trace, err))) return rc;
+        note_input(sc, c->trace.path);
+        if (c->num_requests > 0) c->trace.limit = c->num_requests;
+    } else if (!sc->mooncake.given) {
+        if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
+            (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
+            return rc;
+        if (c->num_requests == 0 && c->duration == 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload: give num_requests or duration_s (or a trace)",
+                             at(wl, w, sizeof w));
+        if (isinf(c->rate) && c->num_requests == 0 && c->max_concurrency == 0)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload: rate inf sends every request at once, so it needs "
+                             "num_requests (or max_concurrency for a closed loop)",
+                             at(wl, w, sizeof w));
+    }
+    return sv_ymap_check_unknown(wl, err);
+}
+
+static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_metrics_cfg_t *m = &sc->metrics;
+    m->slo_ttft_ms = m->slo_tpot_ms = m->slo_e2el_ms = NAN;
+    m->attainment = 0.9;
+    m->percentiles[0] = 99.0;
+    m->npercentiles = 1;
+    m->selected = SV_M_TTFT | SV_M_TPOT | SV_M_ITL;
+    m->sample_interval = 1.0;
+    sv_ynode_t *slo = sv_ymap_get(root, "slo");
+    if (slo && !sv_yscalar_is_null(slo)) {
+        if ((rc = sv_yexpect_map(slo, "slo", err))) return rc;
+        if ((rc = sv_yget_double(slo, "ttft_ms", 0, 0, 1e12, &m->slo_ttft_ms, err)) < 0 ||
+            (rc = sv_yget_double(slo, "tpot_ms", 0, 0, 1e12, &m->slo_tpot_ms, err)) < 0 ||
+            (rc = sv_yget_double(slo, "e2el_ms", 0, 0, 1e12, &m->slo_e2el_ms, err)) < 0 ||
+            /* 0 would call any latency a success: plan's capacity becomes unbounded */
+            (rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &m->attainment, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(slo, err)))
+            return rc;
+    }
+    sv_ynode_t *mc = sv_ymap_get(root, "metrics");
+    if (!mc || sv_yscalar_is_null(mc)) return 0;
+    if ((rc = sv_yexpect_map(mc, "metrics", err))) return rc;
+    sv_ynode_t *p = sv_ymap_get(mc, "percentiles");
+    if (p) {
+        if ((rc = sv_yexpect_seq(p, "metrics.percentiles", err))) return rc;
+        if (p->n < 1 || p->n > SV_MAX_PCT - 4)
+            return sv_errorf(err, SV_EINVAL, "%s: metrics.percentiles: give 1 to %d values",
+                             at(p, w, sizeof w), SV_MAX_PCT - 4);
+        m->npercentiles = 0;
+        for (size_t i = 0; i < p->n; i++)
+            if ((rc =
+                     sv_yscalar_double(p->seq[i], 0, 100, &m->percentiles[m->npercentiles++], err)))
+                return rc;
+    }
+    sv_ynode_t *sel = sv_ymap_get(mc, "percentile_metrics");
+    if (sel) {
+        if ((rc = sv_yexpect_seq(sel, "metrics.percentile_metrics", err))) return rc;
+        m->selected = 0;
+        for (size_t i = 0; i < sel->n; i++) {
+            const char *s = sel->seq[i]->kind == SV_Y_SCALAR ? sel->seq[i]->scalar : "";
+            if (strcmp(s, "ttft") == 0)
+                m->selected |= SV_M_TTFT;
+            else if (strcmp(s, "tpot") == 0)
+                m->selected |= SV_M_TPOT;
+            else if (strcmp(s, "itl") == 0)
+                m->selected |= SV_M_ITL;
+            else if (strcmp(s, "e2el") == 0)
+                m->selected |= SV_M_E2EL;
+            else
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected ttft, tpot, itl or e2el, got '%s'",
+                                 at(sel->seq[i], w, sizeof w), sel->seq[i]->path, s);
+        }
+    }
+    if ((rc = sv_yget_double(mc, "sample_interval_s", 0, 1e-6, 1e9, &m->sample_interval, err)) < 0)
+        return rc;
+    return sv_ymap_check_unknown(mc, err);
+}
+
+/* A list of 1 to max entries (more would not fit the plan's arrays: an error, not a cut). */
+static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t *err)
+{
+    char w[512];
+    int rc = sv_yexpect_seq(node, what, err);
+    if (rc) return rc;
+    if (node->n < 1 || node->n > max)
+        return sv_errorf(err, SV_ELIMIT, "%s: %s: give 1 to %zu values, got %zu",
+                         at(node, w, sizeof w), what, max, node->n);
+    return 0;
+}
+
+/* An `autoscaler` map (top level: every pool; a pool's own: that pool). */
+static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_t *pool,
+                           sv_error_t *err)
+{
+    char w[512], policy[32] = "";
+    int rc;
+    sv_autoscale_cfg_t *a = &pool->autoscale;
+    if ((rc = sv_yexpect_map(am, "autoscaler", err))) return rc;
+    long mn = 1, mx = 0, init = 0;
+    a->enabled = 1;
+    a->interval = 10;
+    a->cold_start = -1;
+    a->load_bw = 2e9;
+    a->scale_down_delay = 60;
+    a->window = 60;
+    double gb_s = 2, cold = -1;
+    if ((rc = get_text(am, "policy", 1, policy, sizeof policy, err)) ||
+        (rc = sv_yget_double(am, "target", 1, 1e-9, 1e12, &a->target, err)) ||
+        (rc = sv_yget_long(am, "min_replicas", 0, 1, 100000, &mn, err)) < 0 ||
+        (rc = sv_yget_long(am, "max_replicas", 1, 1, 100000, &mx, err)) ||
+        (rc = sv_yget_long(am, "initial_replicas", 0, 1, 100000, &init, err)) < 0 ||
+        (rc = sv_yget_double(am, "interval_s", 0, 1e-6, 1e9, &a->interval, err)) < 0 ||
+        (rc = sv_yget_double(am, "cold_start_s", 0, 0, 1e9, &cold, err)) < 0 ||
+        (rc = sv_yget_double(am, "load_bandwidth_gb_s", 0, 1e-6, 1e6, &gb_s, err)) < 0 ||
+        (rc = sv_yget_double(am, "scale_down_delay_s", 0, 0, 1e9, &a->scale_down_delay, err)) < 0 ||
+        (rc = sv_yget_double(am, "window_s", 0, 1e-6, 1e9, &a->window, err)) < 0)
+        return rc;
+    if (strcmp(policy, "queue") == 0)
+        a->policy = SV_SCALE_QUEUE;
+    else if (strcmp(policy, "inflight") == 0)
+        a->policy = SV_SCALE_INFLIGHT;
+    else if (strcmp(policy, "kv") == 0)
+        a->policy = SV_SCALE_KV;
+    else if (strcmp(policy, "ttft_p90") == 0)
+        a->policy = SV_SCALE_TTFT;
+    else
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.policy: expected queue, inflight, kv or ttft_p90, got '%s'",
+                         at(sv_ymap_get(am, "policy"), w, sizeof w), am->path, policy);
+    if (a->policy == SV_SCALE_KV && a->target > 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.target: the kv policy's target is a KV usage in (0, 1], got %g",
+                         at(sv_ymap_get(am, "target"), w, sizeof w), am->path, a->target);
+    if (mn > mx)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s: min_replicas (%ld) is greater than max_replicas (%ld)",
+                         at(am, w, sizeof w), am->path, mn, mx);
+    if (init == 0) init = mn;
+    if (init < mn || init > mx)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.initial_replicas: %ld is outside [min_replicas, max_replicas] = "
+                         "[%ld, %ld]",
+                         at(sv_ymap_get(am, "initial_replicas"), w, sizeof w), am->path, init, mn,
+                         mx);
+    a->load_bw = gb_s * 1e9;
+    a->cold_start = cold;
+    if (cold >= 0 && sc->horizon > 0 && cold >= sc->horizon)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.cold_start_s: %g s is not shorter than horizon_s (%g s), so no "
+                         "replica started by the autoscaler could ever serve",
+                         at(sv_ymap_get(am, "cold_start_s"), w, sizeof w), am->path, cold,
+                         sc->horizon);
+    a->min = (int)mn;
+    a->max = (int)mx;
+    a->initial = (int)init;
+    pool->replicas = a->max;
+    return sv_ymap_check_unknown(am, err);
+}
+
+static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    if ((rc = sv_yexpect_map(pm, "plan", err))) return rc;
+    p->given = 1;
+    p->max_gpus = 64;
+    p->probe_requests = 2000;
+    p->tolerance = 0.02;
+    p->colocated = 1;
+    p->peak_factor = 1;
+    char size_for[16] = "target";
+    if ((rc = get_text(pm, "size_for", 0, size_for, sizeof size_for, err)) < 0) return rc;
+    p->profile_peak = strcmp(size_for, "peak") == 0;
+    if (!p->profile_peak && strcmp(size_for, "target") != 0)
+        return sv_errorf(err, SV_EINVAL, "%s: plan.size_for: expected target or peak, got '%s'",
+                         at(sv_ymap_get(pm, "size_for"), w, sizeof w), size_for);
+    if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
+                             err)) < 0 ||
+        (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
+        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
+        (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
+        return rc;
+    sv_ynode_t *pr = sv_ymap_get(pm, "price_per_hour_usd");
+    if (pr && !sv_yscalar_is_null(pr)) {
+        if ((rc = sv_yexpect_map(pr, "plan.price_per_hour_usd", err))) return rc;
+        if (pr->n > 16)
+            return sv_errorf(err, SV_EINVAL, "%s: plan.price_per_hour_usd: at most 16 GPUs",
+                             at(pr, w, sizeof w));
+        for (size_t i = 0; i < pr->n; i++) {
+            const sv_gpu_t *gp;
+            if ((rc = sv_catalog_gpu(cat, pr->map[i].key, &gp, err)))
+                return sv_error_prefix(err, "%s: plan.price_per_hour_usd",
+                                       at(pr->map[i].val, w, sizeof w));
+            snprintf(p->price_gpu[i], SV_NAME_MAX, "%s", gp->name);
+            if ((rc = sv_yget_double(pr, pr->map[i].key, 1, 0, 1e6, &p->price[i], err))) return rc;
+        }
+        p->nprices = (int)pr->n;
+    }
+    long mg = p->max_gpus;
+    if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
+    p->max_gpus = (int)mg;
+    sv_ynode_t *g = sv_ymap_get(pm, "gpus");
+    if (!g)
+        return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
+                         at(pm, w, sizeof w));
+    if ((rc = plan_list(g, "plan.gpus", 16, err))) return rc;
+    for (size_t i = 0; i < g->n; i++) {
+        const sv_gpu_t *gp;
+        if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
+            char msg[SV_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "%s",
+                     g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
+            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w),
+                             g->seq[i]->path, msg);
+        }
+        snprintf(p->gpus[p->ngpus++], SV_NAME_MAX, "%s", gp->name);
+    }
+    sv_ynode_t *t = sv_ymap_get(pm, "tp");
+    p->tps[0] = 1;
+    p->ntps = 1;
+    if (t) {
+        if ((rc = plan_list(t, "plan.tp", 8, err))) return rc;
+        p->ntps = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            long v;
+            if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
+            p->tps[p->ntps++] = (int)v;
+        }
+    }
+    sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
+    if (m) {
+        if ((rc = plan_list(m, "plan.max_num_seqs", 8, err))) return rc;
+        for (size_t i = 0; i < m->n; i++)
+            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err)))
+                return rc;
+    }
+    sv_ynode_t *sv = sv_ymap_get(pm, "serving");
+    if (sv) {
+        if ((rc = plan_list(sv, "plan.serving", 2, err))) return rc;
+        p->colocated = 0;
+        for (size_t i = 0; i < sv->n; i++) {
+            const char *x = sv->seq[i]->kind == SV_Y_SCALAR ? sv->seq[i]->scalar : "";
+            if (strcmp(x, "colocated") == 0)
+                p->colocated = 1;
+            else if (strcmp(x, "disaggregated") == 0)
+                p->disaggregated = 1;
+            else
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected colocated or disaggregated, got '%s'",
+                                 at(sv->seq[i], w, sizeof w), sv->seq[i]->path, x);
+        }
+    }
+    sv_ynode_t *r = sv_ymap_get(pm, "prefill_decode");
+    if (r) {
+        if ((rc = plan_list(r, "plan.prefill_decode", 8, err))) return rc;
+        for (size_t i = 0; i < r->n; i++) {
+            int a, b;
+            char extra;
+            if (r->seq[i]->kind != SV_Y_SCALAR ||
+                sscanf(r->seq[i]->scalar, "%d:%d%c", &a, &b, &extra) != 2 || a < 1 || b < 1 ||
+                a > 64 || b > 64)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected a ratio like 1:3 (prefill:decode replicas)",
+                                 at(r->seq[i], w, sizeof w), r->seq[i]->path);
+            p->ratios[p->nratios][0] = a;
+            p->ratios[p->nratios++][1] = b;
+        }
+    }
+    if (p->disaggregated && p->nratios == 0) {
+        const int def[3][2] = {{1, 1}, {1, 2}, {1, 3}};
+        for (int i = 0; i < 3; i++) {
+            p->ratios[i][0] = def[i][0];
+            p->ratios[i][1] = def[i][1];
+        }
+        p->nratios = 3;
+    }
+    return sv_ymap_check_unknown(pm, err);
+}
+
+static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t *sc,
+                         sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_ynode_t *root = doc->root;
+    if (!root) return sv_errorf(err, SV_EINVAL, "%s: the scenario is empty", sc->path);
+    if ((rc = sv_yexpect_map(root, sc->path, err))) return rc;
+    const char *base = strrchr(sc->path, '/');
+    snprintf(sc->name, sizeof sc->name, "%s", base ? base + 1 : sc->path);
+    char *dot = strrchr(sc->name, '.');
+    if (dot) *dot = '\0';
+    if ((rc = get_text(root, "name", 0, sc->name, sizeof sc->name, err)) < 0) return rc;
+    long seed = 0;
+    if ((rc = sv_yget_long(root, "seed", 0, 0, LONG_MAX, &seed, err)) < 0) return rc;
+    sc->seed = (uint64_t)seed;
+    char model[1024], full[2048];
+    if ((rc = get_text(root, "model", 1, model, sizeof model, err))) return rc;
+    size_t ml = strlen(model);
+    if (ml > 5 && strcmp(model + ml - 5, ".json") == 0)
+        resolve_path(sc->path, model, full, sizeof full);
+    else
+        snprintf(full, sizeof full, "%s", model);
+    struct stat st;
+    if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) note_input(sc, full); /* a config.json */
+    if ((rc = sv_catalog_resolve_model(cat, full, &sc->model, err))) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sv_errorf(err, rc, "%s: model: %s", at(sv_ymap_get(root, "model"), w, sizeof w),
+                         msg);
+    }
+    if ((rc = read_pools(root, cat, sc, err)) || (rc = read_router(root, sc, err)) ||
+        (rc = read_disagg(root, sc, err)))
+        return rc;
+    for (int i = 0; i < sc->npools; i++) /* engine.profile, or the catalog's "vllm" */
+        if ((rc = sv_perf_settings_profile(&sc->pools[i].perf, cat, sc->pools[i].perf.engine, err)))
+            return sv_error_prefix(err, "%s: engine.profile", sc->path);
+    sv_ynode_t *wl = sv_ymap_get(root, "workload");
+    if (!wl)
+        return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'",
+                         at(root, w, sizeof w));
+    if ((rc = read_workload(wl, sc, err))) return rc;
+    if ((rc = read_slo_metrics(root, sc, err))) return rc;
+    if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
+    /* Autoscalers: a pool's own `autoscaler`, else the top-level one for every pool. */
+    sv_ynode_t *as = sv_ymap_get(root, "autoscaler"), *pl = sv_ymap_get(root, "pools");
+    for (int i = 0; i < sc->npools; i++) {
+        sv_ynode_t *own = pl && pl->kind == SV_Y_SEQ ? sv_ymap_get(pl->seq[i], "autoscaler") : NULL;
+        sv_ynode_t *use = own && !sv_yscalar_is_null(own) ? own : as;
+        if (use && !sv_yscalar_is_null(use) && (rc = read_autoscaler(use, sc, &sc->pools[i], err)))
+            return rc;
+    }
+    sv_ynode_t *pm = sv_ymap_get(root, "plan");
+    if (pm && !sv_yscalar_is_null(pm) && (rc = read_plan(pm, cat, &sc->plan, err))) return rc;
+    if (sc->plan.profile_peak) {
+        if (sc->workload.profile.kind == SV_PROFILE_NONE)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: plan.size_for: peak needs a workload.rate_profile to take the "
+                             "peak of",
+                             at(sv_ymap_get(pm, "size_for"), w, sizeof w));
+        sc->plan.target_rate = sv_profile_peak(&sc->workload.profile);
+    }
+    sv_ynode_t *sw = sv_ymap_get(root, "sweep");
+    if (sw && !sv_yscalar_is_null(sw)) {
+        if ((rc = sv_yexpect_map(sw, "sweep", err))) return rc;
+        sv_ynode_t *v = sv_ymap_get(sw, "vary");
+        if (v) {
+            if ((rc = sv_yexpect_seq(v, "sweep.vary", err))) return rc;
+            if (v->n > 6)
+                return sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most 6 keys",
+                                 at(v, w, sizeof w));
+            for (size_t i = 0; i < v->n; i++) {
+                sv_ynode_t *e = v->seq[i];
+                if (e->kind != SV_Y_SCALAR || !strchr(e->scalar, '=') || strlen(e->scalar) >= 256)
+                    return sv_errorf(err, SV_EINVAL,
+                                     "%s: %s: expected KEY=SPEC like workload.rate=2:30:2",
+                                     at(e, w, sizeof w), e->path);
+                snprintf(sc->sweep_vary[sc->nsweep_vary++], 256, "%s", e->scalar);
+            }
+        }
+        if ((rc = sv_ymap_check_unknown(sw, err))) return rc;
+    }
+    if ((rc = sv_ymap_check_unknown(root, err))) return rc;
+    if (sc->mooncake.given) return sv_mooncake_load(&sc->mooncake, &sc->trace, &sc->prompts, err);
+    if (sc->workload.has_trace && (rc = sv_trace_load(&sc->workload.trace, &sc->trace, err)))
+        return rc;
+    return 0;
+}
+
+int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
+                     sv_scenario_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    sv_ydoc_t *doc;
+    int rc = sv_ydoc_load(path, &doc, err);
+    if (rc) return rc;
+    for (int i = 0; i < nsets && !rc; i++)
+        rc = sv_ydoc_set(doc, sets[i], err);
+    sv_scenario_t *sc = rc ? NULL : calloc(1, sizeof *sc);
+    if (!rc && !sc) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!rc) {
+        snprintf(sc->path, sizeof sc->path, "%s", path);
+        rc = read_scenario(doc, cat, sc, err);
+    }
+    sv_ydoc_free(doc);
+    if (rc) {
+        sv_scenario_free(sc);
+        return rc;
+    }
+    *out = sc;
+    return 0;
+}

@@ -1,0 +1,1216 @@
+/*
+ * The simulator (see include/servesim/cluster/sim.h): the event loop, the benchmark client
+ * (arrivals, semaphore, closed loop, timeouts), routing over pools, the prefill-to-decode
+ * hand-off with its KV links, sampling, and the cost and energy totals of a run.
+ */
+#include "servesim/cluster/sim.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "servesim/engine/engine.h"
+#include "servesim/traffic/identity.h"
+#include "servesim/traffic/workload.h"
+#include "base/vec_int.h"
+
+enum {
+    EV_ARRIVAL = 1,
+    EV_DISPATCH,
+    EV_STEP_END,
+    EV_TIMEOUT,
+    EV_SAMPLE,
+    EV_LINK,
+    EV_SCALE,
+    EV_READY
+};
+
+/* The life of a replica under an autoscaler (a fixed pool's replicas stay ACTIVE). */
+enum { RS_OFF = 0, RS_STARTING, RS_ACTIVE, RS_DRAINING };
+
+/* Recent TTFTs for the ttft_p90 policy: a ring of the newest completions. */
+#define SV_TTFT_RING 65536
+
+typedef struct sim {
+    const sv_scenario_t *sc;
+    sv_result_t *res;
+    sv_evq_t q;
+    sv_workload_t *wl;
+    sv_identity_t *ident; /* prompt identity, when the workload has any */
+    sv_replica_t **reps;
+    double now;
+    /* routing: entry replicas (colocated or prefill) and decode replicas */
+    int *entry, nentry, *dec, ndec, *cand; /* cand: scratch, one slot per replica */
+    int *kicks, nkicks;                    /* replicas to start a step when the instant ends */
+    uint8_t *kicked;                       /* ... as a set */
+    sv_router_t router, drouter;
+    long dec_min_len;    /* shortest max_model_len of the decode pools */
+    long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
+    /* disaggregation */
+    int32_t *xq; /* prefilled requests waiting for decode room, FIFO */
+    size_t nxq, headxq, capxq;
+    sv_link_t *links;  /* one per replica (used for prefill replicas) */
+    double *link_next; /* time of the pending EV_LINK per replica, or INFINITY */
+    int32_t *buf;
+    size_t capbuf;
+    double *stall_since;
+    /* the client */
+    int closed;
+    int exhausted;
+    long inflight, outstanding;
+    int32_t *backlog;
+    size_t nback, headback, capback;
+    int have_next;
+    double next_t;
+    int32_t next_in, next_out;
+    long instant_fails; /* closed loop: consecutive requests that failed the instant sent */
+    /* time series: the interval doubles (and kept rounds thin) past SV_MAX_SAMPLES */
+    double sample_dt;
+    long rounds, sample_cap;
+    /* the watchdog: events that could make progress (all but samples) pending in the
+     * queue, and how many were handled since a request was last generated or ended */
+    long pending, since_progress, progress_bound;
+    /* autoscaling */
+    uint8_t *rstate;                  /* RS_* per replica */
+    double *up_since;                 /* when it was last started (RS_OFF: unused) */
+    double *ready_at;                 /* RS_STARTING: when its cold start ends */
+    double below_since[SV_MAX_POOLS]; /* scale-down: first evaluation asking for fewer; -1 */
+    int down_max[SV_MAX_POOLS];       /* ... and the most asked for since */
+    int any_scaler;
+    double *ttft_end, *ttft_ms; /* the ring */
+    long nttft;
+    size_t capscale;
+    double last_end; /* the latest request end: the benchmark's duration, where up time stops */
+    int rc;
+    sv_error_t *err; /* the message of the first halt() */
+} sim_t;
+
+/* Requests the closed-loop client may send in a row that all fail at the instant they
+ * are sent, with an open-ended (duration-bounded) workload, before the run stops. */
+#define SV_MAX_INSTANT_FAILS 100000L
+/* Memory the per-request records may take, checked before the run (docs/errors.md). */
+#define SV_MAX_RECORD_BYTES (16.0 * 1024 * 1024 * 1024)
+/* Bytes per request: its record, its decode segments and its share of the metrics. */
+#define SV_BYTES_PER_REQUEST 450.0
+
+/* Stop the run with an error: the first message is kept. */
+static void halt(sim_t *s, int rc, const char *fmt, ...)
+{
+    if (s->rc) return;
+    s->rc = rc;
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[SV_ERRMSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sv_errorf(s->err, rc, "%s", msg);
+}
+
+static sv_req_t *R(sim_t *s, int32_t id)
+{
+    return &s->res->pool.r[id];
+}
+
+static void push(sim_t *s, double t, int type, int32_t id)
+{
+    if (sv_evq_push(&s->q, t, type, id))
+        halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
+    else if (type != EV_SAMPLE && type != EV_SCALE)
+        s->pending++;
+}
+
+static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
+{
+    sv_reqpool_t *p = &s->res->pool;
+    if (p->n >= (size_t)SV_MAX_REQUESTS ||
+        (double)(p->n + 1) * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES) {
+        halt(s, SV_ELIMIT,
+             "workload: more than %zu requests would exceed the bound on per-request records "
+             "(%.0f GiB at about %.0f bytes each); shorten workload.duration_s or lower the rate",
+             p->n, SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024), SV_BYTES_PER_REQUEST);
+        return -1;
+    }
+    int32_t id = sv_reqpool_add(p);
+    if (id < 0) {
+        halt(s, SV_ENOMEM, "out of memory after %zu requests", p->n);
+        return -1;
+    }
+    sv_req_t *r = &p->r[id];
+    r->arrival = arrival;
+    r->output = out;
+    if (s->ident) {
+        const sv_segment_t *seg;
+        int n = sv_identity_next(s->ident, id, &in, &seg);
+        if (sv_reqpool_set_segments(p, id, seg, n)) {
+            halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
+            return -1;
+        }
+    }
+    r->input = in;
+    s->outstanding++;
+    s->since_progress = 0;
+    return id;
+}
+
+static void schedule_next_arrival(sim_t *s)
+{
+    s->have_next = sv_workload_next(s->wl, &s->next_t, &s->next_in, &s->next_out);
+    if (s->have_next)
+        push(s, s->next_t, EV_ARRIVAL, -1);
+    else
+        s->exhausted = 1;
+}
+
+/* A replica may have new work. It decides its next step only once every event of this
+ * instant has been handled, so requests arriving together join one step (as vLLM's
+ * scheduler sees everything queued when it runs); replicas start in the order first told. */
+static void kick(sim_t *s, int rep)
+{
+    if (s->kicked[rep]) return;
+    s->kicked[rep] = 1;
+    s->kicks[s->nkicks++] = rep;
+}
+
+static void finish_drain(sim_t *s, int rep);
+
+static void start_step(sim_t *s, int rep)
+{
+    sv_replica_t *r = s->reps[rep];
+    if (s->rstate[rep] == RS_DRAINING) finish_drain(s, rep);
+    if (sv_replica_busy(r)) return;
+    double d = sv_replica_start_step(r, s->now);
+    if (d > 0) {
+        push(s, s->now + d, EV_STEP_END, rep);
+        if (s->stall_since[rep] >= 0) {
+            s->res->stall_s[rep] += s->now - s->stall_since[rep];
+            s->stall_since[rep] = -1;
+        }
+    } else if (sv_replica_waiting(r) > 0 && s->stall_since[rep] < 0) {
+        s->stall_since[rep] = s->now; /* work waits but no KV room to admit it */
+    }
+}
+
+/* The instant is over: the replicas told of new work decide their steps. */
+static void start_steps(sim_t *s)
+{
+    for (int i = 0; i < s->nkicks; i++) {
+        s->kicked[s->kicks[i]] = 0;
+        start_step(s, s->kicks[i]);
+    }
+    s->nkicks = 0;
+}
+
+/* Request id has ended (completed or failed): its client slot is free again. */
+static void ended(sim_t *s, int32_t id)
+{
+    sv_req_t *r = R(s, id);
+    if (r->ended) {
+        halt(s, SV_EINVAL, "internal error: request %d ended twice (t=%.9g s)", (int)id, s->now);
+        return;
+    }
+    r->ended = 1;
+    if (s->now > s->last_end) s->last_end = s->now;
+    if (s->ttft_end && r->state == SV_RQ_DONE && r->first_token >= 0) {
+        long k = s->nttft++ % SV_TTFT_RING;
+        s->ttft_end[k] = s->now;
+        s->ttft_ms[k] = sv_req_ttft(r) * 1e3;
+    }
+    s->inflight--;
+    s->outstanding--;
+    s->since_progress = 0;
+}
+
+/* A request fails outside any replica (at the client, or between pools). */
+static void fail(sim_t *s, int32_t id, int reason)
+{
+    sv_req_t *r = R(s, id);
+    r->state = SV_RQ_FAILED;
+    r->fail = (uint8_t)reason;
+    r->end = s->now;
+    ended(s, id);
+}
+
+static void dispatch(sim_t *s, int32_t id)
+{
+    sv_req_t *r = R(s, id);
+    if (s->sc->disaggregated) {
+        /* The decode pool must be able to hold the whole sequence, or it would wait for
+         * room forever. */
+        long len = (long)r->input + r->output;
+        if (len > s->dec_min_len) {
+            fail(s, id, SV_FAIL_TOO_LONG);
+            return;
+        }
+        if (len > s->dec_max_blocks) {
+            fail(s, id, SV_FAIL_KV_CAPACITY);
+            return;
+        }
+    }
+    int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry, id)];
+    if (sv_replica_submit(s->reps[rep], id, s->now) != SV_FAIL_NONE) {
+        ended(s, id);
+        return;
+    }
+    kick(s, rep);
+}
+
+static void send(sim_t *s, int32_t id)
+{
+    R(s, id)->start = s->now;
+    s->inflight++;
+    if (s->sc->workload.timeout > 0) push(s, s->now + s->sc->workload.timeout, EV_TIMEOUT, id);
+    if (s->sc->router_latency > 0)
+        push(s, s->now + s->sc->router_latency, EV_DISPATCH, id);
+    else
+        dispatch(s, id);
+}
+
+/* Send what the semaphore now allows: held requests first, then (closed loop) new ones. */
+static void pump(sim_t *s)
+{
+    long cap = s->sc->workload.max_concurrency;
+    while (!s->rc && (cap == 0 || s->inflight < cap)) {
+        if (s->headback < s->nback) {
+            send(s, s->backlog[s->headback++]);
+            continue;
+        }
+        if (!s->closed || s->exhausted) break;
+        double dur = s->sc->workload.duration;
+        double t;
+        int32_t in, out;
+        if ((dur > 0 && s->now > dur) || !sv_workload_next(s->wl, &t, &in, &out)) {
+            s->exhausted = 1;
+            break;
+        }
+        int32_t id = new_request(s, s->now, in, out);
+        if (id < 0) break;
+        send(s, id);
+        /* A request that fails the instant it is sent frees its slot at once; with no
+         * request bound the loop would resend forever without time moving. */
+        const sv_req_t *r = R(s, id);
+        s->instant_fails = r->state == SV_RQ_FAILED && r->end == s->now ? s->instant_fails + 1 : 0;
+        if (s->instant_fails >= SV_MAX_INSTANT_FAILS && s->sc->workload.num_requests == 0)
+            halt(s, SV_ELIMIT,
+                 "workload: the closed-loop client sent %ld requests in a row at t=%.6g s that "
+                 "all failed the instant they were sent (last: %s); with workload.duration_s "
+                 "and no workload.num_requests it would resend them forever",
+                 s->instant_fails, s->now, sv_fail_name(r->fail));
+    }
+}
+
+static void arrive(sim_t *s)
+{
+    int32_t id = new_request(s, s->next_t, s->next_in, s->next_out);
+    if (id < 0) return;
+    schedule_next_arrival(s);
+    long cap = s->sc->workload.max_concurrency;
+    if (cap > 0 && s->inflight >= cap) {
+        if (SV_GROW(s->backlog, s->capback, s->nback + 1)) {
+            halt(s, SV_ENOMEM, "out of memory: the client's backlog could not grow");
+            return;
+        }
+        s->backlog[s->nback++] = id;
+    } else {
+        send(s, id);
+    }
+}
+
+/* ---- disaggregation ------------------------------------------------------------------ */
+
+static double kv_bytes(sim_t *s, int32_t id)
+{
+    const sv_req_t *r = R(s, id);
+    const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
+    return (double)sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) *
+           pp->perf.kv_bytes_token_total;
+}
+
+/* Move a link's bytes up to now; land the transfers that finished; re-arm its event. */
+static void service_link(sim_t *s, int rep)
+{
+    sv_link_t *l = &s->links[rep];
+    if (SV_GROW(s->buf, s->capbuf, l->n + 1)) {
+        halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
+        return;
+    }
+    size_t n = sv_link_advance(l, s->now, s->buf, l->n + 1);
+    for (size_t i = 0; i < n; i++) {
+        int32_t id = s->buf[i];
+        sv_req_t *r = R(s, id);
+        int d = r->replica;
+        sv_replica_release(s->reps[rep], id);
+        r->xfer_end = s->now;
+        r->decode_start = sv_replica_free_at(s->reps[d], s->now);
+        sv_replica_inject(s->reps[d], id, s->now);
+        kick(s, d);
+    }
+    if (n) kick(s, rep); /* freed blocks may let it admit again */
+    double next = sv_link_next(l);
+    if (next < INFINITY && next != s->link_next[rep]) push(s, next, EV_LINK, rep);
+    s->link_next[rep] = next;
+}
+
+/* Start transfers, FIFO, while some decode replica has room for the head. */
+static void start_transfers(sim_t *s)
+{
+    int *cand = s->cand;
+    while (!s->rc && s->headxq < s->nxq) {
+        int32_t id = s->xq[s->headxq];
+        sv_req_t *r = R(s, id);
+        if (r->state != SV_RQ_HANDOFF) { /* it failed while waiting */
+            s->headxq++;
+            continue;
+        }
+        int nc = 0;
+        for (int i = 0; i < s->ndec; i++)
+            if (sv_replica_can_reserve(s->reps[s->dec[i]], id)) cand[nc++] = s->dec[i];
+        if (nc == 0) return; /* head-of-line: wait for decode room */
+        int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc, id)];
+        sv_replica_reserve(s->reps[d], id);
+        s->headxq++;
+        int p = r->prefill_replica;
+        r->state = SV_RQ_XFER;
+        r->replica = d;
+        r->xfer_start = s->now;
+        double bytes = kv_bytes(s, id);
+        if (s->sc->link.overlap) {
+            /* Layer-by-layer sending overlaps the prefill: what is left is the last layer,
+             * or what the link could not move during the prefill. */
+            const sv_link_t *l = &s->links[p];
+            double left = bytes - l->bw * (r->prefill_end - r->scheduled);
+            double last = bytes / s->res->pools[s->res->rpool[p]].perf.model.layers;
+            bytes = left > last ? left : last;
+        }
+        service_link(s, p);
+        if (sv_link_add(&s->links[p], s->now, id, bytes))
+            halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
+        service_link(s, p);
+    }
+    if (s->headxq == s->nxq) s->headxq = s->nxq = 0;
+}
+
+static void take_handoffs(sim_t *s, int rep)
+{
+    long n;
+    const int32_t *h = sv_replica_handoffs(s->reps[rep], &n);
+    for (long i = 0; i < n; i++) {
+        R(s, h[i])->prefill_replica = rep;
+        if (SV_GROW(s->xq, s->capxq, s->nxq + 1)) {
+            halt(s, SV_ENOMEM, "out of memory: the hand-off queue could not grow");
+            return;
+        }
+        s->xq[s->nxq++] = h[i];
+    }
+}
+
+/* ---- autoscaling ------------------------------------------------------------------- */
+
+static int cmp_double_asc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The router and the hand-off see only active replicas, in index order. */
+static void rebuild_routes(sim_t *s)
+{
+    s->nentry = s->ndec = 0;
+    for (int i = 0; i < s->res->replicas; i++) {
+        if (s->rstate[i] != RS_ACTIVE) continue;
+        if (s->sc->pools[s->res->rpool[i]].role == SV_ROLE_DECODE)
+            s->dec[s->ndec++] = i;
+        else
+            s->entry[s->nentry++] = i;
+    }
+}
+
+/* Holds nothing: no request, no step, no pinned or reserved KV, nothing owed. */
+static int replica_idle(const sim_t *s, int rep)
+{
+    const sv_replica_t *r = s->reps[rep];
+    return !sv_replica_busy(r) && sv_replica_running(r) == 0 && sv_replica_waiting(r) == 0 &&
+           sv_replica_reserved(r) == 0 && sv_replica_tokens_owed(r) == 0 &&
+           sv_replica_free_blocks(r) == sv_replica_total_blocks(r) && s->links[rep].n == 0;
+}
+
+static void switch_off_at(sim_t *s, int rep, double t)
+{
+    if (t > s->up_since[rep]) s->res->up_s[rep] += t - s->up_since[rep];
+    s->rstate[rep] = RS_OFF;
+}
+
+static void switch_off(sim_t *s, int rep)
+{
+    s->res->up_s[rep] += s->now - s->up_since[rep];
+    s->rstate[rep] = RS_OFF;
+}
+
+/* A draining replica that holds nothing any more is switched off. */
+static void finish_drain(sim_t *s, int rep)
+{
+    if (s->rstate[rep] == RS_DRAINING && replica_idle(s, rep)) switch_off(s, rep);
+}
+
+/* The p-th percentile of the TTFTs (ms) of requests that ended in (now - window, now]. */
+static double recent_ttft(sim_t *s, double window, double p)
+{
+    long n = s->nttft < SV_TTFT_RING ? s->nttft : SV_TTFT_RING, k = 0;
+    double *v = malloc((size_t)(n + 1) * sizeof *v);
+    if (!v) return 0.0;
+    for (long i = 0; i < n; i++)
+        if (s->ttft_end[i] > s->now - window) v[k++] = s->ttft_ms[i];
+    double out = 0.0;
+    if (k) {
+        qsort(v, (size_t)k, sizeof *v, cmp_double_asc);
+        out = sv_percentile_sorted(v, (size_t)k, p);
+    }
+    free(v);
+    return out;
+}
+
+/* One evaluation of pool p's autoscaler (see sv_autoscale_cfg_t). */
+static void autoscale(sim_t *s, int p)
+{
+    const sv_autoscale_cfg_t *a = &s->sc->pools[p].autoscale;
+    const sv_pool_result_t *pp = &s->res->pools[p];
+    int active = 0, starting = 0, draining = 0;
+    double waiting = 0, held = 0, kv = 0;
+    for (int i = pp->first; i < pp->first + pp->count; i++) {
+        if (s->rstate[i] == RS_DRAINING) finish_drain(s, i);
+        active += s->rstate[i] == RS_ACTIVE;
+        starting += s->rstate[i] == RS_STARTING;
+        draining += s->rstate[i] == RS_DRAINING;
+        if (s->rstate[i] != RS_ACTIVE) continue;
+        waiting += (double)sv_replica_waiting(s->reps[i]);
+        held += (double)(sv_replica_waiting(s->reps[i]) + sv_replica_running(s->reps[i]));
+        kv += sv_replica_kv_usage(s->reps[i]);
+    }
+    /* The metric per active replica, against its target: HPA's ceil(n x metric / target). */
+    double m = 0.0;
+    switch (a->policy) {
+    case SV_SCALE_QUEUE:
+        m = active ? waiting / active : 0;
+        break;
+    case SV_SCALE_INFLIGHT:
+        m = active ? held / active : 0;
+        break;
+    case SV_SCALE_KV:
+        m = active ? kv / active : 0;
+        break;
+    default:
+        m = recent_ttft(s, a->window, 90);
+        break;
+    }
+    double want = ceil((double)active * m / a->target - 1e-9);
+    int desired = want > a->max ? a->max : want < a->min ? a->min : (int)want;
+    if (s->res->nscale < (size_t)SV_MAX_SCALE_POINTS) {
+        if (SV_GROW(s->res->scale, s->capscale, s->res->nscale + 1)) {
+            halt(s, SV_ENOMEM, "out of memory: the autoscaler's record could not grow");
+            return;
+        }
+        s->res->scale[s->res->nscale++] = (sv_scale_point_t){.t = s->now,
+                                                             .pool = p,
+                                                             .active = active,
+                                                             .starting = starting,
+                                                             .draining = draining,
+                                                             .measured = m,
+                                                             .desired = desired};
+    }
+    int current = active + starting, changed = 0;
+    if (desired >= current) s->below_since[p] = -1;
+    if (desired > current) {
+        /* Up at once: draining replicas first (they are warm), then cold ones. */
+        int need = desired - current;
+        sv_pool_result_t *pw = &s->res->pools[p];
+        for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
+            if (s->rstate[i] == RS_DRAINING) {
+                s->rstate[i] = RS_ACTIVE;
+                need--, changed = 1, pw->scale_ups++;
+            }
+        double cold = a->cold_start >= 0 ? a->cold_start : pp->perf.weight_bytes_gpu / a->load_bw;
+        for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
+            if (s->rstate[i] == RS_OFF) {
+                s->up_since[i] = s->now;
+                need--, pw->scale_ups++;
+                if (cold > 0) {
+                    s->rstate[i] = RS_STARTING;
+                    s->ready_at[i] = s->now + cold;
+                    push(s, s->ready_at[i], EV_READY, i);
+                } else {
+                    s->rstate[i] = RS_ACTIVE;
+                    changed = 1;
+                }
+            }
+    } else if (desired < current) {
+        if (s->below_since[p] < 0) {
+            s->below_since[p] = s->now;
+            s->down_max[p] = desired;
+        }
+        if (desired > s->down_max[p]) s->down_max[p] = desired;
+        if (s->now - s->below_since[p] >= a->scale_down_delay) {
+            int drop = current - s->down_max[p];
+            sv_pool_result_t *pw = &s->res->pools[p];
+            /* Cold starts not yet serving are cancelled first (newest first), then the
+             * active replicas that hold the least are drained. */
+            for (int i = pp->first + pp->count - 1; i >= pp->first && drop > 0; i--)
+                if (s->rstate[i] == RS_STARTING) {
+                    switch_off(s, i);
+                    drop--, pw->scale_downs++;
+                }
+            while (drop > 0 && active > 1) {
+                int best = -1;
+                long bh = 0;
+                for (int i = pp->first; i < pp->first + pp->count; i++) {
+                    if (s->rstate[i] != RS_ACTIVE) continue;
+                    long h = sv_replica_waiting(s->reps[i]) + sv_replica_running(s->reps[i]);
+                    if (best < 0 || h < bh) best = i, bh = h;
+                }
+                s->rstate[best] = RS_DRAINING;
+                finish_drain(s, best);
+                active--, drop--, changed = 1, pw->scale_downs++;
+            }
+            s->below_since[p] = -1;
+        }
+    }
+    int up = 0;
+    for (int i = pp->first; i < pp->first + pp->count; i++)
+        up += s->rstate[i] != RS_OFF;
+    if (up > s->res->pools[p].peak_up) s->res->pools[p].peak_up = up;
+    if (changed) {
+        rebuild_routes(s);
+        if (s->sc->disaggregated) start_transfers(s);
+    }
+}
+
+/* A cold start ended: the replica serves from now on. */
+static void ready(sim_t *s, int rep, double t)
+{
+    if (s->rstate[rep] != RS_STARTING || t != s->ready_at[rep]) return; /* cancelled */
+    s->rstate[rep] = RS_ACTIVE;
+    rebuild_routes(s);
+    if (s->sc->disaggregated) start_transfers(s);
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+static void drain(sim_t *s, int rep)
+{
+    long n;
+    const int32_t *done = sv_replica_done(s->reps[rep], &n);
+    for (long i = 0; i < n; i++)
+        ended(s, done[i]);
+}
+
+static void step_end(sim_t *s, int rep)
+{
+    if (sv_replica_end_step(s->reps[rep], s->now))
+        halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
+    drain(s, rep);
+    if (s->sc->check) {
+        char msg[SV_ERRMSG_MAX - 64];
+        if (sv_replica_check(s->reps[rep], msg, sizeof msg))
+            halt(s, SV_EINVAL, "internal error (--check) at t=%.9g s: %s", s->now, msg);
+    }
+    if (s->sc->disaggregated) {
+        take_handoffs(s, rep);
+        start_transfers(s);
+    }
+    pump(s);
+    kick(s, rep);
+}
+
+static void timeout(sim_t *s, int32_t id)
+{
+    sv_req_t *r = R(s, id);
+    if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) return;
+    if (r->state == SV_RQ_XFER) {
+        int p = r->prefill_replica;
+        service_link(s, p); /* it may land at this very instant */
+        if (r->state == SV_RQ_XFER) {
+            sv_link_cancel(&s->links[p], s->now, id);
+            sv_replica_release(s->reps[p], id);
+            sv_replica_unreserve(s->reps[r->replica], id);
+            fail(s, id, SV_FAIL_TIMEOUT);
+            service_link(s, p);
+            kick(s, p);
+            start_transfers(s);
+            return;
+        }
+    }
+    if (r->state == SV_RQ_HANDOFF) {
+        sv_replica_release(s->reps[r->prefill_replica], id);
+        fail(s, id, SV_FAIL_TIMEOUT);
+        kick(s, r->prefill_replica);
+        return;
+    }
+    if (r->state == SV_RQ_NEW) { /* still at the router; dispatch will skip it */
+        fail(s, id, SV_FAIL_TIMEOUT);
+        return;
+    }
+    int rep = r->replica;
+    sv_replica_abort(s->reps[rep], id, s->now);
+    drain(s, rep);
+    if (s->sc->disaggregated) start_transfers(s);
+    pump(s);
+    kick(s, rep);
+}
+
+/* What every part of the cluster holds now, for an error that says where a run is stuck. */
+static void describe(sim_t *s, char *buf, size_t size)
+{
+    long waiting = 0, running = 0, reserved = 0, busy = 0;
+    for (int i = 0; i < s->res->replicas; i++) {
+        waiting += sv_replica_waiting(s->reps[i]);
+        running += sv_replica_running(s->reps[i]);
+        reserved += sv_replica_reserved(s->reps[i]);
+        busy += sv_replica_busy(s->reps[i]);
+    }
+    int n = snprintf(buf, size,
+                     "%ld requests outstanding; client: %ld sent and not ended (max_concurrency "
+                     "%ld), %zu held back; replicas: %ld waiting, %ld running, %ld steps in "
+                     "flight, %ld transfers reserved; hand-off queue %zu",
+                     s->outstanding, s->inflight, s->sc->workload.max_concurrency,
+                     s->nback - s->headback, waiting, running, busy, reserved, s->nxq - s->headxq);
+    for (int i = 0; i < s->res->replicas && i < 4 && n > 0 && (size_t)n < size; i++)
+        n += snprintf(buf + n, size - (size_t)n, "; replica %d: %ld of %ld blocks free", i,
+                      sv_replica_free_blocks(s->reps[i]), sv_replica_total_blocks(s->reps[i]));
+}
+
+/* The client's own count: requests sent and not ended, recounted from the records. */
+static void check_client(sim_t *s)
+{
+    long sent = 0, live = 0;
+    for (size_t i = 0; i < s->res->pool.n; i++) {
+        const sv_req_t *r = &s->res->pool.r[i];
+        int over = r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
+        if (over != r->ended) {
+            halt(s, SV_EINVAL, "internal error (--check) at t=%.9g s: request %zu is %s but %s",
+                 s->now, i, over ? "over" : "live", r->ended ? "counted ended" : "not counted");
+            return;
+        }
+        sent += r->start >= 0 && !over;
+        live += !over;
+    }
+    if (sent != s->inflight || live != s->outstanding)
+        halt(s, SV_EINVAL,
+             "internal error (--check) at t=%.9g s: the client counts %ld in flight and %ld "
+             "outstanding, the records %ld and %ld",
+             s->now, s->inflight, s->outstanding, sent, live);
+}
+
+static void sample(sim_t *s)
+{
+    /* Nothing but samples left to happen, yet requests are outstanding: no event can ever
+     * move them, so the run would sample forever. */
+    if (s->pending == 0 && s->nkicks == 0 && s->outstanding > 0) {
+        char state[SV_ERRMSG_MAX - 96];
+        describe(s, state, sizeof state);
+        halt(s, SV_EINVAL, "internal error: the simulation is stuck at t=%.9g s: %s", s->now,
+             state);
+        return;
+    }
+    if (s->sc->check) check_client(s);
+    sv_metrics_t *m = s->res->metrics;
+    size_t n;
+    sv_metrics_samples(m, &n);
+    double next = s->sample_dt;
+    int record = 1;
+    if ((long)n + s->res->replicas > s->sample_cap) {
+        /* Halve the rate: keep rounds 0, 2, 4, ... and continue on that grid. */
+        sv_metrics_thin_samples(m);
+        record = s->rounds % 2 == 0;
+        s->rounds = (s->rounds + 1) / 2;
+        s->sample_dt *= 2;
+        next = record ? s->sample_dt : s->sample_dt / 2;
+    }
+    for (int i = 0; record && i < s->res->replicas; i++) {
+        sv_replica_t *r = s->reps[i];
+        sv_sample_t sm = {.t = s->now,
+                          .replica = i,
+                          .running = (int32_t)sv_replica_running(r),
+                          .waiting = (int32_t)sv_replica_waiting(r),
+                          .kv_usage = (float)sv_replica_kv_usage(r),
+                          .batch_tokens = (int32_t)sv_replica_batch_tokens(r),
+                          .up = s->rstate[i] != RS_OFF};
+        if (sv_metrics_sample(m, &sm)) halt(s, SV_ENOMEM, "out of memory in the time series");
+    }
+    s->rounds += record;
+    if (!s->exhausted || s->outstanding > 0 || s->have_next) push(s, s->now + next, EV_SAMPLE, -1);
+}
+
+/* ---- totals --------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* p50, p99 and max of KV usage over the samples of replicas [first, first + count). */
+static void kv_stats(const sv_result_t *res, int first, int count, double *p50, double *p99,
+                     double *max)
+{
+    size_t n;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &n);
+    double *v = malloc((n + 1) * sizeof *v);
+    size_t k = 0;
+    *p50 = *p99 = *max = 0.0;
+    if (!v) return;
+    for (size_t i = 0; i < n; i++)
+        if (sm[i].replica >= first && sm[i].replica < first + count && sm[i].up)
+            v[k++] = sm[i].kv_usage;
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_double);
+        *p50 = sv_percentile_sorted(v, k, 50);
+        *p99 = sv_percentile_sorted(v, k, 99);
+        *max = v[k - 1];
+    }
+    free(v);
+}
+
+static void totals(sim_t *s)
+{
+    sv_result_t *res = s->res;
+    double T = res->summary.duration, busy_all = 0.0;
+    res->gpus = res->cost_usd = res->energy_j = res->gpu_hours = 0.0;
+    for (int p = 0; p < res->npools; p++) {
+        sv_pool_result_t *pp = &res->pools[p];
+        const sv_gpu_t *g = &pp->cfg->gpu;
+        int tp =
+            pp->perf.set.tp * (pp->perf.set.pp > 1 ? pp->perf.set.pp : 1); /* GPUs per replica */
+        double busy = 0.0, dsteps = 0.0, dtok = 0.0;
+        pp->gpus = (double)pp->count * tp;
+        /* A fixed pool pays for every GPU over the benchmark's duration, as before; an
+         * autoscaled one for the time each replica was up (cold starts and drains in). */
+        int scaled = pp->cfg->autoscale.enabled;
+        double up_all = 0.0;
+        for (int i = pp->first; i < pp->first + pp->count; i++)
+            up_all += scaled ? res->up_s[i] : T;
+        pp->gpu_hours = up_all * tp / 3600.0;
+        pp->mean_up = T > 0 ? up_all / T : 0.0;
+        if (!scaled) pp->peak_up = pp->count;
+        if (scaled) pp->gpus = (double)pp->peak_up * tp; /* the GPUs up at the peak */
+        pp->cost_usd =
+            scaled ? pp->gpu_hours * g->price_per_hour : pp->gpus * g->price_per_hour * T / 3600.0;
+        res->gpu_hours += pp->gpu_hours;
+        for (int i = pp->first; i < pp->first + pp->count; i++) {
+            double up = scaled ? res->up_s[i] : T;
+            const sv_replica_stats_t *st = &res->rstats[i];
+            busy += st->busy_s;
+            pp->preemptions += st->preemptions;
+            pp->steps += st->steps;
+            pp->decode_steps += st->decode_steps;
+            pp->handoffs += st->handoffs;
+            dsteps += (double)st->decode_steps;
+            dtok += st->decode_tokens;
+            pp->energy_j += tp * (g->idle_w * up + (g->tdp_w - g->idle_w) * st->active_s);
+            pp->stall_s += res->stall_s[i];
+            pp->link_bytes += s->links[i].bytes;
+            pp->link_busy_s += s->links[i].busy_s;
+            pp->transfers += s->links[i].transfers;
+        }
+        pp->busy_share = T > 0 ? busy / (T * pp->count) : 0.0;
+        pp->mean_decode_batch = dsteps > 0 ? dtok / dsteps : 0.0;
+        kv_stats(res, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99,
+                 &pp->kv_usage_max);
+        busy_all += busy;
+        res->gpus += pp->gpus;
+        res->cost_usd += pp->cost_usd;
+        res->energy_j += pp->energy_j;
+        res->preemptions += pp->preemptions;
+    }
+    for (int i = 0; i < res->replicas; i++) {
+        res->prefix_queries += res->rstats[i].prefix_queries;
+        res->prefix_hits += res->rstats[i].prefix_hits;
+    }
+    res->busy_share = T > 0 ? busy_all / (T * res->replicas) : 0.0;
+    double out = (double)res->summary.total_output;
+    res->cost_per_mtok = out > 0 ? res->cost_usd / (out / 1e6) : 0.0;
+    res->energy_per_tok = out > 0 ? res->energy_j / out : 0.0;
+    kv_stats(res, 0, res->replicas, &res->kv_usage_p50, &res->kv_usage_p99, &res->kv_usage_max);
+}
+
+void sv_result_free(sv_result_t *res)
+{
+    if (!res) return;
+    sv_metrics_free(res->metrics);
+    sv_reqpool_free(&res->pool);
+    free(res->rstats);
+    free(res->rpool);
+    free(res->stall_s);
+    free(res->up_s);
+    free(res->scale);
+    free(res);
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    const sv_pool_cfg_t *pc = &sc->pools[p];
+    sv_pool_result_t *pp = &s->res->pools[p];
+    pp->cfg = pc;
+    int rc = sv_perf_init(&pp->perf, &pc->gpu, &sc->model, &pc->perf, err);
+    if (!rc) rc = sv_perf_memplan(&pp->perf, &pp->mem, err);
+    if (rc) {
+        char msg[SV_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sv_errorf(err, rc, "pool '%s' (%d x %s, tp=%d): %s", pc->name, pc->replicas,
+                         pc->gpu.name, pc->perf.tp, msg);
+    }
+    long cap = pp->mem.kv_tokens, mml = pc->engine.max_model_len;
+    if (mml > cap)
+        return sv_errorf(err, SV_EINVAL,
+                         "pool '%s': engine.max_model_len (%ld) is larger than the KV cache of "
+                         "one replica (%ld tokens); lower it or give the cache more memory",
+                         pc->name, mml, cap);
+    if (mml == 0)
+        mml =
+            sc->model.max_context > 0 && sc->model.max_context < cap ? sc->model.max_context : cap;
+    pp->max_model_len = mml;
+    *ecfg = pc->engine;
+    ecfg->max_model_len = mml;
+    ecfg->prefix_caching = pc->engine.prefix_caching > 0;
+    /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
+     * each request's chunk at 4% of max_model_len. */
+    if (ecfg->max_partial_prefills > 1 && ecfg->long_prefill_threshold == 0)
+        ecfg->long_prefill_threshold = (long)(0.04 * (double)mml);
+    ecfg->handoff = pc->role == SV_ROLE_PREFILL;
+    ecfg->first_token_at_decode = sc->first_token_at_decode;
+    return 0;
+}
+
+static int setup(sim_t *s, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    sv_result_t *res = s->res;
+    res->npools = sc->npools;
+    int total = 0;
+    for (int p = 0; p < sc->npools; p++)
+        total += sc->pools[p].replicas;
+    res->replicas = total;
+    res->metrics = sv_metrics_new(&sc->metrics, total);
+    s->reps = calloc((size_t)total, sizeof *s->reps);
+    res->rstats = calloc((size_t)total, sizeof *res->rstats);
+    res->rpool = calloc((size_t)total, sizeof *res->rpool);
+    res->stall_s = calloc((size_t)total, sizeof *res->stall_s);
+    s->stall_since = malloc((size_t)total * sizeof *s->stall_since);
+    s->links = calloc((size_t)total, sizeof *s->links);
+    s->link_next = malloc((size_t)total * sizeof *s->link_next);
+    s->entry = malloc((size_t)total * sizeof *s->entry);
+    s->dec = malloc((size_t)total * sizeof *s->dec);
+    s->cand = malloc((size_t)total * sizeof *s->cand);
+    s->kicks = malloc((size_t)total * sizeof *s->kicks);
+    s->kicked = calloc((size_t)total, sizeof *s->kicked);
+    s->rstate = calloc((size_t)total, sizeof *s->rstate);
+    s->up_since = calloc((size_t)total, sizeof *s->up_since);
+    s->ready_at = calloc((size_t)total, sizeof *s->ready_at);
+    res->up_s = calloc((size_t)total, sizeof *res->up_s);
+    if (!s->rstate || !s->up_since || !s->ready_at || !res->up_s)
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!s->cand || !s->kicks || !s->kicked || !res->metrics || !s->reps || !res->rstats ||
+        !res->rpool || !res->stall_s || !s->stall_since || !s->links || !s->link_next ||
+        !s->entry || !s->dec)
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    s->dec_min_len = s->dec_max_blocks = -1;
+    int k = 0, rc;
+    for (int p = 0; p < sc->npools; p++) {
+        sv_engine_cfg_t ecfg;
+        if ((rc = setup_pool(s, p, &ecfg, err))) return rc;
+        sv_pool_result_t *pp = &res->pools[p];
+        const sv_pool_cfg_t *pc = &sc->pools[p];
+        pp->first = k;
+        pp->count = pc->replicas;
+        if (pc->role == SV_ROLE_DECODE) {
+            long usable = (pp->mem.kv_blocks - sv_watermark_blocks(&ecfg, pp->mem.kv_blocks) - 1) *
+                          pp->mem.block_size;
+            if (s->dec_min_len < 0 || pp->max_model_len < s->dec_min_len)
+                s->dec_min_len = pp->max_model_len;
+            if (usable > s->dec_max_blocks) s->dec_max_blocks = usable;
+        }
+        for (int i = 0; i < pc->replicas; i++, k++) {
+            if ((rc = sv_replica_new(k, &pp->perf, pp->mem.kv_blocks, &ecfg, &res->pool,
+                                     res->metrics, &s->reps[k], err)))
+                return rc;
+            res->rpool[k] = p;
+            /* a fixed pool is up all along; an autoscaled one starts with its initial
+             * replicas serving and the rest off */
+            s->rstate[k] = !pc->autoscale.enabled || i < pc->autoscale.initial ? RS_ACTIVE : RS_OFF;
+            s->stall_since[k] = -1;
+            s->link_next[k] = INFINITY;
+            double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
+            sv_link_init(&s->links[k], bw, sc->link.latency, sc->link.fifo);
+        }
+        if (pc->autoscale.enabled) {
+            const sv_autoscale_cfg_t *a = &pc->autoscale;
+            double cold =
+                a->cold_start >= 0 ? a->cold_start : pp->perf.weight_bytes_gpu / a->load_bw;
+            if (sc->horizon > 0 && cold >= sc->horizon)
+                return sv_errorf(err, SV_EINVAL,
+                                 "pool '%s': autoscaler: the cold start (%.3g GB of weights per "
+                                 "GPU at %.3g GB/s = %.3g s) is not shorter than horizon_s (%g "
+                                 "s); give autoscaler.cold_start_s or load_bandwidth_gb_s",
+                                 pc->name, pp->perf.weight_bytes_gpu / 1e9, a->load_bw / 1e9, cold,
+                                 sc->horizon);
+            s->any_scaler = 1;
+            pp->peak_up = pc->autoscale.initial;
+            s->below_since[p] = -1;
+        }
+    }
+    rebuild_routes(s);
+    if (s->any_scaler) {
+        s->ttft_end = malloc(SV_TTFT_RING * sizeof *s->ttft_end);
+        s->ttft_ms = malloc(SV_TTFT_RING * sizeof *s->ttft_ms);
+        if (!s->ttft_end || !s->ttft_ms) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    /* The per-request records are the run's one large allocation: refuse up front what
+     * cannot fit the bound, naming the key that asks for it. */
+    const sv_workload_cfg_t *w = &sc->workload;
+    double n_req = 0;
+    const char *key = "workload.num_requests";
+    if (w->num_requests > 0)
+        n_req = (double)w->num_requests;
+    else if (w->has_trace && sc->trace)
+        n_req = (double)sc->trace->n, key = "workload.trace";
+    else if (w->duration > 0 && isfinite(w->rate))
+        n_req = w->rate * w->duration, key = "workload.rate x workload.duration_s";
+    if (n_req * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)
+        return sv_errorf(err, SV_ELIMIT,
+                         "%s: %.0f requests need about %.1f GiB of per-request records, over the "
+                         "bound of %.0f GiB; simulate fewer requests (or shard the study)",
+                         key, n_req, n_req * SV_BYTES_PER_REQUEST / (1024.0 * 1024 * 1024),
+                         SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024));
+    if ((rc = sv_workload_new(&sc->workload, sc->trace, sc->seed, &s->wl, err))) return rc;
+    if ((sc->shared_prefix.given || sc->prompts) &&
+        (rc = sv_identity_new(sc->shared_prefix.given ? &sc->shared_prefix : NULL, sc->prompts,
+                              sc->seed, &s->ident, err)))
+        return rc;
+    if (sv_router_init(&s->router, (sv_route_t)sc->route,
+                       sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
+        sv_router_init(&s->drouter, (sv_route_t)sc->decode_route,
+                       sv_stream_seed(sc->seed, SV_STREAM_ROUTER + 1)))
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    sv_evq_init(&s->q, 0);
+    s->sample_dt = sc->metrics.sample_interval;
+    s->sample_cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
+    /* Between two request ends a replica runs at most one step per token of its longest
+     * sequence (more only through preemptions); far more events than that is a livelock. */
+    long longest = 0;
+    for (int p = 0; p < sc->npools; p++)
+        if (res->pools[p].max_model_len > longest) longest = res->pools[p].max_model_len;
+    s->progress_bound = 20000000L + 4L * total * longest;
+    s->closed =
+        isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
+    return 0;
+}
+
+static void teardown(sim_t *s)
+{
+    if (s->reps)
+        for (int i = 0; i < s->res->replicas; i++)
+            sv_replica_free(s->reps[i]);
+    if (s->links)
+        for (int i = 0; i < s->res->replicas; i++)
+            sv_link_free(&s->links[i]);
+    free(s->reps);
+    free(s->links);
+    free(s->link_next);
+    free(s->entry);
+    free(s->dec);
+    free(s->cand);
+    free(s->kicks);
+    free(s->kicked);
+    free(s->rstate);
+    free(s->up_since);
+    free(s->ready_at);
+    free(s->ttft_end);
+    free(s->ttft_ms);
+    free(s->xq);
+    free(s->buf);
+    free(s->stall_since);
+    sv_router_free(&s->router);
+    sv_router_free(&s->drouter);
+    sv_workload_free(s->wl);
+    sv_identity_free(s->ident);
+    sv_evq_free(&s->q);
+    free(s->backlog);
+}
+
+/* The horizon ended the run: everything still in flight fails as unfinished. */
+static void end_at_horizon(sim_t *s)
+{
+    s->now = s->sc->horizon;
+    for (int i = 0; i < s->res->replicas; i++) {
+        sv_replica_fail_all(s->reps[i], s->now);
+        drain(s, i);
+    }
+    for (size_t i = 0; i < s->res->pool.n; i++) {
+        sv_req_t *r = R(s, (int32_t)i);
+        if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) continue;
+        /* Between pools: give back the pinned prefill blocks and the decode reservation. */
+        if (r->state == SV_RQ_HANDOFF || r->state == SV_RQ_XFER)
+            sv_replica_release(s->reps[r->prefill_replica], (int32_t)i);
+        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->reps[r->replica], (int32_t)i);
+        if (r->start < 0) { /* still held by the client's semaphore: never sent */
+            r->start = s->now;
+            s->inflight++;
+        }
+        r->state = SV_RQ_FAILED;
+        r->fail = SV_FAIL_UNFINISHED;
+        r->end = s->now;
+        ended(s, (int32_t)i);
+    }
+}
+
+/* The invariants every run must end with, checked every time: each request ended once,
+ * no client slot held, every KV block free, no reservation or owed token left. */
+static void check_end(sim_t *s)
+{
+    for (int i = 0; i < s->res->replicas; i++) {
+        const sv_replica_t *r = s->reps[i];
+        long free_b = sv_replica_free_blocks(r), total = sv_replica_total_blocks(r);
+        char msg[SV_ERRMSG_MAX - 64] = "";
+        if (s->sc->check && sv_replica_check(r, msg, sizeof msg)) {
+            halt(s, SV_EINVAL, "internal error (--check) at the end: %s", msg);
+            return;
+        }
+        if (free_b != total || sv_replica_reserved(r) != 0 || sv_replica_tokens_owed(r) != 0 ||
+            sv_replica_busy(r)) {
+            halt(s, SV_EINVAL,
+                 "internal error: replica %d ends the run with %ld of %ld KV blocks free, %ld "
+                 "transfers reserved, %ld tokens owed%s",
+                 i, free_b, total, sv_replica_reserved(r), sv_replica_tokens_owed(r),
+                 sv_replica_busy(r) ? ", a step in flight" : "");
+            return;
+        }
+    }
+    size_t ended_n = 0;
+    for (size_t i = 0; i < s->res->pool.n; i++)
+        ended_n += s->res->pool.r[i].ended;
+    if (ended_n != s->res->pool.n || s->inflight != 0)
+        halt(s, SV_EINVAL, "internal error: %zu of %zu requests ended, %ld client slots still held",
+             ended_n, s->res->pool.n, s->inflight);
+}
+
+int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    sim_t s;
+    memset(&s, 0, sizeof s);
+    s.sc = sc;
+    s.err = err;
+    s.res = calloc(1, sizeof *s.res);
+    if (!s.res) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    s.res->sc = sc;
+    int rc = setup(&s, err);
+    if (rc) {
+        teardown(&s);
+        sv_result_free(s.res);
+        return rc;
+    }
+    if (s.closed)
+        pump(&s);
+    else
+        schedule_next_arrival(&s);
+    push(&s, 0.0, EV_SAMPLE, -1);
+    for (int p = 0; p < sc->npools; p++)
+        if (sc->pools[p].autoscale.enabled) push(&s, sc->pools[p].autoscale.interval, EV_SCALE, p);
+
+    sv_event_t ev;
+    double next;
+    while (!s.rc) {
+        int more = sv_evq_peek_time(&s.q, &next);
+        if (s.nkicks > 0 && (!more || next > s.now)) {
+            start_steps(&s); /* may schedule events, so look again */
+            continue;
+        }
+        if (!more || (sc->horizon > 0 && next > sc->horizon)) break;
+        sv_evq_pop(&s.q, &ev);
+        s.now = ev.time;
+        s.res->events++;
+        if (ev.type != EV_SAMPLE && ev.type != EV_SCALE) {
+            s.pending--;
+            /* The watchdog: work keeps happening but no request is generated or ends. */
+            if (++s.since_progress > s.progress_bound) {
+                char state[SV_ERRMSG_MAX - 128];
+                describe(&s, state, sizeof state);
+                halt(&s, SV_ELIMIT,
+                     "internal error: no request was generated or ended over the last %ld "
+                     "events (t=%.9g s): %s",
+                     s.progress_bound, s.now, state);
+                break;
+            }
+        }
+        switch (ev.type) {
+        case EV_ARRIVAL:
+            arrive(&s);
+            break;
+        case EV_DISPATCH:
+            if (R(&s, ev.id)->state == SV_RQ_NEW) dispatch(&s, ev.id);
+            break;
+        case EV_STEP_END:
+            step_end(&s, ev.id);
+            break;
+        case EV_TIMEOUT:
+            timeout(&s, ev.id);
+            break;
+        case EV_SAMPLE:
+            sample(&s);
+            break;
+        case EV_SCALE:
+            autoscale(&s, ev.id);
+            if (!s.exhausted || s.outstanding > 0 || s.have_next)
+                push(&s, s.now + sc->pools[ev.id].autoscale.interval, EV_SCALE, ev.id);
+            break;
+        case EV_READY:
+            ready(&s, ev.id, ev.time);
+            break;
+        case EV_LINK:
+            if (ev.time == s.link_next[ev.id]) {
+                s.link_next[ev.id] = INFINITY;
+                service_link(&s, ev.id);
+            }
+            break;
+        default:
+            break;
+        }
+        /* Any event may have freed a client slot (a request failed at dispatch, timed
+         * out between pools, ...): the client sends what the semaphore now allows. */
+        pump(&s);
+    }
+    if (!s.rc && sc->horizon > 0 && s.outstanding > 0) end_at_horizon(&s);
+    for (int i = 0; i < s.res->replicas && s.stall_since; i++)
+        if (s.stall_since[i] >= 0) s.res->stall_s[i] += s.now - s.stall_since[i];
+    if (!s.rc && s.outstanding != 0) {
+        char state[SV_ERRMSG_MAX - 128];
+        describe(&s, state, sizeof state);
+        halt(&s, SV_EINVAL, "internal error: the simulation stopped at t=%.9g s with %s", s.now,
+             state);
+    }
+    for (int i = 0; i < s.res->replicas && s.rstate; i++)
+        if (s.rstate[i] != RS_OFF) switch_off_at(&s, i, s.last_end);
+    if (!s.rc && sv_metrics_oom(s.res->metrics))
+        halt(&s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s.res->pool.n);
+    if (!s.rc) check_end(&s);
+    rc = s.rc;
+    s.res->sample_interval = s.sample_dt;
+    for (int i = 0; i < s.res->replicas && s.reps; i++) {
+        sv_replica_stats_t *st = &s.res->rstats[i];
+        *st = *sv_replica_stats(s.reps[i]);
+        st->blocks_free_end = sv_replica_free_blocks(s.reps[i]);
+        st->blocks_total = sv_replica_total_blocks(s.reps[i]);
+        st->owed_end = sv_replica_tokens_owed(s.reps[i]);
+    }
+    if (!rc) rc = sv_metrics_summarize(s.res->metrics, &s.res->pool, &s.res->summary, err);
+    if (!rc) totals(&s);
+    teardown(&s);
+    if (rc) {
+        sv_result_free(s.res);
+        return rc;
+    }
+    *out = s.res;
+    return 0;
+}

@@ -1,0 +1,173 @@
+/*
+ * The prefix cache of a replica (see sim/engine/pcache_int.h): full KV blocks by chained hash,
+ * reference counts, and the LRU list of unreferenced blocks that eviction takes from.
+ */
+#include "engine/pcache_int.h"
+
+#include <stdlib.h>
+
+typedef struct slot {
+    uint64_t hash;
+    int32_t refs;
+    int32_t prev, next; /* LRU list while refs == 0; -1 terminated */
+    int32_t used;       /* the slot holds a block */
+} slot_t;
+
+struct sv__pcache {
+    slot_t *s;
+    long nslots, nfree; /* slots, and the free ones (a stack in `freelist`) */
+    int32_t *freelist;
+    int32_t *table; /* hash table of slot indices, -1 empty; size a power of two */
+    long mask;
+    int32_t head, tail; /* LRU: head is evicted first */
+    long evictable, in_use;
+};
+
+static long home(const sv__pcache_t *c, uint64_t h)
+{
+    h ^= h >> 31;
+    h *= 0x7fb5d329728ea185ULL;
+    h ^= h >> 27;
+    return (long)(h & (uint64_t)c->mask);
+}
+
+sv__pcache_t *sv__pcache_new(long blocks)
+{
+    sv__pcache_t *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    long size = 16;
+    while (size < 2 * blocks)
+        size *= 2;
+    c->nslots = blocks;
+    c->s = calloc((size_t)blocks + 1, sizeof *c->s);
+    c->freelist = malloc(((size_t)blocks + 1) * sizeof *c->freelist);
+    c->table = malloc((size_t)size * sizeof *c->table);
+    if (!c->s || !c->freelist || !c->table) {
+        sv__pcache_free(c);
+        return NULL;
+    }
+    for (long i = 0; i < size; i++)
+        c->table[i] = -1;
+    c->mask = size - 1;
+    for (long i = 0; i < blocks; i++)
+        c->freelist[i] = (int32_t)(blocks - 1 - i);
+    c->nfree = blocks;
+    c->head = c->tail = -1;
+    return c;
+}
+
+void sv__pcache_free(sv__pcache_t *c)
+{
+    if (!c) return;
+    free(c->s);
+    free(c->freelist);
+    free(c->table);
+    free(c);
+}
+
+long sv__pcache_find(const sv__pcache_t *c, uint64_t h)
+{
+    for (long i = home(c, h);; i = (i + 1) & c->mask) {
+        int32_t k = c->table[i];
+        if (k < 0) return -1;
+        if (c->s[k].hash == h) return k;
+    }
+}
+
+int32_t sv__pcache_refs(const sv__pcache_t *c, long slot)
+{
+    return c->s[slot].refs;
+}
+
+static void lru_remove(sv__pcache_t *c, long k)
+{
+    slot_t *s = &c->s[k];
+    if (s->prev >= 0)
+        c->s[s->prev].next = s->next;
+    else
+        c->head = s->next;
+    if (s->next >= 0)
+        c->s[s->next].prev = s->prev;
+    else
+        c->tail = s->prev;
+    s->prev = s->next = -1;
+}
+
+void sv__pcache_ref(sv__pcache_t *c, long slot)
+{
+    slot_t *s = &c->s[slot];
+    if (s->refs++ == 0) {
+        lru_remove(c, slot);
+        c->evictable--;
+        c->in_use++;
+    }
+}
+
+void sv__pcache_unref(sv__pcache_t *c, long slot)
+{
+    slot_t *s = &c->s[slot];
+    if (--s->refs > 0) return;
+    s->prev = c->tail;
+    s->next = -1;
+    if (c->tail >= 0)
+        c->s[c->tail].next = (int32_t)slot;
+    else
+        c->head = (int32_t)slot;
+    c->tail = (int32_t)slot;
+    c->in_use--;
+    c->evictable++;
+}
+
+long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
+{
+    if (c->nfree == 0) return -1;
+    int32_t k = c->freelist[--c->nfree];
+    c->s[k] = (slot_t){.hash = h, .refs = 1, .prev = -1, .next = -1, .used = 1};
+    long i = home(c, h);
+    while (c->table[i] >= 0)
+        i = (i + 1) & c->mask;
+    c->table[i] = k;
+    c->in_use++;
+    return k;
+}
+
+/* Remove slot k's hash from the table, shifting later entries of its run back. */
+static void table_delete(sv__pcache_t *c, long k)
+{
+    long i = home(c, c->s[k].hash);
+    while (c->table[i] != k)
+        i = (i + 1) & c->mask;
+    for (long j = (i + 1) & c->mask;; j = (j + 1) & c->mask) {
+        int32_t m = c->table[j];
+        if (m < 0) break;
+        long h = home(c, c->s[m].hash);
+        /* m may move into the hole at i unless its home lies cyclically in (i, j]. */
+        int stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+        if (stays) continue;
+        c->table[i] = m;
+        i = j;
+    }
+    c->table[i] = -1;
+}
+
+int sv__pcache_evict(sv__pcache_t *c)
+{
+    long k = c->head;
+    if (k < 0) return 0;
+    lru_remove(c, k);
+    table_delete(c, k);
+    c->s[k].used = 0;
+    c->freelist[c->nfree++] = (int32_t)k;
+    c->evictable--;
+    return 1;
+}
+
+long sv__pcache_evictable(const sv__pcache_t *c)
+{
+    return c->evictable;
+}
+
+long sv__pcache_in_use(const sv__pcache_t *c)
+{
+    return c->in_use;
+}

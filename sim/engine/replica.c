@@ -1,0 +1,1310 @@
+/*
+ * The replica engine (see include/servesim/engine/replica.h): continuous batching over a
+ * paged KV cache, with the four schedulers, preemption by recompute or swap, and the
+ * lockstep decode aggregate that keeps each step O(prefill chunks + log n).
+ */
+#include "servesim/engine/replica.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/pcache_int.h"
+#include "engine/reqeng_int.h"
+#include "base/vec_int.h"
+
+/* Power model: a memory-bound step draws this share of the dynamic power (TDP - idle);
+ * public H100 profiling shows about 380 W in decode against 700 W in prefill, 75 W idle. */
+#define MEMORY_BOUND_ACTIVITY 0.45
+
+typedef struct hent {
+    int64_t key; /* decode step whose token is the request's last */
+    int32_t id;
+} hent_t;
+
+typedef struct ring {
+    int32_t *v;
+    size_t cap, head, len;
+} ring_t;
+
+typedef struct chunk {
+    int32_t id, n;
+} chunk_t;
+
+/* ---- schedulers as data ------------------------------------------------------------------ */
+
+/* The phases a step is built from. Each scheduler lists the ones it runs, in order. */
+typedef enum {
+    PH_END = 0,
+    PH_ADMIT_IF_IDLE,     /* static: form a new batch only when the last one has finished */
+    PH_PREFILL_FIRST,     /* admit whole prompts (none swapped out); a step that admits any
+                             runs those prompts alone, and decodes wait (vLLM V0) */
+    PH_DECODES,           /* every running decode gets its next token's block, preempting the
+                             most recently admitted while there are too few */
+    PH_SWAP_IN,           /* after the decodes: swapped-out sequences rejoin them */
+    PH_JOIN_LANDED,       /* decode role: requests whose KV landed join the batch */
+    PH_CONTINUE_PREFILLS, /* partially prefilled prompts take their next chunk */
+    PH_SWAP_IN_ADMIT,     /* unless this step preempted: swap in, then admit waiting requests */
+} phase_t;
+
+typedef struct sched_traits {
+    const char *name;
+    int reserve;      /* KV for prompt + output reserved at admission (else paged: a block
+                         when a token needs one, with preemption when none is free) */
+    int chunked;      /* prompts cut to the step's token budget (else whole prompts only) */
+    int static_batch; /* a batch's prompts go in one pass, whatever the budget */
+    phase_t phases[6];
+} sched_traits_t;
+
+/* Indexed by sv_sched_t. Adding a scheduler is a row here (and at most a new phase). */
+static const sched_traits_t SCHEDULERS[] = {
+    [SV_SCHED_VLLM] =
+        {"vllm", 0, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+    [SV_SCHED_VLLM_V0] =
+        {"vllm-v0", 0, 0, 0, {PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN, PH_JOIN_LANDED}},
+    [SV_SCHED_ORCA] = {"orca", 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_SWAP_IN_ADMIT}},
+    [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
+    [SV_SCHED_TRTLLM] =
+        {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+};
+#define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
+
+struct sv_replica {
+    int id;
+    const sv_perf_t *perf;
+    sv_engine_cfg_t cfg;
+    const sched_traits_t *tr; /* the scheduler's row */
+    sv_reqpool_t *pool;
+    sv_metrics_t *m;
+    int bs;
+    int reserve; /* tr->reserve, read on every decode step */
+    long total_blocks, free_blocks, watermark_blocks;
+    ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
+    long n_waiting, n_swapped;
+    int32_t run_head, run_tail;
+    long n_running;
+    int32_t *pf; /* prefilling requests in admission order (compacted each step) */
+    size_t npf, cappf;
+    /* the decode set */
+    long n_dec;
+    double ctx_sum;
+    int64_t kd; /* decode steps done */
+    long *bucket;
+    hent_t *hp;
+    size_t nh, caph;
+    /* the step being built or in flight */
+    int in_flight, dec_allocated, preempted_now;
+    long budget, step_n_dec, step_tokens;
+    double step_dur, swap_time;
+    chunk_t *chunks;
+    size_t nchunks, capchunks;
+    sv_chunk_t *pch;
+    size_t cappch;
+    int32_t *aborts;
+    size_t naborts, capaborts;
+    int32_t *done;
+    size_t ndone, capdone;
+    int32_t *hand; /* prefill role: handed off in the last step */
+    size_t nhand, caphand;
+    int32_t *pending; /* decode role: landed, to join at the next step */
+    size_t npend, cappend;
+    int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
+    size_t nstamp, capstamp;
+    long n_reserved;      /* sequence slots promised to transfers on their way */
+    long reserved_blocks; /* ... and the blocks set aside for them */
+    long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
+    long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
+    int pc_on;            /* automatic prefix caching */
+    sv__pcache_t *pc;     /* the prefix cache, from its first block on */
+    long *sbuf;           /* scratch: cache slots of one request's blocks */
+    size_t caps;
+    double step_start;
+    int oom;
+    sv_replica_stats_t st;
+};
+
+#define Q(r, id) (&(r)->pool->r[(id)])                   /* the public record */
+#define E(r, id) ((sv_reqeng_t *)(r)->pool->side + (id)) /* the engine's private state */
+
+int sv_sched_parse(const char *s, sv_sched_t *out)
+{
+    for (int i = 0; i < NSCHED; i++) {
+        if (strcmp(s, SCHEDULERS[i].name) == 0) {
+            *out = (sv_sched_t)i;
+            return 0;
+        }
+    }
+    return SV_ENOTFOUND;
+}
+
+const char *sv_sched_name(sv_sched_t s)
+{
+    return ((int)s >= 0 && (int)s < NSCHED) ? SCHEDULERS[s].name : "?";
+}
+
+/* ---- small containers ------------------------------------------------------------------ */
+
+static int ring_grow(ring_t *q)
+{
+    size_t nc = q->cap ? q->cap * 2 : 64;
+    int32_t *v = malloc(nc * sizeof *v);
+    if (!v) return SV_ENOMEM;
+    for (size_t i = 0; i < q->len; i++)
+        v[i] = q->v[(q->head + i) % q->cap];
+    free(q->v);
+    q->v = v;
+    q->cap = nc;
+    q->head = 0;
+    return 0;
+}
+
+static int ring_push_back(ring_t *q, int32_t x)
+{
+    if (q->len == q->cap && ring_grow(q)) return SV_ENOMEM;
+    q->v[(q->head + q->len++) % q->cap] = x;
+    return 0;
+}
+
+static int ring_push_front(ring_t *q, int32_t x)
+{
+    if (q->len == q->cap && ring_grow(q)) return SV_ENOMEM;
+    q->head = (q->head + q->cap - 1) % q->cap;
+    q->v[q->head] = x;
+    q->len++;
+    return 0;
+}
+
+/* Front entry whose request is still in queue `which` of this replica (SV__Q_*; stale
+ * entries are dropped), or -1. */
+static int32_t ring_front(sv_replica_t *r, ring_t *q, int which)
+{
+    while (q->len) {
+        int32_t id = q->v[q->head];
+        if (E(r, id)->queue == which && E(r, id)->at == r->id) return id;
+        q->head = (q->head + 1) % q->cap;
+        q->len--;
+    }
+    return -1;
+}
+
+static void ring_pop(ring_t *q)
+{
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+}
+
+static int push_id(sv_replica_t *r, int32_t **arr, size_t *n, size_t *cap, int32_t id)
+{
+    if (sv__grow((void **)arr, cap, *n + 1, sizeof **arr)) {
+        r->oom = 1;
+        return SV_ENOMEM;
+    }
+    (*arr)[(*n)++] = id;
+    return 0;
+}
+
+static void heap_set(sv_replica_t *r, size_t i, hent_t e)
+{
+    r->hp[i] = e;
+    E(r, e.id)->heap_pos = (int32_t)i;
+}
+
+static void heap_up(sv_replica_t *r, size_t i)
+{
+    hent_t e = r->hp[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (r->hp[p].key <= e.key) break;
+        heap_set(r, i, r->hp[p]);
+        i = p;
+    }
+    heap_set(r, i, e);
+}
+
+static void heap_down(sv_replica_t *r, size_t i)
+{
+    hent_t e = r->hp[i];
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= r->nh) break;
+        size_t c = (l + 1 < r->nh && r->hp[l + 1].key < r->hp[l].key) ? l + 1 : l;
+        if (r->hp[c].key >= e.key) break;
+        heap_set(r, i, r->hp[c]);
+        i = c;
+    }
+    heap_set(r, i, e);
+}
+
+static int heap_push(sv_replica_t *r, int64_t key, int32_t id)
+{
+    if (SV_GROW(r->hp, r->caph, r->nh + 1)) {
+        r->oom = 1;
+        return SV_ENOMEM;
+    }
+    r->hp[r->nh++] = (hent_t){key, id};
+    heap_up(r, r->nh - 1);
+    return 0;
+}
+
+static void heap_remove(sv_replica_t *r, size_t i)
+{
+    E(r, r->hp[i].id)->heap_pos = -1;
+    hent_t last = r->hp[--r->nh];
+    if (i == r->nh) return;
+    r->hp[i] = last;
+    E(r, last.id)->heap_pos = (int32_t)i;
+    if (i > 0 && r->hp[(i - 1) / 2].key > last.key)
+        heap_up(r, i);
+    else
+        heap_down(r, i);
+}
+
+static void run_append(sv_replica_t *r, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    e->prev = r->run_tail;
+    e->next = -1;
+    if (r->run_tail >= 0)
+        E(r, r->run_tail)->next = id;
+    else
+        r->run_head = id;
+    r->run_tail = id;
+    r->n_running++;
+}
+
+static void run_remove(sv_replica_t *r, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    if (e->prev >= 0)
+        E(r, e->prev)->next = e->next;
+    else
+        r->run_head = e->next;
+    if (e->next >= 0)
+        E(r, e->next)->prev = e->prev;
+    else
+        r->run_tail = e->prev;
+    e->prev = e->next = -1;
+    r->n_running--;
+}
+
+/* ---- life and death ---------------------------------------------------------------------- */
+
+/* Side-array hooks: a request's engine state starts outside every queue. */
+static void reqeng_init(void *el)
+{
+    sv_reqeng_t *e = el;
+    e->at = e->heap_pos = e->seg = e->prev = e->next = -1;
+}
+
+static void reqeng_fini(void *el)
+{
+    free(((sv_reqeng_t *)el)->chain);
+}
+
+int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
+                   sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    int arc = sv_reqpool_attach(pool, sizeof(sv_reqeng_t), reqeng_init, reqeng_fini);
+    if (arc)
+        return sv_errorf(err, arc,
+                         arc == SV_ENOMEM ? "out of memory"
+                                          : "the request pool serves another engine");
+    sv_replica_t *r = calloc(1, sizeof *r);
+    if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    r->id = id;
+    r->perf = perf;
+    r->cfg = *cfg;
+    r->pool = pool;
+    r->m = metrics;
+    r->bs = cfg->block_size;
+    r->tr = &SCHEDULERS[cfg->scheduler];
+    r->reserve = r->tr->reserve;
+    r->total_blocks = r->free_blocks = kv_blocks;
+    r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
+    r->pc_on = cfg->prefix_caching && !r->reserve; /* the cache itself comes with its first block */
+    r->run_head = r->run_tail = -1;
+    r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
+    if (!r->bucket) {
+        free(r);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    *out = r;
+    return 0;
+}
+
+void sv_replica_free(sv_replica_t *r)
+{
+    if (!r) return;
+    free(r->wq.v);
+    free(r->sq.v);
+    free(r->pf);
+    free(r->bucket);
+    free(r->hp);
+    free(r->chunks);
+    free(r->pch);
+    free(r->aborts);
+    free(r->done);
+    free(r->hand);
+    free(r->pending);
+    free(r->stamp);
+    sv__pcache_free(r->pc);
+    free(r->sbuf);
+    free(r);
+}
+
+long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
+{
+    return SCHEDULERS[cfg->scheduler].reserve ? 0 : (long)floor(cfg->watermark * (double)kv_blocks);
+}
+
+static long blocks_for(const sv_replica_t *r, long tokens)
+{
+    return (tokens + r->bs - 1) / r->bs;
+}
+
+/* ---- the prefix cache ------------------------------------------------------------------- */
+
+/* Blocks that can be given out: free ones, and cached ones nobody references. */
+static long avail(const sv_replica_t *r)
+{
+    return r->free_blocks + (r->pc ? sv__pcache_evictable(r->pc) : 0);
+}
+
+/* Take n blocks (the caller made sure they are available): free ones first, then the
+ * least recently used cached ones, which leave the cache. */
+static void take(sv_replica_t *r, long n)
+{
+    while (r->free_blocks < n && r->pc && sv__pcache_evict(r->pc))
+        r->free_blocks++;
+    r->free_blocks -= n;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/*
+ * The chained hashes of request id's full blocks (at least its first n): its tokens are
+ * its prompt's segments (a request without any is one segment of its own) and then its
+ * output, a segment of its own; a block's hash mixes its parent's with every piece of a
+ * segment it covers (segment, offset, length), so equal prefixes give equal chains.
+ * Computed once per request and block size, for every block it can ever fill.
+ */
+static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
+{
+    sv_reqeng_t *e = E(r, id);
+    if (e->chain && e->chain_bs == r->bs && e->nchain >= n) return e->chain;
+    const sv_req_t *q = Q(r, id);
+    long total = ((long)q->input + q->output - 1) / r->bs;
+    if (total < n) total = n;
+    uint64_t *c = realloc(e->chain, ((size_t)total + 1) * sizeof *c);
+    if (!c) {
+        r->oom = 1;
+        return NULL;
+    }
+    e->chain = c;
+    e->nchain = (int32_t)total;
+    e->chain_bs = r->bs;
+    const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
+    sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
+    sv_segment_t out = {mix64(0x0b7c0de ^ (uint64_t)id), q->output};
+    int nseg = q->nseg ? q->nseg : 1, k = 0;
+    long off = 0; /* tokens of the current segment already covered */
+    uint64_t h = 0x51ed5eedULL;
+    for (long b = 0; b < total; b++) {
+        long need = r->bs;
+        while (need > 0) {
+            const sv_segment_t *sg = k < nseg ? (seg ? &seg[k] : &own) : &out;
+            if (k > nseg || sg->len <= off) {
+                /* Past the prompt and the output (segments shorter than the input, or an
+                 * empty one): the rest are tokens of this request's own. */
+                sg = &own;
+                if (k <= nseg) {
+                    k = nseg + 1;
+                    off = 0;
+                }
+                own.len = INT32_MAX;
+            }
+            long take_n = sg->len - off < need ? sg->len - off : need;
+            h = mix64(h ^ mix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
+                                (uint64_t)take_n * 0x9e3779b1ULL));
+            need -= take_n;
+            off += take_n;
+            if (off == sg->len) {
+                k++;
+                off = 0;
+            }
+        }
+        c[b] = h;
+    }
+    return c;
+}
+
+/* Blocks of request id that its cache references hold (0 without the cache). */
+static void drop_cached(sv_replica_t *r, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    if (!r->pc || e->cached_n == 0) return;
+    const uint64_t *h = block_hashes(r, id, e->cached_n);
+    /* Freed tail first, as vLLM frees a request's blocks in reverse: the end of a chain is
+     * evicted before its start. */
+    for (long j = e->cached_n - 1; h && j >= 0; j--) {
+        long slot = sv__pcache_find(r->pc, h[j]);
+        if (slot >= 0) sv__pcache_unref(r->pc, slot);
+    }
+    e->cached_n = 0;
+}
+
+/* The full blocks request id has computed join the cache: a block whose content is cached
+ * already (another request computed it meanwhile) is shared and its own copy freed. */
+static void register_full(sv_replica_t *r, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    long full = e->computed / r->bs;
+    if (!r->pc_on || full <= e->cached_n) return;
+    if (!r->pc && !(r->pc = sv__pcache_new(r->total_blocks))) {
+        r->oom = 1;
+        return;
+    }
+    const uint64_t *h = block_hashes(r, id, full);
+    for (long j = e->cached_n; h && j < full; j++) {
+        long slot = sv__pcache_find(r->pc, h[j]);
+        if (slot >= 0) {
+            sv__pcache_ref(r->pc, slot);
+            r->free_blocks++;
+        } else if (sv__pcache_insert(r->pc, h[j]) < 0) {
+            r->oom = 1; /* cannot happen: entries never outnumber blocks */
+        }
+    }
+    e->cached_n = (int32_t)full;
+}
+
+/*
+ * A waiting request with nothing computed looks up the longest chain of its prompt's
+ * full blocks in the cache (never its last token, which must be computed). Returns the
+ * number of hits and, in *touched, how many of them nobody referenced (taking them uses
+ * up available blocks); their slots are left in r->sbuf.
+ */
+static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
+{
+    sv_reqeng_t *e = E(r, id);
+    const sv_req_t *q = Q(r, id);
+    *touched = 0;
+    /* A prompt without identity is unique: only its own blocks, kept when it was
+     * preempted, can be found. */
+    if (!r->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
+    long max = (e->target - 1) / r->bs;
+    if (max <= 0) return 0;
+    const uint64_t *h = block_hashes(r, id, max);
+    if (!h || sv__grow((void **)&r->sbuf, &r->caps, (size_t)max + 1, sizeof *r->sbuf)) {
+        r->oom = 1;
+        return 0;
+    }
+    long hit = 0;
+    for (; hit < max; hit++) {
+        long slot = sv__pcache_find(r->pc, h[hit]);
+        if (slot < 0) break;
+        r->sbuf[hit] = slot;
+        *touched += sv__pcache_refs(r->pc, slot) == 0;
+    }
+    return hit;
+}
+
+static long member_steps(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    return (long)(r->kd - e->kd_join);
+}
+
+static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    long p = ((long)e->c_join - (long)(e->kd_join % r->bs)) % r->bs;
+    return (int)(p < 0 ? p + r->bs : p);
+}
+
+static int needs_block(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    return !e->reserved && (e->c_join + member_steps(r, e)) % r->bs == 0;
+}
+
+/* Tokens the request still costs this replica: prompt left to prefill, outputs to make. */
+static long owed_of(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    const sv_reqeng_t *e = E(r, id);
+    if (e->in_decode) return q->output - (e->g_join + member_steps(r, e));
+    /* A swapped-out sequence has decoded past its prompt: nothing left to prefill. */
+    long prefill = (long)e->target - e->computed;
+    return (prefill > 0 ? prefill : 0) + (q->output - e->generated);
+}
+
+static void join_decode(sv_replica_t *r, int32_t id)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    e->in_decode = 1;
+    e->c_join = e->computed;
+    e->g_join = e->generated;
+    e->kd_join = r->kd;
+    r->n_dec++;
+    r->ctx_sum += e->c_join;
+    if (!e->reserved) r->bucket[phase_of(r, e)]++;
+    heap_push(r, r->kd + q->output - e->g_join - 1, id);
+    /* With no token yet, its first decode step makes its first token (TTFT, no ITL). */
+    e->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, e->generated ? q->last_token : NAN);
+    if (!e->generated) push_id(r, &r->stamp, &r->nstamp, &r->capstamp, id);
+}
+
+static void leave_decode(sv_replica_t *r, int32_t id)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    long s = member_steps(r, e);
+    if (!e->reserved) r->bucket[phase_of(r, e)]--;
+    r->n_dec--;
+    r->ctx_sum -= e->c_join + s;
+    if (e->heap_pos >= 0) heap_remove(r, (size_t)e->heap_pos);
+    q->last_token = sv_metrics_seg_close(r->m, e->seg, r->kd);
+    e->seg = -1;
+    e->computed = (int32_t)(e->c_join + s);
+    e->generated = (int32_t)(e->g_join + s);
+    e->in_decode = 0;
+    /* What it decoded is cached from here (lazily: when it leaves the batch). */
+    if (q->nseg) register_full(r, id);
+}
+
+/* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
+static long reserve_need(const sv_replica_t *r, long tokens)
+{
+    return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
+}
+
+/* Every block the request holds here goes back: its own to the free pool, the ones it
+ * shares through the prefix cache back to the cache. */
+static void release_blocks(sv_replica_t *r, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    if (e->reserved)
+        r->free_blocks += e->reserved;
+    else if (e->joining)
+        r->free_blocks += reserve_need(r, e->computed) - e->cached_n;
+    else
+        r->free_blocks += blocks_for(r, e->computed) - e->cached_n;
+    drop_cached(r, id);
+    e->reserved = 0;
+    e->joining = 0;
+}
+
+static void finish(sv_replica_t *r, int32_t id, double now)
+{
+    sv_req_t *q = Q(r, id);
+    release_blocks(r, id);
+    run_remove(r, id);
+    free(E(r, id)->chain); /* its block hashes are of no more use */
+    E(r, id)->chain = NULL;
+    q->state = SV_RQ_DONE;
+    q->end = now;
+    push_id(r, &r->done, &r->ndone, &r->capdone, id);
+}
+
+/* Remove a request from wherever it is here and fail it with reason at time t. */
+static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    if (q->state == SV_RQ_WAITING || q->state == SV_RQ_SWAPPED || q->state == SV_RQ_RUNNING)
+        r->owed -= owed_of(r, id);
+    switch (q->state) {
+    case SV_RQ_WAITING:
+        r->n_waiting--;
+        break;
+    case SV_RQ_SWAPPED:
+        r->n_swapped--;
+        break;
+    case SV_RQ_RUNNING:
+        if (e->in_decode) leave_decode(r, id);
+        release_blocks(r, id);
+        run_remove(r, id);
+        break;
+    default:
+        return;
+    }
+    q->state = SV_RQ_FAILED;
+    q->fail = (uint8_t)reason;
+    q->end = t;
+    e->abort_pending = 0;
+    e->queue = SV__Q_NONE;
+    free(e->chain);
+    e->chain = NULL;
+    push_id(r, &r->done, &r->ndone, &r->capdone, id);
+}
+
+/* ---- submitting ---------------------------------------------------------------------------- */
+
+static int fail_now(sv_replica_t *r, sv_req_t *q, int reason, double now)
+{
+    (void)r;
+    q->state = SV_RQ_FAILED;
+    q->fail = (uint8_t)reason;
+    q->end = now;
+    return reason;
+}
+
+int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    q->replica = r->id;
+    e->at = r->id;
+    e->queue = SV__Q_NONE;
+    e->target = q->input;
+    e->computed = e->generated = 0;
+    e->heap_pos = e->seg = -1;
+    e->prev = e->next = -1;
+    e->reserved = 0;
+    e->in_decode = e->abort_pending = 0;
+    q->scheduled = q->first_token = q->last_token = -1.0;
+    long len = (long)q->input + q->output;
+    if (len > r->cfg.max_model_len) return fail_now(r, q, SV_FAIL_TOO_LONG, now);
+    if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
+        return fail_now(r, q, SV_FAIL_PROMPT_BUDGET, now);
+    if (blocks_for(r, len) > r->total_blocks - r->watermark_blocks)
+        return fail_now(r, q, SV_FAIL_KV_CAPACITY, now);
+    if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
+        return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
+    if (ring_push_back(&r->wq, id)) {
+        r->oom = 1;
+        return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
+    }
+    q->state = SV_RQ_WAITING;
+    e->queue = SV__Q_WAITING;
+    r->n_waiting++;
+    r->owed += (long)q->input + q->output;
+    if (r->n_waiting > r->st.peak_waiting) r->st.peak_waiting = r->n_waiting;
+    return SV_FAIL_NONE;
+}
+
+long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
+{
+    if (!r->pc) return 0;
+    long max = ((long)Q(r, id)->input - 1) / r->bs;
+    const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
+    long hit = 0;
+    while (h && hit < max && sv__pcache_find(r->pc, h[hit]) >= 0)
+        hit++;
+    return hit * r->bs;
+}
+
+/* ---- building a step ----------------------------------------------------------------------- */
+
+static void add_chunk(sv_replica_t *r, int32_t id, long n)
+{
+    if (SV_GROW(r->chunks, r->capchunks, r->nchunks + 1)) {
+        r->oom = 1;
+        return;
+    }
+    r->chunks[r->nchunks++] = (chunk_t){id, (int32_t)n};
+    r->budget -= n;
+}
+
+static void preempt(sv_replica_t *r, int32_t id)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    r->owed -= owed_of(r, id);
+    r->preempted_now = 1;
+    r->st.preemptions++;
+    q->preemptions++;
+    if (e->in_decode) {
+        long extra = (r->dec_allocated && needs_block(r, e)) ? 1 : 0;
+        if (r->dec_allocated) r->budget += 1;
+        leave_decode(r, id);
+        r->free_blocks += extra;
+        /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
+         * preempted request's blocks, hashed, in its free queue). */
+        if (!r->cfg.preempt_swap) register_full(r, id);
+        release_blocks(r, id);
+        run_remove(r, id);
+        if (r->cfg.preempt_swap) {
+            /* The KV goes to host memory; it comes back before new requests are admitted. */
+            q->state = SV_RQ_SWAPPED;
+            e->queue = SV__Q_SWAPPED;
+            r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
+            r->st.swaps++;
+            if (ring_push_back(&r->sq, id)) r->oom = 1;
+            r->n_swapped++;
+            r->owed += owed_of(r, id);
+            return;
+        }
+    } else {
+        for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
+            if (r->chunks[i].id != id) continue;
+            if (!r->reserve)
+                r->free_blocks +=
+                    blocks_for(r, e->computed + r->chunks[i].n) - blocks_for(r, e->computed);
+            r->budget += r->chunks[i].n;
+            r->chunks[i] = r->chunks[--r->nchunks];
+            break;
+        }
+        register_full(r, id);
+        release_blocks(r, id);
+        run_remove(r, id);
+    }
+    /* Recompute: everything generated so far is prefilled again. */
+    e->target = q->input + e->generated;
+    e->computed = 0;
+    q->state = SV_RQ_WAITING;
+    e->queue = SV__Q_WAITING;
+    if (ring_push_front(&r->wq, id)) r->oom = 1;
+    r->n_waiting++;
+    r->owed += owed_of(r, id);
+}
+
+/* Give every decoding sequence the block its next token needs, preempting from the most
+ * recently admitted while there are not enough. */
+static void allocate_decode(sv_replica_t *r)
+{
+    if (r->reserve) return;
+    long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+    while (need > avail(r) && r->n_running > 0) {
+        int32_t victim = r->run_tail;
+        if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
+        preempt(r, victim);
+    }
+    take(r, need);
+}
+
+static void continue_prefills(sv_replica_t *r)
+{
+    for (size_t i = 0; i < r->npf && r->budget > 0; i++) {
+        int32_t id = r->pf[i];
+        sv_req_t *q = Q(r, id);
+        sv_reqeng_t *e = E(r, id);
+        if (q->state != SV_RQ_RUNNING || e->in_decode) continue;
+        long n = e->target - e->computed;
+        if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
+            n = r->cfg.long_prefill_threshold;
+        if (n > r->budget) n = r->budget;
+        /* Reserving schedulers hold the whole sequence's blocks since admission. */
+        long newb = r->reserve ? 0 : blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
+        int self = 0;
+        while (newb > avail(r)) {
+            int32_t victim = r->run_tail;
+            preempt(r, victim);
+            if (victim == id) {
+                self = 1;
+                break;
+            }
+        }
+        if (self) continue;
+        take(r, newb);
+        add_chunk(r, id, n);
+    }
+}
+
+static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    ring_pop(&r->wq);
+    e->queue = SV__Q_NONE;
+    r->n_waiting--;
+    take(r, blocks);
+    if (r->reserve) e->reserved = (int32_t)blocks;
+    q->state = SV_RQ_RUNNING;
+    run_append(r, id);
+    if (q->scheduled < 0) q->scheduled = now;
+    push_id(r, &r->pf, &r->npf, &r->cappf, id);
+    add_chunk(r, id, n);
+}
+
+static void admit_waiting(sv_replica_t *r, double now)
+{
+    while (r->n_running < r->cfg.max_num_seqs && r->n_waiting > 0) {
+        int32_t id = ring_front(r, &r->wq, SV__Q_WAITING);
+        if (id < 0) break;
+        sv_req_t *q = Q(r, id);
+        sv_reqeng_t *e = E(r, id);
+        long touched, hit = lookup_prefix(r, id, &touched);
+        long rem = e->target - (e->computed + hit * r->bs), n = rem;
+        if (r->tr->static_batch) {
+            /* the whole batch's prompts go in one pass */
+        } else if (!r->tr->chunked) {
+            /* A whole prompt must fit what is left of the budget. One longer than the whole
+             * budget (a re-prefill after a preemption) runs when it is the only prompt. */
+            if (n > r->budget && (r->nchunks > 0 || n <= r->cfg.max_num_batched_tokens)) break;
+        } else {
+            if (r->budget <= 0) break;
+            /* vLLM's max_num_partial_prefills: prompts being prefilled at once. */
+            if (r->cfg.max_partial_prefills > 0 && (long)r->npf >= r->cfg.max_partial_prefills)
+                break;
+            if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
+                n = r->cfg.long_prefill_threshold;
+            if (n > r->budget) n = r->budget;
+        }
+        /* With cache hits, only the blocks past them are new; hits nobody referenced stop
+         * being available. */
+        long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
+                                 : blocks_for(r, hit * r->bs + n) - hit;
+        if (avail(r) - blocks - touched < r->watermark_blocks) break;
+        if (r->pc_on) {
+            for (long j = 0; j < hit; j++)
+                sv__pcache_ref(r->pc, r->sbuf[j]);
+            e->cached_n = (int32_t)hit;
+            e->computed = (int32_t)(hit * r->bs);
+            r->owed -= e->computed;
+            r->st.prefix_queries += e->target;
+            r->st.prefix_hits += e->computed;
+        }
+        admit(r, id, n, blocks, now);
+    }
+}
+
+static void swap_in(sv_replica_t *r)
+{
+    while (r->n_swapped > 0 && r->n_running < r->cfg.max_num_seqs && r->budget > 0) {
+        int32_t id = ring_front(r, &r->sq, SV__Q_SWAPPED);
+        if (id < 0) break;
+        sv_req_t *q = Q(r, id);
+        sv_reqeng_t *e = E(r, id);
+        long need = blocks_for(r, e->computed) + (e->computed % r->bs == 0 ? 1 : 0);
+        if (avail(r) - need < r->watermark_blocks) break;
+        ring_pop(&r->sq);
+        e->queue = SV__Q_NONE;
+        r->n_swapped--;
+        take(r, need);
+        r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
+        q->state = SV_RQ_RUNNING;
+        run_append(r, id);
+        join_decode(r, id);
+        r->budget -= 1;
+    }
+}
+
+static void compact_prefilling(sv_replica_t *r)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->npf; i++) {
+        sv_req_t *q = Q(r, r->pf[i]);
+        sv_reqeng_t *e = E(r, r->pf[i]);
+        if (q->state == SV_RQ_RUNNING && !e->in_decode && e->at == r->id) r->pf[k++] = r->pf[i];
+    }
+    r->npf = k;
+}
+
+/* Decode role: requests whose KV landed join the decode batch; their blocks (this
+ * step's included) were reserved before the transfer. */
+static void join_landed(sv_replica_t *r)
+{
+    for (size_t i = 0; i < r->npend; i++) {
+        sv_reqeng_t *e = E(r, r->pending[i]);
+        if (!e->joining || Q(r, r->pending[i])->state != SV_RQ_RUNNING || e->at != r->id) continue;
+        e->joining = 0; /* from here its blocks are counted as a decoding sequence's */
+        join_decode(r, r->pending[i]);
+        r->budget -= 1;
+    }
+    r->npend = 0;
+}
+
+double sv_replica_start_step(sv_replica_t *r, double now)
+{
+    if (r->in_flight) return 0.0;
+    r->nchunks = 0;
+    r->budget = r->cfg.max_num_batched_tokens;
+    r->preempted_now = r->dec_allocated = 0;
+    r->swap_time = 0.0;
+    int had_decodes = r->n_dec > 0, prefill_only = 0;
+    for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
+        switch (*ph) {
+        case PH_ADMIT_IF_IDLE:
+            if (r->n_running == 0) admit_waiting(r, now);
+            break;
+        case PH_PREFILL_FIRST:
+            if (r->n_swapped == 0) admit_waiting(r, now);
+            prefill_only = r->nchunks > 0;
+            break;
+        case PH_DECODES:
+            if (!had_decodes || prefill_only) break;
+            allocate_decode(r);
+            r->dec_allocated = 1;
+            r->budget -= r->n_dec;
+            break;
+        case PH_SWAP_IN:
+            if (r->dec_allocated) swap_in(r);
+            break;
+        case PH_JOIN_LANDED:
+            if (!prefill_only) join_landed(r);
+            break;
+        case PH_CONTINUE_PREFILLS:
+            continue_prefills(r);
+            break;
+        case PH_SWAP_IN_ADMIT:
+            if (r->preempted_now) break;
+            swap_in(r);
+            if (r->n_swapped == 0) admit_waiting(r, now);
+            break;
+        case PH_END:
+            break;
+        }
+    }
+    compact_prefilling(r);
+
+    r->step_n_dec = (had_decodes || r->n_dec > 0) && !prefill_only ? r->n_dec : 0;
+    if (r->nchunks == 0 && r->step_n_dec == 0) return 0.0;
+
+    if (sv__grow((void **)&r->pch, &r->cappch, r->nchunks + 1, sizeof *r->pch)) {
+        r->oom = 1;
+        return 0.0;
+    }
+    long tokens = r->step_n_dec;
+    for (size_t i = 0; i < r->nchunks; i++) {
+        const sv_reqeng_t *e = E(r, r->chunks[i].id);
+        r->pch[i] = (sv_chunk_t){.new_tokens = r->chunks[i].n,
+                                 .cached_tokens = e->computed,
+                                 .last = e->computed + r->chunks[i].n == e->target};
+        tokens += r->chunks[i].n;
+    }
+    sv_batch_t b = {.chunks = r->pch,
+                    .n_chunks = (int)r->nchunks,
+                    .n_decode = r->step_n_dec,
+                    .decode_ctx_sum = r->step_n_dec ? r->ctx_sum : 0.0};
+    sv_step_cost_t cost;
+    sv_perf_step(r->perf, &b, &cost);
+    /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
+     * processing: per step and per sequence) overlaps the GPU's work of the step before. */
+    double cpu = cost.eng_step + cost.eng_seq;
+    double dur =
+        (r->cfg.async_scheduling ? fmax(cost.total - cpu, cpu) : cost.total) + r->swap_time;
+    double tc = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        tc += cost.op[i].t_compute;
+    double u = dur > 0 ? fmin(1.0, tc / dur) : 0.0;
+    r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
+    r->st.busy_s += dur;
+    r->st.steps++;
+    r->st.prefill_chunks += (long)r->nchunks;
+    if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
+    long used = r->total_blocks - avail(r);
+    if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
+    r->in_flight = 1;
+    r->step_start = now;
+    r->step_dur = dur;
+    r->step_tokens = tokens;
+    return dur;
+}
+
+/* ---- ending a step ------------------------------------------------------------------------ */
+
+/* Prefill role: the prompt is in; the request leaves for a decode replica, its blocks
+ * pinned here until sv_replica_release(). */
+static void hand_off(sv_replica_t *r, int32_t id, double now)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    q->prefill_end = now;
+    if (!r->cfg.first_token_at_decode) {
+        q->first_token = q->last_token = now;
+        e->generated++;
+        r->owed--;
+        if (e->generated >= q->output) {
+            finish(r, id, now);
+            return;
+        }
+    }
+    r->owed -= owed_of(r, id);
+    /* Whole-sequence schedulers reserved blocks for the output too: only the prompt's KV
+     * stays pinned for the transfer, the rest goes back now. */
+    long keep = blocks_for(r, e->computed);
+    if (e->reserved) r->free_blocks += e->reserved - keep;
+    e->reserved = 0;
+    r->pinned_blocks += keep - e->cached_n; /* its cached blocks stay referenced */
+    run_remove(r, id);
+    q->state = SV_RQ_HANDOFF;
+    r->st.handoffs++;
+    push_id(r, &r->hand, &r->nhand, &r->caphand, id);
+}
+
+int sv_replica_end_step(sv_replica_t *r, double now)
+{
+    r->ndone = 0;
+    r->nhand = 0;
+    if (!r->in_flight) return 0;
+    r->in_flight = 0;
+    int64_t last_k = -1;
+    if (r->step_n_dec > 0) {
+        last_k = r->kd;
+        if (sv_metrics_decode_step(r->m, r->id, now) < 0) r->oom = 1;
+        r->kd++;
+        r->ctx_sum += (double)r->n_dec;
+        r->owed -= r->n_dec;
+        r->st.decode_tokens += (double)r->n_dec;
+        r->st.decode_steps++;
+        for (size_t i = 0; i < r->nstamp; i++) {
+            sv_req_t *q = Q(r, r->stamp[i]);
+            sv_reqeng_t *e = E(r, r->stamp[i]);
+            if (e->in_decode && e->at == r->id) q->first_token = now;
+        }
+        r->nstamp = 0;
+    }
+    for (size_t i = 0; i < r->nchunks; i++) {
+        int32_t id = r->chunks[i].id;
+        sv_req_t *q = Q(r, id);
+        sv_reqeng_t *e = E(r, id);
+        e->computed += r->chunks[i].n;
+        r->owed -= r->chunks[i].n;
+        r->st.prefill_tokens += r->chunks[i].n;
+        if (q->nseg && !e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
+        if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
+        if (r->cfg.handoff && e->generated == 0) {
+            hand_off(r, id, now);
+            continue;
+        }
+        /* The prompt is in: its last position yields the next token now. */
+        if (e->generated == 0)
+            q->first_token = q->prefill_end = now;
+        else if (sv_metrics_single(r->m, id, now, now - q->last_token))
+            r->oom = 1;
+        e->generated++;
+        q->last_token = now;
+        r->owed--;
+        if (e->generated >= q->output)
+            finish(r, id, now);
+        else
+            join_decode(r, id);
+    }
+    r->nchunks = 0;
+    for (size_t i = 0; i < r->naborts; i++) {
+        int32_t id = r->aborts[i];
+        if (E(r, id)->abort_pending) remove_and_fail(r, id, SV_FAIL_TIMEOUT, Q(r, id)->end);
+    }
+    r->naborts = 0;
+    while (last_k >= 0 && r->nh > 0 && r->hp[0].key == last_k) {
+        int32_t id = r->hp[0].id;
+        leave_decode(r, id);
+        finish(r, id, now);
+    }
+    compact_prefilling(r);
+    return r->oom ? SV_ENOMEM : 0;
+}
+
+const int32_t *sv_replica_done(const sv_replica_t *r, long *n)
+{
+    *n = (long)r->ndone;
+    return r->done;
+}
+
+void sv_replica_abort(sv_replica_t *r, int32_t id, double now)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    if (q->state == SV_RQ_DONE || q->state == SV_RQ_FAILED || e->abort_pending) return;
+    r->ndone = 0;
+    if (q->state == SV_RQ_RUNNING && r->in_flight) {
+        e->abort_pending = 1;
+        q->end = now;
+        push_id(r, &r->aborts, &r->naborts, &r->capaborts, id);
+        return;
+    }
+    remove_and_fail(r, id, SV_FAIL_TIMEOUT, now);
+}
+
+void sv_replica_fail_all(sv_replica_t *r, double now)
+{
+    r->ndone = 0;
+    if (r->in_flight) {
+        /* The step in flight already holds its blocks: each chunk's, and the next block of
+         * every decoding sequence that needed one. Count them as its requests' own. */
+        for (size_t i = 0; i < r->nchunks; i++) {
+            E(r, r->chunks[i].id)->computed += r->chunks[i].n;
+            r->owed -= r->chunks[i].n;
+        }
+        r->nchunks = 0;
+        if (r->step_n_dec > 0 && !r->reserve)
+            r->free_blocks += r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+    }
+    while (r->run_head >= 0)
+        remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
+    int32_t id;
+    while ((id = ring_front(r, &r->wq, SV__Q_WAITING)) >= 0) {
+        ring_pop(&r->wq);
+        remove_and_fail(r, id, SV_FAIL_UNFINISHED, now);
+    }
+    while ((id = ring_front(r, &r->sq, SV__Q_SWAPPED)) >= 0) {
+        ring_pop(&r->sq);
+        remove_and_fail(r, id, SV_FAIL_UNFINISHED, now);
+    }
+    r->in_flight = 0;
+}
+
+const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n)
+{
+    *n = (long)r->nhand;
+    return r->hand;
+}
+
+long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id)
+{
+    return E(r, id)->computed;
+}
+
+void sv_replica_release(sv_replica_t *r, int32_t id)
+{
+    long b = blocks_for(r, E(r, id)->computed) - E(r, id)->cached_n;
+    r->free_blocks += b;
+    r->pinned_blocks -= b;
+    drop_cached(r, id);
+}
+
+/* Blocks a decode replica sets aside for an incoming request: its KV plus the next
+ * token's block, or, for a scheduler that reserves whole sequences, prompt + output. */
+static long transfer_blocks(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    const sv_reqeng_t *e = E(r, id);
+    return r->reserve ? blocks_for(r, (long)q->input + q->output) : reserve_need(r, e->computed);
+}
+
+int sv_replica_can_reserve(const sv_replica_t *r, int32_t id)
+{
+    return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
+           avail(r) - transfer_blocks(r, id) >= r->watermark_blocks;
+}
+
+int sv_replica_reserve(sv_replica_t *r, int32_t id)
+{
+    if (!sv_replica_can_reserve(r, id)) return 0;
+    long b = transfer_blocks(r, id);
+    take(r, b);
+    r->reserved_blocks += b;
+    r->n_reserved++;
+    long used = r->total_blocks - avail(r);
+    if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
+    return 1;
+}
+
+void sv_replica_unreserve(sv_replica_t *r, int32_t id)
+{
+    long b = transfer_blocks(r, id);
+    r->free_blocks += b;
+    r->reserved_blocks -= b;
+    r->n_reserved--;
+}
+
+void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    (void)now;
+    long b = transfer_blocks(r, id);
+    r->n_reserved--;
+    r->reserved_blocks -= b; /* from here the request's own */
+    q->replica = r->id;
+    q->state = SV_RQ_RUNNING;
+    e->at = r->id;
+    e->queue = SV__Q_NONE;
+    e->target = e->computed;
+    e->heap_pos = e->seg = -1;
+    e->reserved = r->reserve ? (int32_t)b : 0;
+    e->in_decode = e->abort_pending = 0;
+    e->joining = 1;
+    run_append(r, id);
+    r->owed += owed_of(r, id);
+    if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
+    push_id(r, &r->pending, &r->npend, &r->cappend, id);
+}
+
+double sv_replica_free_at(const sv_replica_t *r, double now)
+{
+    return r->in_flight ? r->step_start + r->step_dur : now;
+}
+
+int sv_replica_busy(const sv_replica_t *r)
+{
+    return r->in_flight;
+}
+
+long sv_replica_running(const sv_replica_t *r)
+{
+    return r->n_running;
+}
+
+long sv_replica_reserved(const sv_replica_t *r)
+{
+    return r->n_reserved;
+}
+
+long sv_replica_waiting(const sv_replica_t *r)
+{
+    return r->n_waiting + r->n_swapped;
+}
+
+long sv_replica_tokens_owed(const sv_replica_t *r)
+{
+    return r->owed;
+}
+
+double sv_replica_kv_usage(const sv_replica_t *r)
+{
+    return r->total_blocks ? (double)(r->total_blocks - avail(r)) / (double)r->total_blocks : 0.0;
+}
+
+long sv_replica_free_blocks(const sv_replica_t *r)
+{
+    return avail(r);
+}
+
+long sv_replica_total_blocks(const sv_replica_t *r)
+{
+    return r->total_blocks;
+}
+
+long sv_replica_batch_tokens(const sv_replica_t *r)
+{
+    return r->in_flight ? r->step_tokens : 0;
+}
+
+const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r)
+{
+    return &r->st;
+}
+
+int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
+{
+    if (r->in_flight) return 0;
+    long used = r->pinned_blocks + r->reserved_blocks, n = 0;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++) {
+        const sv_reqeng_t *e = E(r, id);
+        if (e->reserved)
+            used += e->reserved;
+        else if (e->joining)
+            used += reserve_need(r, e->computed) - e->cached_n;
+        else if (e->in_decode)
+            used += blocks_for(r, e->c_join + member_steps(r, e)) - e->cached_n;
+        else
+            used += blocks_for(r, e->computed) - e->cached_n;
+    }
+    long cached = r->pc ? sv__pcache_in_use(r->pc) : 0, idle = avail(r) - r->free_blocks;
+    used += cached;
+    const char *what = NULL;
+    if (n != r->n_running)
+        what = "the running list's length differs from the running count";
+    else if (r->free_blocks < 0 || r->free_blocks > r->total_blocks)
+        what = "free blocks out of range";
+    else if (used + r->free_blocks + idle != r->total_blocks)
+        what = "blocks held by requests + free blocks + idle cached blocks != all blocks";
+    else if (r->n_reserved < 0 || r->reserved_blocks < 0 || r->pinned_blocks < 0)
+        what = "a negative reservation";
+    if (!what) return 0;
+    snprintf(msg, size,
+             "replica %d: %s (held %ld = running %ld + pinned %ld + reserved %ld + cached %ld; "
+             "free %ld; idle cached %ld; total %ld; running %ld counted %ld)",
+             r->id, what, used, used - r->pinned_blocks - r->reserved_blocks - cached,
+             r->pinned_blocks, r->reserved_blocks, cached, r->free_blocks, idle, r->total_blocks, n,
+             r->n_running);
+    return -1;
+}

@@ -1,0 +1,43 @@
+/*
+ * The replica engine's private state per request: where it is in the engine's queues,
+ * how much of it is computed, and its place in the decode aggregate. Only the replica
+ * engine (sim/engine/replica.c) reads or writes it; the replica attaches it to the request
+ * pool as the pool's side array (sv_reqpool_attach), which grows it beside the public
+ * records. Nothing else includes this header.
+ *
+ * Ownership: the request pool owns the array (sv_reqpool_t.side), one entry per request
+ * id; each entry owns its `chain`.
+ */
+#ifndef SERVESIM_REQENG_INT_H
+#define SERVESIM_REQENG_INT_H
+
+#include <stdint.h>
+
+#include "servesim/traffic/request.h"
+
+/* Which of the engine's queues holds the request (the queues are cleaned lazily: an entry
+ * whose request is no longer in that queue of that replica is dropped when reached). */
+enum { SV__Q_NONE = 0, SV__Q_WAITING, SV__Q_SWAPPED };
+
+typedef struct sv_reqeng {
+    int32_t at;               /* replica holding this state, -1 before any */
+    int32_t target;           /* tokens to prefill: input, or input + generated after a recompute */
+    int32_t computed;         /* tokens of target in the KV cache */
+    int32_t generated;        /* output tokens produced (outside the decode set) */
+    int32_t c_join, g_join;   /* computed and generated when it joined the decode set */
+    int64_t kd_join;          /* the replica's decode-step count then */
+    int32_t heap_pos;         /* finish-heap slot while decoding, -1 otherwise */
+    int32_t prev, next;       /* running list, -1 terminated */
+    int32_t seg;              /* open decode segment of the metrics, -1 */
+    int32_t reserved;         /* blocks reserved up front (orca, static) */
+    int32_t cached_n;         /* leading full blocks held through the prefix cache (shared, not
+                                 counted as its own) */
+    uint64_t *chain;          /* prefix caching: hashes of all its full blocks (owned) */
+    int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
+    uint8_t queue;            /* SV__Q_* */
+    uint8_t in_decode;        /* member of the decode aggregate */
+    uint8_t abort_pending;    /* timed out during a step: fails when the step ends */
+    uint8_t joining;          /* landed on a decode replica, joins its batch at the next step */
+} sv_reqeng_t;
+
+#endif

@@ -1,0 +1,576 @@
+/*
+ * Metrics (see include/servesim/metrics/metrics.h): collects decode-step times, decode segments
+ * and single tokens from the engine, and turns them into vLLM's exact per-request and
+ * aggregate numbers at the end.
+ */
+#include "servesim/metrics/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/vec_int.h"
+
+typedef struct seg {
+    int32_t req, replica;
+    int64_t k0, k1; /* decode steps [k0, k1) of the replica; k1 = -1 while open */
+    double t_join;  /* time of the request's token before step k0 */
+} seg_t;
+
+typedef struct single {
+    int32_t req;
+    double t, gap;
+} single_t;
+
+typedef struct steps {
+    double *t;
+    size_t n, cap;
+} steps_t;
+
+struct sv_metrics {
+    sv_metrics_cfg_t cfg;
+    int replicas;
+    steps_t *dec;
+    seg_t *segs;
+    size_t nsegs, capsegs;
+    single_t *singles;
+    size_t nsingles, capsingles;
+    sv_sample_t *samples;
+    size_t nsamples, capsamples;
+    int oom;
+    /* per-request index into segs and singles, built on first use by sv_metrics_itls */
+    int32_t *seg_first, *seg_next, *single_first, *single_next;
+};
+
+const char *sv_fail_name(int reason)
+{
+    static const char *const names[] = {"none",      "queue_full",         "timeout",
+                                        "too_long",  "prompt_over_budget", "kv_capacity",
+                                        "unfinished"};
+    return (reason >= 0 && reason < SV_FAIL_COUNT) ? names[reason] : "?";
+}
+
+sv_metrics_t *sv_metrics_new(const sv_metrics_cfg_t *cfg, int replicas)
+{
+    sv_metrics_t *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->cfg = *cfg;
+    m->replicas = replicas;
+    m->dec = calloc((size_t)replicas, sizeof *m->dec);
+    if (!m->dec) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void sv_metrics_free(sv_metrics_t *m)
+{
+    if (!m) return;
+    for (int i = 0; i < m->replicas; i++)
+        free(m->dec[i].t);
+    free(m->dec);
+    free(m->segs);
+    free(m->singles);
+    free(m->samples);
+    free(m->seg_first);
+    free(m->seg_next);
+    free(m->single_first);
+    free(m->single_next);
+    free(m);
+}
+
+int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t)
+{
+    steps_t *s = &m->dec[replica];
+    if (SV_GROW(s->t, s->cap, s->n + 1)) {
+        m->oom = 1;
+        return -1;
+    }
+    s->t[s->n] = t;
+    return (int64_t)s->n++;
+}
+
+int32_t sv_metrics_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join)
+{
+    if (SV_GROW(m->segs, m->capsegs, m->nsegs + 1) || m->nsegs >= INT32_MAX) {
+        m->oom = 1;
+        return -1;
+    }
+    m->segs[m->nsegs] =
+        (seg_t){.req = req, .replica = replica, .k0 = k0, .k1 = -1, .t_join = t_join};
+    return (int32_t)m->nsegs++;
+}
+
+double sv_metrics_seg_close(sv_metrics_t *m, int32_t seg, int64_t k1)
+{
+    if (seg < 0) return NAN;
+    seg_t *s = &m->segs[seg];
+    s->k1 = k1;
+    return k1 > s->k0 ? m->dec[s->replica].t[k1 - 1] : s->t_join;
+}
+
+int sv_metrics_single(sv_metrics_t *m, int32_t req, double t, double gap)
+{
+    if (SV_GROW(m->singles, m->capsingles, m->nsingles + 1)) {
+        m->oom = 1;
+        return SV_ENOMEM;
+    }
+    m->singles[m->nsingles++] = (single_t){.req = req, .t = t, .gap = gap};
+    return 0;
+}
+
+int sv_metrics_sample(sv_metrics_t *m, const sv_sample_t *s)
+{
+    if (SV_GROW(m->samples, m->capsamples, m->nsamples + 1)) {
+        m->oom = 1;
+        return SV_ENOMEM;
+    }
+    m->samples[m->nsamples++] = *s;
+    return 0;
+}
+
+void sv_metrics_thin_samples(sv_metrics_t *m)
+{
+    size_t k = 0, round = 0;
+    for (size_t i = 0; i < m->nsamples; i++) {
+        if (i > 0 && m->samples[i].t != m->samples[i - 1].t) round++;
+        if (round % 2 == 0) m->samples[k++] = m->samples[i];
+    }
+    m->nsamples = k;
+}
+
+int sv_metrics_oom(const sv_metrics_t *m)
+{
+    return m->oom;
+}
+
+const sv_sample_t *sv_metrics_samples(const sv_metrics_t *m, size_t *n)
+{
+    *n = m->nsamples;
+    return m->samples;
+}
+
+/* ---- statistics ----------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_wval(const void *a, const void *b)
+{
+    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
+    return (x > y) - (x < y);
+}
+
+double sv_percentile_sorted(const double *x, size_t n, double p)
+{
+    if (n == 0) return 0.0;
+    double pos = (double)(n - 1) * p / 100.0;
+    size_t lo = (size_t)floor(pos);
+    if (lo >= n - 1) return x[n - 1];
+    double frac = pos - (double)lo;
+    return x[lo] + (x[lo + 1] - x[lo]) * frac;
+}
+
+void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
+                     sv_stat_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = (long)n;
+    if (n == 0) return; /* numpy on the list [0] gives 0 for everything */
+    qsort(x, n, sizeof *x, cmp_double);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    double mean = sum / (double)n, ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
+    out->mean = mean * scale;
+    out->std = sqrt(ss / (double)n) * scale;
+    out->median = sv_percentile_sorted(x, n, 50.0) * scale;
+    for (int i = 0; i < npcts; i++)
+        out->pct[i] = sv_percentile_sorted(x, n, pcts[i]) * scale;
+}
+
+/* Value at 0-based rank r of the expanded multiset (cumulative weights in cw). */
+static double wrank(const sv_wval_t *x, const double *cw, size_t n, double r)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) { /* first i with cw[i] > r */
+        size_t mid = (lo + hi) / 2;
+        if (cw[mid] > r)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return x[lo].v;
+}
+
+static double wpercentile(const sv_wval_t *x, const double *cw, size_t n, double p)
+{
+    double N = cw[n - 1];
+    double pos = (N - 1.0) * p / 100.0;
+    double lo = floor(pos);
+    double a = wrank(x, cw, n, lo);
+    if (lo + 1.0 > N - 1.0) return a;
+    double b = wrank(x, cw, n, lo + 1.0);
+    return a + (b - a) * (pos - lo);
+}
+
+void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
+                      sv_stat_t *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (x[i].w > 0) x[k++] = x[i];
+    n = k;
+    if (n == 0) return;
+    qsort(x, n, sizeof *x, cmp_wval);
+    double *cw = malloc(n * sizeof *cw);
+    if (!cw) return;
+    double W = 0.0, sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        W += x[i].w;
+        cw[i] = W;
+        sum += x[i].v * x[i].w;
+    }
+    double mean = sum / W, ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += x[i].w * (x[i].v - mean) * (x[i].v - mean);
+    out->n = (long)W;
+    out->mean = mean * scale;
+    out->std = sqrt(ss / W) * scale;
+    out->median = wpercentile(x, cw, n, 50.0) * scale;
+    for (int i = 0; i < npcts; i++)
+        out->pct[i] = wpercentile(x, cw, n, pcts[i]) * scale;
+    free(cw);
+}
+
+/* ---- the summary ---------------------------------------------------------------------- */
+
+static int ok(const sv_req_t *r)
+{
+    return r->state == SV_RQ_DONE;
+}
+
+typedef struct conc_ev {
+    double t;
+    int d;
+} conc_ev_t;
+
+static int cmp_conc(const void *a, const void *b)
+{
+    const conc_ev_t *x = a, *y = b;
+    if (x->t != y->t) return (x->t > y->t) - (x->t < y->t);
+    return x->d - y->d; /* departures (-1) before arrivals (+1): half-open intervals */
+}
+
+/* Output tokens per whole second of the benchmark, for the peak: a dense array when the
+ * run is not much longer in seconds than it has token events, else the events themselves,
+ * sorted and summed per second at the end (a run of three requests over 1e9 s). */
+typedef struct bins {
+    double *dense;
+    size_t n;
+    sv_wval_t *sparse; /* v: second, w: tokens */
+    size_t ns;
+} bins_t;
+
+static int bins_init(bins_t *b, double seconds, size_t events)
+{
+    memset(b, 0, sizeof *b);
+    if (seconds <= 4.0 * (double)events + 1e6) {
+        b->n = (size_t)seconds;
+        b->dense = calloc(b->n + 1, sizeof *b->dense);
+        return b->dense ? 0 : SV_ENOMEM;
+    }
+    b->sparse = malloc((events + 1) * sizeof *b->sparse);
+    return b->sparse ? 0 : SV_ENOMEM;
+}
+
+static void bins_add(bins_t *b, double second, double tokens)
+{
+    if (second < 0) return;
+    if (b->dense) {
+        if (second < (double)b->n) b->dense[(size_t)second] += tokens;
+    } else if (b->sparse) {
+        b->sparse[b->ns++] = (sv_wval_t){second, tokens};
+    }
+}
+
+static int cmp_wval_v(const void *a, const void *b)
+{
+    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
+    return (x > y) - (x < y);
+}
+
+static double bins_max(bins_t *b)
+{
+    double best = 0.0;
+    if (b->dense) {
+        for (size_t i = 0; i < b->n; i++)
+            if (b->dense[i] > best) best = b->dense[i];
+        return best;
+    }
+    qsort(b->sparse, b->ns, sizeof *b->sparse, cmp_wval_v);
+    for (size_t i = 0; i < b->ns;) {
+        double sum = 0.0, sec = b->sparse[i].v;
+        for (; i < b->ns && b->sparse[i].v == sec; i++)
+            sum += b->sparse[i].w;
+        if (sum > best) best = sum;
+    }
+    return best;
+}
+
+static void bins_free(bins_t *b)
+{
+    free(b->dense);
+    free(b->sparse);
+}
+
+int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
+                         sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const sv_metrics_cfg_t *c = &m->cfg;
+    size_t n = pool->n;
+    const sv_req_t *R = pool->r;
+
+    /* Percentile list: the configured ones, then 50/90/95/99 if missing. */
+    const double std_p[] = SV_STD_PCTS;
+    for (int i = 0; i < c->npercentiles; i++)
+        out->pcts[out->npcts++] = c->percentiles[i];
+    for (int i = 0; i < 4; i++) {
+        int have = 0;
+        for (int k = 0; k < out->npcts; k++)
+            have |= out->pcts[k] == std_p[i];
+        if (!have && out->npcts < SV_MAX_PCT) out->pcts[out->npcts++] = std_p[i];
+    }
+
+    double *ttft = malloc((n + 1) * sizeof *ttft), *tpot = malloc((n + 1) * sizeof *tpot);
+    double *e2el = malloc((n + 1) * sizeof *e2el), *queue = malloc((n + 1) * sizeof *queue);
+    double *pre = malloc((n + 1) * sizeof *pre), *dec = malloc((n + 1) * sizeof *dec);
+    double *xw = malloc((n + 1) * sizeof *xw), *xt = malloc((n + 1) * sizeof *xt);
+    double *dq = malloc((n + 1) * sizeof *dq);
+    conc_ev_t *ev = malloc((2 * n + 1) * sizeof *ev);
+    int rc = 0;
+    if (!ttft || !tpot || !e2el || !queue || !pre || !dec || !xw || !xt || !dq || !ev) {
+        rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
+        goto done;
+    }
+    size_t nc = 0, ntp = 0, nev = 0;
+    double min_start = INFINITY, max_end = -INFINITY, duration = 0.0;
+    int slo = !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
+    for (size_t i = 0; i < n; i++) {
+        const sv_req_t *r = &R[i];
+        if (r->end > duration) duration = r->end;
+        if (!ok(r)) {
+            out->failed++;
+            out->failed_by[r->fail < SV_FAIL_COUNT ? r->fail : 0]++;
+            continue;
+        }
+        double t = sv_req_ttft(r), lat = sv_req_e2el(r), tp = sv_req_tpot(r);
+        if (r->output > 1) tpot[ntp++] = tp;
+        ttft[nc] = t;
+        e2el[nc] = lat;
+        queue[nc] = r->scheduled - r->start;
+        pre[nc] = r->prefill_end - r->scheduled;
+        dec[nc] = r->last_token - r->first_token;
+        /* Colocated requests have no transfer: those phases are zero. */
+        double xs = r->xfer_start >= 0 ? r->xfer_start : r->prefill_end;
+        double xe = r->xfer_end >= 0 ? r->xfer_end : r->prefill_end;
+        double ds = r->decode_start >= 0 ? r->decode_start : xe;
+        xw[nc] = xs - r->prefill_end;
+        xt[nc] = xe - xs;
+        dq[nc] = ds - xe;
+        nc++;
+        out->total_input += r->input;
+        out->total_output += r->output;
+        if (slo) {
+            int g0 = isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= t;
+            int g1 = isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= tp;
+            int g2 = isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= lat;
+            out->good += g0 && g1 && g2;
+            out->good_by[0] += g0;
+            out->good_by[1] += g1;
+            out->good_by[2] += g2;
+        }
+        if (r->start < min_start) min_start = r->start;
+        /* start + latency, taken as the exact end time: recomputing it as a sum can round
+         * past the start of a request sent at that very instant (closed loops). */
+        if (r->last_token > max_end) max_end = r->last_token;
+        ev[nev++] = (conc_ev_t){r->start, +1};
+        ev[nev++] = (conc_ev_t){r->last_token, -1};
+    }
+    out->completed = (long)nc;
+    out->duration = duration;
+    if (duration > 0) {
+        out->request_throughput = (double)nc / duration;
+        out->output_throughput = (double)out->total_output / duration;
+        out->total_token_throughput = (double)(out->total_input + out->total_output) / duration;
+        out->request_goodput = slo ? (double)out->good / duration : NAN;
+    } else {
+        out->request_goodput = slo ? 0.0 : NAN;
+    }
+
+    /* Peak concurrency: a sweep over half-open [start, start + latency). */
+    qsort(ev, nev, sizeof *ev, cmp_conc);
+    long cur = 0;
+    for (size_t i = 0; i < nev; i++) {
+        cur += ev[i].d;
+        if (cur > out->max_concurrent_requests) out->max_concurrent_requests = cur;
+    }
+
+    sv_stat_compute(ttft, nc, out->pcts, out->npcts, 1e3, &out->ttft);
+    sv_stat_compute(tpot, ntp, out->pcts, out->npcts, 1e3, &out->tpot);
+    sv_stat_compute(e2el, nc, out->pcts, out->npcts, 1e3, &out->e2el);
+    sv_stat_compute(queue, nc, out->pcts, out->npcts, 1e3, &out->queue);
+    sv_stat_compute(pre, nc, out->pcts, out->npcts, 1e3, &out->prefill);
+    sv_stat_compute(dec, nc, out->pcts, out->npcts, 1e3, &out->decode);
+    sv_stat_compute(xw, nc, out->pcts, out->npcts, 1e3, &out->xfer_wait);
+    sv_stat_compute(xt, nc, out->pcts, out->npcts, 1e3, &out->xfer);
+    sv_stat_compute(dq, nc, out->pcts, out->npcts, 1e3, &out->decode_queue);
+
+    /* ITL pool and token bins from segments, decode steps and singles. */
+    {
+        int32_t **cov = calloc((size_t)m->replicas, sizeof *cov);
+        int32_t **wts = calloc((size_t)m->replicas, sizeof *wts);
+        size_t nw = m->nsingles + m->nsegs;
+        for (int k = 0; k < m->replicas; k++)
+            nw += m->dec[k].n;
+        sv_wval_t *w = malloc((nw + 1) * sizeof *w);
+        bins_t bins;
+        int bad =
+            bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts || !w;
+        for (int k = 0; k < m->replicas && !bad; k++) {
+            cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
+            wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
+            bad = !cov[k] || !wts[k];
+        }
+        if (bad) {
+            rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising the inter-token latencies");
+        } else {
+            size_t nwv = 0;
+#define BIN(t) bins_add(&bins, floor((t)-min_start), 1.0)
+            for (size_t i = 0; i < n; i++)
+                if (ok(&R[i])) BIN(R[i].first_token);
+            for (size_t i = 0; i < m->nsingles; i++) {
+                const single_t *s = &m->singles[i];
+                if (!ok(&R[s->req])) continue;
+                w[nwv++] = (sv_wval_t){s->gap, 1.0};
+                BIN(s->t);
+            }
+            for (size_t i = 0; i < m->nsegs; i++) {
+                const seg_t *s = &m->segs[i];
+                if (!ok(&R[s->req]) || s->k1 <= s->k0) continue;
+                if (isnan(s->t_join)) {
+                    /* Its first step made the request's first token: TTFT, not an ITL, and
+                     * already binned with the first tokens. */
+                    cov[s->replica][s->k0 + 1]++;
+                } else {
+                    w[nwv++] = (sv_wval_t){m->dec[s->replica].t[s->k0] - s->t_join, 1.0};
+                    cov[s->replica][s->k0]++;
+                }
+                cov[s->replica][s->k1]--;
+                wts[s->replica][s->k0 + 1]++;
+                wts[s->replica][s->k1]--;
+            }
+            for (int k = 0; k < m->replicas; k++) {
+                long cv = 0, wv = 0;
+                const double *t = m->dec[k].t;
+                for (size_t j = 0; j < m->dec[k].n; j++) {
+                    cv += cov[k][j];
+                    wv += wts[k][j];
+                    if (cv > 0) bins_add(&bins, floor(t[j] - min_start), (double)cv);
+                    if (wv > 0) w[nwv++] = (sv_wval_t){t[j] - t[j - 1], (double)wv};
+                }
+            }
+#undef BIN
+            out->max_output_tokens_per_s = bins_max(&bins);
+            sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
+        }
+        for (int k = 0; k < m->replicas; k++) {
+            if (cov) free(cov[k]);
+            if (wts) free(wts[k]);
+        }
+        free(cov);
+        free(wts);
+        bins_free(&bins);
+        free(w);
+    }
+done:
+    free(ttft);
+    free(tpot);
+    free(e2el);
+    free(queue);
+    free(pre);
+    free(dec);
+    free(xw);
+    free(xt);
+    free(dq);
+    free(ev);
+    return rc;
+}
+
+/* ---- per-request ITL lists ------------------------------------------------------------ */
+
+static int build_index(sv_metrics_t *m, size_t nreq)
+{
+    if (m->seg_first) return 0;
+    m->seg_first = malloc((nreq + 1) * sizeof *m->seg_first);
+    m->single_first = malloc((nreq + 1) * sizeof *m->single_first);
+    m->seg_next = malloc((m->nsegs + 1) * sizeof *m->seg_next);
+    m->single_next = malloc((m->nsingles + 1) * sizeof *m->single_next);
+    if (!m->seg_first || !m->single_first || !m->seg_next || !m->single_next) return SV_ENOMEM;
+    for (size_t i = 0; i < nreq; i++)
+        m->seg_first[i] = m->single_first[i] = -1;
+    /* Prepend in reverse so each list runs in recording (time) order. */
+    for (size_t i = m->nsegs; i-- > 0;) {
+        m->seg_next[i] = m->seg_first[m->segs[i].req];
+        m->seg_first[m->segs[i].req] = (int32_t)i;
+    }
+    for (size_t i = m->nsingles; i-- > 0;) {
+        m->single_next[i] = m->single_first[m->singles[i].req];
+        m->single_first[m->singles[i].req] = (int32_t)i;
+    }
+    return 0;
+}
+
+int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t req, double **out,
+                    size_t *n)
+{
+    sv_metrics_t *m = (sv_metrics_t *)cm; /* the index is a cache */
+    *out = NULL;
+    *n = 0;
+    const sv_req_t *r = &pool->r[req];
+    if (!ok(r) || r->output <= 1) return 0;
+    if (build_index(m, pool->n)) return SV_ENOMEM;
+    double *v = malloc((size_t)(r->output - 1) * sizeof *v);
+    if (!v) return SV_ENOMEM;
+    size_t k = 0;
+    int32_t s = m->seg_first[req], g = m->single_first[req];
+    /* Segments and singles alternate in time; merge them by their start times. */
+    while ((s >= 0 || g >= 0) && k < (size_t)(r->output - 1)) {
+        if (g >= 0 && (s < 0 || m->singles[g].t <= m->segs[s].t_join)) {
+            v[k++] = m->singles[g].gap;
+            g = m->single_next[g];
+        } else {
+            const seg_t *sg = &m->segs[s];
+            const double *t = m->dec[sg->replica].t;
+            double prev = sg->t_join;
+            int64_t j = sg->k0;
+            if (isnan(prev) && j < sg->k1) prev = t[j++]; /* the first token: no gap */
+            for (; j < sg->k1 && k < (size_t)(r->output - 1); j++) {
+                v[k++] = t[j] - prev;
+                prev = t[j];
+            }
+            s = m->seg_next[s];
+        }
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}

@@ -1,0 +1,586 @@
+/*
+ * HTML reports with inline SVG charts (see include/servesim/report/html.h).
+ */
+#include "servesim/report/html.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fileio_int.h"
+#include "servesim/report/report.h"
+#include "base/svg_int.h"
+
+typedef struct page {
+    FILE *html;
+    char path[1024];
+    char base[1024]; /* path without .html, for the SVG files */
+    int rc;
+    sv_error_t *err;
+    FILE *chart; /* open chart (memstream) */
+    char *buf;
+    size_t len;
+    char name[64];
+} page_t;
+
+#define esc sv__xml_escape
+
+static int page_open(page_t *p, const char *path, const char *title, sv_error_t *err)
+{
+    memset(p, 0, sizeof p[0]);
+    p->err = err;
+    snprintf(p->path, sizeof p->path, "%s", path);
+    snprintf(p->base, sizeof p->base, "%s", path);
+    size_t l = strlen(p->base);
+    if (l > 5 && strcmp(p->base + l - 5, ".html") == 0) p->base[l - 5] = '\0';
+    p->html = fopen(path, "w");
+    if (!p->html) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", p->html);
+    esc(p->html, title);
+    fputs("</title>\n<style>\n"
+          "body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
+          "h1{font-size:22px}h2{font-size:17px;margin-top:28px}\n"
+          "table{border-collapse:collapse;font-size:13px}\n"
+          "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\n"
+          "th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
+          ".charts{display:flex;flex-wrap:wrap;gap:16px}\n"
+          ".note{color:#555;font-size:13px}\n"
+          "</style></head><body>\n<h1>",
+          p->html);
+    esc(p->html, title);
+    fputs("</h1>\n", p->html);
+    return 0;
+}
+
+static FILE *chart_begin(page_t *p, const char *name)
+{
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->chart = open_memstream(&p->buf, &p->len);
+    return p->chart;
+}
+
+static void chart_end(page_t *p)
+{
+    fclose(p->chart);
+    fputs("<div>", p->html);
+    fwrite(p->buf, 1, p->len, p->html);
+    fputs("</div>\n", p->html);
+    char path[1200];
+    snprintf(path, sizeof path, "%s-%s.svg", p->base, p->name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        if (!p->rc)
+            p->rc = sv_errorf(p->err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    } else {
+        sv_error_t e;
+        int short_write = fwrite(p->buf, 1, p->len, f) != p->len;
+        if ((sv__close_out(f, path, &e) || short_write) && !p->rc)
+            p->rc = sv_errorf(p->err, SV_EIO, "%s: write error", path);
+    }
+    free(p->buf);
+    p->buf = NULL;
+}
+
+static int page_close(page_t *p)
+{
+    fputs("<p class=\"note\">Written by servesim, a discrete-event simulator of LLM serving. "
+          "Metrics follow vllm bench serve's definitions.</p>\n</body></html>\n",
+          p->html);
+    if (sv__close_out(p->html, p->path, p->err)) return SV_EIO;
+    return p->rc;
+}
+
+static void row2(FILE *f, const char *k, const char *fmt, double v)
+{
+    fprintf(f, "<tr><th class=\"l\">%s</th><td>", k);
+    fprintf(f, fmt, v);
+    fputs("</td></tr>\n", f);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Downsampled CDF (x in ms, y in %) of v (sorted in place). */
+static int cdf(double *v, int n, double *x, double *y, int m)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    if (n == 0) return 0;
+    if (m > n) m = n;
+    for (int i = 0; i < m; i++) {
+        int k = m > 1 ? (int)((double)i / (m - 1) * (n - 1)) : 0;
+        x[i] = v[k] * 1e3;
+        y[i] = 100.0 * (k + 1) / n;
+    }
+    return m;
+}
+
+/* A latency CDF with its SLO (NAN: none) as a vertical line. */
+static void cdf_chart(page_t *p, const char *name, const char *title, const char *xlabel,
+                      const char *series, const double *x, const double *y, int n, double slo)
+{
+    char lab[64];
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = title;
+    c.xlabel = xlabel;
+    c.ylabel = "requests (%)";
+    c.s[c.ns++] = (sv_svg_series_t){.name = series, .x = x, .y = y, .n = n, .lines = 1};
+    c.ymin_zero = 1;
+    if (!isnan(slo)) {
+        snprintf(lab, sizeof lab, "SLO %g ms", slo);
+        c.vline[c.nv] = slo;
+        c.vlabel[c.nv++] = lab;
+    }
+    sv__svg_chart(chart_begin(p, name), &c, 620, 360);
+    chart_end(p);
+}
+
+int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    char title[256];
+    snprintf(title, sizeof title, "servesim run: %s", sc->name);
+    page_t p;
+    int rc = page_open(&p, path, title, err);
+    if (rc) return rc;
+    FILE *h = p.html;
+    fputs("<h2>Summary</h2>\n<table>\n", h);
+    row2(h, "Successful requests", "%.0f", (double)s->completed);
+    fprintf(h, "<tr><th class=\"l\">Failed requests</th><td>%ld</td></tr>\n", s->failed);
+    row2(h, "GPUs", "%.0f", res->gpus);
+    row2(h, "Benchmark duration (s)", "%.2f", s->duration);
+    row2(h, "Request throughput (req/s)", "%.2f", s->request_throughput);
+    if (!isnan(s->request_goodput)) row2(h, "Request goodput (req/s)", "%.2f", s->request_goodput);
+    row2(h, "Output token throughput (tok/s)", "%.1f", s->output_throughput);
+    row2(h, "Mean TTFT (ms)", "%.2f", s->ttft.mean);
+    row2(h, "P99 TTFT (ms)", "%.2f", s->ttft.pct[0]);
+    row2(h, "Mean TPOT (ms)", "%.2f", s->tpot.mean);
+    row2(h, "P99 TPOT (ms)", "%.2f", s->tpot.pct[0]);
+    if (!isnan(s->request_goodput) && s->completed + s->failed > 0)
+        row2(h, "SLO attainment (%)", "%.1f", 100.0 * s->good / (double)(s->completed + s->failed));
+    row2(h, "Mean ITL (ms)", "%.2f", s->itl.mean);
+    row2(h, "Cost per 1M output tokens ($)", "%.3f", res->cost_per_mtok);
+    row2(h, "Energy per output token (J)", "%.3f", res->energy_per_tok);
+    fputs("</table>\n", h);
+
+    /* Latency distributions */
+    int n = (int)res->pool.n, m = 0, mt = 0;
+    double *tt = malloc((size_t)(n + 1) * sizeof *tt), *tp = malloc((size_t)(n + 1) * sizeof *tp);
+    double cx[400], cy[400], dx[400], dy[400];
+    if (!tt || !tp) {
+        free(tt);
+        free(tp);
+        fclose(h);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        if (r->state != SV_RQ_DONE) continue;
+        tt[m++] = sv_req_ttft(r);
+        if (r->output > 1) tp[mt++] = sv_req_tpot(r);
+    }
+    int nc = cdf(tt, m, cx, cy, 400), nd = cdf(tp, mt, dx, dy, 400);
+    free(tt);
+    free(tp);
+    fputs("<h2>Latency</h2>\n<div class=\"charts\">\n", h);
+    cdf_chart(&p, "ttft-cdf", "TTFT: share of requests answered within x",
+              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms);
+    cdf_chart(&p, "tpot-cdf", "TPOT: share of requests with time per output token within x",
+              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms);
+    sv_svg_chart_t c;
+    const char *names[6] = {"queue", "prefill", "decode"};
+    double vals[6] = {s->queue.mean, s->prefill.mean, s->decode.mean};
+    int nb = 3;
+    if (sc->disaggregated) {
+        names[2] = "KV wait";
+        names[3] = "KV transfer";
+        names[4] = "decode queue";
+        names[5] = "decode";
+        vals[2] = s->xfer_wait.mean;
+        vals[3] = s->xfer.mean;
+        vals[4] = s->decode_queue.mean;
+        vals[5] = s->decode.mean;
+        nb = 6;
+    }
+    sv__svg_bars(chart_begin(&p, "breakdown"), "Where a request's time goes (mean)", "time (ms)",
+                 names, vals, nb, 620, 360);
+    chart_end(&p);
+    fputs("</div>\n", h);
+
+    /* Time series: per sample instant, KV usage per pool, queue depth and running batch. */
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    int R = res->replicas, T = (int)(ns / (size_t)(R ? R : 1)), step = T > 1500 ? T / 1500 + 1 : 1;
+    int np = T / step + 1, k = 0;
+    double *tx = malloc((size_t)np * sizeof *tx), *wq = malloc((size_t)np * sizeof *wq);
+    double *run = malloc((size_t)np * sizeof *run);
+    double *kv = malloc((size_t)np * SV_MAX_POOLS * sizeof *kv);
+    if (tx && wq && run && kv) {
+        for (int t = 0; t < T; t += step, k++) {
+            const sv_sample_t *row = &sm[(size_t)t * R];
+            tx[k] = row[0].t;
+            wq[k] = run[k] = 0;
+            for (int q = 0; q < res->npools; q++)
+                kv[q * np + k] = 0;
+            int nup[SV_MAX_POOLS] = {0};
+            for (int i = 0; i < R; i++) {
+                wq[k] += row[i].waiting;
+                run[k] += row[i].running;
+                int q = res->rpool[i];
+                nup[q] += row[i].up;
+                kv[q * np + k] += row[i].up ? 100.0 * row[i].kv_usage : 0.0;
+            }
+            for (int q = 0; q < res->npools; q++) /* the mean over the replicas up */
+                kv[q * np + k] = nup[q] ? kv[q * np + k] / nup[q] : 0.0;
+        }
+        fputs("<h2>Inside the server over time</h2>\n<div class=\"charts\">\n", h);
+        memset(&c, 0, sizeof c);
+        c.title = "KV cache usage";
+        c.xlabel = "simulated time (s)";
+        c.ylabel = "KV blocks in use (%)";
+        c.ymin_zero = 1;
+        char pn[SV_MAX_POOLS][96];
+        for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
+            snprintf(pn[q], sizeof pn[q], "pool %s (mean of the replicas up)",
+                     res->pools[q].cfg->name);
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = pn[q], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
+        }
+        sv__svg_chart(chart_begin(&p, "kv-usage"), &c, 620, 360);
+        chart_end(&p);
+        memset(&c, 0, sizeof c);
+        c.title = "Requests waiting and running (all replicas)";
+        c.xlabel = "simulated time (s)";
+        c.ylabel = "requests";
+        c.ymin_zero = 1;
+        c.s[c.ns++] = (sv_svg_series_t){
+            .name = "waiting (queue depth)", .x = tx, .y = wq, .n = k, .lines = 1};
+        c.s[c.ns++] = (sv_svg_series_t){
+            .name = "running (batch size)", .x = tx, .y = run, .n = k, .lines = 1};
+        sv__svg_chart(chart_begin(&p, "queue-batch"), &c, 620, 360);
+        chart_end(&p);
+        fputs("</div>\n", h);
+    }
+    int scaled = 0;
+    for (int q = 0; q < res->npools; q++)
+        scaled |= res->pools[q].cfg->autoscale.enabled;
+    sv_cluster_series_t cs;
+    if (k > 1 &&
+        (scaled || sc->workload.profile.kind != SV_PROFILE_NONE || sc->workload.has_trace) &&
+        sv_report_cluster_series(res, &cs, err) == 0) {
+        /* Load, fleet and attainment over time, on the same (thinned) grid as above. */
+        double *ar = calloc((size_t)np, sizeof *ar),
+               *up = calloc((size_t)np * SV_MAX_POOLS, sizeof *up);
+        double *at = calloc((size_t)np, sizeof *at), *ax = calloc((size_t)np, sizeof *ax);
+        int nm = 0;
+        if (ar && up && at && ax) {
+            for (size_t t = 0; t < cs.n && nm < np; t += (size_t)step, nm++) {
+                /* the arrival rate and attainment over the step's samples */
+                double n_arr = 0, dt = 0, good = 0, cnt = 0;
+                for (size_t u = t; u < t + (size_t)step && u < cs.n; u++) {
+                    double d = u > 0 ? cs.t[u] - cs.t[u - 1] : 0;
+                    n_arr += cs.arrival_rate[u] * d;
+                    dt += d;
+                    if (!isnan(cs.attainment[u])) {
+                        good += cs.attainment[u] * cs.arrival_rate[u] * d;
+                        cnt += cs.arrival_rate[u] * d;
+                    }
+                }
+                tx[nm] = cs.t[t];
+                ar[nm] = dt > 0 ? n_arr / dt : 0;
+                for (int q = 0; q < res->npools; q++)
+                    up[q * np + nm] = cs.up[(size_t)q * (cs.n + 1) + t];
+                at[nm] = cnt > 0 ? 100.0 * good / cnt : NAN;
+            }
+            int na = 0;
+            for (int i = 0; i < nm; i++)
+                if (!isnan(at[i])) ax[na] = tx[i], at[na++] = at[i];
+            fputs("<h2>Load and fleet over time</h2>\n<div class=\"charts\">\n", h);
+            memset(&c, 0, sizeof c);
+            c.title = "Arrival rate";
+            c.xlabel = "simulated time (s)";
+            c.ylabel = "requests per second";
+            c.ymin_zero = 1;
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
+            sv__svg_chart(chart_begin(&p, "arrival-rate"), &c, 620, 360);
+            chart_end(&p);
+            memset(&c, 0, sizeof c);
+            c.title = "Replicas up (starting, active or draining)";
+            c.xlabel = "simulated time (s)";
+            c.ylabel = "replicas";
+            c.ymin_zero = 1;
+            char un[SV_MAX_POOLS][96];
+            for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
+                snprintf(un[q], sizeof un[q], "pool %s", res->pools[q].cfg->name);
+                c.s[c.ns++] = (sv_svg_series_t){
+                    .name = un[q], .x = tx, .y = up + q * np, .n = nm, .lines = 1};
+            }
+            sv__svg_chart(chart_begin(&p, "replicas-up"), &c, 620, 360);
+            chart_end(&p);
+            if (na > 0) {
+                memset(&c, 0, sizeof c);
+                c.title = "SLO attainment of the requests arriving in each interval";
+                c.xlabel = "simulated time (s)";
+                c.ylabel = "attainment (%)";
+                c.ymin_zero = 1;
+                c.s[c.ns++] =
+                    (sv_svg_series_t){.name = "attainment", .x = ax, .y = at, .n = na, .lines = 1};
+                c.hline[c.nh] = 100.0 * sc->metrics.attainment;
+                c.hlabel[c.nh++] = "target";
+                sv__svg_chart(chart_begin(&p, "attainment"), &c, 620, 360);
+                chart_end(&p);
+            }
+            fputs("</div>\n", h);
+        }
+        free(ar);
+        free(up);
+        free(at);
+        free(ax);
+        sv_cluster_series_free(&cs);
+    }
+    free(tx);
+    free(wq);
+    free(run);
+    free(kv);
+    return page_close(&p);
+}
+
+/* ---- sweep -------------------------------------------------------------------------------- */
+
+/* One chart of a sweep: up to two series against the load axis, an optional horizontal
+ * line (an SLO or the attainment target) and the knee. */
+typedef struct curve_chart {
+    const char *name, *title, *ylabel;
+    const char *s1;
+    const double *y1;
+    const char *s2;
+    const double *y2;
+    double hline;
+    const char *hlabel;
+} curve_chart_t;
+
+static void curve_chart(page_t *p, const curve_chart_t *cc, const char *xl, const double *x, int m,
+                        double knee, const char *knee_lab)
+{
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = cc->title;
+    c.xlabel = xl;
+    c.ylabel = cc->ylabel;
+    c.ymin_zero = 1;
+    c.s[c.ns++] =
+        (sv_svg_series_t){.name = cc->s1, .x = x, .y = cc->y1, .n = m, .lines = 1, .points = 1};
+    if (cc->s2)
+        c.s[c.ns++] =
+            (sv_svg_series_t){.name = cc->s2, .x = x, .y = cc->y2, .n = m, .lines = 1, .points = 1};
+    if (!isnan(cc->hline)) {
+        c.hline[c.nh] = cc->hline;
+        c.hlabel[c.nh++] = cc->hlabel;
+    }
+    if (!isnan(knee)) {
+        c.vline[c.nv] = knee;
+        c.vlabel[c.nv++] = knee_lab;
+    }
+    sv__svg_chart(chart_begin(p, cc->name), &c, 620, 360);
+    chart_end(p);
+}
+
+int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
+                  const char *path, sv_error_t *err)
+{
+    page_t p;
+    int rc = page_open(&p, path, title, err);
+    if (rc) return rc;
+    FILE *h = p.html;
+    fputs("<h2>Points</h2>\n<table>\n<tr>", h);
+    for (int k = 0; k < nkeys; k++) {
+        fputs("<th class=\"l\">", h);
+        esc(h, keys[k]);
+        fputs("</th>", h);
+    }
+    fputs("<th>req/s</th><th>goodput</th><th>SLO %</th><th>p50 TTFT ms</th><th>p99 TTFT ms</th>"
+          "<th>p50 TPOT ms</th><th>p99 TPOT ms</th><th>$/M tok</th></tr>\n",
+          h);
+    for (long i = 0; i < n; i++) {
+        const sv_row_t *r = &rows[i];
+        fputs("<tr>", h);
+        for (int k = 0; k < nkeys; k++) {
+            fputs("<td class=\"l\">", h);
+            esc(h, r->vals[k]);
+            fputs("</td>", h);
+        }
+        if (!r->ok) {
+            fputs("<td class=\"l\" colspan=\"8\">", h);
+            esc(h, r->error);
+            fputs("</td></tr>\n", h);
+            continue;
+        }
+        const double *m = r->m;
+        fprintf(h,
+                "<td>%.2f</td><td>%.2f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td>"
+                "<td>%.2f</td><td>%.3f</td></tr>\n",
+                m[SV_COL_REQ_TPUT], isnan(m[SV_COL_GOODPUT]) ? 0 : m[SV_COL_GOODPUT],
+                isnan(m[SV_COL_ATTAIN]) ? 0 : 100 * m[SV_COL_ATTAIN], m[SV_COL_TTFT_P50],
+                m[SV_COL_TTFT_P99], m[SV_COL_TPOT_P50], m[SV_COL_TPOT_P99], m[SV_COL_COST_MTOK]);
+    }
+    fputs("</table>\n", h);
+
+    /* The first curve: rows sharing the other keys' values of the first row. */
+    double *x = calloc((size_t)n + 1, sizeof *x), *col[8];
+    for (int i = 0; i < 8; i++)
+        col[i] = calloc((size_t)n + 1, sizeof *col[i]);
+    int m = 0;
+    for (long i = 0; i < n && x && col[7]; i++) {
+        int same = 1;
+        for (int k = 1; k < nkeys; k++)
+            same &= strcmp(rows[i].vals[k], rows[0].vals[k]) == 0;
+        if (!same || !rows[i].ok) continue;
+        char *end;
+        double v = strtod(rows[i].vals[0], &end);
+        x[m] = (*end == '\0') ? v : (double)m + 1;
+        const double *r = rows[i].m;
+        col[0][m] = r[SV_COL_REQ_TPUT];
+        col[1][m] = isnan(r[SV_COL_GOODPUT]) ? 0 : r[SV_COL_GOODPUT];
+        col[2][m] = r[SV_COL_TTFT_P50];
+        col[3][m] = r[SV_COL_TTFT_P99];
+        col[4][m] = r[SV_COL_TPOT_P50];
+        col[5][m] = r[SV_COL_TPOT_P99];
+        col[6][m] = isnan(r[SV_COL_ATTAIN]) ? NAN : 100 * r[SV_COL_ATTAIN];
+        m++;
+    }
+    double slo_ttft = n ? rows[0].m[SV_COL_SLO_TTFT] : NAN,
+           slo_tpot = n ? rows[0].m[SV_COL_SLO_TPOT] : NAN;
+    double target = n ? rows[0].m[SV_COL_ATTAIN_TARGET] : 0.9;
+    int knee = -1, best = -1;
+    double *a = col[7];
+    for (int i = 0; i < m; i++)
+        a[i] = col[6][i] / 100.0;
+    sv_knee(a, col[1], m, target, &knee, &best);
+    char knee_lab[96], xl[160], sl[2][64] = {"", ""};
+    snprintf(knee_lab, sizeof knee_lab, "knee %g", knee >= 0 ? x[knee] : 0.0);
+    snprintf(xl, sizeof xl, "%s", nkeys ? keys[0] : "load");
+    fputs("<h2>Against the load</h2>\n", h);
+    if (nkeys > 1) {
+        fputs("<p class=\"note\">Charts show the curve with ", h);
+        for (int k = 1; k < nkeys; k++) {
+            esc(h, keys[k]);
+            fputs(" = ", h);
+            esc(h, rows[0].vals[k]);
+            fputs(k + 1 < nkeys ? ", " : "", h);
+        }
+        fputs("; the table and sweep.csv hold every curve.</p>\n", h);
+    }
+    fputs("<div class=\"charts\">\n", h);
+    char tl[64];
+    snprintf(tl, sizeof tl, "target %g%%", 100 * target);
+    if (!isnan(slo_ttft)) snprintf(sl[0], sizeof sl[0], "SLO %g ms", slo_ttft);
+    if (!isnan(slo_tpot)) snprintf(sl[1], sizeof sl[1], "SLO %g ms", slo_tpot);
+    const curve_chart_t charts[] = {
+        {"throughput",
+         "Throughput flattens at capacity; goodput counts only requests within the SLOs",
+         "requests per second", "throughput", col[0], "goodput", col[1], NAN, NULL},
+        {"ttft", "TTFT against the load", "time to first token (ms)", "p50 TTFT", col[2],
+         "p99 TTFT", col[3], slo_ttft, sl[0]},
+        {"tpot", "TPOT against the load", "time per output token (ms)", "p50 TPOT", col[4],
+         "p99 TPOT", col[5], slo_tpot, sl[1]},
+        {"attainment", "SLO attainment: share of requests meeting every SLO",
+         "requests within the SLOs (%)", "attainment", col[6], NULL, NULL, 100 * target, tl},
+    };
+    for (int i = 0; i < 4; i++)
+        curve_chart(&p, &charts[i], xl, x, m, knee >= 0 ? x[knee] : NAN, knee_lab);
+    fputs("</div>\n", h);
+    free(x);
+    for (int i = 0; i < 8; i++)
+        free(col[i]);
+    return page_close(&p);
+}
+
+/* ---- plan ---------------------------------------------------------------------------------- */
+
+int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, const char *path,
+                 sv_error_t *err)
+{
+    char title[256];
+    snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", sc->plan.target_rate,
+             sc->name);
+    page_t p;
+    int rc = page_open(&p, path, title, err);
+    if (rc) return rc;
+    FILE *h = p.html;
+    const sv_metrics_cfg_t *mc = &sc->metrics;
+    fputs("<p>Every configuration below serves the target rate with", h);
+    if (!isnan(mc->slo_ttft_ms)) fprintf(h, " TTFT &le; %g ms", mc->slo_ttft_ms);
+    if (!isnan(mc->slo_tpot_ms)) fprintf(h, " TPOT &le; %g ms", mc->slo_tpot_ms);
+    if (!isnan(mc->slo_e2el_ms)) fprintf(h, " E2EL &le; %g ms", mc->slo_e2el_ms);
+    fprintf(h, " for %.0f%% of requests, cheapest first.</p>\n", 100 * mc->attainment);
+    fputs("<table>\n<tr><th>rank</th><th class=\"l\">configuration</th><th>GPUs</th>"
+          "<th>unit req/s</th><th>$/hour</th><th>$/M tok</th><th>J/tok</th><th>goodput/GPU</th>"
+          "<th class=\"l\">binding SLO</th></tr>\n",
+          h);
+    double *cx = calloc((size_t)n + 1, sizeof *cx), *cy = calloc((size_t)n + 1, sizeof *cy);
+    const char **labels = calloc((size_t)n + 1, sizeof *labels);
+    char(*lb)[64] = calloc((size_t)n + 1, sizeof *lb);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const sv_plan_row_t *r = &rows[i];
+        char name[96];
+        if (r->disagg)
+            snprintf(name, sizeof name, "%s TP%d, %d:%d prefill:decode, %ld seqs", r->gpu, r->tp,
+                     r->p, r->d, r->max_num_seqs);
+        else
+            snprintf(name, sizeof name, "%s TP%d colocated, %ld seqs", r->gpu, r->tp,
+                     r->max_num_seqs);
+        if (!r->ok) {
+            fputs("<tr><td>-</td><td class=\"l\">", h);
+            esc(h, name);
+            fputs("</td><td class=\"l\" colspan=\"7\">", h);
+            esc(h, r->error);
+            fputs("</td></tr>\n", h);
+            continue;
+        }
+        fprintf(h, "<tr><td>%d</td><td class=\"l\">", i + 1);
+        esc(h, name);
+        fprintf(h,
+                "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td>"
+                "<td class=\"l\">%s</td></tr>\n",
+                r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok, r->energy_tok,
+                r->goodput_per_gpu, r->binding);
+        if (cx && cy && labels && lb) {
+            cx[m] = r->units * r->unit_capacity;
+            cy[m] = r->cost_hour;
+            snprintf(lb[m], 64, "#%d %s x%d%s", i + 1, r->gpu, r->gpus, r->disagg ? " P/D" : "");
+            labels[m] = m < 8 ? lb[m] : NULL; /* label the cheapest; the table has the rest */
+            m++;
+        }
+    }
+    fputs("</table>\n<h2>Cost against capacity</h2>\n<p class=\"note\">The eight cheapest are "
+          "labelled with their rank; lower and further right is better.</p>\n"
+          "<div class=\"charts\">\n",
+          h);
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = "Each feasible cluster: what it costs and how much it sustains within the SLOs";
+    c.xlabel = "capacity within the SLOs (req/s)";
+    c.ylabel = "cost (USD per hour)";
+    c.ymin_zero = 1;
+    c.s[c.ns++] = (sv_svg_series_t){
+        .name = "configurations", .x = cx, .y = cy, .n = m, .points = 1, .labels = labels};
+    char tl[64];
+    snprintf(tl, sizeof tl, "target %.4g req/s", sc->plan.target_rate);
+    c.vline[c.nv] = sc->plan.target_rate;
+    c.vlabel[c.nv++] = tl;
+    sv__svg_chart(chart_begin(&p, "cost-capacity"), &c, 900, 480);
+    chart_end(&p);
+    fputs("</div>\n", h);
+    free(cx);
+    free(cy);
+    free(labels);
+    free(lb);
+    return page_close(&p);
+}

@@ -1,0 +1,860 @@
+/*
+ * Reports (see include/servesim/report/report.h): vLLM's printed summary and result JSON,
+ * servesim's extra block and keys, and CSV exports.
+ */
+#include "servesim/report/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/fileio_int.h"
+#include "base/jsonw_int.h"
+#include "servesim/studies/confidence.h"
+
+#ifndef SERVESIM_VERSION
+#define SERVESIM_VERSION "0"
+#endif
+
+/* Python's "{s:{c}^{n}}".format(...): centred, the odd pad character on the right. */
+static void centred(FILE *f, const char *s, char c, int width)
+{
+    int len = (int)strlen(s), pad = width - len;
+    int left = pad > 0 ? pad / 2 : 0, right = pad > 0 ? pad - left : 0;
+    for (int i = 0; i < left; i++)
+        fputc(c, f);
+    fputs(s, f);
+    for (int i = 0; i < right; i++)
+        fputc(c, f);
+    fputc('\n', f);
+}
+
+/* "{:<40} {:<10}" for an integer and "{:<40} {:<10.2f}" for a float. */
+static void line_int(FILE *f, const char *label, long v)
+{
+    fprintf(f, "%-40s %-10ld\n", label, v);
+}
+
+static void line_num(FILE *f, const char *label, double v)
+{
+    fprintf(f, "%-40s %-10.2f\n", label, v);
+}
+
+/* "99" for 99.0, else Python's str(p): the shortest text that reads back as p, so 99.9
+ * stays "99.9" and 99.99999 is never rounded to "100" (vLLM's p_word). */
+static void pct_word(double p, char *buf, size_t n)
+{
+    char tmp[32];
+    if (p == floor(p))
+        snprintf(buf, n, "%ld", (long)p);
+    else
+        snprintf(buf, n, "%s", sv__fmt_double(p, tmp));
+}
+
+static const sv_stat_t *stat_of(const sv_summary_t *s, int m)
+{
+    switch (m) {
+    case SV_M_TTFT:
+        return &s->ttft;
+    case SV_M_TPOT:
+        return &s->tpot;
+    case SV_M_ITL:
+        return &s->itl;
+    default:
+        return &s->e2el;
+    }
+}
+
+static void print_metric(FILE *f, const sv_result_t *res, int m, const char *name,
+                         const char *header)
+{
+    const sv_metrics_cfg_t *c = &res->sc->metrics;
+    if (!(c->selected & m)) return;
+    const sv_stat_t *st = stat_of(&res->summary, m);
+    char label[64], pw[32];
+    centred(f, header, '-', 50);
+    snprintf(label, sizeof label, "Mean %s (ms):", name);
+    line_num(f, label, st->mean);
+    snprintf(label, sizeof label, "Median %s (ms):", name);
+    line_num(f, label, st->median);
+    for (int i = 0; i < c->npercentiles; i++) {
+        pct_word(c->percentiles[i], pw, sizeof pw);
+        snprintf(label, sizeof label, "P%s %s (ms):", pw, name);
+        line_num(f, label, st->pct[i]);
+    }
+}
+
+/* Index of percentile p in the summary's list (it holds the configured ones and 99). */
+static int pct_index(const sv_summary_t *s, double p)
+{
+    for (int i = 0; i < s->npcts; i++)
+        if (s->pcts[i] == p) return i;
+    return 0;
+}
+
+void sv_report_summary(const sv_result_t *res, FILE *f)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    const sv_workload_cfg_t *w = &sc->workload;
+    int slo = !isnan(sc->metrics.slo_ttft_ms) || !isnan(sc->metrics.slo_tpot_ms) ||
+              !isnan(sc->metrics.slo_e2el_ms);
+    centred(f, " Serving Benchmark Result ", '=', 50);
+    line_int(f, "Successful requests:", s->completed);
+    line_int(f, "Failed requests:", s->failed);
+    if (w->max_concurrency > 0) line_int(f, "Maximum request concurrency:", w->max_concurrency);
+    if (!w->has_trace && !isinf(w->rate)) line_num(f, "Request rate configured (RPS):", w->rate);
+    line_num(f, "Benchmark duration (s):", s->duration);
+    line_int(f, "Total input tokens:", s->total_input);
+    line_int(f, "Total generated tokens:", s->total_output);
+    line_num(f, "Request throughput (req/s):", s->request_throughput);
+    if (slo) line_num(f, "Request goodput (req/s):", s->request_goodput);
+    line_num(f, "Output token throughput (tok/s):", s->output_throughput);
+    line_num(f, "Peak output token throughput (tok/s):", s->max_output_tokens_per_s);
+    line_num(f, "Peak concurrent requests:", (double)s->max_concurrent_requests);
+    line_num(f, "Total token throughput (tok/s):", s->total_token_throughput);
+    print_metric(f, res, SV_M_TTFT, "TTFT", "Time to First Token");
+    print_metric(f, res, SV_M_TPOT, "TPOT", "Time per Output Token (excl. 1st token)");
+    print_metric(f, res, SV_M_ITL, "ITL", "Inter-token Latency");
+    print_metric(f, res, SV_M_E2EL, "E2EL", "End-to-end Latency");
+    centred(f, "", '=', 50);
+
+    /* servesim's own block */
+    char buf[160];
+    int p99 = pct_index(s, 99.0);
+    centred(f, " servesim: inside the server ", '=', 50);
+    if (sc->disaggregated)
+        snprintf(buf, sizeof buf, "disaggregated, %s link %.0f GB/s/GPU", sc->link.kind,
+                 sc->link.bw_per_gpu / 1e9);
+    else
+        snprintf(buf, sizeof buf, "colocated, %s", sv_route_names[sc->route]);
+    fprintf(f, "%-40s %-10s\n", "Serving:", buf);
+    line_num(f, "GPUs:", res->gpus);
+    line_num(f, "Mean queue time (ms):", s->queue.mean);
+    line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
+    line_num(f, "Mean prefill time (ms):", s->prefill.mean);
+    if (sc->disaggregated) {
+        line_num(f, "Mean KV transfer wait (ms):", s->xfer_wait.mean);
+        line_num(f, "P99 KV transfer wait (ms):", s->xfer_wait.pct[p99]);
+        line_num(f, "Mean KV transfer (ms):", s->xfer.mean);
+        line_num(f, "Mean decode queue (ms):", s->decode_queue.mean);
+    }
+    line_num(f, "Mean decode time (ms):", s->decode.mean);
+    line_num(f, "KV cache usage p50 (%):", 100.0 * res->kv_usage_p50);
+    line_num(f, "KV cache usage p99 (%):", 100.0 * res->kv_usage_p99);
+    line_int(f, "Preemptions:", res->preemptions);
+    if (res->prefix_queries > 0) {
+        line_num(f, "Prefix cache hit rate (%):", 100.0 * res->prefix_hits / res->prefix_queries);
+        line_int(f, "Prefix cache hits (tokens):", (long)res->prefix_hits);
+    }
+    for (int i = 1; i < SV_FAIL_COUNT; i++) {
+        if (!s->failed_by[i]) continue;
+        snprintf(buf, sizeof buf, "Failed (%s):", sv_fail_name(i));
+        line_int(f, buf, s->failed_by[i]);
+    }
+    if (slo && s->completed + s->failed > 0)
+        line_num(
+            f, "SLO attainment (%):", 100.0 * (double)s->good / (double)(s->completed + s->failed));
+    if (slo && res->gpus > 0)
+        line_num(f, "Goodput per GPU (req/s):", s->request_goodput / res->gpus);
+    line_num(f, "GPU busy (%):", 100.0 * res->busy_share);
+    line_num(f, "Cost per 1M output tokens ($):", res->cost_per_mtok);
+    line_num(f, "Energy per output token (J):", res->energy_per_tok);
+    for (int p = 0; p < res->npools; p++) {
+        sv_confidence_t c;
+        char lab[128];
+        sv_confidence_of(&res->pools[p].perf, &c);
+        snprintf(buf, sizeof buf, "Confidence%s%s:", res->npools > 1 ? ", " : "",
+                 res->npools > 1 ? res->pools[p].cfg->name : "");
+        fprintf(f, "%-40s %s\n", buf, sv_confidence_label(&c, lab, sizeof lab));
+        fprintf(f, "%-40s GPU %s %s, engine %s %s\n", "", c.gpu, sv_calibration_name(c.gpu_cal),
+                c.engine[0] ? c.engine : "none", sv_calibration_name(c.engine_cal));
+    }
+    for (int p = 0; p < res->npools; p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        if (!pp->cfg->autoscale.enabled) continue;
+        char head[96];
+        snprintf(head, sizeof head, " autoscaler: pool %s ", pp->cfg->name);
+        centred(f, head, '-', 50);
+        snprintf(buf, sizeof buf, "%.2f mean, %d peak, %d max", pp->mean_up, pp->peak_up,
+                 pp->count);
+        fprintf(f, "%-40s %-10s\n", "Replicas up:", buf);
+        snprintf(buf, sizeof buf, "%ld up, %ld down", pp->scale_ups, pp->scale_downs);
+        fprintf(f, "%-40s %-10s\n", "Scale events:", buf);
+        line_num(f, "GPU-hours:", pp->gpu_hours);
+        line_num(f, "Cost ($):", pp->cost_usd);
+    }
+    for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        const sv_pool_cfg_t *pc = pp->cfg;
+        char head[96];
+        snprintf(head, sizeof head, " pool %s (%s) ", pc->name, sv_role_name(pc->role));
+        centred(f, head, '-', 50);
+        snprintf(buf, sizeof buf, "%d x %s TP%d, %s", pp->count, pc->gpu.name, pp->perf.set.tp,
+                 sv_sched_name(pc->engine.scheduler));
+        fprintf(f, "%-40s %-10s\n", "Replicas:", buf);
+        line_num(f, "GPU busy (%):", 100.0 * pp->busy_share);
+        line_num(f, "KV cache usage p99 (%):", 100.0 * pp->kv_usage_p99);
+        if (pc->role != SV_ROLE_PREFILL)
+            line_num(f, "Mean decode batch (sequences):", pp->mean_decode_batch);
+        line_int(f, "Preemptions:", pp->preemptions);
+        if (pc->role == SV_ROLE_PREFILL) {
+            double T = s->duration * pp->count;
+            line_num(f, "Stalled, no KV room (%):", T > 0 ? 100.0 * pp->stall_s / T : 0.0);
+            line_num(f, "KV sent (GB):", pp->link_bytes / 1e9);
+            line_num(f, "KV link busy (%):", T > 0 ? 100.0 * pp->link_busy_s / T : 0.0);
+        }
+        line_num(f, "Cost ($/h):", pp->gpus * pc->gpu.price_per_hour);
+    }
+    centred(f, "", '=', 50);
+}
+
+/* Open path for writing ("-" is stdout for the JSON). */
+static FILE *open_out(const char *path, sv_error_t *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+/* Close what open_out() opened; a write error anywhere becomes SV_EIO. */
+static int close_out(FILE *f, const char *path, sv_error_t *err)
+{
+    return sv__close_out(f, path, err);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static void stat_keys(sv_jw_t *w, const sv_summary_t *s, const char *m, const sv_stat_t *st)
+{
+    char key[64], pw[32];
+    snprintf(key, sizeof key, "mean_%s_ms", m);
+    sv__jw_num(w, key, st->mean);
+    snprintf(key, sizeof key, "median_%s_ms", m);
+    sv__jw_num(w, key, st->median);
+    snprintf(key, sizeof key, "std_%s_ms", m);
+    sv__jw_num(w, key, st->std);
+    for (int i = 0; i < s->npcts; i++) {
+        pct_word(s->pcts[i], pw, sizeof pw);
+        snprintf(key, sizeof key, "p%s_%s_ms", pw, m);
+        sv__jw_num(w, key, st->pct[i]);
+    }
+}
+
+static void date_string(char *buf, size_t n)
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    time_t t = 0;
+    if (e && *e) t = (time_t)strtoll(e, NULL, 10);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y%m%d-%H%M%S", &tm);
+}
+
+static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
+{
+    const sv_reqpool_t *p = &res->pool;
+    if (detailed) {
+        sv__jw_arr(w, "input_lens");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_int(w, NULL, p->r[i].input);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "output_lens");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_int(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].output : 0);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "ttfts");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_num(w, NULL,
+                       p->r[i].state == SV_RQ_DONE ? p->r[i].first_token - p->r[i].start : 0.0);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "itls");
+        for (size_t i = 0; i < p->n; i++) {
+            double *v = NULL;
+            size_t n = 0;
+            sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
+            sv__jw_arr(w, NULL);
+            for (size_t k = 0; k < n; k++)
+                sv__jw_num(w, NULL, v[k]);
+            sv__jw_end_arr(w);
+            free(v);
+        }
+        sv__jw_end_arr(w);
+    }
+    sv__jw_arr(w, "latencies");
+    for (size_t i = 0; i < p->n; i++)
+        sv__jw_num(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].last_token - p->r[i].start : 0.0);
+    sv__jw_end_arr(w);
+    if (detailed) {
+        sv__jw_arr(w, "start_times");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_num(w, NULL, p->r[i].start);
+        sv__jw_end_arr(w);
+        sv__jw_arr(w, "errors");
+        for (size_t i = 0; i < p->n; i++)
+            sv__jw_str(w, NULL, p->r[i].state == SV_RQ_DONE ? "" : sv_fail_name(p->r[i].fail));
+        sv__jw_end_arr(w);
+    }
+}
+
+/* The confidence mark of one cost model (see servesim/confidence.h). */
+static void write_confidence(sv_jw_t *w, const char *key, const sv_perf_t *perf)
+{
+    sv_confidence_t c;
+    sv_confidence_of(perf, &c);
+    sv__jw_obj(w, key);
+    sv__jw_str(w, "status", sv_calibration_name(c.status));
+    sv__jw_num(w, "throughput_error_band_pct", c.throughput_pct);
+    sv__jw_num(w, "latency_error_band_pct", c.latency_pct);
+    sv__jw_obj(w, "gpu");
+    sv__jw_str(w, "name", c.gpu);
+    sv__jw_str(w, "calibration", sv_calibration_name(c.gpu_cal));
+    sv__jw_str(w, "calibrated_from", c.gpu_note);
+    sv__jw_end_obj(w);
+    sv__jw_obj(w, "engine_profile");
+    sv__jw_str(w, "name", c.engine);
+    sv__jw_str(w, "calibration", sv_calibration_name(c.engine_cal));
+    sv__jw_str(w, "fitted_to", c.engine_note);
+    sv__jw_end_obj(w);
+    sv__jw_end_obj(w);
+}
+
+/* The weakest confidence over the pools: the one a whole run's answer stands on. */
+static const sv_perf_t *weakest_pool(const sv_result_t *res)
+{
+    const sv_perf_t *worst = &res->pools[0].perf;
+    sv_confidence_t a, b;
+    sv_confidence_of(worst, &a);
+    for (int p = 1; p < res->npools; p++) {
+        sv_confidence_of(&res->pools[p].perf, &b);
+        if (b.status > a.status) {
+            worst = &res->pools[p].perf;
+            a = b;
+        }
+    }
+    return worst;
+}
+
+static void write_pools(sv_jw_t *w, const sv_result_t *res)
+{
+    double T = res->summary.duration;
+    sv__jw_arr(w, "pools");
+    for (int p = 0; p < res->npools; p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        const sv_pool_cfg_t *pc = pp->cfg;
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "name", pc->name);
+        sv__jw_str(w, "role", sv_role_name(pc->role));
+        sv__jw_str(w, "gpu", pc->gpu.name);
+        sv__jw_int(w, "tp", pp->perf.set.tp);
+        sv__jw_int(w, "replicas", pp->count);
+        sv__jw_num(w, "gpus", pp->gpus);
+        sv__jw_str(w, "scheduler", sv_sched_name(pc->engine.scheduler));
+        sv__jw_int(w, "max_num_seqs", pc->engine.max_num_seqs);
+        sv__jw_int(w, "max_num_batched_tokens", pc->engine.max_num_batched_tokens);
+        sv__jw_int(w, "kv_blocks_per_replica", pp->mem.kv_blocks);
+        sv__jw_int(w, "block_size", pp->mem.block_size);
+        sv__jw_int(w, "max_model_len", pp->max_model_len);
+        sv__jw_num(w, "busy_share", pp->busy_share);
+        sv__jw_num(w, "kv_usage_p50", pp->kv_usage_p50);
+        sv__jw_num(w, "kv_usage_p99", pp->kv_usage_p99);
+        sv__jw_num(w, "kv_usage_max", pp->kv_usage_max);
+        sv__jw_int(w, "preemptions", pp->preemptions);
+        sv__jw_int(w, "steps", pp->steps);
+        sv__jw_num(w, "mean_decode_batch", pp->mean_decode_batch);
+        sv__jw_int(w, "handoffs", pp->handoffs);
+        write_confidence(w, "confidence", &pp->perf);
+        sv__jw_num(w, "stall_s", pp->stall_s);
+        sv__jw_num(w, "stall_share", T > 0 ? pp->stall_s / (T * pp->count) : 0.0);
+        sv__jw_num(w, "kv_sent_bytes", pp->link_bytes);
+        sv__jw_int(w, "kv_transfers", pp->transfers);
+        sv__jw_num(w, "kv_link_busy_share", T > 0 ? pp->link_busy_s / (T * pp->count) : 0.0);
+        sv__jw_num(w, "price_per_hour_usd", pc->gpu.price_per_hour);
+        sv__jw_num(w, "cost_usd", pp->cost_usd);
+        sv__jw_num(w, "energy_j", pp->energy_j);
+        sv__jw_num(w, "gpu_hours", pp->gpu_hours);
+        if (pc->autoscale.enabled) {
+            sv__jw_num(w, "mean_replicas_up", pp->mean_up);
+            sv__jw_int(w, "peak_replicas_up", pp->peak_up);
+            sv__jw_int(w, "scale_ups", pp->scale_ups);
+            sv__jw_int(w, "scale_downs", pp->scale_downs);
+        }
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+    sv__jw_arr(w, "replicas");
+    for (int i = 0; i < res->replicas; i++) {
+        const sv_replica_stats_t *st = &res->rstats[i];
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "pool", res->pools[res->rpool[i]].cfg->name);
+        sv__jw_num(w, "busy_share", T > 0 ? st->busy_s / T : 0.0);
+        sv__jw_int(w, "steps", st->steps);
+        sv__jw_int(w, "decode_steps", st->decode_steps);
+        sv__jw_num(w, "prefill_tokens", st->prefill_tokens);
+        sv__jw_num(w, "decode_tokens", st->decode_tokens);
+        sv__jw_int(w, "preemptions", st->preemptions);
+        sv__jw_int(w, "peak_running", st->peak_running);
+        sv__jw_int(w, "peak_waiting", st->peak_waiting);
+        sv__jw_int(w, "peak_blocks_used", st->peak_blocks_used);
+        sv__jw_num(w, "stall_s", res->stall_s[i]);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+}
+
+static void write_servesim(sv_jw_t *w, const sv_result_t *res)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    sv__jw_obj(w, "servesim");
+    sv__jw_str(w, "version", SERVESIM_VERSION);
+    sv__jw_str(w, "definitions", "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
+    sv__jw_str(w, "scenario", sc->name);
+    sv__jw_int(w, "seed", (long)sc->seed);
+    if (res->npools > 0) write_confidence(w, "confidence", weakest_pool(res));
+    sv__jw_str(w, "router", sv_route_names[sc->route]);
+    sv__jw_num(w, "router_latency_ms", sc->router_latency * 1e3);
+    sv__jw_str(w, "serving", sc->disaggregated ? "disaggregated" : "colocated");
+    if (sc->disaggregated) {
+        sv__jw_str(w, "first_token", sc->first_token_at_decode ? "decode" : "prefill");
+        sv__jw_str(w, "decode_router", sv_route_names[sc->decode_route]);
+        sv__jw_obj(w, "kv_link");
+        sv__jw_str(w, "kind", sc->link.kind);
+        sv__jw_num(w, "bandwidth_gb_s_per_gpu", sc->link.bw_per_gpu / 1e9);
+        sv__jw_num(w, "latency_us", sc->link.latency * 1e6);
+        sv__jw_str(w, "sharing", sc->link.fifo ? "fifo" : "fair");
+        sv__jw_str(w, "overlap", sc->link.overlap ? "layerwise" : "none");
+        sv__jw_end_obj(w);
+    }
+    sv__jw_num(w, "gpus", res->gpus);
+    sv__jw_int(w, "requests", (long)res->pool.n);
+    sv__jw_obj(w, "failed_by_reason");
+    for (int i = 1; i < SV_FAIL_COUNT; i++)
+        sv__jw_int(w, sv_fail_name(i), s->failed_by[i]);
+    sv__jw_end_obj(w);
+    stat_keys(w, s, "queue", &s->queue);
+    stat_keys(w, s, "prefill", &s->prefill);
+    stat_keys(w, s, "kv_transfer_wait", &s->xfer_wait);
+    stat_keys(w, s, "kv_transfer", &s->xfer);
+    stat_keys(w, s, "decode_queue", &s->decode_queue);
+    stat_keys(w, s, "decode", &s->decode);
+    sv__jw_num(w, "kv_usage_p50", res->kv_usage_p50);
+    sv__jw_num(w, "kv_usage_p99", res->kv_usage_p99);
+    sv__jw_num(w, "kv_usage_max", res->kv_usage_max);
+    sv__jw_int(w, "preemptions", res->preemptions);
+    sv__jw_num(w, "prefix_cache_queries", res->prefix_queries);
+    sv__jw_num(w, "prefix_cache_hits", res->prefix_hits);
+    sv__jw_num(w, "prefix_cache_hit_rate",
+               res->prefix_queries > 0 ? res->prefix_hits / res->prefix_queries : 0.0);
+    sv__jw_int(w, "good_requests", s->good);
+    sv__jw_num(w, "slo_attainment",
+               s->completed + s->failed ? (double)s->good / (double)(s->completed + s->failed)
+                                        : 0.0);
+    if (isnan(s->request_goodput))
+        sv__jw_null(w, "goodput_per_gpu");
+    else
+        sv__jw_num(w, "goodput_per_gpu", res->gpus > 0 ? s->request_goodput / res->gpus : 0.0);
+    sv__jw_num(w, "gpu_busy_share", res->busy_share);
+    sv__jw_num(w, "cost_usd", res->cost_usd);
+    sv__jw_num(w, "gpu_hours", res->gpu_hours);
+    sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
+    sv__jw_num(w, "energy_j", res->energy_j);
+    sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);
+    sv__jw_int(w, "events", res->events);
+    write_pools(w, res);
+    sv__jw_end_obj(w);
+}
+
+int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err)
+{
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    const sv_workload_cfg_t *wl = &sc->workload;
+    sv_jw_t w;
+    char date[32];
+    date_string(date, sizeof date);
+    sv__jw_init(&w, f);
+    sv__jw_obj(&w, NULL);
+    sv__jw_str(&w, "date", date);
+    sv__jw_str(&w, "endpoint_type", "servesim");
+    sv__jw_str(&w, "backend", "servesim");
+    sv__jw_str(&w, "label", sc->name);
+    sv__jw_str(&w, "model_id", sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name);
+    sv__jw_str(&w, "tokenizer_id", sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name);
+    sv__jw_int(&w, "num_prompts", (long)res->pool.n);
+    if (wl->has_trace || isinf(wl->rate))
+        sv__jw_str(&w, "request_rate", "inf");
+    else
+        sv__jw_num(&w, "request_rate", wl->rate);
+    if (isinf(wl->burstiness))
+        sv__jw_str(&w, "burstiness", "inf");
+    else
+        sv__jw_num(&w, "burstiness", wl->burstiness);
+    if (wl->max_concurrency > 0)
+        sv__jw_int(&w, "max_concurrency", wl->max_concurrency);
+    else
+        sv__jw_null(&w, "max_concurrency");
+    sv__jw_num(&w, "duration", s->duration);
+    sv__jw_int(&w, "completed", s->completed);
+    sv__jw_int(&w, "failed", s->failed);
+    sv__jw_int(&w, "total_input_tokens", s->total_input);
+    sv__jw_int(&w, "total_output_tokens", s->total_output);
+    sv__jw_num(&w, "request_throughput", s->request_throughput);
+    if (isnan(s->request_goodput))
+        sv__jw_null(&w, "request_goodput");
+    else
+        sv__jw_num(&w, "request_goodput", s->request_goodput);
+    sv__jw_num(&w, "output_throughput", s->output_throughput);
+    sv__jw_num(&w, "total_token_throughput", s->total_token_throughput);
+    write_lists(&w, res, detailed);
+    sv__jw_num(&w, "max_output_tokens_per_s", s->max_output_tokens_per_s);
+    sv__jw_int(&w, "max_concurrent_requests", s->max_concurrent_requests);
+    stat_keys(&w, s, "ttft", &s->ttft);
+    stat_keys(&w, s, "tpot", &s->tpot);
+    stat_keys(&w, s, "itl", &s->itl);
+    stat_keys(&w, s, "e2el", &s->e2el);
+    write_servesim(&w, res);
+    sv__jw_end_obj(&w);
+    fputc('\n', f);
+    return close_out(f, path, err);
+}
+
+/* ---- CSV ------------------------------------------------------------------------------- */
+
+static double ms_or_nan(int ok, double s)
+{
+    return ok ? s * 1e3 : NAN;
+}
+
+int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
+    fputs("id,replica,prefill_replica,arrival_s,start_s,input_tokens,output_tokens,status,"
+          "fail_reason,queue_ms,prefill_ms,kv_transfer_wait_ms,kv_transfer_ms,decode_queue_ms,"
+          "ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions\n",
+          f);
+    const sv_reqpool_t *p = &res->pool;
+    for (size_t i = 0; i < p->n; i++) {
+        const sv_req_t *r = &p->r[i];
+        int ok = r->state == SV_RQ_DONE;
+        double tpot = ok && r->output > 1 ? sv_req_tpot(r) : NAN;
+        int dis = r->xfer_end >= 0;
+        fprintf(
+            f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n",
+            i, r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start, r->input,
+            r->output, ok ? "completed" : "failed", ok ? "" : sv_fail_name(r->fail),
+            ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
+            ms_or_nan(ok, dis ? r->xfer_start - r->prefill_end : 0.0),
+            ms_or_nan(ok, dis ? r->xfer_end - r->xfer_start : 0.0),
+            ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0), ms_or_nan(ok, sv_req_ttft(r)),
+            ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
+            ms_or_nan(ok, sv_req_e2el(r)), (unsigned)r->preemptions);
+    }
+    return close_out(f, path, err);
+}
+
+int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
+    fputs("time_s,replica,running,waiting,kv_usage,batch_tokens,up\n", f);
+    size_t n;
+    const sv_sample_t *s = sv_metrics_samples(res->metrics, &n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%.9g,%d,%d,%d,%.6f,%d,%d\n", s[i].t, s[i].replica, s[i].running, s[i].waiting,
+                (double)s[i].kv_usage, s[i].batch_tokens, s[i].up);
+    return close_out(f, path, err);
+}
+
+int sv_report_cluster_series(const sv_result_t *res, sv_cluster_series_t *out, sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    int R = res->replicas;
+    size_t T = R > 0 ? ns / (size_t)R : 0;
+    const sv_metrics_cfg_t *c = &res->sc->metrics;
+    int slo = !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
+    out->n = T;
+    out->npools = res->npools;
+    out->t = calloc(T + 1, sizeof *out->t);
+    out->arrival_rate = calloc(T + 1, sizeof *out->arrival_rate);
+    out->up = calloc((T + 1) * SV_MAX_POOLS, sizeof *out->up);
+    out->waiting = calloc(T + 1, sizeof *out->waiting);
+    out->running = calloc(T + 1, sizeof *out->running);
+    out->kv_usage = calloc(T + 1, sizeof *out->kv_usage);
+    out->attainment = calloc(T + 1, sizeof *out->attainment);
+    double *good = calloc(T + 1, sizeof *good), *all = calloc(T + 1, sizeof *all);
+    if (!out->t || !out->arrival_rate || !out->up || !out->waiting || !out->running ||
+        !out->kv_usage || !out->attainment || !good || !all) {
+        free(good);
+        free(all);
+        sv_cluster_series_free(out);
+        return sv_errorf(err, SV_ENOMEM, "out of memory for the cluster time series");
+    }
+    for (size_t k = 0; k < T; k++) {
+        const sv_sample_t *row = &sm[k * (size_t)R];
+        int nup = 0;
+        out->t[k] = row[0].t;
+        for (int i = 0; i < R; i++) {
+            if (!row[i].up) continue;
+            nup++;
+            out->up[(size_t)res->rpool[i] * (T + 1) + k] += 1;
+            out->waiting[k] += row[i].waiting;
+            out->running[k] += row[i].running;
+            out->kv_usage[k] += row[i].kv_usage;
+        }
+        out->kv_usage[k] = nup ? out->kv_usage[k] / nup : 0.0;
+    }
+    /* Requests by the sample interval they arrived in: (t[k-1], t[k]]. */
+    for (size_t i = 0; i < res->pool.n && T > 1; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        size_t lo = 0, hi = T - 1;
+        if (r->arrival > out->t[T - 1]) continue;
+        while (lo < hi) { /* the first sample at or after the arrival */
+            size_t mid = (lo + hi) / 2;
+            if (out->t[mid] >= r->arrival)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        all[lo] += 1;
+        if (slo && r->state == SV_RQ_DONE) {
+            double t = sv_req_ttft(r), lat = sv_req_e2el(r), tp = sv_req_tpot(r);
+            good[lo] += (isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= t) &&
+                        (isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= tp) &&
+                        (isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= lat);
+        }
+    }
+    for (size_t k = 0; k < T; k++) {
+        double dt = k > 0 ? out->t[k] - out->t[k - 1] : 0.0;
+        out->arrival_rate[k] = dt > 0 ? all[k] / dt : 0.0;
+        out->attainment[k] = slo && all[k] > 0 ? good[k] / all[k] : NAN;
+    }
+    free(good);
+    free(all);
+    return 0;
+}
+
+void sv_cluster_series_free(sv_cluster_series_t *c)
+{
+    free(c->t);
+    free(c->arrival_rate);
+    free(c->up);
+    free(c->waiting);
+    free(c->running);
+    free(c->kv_usage);
+    free(c->attainment);
+    memset(c, 0, sizeof *c);
+}
+
+int sv_report_cluster_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    sv_cluster_series_t c;
+    int rc = sv_report_cluster_series(res, &c, err);
+    if (rc) return rc;
+    FILE *f = open_out(path, err);
+    if (!f) {
+        sv_cluster_series_free(&c);
+        return SV_EIO;
+    }
+    fputs("time_s,arrival_rate", f);
+    for (int p = 0; p < res->npools; p++)
+        fprintf(f, ",replicas_up_%s", res->pools[p].cfg->name);
+    fputs(",waiting,running,kv_usage,attainment\n", f);
+    for (size_t k = 0; k < c.n; k++) {
+        fprintf(f, "%.9g,%.6g", c.t[k], c.arrival_rate[k]);
+        for (int p = 0; p < res->npools; p++)
+            fprintf(f, ",%.0f", c.up[(size_t)p * (c.n + 1) + k]);
+        fprintf(f, ",%.0f,%.0f,%.6f,", c.waiting[k], c.running[k], c.kv_usage[k]);
+        if (!isnan(c.attainment[k])) fprintf(f, "%.6f", c.attainment[k]);
+        fputc('\n', f);
+    }
+    sv_cluster_series_free(&c);
+    return close_out(f, path, err);
+}
+
+/* ---- Prometheus ---------------------------------------------------------------------------- */
+
+static const double b_ttft[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+                                1.0,   2.5,   5.0,  7.5,  10,   20,   40,   80,  160,  640, 2560};
+static const double b_itl[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+                               0.75, 1.0,   2.5,  5.0,   7.5, 10,   20,  40,  80};
+static const double b_req[] = {0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5,    10,  15,
+                               20,  30,  40,  50,  60,  120, 240, 480, 960, 1920, 7680};
+
+typedef struct hist {
+    const char *name, *help;
+    const double *b;
+    int nb;
+    double *count; /* per replica x (nb + 1) */
+    double *sum;   /* per replica */
+} hist_t;
+
+static void hist_add(hist_t *h, int rep, double v)
+{
+    double *c = h->count + (size_t)rep * (h->nb + 1);
+    int i = 0;
+    while (i < h->nb && v > h->b[i])
+        i++;
+    c[i] += 1.0; /* cumulated when written */
+    h->sum[rep] += v;
+}
+
+int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    int R = res->replicas;
+    const sv_reqpool_t *p = &res->pool;
+    hist_t H[] = {
+        {"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", b_ttft,
+         22, 0, 0},
+        {"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", b_itl,
+         19, 0, 0},
+        {"vllm:request_time_per_output_token_seconds",
+         "Histogram of time_per_output_token_seconds per request.", b_itl, 19, 0, 0},
+        {"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", b_req,
+         23, 0, 0},
+        {"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+         b_req, 23, 0, 0},
+        {"vllm:request_prefill_time_seconds",
+         "Histogram of time spent in PREFILL phase for request.", b_req, 23, 0, 0},
+        {"vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+         b_req, 23, 0, 0},
+        {"vllm:request_inference_time_seconds",
+         "Histogram of time spent in RUNNING phase for request.", b_req, 23, 0, 0},
+    };
+    enum { NH = 8 };
+    double *prompt = calloc((size_t)R, sizeof *prompt), *gen = calloc((size_t)R, sizeof *gen);
+    double *ok = calloc((size_t)R, sizeof *ok);
+    int rc = (!prompt || !gen || !ok) ? SV_ENOMEM : 0;
+    for (int k = 0; k < NH && !rc; k++) {
+        H[k].count = calloc((size_t)R * (H[k].nb + 1), sizeof *H[k].count);
+        H[k].sum = calloc((size_t)R, sizeof *H[k].sum);
+        if (!H[k].count || !H[k].sum) rc = SV_ENOMEM;
+    }
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        const sv_req_t *r = &p->r[i];
+        if (r->state != SV_RQ_DONE) continue;
+        int e = r->replica;
+        ok[e] += 1;
+        prompt[e] += r->input;
+        gen[e] += r->output;
+        hist_add(&H[0], e, sv_req_ttft(r));
+        if (r->output > 1) hist_add(&H[2], e, sv_req_tpot(r));
+        hist_add(&H[3], e, sv_req_e2el(r));
+        hist_add(&H[4], e, r->scheduled - r->start);
+        hist_add(&H[5], e, r->prefill_end - r->scheduled);
+        hist_add(&H[6], e, r->last_token - r->prefill_end);
+        hist_add(&H[7], e, r->last_token - r->scheduled);
+        double *itl;
+        size_t n;
+        if (sv_metrics_itls(res->metrics, p, (int32_t)i, &itl, &n)) {
+            rc = SV_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < n; k++)
+            hist_add(&H[1], e, itl[k]);
+        free(itl);
+    }
+    FILE *f = rc ? NULL : open_out(path, err);
+    if (!f && !rc) rc = SV_EIO;
+    if (!rc) {
+        const char *model = res->sc->model.hf_id[0] ? res->sc->model.hf_id : res->sc->model.name;
+        char lab[256], b1[40], b2[40];
+        size_t ns;
+        const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+        const sv_sample_t *last = ns >= (size_t)R ? sm + ns - R : NULL;
+        struct {
+            const char *name, *help, *type;
+        } G[] = {
+            {"vllm:num_requests_running", "Number of requests in model execution batches.",
+             "gauge"},
+            {"vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge"},
+            {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge"},
+            {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.",
+             "counter"},
+            {"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter"},
+            {"vllm:generation_tokens_total", "Number of generation tokens processed.", "counter"},
+            {"vllm:request_success_total", "Count of successfully processed requests.", "counter"},
+            {"vllm:prefix_cache_queries_total",
+             "Prefix cache queries, in terms of number of queried tokens.", "counter"},
+            {"vllm:prefix_cache_hits_total",
+             "Prefix cache hits, in terms of number of cached tokens.", "counter"},
+        };
+        for (int g = 0; g < 9; g++) {
+            fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", G[g].name, G[g].help, G[g].name, G[g].type);
+            for (int e = 0; e < R; e++) {
+                snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
+                double v = 0;
+                switch (g) {
+                case 0:
+                    v = last ? last[e].running : 0;
+                    break;
+                case 1:
+                    v = last ? last[e].waiting : 0;
+                    break;
+                case 2:
+                    v = last ? last[e].kv_usage : 0;
+                    break;
+                case 3:
+                    v = (double)res->rstats[e].preemptions;
+                    break;
+                case 4:
+                    v = prompt[e];
+                    break;
+                case 5:
+                    v = gen[e];
+                    break;
+                case 6:
+                    v = ok[e];
+                    break;
+                case 7:
+                    v = res->rstats[e].prefix_queries;
+                    break;
+                default:
+                    v = res->rstats[e].prefix_hits;
+                    break;
+                }
+                if (g == 6)
+                    fprintf(f, "%s{%s,finished_reason=\"length\"} %s\n", G[g].name, lab,
+                            sv__fmt_double(v, b1));
+                else
+                    fprintf(f, "%s{%s} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
+            }
+        }
+        for (int k = 0; k < NH; k++) {
+            fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", H[k].name, H[k].help, H[k].name);
+            for (int e = 0; e < R; e++) {
+                snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
+                const double *c = H[k].count + (size_t)e * (H[k].nb + 1);
+                double cum = 0;
+                for (int i = 0; i < H[k].nb; i++) {
+                    cum += c[i];
+                    fprintf(f, "%s_bucket{%s,le=\"%s\"} %s\n", H[k].name, lab,
+                            sv__fmt_double(H[k].b[i], b1), sv__fmt_double(cum, b2));
+                }
+                cum += c[H[k].nb];
+                fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %s\n", H[k].name, lab,
+                        sv__fmt_double(cum, b1));
+                fprintf(f, "%s_count{%s} %s\n", H[k].name, lab, sv__fmt_double(cum, b1));
+                fprintf(f, "%s_sum{%s} %s\n", H[k].name, lab, sv__fmt_double(H[k].sum[e], b1));
+            }
+        }
+        rc = close_out(f, path, err);
+    } else if (rc == SV_ENOMEM) {
+        sv_errorf(err, rc, "out of memory writing %s", path);
+    }
+    for (int k = 0; k < NH; k++) {
+        free(H[k].count);
+        free(H[k].sum);
+    }
+    free(prompt);
+    free(gen);
+    free(ok);
+    return rc;
+}

@@ -1,0 +1,286 @@
+/*
+ * `servesim explain`: the cost model's answers for one setup, as a table a teacher or a
+ * capacity planner can read (see include/servesim/studies/explain.h).
+ */
+#include "servesim/studies/explain.h"
+
+#include "servesim/studies/confidence.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+int sv_explain_compute(const sv_perf_t *p, long input, long output, const long *batches,
+                       int nbatches, sv_explain_t *out, sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (input < 1 || output < 1)
+        return sv_errorf(err, SV_EINVAL, "--input and --output must be >= 1 (got %ld and %ld)",
+                         input, output);
+    if (output > 10000000 || input > 100000000)
+        return sv_errorf(err, SV_EINVAL, "--input/--output are implausibly large (%ld, %ld)", input,
+                         output);
+    if (nbatches < 1 || nbatches > SV_EXPLAIN_MAX_BATCHES)
+        return sv_errorf(err, SV_EINVAL, "--batch takes 1 to %d sizes", SV_EXPLAIN_MAX_BATCHES);
+    out->perf = *p;
+    out->input = input;
+    out->output = output;
+    int rc = sv_perf_memplan(p, &out->mem, err);
+    if (rc) return rc;
+    long len = input + output;
+    long blocks_per_seq = (len + out->mem.block_size - 1) / out->mem.block_size;
+    out->max_seqs = out->mem.kv_blocks / blocks_per_seq;
+    out->exceeds_context = p->model.max_context > 0 && len > p->model.max_context;
+
+    sv_perf_prefill_time(p, input, &out->prefill);
+    out->decode_ctx = (double)input + (double)output / 2.0;
+    out->nrows = nbatches;
+    for (int i = 0; i < nbatches; i++) {
+        sv_explain_row_t *r = &out->rows[i];
+        if (batches[i] < 1)
+            return sv_errorf(err, SV_EINVAL, "--batch sizes must be >= 1 (got %ld)", batches[i]);
+        r->batch = batches[i];
+        r->step_s = sv_perf_decode_time(p, r->batch, out->decode_ctx, &r->cost);
+        r->compute_bound = r->cost.compute_bound;
+        r->tok_s_user = 1.0 / r->step_s;
+        r->tok_s_gpu = (double)r->batch / r->step_s / p->set.tp / (p->set.pp > 1 ? p->set.pp : 1);
+        r->fits = r->batch <= out->max_seqs;
+    }
+
+    /* One request alone: the prefill yields token 1; decode step k reads input + k - 1
+     * cached tokens. Summed exactly, step by step. */
+    out->ttft_s = out->prefill.total;
+    double decode = 0.0;
+    for (long k = 1; k < output; k++)
+        decode += sv_perf_decode_time(p, 1, (double)(input + k - 1), NULL);
+    out->tpot_s = output > 1 ? decode / (double)(output - 1) : 0.0;
+    out->e2e_s = out->ttft_s + decode;
+    return 0;
+}
+
+static const char *bound_word(int compute_bound)
+{
+    return compute_bound ? "compute" : "memory";
+}
+
+/* One step's cost, operator by operator, then communication and the engine's terms. */
+static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
+{
+    fprintf(f, "  %-20s %12s %12s %10s %10s %8s\n", "operator", "GFLOP", "MB moved", "fixed ms",
+            "ms", "bound");
+    for (int i = 0; i < SV_OP_COUNT; i++) {
+        const sv_op_cost_t *o = &c->op[i];
+        fprintf(f, "  %-20s %12.1f %12.1f %10.3f %10.3f %8s\n", sv_op_name(i), o->flops / 1e9,
+                o->bytes / 1e6, o->t_fixed * 1e3, o->time * 1e3,
+                bound_word(o->t_compute > o->t_memory));
+    }
+    if (tp > 1) fprintf(f, "  %-20s %36s %10.3f\n", "tp all-reduce", "", c->comm * 1e3);
+    fprintf(f, "  %-20s %36s %10.3f\n", "engine per step", "", c->eng_step * 1e3);
+    fprintf(f, "  %-20s %36s %10.3f\n", "engine per sequence", "", c->eng_seq * 1e3);
+    fprintf(f, "  %-20s %36s %10.3f\n", "engine launches", "", c->eng_launch * 1e3);
+    if (c->micro_batches > 1 || c->pp_send > 0) {
+        fprintf(f, "  %-20s %36s %10.3f\n", "pipeline sends", "", c->pp_send * 1e3);
+        fprintf(f, "  %-20s %36s %10.3f  (%d micro-batches)\n", "pipeline bubble", "",
+                c->pp_bubble * 1e3, c->micro_batches);
+    }
+}
+
+void sv_explain_print(const sv_explain_t *e, FILE *f)
+{
+    const sv_perf_t *p = &e->perf;
+    const sv_memplan_t *m = &e->mem;
+    int tp = p->set.tp;
+    int pp = p->set.pp > 1 ? p->set.pp : 1;
+    if (pp > 1)
+        fprintf(f, "servesim explain: %s on %d x %s (TP %d x PP %d), weights %s, KV cache %s\n",
+                p->model.name, tp * pp, p->gpu.name, tp, pp, sv_dtype_name(p->set.weight_dtype),
+                sv_dtype_name(p->set.kv_dtype));
+    else
+        fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n",
+                p->model.name, tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
+                sv_dtype_name(p->set.kv_dtype));
+    const double *cv = p->set.curve;
+    fprintf(f, "engine profile: %s%s\n", p->set.engine[0] ? p->set.engine : "none",
+            p->set.ideal ? " (ideal: pure roofline)" : "");
+    sv_confidence_t conf;
+    sv_confidence_of(p, &conf);
+    sv_confidence_print(&conf, f);
+    fprintf(f,
+            "cost model: compute efficiency %.2f, memory efficiency %.2f, overhead %.3f ms "
+            "per step + %.1f us per layer\n",
+            p->set.compute_eff, p->set.memory_eff, p->set.iter_overhead_s * 1e3,
+            p->set.layer_overhead_s * 1e6);
+    fprintf(f,
+            "  GEMM efficiency x T/(T + %.0f), floor %.1f us; small ops %.2f of HBM (norms %.2f), "
+            "%.1f us "
+            "each; attention %.2f of peak x n/(n + %.0f) (prefill), %.2f of HBM + %.2f us per "
+            "sequence per layer (decode); engine %.1f us per sequence, CUDA graphs %s (up to "
+            "%ld tokens)\n",
+            cv[SV_CV_GEMM_M_HALF], cv[SV_CV_GEMM_FLOOR], cv[SV_CV_SMALL_EFF], cv[SV_CV_NORM_EFF],
+            cv[SV_CV_SMALL_FLOOR], cv[SV_CV_ATTN_EFF], cv[SV_CV_ATTN_N_HALF],
+            cv[SV_CV_ATTN_MEM_EFF], cv[SV_CV_ATTN_SEQ], p->set.seq_overhead_s * 1e6,
+            p->set.cuda_graphs ? "on" : "off", p->set.graph_max_tokens);
+    if (tp > 1)
+        fprintf(f,
+                "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
+                "(bidirectional) at %.2f efficiency, latency %.1f us each at TP %d\n",
+                tp > (p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8)
+                    ? "the scale-out network (TP exceeds one NVLink domain)"
+                    : p->gpu.link,
+                p->set.link_bw / 1e9, cv[SV_CV_LINK_EFF], p->ar_alpha * 1e6, tp);
+    if (pp > 1)
+        fprintf(f,
+                "pipeline parallel: %d stages of %.0f layers, sends over %s at %.0f GB/s one way "
+                "(x %.2f) + %.1f us each; step = max(sum over micro-batches of stage + send, "
+                "%d x stage + %d x send) + engine\n",
+                pp, p->stage_layers, p->pp_nvlink ? "NVLink" : "the scale-out network",
+                (p->pp_nvlink ? p->set.link_bw / 2.0 : p->set.pp_link_bw) / 1e9, 0.95,
+                p->p2p_alpha * 1e6, pp, pp - 1);
+
+    fprintf(f, "\nMemory per GPU\n");
+    fprintf(f, "  %-38s %10.2f GB  (%.2f GB for the whole model)\n", "weights",
+            m->weight_bytes / 1e9, p->weight_bytes_total / 1e9);
+    fprintf(f, "  %-38s %10.0f B   (%.0f B per token per GPU)\n", "KV cache per token",
+            p->kv_bytes_token_total, p->kv_bytes_token);
+    fprintf(f, "  %-38s %10.2f GB  (%.2f x %.2f GB)\n", "usable", m->budget_bytes / 1e9,
+            p->set.gpu_memory_utilization, m->device_bytes / 1e9);
+    fprintf(f, "  %-38s %10.2f GB\n", "activation reserve", m->activation_bytes / 1e9);
+    fprintf(f, "  %-38s %10.2f GB\n", "KV cache", m->kv_bytes / 1e9);
+    fprintf(f, "  %-38s %10ld tokens = %ld blocks of %d\n", "KV capacity", m->kv_tokens,
+            m->kv_blocks, m->block_size);
+    fprintf(f, "  %-38s %10ld at %ld tokens (%ld in + %ld out)\n", "max concurrent sequences",
+            e->max_seqs, e->input + e->output, e->input, e->output);
+    if (e->exceeds_context)
+        fprintf(f, "  note: %ld tokens exceed the model's context of %ld\n", e->input + e->output,
+                p->model.max_context);
+
+    const sv_step_cost_t *pc = &e->prefill;
+    fprintf(f, "\nPrefill of %ld tokens: %.2f ms, %s-bound\n", e->input, pc->total * 1e3,
+            bound_word(pc->compute_bound));
+    print_breakdown(f, pc, tp);
+
+    fprintf(f, "\nDecode step at context %.0f tokens (input + output/2)\n", e->decode_ctx);
+    fprintf(f, "  %6s %9s %9s %9s %9s %9s %9s %9s\n", "batch", "linear", "small", "attn", "lm_head",
+            "allreduce", "engine", "fixed*");
+    for (int i = 0; i < e->nrows; i++) {
+        const sv_step_cost_t *c = &e->rows[i].cost;
+        double fixed = 0.0;
+        for (int k = 0; k < SV_OP_COUNT; k++)
+            fixed += c->op[k].t_fixed;
+        fprintf(f, "  %6ld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", e->rows[i].batch,
+                c->op[SV_OP_LINEAR].time * 1e3, c->op[SV_OP_SMALL].time * 1e3,
+                c->op[SV_OP_ATTN_DECODE].time * 1e3, c->op[SV_OP_LM_HEAD].time * 1e3, c->comm * 1e3,
+                c->overhead * 1e3, fixed * 1e3);
+    }
+    fprintf(f, "  (ms; * kernel floors and per-sequence attention cost, inside the columns)\n");
+    fprintf(f, "  %6s %10s %8s %14s %14s %8s\n", "batch", "step ms", "bound", "tok/s/user",
+            "tok/s/GPU", "fits KV");
+    for (int i = 0; i < e->nrows; i++) {
+        const sv_explain_row_t *r = &e->rows[i];
+        fprintf(f, "  %6ld %10.3f %8s %14.1f %14.1f %8s\n", r->batch, r->step_s * 1e3,
+                bound_word(r->compute_bound), r->tok_s_user, r->tok_s_gpu, r->fits ? "yes" : "no");
+    }
+    fprintf(f,
+            "\nOne request alone (%ld in, %ld out): TTFT %.2f ms + TPOT %.3f ms x %ld = "
+            "E2E %.2f ms\n",
+            e->input, e->output, e->ttft_s * 1e3, e->tpot_s * 1e3, e->output - 1, e->e2e_s * 1e3);
+}
+
+static cJSON *op_json(const sv_op_cost_t *o)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "flops", o->flops);
+    cJSON_AddNumberToObject(j, "bytes", o->bytes);
+    cJSON_AddNumberToObject(j, "time_ms", o->time * 1e3);
+    cJSON_AddNumberToObject(j, "fixed_ms", o->t_fixed * 1e3);
+    cJSON_AddStringToObject(j, "bound", bound_word(o->t_compute > o->t_memory));
+    return j;
+}
+
+static cJSON *step_json(const sv_step_cost_t *c)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "time_ms", c->total * 1e3);
+    cJSON_AddStringToObject(j, "bound", bound_word(c->compute_bound));
+    cJSON *ops = cJSON_AddObjectToObject(j, "operators");
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        cJSON_AddItemToObject(ops, sv_op_name(i), op_json(&c->op[i]));
+    cJSON_AddNumberToObject(j, "tp_comm_ms", c->comm * 1e3);
+    cJSON_AddNumberToObject(j, "overhead_ms", c->overhead * 1e3);
+    cJSON_AddNumberToObject(j, "engine_step_ms", c->eng_step * 1e3);
+    cJSON_AddNumberToObject(j, "engine_seq_ms", c->eng_seq * 1e3);
+    cJSON_AddNumberToObject(j, "engine_launch_ms", c->eng_launch * 1e3);
+    cJSON_AddNumberToObject(j, "pipeline_send_ms", c->pp_send * 1e3);
+    cJSON_AddNumberToObject(j, "pipeline_bubble_ms", c->pp_bubble * 1e3);
+    cJSON_AddNumberToObject(j, "micro_batches", c->micro_batches);
+    return j;
+}
+
+cJSON *sv_explain_json(const sv_explain_t *e)
+{
+    const sv_perf_t *p = &e->perf;
+    const sv_memplan_t *m = &e->mem;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", p->model.name);
+    cJSON_AddStringToObject(j, "gpu", p->gpu.name);
+    cJSON_AddNumberToObject(j, "tp", p->set.tp);
+    cJSON_AddNumberToObject(j, "pp", p->set.pp > 1 ? p->set.pp : 1);
+    cJSON_AddStringToObject(j, "weight_dtype", sv_dtype_name(p->set.weight_dtype));
+    cJSON_AddStringToObject(j, "kv_cache_dtype", sv_dtype_name(p->set.kv_dtype));
+    cJSON_AddStringToObject(j, "engine_profile", p->set.engine);
+    sv_confidence_t conf;
+    sv_confidence_of(p, &conf);
+    cJSON_AddItemToObject(j, "confidence", sv_confidence_json(&conf));
+    cJSON *s = cJSON_AddObjectToObject(j, "settings");
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        cJSON_AddNumberToObject(s, sv_curve_keys[k], p->set.curve[k]);
+    cJSON_AddNumberToObject(s, "seq_overhead_us", p->set.seq_overhead_s * 1e6);
+    cJSON_AddBoolToObject(s, "cuda_graphs", p->set.cuda_graphs);
+    cJSON_AddNumberToObject(s, "compute_efficiency", p->set.compute_eff);
+    cJSON_AddNumberToObject(s, "memory_efficiency", p->set.memory_eff);
+    cJSON_AddNumberToObject(s, "iteration_overhead_ms", p->set.iter_overhead_s * 1e3);
+    cJSON_AddNumberToObject(s, "layer_overhead_us", p->set.layer_overhead_s * 1e6);
+    cJSON_AddNumberToObject(s, "link_bandwidth_gb_s", p->set.link_bw / 1e9);
+    cJSON_AddNumberToObject(s, "link_latency_us", p->set.link_latency * 1e6);
+    cJSON_AddNumberToObject(s, "gpu_memory_utilization", p->set.gpu_memory_utilization);
+
+    cJSON *mem = cJSON_AddObjectToObject(j, "memory");
+    cJSON_AddNumberToObject(mem, "device_gb", m->device_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "usable_gb", m->budget_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "weights_gb_per_gpu", m->weight_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "weights_gb_total", p->weight_bytes_total / 1e9);
+    cJSON_AddNumberToObject(mem, "activation_reserve_gb", m->activation_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "kv_cache_gb", m->kv_bytes / 1e9);
+    cJSON_AddNumberToObject(mem, "kv_bytes_per_token", p->kv_bytes_token_total);
+    cJSON_AddNumberToObject(mem, "kv_bytes_per_token_per_gpu", p->kv_bytes_token);
+    cJSON_AddNumberToObject(mem, "kv_capacity_tokens", (double)m->kv_tokens);
+    cJSON_AddNumberToObject(mem, "kv_blocks", (double)m->kv_blocks);
+    cJSON_AddNumberToObject(mem, "block_size", m->block_size);
+    cJSON_AddNumberToObject(mem, "max_concurrent_seqs", (double)e->max_seqs);
+
+    cJSON *pre = step_json(&e->prefill);
+    cJSON_AddNumberToObject(pre, "tokens", (double)e->input);
+    cJSON_AddItemToObject(j, "prefill", pre);
+
+    cJSON *dec = cJSON_AddObjectToObject(j, "decode");
+    cJSON_AddNumberToObject(dec, "context", e->decode_ctx);
+    cJSON *rows = cJSON_AddArrayToObject(dec, "batches");
+    for (int i = 0; i < e->nrows; i++) {
+        const sv_explain_row_t *r = &e->rows[i];
+        cJSON *row = step_json(&r->cost);
+        cJSON_AddNumberToObject(row, "batch", (double)r->batch);
+        cJSON_AddNumberToObject(row, "tokens_per_s_per_user", r->tok_s_user);
+        cJSON_AddNumberToObject(row, "tokens_per_s_per_gpu", r->tok_s_gpu);
+        cJSON_AddBoolToObject(row, "fits_kv_cache", r->fits);
+        cJSON_AddItemToArray(rows, row);
+    }
+
+    cJSON *one = cJSON_AddObjectToObject(j, "single_request");
+    cJSON_AddNumberToObject(one, "input_tokens", (double)e->input);
+    cJSON_AddNumberToObject(one, "output_tokens", (double)e->output);
+    cJSON_AddNumberToObject(one, "ttft_ms", e->ttft_s * 1e3);
+    cJSON_AddNumberToObject(one, "tpot_ms", e->tpot_s * 1e3);
+    cJSON_AddNumberToObject(one, "e2e_ms", e->e2e_s * 1e3);
+    return j;
+}
