@@ -754,6 +754,45 @@ int sv_yget_str(sv_ynode_t *map, const char *key, int required, const char **out
     return 0;
 }
 
+int sv_yenum_find(const sv_yenum_t *names, int n, const char *text, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i].name, text) == 0) {
+            *out = names[i].value;
+            return 0;
+        }
+    return SV_EINVAL;
+}
+
+const char *sv_yenum_list(const sv_yenum_t *names, int n, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len < size; i++) {
+        const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+        int k = snprintf(buf + len, size - len, "%s%s", sep, names[i].name);
+        if (k < 0) break;
+        len += (size_t)k;
+    }
+    return buf;
+}
+
+int sv_yscalar_enum(const sv_ynode_t *node, const sv_yenum_t *names, int n, int *out,
+                    sv_error_t *err)
+{
+    if (node->kind == SV_Y_SCALAR && sv_yenum_find(names, n, node->scalar, out) == 0) return 0;
+    char list[512];
+    return bad_value(node, sv_yenum_list(names, n, list, sizeof list), err);
+}
+
+int sv_yget_enum(sv_ynode_t *map, const char *key, int required, const sv_yenum_t *names, int n,
+                 int *out, sv_error_t *err)
+{
+    sv_ynode_t *node;
+    int rc = get_present(map, key, required, &node, err);
+    return rc ? rc : sv_yscalar_enum(node, names, n, out, err);
+}
+
 int sv_yget_double(sv_ynode_t *map, const char *key, int required, double lo, double hi,
                    double *out, sv_error_t *err)
 {

@@ -206,7 +206,7 @@ static int cmd_list(const sv_catalog_t *cat, int argc, char **argv)
                 snprintf(notes, sizeof notes, "window %d", m->sliding_window);
             else if (m->tied_embeddings)
                 snprintf(notes, sizeof notes, "tied emb.");
-            double kv = 2.0 * m->layers * m->kv_heads * m->head_dim * 2.0;
+            double kv = sv_model_kv_bytes_token(m, SV_DT_BF16);
             printf("%-15s %9.2f %6d %6d %5d %4d %6d %7d %7d %10.0f %-8s\n", m->name,
                    sv_model_param_count(m) / 1e9, m->layers, m->hidden, m->heads, m->kv_heads,
                    m->head_dim, m->experts ? m->moe_ffn : m->ffn, m->vocab, kv, notes);
@@ -589,44 +589,13 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (sv_sweep_init(&sw, &err) || sv_sweep_check_keys(&sw, cat, &err)) return fail_err(&err);
     sv_row_t *rows = calloc((size_t)sw.npoints, sizeof *rows);
     if (!rows) return fail("error: out of memory%s", "");
-    int rank = 0;
-#ifdef SERVESIM_HAVE_MPI
-    /* Under mpirun each rank runs every size-th point (a shard of its own), then rank 0
-     * gathers the rows; the point JSONs land in the shared output directory. */
-    int size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size > 1) {
-        if (nshards > 1) return fail("error: --shard and mpirun cannot be combined%s", "");
-        shard = rank + 1;
-        nshards = size;
-        if (rank > 0) quiet = 1;
+    int root = 1;
+    rc = sv_sweep_run_ranks(&sw, cat, out, jobs, shard, nshards, rows, quiet ? NULL : stderr, &root,
+                            &err);
+    if (!root) {
+        free(rows);
+        return rc ? fail_err(&err) : EXIT_SUCCESS;
     }
-#endif
-    rc = sv_sweep_run(&sw, cat, out, jobs, shard, nshards, rows, quiet ? NULL : stderr, &err);
-#ifdef SERVESIM_HAVE_MPI
-    if (size > 1) {
-        int any = rc != 0, all = 0;
-        MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (all) {
-            free(rows);
-            return rc ? fail_err(&err) : fail("error: another rank failed%s", "");
-        }
-        size_t bytes = (size_t)sw.npoints * sizeof *rows;
-        sv_row_t *all_rows = rank == 0 ? malloc(bytes * (size_t)size) : NULL;
-        if (rank == 0 && !all_rows) MPI_Abort(MPI_COMM_WORLD, 1);
-        /* Rows are plain data of one binary, so bytes travel as they are. */
-        MPI_Gather(rows, (int)bytes, MPI_BYTE, all_rows, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
-        if (rank > 0) {
-            free(rows);
-            return EXIT_SUCCESS;
-        }
-        for (long i = 0; i < sw.npoints; i++)
-            rows[i] = all_rows[(size_t)(i % size) * (size_t)sw.npoints + (size_t)i];
-        free(all_rows);
-    }
-#endif
-    (void)rank;
     long n = 0;
     for (long i = 0; !rc && i < sw.npoints; i++)
         if (rows[i].ok >= 0) rows[n++] = rows[i];

@@ -25,6 +25,29 @@ void sv_scenario_free(sv_scenario_t *sc)
 }
 
 /* "file:line:col: " of a node. */
+
+/* The names each enumerated key accepts, and what they stand for (sv_yget_enum). */
+static const sv_yenum_t PREEMPTION[] = {{"recompute", 0}, {"swap", 1}};
+static const sv_yenum_t ROLES[] = {
+    {"colocated", SV_ROLE_COLOCATED}, {"prefill", SV_ROLE_PREFILL}, {"decode", SV_ROLE_DECODE}};
+static const sv_yenum_t FIRST_TOKEN[] = {{"prefill", 0}, {"decode", 1}};
+static const sv_yenum_t SHARING[] = {{"fair", 0}, {"fifo", 1}};
+static const sv_yenum_t DISTS[] = {{"fixed", SV_LEN_FIXED},
+                                   {"uniform", SV_LEN_UNIFORM},
+                                   {"normal", SV_LEN_NORMAL},
+                                   {"lognormal", SV_LEN_LOGNORMAL},
+                                   {"empirical", SV_LEN_EMPIRICAL}};
+static const sv_yenum_t PROFILES[] = {
+    {"steps", SV_PROFILE_STEPS}, {"linear", SV_PROFILE_LINEAR}, {"diurnal", SV_PROFILE_DIURNAL}};
+static const sv_yenum_t SCALE_POLICIES[] = {{"queue", SV_SCALE_QUEUE},
+                                            {"inflight", SV_SCALE_INFLIGHT},
+                                            {"kv", SV_SCALE_KV},
+                                            {"ttft_p90", SV_SCALE_TTFT}};
+static const sv_yenum_t SIZE_FOR[] = {{"target", 0}, {"peak", 1}};
+static const sv_yenum_t METRIC_NAMES[] = {
+    {"ttft", SV_M_TTFT}, {"tpot", SV_M_TPOT}, {"itl", SV_M_ITL}, {"e2el", SV_M_E2EL}};
+static const sv_yenum_t SERVING[] = {{"colocated", 0}, {"disaggregated", 1}};
+
 static const char *at(const sv_ynode_t *n, char *buf, size_t len)
 {
     return sv_ynode_where(n, buf, len);
@@ -122,29 +145,23 @@ static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t 
 
 static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
 {
-    char w[512], sched[32] = "vllm", pre[32] = "recompute";
+    char w[512], sched[32] = "vllm";
     int rc;
     sv_engine_cfg_t *e = &pool->engine;
     if ((rc = sv_yexpect_map(en, "engine", err))) return rc;
     if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
-    if (sv_sched_parse(sched, &e->scheduler))
-        return sv_errorf(
-            err, SV_EINVAL,
-            "%s: %s.scheduler: expected one of vllm, vllm-v0, orca, static, trtllm, got '%s'",
-            at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path, sched);
+    if (sv_sched_parse(sched, &e->scheduler)) {
+        char list[256];
+        return sv_errorf(err, SV_EINVAL, "%s: %s.scheduler: expected %s, got '%s'",
+                         at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path,
+                         sv_sched_list(list, sizeof list), sched);
+    }
     if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
         (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||
         (rc = perf_key(en, "block_size", &pool->perf, err)) ||
-        (rc = get_text(en, "preemption", 0, pre, sizeof pre, err)) < 0 ||
+        (rc = sv_yget_enum(en, "preemption", 0, PREEMPTION, 2, &e->preempt_swap, err)) < 0 ||
         (rc = get_text(en, "profile", 0, pool->perf.engine, sizeof pool->perf.engine, err)) < 0)
         return rc;
-    if (strcmp(pre, "recompute") == 0)
-        e->preempt_swap = 0;
-    else if (strcmp(pre, "swap") == 0)
-        e->preempt_swap = 1;
-    else
-        return sv_errorf(err, SV_EINVAL, "%s: %s.preemption: expected recompute or swap, got '%s'",
-                         at(sv_ymap_get(en, "preemption"), w, sizeof w), en->path, pre);
     double swap_gb = e->swap_bw / 1e9;
     if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
         (rc = sv_yget_double(en, "watermark", 0, 0, 0.5, &e->watermark, err)) < 0 ||
@@ -281,20 +298,11 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
         pool_defaults(p);
         if ((rc = sv_yexpect_map(pm, "a pool", err))) return rc;
         snprintf(p->name, sizeof p->name, "pool%zu", i);
-        char role[32] = "colocated";
+        int role = SV_ROLE_COLOCATED;
         if ((rc = get_text(pm, "name", 0, p->name, sizeof p->name, err)) < 0 ||
-            (rc = get_text(pm, "role", 0, role, sizeof role, err)) < 0)
+            (rc = sv_yget_enum(pm, "role", 0, ROLES, 3, &role, err)) < 0)
             return rc;
-        if (strcmp(role, "colocated") == 0)
-            p->role = SV_ROLE_COLOCATED;
-        else if (strcmp(role, "prefill") == 0)
-            p->role = SV_ROLE_PREFILL;
-        else if (strcmp(role, "decode") == 0)
-            p->role = SV_ROLE_DECODE;
-        else
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: %s.role: expected colocated, prefill or decode, got '%s'",
-                             at(sv_ymap_get(pm, "role"), w, sizeof w), pm->path, role);
+        p->role = (sv_role_t)role;
         roles[p->role]++;
         for (size_t k = 0; k < i; k++)
             if (strcmp(sc->pools[k].name, p->name) == 0)
@@ -401,16 +409,10 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
                              "%s: disaggregation: needs pools with role prefill and role decode",
                              at(d, w, sizeof w));
         if ((rc = sv_yexpect_map(d, "disaggregation", err))) return rc;
-        char ft[32] = "prefill";
-        if ((rc = get_text(d, "first_token", 0, ft, sizeof ft, err)) < 0) return rc;
-        if (strcmp(ft, "prefill") == 0)
-            sc->first_token_at_decode = 0;
-        else if (strcmp(ft, "decode") == 0)
-            sc->first_token_at_decode = 1;
-        else
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: disaggregation.first_token: expected prefill or decode, got '%s'",
-                             at(sv_ymap_get(d, "first_token"), w, sizeof w), ft);
+        sc->first_token_at_decode = 0;
+        if ((rc = sv_yget_enum(d, "first_token", 0, FIRST_TOKEN, 2, &sc->first_token_at_decode,
+                               err)) < 0)
+            return rc;
         if ((rc = read_policy(d, "decode_router", &sc->decode_route, err))) return rc;
         sv_ynode_t *l = sv_ymap_get(d, "kv_link");
         if (l && !sv_yscalar_is_null(l)) {
@@ -422,21 +424,12 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
                                  "%s: disaggregation.kv_link.kind: expected nvlink, infiniband, "
                                  "roce, ethernet or pcie, got '%s'",
                                  at(sv_ymap_get(l, "kind"), w, sizeof w), sc->link.kind);
-            char sharing[16] = "fair";
+            sc->link.fifo = 0;
             if ((rc = sv_yget_double(l, "bandwidth_gb_s", 0, 1e-9, 1e6, &gb_s, err)) < 0 ||
                 (rc = sv_yget_double(l, "latency_us", 0, 0, 1e9, &us, err)) < 0 ||
-                (rc = get_text(l, "sharing", 0, sharing, sizeof sharing, err)) < 0 ||
+                (rc = sv_yget_enum(l, "sharing", 0, SHARING, 2, &sc->link.fifo, err)) < 0 ||
                 (rc = sv_yget_bool(l, "overlap", 0, &sc->link.overlap, err)) < 0)
                 return rc;
-            if (strcmp(sharing, "fair") == 0)
-                sc->link.fifo = 0;
-            else if (strcmp(sharing, "fifo") == 0)
-                sc->link.fifo = 1;
-            else
-                return sv_errorf(err, SV_EINVAL,
-                                 "%s: disaggregation.kv_link.sharing: expected fair or fifo, got "
-                                 "'%s'",
-                                 at(sv_ymap_get(l, "sharing"), w, sizeof w), sharing);
             if ((rc = sv_ymap_check_unknown(l, err))) return rc;
         }
         if ((rc = sv_ymap_check_unknown(d, err))) return rc;
@@ -469,34 +462,31 @@ static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_l
         return 0;
     }
     if ((rc = sv_yexpect_map(n, key, err))) return rc;
-    char dist[32];
-    if ((rc = get_text(n, "dist", 1, dist, sizeof dist, err))) return rc;
+    int dist;
+    if ((rc = sv_yget_enum(n, "dist", 1, DISTS, 5, &dist, err))) return rc;
+    d->kind = (sv_len_kind_t)dist;
     if ((rc = sv_yget_long(n, "min", 0, 1, 10000000, &d->min, err)) < 0 ||
         (rc = sv_yget_long(n, "max", 0, 1, 10000000, &d->max, err)) < 0)
         return rc;
     if (d->min > d->max)
         return sv_errorf(err, SV_EINVAL, "%s: %s: min (%ld) is greater than max (%ld)",
                          at(n, w, sizeof w), n->path, d->min, d->max);
-    if (strcmp(dist, "fixed") == 0) {
+    if (d->kind == SV_LEN_FIXED) {
         long v;
-        d->kind = SV_LEN_FIXED;
         if ((rc = sv_yget_long(n, "value", 1, 1, 10000000, &v, err))) return rc;
         d->value = (double)v;
-    } else if (strcmp(dist, "uniform") == 0) {
-        d->kind = SV_LEN_UNIFORM;
+    } else if (d->kind == SV_LEN_UNIFORM) {
         d->lo = d->min;
         d->hi = d->max;
         if (!sv_ymap_get(n, "min") || !sv_ymap_get(n, "max"))
             return sv_errorf(err, SV_EINVAL, "%s: %s: uniform needs min and max",
                              at(n, w, sizeof w), n->path);
-    } else if (strcmp(dist, "normal") == 0 || strcmp(dist, "lognormal") == 0) {
-        d->kind = dist[0] == 'n' ? SV_LEN_NORMAL : SV_LEN_LOGNORMAL;
+    } else if (d->kind == SV_LEN_NORMAL || d->kind == SV_LEN_LOGNORMAL) {
         if ((rc = sv_yget_double(n, "mean", 1, 1, 1e7, &d->mean, err)) ||
             (rc = sv_yget_double(n, "std", 1, 0, 1e7, &d->std, err)))
             return rc;
-    } else if (strcmp(dist, "empirical") == 0) {
+    } else { /* SV_LEN_EMPIRICAL */
         char file[1024], col[64], full[2048];
-        d->kind = SV_LEN_EMPIRICAL;
         if ((rc = get_text(n, "file", 1, file, sizeof file, err)) ||
             (rc = get_text(n, "column", 1, col, sizeof col, err)))
             return rc;
@@ -504,12 +494,6 @@ static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_l
         note_input(sc, full);
         if ((rc = sv_empirical_load(full, col, samples, &d->nsamples, err))) return rc;
         d->samples = *samples;
-    } else {
-        return sv_errorf(
-            err, SV_EINVAL,
-            "%s: %s.dist: expected fixed, uniform, normal, lognormal or empirical, got "
-            "'%s'",
-            at(sv_ymap_get(n, "dist"), w, sizeof w), n->path, dist);
     }
     return sv_ymap_check_unknown(n, err);
 }
@@ -553,21 +537,11 @@ static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, s
  * optional spikes. Times start at 0 and increase; rates are >= 0. */
 static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
 {
-    char w[512], kind[32] = "";
-    int rc;
+    char w[512];
+    int rc, kind;
     if ((rc = sv_yexpect_map(pm, "workload.rate_profile", err))) return rc;
-    if ((rc = get_text(pm, "kind", 1, kind, sizeof kind, err))) return rc;
-    if (strcmp(kind, "steps") == 0)
-        p->kind = SV_PROFILE_STEPS;
-    else if (strcmp(kind, "linear") == 0)
-        p->kind = SV_PROFILE_LINEAR;
-    else if (strcmp(kind, "diurnal") == 0)
-        p->kind = SV_PROFILE_DIURNAL;
-    else
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: workload.rate_profile.kind: expected steps, linear or diurnal, got "
-                         "'%s'",
-                         at(sv_ymap_get(pm, "kind"), w, sizeof w), kind);
+    if ((rc = sv_yget_enum(pm, "kind", 1, PROFILES, 3, &kind, err))) return rc;
+    p->kind = kind;
     if (p->kind == SV_PROFILE_DIURNAL) {
         p->period = 86400.0;
         p->ratio = 1.0;
@@ -809,19 +783,9 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         if ((rc = sv_yexpect_seq(sel, "metrics.percentile_metrics", err))) return rc;
         m->selected = 0;
         for (size_t i = 0; i < sel->n; i++) {
-            const char *s = sel->seq[i]->kind == SV_Y_SCALAR ? sel->seq[i]->scalar : "";
-            if (strcmp(s, "ttft") == 0)
-                m->selected |= SV_M_TTFT;
-            else if (strcmp(s, "tpot") == 0)
-                m->selected |= SV_M_TPOT;
-            else if (strcmp(s, "itl") == 0)
-                m->selected |= SV_M_ITL;
-            else if (strcmp(s, "e2el") == 0)
-                m->selected |= SV_M_E2EL;
-            else
-                return sv_errorf(err, SV_EINVAL,
-                                 "%s: %s: expected ttft, tpot, itl or e2el, got '%s'",
-                                 at(sel->seq[i], w, sizeof w), sel->seq[i]->path, s);
+            int bit;
+            if ((rc = sv_yscalar_enum(sel->seq[i], METRIC_NAMES, 4, &bit, err))) return rc;
+            m->selected |= bit;
         }
     }
     if ((rc = sv_yget_double(mc, "sample_interval_s", 0, 1e-6, 1e9, &m->sample_interval, err)) < 0)
@@ -845,8 +809,8 @@ static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t 
 static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_t *pool,
                            sv_error_t *err)
 {
-    char w[512], policy[32] = "";
-    int rc;
+    char w[512];
+    int rc, policy = 0;
     sv_autoscale_cfg_t *a = &pool->autoscale;
     if ((rc = sv_yexpect_map(am, "autoscaler", err))) return rc;
     long mn = 1, mx = 0, init = 0;
@@ -857,7 +821,7 @@ static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_
     a->scale_down_delay = 60;
     a->window = 60;
     double gb_s = 2, cold = -1;
-    if ((rc = get_text(am, "policy", 1, policy, sizeof policy, err)) ||
+    if ((rc = sv_yget_enum(am, "policy", 1, SCALE_POLICIES, 4, &policy, err)) ||
         (rc = sv_yget_double(am, "target", 1, 1e-9, 1e12, &a->target, err)) ||
         (rc = sv_yget_long(am, "min_replicas", 0, 1, 100000, &mn, err)) < 0 ||
         (rc = sv_yget_long(am, "max_replicas", 1, 1, 100000, &mx, err)) ||
@@ -868,18 +832,7 @@ static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_
         (rc = sv_yget_double(am, "scale_down_delay_s", 0, 0, 1e9, &a->scale_down_delay, err)) < 0 ||
         (rc = sv_yget_double(am, "window_s", 0, 1e-6, 1e9, &a->window, err)) < 0)
         return rc;
-    if (strcmp(policy, "queue") == 0)
-        a->policy = SV_SCALE_QUEUE;
-    else if (strcmp(policy, "inflight") == 0)
-        a->policy = SV_SCALE_INFLIGHT;
-    else if (strcmp(policy, "kv") == 0)
-        a->policy = SV_SCALE_KV;
-    else if (strcmp(policy, "ttft_p90") == 0)
-        a->policy = SV_SCALE_TTFT;
-    else
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: %s.policy: expected queue, inflight, kv or ttft_p90, got '%s'",
-                         at(sv_ymap_get(am, "policy"), w, sizeof w), am->path, policy);
+    a->policy = policy;
     if (a->policy == SV_SCALE_KV && a->target > 1)
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s.target: the kv policy's target is a KV usage in (0, 1], got %g",
@@ -921,12 +874,8 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     p->tolerance = 0.02;
     p->colocated = 1;
     p->peak_factor = 1;
-    char size_for[16] = "target";
-    if ((rc = get_text(pm, "size_for", 0, size_for, sizeof size_for, err)) < 0) return rc;
-    p->profile_peak = strcmp(size_for, "peak") == 0;
-    if (!p->profile_peak && strcmp(size_for, "target") != 0)
-        return sv_errorf(err, SV_EINVAL, "%s: plan.size_for: expected target or peak, got '%s'",
-                         at(sv_ymap_get(pm, "size_for"), w, sizeof w), size_for);
+    p->profile_peak = 0;
+    if ((rc = sv_yget_enum(pm, "size_for", 0, SIZE_FOR, 2, &p->profile_peak, err)) < 0) return rc;
     if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
                              err)) < 0 ||
         (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
@@ -992,15 +941,9 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
         if ((rc = plan_list(sv, "plan.serving", 2, err))) return rc;
         p->colocated = 0;
         for (size_t i = 0; i < sv->n; i++) {
-            const char *x = sv->seq[i]->kind == SV_Y_SCALAR ? sv->seq[i]->scalar : "";
-            if (strcmp(x, "colocated") == 0)
-                p->colocated = 1;
-            else if (strcmp(x, "disaggregated") == 0)
-                p->disaggregated = 1;
-            else
-                return sv_errorf(err, SV_EINVAL,
-                                 "%s: %s: expected colocated or disaggregated, got '%s'",
-                                 at(sv->seq[i], w, sizeof w), sv->seq[i]->path, x);
+            int disagg;
+            if ((rc = sv_yscalar_enum(sv->seq[i], SERVING, 2, &disagg, err))) return rc;
+            *(disagg ? &p->disaggregated : &p->colocated) = 1;
         }
     }
     sv_ynode_t *r = sv_ymap_get(pm, "prefill_decode");
@@ -1122,6 +1065,8 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
 int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
                      sv_scenario_t **out, sv_error_t *err)
 {
+    sv_error_t scratch; /* err may be NULL (error.h); the loader still reads its own messages */
+    if (!err) err = &scratch;
     *out = NULL;
     sv_ydoc_t *doc;
     int rc = sv_ydoc_load(path, &doc, err);

@@ -1097,6 +1097,8 @@ static void check_end(sim_t *s)
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
 {
+    sv_error_t scratch; /* err may be NULL (error.h); the run still reads its own messages */
+    if (!err) err = &scratch;
     *out = NULL;
     sim_t s;
     memset(&s, 0, sizeof s);

@@ -83,6 +83,11 @@ double sv_dtype_kv_bytes(sv_dtype_t t)
     }
 }
 
+double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t)
+{
+    return 2.0 * m->layers * m->kv_heads * m->head_dim * sv_dtype_kv_bytes(t);
+}
+
 sv_perf_settings_t sv_perf_settings_default(void)
 {
     sv_perf_settings_t s = {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/yaml.h"
 #include "engine/pcache_int.h"
 #include "engine/reqeng_int.h"
 #include "base/vec_int.h"
@@ -136,6 +137,14 @@ int sv_sched_parse(const char *s, sv_sched_t *out)
         }
     }
     return SV_ENOTFOUND;
+}
+
+const char *sv_sched_list(char *buf, size_t n)
+{
+    sv_yenum_t names[NSCHED];
+    for (int i = 0; i < NSCHED; i++)
+        names[i] = (sv_yenum_t){SCHEDULERS[i].name, i};
+    return sv_yenum_list(names, NSCHED, buf, n);
 }
 
 const char *sv_sched_name(sv_sched_t s)

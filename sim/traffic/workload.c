@@ -560,11 +560,6 @@ void sv_workload_free(sv_workload_t *w)
     free(w);
 }
 
-long sv_workload_count(const sv_workload_t *w)
-{
-    return w->count;
-}
-
 int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t *output)
 {
     const sv_workload_cfg_t *c = w->cfg;

@@ -97,6 +97,23 @@ int sv_yget_long(sv_ynode_t *map, const char *key, int required, long lo, long h
                  sv_error_t *err);
 int sv_yget_bool(sv_ynode_t *map, const char *key, int required, int *out, sv_error_t *err);
 
+/* One allowed name of an enumerated key, and the value it stands for. */
+typedef struct sv_yenum {
+    const char *name;
+    int value;
+} sv_yenum_t;
+/* map[key] as one of the n names: *out = its value. The error lists the names in table
+ * order ("expected a, b or c, got 'x'"), so the table is the only place they are written. */
+int sv_yget_enum(sv_ynode_t *map, const char *key, int required, const sv_yenum_t *names, int n,
+                 int *out, sv_error_t *err);
+/* The same for a scalar node on its own (a sequence item). */
+int sv_yscalar_enum(const sv_ynode_t *node, const sv_yenum_t *names, int n, int *out,
+                    sv_error_t *err);
+/* The same for text already read: SV_EINVAL when it is none of the names (no message). */
+int sv_yenum_find(const sv_yenum_t *names, int n, const char *text, int *out);
+/* "a, b or c": the names of the table, for a message; returns buf. */
+const char *sv_yenum_list(const sv_yenum_t *names, int n, char *buf, size_t size);
+
 /* The same conversions for a scalar node on its own (a sequence item). */
 int sv_yscalar_double(const sv_ynode_t *node, double lo, double hi, double *out, sv_error_t *err);
 int sv_yscalar_long(const sv_ynode_t *node, long lo, long hi, long *out, sv_error_t *err);

@@ -27,7 +27,7 @@
  * per step is O(prefill chunks + log n), independent of how many sequences decode.
  *
  * Ownership: the replica borrows the request pool, cost model and metrics collector
- * (they must outlive it); sv_replica_free() releases what sv_replica_init() allocated.
+ * (they must outlive it); sv_replica_free() releases what sv_replica_new() allocated.
  */
 #ifndef SERVESIM_REPLICA_H
 #define SERVESIM_REPLICA_H
@@ -51,6 +51,8 @@ typedef enum {
 /* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
 int sv_sched_parse(const char *s, sv_sched_t *out);
 const char *sv_sched_name(sv_sched_t s);
+/* "vllm, vllm-v0, ... or trtllm": every scheduler's name, in table order; returns buf. */
+const char *sv_sched_list(char *buf, size_t n);
 
 typedef struct sv_engine_cfg {
     sv_sched_t scheduler;

@@ -119,6 +119,13 @@ const char *sv_sweep_value(const sv_sweep_t *sw, long index, int k);
 int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outdir, int jobs,
                  int shard, int nshards, sv_row_t *rows, FILE *progress, sv_error_t *err);
 
+/* sv_sweep_run spread over the ranks of an MPI job when built with SERVESIM_MPI and run
+ * under mpirun (each rank a shard; rank 0 gathers every row); otherwise sv_sweep_run.
+ * *is_root is 0 on the ranks that must not write the sweep's files. */
+int sv_sweep_run_ranks(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outdir, int jobs,
+                       int shard, int nshards, sv_row_t *rows, FILE *progress, int *is_root,
+                       sv_error_t *err);
+
 /* Write sweep.csv and sweep.json for the rows that ran, and print the table and knees. */
 int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row_t *rows,
                    long nrows, FILE *table, sv_error_t *err);

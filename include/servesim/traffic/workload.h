@@ -134,7 +134,4 @@ void sv_workload_free(sv_workload_t *w);
 /* The next request in arrival order: 1 and its values, or 0 when there are no more. */
 int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t *output);
 
-/* Number of requests if known in advance (num_requests or trace), else -1. */
-long sv_workload_count(const sv_workload_t *w);
-
 #endif
