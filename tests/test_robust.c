@@ -287,6 +287,53 @@ START_TEST(test_replica_check_catches_drift)
 }
 END_TEST
 
+/* The pool's side array: elements for requests added before and after the attach, set up
+ * by the attaching layer's hook and released by its fini; a second, different attach is
+ * refused. */
+static int finis;
+static void side_init(void *el)
+{
+    *(long *)el = -7;
+}
+static void side_fini(void *el)
+{
+    finis += *(long *)el == -7;
+}
+START_TEST(test_pool_side_array)
+{
+    sv_reqpool_t pool = {0};
+    ck_assert_int_eq(sv_reqpool_add(&pool), 0);
+    ck_assert_int_eq(sv_reqpool_add(&pool), 1);
+    ck_assert_ptr_null(pool.side);
+    ck_assert_int_eq(sv_reqpool_attach(&pool, sizeof(long), side_init, side_fini), 0);
+    ck_assert_int_eq(sv_reqpool_attach(&pool, sizeof(long), side_init, side_fini), 0);
+    ck_assert_int_eq(sv_reqpool_attach(&pool, sizeof(int), side_init, NULL), SV_EINVAL);
+    for (int i = 0; i < 200; i++)
+        ck_assert_int_eq(sv_reqpool_add(&pool), i + 2);
+    const long *side = pool.side;
+    for (int i = 0; i < 202; i++)
+        ck_assert_int_eq(side[i], -7);
+    finis = 0;
+    sv_reqpool_free(&pool);
+    ck_assert_int_eq(finis, 202);
+    ck_assert_ptr_null(pool.side);
+    ck_assert_uint_eq(pool.n, 0);
+}
+END_TEST
+
+/* error.h allows a NULL error record: loading and running still fail cleanly with it. */
+START_TEST(test_null_error_record)
+{
+    sv_scenario_t *sc = NULL;
+    int rc = tu_load_yaml(cat,
+                          "model: no-such-model\nhardware: {gpu: h100-sxm}\n"
+                          "workload: {num_requests: 1, input: 10, output: 2}\n",
+                          NULL, 0, &sc, NULL);
+    ck_assert_int_lt(rc, 0);
+    ck_assert_ptr_null(sc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("robust");
@@ -303,6 +350,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_watermark_rounds_down);
     tcase_add_test(tc, test_record_bound_up_front);
     tcase_add_test(tc, test_replica_check_catches_drift);
+    tcase_add_test(tc, test_pool_side_array);
+    tcase_add_test(tc, test_null_error_record);
     suite_add_tcase(s, tc);
     return s;
 }

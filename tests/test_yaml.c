@@ -87,6 +87,31 @@ START_TEST(test_bad_values_are_located)
 }
 END_TEST
 
+/* An enumerated key reads through its table; the error lists the table in its order. */
+START_TEST(test_enum_from_table)
+{
+    static const sv_yenum_t modes[] = {{"fair", 10}, {"fifo", 20}, {"lifo", 30}};
+    sv_ydoc_t *doc = parse("link:\n  sharing: fifo\n  other: lifo\n  bad: random\n  seq: [x]\n");
+    sv_error_t err;
+    int v = -1;
+    sv_ynode_t *l = sv_ymap_get(doc->root, "link");
+    ck_assert_int_eq(sv_yget_enum(l, "sharing", 1, modes, 3, &v, &err), 0);
+    ck_assert_int_eq(v, 20);
+    ck_assert_int_eq(sv_yget_enum(l, "other", 1, modes, 3, &v, &err), 0);
+    ck_assert_int_eq(v, 30);
+    v = -1;
+    ck_assert_int_eq(sv_yget_enum(l, "absent", 0, modes, 3, &v, &err), 1);
+    ck_assert_int_eq(v, -1);
+    ck_assert_int_eq(sv_yget_enum(l, "bad", 1, modes, 3, &v, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "s.yaml:4:8: link.bad: expected fair, fifo or lifo, got 'random'");
+    ck_assert_int_eq(sv_yget_enum(l, "seq", 1, modes, 2, &v, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "link.seq: expected fair or fifo, got a") != NULL, "%s", err.msg);
+    char buf[8];
+    ck_assert_str_eq(sv_yenum_list(modes, 1, buf, sizeof buf), "fair");
+    sv_ydoc_free(doc);
+}
+END_TEST
+
 START_TEST(test_malformed_and_strict)
 {
     sv_ydoc_t *doc = NULL;
@@ -247,6 +272,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_many_keys);
     tcase_add_test(tc, test_error_in_list_item);
     tcase_add_test(tc, test_override_paths);
+    tcase_add_test(tc, test_enum_from_table);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -885,9 +885,9 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     sv_ynode_t *pr = sv_ymap_get(pm, "price_per_hour_usd");
     if (pr && !sv_yscalar_is_null(pr)) {
         if ((rc = sv_yexpect_map(pr, "plan.price_per_hour_usd", err))) return rc;
-        if (pr->n > 16)
-            return sv_errorf(err, SV_EINVAL, "%s: plan.price_per_hour_usd: at most 16 GPUs",
-                             at(pr, w, sizeof w));
+        if (pr->n > SV_PLAN_MAX_GPUS)
+            return sv_errorf(err, SV_EINVAL, "%s: plan.price_per_hour_usd: at most %d GPUs",
+                             at(pr, w, sizeof w), SV_PLAN_MAX_GPUS);
         for (size_t i = 0; i < pr->n; i++) {
             const sv_gpu_t *gp;
             if ((rc = sv_catalog_gpu(cat, pr->map[i].key, &gp, err)))
@@ -905,7 +905,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     if (!g)
         return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
                          at(pm, w, sizeof w));
-    if ((rc = plan_list(g, "plan.gpus", 16, err))) return rc;
+    if ((rc = plan_list(g, "plan.gpus", SV_PLAN_MAX_GPUS, err))) return rc;
     for (size_t i = 0; i < g->n; i++) {
         const sv_gpu_t *gp;
         if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
@@ -921,7 +921,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     p->tps[0] = 1;
     p->ntps = 1;
     if (t) {
-        if ((rc = plan_list(t, "plan.tp", 8, err))) return rc;
+        if ((rc = plan_list(t, "plan.tp", SV_PLAN_MAX_CHOICES, err))) return rc;
         p->ntps = 0;
         for (size_t i = 0; i < t->n; i++) {
             long v;
@@ -931,7 +931,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     }
     sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
     if (m) {
-        if ((rc = plan_list(m, "plan.max_num_seqs", 8, err))) return rc;
+        if ((rc = plan_list(m, "plan.max_num_seqs", SV_PLAN_MAX_CHOICES, err))) return rc;
         for (size_t i = 0; i < m->n; i++)
             if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err)))
                 return rc;
@@ -948,7 +948,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     }
     sv_ynode_t *r = sv_ymap_get(pm, "prefill_decode");
     if (r) {
-        if ((rc = plan_list(r, "plan.prefill_decode", 8, err))) return rc;
+        if ((rc = plan_list(r, "plan.prefill_decode", SV_PLAN_MAX_CHOICES, err))) return rc;
         for (size_t i = 0; i < r->n; i++) {
             int a, b;
             char extra;
@@ -1041,16 +1041,17 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         sv_ynode_t *v = sv_ymap_get(sw, "vary");
         if (v) {
             if ((rc = sv_yexpect_seq(v, "sweep.vary", err))) return rc;
-            if (v->n > 6)
-                return sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most 6 keys",
-                                 at(v, w, sizeof w));
+            if (v->n > SV_SWEEP_MAX_VARY)
+                return sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most %d keys",
+                                 at(v, w, sizeof w), SV_SWEEP_MAX_VARY);
             for (size_t i = 0; i < v->n; i++) {
                 sv_ynode_t *e = v->seq[i];
-                if (e->kind != SV_Y_SCALAR || !strchr(e->scalar, '=') || strlen(e->scalar) >= 256)
+                if (e->kind != SV_Y_SCALAR || !strchr(e->scalar, '=') ||
+                    strlen(e->scalar) >= SV_SWEEP_SPEC_MAX)
                     return sv_errorf(err, SV_EINVAL,
                                      "%s: %s: expected KEY=SPEC like workload.rate=2:30:2",
                                      at(e, w, sizeof w), e->path);
-                snprintf(sc->sweep_vary[sc->nsweep_vary++], 256, "%s", e->scalar);
+                snprintf(sc->sweep_vary[sc->nsweep_vary++], SV_SWEEP_SPEC_MAX, "%s", e->scalar);
             }
         }
         if ((rc = sv_ymap_check_unknown(sw, err))) return rc;

@@ -458,7 +458,10 @@ static double recent_ttft(sim_t *s, double window, double p)
 {
     long n = s->nttft < SV_TTFT_RING ? s->nttft : SV_TTFT_RING, k = 0;
     double *v = malloc((size_t)(n + 1) * sizeof *v);
-    if (!v) return 0.0;
+    if (!v) {
+        halt(s, SV_ENOMEM, "out of memory: the autoscaler's TTFT window");
+        return 0.0;
+    }
     for (long i = 0; i < n; i++)
         if (s->ttft_end[i] > s->now - window) v[k++] = s->ttft_ms[i];
     double out = 0.0;
@@ -749,15 +752,18 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* p50, p99 and max of KV usage over the samples of replicas [first, first + count). */
-static void kv_stats(const sv_result_t *res, int first, int count, double *p50, double *p99,
-                     double *max)
+static void kv_stats(sim_t *s, int first, int count, double *p50, double *p99, double *max)
 {
+    const sv_result_t *res = s->res;
     size_t n;
     const sv_sample_t *sm = sv_metrics_samples(res->metrics, &n);
     double *v = malloc((n + 1) * sizeof *v);
     size_t k = 0;
     *p50 = *p99 = *max = 0.0;
-    if (!v) return;
+    if (!v) {
+        halt(s, SV_ENOMEM, "out of memory: the KV usage percentiles");
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         if (sm[i].replica >= first && sm[i].replica < first + count && sm[i].up)
             v[k++] = sm[i].kv_usage;
@@ -813,7 +819,7 @@ static void totals(sim_t *s)
         }
         pp->busy_share = T > 0 ? busy / (T * pp->count) : 0.0;
         pp->mean_decode_batch = dsteps > 0 ? dtok / dsteps : 0.0;
-        kv_stats(res, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99,
+        kv_stats(s, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99,
                  &pp->kv_usage_max);
         busy_all += busy;
         res->gpus += pp->gpus;
@@ -829,7 +835,7 @@ static void totals(sim_t *s)
     double out = (double)res->summary.total_output;
     res->cost_per_mtok = out > 0 ? res->cost_usd / (out / 1e6) : 0.0;
     res->energy_per_tok = out > 0 ? res->energy_j / out : 0.0;
-    kv_stats(res, 0, res->replicas, &res->kv_usage_p50, &res->kv_usage_p99, &res->kv_usage_max);
+    kv_stats(s, 0, res->replicas, &res->kv_usage_p50, &res->kv_usage_p99, &res->kv_usage_max);
 }
 
 void sv_result_free(sv_result_t *res)
@@ -1207,7 +1213,10 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         st->owed_end = sv_replica_tokens_owed(s.reps[i]);
     }
     if (!rc) rc = sv_metrics_summarize(s.res->metrics, &s.res->pool, &s.res->summary, err);
-    if (!rc) totals(&s);
+    if (!rc) {
+        totals(&s);
+        rc = s.rc; /* totals halts when its scratch memory runs out */
+    }
     teardown(&s);
     if (rc) {
         sv_result_free(s.res);

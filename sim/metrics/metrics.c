@@ -6,6 +6,7 @@
 #include "servesim/metrics/metrics.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,15 +332,9 @@ static void bins_free(bins_t *b)
     free(b->sparse);
 }
 
-int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
-                         sv_error_t *err)
+/* The summary's percentile list: the configured ones, then 50/90/95/99 if missing. */
+static void summary_percentiles(const sv_metrics_cfg_t *c, sv_summary_t *out)
 {
-    memset(out, 0, sizeof *out);
-    const sv_metrics_cfg_t *c = &m->cfg;
-    size_t n = pool->n;
-    const sv_req_t *R = pool->r;
-
-    /* Percentile list: the configured ones, then 50/90/95/99 if missing. */
     const double std_p[] = SV_STD_PCTS;
     for (int i = 0; i < c->npercentiles; i++)
         out->pcts[out->npcts++] = c->percentiles[i];
@@ -349,19 +344,194 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
             have |= out->pcts[k] == std_p[i];
         if (!have && out->npcts < SV_MAX_PCT) out->pcts[out->npcts++] = std_p[i];
     }
+}
 
-    double *ttft = malloc((n + 1) * sizeof *ttft), *tpot = malloc((n + 1) * sizeof *tpot);
-    double *e2el = malloc((n + 1) * sizeof *e2el), *queue = malloc((n + 1) * sizeof *queue);
-    double *pre = malloc((n + 1) * sizeof *pre), *dec = malloc((n + 1) * sizeof *dec);
-    double *xw = malloc((n + 1) * sizeof *xw), *xt = malloc((n + 1) * sizeof *xt);
-    double *dq = malloc((n + 1) * sizeof *dq);
-    conc_ev_t *ev = malloc((2 * n + 1) * sizeof *ev);
+/* Phases of a completed request, in seconds. Colocated requests have no transfer: those
+ * phases are zero. */
+static double ph_ttft(const sv_req_t *r)
+{
+    return sv_req_ttft(r);
+}
+static double ph_tpot(const sv_req_t *r)
+{
+    return sv_req_tpot(r);
+}
+static double ph_e2el(const sv_req_t *r)
+{
+    return sv_req_e2el(r);
+}
+static double ph_queue(const sv_req_t *r)
+{
+    return r->scheduled - r->start;
+}
+static double ph_prefill(const sv_req_t *r)
+{
+    return r->prefill_end - r->scheduled;
+}
+static double ph_decode(const sv_req_t *r)
+{
+    return r->last_token - r->first_token;
+}
+static double xfer_start(const sv_req_t *r)
+{
+    return r->xfer_start >= 0 ? r->xfer_start : r->prefill_end;
+}
+static double xfer_end(const sv_req_t *r)
+{
+    return r->xfer_end >= 0 ? r->xfer_end : r->prefill_end;
+}
+static double ph_xfer_wait(const sv_req_t *r)
+{
+    return xfer_start(r) - r->prefill_end;
+}
+static double ph_xfer(const sv_req_t *r)
+{
+    return xfer_end(r) - xfer_start(r);
+}
+static double ph_decode_queue(const sv_req_t *r)
+{
+    double xe = xfer_end(r);
+    return (r->decode_start >= 0 ? r->decode_start : xe) - xe;
+}
+
+/* The per-request distributions of the summary: where each goes, how it is read off a
+ * completed request, and whether only requests with more than one output token count
+ * (TPOT, as vLLM). */
+static const struct {
+    size_t off; /* of its sv_stat_t in sv_summary_t */
+    double (*get)(const sv_req_t *r);
+    int multi_token_only;
+} DISTS[] = {
+    {offsetof(sv_summary_t, ttft), ph_ttft, 0},
+    {offsetof(sv_summary_t, tpot), ph_tpot, 1},
+    {offsetof(sv_summary_t, e2el), ph_e2el, 0},
+    {offsetof(sv_summary_t, queue), ph_queue, 0},
+    {offsetof(sv_summary_t, prefill), ph_prefill, 0},
+    {offsetof(sv_summary_t, decode), ph_decode, 0},
+    {offsetof(sv_summary_t, xfer_wait), ph_xfer_wait, 0},
+    {offsetof(sv_summary_t, xfer), ph_xfer, 0},
+    {offsetof(sv_summary_t, decode_queue), ph_decode_queue, 0},
+};
+#define NDISTS (sizeof DISTS / sizeof DISTS[0])
+
+/* Goodput as vLLM's --goodput: a request is good when it meets every per-request SLO. */
+static void count_good(const sv_metrics_cfg_t *c, const sv_req_t *r, sv_summary_t *out)
+{
+    int g0 = isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= sv_req_ttft(r);
+    int g1 = isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= sv_req_tpot(r);
+    int g2 = isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= sv_req_e2el(r);
+    out->good += g0 && g1 && g2;
+    out->good_by[0] += g0;
+    out->good_by[1] += g1;
+    out->good_by[2] += g2;
+}
+
+/* Peak concurrency: a sweep over the half-open [start, last token) of each request. */
+static long peak_concurrency(conc_ev_t *ev, size_t nev)
+{
+    qsort(ev, nev, sizeof *ev, cmp_conc);
+    long cur = 0, peak = 0;
+    for (size_t i = 0; i < nev; i++) {
+        cur += ev[i].d;
+        if (cur > peak) peak = cur;
+    }
+    return peak;
+}
+
+/* The ITL pool and the per-second output-token bins, from the decode segments, the decode
+ * steps of each replica and the single-token events. */
+static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, size_t nc,
+                         double min_start, double max_end, sv_summary_t *out, sv_error_t *err)
+{
+    const sv_req_t *R = pool->r;
     int rc = 0;
-    if (!ttft || !tpot || !e2el || !queue || !pre || !dec || !xw || !xt || !dq || !ev) {
+    int32_t **cov = calloc((size_t)m->replicas, sizeof *cov);
+    int32_t **wts = calloc((size_t)m->replicas, sizeof *wts);
+    size_t nw = m->nsingles + m->nsegs;
+    for (int k = 0; k < m->replicas; k++)
+        nw += m->dec[k].n;
+    sv_wval_t *w = malloc((nw + 1) * sizeof *w);
+    bins_t bins;
+    int bad =
+        bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts || !w;
+    for (int k = 0; k < m->replicas && !bad; k++) {
+        cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
+        wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
+        bad = !cov[k] || !wts[k];
+    }
+    if (bad) {
+        rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising the inter-token latencies");
+    } else {
+        size_t nwv = 0;
+#define BIN(t) bins_add(&bins, floor((t)-min_start), 1.0)
+        for (size_t i = 0; i < pool->n; i++)
+            if (ok(&R[i])) BIN(R[i].first_token);
+        for (size_t i = 0; i < m->nsingles; i++) {
+            const single_t *s = &m->singles[i];
+            if (!ok(&R[s->req])) continue;
+            w[nwv++] = (sv_wval_t){s->gap, 1.0};
+            BIN(s->t);
+        }
+        for (size_t i = 0; i < m->nsegs; i++) {
+            const seg_t *s = &m->segs[i];
+            if (!ok(&R[s->req]) || s->k1 <= s->k0) continue;
+            if (isnan(s->t_join)) {
+                /* Its first step made the request's first token: TTFT, not an ITL, and
+                 * already binned with the first tokens. */
+                cov[s->replica][s->k0 + 1]++;
+            } else {
+                w[nwv++] = (sv_wval_t){m->dec[s->replica].t[s->k0] - s->t_join, 1.0};
+                cov[s->replica][s->k0]++;
+            }
+            cov[s->replica][s->k1]--;
+            wts[s->replica][s->k0 + 1]++;
+            wts[s->replica][s->k1]--;
+        }
+        for (int k = 0; k < m->replicas; k++) {
+            long cv = 0, wv = 0;
+            const double *t = m->dec[k].t;
+            for (size_t j = 0; j < m->dec[k].n; j++) {
+                cv += cov[k][j];
+                wv += wts[k][j];
+                if (cv > 0) bins_add(&bins, floor(t[j] - min_start), (double)cv);
+                if (wv > 0) w[nwv++] = (sv_wval_t){t[j] - t[j - 1], (double)wv};
+            }
+        }
+#undef BIN
+        out->max_output_tokens_per_s = bins_max(&bins);
+        sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
+    }
+    for (int k = 0; k < m->replicas; k++) {
+        if (cov) free(cov[k]);
+        if (wts) free(wts[k]);
+    }
+    free(cov);
+    free(wts);
+    bins_free(&bins);
+    free(w);
+    return rc;
+}
+
+int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
+                         sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const sv_metrics_cfg_t *c = &m->cfg;
+    size_t n = pool->n;
+    const sv_req_t *R = pool->r;
+    summary_percentiles(c, out);
+
+    double *v[NDISTS];
+    size_t nv[NDISTS] = {0};
+    int rc = 0, bad = 0;
+    for (size_t d = 0; d < NDISTS; d++)
+        bad |= !(v[d] = malloc((n + 1) * sizeof *v[d]));
+    conc_ev_t *ev = malloc((2 * n + 1) * sizeof *ev);
+    if (bad || !ev) {
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
     }
-    size_t nc = 0, ntp = 0, nev = 0;
+    size_t nc = 0, nev = 0;
     double min_start = INFINITY, max_end = -INFINITY, duration = 0.0;
     int slo = !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
     for (size_t i = 0; i < n; i++) {
@@ -372,32 +542,12 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
             out->failed_by[r->fail < SV_FAIL_COUNT ? r->fail : 0]++;
             continue;
         }
-        double t = sv_req_ttft(r), lat = sv_req_e2el(r), tp = sv_req_tpot(r);
-        if (r->output > 1) tpot[ntp++] = tp;
-        ttft[nc] = t;
-        e2el[nc] = lat;
-        queue[nc] = r->scheduled - r->start;
-        pre[nc] = r->prefill_end - r->scheduled;
-        dec[nc] = r->last_token - r->first_token;
-        /* Colocated requests have no transfer: those phases are zero. */
-        double xs = r->xfer_start >= 0 ? r->xfer_start : r->prefill_end;
-        double xe = r->xfer_end >= 0 ? r->xfer_end : r->prefill_end;
-        double ds = r->decode_start >= 0 ? r->decode_start : xe;
-        xw[nc] = xs - r->prefill_end;
-        xt[nc] = xe - xs;
-        dq[nc] = ds - xe;
+        for (size_t d = 0; d < NDISTS; d++)
+            if (!DISTS[d].multi_token_only || r->output > 1) v[d][nv[d]++] = DISTS[d].get(r);
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
-        if (slo) {
-            int g0 = isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= t;
-            int g1 = isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= tp;
-            int g2 = isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= lat;
-            out->good += g0 && g1 && g2;
-            out->good_by[0] += g0;
-            out->good_by[1] += g1;
-            out->good_by[2] += g2;
-        }
+        if (slo) count_good(c, r, out);
         if (r->start < min_start) min_start = r->start;
         /* start + latency, taken as the exact end time: recomputing it as a sum can round
          * past the start of a request sent at that very instant (closed loops). */
@@ -415,102 +565,14 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
     } else {
         out->request_goodput = slo ? 0.0 : NAN;
     }
-
-    /* Peak concurrency: a sweep over half-open [start, start + latency). */
-    qsort(ev, nev, sizeof *ev, cmp_conc);
-    long cur = 0;
-    for (size_t i = 0; i < nev; i++) {
-        cur += ev[i].d;
-        if (cur > out->max_concurrent_requests) out->max_concurrent_requests = cur;
-    }
-
-    sv_stat_compute(ttft, nc, out->pcts, out->npcts, 1e3, &out->ttft);
-    sv_stat_compute(tpot, ntp, out->pcts, out->npcts, 1e3, &out->tpot);
-    sv_stat_compute(e2el, nc, out->pcts, out->npcts, 1e3, &out->e2el);
-    sv_stat_compute(queue, nc, out->pcts, out->npcts, 1e3, &out->queue);
-    sv_stat_compute(pre, nc, out->pcts, out->npcts, 1e3, &out->prefill);
-    sv_stat_compute(dec, nc, out->pcts, out->npcts, 1e3, &out->decode);
-    sv_stat_compute(xw, nc, out->pcts, out->npcts, 1e3, &out->xfer_wait);
-    sv_stat_compute(xt, nc, out->pcts, out->npcts, 1e3, &out->xfer);
-    sv_stat_compute(dq, nc, out->pcts, out->npcts, 1e3, &out->decode_queue);
-
-    /* ITL pool and token bins from segments, decode steps and singles. */
-    {
-        int32_t **cov = calloc((size_t)m->replicas, sizeof *cov);
-        int32_t **wts = calloc((size_t)m->replicas, sizeof *wts);
-        size_t nw = m->nsingles + m->nsegs;
-        for (int k = 0; k < m->replicas; k++)
-            nw += m->dec[k].n;
-        sv_wval_t *w = malloc((nw + 1) * sizeof *w);
-        bins_t bins;
-        int bad =
-            bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts || !w;
-        for (int k = 0; k < m->replicas && !bad; k++) {
-            cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
-            wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
-            bad = !cov[k] || !wts[k];
-        }
-        if (bad) {
-            rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising the inter-token latencies");
-        } else {
-            size_t nwv = 0;
-#define BIN(t) bins_add(&bins, floor((t)-min_start), 1.0)
-            for (size_t i = 0; i < n; i++)
-                if (ok(&R[i])) BIN(R[i].first_token);
-            for (size_t i = 0; i < m->nsingles; i++) {
-                const single_t *s = &m->singles[i];
-                if (!ok(&R[s->req])) continue;
-                w[nwv++] = (sv_wval_t){s->gap, 1.0};
-                BIN(s->t);
-            }
-            for (size_t i = 0; i < m->nsegs; i++) {
-                const seg_t *s = &m->segs[i];
-                if (!ok(&R[s->req]) || s->k1 <= s->k0) continue;
-                if (isnan(s->t_join)) {
-                    /* Its first step made the request's first token: TTFT, not an ITL, and
-                     * already binned with the first tokens. */
-                    cov[s->replica][s->k0 + 1]++;
-                } else {
-                    w[nwv++] = (sv_wval_t){m->dec[s->replica].t[s->k0] - s->t_join, 1.0};
-                    cov[s->replica][s->k0]++;
-                }
-                cov[s->replica][s->k1]--;
-                wts[s->replica][s->k0 + 1]++;
-                wts[s->replica][s->k1]--;
-            }
-            for (int k = 0; k < m->replicas; k++) {
-                long cv = 0, wv = 0;
-                const double *t = m->dec[k].t;
-                for (size_t j = 0; j < m->dec[k].n; j++) {
-                    cv += cov[k][j];
-                    wv += wts[k][j];
-                    if (cv > 0) bins_add(&bins, floor(t[j] - min_start), (double)cv);
-                    if (wv > 0) w[nwv++] = (sv_wval_t){t[j] - t[j - 1], (double)wv};
-                }
-            }
-#undef BIN
-            out->max_output_tokens_per_s = bins_max(&bins);
-            sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
-        }
-        for (int k = 0; k < m->replicas; k++) {
-            if (cov) free(cov[k]);
-            if (wts) free(wts[k]);
-        }
-        free(cov);
-        free(wts);
-        bins_free(&bins);
-        free(w);
-    }
+    out->max_concurrent_requests = peak_concurrency(ev, nev);
+    for (size_t d = 0; d < NDISTS; d++)
+        sv_stat_compute(v[d], nv[d], out->pcts, out->npcts, 1e3,
+                        (sv_stat_t *)((char *)out + DISTS[d].off));
+    rc = summarize_itl(m, pool, nc, min_start, max_end, out, err);
 done:
-    free(ttft);
-    free(tpot);
-    free(e2el);
-    free(queue);
-    free(pre);
-    free(dec);
-    free(xw);
-    free(xt);
-    free(dq);
+    for (size_t d = 0; d < NDISTS; d++)
+        free(v[d]);
     free(ev);
     return rc;
 }

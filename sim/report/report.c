@@ -688,173 +688,226 @@ static const double b_itl[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.
 static const double b_req[] = {0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5,    10,  15,
                                20,  30,  40,  50,  60,  120, 240, 480, 960, 1920, 7680};
 
-typedef struct hist {
+#define NB(a) ((int)(sizeof(a) / sizeof(a)[0]))
+
+/* vLLM's histograms: name, help, buckets, and the per-request value observed (NULL: the
+ * request's inter-token latencies, one observation each). */
+static double h_queue(const sv_req_t *r)
+{
+    return r->scheduled - r->start;
+}
+static double h_prefill(const sv_req_t *r)
+{
+    return r->prefill_end - r->scheduled;
+}
+static double h_decode(const sv_req_t *r)
+{
+    return r->last_token - r->prefill_end;
+}
+static double h_inference(const sv_req_t *r)
+{
+    return r->last_token - r->scheduled;
+}
+
+static const struct {
     const char *name, *help;
     const double *b;
     int nb;
-    double *count; /* per replica x (nb + 1) */
-    double *sum;   /* per replica */
-} hist_t;
+    double (*get)(const sv_req_t *r);
+    int multi_token_only; /* observed only for requests with more than one output token */
+} HISTS[] = {
+    {"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", b_ttft,
+     NB(b_ttft), sv_req_ttft, 0},
+    {"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", b_itl,
+     NB(b_itl), NULL, 0},
+    {"vllm:request_time_per_output_token_seconds",
+     "Histogram of time_per_output_token_seconds per request.", b_itl, NB(b_itl), sv_req_tpot, 1},
+    {"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", b_req,
+     NB(b_req), sv_req_e2el, 0},
+    {"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+     b_req, NB(b_req), h_queue, 0},
+    {"vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+     b_req, NB(b_req), h_prefill, 0},
+    {"vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+     b_req, NB(b_req), h_decode, 0},
+    {"vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+     b_req, NB(b_req), h_inference, 0},
+};
+enum { NH = NB(HISTS) };
 
-static void hist_add(hist_t *h, int rep, double v)
+/* What the gauges and counters read, per replica. */
+typedef struct prom {
+    const sv_result_t *res;
+    const sv_sample_t *last;     /* the last sample of every replica, or NULL */
+    double *prompt, *gen, *ok;   /* per replica: prompt and generated tokens, successes */
+    double *count[NH], *sum[NH]; /* histograms: per replica x (nb + 1) buckets, and sums */
+} prom_t;
+
+static double g_running(const prom_t *p, int e)
 {
-    double *c = h->count + (size_t)rep * (h->nb + 1);
+    return p->last ? p->last[e].running : 0;
+}
+static double g_waiting(const prom_t *p, int e)
+{
+    return p->last ? p->last[e].waiting : 0;
+}
+static double g_kv(const prom_t *p, int e)
+{
+    return p->last ? p->last[e].kv_usage : 0;
+}
+static double g_preempt(const prom_t *p, int e)
+{
+    return (double)p->res->rstats[e].preemptions;
+}
+static double g_prompt(const prom_t *p, int e)
+{
+    return p->prompt[e];
+}
+static double g_gen(const prom_t *p, int e)
+{
+    return p->gen[e];
+}
+static double g_ok(const prom_t *p, int e)
+{
+    return p->ok[e];
+}
+static double g_pq(const prom_t *p, int e)
+{
+    return p->res->rstats[e].prefix_queries;
+}
+static double g_ph(const prom_t *p, int e)
+{
+    return p->res->rstats[e].prefix_hits;
+}
+
+/* vLLM's gauges and counters: name, help, type, value, and an extra label. */
+static const struct {
+    const char *name, *help, *type;
+    double (*get)(const prom_t *p, int e);
+    const char *label;
+} GAUGES[] = {
+    {"vllm:num_requests_running", "Number of requests in model execution batches.", "gauge",
+     g_running, ""},
+    {"vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge", g_waiting,
+     ""},
+    {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge", g_kv, ""},
+    {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", "counter",
+     g_preempt, ""},
+    {"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter", g_prompt, ""},
+    {"vllm:generation_tokens_total", "Number of generation tokens processed.", "counter", g_gen,
+     ""},
+    {"vllm:request_success_total", "Count of successfully processed requests.", "counter", g_ok,
+     ",finished_reason=\"length\""},
+    {"vllm:prefix_cache_queries_total",
+     "Prefix cache queries, in terms of number of queried tokens.", "counter", g_pq, ""},
+    {"vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
+     "counter", g_ph, ""},
+};
+
+static void hist_add(prom_t *p, int h, int rep, double v)
+{
+    double *c = p->count[h] + (size_t)rep * (HISTS[h].nb + 1);
     int i = 0;
-    while (i < h->nb && v > h->b[i])
+    while (i < HISTS[h].nb && v > HISTS[h].b[i])
         i++;
     c[i] += 1.0; /* cumulated when written */
-    h->sum[rep] += v;
+    p->sum[h][rep] += v;
+}
+
+/* Every completed request's observations, by the replica that served it. */
+static int prom_collect(prom_t *p)
+{
+    const sv_reqpool_t *pool = &p->res->pool;
+    for (size_t i = 0; i < pool->n; i++) {
+        const sv_req_t *r = &pool->r[i];
+        if (r->state != SV_RQ_DONE) continue;
+        int e = r->replica;
+        p->ok[e] += 1;
+        p->prompt[e] += r->input;
+        p->gen[e] += r->output;
+        for (int h = 0; h < NH; h++) {
+            if (HISTS[h].get) {
+                if (!HISTS[h].multi_token_only || r->output > 1) hist_add(p, h, e, HISTS[h].get(r));
+                continue;
+            }
+            double *itl;
+            size_t n;
+            if (sv_metrics_itls(p->res->metrics, pool, (int32_t)i, &itl, &n)) return SV_ENOMEM;
+            for (size_t k = 0; k < n; k++)
+                hist_add(p, h, e, itl[k]);
+            free(itl);
+        }
+    }
+    return 0;
+}
+
+static void prom_write(const prom_t *p, FILE *f)
+{
+    const sv_result_t *res = p->res;
+    const char *model = res->sc->model.hf_id[0] ? res->sc->model.hf_id : res->sc->model.name;
+    char lab[256], b1[40], b2[40];
+    for (size_t g = 0; g < sizeof GAUGES / sizeof GAUGES[0]; g++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", GAUGES[g].name, GAUGES[g].help, GAUGES[g].name,
+                GAUGES[g].type);
+        for (int e = 0; e < res->replicas; e++) {
+            snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
+            fprintf(f, "%s{%s%s} %s\n", GAUGES[g].name, lab, GAUGES[g].label,
+                    sv__fmt_double(GAUGES[g].get(p, e), b1));
+        }
+    }
+    for (int k = 0; k < NH; k++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", HISTS[k].name, HISTS[k].help,
+                HISTS[k].name);
+        for (int e = 0; e < res->replicas; e++) {
+            snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
+            const double *c = p->count[k] + (size_t)e * (HISTS[k].nb + 1);
+            double cum = 0;
+            for (int i = 0; i < HISTS[k].nb; i++) {
+                cum += c[i];
+                fprintf(f, "%s_bucket{%s,le=\"%s\"} %s\n", HISTS[k].name, lab,
+                        sv__fmt_double(HISTS[k].b[i], b1), sv__fmt_double(cum, b2));
+            }
+            cum += c[HISTS[k].nb];
+            fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %s\n", HISTS[k].name, lab,
+                    sv__fmt_double(cum, b1));
+            fprintf(f, "%s_count{%s} %s\n", HISTS[k].name, lab, sv__fmt_double(cum, b1));
+            fprintf(f, "%s_sum{%s} %s\n", HISTS[k].name, lab, sv__fmt_double(p->sum[k][e], b1));
+        }
+    }
 }
 
 int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *err)
 {
-    int R = res->replicas;
-    const sv_reqpool_t *p = &res->pool;
-    hist_t H[] = {
-        {"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", b_ttft,
-         22, 0, 0},
-        {"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", b_itl,
-         19, 0, 0},
-        {"vllm:request_time_per_output_token_seconds",
-         "Histogram of time_per_output_token_seconds per request.", b_itl, 19, 0, 0},
-        {"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", b_req,
-         23, 0, 0},
-        {"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
-         b_req, 23, 0, 0},
-        {"vllm:request_prefill_time_seconds",
-         "Histogram of time spent in PREFILL phase for request.", b_req, 23, 0, 0},
-        {"vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
-         b_req, 23, 0, 0},
-        {"vllm:request_inference_time_seconds",
-         "Histogram of time spent in RUNNING phase for request.", b_req, 23, 0, 0},
-    };
-    enum { NH = 8 };
-    double *prompt = calloc((size_t)R, sizeof *prompt), *gen = calloc((size_t)R, sizeof *gen);
-    double *ok = calloc((size_t)R, sizeof *ok);
-    int rc = (!prompt || !gen || !ok) ? SV_ENOMEM : 0;
+    size_t R = (size_t)res->replicas, ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    prom_t p = {.res = res, .last = ns >= R ? sm + ns - R : NULL};
+    p.prompt = calloc(R, sizeof *p.prompt);
+    p.gen = calloc(R, sizeof *p.gen);
+    p.ok = calloc(R, sizeof *p.ok);
+    int rc = (!p.prompt || !p.gen || !p.ok) ? SV_ENOMEM : 0;
     for (int k = 0; k < NH && !rc; k++) {
-        H[k].count = calloc((size_t)R * (H[k].nb + 1), sizeof *H[k].count);
-        H[k].sum = calloc((size_t)R, sizeof *H[k].sum);
-        if (!H[k].count || !H[k].sum) rc = SV_ENOMEM;
+        p.count[k] = calloc(R * (size_t)(HISTS[k].nb + 1), sizeof *p.count[k]);
+        p.sum[k] = calloc(R, sizeof *p.sum[k]);
+        if (!p.count[k] || !p.sum[k]) rc = SV_ENOMEM;
     }
-    for (size_t i = 0; i < p->n && !rc; i++) {
-        const sv_req_t *r = &p->r[i];
-        if (r->state != SV_RQ_DONE) continue;
-        int e = r->replica;
-        ok[e] += 1;
-        prompt[e] += r->input;
-        gen[e] += r->output;
-        hist_add(&H[0], e, sv_req_ttft(r));
-        if (r->output > 1) hist_add(&H[2], e, sv_req_tpot(r));
-        hist_add(&H[3], e, sv_req_e2el(r));
-        hist_add(&H[4], e, r->scheduled - r->start);
-        hist_add(&H[5], e, r->prefill_end - r->scheduled);
-        hist_add(&H[6], e, r->last_token - r->prefill_end);
-        hist_add(&H[7], e, r->last_token - r->scheduled);
-        double *itl;
-        size_t n;
-        if (sv_metrics_itls(res->metrics, p, (int32_t)i, &itl, &n)) {
-            rc = SV_ENOMEM;
-            break;
-        }
-        for (size_t k = 0; k < n; k++)
-            hist_add(&H[1], e, itl[k]);
-        free(itl);
-    }
-    FILE *f = rc ? NULL : open_out(path, err);
-    if (!f && !rc) rc = SV_EIO;
-    if (!rc) {
-        const char *model = res->sc->model.hf_id[0] ? res->sc->model.hf_id : res->sc->model.name;
-        char lab[256], b1[40], b2[40];
-        size_t ns;
-        const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
-        const sv_sample_t *last = ns >= (size_t)R ? sm + ns - R : NULL;
-        struct {
-            const char *name, *help, *type;
-        } G[] = {
-            {"vllm:num_requests_running", "Number of requests in model execution batches.",
-             "gauge"},
-            {"vllm:num_requests_waiting", "Number of requests waiting to be processed.", "gauge"},
-            {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge"},
-            {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.",
-             "counter"},
-            {"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter"},
-            {"vllm:generation_tokens_total", "Number of generation tokens processed.", "counter"},
-            {"vllm:request_success_total", "Count of successfully processed requests.", "counter"},
-            {"vllm:prefix_cache_queries_total",
-             "Prefix cache queries, in terms of number of queried tokens.", "counter"},
-            {"vllm:prefix_cache_hits_total",
-             "Prefix cache hits, in terms of number of cached tokens.", "counter"},
-        };
-        for (int g = 0; g < 9; g++) {
-            fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", G[g].name, G[g].help, G[g].name, G[g].type);
-            for (int e = 0; e < R; e++) {
-                snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
-                double v = 0;
-                switch (g) {
-                case 0:
-                    v = last ? last[e].running : 0;
-                    break;
-                case 1:
-                    v = last ? last[e].waiting : 0;
-                    break;
-                case 2:
-                    v = last ? last[e].kv_usage : 0;
-                    break;
-                case 3:
-                    v = (double)res->rstats[e].preemptions;
-                    break;
-                case 4:
-                    v = prompt[e];
-                    break;
-                case 5:
-                    v = gen[e];
-                    break;
-                case 6:
-                    v = ok[e];
-                    break;
-                case 7:
-                    v = res->rstats[e].prefix_queries;
-                    break;
-                default:
-                    v = res->rstats[e].prefix_hits;
-                    break;
-                }
-                if (g == 6)
-                    fprintf(f, "%s{%s,finished_reason=\"length\"} %s\n", G[g].name, lab,
-                            sv__fmt_double(v, b1));
-                else
-                    fprintf(f, "%s{%s} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
-            }
-        }
-        for (int k = 0; k < NH; k++) {
-            fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", H[k].name, H[k].help, H[k].name);
-            for (int e = 0; e < R; e++) {
-                snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"", e, model);
-                const double *c = H[k].count + (size_t)e * (H[k].nb + 1);
-                double cum = 0;
-                for (int i = 0; i < H[k].nb; i++) {
-                    cum += c[i];
-                    fprintf(f, "%s_bucket{%s,le=\"%s\"} %s\n", H[k].name, lab,
-                            sv__fmt_double(H[k].b[i], b1), sv__fmt_double(cum, b2));
-                }
-                cum += c[H[k].nb];
-                fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %s\n", H[k].name, lab,
-                        sv__fmt_double(cum, b1));
-                fprintf(f, "%s_count{%s} %s\n", H[k].name, lab, sv__fmt_double(cum, b1));
-                fprintf(f, "%s_sum{%s} %s\n", H[k].name, lab, sv__fmt_double(H[k].sum[e], b1));
-            }
-        }
-        rc = close_out(f, path, err);
-    } else if (rc == SV_ENOMEM) {
+    if (!rc) rc = prom_collect(&p);
+    if (rc) {
         sv_errorf(err, rc, "out of memory writing %s", path);
+    } else {
+        FILE *f = open_out(path, err);
+        if (!f) {
+            rc = SV_EIO;
+        } else {
+            prom_write(&p, f);
+            rc = close_out(f, path, err);
+        }
     }
     for (int k = 0; k < NH; k++) {
-        free(H[k].count);
-        free(H[k].sum);
+        free(p.count[k]);
+        free(p.sum[k]);
     }
-    free(prompt);
-    free(gen);
-    free(ok);
+    free(p.prompt);
+    free(p.gen);
+    free(p.ok);
     return rc;
 }

@@ -25,6 +25,9 @@ typedef struct probe {
     double ttft[2], tpot[2]; /* ms at p90 and at the SLO's percentile (latencies only) */
 } probe_t;
 
+/* At most this many runner-up plans are named as overlapping the cheapest one. */
+#define MAX_OVERLAPS 8
+
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -454,8 +457,8 @@ static void print_warnings(FILE *t, const sv_plan_row_t *rows, int nrows, double
 {
     if (nrows < 1 || !rows[0].ok) return;
     char name[96];
-    int idx[8];
-    int n = overlapping(rows, nrows, target, idx, 8);
+    int idx[MAX_OVERLAPS];
+    int n = overlapping(rows, nrows, target, idx, MAX_OVERLAPS);
     double lo0, hi0;
     cost_range(&rows[0], target, &lo0, &hi0);
     config_name(&rows[0], name, sizeof name);
@@ -612,7 +615,7 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
     }
     sv__jw_end_arr(&w);
     sv__jw_arr(&w, "warnings");
-    int idx[8], n = overlapping(rows, nrows, sc->plan.target_rate, idx, 8);
+    int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, sc->plan.target_rate, idx, MAX_OVERLAPS);
     if (n > 0) {
         char msg[160];
         snprintf(msg, sizeof msg,

@@ -28,24 +28,32 @@
 typedef enum { SV_ROLE_COLOCATED = 0, SV_ROLE_PREFILL, SV_ROLE_DECODE } sv_role_t;
 const char *sv_role_name(sv_role_t r);
 
+/* Bounds of the plan's lists and the scenario's sweep.vary (longer lists are an error). */
+#define SV_PLAN_MAX_GPUS 16   /* plan.gpus and plan.price_per_hour_usd entries */
+#define SV_PLAN_MAX_CHOICES 8 /* plan.tp, plan.max_num_seqs, plan.prefill_decode entries */
+#define SV_SWEEP_MAX_VARY 6   /* sweep.vary entries (sweep.h's SV_MAX_VARY) */
+#define SV_SWEEP_SPEC_MAX 256 /* bytes of one sweep.vary entry */
+
 /* What `servesim plan` may choose from (the scenario's `plan:` map). */
 typedef struct sv_plan_cfg {
     int given;
     double target_rate; /* req/s */
-    char gpus[16][SV_NAME_MAX];
+    char gpus[SV_PLAN_MAX_GPUS][SV_NAME_MAX];
     int ngpus;
-    int tps[8], ntps;
-    long max_num_seqs[8];
+    int tps[SV_PLAN_MAX_CHOICES], ntps;
+    long max_num_seqs[SV_PLAN_MAX_CHOICES];
     int nmns;
     int colocated, disaggregated; /* serving modes to try */
-    int ratios[8][2], nratios;    /* prefill:decode replicas per disaggregated unit */
+    int ratios[SV_PLAN_MAX_CHOICES][2],
+        nratios; /* prefill:decode replicas per disaggregated unit */
     int max_gpus;
     long probe_requests; /* requests per capacity probe */
     double tolerance;    /* relative precision of the capacity */
     double peak_factor;  /* size for target_rate x this (a peak over the mean); default 1 */
     int profile_peak;    /* plan.size_for: peak: target_rate is the rate profile's peak */
-    char price_gpu[16][SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
-    double price[16];
+    char price_gpu[SV_PLAN_MAX_GPUS]
+                  [SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
+    double price[SV_PLAN_MAX_GPUS];
     int nprices;
 } sv_plan_cfg_t;
 
@@ -121,7 +129,7 @@ typedef struct sv_scenario {
     double horizon; /* s; 0 = run until every request has ended */
     int check;      /* --check: recount KV blocks and client slots at every step (slow) */
     /* `sweep.vary`: the default --vary specs of `servesim sweep` ("workload.rate=2:30:2") */
-    char sweep_vary[6][256];
+    char sweep_vary[SV_SWEEP_MAX_VARY][SV_SWEEP_SPEC_MAX];
     int nsweep_vary;
     sv_plan_cfg_t plan;
     /* Files read besides the scenario itself (a model's config.json, the trace, empirical
