@@ -208,9 +208,9 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
  * (EngineArgs.get_batch_defaults, OpenAI API server context: 1024 sequences and 8192
  * batched tokens on GPUs with >= 70 GiB that are not A100s, else 256 and 2048); the other
  * schedulers keep 256 and 8192. The admission watermark is V0's 1%; the V1 scheduler
- * (`vllm`) keeps none. Then the cross-key rule of the V1 scheduler is checked.
+ * (`vllm`) keeps none. (The V1 scheduler's rule tying the two is sv_scenario_validate's.)
  */
-static int engine_defaults(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
+static void engine_defaults(sv_pool_cfg_t *pool)
 {
     sv_engine_cfg_t *e = &pool->engine;
     int v1 = e->scheduler == SV_SCHED_VLLM;
@@ -229,15 +229,6 @@ static int engine_defaults(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if (e->prefix_caching < 0) e->prefix_caching = v1;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
-    if (v1 && e->max_num_batched_tokens < e->max_num_seqs) {
-        char w[512];
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: %s: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) "
-                         "so every running sequence can decode each step",
-                         en ? at(en, w, sizeof w) : "engine", en ? en->path : pool->name,
-                         e->max_num_batched_tokens, e->max_num_seqs);
-    }
-    return 0;
 }
 
 static void pool_defaults(sv_pool_cfg_t *p)
@@ -259,7 +250,8 @@ static int read_pool_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err
 {
     int rc;
     if (en && !sv_yscalar_is_null(en) && (rc = read_engine(en, pool, err))) return rc;
-    return engine_defaults(en, pool, err);
+    engine_defaults(pool);
+    return 0;
 }
 
 static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *sc, sv_error_t *err)
@@ -315,24 +307,9 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
             return rc;
     }
     sc->npools = (int)pools->n;
-    if (roles[SV_ROLE_PREFILL] || roles[SV_ROLE_DECODE]) {
-        if (roles[SV_ROLE_COLOCATED])
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: pools: colocated pools cannot be mixed with a prefill/decode "
-                             "split",
-                             at(pools, w, sizeof w));
-        if (!roles[SV_ROLE_DECODE])
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: pools: a disaggregated scenario needs a decode pool (role: "
-                             "decode) to take the prefilled requests",
-                             at(pools, w, sizeof w));
-        if (!roles[SV_ROLE_PREFILL])
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: pools: a disaggregated scenario needs a prefill pool (role: "
-                             "prefill)",
-                             at(pools, w, sizeof w));
-        sc->disaggregated = 1;
-    }
+    sc->pools_listed = 1;
+    /* Whether the roles make a valid split is sv_scenario_validate's rule. */
+    sc->disaggregated = roles[SV_ROLE_PREFILL] || roles[SV_ROLE_DECODE];
     return 0;
 }
 
@@ -369,26 +346,39 @@ static int read_router(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
 }
 
 /* Per-GPU bandwidth (GB/s) and latency (us) of each link kind, as commonly deployed. */
+/* KV link kinds: per-GPU bandwidth (GB/s; 0: half the GPU's own bidirectional NVLink
+ * figure) and latency per transfer (us). */
+static const struct {
+    const char *kind, *why;
+    double gb_s, us;
+} LINKS[] = {
+    {"nvlink", "inside one node: half the bidirectional figure", 0, 5},
+    {"infiniband", "NDR 400 Gb/s per GPU", 50, 10},
+    {"roce", "400 GbE per GPU", 50, 20},
+    {"ethernet", "100 GbE per GPU", 12.5, 50},
+    {"pcie", "through host memory, PCIe Gen5 x16", 50, 10},
+};
+#define NLINKS ((int)(sizeof LINKS / sizeof LINKS[0]))
+
+int sv_kvlink_defaults(const char *kind, const sv_gpu_t *gpu, sv_kvlink_cfg_t *out)
+{
+    for (int i = 0; i < NLINKS; i++)
+        if (strcmp(kind, LINKS[i].kind) == 0) {
+            memset(out, 0, sizeof *out);
+            snprintf(out->kind, sizeof out->kind, "%s", kind);
+            out->bw_per_gpu = LINKS[i].gb_s > 0 ? LINKS[i].gb_s * 1e9 : gpu->link_bw / 2;
+            out->latency = LINKS[i].us * 1e-6;
+            return 0;
+        }
+    return SV_EINVAL;
+}
+
 static int link_defaults(const char *kind, const sv_gpu_t *gpu, double *gb_s, double *us)
 {
-    if (strcmp(kind, "nvlink") == 0) { /* inside one node: half the bidirectional figure */
-        *gb_s = gpu->link_bw / 2e9;
-        *us = 5;
-    } else if (strcmp(kind, "infiniband") == 0) { /* NDR 400 Gb/s per GPU */
-        *gb_s = 50;
-        *us = 10;
-    } else if (strcmp(kind, "roce") == 0) { /* 400 GbE per GPU */
-        *gb_s = 50;
-        *us = 20;
-    } else if (strcmp(kind, "ethernet") == 0) { /* 100 GbE per GPU */
-        *gb_s = 12.5;
-        *us = 50;
-    } else if (strcmp(kind, "pcie") == 0) { /* through host memory, PCIe Gen5 x16 */
-        *gb_s = 50;
-        *us = 10;
-    } else {
-        return SV_EINVAL;
-    }
+    sv_kvlink_cfg_t l;
+    if (sv_kvlink_defaults(kind, gpu, &l)) return SV_EINVAL;
+    *gb_s = l.bw_per_gpu / 1e9;
+    *us = l.latency * 1e6;
     return 0;
 }
 
@@ -404,10 +394,7 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
         if (sc->pools[i].role == SV_ROLE_PREFILL) pg = &sc->pools[i].gpu;
     double gb_s = 0, us = 0;
     if (d && !sv_yscalar_is_null(d)) {
-        if (!sc->disaggregated)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: disaggregation: needs pools with role prefill and role decode",
-                             at(d, w, sizeof w));
+        sc->disaggregation_given = 1;
         if ((rc = sv_yexpect_map(d, "disaggregation", err))) return rc;
         sc->first_token_at_decode = 0;
         if ((rc = sv_yget_enum(d, "first_token", 0, FIRST_TOKEN, 2, &sc->first_token_at_decode,
@@ -419,11 +406,16 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
             if ((rc = sv_yexpect_map(l, "disaggregation.kv_link", err))) return rc;
             if ((rc = get_text(l, "kind", 0, sc->link.kind, sizeof sc->link.kind, err)) < 0)
                 return rc;
-            if (link_defaults(sc->link.kind, pg, &gb_s, &us))
+            if (link_defaults(sc->link.kind, pg, &gb_s, &us)) {
+                sv_yenum_t names[NLINKS];
+                char list[256];
+                for (int i = 0; i < NLINKS; i++)
+                    names[i] = (sv_yenum_t){LINKS[i].kind, i};
                 return sv_errorf(err, SV_EINVAL,
-                                 "%s: disaggregation.kv_link.kind: expected nvlink, infiniband, "
-                                 "roce, ethernet or pcie, got '%s'",
-                                 at(sv_ymap_get(l, "kind"), w, sizeof w), sc->link.kind);
+                                 "%s: disaggregation.kv_link.kind: expected %s, got '%s'",
+                                 at(sv_ymap_get(l, "kind"), w, sizeof w),
+                                 sv_yenum_list(names, NLINKS, list, sizeof list), sc->link.kind);
+            }
             sc->link.fifo = 0;
             if ((rc = sv_yget_double(l, "bandwidth_gb_s", 0, 1e-9, 1e6, &gb_s, err)) < 0 ||
                 (rc = sv_yget_double(l, "latency_us", 0, 0, 1e9, &us, err)) < 0 ||
@@ -973,6 +965,92 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     return sv_ymap_check_unknown(pm, err);
 }
 
+/*
+ * The rules that tie values of different sections together. Rules about which keys may
+ * appear together in one section stay with the reader of that section (they are about the
+ * text); these are about values, so a programmatic edit (plan's candidates) can break them
+ * too. Each message starts with the key it is about, which the loader locates in the file.
+ */
+int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err)
+{
+    int roles[3] = {0, 0, 0};
+    for (int i = 0; i < sc->npools; i++)
+        roles[sc->pools[i].role]++;
+    if (sc->npools < 1) return sv_errorf(err, SV_EINVAL, "pools: no pool to serve with");
+    if (roles[SV_ROLE_PREFILL] || roles[SV_ROLE_DECODE]) {
+        if (roles[SV_ROLE_COLOCATED])
+            return sv_errorf(err, SV_EINVAL,
+                             "pools: colocated pools cannot be mixed with a prefill/decode split");
+        if (!roles[SV_ROLE_DECODE])
+            return sv_errorf(err, SV_EINVAL,
+                             "pools: a disaggregated scenario needs a decode pool (role: decode) "
+                             "to take the prefilled requests");
+        if (!roles[SV_ROLE_PREFILL])
+            return sv_errorf(
+                err, SV_EINVAL,
+                "pools: a disaggregated scenario needs a prefill pool (role: prefill)");
+        if (!sc->disaggregated)
+            return sv_errorf(err, SV_EINVAL, "pools: prefill and decode pools, but no split");
+    } else if (sc->disaggregated || sc->disaggregation_given) {
+        return sv_errorf(err, SV_EINVAL,
+                         "disaggregation: needs pools with role prefill and role decode");
+    }
+    if (sc->disaggregated && !(sc->link.bw_per_gpu > 0))
+        return sv_errorf(err, SV_EINVAL, "disaggregation.kv_link: no bandwidth");
+    for (int i = 0; i < sc->npools; i++) {
+        const sv_engine_cfg_t *e = &sc->pools[i].engine;
+        if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs) {
+            char key[48];
+            if (sc->pools_listed)
+                snprintf(key, sizeof key, "pools.%d.engine", i);
+            else
+                snprintf(key, sizeof key, "engine");
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: max_num_batched_tokens (%ld) must be >= max_num_seqs (%ld) so "
+                             "every running sequence can decode each step",
+                             key, e->max_num_batched_tokens, e->max_num_seqs);
+        }
+    }
+    if (sc->plan.profile_peak && sc->workload.profile.kind == SV_PROFILE_NONE)
+        return sv_errorf(err, SV_EINVAL,
+                         "plan.size_for: peak needs a workload.rate_profile to take the peak of");
+    return 0;
+}
+
+/* The node a dotted key path names ("pools.1.engine"), or the deepest one that exists. */
+static sv_ynode_t *node_at(sv_ynode_t *root, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    sv_ynode_t *n = root;
+    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && n;
+         k = strtok_r(NULL, ".", &save)) {
+        sv_ynode_t *next = NULL;
+        if (n->kind == SV_Y_MAP) {
+            next = sv_ymap_get(n, k);
+        } else if (n->kind == SV_Y_SEQ) {
+            char *end;
+            long i = strtol(k, &end, 10);
+            if (*end == '\0' && i >= 0 && (size_t)i < n->n) next = n->seq[i];
+        }
+        if (!next) break;
+        n = next;
+    }
+    return n;
+}
+
+/* sv_scenario_validate on a freshly read scenario: its message gets the file location of
+ * the key it names. */
+static int validate_located(const sv_scenario_t *sc, sv_ynode_t *root, sv_error_t *err)
+{
+    int rc = sv_scenario_validate(sc, err);
+    if (!rc) return 0;
+    char key[256], w[512];
+    size_t k = strcspn(err->msg, ":");
+    snprintf(key, sizeof key, "%.*s", (int)(k < sizeof key ? k : sizeof key - 1), err->msg);
+    return sv_error_prefix(err, "%s", at(node_at(root, key), w, sizeof w));
+}
+
 static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t *sc,
                          sv_error_t *err)
 {
@@ -1027,14 +1105,8 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     }
     sv_ynode_t *pm = sv_ymap_get(root, "plan");
     if (pm && !sv_yscalar_is_null(pm) && (rc = read_plan(pm, cat, &sc->plan, err))) return rc;
-    if (sc->plan.profile_peak) {
-        if (sc->workload.profile.kind == SV_PROFILE_NONE)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: plan.size_for: peak needs a workload.rate_profile to take the "
-                             "peak of",
-                             at(sv_ymap_get(pm, "size_for"), w, sizeof w));
+    if (sc->plan.profile_peak && sc->workload.profile.kind != SV_PROFILE_NONE)
         sc->plan.target_rate = sv_profile_peak(&sc->workload.profile);
-    }
     sv_ynode_t *sw = sv_ymap_get(root, "sweep");
     if (sw && !sv_yscalar_is_null(sw)) {
         if ((rc = sv_yexpect_map(sw, "sweep", err))) return rc;
@@ -1057,6 +1129,7 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         if ((rc = sv_ymap_check_unknown(sw, err))) return rc;
     }
     if ((rc = sv_ymap_check_unknown(root, err))) return rc;
+    if ((rc = validate_located(sc, root, err))) return rc;
     if (sc->mooncake.given) return sv_mooncake_load(&sc->mooncake, &sc->trace, &sc->prompts, err);
     if (sc->workload.has_trace && (rc = sv_trace_load(&sc->workload.trace, &sc->trace, err)))
         return rc;

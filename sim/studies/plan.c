@@ -189,7 +189,7 @@ static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const s
         sc->pools[0].role = SV_ROLE_COLOCATED;
         sc->pools[0].replicas = units;
         snprintf(sc->pools[0].name, SV_NAME_MAX, "%s", "serve");
-        return 0;
+        return sv_scenario_validate(sc, err);
     }
     sc->npools = 2;
     sc->disaggregated = 1;
@@ -202,13 +202,10 @@ static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const s
     sc->pools[1].replicas = row->d * units;
     snprintf(sc->pools[1].name, SV_NAME_MAX, "%s", "decode");
     if (!base->disaggregated) { /* the scenario's defaults: InfiniBand, DistServe's TTFT */
-        snprintf(sc->link.kind, sizeof sc->link.kind, "infiniband");
-        sc->link.bw_per_gpu = 50e9;
-        sc->link.latency = 10e-6;
-        sc->link.fifo = sc->link.overlap = 0;
+        if ((rc = sv_kvlink_defaults("infiniband", &pool.gpu, &sc->link))) return rc;
         sc->decode_route = SV_ROUTE_LEAST_OUTSTANDING;
     }
-    return 0;
+    return sv_scenario_validate(sc, err);
 }
 
 static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan_row_t *row)

@@ -119,6 +119,8 @@ typedef struct sv_scenario {
     int decode_route;          /* sv_route_t: prefilled requests to decode replicas */
     double router_latency;     /* s a request spends at the router */
     sv_kvlink_cfg_t link;
+    int pools_listed;         /* the pools came from a `pools:` list (keys pools.N.*) */
+    int disaggregation_given; /* a `disaggregation:` map was read */
     sv_workload_cfg_t workload;
     sv_shared_prefix_cfg_t shared_prefix; /* workload.shared_prefix */
     sv_mooncake_cfg_t mooncake;           /* workload.mooncake */
@@ -141,5 +143,15 @@ typedef struct sv_scenario {
 int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
                      sv_scenario_t **out, sv_error_t *err);
 void sv_scenario_free(sv_scenario_t *sc);
+
+/* The rules that tie values of different sections together (pool roles and the split, the
+ * KV link of a split, engine batch limits, plan.size_for). The loader runs them on every
+ * scenario it reads; code that edits a scenario (plan's candidates) runs them again.
+ * 0, or SV_EINVAL with "KEY: what is wrong". */
+int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err);
+
+/* The defaults of a KV link kind (nvlink, infiniband, roce, ethernet, pcie) for a prefill
+ * GPU: bandwidth per GPU and latency, fair sharing, no overlap. SV_EINVAL for another kind. */
+int sv_kvlink_defaults(const char *kind, const sv_gpu_t *gpu, sv_kvlink_cfg_t *out);
 
 #endif
