@@ -111,5 +111,16 @@ if ! grep -q $'\r' "$tmp/err" && grep -qx 'servesim sweep: 2/2 points' "$tmp/err
     cat -A "$tmp/err"
 fi
 
+# On a terminal (script(1) gives the command one): one line rewritten in place with '\r'.
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$bin' sweep '$q' --vary workload.rate=4,8 --set workload.num_requests=20 --out '$tmp/swt'" /dev/null >"$tmp/tty" 2>&1
+    if grep -q '^script: ' "$tmp/tty"; then
+        echo "note: script(1) could not make a terminal; the terminal check is skipped"
+    elif grep -q $'\rservesim sweep: 1/2 points\rservesim sweep: 2/2 points\r' "$tmp/tty"; then ok; else
+        bad "sweep progress on a terminal: wanted '\\r' rewrites:"
+        cat -A "$tmp/tty" | head -5
+    fi
+fi
+
 echo "$pass passed, $failn failed"
 [ "$failn" -eq 0 ]
