@@ -133,8 +133,18 @@ const char *sv__opt_missing(void)
 
 static int cmd_list(const sv_catalog_t *cat, int argc, char **argv)
 {
-    if (argc != 1 || (strcmp(argv[0], "gpus") && strcmp(argv[0], "models")))
-        return fail("error: expected 'list gpus' or 'list models'%s", "");
+    static const char *const what[] = {"gpus", "models"};
+    if (argc != 1 || (strcmp(argv[0], "gpus") && strcmp(argv[0], "models"))) {
+        const char *near = argc == 1 ? sv_suggest(argv[0], what, 2) : NULL;
+        if (near)
+            fprintf(stderr,
+                    "servesim: error: expected 'list gpus' or 'list models' (did you mean "
+                    "'list %s'?)\n",
+                    near);
+        else
+            fprintf(stderr, "servesim: error: expected 'list gpus' or 'list models'\n");
+        return EXIT_FAILURE;
+    }
     if (strcmp(argv[0], "gpus") == 0) {
         printf("%-11s %-26s %9s %9s %8s %10s %-16s %6s %7s %7s\n", "name", "description",
                "BF16 TF/s", "FP8 TF/s", "mem GiB", "HBM GB/s", "link (GB/s bidir)", "TDP W",
@@ -774,7 +784,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
 /* calibrate kernels | engine | synthetic (see the usage text). */
 static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
 {
-    if (argc < 1) return fail("error: calibrate needs kernels, engine or synthetic%s", "");
+    if (argc < 1) return fail("error: calibrate needs kernels, engine, runs or synthetic%s", "");
     const char *mode = argv[0], *gpu_name = NULL, *out = NULL, *name = NULL, *ar = NULL, *sr = NULL,
                *rows = NULL, *base_name = NULL, *fit_keys = NULL, *family = NULL,
                *data = sv_validation_default_path(), *v;
@@ -945,7 +955,19 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         }
         return EXIT_SUCCESS;
     }
-    return fail("error: calibrate: expected kernels, engine, runs or synthetic, got '%s'", mode);
+    static const char *const modes[] = {"kernels", "engine", "runs", "synthetic"};
+    const char *near = sv_suggest(mode, modes, 4);
+    if (near)
+        fprintf(stderr,
+                "servesim: error: calibrate: expected kernels, engine, runs or synthetic, got "
+                "'%s' (did you mean '%s'?)\n",
+                mode, near);
+    else
+        fprintf(stderr,
+                "servesim: error: calibrate: expected kernels, engine, runs or synthetic, got "
+                "'%s'\n",
+                mode);
+    return EXIT_FAILURE;
 }
 
 static int servesim_main(int argc, char **argv)
