@@ -256,7 +256,8 @@ void sv__help_overview(FILE *f)
     print_opts(global_opts, f);
     fprintf(f,
             "\nservesim help COMMAND (or servesim COMMAND --help) prints a command's options and\n"
-            "an example; man servesim has them all. Scenario keys: docs/scenarios.md.\n"
+            "an example; the manual page has them all (man servesim once installed, else\n"
+            "man -l docs/servesim.1). Scenario keys: docs/scenarios.md.\n"
             "\nexample:\n  servesim run scenarios/quickstart.yaml\n");
 }
 
