@@ -112,7 +112,7 @@ expect_fail sweep_no_vary "sweep needs --vary" -- sweep "$q"
 expect_fail sweep_bad_shard "--shard: expected K/N" -- sweep "$q" --vary workload.rate=1,2 --shard 3/2
 # Issue 8 item 6
 expect_fail sweep_vary_twice "^servesim: error: --vary workload.rate: the key is varied twice" -- sweep "$q" --vary workload.rate=2,4 --vary workload.rate=8,16 --out "$tmp/sw2"
-expect_fail sweep_vary_unknown "^servesim: error: --vary workload.ratee: unknown key 'workload.ratee' \(expected one of: " -- sweep "$q" --vary workload.ratee=2,4 --out "$tmp/sw3"
+expect_fail sweep_vary_unknown "^servesim: error: --vary workload.ratee: unknown key 'workload.ratee' \(did you mean 'workload.rate'\?\)$" -- sweep "$q" --vary workload.ratee=2,4 --out "$tmp/sw3"
 expect_fail sweep_point_fails "^servesim: error: 1 of 2 points failed \(rows in .*/sw4/sweep.csv\); the first: pool 'default' \(1 x h100-sxm, tp=3\): tp=3 does not divide" -- sweep "$q" --vary hardware.tp=1,3 --set workload.num_requests=20 --out "$tmp/sw4" --quiet
 if grep -q '^1,3,.*,"pool ' "$tmp/sw4/sweep.csv"; then pass=$((pass + 1)); else
     failn=$((failn + 1)); echo "FAIL sweep_point_fails_row: the failed point's row is missing"; fi

@@ -58,7 +58,7 @@ START_TEST(test_bad_input_is_located)
     ck_assert_msg(strstr(err.msg, "bad_yaml.yaml:5:1: malformed YAML") != NULL, "%s", err.msg);
     ck_assert_int_eq(load("unknown_key.yaml", NULL, 0, &sc, &err), SV_ENOKEY);
     ck_assert_msg(strstr(err.msg, "unknown_key.yaml:5:16: unknown key 'engine.max_num_seq' "
-                                  "(expected one of: scheduler, max_num_seqs,") != NULL,
+                                  "(did you mean 'engine.max_num_seqs'?)") != NULL,
                   "%s", err.msg);
     ck_assert_int_eq(load("negative_rate.yaml", NULL, 0, &sc, &err), SV_EINVAL);
     ck_assert_msg(strstr(err.msg, "negative_rate.yaml:6:9: workload.rate: expected requests per "

@@ -5,6 +5,7 @@
  * naming the place, and --set overrides grafted onto the tree.
  */
 #include "servesim/base/yaml.h"
+#include "servesim/base/suggest.h"
 
 #include "base/fileio_int.h"
 #include "base/vec_int.h"
@@ -613,8 +614,13 @@ int sv_ymap_check_unknown(const sv_ynode_t *map, sv_error_t *err)
         char full[600];
         snprintf(full, sizeof full, "%s%s%s", map->path, map->path[0] ? "." : "", map->map[i].key);
         /* An override node has no line; then the map's place is the best we have. */
-        return sv_errorf(err, SV_ENOKEY, "%s: unknown key '%s' (expected one of: %s)",
-                         sv_ynode_where(v->line ? v : map, where, sizeof where), full,
+        sv_ynode_where(v->line ? v : map, where, sizeof where);
+        const char *near =
+            sv_suggest(map->map[i].key, (const char *const *)map->asked, map->nasked);
+        if (near)
+            return sv_errorf(err, SV_ENOKEY, "%s: unknown key '%s' (did you mean '%s%s%s'?)", where,
+                             full, map->path, map->path[0] ? "." : "", near);
+        return sv_errorf(err, SV_ENOKEY, "%s: unknown key '%s' (expected one of: %s)", where, full,
                          map->nasked ? expected : "no keys here");
     }
     return 0;

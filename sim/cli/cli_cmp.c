@@ -9,6 +9,7 @@
  */
 #include "cli/cli_cmp_int.h"
 #include "cli/cli_int.h"
+#include "cli/help_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -61,8 +62,7 @@ static int out_check(sv_paths_t *ps, const char *opt, const char *out, int chart
 static int positional(const char *cmd, char **argv, int i, const char **pos, int *npos)
 {
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
-        fprintf(stderr, "servesim: error: %s: unknown option '%s' (see servesim --help)\n", cmd,
-                argv[i]);
+        sv__unknown_option(cmd, argv[i]);
         return -1;
     }
     if (*npos == 2) {

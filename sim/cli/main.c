@@ -27,6 +27,7 @@
 #include "servesim/studies/explain.h"
 #include "servesim/report/html.h"
 #include "servesim/base/paths.h"
+#include "servesim/base/suggest.h"
 #include "servesim/cost/perf.h"
 #include "servesim/studies/plan.h"
 #include "servesim/report/report.h"
@@ -38,56 +39,9 @@
 
 #include "cli/cli_cmp_int.h"
 #include "cli/cli_int.h"
+#include "cli/help_int.h"
 
 #define EXIT_USAGE 2
-
-static const char *usage_text =
-    "usage: servesim [--catalog DIR] COMMAND [options]\n"
-    "\n"
-    "commands:\n"
-    "  run SCENARIO.yaml           simulate a scenario; print the vLLM-style summary\n"
-    "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
-    "      [--requests-csv FILE] [--timeseries-csv FILE] [--cluster-csv FILE]\n"
-    "      [--report FILE.html]\n"
-    "      [--prometheus FILE] [--quiet] [--check]\n"
-    "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
-    "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
-    "      [--shard K/N] [--report FILE.html]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
-    "  merge OUT DIR...            join the directories of sharded sweeps into OUT\n"
-    "  plan SCENARIO.yaml          cheapest clusters for the scenario's plan: target\n"
-    "      [--set KEY=VALUE ...] [--out DIR] [--jobs N] [--report FILE.html]\n"
-    "  compare REAL.json SIM.json  metric by metric: both values, relative error, KS tests\n"
-    "      [--tolerance PCT] [--report FILE.html]   (vLLM result JSON or GenAI-Perf export)\n"
-    "  replay REAL.json SCENARIO.yaml   simulate a result's requests at its send times\n"
-    "      [--set KEY=VALUE ...] [--json FILE] [--detailed] and run's other output options\n"
-    "  list gpus|models            print the catalog\n"
-    "  calibrate kernels --gpu G MLP.csv...   fit a GPU's efficiency curves to Vidur\n"
-    "      kernel tables [--allreduce F.csv] [--send-recv F.csv] [--name N] [--out F.yaml]\n"
-    "  calibrate engine --rows MODEL:HW,... --base PROFILE --fit KEY,... PERF_MODEL.csv\n"
-    "      fit an engine profile to Splitwise iteration times [--name N] [--out F.yaml]\n"
-    "  calibrate runs --family F --gpu G --fit KEY,...  fit a GPU's curves to whole\n"
-    "      simulated runs of one validation family [--data CSV]\n"
-    "  calibrate synthetic --gpu G  recover known parameters from generated tables\n"
-    "      (every calibrate takes [--max-iter N])\n"
-    "  validate                    simulate every measured run in the validation table;\n"
-    "      [--data FILE.csv] [--family PREFIX] [--bounds FILE.csv]   print the errors\n"
-    "  explain --model M --gpu G   what the cost model says about one setup\n"
-    "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
-    "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
-    "      [--profile vllm|trtllm|eager|NAME] [--ideal] [--set KEY=VALUE ...] [--json [FILE]]\n"
-    "\n"
-    "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
-    "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
-    "  iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,\n"
-    "  gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens,\n"
-    "  seq_overhead_us, cuda_graphs, graph_max_tokens, gemm_m_half_tokens, gemm_floor_us,\n"
-    "  small_op_efficiency, small_op_floor_us, attention_efficiency, attention_n_half_tokens,\n"
-    "  attention_memory_efficiency, attention_seq_us, link_efficiency,\n"
-    "  link_latency_per_rank_us, p2p_latency_us, norm_efficiency\n"
-    "  (a leading 'hardware.' or 'engine.' is accepted). --ideal sets every efficiency\n"
-    "  to 1 and every overhead, floor and small op to 0: the pure roofline. Engine profiles\n"
-    "  (models/engines.yaml): explain --profile, a scenario's engine.profile; default vllm.\n"
-    "The catalog is read from --catalog, else $SERVESIM_CATALOG, else the source tree.\n";
 
 static int fail(const char *fmt, const char *a)
 {
@@ -179,8 +133,18 @@ const char *sv__opt_missing(void)
 
 static int cmd_list(const sv_catalog_t *cat, int argc, char **argv)
 {
-    if (argc != 1 || (strcmp(argv[0], "gpus") && strcmp(argv[0], "models")))
-        return fail("error: expected 'list gpus' or 'list models'%s", "");
+    static const char *const what[] = {"gpus", "models"};
+    if (argc != 1 || (strcmp(argv[0], "gpus") && strcmp(argv[0], "models"))) {
+        const char *near = argc == 1 ? sv_suggest(argv[0], what, 2) : NULL;
+        if (near)
+            fprintf(stderr,
+                    "servesim: error: expected 'list gpus' or 'list models' (did you mean "
+                    "'list %s'?)\n",
+                    near);
+        else
+            fprintf(stderr, "servesim: error: expected 'list gpus' or 'list models'\n");
+        return EXIT_FAILURE;
+    }
     if (strcmp(argv[0], "gpus") == 0) {
         printf("%-11s %-26s %9s %9s %8s %10s %-16s %6s %7s %7s\n", "name", "description",
                "BF16 TF/s", "FP8 TF/s", "mem GiB", "HBM GB/s", "link (GB/s bidir)", "TDP W",
@@ -242,9 +206,18 @@ static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
     else if (strncmp(k, "engine.", 7) == 0)
         k += 7;
     int rc = sv_perf_settings_set(s, k, eq + 1, err);
-    if (rc == SV_ENOKEY)
+    if (rc == SV_ENOKEY) {
+        size_t nkeys = 0;
+        while (sv_perf_setting_keys[nkeys])
+            nkeys++;
+        const char *near = sv_suggest(k, sv_perf_setting_keys, nkeys);
+        if (near)
+            return sv_errorf(err, SV_ENOKEY, "--set %s: unknown key '%s' (did you mean '%s'?)", kv,
+                             key, near);
         return sv_errorf(err, SV_ENOKEY,
-                         "--set %s: unknown key '%s' (see servesim --help for the keys)", kv, key);
+                         "--set %s: unknown key '%s' (see servesim explain --help for the keys)",
+                         kv, key);
+    }
     if (rc) sv_error_prefix(err, "--set %s", kv);
     return rc;
 }
@@ -307,7 +280,7 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         } else if (missing) {
             break;
         } else {
-            return fail("error: explain: unknown option '%s' (see servesim --help)", argv[i]);
+            return sv__unknown_option("explain", argv[i]);
         }
         if (missing) break;
     }
@@ -401,8 +374,7 @@ static int take_common(int argc, char **argv, int *i, cmd_args_t *a, const char 
     }
     if (a->missing) return 0;
     if (argv[*i][0] == '-' && argv[*i][1] != '\0') {
-        fprintf(stderr, "servesim: error: %s: unknown option '%s' (see servesim --help)\n", cmd,
-                argv[*i]);
+        sv__unknown_option(cmd, argv[*i]);
         return -1;
     }
     if (a->path) {
@@ -748,7 +720,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
         else if ((v = sv__opt_value(argc, argv, &i, "--bounds", &missing)))
             bounds = v;
         else if (!missing)
-            return fail("error: validate: unknown option '%s' (see servesim --help)", argv[i]);
+            return sv__unknown_option("validate", argv[i]);
         if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     }
     sv_error_t err;
@@ -781,7 +753,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
 /* calibrate kernels | engine | synthetic (see the usage text). */
 static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
 {
-    if (argc < 1) return fail("error: calibrate needs kernels, engine or synthetic%s", "");
+    if (argc < 1) return fail("error: calibrate needs kernels, engine, runs or synthetic%s", "");
     const char *mode = argv[0], *gpu_name = NULL, *out = NULL, *name = NULL, *ar = NULL, *sr = NULL,
                *rows = NULL, *base_name = NULL, *fit_keys = NULL, *family = NULL,
                *data = sv_validation_default_path(), *v;
@@ -822,7 +794,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         } else if (missing) {
             break;
         } else if (argv[i][0] == '-') {
-            return fail("error: calibrate: unknown option '%s' (see servesim --help)", argv[i]);
+            return sv__unknown_option("calibrate", argv[i]);
         } else {
             if (nfiles == 64) return fail("error: calibrate takes at most 64 tables%s", "");
             files[nfiles++] = argv[i];
@@ -952,7 +924,19 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         }
         return EXIT_SUCCESS;
     }
-    return fail("error: calibrate: expected kernels, engine, runs or synthetic, got '%s'", mode);
+    static const char *const modes[] = {"kernels", "engine", "runs", "synthetic"};
+    const char *near = sv_suggest(mode, modes, 4);
+    if (near)
+        fprintf(stderr,
+                "servesim: error: calibrate: expected kernels, engine, runs or synthetic, got "
+                "'%s' (did you mean '%s'?)\n",
+                mode, near);
+    else
+        fprintf(stderr,
+                "servesim: error: calibrate: expected kernels, engine, runs or synthetic, got "
+                "'%s'\n",
+                mode);
+    return EXIT_FAILURE;
 }
 
 static int servesim_main(int argc, char **argv)
@@ -963,7 +947,7 @@ static int servesim_main(int argc, char **argv)
         int missing = 0;
         const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
+            sv__help_overview(stdout);
             return EXIT_SUCCESS;
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("servesim %s\n", SERVESIM_VERSION);
@@ -973,30 +957,25 @@ static int servesim_main(int argc, char **argv)
         } else if (missing) {
             return fail("error: --catalog needs a directory (--catalog DIR)%s", "");
         } else {
-            fprintf(stderr,
-                    "servesim: error: unknown option '%s' (options before the command: --catalog "
-                    "DIR, --help, --version)\n",
-                    argv[i]);
-            return EXIT_USAGE;
+            return sv__unknown_option(NULL, argv[i]);
         }
     }
     if (i >= argc) {
-        fputs(usage_text, stderr);
+        sv__help_overview(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[i++];
+    if (strcmp(cmd, "help") == 0) return sv__help_main(argc - i, argv + i);
+    const sv__cmd_help_t *help = sv__help_command(cmd);
+    if (!help) return sv__unknown_command(cmd);
+    /* CMD --help (or -h) anywhere among its arguments: the command's help, nothing run. */
+    if (sv__help_asked(argc - i, argv + i)) {
+        sv__help_print(help, stdout);
+        return EXIT_SUCCESS;
+    }
     if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - i, argv + i);
     if (strcmp(cmd, "compare") == 0 || strcmp(cmd, "replay") == 0)
         return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
-    if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
-        strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate") &&
-        strcmp(cmd, "calibrate")) {
-        fprintf(stderr,
-                "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
-                "explain, validate, calibrate, compare, replay; see servesim --help)\n",
-                cmd);
-        return EXIT_USAGE;
-    }
     sv_catalog_t *cat = NULL;
     sv_error_t err;
     catalog_dir_used = catalog_dir ? catalog_dir : sv_catalog_default_dir();

@@ -17,6 +17,7 @@
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
 #include "servesim/cluster/sim.h"
+#include "servesim/base/progress.h"
 
 typedef struct probe {
     double attain; /* share of requests meeting every SLO */
@@ -322,10 +323,12 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
                     }
                 }
             }
+    sv_progress_t pr;
+    sv_progress_start(&pr, progress);
     if (jobs <= 1) {
         for (int i = 0; i < n; i++) {
             evaluate(sc, cat, &r[i]);
-            if (progress) fprintf(progress, "\rservesim plan: %d/%d configurations", i + 1, n);
+            sv_progress_update(&pr, "servesim plan: %d/%d configurations", i + 1, n);
         }
     } else {
         /* One worker process per candidate, rows handed back through a pipe. */
@@ -380,15 +383,14 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
                              "the worker process died");
                 pid[s] = 0;
                 running--;
-                if (progress)
-                    fprintf(progress, "\rservesim plan: %d/%d configurations", ++finished, n);
+                sv_progress_update(&pr, "servesim plan: %d/%d configurations", ++finished, n);
             }
         }
         free(pid);
         free(fd);
         free(which);
     }
-    if (progress) fputc('\n', progress);
+    sv_progress_end(&pr);
     *rows = r;
     *nrows = n;
     return 0;

@@ -20,6 +20,7 @@
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/base/yaml.h"
+#include "servesim/base/progress.h"
 
 const char *const sv_col_names[SV_NCOLS] = {"completed",
                                             "failed",
@@ -404,13 +405,15 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
     long todo = 0;
     for (long i = shard - 1; i < sw->npoints; i += nshards)
         todo++;
+    sv_progress_t pr;
+    sv_progress_start(&pr, progress);
     if (jobs <= 1) {
         long k = 0;
         for (long i = shard - 1; i < sw->npoints; i += nshards) {
             run_point(sw, cat, i, outdir, &rows[i]);
-            if (progress) fprintf(progress, "\rservesim sweep: %ld/%ld points", ++k, todo);
+            sv_progress_update(&pr, "servesim sweep: %ld/%ld points", ++k, todo);
         }
-        if (progress) fputc('\n', progress);
+        sv_progress_end(&pr);
         return 0;
     }
     long next = shard - 1, running = 0, finished = 0;
@@ -472,12 +475,12 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
             } else {
                 rc = read_row_file(path, sw->nvary, &rows[i], err);
             }
-            if (progress) fprintf(progress, "\rservesim sweep: %ld/%ld points", ++finished, todo);
+            sv_progress_update(&pr, "servesim sweep: %ld/%ld points", ++finished, todo);
         }
     }
     while (running > 0 && wait(NULL) > 0)
         running--;
-    if (progress) fputc('\n', progress);
+    sv_progress_end(&pr);
     free(pids);
     free(which);
     return rc;
