@@ -277,6 +277,22 @@ START_TEST(test_merge_many_rows)
 }
 END_TEST
 
+/* Load scenario text and its plan: section, from one temporary file. */
+static int load_plan(const char *yaml, const char **sets, int nsets, sv_scenario_t **sc,
+                     sv_plan_cfg_t *cfg, sv_error_t *err)
+{
+    char path[] = "/tmp/sv_plan_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    ck_assert(write(fd, yaml, strlen(yaml)) == (ssize_t)strlen(yaml));
+    close(fd);
+    *sc = NULL;
+    int rc = sv_scenario_load(path, sets, nsets, cat, sc, err);
+    if (!rc) rc = sv_plan_cfg_read(path, sets, nsets, *sc, cat, cfg, err);
+    unlink(path);
+    return rc;
+}
+
 START_TEST(test_small_plan)
 {
     const char *scn =
@@ -288,12 +304,13 @@ START_TEST(test_small_plan)
         " serving: [colocated, disaggregated], prefill_decode: ['1:1'], probe_requests: 500}\n";
     sv_error_t err;
     sv_scenario_t *sc;
-    ck_assert_int_eq(tu_load_yaml(cat, scn, NULL, 0, &sc, &err), 0);
+    static sv_plan_cfg_t cfg;
+    ck_assert_int_eq(load_plan(scn, NULL, 0, &sc, &cfg, &err), 0);
     sv_plan_row_t *rows;
     int n;
-    ck_assert_int_eq(sv_plan_run(sc, cat, 2, &rows, &n, NULL, &err), 0);
+    ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 2, &rows, &n, NULL, &err), 0);
     ck_assert_int_eq(n, 8); /* 2 GPUs x 2 TPs x (colocated + 1 ratio) */
-    ck_assert_int_eq(sv_plan_write(sc, rows, n, NULL, NULL, &err), 0);
+    ck_assert_int_eq(sv_plan_write(sc, &cfg, rows, n, NULL, NULL, &err), 0);
     /* Ranked by cost; the feasible first; TP 3 never divides 32 heads. */
     int feasible = 0;
     for (int i = 0; i < n; i++) {
@@ -342,11 +359,12 @@ START_TEST(test_plan_trace_vs_poisson)
     for (int k = 0; k < 2; k++) {
         sv_error_t err;
         sv_scenario_t *sc;
-        ck_assert_msg(tu_load_yaml(cat, k ? replay : poisson, NULL, 0, &sc, &err) == 0, "%s",
+        static sv_plan_cfg_t cfg;
+        ck_assert_msg(load_plan(k ? replay : poisson, NULL, 0, &sc, &cfg, &err) == 0, "%s",
                       err.msg);
         sv_plan_row_t *rows;
         int n;
-        ck_assert_int_eq(sv_plan_run(sc, cat, 1, &rows, &n, NULL, &err), 0);
+        ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 1, &rows, &n, NULL, &err), 0);
         ck_assert_int_eq(n, 1);
         ck_assert_msg(rows[0].ok, "%s", rows[0].error);
         gpus[k] = rows[0].gpus;
@@ -371,16 +389,17 @@ START_TEST(test_plan_profile_peak)
                       "plan: {size_for: peak, gpus: [h100-sxm], probe_requests: 500}\n";
     sv_error_t err;
     sv_scenario_t *sc;
-    ck_assert_msg(tu_load_yaml(cat, scn, NULL, 0, &sc, &err) == 0, "%s", err.msg);
-    tu_assert_rel(sc->plan.target_rate, 60.0, 1e-12); /* 40 x the spike's 1.5 */
+    static sv_plan_cfg_t cfg;
+    ck_assert_msg(load_plan(scn, NULL, 0, &sc, &cfg, &err) == 0, "%s", err.msg);
+    tu_assert_rel(cfg.target_rate, 60.0, 1e-12); /* 40 x the spike's 1.5 */
     sv_scenario_free(sc);
     const char *set[] = {"plan.size_for=peak", "plan.target_rate=", "slo.ttft_ms=300"};
-    ck_assert_int_eq(tu_load_yaml(cat,
-                                  "name: q\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                  "workload: {num_requests: 10, rate: 2, input: 10, output: 10}\n"
-                                  "plan: {target_rate: 3, gpus: [h100-sxm]}\n",
-                                  set, 3, &sc, &err),
+    ck_assert_int_eq(load_plan("name: q\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                               "workload: {num_requests: 10, rate: 2, input: 10, output: 10}\n"
+                               "plan: {target_rate: 3, gpus: [h100-sxm]}\n",
+                               set, 3, &sc, &cfg, &err),
                      SV_EINVAL);
+    sv_scenario_free(sc);
     ck_assert_msg(strstr(err.msg, "plan.size_for: peak needs a workload.rate_profile"), "%s",
                   err.msg);
 }

@@ -531,7 +531,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     const char *path = a.path, *const *sets = a.sets;
     int nsets = a.nsets, jobs = a.jobs;
     sv_error_t err;
-    /* Load once: to validate, and for the scenario's own sweep.vary. */
+    /* Load once: to validate, and to check the inputs against the outputs. */
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
     static sv_sweep_t sw;
@@ -549,9 +549,10 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".row", &err);
     if (!rc) rc = out_report(ps, html, &err);
     sv_paths_free(ps);
-    if (nvary == 0)
-        for (int k = 0; k < sc->nsweep_vary && !rc; k++)
-            rc = sv_vary_parse(sc->sweep_vary[k], &sw.vary[sw.nvary++], &err);
+    static sv_sweep_cfg_t scfg; /* the scenario's sweep.vary, used without --vary */
+    if (!rc && nvary == 0) rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, &err);
+    for (int k = 0; k < scfg.nvary && nvary == 0 && !rc; k++)
+        rc = sv_vary_parse(scfg.vary[k], &sw.vary[sw.nvary++], &err);
     for (int k = 0; k < nvary && !rc; k++)
         rc = sv_vary_parse(vary_args[k], &sw.vary[sw.nvary++], &err);
     sv_scenario_free(sc);
@@ -642,7 +643,12 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     int nsets = a.nsets, jobs = a.jobs;
     sv_error_t err;
     sv_scenario_t *sc = NULL;
+    static sv_plan_cfg_t cfg;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
+    if (sv_plan_cfg_read(path, sets, nsets, sc, cat, &cfg, &err)) {
+        sv_scenario_free(sc);
+        return fail_err(&err);
+    }
     sv_paths_t *ps = paths_with_catalog();
     int bad =
         !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
@@ -657,9 +663,9 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     double t0 = wall_seconds();
     sv_plan_row_t *rows = NULL;
     int n = 0;
-    int rc = sv_plan_run(sc, cat, jobs, &rows, &n, stderr, &err);
-    if (!rc) rc = sv_plan_write(sc, rows, n, out, stdout, &err);
-    if (!rc && html) rc = sv_html_plan(sc, rows, n, html, &err);
+    int rc = sv_plan_run(sc, &cfg, cat, jobs, &rows, &n, stderr, &err);
+    if (!rc) rc = sv_plan_write(sc, &cfg, rows, n, out, stdout, &err);
+    if (!rc && html) rc = sv_html_plan(sc, &cfg, rows, n, html, &err);
     int nok = 0;
     for (int i = 0; !rc && i < n; i++)
         nok += rows[i].ok != 0;

@@ -43,10 +43,8 @@ static const sv_yenum_t SCALE_POLICIES[] = {{"queue", SV_SCALE_QUEUE},
                                             {"inflight", SV_SCALE_INFLIGHT},
                                             {"kv", SV_SCALE_KV},
                                             {"ttft_p90", SV_SCALE_TTFT}};
-static const sv_yenum_t SIZE_FOR[] = {{"target", 0}, {"peak", 1}};
 static const sv_yenum_t METRIC_NAMES[] = {
     {"ttft", SV_M_TTFT}, {"tpot", SV_M_TPOT}, {"itl", SV_M_ITL}, {"e2el", SV_M_E2EL}};
-static const sv_yenum_t SERVING[] = {{"colocated", 0}, {"disaggregated", 1}};
 
 static const char *at(const sv_ynode_t *n, char *buf, size_t len)
 {
@@ -785,18 +783,6 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
     return sv_ymap_check_unknown(mc, err);
 }
 
-/* A list of 1 to max entries (more would not fit the plan's arrays: an error, not a cut). */
-static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t *err)
-{
-    char w[512];
-    int rc = sv_yexpect_seq(node, what, err);
-    if (rc) return rc;
-    if (node->n < 1 || node->n > max)
-        return sv_errorf(err, SV_ELIMIT, "%s: %s: give 1 to %zu values, got %zu",
-                         at(node, w, sizeof w), what, max, node->n);
-    return 0;
-}
-
 /* An `autoscaler` map (top level: every pool; a pool's own: that pool). */
 static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_t *pool,
                            sv_error_t *err)
@@ -855,116 +841,6 @@ static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_
     return sv_ymap_check_unknown(am, err);
 }
 
-static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
-{
-    char w[512];
-    int rc;
-    if ((rc = sv_yexpect_map(pm, "plan", err))) return rc;
-    p->given = 1;
-    p->max_gpus = 64;
-    p->probe_requests = 2000;
-    p->tolerance = 0.02;
-    p->colocated = 1;
-    p->peak_factor = 1;
-    p->profile_peak = 0;
-    if ((rc = sv_yget_enum(pm, "size_for", 0, SIZE_FOR, 2, &p->profile_peak, err)) < 0) return rc;
-    if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
-                             err)) < 0 ||
-        (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
-        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
-        (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
-        return rc;
-    sv_ynode_t *pr = sv_ymap_get(pm, "price_per_hour_usd");
-    if (pr && !sv_yscalar_is_null(pr)) {
-        if ((rc = sv_yexpect_map(pr, "plan.price_per_hour_usd", err))) return rc;
-        if (pr->n > SV_PLAN_MAX_GPUS)
-            return sv_errorf(err, SV_EINVAL, "%s: plan.price_per_hour_usd: at most %d GPUs",
-                             at(pr, w, sizeof w), SV_PLAN_MAX_GPUS);
-        for (size_t i = 0; i < pr->n; i++) {
-            const sv_gpu_t *gp;
-            if ((rc = sv_catalog_gpu(cat, pr->map[i].key, &gp, err)))
-                return sv_error_prefix(err, "%s: plan.price_per_hour_usd",
-                                       at(pr->map[i].val, w, sizeof w));
-            snprintf(p->price_gpu[i], SV_NAME_MAX, "%s", gp->name);
-            if ((rc = sv_yget_double(pr, pr->map[i].key, 1, 0, 1e6, &p->price[i], err))) return rc;
-        }
-        p->nprices = (int)pr->n;
-    }
-    long mg = p->max_gpus;
-    if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
-    p->max_gpus = (int)mg;
-    sv_ynode_t *g = sv_ymap_get(pm, "gpus");
-    if (!g)
-        return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
-                         at(pm, w, sizeof w));
-    if ((rc = plan_list(g, "plan.gpus", SV_PLAN_MAX_GPUS, err))) return rc;
-    for (size_t i = 0; i < g->n; i++) {
-        const sv_gpu_t *gp;
-        if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
-            char msg[SV_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "%s",
-                     g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
-            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w),
-                             g->seq[i]->path, msg);
-        }
-        snprintf(p->gpus[p->ngpus++], SV_NAME_MAX, "%s", gp->name);
-    }
-    sv_ynode_t *t = sv_ymap_get(pm, "tp");
-    p->tps[0] = 1;
-    p->ntps = 1;
-    if (t) {
-        if ((rc = plan_list(t, "plan.tp", SV_PLAN_MAX_CHOICES, err))) return rc;
-        p->ntps = 0;
-        for (size_t i = 0; i < t->n; i++) {
-            long v;
-            if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
-            p->tps[p->ntps++] = (int)v;
-        }
-    }
-    sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
-    if (m) {
-        if ((rc = plan_list(m, "plan.max_num_seqs", SV_PLAN_MAX_CHOICES, err))) return rc;
-        for (size_t i = 0; i < m->n; i++)
-            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err)))
-                return rc;
-    }
-    sv_ynode_t *sv = sv_ymap_get(pm, "serving");
-    if (sv) {
-        if ((rc = plan_list(sv, "plan.serving", 2, err))) return rc;
-        p->colocated = 0;
-        for (size_t i = 0; i < sv->n; i++) {
-            int disagg;
-            if ((rc = sv_yscalar_enum(sv->seq[i], SERVING, 2, &disagg, err))) return rc;
-            *(disagg ? &p->disaggregated : &p->colocated) = 1;
-        }
-    }
-    sv_ynode_t *r = sv_ymap_get(pm, "prefill_decode");
-    if (r) {
-        if ((rc = plan_list(r, "plan.prefill_decode", SV_PLAN_MAX_CHOICES, err))) return rc;
-        for (size_t i = 0; i < r->n; i++) {
-            int a, b;
-            char extra;
-            if (r->seq[i]->kind != SV_Y_SCALAR ||
-                sscanf(r->seq[i]->scalar, "%d:%d%c", &a, &b, &extra) != 2 || a < 1 || b < 1 ||
-                a > 64 || b > 64)
-                return sv_errorf(err, SV_EINVAL,
-                                 "%s: %s: expected a ratio like 1:3 (prefill:decode replicas)",
-                                 at(r->seq[i], w, sizeof w), r->seq[i]->path);
-            p->ratios[p->nratios][0] = a;
-            p->ratios[p->nratios++][1] = b;
-        }
-    }
-    if (p->disaggregated && p->nratios == 0) {
-        const int def[3][2] = {{1, 1}, {1, 2}, {1, 3}};
-        for (int i = 0; i < 3; i++) {
-            p->ratios[i][0] = def[i][0];
-            p->ratios[i][1] = def[i][1];
-        }
-        p->nratios = 3;
-    }
-    return sv_ymap_check_unknown(pm, err);
-}
-
 /*
  * The rules that tie values of different sections together. Rules about which keys may
  * appear together in one section stay with the reader of that section (they are about the
@@ -1011,9 +887,6 @@ int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err)
                              key, e->max_num_batched_tokens, e->max_num_seqs);
         }
     }
-    if (sc->plan.profile_peak && sc->workload.profile.kind == SV_PROFILE_NONE)
-        return sv_errorf(err, SV_EINVAL,
-                         "plan.size_for: peak needs a workload.rate_profile to take the peak of");
     return 0;
 }
 
@@ -1103,31 +976,10 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
         if (use && !sv_yscalar_is_null(use) && (rc = read_autoscaler(use, sc, &sc->pools[i], err)))
             return rc;
     }
-    sv_ynode_t *pm = sv_ymap_get(root, "plan");
-    if (pm && !sv_yscalar_is_null(pm) && (rc = read_plan(pm, cat, &sc->plan, err))) return rc;
-    if (sc->plan.profile_peak && sc->workload.profile.kind != SV_PROFILE_NONE)
-        sc->plan.target_rate = sv_profile_peak(&sc->workload.profile);
-    sv_ynode_t *sw = sv_ymap_get(root, "sweep");
-    if (sw && !sv_yscalar_is_null(sw)) {
-        if ((rc = sv_yexpect_map(sw, "sweep", err))) return rc;
-        sv_ynode_t *v = sv_ymap_get(sw, "vary");
-        if (v) {
-            if ((rc = sv_yexpect_seq(v, "sweep.vary", err))) return rc;
-            if (v->n > SV_SWEEP_MAX_VARY)
-                return sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most %d keys",
-                                 at(v, w, sizeof w), SV_SWEEP_MAX_VARY);
-            for (size_t i = 0; i < v->n; i++) {
-                sv_ynode_t *e = v->seq[i];
-                if (e->kind != SV_Y_SCALAR || !strchr(e->scalar, '=') ||
-                    strlen(e->scalar) >= SV_SWEEP_SPEC_MAX)
-                    return sv_errorf(err, SV_EINVAL,
-                                     "%s: %s: expected KEY=SPEC like workload.rate=2:30:2",
-                                     at(e, w, sizeof w), e->path);
-                snprintf(sc->sweep_vary[sc->nsweep_vary++], SV_SWEEP_SPEC_MAX, "%s", e->scalar);
-            }
-        }
-        if ((rc = sv_ymap_check_unknown(sw, err))) return rc;
-    }
+    /* plan: and sweep: belong to those commands, which read them themselves
+     * (include/servesim/studies/sections.h); here they are only known keys. */
+    sv_ymap_get(root, "plan");
+    sv_ymap_get(root, "sweep");
     if ((rc = sv_ymap_check_unknown(root, err))) return rc;
     if ((rc = validate_located(sc, root, err))) return rc;
     if (sc->mooncake.given) return sv_mooncake_load(&sc->mooncake, &sc->trace, &sc->prompts, err);

@@ -503,12 +503,11 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
 
 /* ---- plan ---------------------------------------------------------------------------------- */
 
-int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, const char *path,
-                 sv_error_t *err)
+int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
+                 int n, const char *path, sv_error_t *err)
 {
     char title[256];
-    snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", sc->plan.target_rate,
-             sc->name);
+    snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", cfg->target_rate, sc->name);
     page_t p;
     int rc = page_open(&p, path, title, err);
     if (rc) return rc;
@@ -572,8 +571,8 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, cons
     c.s[c.ns++] = (sv_svg_series_t){
         .name = "configurations", .x = cx, .y = cy, .n = m, .points = 1, .labels = labels};
     char tl[64];
-    snprintf(tl, sizeof tl, "target %.4g req/s", sc->plan.target_rate);
-    c.vline[c.nv] = sc->plan.target_rate;
+    snprintf(tl, sizeof tl, "target %.4g req/s", cfg->target_rate);
+    c.vline[c.nv] = cfg->target_rate;
     c.vlabel[c.nv++] = tl;
     sv__svg_chart(chart_begin(&p, "cost-capacity"), &c, 900, 480);
     chart_end(&p);

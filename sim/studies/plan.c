@@ -162,8 +162,8 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
 /* ---- candidates --------------------------------------------------------------------------- */
 
 /* A candidate's scenario: the base workload and SLOs on new pools. */
-static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const sv_plan_row_t *row,
-                     int units, sv_scenario_t *sc, sv_error_t *err)
+static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
+                     const sv_plan_row_t *row, int units, sv_scenario_t *sc, sv_error_t *err)
 {
     *sc = *base;
     const sv_gpu_t *g;
@@ -172,8 +172,8 @@ static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const s
     sv_pool_cfg_t pool = base->pools[0];
     double price =
         strcmp(g->name, pool.gpu.name) == 0 ? pool.gpu.price_per_hour : g->price_per_hour;
-    for (int i = 0; i < base->plan.nprices; i++) /* plan.price_per_hour_usd */
-        if (strcmp(base->plan.price_gpu[i], g->name) == 0) price = base->plan.price[i];
+    for (int i = 0; i < cfg->nprices; i++) /* plan.price_per_hour_usd */
+        if (strcmp(cfg->price_gpu[i], g->name) == 0) price = cfg->price[i];
     pool.gpu = *g;
     pool.gpu.price_per_hour = price;
     pool.autoscale.enabled = 0; /* plan sizes fixed clusters */
@@ -209,14 +209,15 @@ static int candidate(const sv_scenario_t *base, const sv_catalog_t *cat, const s
     return sv_scenario_validate(sc, err);
 }
 
-static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan_row_t *row)
+static void evaluate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
+                     sv_plan_row_t *row)
 {
-    const sv_plan_cfg_t *p = &base->plan;
+    const sv_plan_cfg_t *p = cfg;
     sv_error_t err;
     sv_scenario_t sc;
     char binding[8] = "";
     row->unit_gpus = (row->disagg ? row->p + row->d : 1) * row->tp;
-    int rc = candidate(base, cat, row, 1, &sc, &err);
+    int rc = candidate(base, cfg, cat, row, 1, &sc, &err);
     if (!rc)
         rc = sv_capacity(&sc, p->probe_requests, p->tolerance, &row->unit_capacity, binding,
                          &row->probes, &err);
@@ -239,7 +240,7 @@ static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan
                      p->max_gpus, target);
             return;
         }
-        if ((rc = candidate(base, cat, row, units, &sc, &err))) break;
+        if ((rc = candidate(base, cfg, cat, row, units, &sc, &err))) break;
         long n = p->probe_requests * units;
         sc.workload.num_requests = n > 200000 ? 200000 : n;
         sc.workload.duration = 0;
@@ -271,10 +272,10 @@ static void evaluate(const sv_scenario_t *base, const sv_catalog_t *cat, sv_plan
              rc ? err.msg : "the cluster at the target rate kept missing the SLOs");
 }
 
-int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_plan_row_t **rows,
-                int *nrows, FILE *progress, sv_error_t *err)
+int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
+                int jobs, sv_plan_row_t **rows, int *nrows, FILE *progress, sv_error_t *err)
 {
-    const sv_plan_cfg_t *p = &sc->plan;
+    const sv_plan_cfg_t *p = cfg;
     *rows = NULL;
     *nrows = 0;
     if (!p->given) return sv_errorf(err, SV_EINVAL, "%s: no plan: map in the scenario", sc->path);
@@ -327,7 +328,7 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
     sv_progress_start(&pr, progress);
     if (jobs <= 1) {
         for (int i = 0; i < n; i++) {
-            evaluate(sc, cat, &r[i]);
+            evaluate(sc, cfg, cat, &r[i]);
             sv_progress_update(&pr, "servesim plan: %d/%d configurations", i + 1, n);
         }
     } else {
@@ -353,7 +354,7 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_p
                 pid_t c = fork();
                 if (c == 0) {
                     close(pp[0]);
-                    evaluate(sc, cat, &r[next]);
+                    evaluate(sc, cfg, cat, &r[next]);
                     ssize_t wr = write(pp[1], &r[next], sizeof r[next]);
                     _exit(wr == (ssize_t)sizeof r[next] ? 0 : 3);
                 }
@@ -482,8 +483,8 @@ static void print_warnings(FILE *t, const sv_plan_row_t *rows, int nrows, double
                 name, rows[0].band_pct);
 }
 
-int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const char *outdir,
-                  FILE *t, sv_error_t *err)
+int sv_plan_write(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_row_t *rows, int nrows,
+                  const char *outdir, FILE *t, sv_error_t *err)
 {
     /* Stable ranking: insertion sort keeps the enumeration order among equals. */
     for (int i = 1; i < nrows; i++) {
@@ -497,10 +498,9 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
     }
     const sv_metrics_cfg_t *m = &sc->metrics;
     if (t) {
-        fprintf(t, "Plan for %.4g req/s of '%s'", sc->plan.target_rate * sc->plan.peak_factor,
-                sc->name);
-        if (sc->plan.peak_factor != 1)
-            fprintf(t, " (%.4g x peak factor %.4g)", sc->plan.target_rate, sc->plan.peak_factor);
+        fprintf(t, "Plan for %.4g req/s of '%s'", cfg->target_rate * cfg->peak_factor, sc->name);
+        if (cfg->peak_factor != 1)
+            fprintf(t, " (%.4g x peak factor %.4g)", cfg->target_rate, cfg->peak_factor);
         fprintf(t, ", %s, with",
                 sc->workload.has_trace ? "the trace's own arrivals rescaled to that mean rate"
                 : sc->workload.burstiness == 1 ? "Poisson arrivals"
@@ -533,7 +533,7 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
             fprintf(t, "  +-%.0f%% %s\n", r->band_pct,
                     sv_calibration_name((sv_calibration_t)r->calibration));
         }
-        print_warnings(t, rows, nrows, sc->plan.target_rate);
+        print_warnings(t, rows, nrows, cfg->target_rate);
     }
     if (!outdir) return 0;
     if (mkdir(outdir, 0755) && errno != EEXIST)
@@ -565,7 +565,7 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
     sv__jw_init(&w, f);
     sv__jw_obj(&w, NULL);
     sv__jw_str(&w, "scenario", sc->name);
-    sv__jw_num(&w, "target_rate", sc->plan.target_rate);
+    sv__jw_num(&w, "target_rate", cfg->target_rate);
     sv__jw_num(&w, "attainment", m->attainment);
     sv__jw_num(&w, "slo_ttft_ms", m->slo_ttft_ms);
     sv__jw_num(&w, "slo_tpot_ms", m->slo_tpot_ms);
@@ -606,7 +606,7 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
         sv__jw_num(&w, "throughput_error_band_pct", r->band_pct);
         if (r->ok) {
             double lo, hi;
-            cost_range(r, sc->plan.target_rate, &lo, &hi);
+            cost_range(r, cfg->target_rate, &lo, &hi);
             sv__jw_num(&w, "cost_per_hour_low_usd", lo);
             sv__jw_num(&w, "cost_per_hour_high_usd", hi);
         }
@@ -614,7 +614,7 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
     }
     sv__jw_end_arr(&w);
     sv__jw_arr(&w, "warnings");
-    int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, sc->plan.target_rate, idx, MAX_OVERLAPS);
+    int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, cfg->target_rate, idx, MAX_OVERLAPS);
     if (n > 0) {
         char msg[160];
         snprintf(msg, sizeof msg,

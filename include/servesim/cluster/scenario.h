@@ -28,35 +28,6 @@
 typedef enum { SV_ROLE_COLOCATED = 0, SV_ROLE_PREFILL, SV_ROLE_DECODE } sv_role_t;
 const char *sv_role_name(sv_role_t r);
 
-/* Bounds of the plan's lists and the scenario's sweep.vary (longer lists are an error). */
-#define SV_PLAN_MAX_GPUS 16   /* plan.gpus and plan.price_per_hour_usd entries */
-#define SV_PLAN_MAX_CHOICES 8 /* plan.tp, plan.max_num_seqs, plan.prefill_decode entries */
-#define SV_SWEEP_MAX_VARY 6   /* sweep.vary entries (sweep.h's SV_MAX_VARY) */
-#define SV_SWEEP_SPEC_MAX 256 /* bytes of one sweep.vary entry */
-
-/* What `servesim plan` may choose from (the scenario's `plan:` map). */
-typedef struct sv_plan_cfg {
-    int given;
-    double target_rate; /* req/s */
-    char gpus[SV_PLAN_MAX_GPUS][SV_NAME_MAX];
-    int ngpus;
-    int tps[SV_PLAN_MAX_CHOICES], ntps;
-    long max_num_seqs[SV_PLAN_MAX_CHOICES];
-    int nmns;
-    int colocated, disaggregated; /* serving modes to try */
-    int ratios[SV_PLAN_MAX_CHOICES][2],
-        nratios; /* prefill:decode replicas per disaggregated unit */
-    int max_gpus;
-    long probe_requests; /* requests per capacity probe */
-    double tolerance;    /* relative precision of the capacity */
-    double peak_factor;  /* size for target_rate x this (a peak over the mean); default 1 */
-    int profile_peak;    /* plan.size_for: peak: target_rate is the rate profile's peak */
-    char price_gpu[SV_PLAN_MAX_GPUS]
-                  [SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
-    double price[SV_PLAN_MAX_GPUS];
-    int nprices;
-} sv_plan_cfg_t;
-
 /* The autoscaler of one pool (docs/autoscaling.md): every `interval` seconds it measures
  * the pool's active replicas and asks for ceil(replicas x measured / target) of them (as
  * Kubernetes' HPA), within [min, max]; up at once (each new replica serves after its cold
@@ -130,10 +101,6 @@ typedef struct sv_scenario {
     sv_metrics_cfg_t metrics;
     double horizon; /* s; 0 = run until every request has ended */
     int check;      /* --check: recount KV blocks and client slots at every step (slow) */
-    /* `sweep.vary`: the default --vary specs of `servesim sweep` ("workload.rate=2:30:2") */
-    char sweep_vary[SV_SWEEP_MAX_VARY][SV_SWEEP_SPEC_MAX];
-    int nsweep_vary;
-    sv_plan_cfg_t plan;
     /* Files read besides the scenario itself (a model's config.json, the trace, empirical
      * length files), so that commands can refuse outputs that would overwrite them. */
     char inputs[SV_MAX_INPUTS][1024];
@@ -145,7 +112,7 @@ int sv_scenario_load(const char *path, const char *const *sets, int nsets, const
 void sv_scenario_free(sv_scenario_t *sc);
 
 /* The rules that tie values of different sections together (pool roles and the split, the
- * KV link of a split, engine batch limits, plan.size_for). The loader runs them on every
+ * KV link of a split, engine batch limits). The loader runs them on every
  * scenario it reads; code that edits a scenario (plan's candidates) runs them again.
  * 0, or SV_EINVAL with "KEY: what is wrong". */
 int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err);

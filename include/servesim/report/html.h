@@ -23,7 +23,7 @@
 int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err);
 int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
                   const char *path, sv_error_t *err);
-int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, const char *path,
-                 sv_error_t *err);
+int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
+                 int n, const char *path, sv_error_t *err);
 
 #endif

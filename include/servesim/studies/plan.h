@@ -26,6 +26,7 @@
 #include "servesim/cost/catalog.h"
 #include "servesim/base/error.h"
 #include "servesim/cluster/scenario.h"
+#include "servesim/studies/sections.h"
 
 typedef struct sv_plan_row {
     char gpu[SV_NAME_MAX];
@@ -59,12 +60,12 @@ typedef struct sv_plan_row {
 int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate, char *binding,
                 long *probes, sv_error_t *err);
 
-int sv_plan_run(const sv_scenario_t *sc, const sv_catalog_t *cat, int jobs, sv_plan_row_t **rows,
-                int *nrows, FILE *progress, sv_error_t *err);
+int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
+                int jobs, sv_plan_row_t **rows, int *nrows, FILE *progress, sv_error_t *err);
 
 /* Rank (by cost per hour, infeasible last), print the table, write plan.csv and plan.json
  * into outdir (NULL: print only). */
-int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const char *outdir,
-                  FILE *table, sv_error_t *err);
+int sv_plan_write(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_row_t *rows, int nrows,
+                  const char *outdir, FILE *table, sv_error_t *err);
 
 #endif

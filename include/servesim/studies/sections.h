@@ -1,0 +1,62 @@
+/*
+ * The sections of a scenario file that belong to the studies, not to a run: `plan:` (what
+ * `servesim plan` may choose from) and `sweep:` (the default --vary specs of `servesim
+ * sweep`). The scenario loader only knows these keys exist; each study reads its own
+ * section here, from the same file and the same --set overrides, so a run's scenario
+ * (sv_scenario_t) holds nothing a run does not use.
+ *
+ * Ownership: the readers fill caller-owned structs; nothing to free.
+ */
+#ifndef SERVESIM_STUDIES_SECTIONS_H
+#define SERVESIM_STUDIES_SECTIONS_H
+
+#include "servesim/base/error.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/cost/catalog.h"
+
+/* Bounds of the plan's lists and of sweep.vary (longer lists are an error, not a cut). */
+#define SV_PLAN_MAX_GPUS 16   /* plan.gpus and plan.price_per_hour_usd entries */
+#define SV_PLAN_MAX_CHOICES 8 /* plan.tp, plan.max_num_seqs, plan.prefill_decode entries */
+#define SV_SWEEP_MAX_VARY 6   /* sweep.vary entries (sweep.h's SV_MAX_VARY) */
+#define SV_SWEEP_SPEC_MAX 256 /* bytes of one sweep.vary entry */
+
+/* What `servesim plan` may choose from (the scenario's `plan:` map). */
+typedef struct sv_plan_cfg {
+    int given;
+    double target_rate; /* req/s */
+    char gpus[SV_PLAN_MAX_GPUS][SV_NAME_MAX];
+    int ngpus;
+    int tps[SV_PLAN_MAX_CHOICES], ntps;
+    long max_num_seqs[SV_PLAN_MAX_CHOICES];
+    int nmns;
+    int colocated, disaggregated; /* serving modes to try */
+    int ratios[SV_PLAN_MAX_CHOICES][2],
+        nratios; /* prefill:decode replicas per disaggregated unit */
+    int max_gpus;
+    long probe_requests; /* requests per capacity probe */
+    double tolerance;    /* relative precision of the capacity */
+    double peak_factor;  /* size for target_rate x this (a peak over the mean); default 1 */
+    int profile_peak;    /* plan.size_for: peak: target_rate is the rate profile's peak */
+    char price_gpu[SV_PLAN_MAX_GPUS]
+                  [SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
+    double price[SV_PLAN_MAX_GPUS];
+    int nprices;
+} sv_plan_cfg_t;
+
+/* The `sweep:` map. */
+typedef struct sv_sweep_cfg {
+    char vary[SV_SWEEP_MAX_VARY][SV_SWEEP_SPEC_MAX]; /* "workload.rate=2:30:2" */
+    int nvary;
+} sv_sweep_cfg_t;
+
+/* Read the `plan:` map of scenario file `path` with overrides `sets` (as the loader
+ * applied them to sc, which must be that file's scenario: size_for: peak takes the peak of
+ * its rate profile). cfg->given is 0 when there is none. 0, or a located error. */
+int sv_plan_cfg_read(const char *path, const char *const *sets, int nsets, const sv_scenario_t *sc,
+                     const sv_catalog_t *cat, sv_plan_cfg_t *cfg, sv_error_t *err);
+
+/* Read the `sweep:` map (nvary 0 when there is none). 0, or a located error. */
+int sv_sweep_cfg_read(const char *path, const char *const *sets, int nsets, sv_sweep_cfg_t *cfg,
+                      sv_error_t *err);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * The scenario sections that belong to the studies (see
+ * include/servesim/studies/sections.h): `plan:` and `sweep:`, read from the scenario file
+ * with the same overrides the loader applied.
+ */
+#include "servesim/studies/sections.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "servesim/base/yaml.h"
+
+static const sv_yenum_t SIZE_FOR[] = {{"target", 0}, {"peak", 1}};
+static const sv_yenum_t SERVING[] = {{"colocated", 0}, {"disaggregated", 1}};
+
+static const char *at(const sv_ynode_t *n, char *buf, size_t len)
+{
+    return sv_ynode_where(n, buf, len);
+}
+
+/* A list of 1 to max entries (more would not fit the plan's arrays: an error, not a cut). */
+static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t *err)
+{
+    char w[512];
+    int rc = sv_yexpect_seq(node, what, err);
+    if (rc) return rc;
+    if (node->n < 1 || node->n > max)
+        return sv_errorf(err, SV_ELIMIT, "%s: %s: give 1 to %zu values, got %zu",
+                         at(node, w, sizeof w), what, max, node->n);
+    return 0;
+}
+
+static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    if ((rc = sv_yexpect_map(pm, "plan", err))) return rc;
+    p->given = 1;
+    p->max_gpus = 64;
+    p->probe_requests = 2000;
+    p->tolerance = 0.02;
+    p->colocated = 1;
+    p->peak_factor = 1;
+    p->profile_peak = 0;
+    if ((rc = sv_yget_enum(pm, "size_for", 0, SIZE_FOR, 2, &p->profile_peak, err)) < 0) return rc;
+    if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
+                             err)) < 0 ||
+        (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
+        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
+        (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
+        return rc;
+    sv_ynode_t *pr = sv_ymap_get(pm, "price_per_hour_usd");
+    if (pr && !sv_yscalar_is_null(pr)) {
+        if ((rc = sv_yexpect_map(pr, "plan.price_per_hour_usd", err))) return rc;
+        if (pr->n > SV_PLAN_MAX_GPUS)
+            return sv_errorf(err, SV_EINVAL, "%s: plan.price_per_hour_usd: at most %d GPUs",
+                             at(pr, w, sizeof w), SV_PLAN_MAX_GPUS);
+        for (size_t i = 0; i < pr->n; i++) {
+            const sv_gpu_t *gp;
+            if ((rc = sv_catalog_gpu(cat, pr->map[i].key, &gp, err)))
+                return sv_error_prefix(err, "%s: plan.price_per_hour_usd",
+                                       at(pr->map[i].val, w, sizeof w));
+            snprintf(p->price_gpu[i], SV_NAME_MAX, "%s", gp->name);
+            if ((rc = sv_yget_double(pr, pr->map[i].key, 1, 0, 1e6, &p->price[i], err))) return rc;
+        }
+        p->nprices = (int)pr->n;
+    }
+    long mg = p->max_gpus;
+    if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
+    p->max_gpus = (int)mg;
+    sv_ynode_t *g = sv_ymap_get(pm, "gpus");
+    if (!g)
+        return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
+                         at(pm, w, sizeof w));
+    if ((rc = plan_list(g, "plan.gpus", SV_PLAN_MAX_GPUS, err))) return rc;
+    for (size_t i = 0; i < g->n; i++) {
+        const sv_gpu_t *gp;
+        if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
+            char msg[SV_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "%s",
+                     g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
+            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w),
+                             g->seq[i]->path, msg);
+        }
+        snprintf(p->gpus[p->ngpus++], SV_NAME_MAX, "%s", gp->name);
+    }
+    sv_ynode_t *t = sv_ymap_get(pm, "tp");
+    p->tps[0] = 1;
+    p->ntps = 1;
+    if (t) {
+        if ((rc = plan_list(t, "plan.tp", SV_PLAN_MAX_CHOICES, err))) return rc;
+        p->ntps = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            long v;
+            if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
+            p->tps[p->ntps++] = (int)v;
+        }
+    }
+    sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
+    if (m) {
+        if ((rc = plan_list(m, "plan.max_num_seqs", SV_PLAN_MAX_CHOICES, err))) return rc;
+        for (size_t i = 0; i < m->n; i++)
+            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err)))
+                return rc;
+    }
+    sv_ynode_t *sv = sv_ymap_get(pm, "serving");
+    if (sv) {
+        if ((rc = plan_list(sv, "plan.serving", 2, err))) return rc;
+        p->colocated = 0;
+        for (size_t i = 0; i < sv->n; i++) {
+            int disagg;
+            if ((rc = sv_yscalar_enum(sv->seq[i], SERVING, 2, &disagg, err))) return rc;
+            *(disagg ? &p->disaggregated : &p->colocated) = 1;
+        }
+    }
+    sv_ynode_t *r = sv_ymap_get(pm, "prefill_decode");
+    if (r) {
+        if ((rc = plan_list(r, "plan.prefill_decode", SV_PLAN_MAX_CHOICES, err))) return rc;
+        for (size_t i = 0; i < r->n; i++) {
+            int a, b;
+            char extra;
+            if (r->seq[i]->kind != SV_Y_SCALAR ||
+                sscanf(r->seq[i]->scalar, "%d:%d%c", &a, &b, &extra) != 2 || a < 1 || b < 1 ||
+                a > 64 || b > 64)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected a ratio like 1:3 (prefill:decode replicas)",
+                                 at(r->seq[i], w, sizeof w), r->seq[i]->path);
+            p->ratios[p->nratios][0] = a;
+            p->ratios[p->nratios++][1] = b;
+        }
+    }
+    if (p->disaggregated && p->nratios == 0) {
+        const int def[3][2] = {{1, 1}, {1, 2}, {1, 3}};
+        for (int i = 0; i < 3; i++) {
+            p->ratios[i][0] = def[i][0];
+            p->ratios[i][1] = def[i][1];
+        }
+        p->nratios = 3;
+    }
+    return sv_ymap_check_unknown(pm, err);
+}
+
+/* The file with its overrides; the caller frees it. */
+static int load_doc(const char *path, const char *const *sets, int nsets, sv_ydoc_t **doc,
+                    sv_error_t *err)
+{
+    int rc = sv_ydoc_load(path, doc, err);
+    for (int i = 0; i < nsets && !rc; i++)
+        rc = sv_ydoc_set(*doc, sets[i], err);
+    if (rc) {
+        sv_ydoc_free(*doc);
+        *doc = NULL;
+    }
+    return rc;
+}
+
+int sv_plan_cfg_read(const char *path, const char *const *sets, int nsets, const sv_scenario_t *sc,
+                     const sv_catalog_t *cat, sv_plan_cfg_t *cfg, sv_error_t *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    sv_ydoc_t *doc;
+    int rc = load_doc(path, sets, nsets, &doc, err);
+    if (rc) return rc;
+    sv_ynode_t *pm = doc->root ? sv_ymap_get(doc->root, "plan") : NULL;
+    if (pm && !sv_yscalar_is_null(pm)) rc = read_plan(pm, cat, cfg, err);
+    if (!rc && cfg->profile_peak) {
+        char w[512];
+        if (sc->workload.profile.kind == SV_PROFILE_NONE)
+            rc = sv_errorf(err, SV_EINVAL,
+                           "%s: plan.size_for: peak needs a workload.rate_profile to take the "
+                           "peak of",
+                           at(sv_ymap_get(pm, "size_for"), w, sizeof w));
+        else
+            cfg->target_rate = sv_profile_peak(&sc->workload.profile);
+    }
+    sv_ydoc_free(doc);
+    return rc;
+}
+
+int sv_sweep_cfg_read(const char *path, const char *const *sets, int nsets, sv_sweep_cfg_t *cfg,
+                      sv_error_t *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    sv_ydoc_t *doc;
+    int rc = load_doc(path, sets, nsets, &doc, err);
+    if (rc) return rc;
+    char w[512];
+    sv_ynode_t *sw = doc->root ? sv_ymap_get(doc->root, "sweep") : NULL;
+    if (sw && !sv_yscalar_is_null(sw)) {
+        sv_ynode_t *v = NULL;
+        if (!(rc = sv_yexpect_map(sw, "sweep", err))) v = sv_ymap_get(sw, "vary");
+        if (!rc && v && !(rc = sv_yexpect_seq(v, "sweep.vary", err)) && v->n > SV_SWEEP_MAX_VARY)
+            rc = sv_errorf(err, SV_EINVAL, "%s: sweep.vary: at most %d keys", at(v, w, sizeof w),
+                           SV_SWEEP_MAX_VARY);
+        for (size_t i = 0; !rc && v && i < v->n; i++) {
+            sv_ynode_t *e = v->seq[i];
+            if (e->kind != SV_Y_SCALAR || !strchr(e->scalar, '=') ||
+                strlen(e->scalar) >= SV_SWEEP_SPEC_MAX)
+                rc =
+                    sv_errorf(err, SV_EINVAL, "%s: %s: expected KEY=SPEC like workload.rate=2:30:2",
+                              at(e, w, sizeof w), e->path);
+            else
+                snprintf(cfg->vary[cfg->nvary++], SV_SWEEP_SPEC_MAX, "%s", e->scalar);
+        }
+        if (!rc) rc = sv_ymap_check_unknown(sw, err);
+    }
+    sv_ydoc_free(doc);
+    return rc;
+}
