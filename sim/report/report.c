@@ -12,6 +12,7 @@
 
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
+#include "report/report_int.h"
 #include "servesim/studies/confidence.h"
 
 #ifndef SERVESIM_VERSION
@@ -120,8 +121,15 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     print_metric(f, res, SV_M_ITL, "ITL", "Inter-token Latency");
     print_metric(f, res, SV_M_E2EL, "E2EL", "End-to-end Latency");
     centred(f, "", '=', 50);
+    sv__report_servesim_summary(res, f);
+}
 
-    /* servesim's own block */
+void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    int slo = !isnan(sc->metrics.slo_ttft_ms) || !isnan(sc->metrics.slo_tpot_ms) ||
+              !isnan(sc->metrics.slo_e2el_ms);
     char buf[160];
     int p99 = pct_index(s, 99.0);
     centred(f, " servesim: inside the server ", '=', 50);
@@ -225,6 +233,26 @@ static int close_out(FILE *f, const char *path, sv_error_t *err)
     return sv__close_out(f, path, err);
 }
 
+void sv__report_centred(FILE *f, const char *s, char c, int width)
+{
+    centred(f, s, c, width);
+}
+
+void sv__report_pct_word(double p, char *buf, size_t n)
+{
+    pct_word(p, buf, n);
+}
+
+FILE *sv__report_open(const char *path, sv_error_t *err)
+{
+    return open_out(path, err);
+}
+
+int sv__report_close(FILE *f, const char *path, sv_error_t *err)
+{
+    return close_out(f, path, err);
+}
+
 /* ---- JSON ------------------------------------------------------------------------------ */
 
 static void stat_keys(sv_jw_t *w, const sv_summary_t *s, const char *m, const sv_stat_t *st)
@@ -251,6 +279,11 @@ static void date_string(char *buf, size_t n)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, n, "%Y%m%d-%H%M%S", &tm);
+}
+
+void sv__report_date(char *buf, size_t n)
+{
+    date_string(buf, n);
 }
 
 static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
@@ -404,13 +437,16 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
     sv__jw_end_arr(w);
 }
 
-static void write_servesim(sv_jw_t *w, const sv_result_t *res)
+void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *convention,
+                              const char *definitions)
 {
     const sv_scenario_t *sc = res->sc;
     const sv_summary_t *s = &res->summary;
     sv__jw_obj(w, "servesim");
     sv__jw_str(w, "version", SERVESIM_VERSION);
-    sv__jw_str(w, "definitions", "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
+    if (convention) sv__jw_str(w, "convention", convention);
+    sv__jw_str(w, "definitions",
+               definitions ? definitions : "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
     sv__jw_str(w, "scenario", sc->name);
     sv__jw_int(w, "seed", (long)sc->seed);
     if (res->npools > 0) write_confidence(w, "confidence", weakest_pool(res));
@@ -517,7 +553,7 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     stat_keys(&w, s, "tpot", &s->tpot);
     stat_keys(&w, s, "itl", &s->itl);
     stat_keys(&w, s, "e2el", &s->e2el);
-    write_servesim(&w, res);
+    sv__report_servesim_json(&w, res, NULL, NULL);
     sv__jw_end_obj(&w);
     fputc('\n', f);
     return close_out(f, path, err);
