@@ -216,6 +216,7 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
         }
         line_num(f, "Cost ($/h):", pp->gpus * pc->gpu.price_per_hour);
     }
+    sv__report_finance_summary(res, f);
     centred(f, "", '=', 50);
 }
 
@@ -498,6 +499,7 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
     sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
     sv__jw_num(w, "energy_j", res->energy_j);
     sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);
+    sv__report_finance_json(w, res);
     sv__jw_int(w, "events", res->events);
     write_pools(w, res);
     sv__jw_end_obj(w);

@@ -18,6 +18,9 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f);
  * else the key and the convention's definitions. */
 void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *convention,
                               const char *definitions);
+/* The finance block (sim/report/finance.c): nothing unless the scenario has `cost`. */
+void sv__report_finance_summary(const sv_result_t *res, FILE *f);
+void sv__report_finance_json(sv_jw_t *w, const sv_result_t *res);
 /* Python's "{s:{c}^{n}}": s centred in width, padded with c. */
 void sv__report_centred(FILE *f, const char *s, char c, int width);
 /* "99" for 99.0, else the shortest text of p ("99.9"). */

@@ -18,6 +18,7 @@
 #include "servesim/traffic/identity.h"
 #include "servesim/metrics/metrics.h"
 #include "servesim/cost/perf.h"
+#include "servesim/cluster/finance.h"
 #include "servesim/engine/replica.h"
 #include "servesim/cluster/router.h"
 #include "servesim/traffic/workload.h"
@@ -124,6 +125,7 @@ typedef struct sv_scenario {
     char sweep_vary[6][256];
     int nsweep_vary;
     sv_plan_cfg_t plan;
+    sv_finance_cfg_t finance; /* `cost`: host power, PUE, energy price, GPU purchase */
     /* Files read besides the scenario itself (a model's config.json, the trace, empirical
      * length files), so that commands can refuse outputs that would overwrite them. */
     char inputs[SV_MAX_INPUTS][1024];
