@@ -19,6 +19,7 @@
 #include "servesim/metrics/metrics.h"
 #include "servesim/cost/perf.h"
 #include "servesim/cluster/finance.h"
+#include "servesim/cluster/network.h"
 #include "servesim/engine/replica.h"
 #include "servesim/cluster/router.h"
 #include "servesim/traffic/workload.h"
@@ -126,6 +127,7 @@ typedef struct sv_scenario {
     int nsweep_vary;
     sv_plan_cfg_t plan;
     sv_finance_cfg_t finance; /* `cost`: host power, PUE, energy price, GPU purchase */
+    sv_network_cfg_t network; /* `network`: the client-server round trip */
     /* Files read besides the scenario itself (a model's config.json, the trace, empirical
      * length files), so that commands can refuse outputs that would overwrite them. */
     char inputs[SV_MAX_INPUTS][1024];
