@@ -245,7 +245,11 @@ static void summary_genai(const sv_result_t *res, const sv_convention_def_t *d,
                           const sv_conv_stat_t *st, FILE *f)
 {
     /* Columns avg, min, max, p99, p90, p75 as GenAI-Perf's console table. */
-    static const int col[] = {5, 4, 2}; /* indexes of p99, p90, p75 in p_genai */
+    static const double want[] = {99, 90, 75};
+    int col[3] = {0, 0, 0}; /* where p99, p90, p75 are in the convention's list */
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < d->npcts; k++)
+            if (d->pcts[k] == want[c]) col[c] = k;
     sv__report_centred(f, " NVIDIA GenAI-Perf | LLM Metrics (servesim) ", '=', 102);
     fprintf(f, "%-36s %10s %10s %10s %10s %10s %10s\n", "Statistic", "avg", "min", "max", "p99",
             "p90", "p75");
