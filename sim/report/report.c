@@ -139,6 +139,10 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
     else
         snprintf(buf, sizeof buf, "colocated, %s", sv_route_names[sc->route]);
     fprintf(f, "%-40s %-10s\n", "Serving:", buf);
+    if (sc->network.enabled) {
+        sv__report_network_text(&sc->network, buf, sizeof buf);
+        fprintf(f, "%-40s %s\n", "Client-server round trip:", buf);
+    }
     line_num(f, "GPUs:", res->gpus);
     line_num(f, "Mean queue time (ms):", s->queue.mean);
     line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
@@ -232,6 +236,18 @@ static FILE *open_out(const char *path, sv_error_t *err)
 static int close_out(FILE *f, const char *path, sv_error_t *err)
 {
     return sv__close_out(f, path, err);
+}
+
+void sv__report_network_text(const sv_network_cfg_t *n, char *buf, size_t size)
+{
+    static const char *const kind[] = {"fixed", "uniform", "normal", "lognormal"};
+    if (n->kind == SV_NET_FIXED)
+        snprintf(buf, size, "%g ms, half each way", n->value * 1e3);
+    else if (n->kind == SV_NET_UNIFORM)
+        snprintf(buf, size, "uniform %g to %g ms, half each way", n->min * 1e3, n->max * 1e3);
+    else
+        snprintf(buf, size, "%s mean %g ms, std %g ms, half each way", kind[n->kind], n->mean * 1e3,
+                 n->std * 1e3);
 }
 
 void sv__report_centred(FILE *f, const char *s, char c, int width)
@@ -453,6 +469,11 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
     if (res->npools > 0) write_confidence(w, "confidence", weakest_pool(res));
     sv__jw_str(w, "router", sv_route_names[sc->route]);
     sv__jw_num(w, "router_latency_ms", sc->router_latency * 1e3);
+    if (sc->network.enabled) {
+        char buf[160];
+        sv__report_network_text(&sc->network, buf, sizeof buf);
+        sv__jw_str(w, "network_rtt", buf);
+    }
     sv__jw_str(w, "serving", sc->disaggregated ? "disaggregated" : "colocated");
     if (sc->disaggregated) {
         sv__jw_str(w, "first_token", sc->first_token_at_decode ? "decode" : "prefill");

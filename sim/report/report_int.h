@@ -21,6 +21,8 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
 /* The finance block (sim/report/finance.c): nothing unless the scenario has `cost`. */
 void sv__report_finance_summary(const sv_result_t *res, FILE *f);
 void sv__report_finance_json(sv_jw_t *w, const sv_result_t *res);
+/* The network's round trip in words ("40 ms, half each way"). */
+void sv__report_network_text(const sv_network_cfg_t *n, char *buf, size_t size);
 /* Python's "{s:{c}^{n}}": s centred in width, padded with c. */
 void sv__report_centred(FILE *f, const char *s, char c, int width);
 /* "99" for 99.0, else the shortest text of p ("99.9"). */
