@@ -22,6 +22,7 @@
 #include "servesim/base/paths.h"
 #include "servesim/studies/replay.h"
 #include "servesim/report/report.h"
+#include "servesim/report/convention.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/base/yaml.h"
@@ -135,6 +136,7 @@ static int cmd_replay(const char *catalog_dir, int argc, char **argv)
                *prom = NULL, *v;
     const char *sets[256];
     int npos = 0, nsets = 0, missing = 0, detailed = 0, quiet = 0, check = 0;
+    sv_convention_t conv = SV_CONV_VLLM;
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
             if (nsets == 256) return fail_msg("replay", "too many --set options");
@@ -155,7 +157,10 @@ static int cmd_replay(const char *catalog_dir, int argc, char **argv)
             quiet = 1;
         else if (strcmp(argv[i], "--check") == 0)
             check = 1;
-        else if (!missing && positional("replay", argv, i, pos, &npos) < 0)
+        else if ((v = sv__opt_value(argc, argv, &i, "--convention", &missing))) {
+            sv_error_t cerr;
+            if (sv_convention_parse(v, &conv, &cerr)) return fail_err(&cerr);
+        } else if (!missing && positional("replay", argv, i, pos, &npos) < 0)
             return EXIT_FAILURE;
         if (missing) return fail_missing();
     }
@@ -199,8 +204,8 @@ static int cmd_replay(const char *catalog_dir, int argc, char **argv)
         sc->check = check;
         rc = sv_sim_run(sc, &res, &err);
     }
-    if (!rc && !quiet) sv_report_summary(res, stdout);
-    if (!rc && json) rc = sv_report_json(res, detailed, json, &err);
+    if (!rc && !quiet) sv_report_summary_as(res, conv, stdout);
+    if (!rc && json) rc = sv_report_json_as(res, conv, detailed, json, &err);
     if (!rc && req_csv) rc = sv_report_requests_csv(res, req_csv, &err);
     if (!rc && ts_csv) rc = sv_report_timeseries_csv(res, ts_csv, &err);
     if (!rc && html) rc = sv_html_run(res, html, &err);

@@ -31,6 +31,7 @@
 #include "servesim/cost/perf.h"
 #include "servesim/studies/plan.h"
 #include "servesim/report/report.h"
+#include "servesim/report/convention.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/studies/sweep.h"
@@ -407,6 +408,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     const char *cl_csv = NULL;
     cmd_args_t a = {.jobs = 1};
     int detailed = 0, quiet = 0, check = 0, t;
+    sv_convention_t conv = SV_CONV_VLLM;
     const char *v;
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--json", &a.missing)))
@@ -427,7 +429,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
             detailed = 1;
         else if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
-        else if ((t = take_common(argc, argv, &i, &a, "run")) < 0)
+        else if ((v = sv__opt_value(argc, argv, &i, "--convention", &a.missing))) {
+            sv_error_t cerr;
+            if (sv_convention_parse(v, &conv, &cerr)) return fail_err(&cerr);
+        } else if ((t = take_common(argc, argv, &i, &a, "run")) < 0)
             return EXIT_FAILURE;
         if (a.missing) break;
     }
@@ -460,9 +465,9 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
         sv_scenario_free(sc);
         return fail_err(&err);
     }
-    if (!quiet) sv_report_summary(res, stdout);
+    if (!quiet) sv_report_summary_as(res, conv, stdout);
     rc = 0;
-    if (json && (rc = sv_report_json(res, detailed, json, &err))) fail_err(&err);
+    if (json && (rc = sv_report_json_as(res, conv, detailed, json, &err))) fail_err(&err);
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
     if (!rc && cl_csv && (rc = sv_report_cluster_csv(res, cl_csv, &err))) fail_err(&err);

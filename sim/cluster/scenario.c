@@ -967,6 +967,8 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
                          at(root, w, sizeof w));
     if ((rc = read_workload(wl, sc, err))) return rc;
     if ((rc = read_slo_metrics(root, sc, err))) return rc;
+    if ((rc = sv_finance_read(root, &sc->finance, err))) return rc;
+    if ((rc = sv_network_read(root, &sc->network, err))) return rc;
     if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
     /* Autoscalers: a pool's own `autoscaler`, else the top-level one for every pool. */
     sv_ynode_t *as = sv_ymap_get(root, "autoscaler"), *pl = sv_ymap_get(root, "pools");

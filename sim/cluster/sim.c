@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/cluster/network.h"
 #include "servesim/engine/engine.h"
 #include "servesim/traffic/identity.h"
 #include "servesim/traffic/workload.h"
@@ -24,7 +25,8 @@ enum {
     EV_SAMPLE,
     EV_LINK,
     EV_SCALE,
-    EV_READY
+    EV_READY,
+    EV_RECEIVED /* the last token reached the client (network): its slot is free */
 };
 
 /* The life of a replica under an autoscaler (a fixed pool's replicas stay ACTIVE). */
@@ -66,6 +68,11 @@ typedef struct sim {
     double next_t;
     int32_t next_in, next_out;
     long instant_fails; /* closed loop: consecutive requests that failed the instant sent */
+    /* the network (NULL: none): each request's RTT / 2, and last tokens still on the way */
+    sv_network_t *net;
+    double *half_rtt;
+    size_t cap_rtt;
+    long receiving;
     /* time series: the interval doubles (and kept rounds thin) past SV_MAX_SAMPLES */
     double sample_dt;
     long rounds, sample_cap;
@@ -217,7 +224,12 @@ static void ended(sim_t *s, int32_t id)
         s->ttft_end[k] = s->now;
         s->ttft_ms[k] = sv_req_ttft(r) * 1e3;
     }
-    s->inflight--;
+    if (s->net && r->state == SV_RQ_DONE) { /* the client sees the end RTT/2 later */
+        s->receiving++;
+        push(s, s->now + s->half_rtt[id], EV_RECEIVED, id);
+    } else {
+        s->inflight--;
+    }
     s->outstanding--;
     s->since_progress = 0;
 }
@@ -261,8 +273,16 @@ static void send(sim_t *s, int32_t id)
     R(s, id)->start = s->now;
     s->inflight++;
     if (s->sc->workload.timeout > 0) push(s, s->now + s->sc->workload.timeout, EV_TIMEOUT, id);
-    if (s->sc->router_latency > 0)
-        push(s, s->now + s->sc->router_latency, EV_DISPATCH, id);
+    double up = 0.0; /* the way to the server: half the request's round trip */
+    if (s->net) {
+        if (SV_GROW(s->half_rtt, s->cap_rtt, (size_t)id + 1)) {
+            halt(s, SV_ENOMEM, "out of memory for the network round trips");
+            return;
+        }
+        up = s->half_rtt[id] = sv_network_rtt(s->net) / 2.0;
+    }
+    if (s->sc->router_latency + up > 0)
+        push(s, s->now + s->sc->router_latency + up, EV_DISPATCH, id);
     else
         dispatch(s, id);
 }
@@ -999,6 +1019,8 @@ static int setup(sim_t *s, sv_error_t *err)
         sv_router_init(&s->drouter, (sv_route_t)sc->decode_route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER + 1)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (sc->network.enabled && !(s->net = sv_network_new(&sc->network, sc->seed)))
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
     sv_evq_init(&s->q, 0);
     s->sample_dt = sc->metrics.sample_interval;
     s->sample_cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
@@ -1043,6 +1065,8 @@ static void teardown(sim_t *s)
     sv_identity_free(s->ident);
     sv_evq_free(&s->q);
     free(s->backlog);
+    sv_network_free(s->net);
+    free(s->half_rtt);
 }
 
 /* The horizon ended the run: everything still in flight fails as unfinished. */
@@ -1068,6 +1092,21 @@ static void end_at_horizon(sim_t *s)
         r->fail = SV_FAIL_UNFINISHED;
         r->end = s->now;
         ended(s, (int32_t)i);
+    }
+}
+
+/* What the client saw (network): every token of a completed request reached it RTT/2
+ * after the server made it; last tokens the horizon left on the way free their slots. */
+static void client_view(sim_t *s)
+{
+    s->inflight -= s->receiving;
+    s->receiving = 0;
+    for (size_t i = 0; i < s->res->pool.n; i++) {
+        sv_req_t *r = R(s, (int32_t)i);
+        if (r->state != SV_RQ_DONE) continue;
+        r->first_token += s->half_rtt[i];
+        r->last_token += s->half_rtt[i];
+        r->end += s->half_rtt[i];
     }
 }
 
@@ -1176,6 +1215,10 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         case EV_READY:
             ready(&s, ev.id, ev.time);
             break;
+        case EV_RECEIVED:
+            s.receiving--;
+            s.inflight--;
+            break;
         case EV_LINK:
             if (ev.time == s.link_next[ev.id]) {
                 s.link_next[ev.id] = INFINITY;
@@ -1200,6 +1243,7 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     }
     for (int i = 0; i < s.res->replicas && s.rstate; i++)
         if (s.rstate[i] != RS_OFF) switch_off_at(&s, i, s.last_end);
+    if (s.net) client_view(&s);
     if (!s.rc && sv_metrics_oom(s.res->metrics))
         halt(&s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s.res->pool.n);
     if (!s.rc) check_end(&s);

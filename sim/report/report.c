@@ -12,6 +12,7 @@
 
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
+#include "report/report_int.h"
 #include "servesim/studies/confidence.h"
 
 #ifndef SERVESIM_VERSION
@@ -120,8 +121,15 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     print_metric(f, res, SV_M_ITL, "ITL", "Inter-token Latency");
     print_metric(f, res, SV_M_E2EL, "E2EL", "End-to-end Latency");
     centred(f, "", '=', 50);
+    sv__report_servesim_summary(res, f);
+}
 
-    /* servesim's own block */
+void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    int slo = !isnan(sc->metrics.slo_ttft_ms) || !isnan(sc->metrics.slo_tpot_ms) ||
+              !isnan(sc->metrics.slo_e2el_ms);
     char buf[160];
     int p99 = pct_index(s, 99.0);
     centred(f, " servesim: inside the server ", '=', 50);
@@ -131,6 +139,10 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     else
         snprintf(buf, sizeof buf, "colocated, %s", sv_route_names[sc->route]);
     fprintf(f, "%-40s %-10s\n", "Serving:", buf);
+    if (sc->network.enabled) {
+        sv__report_network_text(&sc->network, buf, sizeof buf);
+        fprintf(f, "%-40s %s\n", "Client-server round trip:", buf);
+    }
     line_num(f, "GPUs:", res->gpus);
     line_num(f, "Mean queue time (ms):", s->queue.mean);
     line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
@@ -208,6 +220,7 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
         }
         line_num(f, "Cost ($/h):", pp->gpus * pc->gpu.price_per_hour);
     }
+    sv__report_finance_summary(res, f);
     centred(f, "", '=', 50);
 }
 
@@ -223,6 +236,38 @@ static FILE *open_out(const char *path, sv_error_t *err)
 static int close_out(FILE *f, const char *path, sv_error_t *err)
 {
     return sv__close_out(f, path, err);
+}
+
+void sv__report_network_text(const sv_network_cfg_t *n, char *buf, size_t size)
+{
+    static const char *const kind[] = {"fixed", "uniform", "normal", "lognormal"};
+    if (n->kind == SV_NET_FIXED)
+        snprintf(buf, size, "%g ms, half each way", n->value * 1e3);
+    else if (n->kind == SV_NET_UNIFORM)
+        snprintf(buf, size, "uniform %g to %g ms, half each way", n->min * 1e3, n->max * 1e3);
+    else
+        snprintf(buf, size, "%s mean %g ms, std %g ms, half each way", kind[n->kind], n->mean * 1e3,
+                 n->std * 1e3);
+}
+
+void sv__report_centred(FILE *f, const char *s, char c, int width)
+{
+    centred(f, s, c, width);
+}
+
+void sv__report_pct_word(double p, char *buf, size_t n)
+{
+    pct_word(p, buf, n);
+}
+
+FILE *sv__report_open(const char *path, sv_error_t *err)
+{
+    return open_out(path, err);
+}
+
+int sv__report_close(FILE *f, const char *path, sv_error_t *err)
+{
+    return close_out(f, path, err);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */
@@ -251,6 +296,11 @@ static void date_string(char *buf, size_t n)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, n, "%Y%m%d-%H%M%S", &tm);
+}
+
+void sv__report_date(char *buf, size_t n)
+{
+    date_string(buf, n);
 }
 
 static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
@@ -404,18 +454,26 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
     sv__jw_end_arr(w);
 }
 
-static void write_servesim(sv_jw_t *w, const sv_result_t *res)
+void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *convention,
+                              const char *definitions)
 {
     const sv_scenario_t *sc = res->sc;
     const sv_summary_t *s = &res->summary;
     sv__jw_obj(w, "servesim");
     sv__jw_str(w, "version", SERVESIM_VERSION);
-    sv__jw_str(w, "definitions", "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
+    if (convention) sv__jw_str(w, "convention", convention);
+    sv__jw_str(w, "definitions",
+               definitions ? definitions : "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
     sv__jw_str(w, "scenario", sc->name);
     sv__jw_int(w, "seed", (long)sc->seed);
     if (res->npools > 0) write_confidence(w, "confidence", weakest_pool(res));
     sv__jw_str(w, "router", sv_route_names[sc->route]);
     sv__jw_num(w, "router_latency_ms", sc->router_latency * 1e3);
+    if (sc->network.enabled) {
+        char buf[160];
+        sv__report_network_text(&sc->network, buf, sizeof buf);
+        sv__jw_str(w, "network_rtt", buf);
+    }
     sv__jw_str(w, "serving", sc->disaggregated ? "disaggregated" : "colocated");
     if (sc->disaggregated) {
         sv__jw_str(w, "first_token", sc->first_token_at_decode ? "decode" : "prefill");
@@ -462,6 +520,7 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_num(w, "cost_per_million_output_tokens_usd", res->cost_per_mtok);
     sv__jw_num(w, "energy_j", res->energy_j);
     sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);
+    sv__report_finance_json(w, res);
     sv__jw_int(w, "events", res->events);
     write_pools(w, res);
     sv__jw_end_obj(w);
@@ -517,7 +576,7 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     stat_keys(&w, s, "tpot", &s->tpot);
     stat_keys(&w, s, "itl", &s->itl);
     stat_keys(&w, s, "e2el", &s->e2el);
-    write_servesim(&w, res);
+    sv__report_servesim_json(&w, res, NULL, NULL);
     sv__jw_end_obj(&w);
     fputc('\n', f);
     return close_out(f, path, err);

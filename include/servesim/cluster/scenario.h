@@ -18,6 +18,8 @@
 #include "servesim/traffic/identity.h"
 #include "servesim/metrics/metrics.h"
 #include "servesim/cost/perf.h"
+#include "servesim/cluster/finance.h"
+#include "servesim/cluster/network.h"
 #include "servesim/engine/replica.h"
 #include "servesim/cluster/router.h"
 #include "servesim/traffic/workload.h"
@@ -101,6 +103,8 @@ typedef struct sv_scenario {
     sv_metrics_cfg_t metrics;
     double horizon; /* s; 0 = run until every request has ended */
     int check;      /* --check: recount KV blocks and client slots at every step (slow) */
+    sv_finance_cfg_t finance; /* `cost`: host power, PUE, energy price, GPU purchase */
+    sv_network_cfg_t network; /* `network`: the client-server round trip */
     /* Files read besides the scenario itself (a model's config.json, the trace, empirical
      * length files), so that commands can refuse outputs that would overwrite them. */
     char inputs[SV_MAX_INPUTS][1024];
