@@ -40,6 +40,7 @@ static const sv__opt_help_t run_opts[] = {
     OPT_REPORT,
     {"--quiet", NULL, "no summary on stdout, no notes on stderr"},
     {"--check", NULL, "recount the KV blocks after every step (slow; a self-check)"},
+    {"--convention", "NAME", "metric names: vllm (default), genai-perf, llmperf, sglang"},
     {"--jobs", "N", "accepted as for sweep and plan; a run is one process"},
     {NULL, NULL, NULL},
 };
@@ -81,6 +82,7 @@ static const sv__opt_help_t replay_opts[] = {
     OPT_REPORT,
     {"--quiet", NULL, "no summary on stdout, no note on stderr"},
     {"--check", NULL, "recount the KV blocks after every step (slow; a self-check)"},
+    {"--convention", "NAME", "metric names: vllm (default), genai-perf, llmperf, sglang"},
     {NULL, NULL, NULL},
 };
 
