@@ -216,8 +216,9 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
                 "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#d62728\" "
                 "stroke-dasharray=\"6 4\"/>\n",
                 L, PY(c->hline[i]), L + pw, PY(c->hline[i]));
-        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\">", L + pw - 4,
-                PY(c->hline[i]) - 4);
+        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\"%s>", L + pw - 4,
+                PY(c->hline[i]) - 4,
+                c->halo ? " stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"" : "");
         sv__xml_escape(f, c->hlabel[i]);
         fputs("</text>\n", f);
     }

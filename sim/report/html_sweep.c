@@ -134,7 +134,7 @@ static void curve_name(char *buf, size_t n, const sv_curves_t *cv, int c, int nk
     buf[0] = '\0';
     const sv_row_t *f = &rows[cv->c[c].first];
     for (int k = cv->nx; k < nkeys && l < n; k++) {
-        snprintf(buf + l, n - l, "%s%s", k > cv->nx ? ", " : "", f->vals[k]);
+        snprintf(buf + l, n - l, "%s%s", k > cv->nx ? " / " : "", f->vals[k]);
         l = strlen(buf);
     }
     if (nkeys <= cv->nx)
@@ -178,6 +178,7 @@ static void draw(ctx_t *cx, const spec_t *sp)
     c.logy = sp->logy;
     c.logx = sp->latency || cx->numeric;
     c.legend_right = 1;
+    c.halo = 1;
     c.legend_title = cx->legend_title;
     int per = sp->col2 >= 0 ? 2 : 1;
     double *xs[SV_SVG_MAX_SERIES] = {0}, *ys[SV_SVG_MAX_SERIES] = {0};
@@ -212,7 +213,11 @@ static void draw(ctx_t *cx, const spec_t *sp)
                                             .color = c0 + 1,
                                             .dash = s == 1,
                                             .mark = s == 0 && mark >= 0 ? mark + 1 : 0,
-                                            .mark_label = cv->is_load ? "knee" : "SLOs met"};
+                                            /* one curve: say what the ring is;
+                                             * several: the note does (labels would pile up) */
+                                            .mark_label = cx->ncharted > 1 ? NULL
+                                                          : cv->is_load    ? "knee"
+                                                                           : "SLOs met"};
         }
     }
     if (!isnan(sp->hline)) {
@@ -308,7 +313,7 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     }
     for (int k = cv.nx; k < nkeys; k++) {
         size_t l = strlen(lt);
-        snprintf(lt + l, sizeof lt - l, "%s%s", k > cv.nx ? ", " : "", keys[k]);
+        snprintf(lt + l, sizeof lt - l, "%s%s", k > cv.nx ? " / " : "", keys[k]);
     }
     double slo_ttft = n ? rows[0].m[SV_COL_SLO_TTFT] : NAN,
            slo_tpot = n ? rows[0].m[SV_COL_SLO_TPOT] : NAN;
@@ -320,7 +325,7 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     ctx_t cx = {&p, keys, nkeys, rows, &cv, x, numeric, xl, lt[0] ? lt : NULL, cv.n};
     if (cx.ncharted > MAX_CHART_CURVES) cx.ncharted = MAX_CHART_CURVES;
 
-    fputs("<h2>Against ", h);
+    fputs("<h2 id=\"charts\">Against ", h);
     esc(h, xl);
     fputs("</h2>\n<p class=\"note\">", h);
     if (nkeys > cv.nx) {
@@ -361,7 +366,8 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     };
     for (int i = 0; i < 4 && x; i++)
         if (i < 3 || cv.slo) draw(&cx, &specs[i]);
-    fputs("</div>\n<h2>Latency against throughput</h2>\n<p class=\"note\">Each point is one "
+    fputs("</div>\n<h2 id=\"latency\">Latency against throughput</h2>\n<p class=\"note\">Each "
+          "point is one "
           "point of the sweep, placed at the throughput it achieved. Below the knee latency "
           "barely moves as throughput grows; past it throughput stops growing and latency "
           "climbs.</p>\n<div class=\"charts\">\n",
