@@ -346,6 +346,9 @@ START_TEST(test_fmt_num)
     ck_assert_str_eq(sv_fmt_num(1234.6, b), "1235");
     ck_assert_str_eq(sv_fmt_num(3.14159, b), "3.14");
     ck_assert_str_eq(sv_fmt_num(0.012345, b), "0.0123");
+    ck_assert_str_eq(sv_fmt_num(0.66, b), "0.660");
+    ck_assert_str_eq(sv_fmt_num(0.1, b), "0.100");
+    ck_assert_str_eq(sv_fmt_num(0.00001234, b), "1.23e-05");
     ck_assert_str_eq(sv_fmt_num(0.0, b), "0");
     ck_assert_str_eq(sv_fmt_num(100.0, b), "100");
     ck_assert_str_eq(sv_fmt_num(NAN, b), "-");

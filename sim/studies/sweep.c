@@ -701,6 +701,8 @@ const char *sv_fmt_num(double v, char buf[32])
         snprintf(buf, 32, "%.1f", v);
     else if (a >= 1)
         snprintf(buf, 32, "%.2f", v);
+    else if (a >= 1e-4) /* three significant digits, trailing zeros kept: 0.660, 0.0123 */
+        snprintf(buf, 32, "%.*f", 2 - (int)floor(log10(a) + 1e-12), v);
     else
         snprintf(buf, 32, "%.3g", v);
     return buf;

@@ -180,8 +180,9 @@ void sv_curves_free(sv_curves_t *cv);
 void sv_curve_summary(const sv_curves_t *cv, int c, char keys[][128], int nkeys,
                       const sv_row_t *rows, char *buf, size_t n);
 
-/* A number in a table: about three significant digits, no exponent below 1e9
- * (56.843418860808015 -> "56.8", 1234.5 -> "1235", 0.012345 -> "0.0123"); "-" for NaN. */
+/* A number in a table: three significant digits (more for 100 and up, whole), no exponent
+ * from 1e-4 to 1e9 (56.843418860808015 -> "56.8", 1234.6 -> "1235", 0.66 -> "0.660",
+ * 0.012345 -> "0.0123"); "-" for NaN. */
 const char *sv_fmt_num(double v, char buf[32]);
 
 /* The knee along the load axis of one curve: index into loads of the highest load before
