@@ -2,8 +2,9 @@
  * Tests of sweep semantics on hand-made rows and small runs: the knee per curve of a
  * two-curve sweep, where the SLOs are first met along a non-load axis (and the grid-edge
  * warnings), zipped --vary parsing and its expansion into points, the load axis moved
- * first, values longer than any fixed buffer, table number formatting, and the sweep
- * report's overlay legend and automatic log axis.
+ * first, values longer than any fixed buffer, table number formatting, the sweep
+ * report's overlay legend and automatic log axis, and the worker-process map sweep and plan
+ * share.
  */
 #include <math.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "servesim/report/html.h"
 #include "servesim/studies/sweep.h"
+#include "studies/parallel_int.h" /* sv__parallel_map: sweep's and plan's workers */
 #include "testsim.h"
 
 static sv_catalog_t *cat;
@@ -398,6 +400,94 @@ START_TEST(test_sweep_report_overlay)
 }
 END_TEST
 
+/* sv__parallel_map: results land in their items' slots whatever order workers finish in;
+ * a worker that dies gets died() and the map goes on; done() and progress see every item. */
+typedef struct pres {
+    long item;
+    double sq;
+} pres_t;
+
+static int done_calls, last_finished, last_total;
+
+static void pwork(long i, void *out, void *ctx)
+{
+    if (i == 4 && *(const int *)ctx) _exit(1); /* this worker dies */
+    pres_t *r = out;
+    r->item = i;
+    r->sq = (double)(i * i);
+}
+
+static void pdied(long i, void *out, void *ctx)
+{
+    (void)ctx;
+    pres_t *r = out;
+    r->item = -i;
+    r->sq = -1;
+}
+
+static void pdone(long i, void *out, void *ctx)
+{
+    (void)i;
+    (void)out;
+    (void)ctx;
+    done_calls++;
+}
+
+static void pprog(long finished, long total, void *ctx)
+{
+    (void)ctx;
+    last_finished = (int)finished;
+    last_total = (int)total;
+}
+
+START_TEST(test_parallel_map)
+{
+    for (int jobs = 1; jobs <= 3; jobs += 2) {
+        pres_t res[10];
+        memset(res, 0, sizeof res);
+        int kill = jobs > 1;
+        done_calls = last_finished = last_total = 0;
+        /* items 1, 4, 7 (first 1, stride 3) of 10 */
+        sv__pmap_t m = {.n = 10,
+                        .first = 1,
+                        .stride = 3,
+                        .jobs = jobs,
+                        .size = sizeof res[0],
+                        .results = res,
+                        .work = pwork,
+                        .died = pdied,
+                        .done = pdone,
+                        .progress = pprog,
+                        .ctx = &kill};
+        sv_error_t err;
+        ck_assert_int_eq(sv__parallel_map(&m, &err), 0);
+        ck_assert_int_eq(res[1].item, 1);
+        ck_assert(res[7].sq == 49.0);
+        ck_assert_int_eq(res[4].item, kill ? -4 : 4);
+        ck_assert(res[4].sq == (kill ? -1.0 : 16.0));
+        ck_assert_int_eq(res[0].item, 0); /* not an item: untouched */
+        ck_assert_int_eq(res[2].item, 0);
+        ck_assert_int_eq(done_calls, 3);
+        ck_assert_int_eq(last_finished, 3);
+        ck_assert_int_eq(last_total, 3);
+    }
+    /* a result too large for a pipe is refused, not deadlocked on */
+    static char big[2][SV_PARALLEL_MAX_RESULT + 1];
+    int kill = 0;
+    sv__pmap_t m = {.n = 2,
+                    .first = 0,
+                    .stride = 1,
+                    .jobs = 2,
+                    .size = sizeof big[0],
+                    .results = big,
+                    .work = pwork,
+                    .died = pdied,
+                    .ctx = &kill};
+    sv_error_t err;
+    ck_assert_int_eq(sv__parallel_map(&m, &err), SV_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sweep");
@@ -411,6 +501,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_long_values);
     tcase_add_test(tc, test_fmt_num);
     tcase_add_test(tc, test_sweep_report_overlay);
+    tcase_add_test(tc, test_parallel_map);
     suite_add_tcase(s, tc);
     return s;
 }

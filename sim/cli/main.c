@@ -577,7 +577,6 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, &err);
     if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, &err);
     if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".row", &err);
     if (!rc) rc = out_report(ps, html, &err);
     sv_paths_free(ps);
     /* Each --vary is one key or zipped keys "K1,K2=a1,b1;a2,b2" (sv_vary_parse_all). */

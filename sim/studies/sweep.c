@@ -12,11 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
+#include "studies/parallel_int.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/base/yaml.h"
@@ -570,20 +570,42 @@ static int make_dirs(const char *outdir, sv_error_t *err)
     return 0;
 }
 
-/* Child processes hand their row back through points/point-N.row; the values are the
- * sweep's. */
-static int read_row_file(const sv_sweep_t *sw, const char *path, sv_row_t *row, sv_error_t *err)
+typedef struct run_ctx {
+    const sv_sweep_t *sw;
+    const sv_catalog_t *cat;
+    const char *outdir;
+    FILE *progress;
+} run_ctx_t;
+
+static void work_point(long i, void *out, void *ctx)
 {
-    char *buf;
-    size_t len;
-    int rc = sv__read_file(path, 1 << 20, &buf, &len, err);
-    if (rc) return rc;
-    char *p = buf;
-    rc = parse_row(&p, sw->nvary, 0, row, path, err);
-    if (!rc) row_values(sw, row->index, row);
-    free(buf);
-    unlink(path);
-    return rc;
+    const run_ctx_t *c = ctx;
+    run_point(c->sw, c->cat, i, c->outdir, out);
+}
+
+static void died_point(long i, void *out, void *ctx)
+{
+    const run_ctx_t *c = ctx;
+    sv_row_t *row = out;
+    memset(row, 0, sizeof *row);
+    row->index = i;
+    for (int k = 0; k < SV_NCOLS; k++)
+        row->m[k] = NAN;
+    snprintf(row->error, sizeof row->error, "the worker process died");
+    (void)c;
+}
+
+/* A row from a worker holds the worker's pointers: point its values again. */
+static void done_point(long i, void *out, void *ctx)
+{
+    const run_ctx_t *c = ctx;
+    row_values(c->sw, i, out);
+}
+
+static void progress_point(long finished, long total, void *ctx)
+{
+    const run_ctx_t *c = ctx;
+    if (c->progress) fprintf(c->progress, "\rservesim sweep: %ld/%ld points", finished, total);
 }
 
 int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outdir, int jobs,
@@ -593,84 +615,20 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
     if (rc) return rc;
     for (long i = 0; i < sw->npoints; i++)
         rows[i].ok = -1;
-    long todo = 0;
-    for (long i = shard - 1; i < sw->npoints; i += nshards)
-        todo++;
-    if (jobs <= 1) {
-        long k = 0;
-        for (long i = shard - 1; i < sw->npoints; i += nshards) {
-            run_point(sw, cat, i, outdir, &rows[i]);
-            if (progress) fprintf(progress, "\rservesim sweep: %ld/%ld points", ++k, todo);
-        }
-        if (progress) fputc('\n', progress);
-        return 0;
-    }
-    long next = shard - 1, running = 0, finished = 0;
-    pid_t *pids = calloc((size_t)jobs, sizeof *pids);
-    long *which = calloc((size_t)jobs, sizeof *which);
-    if (!pids || !which) {
-        free(pids);
-        free(which);
-        return sv_errorf(err, SV_ENOMEM, "out of memory");
-    }
-    fflush(NULL);
-    while (!rc && (next < sw->npoints || running > 0)) {
-        while (running < jobs && next < sw->npoints) {
-            int slot = 0;
-            while (pids[slot])
-                slot++;
-            pid_t pid = fork();
-            if (pid < 0) {
-                rc = sv_errorf(err, SV_EIO, "cannot start a worker process: %s", strerror(errno));
-                break;
-            }
-            if (pid == 0) {
-                sv_row_t row;
-                char path[1200];
-                run_point(sw, cat, next, outdir, &row);
-                point_path(path, sizeof path, outdir, next, "row");
-                FILE *f = fopen(path, "w");
-                if (!f) _exit(3);
-                put_row(f, &row, sw->nvary);
-                _exit(ferror(f) | fclose(f) ? 3 : 0);
-            }
-            pids[slot] = pid;
-            which[slot] = next;
-            running++;
-            next += nshards;
-        }
-        if (running == 0) break;
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0) {
-            rc = sv_errorf(err, SV_EIO, "waiting for workers: %s", strerror(errno));
-            break;
-        }
-        for (int s = 0; s < jobs; s++) {
-            if (pids[s] != pid) continue;
-            long i = which[s];
-            pids[s] = 0;
-            running--;
-            char path[1200];
-            point_path(path, sizeof path, outdir, i, "row");
-            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                rows[i].ok = 0;
-                rows[i].index = i;
-                for (int c = 0; c < SV_NCOLS; c++)
-                    rows[i].m[c] = NAN;
-                row_values(sw, i, &rows[i]);
-                snprintf(rows[i].error, sizeof rows[i].error, "the worker process died");
-            } else {
-                rc = read_row_file(sw, path, &rows[i], err);
-            }
-            if (progress) fprintf(progress, "\rservesim sweep: %ld/%ld points", ++finished, todo);
-        }
-    }
-    while (running > 0 && wait(NULL) > 0)
-        running--;
+    run_ctx_t ctx = {sw, cat, outdir, progress};
+    sv__pmap_t m = {.n = sw->npoints,
+                    .first = shard - 1,
+                    .stride = nshards,
+                    .jobs = jobs,
+                    .size = sizeof *rows,
+                    .results = rows,
+                    .work = work_point,
+                    .died = died_point,
+                    .done = done_point,
+                    .progress = progress_point,
+                    .ctx = &ctx};
+    rc = sv__parallel_map(&m, err);
     if (progress) fputc('\n', progress);
-    free(pids);
-    free(which);
     return rc;
 }
 
