@@ -149,7 +149,11 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
     if (y1 <= y0) y1 = y0 + 1;
     double xs = nice_step(x1 - x0, 6), ys = nice_step(y1 - y0, 5);
     int xdec = ax.log && x1 / x0 > 1000, ydec = ay.log && y1 / y0 > 1000;
-    if (ax.log) {
+    if (c->xcat && c->nxcat > 0) {
+        ax.log = 0;
+        x0 = 0.5, x1 = c->nxcat + 0.5, xs = 1;
+        ax.lo = x0, ax.hi = x1;
+    } else if (ax.log) {
         x0 = log_floor(x0, xdec);
         double t = x0;
         while (t < x1 * (1 - 1e-9))
@@ -189,7 +193,16 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">%s</text>\n", L - 6,
                 PY(y) + 4, buf);
     }
-    for (double x = x0; ax.log ? x <= x1 * (1 + 1e-9) : x <= x1 + xs * 1e-9;
+    for (int i = 1; c->xcat && i <= c->nxcat; i++) {
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
+                PX(i), T, PX(i), T + ph);
+        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">", PX(i),
+                T + ph + 16);
+        sv__xml_escape(f, c->xcat[i - 1]);
+        fputs("</text>\n", f);
+    }
+    for (double x = x0;
+         !(c->xcat && c->nxcat > 0) && (ax.log ? x <= x1 * (1 + 1e-9) : x <= x1 + xs * 1e-9);
          x = ax.log ? log_tick_next(x, xdec) : x + xs) {
         fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
                 PX(x), T, PX(x), T + ph);

@@ -44,6 +44,9 @@ typedef struct sv_svg_chart {
     int logx, logy;   /* 1: log scale when the positive values span >= SV_SVG_LOG_SPAN */
     int legend_right; /* 1: the legend outside the plot, on the right */
     int halo;         /* 1: a white outline behind SLO labels, legible over crowded curves */
+    /* categories on the x axis: x values 1..nxcat are drawn as these tick labels */
+    const char *const *xcat;
+    int nxcat;
     const char *legend_title;
 } sv_svg_chart_t;
 

@@ -100,11 +100,12 @@ static int spage_close(spage_t *p)
     return p->rc;
 }
 
-/* The x coordinate of every row: the first key's value when every value is a number, else
- * the position of the value along the grid (1, 2, ...). */
-static int x_of_rows(const sv_row_t *rows, long n, double *x)
+/* The x coordinate of every row: the first key's value when every value is a number (and
+ * positions is 0: zipped x keys are one axis of tuples), else the position of the value
+ * along the grid (1, 2, ...). */
+static int x_of_rows(const sv_row_t *rows, long n, int positions, double *x)
 {
-    int numeric = 1;
+    int numeric = !positions;
     for (long i = 0; i < n && numeric; i++) {
         char *end;
         x[i] = strtod(rows[i].vals[0], &end);
@@ -160,8 +161,10 @@ typedef struct ctx {
     int nkeys;
     const sv_row_t *rows;
     const sv_curves_t *cv;
-    const double *x; /* per row */
-    int numeric;     /* x is the first key's value (else grid positions) */
+    const double *x;         /* per row */
+    int numeric;             /* x is the first key's value (else grid positions) */
+    const char *const *xcat; /* names of the grid positions (numeric == 0) */
+    int nxcat;
     const char *xlabel, *legend_title;
     int ncharted;
 } ctx_t;
@@ -179,6 +182,10 @@ static void draw(ctx_t *cx, const spec_t *sp)
     c.logx = sp->latency || cx->numeric;
     c.legend_right = 1;
     c.halo = 1;
+    if (!sp->latency) {
+        c.xcat = cx->xcat;
+        c.nxcat = cx->nxcat;
+    }
     c.legend_title = cx->legend_title;
     int per = sp->col2 >= 0 ? 2 : 1;
     double *xs[SV_SVG_MAX_SERIES] = {0}, *ys[SV_SVG_MAX_SERIES] = {0};
@@ -302,14 +309,25 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
 
     double *x = calloc((size_t)n + 1, sizeof *x);
     char xl[600] = "", lt[600] = "", sl[2][64] = {"", ""}, tl[64];
-    int numeric = x ? x_of_rows(rows, n, x) : 0;
+    int numeric = x ? x_of_rows(rows, n, cv.nx > 1, x) : 0;
     for (int k = 0; k < cv.nx && k < nkeys; k++) {
         size_t l = strlen(xl);
         snprintf(xl + l, sizeof xl - l, "%s%s", k ? " / " : "", keys[k]);
     }
-    if (!numeric && nkeys > 0) {
-        size_t l = strlen(xl);
-        snprintf(xl + l, sizeof xl - l, " (grid position)");
+    /* names of the grid positions: the x keys' values ("2 / 2" for zipped keys) */
+    long npos = 0;
+    for (long i = 0; x && i < n; i++)
+        if (x[i] > npos) npos = (long)x[i];
+    char(*pos)[160] = !numeric && npos > 0 ? calloc((size_t)npos, sizeof *pos) : NULL;
+    const char **posp = pos ? calloc((size_t)npos, sizeof *posp) : NULL;
+    for (long i = 0; posp && i < n; i++) {
+        char *b = pos[(long)x[i] - 1];
+        posp[(long)x[i] - 1] = b;
+        if (b[0]) continue;
+        for (int k = 0; k < cv.nx; k++) {
+            size_t l = strlen(b);
+            snprintf(b + l, sizeof pos[0] - l, "%s%s", k ? " / " : "", rows[i].vals[k]);
+        }
     }
     for (int k = cv.nx; k < nkeys; k++) {
         size_t l = strlen(lt);
@@ -322,7 +340,9 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     snprintf(tl, sizeof tl, "target %g%%", 100 * target);
     if (!isnan(slo_ttft)) snprintf(sl[0], sizeof sl[0], "SLO %g ms", slo_ttft);
     if (!isnan(slo_tpot)) snprintf(sl[1], sizeof sl[1], "SLO %g ms", slo_tpot);
-    ctx_t cx = {&p, keys, nkeys, rows, &cv, x, numeric, xl, lt[0] ? lt : NULL, cv.n};
+    ctx_t cx = {
+        &p,  keys, nkeys, rows, &cv, x, numeric, posp, posp ? (int)npos : 0, xl, lt[0] ? lt : NULL,
+        cv.n};
     if (cx.ncharted > MAX_CHART_CURVES) cx.ncharted = MAX_CHART_CURVES;
 
     fputs("<h2 id=\"charts\">Against ", h);
@@ -336,18 +356,7 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
             fprintf(h, "; the first %d are charted, the table and sweep.csv hold all", cx.ncharted);
         fputs("). ", h);
     }
-    if (!numeric) {
-        fputs("Positions along the x axis: ", h);
-        for (int j = 0; cv.n && j < cv.c[0].n; j++) {
-            const sv_row_t *r = &rows[cv.c[0].members[j]];
-            fprintf(h, "%s%.0f = ", j ? "; " : "", x[cv.c[0].members[j]]);
-            for (int k = 0; k < cv.nx; k++) {
-                if (k) fputs(" / ", h);
-                esc(h, r->vals[k]);
-            }
-        }
-        fputs(". ", h);
-    }
+    if (!numeric) fputs("The x axis is the grid's values in the order given. ", h);
     fputs(cv.is_load ? "Rings mark each curve's knee: the highest load meeting the SLOs."
                      : "Rings mark where each curve first meets the SLOs.",
           h);
@@ -382,6 +391,8 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
         draw(&cx, &lat[i]);
     fputs("</div>\n", h);
     free(x);
+    free(pos);
+    free(posp);
     sv_curves_free(&cv);
     return spage_close(&p);
 }
