@@ -630,7 +630,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
         size_t bytes = (size_t)sw.npoints * sizeof *rows;
         sv_row_t *all_rows = rank == 0 ? malloc(bytes * (size_t)size) : NULL;
         if (rank == 0 && !all_rows) MPI_Abort(MPI_COMM_WORLD, 1);
-        /* Rows are plain data of one binary, so bytes travel as they are. */
+        /* Rows are plain data of one binary, so bytes travel as they are; only their value
+         * pointers are the sending rank's, and are set again below. */
         MPI_Gather(rows, (int)bytes, MPI_BYTE, all_rows, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
         if (rank > 0) {
             free(rows);
