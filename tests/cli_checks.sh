@@ -89,6 +89,7 @@ expect_fail run_zero_link "zero_link.yaml:6:47: disaggregation.kv_link.bandwidth
 
 # sweeps, plans and their reports
 expect_ok sweep_knee '^knee: workload.rate=' -- sweep "$q" --vary workload.rate=4,8,40 --set workload.num_requests=200 --out "$tmp/sw" --jobs 2
+expect_ok sweep_zip_curves '^\[hardware.replicas=2, engine.max_num_seqs=16\]$' -- sweep "$q" --vary 'hardware.replicas,engine.max_num_seqs=1,8;2,16' --vary workload.rate=4,8 --set workload.num_requests=100 --out "$tmp/swz"
 "$bin" sweep "$q" --vary workload.rate=4,8,40 --set workload.num_requests=200 --out "$tmp/sw" --quiet --report "$tmp/sw.html" >/dev/null 2>&1
 if grep -q "<svg" "$tmp/sw.html" && ! grep -qi "<script" "$tmp/sw.html" && [ -s "$tmp/sw-ttft.svg" ] &&
     [ -s "$tmp/sw/sweep.csv" ] && [ -s "$tmp/sw/points/point-000002.json" ]; then

@@ -57,10 +57,65 @@ static void tick_text(char *buf, size_t n, double v, double step)
         snprintf(buf, n, "%.*f", step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3, v);
 }
 
+int sv__svg_wants_log(const double *v, int n)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(v[i])) continue;
+        if (v[i] <= 0) return 0;
+        if (v[i] < lo) lo = v[i];
+        if (v[i] > hi) hi = v[i];
+    }
+    return isfinite(lo) && hi / lo >= SV_SVG_LOG_SPAN;
+}
+
+/* Log axis ticks: 1, 2, 5 x 10^k (only powers of ten past three decades). */
+static double log_tick_next(double t, int decades_only)
+{
+    double mag = pow(10.0, floor(log10(t) + 1e-9)), r = t / mag;
+    if (decades_only) return mag * 10;
+    return r < 1.5 ? 2 * mag : r < 3.5 ? 5 * mag : 10 * mag;
+}
+
+static double log_floor(double v, int decades_only)
+{
+    double mag = pow(10.0, floor(log10(v) + 1e-9));
+    if (decades_only) return mag;
+    double r = v / mag;
+    return (r >= 5 ? 5 : r >= 2 ? 2 : 1) * mag;
+}
+
+static void log_text(char *buf, size_t n, double v)
+{
+    if (v >= 1)
+        snprintf(buf, n, "%.0f", v);
+    else
+        snprintf(buf, n, "%g", v);
+}
+
+typedef struct axis {
+    int log;
+    double lo, hi; /* in axis units: log10 of values on a log axis */
+} axis_t;
+
+static double ax_pos(const axis_t *a, double v)
+{
+    double t = a->log ? log10(v) : v;
+    return (t - a->lo) / (a->hi - a->lo);
+}
+
+static void axis_label(FILE *f, const char *label, int log)
+{
+    sv__xml_escape(f, label);
+    if (log) fputs(" (log scale)", f);
+}
+
 void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
 {
-    const double L = 70, R = 20, T = 36, B = 56;
+    const double L = 70, R = c->legend_right ? 230 : 20, T = 36, B = 56;
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    double px0 = INFINITY, py0 = INFINITY; /* smallest positive values */
+    int xneg = 0, yneg = 0;
     for (int k = 0; k < c->ns; k++)
         for (int i = 0; i < c->s[k].n; i++) {
             double x = c->s[k].x[i], y = c->s[k].y[i];
@@ -69,41 +124,92 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
             if (x > x1) x1 = x;
             if (y < y0) y0 = y;
             if (y > y1) y1 = y;
+            if (x > 0 && x < px0) px0 = x;
+            if (y > 0 && y < py0) py0 = y;
+            xneg |= x <= 0;
+            yneg |= y <= 0;
         }
+    axis_t ax = {0, 0, 1}, ay = {0, 0, 1};
+    ax.log = c->logx && !xneg && isfinite(px0) && x1 / px0 >= SV_SVG_LOG_SPAN;
+    ay.log = c->logy && !yneg && isfinite(py0) && y1 / py0 >= SV_SVG_LOG_SPAN;
     for (int i = 0; i < c->nh; i++) {
+        if (ay.log && !(c->hline[i] > 0)) continue;
         if (c->hline[i] > y1) y1 = c->hline[i];
         if (c->hline[i] < y0) y0 = c->hline[i];
     }
     for (int i = 0; i < c->nv; i++) {
+        if (ax.log && !(c->vline[i] > 0)) continue;
         if (c->vline[i] > x1) x1 = c->vline[i];
         if (c->vline[i] < x0) x0 = c->vline[i];
     }
     if (!isfinite(x0)) x0 = 0, x1 = 1;
     if (!isfinite(y0)) y0 = 0, y1 = 1;
-    if (c->ymin_zero && y0 > 0) y0 = 0;
+    if (c->ymin_zero && y0 > 0 && !ay.log) y0 = 0;
     if (x1 <= x0) x1 = x0 + 1;
     if (y1 <= y0) y1 = y0 + 1;
     double xs = nice_step(x1 - x0, 6), ys = nice_step(y1 - y0, 5);
-    x0 = floor(x0 / xs) * xs;
-    x1 = ceil(x1 / xs) * xs;
-    y0 = floor(y0 / ys) * ys;
-    y1 = ceil(y1 / ys) * ys;
+    int xdec = ax.log && x1 / x0 > 1000, ydec = ay.log && y1 / y0 > 1000;
+    if (c->xcat && c->nxcat > 0) {
+        ax.log = 0;
+        x0 = 0.5, x1 = c->nxcat + 0.5, xs = 1;
+        ax.lo = x0, ax.hi = x1;
+    } else if (ax.log) {
+        x0 = log_floor(x0, xdec);
+        double t = x0;
+        while (t < x1 * (1 - 1e-9))
+            t = log_tick_next(t, xdec);
+        x1 = t;
+        ax.lo = log10(x0), ax.hi = log10(x1);
+    } else {
+        x0 = floor(x0 / xs) * xs;
+        x1 = ceil(x1 / xs) * xs;
+        ax.lo = x0, ax.hi = x1;
+    }
+    if (ay.log) {
+        y0 = log_floor(y0, ydec);
+        double t = y0;
+        while (t < y1 * (1 - 1e-9))
+            t = log_tick_next(t, ydec);
+        y1 = t;
+        ay.lo = log10(y0), ay.hi = log10(y1);
+    } else {
+        y0 = floor(y0 / ys) * ys;
+        y1 = ceil(y1 / ys) * ys;
+        ay.lo = y0, ay.hi = y1;
+    }
     double pw = W - L - R, ph = H - T - B;
-#define PX(x) (L + ((x)-x0) / (x1 - x0) * pw)
-#define PY(y) (T + ph - ((y)-y0) / (y1 - y0) * ph)
+#define PX(x) (L + ax_pos(&ax, (x)) * pw)
+#define PY(y) (T + ph - ax_pos(&ay, (y)) * ph)
     svg_open(f, W, H, L, c->title);
     char buf[64];
-    for (double y = y0; y <= y1 + ys * 1e-9; y += ys) {
+    for (double y = y0; ay.log ? y <= y1 * (1 + 1e-9) : y <= y1 + ys * 1e-9;
+         y = ay.log ? log_tick_next(y, ydec) : y + ys) {
         fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L,
                 PY(y), L + pw, PY(y));
-        tick_text(buf, sizeof buf, y, ys);
+        if (ay.log)
+            log_text(buf, sizeof buf, y);
+        else
+            tick_text(buf, sizeof buf, y, ys);
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">%s</text>\n", L - 6,
                 PY(y) + 4, buf);
     }
-    for (double x = x0; x <= x1 + xs * 1e-9; x += xs) {
+    for (int i = 1; c->xcat && i <= c->nxcat; i++) {
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
+                PX(i), T, PX(i), T + ph);
+        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">", PX(i),
+                T + ph + 16);
+        sv__xml_escape(f, c->xcat[i - 1]);
+        fputs("</text>\n", f);
+    }
+    for (double x = x0;
+         !(c->xcat && c->nxcat > 0) && (ax.log ? x <= x1 * (1 + 1e-9) : x <= x1 + xs * 1e-9);
+         x = ax.log ? log_tick_next(x, xdec) : x + xs) {
         fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
                 PX(x), T, PX(x), T + ph);
-        tick_text(buf, sizeof buf, x, xs);
+        if (ax.log)
+            log_text(buf, sizeof buf, x);
+        else
+            tick_text(buf, sizeof buf, x, xs);
         fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">%s</text>\n",
                 PX(x), T + ph + 16, buf);
     }
@@ -111,23 +217,26 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
             "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
             L, T, pw, ph);
     fprintf(f, "<text x=\"%g\" y=\"%d\" text-anchor=\"middle\">", L + pw / 2, H - 12);
-    sv__xml_escape(f, c->xlabel);
+    axis_label(f, c->xlabel, ax.log);
     fputs("</text>\n", f);
     fprintf(f, "<text transform=\"translate(16 %g) rotate(-90)\" text-anchor=\"middle\">",
             T + ph / 2);
-    sv__xml_escape(f, c->ylabel);
+    axis_label(f, c->ylabel, ay.log);
     fputs("</text>\n", f);
     for (int i = 0; i < c->nh; i++) {
+        if (ay.log && !(c->hline[i] > 0)) continue;
         fprintf(f,
                 "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#d62728\" "
                 "stroke-dasharray=\"6 4\"/>\n",
                 L, PY(c->hline[i]), L + pw, PY(c->hline[i]));
-        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\">", L + pw - 4,
-                PY(c->hline[i]) - 4);
+        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\"%s>", L + pw - 4,
+                PY(c->hline[i]) - 4,
+                c->halo ? " stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"" : "");
         sv__xml_escape(f, c->hlabel[i]);
         fputs("</text>\n", f);
     }
     for (int i = 0; i < c->nv; i++) {
+        if (ax.log && !(c->vline[i] > 0)) continue;
         fprintf(f,
                 "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#2ca02c\" "
                 "stroke-dasharray=\"6 4\"/>\n",
@@ -139,21 +248,37 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
         sv__xml_escape(f, c->vlabel[i]);
         fputs("</text>\n", f);
     }
+    if (c->legend_right && c->legend_title) {
+        fprintf(f, "<text x=\"%g\" y=\"%g\" font-weight=\"bold\">", L + pw + 14, T + 10);
+        sv__xml_escape(f, c->legend_title);
+        fputs("</text>\n", f);
+    }
+    int lrow = c->legend_right && c->legend_title ? 1 : 0;
     for (int k = 0; k < c->ns; k++) {
         const sv_svg_series_t *s = &c->s[k];
-        const char *col = palette[k % 12];
+        const char *col = palette[(s->color ? s->color - 1 : k) % 12];
+        const char *dash = s->dash ? " stroke-dasharray=\"5 3\"" : "";
         if (s->lines && s->n > 1) {
-            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"", col);
+            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\"%s points=\"",
+                    col, dash);
             for (int i = 0; i < s->n; i++)
-                if (isfinite(s->x[i]) && isfinite(s->y[i]))
+                if (isfinite(s->x[i]) && isfinite(s->y[i]) && (!ax.log || s->x[i] > 0) &&
+                    (!ay.log || s->y[i] > 0))
                     fprintf(f, "%.2f,%.2f ", PX(s->x[i]), PY(s->y[i]));
             fputs("\"/>\n", f);
         }
         if (s->points)
             for (int i = 0; i < s->n; i++) {
                 if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
-                fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>\n", PX(s->x[i]),
-                        PY(s->y[i]), col);
+                if ((ax.log && s->x[i] <= 0) || (ay.log && s->y[i] <= 0)) continue;
+                if (s->dash)
+                    fprintf(f,
+                            "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"white\" stroke=\"%s\" "
+                            "stroke-width=\"1.5\"/>\n",
+                            PX(s->x[i]), PY(s->y[i]), col);
+                else
+                    fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>\n",
+                            PX(s->x[i]), PY(s->y[i]), col);
                 if (s->labels && s->labels[i]) {
                     int right = PX(s->x[i]) > L + 0.8 * pw; /* keep labels inside the plot */
                     fprintf(f,
@@ -165,10 +290,38 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
                     fputs("</text>\n", f);
                 }
             }
+        if (s->mark > 0 && s->mark <= s->n) {
+            int i = s->mark - 1;
+            double mx = s->x[i], my = s->y[i];
+            if (isfinite(mx) && isfinite(my) && (!ax.log || mx > 0) && (!ay.log || my > 0)) {
+                fprintf(f,
+                        "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"8\" fill=\"none\" stroke=\"%s\" "
+                        "stroke-width=\"2\"/>\n",
+                        PX(mx), PY(my), col);
+                if (s->mark_label) {
+                    int right = PX(mx) > L + 0.75 * pw;
+                    fprintf(f,
+                            "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"%s\" "
+                            "text-anchor=\"%s\">",
+                            PX(mx) + (right ? -11 : 11), PY(my) + 14, col, right ? "end" : "start");
+                    sv__xml_escape(f, s->mark_label);
+                    fputs("</text>\n", f);
+                }
+            }
+        }
         /* legend */
-        fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"3\" fill=\"%s\"/>", L + 10,
-                T + 10 + 16.0 * k, col);
-        fprintf(f, "<text x=\"%g\" y=\"%g\">", L + 28, T + 15 + 16.0 * k);
+        if (c->legend_right) {
+            double ly = T + 10 + 17.0 * (lrow + k);
+            fprintf(f,
+                    "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"%s\" "
+                    "stroke-width=\"2\"%s/>",
+                    L + pw + 14, ly - 4, L + pw + 36, ly - 4, col, dash);
+            fprintf(f, "<text x=\"%g\" y=\"%g\">", L + pw + 42, ly);
+        } else {
+            fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"3\" fill=\"%s\"/>", L + 10,
+                    T + 10 + 16.0 * k, col);
+            fprintf(f, "<text x=\"%g\" y=\"%g\">", L + 28, T + 15 + 16.0 * k);
+        }
         sv__xml_escape(f, s->name);
         fputs("</text>\n", f);
     }

@@ -2,13 +2,19 @@
  * Internal: small SVG charts for the HTML reports. Line charts (optionally with points)
  * with labelled axes, nice ticks, horizontal and vertical marker lines (SLOs, knees), and
  * bar charts. Output is a standalone <svg> element written to a FILE.
+ *
+ * Options all off when zero (so plain charts look as they always did): a series' colour
+ * and dashed line (curves that belong together share a colour), a ringed and labelled
+ * point (a knee), log axes chosen automatically when the positive values span 30x or more
+ * (the axis label then ends in "(log scale)"), and a legend outside the plot on the right
+ * with a title, for charts with many series.
  */
 #ifndef SERVESIM_SVG_INT_H
 #define SERVESIM_SVG_INT_H
 
 #include <stdio.h>
 
-#define SV_SVG_MAX_SERIES 12
+#define SV_SVG_MAX_SERIES 24
 #define SV_SVG_MAX_MARKS 6
 
 typedef struct sv_svg_series {
@@ -18,6 +24,10 @@ typedef struct sv_svg_series {
     int points; /* draw markers (and no line when lines == 0) */
     int lines;
     const char *const *labels; /* per-point text (scatter), or NULL */
+    int color;                 /* 1 + palette index; 0: by the series' position */
+    int dash;                  /* dashed line (and hollow markers) */
+    int mark;                  /* 1 + index of a point to ring and label (a knee); 0: none */
+    const char *mark_label;
 } sv_svg_series_t;
 
 typedef struct sv_svg_chart {
@@ -30,8 +40,21 @@ typedef struct sv_svg_chart {
     double vline[SV_SVG_MAX_MARKS];
     const char *vlabel[SV_SVG_MAX_MARKS];
     int nv;
-    double ymin_zero; /* 1: the y axis starts at 0 */
+    double ymin_zero; /* 1: the y axis starts at 0 (unless on a log scale) */
+    int logx, logy;   /* 1: log scale when the positive values span >= SV_SVG_LOG_SPAN */
+    int legend_right; /* 1: the legend outside the plot, on the right */
+    int halo;         /* 1: a white outline behind SLO labels, legible over crowded curves */
+    /* categories on the x axis: x values 1..nxcat are drawn as these tick labels */
+    const char *const *xcat;
+    int nxcat;
+    const char *legend_title;
 } sv_svg_chart_t;
+
+#define SV_SVG_LOG_SPAN 30.0
+
+/* Whether values (finite ones; n of them) would get a log axis: all positive, max/min >=
+ * SV_SVG_LOG_SPAN. */
+int sv__svg_wants_log(const double *v, int n);
 
 /* Text for XML and HTML: < > & and " escaped. */
 void sv__xml_escape(FILE *f, const char *s);

@@ -47,6 +47,7 @@ static const sv__opt_help_t run_opts[] = {
 
 static const sv__opt_help_t sweep_opts[] = {
     {"--vary", "KEY=SPEC", "a key and its values (up to 6; default: the scenario's sweep.vary)"},
+    {"--load", "KEY", "the load axis of the curves and knees (default workload.rate)"},
     OPT_SET,
     {"--out", "DIR", "write sweep.csv, sweep.json, points/ into DIR (default sweep-out)"},
     OPT_JOBS,
@@ -140,7 +141,8 @@ static const sv__cmd_help_t commands[] = {
      "highest load before SLO attainment falls below slo.attainment (docs/planning.md).",
      sweep_opts,
      "SPEC is a list 1,2,4, a linear range start:stop:step (inclusive) or a geometric range\n"
-     "start:stop:xF. Shards of one sweep (--shard 1/2, --shard 2/2) are joined by merge.",
+     "start:stop:xF. Zipped keys move together: K1,K2=a1,b1;a2,b2.\nShards of one sweep (--shard "
+     "1/2, --shard 2/2) are joined by merge.",
      "servesim sweep scenarios/quickstart.yaml --vary workload.rate=2:20:2 --out sw --jobs 2"},
     {"merge", "OUT DIR...", "join the directories of sharded sweeps into OUT",
      "Join the output directories of the shards of one sweep (sweep --shard K/N) into OUT:\n"

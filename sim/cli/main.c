@@ -508,7 +508,7 @@ static int write_point_json(const sv_result_t *res, const char *path, sv_error_t
 
 static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
 {
-    const char *out = "sweep-out", *html = NULL;
+    const char *out = "sweep-out", *html = NULL, *load = NULL;
     const char *vary_args[SV_MAX_VARY];
     cmd_args_t a = {.jobs = 1};
     int nvary = 0, shard = 1, nshards = 1, quiet = 0, t;
@@ -519,6 +519,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
             vary_args[nvary++] = v;
         } else if ((v = sv__opt_value(argc, argv, &i, "--out", &a.missing)))
             out = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--load", &a.missing)))
+            load = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--shard", &a.missing))) {
@@ -545,33 +547,49 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     sw.write_point = write_point_json;
     sw.sets = sets;
     sw.nsets = nsets;
+    sw.load = load;
     sv_paths_t *ps = paths_with_catalog();
     int rc =
         !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
     if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, &err);
     if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, &err);
     if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".row", &err);
     if (!rc) rc = out_report(ps, html, &err);
     sv_paths_free(ps);
-    static sv_sweep_cfg_t scfg; /* the scenario's sweep.vary, used without --vary */
+    /* Each --vary is one key or zipped keys "K1,K2=a1,b1;a2,b2" (sv_vary_parse_all); without
+     * --vary, the scenario's sweep.vary. */
+    static sv_sweep_cfg_t scfg;
     if (!rc && nvary == 0) rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, &err);
-    for (int k = 0; k < scfg.nvary && nvary == 0 && !rc; k++)
-        rc = sv_vary_parse(scfg.vary[k], &sw.vary[sw.nvary++], &err);
-    for (int k = 0; k < nvary && !rc; k++)
-        rc = sv_vary_parse(vary_args[k], &sw.vary[sw.nvary++], &err);
+    const char *specs[SV_MAX_VARY];
+    int nspecs = nvary ? nvary : scfg.nvary;
+    for (int k = 0; k < nspecs; k++)
+        specs[k] = nvary ? vary_args[k] : scfg.vary[k];
+    for (int k = 0; k < nspecs && !rc; k++) {
+        int got = 0;
+        rc = sv_vary_parse_all(specs[k], &sw.vary[sw.nvary], SV_MAX_VARY - sw.nvary, &got, &err);
+        sw.nvary += got;
+    }
     sv_scenario_free(sc);
-    if (rc) return fail_err(&err);
-    if (sw.nvary == 0)
-        return fail("error: sweep needs --vary KEY=SPEC (or sweep.vary in the scenario)%s", "");
-    if (sv_sweep_init(&sw, &err) || sv_sweep_check_keys(&sw, cat, &err)) return fail_err(&err);
+    if (!rc && sw.nvary == 0)
+        rc = sv_errorf(&err, SV_EINVAL,
+                       "sweep needs --vary KEY=SPEC (or sweep.vary in the scenario)");
+    if (!rc) rc = sv_sweep_init(&sw, &err);
+    if (!rc) rc = sv_sweep_check_keys(&sw, cat, &err);
+    if (rc) {
+        sv_sweep_free(&sw);
+        return fail_err(&err);
+    }
     sv_row_t *rows = calloc((size_t)sw.npoints, sizeof *rows);
-    if (!rows) return fail("error: out of memory%s", "");
+    if (!rows) {
+        sv_sweep_free(&sw);
+        return fail("error: out of memory%s", "");
+    }
     int root = 1;
     rc = sv_sweep_run_ranks(&sw, cat, out, jobs, shard, nshards, rows, quiet ? NULL : stderr, &root,
                             &err);
     if (!root) {
         free(rows);
+        sv_sweep_free(&sw);
         return rc ? fail_err(&err) : EXIT_SUCCESS;
     }
     long n = 0;
@@ -580,11 +598,11 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     char keys[SV_MAX_VARY][128];
     for (int k = 0; k < sw.nvary; k++)
         snprintf(keys[k], sizeof keys[k], "%s", sw.vary[k].key);
-    if (!rc) rc = sv_sweep_write(out, keys, sw.nvary, rows, n, quiet ? NULL : stdout, &err);
+    if (!rc) rc = sv_sweep_write(out, keys, sw.nvary, rows, n, load, quiet ? NULL : stdout, &err);
     if (!rc && html) {
         char title[1200];
         snprintf(title, sizeof title, "servesim sweep: %s", path);
-        rc = sv_html_sweep(title, keys, sw.nvary, rows, n, html, &err);
+        rc = sv_html_sweep(title, keys, sw.nvary, rows, n, load, html, &err);
     }
     long nfailed = 0;
     char first_error[sizeof rows[0].error] = "";
@@ -592,6 +610,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
         if (!rows[i].ok && nfailed++ == 0)
             snprintf(first_error, sizeof first_error, "%s", rows[i].error);
     free(rows);
+    sv_sweep_free(&sw);
     if (rc) return fail_err(&err);
     /* Failed points are written (their rows say why), but the sweep did not succeed. */
     if (nfailed) {
@@ -623,7 +642,7 @@ static int cmd_merge(int argc, char **argv)
     if (!rc) rc = out_in_dir(ps, "merge OUT", argv[0], "sweep.json", NULL, &err);
     sv_paths_free(ps);
     if (rc) return fail_err(&err);
-    if (sv_sweep_merge(argv[0], (const char *const *)argv + 1, argc - 1, stdout, &err))
+    if (sv_sweep_merge(argv[0], (const char *const *)argv + 1, argc - 1, NULL, stdout, &err))
         return fail_err(&err);
     return EXIT_SUCCESS;
 }

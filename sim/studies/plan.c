@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
+#include "studies/parallel_int.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/base/progress.h"
 
@@ -272,6 +272,36 @@ static void evaluate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
              rc ? err.msg : "the cluster at the target rate kept missing the SLOs");
 }
 
+/* Candidates run in worker processes (studies/parallel_int.h), one row each. */
+typedef struct plan_ctx {
+    const sv_scenario_t *sc;
+    const sv_plan_cfg_t *cfg;
+    const sv_catalog_t *cat;
+    sv_progress_t *progress;
+} plan_ctx_t;
+
+static void work_row(long i, void *out, void *ctx)
+{
+    const plan_ctx_t *c = ctx;
+    (void)i;
+    evaluate(c->sc, c->cfg, c->cat, out);
+}
+
+static void died_row(long i, void *out, void *ctx)
+{
+    sv_plan_row_t *row = out;
+    (void)i;
+    (void)ctx;
+    row->ok = 0;
+    snprintf(row->error, sizeof row->error, "the worker process died");
+}
+
+static void progress_row(long finished, long total, void *ctx)
+{
+    const plan_ctx_t *c = ctx;
+    sv_progress_update(c->progress, "servesim plan: %ld/%ld configurations", finished, total);
+}
+
 int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
                 int jobs, sv_plan_row_t **rows, int *nrows, FILE *progress, sv_error_t *err)
 {
@@ -326,72 +356,23 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
             }
     sv_progress_t pr;
     sv_progress_start(&pr, progress);
-    if (jobs <= 1) {
-        for (int i = 0; i < n; i++) {
-            evaluate(sc, cfg, cat, &r[i]);
-            sv_progress_update(&pr, "servesim plan: %d/%d configurations", i + 1, n);
-        }
-    } else {
-        /* One worker process per candidate, rows handed back through a pipe. */
-        int next = 0, running = 0, finished = 0;
-        pid_t *pid = calloc((size_t)jobs, sizeof *pid);
-        int *fd = calloc((size_t)jobs, sizeof *fd), *which = calloc((size_t)jobs, sizeof *which);
-        if (!pid || !fd || !which) {
-            free(pid);
-            free(fd);
-            free(which);
-            free(r);
-            return sv_errorf(err, SV_ENOMEM, "out of memory");
-        }
-        fflush(NULL);
-        while (next < n || running > 0) {
-            while (running < jobs && next < n) {
-                int s = 0;
-                while (pid[s])
-                    s++;
-                int pp[2];
-                if (pipe(pp)) break;
-                pid_t c = fork();
-                if (c == 0) {
-                    close(pp[0]);
-                    evaluate(sc, cfg, cat, &r[next]);
-                    ssize_t wr = write(pp[1], &r[next], sizeof r[next]);
-                    _exit(wr == (ssize_t)sizeof r[next] ? 0 : 3);
-                }
-                close(pp[1]);
-                if (c < 0) {
-                    close(pp[0]);
-                    break;
-                }
-                pid[s] = c;
-                fd[s] = pp[0];
-                which[s] = next++;
-                running++;
-            }
-            if (!running) break;
-            int status;
-            pid_t c = wait(&status);
-            if (c < 0) break;
-            for (int s = 0; s < jobs; s++) {
-                if (pid[s] != c) continue;
-                sv_plan_row_t got;
-                ssize_t rd = read(fd[s], &got, sizeof got);
-                close(fd[s]);
-                if (rd == (ssize_t)sizeof got)
-                    r[which[s]] = got;
-                else
-                    snprintf(r[which[s]].error, sizeof r[which[s]].error,
-                             "the worker process died");
-                pid[s] = 0;
-                running--;
-                sv_progress_update(&pr, "servesim plan: %d/%d configurations", ++finished, n);
-            }
-        }
-        free(pid);
-        free(fd);
-        free(which);
-    }
+    plan_ctx_t ctx = {sc, cfg, cat, &pr};
+    sv__pmap_t m = {.n = n,
+                    .first = 0,
+                    .stride = 1,
+                    .jobs = jobs,
+                    .size = sizeof *r,
+                    .results = r,
+                    .work = work_row,
+                    .died = died_row,
+                    .progress = progress_row,
+                    .ctx = &ctx};
+    int rc = sv__parallel_map(&m, err);
     sv_progress_end(&pr);
+    if (rc) {
+        free(r);
+        return rc;
+    }
     *rows = r;
     *nrows = n;
     return 0;

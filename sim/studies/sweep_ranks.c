@@ -38,11 +38,15 @@ int sv_sweep_run_ranks(const sv_sweep_t *sw, const sv_catalog_t *cat, const char
     size_t bytes = (size_t)sw->npoints * sizeof *rows;
     sv_row_t *all_rows = rank == 0 ? malloc(bytes * (size_t)size) : NULL;
     if (rank == 0 && !all_rows) MPI_Abort(MPI_COMM_WORLD, 1);
-    /* Rows are plain data of one binary, so bytes travel as they are. */
+    /* Rows are plain data of one binary, so bytes travel as they are; only their value
+     * pointers are the sending rank's, and are set again below. */
     MPI_Gather(rows, (int)bytes, MPI_BYTE, all_rows, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (rank > 0) return 0;
-    for (long i = 0; i < sw->npoints; i++)
+    for (long i = 0; i < sw->npoints; i++) {
         rows[i] = all_rows[(size_t)(i % size) * (size_t)sw->npoints + (size_t)i];
+        for (int k = 0; k < sw->nvary; k++) /* pointers of another process: point again */
+            rows[i].vals[k] = sv_sweep_value(sw, i, k);
+    }
     free(all_rows);
     return 0;
 #else

@@ -6,8 +6,11 @@
  *   run:   summary table; TTFT and TPOT CDFs with the SLO lines; the mean queue / prefill /
  *          (transfer) / decode breakdown; KV usage per pool, queue depth and running batch
  *          over time.
- *   sweep: the table; throughput and goodput, p50/p99 TTFT and TPOT, and SLO attainment
- *          against the load axis, with the SLO lines and the knee marked.
+ *   sweep: (html_sweep.c) the summary of every curve, the table; throughput and goodput,
+ *          p50/p99 TTFT and TPOT and SLO attainment against the x axis, one curve per
+ *          combination of the other keys with a legend; TTFT and TPOT against the achieved
+ *          throughput (the latency-throughput curve); SLO lines; knees ringed; log axes
+ *          where values span 30x or more. load: the load key (NULL: workload.rate).
  *   plan:  the ranked table and the cost against capacity of every feasible cluster.
  *
  * Ownership: the functions only read their inputs; files are opened and closed here.
@@ -22,7 +25,7 @@
 
 int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err);
 int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
-                  const char *path, sv_error_t *err);
+                  const char *load, const char *path, sv_error_t *err);
 int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
                  int n, const char *path, sv_error_t *err);
 

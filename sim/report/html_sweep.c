@@ -1,0 +1,398 @@
+/*
+ * The HTML report of a sweep (see include/servesim/report/html.h): the summary of every
+ * curve (knee or where the SLOs are first met, with grid-edge warnings), the table, charts
+ * against the x axis with one curve per combination of the other keys and a legend, and the
+ * latency-throughput charts (p50 and p99 against the achieved throughput, SLO lines, knees
+ * ringed). Axes turn logarithmic by themselves where values span 30x or more (svg_int.h).
+ *
+ * Kept apart from html.c (runs and plans) with its own small page writer.
+ */
+#include "servesim/report/html.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fileio_int.h"
+#include "base/svg_int.h"
+
+#define esc sv__xml_escape
+
+/* Curves charted at most (two series each: p50 and p99, or throughput and goodput). */
+#define MAX_CHART_CURVES (SV_SVG_MAX_SERIES / 2)
+
+typedef struct spage {
+    FILE *html;
+    char path[1024];
+    char base[1024]; /* path without .html, for the SVG files */
+    int rc;
+    sv_error_t *err;
+    FILE *chart;
+    char *buf;
+    size_t len;
+    char name[64];
+} spage_t;
+
+static int spage_open(spage_t *p, const char *path, const char *title, sv_error_t *err)
+{
+    memset(p, 0, sizeof p[0]);
+    p->err = err;
+    snprintf(p->path, sizeof p->path, "%s", path);
+    snprintf(p->base, sizeof p->base, "%s", path);
+    size_t l = strlen(p->base);
+    if (l > 5 && strcmp(p->base + l - 5, ".html") == 0) p->base[l - 5] = '\0';
+    p->html = fopen(path, "w");
+    if (!p->html) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", p->html);
+    esc(p->html, title);
+    fputs("</title>\n<style>\n"
+          "body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
+          "h1{font-size:22px}h2{font-size:17px;margin-top:28px}\n"
+          "table{border-collapse:collapse;font-size:13px}\n"
+          "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\n"
+          "th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
+          ".charts{display:flex;flex-wrap:wrap;gap:16px}\n"
+          ".note{color:#555;font-size:13px}\n"
+          "pre.summary{background:#f7f7f7;padding:10px;font-size:13px;white-space:pre-wrap}\n"
+          "</style></head><body>\n<h1>",
+          p->html);
+    esc(p->html, title);
+    fputs("</h1>\n", p->html);
+    return 0;
+}
+
+static FILE *chart_begin(spage_t *p, const char *name)
+{
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->chart = open_memstream(&p->buf, &p->len);
+    return p->chart;
+}
+
+static void chart_end(spage_t *p)
+{
+    fclose(p->chart);
+    fputs("<div>", p->html);
+    fwrite(p->buf, 1, p->len, p->html);
+    fputs("</div>\n", p->html);
+    char path[1200];
+    snprintf(path, sizeof path, "%s-%s.svg", p->base, p->name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        if (!p->rc)
+            p->rc = sv_errorf(p->err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
+    } else {
+        sv_error_t e;
+        int short_write = fwrite(p->buf, 1, p->len, f) != p->len;
+        if ((sv__close_out(f, path, &e) || short_write) && !p->rc)
+            p->rc = sv_errorf(p->err, SV_EIO, "%s: write error", path);
+    }
+    free(p->buf);
+    p->buf = NULL;
+}
+
+static int spage_close(spage_t *p)
+{
+    fputs("<p class=\"note\">Written by servesim, a discrete-event simulator of LLM serving. "
+          "Metrics follow vllm bench serve's definitions.</p>\n</body></html>\n",
+          p->html);
+    if (sv__close_out(p->html, p->path, p->err)) return SV_EIO;
+    return p->rc;
+}
+
+/* The x coordinate of every row: the first key's value when every value is a number (and
+ * positions is 0: zipped x keys are one axis of tuples), else the position of the value
+ * along the grid (1, 2, ...). */
+static int x_of_rows(const sv_row_t *rows, long n, int positions, double *x)
+{
+    int numeric = !positions;
+    for (long i = 0; i < n && numeric; i++) {
+        char *end;
+        x[i] = strtod(rows[i].vals[0], &end);
+        numeric = end != rows[i].vals[0] && *end == '\0' && isfinite(x[i]);
+    }
+    if (numeric) return 1;
+    /* positions: the order of first appearance */
+    for (long i = 0; i < n; i++) {
+        x[i] = 0;
+        for (long j = 0; j < i && x[i] == 0; j++)
+            if (strcmp(rows[j].vals[0], rows[i].vals[0]) == 0) x[i] = x[j];
+        if (x[i] == 0) {
+            double mx = 0;
+            for (long j = 0; j < i; j++)
+                mx = fmax(mx, x[j]);
+            x[i] = mx + 1;
+        }
+    }
+    return 0;
+}
+
+/* Legend text of a curve: the values of its keys ("static" or "2, 6"). */
+static void curve_name(char *buf, size_t n, const sv_curves_t *cv, int c, int nkeys,
+                       const sv_row_t *rows, const char *suffix)
+{
+    size_t l = 0;
+    buf[0] = '\0';
+    const sv_row_t *f = &rows[cv->c[c].first];
+    for (int k = cv->nx; k < nkeys && l < n; k++) {
+        snprintf(buf + l, n - l, "%s%s", k > cv->nx ? " / " : "", f->vals[k]);
+        l = strlen(buf);
+    }
+    if (nkeys <= cv->nx)
+        snprintf(buf, n, "%s", suffix[0] ? suffix + 2 : "all points");
+    else if (l < n)
+        snprintf(buf + l, n - l, "%s", suffix);
+}
+
+/* What a chart plots per curve: one or two metrics (the second dashed). */
+typedef struct spec {
+    const char *name, *title, *ylabel;
+    int col1, col2; /* SV_COL_*; col2 < 0: one series per curve */
+    const char *suf1, *suf2;
+    int latency; /* x: achieved request throughput instead of the x key */
+    double hline;
+    const char *hlabel;
+    int logy, percent, zero_nan;
+} spec_t;
+
+typedef struct ctx {
+    spage_t *p;
+    char (*keys)[128];
+    int nkeys;
+    const sv_row_t *rows;
+    const sv_curves_t *cv;
+    const double *x;         /* per row */
+    int numeric;             /* x is the first key's value (else grid positions) */
+    const char *const *xcat; /* names of the grid positions (numeric == 0) */
+    int nxcat;
+    const char *xlabel, *legend_title;
+    int ncharted;
+} ctx_t;
+
+static void draw(ctx_t *cx, const spec_t *sp)
+{
+    const sv_curves_t *cv = cx->cv;
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = sp->title;
+    c.xlabel = sp->latency ? "achieved throughput (requests per second)" : cx->xlabel;
+    c.ylabel = sp->ylabel;
+    c.ymin_zero = 1;
+    c.logy = sp->logy;
+    c.logx = sp->latency || cx->numeric;
+    c.legend_right = 1;
+    c.halo = 1;
+    if (!sp->latency) {
+        c.xcat = cx->xcat;
+        c.nxcat = cx->nxcat;
+    }
+    c.legend_title = cx->legend_title;
+    int per = sp->col2 >= 0 ? 2 : 1;
+    double *xs[SV_SVG_MAX_SERIES] = {0}, *ys[SV_SVG_MAX_SERIES] = {0};
+    char names[SV_SVG_MAX_SERIES][96];
+    for (int c0 = 0; c0 < cx->ncharted; c0++) {
+        const sv_curve_t *cu = &cv->c[c0];
+        int mark = cv->is_load ? cu->knee : cu->met;
+        for (int s = 0; s < per; s++) {
+            int col = s == 0 ? sp->col1 : sp->col2;
+            double *X = malloc((size_t)cu->n * sizeof *X), *Y = malloc((size_t)cu->n * sizeof *Y);
+            int k = c.ns;
+            xs[k] = X;
+            ys[k] = Y;
+            if (!X || !Y) continue;
+            for (int j = 0; j < cu->n; j++) {
+                const sv_row_t *r = &cx->rows[cu->members[j]];
+                double v = r->ok ? r->m[col] : NAN;
+                if (sp->zero_nan && r->ok && isnan(v)) v = 0;
+                X[j] = sp->latency ? (r->ok ? r->m[SV_COL_REQ_TPUT] : NAN) : cx->x[cu->members[j]];
+                Y[j] = sp->percent ? 100 * v : v;
+            }
+            curve_name(names[k], sizeof names[k], cv, c0, cx->nkeys, cx->rows,
+                       s == 0 ? sp->suf1 : sp->suf2);
+            /* the second series of a pair is the dashed one: p50 under p99, goodput under
+             * throughput; the knee is ringed on the first */
+            c.s[c.ns++] = (sv_svg_series_t){.name = names[k],
+                                            .x = X,
+                                            .y = Y,
+                                            .n = cu->n,
+                                            .lines = 1,
+                                            .points = 1,
+                                            .color = c0 + 1,
+                                            .dash = s == 1,
+                                            .mark = s == 0 && mark >= 0 ? mark + 1 : 0,
+                                            /* one curve: say what the ring is;
+                                             * several: the note does (labels would pile up) */
+                                            .mark_label = cx->ncharted > 1 ? NULL
+                                                          : cv->is_load    ? "knee"
+                                                                           : "SLOs met"};
+        }
+    }
+    if (!isnan(sp->hline)) {
+        c.hline[c.nh] = sp->hline;
+        c.hlabel[c.nh++] = sp->hlabel;
+    }
+    sv__svg_chart(chart_begin(cx->p, sp->name), &c, 660, 380);
+    chart_end(cx->p);
+    for (int k = 0; k < c.ns; k++) {
+        free(xs[k]);
+        free(ys[k]);
+    }
+}
+
+static void cell(FILE *h, double v)
+{
+    char b[32];
+    fprintf(h, "<td>%s</td>", sv_fmt_num(v, b));
+}
+
+int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
+                  const char *load, const char *path, sv_error_t *err)
+{
+    sv_curves_t cv;
+    int rc = sv_sweep_curves(keys, nkeys, rows, n, load, &cv, err);
+    if (rc) return rc;
+    spage_t p;
+    if ((rc = spage_open(&p, path, title, err))) {
+        sv_curves_free(&cv);
+        return rc;
+    }
+    FILE *h = p.html;
+    /* The summary of every curve, as the terminal prints it. */
+    char *sum = malloc(8192);
+    fputs("<h2>Summary</h2>\n<pre class=\"summary\">", h);
+    for (int c = 0; sum && c < cv.n; c++) {
+        sv_curve_summary(&cv, c, keys, nkeys, rows, sum, 8192);
+        esc(h, sum);
+        if (c + 1 < cv.n) fputc('\n', h);
+    }
+    fputs("</pre>\n", h);
+    free(sum);
+
+    fputs("<h2>Points</h2>\n<table>\n<tr>", h);
+    for (int k = 0; k < nkeys; k++) {
+        fputs("<th class=\"l\">", h);
+        esc(h, keys[k]);
+        fputs("</th>", h);
+    }
+    fputs("<th>req/s</th><th>tok/s</th><th>goodput</th><th>goodput/GPU</th><th>SLO %</th>"
+          "<th>p50 TTFT ms</th><th>p99 TTFT ms</th><th>p50 TPOT ms</th><th>p99 TPOT ms</th>"
+          "<th>$/M tok</th></tr>\n",
+          h);
+    for (long i = 0; i < n; i++) {
+        const sv_row_t *r = &rows[i];
+        fputs("<tr>", h);
+        for (int k = 0; k < nkeys; k++) {
+            fputs("<td class=\"l\">", h);
+            esc(h, r->vals[k]);
+            fputs("</td>", h);
+        }
+        if (!r->ok) {
+            fputs("<td class=\"l\" colspan=\"10\">", h);
+            esc(h, r->error);
+            fputs("</td></tr>\n", h);
+            continue;
+        }
+        const double *m = r->m;
+        cell(h, m[SV_COL_REQ_TPUT]);
+        cell(h, m[SV_COL_OUT_TPUT]);
+        cell(h, isnan(m[SV_COL_GOODPUT]) ? 0 : m[SV_COL_GOODPUT]);
+        cell(h, isnan(m[SV_COL_GOODPUT_GPU]) ? 0 : m[SV_COL_GOODPUT_GPU]);
+        cell(h, 100 * m[SV_COL_ATTAIN]);
+        cell(h, m[SV_COL_TTFT_P50]);
+        cell(h, m[SV_COL_TTFT_P99]);
+        cell(h, m[SV_COL_TPOT_P50]);
+        cell(h, m[SV_COL_TPOT_P99]);
+        cell(h, m[SV_COL_COST_MTOK]);
+        fputs("</tr>\n", h);
+    }
+    fputs("</table>\n", h);
+
+    double *x = calloc((size_t)n + 1, sizeof *x);
+    char xl[600] = "", lt[600] = "", sl[2][64] = {"", ""}, tl[64];
+    int numeric = x ? x_of_rows(rows, n, cv.nx > 1, x) : 0;
+    for (int k = 0; k < cv.nx && k < nkeys; k++) {
+        size_t l = strlen(xl);
+        snprintf(xl + l, sizeof xl - l, "%s%s", k ? " / " : "", keys[k]);
+    }
+    /* names of the grid positions: the x keys' values ("2 / 2" for zipped keys) */
+    long npos = 0;
+    for (long i = 0; x && i < n; i++)
+        if (x[i] > npos) npos = (long)x[i];
+    char(*pos)[160] = !numeric && npos > 0 ? calloc((size_t)npos, sizeof *pos) : NULL;
+    const char **posp = pos ? calloc((size_t)npos, sizeof *posp) : NULL;
+    for (long i = 0; posp && i < n; i++) {
+        char *b = pos[(long)x[i] - 1];
+        posp[(long)x[i] - 1] = b;
+        if (b[0]) continue;
+        for (int k = 0; k < cv.nx; k++) {
+            size_t l = strlen(b);
+            snprintf(b + l, sizeof pos[0] - l, "%s%s", k ? " / " : "", rows[i].vals[k]);
+        }
+    }
+    for (int k = cv.nx; k < nkeys; k++) {
+        size_t l = strlen(lt);
+        snprintf(lt + l, sizeof lt - l, "%s%s", k > cv.nx ? " / " : "", keys[k]);
+    }
+    double slo_ttft = n ? rows[0].m[SV_COL_SLO_TTFT] : NAN,
+           slo_tpot = n ? rows[0].m[SV_COL_SLO_TPOT] : NAN;
+    double target = n ? rows[0].m[SV_COL_ATTAIN_TARGET] : 0.9;
+    if (isnan(target)) target = 0.9;
+    snprintf(tl, sizeof tl, "target %g%%", 100 * target);
+    if (!isnan(slo_ttft)) snprintf(sl[0], sizeof sl[0], "SLO %g ms", slo_ttft);
+    if (!isnan(slo_tpot)) snprintf(sl[1], sizeof sl[1], "SLO %g ms", slo_tpot);
+    ctx_t cx = {
+        &p,  keys, nkeys, rows, &cv, x, numeric, posp, posp ? (int)npos : 0, xl, lt[0] ? lt : NULL,
+        cv.n};
+    if (cx.ncharted > MAX_CHART_CURVES) cx.ncharted = MAX_CHART_CURVES;
+
+    fputs("<h2 id=\"charts\">Against ", h);
+    esc(h, xl);
+    fputs("</h2>\n<p class=\"note\">", h);
+    if (nkeys > cv.nx) {
+        fprintf(h, "One curve per combination of ");
+        esc(h, lt);
+        fprintf(h, " (%d curve%s", cv.n, cv.n == 1 ? "" : "s");
+        if (cx.ncharted < cv.n)
+            fprintf(h, "; the first %d are charted, the table and sweep.csv hold all", cx.ncharted);
+        fputs("). ", h);
+    }
+    if (!numeric) fputs("The x axis is the grid's values in the order given. ", h);
+    fputs(cv.is_load ? "Rings mark each curve's knee: the highest load meeting the SLOs."
+                     : "Rings mark where each curve first meets the SLOs.",
+          h);
+    fputs(" Dashed lines: the second metric of a pair (goodput, p50).</p>\n", h);
+    fputs("<div class=\"charts\">\n", h);
+    const spec_t specs[] = {
+        {"throughput", "Throughput (solid) and goodput (dashed: requests within the SLOs)",
+         "requests per second", SV_COL_REQ_TPUT, SV_COL_GOODPUT, ": throughput", ": goodput", 0,
+         NAN, NULL, 0, 0, 1},
+        {"ttft", "Time to first token: p99 (solid) and p50 (dashed)", "TTFT (ms)", SV_COL_TTFT_P99,
+         SV_COL_TTFT_P50, ": p99", ": p50", 0, slo_ttft, sl[0], 1, 0, 0},
+        {"tpot", "Time per output token: p99 (solid) and p50 (dashed)", "TPOT (ms)",
+         SV_COL_TPOT_P99, SV_COL_TPOT_P50, ": p99", ": p50", 0, slo_tpot, sl[1], 1, 0, 0},
+        {"attainment", "SLO attainment: share of requests meeting every SLO",
+         "requests within the SLOs (%)", SV_COL_ATTAIN, -1, "", NULL, 0, 100 * target, tl, 0, 1, 0},
+    };
+    for (int i = 0; i < 4 && x; i++)
+        if (i < 3 || cv.slo) draw(&cx, &specs[i]);
+    fputs("</div>\n<h2 id=\"latency\">Latency against throughput</h2>\n<p class=\"note\">Each "
+          "point is one "
+          "point of the sweep, placed at the throughput it achieved. Below the knee latency "
+          "barely moves as throughput grows; past it throughput stops growing and latency "
+          "climbs.</p>\n<div class=\"charts\">\n",
+          h);
+    const spec_t lat[] = {
+        {"latency-ttft", "TTFT against achieved throughput: p99 (solid), p50 (dashed)", "TTFT (ms)",
+         SV_COL_TTFT_P99, SV_COL_TTFT_P50, ": p99", ": p50", 1, slo_ttft, sl[0], 1, 0, 0},
+        {"latency-tpot", "TPOT against achieved throughput: p99 (solid), p50 (dashed)", "TPOT (ms)",
+         SV_COL_TPOT_P99, SV_COL_TPOT_P50, ": p99", ": p50", 1, slo_tpot, sl[1], 1, 0, 0},
+    };
+    for (int i = 0; i < 2 && x; i++)
+        draw(&cx, &lat[i]);
+    fputs("</div>\n", h);
+    free(x);
+    free(pos);
+    free(posp);
+    sv_curves_free(&cv);
+    return spage_close(&p);
+}
