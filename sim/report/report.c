@@ -12,6 +12,7 @@
 
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
+#include "report/contract_int.h"
 #include "servesim/studies/confidence.h"
 
 #ifndef SERVESIM_VERSION
@@ -209,6 +210,7 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
         line_num(f, "Cost ($/h):", pp->gpus * pc->gpu.price_per_hour);
     }
     centred(f, "", '=', 50);
+    sv__report_contract_text(res, f);
 }
 
 /* Open path for writing ("-" is stdout for the JSON). */
@@ -464,6 +466,7 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res)
     sv__jw_num(w, "energy_per_output_token_j", res->energy_per_tok);
     sv__jw_int(w, "events", res->events);
     write_pools(w, res);
+    sv__report_contract_json(w, res);
     sv__jw_end_obj(w);
 }
 

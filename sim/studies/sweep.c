@@ -19,6 +19,7 @@
 #include "base/jsonw_int.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
+#include "servesim/metrics/contract.h"
 #include "servesim/base/yaml.h"
 
 const char *const sv_col_names[SV_NCOLS] = {"completed",
@@ -190,6 +191,9 @@ static void fill_row(const sv_result_t *res, sv_row_t *row)
     m[SV_COL_GOODPUT_GPU] = res->gpus > 0 ? s->request_goodput / res->gpus : NAN;
     m[SV_COL_KV_P99] = res->kv_usage_p99;
     m[SV_COL_PREEMPT] = (double)res->preemptions;
+    sv_contract_check_t v;
+    sv_contract_check(c, s, res->class_summary, &v);
+    if (v.layered) snprintf(row->broke, sizeof row->broke, "%s", v.met ? "-" : v.broken);
     m[SV_COL_SLO_TTFT] = c->slo_ttft_ms;
     m[SV_COL_SLO_TPOT] = c->slo_tpot_ms;
     m[SV_COL_BAND_TPUT] = m[SV_COL_BAND_LAT] = 0.0;
@@ -314,6 +318,10 @@ static void put_row(FILE *f, const sv_row_t *r, int nkeys)
     }
     fputc(',', f);
     put_field(f, r->ok ? "" : r->error);
+    if (r->broke[0]) { /* layered contracts only: other sweeps keep their columns */
+        fputc(',', f);
+        put_field(f, r->broke);
+    }
     fputc('\n', f);
 }
 
@@ -363,7 +371,7 @@ static int parse_row(char **p, int nkeys, sv_row_t *r, const char *where, sv_err
             return sv_errorf(err, SV_EPARSE, "%s: column %s: expected a number, got '%s'", where,
                              sv_col_names[c], f);
     }
-    get_field(p, r->error, sizeof r->error);
+    if (get_field(p, r->error, sizeof r->error)) get_field(p, r->broke, sizeof r->broke);
     r->ok = r->error[0] == '\0';
     return 0;
 }
@@ -545,7 +553,7 @@ static int build_curves(const sv_row_t *rows, long nrows, int nkeys, curve_t **o
         }
         for (int j = 0; j < cv[c].n; j++) {
             const sv_row_t *r = &rows[cv[c].members[j]];
-            a[j] = r->ok ? r->m[SV_COL_ATTAIN] : NAN;
+            a[j] = !r->ok ? NAN : r->broke[0] ? (strcmp(r->broke, "-") == 0) : r->m[SV_COL_ATTAIN];
             g[j] = r->ok ? r->m[SV_COL_GOODPUT] : NAN;
         }
         double target = rows[cv[c].first].m[SV_COL_ATTAIN_TARGET];
@@ -557,6 +565,16 @@ static int build_curves(const sv_row_t *rows, long nrows, int nkeys, curve_t **o
     *out = cv;
     *ncurves = nc;
     return 0;
+}
+
+/* A layered contract's point just past the knee (the first along the curve when none
+ * holds), whose broken budget is the one the knee ran into; NULL otherwise. */
+static const sv_row_t *first_broken(const sv_row_t *rows, const curve_t *cv)
+{
+    int j = cv->knee + 1;
+    if (j >= cv->n) return NULL;
+    const sv_row_t *r = &rows[cv->members[j]];
+    return r->ok == 1 && r->broke[0] && strcmp(r->broke, "-") != 0 ? r : NULL;
 }
 
 static void free_curves(curve_t *cv)
@@ -592,7 +610,7 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
         fputs("\n", t);
         for (int k = 1; k < nkeys; k++)
             fprintf(t, "%s=%s  ", keys[k], f->vals[k]);
-        if (isnan(f->m[SV_COL_ATTAIN]) && f->ok)
+        if (isnan(f->m[SV_COL_ATTAIN]) && f->ok && !f->broke[0])
             fprintf(t, "no SLOs in the scenario: no knee (give slo.ttft_ms / tpot_ms)\n");
         else if (cv[c].knee < 0 && !f->ok)
             fprintf(t, "knee: none (the first point failed: %s)\n", f->error);
@@ -603,6 +621,8 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
             fprintf(t, "knee: %s=%s is the highest load meeting the SLOs for %.0f%% of requests\n",
                     keys[0], rows[cv[c].members[cv[c].knee]].vals[0],
                     100.0 * f->m[SV_COL_ATTAIN_TARGET]);
+        const sv_row_t *nx = first_broken(rows, &cv[c]);
+        if (nx) fprintf(t, "first broken budget: %s at %s=%s\n", nx->broke, keys[0], nx->vals[0]);
         if (cv[c].best >= 0)
             fprintf(t, "max goodput: %.2f req/s at %s=%s\n",
                     rows[cv[c].members[cv[c].best]].m[SV_COL_GOODPUT], keys[0],
@@ -636,6 +656,10 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
                 sv__jw_num(&w, sv_col_names[c], r->m[c]);
         else
             sv__jw_str(&w, "error", r->error);
+        if (r->broke[0] && strcmp(r->broke, "-") == 0)
+            sv__jw_null(&w, "broken_budget");
+        else if (r->broke[0])
+            sv__jw_str(&w, "broken_budget", r->broke);
         sv__jw_end_obj(&w);
     }
     sv__jw_end_arr(&w);
@@ -659,6 +683,8 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
         } else {
             sv__jw_null(&w, "knee");
         }
+        const sv_row_t *nx = first_broken(rows, &cv[c]);
+        if (nx) sv__jw_str(&w, "first_broken_budget", nx->broke);
         if (cv[c].best >= 0) {
             const sv_row_t *b = &rows[cv[c].members[cv[c].best]];
             sv__jw_obj(&w, "max_goodput");
@@ -693,7 +719,11 @@ int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row
     }
     for (int c = 0; c < SV_NCOLS; c++)
         fprintf(f, ",%s", sv_col_names[c]);
-    fputs(",error\n", f);
+    fputs(",error", f);
+    int layered = 0;
+    for (long i = 0; i < nrows; i++)
+        layered |= rows[i].broke[0] != '\0';
+    fputs(layered ? ",broken_budget\n" : "\n", f);
     for (long i = 0; i < nrows; i++)
         put_row(f, &rows[i], nkeys);
     if ((rc = sv__close_out(f, path, err))) return rc;
