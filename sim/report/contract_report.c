@@ -140,7 +140,10 @@ static void summary_json(sv_jw_t *w, const sv_summary_t *s)
         sv__jw_null(w, "request_goodput");
     else
         sv__jw_num(w, "request_goodput", s->request_goodput);
-    sv__jw_num(w, "slo_attainment", total > 0 ? (double)s->good / (double)total : 0.0);
+    if (isnan(s->request_goodput)) /* no per-request thresholds */
+        sv__jw_null(w, "slo_attainment");
+    else
+        sv__jw_num(w, "slo_attainment", total > 0 ? (double)s->good / (double)total : 0.0);
     const char *names[4] = {"ttft", "tpot", "itl", "e2el"};
     const sv_stat_t *st[4] = {&s->ttft, &s->tpot, &s->itl, &s->e2el};
     char key[64];
