@@ -9,6 +9,7 @@
 
 #include "servesim/engine/replica.h"
 #include "servesim/metrics/contract.h"
+#include "servesim/studies/sweep.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;
@@ -402,6 +403,78 @@ START_TEST(test_bad_contracts)
 }
 END_TEST
 
+/* A whole file into a caller-freed, NUL-terminated buffer; 0 or -1. */
+static int read_whole(const char *path, char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    *buf = malloc(1 << 20);
+    *len = fread(*buf, 1, (1 << 20) - 1, f);
+    (*buf)[*len] = '\0';
+    fclose(f);
+    return 0;
+}
+
+/*
+ * Sweep's knee with a layered contract: four points whose per-request attainment is 100%
+ * everywhere, the contract broken at the third (p99 TTFT). The knee is the second point,
+ * and the text, sweep.json and sweep.csv name the broken budget; merging the directory
+ * keeps it.
+ */
+START_TEST(test_sweep_knee_first_broken_budget)
+{
+    char keys[SV_MAX_VARY][128] = {"workload.rate"};
+    const char *broke[4] = {"-", "-", "ttft p99", "chat: tpot p50"};
+    sv_row_t rows[4];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 4; i++) {
+        rows[i].index = i;
+        rows[i].ok = 1;
+        snprintf(rows[i].vals[0], SV_VALUE_MAX, "%d", i + 1);
+        for (int c = 0; c < SV_NCOLS; c++)
+            rows[i].m[c] = NAN;
+        rows[i].m[SV_COL_ATTAIN] = 1.0;
+        rows[i].m[SV_COL_ATTAIN_TARGET] = 0.9;
+        rows[i].m[SV_COL_GOODPUT] = i + 1.0;
+        snprintf(rows[i].broke, sizeof rows[i].broke, "%s", broke[i]);
+    }
+    char dir[] = "/tmp/sv_knee_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[160], merged[160], path[200], text[4096] = "";
+    snprintf(out, sizeof out, "%s/a", dir);
+    snprintf(merged, sizeof merged, "%s/m", dir);
+    sv_error_t err;
+    FILE *t = tmpfile();
+    ck_assert_int_eq(sv_sweep_write(out, keys, 1, rows, 4, t, &err), 0);
+    rewind(t);
+    size_t n = fread(text, 1, sizeof text - 1, t);
+    text[n] = '\0';
+    fclose(t);
+    ck_assert_msg(strstr(text, "knee: workload.rate=2 is the highest load"), "%s", text);
+    ck_assert_msg(strstr(text, "first broken budget: ttft p99 at workload.rate=3"), "%s", text);
+    const char *dirs[1] = {out};
+    ck_assert_msg(sv_sweep_merge(merged, dirs, 1, NULL, &err) == 0, "%s", err.msg);
+    for (int d = 0; d < 2; d++) {
+        char *buf;
+        size_t len;
+        snprintf(path, sizeof path, "%s/sweep.json", d ? merged : out);
+        ck_assert_int_eq(read_whole(path, &buf, &len), 0);
+        ck_assert_msg(strstr(buf, "\"first_broken_budget\": \"ttft p99\""), "%s", buf);
+        ck_assert(strstr(buf, "\"broken_budget\": \"chat: tpot p50\""));
+        ck_assert(strstr(buf, "\"knee\": {\"workload.rate\": \"2\""));
+        free(buf);
+        snprintf(path, sizeof path, "%s/sweep.csv", d ? merged : out);
+        ck_assert_int_eq(read_whole(path, &buf, &len), 0);
+        ck_assert(strstr(buf, ",error,broken_budget\n"));
+        ck_assert(strstr(buf, ",,ttft p99\n"));
+        free(buf);
+    }
+    char rm[200];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    ck_assert_int_eq(system(rm), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("contract");
@@ -415,6 +488,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_priority_preemption_victim);
     tcase_add_test(tc, test_classes_run);
     tcase_add_test(tc, test_bad_contracts);
+    tcase_add_test(tc, test_sweep_knee_first_broken_budget);
     suite_add_tcase(s, tc);
     return s;
 }
