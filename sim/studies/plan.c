@@ -522,7 +522,16 @@ int sv_plan_write(const sv_scenario_t *sc, sv_plan_row_t *rows, int nrows, const
         if (!isnan(m->slo_ttft_ms)) fprintf(t, " TTFT <= %g ms", m->slo_ttft_ms);
         if (!isnan(m->slo_tpot_ms)) fprintf(t, " TPOT <= %g ms", m->slo_tpot_ms);
         if (!isnan(m->slo_e2el_ms)) fprintf(t, " E2EL <= %g ms", m->slo_e2el_ms);
-        fprintf(t, " for %.0f%% of requests\n\n", 100.0 * m->attainment);
+        int per = !isnan(m->slo_ttft_ms) || !isnan(m->slo_tpot_ms) || !isnan(m->slo_e2el_ms);
+        if (per) fprintf(t, " for %.0f%% of requests", 100.0 * m->attainment);
+        for (int b = 0; b < m->nbudgets; b++)
+            fprintf(t, "%s %s p%g <= %g ms",
+                    b     ? ","
+                    : per ? ", and"
+                          : "",
+                    sv_slo_metric_name(m->budgets[b].metric), m->budgets[b].pct, m->budgets[b].ms);
+        if (m->nclasses > 0) fprintf(t, "%s each request class's own SLO", per ? ", and" : "");
+        fputs("\n\n", t);
         char h1[24], h2[24];
         snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
         snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);
