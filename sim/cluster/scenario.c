@@ -666,7 +666,7 @@ static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                          at(cl, w, sizeof w), SV_MAX_CLASSES, cl->n);
     const char *clash[] = {"input", "output"};
     for (int i = 0; i < 2; i++)
-        if (sv_ymap_get(wl, clash[i]))
+        if (sv_ymap_get(wl, clash[i]) && !sv_yscalar_is_null(sv_ymap_get(wl, clash[i])))
             return sv_errorf(err, SV_EINVAL,
                              "%s: workload.%s cannot be combined with workload.classes (each "
                              "class gives its own %s)",
@@ -801,7 +801,8 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                                   : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
                                                                   : 1.0);
     }
-    if ((tr || sc->mooncake.given) && sv_ymap_get(wl, "classes"))
+    sv_ynode_t *cls = sv_ymap_get(wl, "classes");
+    if ((tr || sc->mooncake.given) && cls && !sv_yscalar_is_null(cls))
         return sv_errorf(err, SV_EINVAL,
                          "%s: workload.classes cannot be combined with a trace (the trace gives "
                          "the lengths)",
