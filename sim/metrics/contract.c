@@ -52,6 +52,12 @@ void sv_slo_check(const sv_slo_t *slo, const sv_summary_t *s, sv_slo_check_t *ou
     }
 }
 
+void sv_contract_slo(const sv_metrics_cfg_t *c, int cls, sv_slo_t *out)
+{
+    sv_metrics_slo(c, cls, out);
+    if (cls < 0 && c->nclasses > 0) out->ttft_ms = out->tpot_ms = out->e2el_ms = NAN;
+}
+
 void sv_contract_check(const sv_metrics_cfg_t *c, const sv_summary_t *all, const sv_summary_t *cls,
                        sv_contract_check_t *out)
 {
@@ -61,11 +67,9 @@ void sv_contract_check(const sv_metrics_cfg_t *c, const sv_summary_t *all, const
     sv_slo_check_t k;
     double worst = -1;
     for (int i = -1; i < (cls ? c->nclasses : 0); i++) {
-        sv_metrics_slo(c, i, &slo);
-        if (i >= 0 && slo.nbudgets == 0 && isnan(slo.ttft_ms) && isnan(slo.tpot_ms) &&
-            isnan(slo.e2el_ms))
+        sv_contract_slo(c, i, &slo);
+        if (slo.nbudgets == 0 && isnan(slo.ttft_ms) && isnan(slo.tpot_ms) && isnan(slo.e2el_ms))
             continue;
-        if (i < 0 && c->nclasses > 0 && slo.nbudgets == 0) continue; /* judged per class */
         out->given |=
             slo.nbudgets > 0 || !isnan(slo.ttft_ms) || !isnan(slo.tpot_ms) || !isnan(slo.e2el_ms);
         out->layered |= slo.nbudgets > 0 || c->nclasses > 0;

@@ -51,7 +51,7 @@ void sv__report_contract_text(const sv_result_t *res, FILE *f)
     fprintf(f, "%s\n", "================ servesim: contract ================");
     fprintf(f, "%-30s %10s %10s %10s  %s\n", "budget", "value", "budget", "margin", "");
     sv_slo_t slo;
-    sv_metrics_slo(c, -1, &slo);
+    sv_contract_slo(c, -1, &slo);
     if (c->nbudgets > 0 || c->nclasses == 0) budget_lines(f, "all", &slo, &res->summary);
     for (int k = 0; k < c->nclasses && res->class_summary; k++) {
         sv_metrics_slo(c, k, &slo);
@@ -170,7 +170,7 @@ void sv__report_contract_json(sv_jw_t *w, const sv_result_t *res)
     else
         sv__jw_str(w, "broken", v.broken);
     sv_slo_t slo;
-    sv_metrics_slo(c, -1, &slo);
+    sv_contract_slo(c, -1, &slo);
     slo_json(w, &slo, &res->summary);
     sv__jw_end_obj(w);
     if (c->nclasses == 0 || !res->class_summary) return;

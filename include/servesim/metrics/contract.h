@@ -40,6 +40,11 @@ typedef struct sv_slo_check {
 
 void sv_slo_check(const sv_slo_t *slo, const sv_summary_t *s, sv_slo_check_t *out);
 
+/* The SLO judged for class cls, or for the whole workload (cls < 0): with classes, the
+ * whole is judged by the top-level budgets only (its per-request thresholds are the
+ * classes' defaults, judged per class). */
+void sv_contract_slo(const sv_metrics_cfg_t *c, int cls, sv_slo_t *out);
+
 /* The whole contract: the top-level SLO on the whole summary and each class's SLO on its
  * own summary (cls: nclasses summaries, or NULL). */
 typedef struct sv_contract_check {
