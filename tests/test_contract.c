@@ -390,6 +390,10 @@ START_TEST(test_bad_contracts)
                "engine.scheduling_policy: expected fcfs or priority, got 'lifo'");
     load_fails(CLASSES, "workload.input=5",
                "workload.input cannot be combined with workload.classes");
+    load_fails(CLASSES, "workload.classes.1.name=chat",
+               "workload.classes[1].name: 'chat' names two classes");
+    load_fails(CLASSES, "workload.classes.1.name=a b",
+               "workload.classes[1].name: expected letters, digits, '_', '.' or '-', got 'a b'");
     /* both forms of a metric at once, and a decimal percentile, load */
     sv_scenario_t *sc;
     sv_error_t err;

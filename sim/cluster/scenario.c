@@ -686,6 +686,12 @@ static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
             (rc = read_lengths(it, "input", sc, &k->input, &sc->emp_class[i][0], err)) ||
             (rc = read_lengths(it, "output", sc, &k->output, &sc->emp_class[i][1], err)))
             return rc;
+        if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+                strlen(name) ||
+            !name[0])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.name: expected letters, digits, '_', '.' or '-', got '%s'",
+                             at(sv_ymap_get(it, "name"), w, sizeof w), it->path, name);
         (void)sv_ymap_get(it, "slo"); /* read with the top-level slo */
         if ((rc = sv_ymap_check_unknown(it, err))) return rc;
         k->priority = (int32_t)prio;

@@ -539,8 +539,10 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
     if (!f) return SV_EIO;
     fputs("id,replica,prefill_replica,arrival_s,start_s,input_tokens,output_tokens,status,"
           "fail_reason,queue_ms,prefill_ms,kv_transfer_wait_ms,kv_transfer_ms,decode_queue_ms,"
-          "ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions\n",
+          "ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions",
           f);
+    const sv_metrics_cfg_t *mc = &res->sc->metrics;
+    fputs(mc->nclasses > 0 ? ",class,priority\n" : "\n", f); /* workload.classes only */
     const sv_reqpool_t *p = &res->pool;
     for (size_t i = 0; i < p->n; i++) {
         const sv_req_t *r = &p->r[i];
@@ -548,8 +550,8 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
         double tpot = ok && r->output > 1 ? sv_req_tpot(r) : NAN;
         int dis = r->xfer_end >= 0;
         fprintf(
-            f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n",
-            i, r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start, r->input,
+            f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u", i,
+            r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start, r->input,
             r->output, ok ? "completed" : "failed", ok ? "" : sv_fail_name(r->fail),
             ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
             ms_or_nan(ok, dis ? r->xfer_start - r->prefill_end : 0.0),
@@ -557,6 +559,8 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
             ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0), ms_or_nan(ok, sv_req_ttft(r)),
             ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
             ms_or_nan(ok, sv_req_e2el(r)), (unsigned)r->preemptions);
+        if (mc->nclasses > 0) fprintf(f, ",%s,%d", mc->class_name[r->cls], (int)r->priority);
+        fputc('\n', f);
     }
     return close_out(f, path, err);
 }
