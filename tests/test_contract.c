@@ -107,6 +107,58 @@ START_TEST(test_layered_budget_met_p50_missed_p99)
 }
 END_TEST
 
+/*
+ * ITL budgets come from the pool of every gap (vLLM's ITL), weighted as the summary's.
+ * Replica 0's decode steps end at 0.25, 0.375, 0.5625, 0.75 s; request 0 (first token
+ * 0.125) decodes in steps 0 and 1, request 1 (first token 0.25) in steps 1 to 3. Gaps:
+ * 0.125, 0.125 and 0.125, 0.1875, 0.1875. Sorted [125, 125, 125, 187.5, 187.5] ms: p50
+ * at rank 2 = 125; p70 at rank 2.8 = 125 + 0.8 x 62.5 = 175.
+ */
+START_TEST(test_itl_budgets)
+{
+    sv_metrics_cfg_t c = base_cfg();
+    c.budgets[0] = (sv_budget_t){SV_K_ITL, 50, 125};
+    c.budgets[1] = (sv_budget_t){SV_K_ITL, 70, 170};
+    c.budgets[2] = (sv_budget_t){SV_K_TTFT, 50, 1000};
+    c.nbudgets = 3;
+    sv_metrics_t *m = sv_metrics_new(&c, 1);
+    const double steps[] = {0.25, 0.375, 0.5625, 0.75};
+    for (int k = 0; k < 4; k++)
+        ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, steps[k]), k);
+    int32_t s0 = sv_metrics_seg_open(m, 0, 0, 0, 0.125);
+    int32_t s1 = sv_metrics_seg_open(m, 1, 0, 1, 0.25);
+    ck_assert(sv_metrics_seg_close(m, s0, 2) == 0.375);
+    ck_assert(sv_metrics_seg_close(m, s1, 4) == 0.75);
+    sv_reqpool_t pool = {0};
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(sv_reqpool_add(&pool), i);
+    pool.r[0] = done_req(0.0, 0.125, 0);
+    pool.r[0].last_token = pool.r[0].end = 0.375;
+    pool.r[0].output = 3;
+    pool.r[1] = done_req(0.0625, 0.1875, 0);
+    pool.r[1].last_token = pool.r[1].end = 0.75;
+    pool.r[1].output = 4;
+    sv_summary_t s;
+    sv_error_t err;
+    ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
+    ck_assert_int_eq(s.itl.n, 5);
+    tu_assert_rel(s.budget_ms[0], 125.0, 1e-12);
+    tu_assert_rel(s.budget_ms[1], 175.0, 1e-12);
+    tu_assert_rel(s.budget_ms[2], 156.25, 1e-12); /* TTFTs 125 and 187.5 ms */
+    sv_slo_t slo;
+    sv_metrics_slo(&c, -1, &slo);
+    sv_slo_check_t k;
+    sv_slo_check(&slo, &s, &k);
+    ck_assert_int_eq(k.budget[0].met, 1); /* inclusive: 125 <= 125 */
+    ck_assert_int_eq(k.budget[1].met, 0);
+    tu_assert_rel(k.budget[1].margin, -5.0, 1e-12);
+    ck_assert_int_eq(k.budget[2].met, 1);
+    ck_assert_str_eq(k.broken, "itl p70");
+    sv_metrics_free(m);
+    sv_reqpool_free(&pool);
+}
+END_TEST
+
 /* A failed request never met a budget: 1 failure in 10 leaves no room for p95 (5%). */
 START_TEST(test_budget_missed_by_failures)
 {
@@ -487,6 +539,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_layered_budget_met_p50_missed_p99);
     tcase_add_test(tc, test_budget_missed_by_failures);
+    tcase_add_test(tc, test_itl_budgets);
     tcase_add_test(tc, test_two_classes_attainment);
     tcase_add_test(tc, test_priority_admission_order);
     tcase_add_test(tc, test_priority_preemption_victim);
