@@ -137,7 +137,7 @@ START_TEST(test_capacity_md1)
     const char *sets[] = {slo};
     ck_assert_int_eq(tu_load_yaml(cat, base, sets, 1, &sc, &err), 0);
     double rate;
-    char binding[8];
+    char binding[SV_BINDING_MAX];
     long probes;
     ck_assert_msg(sv_capacity(sc, 200000, 0.005, &rate, binding, &probes, &err) == 0, "%s",
                   err.msg);

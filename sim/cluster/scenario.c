@@ -21,6 +21,10 @@ void sv_scenario_free(sv_scenario_t *sc)
     sv_prompts_free(sc->prompts);
     free(sc->emp_input);
     free(sc->emp_output);
+    for (int k = 0; k < SV_MAX_CLASSES; k++) {
+        free(sc->emp_class[k][0]);
+        free(sc->emp_class[k][1]);
+    }
     free(sc);
 }
 
@@ -28,6 +32,7 @@ void sv_scenario_free(sv_scenario_t *sc)
 
 /* The names each enumerated key accepts, and what they stand for (sv_yget_enum). */
 static const sv_yenum_t PREEMPTION[] = {{"recompute", 0}, {"swap", 1}};
+static const sv_yenum_t POLICIES[] = {{"fcfs", 0}, {"priority", 1}};
 static const sv_yenum_t ROLES[] = {
     {"colocated", SV_ROLE_COLOCATED}, {"prefill", SV_ROLE_PREFILL}, {"decode", SV_ROLE_DECODE}};
 static const sv_yenum_t FIRST_TOKEN[] = {{"prefill", 0}, {"decode", 1}};
@@ -159,6 +164,8 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
         (rc = perf_key(en, "block_size", &pool->perf, err)) ||
         (rc = sv_yget_enum(en, "preemption", 0, PREEMPTION, 2, &e->preempt_swap, err)) < 0 ||
         (rc = get_text(en, "profile", 0, pool->perf.engine, sizeof pool->perf.engine, err)) < 0)
+        return rc;
+    if ((rc = sv_yget_enum(en, "scheduling_policy", 0, POLICIES, 2, &e->priority_policy, err)) < 0)
         return rc;
     double swap_gb = e->swap_bw / 1e9;
     if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
@@ -604,6 +611,63 @@ static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
     return sv_ymap_check_unknown(pm, err);
 }
 
+/* workload.classes: a list of {name, share, input, output, priority, slo}; the shares add
+ * up to 1. Each class's slo is read with the top-level one (read_slo_metrics). */
+static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_workload_cfg_t *c = &sc->workload;
+    sv_ynode_t *cl = sv_ymap_get(wl, "classes");
+    if ((rc = sv_yexpect_seq(cl, "workload.classes", err))) return rc;
+    if (cl->n < 1 || cl->n > SV_MAX_CLASSES)
+        return sv_errorf(err, SV_ELIMIT, "%s: workload.classes: give 1 to %d classes, got %zu",
+                         at(cl, w, sizeof w), SV_MAX_CLASSES, cl->n);
+    const char *clash[] = {"input", "output"};
+    for (int i = 0; i < 2; i++)
+        if (sv_ymap_get(wl, clash[i]) && !sv_yscalar_is_null(sv_ymap_get(wl, clash[i])))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.%s cannot be combined with workload.classes (each "
+                             "class gives its own %s)",
+                             at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i], clash[i]);
+    double sum = 0.0;
+    c->nclasses = (int)cl->n;
+    sc->metrics.nclasses = (int)cl->n;
+    for (size_t i = 0; i < cl->n; i++) {
+        sv_ynode_t *it = cl->seq[i];
+        sv_class_cfg_t *k = &c->classes[i];
+        long prio = 0;
+        char *name = sc->metrics.class_name[i];
+        if ((rc = sv_yexpect_map(it, it->path, err)) ||
+            (rc = get_text(it, "name", 1, name, SV_CLASS_NAME, err)) ||
+            (rc = sv_yget_double(it, "share", 1, 0, 1, &k->share, err)) ||
+            (rc = sv_yget_long(it, "priority", 0, INT32_MIN, INT32_MAX, &prio, err)) < 0 ||
+            (rc = read_lengths(it, "input", sc, &k->input, &sc->emp_class[i][0], err)) ||
+            (rc = read_lengths(it, "output", sc, &k->output, &sc->emp_class[i][1], err)))
+            return rc;
+        if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+                strlen(name) ||
+            !name[0])
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.name: expected letters, digits, '_', '.' or '-', got '%s'",
+                             at(sv_ymap_get(it, "name"), w, sizeof w), it->path, name);
+        (void)sv_ymap_get(it, "slo"); /* read with the top-level slo */
+        if ((rc = sv_ymap_check_unknown(it, err))) return rc;
+        k->priority = (int32_t)prio;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(sc->metrics.class_name[j], name) == 0)
+                return sv_errorf(err, SV_EINVAL, "%s: %s.name: '%s' names two classes",
+                                 at(sv_ymap_get(it, "name"), w, sizeof w), it->path, name);
+        sum += k->share;
+    }
+    if (fabs(sum - 1.0) > 1e-9)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.classes: the shares add up to %.10g, expected 1 (within "
+                         "1e-9)",
+                         at(cl, w, sizeof w), sum);
+    return 0;
+}
+
 static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
 {
     char w[512];
@@ -702,6 +766,12 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                                   : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
                                                                   : 1.0);
     }
+    sv_ynode_t *cls = sv_ymap_get(wl, "classes");
+    if ((tr || sc->mooncake.given) && cls && !sv_yscalar_is_null(cls))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.classes cannot be combined with a trace (the trace gives "
+                         "the lengths)",
+                         at(sv_ymap_get(wl, "classes"), w, sizeof w));
     if (tr) {
         const char *clash[] = {"rate", "burstiness", "input", "output", "duration_s"};
         for (int i = 0; i < 5; i++)
@@ -714,6 +784,11 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
         if ((rc = read_trace(tr, sc->path, &c->trace, err))) return rc;
         note_input(sc, c->trace.path);
         if (c->num_requests > 0) c->trace.limit = c->num_requests;
+    } else if (sv_ymap_get(wl, "classes") && !sv_yscalar_is_null(sv_ymap_get(wl, "classes"))) {
+        if ((rc = read_classes(wl, sc, err))) return rc;
+        if (c->num_requests == 0 && c->duration == 0)
+            return sv_errorf(err, SV_EINVAL, "%s: workload: give num_requests or duration_s",
+                             at(wl, w, sizeof w));
     } else if (!sc->mooncake.given) {
         if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
             (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
@@ -731,27 +806,115 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
     return sv_ymap_check_unknown(wl, err);
 }
 
+/* A budget key: pNN or pNN.N (up to three decimals) with 0 < NN < 100. */
+static int budget_pct(const char *k, double *pct)
+{
+    const char *s = k + 1;
+    int digits = 0, decimals = 0;
+    if (k[0] != 'p') return -1;
+    while (*s >= '0' && *s <= '9' && digits < 3)
+        s++, digits++;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            decimals++;
+    if (*s || digits < 1 || digits > 2 || (strchr(k, '.') && (decimals < 1 || decimals > 3)))
+        return -1;
+    if (sv_parse_double(k + 1, pct) || !(*pct > 0 && *pct < 100)) return -1;
+    return 0;
+}
+
+/*
+ * An slo map (the top level's or a class's) into out, which holds the defaults (the
+ * attainment target). Each of ttft_ms, tpot_ms, e2el_ms is a number (a per-request
+ * threshold, vLLM's --goodput) or a map of percentile budgets {p50: 200, p99: 4000},
+ * optionally with per_request: N as well; itl_ms takes budgets only (vLLM's goodput has
+ * no per-request ITL threshold).
+ */
+static int read_slo(sv_ynode_t *slo, sv_slo_t *out, sv_error_t *err)
+{
+    static const char *const keys[SV_K_COUNT] = {"ttft_ms", "tpot_ms", "itl_ms", "e2el_ms"};
+    char w[512];
+    int rc;
+    double per[SV_K_COUNT] = {NAN, NAN, NAN, NAN};
+    out->nbudgets = 0;
+    if (slo && !sv_yscalar_is_null(slo)) {
+        if ((rc = sv_yexpect_map(slo, slo->path, err))) return rc;
+        for (int k = 0; k < SV_K_COUNT; k++) {
+            sv_ynode_t *n = sv_ymap_get(slo, keys[k]);
+            if (!n || sv_yscalar_is_null(n)) continue;
+            if (n->kind == SV_Y_SCALAR && k != SV_K_ITL) {
+                if ((rc = sv_yget_double(slo, keys[k], 0, 0, 1e12, &per[k], err)) < 0) return rc;
+                continue;
+            }
+            if (n->kind != SV_Y_MAP)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected %s{p50: 200, p99: 4000} (percentile budgets "
+                                 "in ms)%s",
+                                 at(n, w, sizeof w), n->path,
+                                 k == SV_K_ITL ? "" : "a number of ms per request or ",
+                                 k == SV_K_ITL ? "; vLLM's goodput has no per-request ITL "
+                                                 "threshold"
+                                               : "");
+            for (size_t i = 0; i < n->n; i++) {
+                sv_yentry_t *e = &n->map[i];
+                e->used = 1;
+                double pct = 0, ms;
+                if (strcmp(e->key, "per_request") == 0 && k != SV_K_ITL) {
+                    if ((rc = sv_yscalar_double(e->val, 0, 1e12, &per[k], err))) return rc;
+                    continue;
+                }
+                if (budget_pct(e->key, &pct))
+                    return sv_errorf(err, SV_EINVAL,
+                                     "%s: %s.%s: expected a percentile budget key pNN or pNN.N "
+                                     "with 0 < NN < 100 (p50, p99.9)%s",
+                                     at(e->val, w, sizeof w), n->path, e->key,
+                                     k == SV_K_ITL ? "" : " or per_request");
+                if ((rc = sv_yscalar_double(e->val, 0, 1e12, &ms, err))) return rc;
+                if (out->nbudgets >= SV_MAX_BUDGETS)
+                    return sv_errorf(err, SV_ELIMIT, "%s: %s.%s: more than %d percentile budgets",
+                                     at(e->val, w, sizeof w), n->path, e->key, SV_MAX_BUDGETS);
+                out->budget[out->nbudgets++] = (sv_budget_t){k, pct, ms};
+            }
+        }
+        /* 0 would call any latency a success: plan's capacity becomes unbounded */
+        if ((rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &out->attainment, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(slo, err)))
+            return rc;
+    }
+    out->ttft_ms = per[SV_K_TTFT];
+    out->tpot_ms = per[SV_K_TPOT];
+    out->e2el_ms = per[SV_K_E2EL];
+    return 0;
+}
+
 static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
 {
     char w[512];
     int rc;
     sv_metrics_cfg_t *m = &sc->metrics;
-    m->slo_ttft_ms = m->slo_tpot_ms = m->slo_e2el_ms = NAN;
-    m->attainment = 0.9;
     m->percentiles[0] = 99.0;
     m->npercentiles = 1;
     m->selected = SV_M_TTFT | SV_M_TPOT | SV_M_ITL;
     m->sample_interval = 1.0;
     sv_ynode_t *slo = sv_ymap_get(root, "slo");
-    if (slo && !sv_yscalar_is_null(slo)) {
-        if ((rc = sv_yexpect_map(slo, "slo", err))) return rc;
-        if ((rc = sv_yget_double(slo, "ttft_ms", 0, 0, 1e12, &m->slo_ttft_ms, err)) < 0 ||
-            (rc = sv_yget_double(slo, "tpot_ms", 0, 0, 1e12, &m->slo_tpot_ms, err)) < 0 ||
-            (rc = sv_yget_double(slo, "e2el_ms", 0, 0, 1e12, &m->slo_e2el_ms, err)) < 0 ||
-            /* 0 would call any latency a success: plan's capacity becomes unbounded */
-            (rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &m->attainment, err)) < 0 ||
-            (rc = sv_ymap_check_unknown(slo, err)))
-            return rc;
+    sv_slo_t top;
+    top.attainment = 0.9;
+    if ((rc = read_slo(slo, &top, err))) return rc;
+    m->slo_ttft_ms = top.ttft_ms;
+    m->slo_tpot_ms = top.tpot_ms;
+    m->slo_e2el_ms = top.e2el_ms;
+    m->attainment = top.attainment;
+    m->nbudgets = top.nbudgets;
+    memcpy(m->budgets, top.budget, sizeof top.budget);
+    /* Each class's own slo replaces the top-level one for that class. */
+    sv_ynode_t *cl = sv_ymap_get(sv_ymap_get(root, "workload"), "classes");
+    for (int i = 0; i < m->nclasses && cl && cl->kind == SV_Y_SEQ; i++) {
+        sv_ynode_t *own = sv_ymap_get(cl->seq[i], "slo");
+        m->class_slo[i] = top;
+        if (own && !sv_yscalar_is_null(own)) {
+            m->class_slo[i].attainment = top.attainment;
+            if ((rc = read_slo(own, &m->class_slo[i], err))) return rc;
+        }
     }
     sv_ynode_t *mc = sv_ymap_get(root, "metrics");
     if (!mc || sv_yscalar_is_null(mc)) return 0;

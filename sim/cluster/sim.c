@@ -147,6 +147,10 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
     sv_req_t *r = &p->r[id];
     r->arrival = arrival;
     r->output = out;
+    if (s->sc->workload.nclasses > 0) { /* the class of the request the workload just gave */
+        r->cls = (uint8_t)sv_workload_last_class(s->wl);
+        r->priority = s->sc->workload.classes[r->cls].priority;
+    }
     if (s->ident) {
         const sv_segment_t *seg;
         int n = sv_identity_next(s->ident, id, &in, &seg);
@@ -839,8 +843,7 @@ static void totals(sim_t *s)
         }
         pp->busy_share = T > 0 ? busy / (T * pp->count) : 0.0;
         pp->mean_decode_batch = dsteps > 0 ? dtok / dsteps : 0.0;
-        kv_stats(s, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99,
-                 &pp->kv_usage_max);
+        kv_stats(s, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99, &pp->kv_usage_max);
         busy_all += busy;
         res->gpus += pp->gpus;
         res->cost_usd += pp->cost_usd;
@@ -868,6 +871,7 @@ void sv_result_free(sv_result_t *res)
     free(res->stall_s);
     free(res->up_s);
     free(res->scale);
+    free(res->class_summary);
     free(res);
 }
 
@@ -1257,6 +1261,13 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         st->owed_end = sv_replica_tokens_owed(s.reps[i]);
     }
     if (!rc) rc = sv_metrics_summarize(s.res->metrics, &s.res->pool, &s.res->summary, err);
+    if (!rc && sc->workload.nclasses > 0) {
+        s.res->class_summary = calloc((size_t)sc->workload.nclasses, sizeof *s.res->class_summary);
+        if (!s.res->class_summary) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+        for (int k = 0; !rc && k < sc->workload.nclasses; k++)
+            rc = sv_metrics_summarize_class(s.res->metrics, &s.res->pool, k,
+                                            &s.res->class_summary[k], err);
+    }
     if (!rc) {
         totals(&s);
         rc = s.rc; /* totals halts when its scratch memory runs out */

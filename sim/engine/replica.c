@@ -33,6 +33,13 @@ typedef struct chunk {
     int32_t id, n;
 } chunk_t;
 
+/* A waiting request under the priority policy: a min-heap on (priority, arrival, id),
+ * as vLLM's PriorityRequestQueue (vllm/v1/core/sched/request_queue.py). */
+typedef struct pent {
+    int32_t prio, id;
+    double t;
+} pent_t;
+
 /* ---- schedulers as data ------------------------------------------------------------------ */
 
 /* The phases a step is built from. Each scheduler lists the ones it runs, in order. */
@@ -82,6 +89,9 @@ struct sv_replica {
     int reserve; /* tr->reserve, read on every decode step */
     long total_blocks, free_blocks, watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
+    int prio;      /* priority policy: waiting requests live in ph (lazily cleaned too) */
+    pent_t *ph;
+    size_t nph, capph;
     long n_waiting, n_swapped;
     int32_t run_head, run_tail;
     long n_running;
@@ -201,6 +211,84 @@ static void ring_pop(ring_t *q)
 {
     q->head = (q->head + 1) % q->cap;
     q->len--;
+}
+
+/* ---- the priority policy's waiting heap and victim ------------------------------------- */
+
+static int pent_less(const pent_t *a, const pent_t *b)
+{
+    if (a->prio != b->prio) return a->prio < b->prio;
+    if (a->t != b->t) return a->t < b->t;
+    return a->id < b->id;
+}
+
+static int pq_push(sv_replica_t *r, int32_t id)
+{
+    if (SV_GROW(r->ph, r->capph, r->nph + 1)) return SV_ENOMEM;
+    pent_t x = {Q(r, id)->priority, id, Q(r, id)->start};
+    size_t i = r->nph++;
+    while (i > 0 && pent_less(&x, &r->ph[(i - 1) / 2])) {
+        r->ph[i] = r->ph[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    r->ph[i] = x;
+    return 0;
+}
+
+static void pq_pop(sv_replica_t *r)
+{
+    pent_t x = r->ph[--r->nph];
+    size_t i = 0, n = r->nph;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && pent_less(&r->ph[c + 1], &r->ph[c])) c++;
+        if (!pent_less(&r->ph[c], &x)) break;
+        r->ph[i] = r->ph[c];
+        i = c;
+    }
+    if (n) r->ph[i] = x;
+}
+
+/* The waiting queue, whichever the policy: add at the back (fcfs) or by priority. */
+static int wq_push(sv_replica_t *r, int32_t id)
+{
+    return r->prio ? pq_push(r, id) : ring_push_back(&r->wq, id);
+}
+
+/* The first waiting request (stale entries dropped), or -1; wq_pop removes it. */
+static int32_t wq_front(sv_replica_t *r)
+{
+    if (!r->prio) return ring_front(r, &r->wq, SV__Q_WAITING);
+    while (r->nph) {
+        int32_t id = r->ph[0].id;
+        if (E(r, id)->queue == SV__Q_WAITING && E(r, id)->at == r->id) return id;
+        pq_pop(r);
+    }
+    return -1;
+}
+
+static void wq_pop(sv_replica_t *r)
+{
+    if (r->prio)
+        pq_pop(r);
+    else
+        ring_pop(&r->wq);
+}
+
+/* The running request to preempt: the last admitted (fcfs), or under the priority policy
+ * the largest (priority, arrival), the first such in running order (vLLM V1's scheduler,
+ * vllm/v1/core/sched/scheduler.py). */
+static int32_t victim_of(sv_replica_t *r)
+{
+    if (!r->prio) return r->run_tail;
+    int32_t best = r->run_head;
+    for (int32_t id = best >= 0 ? E(r, best)->next : -1; id >= 0; id = E(r, id)->next) {
+        const sv_req_t *a = Q(r, id), *b = Q(r, best);
+        if (a->priority > b->priority || (a->priority == b->priority && a->start > b->start))
+            best = id;
+    }
+    return best;
 }
 
 static int push_id(sv_replica_t *r, int32_t **arr, size_t *n, size_t *cap, int32_t id)
@@ -330,6 +418,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->bs = cfg->block_size;
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
+    r->prio = cfg->priority_policy;
     r->total_blocks = r->free_blocks = kv_blocks;
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->pc_on = cfg->prefix_caching && !r->reserve; /* the cache itself comes with its first block */
@@ -347,6 +436,7 @@ void sv_replica_free(sv_replica_t *r)
 {
     if (!r) return;
     free(r->wq.v);
+    free(r->ph);
     free(r->sq.v);
     free(r->pf);
     free(r->bucket);
@@ -686,7 +776,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
         return fail_now(r, q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
         return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
-    if (ring_push_back(&r->wq, id)) {
+    if (wq_push(r, id)) {
         r->oom = 1;
         return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
     }
@@ -769,7 +859,8 @@ static void preempt(sv_replica_t *r, int32_t id)
     e->computed = 0;
     q->state = SV_RQ_WAITING;
     e->queue = SV__Q_WAITING;
-    if (ring_push_front(&r->wq, id)) r->oom = 1;
+    /* back at the front (fcfs), or at its place by priority (vLLM's prepend_request) */
+    if (r->prio ? pq_push(r, id) : ring_push_front(&r->wq, id)) r->oom = 1;
     r->n_waiting++;
     r->owed += owed_of(r, id);
 }
@@ -781,7 +872,7 @@ static void allocate_decode(sv_replica_t *r)
     if (r->reserve) return;
     long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
     while (need > avail(r) && r->n_running > 0) {
-        int32_t victim = r->run_tail;
+        int32_t victim = victim_of(r);
         if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
         preempt(r, victim);
     }
@@ -803,7 +894,7 @@ static void continue_prefills(sv_replica_t *r)
         long newb = r->reserve ? 0 : blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
         int self = 0;
         while (newb > avail(r)) {
-            int32_t victim = r->run_tail;
+            int32_t victim = victim_of(r);
             preempt(r, victim);
             if (victim == id) {
                 self = 1;
@@ -820,7 +911,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
-    ring_pop(&r->wq);
+    wq_pop(r);
     e->queue = SV__Q_NONE;
     r->n_waiting--;
     take(r, blocks);
@@ -835,7 +926,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
 static void admit_waiting(sv_replica_t *r, double now)
 {
     while (r->n_running < r->cfg.max_num_seqs && r->n_waiting > 0) {
-        int32_t id = ring_front(r, &r->wq, SV__Q_WAITING);
+        int32_t id = wq_front(r);
         if (id < 0) break;
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
@@ -1139,8 +1230,8 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
     while (r->run_head >= 0)
         remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
     int32_t id;
-    while ((id = ring_front(r, &r->wq, SV__Q_WAITING)) >= 0) {
-        ring_pop(&r->wq);
+    while ((id = wq_front(r)) >= 0) {
+        wq_pop(r);
         remove_and_fail(r, id, SV_FAIL_UNFINISHED, now);
     }
     while ((id = ring_front(r, &r->sq, SV__Q_SWAPPED)) >= 0) {

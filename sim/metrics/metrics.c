@@ -253,6 +253,29 @@ void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, dou
 
 /* ---- the summary ---------------------------------------------------------------------- */
 
+/* The ITL budgets' percentiles of the weighted pool (a copy: the summary sorts w itself). */
+static int itl_budgets(const sv_slo_t *slo, const sv_wval_t *w, size_t n, sv_summary_t *out,
+                       sv_error_t *err)
+{
+    double p[SV_MAX_BUDGETS];
+    int idx[SV_MAX_BUDGETS], k = 0;
+    for (int b = 0; b < slo->nbudgets; b++)
+        if (slo->budget[b].metric == SV_K_ITL) {
+            idx[k] = b;
+            p[k++] = slo->budget[b].pct;
+        }
+    if (k == 0) return 0;
+    sv_wval_t *x = malloc((n + 1) * sizeof *x);
+    if (!x) return sv_errorf(err, SV_ENOMEM, "out of memory for the ITL budgets");
+    memcpy(x, w, n * sizeof *x);
+    sv_stat_t st;
+    sv_wstat_compute(x, n, p, k, 1e3, &st);
+    for (int i = 0; i < k; i++)
+        out->budget_ms[idx[i]] = st.pct[i];
+    free(x);
+    return 0;
+}
+
 static int ok(const sv_req_t *r)
 {
     return r->state == SV_RQ_DONE;
@@ -330,6 +353,33 @@ static void bins_free(bins_t *b)
 {
     free(b->dense);
     free(b->sparse);
+}
+
+void sv_metrics_slo(const sv_metrics_cfg_t *c, int cls, sv_slo_t *out)
+{
+    if (cls >= 0 && cls < c->nclasses) {
+        *out = c->class_slo[cls];
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    out->ttft_ms = c->slo_ttft_ms;
+    out->tpot_ms = c->slo_tpot_ms;
+    out->e2el_ms = c->slo_e2el_ms;
+    out->attainment = c->attainment;
+    out->nbudgets = c->nbudgets;
+    for (int i = 0; i < c->nbudgets; i++)
+        out->budget[i] = c->budgets[i];
+}
+
+static int has_thresholds(const sv_slo_t *s)
+{
+    return !isnan(s->ttft_ms) || !isnan(s->tpot_ms) || !isnan(s->e2el_ms);
+}
+
+/* A completed request of the selection (every class when cls < 0). */
+static int okc(const sv_req_t *r, int cls)
+{
+    return r->state == SV_RQ_DONE && (cls < 0 || r->cls == cls);
 }
 
 /* The summary's percentile list: the configured ones, then 50/90/95/99 if missing. */
@@ -415,11 +465,11 @@ static const struct {
 #define NDISTS (sizeof DISTS / sizeof DISTS[0])
 
 /* Goodput as vLLM's --goodput: a request is good when it meets every per-request SLO. */
-static void count_good(const sv_metrics_cfg_t *c, const sv_req_t *r, sv_summary_t *out)
+static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
 {
-    int g0 = isnan(c->slo_ttft_ms) || c->slo_ttft_ms / 1000.0 >= sv_req_ttft(r);
-    int g1 = isnan(c->slo_tpot_ms) || c->slo_tpot_ms / 1000.0 >= sv_req_tpot(r);
-    int g2 = isnan(c->slo_e2el_ms) || c->slo_e2el_ms / 1000.0 >= sv_req_e2el(r);
+    int g0 = isnan(th->ttft_ms) || th->ttft_ms / 1000.0 >= sv_req_ttft(r);
+    int g1 = isnan(th->tpot_ms) || th->tpot_ms / 1000.0 >= sv_req_tpot(r);
+    int g2 = isnan(th->e2el_ms) || th->e2el_ms / 1000.0 >= sv_req_e2el(r);
     out->good += g0 && g1 && g2;
     out->good_by[0] += g0;
     out->good_by[1] += g1;
@@ -440,8 +490,9 @@ static long peak_concurrency(conc_ev_t *ev, size_t nev)
 
 /* The ITL pool and the per-second output-token bins, from the decode segments, the decode
  * steps of each replica and the single-token events. */
-static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, size_t nc,
-                         double min_start, double max_end, sv_summary_t *out, sv_error_t *err)
+static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls,
+                         const sv_slo_t *jslo, size_t nc, double min_start, double max_end,
+                         sv_summary_t *out, sv_error_t *err)
 {
     const sv_req_t *R = pool->r;
     int rc = 0;
@@ -465,16 +516,16 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, size_t
         size_t nwv = 0;
 #define BIN(t) bins_add(&bins, floor((t)-min_start), 1.0)
         for (size_t i = 0; i < pool->n; i++)
-            if (ok(&R[i])) BIN(R[i].first_token);
+            if (okc(&R[i], cls)) BIN(R[i].first_token);
         for (size_t i = 0; i < m->nsingles; i++) {
             const single_t *s = &m->singles[i];
-            if (!ok(&R[s->req])) continue;
+            if (!okc(&R[s->req], cls)) continue;
             w[nwv++] = (sv_wval_t){s->gap, 1.0};
             BIN(s->t);
         }
         for (size_t i = 0; i < m->nsegs; i++) {
             const seg_t *s = &m->segs[i];
-            if (!ok(&R[s->req]) || s->k1 <= s->k0) continue;
+            if (!okc(&R[s->req], cls) || s->k1 <= s->k0) continue;
             if (isnan(s->t_join)) {
                 /* Its first step made the request's first token: TTFT, not an ITL, and
                  * already binned with the first tokens. */
@@ -499,6 +550,7 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, size_t
         }
 #undef BIN
         out->max_output_tokens_per_s = bins_max(&bins);
+        rc = itl_budgets(jslo, w, nwv, out, err);
         sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
     }
     for (int k = 0; k < m->replicas; k++) {
@@ -512,11 +564,16 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, size_t
     return rc;
 }
 
-int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
-                         sv_error_t *err)
+/* The summary of class cls (every request when cls < 0): per-request SLOs judged by each
+ * request's class when the workload has classes and the whole is summarised. */
+static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, sv_summary_t *out,
+                     sv_error_t *err)
 {
     memset(out, 0, sizeof *out);
     const sv_metrics_cfg_t *c = &m->cfg;
+    sv_slo_t jslo;
+    sv_metrics_slo(c, cls, &jslo);
+    int byclass = cls < 0 && c->nclasses > 0;
     size_t n = pool->n;
     const sv_req_t *R = pool->r;
     summary_percentiles(c, out);
@@ -533,10 +590,13 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
     }
     size_t nc = 0, nev = 0;
     double min_start = INFINITY, max_end = -INFINITY, duration = 0.0;
-    int slo = !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
+    int slo = has_thresholds(&jslo);
+    for (int k = 0; byclass && k < c->nclasses; k++)
+        slo |= has_thresholds(&c->class_slo[k]);
     for (size_t i = 0; i < n; i++) {
         const sv_req_t *r = &R[i];
         if (r->end > duration) duration = r->end;
+        if (cls >= 0 && r->cls != cls) continue;
         if (!ok(r)) {
             out->failed++;
             out->failed_by[r->fail < SV_FAIL_COUNT ? r->fail : 0]++;
@@ -547,7 +607,8 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
-        if (slo) count_good(c, r, out);
+        if (slo)
+            count_good(byclass && r->cls < c->nclasses ? &c->class_slo[r->cls] : &jslo, r, out);
         if (r->start < min_start) min_start = r->start;
         /* start + latency, taken as the exact end time: recomputing it as a sum can round
          * past the start of a request sent at that very instant (closed loops). */
@@ -569,12 +630,32 @@ int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_sum
     for (size_t d = 0; d < NDISTS; d++)
         sv_stat_compute(v[d], nv[d], out->pcts, out->npcts, 1e3,
                         (sv_stat_t *)((char *)out + DISTS[d].off));
-    rc = summarize_itl(m, pool, nc, min_start, max_end, out, err);
+    for (int b = 0; b < jslo.nbudgets; b++) { /* ttft, tpot and e2el (v[0..2]) are sorted now */
+        const sv_budget_t *bg = &jslo.budget[b];
+        int d = bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2;
+        if (bg->metric != SV_K_ITL)
+            out->budget_ms[b] = sv_percentile_sorted(v[d], nv[d], bg->pct) * 1e3;
+    }
+    rc = summarize_itl(m, pool, cls, &jslo, nc, min_start, max_end, out, err);
 done:
     for (size_t d = 0; d < NDISTS; d++)
         free(v[d]);
     free(ev);
     return rc;
+}
+
+int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
+                         sv_error_t *err)
+{
+    return summarize(m, pool, -1, out, err);
+}
+
+int sv_metrics_summarize_class(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls,
+                               sv_summary_t *out, sv_error_t *err)
+{
+    if (cls < 0 || cls >= m->cfg.nclasses)
+        return sv_errorf(err, SV_EINVAL, "no request class %d", cls);
+    return summarize(m, pool, cls, out, err);
 }
 
 /* ---- per-request ITL lists ------------------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
 #include "report/report_int.h"
+#include "report/contract_int.h"
 #include "servesim/studies/confidence.h"
 
 #ifndef SERVESIM_VERSION
@@ -222,6 +223,7 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
     }
     sv__report_finance_summary(res, f);
     centred(f, "", '=', 50);
+    sv__report_contract_text(res, f);
 }
 
 /* Open path for writing ("-" is stdout for the JSON). */
@@ -523,6 +525,7 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
     sv__report_finance_json(w, res);
     sv__jw_int(w, "events", res->events);
     write_pools(w, res);
+    sv__report_contract_json(w, res);
     sv__jw_end_obj(w);
 }
 
@@ -595,8 +598,10 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
     if (!f) return SV_EIO;
     fputs("id,replica,prefill_replica,arrival_s,start_s,input_tokens,output_tokens,status,"
           "fail_reason,queue_ms,prefill_ms,kv_transfer_wait_ms,kv_transfer_ms,decode_queue_ms,"
-          "ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions\n",
+          "ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions",
           f);
+    const sv_metrics_cfg_t *mc = &res->sc->metrics;
+    fputs(mc->nclasses > 0 ? ",class,priority\n" : "\n", f); /* workload.classes only */
     const sv_reqpool_t *p = &res->pool;
     for (size_t i = 0; i < p->n; i++) {
         const sv_req_t *r = &p->r[i];
@@ -604,8 +609,8 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
         double tpot = ok && r->output > 1 ? sv_req_tpot(r) : NAN;
         int dis = r->xfer_end >= 0;
         fprintf(
-            f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u\n",
-            i, r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start, r->input,
+            f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u", i,
+            r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start, r->input,
             r->output, ok ? "completed" : "failed", ok ? "" : sv_fail_name(r->fail),
             ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
             ms_or_nan(ok, dis ? r->xfer_start - r->prefill_end : 0.0),
@@ -613,6 +618,8 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
             ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0), ms_or_nan(ok, sv_req_ttft(r)),
             ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
             ms_or_nan(ok, sv_req_e2el(r)), (unsigned)r->preemptions);
+        if (mc->nclasses > 0) fprintf(f, ",%s,%d", mc->class_name[r->cls], (int)r->priority);
+        fputc('\n', f);
     }
     return close_out(f, path, err);
 }

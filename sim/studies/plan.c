@@ -18,10 +18,13 @@
 #include "studies/parallel_int.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/base/progress.h"
+#include "servesim/metrics/contract.h"
 
 typedef struct probe {
-    double attain; /* share of requests meeting every SLO */
-    double by[3];  /* the same for each SLO alone */
+    int met;        /* the whole contract holds (sv_contract_check) */
+    char broke[64]; /* layered contracts: the budget that broke worst, else "" */
+    double attain;  /* share of requests meeting every SLO */
+    double by[3];   /* the same for each SLO alone */
     double goodput, cost_mtok, energy_tok;
     double ttft[2], tpot[2]; /* ms at p90 and at the SLO's percentile (latencies only) */
 } probe_t;
@@ -72,6 +75,10 @@ static int run_probe(const sv_scenario_t *sc, probe_t *out, sv_error_t *err)
     out->attain = total > 0 ? s->good / total : 0.0;
     for (int i = 0; i < 3; i++)
         out->by[i] = total > 0 ? s->good_by[i] / total : 0.0;
+    sv_contract_check_t v;
+    sv_contract_check(&sc->metrics, s, res->class_summary, &v);
+    out->met = v.met;
+    snprintf(out->broke, sizeof out->broke, "%s", v.layered ? v.broken : "");
     out->goodput = s->request_goodput;
     out->cost_mtok = res->cost_per_mtok;
     out->energy_tok = res->energy_per_tok;
@@ -81,7 +88,13 @@ static int run_probe(const sv_scenario_t *sc, probe_t *out, sv_error_t *err)
 
 static int slo_given(const sv_metrics_cfg_t *c)
 {
-    return !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms);
+    int any = !isnan(c->slo_ttft_ms) || !isnan(c->slo_tpot_ms) || !isnan(c->slo_e2el_ms) ||
+              c->nbudgets > 0;
+    for (int k = 0; k < c->nclasses; k++) {
+        const sv_slo_t *s = &c->class_slo[k];
+        any |= !isnan(s->ttft_ms) || !isnan(s->tpot_ms) || !isnan(s->e2el_ms) || s->nbudgets > 0;
+    }
+    return any;
 }
 
 int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate, char *binding,
@@ -100,14 +113,13 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
     sc.workload.duration = 0;
     sc.horizon = 0;
     sc.metrics.sample_interval = 1e6; /* no time series needed */
-    double target = base->metrics.attainment;
     probe_t pr, fail_pr;
     int rc = 0;
     memset(&fail_pr, 0, sizeof fail_pr);
     *probes = 0;
 #define OK(r, res)                                                                                 \
     (sc.workload.rate = (r), sc.workload.trace_rate = w->has_trace ? (r) : 0.0, (*probes)++,       \
-     (rc = run_probe(&sc, &(res), err)) == 0 && (res).attain >= target)
+     (rc = run_probe(&sc, &(res), err)) == 0 && (res).met)
     double lo, hi, r0 = 1.0;
     if (OK(r0, pr)) {
         lo = r0;
@@ -131,7 +143,7 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
             lo /= 2;
             if (lo < 1e-3) {
                 *rate = 0.0;
-                snprintf(binding, 8, "%s", "none");
+                snprintf(binding, SV_BINDING_MAX, "%s", "none");
                 return 0;
             }
         }
@@ -155,7 +167,11 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
     int b = -1;
     for (int i = 0; i < 3; i++)
         if (!isnan(slo[i]) && (b < 0 || fail_pr.by[i] < fail_pr.by[b])) b = i;
-    snprintf(binding, 8, "%s", b >= 0 ? names[b] : "none");
+    /* A layered contract names the budget that broke; the per-request part, its SLO. */
+    if (fail_pr.broke[0] && !strstr(fail_pr.broke, "attainment"))
+        snprintf(binding, SV_BINDING_MAX, "%s", fail_pr.broke);
+    else
+        snprintf(binding, SV_BINDING_MAX, "%s", b >= 0 ? names[b] : "none");
     return 0;
 }
 
@@ -215,7 +231,7 @@ static void evaluate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
     const sv_plan_cfg_t *p = cfg;
     sv_error_t err;
     sv_scenario_t sc;
-    char binding[8] = "";
+    char binding[SV_BINDING_MAX] = "";
     row->unit_gpus = (row->disagg ? row->p + row->d : 1) * row->tp;
     int rc = candidate(base, cfg, cat, row, 1, &sc, &err);
     if (!rc)
@@ -252,7 +268,7 @@ static void evaluate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
         probe_t pr;
         row->probes++;
         if ((rc = run_probe(&sc, &pr, &err))) break;
-        if (pr.attain >= base->metrics.attainment) {
+        if (pr.met) {
             row->ok = 1;
             row->units = units;
             row->gpus = units * row->unit_gpus;
@@ -489,7 +505,16 @@ int sv_plan_write(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_row
         if (!isnan(m->slo_ttft_ms)) fprintf(t, " TTFT <= %g ms", m->slo_ttft_ms);
         if (!isnan(m->slo_tpot_ms)) fprintf(t, " TPOT <= %g ms", m->slo_tpot_ms);
         if (!isnan(m->slo_e2el_ms)) fprintf(t, " E2EL <= %g ms", m->slo_e2el_ms);
-        fprintf(t, " for %.0f%% of requests\n\n", 100.0 * m->attainment);
+        int per = !isnan(m->slo_ttft_ms) || !isnan(m->slo_tpot_ms) || !isnan(m->slo_e2el_ms);
+        if (per) fprintf(t, " for %.0f%% of requests", 100.0 * m->attainment);
+        for (int b = 0; b < m->nbudgets; b++)
+            fprintf(t, "%s %s p%g <= %g ms",
+                    b     ? ","
+                    : per ? ", and"
+                          : "",
+                    sv_slo_metric_name(m->budgets[b].metric), m->budgets[b].pct, m->budgets[b].ms);
+        if (m->nclasses > 0) fprintf(t, "%s each request class's own SLO", per ? ", and" : "");
+        fputs("\n\n", t);
         char h1[24], h2[24];
         snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
         snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);

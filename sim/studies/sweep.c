@@ -19,6 +19,7 @@
 #include "studies/parallel_int.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
+#include "servesim/metrics/contract.h"
 #include "servesim/base/yaml.h"
 #include "servesim/base/progress.h"
 
@@ -322,6 +323,9 @@ static void fill_row(const sv_result_t *res, sv_row_t *row)
     m[SV_COL_GOODPUT_GPU] = res->gpus > 0 ? s->request_goodput / res->gpus : NAN;
     m[SV_COL_KV_P99] = res->kv_usage_p99;
     m[SV_COL_PREEMPT] = (double)res->preemptions;
+    sv_contract_check_t v;
+    sv_contract_check(c, s, res->class_summary, &v);
+    if (v.layered) snprintf(row->broke, sizeof row->broke, "%s", v.met ? "-" : v.broken);
     m[SV_COL_SLO_TTFT] = c->slo_ttft_ms;
     m[SV_COL_SLO_TPOT] = c->slo_tpot_ms;
     m[SV_COL_BAND_TPUT] = m[SV_COL_BAND_LAT] = 0.0;
@@ -460,6 +464,10 @@ static void put_row(FILE *f, const sv_row_t *r, int nkeys)
     }
     fputc(',', f);
     put_field(f, r->ok ? "" : r->error);
+    if (r->broke[0]) { /* layered contracts only: other sweeps keep their columns */
+        fputc(',', f);
+        put_field(f, r->broke);
+    }
     fputc('\n', f);
 }
 
@@ -554,7 +562,7 @@ static int parse_row(char **p, int nkeys, int keep_vals, sv_row_t *r, const char
                              sv_col_names[c], f);
         }
     }
-    get_field(p, r->error, sizeof r->error);
+    if (get_field(p, r->error, sizeof r->error)) get_field(p, r->broke, sizeof r->broke);
     r->ok = r->error[0] == '\0';
     return 0;
 }
@@ -760,7 +768,7 @@ int sv_sweep_curves(char keys[][128], int nkeys, const sv_row_t *rows, long nrow
     qsort(out->c, (size_t)nc, sizeof *out->c, cmp_first);
     out->n = nc;
     for (long i = 0; i < nrows; i++)
-        if (rows[i].ok && !isnan(rows[i].m[SV_COL_ATTAIN])) out->slo = 1;
+        if (rows[i].ok && (!isnan(rows[i].m[SV_COL_ATTAIN]) || rows[i].broke[0])) out->slo = 1;
     for (int c = 0; c < nc; c++) {
         sv_curve_t *cv = &out->c[c];
         int n = cv->n;
@@ -773,7 +781,7 @@ int sv_sweep_curves(char keys[][128], int nkeys, const sv_row_t *rows, long nrow
         }
         for (int j = 0; j < n; j++) {
             const sv_row_t *r = &rows[cv->members[j]];
-            a[j] = r->ok ? r->m[SV_COL_ATTAIN] : NAN;
+            a[j] = !r->ok ? NAN : r->broke[0] ? (strcmp(r->broke, "-") == 0) : r->m[SV_COL_ATTAIN];
             g[j] = r->ok ? r->m[SV_COL_GOODPUT] : NAN;
         }
         double target = rows[cv->first].m[SV_COL_ATTAIN_TARGET];
@@ -793,6 +801,16 @@ int sv_sweep_curves(char keys[][128], int nkeys, const sv_row_t *rows, long nrow
         free(g);
     }
     return 0;
+}
+
+/* A layered contract's point just past the knee (the first along the curve when none
+ * holds), whose broken budget is the one the knee ran into; NULL otherwise. */
+static const sv_row_t *first_broken(const sv_row_t *rows, const sv_curve_t *cu)
+{
+    int j = cu->knee + 1;
+    if (j >= cu->n) return NULL;
+    const sv_row_t *r = &rows[cu->members[j]];
+    return r->ok == 1 && r->broke[0] && strcmp(r->broke, "-") != 0 ? r : NULL;
 }
 
 void sv_curves_free(sv_curves_t *cv)
@@ -842,6 +860,8 @@ void sv_curve_summary(const sv_curves_t *cv, int c, char keys[][128], int nkeys,
         else
             fprintf(t, "knee: %s=%s is the highest load meeting the SLOs for %.0f%% of requests\n",
                     keys[0], rows[cu->members[cu->knee]].vals[0], 100.0 * target);
+        const sv_row_t *nx = first_broken(rows, cu);
+        if (nx) fprintf(t, "first broken budget: %s at %s=%s\n", nx->broke, keys[0], nx->vals[0]);
         if (cu->edge && cu->knee < 0)
             fprintf(t,
                     "warning: the SLOs fail from the grid's first load (%s=%s); extend the "
@@ -978,6 +998,10 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
                 sv__jw_num(&w, sv_col_names[c], r->m[c]);
         else
             sv__jw_str(&w, "error", r->error);
+        if (r->broke[0] && strcmp(r->broke, "-") == 0)
+            sv__jw_null(&w, "broken_budget");
+        else if (r->broke[0])
+            sv__jw_str(&w, "broken_budget", r->broke);
         sv__jw_end_obj(&w);
     }
     sv__jw_end_arr(&w);
@@ -1006,6 +1030,8 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
             sv__jw_null(&w, cv->is_load ? "knee" : "slos_met_from");
         }
         sv__jw_int(&w, "at_grid_edge", cu->edge);
+        const sv_row_t *nx = first_broken(rows, cu);
+        if (nx && cv->is_load) sv__jw_str(&w, "first_broken_budget", nx->broke);
         if (cu->best >= 0) {
             const sv_row_t *b = &rows[cu->members[cu->best]];
             sv__jw_obj(&w, "max_goodput");
@@ -1041,7 +1067,11 @@ int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row
     }
     for (int c = 0; c < SV_NCOLS; c++)
         fprintf(f, ",%s", sv_col_names[c]);
-    fputs(",error\n", f);
+    fputs(",error", f);
+    int layered = 0;
+    for (long i = 0; i < nrows; i++)
+        layered |= rows[i].broke[0] != '\0';
+    fputs(layered ? ",broken_budget\n" : "\n", f);
     for (long i = 0; i < nrows; i++)
         put_row(f, &rows[i], nkeys);
     if ((rc = sv__close_out(f, path, err))) return rc;

@@ -430,8 +430,10 @@ struct sv_workload {
     const sv_workload_cfg_t *cfg;
     const sv_trace_t *trace;
     gsl_rng *r_arr, *r_in, *r_out;
-    double *times; /* precomputed arrivals when rescaling */
-    long count;    /* requests to produce; -1 when bounded by duration only */
+    gsl_rng *r_cls; /* classes only */
+    int cls;        /* of the last request */
+    double *times;  /* precomputed arrivals when rescaling */
+    long count;     /* requests to produce; -1 when bounded by duration only */
     long next;
     double clock;       /* cumulative arrival time (incremental mode) */
     double peak;        /* rate profile: the thinning envelope, req/s */
@@ -508,7 +510,8 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
     w->r_arr = new_rng(sv_stream_seed(seed, SV_STREAM_ARRIVALS));
     w->r_in = new_rng(sv_stream_seed(seed, SV_STREAM_INPUT));
     w->r_out = new_rng(sv_stream_seed(seed, SV_STREAM_OUTPUT));
-    if (!w->r_arr || !w->r_in || !w->r_out) {
+    if (cfg->nclasses > 0) w->r_cls = new_rng(sv_stream_seed(seed, SV_STREAM_CLASS));
+    if (!w->r_arr || !w->r_in || !w->r_out || (cfg->nclasses > 0 && !w->r_cls)) {
         sv_workload_free(w);
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     }
@@ -556,6 +559,7 @@ void sv_workload_free(sv_workload_t *w)
     gsl_rng_free(w->r_arr);
     gsl_rng_free(w->r_in);
     gsl_rng_free(w->r_out);
+    if (w->r_cls) gsl_rng_free(w->r_cls);
     free(w->times);
     free(w);
 }
@@ -583,8 +587,24 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
         }
     }
     *arrival = t;
-    *input = draw_len(&c->input, w->r_in);
-    *output = draw_len(&c->output, w->r_out);
+    if (c->nclasses > 0) {
+        /* the class by its share: the first whose cumulative share passes a uniform draw */
+        double u = gsl_rng_uniform(w->r_cls), acc = 0.0;
+        int k = 0;
+        while (k < c->nclasses - 1 && u >= (acc += c->classes[k].share))
+            k++;
+        w->cls = k;
+        *input = draw_len(&c->classes[k].input, w->r_in);
+        *output = draw_len(&c->classes[k].output, w->r_out);
+    } else {
+        *input = draw_len(&c->input, w->r_in);
+        *output = draw_len(&c->output, w->r_out);
+    }
     w->next++;
     return 1;
+}
+
+int sv_workload_last_class(const sv_workload_t *w)
+{
+    return w->cls;
 }

@@ -100,6 +100,7 @@ typedef struct sv_scenario {
     sv_prompts_t *prompts;                /* a Mooncake trace's prompts (owned) */
     sv_trace_t *trace;
     long *emp_input, *emp_output;
+    long *emp_class[SV_MAX_CLASSES][2]; /* empirical lengths of each class (input, output) */
     sv_metrics_cfg_t metrics;
     double horizon; /* s; 0 = run until every request has ended */
     int check;      /* --check: recount KV blocks and client slots at every step (slow) */

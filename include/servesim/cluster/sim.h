@@ -95,6 +95,8 @@ typedef struct sv_result {
     double gpu_hours;        /* all pools */
     sv_scale_point_t *scale; /* autoscaler evaluations in time order (first SV_MAX_SCALE_POINTS) */
     size_t nscale;
+    sv_summary_t *class_summary; /* workload.classes: one per class, judged by its SLO; NULL
+                                    without classes */
 } sv_result_t;
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err);

@@ -69,6 +69,9 @@ typedef struct sv_engine_cfg {
     long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
     int prefix_caching;          /* automatic prefix caching (paged schedulers) */
     int async_scheduling;        /* the CPU prepares step n+1 while the GPU runs step n */
+    /* engine.scheduling_policy: 0 fcfs; 1 priority (vLLM's --scheduling-policy priority:
+     * waiting requests by (priority, arrival), preemption of the largest of those) */
+    int priority_policy;
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */

@@ -27,6 +27,27 @@
 
 enum { SV_M_TTFT = 1, SV_M_TPOT = 2, SV_M_ITL = 4, SV_M_E2EL = 8 };
 
+/* Contracts (servesim/metrics/contract.h, docs/contracts.md): a percentile budget says
+ * "the pct-th percentile of metric must be <= ms"; an SLO is per-request thresholds
+ * (vLLM's --goodput), percentile budgets, or both, with the attainment target that the
+ * per-request part must reach. */
+#define SV_MAX_BUDGETS 8
+#define SV_CLASS_NAME 32
+enum { SV_K_TTFT = 0, SV_K_TPOT, SV_K_ITL, SV_K_E2EL, SV_K_COUNT };
+
+typedef struct sv_budget {
+    int metric; /* SV_K_* */
+    double pct; /* in (0, 100) */
+    double ms;
+} sv_budget_t;
+
+typedef struct sv_slo {
+    double ttft_ms, tpot_ms, e2el_ms; /* per request; NAN when not given */
+    double attainment;                /* share of requests that must meet them */
+    sv_budget_t budget[SV_MAX_BUDGETS];
+    int nbudgets;
+} sv_slo_t;
+
 typedef struct sv_metrics_cfg {
     double percentiles[SV_MAX_PCT]; /* to print, e.g. {99} */
     int npercentiles;
@@ -34,6 +55,13 @@ typedef struct sv_metrics_cfg {
     double slo_ttft_ms, slo_tpot_ms, slo_e2el_ms; /* NAN when not given */
     double attainment;      /* share of requests that must meet the SLOs (sweep, plan) */
     double sample_interval; /* s between time-series samples */
+    sv_budget_t budgets[SV_MAX_BUDGETS]; /* percentile budgets of the whole workload */
+    int nbudgets;
+    /* Request classes (workload.classes): names and each one's SLO (the top-level one
+     * when the class gives none). sv_req_t.cls indexes them. */
+    int nclasses;
+    char class_name[SV_MAX_CLASSES][SV_CLASS_NAME];
+    sv_slo_t class_slo[SV_MAX_CLASSES];
 } sv_metrics_cfg_t;
 
 typedef struct sv_sample {
@@ -100,11 +128,22 @@ typedef struct sv_summary {
     /* Phases of disaggregated serving (zero when colocated): waiting for decode room,
      * moving the KV, waiting for the decode replica's next step. */
     sv_stat_t xfer_wait, xfer, decode_queue;
+    /* The value (ms) of each percentile budget of the SLO judged (the top-level one, or
+     * the class's for sv_metrics_summarize_class), in its order. */
+    double budget_ms[SV_MAX_BUDGETS];
 } sv_summary_t;
 
 /* Aggregate everything over the request pool. */
 int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
                          sv_error_t *err);
+
+/* The SLO the summary of the whole workload is judged by (cls < 0), or class cls's. */
+void sv_metrics_slo(const sv_metrics_cfg_t *c, int cls, sv_slo_t *out);
+
+/* The same over the requests of class cls only (sv_req_t.cls), judged by its SLO;
+ * duration and throughputs stay those of the whole run (the classes' throughputs add up). */
+int sv_metrics_summarize_class(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls,
+                               sv_summary_t *out, sv_error_t *err);
 
 /* The ITL list of one successful request (seconds), as vLLM stores it. */
 int sv_metrics_itls(const sv_metrics_t *m, const sv_reqpool_t *pool, int32_t req, double **out,

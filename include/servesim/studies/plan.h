@@ -28,6 +28,8 @@
 #include "servesim/cluster/scenario.h"
 #include "servesim/studies/sections.h"
 
+#define SV_BINDING_MAX 64 /* bytes of a binding SLO name */
+
 typedef struct sv_plan_row {
     char gpu[SV_NAME_MAX];
     int tp;
@@ -44,17 +46,20 @@ typedef struct sv_plan_row {
     /* latency of the whole cluster at the target rate, ms: p90 and the SLO's percentile
      * (100 x slo.attainment) of TTFT and TPOT */
     double ttft_p90, tpot_p90, ttft_slo_pct, tpot_slo_pct;
-    double goodput_per_gpu; /* unit capacity / unit GPUs (DistServe's metric) */
-    char binding[8];        /* ttft, tpot or e2el: the SLO that fails first past capacity */
-    long probes;            /* simulations run */
-    int calibration;        /* sv_calibration_t: the weaker of the GPU's and the profile's */
-    double band_pct;        /* expected throughput error at that status (sv_band_throughput_pct) */
+    double goodput_per_gpu;       /* unit capacity / unit GPUs (DistServe's metric) */
+    char binding[SV_BINDING_MAX]; /* ttft, tpot or e2el: the SLO that fails first past
+                                     capacity; a layered contract's broken budget ("ttft
+                                     p99", "chat: ttft p99") */
+    long probes;                  /* simulations run */
+    int calibration;              /* sv_calibration_t: the weaker of the GPU's and the profile's */
+    double band_pct; /* expected throughput error at that status (sv_band_throughput_pct) */
 } sv_plan_row_t;
 
 /*
  * The highest rate at which `base` (its pools as given) meets its SLOs for at least
  * slo.attainment of `requests` requests, found by bracketing and bisection to relative
- * tolerance tol. binding (>= 8 bytes) names the SLO least met just past it. 0 when even
+ * tolerance tol. binding (>= SV_BINDING_MAX bytes) names the SLO least met just past it
+ * (or the percentile budget that broke, for a layered contract). 0 when even
  * a very light load misses the SLOs (*rate = 0).
  */
 int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate, char *binding,

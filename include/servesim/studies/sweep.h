@@ -100,6 +100,10 @@ typedef struct sv_row {
     const char *vals[SV_MAX_VARY]; /* not owned: see Ownership above */
     double m[SV_NCOLS];
     char error[256];
+    /* Layered contracts (percentile budgets or classes, docs/contracts.md): "-" when the
+     * contract holds, else the budget that broke ("ttft p99", "chat: ttft p99"); "" for a
+     * plain per-request SLO, whose knee is read from the attainment alone. */
+    char broke[64];
 } sv_row_t;
 
 struct sv_result;

@@ -34,6 +34,9 @@ typedef enum {
     SV_FAIL_COUNT
 } sv_fail_t;
 
+/* Request classes a workload may mix (workload.classes); sv_req_t.cls indexes them. */
+#define SV_MAX_CLASSES 16
+
 /* "queue_full", "timeout", ... */
 const char *sv_fail_name(int reason);
 
@@ -62,9 +65,11 @@ typedef struct sv_req {
     int32_t prefill_replica; /* disaggregated: where it was prefilled */
     uint8_t state, fail;
     uint8_t ended; /* the simulator counted its end (each request ends exactly once) */
+    uint8_t cls;   /* its request class (workload.classes), 0 without classes */
     uint16_t preemptions;
-    int32_t nseg;    /* segments its prompt is made of (prefix caching); 0: unique content */
-    int64_t seg_off; /* where they start in the pool's segment array */
+    int32_t nseg;     /* segments its prompt is made of (prefix caching); 0: unique content */
+    int32_t priority; /* scheduling priority (lower first, as vLLM's), its class's */
+    int64_t seg_off;  /* where they start in the pool's segment array */
 } sv_req_t;
 
 /* The per-request metrics, defined once, as vLLM's benchmark computes them

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "servesim/base/error.h"
+#include "servesim/traffic/request.h"
 
 #define SV_MAX_REQUESTS 100000000L
 #define SV_MAX_TRACE_ROWS 50000000L
@@ -96,6 +97,15 @@ double sv_profile_rate(const sv_rate_profile_t *p, double t);
 double sv_profile_peak(const sv_rate_profile_t *p);
 double sv_profile_mean(const sv_rate_profile_t *p, double t0, double t1);
 
+/* A request class (workload.classes): its share of the arrivals, its own lengths and its
+ * scheduling priority. The arrival process is shared: each arrival is of class k with
+ * probability share[k], drawn from its own stream (SV_STREAM_CLASS). */
+typedef struct sv_class_cfg {
+    double share;
+    sv_lendist_t input, output;
+    int32_t priority; /* lower is served first under engine.scheduling_policy: priority */
+} sv_class_cfg_t;
+
 typedef struct sv_workload_cfg {
     long num_requests;    /* 0 = bounded by duration */
     double duration;      /* s; 0 = bounded by num_requests */
@@ -110,6 +120,8 @@ typedef struct sv_workload_cfg {
     sv_rate_profile_t profile; /* kind SV_PROFILE_NONE: the constant rate above */
     double trace_rate;         /* > 0: replay the trace's arrivals rescaled to this mean rate (its
                                 * burstiness kept), as plan's capacity probes do */
+    sv_class_cfg_t classes[SV_MAX_CLASSES]; /* nclasses > 0: lengths come from these */
+    int nclasses;
 } sv_workload_cfg_t;
 
 /* Read a trace CSV. Errors name the file and row ("trace.csv:17: ..."). */
@@ -124,6 +136,7 @@ int sv_empirical_load(const char *path, const char *column, long **values, size_
 uint64_t sv_stream_seed(uint64_t seed, uint64_t stream);
 
 enum { SV_STREAM_ARRIVALS = 1, SV_STREAM_INPUT = 2, SV_STREAM_OUTPUT = 3, SV_STREAM_ROUTER = 4 };
+#define SV_STREAM_CLASS 6 /* (5 is the prompt identities') */
 
 typedef struct sv_workload sv_workload_t;
 
@@ -133,5 +146,8 @@ void sv_workload_free(sv_workload_t *w);
 
 /* The next request in arrival order: 1 and its values, or 0 when there are no more. */
 int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t *output);
+
+/* The class of the request sv_workload_next() returned last (0 without classes). */
+int sv_workload_last_class(const sv_workload_t *w);
 
 #endif
