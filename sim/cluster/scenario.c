@@ -21,6 +21,8 @@ void sv_scenario_free(sv_scenario_t *sc)
     sv_prompts_free(sc->prompts);
     free(sc->emp_input);
     free(sc->emp_output);
+    for (int i = 0; i < 3; i++)
+        free(sc->emp_session[i]);
     free(sc);
 }
 
@@ -640,6 +642,83 @@ static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
     return sv_ymap_check_unknown(pm, err);
 }
 
+/* workload.sessions: multi-turn chats and agentic programs (include/servesim/traffic/session.h). */
+static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512], shape[32] = "chain";
+    int rc;
+    sv_session_cfg_t *s = &sc->sessions;
+    const sv_workload_cfg_t *c = &sc->workload;
+    s->given = 1;
+    s->history = 1;
+    if ((rc = sv_yexpect_map(sn, "workload.sessions", err)) ||
+        (rc = sv_yget_long(sn, "count", 1, 1, SV_MAX_REQUESTS, &s->count, err)) < 0 ||
+        (rc = get_text(sn, "shape", 0, shape, sizeof shape, err)) < 0 ||
+        (rc = sv_yget_bool(sn, "history", 0, &s->history, err)) < 0)
+        return rc;
+    if (strcmp(shape, "chain") == 0) {
+        s->shape = SV_SESSION_CHAIN;
+    } else if (strcmp(shape, "fanout") == 0) {
+        s->shape = SV_SESSION_FANOUT;
+        sv_ynode_t *h = sv_ymap_get(sn, "history");
+        if (h && s->history)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.sessions.history: a fanout's calls start together, so "
+                             "none can carry another's answer; use shape: chain",
+                             at(h, w, sizeof w));
+        s->history = 0;
+    } else {
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.sessions.shape: expected chain or fanout, got '%s'",
+                         at(sv_ymap_get(sn, "shape"), w, sizeof w), shape);
+    }
+    if (!sv_ymap_get(sn, "turns"))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.sessions: missing required key 'turns' (calls per "
+                         "session: a number or a map with dist: fixed|uniform|normal|lognormal|"
+                         "empirical)",
+                         at(sn, w, sizeof w));
+    if ((rc = read_lengths(sn, "turns", sc, &s->turns, &sc->emp_session[0], err))) return rc;
+    /* Calls per session are at most 100000: the default bound of a distribution's draws. */
+    sv_ynode_t *tn = sv_ymap_get(sn, "turns");
+    if ((tn->kind == SV_Y_SCALAR || !sv_ymap_get(tn, "max")) && s->turns.max > 100000)
+        s->turns.max = 100000;
+    if (s->turns.max > 100000 || (s->turns.kind == SV_LEN_FIXED && s->turns.value > 100000))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.sessions.turns: at most 100000 calls per session",
+                         at(tn, w, sizeof w));
+    if (sv_ymap_get(sn, "think_time_ms")) {
+        if (s->shape == SV_SESSION_FANOUT)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.sessions.think_time_ms: a fanout's calls start "
+                             "together; think times are for shape: chain",
+                             at(sv_ymap_get(sn, "think_time_ms"), w, sizeof w));
+        s->has_think = 1;
+        if ((rc = read_lengths(sn, "think_time_ms", sc, &s->think_ms, &sc->emp_session[1], err)))
+            return rc;
+    }
+    if (sv_ymap_get(sn, "message")) {
+        s->has_message = 1;
+        if ((rc = read_lengths(sn, "message", sc, &s->message, &sc->emp_session[2], err)))
+            return rc;
+    }
+    if ((rc = sv_ymap_check_unknown(sn, err))) return rc;
+    const char *clash[] = {"num_requests", "duration_s", "trace", "mooncake"};
+    for (int i = 0; i < 4; i++)
+        if (sv_ymap_get(wl, clash[i]))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.%s cannot be combined with workload.sessions (sessions."
+                             "count and the calls each makes give the number of requests)",
+                             at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+    if (isinf(c->rate) && c->max_concurrency > 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.max_concurrency with rate inf is a closed loop of "
+                         "requests, which cannot start sessions; give workload.rate (sessions "
+                         "per second)",
+                         at(sv_ymap_get(wl, "max_concurrency"), w, sizeof w));
+    return 0;
+}
+
 static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
 {
     char w[512];
@@ -685,9 +764,9 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
             (rc = sv_ymap_check_unknown(mc, err)))
             return rc;
         resolve_path(sc->path, file, m->path, sizeof m->path);
-        const char *clash[] = {"trace",  "rate",       "burstiness",   "input",
-                               "output", "duration_s", "shared_prefix"};
-        for (int i = 0; i < 7; i++)
+        const char *clash[] = {"trace",  "rate",       "burstiness",    "input",
+                               "output", "duration_s", "shared_prefix", "rate_profile"};
+        for (int i = 0; i < 8; i++)
             if (sv_ymap_get(wl, clash[i]))
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: workload.%s cannot be combined with workload.mooncake (the "
@@ -738,6 +817,8 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                                   : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
                                                                   : 1.0);
     }
+    sv_ynode_t *sn = sv_ymap_get(wl, "sessions");
+    if (sn && !sv_yscalar_is_null(sn) && (rc = read_sessions(wl, sn, sc, err))) return rc;
     if (tr) {
         const char *clash[] = {"rate", "burstiness", "input", "output", "duration_s"};
         for (int i = 0; i < 5; i++)
@@ -754,6 +835,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
         if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
             (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
             return rc;
+        if (sc->sessions.given) return sv_ymap_check_unknown(wl, err);
         if (c->num_requests == 0 && c->duration == 0)
             return sv_errorf(err, SV_EINVAL,
                              "%s: workload: give num_requests or duration_s (or a trace)",

@@ -413,7 +413,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     e->chain_bs = r->bs;
     const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
     sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
-    sv_segment_t out = {mix64(0x0b7c0de ^ (uint64_t)id), q->output};
+    sv_segment_t out = {sv_output_segment_id(id), q->output};
     int nseg = q->nseg ? q->nseg : 1, k = 0;
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
@@ -860,6 +860,7 @@ static void admit_waiting(sv_replica_t *r, double now)
             r->owed -= e->computed;
             r->st.prefix_queries += e->target;
             r->st.prefix_hits += e->computed;
+            q->cached = e->computed;
         }
         admit(r, id, n, blocks, now);
     }

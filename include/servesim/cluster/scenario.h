@@ -20,6 +20,7 @@
 #include "servesim/cost/perf.h"
 #include "servesim/engine/replica.h"
 #include "servesim/cluster/router.h"
+#include "servesim/traffic/session.h"
 #include "servesim/traffic/workload.h"
 
 #define SV_MAX_POOLS 16
@@ -114,6 +115,8 @@ typedef struct sv_scenario {
     sv_workload_cfg_t workload;
     sv_shared_prefix_cfg_t shared_prefix; /* workload.shared_prefix */
     sv_mooncake_cfg_t mooncake;           /* workload.mooncake */
+    sv_session_cfg_t sessions;            /* workload.sessions */
+    long *emp_session[3];                 /* its empirical turns, think times, messages */
     sv_prompts_t *prompts;                /* a Mooncake trace's prompts (owned) */
     sv_trace_t *trace;
     long *emp_input, *emp_output;
