@@ -260,14 +260,37 @@ START_TEST(test_tail_at_scale)
 }
 END_TEST
 
+/* workload.num_requests bounds the calls (as `--set workload.num_requests=300` cuts any
+ * scenario short): no call is made past it, and the calls not made are counted. */
+START_TEST(test_request_bound)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "workload:\n  rate: 0.01\n  burstiness: inf\n  num_requests: 25\n"
+                       "  input: 100\n  output: 10\n"
+                       "  sessions: {count: 10, turns: 4, think_time_ms: 100}\n";
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    const sv_session_summary_t *ss = &res->session_sum;
+    /* sessions start 100 s apart and last well under 100 s: one at a time, so the bound
+     * leaves 6 complete sessions (24 calls), a seventh with one call, then nothing */
+    ck_assert_uint_eq(res->pool.n, 25);
+    ck_assert_int_eq(ss->sessions, 7);
+    ck_assert_int_eq(ss->complete, 6);
+    ck_assert_int_eq(ss->cut, 1);
+    ck_assert_int_eq(ss->calls_not_sent, 3);
+    check_sessions(res);
+    tu_done(sc, res);
+}
+END_TEST
+
 /* Bad input: each a clear error naming the key. */
 START_TEST(test_bad_input)
 {
     struct {
         const char *wl, *want;
     } cases[] = {
-        {"{rate: 1, input: 8, output: 8, num_requests: 5, sessions: {count: 2, turns: 2}}",
-         "workload.num_requests cannot be combined with workload.sessions"},
+        {"{rate: 1, input: 8, output: 8, duration_s: 5, sessions: {count: 2, turns: 2}}",
+         "workload.duration_s cannot be combined with workload.sessions"},
         {"{rate: inf, max_concurrency: 4, input: 8, output: 8, sessions: {count: 2, turns: 2}}",
          "workload.max_concurrency with rate inf is a closed loop"},
         {"{rate: 1, input: 8, output: 8, sessions: {count: 2}}",
@@ -304,6 +327,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_chain_latency_is_sum);
     tcase_add_test(tc, test_fanout_join);
     tcase_add_test(tc, test_tail_at_scale);
+    tcase_add_test(tc, test_request_bound);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
     return s;

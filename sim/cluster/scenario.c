@@ -703,12 +703,13 @@ static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_e
             return rc;
     }
     if ((rc = sv_ymap_check_unknown(sn, err))) return rc;
-    const char *clash[] = {"num_requests", "duration_s", "trace", "mooncake"};
-    for (int i = 0; i < 4; i++)
+    const char *clash[] = {"duration_s", "trace", "mooncake"};
+    for (int i = 0; i < 3; i++)
         if (sv_ymap_get(wl, clash[i]))
             return sv_errorf(err, SV_EINVAL,
                              "%s: workload.%s cannot be combined with workload.sessions (sessions."
-                             "count and the calls each makes give the number of requests)",
+                             "count and the calls each makes give the requests; num_requests "
+                             "may bound them)",
                              at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
     if (isinf(c->rate) && c->max_concurrency > 0)
         return sv_errorf(err, SV_EINVAL,

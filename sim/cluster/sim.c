@@ -209,7 +209,15 @@ static int32_t session_call(sim_t *s, long k, int32_t turn, double arrival, int3
     return id;
 }
 
-/* A session starts: its first call (a chain) or all of them (a fanout) are made now. */
+/* workload.num_requests bounds the calls of sessions: none is made past it. */
+static int session_bound(const sim_t *s)
+{
+    long n = s->sc->workload.num_requests;
+    return n > 0 && (long)s->res->pool.n >= n;
+}
+
+/* A session starts: its first call (a chain) or all of them (a fanout) are made now
+ * (those the request bound allows). */
 static void session_start(sim_t *s, double t, int32_t in, int32_t out)
 {
     long k = sv_session_log_open(&s->res->sessions);
@@ -221,7 +229,7 @@ static void session_start(sim_t *s, double t, int32_t in, int32_t out)
     rec->planned = sv_session_turns(s->sgen);
     s->sessions_live++;
     int n = s->sc->sessions.shape == SV_SESSION_FANOUT ? rec->planned : 1;
-    for (int i = 0; i < n && !s->rc; i++) {
+    for (int i = 0; i < n && !s->rc && !session_bound(s); i++) {
         if (i > 0) sv_session_lengths(s->sgen, &in, &out);
         int32_t id = session_call(s, k, i, t, in, out, NULL, 0);
         if (id >= 0) offer(s, id);
@@ -235,6 +243,12 @@ static void session_next(sim_t *s, long k)
 {
     sv_session_rec_t *rec = &s->res->sessions.s[k];
     sv_reqpool_t *p = &s->res->pool;
+    if (session_bound(s)) { /* cut: the rest is not sent */
+        rec->cut = rec->over = 1;
+        rec->end = s->now;
+        s->sessions_live--;
+        return;
+    }
     int32_t prev = rec->last, msg, out;
     sv_session_lengths(s->sgen, &msg, &out);
     int n = 0;
@@ -272,13 +286,15 @@ static void session_ended(sim_t *s, int32_t id)
     else
         rec->failed++;
     if (rec->done + rec->failed < rec->sent) return; /* a fanout's other calls */
-    if (rec->failed == 0 && rec->sent < rec->planned) {
+    int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
+    if (chain && rec->failed == 0 && rec->sent < rec->planned) {
         double think = sv_session_think(s->sgen);
         rec->think_s += think;
         push(s, s->now + think, EV_TURN, (int32_t)k);
         return;
     }
     rec->over = 1;
+    rec->cut = rec->failed == 0 && rec->sent < rec->planned; /* a fanout past the bound */
     rec->end = s->now;
     s->sessions_live--;
 }
@@ -435,6 +451,11 @@ static void arrive(sim_t *s)
     if (s->sgen) {
         double t = s->next_t;
         int32_t in = s->next_in, out = s->next_out;
+        if (session_bound(s)) { /* workload.num_requests reached: no more sessions */
+            s->have_next = 0;
+            s->exhausted = 1;
+            return;
+        }
         schedule_next_arrival(s);
         session_start(s, t, in, out);
         return;
