@@ -472,7 +472,9 @@ static double kv_bytes(sim_t *s, int32_t id)
 {
     const sv_req_t *r = R(s, id);
     const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
-    return (double)sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) *
+    /* only what the decode replica's prefix cache lacks crosses the link */
+    return (double)(sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) -
+                    sv_replica_transfer_cached(s->reps[r->replica], id)) *
            pp->perf.kv_bytes_token_total;
 }
 
