@@ -98,6 +98,38 @@ START_TEST(test_five_turns_hit_history)
 }
 END_TEST
 
+/* The same chat on 1 prefill and 1 decode replica: the decode replica keeps each turn's
+ * prompt and answer blocks, so the next turn's transfer moves only its new message and the
+ * answer's last token (47 + 1 tokens: its history ends on a block boundary): 256 + 4 x 48
+ * = 448 tokens of KV over the link, against 256 + 368 + 480 + 592 + 704 = 2,400 with the
+ * decode pool's cache off. */
+START_TEST(test_disagg_chat_sends_new_tokens)
+{
+    const char *fmt = "model: llama-3.1-8b\npools:\n"
+                      "  - {name: prefill, role: prefill, gpu: h100-sxm, replicas: 1}\n"
+                      "  - {name: decode, role: decode, gpu: h100-sxm, replicas: 1, "
+                      "engine: {enable_prefix_caching: %s}}\n"
+                      "disaggregation: {kv_link: {kind: infiniband}}\n"
+                      "workload:\n  rate: 1\n  input: 256\n  output: 65\n"
+                      "  sessions: {count: 1, turns: 5, think_time_ms: 2000, message: 47}\n";
+    for (int on = 0; on < 2; on++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof yaml, fmt, on ? "true" : "false");
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
+        sc->check = 1;
+        sv_result_t *res;
+        ck_assert_msg(sv_sim_run(sc, &res, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(res->session_sum.complete, 1);
+        ck_assert_double_eq(res->pools[0].link_bytes, (on ? 448.0 : 2400.0) * 131072.0);
+        tu_check_accounting(res);
+        check_sessions(res);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
 /* 30 chats of 2 turns of 2,000-token prompts, a session a second, 20 s of thought between
  * turns. With the whole H100's cache, every second turn hits its first turn's prompt and
  * all but the last of its 20 answer tokens: floor(2019 / 16) = 126 blocks, 2016 tokens.
@@ -323,6 +355,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_five_turns_hit_history);
     tcase_add_test(tc, test_cache_too_small);
+    tcase_add_test(tc, test_disagg_chat_sends_new_tokens);
     tcase_add_test(tc, test_failure_ends_session);
     tcase_add_test(tc, test_chain_latency_is_sum);
     tcase_add_test(tc, test_fanout_join);
