@@ -112,6 +112,8 @@ static void print_sessions(FILE *f, const sv_result_t *res)
     snprintf(buf, sizeof buf, "%ld: %ld complete, %ld failed, %ld cut", ss->sessions, ss->complete,
              ss->failed, ss->cut);
     fprintf(f, "%-40s %-10s\n", "Sessions:", buf);
+    if (!isinf(res->sc->workload.rate))
+        line_num(f, "Session rate configured (per s):", res->sc->workload.rate);
     snprintf(buf, sizeof buf, "%ld sent (%ld done, %ld failed), %ld not sent", ss->calls_sent,
              ss->calls_done, ss->calls_failed, ss->calls_not_sent);
     fprintf(f, "%-40s %-10s\n", "Calls:", buf);
@@ -190,7 +192,8 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     line_int(f, "Successful requests:", s->completed);
     line_int(f, "Failed requests:", s->failed);
     if (w->max_concurrency > 0) line_int(f, "Maximum request concurrency:", w->max_concurrency);
-    if (!w->has_trace && !isinf(w->rate)) line_num(f, "Request rate configured (RPS):", w->rate);
+    if (!w->has_trace && !isinf(w->rate) && !sc->sessions.given)
+        line_num(f, "Request rate configured (RPS):", w->rate);
     line_num(f, "Benchmark duration (s):", s->duration);
     line_int(f, "Total input tokens:", s->total_input);
     line_int(f, "Total generated tokens:", s->total_output);
