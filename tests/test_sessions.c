@@ -315,6 +315,45 @@ START_TEST(test_request_bound)
 }
 END_TEST
 
+/* A closed loop of sessions (rate inf, max_concurrency 4): four users, each starting a
+ * new chat when their last one is over. The first four start at 0; every later one
+ * starts at the very instant an earlier one ended; never more than four are live. */
+START_TEST(test_closed_loop_of_sessions)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "workload:\n  max_concurrency: 4\n  input: 300\n"
+                       "  output: {dist: uniform, min: 10, max: 200}\n"
+                       "  sessions: {count: 20, turns: 3, think_time_ms: 1000, message: 50}\n";
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
+    sc->check = 1;
+    sv_result_t *res;
+    ck_assert_msg(sv_sim_run(sc, &res, &err) == 0, "%s", err.msg);
+    const sv_session_log_t *log = &res->sessions;
+    ck_assert_uint_eq(log->n, 20);
+    ck_assert_uint_eq(res->pool.n, 60);
+    for (size_t k = 0; k < log->n; k++) {
+        const sv_session_rec_t *x = &log->s[k];
+        ck_assert_int_eq(x->done, 3);
+        if (k < 4) {
+            ck_assert_double_eq(x->start, 0.0);
+            continue;
+        }
+        int found = 0;
+        for (size_t j = 0; j < k; j++)
+            found |= log->s[j].end == x->start;
+        ck_assert_msg(found, "session %zu starts at %.9g, when none ended", k, x->start);
+        int live = 0;
+        for (size_t j = 0; j < log->n; j++)
+            live += log->s[j].start <= x->start && log->s[j].end > x->start;
+        ck_assert_int_le(live, 4);
+    }
+    check_sessions(res);
+    tu_done(sc, res);
+}
+END_TEST
+
 /* Bad input: each a clear error naming the key. */
 START_TEST(test_bad_input)
 {
@@ -323,8 +362,9 @@ START_TEST(test_bad_input)
     } cases[] = {
         {"{rate: 1, input: 8, output: 8, duration_s: 5, sessions: {count: 2, turns: 2}}",
          "workload.duration_s cannot be combined with workload.sessions"},
-        {"{rate: inf, max_concurrency: 4, input: 8, output: 8, sessions: {count: 2, turns: 2}}",
-         "workload.max_concurrency with rate inf is a closed loop"},
+        {"{rate: 1, input: 8, output: 8, sessions: {count: 2, turns: 2, shape: fanout, "
+         "history: true}}",
+         "none can carry another's answer"},
         {"{rate: 1, input: 8, output: 8, sessions: {count: 2}}",
          "workload.sessions: missing required key 'turns'"},
         {"{rate: 1, input: 8, output: 8, sessions: {count: 2, turns: 2, shape: tree}}",
@@ -361,6 +401,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fanout_join);
     tcase_add_test(tc, test_tail_at_scale);
     tcase_add_test(tc, test_request_bound);
+    tcase_add_test(tc, test_closed_loop_of_sessions);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
     return s;

@@ -648,7 +648,6 @@ static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_e
     char w[512], shape[32] = "chain";
     int rc;
     sv_session_cfg_t *s = &sc->sessions;
-    const sv_workload_cfg_t *c = &sc->workload;
     s->given = 1;
     s->history = 1;
     if ((rc = sv_yexpect_map(sn, "workload.sessions", err)) ||
@@ -711,12 +710,6 @@ static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_e
                              "count and the calls each makes give the requests; num_requests "
                              "may bound them)",
                              at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
-    if (isinf(c->rate) && c->max_concurrency > 0)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: workload.max_concurrency with rate inf is a closed loop of "
-                         "requests, which cannot start sessions; give workload.rate (sessions "
-                         "per second)",
-                         at(sv_ymap_get(wl, "max_concurrency"), w, sizeof w));
     return 0;
 }
 

@@ -168,7 +168,8 @@ static void send(sim_t *s, int32_t id);
 static void offer(sim_t *s, int32_t id)
 {
     long cap = s->sc->workload.max_concurrency;
-    if (cap > 0 && s->inflight >= cap) {
+    /* (a closed loop of sessions bounds sessions, not requests) */
+    if (cap > 0 && s->inflight >= cap && !(s->closed && s->sgen)) {
         if (SV_GROW(s->backlog, s->capback, s->nback + 1)) {
             halt(s, SV_ENOMEM, "out of memory: the client's backlog could not grow");
             return;
@@ -414,9 +415,32 @@ static void send(sim_t *s, int32_t id)
 }
 
 /* Send what the semaphore now allows: held requests first, then (closed loop) new ones. */
+static void session_start(sim_t *s, double t, int32_t in, int32_t out);
+static int session_bound(const sim_t *s);
+
+/* A closed loop of sessions (rate inf and max_concurrency): that many users, each
+ * starting a new session when their last one is over, until sessions.count. */
+static void pump_sessions(sim_t *s)
+{
+    long cap = s->sc->workload.max_concurrency;
+    while (!s->rc && !s->exhausted && s->sessions_live < cap) {
+        double t;
+        int32_t in, out;
+        if (session_bound(s) || !sv_workload_next(s->wl, &t, &in, &out)) {
+            s->exhausted = 1;
+            break;
+        }
+        session_start(s, s->now, in, out);
+    }
+}
+
 static void pump(sim_t *s)
 {
     long cap = s->sc->workload.max_concurrency;
+    if (s->closed && s->sgen) {
+        pump_sessions(s);
+        return;
+    }
     while (!s->rc && (cap == 0 || s->inflight < cap)) {
         if (s->headback < s->nback) {
             send(s, s->backlog[s->headback++]);

@@ -114,6 +114,8 @@ static void print_sessions(FILE *f, const sv_result_t *res)
     fprintf(f, "%-40s %-10s\n", "Sessions:", buf);
     if (!isinf(res->sc->workload.rate))
         line_num(f, "Session rate configured (per s):", res->sc->workload.rate);
+    else if (res->sc->workload.max_concurrency > 0)
+        line_int(f, "Concurrent sessions (closed loop):", res->sc->workload.max_concurrency);
     snprintf(buf, sizeof buf, "%ld sent (%ld done, %ld failed), %ld not sent", ss->calls_sent,
              ss->calls_done, ss->calls_failed, ss->calls_not_sent);
     fprintf(f, "%-40s %-10s\n", "Calls:", buf);
@@ -191,7 +193,8 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     centred(f, " Serving Benchmark Result ", '=', 50);
     line_int(f, "Successful requests:", s->completed);
     line_int(f, "Failed requests:", s->failed);
-    if (w->max_concurrency > 0) line_int(f, "Maximum request concurrency:", w->max_concurrency);
+    if (w->max_concurrency > 0 && !(sc->sessions.given && isinf(w->rate)))
+        line_int(f, "Maximum request concurrency:", w->max_concurrency);
     if (!w->has_trace && !isinf(w->rate) && !sc->sessions.given)
         line_num(f, "Request rate configured (RPS):", w->rate);
     line_num(f, "Benchmark duration (s):", s->duration);

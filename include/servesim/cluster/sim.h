@@ -17,7 +17,8 @@
  * finishing what it holds, then off). The router and the hand-off only see active
  * replicas. Cost, energy and GPU-hours count the time a replica is up.
  *
- * Sessions (workload.sessions): the client starts sessions at the workload's arrivals;
+ * Sessions (workload.sessions): the client starts sessions at the workload's arrivals (a
+ * closed loop, rate inf with max_concurrency N, keeps N sessions live instead);
  * when a call of a chain ends completed, its session's next call is created and sent a
  * think time later (its prompt the history when asked); a failed call ends its session and
  * the calls not yet made are never sent (counted as not sent, not as requests). A fanout

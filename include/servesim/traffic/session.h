@@ -8,7 +8,8 @@
  *    message, so it finds in the prefix cache what survived of the earlier turns;
  *  - shape fanout: the k calls are sent together when the task starts, and the task ends
  *    when the last of them ends (the join).
- * Session starts follow the workload's arrival process (rate, burstiness, rate_profile);
+ * Session starts follow the workload's arrival process (rate, burstiness, rate_profile;
+ * with rate inf and max_concurrency N, a closed loop of N live sessions);
  * the first call's message and output come from the workload's input and output
  * distributions, later messages from `message` (default: input), later outputs from
  * output, think times (ms) from `think_time_ms`. Each has its own random stream.
