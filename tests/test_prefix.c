@@ -3,7 +3,8 @@
  * counts by hand, the exact hit of a second prompt that shares the first's prefix and its
  * TTFT, shared system prompts hitting under --check's per-step recount (every block free
  * or cached at the end), that with prefix caching off a run is the same as one without
- * identity, and bad input.
+ * identity, a disaggregated decode replica receiving only the blocks it lacks, and bad
+ * input.
  */
 #include <math.h>
 #include <unistd.h>
@@ -160,6 +161,47 @@ START_TEST(test_prefix_affinity_routing)
 }
 END_TEST
 
+/* Disaggregated: 1 prefill and 1 decode replica, 20 prompts beginning with the same 1600
+ * tokens (100 blocks exactly), one a second. The prefill replica caches: 19 x 1600 tokens
+ * hit. A decode replica with prefix caching keeps the blocks of the requests it decoded,
+ * so from the second request on the transfer leaves out the 100 blocks it holds: the
+ * link carries 19 x 1600 tokens of KV (131,072 bytes each for Llama-3.1-8B) less than
+ * with the decode pool's cache off, and every block is free or cached at the end. */
+START_TEST(test_disagg_sends_missing_blocks)
+{
+    const char *fmt = "model: llama-3.1-8b\npools:\n"
+                      "  - {name: prefill, role: prefill, gpu: h100-sxm, replicas: 1}\n"
+                      "  - {name: decode, role: decode, gpu: h100-sxm, replicas: 1, "
+                      "engine: {enable_prefix_caching: %s}}\n"
+                      "disaggregation: {kv_link: {kind: infiniband}}\n"
+                      "workload:\n  num_requests: 20\n  rate: 1\n"
+                      "  input: {dist: uniform, min: 1, max: 300}\n  output: 20\n"
+                      "  shared_prefix: {tokens: 1600}\n";
+    double bytes[2], tokens = 0;
+    for (int on = 0; on < 2; on++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof yaml, fmt, on ? "true" : "false");
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
+        sc->check = 1;
+        sv_result_t *res;
+        ck_assert_msg(sv_sim_run(sc, &res, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(res->summary.completed, 20);
+        ck_assert_double_eq(res->prefix_hits, 19 * 1600.0); /* the prefill pool's */
+        ck_assert_double_eq(res->pools[0].perf.kv_bytes_token_total, 131072.0);
+        bytes[on] = res->pools[0].link_bytes;
+        if (!on)
+            for (size_t i = 0; i < res->pool.n; i++)
+                tokens += res->pool.r[i].input;
+        tu_check_accounting(res);
+        tu_done(sc, res);
+    }
+    ck_assert_double_eq(bytes[0], tokens * 131072.0); /* every prompt's KV crosses */
+    ck_assert_double_eq(bytes[0] - bytes[1], 19 * 1600 * 131072.0);
+}
+END_TEST
+
 /* Bad input: a shared prefix without its length, and prefix caching asked of a scheduler
  * that reserves whole sequences. */
 START_TEST(test_bad_input)
@@ -194,6 +236,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_shared_prompts_hit);
     tcase_add_test(tc, test_off_is_plain);
     tcase_add_test(tc, test_prefix_affinity_routing);
+    tcase_add_test(tc, test_disagg_sends_missing_blocks);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
     return s;

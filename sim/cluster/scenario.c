@@ -25,6 +25,8 @@ void sv_scenario_free(sv_scenario_t *sc)
         free(sc->emp_class[k][0]);
         free(sc->emp_class[k][1]);
     }
+    for (int i = 0; i < 3; i++)
+        free(sc->emp_session[i]);
     free(sc);
 }
 
@@ -668,6 +670,77 @@ static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
     return 0;
 }
 
+/* workload.sessions: multi-turn chats and agentic programs (include/servesim/traffic/session.h). */
+static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512], shape[32] = "chain";
+    int rc;
+    sv_session_cfg_t *s = &sc->sessions;
+    s->given = 1;
+    s->history = 1;
+    if ((rc = sv_yexpect_map(sn, "workload.sessions", err)) ||
+        (rc = sv_yget_long(sn, "count", 1, 1, SV_MAX_REQUESTS, &s->count, err)) < 0 ||
+        (rc = get_text(sn, "shape", 0, shape, sizeof shape, err)) < 0 ||
+        (rc = sv_yget_bool(sn, "history", 0, &s->history, err)) < 0)
+        return rc;
+    if (strcmp(shape, "chain") == 0) {
+        s->shape = SV_SESSION_CHAIN;
+    } else if (strcmp(shape, "fanout") == 0) {
+        s->shape = SV_SESSION_FANOUT;
+        sv_ynode_t *h = sv_ymap_get(sn, "history");
+        if (h && s->history)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.sessions.history: a fanout's calls start together, so "
+                             "none can carry another's answer; use shape: chain",
+                             at(h, w, sizeof w));
+        s->history = 0;
+    } else {
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.sessions.shape: expected chain or fanout, got '%s'",
+                         at(sv_ymap_get(sn, "shape"), w, sizeof w), shape);
+    }
+    if (!sv_ymap_get(sn, "turns"))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.sessions: missing required key 'turns' (calls per "
+                         "session: a number or a map with dist: fixed|uniform|normal|lognormal|"
+                         "empirical)",
+                         at(sn, w, sizeof w));
+    if ((rc = read_lengths(sn, "turns", sc, &s->turns, &sc->emp_session[0], err))) return rc;
+    /* Calls per session are at most 100000: the default bound of a distribution's draws. */
+    sv_ynode_t *tn = sv_ymap_get(sn, "turns");
+    if ((tn->kind == SV_Y_SCALAR || !sv_ymap_get(tn, "max")) && s->turns.max > 100000)
+        s->turns.max = 100000;
+    if (s->turns.max > 100000 || (s->turns.kind == SV_LEN_FIXED && s->turns.value > 100000))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.sessions.turns: at most 100000 calls per session",
+                         at(tn, w, sizeof w));
+    if (sv_ymap_get(sn, "think_time_ms")) {
+        if (s->shape == SV_SESSION_FANOUT)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.sessions.think_time_ms: a fanout's calls start "
+                             "together; think times are for shape: chain",
+                             at(sv_ymap_get(sn, "think_time_ms"), w, sizeof w));
+        s->has_think = 1;
+        if ((rc = read_lengths(sn, "think_time_ms", sc, &s->think_ms, &sc->emp_session[1], err)))
+            return rc;
+    }
+    if (sv_ymap_get(sn, "message")) {
+        s->has_message = 1;
+        if ((rc = read_lengths(sn, "message", sc, &s->message, &sc->emp_session[2], err)))
+            return rc;
+    }
+    if ((rc = sv_ymap_check_unknown(sn, err))) return rc;
+    const char *clash[] = {"duration_s", "trace", "mooncake"};
+    for (int i = 0; i < 3; i++)
+        if (sv_ymap_get(wl, clash[i]))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.%s cannot be combined with workload.sessions (sessions."
+                             "count and the calls each makes give the requests; num_requests "
+                             "may bound them)",
+                             at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+    return 0;
+}
+
 static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
 {
     char w[512];
@@ -713,9 +786,9 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
             (rc = sv_ymap_check_unknown(mc, err)))
             return rc;
         resolve_path(sc->path, file, m->path, sizeof m->path);
-        const char *clash[] = {"trace",  "rate",       "burstiness",   "input",
-                               "output", "duration_s", "shared_prefix"};
-        for (int i = 0; i < 7; i++)
+        const char *clash[] = {"trace",  "rate",       "burstiness",    "input",
+                               "output", "duration_s", "shared_prefix", "rate_profile"};
+        for (int i = 0; i < 8; i++)
             if (sv_ymap_get(wl, clash[i]))
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: workload.%s cannot be combined with workload.mooncake (the "
@@ -772,6 +845,13 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                          "%s: workload.classes cannot be combined with a trace (the trace gives "
                          "the lengths)",
                          at(sv_ymap_get(wl, "classes"), w, sizeof w));
+    sv_ynode_t *sn = sv_ymap_get(wl, "sessions");
+    if (sn && !sv_yscalar_is_null(sn) && (rc = read_sessions(wl, sn, sc, err))) return rc;
+    if (sn && !sv_yscalar_is_null(sn) && cls && !sv_yscalar_is_null(cls))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.classes cannot be combined with workload.sessions (a "
+                         "session's calls take the workload's own lengths)",
+                         at(cls, w, sizeof w));
     if (tr) {
         const char *clash[] = {"rate", "burstiness", "input", "output", "duration_s"};
         for (int i = 0; i < 5; i++)
@@ -793,6 +873,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
         if ((rc = read_lengths(wl, "input", sc, &c->input, &sc->emp_input, err)) ||
             (rc = read_lengths(wl, "output", sc, &c->output, &sc->emp_output, err)))
             return rc;
+        if (sc->sessions.given) return sv_ymap_check_unknown(wl, err);
         if (c->num_requests == 0 && c->duration == 0)
             return sv_errorf(err, SV_EINVAL,
                              "%s: workload: give num_requests or duration_s (or a trace)",
@@ -1036,6 +1117,11 @@ int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err)
     }
     if (sc->disaggregated && !(sc->link.bw_per_gpu > 0))
         return sv_errorf(err, SV_EINVAL, "disaggregation.kv_link: no bandwidth");
+    if (sc->sessions.given && sc->network.enabled)
+        return sv_errorf(err, SV_EINVAL,
+                         "network: a client round trip together with workload.sessions is not "
+                         "modelled (a session's next call would leave when the server, not the "
+                         "client, has the answer)");
     for (int i = 0; i < sc->npools; i++) {
         const sv_engine_cfg_t *e = &sc->pools[i].engine;
         if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs) {

@@ -14,6 +14,7 @@
 #include "servesim/cluster/network.h"
 #include "servesim/engine/engine.h"
 #include "servesim/traffic/identity.h"
+#include "servesim/traffic/session.h"
 #include "servesim/traffic/workload.h"
 #include "base/vec_int.h"
 
@@ -26,7 +27,8 @@ enum {
     EV_LINK,
     EV_SCALE,
     EV_READY,
-    EV_RECEIVED /* the last token reached the client (network): its slot is free */
+    EV_RECEIVED, /* the last token reached the client (network): its slot is free */
+    EV_TURN      /* a session's next call is due (id: the session) */
 };
 
 /* The life of a replica under an autoscaler (a fixed pool's replicas stay ACTIVE). */
@@ -90,6 +92,12 @@ typedef struct sim {
     long nttft;
     size_t capscale;
     double last_end; /* the latest request end: the benchmark's duration, where up time stops */
+    /* sessions (workload.sessions): their starts come from wl, driven by wcfg */
+    sv_workload_cfg_t wcfg;
+    sv_session_gen_t *sgen;
+    long sessions_live; /* started and not over */
+    sv_segment_t *sbuf; /* a prompt being built */
+    size_t capsbuf;
     int rc;
     sv_error_t *err; /* the message of the first halt() */
 } sim_t;
@@ -128,7 +136,8 @@ static void push(sim_t *s, double t, int type, int32_t id)
         s->pending++;
 }
 
-static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
+/* A new request; its prompt gets the workload's identity when ident is set. */
+static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, int ident)
 {
     sv_reqpool_t *p = &s->res->pool;
     if (p->n >= (size_t)SV_MAX_REQUESTS ||
@@ -151,7 +160,7 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
         r->cls = (uint8_t)sv_workload_last_class(s->wl);
         r->priority = s->sc->workload.classes[r->cls].priority;
     }
-    if (s->ident) {
+    if (s->ident && ident) {
         const sv_segment_t *seg;
         int n = sv_identity_next(s->ident, id, &in, &seg);
         if (sv_reqpool_set_segments(p, id, seg, n)) {
@@ -163,6 +172,143 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out)
     s->outstanding++;
     s->since_progress = 0;
     return id;
+}
+
+/* The client holds request id at its semaphore or sends it now. */
+static void send(sim_t *s, int32_t id);
+static void offer(sim_t *s, int32_t id)
+{
+    long cap = s->sc->workload.max_concurrency;
+    /* (a closed loop of sessions bounds sessions, not requests) */
+    if (cap > 0 && s->inflight >= cap && !(s->closed && s->sgen)) {
+        if (SV_GROW(s->backlog, s->capback, s->nback + 1)) {
+            halt(s, SV_ENOMEM, "out of memory: the client's backlog could not grow");
+            return;
+        }
+        s->backlog[s->nback++] = id;
+    } else {
+        send(s, id);
+    }
+}
+
+/* ---- sessions ----------------------------------------------------------------------------- */
+
+/* Call `turn` of session k: a request arriving now, logged as the session's. Its prompt
+ * is seg[0..nseg) when given (the history), else what the workload's identity makes of
+ * it, else a message of its own (so that its blocks are cached for the next call). */
+static int32_t session_call(sim_t *s, long k, int32_t turn, double arrival, int32_t in, int32_t out,
+                            const sv_segment_t *seg, int nseg)
+{
+    sv_session_log_t *log = &s->res->sessions;
+    int32_t id = new_request(s, arrival, in, out, nseg == 0);
+    if (id < 0) return -1;
+    if (sv_session_log_request(log, id, (int32_t)k, turn)) {
+        halt(s, SV_ENOMEM, "out of memory for the session log after %zu requests", s->res->pool.n);
+        return -1;
+    }
+    sv_session_rec_t *rec = &log->s[k];
+    if (rec->sent == 0) rec->start = arrival;
+    rec->sent++;
+    rec->last = id;
+    sv_reqpool_t *p = &s->res->pool;
+    sv_segment_t own = {sv_session_message_id(id), p->r[id].input};
+    if (nseg > 0) s->sbuf[nseg - 1].id = sv_session_message_id(id); /* seg is sbuf */
+    if (!p->r[id].nseg &&
+        sv_reqpool_set_segments(p, id, nseg > 0 ? seg : &own, nseg > 0 ? nseg : 1)) {
+        halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
+        return -1;
+    }
+    return id;
+}
+
+/* workload.num_requests bounds the calls of sessions: none is made past it. */
+static int session_bound(const sim_t *s)
+{
+    long n = s->sc->workload.num_requests;
+    return n > 0 && (long)s->res->pool.n >= n;
+}
+
+/* A session starts: its first call (a chain) or all of them (a fanout) are made now
+ * (those the request bound allows). */
+static void session_start(sim_t *s, double t, int32_t in, int32_t out)
+{
+    long k = sv_session_log_open(&s->res->sessions);
+    if (k < 0) {
+        halt(s, SV_ENOMEM, "out of memory for the session log");
+        return;
+    }
+    sv_session_rec_t *rec = &s->res->sessions.s[k];
+    rec->planned = sv_session_turns(s->sgen);
+    s->sessions_live++;
+    int n = s->sc->sessions.shape == SV_SESSION_FANOUT ? rec->planned : 1;
+    for (int i = 0; i < n && !s->rc && !session_bound(s); i++) {
+        if (i > 0) sv_session_lengths(s->sgen, &in, &out);
+        int32_t id = session_call(s, k, i, t, in, out, NULL, 0);
+        if (id >= 0) offer(s, id);
+    }
+}
+
+/* The next call of chain k is due: with history its prompt is the last call's segments,
+ * its answer (under the id the engine cached its output blocks with) and a new message;
+ * without, a new message alone. */
+static void session_next(sim_t *s, long k)
+{
+    sv_session_rec_t *rec = &s->res->sessions.s[k];
+    sv_reqpool_t *p = &s->res->pool;
+    if (session_bound(s)) { /* cut: the rest is not sent */
+        rec->cut = rec->over = 1;
+        rec->end = s->now;
+        s->sessions_live--;
+        return;
+    }
+    int32_t prev = rec->last, msg, out;
+    sv_session_lengths(s->sgen, &msg, &out);
+    int n = 0;
+    long in = msg;
+    if (s->sc->sessions.history) {
+        const sv_req_t *q = &p->r[prev];
+        if (SV_GROW(s->sbuf, s->capsbuf, (size_t)q->nseg + 2)) {
+            halt(s, SV_ENOMEM, "out of memory building a session's prompt");
+            return;
+        }
+        memcpy(s->sbuf, p->seg + q->seg_off, (size_t)q->nseg * sizeof *s->sbuf);
+        n = q->nseg;
+        s->sbuf[n++] = (sv_segment_t){sv_output_segment_id(prev), q->output};
+        s->sbuf[n++] = (sv_segment_t){0, msg}; /* its id is the new request's */
+        in += (long)q->input + q->output;
+        if (in > INT32_MAX) {
+            halt(s, SV_ELIMIT, "workload.sessions: session %ld's history passes 2^31 tokens", k);
+            return;
+        }
+    }
+    int32_t id = session_call(s, k, rec->sent, s->now, (int32_t)in, out, s->sbuf, n);
+    if (id >= 0) offer(s, id);
+}
+
+/* Call id of a session ended: the session goes on (the next call after a think time),
+ * waits for its other calls (a fanout), or is over. */
+static void session_ended(sim_t *s, int32_t id)
+{
+    sv_session_log_t *log = &s->res->sessions;
+    long k = log->session[id];
+    sv_session_rec_t *rec = &log->s[k];
+    const sv_req_t *r = R(s, id);
+    if (r->state == SV_RQ_DONE)
+        rec->done++;
+    else
+        rec->failed++;
+    if (rec->done + rec->failed < rec->sent) return; /* a fanout's other calls */
+    int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
+    if (chain && rec->failed == 0 && rec->sent < rec->planned) {
+        double think = sv_session_think(s->sgen);
+        rec->think_s += think;
+        push(s, s->now + think, EV_TURN, (int32_t)k);
+        return;
+    }
+    rec->over = 1;
+    rec->cut = rec->failed == 0 && rec->sent < rec->planned; /* a fanout past the bound */
+    rec->end = s->now;
+    s->sessions_live--;
 }
 
 static void schedule_next_arrival(sim_t *s)
@@ -236,6 +382,7 @@ static void ended(sim_t *s, int32_t id)
     }
     s->outstanding--;
     s->since_progress = 0;
+    if (s->sgen) session_ended(s, id);
 }
 
 /* A request fails outside any replica (at the client, or between pools). */
@@ -292,9 +439,32 @@ static void send(sim_t *s, int32_t id)
 }
 
 /* Send what the semaphore now allows: held requests first, then (closed loop) new ones. */
+static void session_start(sim_t *s, double t, int32_t in, int32_t out);
+static int session_bound(const sim_t *s);
+
+/* A closed loop of sessions (rate inf and max_concurrency): that many users, each
+ * starting a new session when their last one is over, until sessions.count. */
+static void pump_sessions(sim_t *s)
+{
+    long cap = s->sc->workload.max_concurrency;
+    while (!s->rc && !s->exhausted && s->sessions_live < cap) {
+        double t;
+        int32_t in, out;
+        if (session_bound(s) || !sv_workload_next(s->wl, &t, &in, &out)) {
+            s->exhausted = 1;
+            break;
+        }
+        session_start(s, s->now, in, out);
+    }
+}
+
 static void pump(sim_t *s)
 {
     long cap = s->sc->workload.max_concurrency;
+    if (s->closed && s->sgen) {
+        pump_sessions(s);
+        return;
+    }
     while (!s->rc && (cap == 0 || s->inflight < cap)) {
         if (s->headback < s->nback) {
             send(s, s->backlog[s->headback++]);
@@ -308,7 +478,7 @@ static void pump(sim_t *s)
             s->exhausted = 1;
             break;
         }
-        int32_t id = new_request(s, s->now, in, out);
+        int32_t id = new_request(s, s->now, in, out, 1);
         if (id < 0) break;
         send(s, id);
         /* A request that fails the instant it is sent frees its slot at once; with no
@@ -326,19 +496,22 @@ static void pump(sim_t *s)
 
 static void arrive(sim_t *s)
 {
-    int32_t id = new_request(s, s->next_t, s->next_in, s->next_out);
-    if (id < 0) return;
-    schedule_next_arrival(s);
-    long cap = s->sc->workload.max_concurrency;
-    if (cap > 0 && s->inflight >= cap) {
-        if (SV_GROW(s->backlog, s->capback, s->nback + 1)) {
-            halt(s, SV_ENOMEM, "out of memory: the client's backlog could not grow");
+    if (s->sgen) {
+        double t = s->next_t;
+        int32_t in = s->next_in, out = s->next_out;
+        if (session_bound(s)) { /* workload.num_requests reached: no more sessions */
+            s->have_next = 0;
+            s->exhausted = 1;
             return;
         }
-        s->backlog[s->nback++] = id;
-    } else {
-        send(s, id);
+        schedule_next_arrival(s);
+        session_start(s, t, in, out);
+        return;
     }
+    int32_t id = new_request(s, s->next_t, s->next_in, s->next_out, 1);
+    if (id < 0) return;
+    schedule_next_arrival(s);
+    offer(s, id);
 }
 
 /* ---- disaggregation ------------------------------------------------------------------ */
@@ -347,7 +520,9 @@ static double kv_bytes(sim_t *s, int32_t id)
 {
     const sv_req_t *r = R(s, id);
     const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
-    return (double)sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) *
+    /* only what the decode replica's prefix cache lacks crosses the link */
+    return (double)(sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) -
+                    sv_replica_transfer_cached(s->reps[r->replica], id)) *
            pp->perf.kv_bytes_token_total;
 }
 
@@ -764,7 +939,8 @@ static void sample(sim_t *s)
         if (sv_metrics_sample(m, &sm)) halt(s, SV_ENOMEM, "out of memory in the time series");
     }
     s->rounds += record;
-    if (!s->exhausted || s->outstanding > 0 || s->have_next) push(s, s->now + next, EV_SAMPLE, -1);
+    if (!s->exhausted || s->outstanding > 0 || s->have_next || s->sessions_live > 0)
+        push(s, s->now + next, EV_SAMPLE, -1);
 }
 
 /* ---- totals --------------------------------------------------------------------------- */
@@ -866,6 +1042,7 @@ void sv_result_free(sv_result_t *res)
     if (!res) return;
     sv_metrics_free(res->metrics);
     sv_reqpool_free(&res->pool);
+    sv_session_log_free(&res->sessions);
     free(res->rstats);
     free(res->rpool);
     free(res->stall_s);
@@ -1013,7 +1190,13 @@ static int setup(sim_t *s, sv_error_t *err)
                          "bound of %.0f GiB; simulate fewer requests (or shard the study)",
                          key, n_req, n_req * SV_BYTES_PER_REQUEST / (1024.0 * 1024 * 1024),
                          SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024));
-    if ((rc = sv_workload_new(&sc->workload, sc->trace, sc->seed, &s->wl, err))) return rc;
+    s->wcfg = sc->workload;
+    if (sc->sessions.given) { /* the arrivals are the sessions' starts */
+        s->wcfg.num_requests = sc->sessions.count;
+        if ((rc = sv_session_gen_new(&sc->sessions, &sc->workload, sc->seed, &s->sgen, err)))
+            return rc;
+    }
+    if ((rc = sv_workload_new(&s->wcfg, sc->trace, sc->seed, &s->wl, err))) return rc;
     if ((sc->shared_prefix.given || sc->prompts) &&
         (rc = sv_identity_new(sc->shared_prefix.given ? &sc->shared_prefix : NULL, sc->prompts,
                               sc->seed, &s->ident, err)))
@@ -1067,6 +1250,8 @@ static void teardown(sim_t *s)
     sv_router_free(&s->drouter);
     sv_workload_free(s->wl);
     sv_identity_free(s->ident);
+    sv_session_gen_free(s->sgen);
+    free(s->sbuf);
     sv_evq_free(&s->q);
     free(s->backlog);
     sv_network_free(s->net);
@@ -1114,6 +1299,33 @@ static void client_view(sim_t *s)
     }
 }
 
+/* Sessions add up: every call sent is one request, logged once; each session's calls
+ * ended completed or failed; a chain stopped at its first failure; every session over
+ * (or cut by the horizon, with no call in flight). */
+static void check_sessions(sim_t *s)
+{
+    const sv_session_log_t *log = &s->res->sessions;
+    size_t sent = 0;
+    for (size_t k = 0; k < log->n; k++) {
+        const sv_session_rec_t *x = &log->s[k];
+        sent += (size_t)x->sent;
+        int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
+        if (x->done + x->failed != x->sent || x->sent > x->planned || x->sent < 1 ||
+            (!x->over && !x->cut) || (chain && x->failed > 1) ||
+            (chain && !x->failed && !x->cut && x->sent != x->planned)) {
+            halt(s, SV_EINVAL,
+                 "internal error: session %zu ends with %d of %d calls sent, %d done, %d failed%s",
+                 k, x->sent, x->planned, x->done, x->failed, x->over ? "" : ", not over");
+            return;
+        }
+    }
+    if (sent != s->res->pool.n || log->nreq != s->res->pool.n || s->sessions_live != 0)
+        halt(s, SV_EINVAL,
+             "internal error: %zu calls sent in %zu sessions, %zu requests, %zu logged, %ld "
+             "sessions live",
+             sent, log->n, s->res->pool.n, log->nreq, s->sessions_live);
+}
+
 /* The invariants every run must end with, checked every time: each request ended once,
  * no client slot held, every KV block free, no reservation or owed token left. */
 static void check_end(sim_t *s)
@@ -1142,6 +1354,7 @@ static void check_end(sim_t *s)
     if (ended_n != s->res->pool.n || s->inflight != 0)
         halt(s, SV_EINVAL, "internal error: %zu of %zu requests ended, %ld client slots still held",
              ended_n, s->res->pool.n, s->inflight);
+    if (s->sgen) check_sessions(s);
 }
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
@@ -1213,7 +1426,7 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
             break;
         case EV_SCALE:
             autoscale(&s, ev.id);
-            if (!s.exhausted || s.outstanding > 0 || s.have_next)
+            if (!s.exhausted || s.outstanding > 0 || s.have_next || s.sessions_live > 0)
                 push(&s, s.now + sc->pools[ev.id].autoscale.interval, EV_SCALE, ev.id);
             break;
         case EV_READY:
@@ -1222,6 +1435,9 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         case EV_RECEIVED:
             s.receiving--;
             s.inflight--;
+            break;
+        case EV_TURN:
+            session_next(&s, ev.id);
             break;
         case EV_LINK:
             if (ev.time == s.link_next[ev.id]) {
@@ -1237,6 +1453,14 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         pump(&s);
     }
     if (!s.rc && sc->horizon > 0 && s.outstanding > 0) end_at_horizon(&s);
+    /* Sessions whose next call was not due before the horizon: the rest is not sent. */
+    for (size_t k = 0; s.sgen && k < s.res->sessions.n; k++) {
+        sv_session_rec_t *x = &s.res->sessions.s[k];
+        if (x->over || x->done + x->failed != x->sent) continue;
+        x->cut = x->over = 1;
+        x->end = s.now;
+        s.sessions_live--;
+    }
     for (int i = 0; i < s.res->replicas && s.stall_since; i++)
         if (s.stall_since[i] >= 0) s.res->stall_s[i] += s.now - s.stall_since[i];
     if (!s.rc && s.outstanding != 0) {
@@ -1272,6 +1496,8 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
         totals(&s);
         rc = s.rc; /* totals halts when its scratch memory runs out */
     }
+    if (!rc && s.sgen)
+        rc = sv_sessions_summarize(&s.res->sessions, &s.res->pool, &s.res->session_sum, err);
     teardown(&s);
     if (rc) {
         sv_result_free(s.res);

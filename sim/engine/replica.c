@@ -512,7 +512,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     e->chain_bs = r->bs;
     const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
     sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
-    sv_segment_t out = {mix64(0x0b7c0de ^ (uint64_t)id), q->output};
+    sv_segment_t out = {sv_output_segment_id(id), q->output};
     int nseg = q->nseg ? q->nseg : 1, k = 0;
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
@@ -545,18 +545,24 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     return c;
 }
 
+/* Request id no longer uses the first n blocks of its chain in the cache. */
+static void unref_chain(sv_replica_t *r, int32_t id, long n)
+{
+    if (!r->pc || n == 0) return;
+    const uint64_t *h = block_hashes(r, id, n);
+    /* Freed tail first, as vLLM frees a request's blocks in reverse: the end of a chain is
+     * evicted before its start. */
+    for (long j = n - 1; h && j >= 0; j--) {
+        long slot = sv__pcache_find(r->pc, h[j]);
+        if (slot >= 0) sv__pcache_unref(r->pc, slot);
+    }
+}
+
 /* Blocks of request id that its cache references hold (0 without the cache). */
 static void drop_cached(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    if (!r->pc || e->cached_n == 0) return;
-    const uint64_t *h = block_hashes(r, id, e->cached_n);
-    /* Freed tail first, as vLLM frees a request's blocks in reverse: the end of a chain is
-     * evicted before its start. */
-    for (long j = e->cached_n - 1; h && j >= 0; j--) {
-        long slot = sv__pcache_find(r->pc, h[j]);
-        if (slot >= 0) sv__pcache_unref(r->pc, slot);
-    }
+    unref_chain(r, id, e->cached_n);
     e->cached_n = 0;
 }
 
@@ -590,6 +596,7 @@ static void register_full(sv_replica_t *r, int32_t id)
  * number of hits and, in *touched, how many of them nobody referenced (taking them uses
  * up available blocks); their slots are left in r->sbuf.
  */
+static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched);
 static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
 {
     sv_reqeng_t *e = E(r, id);
@@ -598,7 +605,14 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
     if (!r->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
-    long max = (e->target - 1) / r->bs;
+    return chain_hits(r, id, (e->target - 1) / r->bs, touched);
+}
+
+/* The longest run of request id's first max full blocks found in the cache: how many,
+ * their slots in r->sbuf and, in *touched, how many of them nobody references. */
+static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
+{
+    *touched = 0;
     if (max <= 0) return 0;
     const uint64_t *h = block_hashes(r, id, max);
     if (!h || sv__grow((void **)&r->sbuf, &r->caps, (size_t)max + 1, sizeof *r->sbuf)) {
@@ -960,6 +974,7 @@ static void admit_waiting(sv_replica_t *r, double now)
             r->owed -= e->computed;
             r->st.prefix_queries += e->target;
             r->st.prefix_hits += e->computed;
+            q->cached = e->computed;
         }
         admit(r, id, n, blocks, now);
     }
@@ -1269,16 +1284,31 @@ static long transfer_blocks(const sv_replica_t *r, int32_t id)
     return r->reserve ? blocks_for(r, (long)q->input + q->output) : reserve_need(r, e->computed);
 }
 
-int sv_replica_can_reserve(const sv_replica_t *r, int32_t id)
+/* The leading full blocks of request id's incoming KV this replica's cache holds (their
+ * slots in r->sbuf; *touched: how many nobody references). */
+static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
 {
+    *touched = 0;
+    if (!r->pc || !Q(r, id)->nseg) return 0;
+    return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
+}
+
+int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
+{
+    long touched, hit = transfer_hits(r, id, &touched);
     return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           avail(r) - transfer_blocks(r, id) >= r->watermark_blocks;
+           avail(r) - (transfer_blocks(r, id) - hit) - touched >= r->watermark_blocks;
 }
 
 int sv_replica_reserve(sv_replica_t *r, int32_t id)
 {
     if (!sv_replica_can_reserve(r, id)) return 0;
-    long b = transfer_blocks(r, id);
+    long touched, hit = transfer_hits(r, id, &touched);
+    /* The hits first: taking blocks must not evict them. */
+    for (long j = 0; j < hit; j++)
+        sv__pcache_ref(r->pc, r->sbuf[j]);
+    E(r, id)->xfer_hit = (int32_t)hit;
+    long b = transfer_blocks(r, id) - hit;
     take(r, b);
     r->reserved_blocks += b;
     r->n_reserved++;
@@ -1289,10 +1319,18 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
 
 void sv_replica_unreserve(sv_replica_t *r, int32_t id)
 {
-    long b = transfer_blocks(r, id);
+    sv_reqeng_t *e = E(r, id);
+    long b = transfer_blocks(r, id) - e->xfer_hit;
     r->free_blocks += b;
     r->reserved_blocks -= b;
     r->n_reserved--;
+    unref_chain(r, id, e->xfer_hit);
+    e->xfer_hit = 0;
+}
+
+long sv_replica_transfer_cached(const sv_replica_t *r, int32_t id)
+{
+    return (long)E(r, id)->xfer_hit * r->bs;
 }
 
 void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
@@ -1302,7 +1340,9 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     (void)now;
     long b = transfer_blocks(r, id);
     r->n_reserved--;
-    r->reserved_blocks -= b; /* from here the request's own */
+    r->reserved_blocks -= b - e->xfer_hit; /* from here the request's own */
+    e->cached_n = e->xfer_hit;             /* the hits are held through the cache */
+    e->xfer_hit = 0;
     q->replica = r->id;
     q->state = SV_RQ_RUNNING;
     e->at = r->id;

@@ -32,6 +32,8 @@ typedef struct sv_reqeng {
     int32_t reserved;         /* blocks reserved up front (orca, static) */
     int32_t cached_n;         /* leading full blocks held through the prefix cache (shared, not
                                  counted as its own) */
+    int32_t xfer_hit;         /* decode replica: leading full blocks of its incoming KV found in
+                                 the prefix cache at reservation, referenced until it lands */
     uint64_t *chain;          /* prefix caching: hashes of all its full blocks (owned) */
     int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
     uint8_t queue;            /* SV__Q_* */

@@ -96,6 +96,95 @@ static int pct_index(const sv_summary_t *s, double p)
     return 0;
 }
 
+/* ---- sessions and agentic tasks (workload.sessions; issue 12) ------------------------- */
+
+static const char *session_kind(const sv_scenario_t *sc)
+{
+    if (sc->sessions.shape == SV_SESSION_FANOUT) return "fanout";
+    return sc->sessions.history ? "chain, with history" : "chain";
+}
+
+/* The summary's session block: per session, then one row per call index. */
+static void print_sessions(FILE *f, const sv_result_t *res)
+{
+    const sv_session_summary_t *ss = &res->session_sum;
+    char buf[160], head[96];
+    snprintf(head, sizeof head, " sessions (%s) ", session_kind(res->sc));
+    centred(f, head, '-', 50);
+    snprintf(buf, sizeof buf, "%ld: %ld complete, %ld failed, %ld cut", ss->sessions, ss->complete,
+             ss->failed, ss->cut);
+    fprintf(f, "%-40s %-10s\n", "Sessions:", buf);
+    if (!isinf(res->sc->workload.rate))
+        line_num(f, "Session rate configured (per s):", res->sc->workload.rate);
+    else if (res->sc->workload.max_concurrency > 0)
+        line_int(f, "Concurrent sessions (closed loop):", res->sc->workload.max_concurrency);
+    snprintf(buf, sizeof buf, "%ld sent (%ld done, %ld failed), %ld not sent", ss->calls_sent,
+             ss->calls_done, ss->calls_failed, ss->calls_not_sent);
+    fprintf(f, "%-40s %-10s\n", "Calls:", buf);
+    line_num(f, "Mean calls completed per session:", ss->calls_done_mean);
+    line_num(f, "Mean session duration (s):", ss->duration_mean);
+    snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", ss->duration_p50, ss->duration_p90,
+             ss->duration_p99);
+    fprintf(f, "%-40s %-10s\n", "Session duration P50/P90/P99 (s):", buf);
+    snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", ss->call_p50, ss->call_p90, ss->call_p99);
+    fprintf(f, "%-40s %-10s\n", "Call latency P50/P90/P99 (s):", buf);
+    fprintf(f, "%-5s %7s %7s %9s %9s %9s %8s %6s\n", "Call", "Sent", "Done", "TTFT p50", "TTFT p99",
+            "E2EL p50", "Prompt", "Hit %");
+    for (int i = 0; i < ss->nturn; i++) {
+        const sv_turn_row_t *t = &ss->turn[i];
+        char lab[16];
+        snprintf(lab, sizeof lab, "%d%s", i + 1, i == SV_MAX_TURN_ROWS - 1 ? "+" : "");
+        fprintf(f, "%-5s %7ld %7ld %9.2f %9.2f %9.2f %8.0f %6.1f\n", lab, t->requests, t->completed,
+                t->ttft_p50_ms, t->ttft_p99_ms, t->e2el_p50_ms, t->input_mean, 100.0 * t->hit_rate);
+    }
+}
+
+/* The JSON's `servesim.sessions` object (its last `calls` row, call 16, covers every
+ * later call too). */
+static void write_sessions(sv_jw_t *w, const sv_result_t *res)
+{
+    const sv_session_summary_t *ss = &res->session_sum;
+    sv__jw_obj(w, "sessions");
+    sv__jw_str(w, "shape", res->sc->sessions.shape == SV_SESSION_FANOUT ? "fanout" : "chain");
+    sv__jw_int(w, "history", res->sc->sessions.history); /* 1: prompts carry the history */
+    sv__jw_int(w, "sessions", ss->sessions);
+    sv__jw_int(w, "complete", ss->complete);
+    sv__jw_int(w, "failed", ss->failed);
+    sv__jw_int(w, "cut", ss->cut);
+    sv__jw_int(w, "calls_planned", ss->calls_planned);
+    sv__jw_int(w, "calls_sent", ss->calls_sent);
+    sv__jw_int(w, "calls_not_sent", ss->calls_not_sent);
+    sv__jw_int(w, "calls_done", ss->calls_done);
+    sv__jw_int(w, "calls_failed", ss->calls_failed);
+    sv__jw_num(w, "calls_done_mean", ss->calls_done_mean);
+    sv__jw_num(w, "duration_mean_s", ss->duration_mean);
+    sv__jw_num(w, "duration_p50_s", ss->duration_p50);
+    sv__jw_num(w, "duration_p90_s", ss->duration_p90);
+    sv__jw_num(w, "duration_p99_s", ss->duration_p99);
+    sv__jw_num(w, "call_latency_p50_s", ss->call_p50);
+    sv__jw_num(w, "call_latency_p90_s", ss->call_p90);
+    sv__jw_num(w, "call_latency_p99_s", ss->call_p99);
+    sv__jw_arr(w, "calls");
+    for (int i = 0; i < ss->nturn; i++) {
+        const sv_turn_row_t *t = &ss->turn[i];
+        sv__jw_obj(w, NULL);
+        sv__jw_int(w, "call", i + 1);
+        sv__jw_int(w, "requests", t->requests);
+        sv__jw_int(w, "completed", t->completed);
+        sv__jw_int(w, "failed", t->failed);
+        sv__jw_num(w, "ttft_p50_ms", t->ttft_p50_ms);
+        sv__jw_num(w, "ttft_p99_ms", t->ttft_p99_ms);
+        sv__jw_num(w, "e2el_p50_ms", t->e2el_p50_ms);
+        sv__jw_num(w, "input_mean", t->input_mean);
+        sv__jw_num(w, "prefix_cache_hit_rate", t->hit_rate);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+    sv__jw_end_obj(w);
+}
+
+/* ---- end of sessions ------------------------------------------------------------------ */
+
 void sv_report_summary(const sv_result_t *res, FILE *f)
 {
     const sv_scenario_t *sc = res->sc;
@@ -106,8 +195,10 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     centred(f, " Serving Benchmark Result ", '=', 50);
     line_int(f, "Successful requests:", s->completed);
     line_int(f, "Failed requests:", s->failed);
-    if (w->max_concurrency > 0) line_int(f, "Maximum request concurrency:", w->max_concurrency);
-    if (!w->has_trace && !isinf(w->rate)) line_num(f, "Request rate configured (RPS):", w->rate);
+    if (w->max_concurrency > 0 && !(sc->sessions.given && isinf(w->rate)))
+        line_int(f, "Maximum request concurrency:", w->max_concurrency);
+    if (!w->has_trace && !isinf(w->rate) && !sc->sessions.given)
+        line_num(f, "Request rate configured (RPS):", w->rate);
     line_num(f, "Benchmark duration (s):", s->duration);
     line_int(f, "Total input tokens:", s->total_input);
     line_int(f, "Total generated tokens:", s->total_output);
@@ -199,6 +290,7 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
         line_num(f, "GPU-hours:", pp->gpu_hours);
         line_num(f, "Cost ($):", pp->cost_usd);
     }
+    if (sc->sessions.given) print_sessions(f, res);
     for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
         const sv_pool_result_t *pp = &res->pools[p];
         const sv_pool_cfg_t *pc = pp->cfg;
@@ -526,6 +618,7 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
     sv__jw_int(w, "events", res->events);
     write_pools(w, res);
     sv__report_contract_json(w, res);
+    if (res->sc->sessions.given) write_sessions(w, res);
     sv__jw_end_obj(w);
 }
 

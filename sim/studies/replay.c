@@ -126,6 +126,7 @@ int sv_replay_apply(sv_scenario_t *sc, const sv_bench_t *b, long *skipped, sv_er
      * tokens again, or a Mooncake trace's hash ids, which describe other prompts) go with
      * the rest of the workload, and the prefix cache finds no hits. */
     sc->shared_prefix.given = 0;
+    sc->sessions.given = 0; /* each call becomes a request at its own time */
     sv_prompts_free(sc->prompts);
     sc->prompts = NULL;
     w->has_trace = 1;

@@ -15,6 +15,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "base/fileio_int.h"
+#include "traffic/workload_int.h"
 #include "servesim/base/yaml.h"
 
 uint64_t sv_stream_seed(uint64_t seed, uint64_t stream)
@@ -469,7 +470,7 @@ static double gap(sv_workload_t *w)
     return gsl_ran_gamma(w->r_arr, c->burstiness, 1.0 / (c->rate * c->burstiness));
 }
 
-static int32_t draw_len(const sv_lendist_t *d, gsl_rng *r)
+int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r)
 {
     double x;
     switch (d->kind) {
@@ -594,11 +595,11 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
         while (k < c->nclasses - 1 && u >= (acc += c->classes[k].share))
             k++;
         w->cls = k;
-        *input = draw_len(&c->classes[k].input, w->r_in);
-        *output = draw_len(&c->classes[k].output, w->r_out);
+        *input = sv__draw_len(&c->classes[k].input, w->r_in);
+        *output = sv__draw_len(&c->classes[k].output, w->r_out);
     } else {
-        *input = draw_len(&c->input, w->r_in);
-        *output = draw_len(&c->output, w->r_out);
+        *input = sv__draw_len(&c->input, w->r_in);
+        *output = sv__draw_len(&c->output, w->r_out);
     }
     w->next++;
     return 1;

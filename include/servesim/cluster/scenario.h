@@ -22,6 +22,7 @@
 #include "servesim/cluster/network.h"
 #include "servesim/engine/replica.h"
 #include "servesim/cluster/router.h"
+#include "servesim/traffic/session.h"
 #include "servesim/traffic/workload.h"
 
 #define SV_MAX_POOLS 16
@@ -97,13 +98,15 @@ typedef struct sv_scenario {
     sv_workload_cfg_t workload;
     sv_shared_prefix_cfg_t shared_prefix; /* workload.shared_prefix */
     sv_mooncake_cfg_t mooncake;           /* workload.mooncake */
+    sv_session_cfg_t sessions;            /* workload.sessions */
+    long *emp_session[3];                 /* its empirical turns, think times, messages */
     sv_prompts_t *prompts;                /* a Mooncake trace's prompts (owned) */
     sv_trace_t *trace;
     long *emp_input, *emp_output;
     long *emp_class[SV_MAX_CLASSES][2]; /* empirical lengths of each class (input, output) */
     sv_metrics_cfg_t metrics;
-    double horizon; /* s; 0 = run until every request has ended */
-    int check;      /* --check: recount KV blocks and client slots at every step (slow) */
+    double horizon;           /* s; 0 = run until every request has ended */
+    int check;                /* --check: recount KV blocks and client slots at every step (slow) */
     sv_finance_cfg_t finance; /* `cost`: host power, PUE, energy price, GPU purchase */
     sv_network_cfg_t network; /* `network`: the client-server round trip */
     /* Files read besides the scenario itself (a model's config.json, the trace, empirical

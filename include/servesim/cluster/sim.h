@@ -17,6 +17,13 @@
  * finishing what it holds, then off). The router and the hand-off only see active
  * replicas. Cost, energy and GPU-hours count the time a replica is up.
  *
+ * Sessions (workload.sessions): the client starts sessions at the workload's arrivals (a
+ * closed loop, rate inf with max_concurrency N, keeps N sessions live instead);
+ * when a call of a chain ends completed, its session's next call is created and sent a
+ * think time later (its prompt the history when asked); a failed call ends its session and
+ * the calls not yet made are never sent (counted as not sent, not as requests). A fanout
+ * sends its calls together. The horizon cuts sessions whose next call is not yet due.
+ *
  * Event order at equal times is insertion order (engine.h), so a run is a pure
  * function of the scenario and its seed.
  *
@@ -28,6 +35,7 @@
 
 #include "servesim/base/error.h"
 #include "servesim/metrics/metrics.h"
+#include "servesim/metrics/sessions.h"
 #include "servesim/cost/perf.h"
 #include "servesim/engine/link.h"
 #include "servesim/engine/replica.h"
@@ -95,8 +103,10 @@ typedef struct sv_result {
     double gpu_hours;        /* all pools */
     sv_scale_point_t *scale; /* autoscaler evaluations in time order (first SV_MAX_SCALE_POINTS) */
     size_t nscale;
-    sv_summary_t *class_summary; /* workload.classes: one per class, judged by its SLO; NULL
-                                    without classes */
+    sv_summary_t *class_summary;      /* workload.classes: one per class, judged by its SLO; NULL
+                                         without classes */
+    sv_session_log_t sessions;        /* workload.sessions: who is which call (empty without) */
+    sv_session_summary_t session_sum; /* ... summarized */
 } sv_result_t;
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err);

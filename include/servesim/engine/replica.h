@@ -129,10 +129,14 @@ void sv_replica_release(sv_replica_t *r, int32_t id);
 
 /* Decode role: reserve room for request id's incoming KV transfer: a sequence slot and
  * blocks for its r->computed tokens plus the next token's (orca and static: for its whole
- * input + output). 1 if reserved, 0 if there is no room. */
+ * input + output). With prefix caching, the leading full blocks this replica's cache holds
+ * already are referenced instead (they need not cross the link). 1 if reserved, 0 if
+ * there is no room. */
 int sv_replica_reserve(sv_replica_t *r, int32_t id);
-int sv_replica_can_reserve(const sv_replica_t *r, int32_t id); /* the same test, no change */
+int sv_replica_can_reserve(sv_replica_t *r, int32_t id); /* the same test, no change */
 void sv_replica_unreserve(sv_replica_t *r, int32_t id);
+/* Tokens of a reserved transfer's KV found in this replica's prefix cache (not sent). */
+long sv_replica_transfer_cached(const sv_replica_t *r, int32_t id);
 /* The transfer landed: the request (its KV = r->computed tokens, r->generated tokens
  * made so far) joins the decode batch at the next step. */
 void sv_replica_inject(sv_replica_t *r, int32_t id, double now);

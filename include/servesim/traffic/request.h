@@ -69,6 +69,7 @@ typedef struct sv_req {
     uint16_t preemptions;
     int32_t nseg;     /* segments its prompt is made of (prefix caching); 0: unique content */
     int32_t priority; /* scheduling priority (lower first, as vLLM's), its class's */
+    int32_t cached;   /* prompt tokens the engine found in its prefix cache (last admission) */
     int64_t seg_off;  /* where they start in the pool's segment array */
 } sv_req_t;
 
@@ -96,6 +97,18 @@ typedef struct sv_segment {
     uint64_t id;
     int32_t len; /* tokens */
 } sv_segment_t;
+
+/* The identity of request id's output as a segment: the engine hashes the blocks a request
+ * decodes with it, so a later prompt that repeats this answer (the next turn of a chat)
+ * names it with the same id and finds those blocks cached. */
+static inline uint64_t sv_output_segment_id(int32_t id)
+{
+    uint64_t x = 0x0b7c0deULL ^ (uint64_t)id;
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
 
 /* The pool holds, next to each public record, one element of a side array whose type
  * belongs to the layer that attaches it (the replica engine's private per-request state,
