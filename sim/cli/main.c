@@ -25,6 +25,7 @@
 #include "servesim/studies/confidence.h"
 #include "servesim/cost/catalog.h"
 #include "servesim/studies/explain.h"
+#include "servesim/report/config.h"
 #include "servesim/report/html.h"
 #include "servesim/base/paths.h"
 #include "servesim/cost/perf.h"
@@ -434,11 +435,13 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
     const char *cl_csv = NULL;
     cmd_args_t a = {.jobs = 1};
-    int detailed = 0, quiet = 0, check = 0, t;
+    int detailed = 0, quiet = 0, check = 0, verbose = 0, t;
     const char *v;
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--json", &a.missing)))
             json = v;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = 1;
         else if (strcmp(argv[i], "--check") == 0)
             check = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
@@ -488,8 +491,18 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
         sv_scenario_free(sc);
         return fail_err(&err);
     }
-    if (!quiet) sv_report_summary(res, stdout);
     rc = 0;
+    if (verbose && !quiet) {
+        sv_run_config_t cfg;
+        if ((rc = sv_run_config(res, &cfg, &err))) {
+            sv_result_free(res);
+            sv_scenario_free(sc);
+            return fail_err(&err);
+        }
+        sv_run_config_print(&cfg, stdout);
+        sv_run_config_free(&cfg);
+    }
+    if (!quiet) sv_report_summary(res, stdout);
     if (json && (rc = sv_report_json(res, detailed, json, &err))) fail_err(&err);
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/fileio_int.h"
+#include "servesim/report/config.h"
 #include "servesim/report/report.h"
 #include "base/svg_int.h"
 
@@ -46,6 +47,7 @@ static int page_open(page_t *p, const char *path, const char *title, sv_error_t 
           "th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
           ".charts{display:flex;flex-wrap:wrap;gap:16px}\n"
           ".note{color:#555;font-size:13px}\n"
+          "table.cfg td{color:#333}table.cfg{align-self:flex-start}\n"
           "</style></head><body>\n<h1>",
           p->html);
     esc(p->html, title);
@@ -139,6 +141,35 @@ static void cdf_chart(page_t *p, const char *name, const char *title, const char
     chart_end(p);
 }
 
+/* The configuration block: one small table per section, side by side. */
+static void config_block(FILE *h, const sv_run_config_t *c)
+{
+    fputs("<h2>Configuration</h2>\n<div class=\"charts\">\n", h);
+    const char *cur = NULL;
+    for (int i = 0; i < c->n; i++) {
+        const sv_cfg_row_t *r = &c->rows[i];
+        if (!cur || strcmp(cur, r->section) != 0) {
+            if (cur) fputs("</table>\n", h);
+            cur = r->section;
+            fputs("<table class=\"cfg\">\n<tr><th class=\"l\" colspan=\"2\">", h);
+            if (strncmp(cur, "pools.", 6) == 0) {
+                fputs("pool ", h);
+                esc(h, cur + 6);
+            } else {
+                esc(h, *cur ? cur : "run");
+            }
+            fputs("</th></tr>\n", h);
+        }
+        fputs("<tr><td class=\"l\">", h);
+        esc(h, r->label);
+        fputs("</td><td class=\"l\">", h);
+        esc(h, r->text);
+        fputs("</td></tr>\n", h);
+    }
+    if (cur) fputs("</table>\n", h);
+    fputs("</div>\n", h);
+}
+
 int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
 {
     const sv_scenario_t *sc = res->sc;
@@ -149,6 +180,13 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     int rc = page_open(&p, path, title, err);
     if (rc) return rc;
     FILE *h = p.html;
+    sv_run_config_t cfg;
+    if (sv_run_config(res, &cfg, err)) {
+        fclose(h);
+        return SV_ENOMEM;
+    }
+    config_block(h, &cfg);
+    sv_run_config_free(&cfg);
     fputs("<h2>Summary</h2>\n<table>\n", h);
     row2(h, "Successful requests", "%.0f", (double)s->completed);
     fprintf(h, "<tr><th class=\"l\">Failed requests</th><td>%ld</td></tr>\n", s->failed);
@@ -157,10 +195,21 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     row2(h, "Request throughput (req/s)", "%.2f", s->request_throughput);
     if (!isnan(s->request_goodput)) row2(h, "Request goodput (req/s)", "%.2f", s->request_goodput);
     row2(h, "Output token throughput (tok/s)", "%.1f", s->output_throughput);
+    /* The configured percentiles, in order: summary.pct[i] is metrics.percentiles[i]. */
+    char lab[64], pw[32];
+    const sv_metrics_cfg_t *mc = &sc->metrics;
     row2(h, "Mean TTFT (ms)", "%.2f", s->ttft.mean);
-    row2(h, "P99 TTFT (ms)", "%.2f", s->ttft.pct[0]);
+    for (int i = 0; i < mc->npercentiles; i++) {
+        sv_report_pct_word(mc->percentiles[i], pw, sizeof pw);
+        snprintf(lab, sizeof lab, "P%s TTFT (ms)", pw);
+        row2(h, lab, "%.2f", s->ttft.pct[i]);
+    }
     row2(h, "Mean TPOT (ms)", "%.2f", s->tpot.mean);
-    row2(h, "P99 TPOT (ms)", "%.2f", s->tpot.pct[0]);
+    for (int i = 0; i < mc->npercentiles; i++) {
+        sv_report_pct_word(mc->percentiles[i], pw, sizeof pw);
+        snprintf(lab, sizeof lab, "P%s TPOT (ms)", pw);
+        row2(h, lab, "%.2f", s->tpot.pct[i]);
+    }
     if (!isnan(s->request_goodput) && s->completed + s->failed > 0)
         row2(h, "SLO attainment (%)", "%.1f", 100.0 * s->good / (double)(s->completed + s->failed));
     row2(h, "Mean ITL (ms)", "%.2f", s->itl.mean);

@@ -1,0 +1,233 @@
+/*
+ * Tests of what a run's reports show (issue 14): the HTML report labels each configured
+ * percentile with its own name and value (it used to print the first one under "P99"),
+ * the JSON's servesim.config holds the configuration block's keys with the scenario's
+ * values, and the HTML opens with that block and, for disaggregated runs, a section per pool.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "servesim/report/config.h"
+#include "servesim/report/html.h"
+#include "servesim/report/report.h"
+#include "testsim.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+/* The whole of a file, NUL-terminated (caller frees). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert(s != NULL);
+    ck_assert(fread(s, 1, (size_t)n, f) == (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* A temporary directory's file path: /tmp/sv_report_XXXXXX/name. */
+static const char *tmp_path(char *dir, const char *name)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s/%s", dir, name);
+    return buf;
+}
+
+/* Remove every file of the directory (the report writes SVGs next to the HTML), then it. */
+static void rm_dir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static const char *colocated = "name: pct\nseed: 3\nmodel: llama-3.1-8b\n"
+                               "hardware: {gpu: h100-sxm}\n"
+                               "engine: {max_num_seqs: 16, max_num_batched_tokens: 2048}\n"
+                               "workload: {num_requests: 40, rate: 20, input: 512, output: 32}\n";
+
+/* With percentiles [50] the summary table says "P50 TTFT (ms)" and "P50 TPOT (ms)" with the
+ * median of the requests' TTFTs (computed here from the records, numpy's linear rule: 40
+ * values, so the mean of the 20th and 21st), and nowhere "P99". */
+START_TEST(test_html_labels_the_configured_percentile)
+{
+    const char *sets[] = {"metrics.percentiles=[50]"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, sets, 1, &sc);
+    ck_assert_int_eq(res->summary.completed, 40);
+    double t[40];
+    for (int i = 0; i < 40; i++)
+        t[i] = sv_req_ttft(&res->pool.r[i]) * 1e3;
+    qsort(t, 40, sizeof t[0], cmp_d);
+    double median = (t[19] + t[20]) / 2;
+    tu_assert_rel(res->summary.ttft.pct[0], median, 1e-12);
+
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_html_run(res, tmp_path(dir, "r.html"), &err) == 0, "%s", err.msg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    char want[160];
+    snprintf(want, sizeof want, "<tr><th class=\"l\">P50 TTFT (ms)</th><td>%.2f</td></tr>", median);
+    ck_assert_msg(strstr(html, want) != NULL, "missing %s", want);
+    snprintf(want, sizeof want, "<tr><th class=\"l\">P50 TPOT (ms)</th><td>%.2f</td></tr>",
+             res->summary.tpot.pct[0]);
+    ck_assert_msg(strstr(html, want) != NULL, "missing %s", want);
+    ck_assert_msg(strstr(html, "P99") == NULL, "a P99 label with percentiles [50]");
+    free(html);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Two percentiles: both rows, in the configured order, labelled as vLLM labels them. */
+START_TEST(test_html_labels_every_percentile)
+{
+    const char *sets[] = {"metrics.percentiles=[90, 99.9]"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, sets, 1, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_html_run(res, tmp_path(dir, "r.html"), &err) == 0, "%s", err.msg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    char a[160], b[160];
+    snprintf(a, sizeof a, "<tr><th class=\"l\">P90 TTFT (ms)</th><td>%.2f</td></tr>",
+             res->summary.ttft.pct[0]);
+    snprintf(b, sizeof b, "<tr><th class=\"l\">P99.9 TTFT (ms)</th><td>%.2f</td></tr>",
+             res->summary.ttft.pct[1]);
+    const char *pa = strstr(html, a), *pb = strstr(html, b);
+    ck_assert_msg(pa && pb && pa < pb, "P90 then P99.9 rows expected");
+    ck_assert(res->summary.ttft.pct[0] < res->summary.ttft.pct[1]);
+    free(html);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+static const char *disagg =
+    "name: cfg-disagg\nseed: 13\nmodel: opt-13b\n"
+    "pools:\n"
+    "  - {name: pre, role: prefill, gpu: a100-80gb, engine: {max_num_seqs: 128, "
+    "max_num_batched_tokens: 2048}}\n"
+    "  - {name: dec, role: decode, gpu: a100-80gb, replicas: 2, kv_cache_dtype: fp8, "
+    "engine: {max_num_seqs: 256, max_num_batched_tokens: 4096}}\n"
+    "disaggregation: {kv_link: {kind: infiniband, bandwidth_gb_s: 25}}\n"
+    "workload: {rate: 4, num_requests: 30, input: 300, output: 50}\n"
+    "slo: {ttft_ms: 250, tpot_ms: 100, attainment: 0.9}\n";
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    ck_assert_msg(v != NULL, "servesim.config: no key '%s'", key);
+    return v;
+}
+
+static void expect_str(const cJSON *o, const char *key, const char *want)
+{
+    const cJSON *v = get(o, key);
+    ck_assert_msg(cJSON_IsString(v) && strcmp(v->valuestring, want) == 0,
+                  "servesim.config: %s is not \"%s\"", key, want);
+}
+
+static void expect_num(const cJSON *o, const char *key, double want)
+{
+    const cJSON *v = get(o, key);
+    ck_assert_msg(cJSON_IsNumber(v) && v->valuedouble == want, "servesim.config: %s = %g, not %g",
+                  key, cJSON_IsNumber(v) ? v->valuedouble : NAN, want);
+}
+
+/* The JSON's servesim.config: its sections in order, and the values the scenario set. */
+START_TEST(test_json_config_block)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, disagg, NULL, 0, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_report_json(res, 0, tmp_path(dir, "r.json"), &err) == 0, "%s", err.msg);
+    char *text = slurp(tmp_path(dir, "r.json"));
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_msg(j != NULL, "the JSON does not parse");
+    const cJSON *c = get(get(j, "servesim"), "config");
+    const char *sections[] = {"scenario", "servesim_version", "seed",     "model", "serving",
+                              "pools",    "kv_link",          "workload", "slo",   "metrics"};
+    const cJSON *it = c->child;
+    for (int i = 0; i < 10; i++, it = it->next) {
+        ck_assert_msg(it != NULL, "servesim.config ends before '%s'", sections[i]);
+        ck_assert_str_eq(it->string, sections[i]);
+    }
+    ck_assert_msg(it == NULL, "servesim.config has more than its ten keys");
+    expect_str(c, "scenario", "cfg-disagg");
+    expect_num(c, "seed", 13);
+    expect_str(get(c, "model"), "name", "opt-13b");
+    expect_str(get(c, "serving"), "mode", "disaggregated");
+    expect_num(get(c, "serving"), "gpus", 3);
+    const cJSON *pre = get(get(c, "pools"), "pre"), *dec = get(get(c, "pools"), "dec");
+    expect_str(pre, "role", "prefill");
+    expect_str(pre, "gpu", "a100-80gb");
+    expect_num(pre, "replicas", 1);
+    expect_num(pre, "tp", 1);
+    expect_str(pre, "weight_dtype", "bf16");
+    expect_str(pre, "kv_cache_dtype", "bf16");
+    expect_str(pre, "engine_profile", "vllm");
+    expect_str(pre, "scheduler", "vllm");
+    expect_num(pre, "max_num_seqs", 128);
+    expect_num(pre, "max_num_batched_tokens", 2048);
+    expect_str(dec, "role", "decode");
+    expect_num(dec, "replicas", 2);
+    expect_str(dec, "kv_cache_dtype", "fp8");
+    expect_num(dec, "max_num_seqs", 256);
+    expect_num(dec, "max_num_batched_tokens", 4096);
+    expect_num(dec, "kv_blocks_per_replica", (double)res->pools[1].mem.kv_blocks);
+    expect_str(get(c, "kv_link"), "kind", "infiniband");
+    expect_num(get(c, "kv_link"), "bandwidth_gb_s_per_gpu", 25);
+    expect_num(get(c, "workload"), "rate", 4);
+    expect_num(get(c, "workload"), "num_requests", 30);
+    expect_str(get(c, "workload"), "input", "fixed 300");
+    expect_num(get(c, "slo"), "ttft_ms", 250);
+    expect_num(get(c, "slo"), "tpot_ms", 100);
+    expect_num(get(c, "slo"), "attainment", 0.9);
+    cJSON_Delete(j);
+    free(text);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_html_labels_the_configured_percentile);
+    tcase_add_test(tc, test_html_labels_every_percentile);
+    tcase_add_test(tc, test_json_config_block);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)
