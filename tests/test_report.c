@@ -12,6 +12,7 @@
 #include "servesim/report/config.h"
 #include "servesim/report/html.h"
 #include "servesim/report/report.h"
+#include "servesim/report/trace.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;
@@ -218,6 +219,152 @@ START_TEST(test_json_config_block)
 }
 END_TEST
 
+/* Run sc's text with a tracer (limits max_steps, max_req; 0: defaults), write the trace and
+ * parse it back. */
+static cJSON *traced_run(const char *yaml, long max_steps, long max_req, sv_scenario_t **sc,
+                         sv_result_t **res, sv_trace_cut_t *cut)
+{
+    sv_error_t err;
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, sc, &err) == 0, "%s", err.msg);
+    sv_tracer_t *t;
+    ck_assert_int_eq(sv_tracer_new(max_steps, max_req, &t, &err), 0);
+    sv_sim_hooks_t h;
+    sv_tracer_hooks(t, &h);
+    ck_assert_msg(sv_sim_run_hooked(*sc, &h, res, &err) == 0, "%s", err.msg);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    ck_assert_msg(sv_tracer_write(t, *res, tmp_path(dir, "t.json"), cut, &err) == 0, "%s", err.msg);
+    sv_tracer_free(t);
+    char *text = slurp(tmp_path(dir, "t.json"));
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_msg(j != NULL, "the trace is not JSON");
+    free(text);
+    rm_dir(dir);
+    return j;
+}
+
+static const char *str_of(const cJSON *e, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double num_of(const cJSON *e, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* A disaggregated run's trace: one step slice per engine step the replicas counted, with
+ * its batch; one transfer per request with the bytes the simulator sent (input tokens x
+ * KV bytes per token of the replica); one slice per request whose phases tile its life
+ * exactly (their durations add up to it); and the run itself is the same traced or not. */
+START_TEST(test_trace_events)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    sv_trace_cut_t cut;
+    cJSON *j = traced_run(disagg, 0, 0, &sc, &res, &cut);
+    ck_assert_int_eq(cut.cut, 0);
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+    ck_assert(cJSON_IsArray(ev));
+    long steps = 0, steps_run = 0, prefill_tokens = 0, xfers = 0, lives = 0;
+    double life[30] = {0}, phase_sum[30] = {0};
+    for (int i = 0; i < res->replicas; i++)
+        steps_run += res->rstats[i].steps;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ev)
+    {
+        if (strcmp(str_of(e, "ph"), "X") != 0) continue;
+        const char *c = str_of(e, "cat");
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        int tid = (int)num_of(e, "tid");
+        if (strcmp(c, "step") == 0) {
+            steps++;
+            prefill_tokens += (long)num_of(args, "prefill_tokens");
+        } else if (strcmp(c, "kv_transfer") == 0) {
+            int id = (int)num_of(args, "request");
+            ck_assert(id >= 0 && id < 30);
+            const sv_req_t *r = &res->pool.r[id];
+            tu_assert_rel(num_of(args, "bytes"), r->input * res->pools[0].perf.kv_bytes_token_total,
+                          1e-12);
+            tu_assert_rel(num_of(e, "dur"), (r->xfer_end - r->xfer_start) * 1e6, 1e-6);
+            xfers++;
+        } else if (strcmp(c, "request") == 0) {
+            ck_assert(tid >= 0 && tid < 30);
+            life[tid] = num_of(e, "dur");
+            lives++;
+        } else if (strcmp(c, "phase") == 0) {
+            phase_sum[tid] += num_of(e, "dur");
+        }
+    }
+    ck_assert_int_eq(steps, steps_run);
+    /* every prompt token is prefilled once (no preemption here) */
+    double inputs = 0;
+    for (int i = 0; i < 30; i++)
+        inputs += res->pool.r[i].input;
+    ck_assert_int_eq(res->preemptions, 0);
+    ck_assert_int_eq(prefill_tokens, (long)inputs);
+    ck_assert_int_eq(res->summary.completed, 30);
+    ck_assert_int_eq(xfers, 30);
+    ck_assert_int_eq(lives, 30);
+    for (int i = 0; i < 30; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        tu_assert_rel(life[i], (r->last_token - r->arrival) * 1e6, 1e-9);
+        ck_assert_msg(fabs(phase_sum[i] - life[i]) < 0.01, "request %d: phases %.3f us, life %.3f",
+                      i, phase_sum[i], life[i]);
+    }
+    /* the same run without the tracer */
+    sv_result_t *plain;
+    sv_error_t err;
+    ck_assert_int_eq(sv_sim_run(sc, &plain, &err), 0);
+    ck_assert_int_eq(plain->events, res->events);
+    ck_assert(plain->summary.ttft.mean == res->summary.ttft.mean);
+    ck_assert(plain->summary.duration == res->summary.duration);
+    sv_result_free(plain);
+    cJSON_Delete(j);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Past its step limit the trace stops at the first step it could not hold: it says so
+ * (otherData and the cut), holds exactly the steps before that instant and only the
+ * requests that arrived before it. */
+START_TEST(test_trace_cut_at_the_step_limit)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    sv_trace_cut_t cut;
+    cJSON *j = traced_run(colocated, 25, 0, &sc, &res, &cut);
+    ck_assert_int_eq(cut.cut, 1);
+    ck_assert_int_eq(cut.steps, 25);
+    ck_assert(cut.steps_all > 25);
+    ck_assert_int_eq(cut.steps_all, res->rstats[0].steps);
+    long arrived = 0;
+    for (size_t i = 0; i < res->pool.n; i++)
+        arrived += res->pool.r[i].arrival < cut.until_s;
+    ck_assert_int_eq(cut.requests, arrived);
+    ck_assert(arrived < 40);
+    const cJSON *other = cJSON_GetObjectItemCaseSensitive(j, "otherData");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(other, "cut")));
+    ck_assert(num_of(other, "steps_written") == 25);
+    long steps = 0, lives = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+    {
+        if (strcmp(str_of(e, "cat"), "step") == 0) {
+            steps++;
+            ck_assert(num_of(e, "ts") < cut.until_s * 1e6);
+        }
+        lives += strcmp(str_of(e, "cat"), "request") == 0 && strcmp(str_of(e, "ph"), "X") == 0;
+    }
+    ck_assert_int_eq(steps, 25);
+    ck_assert_int_eq(lives, arrived);
+    cJSON_Delete(j);
+    tu_done(sc, res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("report");
@@ -226,6 +373,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_html_labels_the_configured_percentile);
     tcase_add_test(tc, test_html_labels_every_percentile);
     tcase_add_test(tc, test_json_config_block);
+    tcase_add_test(tc, test_trace_events);
+    tcase_add_test(tc, test_trace_cut_at_the_step_limit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -31,6 +31,7 @@
 #include "servesim/cost/perf.h"
 #include "servesim/studies/plan.h"
 #include "servesim/report/report.h"
+#include "servesim/report/trace.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/studies/sweep.h"
@@ -50,7 +51,7 @@ static const char *usage_text =
     "      [--set dotted.key=VALUE ...] [--json FILE] [--detailed]\n"
     "      [--requests-csv FILE] [--timeseries-csv FILE] [--cluster-csv FILE]\n"
     "      [--report FILE.html]\n"
-    "      [--prometheus FILE] [--quiet] [--check]\n"
+    "      [--prometheus FILE] [--quiet] [--check] [--verbose] [--trace-json FILE]\n"
     "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
     "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
     "      [--shard K/N] [--report FILE.html]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
@@ -433,7 +434,7 @@ static double wall_seconds(void)
 static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
-    const char *cl_csv = NULL;
+    const char *cl_csv = NULL, *trace = NULL;
     cmd_args_t a = {.jobs = 1};
     int detailed = 0, quiet = 0, check = 0, verbose = 0, t;
     const char *v;
@@ -442,6 +443,8 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
             json = v;
         else if (strcmp(argv[i], "--verbose") == 0)
             verbose = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--trace-json", &a.missing)))
+            trace = v;
         else if (strcmp(argv[i], "--check") == 0)
             check = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
@@ -477,17 +480,23 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
     if (!bad) bad = out_file(ps, "--cluster-csv", cl_csv, &err);
     if (!bad) bad = out_file(ps, "--prometheus", prom, &err);
+    if (!bad) bad = out_file(ps, "--trace-json", trace, &err);
     if (!bad) bad = out_report(ps, html, &err);
     sv_paths_free(ps);
+    sv_tracer_t *tracer = NULL;
+    sv_sim_hooks_t hooks;
+    if (!bad && trace && !(bad = sv_tracer_new(0, 0, &tracer, &err)))
+        sv_tracer_hooks(tracer, &hooks);
     if (bad) {
         sv_scenario_free(sc);
         return fail_err(&err);
     }
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
-    int rc = sv_sim_run(sc, &res, &err);
+    int rc = sv_sim_run_hooked(sc, tracer ? &hooks : NULL, &res, &err);
     double wall = wall_seconds() - t0;
     if (rc) {
+        sv_tracer_free(tracer);
         sv_scenario_free(sc);
         return fail_err(&err);
     }
@@ -509,6 +518,15 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && cl_csv && (rc = sv_report_cluster_csv(res, cl_csv, &err))) fail_err(&err);
     if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
     if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
+    sv_trace_cut_t cut;
+    if (!rc && tracer && (rc = sv_tracer_write(tracer, res, trace, &cut, &err))) fail_err(&err);
+    if (!rc && tracer && cut.cut)
+        fprintf(stderr,
+                "servesim: note: --trace-json holds the first %.6g s of simulated time (%ld of "
+                "%ld steps, %ld of %ld requests): a trace stops at %ld steps or %ld requests\n",
+                cut.until_s, cut.steps, cut.steps_all, cut.requests, cut.requests_all,
+                SV_TRACE_MAX_STEPS, SV_TRACE_MAX_REQUESTS);
+    sv_tracer_free(tracer);
     if (!quiet) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
