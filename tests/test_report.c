@@ -72,7 +72,7 @@ static const char *colocated = "name: pct\nseed: 3\nmodel: llama-3.1-8b\n"
 
 /* With percentiles [50] the summary table says "P50 TTFT (ms)" and "P50 TPOT (ms)" with the
  * median of the requests' TTFTs (computed here from the records, numpy's linear rule: 40
- * values, so the mean of the 20th and 21st), and nowhere "P99". */
+ * values, so the mean of the 20th and 21st), and no "P99 TTFT" or "P99 TPOT". */
 START_TEST(test_html_labels_the_configured_percentile)
 {
     const char *sets[] = {"metrics.percentiles=[50]"};
@@ -97,7 +97,9 @@ START_TEST(test_html_labels_the_configured_percentile)
     snprintf(want, sizeof want, "<tr><th class=\"l\">P50 TPOT (ms)</th><td>%.2f</td></tr>",
              res->summary.tpot.pct[0]);
     ck_assert_msg(strstr(html, want) != NULL, "missing %s", want);
-    ck_assert_msg(strstr(html, "P99") == NULL, "a P99 label with percentiles [50]");
+    /* (servesim's own block always shows the P99 queue time, as the terminal does) */
+    ck_assert_msg(strstr(html, "P99 TTFT") == NULL && strstr(html, "P99 TPOT") == NULL,
+                  "a P99 TTFT or TPOT label with percentiles [50]");
     free(html);
     rm_dir(dir);
     tu_done(sc, res);
