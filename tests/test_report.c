@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "servesim/report/axes.h"
 #include "servesim/report/config.h"
 #include "servesim/report/html.h"
 #include "servesim/report/report.h"
@@ -367,6 +368,55 @@ START_TEST(test_trace_cut_at_the_step_limit)
 }
 END_TEST
 
+/* Shared axes: a run's reach is its data's (the largest TTFT, the last sample), the JSON's
+ * servesim.axes reads back to the same numbers, a larger reach read from another run wins,
+ * and the report's TTFT chart then runs to it (ticks to 1000 ms for a 1000 ms reach, where
+ * this run's own TTFTs stay far below). */
+START_TEST(test_axes_from_another_run)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, NULL, 0, &sc);
+    sv_run_axes_t own, back, wide;
+    sv_run_axes_of(res, &own);
+    double ttft = 0;
+    for (int i = 0; i < 40; i++)
+        if (sv_req_ttft(&res->pool.r[i]) * 1e3 > ttft) ttft = sv_req_ttft(&res->pool.r[i]) * 1e3;
+    ck_assert(own.ttft_ms == ttft);
+    ck_assert(ttft < 400);
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    ck_assert(own.time_s == sm[ns - 1].t);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    char json[256];
+    snprintf(json, sizeof json, "%s", tmp_path(dir, "r.json"));
+    ck_assert_int_eq(sv_report_json(res, 0, json, &err), 0);
+    memset(&back, 0, sizeof back);
+    ck_assert_msg(sv_run_axes_read(json, &back, &err) == 0, "%s", err.msg);
+    ck_assert(back.ttft_ms == own.ttft_ms && back.tpot_ms == own.tpot_ms);
+    ck_assert(back.phase_ms == own.phase_ms && back.time_s == own.time_s);
+    ck_assert(back.requests == own.requests && back.kv_pct == own.kv_pct);
+    wide = own;
+    wide.ttft_ms = 1000;
+    ck_assert_int_eq(sv_run_axes_read(json, &wide, &err), 0);
+    ck_assert(wide.ttft_ms == 1000 && wide.tpot_ms == own.tpot_ms);
+    ck_assert_int_eq(sv_html_run_axes(res, &wide, "other.json", tmp_path(dir, "r.html"), &err), 0);
+    char *svg = slurp(tmp_path(dir, "r-ttft-cdf.svg"));
+    ck_assert_msg(strstr(svg, ">1000</text>") != NULL, "the TTFT axis does not reach 1000 ms");
+    free(svg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    ck_assert(strstr(html, "Shared axes (this run and other.json)") != NULL);
+    free(html);
+    ck_assert_int_eq(sv_html_run(res, tmp_path(dir, "own.html"), &err), 0);
+    svg = slurp(tmp_path(dir, "own-ttft-cdf.svg"));
+    ck_assert(strstr(svg, ">1000</text>") == NULL);
+    free(svg);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("report");
@@ -377,6 +427,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_json_config_block);
     tcase_add_test(tc, test_trace_events);
     tcase_add_test(tc, test_trace_cut_at_the_step_limit);
+    tcase_add_test(tc, test_axes_from_another_run);
     suite_add_tcase(s, tc);
     return s;
 }

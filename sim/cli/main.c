@@ -52,6 +52,7 @@ static const char *usage_text =
     "      [--requests-csv FILE] [--timeseries-csv FILE] [--cluster-csv FILE]\n"
     "      [--report FILE.html]\n"
     "      [--prometheus FILE] [--quiet] [--check] [--verbose] [--trace-json FILE]\n"
+    "      [--axes-from RUN.json ...]   the report's axes reach those runs' too\n"
     "  sweep SCENARIO.yaml         run the scenario over a grid; report the knee\n"
     "      [--vary KEY=SPEC ...] [--set KEY=VALUE ...] [--out DIR] [--jobs N]\n"
     "      [--shard K/N] [--report FILE.html]   SPEC: 1,2,4 | start:stop:step | start:stop:xF\n"
@@ -434,7 +435,8 @@ static double wall_seconds(void)
 static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
-    const char *cl_csv = NULL, *trace = NULL;
+    const char *cl_csv = NULL, *trace = NULL, *axes_from[16];
+    int naxes = 0;
     cmd_args_t a = {.jobs = 1};
     int detailed = 0, quiet = 0, check = 0, verbose = 0, t;
     const char *v;
@@ -445,7 +447,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
             verbose = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--trace-json", &a.missing)))
             trace = v;
-        else if (strcmp(argv[i], "--check") == 0)
+        else if ((v = sv__opt_value(argc, argv, &i, "--axes-from", &a.missing))) {
+            if (naxes == 16) return fail("error: too many --axes-from options (at most 16)%s", "");
+            axes_from[naxes++] = v;
+        } else if (strcmp(argv[i], "--check") == 0)
             check = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
@@ -483,6 +488,19 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!bad) bad = out_file(ps, "--trace-json", trace, &err);
     if (!bad) bad = out_report(ps, html, &err);
     sv_paths_free(ps);
+    /* --axes-from: the other runs' reach, read before the run so that a bad file costs none */
+    sv_run_axes_t given;
+    char note[512] = "";
+    memset(&given, 0, sizeof given);
+    if (!bad && naxes > 0 && !html)
+        bad = sv_errorf(&err, SV_EINVAL,
+                        "--axes-from sets the axes of --report's charts; give "
+                        "--report FILE.html too");
+    for (int k = 0, o = 0; k < naxes && !bad; k++) {
+        bad = sv_run_axes_read(axes_from[k], &given, &err);
+        if (o < (int)sizeof note)
+            o += snprintf(note + o, sizeof note - (size_t)o, "%s%s", k ? ", " : "", axes_from[k]);
+    }
     sv_tracer_t *tracer = NULL;
     sv_sim_hooks_t hooks;
     if (!bad && trace && !(bad = sv_tracer_new(0, 0, &tracer, &err)))
@@ -516,7 +534,16 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
     if (!rc && cl_csv && (rc = sv_report_cluster_csv(res, cl_csv, &err))) fail_err(&err);
-    if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
+    if (!rc && html && naxes == 0 && (rc = sv_html_run(res, html, &err))) fail_err(&err);
+    if (!rc && html && naxes > 0) {
+        sv_run_axes_t ax;
+        sv_run_axes_of(res, &ax);
+        const double *g = &given.ttft_ms;
+        double *d = &ax.ttft_ms;
+        for (size_t k = 0; k < sizeof ax / sizeof(double); k++)
+            if (g[k] > d[k]) d[k] = g[k];
+        if ((rc = sv_html_run_axes(res, &ax, note, html, &err))) fail_err(&err);
+    }
     if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
     sv_trace_cut_t cut;
     if (!rc && tracer && (rc = sv_tracer_write(tracer, res, trace, &cut, &err))) fail_err(&err);

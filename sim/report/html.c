@@ -123,7 +123,8 @@ static int cdf(double *v, int n, double *x, double *y, int m)
 
 /* A latency CDF with its SLO (NAN: none) as a vertical line. */
 static void cdf_chart(page_t *p, const char *name, const char *title, const char *xlabel,
-                      const char *series, const double *x, const double *y, int n, double slo)
+                      const char *series, const double *x, const double *y, int n, double slo,
+                      double xmax)
 {
     char lab[64];
     sv_svg_chart_t c;
@@ -138,7 +139,7 @@ static void cdf_chart(page_t *p, const char *name, const char *title, const char
         c.vline[c.nv] = slo;
         c.vlabel[c.nv++] = lab;
     }
-    sv__svg_chart(chart_begin(p, name), &c, 620, 360);
+    sv__svg_chart_reach(chart_begin(p, name), &c, 620, 360, xmax, NAN);
     chart_end(p);
 }
 
@@ -452,7 +453,8 @@ static int lower_bound(const double *t, int n, double v)
  * fixed latency, the links' union of transfers, mean over the prefill replicas' links), and
  * at each instant the requests whose KV waits pinned on a prefill replica for decode room
  * and those whose KV is on a link. */
-static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, int n)
+static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, int n,
+                           double r_time)
 {
     const sv_scenario_t *sc = res->sc;
     int R = res->replicas, npre = 0;
@@ -516,7 +518,7 @@ static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, 
     c.ymin_zero = 1;
     snprintf(nm, sizeof nm, "mean of the %d prefill replicas' links", npre);
     c.s[c.ns++] = (sv_svg_series_t){.name = nm, .x = tx + 1, .y = util + 1, .n = n - 1, .lines = 1};
-    sv__svg_chart(chart_begin(p, "kv-link"), &c, 620, 360);
+    sv__svg_chart_reach(chart_begin(p, "kv-link"), &c, 620, 360, r_time, NAN);
     chart_end(p);
     memset(&c, 0, sizeof c);
     c.title = "Prefilled requests waiting for decode room, and on the links";
@@ -527,7 +529,7 @@ static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, 
         .name = "KV pinned on a prefill replica, waiting", .x = tx, .y = wait, .n = n, .lines = 1};
     c.s[c.ns++] =
         (sv_svg_series_t){.name = "KV on a link", .x = tx, .y = moving, .n = n, .lines = 1};
-    sv__svg_chart(chart_begin(p, "kv-wait"), &c, 620, 360);
+    sv__svg_chart_reach(chart_begin(p, "kv-wait"), &c, 620, 360, r_time, NAN);
     chart_end(p);
     fputs("</div>\n", p->html);
 out:
@@ -540,7 +542,18 @@ out:
 
 int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
 {
+    return sv_html_run_axes(res, NULL, NULL, path, err);
+}
+
+int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const char *note,
+                     const char *path, sv_error_t *err)
+{
+    const sv_run_axes_t *rx = axes;
     const sv_scenario_t *sc = res->sc;
+    /* the charts' stated reach (NAN: their data's) */
+    double r_ttft = rx ? rx->ttft_ms : NAN, r_tpot = rx ? rx->tpot_ms : NAN;
+    double r_phase = rx ? rx->phase_ms : NAN, r_time = rx ? rx->time_s : NAN;
+    double r_req = rx ? rx->requests : NAN, r_kv = rx ? rx->kv_pct : NAN;
     const sv_summary_t *s = &res->summary;
     char title[256];
     snprintf(title, sizeof title, "servesim run: %s", sc->name);
@@ -557,6 +570,18 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     sv_run_config_free(&cfg);
     summary_tables(h, res);
     pool_tables(h, res);
+    if (rx) {
+        fputs("<p class=\"note\">Shared axes", h);
+        if (note) {
+            fputs(" (this run and ", h);
+            esc(h, note);
+            fputs(")", h);
+        }
+        fprintf(h,
+                ": the charts reach at least TTFT %.4g ms, TPOT %.4g ms, mean phase %.4g ms, "
+                "time %.4g s, %.4g requests, KV usage %.4g%%.</p>\n",
+                rx->ttft_ms, rx->tpot_ms, rx->phase_ms, rx->time_s, rx->requests, rx->kv_pct);
+    }
 
     /* Latency distributions */
     int n = (int)res->pool.n, m = 0, mt = 0;
@@ -579,9 +604,10 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     free(tp);
     fputs("<h2>Latency</h2>\n<div class=\"charts\">\n", h);
     cdf_chart(&p, "ttft-cdf", "TTFT: share of requests answered within x",
-              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms);
+              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms, r_ttft);
     cdf_chart(&p, "tpot-cdf", "TPOT: share of requests with time per output token within x",
-              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms);
+              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms,
+              r_tpot);
     sv_svg_chart_t c;
     const char *names[6] = {"queue", "prefill", "decode"};
     double vals[6] = {s->queue.mean, s->prefill.mean, s->decode.mean};
@@ -597,8 +623,8 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
         vals[5] = s->decode.mean;
         nb = 6;
     }
-    sv__svg_bars(chart_begin(&p, "breakdown"), "Where a request's time goes (mean)", "time (ms)",
-                 names, vals, nb, 620, 360);
+    sv__svg_bars_reach(chart_begin(&p, "breakdown"), "Where a request's time goes (mean)",
+                       "time (ms)", names, vals, nb, 620, 360, r_phase);
     chart_end(&p);
     fputs("</div>\n", h);
 
@@ -641,7 +667,7 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
         }
-        sv__svg_chart(chart_begin(&p, "kv-usage"), &c, 620, 360);
+        sv__svg_chart_reach(chart_begin(&p, "kv-usage"), &c, 620, 360, r_time, r_kv);
         chart_end(&p);
         memset(&c, 0, sizeof c);
         c.title = P > 1 ? "Requests waiting and running, per pool"
@@ -663,10 +689,10 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = pn[q][1], .x = tx, .y = run + q * np, .n = k, .lines = 1};
         }
-        sv__svg_chart(chart_begin(&p, "queue-batch"), &c, 620, 360);
+        sv__svg_chart_reach(chart_begin(&p, "queue-batch"), &c, 620, 360, r_time, r_req);
         chart_end(&p);
         fputs("</div>\n", h);
-        if (sc->disaggregated && k > 1) kv_link_charts(&p, res, tx, k);
+        if (sc->disaggregated && k > 1) kv_link_charts(&p, res, tx, k, r_time);
     }
     int scaled = 0;
     for (int q = 0; q < res->npools; q++)
@@ -710,7 +736,7 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
             c.ymin_zero = 1;
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
-            sv__svg_chart(chart_begin(&p, "arrival-rate"), &c, 620, 360);
+            sv__svg_chart_reach(chart_begin(&p, "arrival-rate"), &c, 620, 360, r_time, NAN);
             chart_end(&p);
             memset(&c, 0, sizeof c);
             c.title = "Replicas up (starting, active or draining)";
@@ -723,7 +749,7 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
                 c.s[c.ns++] = (sv_svg_series_t){
                     .name = un[q], .x = tx, .y = up + q * np, .n = nm, .lines = 1};
             }
-            sv__svg_chart(chart_begin(&p, "replicas-up"), &c, 620, 360);
+            sv__svg_chart_reach(chart_begin(&p, "replicas-up"), &c, 620, 360, r_time, NAN);
             chart_end(&p);
             if (na > 0) {
                 memset(&c, 0, sizeof c);
@@ -735,7 +761,7 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
                     (sv_svg_series_t){.name = "attainment", .x = ax, .y = at, .n = na, .lines = 1};
                 c.hline[c.nh] = 100.0 * sc->metrics.attainment;
                 c.hlabel[c.nh++] = "target";
-                sv__svg_chart(chart_begin(&p, "attainment"), &c, 620, 360);
+                sv__svg_chart_reach(chart_begin(&p, "attainment"), &c, 620, 360, r_time, NAN);
                 chart_end(&p);
             }
             fputs("</div>\n", h);

@@ -12,6 +12,7 @@
 
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
+#include "servesim/report/axes.h"
 #include "servesim/report/config.h"
 #include "servesim/studies/confidence.h"
 
@@ -521,6 +522,16 @@ static void write_servesim(sv_jw_t *w, const sv_result_t *res, const sv_run_conf
     sv__jw_int(w, "events", res->events);
     write_pools(w, res);
     write_config(w, cfg);
+    sv_run_axes_t ax;
+    sv_run_axes_of(res, &ax);
+    sv__jw_obj(w, "axes");
+    sv__jw_num(w, "ttft_ms", ax.ttft_ms);
+    sv__jw_num(w, "tpot_ms", ax.tpot_ms);
+    sv__jw_num(w, "phase_ms", ax.phase_ms);
+    sv__jw_num(w, "time_s", ax.time_s);
+    sv__jw_num(w, "requests", ax.requests);
+    sv__jw_num(w, "kv_pct", ax.kv_pct);
+    sv__jw_end_obj(w);
     sv__jw_end_obj(w);
 }
 

@@ -16,11 +16,16 @@
 #define SERVESIM_HTML_H
 
 #include "servesim/base/error.h"
+#include "servesim/report/axes.h"
 #include "servesim/studies/plan.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/studies/sweep.h"
 
 int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err);
+/* The run report with shared axes: each chart reaches at least what axes says (NULL: its
+ * own data, as sv_html_run), and the page states them and where they come from (note). */
+int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const char *note,
+                     const char *path, sv_error_t *err);
 int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
                   const char *path, sv_error_t *err);
 int sv_html_plan(const sv_scenario_t *sc, const sv_plan_row_t *rows, int n, const char *path,
