@@ -164,7 +164,7 @@ static void config_block(FILE *h, const sv_run_config_t *c)
                     if (np == SV_MAX_POOLS) break;
                     pools[np++] = c->rows[k].section;
                 }
-            fputs("<table class=\"cfg\">\n<tr><th class=\"l\"></th>", h);
+            fputs("<table class=\"cfg\">\n<tr><th class=\"l\">pools</th>", h);
             for (int q = 0; q < np; q++) {
                 fputs("<th class=\"l\">pool ", h);
                 esc(h, pools[q] + 6);
