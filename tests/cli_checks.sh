@@ -69,6 +69,7 @@ expect_fail bad_catalog "cannot open the catalog directory" -- --catalog /nonexi
 q="$src/scenarios/quickstart.yaml"
 expect_ok run_quickstart '^============ Serving Benchmark Result ============$' -- run "$q" --set workload.num_requests=50
 expect_ok run_goodput '^Request goodput \(req/s\):' -- run "$q" --set workload.num_requests=50
+expect_ok run_verbose '^  max_num_batched_tokens: +8192$' -- run "$q" --set workload.num_requests=50 --verbose
 expect_fail run_malformed "bad_yaml.yaml:5:1: malformed YAML" -- run "$data/bad_yaml.yaml"
 expect_fail run_unknown_key "unknown_key.yaml:5:16: unknown key 'engine.max_num_seq'" -- run "$data/unknown_key.yaml"
 expect_fail run_negative_rate "negative_rate.yaml:6:9: workload.rate: expected requests per second > 0 or inf, got '-2'" -- run "$data/negative_rate.yaml"
