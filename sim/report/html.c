@@ -355,7 +355,13 @@ static void pool_tables(FILE *h, const sv_result_t *res)
                                          "KV sent (GB)",
                                          "KV link busy (%)",
                                          "Cost ($/h)"};
+    int npre = 0;
+    for (int q = 0; q < P; q++)
+        npre += res->pools[q].cfg->role == SV_ROLE_PREFILL;
     for (int row = R_REPLICAS; row <= R_COST; row++) {
+        /* rows no pool has a value for are left out */
+        if ((row == R_STALL || row == R_SENT || row == R_LINK) && npre == 0) continue;
+        if (row == R_BATCH && npre == P) continue;
         fprintf(h, "<tr><th class=\"l\">%s</th>", labels[row]);
         for (int q = 0; q < P; q++) {
             const sv_pool_result_t *pp = &res->pools[q];
