@@ -222,6 +222,42 @@ START_TEST(test_json_config_block)
 }
 END_TEST
 
+/* The HTML report of a disaggregated run opens with the configuration block (the pools read
+ * across: the decode pool's fp8 KV cache next to the prefill pool's bf16), then the summary
+ * and the Pools table with the terminal's per-pool figures (KV sent by the prefill pool in
+ * GB, as the terminal prints it), and draws the KV link and decode-room charts. */
+START_TEST(test_html_pool_sections)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, disagg, NULL, 0, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_html_run(res, tmp_path(dir, "r.html"), &err) == 0, "%s", err.msg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    const char *cfg = strstr(html, "<h2>Configuration</h2>"),
+               *sum = strstr(html, "<h2>Summary</h2>"), *pools = strstr(html, "<h2>Pools</h2>");
+    ck_assert_msg(cfg && sum && pools && cfg < sum && sum < pools, "sections out of order");
+    ck_assert(strstr(cfg, "<th class=\"l\">pool pre</th><th class=\"l\">pool dec</th>") != NULL);
+    ck_assert(strstr(cfg, "<td class=\"l\">KV cache dtype</td><td class=\"l\">bf16</td>"
+                          "<td class=\"l\">fp8</td>") != NULL);
+    ck_assert(strstr(pools, "<th>pool pre (prefill)</th><th>pool dec (decode)</th>") != NULL);
+    char want[128];
+    ck_assert(res->pools[0].link_bytes > 0);
+    snprintf(want, sizeof want, "<tr><th class=\"l\">KV sent (GB)</th><td>%.2f</td><td></td></tr>",
+             res->pools[0].link_bytes / 1e9);
+    ck_assert_msg(strstr(pools, want) != NULL, "missing %s", want);
+    ck_assert(strstr(html, "<h2>KV transfers over time</h2>") != NULL);
+    free(html);
+    char *svg = slurp(tmp_path(dir, "r-kv-link.svg"));
+    ck_assert(strstr(svg, "mean of the 1 prefill replicas&#39; links") != NULL ||
+              strstr(svg, "mean of the 1 prefill replicas' links") != NULL);
+    free(svg);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
 /* Run sc's text with a tracer (limits max_steps, max_req; 0: defaults), write the trace and
  * parse it back. */
 static cJSON *traced_run(const char *yaml, long max_steps, long max_req, sv_scenario_t **sc,
@@ -425,6 +461,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_html_labels_the_configured_percentile);
     tcase_add_test(tc, test_html_labels_every_percentile);
     tcase_add_test(tc, test_json_config_block);
+    tcase_add_test(tc, test_html_pool_sections);
     tcase_add_test(tc, test_trace_events);
     tcase_add_test(tc, test_trace_cut_at_the_step_limit);
     tcase_add_test(tc, test_axes_from_another_run);
