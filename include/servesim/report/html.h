@@ -3,9 +3,12 @@
  * network, no JavaScript) per run, sweep or plan. Every chart is also written as its own
  * SVG file next to the report (report.html -> report-<chart>.svg).
  *
- *   run:   summary table; TTFT and TPOT CDFs with the SLO lines; the mean queue / prefill /
- *          (transfer) / decode breakdown; KV usage per pool, queue depth and running batch
- *          over time.
+ *   run:   the configuration block (servesim/report/config.h); everything the terminal
+ *          prints: vllm bench serve's result and servesim's block, the pools (and
+ *          autoscalers); TTFT and TPOT CDFs with the SLO lines; the mean queue / prefill /
+ *          (transfer) / decode breakdown; KV usage, queue depth and running batch per pool
+ *          over time; for disaggregated runs the KV links' utilisation and the requests
+ *          waiting for decode room over time (docs/reports.md).
  *   sweep: the table; throughput and goodput, p50/p99 TTFT and TPOT, and SLO attainment
  *          against the load axis, with the SLO lines and the knee marked.
  *   plan:  the ranked table and the cost against capacity of every feasible cluster.
