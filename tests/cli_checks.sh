@@ -71,6 +71,7 @@ expect_ok run_quickstart '^============ Serving Benchmark Result ============$' 
 expect_ok run_goodput '^Request goodput \(req/s\):' -- run "$q" --set workload.num_requests=50
 expect_ok run_convention '^Metric convention: +genai-perf$' -- run "$q" --set workload.num_requests=50 --convention genai-perf
 expect_ok run_finance '^Total per 1M output tokens \(\$\):' -- run "$q" --set workload.num_requests=50 --set cost.pue=1.2
+expect_ok run_verbose '^  max_num_batched_tokens: +8192$' -- run "$q" --set workload.num_requests=50 --verbose
 expect_fail run_malformed "bad_yaml.yaml:5:1: malformed YAML" -- run "$data/bad_yaml.yaml"
 expect_fail run_unknown_key "unknown_key.yaml:5:16: unknown key 'engine.max_num_seq'" -- run "$data/unknown_key.yaml"
 expect_fail run_negative_rate "negative_rate.yaml:6:9: workload.rate: expected requests per second > 0 or inf, got '-2'" -- run "$data/negative_rate.yaml"

@@ -112,6 +112,11 @@ static void axis_label(FILE *f, const char *label, int log)
 
 void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
 {
+    sv__svg_chart_reach(f, c, W, H, NAN, NAN);
+}
+
+void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double xmax, double ymax)
+{
     const double L = 70, R = c->legend_right ? 230 : 20, T = 36, B = 56;
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     double px0 = INFINITY, py0 = INFINITY; /* smallest positive values */
@@ -144,6 +149,8 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
     }
     if (!isfinite(x0)) x0 = 0, x1 = 1;
     if (!isfinite(y0)) y0 = 0, y1 = 1;
+    if (xmax > x1) x1 = xmax; /* a stated reach (false for NAN) */
+    if (ymax > y1) y1 = ymax;
     if (c->ymin_zero && y0 > 0 && !ay.log) y0 = 0;
     if (x1 <= x0) x1 = x0 + 1;
     if (y1 <= y0) y1 = y0 + 1;
@@ -333,8 +340,14 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
 void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *const *names,
                   const double *values, int n, int W, int H)
 {
+    sv__svg_bars_reach(f, title, ylabel, names, values, n, W, H, NAN);
+}
+
+void sv__svg_bars_reach(FILE *f, const char *title, const char *ylabel, const char *const *names,
+                        const double *values, int n, int W, int H, double ymax)
+{
     const double L = 70, R = 20, T = 36, B = 56;
-    double y1 = 0;
+    double y1 = ymax > 0 ? ymax : 0;
     for (int i = 0; i < n; i++)
         if (values[i] > y1) y1 = values[i];
     if (y1 <= 0) y1 = 1;

@@ -63,4 +63,11 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int width, int height);
 void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *const *names,
                   const double *values, int n, int width, int height);
 
+/* The same charts with axes that reach at least xmax / ymax (NAN: the data's own reach),
+ * so that charts of several runs can share their scales (run --axes-from). */
+void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int width, int height, double xmax,
+                         double ymax);
+void sv__svg_bars_reach(FILE *f, const char *title, const char *ylabel, const char *const *names,
+                        const double *values, int n, int width, int height, double ymax);
+
 #endif

@@ -41,6 +41,9 @@ static const sv__opt_help_t run_opts[] = {
     {"--quiet", NULL, "no summary on stdout, no notes on stderr"},
     {"--check", NULL, "recount the KV blocks after every step (slow; a self-check)"},
     {"--convention", "NAME", "metric names: vllm (default), genai-perf, llmperf, sglang"},
+    {"--verbose", NULL, "print the configuration block before the summary"},
+    {"--trace-json", "FILE", "write a Perfetto timeline of steps, transfers and requests"},
+    {"--axes-from", "RUN.json", "with --report: draw to axes that also reach that run's"},
     {"--jobs", "N", "accepted as for sweep and plan; a run is one process"},
     {NULL, NULL, NULL},
 };

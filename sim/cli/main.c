@@ -25,6 +25,7 @@
 #include "servesim/studies/confidence.h"
 #include "servesim/cost/catalog.h"
 #include "servesim/studies/explain.h"
+#include "servesim/report/config.h"
 #include "servesim/report/html.h"
 #include "servesim/base/paths.h"
 #include "servesim/base/suggest.h"
@@ -32,6 +33,7 @@
 #include "servesim/studies/plan.h"
 #include "servesim/report/report.h"
 #include "servesim/report/convention.h"
+#include "servesim/report/trace.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/studies/sweep.h"
@@ -405,15 +407,23 @@ static double wall_seconds(void)
 static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
-    const char *cl_csv = NULL;
+    const char *cl_csv = NULL, *trace = NULL, *axes_from[16];
+    int naxes = 0;
     cmd_args_t a = {.jobs = 1};
-    int detailed = 0, quiet = 0, check = 0, t;
+    int detailed = 0, quiet = 0, check = 0, verbose = 0, t;
     sv_convention_t conv = SV_CONV_VLLM;
     const char *v;
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--json", &a.missing)))
             json = v;
-        else if (strcmp(argv[i], "--check") == 0)
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--trace-json", &a.missing)))
+            trace = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--axes-from", &a.missing))) {
+            if (naxes == 16) return fail("error: too many --axes-from options (at most 16)%s", "");
+            axes_from[naxes++] = v;
+        } else if (strcmp(argv[i], "--check") == 0)
             check = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
             html = v;
@@ -451,28 +461,75 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
     if (!bad) bad = out_file(ps, "--cluster-csv", cl_csv, &err);
     if (!bad) bad = out_file(ps, "--prometheus", prom, &err);
+    if (!bad) bad = out_file(ps, "--trace-json", trace, &err);
     if (!bad) bad = out_report(ps, html, &err);
     sv_paths_free(ps);
+    /* --axes-from: the other runs' reach, read before the run so that a bad file costs none */
+    sv_run_axes_t given;
+    char note[512] = "";
+    memset(&given, 0, sizeof given);
+    if (!bad && naxes > 0 && !html)
+        bad = sv_errorf(&err, SV_EINVAL,
+                        "--axes-from sets the axes of --report's charts; give "
+                        "--report FILE.html too");
+    for (int k = 0, o = 0; k < naxes && !bad; k++) {
+        bad = sv_run_axes_read(axes_from[k], &given, &err);
+        if (o < (int)sizeof note)
+            o += snprintf(note + o, sizeof note - (size_t)o, "%s%s", k ? ", " : "", axes_from[k]);
+    }
+    sv_tracer_t *tracer = NULL;
+    sv_sim_hooks_t hooks;
+    if (!bad && trace && !(bad = sv_tracer_new(0, 0, &tracer, &err)))
+        sv_tracer_hooks(tracer, &hooks);
     if (bad) {
         sv_scenario_free(sc);
         return fail_err(&err);
     }
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
-    int rc = sv_sim_run(sc, &res, &err);
+    int rc = sv_sim_run_hooked(sc, tracer ? &hooks : NULL, &res, &err);
     double wall = wall_seconds() - t0;
     if (rc) {
+        sv_tracer_free(tracer);
         sv_scenario_free(sc);
         return fail_err(&err);
     }
-    if (!quiet) sv_report_summary_as(res, conv, stdout);
     rc = 0;
+    if (verbose && !quiet) {
+        sv_run_config_t cfg;
+        if ((rc = sv_run_config(res, &cfg, &err))) {
+            sv_result_free(res);
+            sv_scenario_free(sc);
+            return fail_err(&err);
+        }
+        sv_run_config_print(&cfg, stdout);
+        sv_run_config_free(&cfg);
+    }
+    if (!quiet) sv_report_summary_as(res, conv, stdout);
     if (json && (rc = sv_report_json_as(res, conv, detailed, json, &err))) fail_err(&err);
     if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
     if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
     if (!rc && cl_csv && (rc = sv_report_cluster_csv(res, cl_csv, &err))) fail_err(&err);
-    if (!rc && html && (rc = sv_html_run(res, html, &err))) fail_err(&err);
+    if (!rc && html && naxes == 0 && (rc = sv_html_run(res, html, &err))) fail_err(&err);
+    if (!rc && html && naxes > 0) {
+        sv_run_axes_t ax;
+        sv_run_axes_of(res, &ax);
+        const double *g = &given.ttft_ms;
+        double *d = &ax.ttft_ms;
+        for (size_t k = 0; k < sizeof ax / sizeof(double); k++)
+            if (g[k] > d[k]) d[k] = g[k];
+        if ((rc = sv_html_run_axes(res, &ax, note, html, &err))) fail_err(&err);
+    }
     if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
+    sv_trace_cut_t cut;
+    if (!rc && tracer && (rc = sv_tracer_write(tracer, res, trace, &cut, &err))) fail_err(&err);
+    if (!rc && tracer && cut.cut)
+        fprintf(stderr,
+                "servesim: note: --trace-json holds the first %.6g s of simulated time (%ld of "
+                "%ld steps, %ld of %ld requests): a trace stops at %ld steps or %ld requests\n",
+                cut.until_s, cut.steps, cut.steps_all, cut.requests, cut.requests_all,
+                SV_TRACE_MAX_STEPS, SV_TRACE_MAX_REQUESTS);
+    sv_tracer_free(tracer);
     if (!quiet) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);

@@ -98,6 +98,7 @@ typedef struct sim {
     long sessions_live; /* started and not over */
     sv_segment_t *sbuf; /* a prompt being built */
     size_t capsbuf;
+    const sv_sim_hooks_t *hooks; /* observers (--trace-json); NULL: none */
     int rc;
     sv_error_t *err; /* the message of the first halt() */
 } sim_t;
@@ -340,6 +341,11 @@ static void start_step(sim_t *s, int rep)
     double d = sv_replica_start_step(r, s->now);
     if (d > 0) {
         push(s, s->now + d, EV_STEP_END, rep);
+        if (s->hooks && s->hooks->step) {
+            sv_step_event_t ev = {.replica = rep, .start = s->now, .dur = d};
+            sv_replica_step_info(r, &ev.info);
+            s->hooks->step(s->hooks->ctx, &ev);
+        }
         if (s->stall_since[rep] >= 0) {
             s->res->stall_s[rep] += s->now - s->stall_since[rep];
             s->stall_since[rep] = -1;
@@ -582,6 +588,7 @@ static void start_transfers(sim_t *s)
             double last = bytes / s->res->pools[s->res->rpool[p]].perf.model.layers;
             bytes = left > last ? left : last;
         }
+        if (s->hooks && s->hooks->xfer) s->hooks->xfer(s->hooks->ctx, id, p, d, bytes);
         service_link(s, p);
         if (sv_link_add(&s->links[p], s->now, id, bytes))
             halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
@@ -1359,12 +1366,19 @@ static void check_end(sim_t *s)
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
 {
+    return sv_sim_run_hooked(sc, NULL, out, err);
+}
+
+int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_result_t **out,
+                      sv_error_t *err)
+{
     sv_error_t scratch; /* err may be NULL (error.h); the run still reads its own messages */
     if (!err) err = &scratch;
     *out = NULL;
     sim_t s;
     memset(&s, 0, sizeof s);
     s.sc = sc;
+    s.hooks = hooks;
     s.err = err;
     s.res = calloc(1, sizeof *s.res);
     if (!s.res) return sv_errorf(err, SV_ENOMEM, "out of memory");

@@ -1413,6 +1413,24 @@ const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r)
     return &r->st;
 }
 
+void sv_replica_step_info(const sv_replica_t *r, sv_step_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!r->in_flight) return;
+    for (size_t i = 0; i < r->nchunks; i++) {
+        out->prefill_tokens += r->chunks[i].n;
+        out->cached_tokens += r->pch[i].cached_tokens;
+    }
+    out->prefill_seqs = (long)r->nchunks;
+    out->decode_seqs = r->step_n_dec;
+    out->decode_ctx_mean = r->step_n_dec > 0 ? r->ctx_sum / (double)r->step_n_dec : 0.0;
+    out->running = r->n_running;
+    out->waiting = sv_replica_waiting(r);
+    out->kv_usage = sv_replica_kv_usage(r);
+    out->swap_s = r->swap_time;
+    out->preempted = r->preempted_now;
+}
+
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
 {
     if (r->in_flight) return 0;

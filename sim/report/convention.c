@@ -326,7 +326,7 @@ static void summary_sglang(const sv_result_t *res, const sv_convention_def_t *d,
             int j = 0;
             while (j < s->npcts && pcts[j] != res->sc->metrics.percentiles[k])
                 j++;
-            sv__report_pct_word(pcts[j], pw, sizeof pw);
+            sv_report_pct_word(pcts[j], pw, sizeof pw);
             snprintf(buf, sizeof buf, "P%s %s (ms):", pw, d->metrics[i].label);
             line_num(f, buf, st[i].pct[j]);
         }
@@ -366,7 +366,7 @@ void sv_report_summary_as(const sv_result_t *res, sv_convention_t c, FILE *f)
 static void pct_key(char *key, size_t n, const char *fmt, double p, const char *m)
 {
     char pw[32];
-    sv__report_pct_word(p, pw, sizeof pw);
+    sv_report_pct_word(p, pw, sizeof pw);
     snprintf(key, n, fmt, pw, m);
 }
 
@@ -424,7 +424,7 @@ static void json_llmperf(sv_jw_t *w, const sv_result_t *res, const sv_convention
         const char *m = d->metrics[i].key;
         for (int k = 0; k < d->npcts; k++) {
             char pw[32];
-            sv__report_pct_word(d->pcts[k], pw, sizeof pw);
+            sv_report_pct_word(d->pcts[k], pw, sizeof pw);
             snprintf(key, sizeof key, "results_%s_quantiles_p%s", m, pw);
             sv__jw_num(w, key, st[i].pct[k]);
         }
@@ -493,8 +493,13 @@ int sv_report_json_as(const sv_result_t *res, sv_convention_t c, int detailed, c
     sv_conv_stat_t st[8];
     int rc = run_stats(res, d, st, err);
     if (rc) return rc;
+    sv_run_config_t cfg;
+    if ((rc = sv_run_config(res, &cfg, err))) return rc;
     FILE *f = sv__report_open(path, err);
-    if (!f) return SV_EIO;
+    if (!f) {
+        sv_run_config_free(&cfg);
+        return SV_EIO;
+    }
     sv_jw_t w;
     char date[32];
     sv__report_date(date, sizeof date);
@@ -507,8 +512,9 @@ int sv_report_json_as(const sv_result_t *res, sv_convention_t c, int detailed, c
     else
         json_sglang(&w, res, d, st);
     sv__jw_str(&w, "date", date);
-    sv__report_servesim_json(&w, res, d->name, d->definitions);
+    sv__report_servesim_json(&w, res, d->name, d->definitions, &cfg);
     sv__jw_end_obj(&w);
     fputc('\n', f);
+    sv_run_config_free(&cfg);
     return sv__report_close(f, path, err);
 }

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "base/fileio_int.h"
+#include "servesim/report/config.h"
 #include "servesim/report/report.h"
+#include "servesim/studies/confidence.h"
 #include "base/svg_int.h"
 
 typedef struct page {
@@ -46,6 +48,7 @@ static int page_open(page_t *p, const char *path, const char *title, sv_error_t 
           "th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
           ".charts{display:flex;flex-wrap:wrap;gap:16px}\n"
           ".note{color:#555;font-size:13px}\n"
+          "table.cfg td{color:#333}table.cfg{align-self:flex-start}\n"
           "</style></head><body>\n<h1>",
           p->html);
     esc(p->html, title);
@@ -120,7 +123,8 @@ static int cdf(double *v, int n, double *x, double *y, int m)
 
 /* A latency CDF with its SLO (NAN: none) as a vertical line. */
 static void cdf_chart(page_t *p, const char *name, const char *title, const char *xlabel,
-                      const char *series, const double *x, const double *y, int n, double slo)
+                      const char *series, const double *x, const double *y, int n, double slo,
+                      double xmax)
 {
     char lab[64];
     sv_svg_chart_t c;
@@ -135,13 +139,427 @@ static void cdf_chart(page_t *p, const char *name, const char *title, const char
         c.vline[c.nv] = slo;
         c.vlabel[c.nv++] = lab;
     }
-    sv__svg_chart(chart_begin(p, name), &c, 620, 360);
+    sv__svg_chart_reach(chart_begin(p, name), &c, 620, 360, xmax, NAN);
     chart_end(p);
+}
+
+/* The configuration block: one small table per section, side by side; the pools' sections
+ * as one table with a column per pool, so that they read across. */
+static void config_block(FILE *h, const sv_run_config_t *c)
+{
+    fputs("<h2>Configuration</h2>\n<div class=\"charts\">\n", h);
+    const char *cur = NULL;
+    for (int i = 0; i < c->n; i++) {
+        const sv_cfg_row_t *r = &c->rows[i];
+        if (strncmp(r->section, "pools.", 6) == 0) {
+            if (cur) fputs("</table>\n", h);
+            cur = NULL;
+            int j = i; /* the pools' rows are [i, j) */
+            while (j < c->n && strncmp(c->rows[j].section, "pools.", 6) == 0)
+                j++;
+            const char *pools[SV_MAX_POOLS];
+            int np = 0;
+            for (int k = i; k < j; k++)
+                if (np == 0 || strcmp(pools[np - 1], c->rows[k].section) != 0) {
+                    if (np == SV_MAX_POOLS) break;
+                    pools[np++] = c->rows[k].section;
+                }
+            fputs("<table class=\"cfg\">\n<tr><th class=\"l\">pools</th>", h);
+            for (int q = 0; q < np; q++) {
+                fputs("<th class=\"l\">pool ", h);
+                esc(h, pools[q] + 6);
+                fputs("</th>", h);
+            }
+            fputs("</tr>\n", h);
+            /* each key once, in the order first seen; a pool without it gets an empty cell */
+            for (int k = i; k < j; k++) {
+                int seen = 0;
+                for (int e = i; e < k && !seen; e++)
+                    seen = strcmp(c->rows[e].key, c->rows[k].key) == 0;
+                if (seen) continue;
+                fputs("<tr><td class=\"l\">", h);
+                esc(h, c->rows[k].label);
+                fputs("</td>", h);
+                for (int q = 0; q < np; q++) {
+                    fputs("<td class=\"l\">", h);
+                    for (int e = i; e < j; e++)
+                        if (strcmp(c->rows[e].section, pools[q]) == 0 &&
+                            strcmp(c->rows[e].key, c->rows[k].key) == 0) {
+                            esc(h, c->rows[e].text);
+                            break;
+                        }
+                    fputs("</td>", h);
+                }
+                fputs("</tr>\n", h);
+            }
+            fputs("</table>\n", h);
+            i = j - 1;
+            continue;
+        }
+        if (!cur || strcmp(cur, r->section) != 0) {
+            if (cur) fputs("</table>\n", h);
+            cur = r->section;
+            fputs("<table class=\"cfg\">\n<tr><th class=\"l\" colspan=\"2\">", h);
+            esc(h, *cur ? cur : "run");
+            fputs("</th></tr>\n", h);
+        }
+        fputs("<tr><td class=\"l\">", h);
+        esc(h, r->label);
+        fputs("</td><td class=\"l\">", h);
+        esc(h, r->text);
+        fputs("</td></tr>\n", h);
+    }
+    if (cur) fputs("</table>\n", h);
+    fputs("</div>\n", h);
+}
+
+/* A row whose value is text. */
+static void rowt(FILE *f, const char *k, const char *v)
+{
+    fprintf(f, "<tr><th class=\"l\">%s</th><td class=\"l\">", k);
+    esc(f, v);
+    fputs("</td></tr>\n", f);
+}
+
+/* One metric's mean, median and configured percentiles, as vllm bench serve prints them. */
+static void metric_rows(FILE *h, const sv_metrics_cfg_t *mc, const char *name, const sv_stat_t *st)
+{
+    char lab[64], pw[32];
+    snprintf(lab, sizeof lab, "Mean %s (ms)", name);
+    row2(h, lab, "%.2f", st->mean);
+    snprintf(lab, sizeof lab, "Median %s (ms)", name);
+    row2(h, lab, "%.2f", st->median);
+    /* The configured percentiles, in order: stat.pct[i] is metrics.percentiles[i]. */
+    for (int i = 0; i < mc->npercentiles; i++) {
+        sv_report_pct_word(mc->percentiles[i], pw, sizeof pw);
+        snprintf(lab, sizeof lab, "P%s %s (ms)", pw, name);
+        row2(h, lab, "%.2f", st->pct[i]);
+    }
+}
+
+/* The terminal's two blocks side by side: vllm bench serve's result, then servesim's. */
+static void summary_tables(FILE *h, const sv_result_t *res)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    const sv_workload_cfg_t *w = &sc->workload;
+    const sv_metrics_cfg_t *mc = &sc->metrics;
+    int slo = !isnan(mc->slo_ttft_ms) || !isnan(mc->slo_tpot_ms) || !isnan(mc->slo_e2el_ms);
+    int p99 = 0;
+    for (int i = 0; i < s->npcts; i++)
+        if (s->pcts[i] == 99.0) p99 = i;
+    char buf[256];
+    fputs("<h2>Summary</h2>\n<div class=\"charts\">\n<table>\n"
+          "<tr><th class=\"l\" colspan=\"2\">Serving benchmark result "
+          "(as vllm bench serve)</th></tr>\n",
+          h);
+    row2(h, "Successful requests", "%.0f", (double)s->completed);
+    row2(h, "Failed requests", "%.0f", (double)s->failed);
+    if (w->max_concurrency > 0)
+        row2(h, "Maximum request concurrency", "%.0f", (double)w->max_concurrency);
+    if (!w->has_trace && !isinf(w->rate)) row2(h, "Request rate configured (RPS)", "%.2f", w->rate);
+    row2(h, "Benchmark duration (s)", "%.2f", s->duration);
+    row2(h, "Total input tokens", "%.0f", (double)s->total_input);
+    row2(h, "Total generated tokens", "%.0f", (double)s->total_output);
+    row2(h, "Request throughput (req/s)", "%.2f", s->request_throughput);
+    if (slo) row2(h, "Request goodput (req/s)", "%.2f", s->request_goodput);
+    row2(h, "Output token throughput (tok/s)", "%.2f", s->output_throughput);
+    row2(h, "Peak output token throughput (tok/s)", "%.2f", s->max_output_tokens_per_s);
+    row2(h, "Peak concurrent requests", "%.0f", (double)s->max_concurrent_requests);
+    row2(h, "Total token throughput (tok/s)", "%.2f", s->total_token_throughput);
+    if (mc->selected & SV_M_TTFT) metric_rows(h, mc, "TTFT", &s->ttft);
+    if (mc->selected & SV_M_TPOT) metric_rows(h, mc, "TPOT", &s->tpot);
+    if (mc->selected & SV_M_ITL) metric_rows(h, mc, "ITL", &s->itl);
+    if (mc->selected & SV_M_E2EL) metric_rows(h, mc, "E2EL", &s->e2el);
+    fputs("</table>\n<table>\n<tr><th class=\"l\" colspan=\"2\">servesim: inside the "
+          "server</th></tr>\n",
+          h);
+    if (sc->disaggregated)
+        snprintf(buf, sizeof buf, "disaggregated, %s link %.0f GB/s/GPU", sc->link.kind,
+                 sc->link.bw_per_gpu / 1e9);
+    else
+        snprintf(buf, sizeof buf, "colocated, %s", sv_route_names[sc->route]);
+    rowt(h, "Serving", buf);
+    row2(h, "GPUs", "%.0f", res->gpus);
+    row2(h, "Mean queue time (ms)", "%.2f", s->queue.mean);
+    row2(h, "P99 queue time (ms)", "%.2f", s->queue.pct[p99]);
+    row2(h, "Mean prefill time (ms)", "%.2f", s->prefill.mean);
+    if (sc->disaggregated) {
+        row2(h, "Mean KV transfer wait (ms)", "%.2f", s->xfer_wait.mean);
+        row2(h, "P99 KV transfer wait (ms)", "%.2f", s->xfer_wait.pct[p99]);
+        row2(h, "Mean KV transfer (ms)", "%.2f", s->xfer.mean);
+        row2(h, "Mean decode queue (ms)", "%.2f", s->decode_queue.mean);
+    }
+    row2(h, "Mean decode time (ms)", "%.2f", s->decode.mean);
+    row2(h, "KV cache usage p50 (%)", "%.2f", 100.0 * res->kv_usage_p50);
+    row2(h, "KV cache usage p99 (%)", "%.2f", 100.0 * res->kv_usage_p99);
+    row2(h, "Preemptions", "%.0f", (double)res->preemptions);
+    if (res->prefix_queries > 0) {
+        row2(h, "Prefix cache hit rate (%)", "%.2f",
+             100.0 * res->prefix_hits / res->prefix_queries);
+        row2(h, "Prefix cache hits (tokens)", "%.0f", res->prefix_hits);
+    }
+    for (int i = 1; i < SV_FAIL_COUNT; i++) {
+        if (!s->failed_by[i]) continue;
+        snprintf(buf, sizeof buf, "Failed (%s)", sv_fail_name(i));
+        row2(h, buf, "%.0f", (double)s->failed_by[i]);
+    }
+    if (slo && s->completed + s->failed > 0)
+        row2(h, "SLO attainment (%)", "%.2f",
+             100.0 * (double)s->good / (double)(s->completed + s->failed));
+    if (slo && res->gpus > 0)
+        row2(h, "Goodput per GPU (req/s)", "%.2f", s->request_goodput / res->gpus);
+    row2(h, "GPU busy (%)", "%.2f", 100.0 * res->busy_share);
+    row2(h, "Cost per 1M output tokens ($)", "%.3f", res->cost_per_mtok);
+    row2(h, "Energy per output token (J)", "%.3f", res->energy_per_tok);
+    for (int q = 0; q < res->npools; q++) {
+        sv_confidence_t c;
+        char lab[160], text[256];
+        sv_confidence_of(&res->pools[q].perf, &c);
+        snprintf(buf, sizeof buf, "Confidence%s%s", res->npools > 1 ? ", " : "",
+                 res->npools > 1 ? res->pools[q].cfg->name : "");
+        snprintf(text, sizeof text, "%s (GPU %s %s, engine %s %s)",
+                 sv_confidence_label(&c, lab, sizeof lab), c.gpu, sv_calibration_name(c.gpu_cal),
+                 c.engine[0] ? c.engine : "none", sv_calibration_name(c.engine_cal));
+        rowt(h, buf, text);
+    }
+    fputs("</table>\n</div>\n", h);
+}
+
+/* The terminal's per-pool sections (clusters and disaggregated runs) and autoscaler
+ * sections, as one table with a column per pool. */
+static void pool_tables(FILE *h, const sv_result_t *res)
+{
+    const sv_scenario_t *sc = res->sc;
+    int scaled = 0, P = res->npools;
+    for (int q = 0; q < P; q++)
+        scaled |= res->pools[q].cfg->autoscale.enabled;
+    if (P < 2 && !sc->disaggregated && !scaled) return;
+    double T = res->summary.duration;
+    char buf[160];
+    fputs("<h2>Pools</h2>\n<table>\n<tr><th class=\"l\"></th>", h);
+    for (int q = 0; q < P; q++) {
+        fputs("<th>pool ", h);
+        esc(h, res->pools[q].cfg->name);
+        fprintf(h, " (%s)</th>", sv_role_name(res->pools[q].cfg->role));
+    }
+    fputs("</tr>\n", h);
+    /* one row: the label, then each pool's value (NAN: an empty cell) */
+    enum { R_REPLICAS, R_BUSY, R_KV99, R_BATCH, R_PREEMPT, R_STALL, R_SENT, R_LINK, R_COST };
+    static const char *const labels[] = {"Replicas",
+                                         "GPU busy (%)",
+                                         "KV cache usage p99 (%)",
+                                         "Mean decode batch (sequences)",
+                                         "Preemptions",
+                                         "Stalled, no KV room (%)",
+                                         "KV sent (GB)",
+                                         "KV link busy (%)",
+                                         "Cost ($/h)"};
+    int npre = 0;
+    for (int q = 0; q < P; q++)
+        npre += res->pools[q].cfg->role == SV_ROLE_PREFILL;
+    for (int row = R_REPLICAS; row <= R_COST; row++) {
+        /* rows no pool has a value for are left out */
+        if ((row == R_STALL || row == R_SENT || row == R_LINK) && npre == 0) continue;
+        if (row == R_BATCH && npre == P) continue;
+        fprintf(h, "<tr><th class=\"l\">%s</th>", labels[row]);
+        for (int q = 0; q < P; q++) {
+            const sv_pool_result_t *pp = &res->pools[q];
+            const sv_pool_cfg_t *pc = pp->cfg;
+            double Tq = T * pp->count, v = NAN;
+            int pre = pc->role == SV_ROLE_PREFILL;
+            switch (row) {
+            case R_REPLICAS:
+                snprintf(buf, sizeof buf, "%d x %s TP%d, %s", pp->count, pc->gpu.name,
+                         pp->perf.set.tp, sv_sched_name(pc->engine.scheduler));
+                fputs("<td>", h);
+                esc(h, buf);
+                fputs("</td>", h);
+                continue;
+            case R_BUSY:
+                v = 100.0 * pp->busy_share;
+                break;
+            case R_KV99:
+                v = 100.0 * pp->kv_usage_p99;
+                break;
+            case R_BATCH:
+                v = pre ? NAN : pp->mean_decode_batch;
+                break;
+            case R_PREEMPT:
+                v = (double)pp->preemptions;
+                break;
+            case R_STALL:
+                v = pre ? (Tq > 0 ? 100.0 * pp->stall_s / Tq : 0.0) : NAN;
+                break;
+            case R_SENT:
+                v = pre ? pp->link_bytes / 1e9 : NAN;
+                break;
+            case R_LINK:
+                v = pre ? (Tq > 0 ? 100.0 * pp->link_busy_s / Tq : 0.0) : NAN;
+                break;
+            default:
+                v = pp->gpus * pc->gpu.price_per_hour;
+                break;
+            }
+            if (isnan(v))
+                fputs("<td></td>", h);
+            else
+                fprintf(h, row == R_PREEMPT ? "<td>%.0f</td>" : "<td>%.2f</td>", v);
+        }
+        fputs("</tr>\n", h);
+    }
+    if (scaled) {
+        static const char *const alab[] = {"Replicas up (mean, peak, max)", "Scale events",
+                                           "GPU-hours", "Cost ($)"};
+        for (int row = 0; row < 4; row++) {
+            fprintf(h, "<tr><th class=\"l\">%s</th>", alab[row]);
+            for (int q = 0; q < P; q++) {
+                const sv_pool_result_t *pp = &res->pools[q];
+                if (!pp->cfg->autoscale.enabled) {
+                    fputs("<td></td>", h);
+                    continue;
+                }
+                if (row == 0)
+                    snprintf(buf, sizeof buf, "%.2f mean, %d peak, %d max", pp->mean_up,
+                             pp->peak_up, pp->count);
+                else if (row == 1)
+                    snprintf(buf, sizeof buf, "%ld up, %ld down", pp->scale_ups, pp->scale_downs);
+                else
+                    snprintf(buf, sizeof buf, "%.2f", row == 2 ? pp->gpu_hours : pp->cost_usd);
+                fprintf(h, "<td>%s</td>", buf);
+            }
+            fputs("</tr>\n", h);
+        }
+    }
+    fputs("</table>\n", h);
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The first index of sorted t[0..n) with t[i] >= v (n if none). */
+static int lower_bound(const double *t, int n, double v)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (t[mid] >= v)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Disaggregated runs, on the time grid tx[0..n): the KV links' utilisation over each
+ * interval (tx[k-1], tx[k]] (share of the time a link moved bytes: a transfer past its
+ * fixed latency, the links' union of transfers, mean over the prefill replicas' links), and
+ * at each instant the requests whose KV waits pinned on a prefill replica for decode room
+ * and those whose KV is on a link. */
+static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, int n,
+                           double r_time)
+{
+    const sv_scenario_t *sc = res->sc;
+    int R = res->replicas, npre = 0;
+    for (int i = 0; i < R; i++)
+        npre += res->pools[res->rpool[i]].cfg->role == SV_ROLE_PREFILL;
+    size_t N = res->pool.n;
+    double *iv = malloc((N + 1) * 2 * sizeof *iv); /* (start, end) per transfer of one link */
+    double *busy = calloc((size_t)n, sizeof *busy), *util = calloc((size_t)n, sizeof *util);
+    double *wait = calloc((size_t)n + 1, sizeof *wait),
+           *moving = calloc((size_t)n + 1, sizeof *moving);
+    if (!iv || !busy || !util || !wait || !moving || npre == 0) goto out;
+    for (int l = 0; l < R; l++) {
+        if (res->pools[res->rpool[l]].cfg->role != SV_ROLE_PREFILL) continue;
+        size_t m = 0;
+        for (size_t i = 0; i < N; i++) {
+            const sv_req_t *r = &res->pool.r[i];
+            if (r->xfer_start < 0 || r->prefill_replica != l) continue;
+            double end = r->xfer_end >= 0 ? r->xfer_end : r->end;
+            double start = r->xfer_start + sc->link.latency;
+            if (end > start) iv[2 * m] = start, iv[2 * m + 1] = end, m++;
+        }
+        qsort(iv, m, 2 * sizeof *iv, cmp_iv);
+        for (size_t i = 0; i < m;) { /* merge into the union, then spread it over the bins */
+            double a = iv[2 * i], b = iv[2 * i + 1];
+            for (i++; i < m && iv[2 * i] <= b; i++)
+                if (iv[2 * i + 1] > b) b = iv[2 * i + 1];
+            int j = lower_bound(tx, n, a); /* bin j is (tx[j - 1], tx[j]] */
+            for (j = j > 0 ? j : 1; j < n && tx[j - 1] < b; j++) {
+                double lo = a > tx[j - 1] ? a : tx[j - 1], hi = b < tx[j] ? b : tx[j];
+                if (hi > lo) busy[j] += hi - lo;
+            }
+        }
+    }
+    for (int j = 1; j < n; j++)
+        util[j] = tx[j] > tx[j - 1] ? 100.0 * busy[j] / ((tx[j] - tx[j - 1]) * npre) : 0.0;
+    util[0] = 0.0;
+    for (size_t i = 0; i < N; i++) { /* counts at the instants, by difference arrays */
+        const sv_req_t *r = &res->pool.r[i];
+        if (r->prefill_end < 0) continue;
+        double until =
+            r->xfer_start >= 0 ? r->xfer_start : (r->state == SV_RQ_FAILED ? r->end : -1);
+        if (until > r->prefill_end) {
+            wait[lower_bound(tx, n, r->prefill_end)] += 1;
+            wait[lower_bound(tx, n, until)] -= 1;
+        }
+        if (r->xfer_start >= 0) {
+            double e = r->xfer_end >= 0 ? r->xfer_end : r->end;
+            moving[lower_bound(tx, n, r->xfer_start)] += 1;
+            moving[lower_bound(tx, n, e)] -= 1;
+        }
+    }
+    for (int j = 1; j < n; j++)
+        wait[j] += wait[j - 1], moving[j] += moving[j - 1];
+    fputs("<h2>KV transfers over time</h2>\n<div class=\"charts\">\n", p->html);
+    sv_svg_chart_t c;
+    char nm[96];
+    memset(&c, 0, sizeof c);
+    c.title = "KV link utilisation";
+    c.xlabel = "simulated time (s)";
+    c.ylabel = "time the links move bytes (%)";
+    c.ymin_zero = 1;
+    snprintf(nm, sizeof nm, "mean of the %d prefill replicas' links", npre);
+    c.s[c.ns++] = (sv_svg_series_t){.name = nm, .x = tx + 1, .y = util + 1, .n = n - 1, .lines = 1};
+    sv__svg_chart_reach(chart_begin(p, "kv-link"), &c, 620, 360, r_time, NAN);
+    chart_end(p);
+    memset(&c, 0, sizeof c);
+    c.title = "Prefilled requests waiting for decode room, and on the links";
+    c.xlabel = "simulated time (s)";
+    c.ylabel = "requests";
+    c.ymin_zero = 1;
+    c.s[c.ns++] = (sv_svg_series_t){
+        .name = "KV pinned on a prefill replica, waiting", .x = tx, .y = wait, .n = n, .lines = 1};
+    c.s[c.ns++] =
+        (sv_svg_series_t){.name = "KV on a link", .x = tx, .y = moving, .n = n, .lines = 1};
+    sv__svg_chart_reach(chart_begin(p, "kv-wait"), &c, 620, 360, r_time, NAN);
+    chart_end(p);
+    fputs("</div>\n", p->html);
+out:
+    free(iv);
+    free(busy);
+    free(util);
+    free(wait);
+    free(moving);
 }
 
 int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
 {
+    return sv_html_run_axes(res, NULL, NULL, path, err);
+}
+
+int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const char *note,
+                     const char *path, sv_error_t *err)
+{
+    const sv_run_axes_t *rx = axes;
     const sv_scenario_t *sc = res->sc;
+    /* the charts' stated reach (NAN: their data's) */
+    double r_ttft = rx ? rx->ttft_ms : NAN, r_tpot = rx ? rx->tpot_ms : NAN;
+    double r_phase = rx ? rx->phase_ms : NAN, r_time = rx ? rx->time_s : NAN;
+    double r_req = rx ? rx->requests : NAN, r_kv = rx ? rx->kv_pct : NAN;
     const sv_summary_t *s = &res->summary;
     char title[256];
     snprintf(title, sizeof title, "servesim run: %s", sc->name);
@@ -149,24 +567,27 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     int rc = page_open(&p, path, title, err);
     if (rc) return rc;
     FILE *h = p.html;
-    fputs("<h2>Summary</h2>\n<table>\n", h);
-    row2(h, "Successful requests", "%.0f", (double)s->completed);
-    fprintf(h, "<tr><th class=\"l\">Failed requests</th><td>%ld</td></tr>\n", s->failed);
-    row2(h, "GPUs", "%.0f", res->gpus);
-    row2(h, "Benchmark duration (s)", "%.2f", s->duration);
-    row2(h, "Request throughput (req/s)", "%.2f", s->request_throughput);
-    if (!isnan(s->request_goodput)) row2(h, "Request goodput (req/s)", "%.2f", s->request_goodput);
-    row2(h, "Output token throughput (tok/s)", "%.1f", s->output_throughput);
-    row2(h, "Mean TTFT (ms)", "%.2f", s->ttft.mean);
-    row2(h, "P99 TTFT (ms)", "%.2f", s->ttft.pct[0]);
-    row2(h, "Mean TPOT (ms)", "%.2f", s->tpot.mean);
-    row2(h, "P99 TPOT (ms)", "%.2f", s->tpot.pct[0]);
-    if (!isnan(s->request_goodput) && s->completed + s->failed > 0)
-        row2(h, "SLO attainment (%)", "%.1f", 100.0 * s->good / (double)(s->completed + s->failed));
-    row2(h, "Mean ITL (ms)", "%.2f", s->itl.mean);
-    row2(h, "Cost per 1M output tokens ($)", "%.3f", res->cost_per_mtok);
-    row2(h, "Energy per output token (J)", "%.3f", res->energy_per_tok);
-    fputs("</table>\n", h);
+    sv_run_config_t cfg;
+    if (sv_run_config(res, &cfg, err)) {
+        fclose(h);
+        return SV_ENOMEM;
+    }
+    config_block(h, &cfg);
+    sv_run_config_free(&cfg);
+    summary_tables(h, res);
+    pool_tables(h, res);
+    if (rx) {
+        fputs("<p class=\"note\">Shared axes", h);
+        if (note) {
+            fputs(" (this run and ", h);
+            esc(h, note);
+            fputs(")", h);
+        }
+        fprintf(h,
+                ": the charts reach at least TTFT %.4g ms, TPOT %.4g ms, mean phase %.4g ms, "
+                "time %.4g s, %.4g requests, KV usage %.4g%%.</p>\n",
+                rx->ttft_ms, rx->tpot_ms, rx->phase_ms, rx->time_s, rx->requests, rx->kv_pct);
+    }
 
     /* Latency distributions */
     int n = (int)res->pool.n, m = 0, mt = 0;
@@ -189,9 +610,10 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     free(tp);
     fputs("<h2>Latency</h2>\n<div class=\"charts\">\n", h);
     cdf_chart(&p, "ttft-cdf", "TTFT: share of requests answered within x",
-              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms);
+              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms, r_ttft);
     cdf_chart(&p, "tpot-cdf", "TPOT: share of requests with time per output token within x",
-              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms);
+              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms,
+              r_tpot);
     sv_svg_chart_t c;
     const char *names[6] = {"queue", "prefill", "decode"};
     double vals[6] = {s->queue.mean, s->prefill.mean, s->decode.mean};
@@ -207,35 +629,35 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
         vals[5] = s->decode.mean;
         nb = 6;
     }
-    sv__svg_bars(chart_begin(&p, "breakdown"), "Where a request's time goes (mean)", "time (ms)",
-                 names, vals, nb, 620, 360);
+    sv__svg_bars_reach(chart_begin(&p, "breakdown"), "Where a request's time goes (mean)",
+                       "time (ms)", names, vals, nb, 620, 360, r_phase);
     chart_end(&p);
     fputs("</div>\n", h);
 
-    /* Time series: per sample instant, KV usage per pool, queue depth and running batch. */
+    /* Time series: per sample instant, KV usage, queue depth and running batch per pool. */
     size_t ns;
     const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
     int R = res->replicas, T = (int)(ns / (size_t)(R ? R : 1)), step = T > 1500 ? T / 1500 + 1 : 1;
-    int np = T / step + 1, k = 0;
-    double *tx = malloc((size_t)np * sizeof *tx), *wq = malloc((size_t)np * sizeof *wq);
-    double *run = malloc((size_t)np * sizeof *run);
+    int np = T / step + 1, k = 0, P = res->npools;
+    double *tx = malloc((size_t)np * sizeof *tx);
+    double *wq = malloc((size_t)np * SV_MAX_POOLS * sizeof *wq);
+    double *run = malloc((size_t)np * SV_MAX_POOLS * sizeof *run);
     double *kv = malloc((size_t)np * SV_MAX_POOLS * sizeof *kv);
     if (tx && wq && run && kv) {
         for (int t = 0; t < T; t += step, k++) {
             const sv_sample_t *row = &sm[(size_t)t * R];
             tx[k] = row[0].t;
-            wq[k] = run[k] = 0;
-            for (int q = 0; q < res->npools; q++)
-                kv[q * np + k] = 0;
+            for (int q = 0; q < P; q++)
+                kv[q * np + k] = wq[q * np + k] = run[q * np + k] = 0;
             int nup[SV_MAX_POOLS] = {0};
             for (int i = 0; i < R; i++) {
-                wq[k] += row[i].waiting;
-                run[k] += row[i].running;
                 int q = res->rpool[i];
+                wq[q * np + k] += row[i].waiting;
+                run[q * np + k] += row[i].running;
                 nup[q] += row[i].up;
                 kv[q * np + k] += row[i].up ? 100.0 * row[i].kv_usage : 0.0;
             }
-            for (int q = 0; q < res->npools; q++) /* the mean over the replicas up */
+            for (int q = 0; q < P; q++) /* the mean over the replicas up */
                 kv[q * np + k] = nup[q] ? kv[q * np + k] / nup[q] : 0.0;
         }
         fputs("<h2>Inside the server over time</h2>\n<div class=\"charts\">\n", h);
@@ -244,27 +666,39 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
         c.xlabel = "simulated time (s)";
         c.ylabel = "KV blocks in use (%)";
         c.ymin_zero = 1;
-        char pn[SV_MAX_POOLS][96];
-        for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
-            snprintf(pn[q], sizeof pn[q], "pool %s (mean of the replicas up)",
+        char pn[SV_MAX_POOLS][2][96];
+        for (int q = 0; q < P && c.ns < SV_SVG_MAX_SERIES; q++) {
+            snprintf(pn[q][0], sizeof pn[q][0], "pool %s (mean of the replicas up)",
                      res->pools[q].cfg->name);
             c.s[c.ns++] =
-                (sv_svg_series_t){.name = pn[q], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
+                (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
         }
-        sv__svg_chart(chart_begin(&p, "kv-usage"), &c, 620, 360);
+        sv__svg_chart_reach(chart_begin(&p, "kv-usage"), &c, 620, 360, r_time, r_kv);
         chart_end(&p);
         memset(&c, 0, sizeof c);
-        c.title = "Requests waiting and running (all replicas)";
+        c.title = P > 1 ? "Requests waiting and running, per pool"
+                        : "Requests waiting and running (all replicas)";
         c.xlabel = "simulated time (s)";
         c.ylabel = "requests";
         c.ymin_zero = 1;
-        c.s[c.ns++] = (sv_svg_series_t){
-            .name = "waiting (queue depth)", .x = tx, .y = wq, .n = k, .lines = 1};
-        c.s[c.ns++] = (sv_svg_series_t){
-            .name = "running (batch size)", .x = tx, .y = run, .n = k, .lines = 1};
-        sv__svg_chart(chart_begin(&p, "queue-batch"), &c, 620, 360);
+        for (int q = 0; q < P && c.ns + 1 < SV_SVG_MAX_SERIES; q++) {
+            const char *nm = res->pools[q].cfg->name;
+            if (P > 1) {
+                snprintf(pn[q][0], sizeof pn[q][0], "waiting, pool %s", nm);
+                snprintf(pn[q][1], sizeof pn[q][1], "running, pool %s", nm);
+            } else {
+                snprintf(pn[q][0], sizeof pn[q][0], "waiting (queue depth)");
+                snprintf(pn[q][1], sizeof pn[q][1], "running (batch size)");
+            }
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = wq + q * np, .n = k, .lines = 1};
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = pn[q][1], .x = tx, .y = run + q * np, .n = k, .lines = 1};
+        }
+        sv__svg_chart_reach(chart_begin(&p, "queue-batch"), &c, 620, 360, r_time, r_req);
         chart_end(&p);
         fputs("</div>\n", h);
+        if (sc->disaggregated && k > 1) kv_link_charts(&p, res, tx, k, r_time);
     }
     int scaled = 0;
     for (int q = 0; q < res->npools; q++)
@@ -308,7 +742,7 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
             c.ymin_zero = 1;
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
-            sv__svg_chart(chart_begin(&p, "arrival-rate"), &c, 620, 360);
+            sv__svg_chart_reach(chart_begin(&p, "arrival-rate"), &c, 620, 360, r_time, NAN);
             chart_end(&p);
             memset(&c, 0, sizeof c);
             c.title = "Replicas up (starting, active or draining)";
@@ -321,7 +755,7 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
                 c.s[c.ns++] = (sv_svg_series_t){
                     .name = un[q], .x = tx, .y = up + q * np, .n = nm, .lines = 1};
             }
-            sv__svg_chart(chart_begin(&p, "replicas-up"), &c, 620, 360);
+            sv__svg_chart_reach(chart_begin(&p, "replicas-up"), &c, 620, 360, r_time, NAN);
             chart_end(&p);
             if (na > 0) {
                 memset(&c, 0, sizeof c);
@@ -333,7 +767,7 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
                     (sv_svg_series_t){.name = "attainment", .x = ax, .y = at, .n = na, .lines = 1};
                 c.hline[c.nh] = 100.0 * sc->metrics.attainment;
                 c.hlabel[c.nh++] = "target";
-                sv__svg_chart(chart_begin(&p, "attainment"), &c, 620, 360);
+                sv__svg_chart_reach(chart_begin(&p, "attainment"), &c, 620, 360, r_time, NAN);
                 chart_end(&p);
             }
             fputs("</div>\n", h);

@@ -14,6 +14,8 @@
 #include "base/jsonw_int.h"
 #include "report/report_int.h"
 #include "report/contract_int.h"
+#include "servesim/report/axes.h"
+#include "servesim/report/config.h"
 #include "servesim/studies/confidence.h"
 
 #ifndef SERVESIM_VERSION
@@ -46,7 +48,7 @@ static void line_num(FILE *f, const char *label, double v)
 
 /* "99" for 99.0, else Python's str(p): the shortest text that reads back as p, so 99.9
  * stays "99.9" and 99.99999 is never rounded to "100" (vLLM's p_word). */
-static void pct_word(double p, char *buf, size_t n)
+void sv_report_pct_word(double p, char *buf, size_t n)
 {
     char tmp[32];
     if (p == floor(p))
@@ -82,7 +84,7 @@ static void print_metric(FILE *f, const sv_result_t *res, int m, const char *nam
     snprintf(label, sizeof label, "Median %s (ms):", name);
     line_num(f, label, st->median);
     for (int i = 0; i < c->npercentiles; i++) {
-        pct_word(c->percentiles[i], pw, sizeof pw);
+        sv_report_pct_word(c->percentiles[i], pw, sizeof pw);
         snprintf(label, sizeof label, "P%s %s (ms):", pw, name);
         line_num(f, label, st->pct[i]);
     }
@@ -349,11 +351,6 @@ void sv__report_centred(FILE *f, const char *s, char c, int width)
     centred(f, s, c, width);
 }
 
-void sv__report_pct_word(double p, char *buf, size_t n)
-{
-    pct_word(p, buf, n);
-}
-
 FILE *sv__report_open(const char *path, sv_error_t *err)
 {
     return open_out(path, err);
@@ -376,7 +373,7 @@ static void stat_keys(sv_jw_t *w, const sv_summary_t *s, const char *m, const sv
     snprintf(key, sizeof key, "std_%s_ms", m);
     sv__jw_num(w, key, st->std);
     for (int i = 0; i < s->npcts; i++) {
-        pct_word(s->pcts[i], pw, sizeof pw);
+        sv_report_pct_word(s->pcts[i], pw, sizeof pw);
         snprintf(key, sizeof key, "p%s_%s_ms", pw, m);
         sv__jw_num(w, key, st->pct[i]);
     }
@@ -548,8 +545,63 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
     sv__jw_end_arr(w);
 }
 
+/* servesim.config: the rows of sv_run_config(), sections as nested objects ("pools.x" ->
+ * "pools": {"x": {...}}; only the first dot nests, so a pool name may hold dots). */
+static void write_config(sv_jw_t *w, const sv_run_config_t *c)
+{
+    sv__jw_obj(w, "config");
+    char cur[2][80] = {"", ""};
+    int depth = 0;
+    for (int i = 0; i < c->n; i++) {
+        const sv_cfg_row_t *r = &c->rows[i];
+        char comp[2][80] = {"", ""};
+        int nc = 0;
+        if (r->section[0]) {
+            const char *dot = strchr(r->section, '.');
+            if (dot) {
+                snprintf(comp[0], sizeof comp[0], "%.*s", (int)(dot - r->section), r->section);
+                snprintf(comp[1], sizeof comp[1], "%s", dot + 1);
+                nc = 2;
+            } else {
+                snprintf(comp[0], sizeof comp[0], "%s", r->section);
+                nc = 1;
+            }
+        }
+        int common = 0;
+        while (common < depth && common < nc && strcmp(cur[common], comp[common]) == 0)
+            common++;
+        for (; depth > common; depth--)
+            sv__jw_end_obj(w);
+        for (; depth < nc; depth++) {
+            sv__jw_obj(w, comp[depth]);
+            snprintf(cur[depth], sizeof cur[depth], "%s", comp[depth]);
+        }
+        switch (r->kind) {
+        case SV_CFGV_NUM:
+            if (isinf(r->num))
+                sv__jw_str(w, r->key, r->num > 0 ? "inf" : "-inf");
+            else
+                sv__jw_num(w, r->key, r->num);
+            break;
+        case SV_CFGV_INT:
+            sv__jw_int(w, r->key, (long)r->num);
+            break;
+        case SV_CFGV_BOOL:
+            sv__jw_key(w, r->key);
+            fputs(r->num != 0 ? "true" : "false", w->f);
+            break;
+        default:
+            sv__jw_str(w, r->key, r->text);
+            break;
+        }
+    }
+    for (; depth > 0; depth--)
+        sv__jw_end_obj(w);
+    sv__jw_end_obj(w);
+}
+
 void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *convention,
-                              const char *definitions)
+                              const char *definitions, const sv_run_config_t *cfg)
 {
     const sv_scenario_t *sc = res->sc;
     const sv_summary_t *s = &res->summary;
@@ -619,13 +671,30 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
     write_pools(w, res);
     sv__report_contract_json(w, res);
     if (res->sc->sessions.given) write_sessions(w, res);
+    if (cfg) write_config(w, cfg);
+    sv_run_axes_t ax;
+    sv_run_axes_of(res, &ax);
+    sv__jw_obj(w, "axes");
+    sv__jw_num(w, "ttft_ms", ax.ttft_ms);
+    sv__jw_num(w, "tpot_ms", ax.tpot_ms);
+    sv__jw_num(w, "phase_ms", ax.phase_ms);
+    sv__jw_num(w, "time_s", ax.time_s);
+    sv__jw_num(w, "requests", ax.requests);
+    sv__jw_num(w, "kv_pct", ax.kv_pct);
+    sv__jw_end_obj(w);
     sv__jw_end_obj(w);
 }
 
 int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err)
 {
+    sv_run_config_t cfg;
+    int rc = sv_run_config(res, &cfg, err);
+    if (rc) return rc;
     FILE *f = open_out(path, err);
-    if (!f) return SV_EIO;
+    if (!f) {
+        sv_run_config_free(&cfg);
+        return SV_EIO;
+    }
     const sv_scenario_t *sc = res->sc;
     const sv_summary_t *s = &res->summary;
     const sv_workload_cfg_t *wl = &sc->workload;
@@ -672,9 +741,10 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     stat_keys(&w, s, "tpot", &s->tpot);
     stat_keys(&w, s, "itl", &s->itl);
     stat_keys(&w, s, "e2el", &s->e2el);
-    sv__report_servesim_json(&w, res, NULL, NULL);
+    sv__report_servesim_json(&w, res, NULL, NULL, &cfg);
     sv__jw_end_obj(&w);
     fputc('\n', f);
+    sv_run_config_free(&cfg);
     return close_out(f, path, err);
 }
 

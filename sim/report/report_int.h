@@ -11,13 +11,14 @@
 
 #include "base/jsonw_int.h"
 #include "servesim/cluster/sim.h"
+#include "servesim/report/config.h"
 
 /* servesim's block of the printed summary (the "inside the server" lines and on). */
 void sv__report_servesim_summary(const sv_result_t *res, FILE *f);
 /* The "servesim" object of the JSON; convention NULL writes vLLM's (no "convention" key),
  * else the key and the convention's definitions. */
 void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *convention,
-                              const char *definitions);
+                              const char *definitions, const sv_run_config_t *cfg);
 /* The finance block (sim/report/finance.c): nothing unless the scenario has `cost`. */
 void sv__report_finance_summary(const sv_result_t *res, FILE *f);
 void sv__report_finance_json(sv_jw_t *w, const sv_result_t *res);
@@ -25,8 +26,6 @@ void sv__report_finance_json(sv_jw_t *w, const sv_result_t *res);
 void sv__report_network_text(const sv_network_cfg_t *n, char *buf, size_t size);
 /* Python's "{s:{c}^{n}}": s centred in width, padded with c. */
 void sv__report_centred(FILE *f, const char *s, char c, int width);
-/* "99" for 99.0, else the shortest text of p ("99.9"). */
-void sv__report_pct_word(double p, char *buf, size_t n);
 /* The JSON "date": SOURCE_DATE_EPOCH when set, else the epoch. */
 void sv__report_date(char *buf, size_t n);
 /* Open path for writing ("-": stdout); close it, a write error becoming SV_EIO. */

@@ -110,6 +110,24 @@ typedef struct sv_result {
 } sv_result_t;
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err);
+
+/* Observers of a run, for timelines (servesim run --trace-json): step is called when a
+ * replica starts a step, with what the step holds; xfer when request id's KV starts
+ * across the link of prefill replica `from` to decode replica `to` (bytes it moves).
+ * NULL hooks (or NULL members) cost the run nothing; hooks must change nothing. */
+typedef struct sv_step_event {
+    int replica;
+    double start, dur; /* s */
+    sv_step_info_t info;
+} sv_step_event_t;
+typedef struct sv_sim_hooks {
+    void *ctx;
+    void (*step)(void *ctx, const sv_step_event_t *ev);
+    void (*xfer)(void *ctx, int32_t id, int from, int to, double bytes);
+} sv_sim_hooks_t;
+/* sv_sim_run() with hooks (NULL: none); the result is the same with or without. */
+int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_result_t **out,
+                      sv_error_t *err);
 void sv_result_free(sv_result_t *res);
 
 #endif

@@ -157,6 +157,21 @@ long sv_replica_total_blocks(const sv_replica_t *r);
 long sv_replica_batch_tokens(const sv_replica_t *r); /* tokens in the step in flight */
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r);
 
+/* What the step in flight holds (all zero when none is): for timelines (servesim run
+ * --trace-json). Read on demand, so the engine does no work for it otherwise. */
+typedef struct sv_step_info {
+    long prefill_seqs;      /* requests with prompt tokens in the step */
+    long prefill_tokens;    /* new prompt tokens computed */
+    long cached_tokens;     /* their prompt tokens already in KV (earlier chunks, prefix hits) */
+    long decode_seqs;       /* sequences making one token each */
+    double decode_ctx_mean; /* their mean context (tokens) */
+    long running, waiting;  /* requests admitted (holding KV), waiting */
+    double kv_usage;        /* used blocks / all blocks, 0..1 */
+    double swap_s;          /* time of the step spent swapping KV back in */
+    int preempted;          /* building the step preempted a request */
+} sv_step_info_t;
+void sv_replica_step_info(const sv_replica_t *r, sv_step_info_t *out);
+
 /* Prompt tokens of request id (not yet here) that this replica's prefix cache holds:
  * the longest chain of its leading full blocks found (0 without the cache). */
 long sv_replica_cached_prefix(sv_replica_t *r, int32_t id);

@@ -3,7 +3,8 @@
  *   - the summary exactly as `vllm bench serve` prints it (same labels, order, widths and
  *     conditional lines), followed by servesim's own block (queue/prefill/decode, KV
  *     usage, preemptions, failures by reason, cost and energy);
- *   - vLLM's result JSON with its key names (servesim's extra keys under "servesim");
+ *   - vLLM's result JSON with its key names (servesim's extra keys under "servesim", the
+ *     run's configuration under "servesim.config": servesim/report/config.h);
  *     per-request lists only with detailed set, except "latencies", as vLLM does;
  *   - one CSV row per request, and the per-replica time series as CSV.
  * Output is a pure function of the result: two runs of the same scenario and seed give
@@ -20,6 +21,9 @@
 #include "servesim/cluster/sim.h"
 
 void sv_report_summary(const sv_result_t *res, FILE *f);
+/* A percentile as its labels spell it: "99" for 99.0, else the shortest text that reads
+ * back as p ("99.9"), as vLLM's p_word does: "P" + this + " TTFT (ms)". */
+void sv_report_pct_word(double p, char *buf, size_t n);
 int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err);
 int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err);

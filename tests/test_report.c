@@ -1,0 +1,472 @@
+/*
+ * Tests of what a run's reports show (issue 14): the HTML report labels each configured
+ * percentile with its own name and value (it used to print the first one under "P99"),
+ * the JSON's servesim.config holds the configuration block's keys with the scenario's
+ * values, and the HTML opens with that block and, for disaggregated runs, a section per pool.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "servesim/report/axes.h"
+#include "servesim/report/config.h"
+#include "servesim/report/html.h"
+#include "servesim/report/report.h"
+#include "servesim/report/trace.h"
+#include "testsim.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+/* The whole of a file, NUL-terminated (caller frees). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert(s != NULL);
+    ck_assert(fread(s, 1, (size_t)n, f) == (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* A temporary directory's file path: /tmp/sv_report_XXXXXX/name. */
+static const char *tmp_path(char *dir, const char *name)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s/%s", dir, name);
+    return buf;
+}
+
+/* Remove every file of the directory (the report writes SVGs next to the HTML), then it. */
+static void rm_dir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static const char *colocated = "name: pct\nseed: 3\nmodel: llama-3.1-8b\n"
+                               "hardware: {gpu: h100-sxm}\n"
+                               "engine: {max_num_seqs: 16, max_num_batched_tokens: 2048}\n"
+                               "workload: {num_requests: 40, rate: 20, input: 512, output: 32}\n";
+
+/* With percentiles [50] the summary table says "P50 TTFT (ms)" and "P50 TPOT (ms)" with the
+ * median of the requests' TTFTs (computed here from the records, numpy's linear rule: 40
+ * values, so the mean of the 20th and 21st), and no "P99 TTFT" or "P99 TPOT". */
+START_TEST(test_html_labels_the_configured_percentile)
+{
+    const char *sets[] = {"metrics.percentiles=[50]"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, sets, 1, &sc);
+    ck_assert_int_eq(res->summary.completed, 40);
+    double t[40];
+    for (int i = 0; i < 40; i++)
+        t[i] = sv_req_ttft(&res->pool.r[i]) * 1e3;
+    qsort(t, 40, sizeof t[0], cmp_d);
+    double median = (t[19] + t[20]) / 2;
+    tu_assert_rel(res->summary.ttft.pct[0], median, 1e-12);
+
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_html_run(res, tmp_path(dir, "r.html"), &err) == 0, "%s", err.msg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    char want[160];
+    snprintf(want, sizeof want, "<tr><th class=\"l\">P50 TTFT (ms)</th><td>%.2f</td></tr>", median);
+    ck_assert_msg(strstr(html, want) != NULL, "missing %s", want);
+    snprintf(want, sizeof want, "<tr><th class=\"l\">P50 TPOT (ms)</th><td>%.2f</td></tr>",
+             res->summary.tpot.pct[0]);
+    ck_assert_msg(strstr(html, want) != NULL, "missing %s", want);
+    /* (servesim's own block always shows the P99 queue time, as the terminal does) */
+    ck_assert_msg(strstr(html, "P99 TTFT") == NULL && strstr(html, "P99 TPOT") == NULL,
+                  "a P99 TTFT or TPOT label with percentiles [50]");
+    free(html);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Two percentiles: both rows, in the configured order, labelled as vLLM labels them. */
+START_TEST(test_html_labels_every_percentile)
+{
+    const char *sets[] = {"metrics.percentiles=[90, 99.9]"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, sets, 1, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_html_run(res, tmp_path(dir, "r.html"), &err) == 0, "%s", err.msg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    char a[160], b[160];
+    snprintf(a, sizeof a, "<tr><th class=\"l\">P90 TTFT (ms)</th><td>%.2f</td></tr>",
+             res->summary.ttft.pct[0]);
+    snprintf(b, sizeof b, "<tr><th class=\"l\">P99.9 TTFT (ms)</th><td>%.2f</td></tr>",
+             res->summary.ttft.pct[1]);
+    const char *pa = strstr(html, a), *pb = strstr(html, b);
+    ck_assert_msg(pa && pb && pa < pb, "P90 then P99.9 rows expected");
+    ck_assert(res->summary.ttft.pct[0] < res->summary.ttft.pct[1]);
+    free(html);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+static const char *disagg =
+    "name: cfg-disagg\nseed: 13\nmodel: opt-13b\n"
+    "pools:\n"
+    "  - {name: pre, role: prefill, gpu: a100-80gb, engine: {max_num_seqs: 128, "
+    "max_num_batched_tokens: 2048}}\n"
+    "  - {name: dec, role: decode, gpu: a100-80gb, replicas: 2, kv_cache_dtype: fp8, "
+    "engine: {max_num_seqs: 256, max_num_batched_tokens: 4096}}\n"
+    "disaggregation: {kv_link: {kind: infiniband, bandwidth_gb_s: 25}}\n"
+    "workload: {rate: 4, num_requests: 30, input: 300, output: 50}\n"
+    "slo: {ttft_ms: 250, tpot_ms: 100, attainment: 0.9}\n";
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    ck_assert_msg(v != NULL, "servesim.config: no key '%s'", key);
+    return v;
+}
+
+static void expect_str(const cJSON *o, const char *key, const char *want)
+{
+    const cJSON *v = get(o, key);
+    ck_assert_msg(cJSON_IsString(v) && strcmp(v->valuestring, want) == 0,
+                  "servesim.config: %s is not \"%s\"", key, want);
+}
+
+static void expect_num(const cJSON *o, const char *key, double want)
+{
+    const cJSON *v = get(o, key);
+    ck_assert_msg(cJSON_IsNumber(v) && v->valuedouble == want, "servesim.config: %s = %g, not %g",
+                  key, cJSON_IsNumber(v) ? v->valuedouble : NAN, want);
+}
+
+/* The JSON's servesim.config: its sections in order, and the values the scenario set. */
+START_TEST(test_json_config_block)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, disagg, NULL, 0, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_report_json(res, 0, tmp_path(dir, "r.json"), &err) == 0, "%s", err.msg);
+    char *text = slurp(tmp_path(dir, "r.json"));
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_msg(j != NULL, "the JSON does not parse");
+    const cJSON *c = get(get(j, "servesim"), "config");
+    const char *sections[] = {"scenario", "servesim_version", "seed",     "model", "serving",
+                              "pools",    "kv_link",          "workload", "slo",   "metrics"};
+    const cJSON *it = c->child;
+    for (int i = 0; i < 10; i++, it = it->next) {
+        ck_assert_msg(it != NULL, "servesim.config ends before '%s'", sections[i]);
+        ck_assert_str_eq(it->string, sections[i]);
+    }
+    ck_assert_msg(it == NULL, "servesim.config has more than its ten keys");
+    expect_str(c, "scenario", "cfg-disagg");
+    expect_num(c, "seed", 13);
+    expect_str(get(c, "model"), "name", "opt-13b");
+    expect_str(get(c, "serving"), "mode", "disaggregated");
+    expect_num(get(c, "serving"), "gpus", 3);
+    const cJSON *pre = get(get(c, "pools"), "pre"), *dec = get(get(c, "pools"), "dec");
+    expect_str(pre, "role", "prefill");
+    expect_str(pre, "gpu", "a100-80gb");
+    expect_num(pre, "replicas", 1);
+    expect_num(pre, "tp", 1);
+    expect_str(pre, "weight_dtype", "bf16");
+    expect_str(pre, "kv_cache_dtype", "bf16");
+    expect_str(pre, "engine_profile", "vllm");
+    expect_str(pre, "scheduler", "vllm");
+    expect_num(pre, "max_num_seqs", 128);
+    expect_num(pre, "max_num_batched_tokens", 2048);
+    expect_str(dec, "role", "decode");
+    expect_num(dec, "replicas", 2);
+    expect_str(dec, "kv_cache_dtype", "fp8");
+    expect_num(dec, "max_num_seqs", 256);
+    expect_num(dec, "max_num_batched_tokens", 4096);
+    expect_num(dec, "kv_blocks_per_replica", (double)res->pools[1].mem.kv_blocks);
+    expect_str(get(c, "kv_link"), "kind", "infiniband");
+    expect_num(get(c, "kv_link"), "bandwidth_gb_s_per_gpu", 25);
+    expect_num(get(c, "workload"), "rate", 4);
+    expect_num(get(c, "workload"), "num_requests", 30);
+    expect_str(get(c, "workload"), "input", "fixed 300");
+    expect_num(get(c, "slo"), "ttft_ms", 250);
+    expect_num(get(c, "slo"), "tpot_ms", 100);
+    expect_num(get(c, "slo"), "attainment", 0.9);
+    cJSON_Delete(j);
+    free(text);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* The HTML report of a disaggregated run opens with the configuration block (the pools read
+ * across: the decode pool's fp8 KV cache next to the prefill pool's bf16), then the summary
+ * and the Pools table with the terminal's per-pool figures (KV sent by the prefill pool in
+ * GB, as the terminal prints it), and draws the KV link and decode-room charts. */
+START_TEST(test_html_pool_sections)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, disagg, NULL, 0, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_html_run(res, tmp_path(dir, "r.html"), &err) == 0, "%s", err.msg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    const char *cfg = strstr(html, "<h2>Configuration</h2>"),
+               *sum = strstr(html, "<h2>Summary</h2>"), *pools = strstr(html, "<h2>Pools</h2>");
+    ck_assert_msg(cfg && sum && pools && cfg < sum && sum < pools, "sections out of order");
+    ck_assert(strstr(cfg, "<th class=\"l\">pool pre</th><th class=\"l\">pool dec</th>") != NULL);
+    ck_assert(strstr(cfg, "<td class=\"l\">KV cache dtype</td><td class=\"l\">bf16</td>"
+                          "<td class=\"l\">fp8</td>") != NULL);
+    ck_assert(strstr(pools, "<th>pool pre (prefill)</th><th>pool dec (decode)</th>") != NULL);
+    char want[128];
+    ck_assert(res->pools[0].link_bytes > 0);
+    snprintf(want, sizeof want, "<tr><th class=\"l\">KV sent (GB)</th><td>%.2f</td><td></td></tr>",
+             res->pools[0].link_bytes / 1e9);
+    ck_assert_msg(strstr(pools, want) != NULL, "missing %s", want);
+    ck_assert(strstr(html, "<h2>KV transfers over time</h2>") != NULL);
+    free(html);
+    char *svg = slurp(tmp_path(dir, "r-kv-link.svg"));
+    ck_assert(strstr(svg, "mean of the 1 prefill replicas&#39; links") != NULL ||
+              strstr(svg, "mean of the 1 prefill replicas' links") != NULL);
+    free(svg);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Run sc's text with a tracer (limits max_steps, max_req; 0: defaults), write the trace and
+ * parse it back. */
+static cJSON *traced_run(const char *yaml, long max_steps, long max_req, sv_scenario_t **sc,
+                         sv_result_t **res, sv_trace_cut_t *cut)
+{
+    sv_error_t err;
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, sc, &err) == 0, "%s", err.msg);
+    sv_tracer_t *t;
+    ck_assert_int_eq(sv_tracer_new(max_steps, max_req, &t, &err), 0);
+    sv_sim_hooks_t h;
+    sv_tracer_hooks(t, &h);
+    ck_assert_msg(sv_sim_run_hooked(*sc, &h, res, &err) == 0, "%s", err.msg);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    ck_assert_msg(sv_tracer_write(t, *res, tmp_path(dir, "t.json"), cut, &err) == 0, "%s", err.msg);
+    sv_tracer_free(t);
+    char *text = slurp(tmp_path(dir, "t.json"));
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_msg(j != NULL, "the trace is not JSON");
+    free(text);
+    rm_dir(dir);
+    return j;
+}
+
+static const char *str_of(const cJSON *e, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double num_of(const cJSON *e, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* A disaggregated run's trace: one step slice per engine step the replicas counted, with
+ * its batch; one transfer per request with the bytes the simulator sent (input tokens x
+ * KV bytes per token of the replica); one slice per request whose phases tile its life
+ * exactly (their durations add up to it); and the run itself is the same traced or not. */
+START_TEST(test_trace_events)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    sv_trace_cut_t cut;
+    cJSON *j = traced_run(disagg, 0, 0, &sc, &res, &cut);
+    ck_assert_int_eq(cut.cut, 0);
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+    ck_assert(cJSON_IsArray(ev));
+    long steps = 0, steps_run = 0, prefill_tokens = 0, xfers = 0, lives = 0;
+    double life[30] = {0}, phase_sum[30] = {0};
+    for (int i = 0; i < res->replicas; i++)
+        steps_run += res->rstats[i].steps;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ev)
+    {
+        if (strcmp(str_of(e, "ph"), "X") != 0) continue;
+        const char *c = str_of(e, "cat");
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        int tid = (int)num_of(e, "tid");
+        if (strcmp(c, "step") == 0) {
+            steps++;
+            prefill_tokens += (long)num_of(args, "prefill_tokens");
+        } else if (strcmp(c, "kv_transfer") == 0) {
+            int id = (int)num_of(args, "request");
+            ck_assert(id >= 0 && id < 30);
+            const sv_req_t *r = &res->pool.r[id];
+            tu_assert_rel(num_of(args, "bytes"), r->input * res->pools[0].perf.kv_bytes_token_total,
+                          1e-12);
+            tu_assert_rel(num_of(e, "dur"), (r->xfer_end - r->xfer_start) * 1e6, 1e-6);
+            xfers++;
+        } else if (strcmp(c, "request") == 0) {
+            ck_assert(tid >= 0 && tid < 30);
+            life[tid] = num_of(e, "dur");
+            lives++;
+        } else if (strcmp(c, "phase") == 0) {
+            phase_sum[tid] += num_of(e, "dur");
+        }
+    }
+    ck_assert_int_eq(steps, steps_run);
+    /* every prompt token is prefilled once (no preemption here) */
+    double inputs = 0;
+    for (int i = 0; i < 30; i++)
+        inputs += res->pool.r[i].input;
+    ck_assert_int_eq(res->preemptions, 0);
+    ck_assert_int_eq(prefill_tokens, (long)inputs);
+    ck_assert_int_eq(res->summary.completed, 30);
+    ck_assert_int_eq(xfers, 30);
+    ck_assert_int_eq(lives, 30);
+    for (int i = 0; i < 30; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        tu_assert_rel(life[i], (r->last_token - r->arrival) * 1e6, 1e-9);
+        ck_assert_msg(fabs(phase_sum[i] - life[i]) < 0.01, "request %d: phases %.3f us, life %.3f",
+                      i, phase_sum[i], life[i]);
+    }
+    /* the same run without the tracer */
+    sv_result_t *plain;
+    sv_error_t err;
+    ck_assert_int_eq(sv_sim_run(sc, &plain, &err), 0);
+    ck_assert_int_eq(plain->events, res->events);
+    ck_assert(plain->summary.ttft.mean == res->summary.ttft.mean);
+    ck_assert(plain->summary.duration == res->summary.duration);
+    sv_result_free(plain);
+    cJSON_Delete(j);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Past its step limit the trace stops at the first step it could not hold: it says so
+ * (otherData and the cut), holds exactly the steps before that instant and only the
+ * requests that arrived before it. */
+START_TEST(test_trace_cut_at_the_step_limit)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    sv_trace_cut_t cut;
+    cJSON *j = traced_run(colocated, 25, 0, &sc, &res, &cut);
+    ck_assert_int_eq(cut.cut, 1);
+    ck_assert_int_eq(cut.steps, 25);
+    ck_assert(cut.steps_all > 25);
+    ck_assert_int_eq(cut.steps_all, res->rstats[0].steps);
+    long arrived = 0;
+    for (size_t i = 0; i < res->pool.n; i++)
+        arrived += res->pool.r[i].arrival < cut.until_s;
+    ck_assert_int_eq(cut.requests, arrived);
+    ck_assert(arrived < 40);
+    const cJSON *other = cJSON_GetObjectItemCaseSensitive(j, "otherData");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(other, "cut")));
+    ck_assert(num_of(other, "steps_written") == 25);
+    long steps = 0, lives = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+    {
+        if (strcmp(str_of(e, "cat"), "step") == 0) {
+            steps++;
+            ck_assert(num_of(e, "ts") < cut.until_s * 1e6);
+        }
+        lives += strcmp(str_of(e, "cat"), "request") == 0 && strcmp(str_of(e, "ph"), "X") == 0;
+    }
+    ck_assert_int_eq(steps, 25);
+    ck_assert_int_eq(lives, arrived);
+    cJSON_Delete(j);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Shared axes: a run's reach is its data's (the largest TTFT, the last sample), the JSON's
+ * servesim.axes reads back to the same numbers, a larger reach read from another run wins,
+ * and the report's TTFT chart then runs to it (ticks to 1000 ms for a 1000 ms reach, where
+ * this run's own TTFTs stay far below). */
+START_TEST(test_axes_from_another_run)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, NULL, 0, &sc);
+    sv_run_axes_t own, back, wide;
+    sv_run_axes_of(res, &own);
+    double ttft = 0;
+    for (int i = 0; i < 40; i++)
+        if (sv_req_ttft(&res->pool.r[i]) * 1e3 > ttft) ttft = sv_req_ttft(&res->pool.r[i]) * 1e3;
+    ck_assert(own.ttft_ms == ttft);
+    ck_assert(ttft < 400);
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    ck_assert(own.time_s == sm[ns - 1].t);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    char json[256];
+    snprintf(json, sizeof json, "%s", tmp_path(dir, "r.json"));
+    ck_assert_int_eq(sv_report_json(res, 0, json, &err), 0);
+    memset(&back, 0, sizeof back);
+    ck_assert_msg(sv_run_axes_read(json, &back, &err) == 0, "%s", err.msg);
+    ck_assert(back.ttft_ms == own.ttft_ms && back.tpot_ms == own.tpot_ms);
+    ck_assert(back.phase_ms == own.phase_ms && back.time_s == own.time_s);
+    ck_assert(back.requests == own.requests && back.kv_pct == own.kv_pct);
+    wide = own;
+    wide.ttft_ms = 1000;
+    ck_assert_int_eq(sv_run_axes_read(json, &wide, &err), 0);
+    ck_assert(wide.ttft_ms == 1000 && wide.tpot_ms == own.tpot_ms);
+    ck_assert_int_eq(sv_html_run_axes(res, &wide, "other.json", tmp_path(dir, "r.html"), &err), 0);
+    char *svg = slurp(tmp_path(dir, "r-ttft-cdf.svg"));
+    ck_assert_msg(strstr(svg, ">1000</text>") != NULL, "the TTFT axis does not reach 1000 ms");
+    free(svg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    ck_assert(strstr(html, "Shared axes (this run and other.json)") != NULL);
+    free(html);
+    ck_assert_int_eq(sv_html_run(res, tmp_path(dir, "own.html"), &err), 0);
+    svg = slurp(tmp_path(dir, "own-ttft-cdf.svg"));
+    ck_assert(strstr(svg, ">1000</text>") == NULL);
+    free(svg);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_html_labels_the_configured_percentile);
+    tcase_add_test(tc, test_html_labels_every_percentile);
+    tcase_add_test(tc, test_json_config_block);
+    tcase_add_test(tc, test_html_pool_sections);
+    tcase_add_test(tc, test_trace_events);
+    tcase_add_test(tc, test_trace_cut_at_the_step_limit);
+    tcase_add_test(tc, test_axes_from_another_run);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)
