@@ -35,6 +35,7 @@
 #include "servesim/studies/sweep.h"
 #include "servesim/studies/validate.h"
 #include "servesim/base/yaml.h"
+#include "servesim/lab/lab.h"
 
 #include "cli/cli_cmp_int.h"
 #include "cli/cli_int.h"
@@ -75,6 +76,8 @@ static const char *usage_text =
     "      [--tp N] [--input N] [--output N] [--batch 1,8,32,64]\n"
     "      [--weight-dtype bf16|fp16|fp8|int4] [--kv-dtype bf16|fp16|fp8]\n"
     "      [--profile vllm|trtllm|eager|NAME] [--ideal] [--set KEY=VALUE ...] [--json [FILE]]\n"
+    "  lab [--port N] [--bind ADDR]   the classroom lab: live lessons in the browser at\n"
+    "      http://127.0.0.1:8080/ (docs/lab.md); --port 0 takes a free port\n"
     "\n"
     "M is a catalog name (servesim list models) or a path to a Hugging Face config.json.\n"
     "--set keys: tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,\n"
@@ -986,6 +989,33 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     return fail("error: calibrate: expected kernels, engine, runs or synthetic, got '%s'", mode);
 }
 
+/* servesim lab [--port N] [--bind ADDR]: serve the lab until Ctrl-C (docs/lab.md). */
+static int cmd_lab(const sv_catalog_t *cat, int argc, char **argv)
+{
+    sv_lab_t lab = {.cat = cat, .dir = sv_lab_default_dir(), .bind = "127.0.0.1", .port = 8080};
+    const char *v;
+    int missing = 0;
+    for (int i = 0; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--port", &missing))) {
+            long p;
+            if (sv_parse_long(v, &p) || p < 0 || p > 65535)
+                return fail("error: --port: expected a whole number in [0, 65535], got '%s'", v);
+            lab.port = (int)p;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--bind", &missing))) {
+            lab.bind = v;
+        } else if (missing) {
+            break;
+        } else {
+            return fail("error: lab: unknown option '%s' (see servesim --help)", argv[i]);
+        }
+    }
+    if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
+    lab.log = stderr;
+    sv_error_t err;
+    if (sv_lab_serve(&lab, &err)) return fail_err(&err);
+    return EXIT_SUCCESS;
+}
+
 static int servesim_main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -1021,10 +1051,10 @@ static int servesim_main(int argc, char **argv)
         return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
     if (strcmp(cmd, "list") && strcmp(cmd, "explain") && strcmp(cmd, "run") &&
         strcmp(cmd, "sweep") && strcmp(cmd, "plan") && strcmp(cmd, "validate") &&
-        strcmp(cmd, "calibrate")) {
+        strcmp(cmd, "calibrate") && strcmp(cmd, "lab")) {
         fprintf(stderr,
                 "servesim: error: unknown command '%s' (commands: run, sweep, merge, plan, list, "
-                "explain, validate, calibrate, compare, replay; see servesim --help)\n",
+                "explain, validate, calibrate, compare, replay, lab; see servesim --help)\n",
                 cmd);
         return EXIT_USAGE;
     }
@@ -1038,6 +1068,7 @@ static int servesim_main(int argc, char **argv)
              : strcmp(cmd, "plan") == 0      ? cmd_plan(cat, argc - i, argv + i)
              : strcmp(cmd, "validate") == 0  ? cmd_validate(cat, argc - i, argv + i)
              : strcmp(cmd, "calibrate") == 0 ? cmd_calibrate(cat, argc - i, argv + i)
+             : strcmp(cmd, "lab") == 0       ? cmd_lab(cat, argc - i, argv + i)
                                              : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;

@@ -471,6 +471,12 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
 {
     FILE *f = open_out(path, err);
     if (!f) return SV_EIO;
+    sv_report_json_stream(res, detailed, f);
+    return close_out(f, path, err);
+}
+
+void sv_report_json_stream(const sv_result_t *res, int detailed, FILE *f)
+{
     const sv_scenario_t *sc = res->sc;
     const sv_summary_t *s = &res->summary;
     const sv_workload_cfg_t *wl = &sc->workload;
@@ -520,7 +526,6 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     write_servesim(&w, res);
     sv__jw_end_obj(&w);
     fputc('\n', f);
-    return close_out(f, path, err);
 }
 
 /* ---- CSV ------------------------------------------------------------------------------- */

@@ -21,6 +21,9 @@
 
 void sv_report_summary(const sv_result_t *res, FILE *f);
 int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err);
+/* The same JSON text onto an open stream (the lab answers with it); the caller checks
+ * and closes f. */
+void sv_report_json_stream(const sv_result_t *res, int detailed, FILE *f);
 int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 
