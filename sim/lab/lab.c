@@ -20,6 +20,7 @@
 
 #include <microhttpd.h>
 
+#include "base/jsonw_int.h"
 #include "lab/lab_int.h"
 #include "servesim/base/yaml.h"
 #include "servesim/cluster/scenario.h"
@@ -270,20 +271,27 @@ void sv__lab_run_free(sv__lab_run_t *r)
     if (!r) return;
     sv_result_free(r->res);
     sv_scenario_free(r->sc);
+    free(r->text);
     cJSON_Delete(r->json);
     memset(r, 0, sizeof *r);
 }
 
-static cJSON *run_json(const sv_result_t *res)
+/* The run's JSON text and its parse into r; 0 or SV_ENOMEM. */
+static int run_json(sv__lab_run_t *r)
 {
-    char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return NULL;
-    sv_report_json_stream(res, 0, f);
-    cJSON *j = fclose(f) == 0 ? cJSON_Parse(buf) : NULL;
-    free(buf);
-    return j;
+    FILE *f = open_memstream(&r->text, &len);
+    if (!f) return SV_ENOMEM;
+    sv_report_json_stream(r->res, 0, f);
+    if (fclose(f) != 0) return SV_ENOMEM;
+    r->json = cJSON_Parse(r->text);
+    return r->json ? 0 : SV_ENOMEM;
+}
+
+cJSON *sv__lab_number(double v)
+{
+    char buf[40];
+    return isfinite(v) ? cJSON_CreateRaw(sv__fmt_double(v, buf)) : cJSON_CreateNull();
 }
 
 static void add_shown(sv__lab_req_t *req, const char *name, const char *path,
@@ -383,8 +391,7 @@ int sv__lab_run_many(sv__lab_req_t *req, int n, const sv__lab_spec_t *specs, sv_
     }
     for (i = 0; i < n && !rc; i++) {
         req->simulated += out[i].sc->workload.num_requests;
-        out[i].json = run_json(out[i].res);
-        if (!out[i].json) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+        if (run_json(&out[i])) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
     }
     if (rc) {
         for (i = 0; i < n; i++)
@@ -467,8 +474,7 @@ static int api_run(sv__lab_req_t *req, const sv_lab_arg_t *args, int nargs, cJSO
         cJSON_AddStringToObject(charts, names[i], svg ? svg : "");
         free(svg);
     }
-    cJSON_AddItemToObject(resp, "result", r.json);
-    r.json = NULL;
+    cJSON_AddItemToObject(resp, "result", cJSON_CreateRaw(r.text));
     sv__lab_run_free(&r);
     return 0;
 }

@@ -21,13 +21,17 @@ typedef struct sv__lab_req {
     cJSON *runs; /* the runs shown as "copy as scenario": {scenario, sets, command, yaml} */
 } sv__lab_req_t;
 
-/* One finished run; free with sv__lab_run_free(). json is the `servesim run --json` text
- * parsed (owned). */
+/* One finished run; free with sv__lab_run_free(). json is text parsed (both owned). */
 typedef struct sv__lab_run {
     sv_scenario_t *sc;
     sv_result_t *res;
+    char *text; /* the JSON as `servesim run --json` writes it */
     cJSON *json;
 } sv__lab_run_t;
+
+/* A number for an answer, written as the run JSON writes numbers (the shortest text that
+ * reads back to the same double; cJSON's own printing rounds to 15 digits); NAN is null. */
+cJSON *sv__lab_number(double v);
 
 /* Run scenario `name` (an allow-listed lab scenario) with sets; `show` adds it to
  * req->runs. 0, or an error (its message in err) that the answer turns into a 400. */

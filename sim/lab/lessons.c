@@ -43,10 +43,7 @@ static void num(cJSON *resp, const char *key, double v)
 {
     cJSON *n = cJSON_GetObjectItemCaseSensitive(resp, "numbers");
     if (!n) n = cJSON_AddObjectToObject(resp, "numbers");
-    if (isfinite(v))
-        cJSON_AddNumberToObject(n, key, v);
-    else
-        cJSON_AddNullToObject(n, key);
+    cJSON_AddItemToObject(n, key, sv__lab_number(v));
 }
 
 static void text(cJSON *resp, const char *key, const char *v)
@@ -540,7 +537,7 @@ static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
                 if (cJSON_IsNumber(it) &&
                     (strstr(it->string, "cost") || strstr(it->string, "energy") ||
                      strstr(it->string, "pue") || strstr(it->string, "power")))
-                    cJSON_AddNumberToObject(all, it->string, it->valuedouble);
+                    cJSON_AddItemToObject(all, it->string, sv__lab_number(it->valuedouble));
             }
         }
     }
