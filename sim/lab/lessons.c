@@ -91,18 +91,24 @@ static int run(sv__lab_req_t *req, const char *name, const sets_t *s, int show, 
 }
 
 /* Runs that go together, run at once (sv__lab_run_many). */
-#define MAX_BATCH 24
+#define MAX_BATCH 32
 typedef struct batch {
     sets_t sets[MAX_BATCH];
+    sets_t spare; /* filled and ignored when the batch is full (go() then fails) */
+    int overflow;
     sv__lab_spec_t spec[MAX_BATCH];
     sv__lab_run_t run[MAX_BATCH];
     int n;
 } batch_t;
 
-/* A new run of scenario name in b: its sets to fill (NULL when b is full). */
+/* A new run of scenario name in b: its sets to fill. */
 static sets_t *add(batch_t *b, const char *name, int show)
 {
-    if (b->n == MAX_BATCH) return NULL;
+    if (b->n == MAX_BATCH) {
+        b->overflow = 1;
+        b->spare.n = 0;
+        return &b->spare;
+    }
     b->spec[b->n] = (sv__lab_spec_t){.name = name, .show = show};
     b->sets[b->n].n = 0;
     return &b->sets[b->n++];
@@ -110,6 +116,8 @@ static sets_t *add(batch_t *b, const char *name, int show)
 
 static int go(sv__lab_req_t *req, batch_t *b, sv_error_t *err)
 {
+    if (b->overflow)
+        return sv_errorf(err, SV_ELIMIT, "a lesson asked for more than %d runs", MAX_BATCH);
     for (int i = 0; i < b->n; i++) {
         b->spec[i].sets = b->sets[i].p;
         b->spec[i].nsets = b->sets[i].n;
@@ -276,8 +284,8 @@ static int tab_reply(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_
     long reply = (long)p[0];
     static const char *const sys[2] = {"reply-a", "reply-b"};
     static const char *const key[2] = {"a", "b"};
-    static const long lens[] = {5, 10, 20, 50, 100, 200, 300, 500, 750, 1000};
-    enum { NL = 10 };
+    static const long lens[] = {5, 10, 20, 30, 40, 50, 75, 100, 200, 300, 500, 750, 1000};
+    enum { NL = 13, NZ = 8 }; /* NZ: the points up to 100 tokens, for the zoomed chart */
     batch_t *b = calloc(1, sizeof *b);
     if (!b) return sv_errorf(err, SV_ENOMEM, "out of memory");
     for (int k = 0; k < 2; k++)
@@ -319,7 +327,19 @@ static int tab_reply(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_
     series(&c, "B: slow start, 3x faster stream", x, y[1], NL);
     c.vline = (double)reply;
     c.vlabel = "slider";
-    return chart(resp, "e2e", sv_chart_lines(&c), err);
+    int rc2 = chart(resp, "e2e", sv_chart_lines(&c), err);
+    double zy[2][NZ];
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < NZ; i++)
+            zy[k][i] = 1e3 * y[k][i];
+    c = spec("The first 100 tokens: where the lines cross", "reply length (tokens)",
+             "E2E latency (ms)");
+    series(&c, "A", x, zy[0], NZ);
+    series(&c, "B", x, zy[1], NZ);
+    c.vline = reply <= 100 ? (double)reply : NAN;
+    c.vlabel = "slider";
+    if (!rc2) rc2 = chart(resp, "e2e-zoom", sv_chart_lines(&c), err);
+    return rc2;
 }
 
 /* ---- More users, every user slower ----------------------------------------------------- */
@@ -649,6 +669,14 @@ static int tab_tail(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
 
 /* ---- Disaggregation -------------------------------------------------------------------- */
 
+/* The load keeps the prompt tokens per second the same at every prompt length (14 req/s
+ * at 4096 tokens, as the shipped scenarios), at most 30 req/s: a longer prompt is more
+ * work per request, not an overload. */
+static double disagg_rate(double prompt)
+{
+    return fmin(30.0, 14.0 * 4096.0 / prompt);
+}
+
 static int tab_disagg(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t *err)
 {
     static const char *const sys[2] = {"disagg-colocated", "disagg-split"};
@@ -665,6 +693,7 @@ static int tab_disagg(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error
             set(s, "workload.input.mean=%.0f", pr);
             set(s, "workload.input.std=%.0f", pr / 2);
             set(s, "slo.tpot_ms=%g", p[1]);
+            set(s, "workload.rate=%.6g", disagg_rate(pr));
         }
     int rc = go(req, b, err);
     if (rc) {
@@ -680,6 +709,7 @@ static int tab_disagg(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error
         }
         const sv__lab_run_t *r = &b->run[k * (NP + 1) + NP];
         char nm[48];
+        if (k == 0) num(resp, "rate_req_s", disagg_rate(p[0]));
         snprintf(nm, sizeof nm, "%s_goodput_per_gpu", key[k]);
         num(resp, nm, sv__lab_num(r, "servesim.goodput_per_gpu"));
         snprintf(nm, sizeof nm, "%s_attainment_pct", key[k]);
