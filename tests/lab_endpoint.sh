@@ -5,8 +5,9 @@
 #      whole result JSON, and the charts byte for byte as `--report` writes them;
 #   2. a lesson's numbers equal `servesim run` of the command (and of the YAML) the page's
 #      "copy as scenario" gives;
-#   3. bad parameters are a 400 with a one-line message, and the server keeps serving;
-#   4. SIGTERM stops it cleanly: exit status 0, nothing left listening.
+#   3. concurrent requests answer exactly what each answers alone;
+#   4. bad parameters are a 400 with a one-line message, and the server keeps serving;
+#   5. SIGTERM stops it cleanly: exit status 0, nothing left listening.
 set -u
 servesim=$1
 root=$2
@@ -56,11 +57,7 @@ mapfile -t sets <"$tmp/sets"
 args=()
 for s in "${sets[@]}"; do args+=(--set "$s"); done
 (cd "$root" && "$servesim" run scenarios/lab/clocks.yaml "${args[@]}" --json "$tmp/clocks.json" --quiet) || exit 1
-cp "$tmp/copy.yaml" "$root/scenarios/lab/.lab-test-copy.yaml"
-(cd "$root" && "$servesim" run scenarios/lab/.lab-test-copy.yaml --json "$tmp/copy.json" --quiet)
-rc=$?
-rm -f "$root/scenarios/lab/.lab-test-copy.yaml"
-[ $rc -eq 0 ] || exit 1
+"$servesim" run "$tmp/copy.yaml" --json "$tmp/copy.json" --quiet || exit 1 # reads no files
 "$PY" - "$tmp" <<'PY' || fail=1
 import json, sys
 d = sys.argv[1]
@@ -76,7 +73,35 @@ print("lab_endpoint: lesson clocks (prompt 4096, reply 512, h200): TTFT %.3f ms,
       " E2E %.1f ms = servesim run of its command and of its copied YAML" % got)
 PY
 
-# 3. bad parameters: 400 and the message; the server keeps serving
+# 3. concurrent requests share nothing: four different runs at once answer what each
+#    answers alone (the runs above ran alone)
+pids=()
+for i in 1 2 3 4; do
+    lab_get "/api/run?scenario=users&set=workload.max_concurrency=$((8 * i))&set=workload.num_requests=300" "$tmp/par$i.json" >"$tmp/par$i.st" &
+    pids+=($!)
+done
+lab_get '/api/run?scenario=users&set=workload.max_concurrency=32&set=workload.num_requests=300' "$tmp/par0.json" >"$tmp/par0.st"
+wait "${pids[@]}" # not the server
+for i in 1 2 3 4; do
+    st=$(lab_get "/api/run?scenario=users&set=workload.max_concurrency=$((8 * i))&set=workload.num_requests=300" "$tmp/seq$i.json")
+    [ "$st" = 200 ] && [ "$(cat "$tmp/par$i.st")" = 200 ] || { echo "lab_endpoint: FAIL concurrent run $i: $st"; fail=1; }
+done
+"$PY" - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+for i in range(1, 5):
+    a = json.load(open("%s/par%d.json" % (d, i)))
+    b = json.load(open("%s/seq%d.json" % (d, i)))
+    if a["result"] != b["result"] or a["charts"] != b["charts"]:
+        print("lab_endpoint: FAIL run %d answered differently when run concurrently" % i)
+        sys.exit(1)
+if json.load(open(d + "/par0.json"))["result"] != json.load(open(d + "/api.json"))["result"]:
+    print("lab_endpoint: FAIL a run answered differently next to four others")
+    sys.exit(1)
+print("lab_endpoint: 5 concurrent /api/run requests answered exactly as each alone")
+PY
+
+# 4. bad parameters: 400 and the message; the server keeps serving
 while IFS='|' read -r path code want; do
     [ -z "$path" ] && continue
     st=$(lab_get "$path" "$tmp/err.json")
@@ -116,7 +141,7 @@ else
     fail=1
 fi
 
-# 4. SIGTERM: a clean stop, and nothing left behind
+# 5. SIGTERM: a clean stop, and nothing left behind
 pid=$LAB_PID
 kill -TERM "$pid"
 wait "$pid"
