@@ -5,7 +5,7 @@
 #   sv_build DIR [ARGS...]  configure (Release unless ARGS say otherwise) and build in DIR
 
 SV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SV_APT_PACKAGES="gcc cmake pkg-config libgsl-dev libyaml-dev libcjson-dev check"
+SV_APT_PACKAGES="gcc cmake pkg-config libgsl-dev libyaml-dev libcjson-dev libmicrohttpd-dev check"
 
 sv_missing_packages() {
     local missing=""
@@ -16,9 +16,10 @@ sv_missing_packages() {
         pkg-config --exists gsl || missing="$missing libgsl-dev"
         pkg-config --exists yaml-0.1 || missing="$missing libyaml-dev"
         pkg-config --exists libcjson || missing="$missing libcjson-dev"
+        pkg-config --exists libmicrohttpd || missing="$missing libmicrohttpd-dev"
         pkg-config --exists check || missing="$missing check"
     else
-        missing="$missing libgsl-dev libyaml-dev libcjson-dev check"
+        missing="$missing libgsl-dev libyaml-dev libcjson-dev libmicrohttpd-dev check"
     fi
     echo "$missing"
 }

@@ -129,6 +129,12 @@ static const sv__opt_help_t calibrate_opts[] = {
     {NULL, NULL, NULL},
 };
 
+static const sv__opt_help_t lab_opts[] = {
+    {"--port", "N", "the TCP port (default 8080; 0 takes a free one and prints it)"},
+    {"--bind", "ADDR", "the address to listen on (default 127.0.0.1: this machine only)"},
+    {NULL, NULL, NULL},
+};
+
 static const sv__cmd_help_t commands[] = {
     {"run", "SCENARIO.yaml [options]", "simulate a scenario; print the vLLM-style summary",
      "Simulate one scenario and print the summary `vllm bench serve` prints, then the\n"
@@ -186,6 +192,10 @@ static const sv__cmd_help_t commands[] = {
      "runs --family F --gpu G --fit KEY,...: fit to whole simulated runs of one family.\n"
      "synthetic --gpu G: recover known parameters from generated tables (a self-test).",
      calibrate_opts, NULL, "servesim calibrate synthetic --gpu a40"},
+    {"lab", "[options]", "the classroom lab: live lessons in the browser",
+     "Serve the classroom lab on this machine: one page of lesson tabs whose sliders rerun\n"
+     "the simulator (docs/lab.md). Ctrl-C stops it.",
+     lab_opts, NULL, "servesim lab --port 8080"},
     {"help", "[COMMAND]", "this overview, or a command's options",
      "Print the overview, or COMMAND's usage, options and an example (as COMMAND --help).", no_opts,
      NULL, "servesim help sweep"},

@@ -39,6 +39,7 @@
 #include "servesim/studies/sweep.h"
 #include "servesim/studies/validate.h"
 #include "servesim/base/yaml.h"
+#include "servesim/lab/lab.h"
 
 #include "cli/cli_cmp_int.h"
 #include "cli/cli_int.h"
@@ -1026,6 +1027,33 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     return EXIT_FAILURE;
 }
 
+/* servesim lab [--port N] [--bind ADDR]: serve the lab until Ctrl-C (docs/lab.md). */
+static int cmd_lab(const sv_catalog_t *cat, int argc, char **argv)
+{
+    sv_lab_t lab = {.cat = cat, .dir = sv_lab_default_dir(), .bind = "127.0.0.1", .port = 8080};
+    const char *v;
+    int missing = 0;
+    for (int i = 0; i < argc; i++) {
+        if ((v = sv__opt_value(argc, argv, &i, "--port", &missing))) {
+            long p;
+            if (sv_parse_long(v, &p) || p < 0 || p > 65535)
+                return fail("error: --port: expected a whole number in [0, 65535], got '%s'", v);
+            lab.port = (int)p;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--bind", &missing))) {
+            lab.bind = v;
+        } else if (missing) {
+            break;
+        } else {
+            return sv__unknown_option("lab", argv[i]);
+        }
+    }
+    if (missing) return fail("error: %s needs a value (see servesim lab --help)", missing_opt);
+    lab.log = stderr;
+    sv_error_t err;
+    if (sv_lab_serve(&lab, &err)) return fail_err(&err);
+    return EXIT_SUCCESS;
+}
+
 static int servesim_main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -1073,6 +1101,7 @@ static int servesim_main(int argc, char **argv)
              : strcmp(cmd, "plan") == 0      ? cmd_plan(cat, argc - i, argv + i)
              : strcmp(cmd, "validate") == 0  ? cmd_validate(cat, argc - i, argv + i)
              : strcmp(cmd, "calibrate") == 0 ? cmd_calibrate(cat, argc - i, argv + i)
+             : strcmp(cmd, "lab") == 0       ? cmd_lab(cat, argc - i, argv + i)
                                              : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;

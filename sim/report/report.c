@@ -687,14 +687,19 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
 
 int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err)
 {
+    int rc;
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
+    rc = sv_report_json_stream(res, detailed, f, err);
+    int crc = close_out(f, path, err);
+    return rc ? rc : crc;
+}
+
+int sv_report_json_stream(const sv_result_t *res, int detailed, FILE *f, sv_error_t *err)
+{
     sv_run_config_t cfg;
     int rc = sv_run_config(res, &cfg, err);
     if (rc) return rc;
-    FILE *f = open_out(path, err);
-    if (!f) {
-        sv_run_config_free(&cfg);
-        return SV_EIO;
-    }
     const sv_scenario_t *sc = res->sc;
     const sv_summary_t *s = &res->summary;
     const sv_workload_cfg_t *wl = &sc->workload;
@@ -745,7 +750,7 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     sv__jw_end_obj(&w);
     fputc('\n', f);
     sv_run_config_free(&cfg);
-    return close_out(f, path, err);
+    return 0;
 }
 
 /* ---- CSV ------------------------------------------------------------------------------- */

@@ -25,6 +25,9 @@ void sv_report_summary(const sv_result_t *res, FILE *f);
  * back as p ("99.9"), as vLLM's p_word does: "P" + this + " TTFT (ms)". */
 void sv_report_pct_word(double p, char *buf, size_t n);
 int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_error_t *err);
+/* The same JSON text onto an open stream (the lab answers with it); the caller checks
+ * and closes f. 0, or SV_ENOMEM when the configuration block cannot be built. */
+int sv_report_json_stream(const sv_result_t *res, int detailed, FILE *f, sv_error_t *err);
 int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 int sv_report_timeseries_csv(const sv_result_t *res, const char *path, sv_error_t *err);
 

@@ -1,0 +1,658 @@
+/*
+ * The lab's server and its generic part (see include/servesim/lab/lab.h): the HTTP
+ * front on libmicrohttpd (a thread per connection; nothing but the read-only catalog is
+ * shared between them), the routes, the checks every lab run passes (allow-listed
+ * scenario, allowed keys, no file paths, bounded requests, lengths and replicas), the
+ * run itself, and the YAML of a scenario with its overrides for "copy as scenario".
+ */
+#include "servesim/lab/lab.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "base/jsonw_int.h"
+#include "lab/lab_int.h"
+#include "servesim/base/yaml.h"
+#include "servesim/cluster/scenario.h"
+#include "servesim/report/charts.h"
+#include "servesim/report/report.h"
+
+#ifndef SERVESIM_LAB_DIR
+#define SERVESIM_LAB_DIR "scenarios/lab"
+#endif
+
+const char *sv_lab_default_dir(void)
+{
+    return SERVESIM_LAB_DIR;
+}
+
+/* The scenarios the lab runs: scenarios/lab/NAME.yaml and nothing else. */
+static const char *const lab_scenarios[] = {
+    "clocks",
+    "reply-a",
+    "reply-b",
+    "users",
+    "batching-continuous",
+    "batching-static",
+    "cost",
+    "tail",
+    "disagg-colocated",
+    "disagg-split",
+};
+#define N_LAB_SCENARIOS (int)(sizeof lab_scenarios / sizeof lab_scenarios[0])
+
+/* Keys a lab request may override (a prefix ending in '.' allows the subtree); the
+ * loader checks the rest. Keys or values naming files are refused: the lab reads only
+ * its own scenarios. */
+static const char *const allowed_keys[] = {
+    "seed",    "model",  "router", "workload.",       "hardware.",
+    "engine.", "pools.", "slo.",   "disaggregation.",
+};
+static const char *const refused_words[] = {"file", "trace", "mooncake", "config", "/", "\\"};
+
+/* Bounds on one run besides the request budget. */
+#define MAX_REPLICAS 64
+#define MAX_INPUT 131072L
+#define MAX_OUTPUT 32768L
+#define MAX_TOKENS 8000000.0 /* requests x the largest reply: decode steps stay bounded */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* ---- checks ---------------------------------------------------------------------------- */
+
+static int check_set(const char *set, sv_error_t *err)
+{
+    const char *eq = strchr(set, '=');
+    if (!eq || eq == set)
+        return sv_errorf(err, SV_EINVAL, "set '%s': expected KEY=VALUE (e.g. workload.rate=4)",
+                         set);
+    size_t kl = (size_t)(eq - set);
+    int ok = 0;
+    for (size_t i = 0; i < sizeof allowed_keys / sizeof allowed_keys[0]; i++) {
+        size_t l = strlen(allowed_keys[i]);
+        if (allowed_keys[i][l - 1] == '.' ? (kl > l && strncmp(set, allowed_keys[i], l) == 0)
+                                          : (kl == l && strncmp(set, allowed_keys[i], l) == 0))
+            ok = 1;
+    }
+    if (!ok)
+        return sv_errorf(err, SV_ENOKEY,
+                         "set '%.*s': the lab overrides only seed, model, router and keys under "
+                         "workload., hardware., engine., pools., slo. and disaggregation.",
+                         (int)kl, set);
+    for (size_t i = 0; i < sizeof refused_words / sizeof refused_words[0]; i++)
+        if (strstr(set, refused_words[i]))
+            return sv_errorf(err, SV_EINVAL,
+                             "set '%s': the lab reads no files; '%s' is not allowed in a key or "
+                             "value",
+                             set, refused_words[i]);
+    return 0;
+}
+
+/* The largest length a distribution can draw. */
+static double len_bound(const sv_lendist_t *d)
+{
+    double hi = (double)d->max;
+    if (d->kind == SV_LEN_FIXED && d->value < hi) hi = d->value;
+    if (d->kind == SV_LEN_UNIFORM && (double)d->hi < hi) hi = (double)d->hi;
+    if (d->kind == SV_LEN_EMPIRICAL) {
+        double m = 0;
+        for (size_t i = 0; i < d->nsamples; i++)
+            if (d->samples[i] > m) m = (double)d->samples[i];
+        if (m < hi) hi = m;
+    }
+    return hi;
+}
+
+static int check_bounds(const sv__lab_req_t *req, const sv_scenario_t *sc, sv_error_t *err)
+{
+    const sv_workload_cfg_t *w = &sc->workload;
+    if (w->has_trace || w->num_requests <= 0 || w->duration > 0)
+        return sv_errorf(err, SV_ELIMIT,
+                         "workload: the lab runs a given number of requests "
+                         "(workload.num_requests), not a duration or a trace");
+    if (w->num_requests > req->budget)
+        return sv_errorf(err, SV_ELIMIT,
+                         "workload.num_requests: %ld is more than this lab request may simulate "
+                         "(%ld left of %ld)",
+                         w->num_requests, req->budget, SV_LAB_MAX_REQUESTS);
+    int replicas = 0;
+    for (int p = 0; p < sc->npools; p++)
+        replicas += sc->pools[p].replicas;
+    if (replicas > MAX_REPLICAS)
+        return sv_errorf(err, SV_ELIMIT, "replicas: %d in all; the lab runs at most %d", replicas,
+                         MAX_REPLICAS);
+    double in = len_bound(&w->input), out = len_bound(&w->output);
+    if (in > MAX_INPUT)
+        return sv_errorf(err, SV_ELIMIT,
+                         "workload.input: prompts up to %.0f tokens; the lab allows at most %ld "
+                         "(set max)",
+                         in, MAX_INPUT);
+    if (out > MAX_OUTPUT)
+        return sv_errorf(err, SV_ELIMIT,
+                         "workload.output: replies up to %.0f tokens; the lab allows at most %ld "
+                         "(set max)",
+                         out, MAX_OUTPUT);
+    if (out * (double)w->num_requests > MAX_TOKENS)
+        return sv_errorf(err, SV_ELIMIT,
+                         "workload: %ld requests of up to %.0f reply tokens; the lab allows at "
+                         "most %.0f tokens in all",
+                         w->num_requests, out, MAX_TOKENS);
+    return 0;
+}
+
+/* ---- the YAML of a scenario with its overrides ------------------------------------------ */
+
+static int plain_scalar(const char *s)
+{
+    if (!*s || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0])) return 0;
+    for (const char *p = s; *p; p++)
+        if ((*p == ':' && (p[1] == ' ' || !p[1])) || (*p == ' ' && p[1] == '#') || *p == '\n' ||
+            *p == '"' || *p == '\\')
+            return 0;
+    return s[strlen(s) - 1] != ' ';
+}
+
+static void emit_scalar(FILE *f, const sv_ynode_t *n)
+{
+    if (!n->quoted && plain_scalar(n->scalar)) {
+        fputs(n->scalar, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = n->scalar; *p; p++) {
+        if (*p == '"' || *p == '\\') fputc('\\', f);
+        if (*p == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void emit_flow(FILE *f, const sv_ynode_t *n)
+{
+    if (n->kind == SV_Y_SCALAR) {
+        emit_scalar(f, n);
+    } else if (n->kind == SV_Y_MAP) {
+        fputc('{', f);
+        for (size_t i = 0; i < n->n; i++) {
+            fprintf(f, "%s%s: ", i ? ", " : "", n->map[i].key);
+            emit_flow(f, n->map[i].val);
+        }
+        fputc('}', f);
+    } else {
+        fputc('[', f);
+        for (size_t i = 0; i < n->n; i++) {
+            fputs(i ? ", " : "", f);
+            emit_flow(f, n->seq[i]);
+        }
+        fputc(']', f);
+    }
+}
+
+/* Maps in block style, sequences one flow item a line, the rest in flow style. */
+static void emit_block(FILE *f, const sv_ynode_t *map, int indent)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        const sv_ynode_t *v = map->map[i].val;
+        fprintf(f, "%*s%s:", indent, "", map->map[i].key);
+        if (v->kind == SV_Y_MAP && indent == 0) {
+            fputc('\n', f);
+            emit_block(f, v, indent + 2);
+        } else if (v->kind == SV_Y_SEQ && indent == 0) {
+            fputc('\n', f);
+            for (size_t k = 0; k < v->n; k++) {
+                fprintf(f, "%*s- ", indent + 2, "");
+                emit_flow(f, v->seq[k]);
+                fputc('\n', f);
+            }
+        } else {
+            fputc(' ', f);
+            emit_flow(f, v);
+            fputc('\n', f);
+        }
+    }
+}
+
+/* The scenario file with the sets applied, as YAML text (malloc'd), or NULL. */
+static char *scenario_yaml(const char *path, const char *name, const char *const *sets, int nsets)
+{
+    sv_ydoc_t *doc = NULL;
+    sv_error_t e;
+    if (sv_ydoc_load(path, &doc, &e)) return NULL;
+    for (int i = 0; i < nsets; i++)
+        if (sv_ydoc_set(doc, sets[i], &e)) {
+            sv_ydoc_free(doc);
+            return NULL;
+        }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        sv_ydoc_free(doc);
+        return NULL;
+    }
+    fprintf(f,
+            "# scenarios/lab/%s.yaml as the lab ran it (servesim lab, docs/lab.md).\n"
+            "# Save it next to scenarios/lab/%s.yaml and run: servesim run FILE.yaml\n",
+            name, name);
+    if (nsets) fputs("# overrides applied:", f);
+    for (int i = 0; i < nsets; i++)
+        fprintf(f, " %s", sets[i]);
+    if (nsets) fputc('\n', f);
+    if (doc->root && doc->root->kind == SV_Y_MAP) emit_block(f, doc->root, 0);
+    sv_ydoc_free(doc);
+    if (fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* ---- one run ----------------------------------------------------------------------------- */
+
+void sv__lab_run_free(sv__lab_run_t *r)
+{
+    if (!r) return;
+    sv_result_free(r->res);
+    sv_scenario_free(r->sc);
+    free(r->text);
+    cJSON_Delete(r->json);
+    memset(r, 0, sizeof *r);
+}
+
+/* The run's JSON text and its parse into r; 0 or SV_ENOMEM. */
+static int run_json(sv__lab_run_t *r)
+{
+    size_t len = 0;
+    FILE *f = open_memstream(&r->text, &len);
+    if (!f) return SV_ENOMEM;
+    int rc = sv_report_json_stream(r->res, 0, f, NULL);
+    if (fclose(f) != 0 || rc) return SV_ENOMEM;
+    r->json = cJSON_Parse(r->text);
+    return r->json ? 0 : SV_ENOMEM;
+}
+
+cJSON *sv__lab_number(double v)
+{
+    char buf[40];
+    return isfinite(v) ? cJSON_CreateRaw(sv__fmt_double(v, buf)) : cJSON_CreateNull();
+}
+
+static void add_shown(sv__lab_req_t *req, const char *name, const char *path,
+                      const char *const *sets, int nsets)
+{
+    cJSON *o = cJSON_CreateObject(), *s = cJSON_CreateArray();
+    char cmd[4096];
+    int at = snprintf(cmd, sizeof cmd, "servesim run scenarios/lab/%s.yaml", name);
+    for (int i = 0; i < nsets; i++) {
+        cJSON_AddItemToArray(s, cJSON_CreateString(sets[i]));
+        int q = strpbrk(sets[i], " {}[],") != NULL;
+        if (at < (int)sizeof cmd)
+            at += snprintf(cmd + at, sizeof cmd - (size_t)at, q ? " --set '%s'" : " --set %s",
+                           sets[i]);
+    }
+    cJSON_AddStringToObject(o, "scenario", name);
+    cJSON_AddItemToObject(o, "sets", s);
+    cJSON_AddStringToObject(o, "command", cmd);
+    char *y = scenario_yaml(path, name, sets, nsets);
+    cJSON_AddStringToObject(o, "yaml", y ? y : "");
+    free(y);
+    cJSON_AddItemToArray(req->runs, o);
+}
+
+static int load_one(sv__lab_req_t *req, const char *name, const char *const *sets, int nsets,
+                    sv__lab_run_t *out, sv_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    int known = 0;
+    for (int i = 0; i < N_LAB_SCENARIOS; i++)
+        known |= strcmp(name, lab_scenarios[i]) == 0;
+    if (!known)
+        return sv_errorf(err, SV_ENOTFOUND,
+                         "scenario '%s': not a lab scenario (clocks, reply-a, reply-b, users, "
+                         "batching-continuous, batching-static, cost, tail, disagg-colocated, "
+                         "disagg-split)",
+                         name);
+    if (nsets > SV_LAB_MAX_SETS)
+        return sv_errorf(err, SV_ELIMIT, "at most %d set= overrides, got %d", SV_LAB_MAX_SETS,
+                         nsets);
+    for (int i = 0; i < nsets; i++) {
+        int rc = check_set(sets[i], err);
+        if (rc) return rc;
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.yaml", req->lab->dir, name);
+    int rc = sv_scenario_load(path, sets, nsets, req->lab->cat, &out->sc, err);
+    if (!rc) rc = check_bounds(req, out->sc, err);
+    if (!rc) req->budget -= out->sc->workload.num_requests;
+    return rc;
+}
+
+typedef struct job {
+    sv__lab_run_t *run;
+    sv_error_t err;
+    int rc;
+} job_t;
+
+static void *run_job(void *arg)
+{
+    job_t *j = arg;
+    j->rc = sv_sim_run(j->run->sc, &j->run->res, &j->err);
+    return NULL;
+}
+
+int sv__lab_run_many(sv__lab_req_t *req, int n, const sv__lab_spec_t *specs, sv__lab_run_t *out,
+                     sv_error_t *err)
+{
+    int rc = 0, i;
+    for (i = 0; i < n; i++)
+        memset(&out[i], 0, sizeof out[i]);
+    for (i = 0; i < n && !rc; i++)
+        rc = load_one(req, specs[i].name, specs[i].sets, specs[i].nsets, &out[i], err);
+    /* The runs share nothing: each owns its scenario and result, so they run in threads,
+     * a few at a time. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int width = cpus < 1 ? 1 : cpus > SV_LAB_MAX_THREADS ? SV_LAB_MAX_THREADS : (int)cpus;
+    job_t jobs[SV_LAB_MAX_THREADS];
+    pthread_t th[SV_LAB_MAX_THREADS];
+    for (int base = 0; base < n && !rc; base += width) {
+        int m = n - base < width ? n - base : width, started = 0;
+        for (int k = 0; k < m; k++) {
+            jobs[k] = (job_t){.run = &out[base + k], .rc = 0};
+            sv_error_clear(&jobs[k].err);
+            if (m > 1 && pthread_create(&th[k], NULL, run_job, &jobs[k]) == 0)
+                started |= 1 << k;
+            else
+                run_job(&jobs[k]);
+        }
+        for (int k = 0; k < m; k++) {
+            if (started & (1 << k)) pthread_join(th[k], NULL);
+            if (jobs[k].rc && !rc) {
+                rc = jobs[k].rc;
+                *err = jobs[k].err;
+            }
+        }
+    }
+    for (i = 0; i < n && !rc; i++) {
+        req->simulated += out[i].sc->workload.num_requests;
+        if (run_json(&out[i])) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    if (rc) {
+        for (i = 0; i < n; i++)
+            sv__lab_run_free(&out[i]);
+        return rc;
+    }
+    for (i = 0; i < n; i++)
+        if (specs[i].show) {
+            char path[1200];
+            snprintf(path, sizeof path, "%s/%s.yaml", req->lab->dir, specs[i].name);
+            add_shown(req, specs[i].name, path, specs[i].sets, specs[i].nsets);
+        }
+    return 0;
+}
+
+int sv__lab_run(sv__lab_req_t *req, const char *name, const char *const *sets, int nsets, int show,
+                sv__lab_run_t *out, sv_error_t *err)
+{
+    sv__lab_spec_t sp = {.name = name, .sets = sets, .nsets = nsets, .show = show};
+    return sv__lab_run_many(req, 1, &sp, out, err);
+}
+
+double sv__lab_num(const sv__lab_run_t *r, const char *path)
+{
+    const cJSON *j = r->json;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ".", &save); t && j; t = strtok_r(NULL, ".", &save))
+        j = cJSON_GetObjectItemCaseSensitive(j, t);
+    return cJSON_IsNumber(j) ? j->valuedouble : NAN;
+}
+
+/* ---- routes -------------------------------------------------------------------------------- */
+
+static char *print_json(cJSON *j, size_t *len)
+{
+    char *s = cJSON_PrintUnformatted(j);
+    *len = s ? strlen(s) : 0;
+    return s;
+}
+
+static int json_error(int status, const char *msg, char **body, size_t *len, const char **ctype)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", msg);
+    *body = print_json(j, len);
+    cJSON_Delete(j);
+    *ctype = "application/json";
+    return *body ? status : 500;
+}
+
+static int api_run(sv__lab_req_t *req, const sv_lab_arg_t *args, int nargs, cJSON *resp,
+                   sv_error_t *err)
+{
+    const char *scenario = NULL, *sets[SV_LAB_MAX_SETS + 1];
+    int nsets = 0;
+    for (int i = 0; i < nargs; i++) {
+        if (strcmp(args[i].key, "scenario") == 0) {
+            if (scenario) return sv_errorf(err, SV_EINVAL, "scenario= given twice");
+            scenario = args[i].value;
+        } else if (strcmp(args[i].key, "set") == 0) {
+            if (nsets > SV_LAB_MAX_SETS)
+                return sv_errorf(err, SV_ELIMIT, "at most %d set= overrides", SV_LAB_MAX_SETS);
+            sets[nsets++] = args[i].value;
+        } else {
+            return sv_errorf(err, SV_ENOKEY,
+                             "unknown parameter '%s' (/api/run takes scenario= and set=KEY=VALUE)",
+                             args[i].key);
+        }
+    }
+    if (!scenario) return sv_errorf(err, SV_EINVAL, "/api/run needs scenario=NAME");
+    sv__lab_run_t r;
+    int rc = sv__lab_run(req, scenario, sets, nsets, 1, &r, err);
+    if (rc) return rc;
+    cJSON *charts = cJSON_AddObjectToObject(resp, "charts");
+    static const char *const names[] = {"ttft-cdf", "tpot-cdf", "breakdown"};
+    for (int i = 0; i < 3; i++) {
+        char *svg = sv_chart_run(r.res, names[i]);
+        cJSON_AddStringToObject(charts, names[i], svg ? svg : "");
+        free(svg);
+    }
+    cJSON_AddItemToObject(resp, "result", cJSON_CreateRaw(r.text));
+    sv__lab_run_free(&r);
+    return 0;
+}
+
+int sv_lab_answer(const sv_lab_t *lab, const char *path, const sv_lab_arg_t *args, int nargs,
+                  char **body, size_t *len, const char **ctype)
+{
+    *body = NULL;
+    *len = 0;
+    if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0) {
+        *body = malloc(sv__lab_html_len);
+        if (!*body) return 500;
+        memcpy(*body, sv__lab_html, sv__lab_html_len);
+        *len = sv__lab_html_len;
+        *ctype = "text/html; charset=utf-8";
+        return 200;
+    }
+    int run = strcmp(path, "/api/run") == 0, lesson = strcmp(path, "/api/lesson") == 0;
+    if (!run && !lesson)
+        return json_error(404, "not found: the lab serves /, /api/run and /api/lesson", body, len,
+                          ctype);
+    if (nargs > SV_LAB_MAX_ARGS)
+        return json_error(400, "too many query parameters", body, len, ctype);
+    for (int i = 0; i < nargs; i++)
+        if (!args[i].value || !args[i].value[0]) {
+            char m[200];
+            snprintf(m, sizeof m, "parameter '%.60s' needs a value (%.60s=VALUE)", args[i].key,
+                     args[i].key);
+            return json_error(400, m, body, len, ctype);
+        }
+    double t0 = now_ms();
+    sv__lab_req_t req = {.lab = lab, .budget = SV_LAB_MAX_REQUESTS, .runs = cJSON_CreateArray()};
+    cJSON *resp = cJSON_CreateObject();
+    sv_error_t err;
+    sv_error_clear(&err);
+    int rc = run ? api_run(&req, args, nargs, resp, &err)
+                 : sv__lab_lesson(&req, args, nargs, resp, &err);
+    if (rc) {
+        cJSON_Delete(resp);
+        cJSON_Delete(req.runs);
+        return json_error(rc == SV_ENOMEM ? 500 : 400, err.msg, body, len, ctype);
+    }
+    cJSON_AddItemToObject(resp, "runs", req.runs);
+    cJSON_AddNumberToObject(resp, "simulated_requests", (double)req.simulated);
+    cJSON_AddNumberToObject(resp, "elapsed_ms", round((now_ms() - t0) * 1000) / 1000);
+    *body = print_json(resp, len);
+    cJSON_Delete(resp);
+    *ctype = "application/json";
+    return *body ? 200 : 500;
+}
+
+/* ---- HTTP ------------------------------------------------------------------------------------ */
+
+typedef struct argv_acc {
+    sv_lab_arg_t a[SV_LAB_MAX_ARGS + 1];
+    int n;
+} argv_acc_t;
+
+static enum MHD_Result take_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    (void)kind;
+    argv_acc_t *acc = cls;
+    if (acc->n <= SV_LAB_MAX_ARGS) acc->a[acc->n++] = (sv_lab_arg_t){key, value};
+    return MHD_YES;
+}
+
+/* Only requests addressed to this machine: a page elsewhere cannot reach the lab through a
+ * DNS name that points here. */
+static int local_host(const char *host, const char *bind)
+{
+    if (!host) return 0;
+    static const char *const ok[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (int i = 0; i < 3; i++) {
+        size_t l = strlen(ok[i]);
+        if (strncmp(host, ok[i], l) == 0 && (host[l] == ':' || host[l] == '\0')) return 1;
+    }
+    size_t l = strlen(bind);
+    return strncmp(host, bind, l) == 0 && (host[l] == ':' || host[l] == '\0');
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **state)
+{
+    (void)version;
+    (void)upload;
+    const sv_lab_t *lab = cls;
+    if (*state == NULL) { /* the headers: come back for the body */
+        *state = (void *)1;
+        return MHD_YES;
+    }
+    char *body = NULL;
+    size_t len = 0;
+    const char *ctype = "application/json";
+    int status;
+    argv_acc_t acc = {.n = 0};
+    double t0 = now_ms();
+    if (*upload_size) {
+        *upload_size = 0; /* the lab takes no uploads */
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        status = json_error(405, "the lab answers GET only", &body, &len, &ctype);
+    } else if (!local_host(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST),
+                           lab->bind)) {
+        status = json_error(403, "the lab answers requests to this machine's address only", &body,
+                            &len, &ctype);
+    } else {
+        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, take_arg, &acc);
+        status = sv_lab_answer(lab, url, acc.a, acc.n, &body, &len, &ctype);
+    }
+    struct MHD_Response *r =
+        body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", ctype);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                            "'unsafe-inline'; img-src data:; connect-src 'self'");
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    if (lab->log)
+        fprintf(lab->log, "servesim lab: %s %s -> %d (%.1f ms)\n", method, url, status,
+                now_ms() - t0);
+    return ok;
+}
+
+int sv_lab_serve(const sv_lab_t *lab, sv_error_t *err)
+{
+    struct sockaddr_in a4;
+    struct sockaddr_in6 a6;
+    struct sockaddr *sa;
+    memset(&a4, 0, sizeof a4);
+    memset(&a6, 0, sizeof a6);
+    if (lab->port < 0 || lab->port > 65535)
+        return sv_errorf(err, SV_EINVAL, "--port: expected 0 to 65535, got %d", lab->port);
+    if (inet_pton(AF_INET, lab->bind, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)lab->port);
+        sa = (struct sockaddr *)&a4;
+    } else if (inet_pton(AF_INET6, lab->bind, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)lab->port);
+        sa = (struct sockaddr *)&a6;
+    } else {
+        return sv_errorf(err, SV_EINVAL, "--bind: expected an IP address like 127.0.0.1, got '%s'",
+                         lab->bind);
+    }
+    /* The serving threads inherit this mask; the main thread waits for the signal. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     (sa->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    struct MHD_Daemon *d =
+        MHD_start_daemon(flags, (uint16_t)lab->port, NULL, NULL, on_request, (void *)lab,
+                         MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    if (!d)
+        return sv_errorf(err, SV_EIO, "cannot listen on %s port %d (in use, or not this machine's)",
+                         lab->bind, lab->port);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    int port = info ? (int)info->port : lab->port;
+    int v6 = sa->sa_family == AF_INET6;
+    printf("servesim lab: http://%s%s%s:%d/ (Ctrl-C stops it)\nport %d\n", v6 ? "[" : "", lab->bind,
+           v6 ? "]" : "", port, port);
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&set, &sig);
+    MHD_stop_daemon(d);
+    if (lab->log) fprintf(lab->log, "servesim lab: stopped (signal %d)\n", sig);
+    return 0;
+}
