@@ -116,6 +116,41 @@ START_TEST(test_trace_scenario_runs)
 }
 END_TEST
 
+/* Variants of one parsed source: each is what sv_scenario_load with the base and its own
+ * overrides gives; a trace they share is read once and lent; the source's own document
+ * is never changed by a variant's overrides; a bad override is located as in a load. */
+START_TEST(test_variants_of_one_source)
+{
+    const char *base[] = {"engine.max_num_seqs=64"};
+    sv_scenario_src_t *src;
+    sv_error_t err;
+    ck_assert_msg(sv_scenario_src_open(tu_data("trace_scenario.yaml"), base, 1, &src, &err) == 0,
+                  "%s", err.msg);
+    const char *v1[] = {"engine.max_num_seqs=8"}, *v2[] = {"hardware.tp=2"};
+    sv_scenario_t *a, *b, *c, *ref;
+    ck_assert_int_eq(sv_scenario_src_load(src, v1, 1, cat, &a, &err), 0);
+    ck_assert_int_eq(sv_scenario_src_load(src, v2, 1, cat, &b, &err), 0);
+    ck_assert_int_eq(a->pools[0].engine.max_num_seqs, 8);
+    ck_assert_int_eq(b->pools[0].engine.max_num_seqs, 64); /* v1 did not reach the source */
+    ck_assert_int_eq(b->pools[0].perf.tp, 2);
+    ck_assert_ptr_nonnull(a->trace);
+    ck_assert_ptr_eq(a->trace, b->trace); /* read once */
+    const char *both[] = {"engine.max_num_seqs=64", "hardware.tp=2"};
+    ck_assert_int_eq(load("trace_scenario.yaml", both, 2, &ref, &err), 0);
+    ck_assert_int_eq(ref->pools[0].engine.max_num_seqs, b->pools[0].engine.max_num_seqs);
+    ck_assert_int_eq(ref->trace->n, b->trace->n);
+    ck_assert_int_eq(ref->pools[0].perf.tp, b->pools[0].perf.tp);
+    const char *bad[] = {"engine.max_num_seqs=lots"};
+    ck_assert_int_eq(sv_scenario_src_load(src, bad, 1, cat, &c, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "--set engine.max_num_seqs=lots: engine.max_num_seqs:"), "%s",
+                  err.msg);
+    sv_scenario_free(ref);
+    sv_scenario_free(a);
+    sv_scenario_free(b);
+    sv_scenario_src_free(src);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -124,6 +159,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_defaults_and_overrides);
     tcase_add_test(tc, test_bad_input_is_located);
     tcase_add_test(tc, test_trace_scenario_runs);
+    tcase_add_test(tc, test_variants_of_one_source);
     suite_add_tcase(s, tc);
     return s;
 }

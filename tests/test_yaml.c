@@ -114,6 +114,35 @@ START_TEST(test_enum_from_table)
 }
 END_TEST
 
+/* A copy keeps every place, reads afresh (no key marked), and is changed alone. */
+START_TEST(test_copy_is_independent)
+{
+    sv_ydoc_t *doc = parse("engine:\n  max_num_seqs: 4\n  rate: fast\n");
+    sv_error_t err;
+    ck_assert_int_eq(sv_ydoc_set(doc, "engine.block_size=32", &err), 0);
+    sv_ynode_t *e0 = sv_ymap_get(doc->root, "engine");
+    (void)sv_ymap_get(e0, "max_num_seqs"); /* marks in the source are not copied */
+    sv_ydoc_t *cp;
+    ck_assert_int_eq(sv_ydoc_copy(doc, &cp, &err), 0);
+    ck_assert_int_eq(sv_ydoc_set(cp, "engine.max_num_seqs=9", &err), 0);
+    long l;
+    double d;
+    sv_ynode_t *e = sv_ymap_get(cp->root, "engine");
+    ck_assert_int_eq(sv_yget_long(e, "max_num_seqs", 1, 1, 100, &l, &err), 0);
+    ck_assert_int_eq(l, 9);
+    ck_assert_int_eq(sv_yget_long(e0, "max_num_seqs", 1, 1, 100, &l, &err), 0);
+    ck_assert_int_eq(l, 4);
+    ck_assert_int_eq(sv_yget_long(e, "block_size", 1, 1, 100, &l, &err), 0);
+    ck_assert_int_eq(l, 32);
+    ck_assert_int_eq(sv_yget_double(e, "rate", 1, 0, 1, &d, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "s.yaml:3:9: engine.rate: expected a number in [0, 1], got 'fast'");
+    ck_assert_int_eq(sv_ymap_check_unknown(e, &err), 0);
+    sv_ydoc_free(doc); /* the copy owns its own strings */
+    ck_assert_int_eq(sv_ymap_check_unknown(cp->root, &err), 0);
+    sv_ydoc_free(cp);
+}
+END_TEST
+
 START_TEST(test_malformed_and_strict)
 {
     sv_ydoc_t *doc = NULL;
@@ -275,6 +304,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_error_in_list_item);
     tcase_add_test(tc, test_override_paths);
     tcase_add_test(tc, test_enum_from_table);
+    tcase_add_test(tc, test_copy_is_independent);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -97,6 +97,61 @@ static sv_ynode_t *node_new(sv_ykind_t kind, const char *file, int line, int col
     return n;
 }
 
+/* A deep copy of node whose file names are remapped from document src to dst; NULL when
+ * memory runs out. Getters' marks (used, asked) are not copied: a copy is read afresh. */
+static sv_ynode_t *node_copy(const sv_ynode_t *n, const sv_ydoc_t *src, const sv_ydoc_t *dst)
+{
+    const char *file = n->file;
+    if (file == src->file) file = dst->file;
+    for (size_t i = 0; i < src->nstrings; i++)
+        if (file == src->strings[i]) file = dst->strings[i];
+    char *path = strdup(n->path ? n->path : "");
+    sv_ynode_t *c = path ? node_new(n->kind, file, n->line, n->col, path) : NULL;
+    if (!c) return NULL;
+    c->quoted = n->quoted;
+    if (n->scalar && !(c->scalar = strdup(n->scalar))) goto fail;
+    if (n->n && n->kind == SV_Y_MAP && !(c->map = calloc(n->n, sizeof *c->map))) goto fail;
+    if (n->n && n->kind == SV_Y_SEQ && !(c->seq = calloc(n->n, sizeof *c->seq))) goto fail;
+    c->cap = n->n;
+    for (size_t i = 0; i < n->n; i++, c->n++) {
+        if (n->kind == SV_Y_MAP) {
+            c->map[i].key = strdup(n->map[i].key);
+            c->map[i].val = c->map[i].key ? node_copy(n->map[i].val, src, dst) : NULL;
+            if (!c->map[i].val) {
+                free(c->map[i].key);
+                goto fail;
+            }
+        } else if (!(c->seq[i] = node_copy(n->seq[i], src, dst))) {
+            goto fail;
+        }
+    }
+    return c;
+fail:
+    node_free(c);
+    return NULL;
+}
+
+int sv_ydoc_copy(const sv_ydoc_t *src, sv_ydoc_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    sv_ydoc_t *d = calloc(1, sizeof *d);
+    int bad = !d || !(d->file = strdup(src->file ? src->file : ""));
+    if (!bad && src->nstrings) {
+        bad = !(d->strings = calloc(src->nstrings, sizeof *d->strings));
+        for (size_t i = 0; !bad && i < src->nstrings; i++, d->nstrings++)
+            bad = !(d->strings[i] = strdup(src->strings[i]));
+        d->capstrings = d->nstrings;
+    }
+    if (!bad && src->root) bad = !(d->root = node_copy(src->root, src, d));
+    if (bad) {
+        sv_ydoc_free(d);
+        return sv_errorf(err, SV_ENOMEM, "out of memory copying %s",
+                         src->file ? src->file : "a document");
+    }
+    *out = d;
+    return 0;
+}
+
 const char *sv_ynode_where(const sv_ynode_t *node, char *buf, size_t n)
 {
     if (!node)

@@ -17,7 +17,7 @@
 void sv_scenario_free(sv_scenario_t *sc)
 {
     if (!sc) return;
-    sv_trace_free(sc->trace);
+    if (!sc->trace_borrowed) sv_trace_free(sc->trace);
     sv_prompts_free(sc->prompts);
     free(sc->emp_input);
     free(sc->emp_output);
@@ -1233,10 +1233,103 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     sv_ymap_get(root, "sweep");
     if ((rc = sv_ymap_check_unknown(root, err))) return rc;
     if ((rc = validate_located(sc, root, err))) return rc;
-    if (sc->mooncake.given) return sv_mooncake_load(&sc->mooncake, &sc->trace, &sc->prompts, err);
-    if (sc->workload.has_trace && (rc = sv_trace_load(&sc->workload.trace, &sc->trace, err)))
-        return rc;
     return 0;
+}
+
+/* A trace read once for every variant of one source (sv_scenario_src_t). */
+typedef struct trace_cache {
+    sv_trace_cfg_t cfg;
+    sv_trace_t *trace; /* owned; NULL until a variant read one */
+} trace_cache_t;
+
+/* The files the scenario names: a Mooncake trace, or a trace (shared through cache when a
+ * variant before read the same one). */
+static int load_traces(sv_scenario_t *sc, trace_cache_t *cache, sv_error_t *err)
+{
+    if (sc->mooncake.given) return sv_mooncake_load(&sc->mooncake, &sc->trace, &sc->prompts, err);
+    if (!sc->workload.has_trace) return 0;
+    if (cache && cache->trace && memcmp(&cache->cfg, &sc->workload.trace, sizeof cache->cfg) == 0) {
+        sc->trace = cache->trace;
+        sc->trace_borrowed = 1;
+        return 0;
+    }
+    int rc = sv_trace_load(&sc->workload.trace, &sc->trace, err);
+    if (!rc && cache && !cache->trace) {
+        cache->cfg = sc->workload.trace;
+        cache->trace = sc->trace;
+        sc->trace_borrowed = 1;
+    }
+    return rc;
+}
+
+/* The scenario of a document (freed here) with its overrides applied. */
+static int scenario_of_doc(const char *path, sv_ydoc_t *doc, const sv_catalog_t *cat,
+                           trace_cache_t *cache, sv_scenario_t **out, sv_error_t *err)
+{
+    sv_scenario_t *sc = calloc(1, sizeof *sc);
+    int rc = sc ? 0 : sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!rc) {
+        snprintf(sc->path, sizeof sc->path, "%s", path);
+        rc = read_scenario(doc, cat, sc, err);
+    }
+    sv_ydoc_free(doc);
+    if (!rc) rc = load_traces(sc, cache, err);
+    if (rc) {
+        sv_scenario_free(sc);
+        return rc;
+    }
+    *out = sc;
+    return 0;
+}
+
+struct sv_scenario_src {
+    char path[1024];
+    sv_ydoc_t *doc; /* the file with the base overrides applied, never read by getters */
+    trace_cache_t cache;
+};
+
+int sv_scenario_src_open(const char *path, const char *const *sets, int nsets,
+                         sv_scenario_src_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    sv_scenario_src_t *s = calloc(1, sizeof *s);
+    if (!s) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    snprintf(s->path, sizeof s->path, "%s", path);
+    int rc = sv_ydoc_load(path, &s->doc, err);
+    for (int i = 0; i < nsets && !rc; i++)
+        rc = sv_ydoc_set(s->doc, sets[i], err);
+    if (rc) {
+        sv_scenario_src_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int sv_scenario_src_load(sv_scenario_src_t *src, const char *const *sets, int nsets,
+                         const sv_catalog_t *cat, sv_scenario_t **out, sv_error_t *err)
+{
+    sv_error_t scratch;
+    if (!err) err = &scratch;
+    *out = NULL;
+    sv_ydoc_t *doc;
+    int rc = sv_ydoc_copy(src->doc, &doc, err);
+    if (rc) return rc;
+    for (int i = 0; i < nsets && !rc; i++)
+        rc = sv_ydoc_set(doc, sets[i], err);
+    if (rc) {
+        sv_ydoc_free(doc);
+        return rc;
+    }
+    return scenario_of_doc(src->path, doc, cat, &src->cache, out, err);
+}
+
+void sv_scenario_src_free(sv_scenario_src_t *src)
+{
+    if (!src) return;
+    sv_ydoc_free(src->doc);
+    sv_trace_free(src->cache.trace);
+    free(src);
 }
 
 int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
@@ -1247,20 +1340,11 @@ int sv_scenario_load(const char *path, const char *const *sets, int nsets, const
     *out = NULL;
     sv_ydoc_t *doc;
     int rc = sv_ydoc_load(path, &doc, err);
-    if (rc) return rc;
     for (int i = 0; i < nsets && !rc; i++)
         rc = sv_ydoc_set(doc, sets[i], err);
-    sv_scenario_t *sc = rc ? NULL : calloc(1, sizeof *sc);
-    if (!rc && !sc) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-    if (!rc) {
-        snprintf(sc->path, sizeof sc->path, "%s", path);
-        rc = read_scenario(doc, cat, sc, err);
-    }
-    sv_ydoc_free(doc);
     if (rc) {
-        sv_scenario_free(sc);
+        sv_ydoc_free(doc);
         return rc;
     }
-    *out = sc;
-    return 0;
+    return scenario_of_doc(path, doc, cat, NULL, out, err);
 }

@@ -378,8 +378,10 @@ static void row_values(const sv_sweep_t *sw, long index, sv_row_t *row)
         row->vals[k] = sv_sweep_value(sw, index, k);
 }
 
-static void run_point(const sv_sweep_t *sw, const sv_catalog_t *cat, long index, const char *outdir,
-                      sv_row_t *row)
+/* One point: the source's parsed scenario (the base with --set) with the point's own
+ * overrides applied to a copy (sv_scenario_src_load), run, its file written. */
+static void run_point(const sv_sweep_t *sw, sv_scenario_src_t *src, const sv_catalog_t *cat,
+                      long index, const char *outdir, sv_row_t *row)
 {
     memset(row, 0, sizeof *row);
     row->index = index;
@@ -392,7 +394,7 @@ static void run_point(const sv_sweep_t *sw, const sv_catalog_t *cat, long index,
     sv_scenario_t *sc = NULL;
     sv_result_t *res = NULL;
     int rc = !sets ? sv_errorf(&err, SV_ENOMEM, "out of memory")
-                   : sv_scenario_load(sw->scenario, sets, sw->nsets + sw->nvary, cat, &sc, &err);
+                   : sv_scenario_src_load(src, sets + sw->nsets, sw->nvary, cat, &sc, &err);
     if (!rc) rc = sv_sim_run(sc, &res, &err);
     if (!rc && sw->write_point) {
         char path[1200];
@@ -581,6 +583,7 @@ static int make_dirs(const char *outdir, sv_error_t *err)
 
 typedef struct run_ctx {
     const sv_sweep_t *sw;
+    sv_scenario_src_t *src;
     const sv_catalog_t *cat;
     const char *outdir;
     sv_progress_t *progress;
@@ -589,7 +592,7 @@ typedef struct run_ctx {
 static void work_point(long i, void *out, void *ctx)
 {
     const run_ctx_t *c = ctx;
-    run_point(c->sw, c->cat, i, c->outdir, out);
+    run_point(c->sw, c->src, c->cat, i, c->outdir, out);
 }
 
 static void died_point(long i, void *out, void *ctx)
@@ -624,9 +627,21 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
     if (rc) return rc;
     for (long i = 0; i < sw->npoints; i++)
         rows[i].ok = -1;
+    /* The scenario is parsed once (with --set); each point applies its own values to a
+     * copy. Reading the first point here, before any worker forks, fills the source's trace
+     * cache, so every worker inherits the trace instead of reading it again. */
+    sv_scenario_src_t *src;
+    if ((rc = sv_scenario_src_open(sw->scenario, sw->sets, sw->nsets, &src, err))) return rc;
+    char *own[SV_MAX_VARY];
+    const char **sets = point_sets(sw, shard - 1 < sw->npoints ? shard - 1 : 0, own);
+    sv_scenario_t *first = NULL;
+    sv_error_t ignored; /* a point that does not load fails again, as a row, below */
+    if (sets) sv_scenario_src_load(src, sets + sw->nsets, sw->nvary, cat, &first, &ignored);
+    sv_scenario_free(first);
+    free_sets(sw, sets, own);
     sv_progress_t pr;
     sv_progress_start(&pr, progress);
-    run_ctx_t ctx = {sw, cat, outdir, &pr};
+    run_ctx_t ctx = {sw, src, cat, outdir, &pr};
     sv__pmap_t m = {.n = sw->npoints,
                     .first = shard - 1,
                     .stride = nshards,
@@ -640,6 +655,7 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
                     .ctx = &ctx};
     rc = sv__parallel_map(&m, err);
     sv_progress_end(&pr);
+    sv_scenario_src_free(src);
     return rc;
 }
 

@@ -58,6 +58,11 @@ int sv_ydoc_parse(const char *name, const char *text, size_t len, sv_ydoc_t **ou
 
 void sv_ydoc_free(sv_ydoc_t *doc);
 
+/* A deep copy of src (every node, string and place), with no key marked as read: what a
+ * loader that applies different overrides to one parsed file starts from. 0 or SV_ENOMEM;
+ * the caller frees *out. */
+int sv_ydoc_copy(const sv_ydoc_t *src, sv_ydoc_t **out, sv_error_t *err);
+
 /*
  * Apply an override "a.b.c=value" (as given to --set): walks maps (creating missing
  * ones) and sequence items by index ("pools.1.gpu") or by the item's `name`

@@ -102,6 +102,7 @@ typedef struct sv_scenario {
     long *emp_session[3];                 /* its empirical turns, think times, messages */
     sv_prompts_t *prompts;                /* a Mooncake trace's prompts (owned) */
     sv_trace_t *trace;
+    int trace_borrowed; /* trace belongs to the sv_scenario_src_t this came from */
     long *emp_input, *emp_output;
     long *emp_class[SV_MAX_CLASSES][2]; /* empirical lengths of each class (input, output) */
     sv_metrics_cfg_t metrics;
@@ -118,6 +119,21 @@ typedef struct sv_scenario {
 int sv_scenario_load(const char *path, const char *const *sets, int nsets, const sv_catalog_t *cat,
                      sv_scenario_t **out, sv_error_t *err);
 void sv_scenario_free(sv_scenario_t *sc);
+
+/*
+ * One scenario file parsed once, with base overrides, from which variants are built (a
+ * sweep's points): each variant copies the parsed document, applies its own overrides to
+ * the copy and reads it, exactly as sv_scenario_load() with the base and the variant's
+ * overrides would; a trace the variants share is read once and lent to them.
+ * Ownership: sv_scenario_src_free() releases the source and the traces it lent, so every
+ * variant must be freed first.
+ */
+typedef struct sv_scenario_src sv_scenario_src_t;
+int sv_scenario_src_open(const char *path, const char *const *sets, int nsets,
+                         sv_scenario_src_t **out, sv_error_t *err);
+int sv_scenario_src_load(sv_scenario_src_t *src, const char *const *sets, int nsets,
+                         const sv_catalog_t *cat, sv_scenario_t **out, sv_error_t *err);
+void sv_scenario_src_free(sv_scenario_src_t *src);
 
 /* The rules that tie values of different sections together (pool roles and the split, the
  * KV link of a split, engine batch limits). The loader runs them on every
