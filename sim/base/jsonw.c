@@ -17,7 +17,7 @@ const char *sv__fmt_double(double v, char *buf)
     return buf;
 }
 
-static void put_string(FILE *f, const char *s)
+void sv__jw_put_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -45,7 +45,7 @@ void sv__jw_key(sv_jw_t *w, const char *key)
         w->first[w->depth] = 0;
     }
     if (key) {
-        put_string(w->f, key);
+        sv__jw_put_string(w->f, key);
         fputs(": ", w->f);
     }
 }
@@ -102,5 +102,5 @@ void sv__jw_null(sv_jw_t *w, const char *key)
 void sv__jw_str(sv_jw_t *w, const char *key, const char *s)
 {
     sv__jw_key(w, key);
-    put_string(w->f, s);
+    sv__jw_put_string(w->f, s);
 }

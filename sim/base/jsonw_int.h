@@ -14,6 +14,8 @@ typedef struct sv_jw {
     int first[64];
 } sv_jw_t;
 
+/* s as a JSON string, quoted and escaped, onto f (for writers that lay out JSON themselves). */
+void sv__jw_put_string(FILE *f, const char *s);
 void sv__jw_init(sv_jw_t *w, FILE *f);
 void sv__jw_key(sv_jw_t *w, const char *key); /* NULL inside arrays */
 void sv__jw_obj(sv_jw_t *w, const char *key);

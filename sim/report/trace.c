@@ -8,6 +8,8 @@
  */
 #include "servesim/report/trace.h"
 
+#include "base/jsonw_int.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -119,20 +121,6 @@ static void put_us(FILE *f, long long v)
     fprintf(f, "%lld.%03lld", v / 1000, v % 1000);
 }
 
-static void put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 typedef struct out {
     FILE *f;
     int first;
@@ -151,7 +139,7 @@ static void meta(out_t *o, const char *what, int pid, long tid, const char *name
     fprintf(o->f,
             "\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": %ld, \"args\": {\"name\": ",
             what, pid, tid);
-    put_str(o->f, name);
+    sv__jw_put_string(o->f, name);
     fputs("}}", o->f);
     if (sort >= 0) {
         ev_open(o);
@@ -168,7 +156,7 @@ static void slice(out_t *o, const char *name, const char *cat, long long t0, lon
 {
     ev_open(o);
     fputs("\"name\": ", o->f);
-    put_str(o->f, name);
+    sv__jw_put_string(o->f, name);
     fprintf(o->f, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": ", cat);
     put_us(o->f, t0);
     fputs(", \"dur\": ", o->f);
@@ -259,7 +247,7 @@ static void write_requests(out_t *o, const sv_result_t *res, size_t nreq, int pi
             ev_open(o);
             fputs("\"name\": ", f);
             snprintf(nm, sizeof nm, "failed: %s", sv_fail_name(r->fail));
-            put_str(f, nm);
+            sv__jw_put_string(f, nm);
             fputs(", \"cat\": \"request\", \"ph\": \"i\", \"s\": \"t\", \"ts\": ", f);
             put_us(f, e);
             fprintf(f, ", \"pid\": %d, \"tid\": %zu}", pid, i);
@@ -363,7 +351,7 @@ int sv_tracer_write(const sv_tracer_t *t, const sv_result_t *res, const char *pa
     int P = res->npools, pid_links = P + 1, pid_req = P + 2;
     fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"servesim ", f);
     fputs(SERVESIM_VERSION "\", \"scenario\": ", f);
-    put_str(f, sc->name);
+    sv__jw_put_string(f, sc->name);
     fprintf(f,
             ", \"seed\": %llu, \"time\": \"simulated microseconds\", \"limit_steps\": %ld, "
             "\"limit_requests\": %ld, \"cut\": %s, \"steps_written\": %ld, \"steps_all\": %ld, "
