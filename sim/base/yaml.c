@@ -668,8 +668,9 @@ int sv_ymap_check_unknown(const sv_ynode_t *map, sv_error_t *err)
         const sv_ynode_t *v = map->map[i].val;
         char full[600];
         snprintf(full, sizeof full, "%s%s%s", map->path, map->path[0] ? "." : "", map->map[i].key);
-        /* An override node has no line; then the map's place is the best we have. */
-        sv_ynode_where(v->line ? v : map, where, sizeof where);
+        /* A key an override added is named by that override ("--set k=v"), not by a place
+         * in the file. */
+        sv_ynode_where(v, where, sizeof where);
         const char *near =
             sv_suggest(map->map[i].key, (const char *const *)map->asked, map->nasked);
         if (near)

@@ -43,7 +43,7 @@ static const sv__opt_help_t run_opts[] = {
     {"--convention", "NAME", "metric names: vllm (default), genai-perf, llmperf, sglang"},
     {"--verbose", NULL, "print the configuration block before the summary"},
     {"--trace-json", "FILE", "write a Perfetto timeline of steps, transfers and requests"},
-    {"--axes-from", "RUN.json", "with --report: draw to axes that also reach that run's"},
+    {"--axes-from", "RUN.json", "with --report: stretch the axes to cover that run's too"},
     {"--jobs", "N", "accepted as for sweep and plan; a run is one process"},
     {NULL, NULL, NULL},
 };
