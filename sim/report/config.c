@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/metrics/contract.h"
+
 #ifndef SERVESIM_VERSION
 #define SERVESIM_VERSION "0"
 #endif
@@ -109,6 +111,26 @@ static void lendist_text(const sv_lendist_t *d, char *buf, size_t n)
         snprintf(buf, n, "empirical, %zu samples%s", d->nsamples, clamp);
         break;
     }
+}
+
+/* An SLO in words: "TTFT 500 ms, TPOT 50 ms per request; ttft p99 4000 ms" ("" when none). */
+static void slo_text(const sv_slo_t *slo, char *buf, size_t n)
+{
+    static const char *const M[] = {"TTFT", "TPOT", "ITL", "E2EL"};
+    double thr[4] = {slo->ttft_ms, slo->tpot_ms, NAN, slo->e2el_ms};
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < 4 && o < n; k++)
+        if (!isnan(thr[k]))
+            o += (size_t)snprintf(buf + o, n - o, "%s%s %g ms", o ? ", " : "", M[k], thr[k]);
+    if (o > 0 && o < n) o += (size_t)snprintf(buf + o, n - o, " per request");
+    for (int i = 0; i < slo->nbudgets && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s p%g %g ms",
+                              o == 0   ? ""
+                              : i == 0 ? "; "
+                                       : ", ",
+                              sv_slo_metric_name(slo->budget[i].metric), slo->budget[i].pct,
+                              slo->budget[i].ms);
 }
 
 static const char *const policy_names[] = {"queue", "inflight", "kv", "ttft_p90"};
@@ -215,10 +237,12 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         else
             num(&b, "rate", "rate", w->rate, "req/s");
         num(&b, "burstiness", "burstiness (gamma shape)", w->burstiness, "");
-        lendist_text(&w->input, buf, sizeof buf);
-        text(&b, "input", "input tokens", "%s", buf);
-        lendist_text(&w->output, buf, sizeof buf);
-        text(&b, "output", "output tokens", "%s", buf);
+        if (w->nclasses == 0) { /* else each class has its lengths, below */
+            lendist_text(&w->input, buf, sizeof buf);
+            text(&b, "input", "input tokens", "%s", buf);
+            lendist_text(&w->output, buf, sizeof buf);
+            text(&b, "output", "output tokens", "%s", buf);
+        }
     }
     if (w->num_requests > 0) integer(&b, "num_requests", "requests", w->num_requests);
     if (w->duration > 0) num(&b, "duration_s", "duration", w->duration, "s");
@@ -226,6 +250,23 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         integer(&b, "max_concurrency", "max concurrency", w->max_concurrency);
     if (w->timeout > 0) num(&b, "timeout_s", "client timeout", w->timeout, "s");
     if (sc->horizon > 0) num(&b, "horizon_s", "horizon", sc->horizon, "s");
+
+    for (int k = 0; k < w->nclasses && k < m->nclasses; k++) {
+        const sv_class_cfg_t *cl = &w->classes[k];
+        char sec[80];
+        snprintf(sec, sizeof sec, "classes.%s", m->class_name[k]);
+        section(&b, sec);
+        num(&b, "share", "share", cl->share, "");
+        integer(&b, "priority", "priority", cl->priority);
+        lendist_text(&cl->input, buf, sizeof buf);
+        text(&b, "input", "input tokens", "%s", buf);
+        lendist_text(&cl->output, buf, sizeof buf);
+        text(&b, "output", "output tokens", "%s", buf);
+        sv_slo_t slo;
+        sv_metrics_slo(m, k, &slo);
+        slo_text(&slo, buf, sizeof buf);
+        text(&b, "slo", "SLO", "%s", buf[0] ? buf : "none");
+    }
 
     section(&b, "slo");
     int any = 0;
@@ -237,8 +278,20 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         if (!b.oom)
             snprintf(out->rows[out->n - 1].text, sizeof out->rows[0].text, "%.4g %%",
                      100 * m->attainment);
-    } else
+    } else if (m->nclasses > 0) {
+        text(&b, "slos", "SLOs", "per class");
+        num(&b, "attainment", "attainment target", m->attainment, "");
+        if (!b.oom)
+            snprintf(out->rows[out->n - 1].text, sizeof out->rows[0].text, "%.4g %%",
+                     100 * m->attainment);
+    } else if (m->nbudgets == 0)
         text(&b, "slos", "SLOs", "none");
+    if (m->nbudgets > 0) {
+        sv_slo_t top = {.ttft_ms = NAN, .tpot_ms = NAN, .e2el_ms = NAN, .nbudgets = m->nbudgets};
+        memcpy(top.budget, m->budgets, sizeof top.budget);
+        slo_text(&top, buf, sizeof buf);
+        text(&b, "budgets", "percentile budgets", "%s", buf);
+    }
 
     section(&b, "metrics");
     size_t o = 0;
@@ -271,6 +324,8 @@ void sv_run_config_print(const sv_run_config_t *c, FILE *f)
             cur = r->section;
             if (strncmp(cur, "pools.", 6) == 0)
                 fprintf(f, "pool %s:\n", cur + 6);
+            else if (strncmp(cur, "classes.", 8) == 0)
+                fprintf(f, "class %s:\n", cur + 8);
             else if (*cur)
                 fprintf(f, "%s:\n", cur);
         }

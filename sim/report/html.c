@@ -147,31 +147,43 @@ static void cdf_chart(page_t *p, const char *name, const char *title, const char
     chart_end(p);
 }
 
-/* The configuration block: one small table per section, side by side; the pools' sections
- * as one table with a column per pool, so that they read across. */
+/* The grouped sections: "pools.NAME" and "classes.NAME", each group drawn as one table with
+ * a column per member, headed by its word ("pool", "class"). The prefix's length, or 0. */
+static size_t group_of(const char *section, const char **word)
+{
+    if (strncmp(section, "pools.", 6) == 0) return *word = "pool", 6;
+    if (strncmp(section, "classes.", 8) == 0) return *word = "class", 8;
+    return 0;
+}
+
+/* The configuration block: one small table per section, side by side; the pools' (and the
+ * request classes') sections as one table with a column per pool, so that they read across. */
 static void config_block(FILE *h, const sv_run_config_t *c)
 {
     fputs("<h2>Configuration</h2>\n<div class=\"charts\">\n", h);
     const char *cur = NULL;
     for (int i = 0; i < c->n; i++) {
         const sv_cfg_row_t *r = &c->rows[i];
-        if (strncmp(r->section, "pools.", 6) == 0) {
+        const char *word;
+        size_t gl = group_of(r->section, &word);
+        if (gl > 0) {
             if (cur) fputs("</table>\n", h);
             cur = NULL;
-            int j = i; /* the pools' rows are [i, j) */
-            while (j < c->n && strncmp(c->rows[j].section, "pools.", 6) == 0)
+            int j = i; /* the group's rows are [i, j) */
+            while (j < c->n && strncmp(c->rows[j].section, r->section, gl) == 0)
                 j++;
-            const char *pools[SV_MAX_POOLS];
+            const char *pools[SV_MAX_POOLS + SV_MAX_CLASSES];
             int np = 0;
             for (int k = i; k < j; k++)
                 if (np == 0 || strcmp(pools[np - 1], c->rows[k].section) != 0) {
-                    if (np == SV_MAX_POOLS) break;
+                    if (np == SV_MAX_POOLS + SV_MAX_CLASSES) break;
                     pools[np++] = c->rows[k].section;
                 }
-            fputs("<table class=\"cfg\">\n<tr><th class=\"l\">pools</th>", h);
+            fputs("<table class=\"cfg\">\n<tr><th class=\"l\">", h);
+            fprintf(h, "%.*s</th>", (int)gl - 1, r->section);
             for (int q = 0; q < np; q++) {
-                fputs("<th class=\"l\">pool ", h);
-                esc(h, pools[q] + 6);
+                fprintf(h, "<th class=\"l\">%s ", word);
+                esc(h, pools[q] + gl);
                 fputs("</th>", h);
             }
             fputs("</tr>\n", h);
