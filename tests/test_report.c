@@ -537,6 +537,36 @@ START_TEST(test_html_contract_and_classes)
 }
 END_TEST
 
+/* The configuration block of a class workload: a classes.NAME section per class (share,
+ * priority, lengths, the SLO in words), "SLOs: per class", and no top-level lengths. */
+START_TEST(test_json_config_classes)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, classes, NULL, 0, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_report_json(res, 0, tmp_path(dir, "r.json"), &err) == 0, "%s", err.msg);
+    char *text = slurp(tmp_path(dir, "r.json"));
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_msg(j != NULL, "the JSON does not parse");
+    const cJSON *c = get(get(j, "servesim"), "config");
+    const cJSON *chat = get(get(c, "classes"), "chat"), *batch = get(get(c, "classes"), "batch");
+    expect_num(chat, "share", 0.7);
+    expect_num(batch, "priority", 1);
+    expect_str(chat, "input", "fixed 400");
+    expect_str(chat, "slo", "TPOT 50 ms per request; ttft p99 4000 ms, tpot p90 60 ms");
+    expect_str(batch, "slo", "e2el p50 1 ms");
+    expect_str(get(c, "slo"), "slos", "per class");
+    ck_assert_msg(cJSON_GetObjectItemCaseSensitive(get(c, "workload"), "input") == NULL,
+                  "a class workload's config shows the unused top-level input");
+    cJSON_Delete(j);
+    free(text);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
 static const char *sessions =
     "name: sess\nseed: 9\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
     "engine: {max_num_seqs: 64, max_num_batched_tokens: 4096}\n"
@@ -630,6 +660,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_axes_from_another_run);
     tcase_add_test(tc, test_html_no_optional_sections);
     tcase_add_test(tc, test_html_contract_and_classes);
+    tcase_add_test(tc, test_json_config_classes);
     tcase_add_test(tc, test_html_sessions);
     tcase_add_test(tc, test_html_finance);
     tcase_add_test(tc, test_html_network);

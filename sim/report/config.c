@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report_int.h"
+#include "servesim/cluster/finance.h"
 #include "servesim/metrics/contract.h"
 
 #ifndef SERVESIM_VERSION
@@ -235,11 +237,13 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
             text(&b, "rate_profile", "rate profile", "%s, peak %.4g req/s",
                  profile_names[w->profile.kind], sv_profile_peak(&w->profile));
         else
-            num(&b, "rate", "rate", w->rate, "req/s");
+            num(&b, "rate", sc->sessions.given ? "rate (sessions started)" : "rate", w->rate,
+                sc->sessions.given ? "per s" : "req/s");
         num(&b, "burstiness", "burstiness (gamma shape)", w->burstiness, "");
         if (w->nclasses == 0) { /* else each class has its lengths, below */
             lendist_text(&w->input, buf, sizeof buf);
-            text(&b, "input", "input tokens", "%s", buf);
+            text(&b, "input", sc->sessions.given ? "input tokens (first call)" : "input tokens",
+                 "%s", buf);
             lendist_text(&w->output, buf, sizeof buf);
             text(&b, "output", "output tokens", "%s", buf);
         }
@@ -250,6 +254,42 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         integer(&b, "max_concurrency", "max concurrency", w->max_concurrency);
     if (w->timeout > 0) num(&b, "timeout_s", "client timeout", w->timeout, "s");
     if (sc->horizon > 0) num(&b, "horizon_s", "horizon", sc->horizon, "s");
+
+    if (sc->sessions.given) {
+        const sv_session_cfg_t *ss = &sc->sessions;
+        section(&b, "sessions");
+        integer(&b, "count", "sessions", ss->count);
+        text(&b, "shape", "shape", "%s", ss->shape == SV_SESSION_FANOUT ? "fanout" : "chain");
+        if (ss->shape != SV_SESSION_FANOUT)
+            flag(&b, "history", "prompts carry the history", ss->history);
+        lendist_text(&ss->turns, buf, sizeof buf);
+        text(&b, "turns", "calls per session", "%s", buf);
+        if (ss->has_think) {
+            lendist_text(&ss->think_ms, buf, sizeof buf);
+            text(&b, "think_time_ms", "think time (ms)", "%s", buf);
+        }
+        if (ss->has_message) {
+            lendist_text(&ss->message, buf, sizeof buf);
+            text(&b, "message", "later calls' message tokens", "%s", buf);
+        }
+    }
+    if (sc->network.enabled) {
+        section(&b, "network");
+        sv__report_network_text(&sc->network, buf, sizeof buf);
+        text(&b, "rtt", "client-server round trip", "%s", buf);
+    }
+    if (sc->finance.enabled) {
+        const sv_finance_cfg_t *fc = &sc->finance;
+        section(&b, "cost");
+        num(&b, "host_w_per_server", "host power per server", fc->host_w_per_server, "W");
+        num(&b, "gpus_per_server", "GPUs per server", fc->gpus_per_server, "");
+        num(&b, "pue", "PUE", fc->pue, "");
+        num(&b, "energy_usd_per_kwh", "energy price", fc->energy_usd_per_kwh, "USD/kWh");
+        if (fc->purchase)
+            text(&b, "gpu_purchase", "GPU purchase",
+                 "%.6g USD per GPU over %.4g years at %.4g %% use", fc->purchase_usd, fc->years,
+                 100 * fc->utilisation);
+    }
 
     for (int k = 0; k < w->nclasses && k < m->nclasses; k++) {
         const sv_class_cfg_t *cl = &w->classes[k];
