@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "servesim/cluster/finance.h"
 #include "servesim/report/axes.h"
 #include "servesim/report/config.h"
 #include "servesim/report/html.h"
@@ -453,6 +454,198 @@ START_TEST(test_axes_from_another_run)
 }
 END_TEST
 
+/* The report of yaml (with sets) as text; the directory is removed. */
+static char *html_of(const sv_result_t *res)
+{
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_html_run(res, tmp_path(dir, "r.html"), &err) == 0, "%s", err.msg);
+    char *html = slurp(tmp_path(dir, "r.html"));
+    rm_dir(dir);
+    return html;
+}
+
+static void expect_in(const char *html, const char *want)
+{
+    ck_assert_msg(strstr(html, want) != NULL, "the report lacks %s", want);
+}
+
+/* The percentile p of summary s's standard list (50, 90, 95, 99 are always there). */
+static double pct_of(const sv_summary_t *s, const sv_stat_t *st, double p)
+{
+    for (int i = 0; i < s->npcts; i++)
+        if (s->pcts[i] == p) return st->pct[i];
+    ck_abort_msg("no p%g in the summary", p);
+    return NAN;
+}
+
+/* A run with none of the optional features has none of their sections (so the reports of
+ * such runs are as they were). */
+START_TEST(test_html_no_optional_sections)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, NULL, 0, &sc);
+    char *html = html_of(res);
+    const char *absent[] = {"<h2>Contract", "<h2>Request classes", "<h2>Sessions",
+                            "<h2>Cost and energy", "Client-server round trip"};
+    for (int i = 0; i < 5; i++)
+        ck_assert_msg(strstr(html, absent[i]) == NULL, "unexpected %s", absent[i]);
+    free(html);
+    tu_done(sc, res);
+}
+END_TEST
+
+static const char *classes =
+    "name: cls\nseed: 5\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+    "engine: {max_num_seqs: 64, max_num_batched_tokens: 4096}\n"
+    "workload:\n  num_requests: 60\n  rate: 10\n  classes:\n"
+    "    - {name: chat, share: 0.7, input: 400, output: 60, "
+    "slo: {ttft_ms: {p99: 4000}, tpot_ms: {per_request: 50, p90: 60}}}\n"
+    "    - {name: batch, share: 0.3, priority: 1, input: 2000, output: 100, "
+    "slo: {e2el_ms: {p50: 1}}}\n";
+
+/* Classes with percentile budgets: a Contract section with the verdict (batch's e2el p50
+ * budget of 1 ms cannot be met), a budget row whose value is chat's p99 TTFT, and a
+ * Request classes table whose chat row has chat's completed count and p99 TTFT. */
+START_TEST(test_html_contract_and_classes)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, classes, NULL, 0, &sc);
+    ck_assert_ptr_nonnull(res->class_summary);
+    const sv_summary_t *chat = &res->class_summary[0];
+    ck_assert_int_gt(chat->completed, 0);
+    char *html = html_of(res);
+    char want[256];
+    expect_in(html, "<h2>Contract</h2>");
+    expect_in(html, "missed</b>, worst broken: batch: e2el p50");
+    double t99 = pct_of(chat, &chat->ttft, 99.0);
+    snprintf(want, sizeof want,
+             "<tr><td class=\"l\">chat</td><td class=\"l\">ttft p99 ms</td><td>%.2f</td>"
+             "<td>4000.00</td><td>%+.2f</td><td class=\"l\">met</td></tr>",
+             t99, 4000.0 - t99);
+    expect_in(html, want);
+    expect_in(html, "<h2>Request classes</h2>");
+    snprintf(want, sizeof want,
+             "<tr><td class=\"l\">chat</td><td>0.70</td><td>0</td><td>%ld</td><td>%ld</td>",
+             chat->completed, chat->failed);
+    expect_in(html, want);
+    snprintf(want, sizeof want, "<td>%.2f</td><td>%.2f</td>", t99, pct_of(chat, &chat->tpot, 99.0));
+    expect_in(html, want);
+    free(html);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* The configuration block of a class workload: a classes.NAME section per class (share,
+ * priority, lengths, the SLO in words), "SLOs: per class", and no top-level lengths. */
+START_TEST(test_json_config_classes)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, classes, NULL, 0, &sc);
+    char dir[] = "/tmp/sv_report_XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    sv_error_t err;
+    ck_assert_msg(sv_report_json(res, 0, tmp_path(dir, "r.json"), &err) == 0, "%s", err.msg);
+    char *text = slurp(tmp_path(dir, "r.json"));
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_msg(j != NULL, "the JSON does not parse");
+    const cJSON *c = get(get(j, "servesim"), "config");
+    const cJSON *chat = get(get(c, "classes"), "chat"), *batch = get(get(c, "classes"), "batch");
+    expect_num(chat, "share", 0.7);
+    expect_num(batch, "priority", 1);
+    expect_str(chat, "input", "fixed 400");
+    expect_str(chat, "slo", "TPOT 50 ms per request; ttft p99 4000 ms, tpot p90 60 ms");
+    expect_str(batch, "slo", "e2el p50 1 ms");
+    expect_str(get(c, "slo"), "slos", "per class");
+    ck_assert_msg(cJSON_GetObjectItemCaseSensitive(get(c, "workload"), "input") == NULL,
+                  "a class workload's config shows the unused top-level input");
+    cJSON_Delete(j);
+    free(text);
+    rm_dir(dir);
+    tu_done(sc, res);
+}
+END_TEST
+
+static const char *sessions =
+    "name: sess\nseed: 9\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+    "engine: {max_num_seqs: 64, max_num_batched_tokens: 4096}\n"
+    "workload:\n  rate: 2\n  input: 300\n  output: 40\n"
+    "  sessions: {count: 20, turns: 3, think_time_ms: 500, message: 50}\n";
+
+/* Sessions: the section, its lines with the summary's task latency, and the per-call
+ * table's first row with call 1's TTFT p50; and no "Request rate configured" (the terminal
+ * prints the session rate in the sessions block instead). */
+START_TEST(test_html_sessions)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, sessions, NULL, 0, &sc);
+    const sv_session_summary_t *ss = &res->session_sum;
+    ck_assert_int_eq(ss->sessions, 20);
+    ck_assert_int_eq(ss->nturn, 3);
+    ck_assert_int_eq(ss->turn[0].requests, 20);
+    char *html = html_of(res);
+    char want[256];
+    expect_in(html, "<h2>Sessions (chain, with history)</h2>");
+    snprintf(want, sizeof want,
+             "<tr><th class=\"l\">Session duration P50/P90/P99 (s)</th><td class=\"l\">"
+             "%.2f / %.2f / %.2f</td></tr>",
+             ss->duration_p50, ss->duration_p90, ss->duration_p99);
+    expect_in(html, want);
+    snprintf(want, sizeof want,
+             "<tr><td class=\"l\">1</td><td>20</td><td>%ld</td><td>%.2f</td><td>%.2f</td>",
+             ss->turn[0].completed, ss->turn[0].ttft_p50_ms, ss->turn[0].ttft_p99_ms);
+    expect_in(html, want);
+    expect_in(html, "<tr><th class=\"l\">Session rate configured (per s)</th><td "
+                    "class=\"l\">2.00</td></tr>");
+    ck_assert_msg(strstr(html, "Request rate configured") == NULL,
+                  "a request rate row for a sessions run");
+    free(html);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* A cost map: the finance section with the total cost as sv_finance_of() computes it. */
+START_TEST(test_html_finance)
+{
+    const char *sets[] = {"cost={host_w_per_server: 2000, gpus_per_server: 8, pue: 1.3, "
+                          "energy_usd_per_kwh: 0.08}"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, sets, 1, &sc);
+    sv_finance_t x;
+    sv_finance_of(res, &x);
+    ck_assert(x.total_usd > 0);
+    tu_assert_rel(x.wall_energy_j, 1.3 * (x.gpu_energy_j + x.host_energy_j), 1e-12);
+    char *html = html_of(res);
+    char want[256];
+    expect_in(html, "<h2>Cost and energy (finance)</h2>");
+    snprintf(want, sizeof want,
+             "<tr><th class=\"l\">Total cost ($)</th><td class=\"l\">%.4f</td></tr>", x.total_usd);
+    expect_in(html, want);
+    snprintf(want, sizeof want,
+             "<tr><th class=\"l\">Energy at the wall (Wh, PUE 1.30)</th><td class=\"l\">%.2f"
+             "</td></tr>",
+             x.wall_energy_j / 3600.0);
+    expect_in(html, want);
+    free(html);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* A client-server round trip: its line in servesim's block, as the terminal words it. */
+START_TEST(test_html_network)
+{
+    const char *sets[] = {"network.rtt_ms=40"};
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, colocated, sets, 1, &sc);
+    char *html = html_of(res);
+    expect_in(html, "<tr><th class=\"l\">Client-server round trip</th><td class=\"l\">40 ms, "
+                    "half each way</td></tr>");
+    free(html);
+    tu_done(sc, res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("report");
@@ -465,6 +658,12 @@ static Suite *suite(void)
     tcase_add_test(tc, test_trace_events);
     tcase_add_test(tc, test_trace_cut_at_the_step_limit);
     tcase_add_test(tc, test_axes_from_another_run);
+    tcase_add_test(tc, test_html_no_optional_sections);
+    tcase_add_test(tc, test_html_contract_and_classes);
+    tcase_add_test(tc, test_json_config_classes);
+    tcase_add_test(tc, test_html_sessions);
+    tcase_add_test(tc, test_html_finance);
+    tcase_add_test(tc, test_html_network);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report_int.h"
+#include "servesim/cluster/finance.h"
+#include "servesim/metrics/contract.h"
+
 #ifndef SERVESIM_VERSION
 #define SERVESIM_VERSION "0"
 #endif
@@ -109,6 +113,26 @@ static void lendist_text(const sv_lendist_t *d, char *buf, size_t n)
         snprintf(buf, n, "empirical, %zu samples%s", d->nsamples, clamp);
         break;
     }
+}
+
+/* An SLO in words: "TTFT 500 ms, TPOT 50 ms per request; ttft p99 4000 ms" ("" when none). */
+static void slo_text(const sv_slo_t *slo, char *buf, size_t n)
+{
+    static const char *const M[] = {"TTFT", "TPOT", "ITL", "E2EL"};
+    double thr[4] = {slo->ttft_ms, slo->tpot_ms, NAN, slo->e2el_ms};
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < 4 && o < n; k++)
+        if (!isnan(thr[k]))
+            o += (size_t)snprintf(buf + o, n - o, "%s%s %g ms", o ? ", " : "", M[k], thr[k]);
+    if (o > 0 && o < n) o += (size_t)snprintf(buf + o, n - o, " per request");
+    for (int i = 0; i < slo->nbudgets && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s p%g %g ms",
+                              o == 0   ? ""
+                              : i == 0 ? "; "
+                                       : ", ",
+                              sv_slo_metric_name(slo->budget[i].metric), slo->budget[i].pct,
+                              slo->budget[i].ms);
 }
 
 static const char *const policy_names[] = {"queue", "inflight", "kv", "ttft_p90"};
@@ -213,12 +237,16 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
             text(&b, "rate_profile", "rate profile", "%s, peak %.4g req/s",
                  profile_names[w->profile.kind], sv_profile_peak(&w->profile));
         else
-            num(&b, "rate", "rate", w->rate, "req/s");
+            num(&b, "rate", sc->sessions.given ? "rate (sessions started)" : "rate", w->rate,
+                sc->sessions.given ? "per s" : "req/s");
         num(&b, "burstiness", "burstiness (gamma shape)", w->burstiness, "");
-        lendist_text(&w->input, buf, sizeof buf);
-        text(&b, "input", "input tokens", "%s", buf);
-        lendist_text(&w->output, buf, sizeof buf);
-        text(&b, "output", "output tokens", "%s", buf);
+        if (w->nclasses == 0) { /* else each class has its lengths, below */
+            lendist_text(&w->input, buf, sizeof buf);
+            text(&b, "input", sc->sessions.given ? "input tokens (first call)" : "input tokens",
+                 "%s", buf);
+            lendist_text(&w->output, buf, sizeof buf);
+            text(&b, "output", "output tokens", "%s", buf);
+        }
     }
     if (w->num_requests > 0) integer(&b, "num_requests", "requests", w->num_requests);
     if (w->duration > 0) num(&b, "duration_s", "duration", w->duration, "s");
@@ -226,6 +254,59 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         integer(&b, "max_concurrency", "max concurrency", w->max_concurrency);
     if (w->timeout > 0) num(&b, "timeout_s", "client timeout", w->timeout, "s");
     if (sc->horizon > 0) num(&b, "horizon_s", "horizon", sc->horizon, "s");
+
+    if (sc->sessions.given) {
+        const sv_session_cfg_t *ss = &sc->sessions;
+        section(&b, "sessions");
+        integer(&b, "count", "sessions", ss->count);
+        text(&b, "shape", "shape", "%s", ss->shape == SV_SESSION_FANOUT ? "fanout" : "chain");
+        if (ss->shape != SV_SESSION_FANOUT)
+            flag(&b, "history", "prompts carry the history", ss->history);
+        lendist_text(&ss->turns, buf, sizeof buf);
+        text(&b, "turns", "calls per session", "%s", buf);
+        if (ss->has_think) {
+            lendist_text(&ss->think_ms, buf, sizeof buf);
+            text(&b, "think_time_ms", "think time (ms)", "%s", buf);
+        }
+        if (ss->has_message) {
+            lendist_text(&ss->message, buf, sizeof buf);
+            text(&b, "message", "later calls' message tokens", "%s", buf);
+        }
+    }
+    if (sc->network.enabled) {
+        section(&b, "network");
+        sv__report_network_text(&sc->network, buf, sizeof buf);
+        text(&b, "rtt", "client-server round trip", "%s", buf);
+    }
+    if (sc->finance.enabled) {
+        const sv_finance_cfg_t *fc = &sc->finance;
+        section(&b, "cost");
+        num(&b, "host_w_per_server", "host power per server", fc->host_w_per_server, "W");
+        num(&b, "gpus_per_server", "GPUs per server", fc->gpus_per_server, "");
+        num(&b, "pue", "PUE", fc->pue, "");
+        num(&b, "energy_usd_per_kwh", "energy price", fc->energy_usd_per_kwh, "USD/kWh");
+        if (fc->purchase)
+            text(&b, "gpu_purchase", "GPU purchase",
+                 "%.6g USD per GPU over %.4g years at %.4g %% use", fc->purchase_usd, fc->years,
+                 100 * fc->utilisation);
+    }
+
+    for (int k = 0; k < w->nclasses && k < m->nclasses; k++) {
+        const sv_class_cfg_t *cl = &w->classes[k];
+        char sec[80];
+        snprintf(sec, sizeof sec, "classes.%s", m->class_name[k]);
+        section(&b, sec);
+        num(&b, "share", "share", cl->share, "");
+        integer(&b, "priority", "priority", cl->priority);
+        lendist_text(&cl->input, buf, sizeof buf);
+        text(&b, "input", "input tokens", "%s", buf);
+        lendist_text(&cl->output, buf, sizeof buf);
+        text(&b, "output", "output tokens", "%s", buf);
+        sv_slo_t slo;
+        sv_metrics_slo(m, k, &slo);
+        slo_text(&slo, buf, sizeof buf);
+        text(&b, "slo", "SLO", "%s", buf[0] ? buf : "none");
+    }
 
     section(&b, "slo");
     int any = 0;
@@ -237,8 +318,20 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         if (!b.oom)
             snprintf(out->rows[out->n - 1].text, sizeof out->rows[0].text, "%.4g %%",
                      100 * m->attainment);
-    } else
+    } else if (m->nclasses > 0) {
+        text(&b, "slos", "SLOs", "per class");
+        num(&b, "attainment", "attainment target", m->attainment, "");
+        if (!b.oom)
+            snprintf(out->rows[out->n - 1].text, sizeof out->rows[0].text, "%.4g %%",
+                     100 * m->attainment);
+    } else if (m->nbudgets == 0)
         text(&b, "slos", "SLOs", "none");
+    if (m->nbudgets > 0) {
+        sv_slo_t top = {.ttft_ms = NAN, .tpot_ms = NAN, .e2el_ms = NAN, .nbudgets = m->nbudgets};
+        memcpy(top.budget, m->budgets, sizeof top.budget);
+        slo_text(&top, buf, sizeof buf);
+        text(&b, "budgets", "percentile budgets", "%s", buf);
+    }
 
     section(&b, "metrics");
     size_t o = 0;
@@ -271,6 +364,8 @@ void sv_run_config_print(const sv_run_config_t *c, FILE *f)
             cur = r->section;
             if (strncmp(cur, "pools.", 6) == 0)
                 fprintf(f, "pool %s:\n", cur + 6);
+            else if (strncmp(cur, "classes.", 8) == 0)
+                fprintf(f, "class %s:\n", cur + 8);
             else if (*cur)
                 fprintf(f, "%s:\n", cur);
         }

@@ -5,6 +5,7 @@
 #include "report/contract_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "servesim/metrics/contract.h"
@@ -23,71 +24,138 @@ static double p99(const sv_summary_t *s, const sv_stat_t *st)
     return NAN;
 }
 
-static void budget_lines(FILE *f, const char *who, const sv_slo_t *slo, const sv_summary_t *s)
+/* The budget rows of one SLO judged on one summary, appended at out[n]; the new count. */
+static int budget_rows(const char *who, int cls, const sv_slo_t *slo, const sv_summary_t *s,
+                       sv__budget_row_t *out, int n)
 {
     sv_slo_check_t k;
     sv_slo_check(slo, s, &k);
-    char name[96];
     if (k.per_request) {
-        snprintf(name, sizeof name, "%s: per-request attainment %%", who);
-        fprintf(f, "%-30s %10.2f %10.2f %+10.2f  %s\n", name, 100.0 * k.attained,
-                100.0 * slo->attainment, 100.0 * (k.attained - slo->attainment),
-                k.attained_met ? "met" : "MISSED");
+        sv__budget_row_t *r = &out[n++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->who, sizeof r->who, "%s", who);
+        snprintf(r->what, sizeof r->what, "per-request attainment %%");
+        r->cls = cls;
+        r->attainment = 1;
+        r->metric = -1;
+        r->value = 100.0 * k.attained;
+        r->limit = 100.0 * slo->attainment;
+        r->margin = 100.0 * (k.attained - slo->attainment);
+        r->met = k.attained_met;
     }
     for (int i = 0; i < k.nbudgets; i++) {
         const sv_budget_check_t *b = &k.budget[i];
-        snprintf(name, sizeof name, "%s: %s p%g ms", who, sv_slo_metric_name(b->b.metric),
-                 b->b.pct);
-        fprintf(f, "%-30s %10.2f %10.2f %+10.2f  %s\n", name, b->value, b->b.ms, b->margin,
-                b->met ? "met" : "MISSED");
+        sv__budget_row_t *r = &out[n++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->who, sizeof r->who, "%s", who);
+        snprintf(r->what, sizeof r->what, "%s p%g ms", sv_slo_metric_name(b->b.metric), b->b.pct);
+        r->cls = cls;
+        r->metric = b->b.metric;
+        r->pct = b->b.pct;
+        r->value = b->value;
+        r->limit = b->b.ms;
+        r->margin = b->margin;
+        r->met = b->met;
     }
+    return n;
+}
+
+int sv__contract_budget_rows(const sv_result_t *res, sv__budget_row_t *out)
+{
+    if (!layered(res)) return 0;
+    const sv_metrics_cfg_t *c = &res->sc->metrics;
+    sv_slo_t slo;
+    int n = 0;
+    sv_contract_slo(c, -1, &slo);
+    if (c->nbudgets > 0 || c->nclasses == 0)
+        n = budget_rows("all", -1, &slo, &res->summary, out, n);
+    for (int k = 0; k < c->nclasses && res->class_summary; k++) {
+        sv_metrics_slo(c, k, &slo);
+        n = budget_rows(c->class_name[k], k, &slo, &res->class_summary[k], out, n);
+    }
+    return n;
+}
+
+const char *const sv__class_heads[SV__CLASS_COLS] = {"class",    "share",    "prio",  "done",
+                                                     "failed",   "req/s",    "tok/s", "p99 TTFT",
+                                                     "p99 TPOT", "p99 E2EL", "SLO %", "contract"};
+
+int sv__contract_class_rows(const sv_result_t *res, sv__class_row_t *out)
+{
+    const sv_metrics_cfg_t *c = &res->sc->metrics;
+    const sv_workload_cfg_t *w = &res->sc->workload;
+    if (!layered(res) || c->nclasses == 0 || !res->class_summary) return 0;
+    sv_contract_check_t v;
+    sv_contract_check(c, &res->summary, res->class_summary, &v);
+    for (int k = 0; k <= c->nclasses; k++) {
+        const sv_summary_t *s = k < c->nclasses ? &res->class_summary[k] : &res->summary;
+        char(*x)[SV__CLASS_CELL] = out[k].cell;
+        long total = s->completed + s->failed;
+        sv_slo_check_t ck;
+        sv_slo_t slo;
+        if (k < c->nclasses) {
+            sv_metrics_slo(c, k, &slo);
+            sv_slo_check(&slo, s, &ck);
+        }
+        out[k].ttft_p99 = p99(s, &s->ttft);
+        out[k].tpot_p99 = p99(s, &s->tpot);
+        out[k].e2el_p99 = p99(s, &s->e2el);
+        snprintf(x[0], SV__CLASS_CELL, "%s", k < c->nclasses ? c->class_name[k] : "all");
+        snprintf(x[1], SV__CLASS_CELL, "%.2f", k < c->nclasses ? w->classes[k].share : 1.0);
+        if (k < c->nclasses)
+            snprintf(x[2], SV__CLASS_CELL, "%d", (int)w->classes[k].priority);
+        else
+            snprintf(x[2], SV__CLASS_CELL, "-");
+        snprintf(x[3], SV__CLASS_CELL, "%ld", s->completed);
+        snprintf(x[4], SV__CLASS_CELL, "%ld", s->failed);
+        snprintf(x[5], SV__CLASS_CELL, "%.2f", s->request_throughput);
+        snprintf(x[6], SV__CLASS_CELL, "%.1f", s->output_throughput);
+        snprintf(x[7], SV__CLASS_CELL, "%.2f", out[k].ttft_p99);
+        snprintf(x[8], SV__CLASS_CELL, "%.2f", out[k].tpot_p99);
+        snprintf(x[9], SV__CLASS_CELL, "%.2f", out[k].e2el_p99);
+        if (!isnan(s->request_goodput))
+            snprintf(x[10], SV__CLASS_CELL, "%.2f",
+                     total > 0 ? 100.0 * (double)s->good / (double)total : 0.0);
+        else
+            snprintf(x[10], SV__CLASS_CELL, "-");
+        out[k].met = k == c->nclasses ? v.met : ck.met;
+        snprintf(x[11], SV__CLASS_CELL, "%s",
+                 k == c->nclasses ? (v.met ? "met" : "missed")
+                 : ck.met         ? "met"
+                                  : ck.broken);
+    }
+    return c->nclasses + 1;
 }
 
 void sv__report_contract_text(const sv_result_t *res, FILE *f)
 {
     if (!layered(res)) return;
     const sv_metrics_cfg_t *c = &res->sc->metrics;
-    const sv_workload_cfg_t *w = &res->sc->workload;
+    sv__budget_row_t rows[SV__MAX_BUDGET_ROWS];
     fprintf(f, "%s\n", "================ servesim: contract ================");
     fprintf(f, "%-30s %10s %10s %10s  %s\n", "budget", "value", "budget", "margin", "");
-    sv_slo_t slo;
-    sv_contract_slo(c, -1, &slo);
-    if (c->nbudgets > 0 || c->nclasses == 0) budget_lines(f, "all", &slo, &res->summary);
-    for (int k = 0; k < c->nclasses && res->class_summary; k++) {
-        sv_metrics_slo(c, k, &slo);
-        budget_lines(f, c->class_name[k], &slo, &res->class_summary[k]);
+    int n = sv__contract_budget_rows(res, rows);
+    for (int i = 0; i < n; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s: %s", rows[i].who, rows[i].what);
+        fprintf(f, "%-30s %10.2f %10.2f %+10.2f  %s\n", name, rows[i].value, rows[i].limit,
+                rows[i].margin, rows[i].met ? "met" : "MISSED");
     }
     sv_contract_check_t v;
     sv_contract_check(c, &res->summary, res->class_summary, &v);
     fprintf(f, "%-40s %s%s%s\n", "Contract:", v.met ? "met" : "missed",
             v.met ? "" : ", worst broken: ", v.met ? "" : v.broken);
-    if (c->nclasses == 0 || !res->class_summary) return;
+    sv__class_row_t cr[SV_MAX_CLASSES + 1];
+    int nc = sv__contract_class_rows(res, cr);
+    if (nc == 0) return;
+    const char *const *H = sv__class_heads;
     fprintf(f, "%s\n", "----------------- request classes ------------------");
-    fprintf(f, "%-12s %5s %4s %7s %6s %8s %9s %10s %10s %10s %8s  %s\n", "class", "share", "prio",
-            "done", "failed", "req/s", "tok/s", "p99 TTFT", "p99 TPOT", "p99 E2EL", "SLO %",
-            "contract");
-    for (int k = 0; k <= c->nclasses; k++) {
-        const sv_summary_t *s = k < c->nclasses ? &res->class_summary[k] : &res->summary;
-        long total = s->completed + s->failed;
-        sv_slo_check_t ck;
-        if (k < c->nclasses) {
-            sv_metrics_slo(c, k, &slo);
-            sv_slo_check(&slo, s, &ck);
-        }
-        char share[16], prio[16];
-        snprintf(share, sizeof share, "%.2f", k < c->nclasses ? w->classes[k].share : 1.0);
-        snprintf(prio, sizeof prio, "%d", k < c->nclasses ? (int)w->classes[k].priority : 0);
-        char att[16] = "-";
-        if (!isnan(s->request_goodput))
-            snprintf(att, sizeof att, "%.2f",
-                     total > 0 ? 100.0 * (double)s->good / (double)total : 0.0);
-        fprintf(f, "%-12.12s %5s %4s %7ld %6ld %8.2f %9.1f %10.2f %10.2f %10.2f %8s  %s\n",
-                k < c->nclasses ? c->class_name[k] : "all", share, k < c->nclasses ? prio : "-",
-                s->completed, s->failed, s->request_throughput, s->output_throughput,
-                p99(s, &s->ttft), p99(s, &s->tpot), p99(s, &s->e2el), att,
-                k == c->nclasses ? (v.met ? "met" : "missed")
-                : ck.met         ? "met"
-                                 : ck.broken);
+    fprintf(f, "%-12s %5s %4s %7s %6s %8s %9s %10s %10s %10s %8s  %s\n", H[0], H[1], H[2], H[3],
+            H[4], H[5], H[6], H[7], H[8], H[9], H[10], H[11]);
+    for (int k = 0; k < nc; k++) {
+        char(*x)[SV__CLASS_CELL] = cr[k].cell;
+        fprintf(f, "%-12.12s %5s %4s %7s %6s %8s %9s %10s %10s %10s %8s  %s\n", x[0], x[1], x[2],
+                x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11]);
     }
 }
 

@@ -9,41 +9,50 @@
 #include "report/report_int.h"
 #include "servesim/cluster/finance.h"
 
-static void line_num(FILE *f, const char *label, double v)
+/* A line with its value in the given format. */
+static int add(sv__line_t *out, int n, const char *label, const char *fmt, double v)
 {
-    fprintf(f, "%-40s %-10.2f\n", label, v);
+    snprintf(out[n].label, sizeof out[n].label, "%s", label);
+    snprintf(out[n].text, sizeof out[n].text, fmt, v);
+    return n + 1;
 }
 
-/* Dollars to the hundredth of a cent: a short run costs cents. */
-static void line_usd(FILE *f, const char *label, double v)
+int sv__report_finance_lines(const sv_result_t *res, sv__line_t *out)
 {
-    fprintf(f, "%-40s %-10.4f\n", label, v);
+    const sv_finance_cfg_t *c = &res->sc->finance;
+    if (!c->enabled) return 0;
+    sv_finance_t x;
+    char buf[96];
+    int n = 0;
+    sv_finance_of(res, &x);
+    /* dollars to the hundredth of a cent (%.4f): a short run costs cents */
+    n = add(out, n, "GPU busy (%)", "%.2f", 100.0 * x.busy_share);
+    n = add(out, n, "GPU-hours", "%.2f", x.gpu_hours);
+    n = add(out, n, "GPU energy (Wh)", "%.2f", x.gpu_energy_j / 3600.0);
+    n = add(out, n, "Host energy (Wh)", "%.2f", x.host_energy_j / 3600.0);
+    snprintf(buf, sizeof buf, "Energy at the wall (Wh, PUE %.2f)", c->pue);
+    n = add(out, n, buf, "%.2f", x.wall_energy_j / 3600.0);
+    n = add(out, n, "Mean power at the wall (W)", "%.2f", x.mean_wall_w);
+    n = add(out, n, "Energy at the wall per output token (J)", "%.2f", x.wall_j_per_tok);
+    n = add(out, n,
+            c->purchase ? "GPU, amortised purchase ($/GPU-hour)" : "GPU rental ($/GPU-hour)",
+            "%.4f", x.gpu_usd_per_hour);
+    n = add(out, n, "Cost of the GPUs ($)", "%.4f", x.gpu_usd);
+    n = add(out, n, "Cost of energy ($)", "%.4f", x.energy_usd);
+    n = add(out, n, "Total cost ($)", "%.4f", x.total_usd);
+    n = add(out, n, "GPUs per 1M output tokens ($)", "%.4f", x.gpu_usd_per_mtok);
+    n = add(out, n, "Energy per 1M output tokens ($)", "%.4f", x.energy_usd_per_mtok);
+    n = add(out, n, "Total per 1M output tokens ($)", "%.4f", x.total_usd_per_mtok);
+    return n;
 }
 
 void sv__report_finance_summary(const sv_result_t *res, FILE *f)
 {
-    const sv_finance_cfg_t *c = &res->sc->finance;
-    if (!c->enabled) return;
-    sv_finance_t x;
-    char buf[96];
-    sv_finance_of(res, &x);
+    sv__line_t l[SV__MAX_LINES];
+    int n = sv__report_finance_lines(res, l);
+    if (n == 0) return;
     sv__report_centred(f, " cost and energy (finance) ", '-', 50);
-    line_num(f, "GPU busy (%):", 100.0 * x.busy_share);
-    line_num(f, "GPU-hours:", x.gpu_hours);
-    line_num(f, "GPU energy (Wh):", x.gpu_energy_j / 3600.0);
-    line_num(f, "Host energy (Wh):", x.host_energy_j / 3600.0);
-    snprintf(buf, sizeof buf, "Energy at the wall (Wh, PUE %.2f):", c->pue);
-    line_num(f, buf, x.wall_energy_j / 3600.0);
-    line_num(f, "Mean power at the wall (W):", x.mean_wall_w);
-    line_num(f, "Energy at the wall per output token (J):", x.wall_j_per_tok);
-    line_usd(f, c->purchase ? "GPU, amortised purchase ($/GPU-hour):" : "GPU rental ($/GPU-hour):",
-             x.gpu_usd_per_hour);
-    line_usd(f, "Cost of the GPUs ($):", x.gpu_usd);
-    line_usd(f, "Cost of energy ($):", x.energy_usd);
-    line_usd(f, "Total cost ($):", x.total_usd);
-    line_usd(f, "GPUs per 1M output tokens ($):", x.gpu_usd_per_mtok);
-    line_usd(f, "Energy per 1M output tokens ($):", x.energy_usd_per_mtok);
-    line_usd(f, "Total per 1M output tokens ($):", x.total_usd_per_mtok);
+    sv__report_lines_print(f, l, n);
 }
 
 void sv__report_finance_json(sv_jw_t *w, const sv_result_t *res)

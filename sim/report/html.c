@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "base/fileio_int.h"
+#include "report/contract_int.h"
+#include "report/report_int.h"
+#include "servesim/cluster/finance.h"
+#include "servesim/metrics/contract.h"
 #include "servesim/report/config.h"
 #include "servesim/report/report.h"
 #include "servesim/studies/confidence.h"
@@ -143,31 +147,43 @@ static void cdf_chart(page_t *p, const char *name, const char *title, const char
     chart_end(p);
 }
 
-/* The configuration block: one small table per section, side by side; the pools' sections
- * as one table with a column per pool, so that they read across. */
+/* The grouped sections: "pools.NAME" and "classes.NAME", each group drawn as one table with
+ * a column per member, headed by its word ("pool", "class"). The prefix's length, or 0. */
+static size_t group_of(const char *section, const char **word)
+{
+    if (strncmp(section, "pools.", 6) == 0) return *word = "pool", 6;
+    if (strncmp(section, "classes.", 8) == 0) return *word = "class", 8;
+    return 0;
+}
+
+/* The configuration block: one small table per section, side by side; the pools' (and the
+ * request classes') sections as one table with a column per pool, so that they read across. */
 static void config_block(FILE *h, const sv_run_config_t *c)
 {
     fputs("<h2>Configuration</h2>\n<div class=\"charts\">\n", h);
     const char *cur = NULL;
     for (int i = 0; i < c->n; i++) {
         const sv_cfg_row_t *r = &c->rows[i];
-        if (strncmp(r->section, "pools.", 6) == 0) {
+        const char *word;
+        size_t gl = group_of(r->section, &word);
+        if (gl > 0) {
             if (cur) fputs("</table>\n", h);
             cur = NULL;
-            int j = i; /* the pools' rows are [i, j) */
-            while (j < c->n && strncmp(c->rows[j].section, "pools.", 6) == 0)
+            int j = i; /* the group's rows are [i, j) */
+            while (j < c->n && strncmp(c->rows[j].section, r->section, gl) == 0)
                 j++;
-            const char *pools[SV_MAX_POOLS];
+            const char *pools[SV_MAX_POOLS + SV_MAX_CLASSES];
             int np = 0;
             for (int k = i; k < j; k++)
                 if (np == 0 || strcmp(pools[np - 1], c->rows[k].section) != 0) {
-                    if (np == SV_MAX_POOLS) break;
+                    if (np == SV_MAX_POOLS + SV_MAX_CLASSES) break;
                     pools[np++] = c->rows[k].section;
                 }
-            fputs("<table class=\"cfg\">\n<tr><th class=\"l\">pools</th>", h);
+            fputs("<table class=\"cfg\">\n<tr><th class=\"l\">", h);
+            fprintf(h, "%.*s</th>", (int)gl - 1, r->section);
             for (int q = 0; q < np; q++) {
-                fputs("<th class=\"l\">pool ", h);
-                esc(h, pools[q] + 6);
+                fprintf(h, "<th class=\"l\">%s ", word);
+                esc(h, pools[q] + gl);
                 fputs("</th>", h);
             }
             fputs("</tr>\n", h);
@@ -255,9 +271,12 @@ static void summary_tables(FILE *h, const sv_result_t *res)
           h);
     row2(h, "Successful requests", "%.0f", (double)s->completed);
     row2(h, "Failed requests", "%.0f", (double)s->failed);
-    if (w->max_concurrency > 0)
+    /* as the terminal: a sessions run states its session rate or concurrency in its own
+     * section */
+    if (w->max_concurrency > 0 && !(sc->sessions.given && isinf(w->rate)))
         row2(h, "Maximum request concurrency", "%.0f", (double)w->max_concurrency);
-    if (!w->has_trace && !isinf(w->rate)) row2(h, "Request rate configured (RPS)", "%.2f", w->rate);
+    if (!w->has_trace && !isinf(w->rate) && !sc->sessions.given)
+        row2(h, "Request rate configured (RPS)", "%.2f", w->rate);
     row2(h, "Benchmark duration (s)", "%.2f", s->duration);
     row2(h, "Total input tokens", "%.0f", (double)s->total_input);
     row2(h, "Total generated tokens", "%.0f", (double)s->total_output);
@@ -280,6 +299,10 @@ static void summary_tables(FILE *h, const sv_result_t *res)
     else
         snprintf(buf, sizeof buf, "colocated, %s", sv_route_names[sc->route]);
     rowt(h, "Serving", buf);
+    if (sc->network.enabled) {
+        sv__report_network_text(&sc->network, buf, sizeof buf);
+        rowt(h, "Client-server round trip", buf);
+    }
     row2(h, "GPUs", "%.0f", res->gpus);
     row2(h, "Mean queue time (ms)", "%.2f", s->queue.mean);
     row2(h, "P99 queue time (ms)", "%.2f", s->queue.pct[p99]);
@@ -434,6 +457,233 @@ static void pool_tables(FILE *h, const sv_result_t *res)
     fputs("</table>\n", h);
 }
 
+/* Lines of a section (built by the functions the terminal prints with) as a table. */
+static void lines_table(FILE *h, const char *head, const sv__line_t *l, int n)
+{
+    fputs("<table style=\"align-self:flex-start\">\n", h);
+    if (head) {
+        fputs("<tr><th class=\"l\" colspan=\"2\">", h);
+        esc(h, head);
+        fputs("</th></tr>\n", h);
+    }
+    for (int i = 0; i < n; i++)
+        rowt(h, l[i].label, l[i].text);
+    fputs("</table>\n", h);
+}
+
+/* Sessions and agentic tasks (workload.sessions): the terminal's session lines and its
+ * per-call-index table, the task latency against the per-call latency, and TTFT by call
+ * index. */
+static void sessions_section(page_t *p, const sv_result_t *res)
+{
+    sv__line_t l[SV__MAX_LINES];
+    int n = sv__report_session_lines(res, l);
+    if (n == 0) return;
+    FILE *h = p->html;
+    const sv_session_summary_t *ss = &res->session_sum;
+    char c[SV__TURN_COLS][32];
+    fputs("<h2>Sessions (", h);
+    esc(h, sv__report_session_kind(res->sc));
+    fputs(")</h2>\n<div class=\"charts\">\n", h);
+    lines_table(h, NULL, l, n);
+    fputs("<table style=\"align-self:flex-start\">\n<tr>", h);
+    for (int k = 0; k < SV__TURN_COLS; k++)
+        fprintf(h, "<th%s>%s%s</th>", k == 0 ? " class=\"l\"" : "", sv__turn_heads[k],
+                k >= 3 && k <= 5 ? " (ms)" : "");
+    fputs("</tr>\n", h);
+    for (int i = 0; i < ss->nturn; i++) {
+        sv__report_turn_cells(res, i, c);
+        fprintf(h, "<tr><td class=\"l\">%s</td>", c[0]);
+        for (int k = 1; k < SV__TURN_COLS; k++)
+            fprintf(h, "<td>%s</td>", c[k]);
+        fputs("</tr>\n", h);
+    }
+    fputs("</table>\n</div>\n<div class=\"charts\">\n", h);
+    /* task (first call sent to last call ended) against call latency, at P50, P90, P99 */
+    static const char *const pn[] = {"P50", "P90", "P99"};
+    double px[3] = {1, 2, 3}, task[3] = {ss->duration_p50, ss->duration_p90, ss->duration_p99};
+    double call[3] = {ss->call_p50, ss->call_p90, ss->call_p99};
+    sv_svg_chart_t ch;
+    memset(&ch, 0, sizeof ch);
+    ch.title = "A whole session (task) against one call: latency percentiles";
+    ch.xlabel = "percentile";
+    ch.ylabel = "latency (s)";
+    ch.ymin_zero = 1;
+    ch.xcat = pn;
+    ch.nxcat = 3;
+    ch.s[ch.ns++] = (sv_svg_series_t){.name = "task: first call sent to last call ended",
+                                      .x = px,
+                                      .y = task,
+                                      .n = 3,
+                                      .points = 1,
+                                      .lines = 1};
+    ch.s[ch.ns++] = (sv_svg_series_t){
+        .name = "one call (E2EL)", .x = px, .y = call, .n = 3, .points = 1, .lines = 1};
+    sv__svg_chart(chart_begin(p, "session-latency"), &ch, 620, 360);
+    chart_end(p);
+    double ix[SV_MAX_TURN_ROWS], t50[SV_MAX_TURN_ROWS], t99[SV_MAX_TURN_ROWS];
+    int m = 0;
+    for (int i = 0; i < ss->nturn; i++)
+        if (ss->turn[i].completed > 0)
+            ix[m] = i + 1, t50[m] = ss->turn[i].ttft_p50_ms, t99[m++] = ss->turn[i].ttft_p99_ms;
+    memset(&ch, 0, sizeof ch);
+    ch.title = ss->nturn == SV_MAX_TURN_ROWS ? "TTFT by call index (the last: every later call)"
+                                             : "TTFT by call index";
+    ch.xlabel = "call index in its session";
+    ch.ylabel = "TTFT (ms)";
+    ch.ymin_zero = 1;
+    ch.s[ch.ns++] =
+        (sv_svg_series_t){.name = "TTFT p50", .x = ix, .y = t50, .n = m, .points = 1, .lines = 1};
+    ch.s[ch.ns++] =
+        (sv_svg_series_t){.name = "TTFT p99", .x = ix, .y = t99, .n = m, .points = 1, .lines = 1};
+    sv__svg_chart(chart_begin(p, "session-calls"), &ch, 620, 360);
+    chart_end(p);
+    fputs("</div>\n", h);
+}
+
+/* Cost and energy at the wall (a `cost` map): the terminal's finance lines, and where the
+ * energy at the wall goes. */
+static void finance_section(page_t *p, const sv_result_t *res)
+{
+    sv__line_t l[SV__MAX_LINES];
+    int n = sv__report_finance_lines(res, l);
+    if (n == 0) return;
+    FILE *h = p->html;
+    sv_finance_t x;
+    sv_finance_of(res, &x);
+    fputs("<h2>Cost and energy (finance)</h2>\n<div class=\"charts\">\n", h);
+    lines_table(h, NULL, l, n);
+    const char *names[] = {"GPUs", "hosts", "facility (PUE)", "at the wall"};
+    double v[] = {x.gpu_energy_j / 3600.0, x.host_energy_j / 3600.0,
+                  (x.wall_energy_j - x.it_energy_j) / 3600.0, x.wall_energy_j / 3600.0};
+    sv__svg_bars(chart_begin(p, "energy"), "Energy: the GPUs, their hosts, the facility",
+                 "energy (Wh)", names, v, 4, 620, 360);
+    chart_end(p);
+    fputs("</div>\n", h);
+}
+
+/* A verdict cell: "met", or the miss in red. */
+static void verdict_cell(FILE *h, int met, const char *text)
+{
+    fputs(met ? "<td class=\"l\">" : "<td class=\"l\" style=\"color:#d62728\">", h);
+    esc(h, text);
+    fputs("</td>", h);
+}
+
+/* The contract (percentile budgets or request classes): the verdict, every budget with its
+ * value and margin, the per-class table, and each budget's value as a share of it. */
+static void contract_section(page_t *p, const sv_result_t *res)
+{
+    sv__budget_row_t *b = malloc(SV__MAX_BUDGET_ROWS * sizeof *b);
+    sv__class_row_t *cr = malloc((SV_MAX_CLASSES + 1) * sizeof *cr);
+    int n = b ? sv__contract_budget_rows(res, b) : 0;
+    if (!b || !cr || (n == 0 && res->sc->metrics.nclasses == 0)) goto out;
+    FILE *h = p->html;
+    const sv_metrics_cfg_t *mc = &res->sc->metrics;
+    sv_contract_check_t v;
+    sv_contract_check(mc, &res->summary, res->class_summary, &v);
+    fputs("<h2>Contract</h2>\n<p>Contract: ", h);
+    if (v.met) {
+        fputs("<b>met</b>", h);
+    } else {
+        fputs("<b style=\"color:#d62728\">missed</b>, worst broken: ", h);
+        esc(h, v.broken);
+    }
+    fputs("</p>\n<div class=\"charts\">\n<table style=\"align-self:flex-start\">\n"
+          "<tr><th class=\"l\">class</th>"
+          "<th class=\"l\">budget</th><th>value</th><th>budget</th><th>margin</th>"
+          "<th class=\"l\"></th></tr>\n",
+          h);
+    for (int i = 0; i < n; i++) {
+        fputs("<tr><td class=\"l\">", h);
+        esc(h, b[i].who);
+        fputs("</td><td class=\"l\">", h);
+        esc(h, b[i].what);
+        fprintf(h, "</td><td>%.2f</td><td>%.2f</td><td>%+.2f</td>", b[i].value, b[i].limit,
+                b[i].margin);
+        verdict_cell(h, b[i].met, b[i].met ? "met" : "MISSED");
+        fputs("</tr>\n", h);
+    }
+    fputs("</table>\n", h);
+    /* each latency budget's value as a share of the budget, one column per class, one
+     * series per kind of budget (metric and percentile) */
+    const char *who[SV_MAX_CLASSES + 1];
+    int nw = 0, nk = 0, kind[SV_SVG_MAX_SERIES][2];
+    for (int i = 0; i < n; i++) {
+        if (nw == 0 || strcmp(who[nw - 1], b[i].who) != 0) who[nw++] = b[i].who;
+        int k = 0;
+        while (k < nk && !(kind[k][0] == b[i].metric && b[i].pct == kind[k][1] / 1000.0))
+            k++;
+        if (!b[i].attainment && k == nk && nk < SV_SVG_MAX_SERIES) {
+            kind[nk][0] = b[i].metric;
+            kind[nk++][1] = (int)lround(b[i].pct * 1000.0);
+        }
+    }
+    double *bx = malloc((size_t)(n + 1) * sizeof *bx), *by = malloc((size_t)(n + 1) * sizeof *by);
+    char kn[SV_SVG_MAX_SERIES][32];
+    if (nk > 0 && bx && by) {
+        sv_svg_chart_t c;
+        memset(&c, 0, sizeof c);
+        c.title = "Each percentile budget: its value as a share of the budget";
+        c.xlabel = "class";
+        c.ylabel = "value / budget (%)";
+        c.ymin_zero = 1;
+        c.logy = 1;
+        c.xcat = who;
+        c.nxcat = nw;
+        c.hline[c.nh] = 100.0;
+        c.hlabel[c.nh++] = "the budget: above it, missed";
+        int m = 0;
+        double w = nk > 1 ? 0.5 / (nk - 1) : 0;
+        if (w > 0.12) w = 0.12;
+        for (int k = 0; k < nk; k++) {
+            int m0 = m;
+            for (int i = 0; i < n; i++) {
+                if (b[i].attainment || b[i].metric != kind[k][0] ||
+                    (int)lround(b[i].pct * 1000.0) != kind[k][1] || !(b[i].limit > 0))
+                    continue;
+                int j = 0;
+                while (strcmp(who[j], b[i].who) != 0)
+                    j++;
+                bx[m] = j + 1 + (k - (nk - 1) / 2.0) * w;
+                by[m++] = 100.0 * b[i].value / b[i].limit;
+            }
+            snprintf(kn[k], sizeof kn[k], "%s p%g", sv_slo_metric_name(kind[k][0]),
+                     kind[k][1] / 1000.0);
+            c.s[c.ns++] = (sv_svg_series_t){
+                .name = kn[k], .x = bx + m0, .y = by + m0, .n = m - m0, .points = 1};
+        }
+        c.legend_right = 1;
+        c.legend_title = "budget";
+        sv__svg_chart(chart_begin(p, "contract-budgets"), &c, 780, 360);
+        chart_end(p);
+    }
+    free(bx);
+    free(by);
+    fputs("</div>\n", h);
+    int nc = sv__contract_class_rows(res, cr);
+    if (nc > 0) {
+        fputs("<h2>Request classes</h2>\n<table>\n<tr>", h);
+        for (int k = 0; k < SV__CLASS_COLS; k++)
+            fprintf(h, "<th%s>%s%s</th>", k == 0 || k == SV__CLASS_COLS - 1 ? " class=\"l\"" : "",
+                    sv__class_heads[k], k >= 7 && k <= 9 ? " (ms)" : "");
+        fputs("</tr>\n", h);
+        for (int r = 0; r < nc; r++) {
+            fputs("<tr><td class=\"l\">", h);
+            esc(h, cr[r].cell[0]);
+            fputs("</td>", h);
+            for (int k = 1; k < SV__CLASS_COLS - 1; k++)
+                fprintf(h, "<td>%s</td>", cr[r].cell[k]);
+            verdict_cell(h, cr[r].met, cr[r].cell[SV__CLASS_COLS - 1]);
+            fputs("</tr>\n", h);
+        }
+        fputs("</table>\n", h);
+    }
+out:
+    free(b);
+    free(cr);
+}
+
 static int cmp_iv(const void *a, const void *b)
 {
     const double *x = a, *y = b;
@@ -576,6 +826,9 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
     sv_run_config_free(&cfg);
     summary_tables(h, res);
     pool_tables(h, res);
+    sessions_section(&p, res);
+    finance_section(&p, res);
+    contract_section(&p, res);
     if (rx) {
         fputs("<p class=\"note\">Shared axes", h);
         if (note) {

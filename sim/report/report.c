@@ -100,44 +100,90 @@ static int pct_index(const sv_summary_t *s, double p)
 
 /* ---- sessions and agentic tasks (workload.sessions; issue 12) ------------------------- */
 
-static const char *session_kind(const sv_scenario_t *sc)
+const char *sv__report_session_kind(const sv_scenario_t *sc)
 {
     if (sc->sessions.shape == SV_SESSION_FANOUT) return "fanout";
     return sc->sessions.history ? "chain, with history" : "chain";
 }
 
+void sv__report_lines_print(FILE *f, const sv__line_t *l, int n)
+{
+    char lab[80];
+    for (int i = 0; i < n; i++) {
+        snprintf(lab, sizeof lab, "%s:", l[i].label);
+        fprintf(f, "%-40s %-10s\n", lab, l[i].text);
+    }
+}
+
+static int line_add(sv__line_t *out, int n, const char *label, const char *text)
+{
+    snprintf(out[n].label, sizeof out[n].label, "%s", label);
+    snprintf(out[n].text, sizeof out[n].text, "%s", text);
+    return n + 1;
+}
+
+int sv__report_session_lines(const sv_result_t *res, sv__line_t *out)
+{
+    if (!res->sc->sessions.given) return 0;
+    const sv_session_summary_t *ss = &res->session_sum;
+    char buf[128];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%ld: %ld complete, %ld failed, %ld cut", ss->sessions, ss->complete,
+             ss->failed, ss->cut);
+    n = line_add(out, n, "Sessions", buf);
+    if (!isinf(res->sc->workload.rate)) {
+        snprintf(buf, sizeof buf, "%.2f", res->sc->workload.rate);
+        n = line_add(out, n, "Session rate configured (per s)", buf);
+    } else if (res->sc->workload.max_concurrency > 0) {
+        snprintf(buf, sizeof buf, "%ld", (long)res->sc->workload.max_concurrency);
+        n = line_add(out, n, "Concurrent sessions (closed loop)", buf);
+    }
+    snprintf(buf, sizeof buf, "%ld sent (%ld done, %ld failed), %ld not sent", ss->calls_sent,
+             ss->calls_done, ss->calls_failed, ss->calls_not_sent);
+    n = line_add(out, n, "Calls", buf);
+    snprintf(buf, sizeof buf, "%.2f", ss->calls_done_mean);
+    n = line_add(out, n, "Mean calls completed per session", buf);
+    snprintf(buf, sizeof buf, "%.2f", ss->duration_mean);
+    n = line_add(out, n, "Mean session duration (s)", buf);
+    snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", ss->duration_p50, ss->duration_p90,
+             ss->duration_p99);
+    n = line_add(out, n, "Session duration P50/P90/P99 (s)", buf);
+    snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", ss->call_p50, ss->call_p90, ss->call_p99);
+    n = line_add(out, n, "Call latency P50/P90/P99 (s)", buf);
+    return n;
+}
+
+const char *const sv__turn_heads[SV__TURN_COLS] = {"Call",     "Sent",     "Done",   "TTFT p50",
+                                                   "TTFT p99", "E2EL p50", "Prompt", "Hit %"};
+
+void sv__report_turn_cells(const sv_result_t *res, int i, char cells[SV__TURN_COLS][32])
+{
+    const sv_turn_row_t *t = &res->session_sum.turn[i];
+    snprintf(cells[0], 32, "%d%s", i + 1, i == SV_MAX_TURN_ROWS - 1 ? "+" : "");
+    snprintf(cells[1], 32, "%ld", t->requests);
+    snprintf(cells[2], 32, "%ld", t->completed);
+    snprintf(cells[3], 32, "%.2f", t->ttft_p50_ms);
+    snprintf(cells[4], 32, "%.2f", t->ttft_p99_ms);
+    snprintf(cells[5], 32, "%.2f", t->e2el_p50_ms);
+    snprintf(cells[6], 32, "%.0f", t->input_mean);
+    snprintf(cells[7], 32, "%.1f", 100.0 * t->hit_rate);
+}
+
 /* The summary's session block: per session, then one row per call index. */
 static void print_sessions(FILE *f, const sv_result_t *res)
 {
-    const sv_session_summary_t *ss = &res->session_sum;
-    char buf[160], head[96];
-    snprintf(head, sizeof head, " sessions (%s) ", session_kind(res->sc));
+    sv__line_t l[SV__MAX_LINES];
+    char head[96], c[SV__TURN_COLS][32];
+    const char *const *H = sv__turn_heads;
+    snprintf(head, sizeof head, " sessions (%s) ", sv__report_session_kind(res->sc));
     centred(f, head, '-', 50);
-    snprintf(buf, sizeof buf, "%ld: %ld complete, %ld failed, %ld cut", ss->sessions, ss->complete,
-             ss->failed, ss->cut);
-    fprintf(f, "%-40s %-10s\n", "Sessions:", buf);
-    if (!isinf(res->sc->workload.rate))
-        line_num(f, "Session rate configured (per s):", res->sc->workload.rate);
-    else if (res->sc->workload.max_concurrency > 0)
-        line_int(f, "Concurrent sessions (closed loop):", res->sc->workload.max_concurrency);
-    snprintf(buf, sizeof buf, "%ld sent (%ld done, %ld failed), %ld not sent", ss->calls_sent,
-             ss->calls_done, ss->calls_failed, ss->calls_not_sent);
-    fprintf(f, "%-40s %-10s\n", "Calls:", buf);
-    line_num(f, "Mean calls completed per session:", ss->calls_done_mean);
-    line_num(f, "Mean session duration (s):", ss->duration_mean);
-    snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", ss->duration_p50, ss->duration_p90,
-             ss->duration_p99);
-    fprintf(f, "%-40s %-10s\n", "Session duration P50/P90/P99 (s):", buf);
-    snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", ss->call_p50, ss->call_p90, ss->call_p99);
-    fprintf(f, "%-40s %-10s\n", "Call latency P50/P90/P99 (s):", buf);
-    fprintf(f, "%-5s %7s %7s %9s %9s %9s %8s %6s\n", "Call", "Sent", "Done", "TTFT p50", "TTFT p99",
-            "E2EL p50", "Prompt", "Hit %");
-    for (int i = 0; i < ss->nturn; i++) {
-        const sv_turn_row_t *t = &ss->turn[i];
-        char lab[16];
-        snprintf(lab, sizeof lab, "%d%s", i + 1, i == SV_MAX_TURN_ROWS - 1 ? "+" : "");
-        fprintf(f, "%-5s %7ld %7ld %9.2f %9.2f %9.2f %8.0f %6.1f\n", lab, t->requests, t->completed,
-                t->ttft_p50_ms, t->ttft_p99_ms, t->e2el_p50_ms, t->input_mean, 100.0 * t->hit_rate);
+    sv__report_lines_print(f, l, sv__report_session_lines(res, l));
+    fprintf(f, "%-5s %7s %7s %9s %9s %9s %8s %6s\n", H[0], H[1], H[2], H[3], H[4], H[5], H[6],
+            H[7]);
+    for (int i = 0; i < res->session_sum.nturn; i++) {
+        sv__report_turn_cells(res, i, c);
+        fprintf(f, "%-5s %7s %7s %9s %9s %9s %8s %6s\n", c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+                c[7]);
     }
 }
 

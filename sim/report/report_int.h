@@ -22,6 +22,27 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
 /* The finance block (sim/report/finance.c): nothing unless the scenario has `cost`. */
 void sv__report_finance_summary(const sv_result_t *res, FILE *f);
 void sv__report_finance_json(sv_jw_t *w, const sv_result_t *res);
+/* One line of a labelled section: the label (without the terminal's colon) and the value
+ * as text. The terminal and the HTML report both print lines built once by the functions
+ * below, so their numbers cannot differ. */
+typedef struct sv__line {
+    char label[64];
+    char text[128];
+} sv__line_t;
+#define SV__MAX_LINES 24
+/* The finance block's lines (0 of them without a `cost` map). */
+int sv__report_finance_lines(const sv_result_t *res, sv__line_t *out);
+/* The sessions block's lines (0 without workload.sessions), and the per-call-index table:
+ * its column heads and row i's cells (call label, sent, done, TTFT p50, TTFT p99, E2EL
+ * p50, prompt, hit %), as the terminal prints them. */
+int sv__report_session_lines(const sv_result_t *res, sv__line_t *out);
+#define SV__TURN_COLS 8
+extern const char *const sv__turn_heads[SV__TURN_COLS];
+void sv__report_turn_cells(const sv_result_t *res, int i, char cells[SV__TURN_COLS][32]);
+/* The sessions block's heading words ("chain, with history", "fanout"). */
+const char *sv__report_session_kind(const sv_scenario_t *sc);
+/* Lines as the terminal prints them: "%-40s %-10s", the label with its colon. */
+void sv__report_lines_print(FILE *f, const sv__line_t *l, int n);
 /* The network's round trip in words ("40 ms, half each way"). */
 void sv__report_network_text(const sv_network_cfg_t *n, char *buf, size_t size);
 /* Python's "{s:{c}^{n}}": s centred in width, padded with c. */
