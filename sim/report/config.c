@@ -158,6 +158,7 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     text(b, "engine_profile", "engine profile", "%s",
          pr->perf.set.engine[0] ? pr->perf.set.engine : "none");
     text(b, "scheduler", "scheduler", "%s", sv_sched_name(e->scheduler));
+    if (e->priority_policy) text(b, "scheduling_policy", "scheduling policy", "priority");
     integer(b, "max_num_seqs", "max_num_seqs", e->max_num_seqs);
     integer(b, "max_num_batched_tokens", "max_num_batched_tokens", e->max_num_batched_tokens);
     integer(b, "block_size", "block size (tokens)", pr->mem.block_size);
