@@ -237,6 +237,13 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
         sv__report_network_text(&sc->network, buf, sizeof buf);
         fprintf(f, "%-40s %s\n", "Client-server round trip:", buf);
     }
+    for (int i = 0; sc->has_class_rtt && i < sc->workload.nclasses; i++)
+        if (sc->class_rtt[i].enabled) {
+            char lab[96];
+            snprintf(lab, sizeof lab, "Round trip of class %s:", sc->metrics.class_name[i]);
+            sv__report_network_text(&sc->class_rtt[i], buf, sizeof buf);
+            fprintf(f, "%-40s %s\n", lab, buf);
+        }
     line_num(f, "GPUs:", res->gpus);
     line_num(f, "Mean queue time (ms):", s->queue.mean);
     line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
@@ -619,6 +626,16 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
         char buf[160];
         sv__report_network_text(&sc->network, buf, sizeof buf);
         sv__jw_str(w, "network_rtt", buf);
+    }
+    if (sc->has_class_rtt) { /* the classes' own round trips (workload.classes[i].rtt_ms) */
+        char buf[160];
+        sv__jw_obj(w, "class_network_rtt");
+        for (int i = 0; i < sc->workload.nclasses; i++)
+            if (sc->class_rtt[i].enabled) {
+                sv__report_network_text(&sc->class_rtt[i], buf, sizeof buf);
+                sv__jw_str(w, sc->metrics.class_name[i], buf);
+            }
+        sv__jw_end_obj(w);
     }
     sv__jw_str(w, "serving", sc->disaggregated ? "disaggregated" : "colocated");
     if (sc->disaggregated) {
