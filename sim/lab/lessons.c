@@ -558,19 +558,22 @@ static const char *const slow_cols[] = {"slow0",  "slow1",  "slow2", "slow5",
 static const char *const slow_pcts[] = {"0", "1", "2", "5", "10", "20", NULL};
 
 /* Tasks of k parallel calls: the simulator's fan-out (workload.sessions, shape fanout, in
- * scenarios/lab/tail.yaml), each task over when its last call is. TAIL_TASKS tasks at
- * every k, the calls at 8 per second (8/k tasks per second), so only the grouping
- * changes with k; the numbers are the run's own: per call mean_e2el_ms and the sessions
- * block's call_latency_p95_s / _p99_s, per task its duration_mean_s / _p95_s / _p99_s. */
-#define TAIL_TASKS 300
+ * scenarios/lab/tail.yaml), each task over when its last call is. About TAIL_CALLS calls
+ * at every k (TAIL_CALLS / k tasks, rounded down), 8 calls per second (8/k tasks per
+ * second), so only the grouping changes with k; the numbers are the run's own: per call
+ * mean_e2el_ms and the sessions block's call_latency_p95_s / _p99_s, per task its
+ * duration_mean_s / _p95_s / _p99_s. */
+#define TAIL_CALLS 1800
 #define TAIL_MAX_K 10
 
 static void tail_sets(sets_t *s, const char *col, int k)
 {
+    int tasks = TAIL_CALLS / k;
     set(s, "workload.output.column=%s", col);
     set(s, "workload.sessions.turns=%d", k);
+    set(s, "workload.sessions.count=%d", tasks);
     set(s, "workload.rate=%.6g", 8.0 / k);
-    set(s, "workload.num_requests=%d", TAIL_TASKS * k);
+    set(s, "workload.num_requests=%d", tasks * k);
 }
 
 static int tab_tail(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t *err)
