@@ -4,7 +4,7 @@
 #   1. /api/run with overrides answers exactly `servesim run` with the same overrides: the
 #      whole result JSON, and the charts byte for byte as `--report` writes them;
 #   2. a lesson's numbers equal `servesim run` of the command (and of the YAML) the page's
-#      "copy as scenario" gives;
+#      "copy as scenario" gives (clocks; and tail, the simulator's fan-out tasks);
 #   3. concurrent requests answer exactly what each answers alone;
 #   4. bad parameters are a 400 with a one-line message, and the server keeps serving;
 #   5. SIGTERM stops it cleanly: exit status 0, nothing left listening.
@@ -71,6 +71,47 @@ for f in ("clocks.json", "copy.json"):
         sys.exit(1)
 print("lab_endpoint: lesson clocks (prompt 4096, reply 512, h200): TTFT %.3f ms, TPOT %.3f ms,"
       " E2E %.1f ms = servesim run of its command and of its copied YAML" % got)
+PY
+
+# 2b. the tail lesson (slow 5%, k 10) runs real fan-out tasks: its per-call and per-task
+#     numbers are servesim run's own (E2EL, servesim.sessions) for its copied YAML, saved
+#     next to the CSV it reads; the task P95 is the P99 of calls, far above the call P95
+st=$(lab_get '/api/lesson?tab=tail&slow=5&k=10' "$tmp/tail.json")
+[ "$st" = 200 ] || { echo "lab_endpoint: /api/lesson?tab=tail answered $st: $(cat "$tmp/tail.json")"; exit 1; }
+mkdir -p "$tmp/tail" && cp "$root/scenarios/lab/tail-replies.csv" "$tmp/tail/"
+"$PY" - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+l = json.load(open(d + "/tail.json"))
+open(d + "/tail/copy.yaml", "w").write(l["runs"][0]["yaml"])
+PY
+"$servesim" run "$tmp/tail/copy.yaml" --json "$tmp/tail.run.json" --quiet || exit 1
+"$PY" - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+n = json.load(open(d + "/tail.json"))["numbers"]
+r = json.load(open(d + "/tail.run.json"))
+s = r["servesim"]["sessions"]
+want = {"call_mean_ms": r["mean_e2el_ms"], "call_p95_ms": 1e3 * s["call_latency_p95_s"],
+        "call_p99_ms": 1e3 * s["call_latency_p99_s"], "task_mean_ms": 1e3 * s["duration_mean_s"],
+        "task_p95_ms": 1e3 * s["duration_p95_s"], "task_p99_ms": 1e3 * s["duration_p99_s"],
+        "tasks": s["complete"], "calls": s["calls_done"]}
+bad = [k for k in want if n[k] != want[k]]
+if bad or s["shape"] != "fanout" or s["sessions"] != 180 or s["calls_done"] != 1800:
+    print("lab_endpoint: FAIL lesson tail numbers differ from servesim run of its YAML:", bad, s["shape"])
+    sys.exit(1)
+# the run's call P95 equals the request-level P95 E2EL (every call completed)
+if abs(n["call_p95_ms"] - r["p95_e2el_ms"]) > 1e-6 * r["p95_e2el_ms"]:
+    print("lab_endpoint: FAIL call P95 %r != p95_e2el_ms %r" % (n["call_p95_ms"], r["p95_e2el_ms"]))
+    sys.exit(1)
+if not n["task_p95_ms"] > 3 * n["call_p95_ms"]:
+    print("lab_endpoint: FAIL tail at scale: task P95 %.0f ms is not far above call P95 %.0f ms"
+          % (n["task_p95_ms"], n["call_p95_ms"]))
+    sys.exit(1)
+print("lab_endpoint: lesson tail (slow 5%%, k 10): 180 fan-out tasks of 10 calls; call mean/P95/P99"
+      " %.0f/%.0f/%.0f ms, task %.0f/%.0f/%.0f ms = servesim run of its copied YAML"
+      % tuple(n[k] for k in ("call_mean_ms", "call_p95_ms", "call_p99_ms", "task_mean_ms",
+                             "task_p95_ms", "task_p99_ms")))
 PY
 
 # 3. concurrent requests share nothing: four different runs at once answer what each

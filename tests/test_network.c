@@ -97,6 +97,77 @@ START_TEST(test_uniform_rtt)
 }
 END_TEST
 
+/* Request classes (workload.classes), each with its own round trip: class "near" with
+ * rtt_ms 0 and "far" with 100 ms, in a closed loop of one slot. Every request meets an
+ * idle server, so the server's part of each is the same with and without the network: a
+ * far request's TTFT and E2EL grow by exactly 0.1 s and its TPOT does not change, a near
+ * request's latencies do not change at all (only its start, behind the far ones). */
+static const char *classes = "name: netc\n"
+                             "seed: 4\n"
+                             "model: llama-3.1-8b\n"
+                             "hardware: {gpu: h100-sxm, tp: 1, replicas: 1}\n"
+                             "workload:\n"
+                             "  num_requests: 8\n"
+                             "  rate: inf\n"
+                             "  max_concurrency: 1\n"
+                             "  classes:\n"
+                             "    - {name: near, share: 0.5, input: 512, output: 32}\n"
+                             "    - {name: far, share: 0.5, input: 256, output: 16}\n";
+
+/* Runs `classes` with sets; checks each request's TTFT/E2EL grew by add[class] s over
+ * the run without them, TPOT equal; returns how many requests each class had. */
+static void class_deltas(const char **set, int nset, const double add[2], int count[2])
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *s0, *s1;
+    sv_result_t *a = tu_run_yaml(cat, classes, NULL, 0, &s0);
+    sv_result_t *b = tu_run_yaml(cat, classes, set, nset, &s1);
+    tu_check_accounting(b);
+    ck_assert_int_eq(b->summary.completed, 8);
+    ck_assert(!s0->has_class_rtt && s1->has_class_rtt);
+    count[0] = count[1] = 0;
+    for (int k = 0; k < 8; k++) {
+        const sv_req_t *x = &a->pool.r[k], *y = &b->pool.r[k];
+        ck_assert_int_eq(x->cls, y->cls);
+        count[y->cls]++;
+        NEAR(sv_req_ttft(y) - sv_req_ttft(x), add[y->cls]);
+        NEAR(sv_req_e2el(y) - sv_req_e2el(x), add[y->cls]);
+        NEAR(sv_req_tpot(y), sv_req_tpot(x));
+    }
+    tu_done(s0, a);
+    tu_done(s1, b);
+    sv_catalog_free(cat);
+}
+
+START_TEST(test_class_rtt)
+{
+    const char *set[] = {"workload.classes=[{name: near, share: 0.5, input: 512, output: 32, "
+                         "rtt_ms: 0}, {name: far, share: 0.5, input: 256, output: 16, rtt_ms: "
+                         "100}]"};
+    const double add[2] = {0.0, 0.1};
+    int count[2];
+    class_deltas(set, 1, add, count);
+    ck_assert_int_gt(count[0], 0);
+    ck_assert_int_gt(count[1], 0);
+}
+END_TEST
+
+/* A class's rtt_ms overrides network.rtt_ms; a class without one takes the network's:
+ * network 50 ms, far 100 ms (fixed as a distribution map). */
+START_TEST(test_class_rtt_overrides)
+{
+    const char *set[] = {"network.rtt_ms=50",
+                         "workload.classes=[{name: near, share: 0.5, input: 512, output: 32}, "
+                         "{name: far, share: 0.5, input: 256, output: 16, rtt_ms: {dist: fixed, "
+                         "value: 100}}]"};
+    const double add[2] = {0.05, 0.1};
+    int count[2];
+    class_deltas(set, 2, add, count);
+    ck_assert_int_gt(count[0], 0);
+    ck_assert_int_gt(count[1], 0);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     sv_catalog_t *cat = tu_catalog();
@@ -109,6 +180,12 @@ START_TEST(test_errors)
     ck_assert_int_eq(tu_load_yaml(cat, closed, dist, 1, &sc, &err), SV_EINVAL);
     ck_assert_str_eq(err.msg, "--set network.rtt_ms={dist: zipf}: network.rtt_ms.dist: expected "
                               "fixed, uniform, normal or lognormal, got 'zipf'");
+    const char *cneg[] = {"workload.classes=[{name: a, share: 1, input: 9, output: 9, rtt_ms: "
+                          "{dist: uniform, min: 30, max: 10}}]"};
+    ck_assert_int_eq(tu_load_yaml(cat, classes, cneg, 1, &sc, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--set workload.classes=[{name: a, share: 1, input: 9, output: 9, "
+                              "rtt_ms: {dist: uniform, min: 30, max: 10}}]: "
+                              "workload.classes[0].rtt_ms: min (30) is greater than max (10)");
     sv_catalog_free(cat);
 }
 END_TEST
@@ -119,6 +196,8 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_closed_loop_fixed);
     tcase_add_test(tc, test_uniform_rtt);
+    tcase_add_test(tc, test_class_rtt);
+    tcase_add_test(tc, test_class_rtt_overrides);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

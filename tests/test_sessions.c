@@ -9,9 +9,12 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
+#include "servesim/report/report.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;
@@ -244,6 +247,58 @@ START_TEST(test_fanout_join)
 }
 END_TEST
 
+/* The summary's P95s (the lab's tail lesson reads them): 10 fan-out tasks, so the task
+ * P95 is numpy's linear percentile at rank 0.95 x 9 = 8.55 of the sorted durations,
+ * d[8] + 0.55 (d[9] - d[8]); the call P95 over the 60 calls, rank 0.95 x 59 = 56.05. The
+ * JSON's sessions block shows them only when metrics.percentiles lists 95. */
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int json_has(const sv_result_t *res, const char *key)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(sv_report_json_stream(res, 0, f, NULL), 0);
+    fclose(f);
+    int has = strstr(buf, key) != NULL;
+    free(buf);
+    return has;
+}
+
+START_TEST(test_session_p95)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "workload:\n  rate: 1\n  input: 300\n"
+                       "  output: {dist: uniform, min: 5, max: 300}\n"
+                       "  sessions: {count: 10, turns: 6, shape: fanout}\n";
+    const char *p95[] = {"metrics.percentiles=[95, 99]"};
+    for (int with = 0; with < 2; with++) {
+        sv_scenario_t *sc;
+        sv_result_t *res = tu_run_yaml(cat, yaml, with ? p95 : NULL, with, &sc);
+        const sv_session_log_t *log = &res->sessions;
+        double d[10], e[60];
+        for (int k = 0; k < 10; k++)
+            d[k] = log->s[k].end - log->s[k].start;
+        for (int i = 0; i < 60; i++)
+            e[i] = sv_req_e2el(&res->pool.r[i]);
+        qsort(d, 10, sizeof *d, cmp_dbl);
+        qsort(e, 60, sizeof *e, cmp_dbl);
+        ck_assert_double_eq_tol(res->session_sum.duration_p95, d[8] + 0.55 * (d[9] - d[8]), 1e-12);
+        ck_assert_double_eq_tol(res->session_sum.call_p95, e[56] + 0.05 * (e[57] - e[56]), 1e-12);
+        ck_assert(res->session_sum.duration_p95 > res->session_sum.duration_p90);
+        ck_assert_int_eq(json_has(res, "\"duration_p95_s\""), with);
+        ck_assert_int_eq(json_has(res, "\"call_latency_p95_s\""), with);
+        ck_assert_int_eq(json_has(res, "\"duration_p99_s\""), 1);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
 /* Tail at scale (Dean and Barroso, "The Tail at Scale", CACM 2013): outputs are 10 tokens
  * but 1,000 for 1% of calls (an empirical distribution of 99 tens and one 1,000, drawn
  * uniformly). A 10-call chain is slow when any call is: 1 - 0.99^10 = 9.562% of tasks.
@@ -399,6 +454,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_failure_ends_session);
     tcase_add_test(tc, test_chain_latency_is_sum);
     tcase_add_test(tc, test_fanout_join);
+    tcase_add_test(tc, test_session_p95);
     tcase_add_test(tc, test_tail_at_scale);
     tcase_add_test(tc, test_request_bound);
     tcase_add_test(tc, test_closed_loop_of_sessions);

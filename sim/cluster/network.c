@@ -1,6 +1,6 @@
 /*
  * The client-server network (see include/servesim/cluster/network.h): the `network` map
- * of a scenario and the RTT of each request.
+ * of a scenario, a request class's own `rtt_ms`, and the RTT of each request.
  */
 #include "servesim/cluster/network.h"
 
@@ -19,6 +19,51 @@ struct sv_network {
 
 static const char *const kinds[] = {"fixed", "uniform", "normal", "lognormal"};
 
+/* rtt_ms of map n (present, not null) into cfg, its errors naming `path` (the key's
+ * dotted path, e.g. network.rtt_ms). */
+static int read_rtt(sv_ynode_t *n, const char *path, sv_network_cfg_t *cfg, sv_error_t *err)
+{
+    int rc;
+    char w[512];
+    sv_ynode_t *r = sv_ymap_get(n, "rtt_ms");
+    cfg->enabled = 1;
+    if (r->kind == SV_Y_SCALAR) {
+        if ((rc = sv_yget_double(n, "rtt_ms", 1, 0, 1e7, &cfg->value, err)) < 0) return rc;
+        cfg->value *= 1e-3;
+        return 0;
+    }
+    if ((rc = sv_yexpect_map(r, path, err))) return rc;
+    const char *d;
+    if ((rc = sv_yget_str(r, "dist", 1, &d, err)) < 0) return rc;
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(d, kinds[i]) == 0) k = i;
+    if (k < 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.dist: expected fixed, uniform, normal or lognormal, got '%s'",
+                         sv_ynode_where(sv_ymap_get(r, "dist"), w, sizeof w), path, d);
+    cfg->kind = (sv_net_kind_t)k;
+    double lo = 0, hi = INFINITY;
+    if ((rc = sv_yget_double(r, "value", k == SV_NET_FIXED, 0, 1e7, &cfg->value, err)) < 0 ||
+        (rc = sv_yget_double(r, "mean", k >= SV_NET_NORMAL, 0, 1e7, &cfg->mean, err)) < 0 ||
+        (rc = sv_yget_double(r, "std", k >= SV_NET_NORMAL, 0, 1e7, &cfg->std, err)) < 0 ||
+        (rc = sv_yget_double(r, "min", k == SV_NET_UNIFORM, 0, 1e7, &lo, err)) < 0 ||
+        (rc = sv_yget_double(r, "max", k == SV_NET_UNIFORM, 0, 1e7, &hi, err)) < 0)
+        return rc;
+    if (lo > hi)
+        return sv_errorf(err, SV_EINVAL, "%s: %s: min (%g) is greater than max (%g)",
+                         sv_ynode_where(r, w, sizeof w), path, lo, hi);
+    if (k == SV_NET_LOGNORMAL && cfg->mean <= 0)
+        return sv_errorf(err, SV_EINVAL, "%s: %s: a lognormal needs mean > 0",
+                         sv_ynode_where(r, w, sizeof w), path);
+    cfg->value *= 1e-3;
+    cfg->mean *= 1e-3;
+    cfg->std *= 1e-3;
+    cfg->min = lo * 1e-3;
+    cfg->max = hi * 1e-3;
+    return sv_ymap_check_unknown(r, err);
+}
+
 int sv_network_read(sv_ynode_t *root, sv_network_cfg_t *cfg, sv_error_t *err)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -33,44 +78,17 @@ int sv_network_read(sv_ynode_t *root, sv_network_cfg_t *cfg, sv_error_t *err)
     if (!r || sv_yscalar_is_null(r))
         return sv_errorf(err, SV_EINVAL, "%s: network: missing required key 'rtt_ms' (ms)",
                          sv_ynode_where(n, w, sizeof w));
-    cfg->enabled = 1;
-    if (r->kind == SV_Y_SCALAR) {
-        if ((rc = sv_yget_double(n, "rtt_ms", 1, 0, 1e7, &cfg->value, err)) < 0) return rc;
-        cfg->value *= 1e-3;
-        return sv_ymap_check_unknown(n, err);
-    }
-    if ((rc = sv_yexpect_map(r, "network.rtt_ms", err))) return rc;
-    const char *d;
-    if ((rc = sv_yget_str(r, "dist", 1, &d, err)) < 0) return rc;
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(d, kinds[i]) == 0) k = i;
-    if (k < 0)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: network.rtt_ms.dist: expected fixed, uniform, normal or lognormal, "
-                         "got '%s'",
-                         sv_ynode_where(sv_ymap_get(r, "dist"), w, sizeof w), d);
-    cfg->kind = (sv_net_kind_t)k;
-    double lo = 0, hi = INFINITY;
-    if ((rc = sv_yget_double(r, "value", k == SV_NET_FIXED, 0, 1e7, &cfg->value, err)) < 0 ||
-        (rc = sv_yget_double(r, "mean", k >= SV_NET_NORMAL, 0, 1e7, &cfg->mean, err)) < 0 ||
-        (rc = sv_yget_double(r, "std", k >= SV_NET_NORMAL, 0, 1e7, &cfg->std, err)) < 0 ||
-        (rc = sv_yget_double(r, "min", k == SV_NET_UNIFORM, 0, 1e7, &lo, err)) < 0 ||
-        (rc = sv_yget_double(r, "max", k == SV_NET_UNIFORM, 0, 1e7, &hi, err)) < 0)
-        return rc;
-    if (lo > hi)
-        return sv_errorf(err, SV_EINVAL, "%s: network.rtt_ms: min (%g) is greater than max (%g)",
-                         sv_ynode_where(r, w, sizeof w), lo, hi);
-    if (k == SV_NET_LOGNORMAL && cfg->mean <= 0)
-        return sv_errorf(err, SV_EINVAL, "%s: network.rtt_ms: a lognormal needs mean > 0",
-                         sv_ynode_where(r, w, sizeof w));
-    cfg->value *= 1e-3;
-    cfg->mean *= 1e-3;
-    cfg->std *= 1e-3;
-    cfg->min = lo * 1e-3;
-    cfg->max = hi * 1e-3;
-    if ((rc = sv_ymap_check_unknown(r, err))) return rc;
+    if ((rc = read_rtt(n, "network.rtt_ms", cfg, err))) return rc;
     return sv_ymap_check_unknown(n, err);
+}
+
+int sv_network_read_rtt(sv_ynode_t *map, const char *path, sv_network_cfg_t *cfg, sv_error_t *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->max = INFINITY;
+    sv_ynode_t *r = sv_ymap_get(map, "rtt_ms");
+    if (!r || sv_yscalar_is_null(r)) return 0;
+    return read_rtt(map, path, cfg, err);
 }
 
 sv_network_t *sv_network_new(const sv_network_cfg_t *cfg, uint64_t seed)
@@ -96,7 +114,11 @@ void sv_network_free(sv_network_t *n)
 
 double sv_network_rtt(sv_network_t *n)
 {
-    const sv_network_cfg_t *c = &n->cfg;
+    return sv_network_rtt_of(n, &n->cfg);
+}
+
+double sv_network_rtt_of(sv_network_t *n, const sv_network_cfg_t *c)
+{
     double x;
     switch (c->kind) {
     case SV_NET_UNIFORM:

@@ -613,7 +613,7 @@ static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
     return sv_ymap_check_unknown(pm, err);
 }
 
-/* workload.classes: a list of {name, share, input, output, priority, slo}; the shares add
+/* workload.classes: a list of {name, share, input, output, priority, slo, rtt_ms}; the shares add
  * up to 1. Each class's slo is read with the top-level one (read_slo_metrics). */
 static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
 {
@@ -654,6 +654,10 @@ static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                              "%s: %s.name: expected letters, digits, '_', '.' or '-', got '%s'",
                              at(sv_ymap_get(it, "name"), w, sizeof w), it->path, name);
         (void)sv_ymap_get(it, "slo"); /* read with the top-level slo */
+        char rp[160];
+        snprintf(rp, sizeof rp, "%s.rtt_ms", it->path);
+        if ((rc = sv_network_read_rtt(it, rp, &sc->class_rtt[i], err))) return rc;
+        sc->has_class_rtt |= sc->class_rtt[i].enabled;
         if ((rc = sv_ymap_check_unknown(it, err))) return rc;
         k->priority = (int32_t)prio;
         for (size_t j = 0; j < i; j++)

@@ -436,7 +436,10 @@ static void send(sim_t *s, int32_t id)
             halt(s, SV_ENOMEM, "out of memory for the network round trips");
             return;
         }
-        up = s->half_rtt[id] = sv_network_rtt(s->net) / 2.0;
+        /* the request's class's own round trip, else the network's (none: 0) */
+        const sv_network_cfg_t *c = &s->sc->class_rtt[R(s, id)->cls];
+        if (!c->enabled) c = &s->sc->network;
+        up = s->half_rtt[id] = c->enabled ? sv_network_rtt_of(s->net, c) / 2.0 : 0.0;
     }
     if (s->sc->router_latency + up > 0)
         push(s, s->now + s->sc->router_latency + up, EV_DISPATCH, id);
@@ -1213,7 +1216,8 @@ static int setup(sim_t *s, sv_error_t *err)
         sv_router_init(&s->drouter, (sv_route_t)sc->decode_route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER + 1)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
-    if (sc->network.enabled && !(s->net = sv_network_new(&sc->network, sc->seed)))
+    if ((sc->network.enabled || sc->has_class_rtt) &&
+        !(s->net = sv_network_new(&sc->network, sc->seed)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     sv_evq_init(&s->q, 0);
     s->sample_dt = sc->metrics.sample_interval;

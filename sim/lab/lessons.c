@@ -133,42 +133,10 @@ static void batch_free(batch_t *b)
     free(b);
 }
 
-/* Completed requests' E2E latencies (ms) in request order; NAN for failed ones. */
-static double *e2e_ms(const sv_result_t *res, size_t *n)
-{
-    *n = res->pool.n;
-    double *v = malloc((*n + 1) * sizeof *v);
-    if (!v) return NULL;
-    for (size_t i = 0; i < *n; i++) {
-        const sv_req_t *q = &res->pool.r[i];
-        v[i] = q->state == SV_RQ_DONE ? sv_req_e2el(q) * 1e3 : NAN;
-    }
-    return v;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
-}
-
-/* mean, P95, P99 of the finite values of v[0..n) (copied). */
-static void mean_p95_p99(const double *v, size_t n, double out[3])
-{
-    double *c = malloc((n + 1) * sizeof *c);
-    size_t m = 0;
-    double sum = 0;
-    out[0] = out[1] = out[2] = NAN;
-    if (!c) return;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(v[i])) sum += c[m++] = v[i];
-    if (m) {
-        qsort(c, m, sizeof *c, cmp_d);
-        out[0] = sum / (double)m;
-        out[1] = sv_percentile_sorted(c, m, 95);
-        out[2] = sv_percentile_sorted(c, m, 99);
-    }
-    free(c);
 }
 
 /* A CDF of the finite values (x as given, y in %), up to m points. */
@@ -589,53 +557,62 @@ static const char *const slow_cols[] = {"slow0",  "slow1",  "slow2", "slow5",
                                         "slow10", "slow20", NULL};
 static const char *const slow_pcts[] = {"0", "1", "2", "5", "10", "20", NULL};
 
-/* Task latencies: k consecutive calls (in arrival order) form one task, sent together;
- * the task ends when its slowest call does. NAN when a call failed. */
-static size_t tasks_of(const double *e2e, size_t n, int k, double *out)
+/* Tasks of k parallel calls: the simulator's fan-out (workload.sessions, shape fanout, in
+ * scenarios/lab/tail.yaml), each task over when its last call is. About TAIL_CALLS calls
+ * at every k (TAIL_CALLS / k tasks, rounded down), 8 calls per second (8/k tasks per
+ * second), so only the grouping changes with k; the numbers are the run's own: per call
+ * mean_e2el_ms and the sessions block's call_latency_p95_s / _p99_s, per task its
+ * duration_mean_s / _p95_s / _p99_s. */
+#define TAIL_CALLS 1800
+#define TAIL_MAX_K 10
+
+static void tail_sets(sets_t *s, const char *col, int k)
 {
-    size_t m = 0;
-    for (size_t i = 0; i + (size_t)k <= n; i += (size_t)k) {
-        double mx = -INFINITY;
-        for (int j = 0; j < k; j++)
-            mx = isnan(e2e[i + (size_t)j]) || isnan(mx) ? NAN : fmax(mx, e2e[i + (size_t)j]);
-        out[m++] = mx;
-    }
-    return m;
+    int tasks = TAIL_CALLS / k;
+    set(s, "workload.output.column=%s", col);
+    set(s, "workload.sessions.turns=%d", k);
+    set(s, "workload.sessions.count=%d", tasks);
+    set(s, "workload.rate=%.6g", 8.0 / k);
+    set(s, "workload.num_requests=%d", tasks * k);
 }
 
 static int tab_tail(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t *err)
 {
     const char *col = slow_cols[(int)p[0]];
     int k = (int)p[1];
-    sets_t s = {.n = 0};
-    set(&s, "workload.output.column=%s", col);
-    sv__lab_run_t r;
-    int rc = run(req, "tail", &s, 1, &r, err);
-    if (rc) return rc;
-    size_t n;
-    double *e = e2e_ms(r.res, &n), *t = malloc((n + 1) * sizeof *t);
-    sv__lab_run_free(&r);
-    if (!e || !t) {
-        free(e);
-        free(t);
-        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    /* every fan-out from 1 to TAIL_MAX_K; the slider's is shown */
+    batch_t *b = calloc(1, sizeof *b);
+    if (!b) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    for (int j = 1; j <= TAIL_MAX_K; j++)
+        tail_sets(add(b, "tail", j == k), col, j);
+    int rc = go(req, b, err);
+    if (rc) {
+        batch_free(b);
+        return rc;
     }
-    double call[3], task[3];
-    mean_p95_p99(e, n, call);
-    size_t m = tasks_of(e, n, k, t);
-    mean_p95_p99(t, m, task);
+    double kx[TAIL_MAX_K], km[TAIL_MAX_K], k95[TAIL_MAX_K], k99[TAIL_MAX_K], c95[TAIL_MAX_K];
+    for (int j = 0; j < TAIL_MAX_K; j++) {
+        const sv__lab_run_t *r = &b->run[j];
+        kx[j] = j + 1;
+        km[j] = sv__lab_num(r, "servesim.sessions.duration_mean_s");
+        k95[j] = sv__lab_num(r, "servesim.sessions.duration_p95_s");
+        k99[j] = sv__lab_num(r, "servesim.sessions.duration_p99_s");
+        c95[j] = sv__lab_num(r, "servesim.sessions.call_latency_p95_s");
+    }
+    const sv__lab_run_t *r = &b->run[k - 1];
+    double call[3] = {sv__lab_num(r, "mean_e2el_ms"),
+                      1e3 * sv__lab_num(r, "servesim.sessions.call_latency_p95_s"),
+                      1e3 * sv__lab_num(r, "servesim.sessions.call_latency_p99_s")};
+    double task[3] = {1e3 * km[k - 1], 1e3 * k95[k - 1], 1e3 * k99[k - 1]};
     num(resp, "call_mean_ms", call[0]);
     num(resp, "call_p95_ms", call[1]);
     num(resp, "call_p99_ms", call[2]);
     num(resp, "task_mean_ms", task[0]);
     num(resp, "task_p95_ms", task[1]);
     num(resp, "task_p99_ms", task[2]);
-    num(resp, "tasks", (double)m);
-    /* share of tasks slower than the calls' P95 */
-    size_t over = 0;
-    for (size_t i = 0; i < m; i++)
-        over += t[i] > call[1];
-    num(resp, "tasks_over_call_p95_pct", m ? 100.0 * (double)over / (double)m : NAN);
+    num(resp, "tasks", sv__lab_num(r, "servesim.sessions.complete"));
+    num(resp, "calls", sv__lab_num(r, "servesim.sessions.calls_done"));
+    batch_free(b);
     static const char *const names[6] = {"call mean", "call P95", "call P99",
                                          "task mean", "task P95", "task P99"};
     double vals[6] = {call[0] / 1e3, call[1] / 1e3, call[2] / 1e3,
@@ -643,27 +620,15 @@ static int tab_tail(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
     char title[96];
     snprintf(title, sizeof title, "One call vs a task of %d parallel calls", k);
     rc = chart(resp, "bars", sv_chart_bars(title, "end-to-end latency (s)", names, vals, 6), err);
-    /* the same run, every fan-out from 1 to 10 */
-    double kx[10], km[10], k95[10], k99[10];
-    for (int j = 1; j <= 10 && !rc; j++) {
-        double st[3];
-        size_t mm = tasks_of(e, n, j, t);
-        mean_p95_p99(t, mm, st);
-        kx[j - 1] = j;
-        km[j - 1] = st[0] / 1e3;
-        k95[j - 1] = st[1] / 1e3;
-        k99[j - 1] = st[2] / 1e3;
-    }
     sv_chart_spec_t c =
-        spec("A task waits for its slowest call", "calls per task (fan-out k)", "task latency (s)");
-    series(&c, "mean", kx, km, 10);
-    series(&c, "P95", kx, k95, 10);
-    series(&c, "P99", kx, k99, 10);
+        spec("A task waits for its slowest call", "calls per task (fan-out k)", "latency (s)");
+    series(&c, "task mean", kx, km, TAIL_MAX_K);
+    series(&c, "task P95", kx, k95, TAIL_MAX_K);
+    series(&c, "task P99", kx, k99, TAIL_MAX_K);
+    series(&c, "call P95", kx, c95, TAIL_MAX_K);
     c.vline = k;
     c.vlabel = "slider";
     if (!rc) rc = chart(resp, "fanout", sv_chart_lines(&c), err);
-    free(e);
-    free(t);
     return rc;
 }
 

@@ -91,6 +91,7 @@ int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
     out->duration_mean = k ? sum / (double)k : 0.0;
     out->duration_p50 = pct(v, k, 50);
     out->duration_p90 = pct(v, k, 90);
+    out->duration_p95 = pct(v, k, 95);
     out->duration_p99 = pct(v, k, 99);
     k = 0;
     for (size_t i = 0; i < nreq; i++)
@@ -98,6 +99,7 @@ int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
     qsort(v, k, sizeof *v, cmp_asc);
     out->call_p50 = pct(v, k, 50);
     out->call_p90 = pct(v, k, 90);
+    out->call_p95 = pct(v, k, 95);
     out->call_p99 = pct(v, k, 99);
     /* Per call index: one pass per row keeps memory at one array. */
     int rows = 0;

@@ -122,6 +122,15 @@ static int line_add(sv__line_t *out, int n, const char *label, const char *text)
     return n + 1;
 }
 
+/* P95 of the sessions' durations and calls is reported when metrics.percentiles lists
+ * 95 (the lab's tail lesson): without it the block is as it always was. */
+static int sessions_p95(const sv_scenario_t *sc)
+{
+    for (int i = 0; i < sc->metrics.npercentiles; i++)
+        if (sc->metrics.percentiles[i] == 95.0) return 1;
+    return 0;
+}
+
 int sv__report_session_lines(const sv_result_t *res, sv__line_t *out)
 {
     if (!res->sc->sessions.given) return 0;
@@ -150,6 +159,12 @@ int sv__report_session_lines(const sv_result_t *res, sv__line_t *out)
     n = line_add(out, n, "Session duration P50/P90/P99 (s)", buf);
     snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", ss->call_p50, ss->call_p90, ss->call_p99);
     n = line_add(out, n, "Call latency P50/P90/P99 (s)", buf);
+    if (sessions_p95(res->sc)) {
+        snprintf(buf, sizeof buf, "%.2f", ss->duration_p95);
+        n = line_add(out, n, "Session duration P95 (s)", buf);
+        snprintf(buf, sizeof buf, "%.2f", ss->call_p95);
+        n = line_add(out, n, "Call latency P95 (s)", buf);
+    }
     return n;
 }
 
@@ -212,6 +227,10 @@ static void write_sessions(sv_jw_t *w, const sv_result_t *res)
     sv__jw_num(w, "call_latency_p50_s", ss->call_p50);
     sv__jw_num(w, "call_latency_p90_s", ss->call_p90);
     sv__jw_num(w, "call_latency_p99_s", ss->call_p99);
+    if (sessions_p95(res->sc)) {
+        sv__jw_num(w, "duration_p95_s", ss->duration_p95);
+        sv__jw_num(w, "call_latency_p95_s", ss->call_p95);
+    }
     sv__jw_arr(w, "calls");
     for (int i = 0; i < ss->nturn; i++) {
         const sv_turn_row_t *t = &ss->turn[i];
@@ -283,6 +302,13 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
         sv__report_network_text(&sc->network, buf, sizeof buf);
         fprintf(f, "%-40s %s\n", "Client-server round trip:", buf);
     }
+    for (int i = 0; sc->has_class_rtt && i < sc->workload.nclasses; i++)
+        if (sc->class_rtt[i].enabled) {
+            char lab[96];
+            snprintf(lab, sizeof lab, "Round trip of class %s:", sc->metrics.class_name[i]);
+            sv__report_network_text(&sc->class_rtt[i], buf, sizeof buf);
+            fprintf(f, "%-40s %s\n", lab, buf);
+        }
     line_num(f, "GPUs:", res->gpus);
     line_num(f, "Mean queue time (ms):", s->queue.mean);
     line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
@@ -665,6 +691,16 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
         char buf[160];
         sv__report_network_text(&sc->network, buf, sizeof buf);
         sv__jw_str(w, "network_rtt", buf);
+    }
+    if (sc->has_class_rtt) { /* the classes' own round trips (workload.classes[i].rtt_ms) */
+        char buf[160];
+        sv__jw_obj(w, "class_network_rtt");
+        for (int i = 0; i < sc->workload.nclasses; i++)
+            if (sc->class_rtt[i].enabled) {
+                sv__report_network_text(&sc->class_rtt[i], buf, sizeof buf);
+                sv__jw_str(w, sc->metrics.class_name[i], buf);
+            }
+        sv__jw_end_obj(w);
     }
     sv__jw_str(w, "serving", sc->disaggregated ? "disaggregated" : "colocated");
     if (sc->disaggregated) {

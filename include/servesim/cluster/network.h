@@ -10,7 +10,12 @@
  * max_concurrency slot is freed when the last token arrives, RTT/2 after the server
  * finished. One RTT is drawn per request from the network's own random stream.
  *
- * Off unless the scenario has `network: {rtt_ms: ...}`; off, nothing of this runs.
+ * A request class may have its own round trip (workload.classes[i].rtt_ms, a far client
+ * in a region study): its requests draw from it instead of network.rtt_ms, on the same
+ * stream; a class without one uses network.rtt_ms, or no RTT when there is none.
+ *
+ * Off unless the scenario has `network: {rtt_ms: ...}` or a class has rtt_ms; off,
+ * nothing of this runs.
  *
  * Ownership: sv_network_new() returns a sampler freed with sv_network_free().
  */
@@ -35,6 +40,9 @@ typedef struct sv_network_cfg {
 /* Read `network` (absent or null: disabled). rtt_ms is a number of ms >= 0, or a map
  * {dist: fixed|uniform|normal|lognormal, value, min, max, mean, std} in ms. */
 int sv_network_read(sv_ynode_t *root, sv_network_cfg_t *cfg, sv_error_t *err);
+/* Read key rtt_ms of map (a request class's own round trip, workload.classes[i].rtt_ms):
+ * absent or null leaves cfg disabled; else as network.rtt_ms, errors naming `path`. */
+int sv_network_read_rtt(sv_ynode_t *map, const char *path, sv_network_cfg_t *cfg, sv_error_t *err);
 
 typedef struct sv_network sv_network_t;
 
@@ -43,6 +51,8 @@ sv_network_t *sv_network_new(const sv_network_cfg_t *cfg, uint64_t seed);
 void sv_network_free(sv_network_t *n);
 /* The next request's round trip, s (>= 0). */
 double sv_network_rtt(sv_network_t *n);
+/* The next round trip drawn from cfg (a class's own rtt_ms) on n's stream, s (>= 0). */
+double sv_network_rtt_of(sv_network_t *n, const sv_network_cfg_t *cfg);
 
 /* The network's random stream (sv_stream_seed): apart from the workload's and router's. */
 #define SV_STREAM_NETWORK 101

@@ -110,6 +110,9 @@ typedef struct sv_scenario {
     int check;                /* --check: recount KV blocks and client slots at every step (slow) */
     sv_finance_cfg_t finance; /* `cost`: host power, PUE, energy price, GPU purchase */
     sv_network_cfg_t network; /* `network`: the client-server round trip */
+    /* workload.classes[i].rtt_ms: class i's own round trip (enabled 0: network's, if any) */
+    sv_network_cfg_t class_rtt[SV_MAX_CLASSES];
+    int has_class_rtt; /* some class has its own rtt_ms */
     /* Files read besides the scenario itself (a model's config.json, the trace, empirical
      * length files), so that commands can refuse outputs that would overwrite them. */
     char inputs[SV_MAX_INPUTS][1024];

@@ -62,6 +62,7 @@ typedef struct sv_session_summary {
      * per-call latency (E2EL, s) of the completed calls, for comparison. */
     double duration_mean, duration_p50, duration_p90, duration_p99;
     double call_p50, call_p90, call_p99;
+    double duration_p95, call_p95; /* reported when metrics.percentiles lists 95 */
     sv_turn_row_t turn[SV_MAX_TURN_ROWS];
     int nturn; /* rows used */
 } sv_session_summary_t;
