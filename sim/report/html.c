@@ -10,6 +10,7 @@
 
 #include "base/fileio_int.h"
 #include "report/contract_int.h"
+#include "report/html_int.h"
 #include "report/report_int.h"
 #include "servesim/cluster/finance.h"
 #include "servesim/metrics/contract.h"
@@ -18,85 +19,10 @@
 #include "servesim/studies/confidence.h"
 #include "base/svg_int.h"
 
-typedef struct page {
-    FILE *html;
-    char path[1024];
-    char base[1024]; /* path without .html, for the SVG files */
-    int rc;
-    sv_error_t *err;
-    FILE *chart; /* open chart (memstream) */
-    char *buf;
-    size_t len;
-    char name[64];
-} page_t;
-
 #define esc sv__xml_escape
 
-static int page_open(page_t *p, const char *path, const char *title, sv_error_t *err)
-{
-    memset(p, 0, sizeof p[0]);
-    p->err = err;
-    snprintf(p->path, sizeof p->path, "%s", path);
-    snprintf(p->base, sizeof p->base, "%s", path);
-    size_t l = strlen(p->base);
-    if (l > 5 && strcmp(p->base + l - 5, ".html") == 0) p->base[l - 5] = '\0';
-    p->html = fopen(path, "w");
-    if (!p->html) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", p->html);
-    esc(p->html, title);
-    fputs("</title>\n<style>\n"
-          "body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
-          "h1{font-size:22px}h2{font-size:17px;margin-top:28px}\n"
-          "table{border-collapse:collapse;font-size:13px}\n"
-          "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\n"
-          "th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
-          ".charts{display:flex;flex-wrap:wrap;gap:16px}\n"
-          ".note{color:#555;font-size:13px}\n"
-          "table.cfg td{color:#333}table.cfg{align-self:flex-start}\n"
-          "</style></head><body>\n<h1>",
-          p->html);
-    esc(p->html, title);
-    fputs("</h1>\n", p->html);
-    return 0;
-}
-
-static FILE *chart_begin(page_t *p, const char *name)
-{
-    snprintf(p->name, sizeof p->name, "%s", name);
-    p->chart = open_memstream(&p->buf, &p->len);
-    return p->chart;
-}
-
-static void chart_end(page_t *p)
-{
-    fclose(p->chart);
-    fputs("<div>", p->html);
-    fwrite(p->buf, 1, p->len, p->html);
-    fputs("</div>\n", p->html);
-    char path[1200];
-    snprintf(path, sizeof path, "%s-%s.svg", p->base, p->name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        if (!p->rc)
-            p->rc = sv_errorf(p->err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
-    } else {
-        sv_error_t e;
-        int short_write = fwrite(p->buf, 1, p->len, f) != p->len;
-        if ((sv__close_out(f, path, &e) || short_write) && !p->rc)
-            p->rc = sv_errorf(p->err, SV_EIO, "%s: write error", path);
-    }
-    free(p->buf);
-    p->buf = NULL;
-}
-
-static int page_close(page_t *p)
-{
-    fputs("<p class=\"note\">Written by servesim, a discrete-event simulator of LLM serving. "
-          "Metrics follow vllm bench serve's definitions.</p>\n</body></html>\n",
-          p->html);
-    if (sv__close_out(p->html, p->path, p->err)) return SV_EIO;
-    return p->rc;
-}
+/* The run and plan pages' own style, after the shared one (report/html_int.h). */
+static const char *const PAGE_CSS = "table.cfg td{color:#333}table.cfg{align-self:flex-start}\n";
 
 static void row2(FILE *f, const char *k, const char *fmt, double v)
 {
@@ -126,7 +52,7 @@ static int cdf(double *v, int n, double *x, double *y, int m)
 }
 
 /* A latency CDF with its SLO (NAN: none) as a vertical line. */
-static void cdf_chart(page_t *p, const char *name, const char *title, const char *xlabel,
+static void cdf_chart(sv__page_t *p, const char *name, const char *title, const char *xlabel,
                       const char *series, const double *x, const double *y, int n, double slo,
                       double xmax)
 {
@@ -143,8 +69,8 @@ static void cdf_chart(page_t *p, const char *name, const char *title, const char
         c.vline[c.nv] = slo;
         c.vlabel[c.nv++] = lab;
     }
-    sv__svg_chart_reach(chart_begin(p, name), &c, 620, 360, xmax, NAN);
-    chart_end(p);
+    sv__svg_chart_reach(sv__chart_begin(p, name), &c, 620, 360, xmax, NAN);
+    sv__chart_end(p);
 }
 
 /* The grouped sections: "pools.NAME" and "classes.NAME", each group drawn as one table with
@@ -474,7 +400,7 @@ static void lines_table(FILE *h, const char *head, const sv__line_t *l, int n)
 /* Sessions and agentic tasks (workload.sessions): the terminal's session lines and its
  * per-call-index table, the task latency against the per-call latency, and TTFT by call
  * index. */
-static void sessions_section(page_t *p, const sv_result_t *res)
+static void sessions_section(sv__page_t *p, const sv_result_t *res)
 {
     sv__line_t l[SV__MAX_LINES];
     int n = sv__report_session_lines(res, l);
@@ -519,8 +445,8 @@ static void sessions_section(page_t *p, const sv_result_t *res)
                                       .lines = 1};
     ch.s[ch.ns++] = (sv_svg_series_t){
         .name = "one call (E2EL)", .x = px, .y = call, .n = 3, .points = 1, .lines = 1};
-    sv__svg_chart(chart_begin(p, "session-latency"), &ch, 620, 360);
-    chart_end(p);
+    sv__svg_chart(sv__chart_begin(p, "session-latency"), &ch, 620, 360);
+    sv__chart_end(p);
     double ix[SV_MAX_TURN_ROWS], t50[SV_MAX_TURN_ROWS], t99[SV_MAX_TURN_ROWS];
     int m = 0;
     for (int i = 0; i < ss->nturn; i++)
@@ -536,14 +462,14 @@ static void sessions_section(page_t *p, const sv_result_t *res)
         (sv_svg_series_t){.name = "TTFT p50", .x = ix, .y = t50, .n = m, .points = 1, .lines = 1};
     ch.s[ch.ns++] =
         (sv_svg_series_t){.name = "TTFT p99", .x = ix, .y = t99, .n = m, .points = 1, .lines = 1};
-    sv__svg_chart(chart_begin(p, "session-calls"), &ch, 620, 360);
-    chart_end(p);
+    sv__svg_chart(sv__chart_begin(p, "session-calls"), &ch, 620, 360);
+    sv__chart_end(p);
     fputs("</div>\n", h);
 }
 
 /* Cost and energy at the wall (a `cost` map): the terminal's finance lines, and where the
  * energy at the wall goes. */
-static void finance_section(page_t *p, const sv_result_t *res)
+static void finance_section(sv__page_t *p, const sv_result_t *res)
 {
     sv__line_t l[SV__MAX_LINES];
     int n = sv__report_finance_lines(res, l);
@@ -556,9 +482,9 @@ static void finance_section(page_t *p, const sv_result_t *res)
     const char *names[] = {"GPUs", "hosts", "facility (PUE)", "at the wall"};
     double v[] = {x.gpu_energy_j / 3600.0, x.host_energy_j / 3600.0,
                   (x.wall_energy_j - x.it_energy_j) / 3600.0, x.wall_energy_j / 3600.0};
-    sv__svg_bars(chart_begin(p, "energy"), "Energy: the GPUs, their hosts, the facility",
+    sv__svg_bars(sv__chart_begin(p, "energy"), "Energy: the GPUs, their hosts, the facility",
                  "energy (Wh)", names, v, 4, 620, 360);
-    chart_end(p);
+    sv__chart_end(p);
     fputs("</div>\n", h);
 }
 
@@ -572,7 +498,7 @@ static void verdict_cell(FILE *h, int met, const char *text)
 
 /* The contract (percentile budgets or request classes): the verdict, every budget with its
  * value and margin, the per-class table, and each budget's value as a share of it. */
-static void contract_section(page_t *p, const sv_result_t *res)
+static void contract_section(sv__page_t *p, const sv_result_t *res)
 {
     sv__budget_row_t *b = malloc(SV__MAX_BUDGET_ROWS * sizeof *b);
     sv__class_row_t *cr = malloc((SV_MAX_CLASSES + 1) * sizeof *cr);
@@ -655,8 +581,8 @@ static void contract_section(page_t *p, const sv_result_t *res)
         }
         c.legend_right = 1;
         c.legend_title = "budget";
-        sv__svg_chart(chart_begin(p, "contract-budgets"), &c, 780, 360);
-        chart_end(p);
+        sv__svg_chart(sv__chart_begin(p, "contract-budgets"), &c, 780, 360);
+        sv__chart_end(p);
     }
     free(bx);
     free(by);
@@ -709,7 +635,7 @@ static int lower_bound(const double *t, int n, double v)
  * fixed latency, the links' union of transfers, mean over the prefill replicas' links), and
  * at each instant the requests whose KV waits pinned on a prefill replica for decode room
  * and those whose KV is on a link. */
-static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, int n,
+static void kv_link_charts(sv__page_t *p, const sv_result_t *res, const double *tx, int n,
                            double r_time)
 {
     const sv_scenario_t *sc = res->sc;
@@ -774,8 +700,8 @@ static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, 
     c.ymin_zero = 1;
     snprintf(nm, sizeof nm, "mean of the %d prefill replicas' links", npre);
     c.s[c.ns++] = (sv_svg_series_t){.name = nm, .x = tx + 1, .y = util + 1, .n = n - 1, .lines = 1};
-    sv__svg_chart_reach(chart_begin(p, "kv-link"), &c, 620, 360, r_time, NAN);
-    chart_end(p);
+    sv__svg_chart_reach(sv__chart_begin(p, "kv-link"), &c, 620, 360, r_time, NAN);
+    sv__chart_end(p);
     memset(&c, 0, sizeof c);
     c.title = "Prefilled requests waiting for decode room, and on the links";
     c.xlabel = "simulated time (s)";
@@ -785,8 +711,8 @@ static void kv_link_charts(page_t *p, const sv_result_t *res, const double *tx, 
         .name = "KV pinned on a prefill replica, waiting", .x = tx, .y = wait, .n = n, .lines = 1};
     c.s[c.ns++] =
         (sv_svg_series_t){.name = "KV on a link", .x = tx, .y = moving, .n = n, .lines = 1};
-    sv__svg_chart_reach(chart_begin(p, "kv-wait"), &c, 620, 360, r_time, NAN);
-    chart_end(p);
+    sv__svg_chart_reach(sv__chart_begin(p, "kv-wait"), &c, 620, 360, r_time, NAN);
+    sv__chart_end(p);
     fputs("</div>\n", p->html);
 out:
     free(iv);
@@ -813,8 +739,8 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
     const sv_summary_t *s = &res->summary;
     char title[256];
     snprintf(title, sizeof title, "servesim run: %s", sc->name);
-    page_t p;
-    int rc = page_open(&p, path, title, err);
+    sv__page_t p;
+    int rc = sv__page_open(&p, path, title, PAGE_CSS, err);
     if (rc) return rc;
     FILE *h = p.html;
     sv_run_config_t cfg;
@@ -882,9 +808,9 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
         vals[5] = s->decode.mean;
         nb = 6;
     }
-    sv__svg_bars_reach(chart_begin(&p, "breakdown"), "Where a request's time goes (mean)",
+    sv__svg_bars_reach(sv__chart_begin(&p, "breakdown"), "Where a request's time goes (mean)",
                        "time (ms)", names, vals, nb, 620, 360, r_phase);
-    chart_end(&p);
+    sv__chart_end(&p);
     fputs("</div>\n", h);
 
     /* Time series: per sample instant, KV usage, queue depth and running batch per pool. */
@@ -926,8 +852,8 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
         }
-        sv__svg_chart_reach(chart_begin(&p, "kv-usage"), &c, 620, 360, r_time, r_kv);
-        chart_end(&p);
+        sv__svg_chart_reach(sv__chart_begin(&p, "kv-usage"), &c, 620, 360, r_time, r_kv);
+        sv__chart_end(&p);
         memset(&c, 0, sizeof c);
         c.title = P > 1 ? "Requests waiting and running, per pool"
                         : "Requests waiting and running (all replicas)";
@@ -948,8 +874,8 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = pn[q][1], .x = tx, .y = run + q * np, .n = k, .lines = 1};
         }
-        sv__svg_chart_reach(chart_begin(&p, "queue-batch"), &c, 620, 360, r_time, r_req);
-        chart_end(&p);
+        sv__svg_chart_reach(sv__chart_begin(&p, "queue-batch"), &c, 620, 360, r_time, r_req);
+        sv__chart_end(&p);
         fputs("</div>\n", h);
         if (sc->disaggregated && k > 1) kv_link_charts(&p, res, tx, k, r_time);
     }
@@ -995,8 +921,8 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
             c.ymin_zero = 1;
             c.s[c.ns++] =
                 (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
-            sv__svg_chart_reach(chart_begin(&p, "arrival-rate"), &c, 620, 360, r_time, NAN);
-            chart_end(&p);
+            sv__svg_chart_reach(sv__chart_begin(&p, "arrival-rate"), &c, 620, 360, r_time, NAN);
+            sv__chart_end(&p);
             memset(&c, 0, sizeof c);
             c.title = "Replicas up (starting, active or draining)";
             c.xlabel = "simulated time (s)";
@@ -1008,8 +934,8 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
                 c.s[c.ns++] = (sv_svg_series_t){
                     .name = un[q], .x = tx, .y = up + q * np, .n = nm, .lines = 1};
             }
-            sv__svg_chart_reach(chart_begin(&p, "replicas-up"), &c, 620, 360, r_time, NAN);
-            chart_end(&p);
+            sv__svg_chart_reach(sv__chart_begin(&p, "replicas-up"), &c, 620, 360, r_time, NAN);
+            sv__chart_end(&p);
             if (na > 0) {
                 memset(&c, 0, sizeof c);
                 c.title = "SLO attainment of the requests arriving in each interval";
@@ -1020,8 +946,8 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
                     (sv_svg_series_t){.name = "attainment", .x = ax, .y = at, .n = na, .lines = 1};
                 c.hline[c.nh] = 100.0 * sc->metrics.attainment;
                 c.hlabel[c.nh++] = "target";
-                sv__svg_chart_reach(chart_begin(&p, "attainment"), &c, 620, 360, r_time, NAN);
-                chart_end(&p);
+                sv__svg_chart_reach(sv__chart_begin(&p, "attainment"), &c, 620, 360, r_time, NAN);
+                sv__chart_end(&p);
             }
             fputs("</div>\n", h);
         }
@@ -1035,7 +961,7 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
     free(wq);
     free(run);
     free(kv);
-    return page_close(&p);
+    return sv__page_close(&p);
 }
 
 /* ---- plan ---------------------------------------------------------------------------------- */
@@ -1045,8 +971,8 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
 {
     char title[256];
     snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", cfg->target_rate, sc->name);
-    page_t p;
-    int rc = page_open(&p, path, title, err);
+    sv__page_t p;
+    int rc = sv__page_open(&p, path, title, PAGE_CSS, err);
     if (rc) return rc;
     FILE *h = p.html;
     const sv_metrics_cfg_t *mc = &sc->metrics;
@@ -1111,12 +1037,12 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
     snprintf(tl, sizeof tl, "target %.4g req/s", cfg->target_rate);
     c.vline[c.nv] = cfg->target_rate;
     c.vlabel[c.nv++] = tl;
-    sv__svg_chart(chart_begin(&p, "cost-capacity"), &c, 900, 480);
-    chart_end(&p);
+    sv__svg_chart(sv__chart_begin(&p, "cost-capacity"), &c, 900, 480);
+    sv__chart_end(&p);
     fputs("</div>\n", h);
     free(cx);
     free(cy);
     free(labels);
     free(lb);
-    return page_close(&p);
+    return sv__page_close(&p);
 }

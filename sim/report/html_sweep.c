@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/fileio_int.h"
+#include "report/html_int.h"
 #include "base/svg_int.h"
 
 #define esc sv__xml_escape
@@ -22,83 +23,9 @@
 /* Curves charted at most (two series each: p50 and p99, or throughput and goodput). */
 #define MAX_CHART_CURVES (SV_SVG_MAX_SERIES / 2)
 
-typedef struct spage {
-    FILE *html;
-    char path[1024];
-    char base[1024]; /* path without .html, for the SVG files */
-    int rc;
-    sv_error_t *err;
-    FILE *chart;
-    char *buf;
-    size_t len;
-    char name[64];
-} spage_t;
-
-static int spage_open(spage_t *p, const char *path, const char *title, sv_error_t *err)
-{
-    memset(p, 0, sizeof p[0]);
-    p->err = err;
-    snprintf(p->path, sizeof p->path, "%s", path);
-    snprintf(p->base, sizeof p->base, "%s", path);
-    size_t l = strlen(p->base);
-    if (l > 5 && strcmp(p->base + l - 5, ".html") == 0) p->base[l - 5] = '\0';
-    p->html = fopen(path, "w");
-    if (!p->html) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", p->html);
-    esc(p->html, title);
-    fputs("</title>\n<style>\n"
-          "body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
-          "h1{font-size:22px}h2{font-size:17px;margin-top:28px}\n"
-          "table{border-collapse:collapse;font-size:13px}\n"
-          "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\n"
-          "th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
-          ".charts{display:flex;flex-wrap:wrap;gap:16px}\n"
-          ".note{color:#555;font-size:13px}\n"
-          "pre.summary{background:#f7f7f7;padding:10px;font-size:13px;white-space:pre-wrap}\n"
-          "</style></head><body>\n<h1>",
-          p->html);
-    esc(p->html, title);
-    fputs("</h1>\n", p->html);
-    return 0;
-}
-
-static FILE *chart_begin(spage_t *p, const char *name)
-{
-    snprintf(p->name, sizeof p->name, "%s", name);
-    p->chart = open_memstream(&p->buf, &p->len);
-    return p->chart;
-}
-
-static void chart_end(spage_t *p)
-{
-    fclose(p->chart);
-    fputs("<div>", p->html);
-    fwrite(p->buf, 1, p->len, p->html);
-    fputs("</div>\n", p->html);
-    char path[1200];
-    snprintf(path, sizeof path, "%s-%s.svg", p->base, p->name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        if (!p->rc)
-            p->rc = sv_errorf(p->err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
-    } else {
-        sv_error_t e;
-        int short_write = fwrite(p->buf, 1, p->len, f) != p->len;
-        if ((sv__close_out(f, path, &e) || short_write) && !p->rc)
-            p->rc = sv_errorf(p->err, SV_EIO, "%s: write error", path);
-    }
-    free(p->buf);
-    p->buf = NULL;
-}
-
-static int spage_close(spage_t *p)
-{
-    fputs("<p class=\"note\">Written by servesim, a discrete-event simulator of LLM serving. "
-          "Metrics follow vllm bench serve's definitions.</p>\n</body></html>\n",
-          p->html);
-    if (sv__close_out(p->html, p->path, p->err)) return SV_EIO;
-    return p->rc;
-}
+/* The sweep page's own style, after the shared one (report/html_int.h). */
+static const char *const PAGE_CSS =
+    "pre.summary{background:#f7f7f7;padding:10px;font-size:13px;white-space:pre-wrap}\n";
 
 /* The x coordinate of every row: the first key's value when every value is a number (and
  * positions is 0: zipped x keys are one axis of tuples), else the position of the value
@@ -156,7 +83,7 @@ typedef struct spec {
 } spec_t;
 
 typedef struct ctx {
-    spage_t *p;
+    sv__page_t *p;
     char (*keys)[128];
     int nkeys;
     const sv_row_t *rows;
@@ -231,8 +158,8 @@ static void draw(ctx_t *cx, const spec_t *sp)
         c.hline[c.nh] = sp->hline;
         c.hlabel[c.nh++] = sp->hlabel;
     }
-    sv__svg_chart(chart_begin(cx->p, sp->name), &c, 660, 380);
-    chart_end(cx->p);
+    sv__svg_chart(sv__chart_begin(cx->p, sp->name), &c, 660, 380);
+    sv__chart_end(cx->p);
     for (int k = 0; k < c.ns; k++) {
         free(xs[k]);
         free(ys[k]);
@@ -251,8 +178,8 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     sv_curves_t cv;
     int rc = sv_sweep_curves(keys, nkeys, rows, n, load, &cv, err);
     if (rc) return rc;
-    spage_t p;
-    if ((rc = spage_open(&p, path, title, err))) {
+    sv__page_t p;
+    if ((rc = sv__page_open(&p, path, title, PAGE_CSS, err))) {
         sv_curves_free(&cv);
         return rc;
     }
@@ -394,5 +321,5 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     free(pos);
     free(posp);
     sv_curves_free(&cv);
-    return spage_close(&p);
+    return sv__page_close(&p);
 }
