@@ -5,6 +5,8 @@
  */
 #include "servesim/report/charts.h"
 
+#include "report/html_int.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +43,7 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Downsampled CDF (x in ms, y in %) of v (sorted in place), as the run report draws. */
-static int cdf(double *v, int n, double *x, double *y, int m)
+int sv__cdf(double *v, int n, double *x, double *y, int m)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_d);
     if (n == 0) return 0;
@@ -92,7 +93,7 @@ static char *run_cdf(const sv_result_t *res, int tpot)
             else if (r->output > 1)
                 v[k++] = sv_req_tpot(r);
         }
-        int nc = cdf(v, k, x, y, 400);
+        int nc = sv__cdf(v, k, x, y, 400);
         const sv_metrics_cfg_t *mc = &res->sc->metrics;
         out = tpot ? cdf_chart("TPOT: share of requests with time per output token within x",
                                "time per output token (ms)", "TPOT CDF", x, y, nc, mc->slo_tpot_ms)

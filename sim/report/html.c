@@ -31,26 +31,6 @@ static void row2(FILE *f, const char *k, const char *fmt, double v)
     fputs("</td></tr>\n", f);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Downsampled CDF (x in ms, y in %) of v (sorted in place). */
-static int cdf(double *v, int n, double *x, double *y, int m)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    if (n == 0) return 0;
-    if (m > n) m = n;
-    for (int i = 0; i < m; i++) {
-        int k = m > 1 ? (int)((double)i / (m - 1) * (n - 1)) : 0;
-        x[i] = v[k] * 1e3;
-        y[i] = 100.0 * (k + 1) / n;
-    }
-    return m;
-}
-
 /* A latency CDF with its SLO (NAN: none) as a vertical line. */
 static void cdf_chart(sv__page_t *p, const char *name, const char *title, const char *xlabel,
                       const char *series, const double *x, const double *y, int n, double slo,
@@ -784,7 +764,7 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
         tt[m++] = sv_req_ttft(r);
         if (r->output > 1) tp[mt++] = sv_req_tpot(r);
     }
-    int nc = cdf(tt, m, cx, cy, 400), nd = cdf(tp, mt, dx, dy, 400);
+    int nc = sv__cdf(tt, m, cx, cy, 400), nd = sv__cdf(tp, mt, dx, dy, 400);
     free(tt);
     free(tp);
     fputs("<h2>Latency</h2>\n<div class=\"charts\">\n", h);

@@ -36,4 +36,9 @@ void sv__chart_end(sv__page_t *p);
 /* The closing note; close the file. 0, or the first error of the page or a chart. */
 int sv__page_close(sv__page_t *p);
 
+/* Downsampled CDF of v (seconds; sorted in place): m points at most, x in ms, y in % of
+ * requests at or below x; returns the points written. The run report and the lab draw
+ * their latency CDFs with it. */
+int sv__cdf(double *v, int n, double *x, double *y, int m);
+
 #endif
