@@ -137,14 +137,16 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
     axis_t ax = {0, 0, 1}, ay = {0, 0, 1};
     ax.log = c->logx && !xneg && isfinite(px0) && x1 / px0 >= SV_SVG_LOG_SPAN;
     ay.log = c->logy && !yneg && isfinite(py0) && y1 / py0 >= SV_SVG_LOG_SPAN;
+    /* A reference line at the edge of the data gets a little room, so it never lies on the
+     * frame where it cannot be seen. */
     for (int i = 0; i < c->nh; i++) {
         if (ay.log && !(c->hline[i] > 0)) continue;
-        if (c->hline[i] > y1) y1 = c->hline[i];
+        if (c->hline[i] * 1.05 > y1) y1 = c->hline[i] * 1.05;
         if (c->hline[i] < y0) y0 = c->hline[i];
     }
     for (int i = 0; i < c->nv; i++) {
         if (ax.log && !(c->vline[i] > 0)) continue;
-        if (c->vline[i] > x1) x1 = c->vline[i];
+        if (c->vline[i] * 1.05 > x1) x1 = c->vline[i] * 1.05;
         if (c->vline[i] < x0) x0 = c->vline[i];
     }
     if (!isfinite(x0)) x0 = 0, x1 = 1;
@@ -236,11 +238,6 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
                 "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#d62728\" "
                 "stroke-dasharray=\"6 4\"/>\n",
                 L, PY(c->hline[i]), L + pw, PY(c->hline[i]));
-        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\"%s>", L + pw - 4,
-                PY(c->hline[i]) - 4,
-                c->halo ? " stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"" : "");
-        sv__xml_escape(f, c->hlabel[i]);
-        fputs("</text>\n", f);
     }
     for (int i = 0; i < c->nv; i++) {
         if (ax.log && !(c->vline[i] > 0)) continue;
@@ -316,7 +313,21 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
                 }
             }
         }
-        /* legend */
+    }
+    /* What is read on top of the data comes last, each text with a white halo so that no
+     * curve crosses it: the SLO lines' labels, then the legend. */
+    const char *halo = " stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"";
+    for (int i = 0; i < c->nh; i++) {
+        if (ay.log && !(c->hline[i] > 0)) continue;
+        fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\"%s>", L + pw - 4,
+                PY(c->hline[i]) - 4, halo);
+        sv__xml_escape(f, c->hlabel[i]);
+        fputs("</text>\n", f);
+    }
+    for (int k = 0; k < c->ns; k++) {
+        const sv_svg_series_t *s = &c->s[k];
+        const char *col = palette[(s->color ? s->color - 1 : k) % 12];
+        const char *dash = s->dash ? " stroke-dasharray=\"5 3\"" : "";
         if (c->legend_right) {
             double ly = T + 10 + 17.0 * (lrow + k);
             fprintf(f,
@@ -327,7 +338,7 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
         } else {
             fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"3\" fill=\"%s\"/>", L + 10,
                     T + 10 + 16.0 * k, col);
-            fprintf(f, "<text x=\"%g\" y=\"%g\">", L + 28, T + 15 + 16.0 * k);
+            fprintf(f, "<text x=\"%g\" y=\"%g\"%s>", L + 28, T + 15 + 16.0 * k, halo);
         }
         sv__xml_escape(f, s->name);
         fputs("</text>\n", f);

@@ -43,7 +43,6 @@ typedef struct sv_svg_chart {
     double ymin_zero; /* 1: the y axis starts at 0 (unless on a log scale) */
     int logx, logy;   /* 1: log scale when the positive values span >= SV_SVG_LOG_SPAN */
     int legend_right; /* 1: the legend outside the plot, on the right */
-    int halo;         /* 1: a white outline behind SLO labels, legible over crowded curves */
     /* categories on the x axis: x values 1..nxcat are drawn as these tick labels */
     const char *const *xcat;
     int nxcat;

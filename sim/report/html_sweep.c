@@ -108,7 +108,6 @@ static void draw(ctx_t *cx, const spec_t *sp)
     c.logy = sp->logy;
     c.logx = sp->latency || cx->numeric;
     c.legend_right = 1;
-    c.halo = 1;
     if (!sp->latency) {
         c.xcat = cx->xcat;
         c.nxcat = cx->nxcat;
