@@ -518,8 +518,11 @@ int sv_plan_write(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_row
         char h1[24], h2[24];
         snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
         snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);
-        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %7s %7s %9s %9s", "rank", "configuration",
-                "GPUs", "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", "binding",
+        int bw = 7; /* the binding column: as wide as its longest value ("chat: ttft p99") */
+        for (int i = 0; i < nrows; i++)
+            if (rows[i].ok && (int)strlen(rows[i].binding) > bw) bw = (int)strlen(rows[i].binding);
+        fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %*s %7s %9s %9s", "rank", "configuration",
+                "GPUs", "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", bw, "binding",
                 "SLO %", "TTFT p90", "TPOT p90");
         if (m->attainment != 0.9) fprintf(t, " %9s %9s", h1, h2);
         fprintf(t, "  %s\n", "confidence");
@@ -531,9 +534,9 @@ int sv_plan_write(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_row
                 fprintf(t, "%4s  %-38s %s\n", "-", name, r->error);
                 continue;
             }
-            fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %7s %7.1f %9.1f %9.2f",
+            fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %*s %7.1f %9.1f %9.2f",
                     i + 1, name, r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok,
-                    r->energy_tok, r->goodput_per_gpu, r->binding, 100.0 * r->attain_at_target,
+                    r->energy_tok, r->goodput_per_gpu, bw, r->binding, 100.0 * r->attain_at_target,
                     r->ttft_p90, r->tpot_p90);
             if (m->attainment != 0.9) fprintf(t, " %9.1f %9.2f", r->ttft_slo_pct, r->tpot_slo_pct);
             fprintf(t, "  +-%.0f%% %s\n", r->band_pct,
