@@ -3,7 +3,7 @@
 # background and stop it for sure, and fetch a URL with curl or, without curl, bash's
 # /dev/tcp. Tests that need python3 (to compare JSON; $PY) skip with exit 77 without it.
 #   lab_start SERVESIM   sets LAB_PID, LAB_PORT; a trap stops the server on exit, and
-#                        it stops by itself after 280 s in any case
+#                        it stops by itself after 840 s in any case
 #   lab_get PATH OUT     writes the body to OUT and prints the HTTP status
 
 lab_need_python() {
@@ -27,7 +27,7 @@ lab_start() {
     LAB_LOG=$(mktemp -d)
     # a bounded run: even a test killed before its trap leaves no server behind
     local bound=()
-    command -v timeout >/dev/null 2>&1 && bound=(timeout 280)
+    command -v timeout >/dev/null 2>&1 && bound=(timeout 840)
     "${bound[@]}" "$1" lab --port 0 >"$LAB_LOG/out" 2>"$LAB_LOG/err" &
     LAB_PID=$!
     trap 'lab_stop; rm -rf "$LAB_LOG"' EXIT
