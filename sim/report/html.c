@@ -707,26 +707,261 @@ int sv_html_run(const sv_result_t *res, const char *path, sv_error_t *err)
     return sv_html_run_axes(res, NULL, NULL, path, err);
 }
 
+/* The charts' stated reach (NAN: their data's), from --axes-from. */
+typedef struct reach {
+    double ttft, tpot, phase, time, req, kv;
+} reach_t;
+
+/* TTFT and TPOT CDFs with their SLO lines, and where a request's time goes. */
+static void latency_section(sv__page_t *p, const sv_result_t *res, const reach_t *rr)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    int n = (int)res->pool.n, m = 0, mt = 0;
+    double *tt = malloc((size_t)(n + 1) * sizeof *tt), *tp = malloc((size_t)(n + 1) * sizeof *tp);
+    double cx[400], cy[400], dx[400], dy[400];
+    if (!tt || !tp) {
+        free(tt);
+        free(tp);
+        if (!p->rc) p->rc = sv_errorf(p->err, SV_ENOMEM, "out of memory drawing the latencies");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        if (r->state != SV_RQ_DONE) continue;
+        tt[m++] = sv_req_ttft(r);
+        if (r->output > 1) tp[mt++] = sv_req_tpot(r);
+    }
+    int nc = sv__cdf(tt, m, cx, cy, 400), nd = sv__cdf(tp, mt, dx, dy, 400);
+    free(tt);
+    free(tp);
+    FILE *h = p->html;
+    fputs("<h2>Latency</h2>\n<div class=\"charts\">\n", h);
+    cdf_chart(p, "ttft-cdf", "TTFT: share of requests answered within x",
+              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms,
+              rr->ttft);
+    cdf_chart(p, "tpot-cdf", "TPOT: share of requests with time per output token within x",
+              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms,
+              rr->tpot);
+    const char *names[6] = {"queue", "prefill", "decode"};
+    double vals[6] = {s->queue.mean, s->prefill.mean, s->decode.mean};
+    int nb = 3;
+    if (sc->disaggregated) {
+        names[2] = "KV wait";
+        names[3] = "KV transfer";
+        names[4] = "decode queue";
+        names[5] = "decode";
+        vals[2] = s->xfer_wait.mean;
+        vals[3] = s->xfer.mean;
+        vals[4] = s->decode_queue.mean;
+        vals[5] = s->decode.mean;
+        nb = 6;
+    }
+    sv__svg_bars_reach(sv__chart_begin(p, "breakdown"), "Where a request's time goes (mean)",
+                       "time (ms)", names, vals, nb, 620, 360, rr->phase);
+    sv__chart_end(p);
+    fputs("</div>\n", h);
+}
+
+/* The time grid the time-series charts share: every step-th sample instant, k of them. */
+typedef struct grid {
+    double *tx;
+    int k, np, step;
+} grid_t;
+
+/* Per sample instant: KV usage, queue depth and running batch per pool, and the KV links
+ * of a split. Fills g (the caller frees g->tx). */
+static void series_section(sv__page_t *p, const sv_result_t *res, const reach_t *rr, grid_t *g)
+{
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
+    int R = res->replicas, T = (int)(ns / (size_t)(R ? R : 1)), step = T > 1500 ? T / 1500 + 1 : 1;
+    int np = T / step + 1, k = 0, P = res->npools;
+    double *tx = malloc((size_t)np * sizeof *tx);
+    double *wq = malloc((size_t)np * SV_MAX_POOLS * sizeof *wq);
+    double *run = malloc((size_t)np * SV_MAX_POOLS * sizeof *run);
+    double *kv = malloc((size_t)np * SV_MAX_POOLS * sizeof *kv);
+    *g = (grid_t){tx, 0, np, step};
+    if (!tx || !wq || !run || !kv) {
+        if (!p->rc) p->rc = sv_errorf(p->err, SV_ENOMEM, "out of memory drawing the time series");
+        free(wq);
+        free(run);
+        free(kv);
+        return;
+    }
+    for (int t = 0; t < T; t += step, k++) {
+        const sv_sample_t *row = &sm[(size_t)t * R];
+        tx[k] = row[0].t;
+        for (int q = 0; q < P; q++)
+            kv[q * np + k] = wq[q * np + k] = run[q * np + k] = 0;
+        int nup[SV_MAX_POOLS] = {0};
+        for (int i = 0; i < R; i++) {
+            int q = res->rpool[i];
+            wq[q * np + k] += row[i].waiting;
+            run[q * np + k] += row[i].running;
+            nup[q] += row[i].up;
+            kv[q * np + k] += row[i].up ? 100.0 * row[i].kv_usage : 0.0;
+        }
+        for (int q = 0; q < P; q++) /* the mean over the replicas up */
+            kv[q * np + k] = nup[q] ? kv[q * np + k] / nup[q] : 0.0;
+    }
+    g->k = k;
+    FILE *h = p->html;
+    fputs("<h2>Inside the server over time</h2>\n<div class=\"charts\">\n", h);
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = "KV cache usage";
+    c.xlabel = "simulated time (s)";
+    c.ylabel = "KV blocks in use (%)";
+    c.ymin_zero = 1;
+    char pn[SV_MAX_POOLS][2][96];
+    for (int q = 0; q < P && c.ns < SV_SVG_MAX_SERIES; q++) {
+        snprintf(pn[q][0], sizeof pn[q][0], "pool %s (mean of the replicas up)",
+                 res->pools[q].cfg->name);
+        c.s[c.ns++] =
+            (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
+    }
+    sv__svg_chart_reach(sv__chart_begin(p, "kv-usage"), &c, 620, 360, rr->time, rr->kv);
+    sv__chart_end(p);
+    memset(&c, 0, sizeof c);
+    c.title = P > 1 ? "Requests waiting and running, per pool"
+                    : "Requests waiting and running (all replicas)";
+    c.xlabel = "simulated time (s)";
+    c.ylabel = "requests";
+    c.ymin_zero = 1;
+    for (int q = 0; q < P && c.ns + 1 < SV_SVG_MAX_SERIES; q++) {
+        const char *nm = res->pools[q].cfg->name;
+        if (P > 1) {
+            snprintf(pn[q][0], sizeof pn[q][0], "waiting, pool %s", nm);
+            snprintf(pn[q][1], sizeof pn[q][1], "running, pool %s", nm);
+        } else {
+            snprintf(pn[q][0], sizeof pn[q][0], "waiting (queue depth)");
+            snprintf(pn[q][1], sizeof pn[q][1], "running (batch size)");
+        }
+        c.s[c.ns++] =
+            (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = wq + q * np, .n = k, .lines = 1};
+        c.s[c.ns++] =
+            (sv_svg_series_t){.name = pn[q][1], .x = tx, .y = run + q * np, .n = k, .lines = 1};
+    }
+    sv__svg_chart_reach(sv__chart_begin(p, "queue-batch"), &c, 620, 360, rr->time, rr->req);
+    sv__chart_end(p);
+    fputs("</div>\n", h);
+    if (res->sc->disaggregated && k > 1) kv_link_charts(p, res, tx, k, rr->time);
+    free(wq);
+    free(run);
+    free(kv);
+}
+
+/* Load, fleet and attainment over time on the grid of the time series, for runs whose load
+ * or fleet changes (autoscaled pools, a rate profile, a trace). */
+static void fleet_section(sv__page_t *p, const sv_result_t *res, const reach_t *rr, grid_t *g)
+{
+    const sv_scenario_t *sc = res->sc;
+    int scaled = 0;
+    for (int q = 0; q < res->npools; q++)
+        scaled |= res->pools[q].cfg->autoscale.enabled;
+    if (g->k <= 1 ||
+        !(scaled || sc->workload.profile.kind != SV_PROFILE_NONE || sc->workload.has_trace))
+        return;
+    sv_cluster_series_t cs;
+    if (sv_report_cluster_series(res, &cs, p->err)) {
+        if (!p->rc) p->rc = SV_ENOMEM;
+        return;
+    }
+    int np = g->np, step = g->step;
+    double *tx = g->tx;
+    double *ar = calloc((size_t)np, sizeof *ar),
+           *up = calloc((size_t)np * SV_MAX_POOLS, sizeof *up);
+    double *at = calloc((size_t)np, sizeof *at), *ax = calloc((size_t)np, sizeof *ax);
+    int nm = 0;
+    if (!ar || !up || !at || !ax) {
+        if (!p->rc) p->rc = sv_errorf(p->err, SV_ENOMEM, "out of memory drawing the fleet");
+    } else {
+        for (size_t t = 0; t < cs.n && nm < np; t += (size_t)step, nm++) {
+            /* the arrival rate and attainment over the step's samples */
+            double n_arr = 0, dt = 0, good = 0, cnt = 0;
+            for (size_t u = t; u < t + (size_t)step && u < cs.n; u++) {
+                double d = u > 0 ? cs.t[u] - cs.t[u - 1] : 0;
+                n_arr += cs.arrival_rate[u] * d;
+                dt += d;
+                if (!isnan(cs.attainment[u])) {
+                    good += cs.attainment[u] * cs.arrival_rate[u] * d;
+                    cnt += cs.arrival_rate[u] * d;
+                }
+            }
+            tx[nm] = cs.t[t];
+            ar[nm] = dt > 0 ? n_arr / dt : 0;
+            for (int q = 0; q < res->npools; q++)
+                up[q * np + nm] = cs.up[(size_t)q * (cs.n + 1) + t];
+            at[nm] = cnt > 0 ? 100.0 * good / cnt : NAN;
+        }
+        int na = 0;
+        for (int i = 0; i < nm; i++)
+            if (!isnan(at[i])) ax[na] = tx[i], at[na++] = at[i];
+        FILE *h = p->html;
+        fputs("<h2>Load and fleet over time</h2>\n<div class=\"charts\">\n", h);
+        sv_svg_chart_t c;
+        memset(&c, 0, sizeof c);
+        c.title = "Arrival rate";
+        c.xlabel = "simulated time (s)";
+        c.ylabel = "requests per second";
+        c.ymin_zero = 1;
+        c.s[c.ns++] = (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
+        sv__svg_chart_reach(sv__chart_begin(p, "arrival-rate"), &c, 620, 360, rr->time, NAN);
+        sv__chart_end(p);
+        memset(&c, 0, sizeof c);
+        c.title = "Replicas up (starting, active or draining)";
+        c.xlabel = "simulated time (s)";
+        c.ylabel = "replicas";
+        c.ymin_zero = 1;
+        char un[SV_MAX_POOLS][96];
+        for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
+            snprintf(un[q], sizeof un[q], "pool %s", res->pools[q].cfg->name);
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = un[q], .x = tx, .y = up + q * np, .n = nm, .lines = 1};
+        }
+        sv__svg_chart_reach(sv__chart_begin(p, "replicas-up"), &c, 620, 360, rr->time, NAN);
+        sv__chart_end(p);
+        if (na > 0) {
+            memset(&c, 0, sizeof c);
+            c.title = "SLO attainment of the requests arriving in each interval";
+            c.xlabel = "simulated time (s)";
+            c.ylabel = "attainment (%)";
+            c.ymin_zero = 1;
+            c.s[c.ns++] =
+                (sv_svg_series_t){.name = "attainment", .x = ax, .y = at, .n = na, .lines = 1};
+            c.hline[c.nh] = 100.0 * sc->metrics.attainment;
+            c.hlabel[c.nh++] = "target";
+            sv__svg_chart_reach(sv__chart_begin(p, "attainment"), &c, 620, 360, rr->time, NAN);
+            sv__chart_end(p);
+        }
+        fputs("</div>\n", h);
+    }
+    free(ar);
+    free(up);
+    free(at);
+    free(ax);
+    sv_cluster_series_free(&cs);
+}
+
 int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const char *note,
                      const char *path, sv_error_t *err)
 {
     const sv_run_axes_t *rx = axes;
-    const sv_scenario_t *sc = res->sc;
-    /* the charts' stated reach (NAN: their data's) */
-    double r_ttft = rx ? rx->ttft_ms : NAN, r_tpot = rx ? rx->tpot_ms : NAN;
-    double r_phase = rx ? rx->phase_ms : NAN, r_time = rx ? rx->time_s : NAN;
-    double r_req = rx ? rx->requests : NAN, r_kv = rx ? rx->kv_pct : NAN;
-    const sv_summary_t *s = &res->summary;
+    reach_t rr = {NAN, NAN, NAN, NAN, NAN, NAN};
+    if (rx)
+        rr =
+            (reach_t){rx->ttft_ms, rx->tpot_ms, rx->phase_ms, rx->time_s, rx->requests, rx->kv_pct};
     char title[256];
-    snprintf(title, sizeof title, "servesim run: %s", sc->name);
+    snprintf(title, sizeof title, "servesim run: %s", res->sc->name);
     sv__page_t p;
     int rc = sv__page_open(&p, path, title, PAGE_CSS, err);
     if (rc) return rc;
     FILE *h = p.html;
     sv_run_config_t cfg;
-    if (sv_run_config(res, &cfg, err)) {
+    if ((rc = sv_run_config(res, &cfg, err))) {
         fclose(h);
-        return SV_ENOMEM;
+        return rc;
     }
     config_block(h, &cfg);
     sv_run_config_free(&cfg);
@@ -747,200 +982,11 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
                 "time %.4g s, %.4g requests, KV usage %.4g%%.</p>\n",
                 rx->ttft_ms, rx->tpot_ms, rx->phase_ms, rx->time_s, rx->requests, rx->kv_pct);
     }
-
-    /* Latency distributions */
-    int n = (int)res->pool.n, m = 0, mt = 0;
-    double *tt = malloc((size_t)(n + 1) * sizeof *tt), *tp = malloc((size_t)(n + 1) * sizeof *tp);
-    double cx[400], cy[400], dx[400], dy[400];
-    if (!tt || !tp) {
-        free(tt);
-        free(tp);
-        fclose(h);
-        return sv_errorf(err, SV_ENOMEM, "out of memory");
-    }
-    for (int i = 0; i < n; i++) {
-        const sv_req_t *r = &res->pool.r[i];
-        if (r->state != SV_RQ_DONE) continue;
-        tt[m++] = sv_req_ttft(r);
-        if (r->output > 1) tp[mt++] = sv_req_tpot(r);
-    }
-    int nc = sv__cdf(tt, m, cx, cy, 400), nd = sv__cdf(tp, mt, dx, dy, 400);
-    free(tt);
-    free(tp);
-    fputs("<h2>Latency</h2>\n<div class=\"charts\">\n", h);
-    cdf_chart(&p, "ttft-cdf", "TTFT: share of requests answered within x",
-              "time to first token (ms)", "TTFT CDF", cx, cy, nc, sc->metrics.slo_ttft_ms, r_ttft);
-    cdf_chart(&p, "tpot-cdf", "TPOT: share of requests with time per output token within x",
-              "time per output token (ms)", "TPOT CDF", dx, dy, nd, sc->metrics.slo_tpot_ms,
-              r_tpot);
-    sv_svg_chart_t c;
-    const char *names[6] = {"queue", "prefill", "decode"};
-    double vals[6] = {s->queue.mean, s->prefill.mean, s->decode.mean};
-    int nb = 3;
-    if (sc->disaggregated) {
-        names[2] = "KV wait";
-        names[3] = "KV transfer";
-        names[4] = "decode queue";
-        names[5] = "decode";
-        vals[2] = s->xfer_wait.mean;
-        vals[3] = s->xfer.mean;
-        vals[4] = s->decode_queue.mean;
-        vals[5] = s->decode.mean;
-        nb = 6;
-    }
-    sv__svg_bars_reach(sv__chart_begin(&p, "breakdown"), "Where a request's time goes (mean)",
-                       "time (ms)", names, vals, nb, 620, 360, r_phase);
-    sv__chart_end(&p);
-    fputs("</div>\n", h);
-
-    /* Time series: per sample instant, KV usage, queue depth and running batch per pool. */
-    size_t ns;
-    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &ns);
-    int R = res->replicas, T = (int)(ns / (size_t)(R ? R : 1)), step = T > 1500 ? T / 1500 + 1 : 1;
-    int np = T / step + 1, k = 0, P = res->npools;
-    double *tx = malloc((size_t)np * sizeof *tx);
-    double *wq = malloc((size_t)np * SV_MAX_POOLS * sizeof *wq);
-    double *run = malloc((size_t)np * SV_MAX_POOLS * sizeof *run);
-    double *kv = malloc((size_t)np * SV_MAX_POOLS * sizeof *kv);
-    if (tx && wq && run && kv) {
-        for (int t = 0; t < T; t += step, k++) {
-            const sv_sample_t *row = &sm[(size_t)t * R];
-            tx[k] = row[0].t;
-            for (int q = 0; q < P; q++)
-                kv[q * np + k] = wq[q * np + k] = run[q * np + k] = 0;
-            int nup[SV_MAX_POOLS] = {0};
-            for (int i = 0; i < R; i++) {
-                int q = res->rpool[i];
-                wq[q * np + k] += row[i].waiting;
-                run[q * np + k] += row[i].running;
-                nup[q] += row[i].up;
-                kv[q * np + k] += row[i].up ? 100.0 * row[i].kv_usage : 0.0;
-            }
-            for (int q = 0; q < P; q++) /* the mean over the replicas up */
-                kv[q * np + k] = nup[q] ? kv[q * np + k] / nup[q] : 0.0;
-        }
-        fputs("<h2>Inside the server over time</h2>\n<div class=\"charts\">\n", h);
-        memset(&c, 0, sizeof c);
-        c.title = "KV cache usage";
-        c.xlabel = "simulated time (s)";
-        c.ylabel = "KV blocks in use (%)";
-        c.ymin_zero = 1;
-        char pn[SV_MAX_POOLS][2][96];
-        for (int q = 0; q < P && c.ns < SV_SVG_MAX_SERIES; q++) {
-            snprintf(pn[q][0], sizeof pn[q][0], "pool %s (mean of the replicas up)",
-                     res->pools[q].cfg->name);
-            c.s[c.ns++] =
-                (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = kv + q * np, .n = k, .lines = 1};
-        }
-        sv__svg_chart_reach(sv__chart_begin(&p, "kv-usage"), &c, 620, 360, r_time, r_kv);
-        sv__chart_end(&p);
-        memset(&c, 0, sizeof c);
-        c.title = P > 1 ? "Requests waiting and running, per pool"
-                        : "Requests waiting and running (all replicas)";
-        c.xlabel = "simulated time (s)";
-        c.ylabel = "requests";
-        c.ymin_zero = 1;
-        for (int q = 0; q < P && c.ns + 1 < SV_SVG_MAX_SERIES; q++) {
-            const char *nm = res->pools[q].cfg->name;
-            if (P > 1) {
-                snprintf(pn[q][0], sizeof pn[q][0], "waiting, pool %s", nm);
-                snprintf(pn[q][1], sizeof pn[q][1], "running, pool %s", nm);
-            } else {
-                snprintf(pn[q][0], sizeof pn[q][0], "waiting (queue depth)");
-                snprintf(pn[q][1], sizeof pn[q][1], "running (batch size)");
-            }
-            c.s[c.ns++] =
-                (sv_svg_series_t){.name = pn[q][0], .x = tx, .y = wq + q * np, .n = k, .lines = 1};
-            c.s[c.ns++] =
-                (sv_svg_series_t){.name = pn[q][1], .x = tx, .y = run + q * np, .n = k, .lines = 1};
-        }
-        sv__svg_chart_reach(sv__chart_begin(&p, "queue-batch"), &c, 620, 360, r_time, r_req);
-        sv__chart_end(&p);
-        fputs("</div>\n", h);
-        if (sc->disaggregated && k > 1) kv_link_charts(&p, res, tx, k, r_time);
-    }
-    int scaled = 0;
-    for (int q = 0; q < res->npools; q++)
-        scaled |= res->pools[q].cfg->autoscale.enabled;
-    sv_cluster_series_t cs;
-    if (k > 1 &&
-        (scaled || sc->workload.profile.kind != SV_PROFILE_NONE || sc->workload.has_trace) &&
-        sv_report_cluster_series(res, &cs, err) == 0) {
-        /* Load, fleet and attainment over time, on the same (thinned) grid as above. */
-        double *ar = calloc((size_t)np, sizeof *ar),
-               *up = calloc((size_t)np * SV_MAX_POOLS, sizeof *up);
-        double *at = calloc((size_t)np, sizeof *at), *ax = calloc((size_t)np, sizeof *ax);
-        int nm = 0;
-        if (ar && up && at && ax) {
-            for (size_t t = 0; t < cs.n && nm < np; t += (size_t)step, nm++) {
-                /* the arrival rate and attainment over the step's samples */
-                double n_arr = 0, dt = 0, good = 0, cnt = 0;
-                for (size_t u = t; u < t + (size_t)step && u < cs.n; u++) {
-                    double d = u > 0 ? cs.t[u] - cs.t[u - 1] : 0;
-                    n_arr += cs.arrival_rate[u] * d;
-                    dt += d;
-                    if (!isnan(cs.attainment[u])) {
-                        good += cs.attainment[u] * cs.arrival_rate[u] * d;
-                        cnt += cs.arrival_rate[u] * d;
-                    }
-                }
-                tx[nm] = cs.t[t];
-                ar[nm] = dt > 0 ? n_arr / dt : 0;
-                for (int q = 0; q < res->npools; q++)
-                    up[q * np + nm] = cs.up[(size_t)q * (cs.n + 1) + t];
-                at[nm] = cnt > 0 ? 100.0 * good / cnt : NAN;
-            }
-            int na = 0;
-            for (int i = 0; i < nm; i++)
-                if (!isnan(at[i])) ax[na] = tx[i], at[na++] = at[i];
-            fputs("<h2>Load and fleet over time</h2>\n<div class=\"charts\">\n", h);
-            memset(&c, 0, sizeof c);
-            c.title = "Arrival rate";
-            c.xlabel = "simulated time (s)";
-            c.ylabel = "requests per second";
-            c.ymin_zero = 1;
-            c.s[c.ns++] =
-                (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
-            sv__svg_chart_reach(sv__chart_begin(&p, "arrival-rate"), &c, 620, 360, r_time, NAN);
-            sv__chart_end(&p);
-            memset(&c, 0, sizeof c);
-            c.title = "Replicas up (starting, active or draining)";
-            c.xlabel = "simulated time (s)";
-            c.ylabel = "replicas";
-            c.ymin_zero = 1;
-            char un[SV_MAX_POOLS][96];
-            for (int q = 0; q < res->npools && c.ns < SV_SVG_MAX_SERIES; q++) {
-                snprintf(un[q], sizeof un[q], "pool %s", res->pools[q].cfg->name);
-                c.s[c.ns++] = (sv_svg_series_t){
-                    .name = un[q], .x = tx, .y = up + q * np, .n = nm, .lines = 1};
-            }
-            sv__svg_chart_reach(sv__chart_begin(&p, "replicas-up"), &c, 620, 360, r_time, NAN);
-            sv__chart_end(&p);
-            if (na > 0) {
-                memset(&c, 0, sizeof c);
-                c.title = "SLO attainment of the requests arriving in each interval";
-                c.xlabel = "simulated time (s)";
-                c.ylabel = "attainment (%)";
-                c.ymin_zero = 1;
-                c.s[c.ns++] =
-                    (sv_svg_series_t){.name = "attainment", .x = ax, .y = at, .n = na, .lines = 1};
-                c.hline[c.nh] = 100.0 * sc->metrics.attainment;
-                c.hlabel[c.nh++] = "target";
-                sv__svg_chart_reach(sv__chart_begin(&p, "attainment"), &c, 620, 360, r_time, NAN);
-                sv__chart_end(&p);
-            }
-            fputs("</div>\n", h);
-        }
-        free(ar);
-        free(up);
-        free(at);
-        free(ax);
-        sv_cluster_series_free(&cs);
-    }
-    free(tx);
-    free(wq);
-    free(run);
-    free(kv);
+    latency_section(&p, res, &rr);
+    grid_t g;
+    series_section(&p, res, &rr, &g);
+    fleet_section(&p, res, &rr, &g);
+    free(g.tx);
     return sv__page_close(&p);
 }
 
