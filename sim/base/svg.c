@@ -115,9 +115,29 @@ void sv__svg_chart(FILE *f, const sv_svg_chart_t *c, int W, int H)
     sv__svg_chart_reach(f, c, W, H, NAN, NAN);
 }
 
-void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double xmax, double ymax)
+/* Where a chart's plot sits and what its axes span. */
+typedef struct frame {
+    double L, R, T, B, pw, ph; /* margins and plot size, px */
+    axis_t ax, ay;
+    double x0, x1, xs, y0, y1, ys; /* axis ends and linear tick steps */
+    int xdec, ydec;                /* log axes: ticks at powers of ten only */
+} frame_t;
+
+static double px(const frame_t *fr, double x)
 {
-    const double L = 70, R = c->legend_right ? 230 : 20, T = 36, B = 56;
+    return fr->L + ax_pos(&fr->ax, x) * fr->pw;
+}
+
+static double py(const frame_t *fr, double y)
+{
+    return fr->T + fr->ph - ax_pos(&fr->ay, y) * fr->ph;
+}
+
+/* The axes of chart c: the data's range, its reference lines and the stated reach (NAN:
+ * none), rounded out to ticks; log where asked for and the data span it. */
+static void chart_frame(const sv_svg_chart_t *c, int W, int H, double xmax, double ymax,
+                        frame_t *fr)
+{
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     double px0 = INFINITY, py0 = INFINITY; /* smallest positive values */
     int xneg = 0, yneg = 0;
@@ -186,26 +206,48 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
         y1 = ceil(y1 / ys) * ys;
         ay.lo = y0, ay.hi = y1;
     }
-    double pw = W - L - R, ph = H - T - B;
-#define PX(x) (L + ax_pos(&ax, (x)) * pw)
-#define PY(y) (T + ph - ax_pos(&ay, (y)) * ph)
+    *fr = (frame_t){.L = 70,
+                    .R = c->legend_right ? 230 : 20,
+                    .T = 36,
+                    .B = 56,
+                    .ax = ax,
+                    .ay = ay,
+                    .x0 = x0,
+                    .x1 = x1,
+                    .xs = xs,
+                    .y0 = y0,
+                    .y1 = y1,
+                    .ys = ys,
+                    .xdec = xdec,
+                    .ydec = ydec};
+    fr->pw = W - fr->L - fr->R;
+    fr->ph = H - fr->T - fr->B;
+}
+
+/* Title, grid, ticks, axis labels, frame and reference lines (their labels come last). */
+static void draw_axes(FILE *f, const sv_svg_chart_t *c, const frame_t *fr, int W, int H)
+{
+    const double L = fr->L, T = fr->T, pw = fr->pw, ph = fr->ph;
+    const axis_t ax = fr->ax, ay = fr->ay;
+    const double x0 = fr->x0, x1 = fr->x1, xs = fr->xs, y0 = fr->y0, y1 = fr->y1, ys = fr->ys;
+    const int xdec = fr->xdec, ydec = fr->ydec;
     svg_open(f, W, H, L, c->title);
     char buf[64];
     for (double y = y0; ay.log ? y <= y1 * (1 + 1e-9) : y <= y1 + ys * 1e-9;
          y = ay.log ? log_tick_next(y, ydec) : y + ys) {
         fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>\n", L,
-                PY(y), L + pw, PY(y));
+                py(fr, y), L + pw, py(fr, y));
         if (ay.log)
             log_text(buf, sizeof buf, y);
         else
             tick_text(buf, sizeof buf, y, ys);
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">%s</text>\n", L - 6,
-                PY(y) + 4, buf);
+                py(fr, y) + 4, buf);
     }
     for (int i = 1; c->xcat && i <= c->nxcat; i++) {
         fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
-                PX(i), T, PX(i), T + ph);
-        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">", PX(i),
+                px(fr, i), T, px(fr, i), T + ph);
+        fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">", px(fr, i),
                 T + ph + 16);
         sv__xml_escape(f, c->xcat[i - 1]);
         fputs("</text>\n", f);
@@ -214,13 +256,13 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
          !(c->xcat && c->nxcat > 0) && (ax.log ? x <= x1 * (1 + 1e-9) : x <= x1 + xs * 1e-9);
          x = ax.log ? log_tick_next(x, xdec) : x + xs) {
         fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#f0f0f0\"/>\n",
-                PX(x), T, PX(x), T + ph);
+                px(fr, x), T, px(fr, x), T + ph);
         if (ax.log)
             log_text(buf, sizeof buf, x);
         else
             tick_text(buf, sizeof buf, x, xs);
         fprintf(f, "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\" fill=\"#333\">%s</text>\n",
-                PX(x), T + ph + 16, buf);
+                px(fr, x), T + ph + 16, buf);
     }
     fprintf(f,
             "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#999\"/>\n",
@@ -237,18 +279,19 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
         fprintf(f,
                 "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"#d62728\" "
                 "stroke-dasharray=\"6 4\"/>\n",
-                L, PY(c->hline[i]), L + pw, PY(c->hline[i]));
+                L, py(fr, c->hline[i]), L + pw, py(fr, c->hline[i]));
     }
     for (int i = 0; i < c->nv; i++) {
         if (ax.log && !(c->vline[i] > 0)) continue;
         fprintf(f,
                 "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"#2ca02c\" "
                 "stroke-dasharray=\"6 4\"/>\n",
-                PX(c->vline[i]), T, PX(c->vline[i]), T + ph);
+                px(fr, c->vline[i]), T, px(fr, c->vline[i]), T + ph);
         /* Labels sit low in the plot (the legend is at the top) and on the inner side. */
-        int right = PX(c->vline[i]) > L + pw / 2;
+        int right = px(fr, c->vline[i]) > L + pw / 2;
         fprintf(f, "<text x=\"%.2f\" y=\"%g\" fill=\"#2ca02c\" text-anchor=\"%s\">",
-                PX(c->vline[i]) + (right ? -4 : 4), T + ph - 8 - 14.0 * i, right ? "end" : "start");
+                px(fr, c->vline[i]) + (right ? -4 : 4), T + ph - 8 - 14.0 * i,
+                right ? "end" : "start");
         sv__xml_escape(f, c->vlabel[i]);
         fputs("</text>\n", f);
     }
@@ -257,7 +300,13 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
         sv__xml_escape(f, c->legend_title);
         fputs("</text>\n", f);
     }
-    int lrow = c->legend_right && c->legend_title ? 1 : 0;
+}
+
+/* The series: lines, points (with their labels) and marks. */
+static void draw_series(FILE *f, const sv_svg_chart_t *c, const frame_t *fr)
+{
+    const double L = fr->L, pw = fr->pw;
+    const axis_t ax = fr->ax, ay = fr->ay;
     for (int k = 0; k < c->ns; k++) {
         const sv_svg_series_t *s = &c->s[k];
         const char *col = palette[(s->color ? s->color - 1 : k) % 12];
@@ -268,7 +317,7 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
             for (int i = 0; i < s->n; i++)
                 if (isfinite(s->x[i]) && isfinite(s->y[i]) && (!ax.log || s->x[i] > 0) &&
                     (!ay.log || s->y[i] > 0))
-                    fprintf(f, "%.2f,%.2f ", PX(s->x[i]), PY(s->y[i]));
+                    fprintf(f, "%.2f,%.2f ", px(fr, s->x[i]), py(fr, s->y[i]));
             fputs("\"/>\n", f);
         }
         if (s->points)
@@ -279,16 +328,16 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
                     fprintf(f,
                             "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"white\" stroke=\"%s\" "
                             "stroke-width=\"1.5\"/>\n",
-                            PX(s->x[i]), PY(s->y[i]), col);
+                            px(fr, s->x[i]), py(fr, s->y[i]), col);
                 else
                     fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>\n",
-                            PX(s->x[i]), PY(s->y[i]), col);
+                            px(fr, s->x[i]), py(fr, s->y[i]), col);
                 if (s->labels && s->labels[i]) {
-                    int right = PX(s->x[i]) > L + 0.8 * pw; /* keep labels inside the plot */
+                    int right = px(fr, s->x[i]) > L + 0.8 * pw; /* keep labels inside the plot */
                     fprintf(f,
                             "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" fill=\"#333\" "
                             "text-anchor=\"%s\">",
-                            PX(s->x[i]) + (right ? -5 : 5), PY(s->y[i]) - 5,
+                            px(fr, s->x[i]) + (right ? -5 : 5), py(fr, s->y[i]) - 5,
                             right ? "end" : "start");
                     sv__xml_escape(f, s->labels[i]);
                     fputs("</text>\n", f);
@@ -301,26 +350,35 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
                 fprintf(f,
                         "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"8\" fill=\"none\" stroke=\"%s\" "
                         "stroke-width=\"2\"/>\n",
-                        PX(mx), PY(my), col);
+                        px(fr, mx), py(fr, my), col);
                 if (s->mark_label) {
-                    int right = PX(mx) > L + 0.75 * pw;
+                    int right = px(fr, mx) > L + 0.75 * pw;
                     fprintf(f,
                             "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"%s\" "
                             "text-anchor=\"%s\">",
-                            PX(mx) + (right ? -11 : 11), PY(my) + 14, col, right ? "end" : "start");
+                            px(fr, mx) + (right ? -11 : 11), py(fr, my) + 14, col,
+                            right ? "end" : "start");
                     sv__xml_escape(f, s->mark_label);
                     fputs("</text>\n", f);
                 }
             }
         }
     }
+}
+
+/* What is read on top of the data: the reference lines' labels, then the legend. */
+static void draw_labels(FILE *f, const sv_svg_chart_t *c, const frame_t *fr)
+{
+    const double L = fr->L, T = fr->T, pw = fr->pw;
+    const axis_t ay = fr->ay;
+    int lrow = c->legend_right && c->legend_title ? 1 : 0;
     /* What is read on top of the data comes last, each text with a white halo so that no
      * curve crosses it: the SLO lines' labels, then the legend. */
     const char *halo = " stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"";
     for (int i = 0; i < c->nh; i++) {
         if (ay.log && !(c->hline[i] > 0)) continue;
         fprintf(f, "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\" fill=\"#d62728\"%s>", L + pw - 4,
-                PY(c->hline[i]) - 4, halo);
+                py(fr, c->hline[i]) - 4, halo);
         sv__xml_escape(f, c->hlabel[i]);
         fputs("</text>\n", f);
     }
@@ -343,9 +401,16 @@ void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double 
         sv__xml_escape(f, s->name);
         fputs("</text>\n", f);
     }
+}
+
+void sv__svg_chart_reach(FILE *f, const sv_svg_chart_t *c, int W, int H, double xmax, double ymax)
+{
+    frame_t fr;
+    chart_frame(c, W, H, xmax, ymax, &fr);
+    draw_axes(f, c, &fr, W, H);
+    draw_series(f, c, &fr);
+    draw_labels(f, c, &fr);
     fputs("</svg>\n", f);
-#undef PX
-#undef PY
 }
 
 void sv__svg_bars(FILE *f, const char *title, const char *ylabel, const char *const *names,
