@@ -109,7 +109,15 @@ START_TEST(test_errors)
     const char *neg[] = {"cost.pue=-1.2"};
     ck_assert_int_eq(tu_load_yaml(cat, yaml, neg, 1, &sc, &err), SV_EINVAL);
     ck_assert_str_eq(err.msg, "--set cost.pue=-1.2: cost.pue: expected a power usage "
-                              "effectiveness in [1, 10] (facility power / IT power), got -1.2");
+                              "effectiveness in [1, 10] (facility power / IT power), got '-1.2'");
+    /* NaN, inf and 1e308 get the same message, not the reader's generic range */
+    const char *nan[] = {"cost.pue=.nan"};
+    ck_assert_int_eq(tu_load_yaml(cat, yaml, nan, 1, &sc, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--set cost.pue=.nan: cost.pue: expected a power usage "
+                              "effectiveness in [1, 10] (facility power / IT power), got '.nan'");
+    const char *big[] = {"cost.pue=1e308"};
+    ck_assert_int_eq(tu_load_yaml(cat, yaml, big, 1, &sc, &err), SV_EINVAL);
+    ck_assert(strstr(err.msg, "[1, 10] (facility power / IT power), got '1e308'"));
     const char *low[] = {"cost.pue=0.9"};
     ck_assert_int_eq(tu_load_yaml(cat, yaml, low, 1, &sc, &err), SV_EINVAL);
     ck_assert(strstr(err.msg, "cost.pue: expected a power usage effectiveness in [1, 10]"));
