@@ -55,6 +55,13 @@ START_TEST(test_hand_case)
     NEAR(x.gpu_usd, 25000.0 / 35040.0);
     NEAR(x.total_usd, 25000.0 / 35040.0 + 0.088125);
     NEAR(x.gpu_usd_per_mtok + x.energy_usd_per_mtok, x.total_usd_per_mtok);
+
+    /* A run whose every request failed made no output token: the GPUs are still paid
+     * ($0.7134.. + $0.088125) but there is no price per token (NaN, not 0). */
+    sv_finance_compute(&c, gpu_j, 1.0, 3.5, 0, 1800.0, 0.5, &x);
+    NEAR(x.total_usd, 25000.0 / 35040.0 + 0.088125);
+    ck_assert(isnan(x.gpu_usd_per_mtok) && isnan(x.energy_usd_per_mtok));
+    ck_assert(isnan(x.total_usd_per_mtok) && isnan(x.wall_j_per_tok));
 }
 END_TEST
 

@@ -76,6 +76,9 @@ void sv_finance_compute(const sv_finance_cfg_t *cfg, double gpu_energy_j, double
     out->gpu_usd_per_hour = gpu_hours > 0 ? out->gpu_usd / gpu_hours : 0.0;
     out->total_usd = out->gpu_usd + out->energy_usd;
     double m = output_tokens / 1e6;
+    /* No output token: nothing to divide by, so no price per token (NaN: JSON null). */
+    out->gpu_usd_per_mtok = out->energy_usd_per_mtok = out->total_usd_per_mtok = NAN;
+    out->wall_j_per_tok = NAN;
     if (m > 0) {
         out->gpu_usd_per_mtok = out->gpu_usd / m;
         out->energy_usd_per_mtok = out->energy_usd / m;

@@ -4,20 +4,29 @@
  * into the GPUs and energy. Printed and written only when the scenario has a `cost` map,
  * so every other output stays as it was.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "report/report_int.h"
 #include "servesim/cluster/finance.h"
 
+/* A per-token figure of a run without output tokens is NaN: printed as such, not 0. */
+static int line_none(FILE *f, const char *label, double v)
+{
+    if (!isnan(v)) return 0;
+    fprintf(f, "%-40s %s\n", label, "n/a (no output tokens)");
+    return 1;
+}
+
 static void line_num(FILE *f, const char *label, double v)
 {
-    fprintf(f, "%-40s %-10.2f\n", label, v);
+    if (!line_none(f, label, v)) fprintf(f, "%-40s %-10.2f\n", label, v);
 }
 
 /* Dollars to the hundredth of a cent: a short run costs cents. */
 static void line_usd(FILE *f, const char *label, double v)
 {
-    fprintf(f, "%-40s %-10.4f\n", label, v);
+    if (!line_none(f, label, v)) fprintf(f, "%-40s %-10.4f\n", label, v);
 }
 
 void sv__report_finance_summary(const sv_result_t *res, FILE *f)
