@@ -457,6 +457,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_paths_t *ps = paths_with_catalog();
     int bad =
         !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    /* an --axes-from file is an input: --json RUN.json --axes-from RUN.json would replace it */
+    for (int k = 0; !bad && k < naxes; k++)
+        if (sv_paths_input(ps, axes_from[k], "an --axes-from file"))
+            bad = sv_errorf(&err, SV_ENOMEM, "out of memory");
     if (!bad && json && strcmp(json, "-") != 0) bad = out_file(ps, "--json", json, &err);
     if (!bad) bad = out_file(ps, "--requests-csv", req_csv, &err);
     if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
