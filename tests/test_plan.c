@@ -52,12 +52,15 @@ START_TEST(test_vary_specs)
     ck_assert_int_eq(v.n, 5);
     ck_assert_str_eq(v.vals[0], "2");
     ck_assert_str_eq(v.vals[4], "10");
+    sv_vary_free(&v); /* each parse owns its values */
     ck_assert_int_eq(sv_vary_parse("hardware.replicas=1:64:x2", &v, &err), 0);
     ck_assert_int_eq(v.n, 7);
     ck_assert_str_eq(v.vals[6], "64");
+    sv_vary_free(&v);
     ck_assert_int_eq(sv_vary_parse("workload.rate=0.5:1.5:0.25", &v, &err), 0);
     ck_assert_int_eq(v.n, 5);
     ck_assert_str_eq(v.vals[1], "0.75");
+    sv_vary_free(&v);
     ck_assert_int_eq(
         sv_vary_parse("workload.input={dist: fixed, value: 5},128,{dist: uniform, min: 1, max: 9}",
                       &v, &err),
@@ -65,6 +68,7 @@ START_TEST(test_vary_specs)
     ck_assert_int_eq(v.n, 3);
     ck_assert_str_eq(v.vals[0], "{dist: fixed, value: 5}");
     ck_assert_str_eq(v.vals[1], "128");
+    sv_vary_free(&v);
     ck_assert_int_eq(sv_vary_parse("workload.rate", &v, &err), SV_EINVAL);
     ck_assert_int_eq(sv_vary_parse("workload.rate=10:2:2", &v, &err), SV_EINVAL);
     ck_assert_int_eq(sv_vary_parse("workload.rate=0:10:x2", &v, &err), SV_EINVAL);
