@@ -172,8 +172,20 @@ done <<'CASES'
 /api/lesson?tab=users&bogus=1|400|unknown parameter 'bogus' (expected users)
 /api/lesson?tab=nope|400|tab: expected one of clocks
 /api/lesson?%zz&&==|400|
+/api/run?scenario=clocks%00x|400|parameter 'scenario': a NUL byte (%00) in its name or value
+/api/run?scenario=clocks&set=workload.rate=1%00|400|parameter 'set': a NUL byte
+/api/run?scenario=clocks&set=workload.classes=%5B%7Bname%3A%20a%2C%20share%3A%201%2C%20input%3A%20100%2C%20output%3A%20120000%7D%5D&set=workload.input=&set=workload.output=&set=workload.num_requests=100|400|replies up to 120000 tokens; the lab allows at most 32768
 /nope|404|not found
 CASES
+# 1000 parameters: at libmicrohttpd's default pool size the connection was closed unanswered
+many="/api/run?scenario=clocks$(for i in $(seq 1000); do printf '&set=workload.rate=%d' "$i"; done)"
+st=$(lab_get "$many" "$tmp/many.json")
+if [ "$st" = 400 ] && grep -q 'too many query parameters' "$tmp/many.json"; then
+    echo "lab_endpoint: 400 1000 set= parameters -> too many query parameters"
+else
+    echo "lab_endpoint: FAIL 1000 set= parameters: got $st '$(head -c 200 "$tmp/many.json")'"
+    fail=1
+fi
 st=$(lab_get '/api/lesson?tab=reply&reply=50' "$tmp/after.json")
 if [ "$st" = 200 ]; then
     echo "lab_endpoint: after the bad requests the server still answers (200 /api/lesson?tab=reply)"

@@ -55,6 +55,13 @@ START_TEST(test_hand_case)
     NEAR(x.gpu_usd, 25000.0 / 35040.0);
     NEAR(x.total_usd, 25000.0 / 35040.0 + 0.088125);
     NEAR(x.gpu_usd_per_mtok + x.energy_usd_per_mtok, x.total_usd_per_mtok);
+
+    /* A run whose every request failed made no output token: the GPUs are still paid
+     * ($0.7134.. + $0.088125) but there is no price per token (NaN, not 0). */
+    sv_finance_compute(&c, gpu_j, 1.0, 3.5, 0, 1800.0, 0.5, &x);
+    NEAR(x.total_usd, 25000.0 / 35040.0 + 0.088125);
+    ck_assert(isnan(x.gpu_usd_per_mtok) && isnan(x.energy_usd_per_mtok));
+    ck_assert(isnan(x.total_usd_per_mtok) && isnan(x.wall_j_per_tok));
 }
 END_TEST
 
@@ -109,7 +116,15 @@ START_TEST(test_errors)
     const char *neg[] = {"cost.pue=-1.2"};
     ck_assert_int_eq(tu_load_yaml(cat, yaml, neg, 1, &sc, &err), SV_EINVAL);
     ck_assert_str_eq(err.msg, "--set cost.pue=-1.2: cost.pue: expected a power usage "
-                              "effectiveness in [1, 10] (facility power / IT power), got -1.2");
+                              "effectiveness in [1, 10] (facility power / IT power), got '-1.2'");
+    /* NaN, inf and 1e308 get the same message, not the reader's generic range */
+    const char *nan[] = {"cost.pue=.nan"};
+    ck_assert_int_eq(tu_load_yaml(cat, yaml, nan, 1, &sc, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--set cost.pue=.nan: cost.pue: expected a power usage "
+                              "effectiveness in [1, 10] (facility power / IT power), got '.nan'");
+    const char *big[] = {"cost.pue=1e308"};
+    ck_assert_int_eq(tu_load_yaml(cat, yaml, big, 1, &sc, &err), SV_EINVAL);
+    ck_assert(strstr(err.msg, "[1, 10] (facility power / IT power), got '1e308'"));
     const char *low[] = {"cost.pue=0.9"};
     ck_assert_int_eq(tu_load_yaml(cat, yaml, low, 1, &sc, &err), SV_EINVAL);
     ck_assert(strstr(err.msg, "cost.pue: expected a power usage effectiveness in [1, 10]"));

@@ -212,6 +212,14 @@ START_TEST(test_zip_parse)
     ck_assert_int_eq(sv_vary_parse_all("a,b=1,2,3", v, SV_MAX_VARY, &n, &err), SV_EINVAL);
     ck_assert_int_eq(sv_vary_parse_all("a,b=1,;2,3", v, SV_MAX_VARY, &n, &err), SV_EINVAL);
     ck_assert_int_eq(sv_vary_parse_all("a,,b=1,2", v, SV_MAX_VARY, &n, &err), SV_EINVAL);
+    /* a trailing ';' is an empty last tuple, as ";;" is an empty middle one; a trailing
+     * ',' is an empty key or value */
+    ck_assert_int_eq(sv_vary_parse_all("a,b=1,2;", v, SV_MAX_VARY, &n, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--vary a,b=1,2;: tuple 2: expected 2 non-empty values separated "
+                              "by ',' (one per key), tuples separated by ';'");
+    ck_assert_int_eq(sv_vary_parse_all("a,=1,2", v, SV_MAX_VARY, &n, &err), SV_EINVAL);
+    ck_assert_int_eq(sv_vary_parse_all("a=1,2,", v, SV_MAX_VARY, &n, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--vary a=1,2,: empty value in the list");
     ck_assert_int_eq(sv_vary_parse_all("a,b,c=1,2,3", v, 2, &n, &err), SV_ELIMIT);
 }
 END_TEST

@@ -457,6 +457,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_paths_t *ps = paths_with_catalog();
     int bad =
         !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
+    /* an --axes-from file is an input: --json RUN.json --axes-from RUN.json would replace it */
+    for (int k = 0; !bad && k < naxes; k++)
+        if (sv_paths_input(ps, axes_from[k], "an --axes-from file"))
+            bad = sv_errorf(&err, SV_ENOMEM, "out of memory");
     if (!bad && json && strcmp(json, "-") != 0) bad = out_file(ps, "--json", json, &err);
     if (!bad) bad = out_file(ps, "--requests-csv", req_csv, &err);
     if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
@@ -615,9 +619,10 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc) rc = out_report(ps, html, &err);
     sv_paths_free(ps);
     /* Each --vary is one key or zipped keys "K1,K2=a1,b1;a2,b2" (sv_vary_parse_all); without
-     * --vary, the scenario's sweep.vary. */
+     * --vary, the scenario's sweep.vary. The sweep: section is checked either way (a
+     * misspelled key there is an error even when --vary replaces its vary). */
     static sv_sweep_cfg_t scfg;
-    if (!rc && nvary == 0) rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, &err);
+    if (!rc) rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, &err);
     const char *specs[SV_MAX_VARY];
     int nspecs = nvary ? nvary : scfg.nvary;
     for (int k = 0; k < nspecs; k++)

@@ -27,18 +27,21 @@ int sv_finance_read(sv_ynode_t *root, sv_finance_cfg_t *cfg, sv_error_t *err)
     if ((rc = sv_yget_double(c, "host_w_per_server", 0, 0, 1e6, &cfg->host_w_per_server, err)) <
             0 ||
         (rc = sv_yget_long(c, "gpus_per_server", 0, 1, 1024, &gps, err)) < 0 ||
-        (rc = sv_yget_double(c, "pue", 0, -1e9, 1e9, &cfg->pue, err)) < 0 ||
         (rc = sv_yget_double(c, "energy_usd_per_kwh", 0, 0, 1e3, &cfg->energy_usd_per_kwh, err)) <
             0)
         return rc;
     cfg->gpus_per_server = (double)gps;
-    if (cfg->pue < 1.0 || cfg->pue > 10.0) {
+    /* Any value outside [1, 10] (NaN, inf, text included) gets the one PUE message. */
+    sv_ynode_t *pn = sv_ymap_get(c, "pue");
+    if ((rc = sv_yget_double(c, "pue", 0, 1.0, 10.0, &cfg->pue, err)) < 0 && pn &&
+        pn->kind == SV_Y_SCALAR) {
         char w[512];
         return sv_errorf(err, SV_EINVAL,
                          "%s: cost.pue: expected a power usage effectiveness in [1, 10] "
-                         "(facility power / IT power), got %g",
-                         sv_ynode_where(sv_ymap_get(c, "pue"), w, sizeof w), cfg->pue);
+                         "(facility power / IT power), got '%s'",
+                         sv_ynode_where(pn, w, sizeof w), pn->scalar);
     }
+    if (rc < 0) return rc;
     sv_ynode_t *p = sv_ymap_get(c, "gpu_purchase");
     if (p && !sv_yscalar_is_null(p)) {
         if ((rc = sv_yexpect_map(p, "cost.gpu_purchase", err))) return rc;
@@ -73,6 +76,9 @@ void sv_finance_compute(const sv_finance_cfg_t *cfg, double gpu_energy_j, double
     out->gpu_usd_per_hour = gpu_hours > 0 ? out->gpu_usd / gpu_hours : 0.0;
     out->total_usd = out->gpu_usd + out->energy_usd;
     double m = output_tokens / 1e6;
+    /* No output token: nothing to divide by, so no price per token (NaN: JSON null). */
+    out->gpu_usd_per_mtok = out->energy_usd_per_mtok = out->total_usd_per_mtok = NAN;
+    out->wall_j_per_tok = NAN;
     if (m > 0) {
         out->gpu_usd_per_mtok = out->gpu_usd / m;
         out->energy_usd_per_mtok = out->energy_usd / m;

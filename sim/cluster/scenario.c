@@ -940,6 +940,12 @@ static int read_slo(sv_ynode_t *slo, sv_slo_t *out, sv_error_t *err)
                                  k == SV_K_ITL ? "; vLLM's goodput has no per-request ITL "
                                                  "threshold"
                                                : "");
+            if (n->n == 0)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: expected %spercentile budgets {p50: 200, p99: 4000}, "
+                                 "got an empty map",
+                                 at(n, w, sizeof w), n->path,
+                                 k == SV_K_ITL ? "" : "per_request and/or ");
             for (size_t i = 0; i < n->n; i++) {
                 sv_yentry_t *e = &n->map[i];
                 e->used = 1;
@@ -954,6 +960,12 @@ static int read_slo(sv_ynode_t *slo, sv_slo_t *out, sv_error_t *err)
                                      "with 0 < NN < 100 (p50, p99.9)%s",
                                      at(e->val, w, sizeof w), n->path, e->key,
                                      k == SV_K_ITL ? "" : " or per_request");
+                for (int j = 0; j < out->nbudgets; j++)
+                    if (out->budget[j].metric == k && out->budget[j].pct == pct)
+                        return sv_errorf(err, SV_EINVAL,
+                                         "%s: %s.%s: percentile %g already has a budget "
+                                         "(one budget per percentile)",
+                                         at(e->val, w, sizeof w), n->path, e->key, pct);
                 if ((rc = sv_yscalar_double(e->val, 0, 1e12, &ms, err))) return rc;
                 if (out->nbudgets >= SV_MAX_BUDGETS)
                     return sv_errorf(err, SV_ELIMIT, "%s: %s.%s: more than %d percentile budgets",

@@ -137,6 +137,12 @@ static int check_bounds(const sv__lab_req_t *req, const sv_scenario_t *sc, sv_er
         return sv_errorf(err, SV_ELIMIT, "replicas: %d in all; the lab runs at most %d", replicas,
                          MAX_REPLICAS);
     double in = len_bound(&w->input), out = len_bound(&w->output);
+    /* with classes the lengths are the classes' (workload.input/output are then unused) */
+    for (int k = 0; k < w->nclasses; k++) {
+        double ci = len_bound(&w->classes[k].input), co = len_bound(&w->classes[k].output);
+        in = k == 0 || ci > in ? ci : in;
+        out = k == 0 || co > out ? co : out;
+    }
     if (in > MAX_INPUT)
         return sv_errorf(err, SV_ELIMIT,
                          "workload.input: prompts up to %.0f tokens; the lab allows at most %ld "
@@ -531,13 +537,18 @@ int sv_lab_answer(const sv_lab_t *lab, const char *path, const sv_lab_arg_t *arg
 typedef struct argv_acc {
     sv_lab_arg_t a[SV_LAB_MAX_ARGS + 1];
     int n;
+    const char *nul; /* the first key whose name or value holds a NUL byte (%00) */
 } argv_acc_t;
 
+/* A %00 would cut a key or value short as a C string ("clocks%00x" read as "clocks"):
+ * such a request is refused rather than answered for a value it did not send. */
 static enum MHD_Result take_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                const char *value)
+                                size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
     argv_acc_t *acc = cls;
+    if (!acc->nul && (strlen(key) != key_size || (value && strlen(value) != value_size)))
+        acc->nul = key;
     if (acc->n <= SV_LAB_MAX_ARGS) acc->a[acc->n++] = (sv_lab_arg_t){key, value};
     return MHD_YES;
 }
@@ -584,8 +595,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         status = json_error(403, "the lab answers requests to this machine's address only", &body,
                             &len, &ctype);
     } else {
-        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, take_arg, &acc);
-        status = sv_lab_answer(lab, url, acc.a, acc.n, &body, &len, &ctype);
+        MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, take_arg, &acc);
+        if (acc.nul) {
+            char m[160];
+            snprintf(m, sizeof m, "parameter '%.60s': a NUL byte (%%00) in its name or value",
+                     acc.nul);
+            status = json_error(400, m, &body, &len, &ctype);
+        } else {
+            status = sv_lab_answer(lab, url, acc.a, acc.n, &body, &len, &ctype);
+        }
     }
     struct MHD_Response *r =
         body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
@@ -637,10 +655,14 @@ int sv_lab_serve(const sv_lab_t *lab, sv_error_t *err)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      (sa->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-    struct MHD_Daemon *d =
-        MHD_start_daemon(flags, (uint16_t)lab->port, NULL, NULL, on_request, (void *)lab,
-                         MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    /* Each connection's memory pool holds its request line and one record per query
+     * parameter: at libmicrohttpd's default 32 KiB, about 500 parameters (&s=1&s=1...) run it
+     * out and the connection is closed without an answer. 256 KiB (8 MiB for 32
+     * connections) holds a few thousand, so "too many query parameters" is answered. */
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, (uint16_t)lab->port, NULL, NULL, on_request, (void *)lab, MHD_OPTION_SOCK_ADDR, sa,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)32, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_END);
     if (!d)
         return sv_errorf(err, SV_EIO, "cannot listen on %s port %d (in use, or not this machine's)",
                          lab->bind, lab->port);

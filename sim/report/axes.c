@@ -81,11 +81,11 @@ int sv_run_axes_read(const char *path, sv_run_axes_t *io, sv_error_t *err)
                      &io->time_s,  &io->requests, &io->kv_pct};
     for (int i = 0; i < 6; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(ax, keys[i]);
-        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0)) {
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble)) {
             cJSON_Delete(j);
             return sv_errorf(err, SV_EINVAL,
-                             "%s: --axes-from: servesim.axes.%s: expected a number >= 0", path,
-                             keys[i]);
+                             "%s: --axes-from: servesim.axes.%s: expected a finite number >= 0",
+                             path, keys[i]);
         }
         widen(dst[i], v->valuedouble);
     }

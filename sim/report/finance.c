@@ -4,16 +4,21 @@
  * into the GPUs and energy. Printed and written only when the scenario has a `cost` map,
  * so every other output stays as it was.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "report/report_int.h"
 #include "servesim/cluster/finance.h"
 
-/* A line with its value in the given format. */
+/* A line with its value in the given format; a per-token figure of a run without output
+ * tokens is NaN, printed as such, not as 0. */
 static int add(sv__line_t *out, int n, const char *label, const char *fmt, double v)
 {
     snprintf(out[n].label, sizeof out[n].label, "%s", label);
-    snprintf(out[n].text, sizeof out[n].text, fmt, v);
+    if (isnan(v))
+        snprintf(out[n].text, sizeof out[n].text, "n/a (no output tokens)");
+    else
+        snprintf(out[n].text, sizeof out[n].text, fmt, v);
     return n + 1;
 }
 

@@ -30,6 +30,15 @@ static int plan_list(sv_ynode_t *node, const char *what, size_t max, sv_error_t 
     return 0;
 }
 
+/* A value given twice in one plan list would run the same configurations twice. */
+static int plan_dup(const sv_ynode_t *item, int dup, sv_error_t *err)
+{
+    char w[512];
+    if (!dup) return 0;
+    return sv_errorf(err, SV_EINVAL, "%s: %s: '%s' is given twice in the list",
+                     at(item, w, sizeof w), item->path, item->scalar);
+}
+
 static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
 {
     char w[512];
@@ -82,6 +91,8 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
             return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w),
                              g->seq[i]->path, msg);
         }
+        for (int j = 0; j < p->ngpus; j++)
+            if ((rc = plan_dup(g->seq[i], strcmp(p->gpus[j], gp->name) == 0, err))) return rc;
         snprintf(p->gpus[p->ngpus++], SV_NAME_MAX, "%s", gp->name);
     }
     sv_ynode_t *t = sv_ymap_get(pm, "tp");
@@ -93,15 +104,22 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
         for (size_t i = 0; i < t->n; i++) {
             long v;
             if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
+            for (int j = 0; j < p->ntps; j++)
+                if ((rc = plan_dup(t->seq[i], p->tps[j] == (int)v, err))) return rc;
             p->tps[p->ntps++] = (int)v;
         }
     }
     sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
     if (m) {
         if ((rc = plan_list(m, "plan.max_num_seqs", SV_PLAN_MAX_CHOICES, err))) return rc;
-        for (size_t i = 0; i < m->n; i++)
-            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns++], err)))
+        for (size_t i = 0; i < m->n; i++) {
+            if ((rc = sv_yscalar_long(m->seq[i], 1, 1 << 20, &p->max_num_seqs[p->nmns], err)))
                 return rc;
+            for (int j = 0; j < p->nmns; j++)
+                if ((rc = plan_dup(m->seq[i], p->max_num_seqs[j] == p->max_num_seqs[p->nmns], err)))
+                    return rc;
+            p->nmns++;
+        }
     }
     sv_ynode_t *sv = sv_ymap_get(pm, "serving");
     if (sv) {
@@ -125,6 +143,9 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: %s: expected a ratio like 1:3 (prefill:decode replicas)",
                                  at(r->seq[i], w, sizeof w), r->seq[i]->path);
+            for (int j = 0; j < p->nratios; j++)
+                if ((rc = plan_dup(r->seq[i], p->ratios[j][0] == a && p->ratios[j][1] == b, err)))
+                    return rc;
             p->ratios[p->nratios][0] = a;
             p->ratios[p->nratios++][1] = b;
         }

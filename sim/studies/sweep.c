@@ -138,6 +138,8 @@ int sv_vary_parse(const char *arg, sv_vary_t *v, sv_error_t *err)
                 rc = sv_errorf(err, SV_EINVAL, "--vary %s: empty value in the list", arg);
             else
                 rc = add_text(v, p, (size_t)(q - p), arg, err);
+            if (!rc && *q && !q[1])
+                rc = sv_errorf(err, SV_EINVAL, "--vary %s: empty value in the list", arg);
             p = *q ? q + 1 : q;
         }
     }
@@ -174,6 +176,11 @@ int sv_vary_parse_all(const char *arg, sv_vary_t *v, int room, int *nkeys, sv_er
         nk++;
         p = q < eq ? q + 1 : q;
     }
+    if (eq[-1] == ',')
+        return sv_errorf(err, SV_EINVAL,
+                         "--vary %s: expected KEY1,KEY2=a1,b1;a2,b2 (zipped keys, one tuple "
+                         "of values per point, tuples separated by ';')",
+                         arg);
     const char *p = eq + 1;
     if (!*p)
         rc =
@@ -199,6 +206,11 @@ int sv_vary_parse_all(const char *arg, sv_vary_t *v, int room, int *nkeys, sv_er
                            "(one per key), tuples separated by ';'",
                            arg, tuple, nk);
         p = *end ? end + 1 : end;
+        if (!rc && *end && !*p) /* a trailing ';': an empty last tuple, as ";;" is one */
+            rc = sv_errorf(err, SV_EINVAL,
+                           "--vary %s: tuple %ld: expected %d non-empty values separated by ',' "
+                           "(one per key), tuples separated by ';'",
+                           arg, tuple + 1, nk);
     }
     if (rc) {
         for (int k = 0; k < nk; k++)
