@@ -59,22 +59,9 @@ int sv__cdf(double *v, int n, double *x, double *y, int m)
 static char *cdf_chart(const char *title, const char *xlabel, const char *series, const double *x,
                        const double *y, int n, double slo)
 {
-    char lab[64];
-    sv_svg_chart_t c;
-    memset(&c, 0, sizeof c);
-    c.title = title;
-    c.xlabel = xlabel;
-    c.ylabel = "requests (%)";
-    c.s[c.ns++] = (sv_svg_series_t){.name = series, .x = x, .y = y, .n = n, .lines = 1};
-    c.ymin_zero = 1;
-    if (!isnan(slo)) {
-        snprintf(lab, sizeof lab, "SLO %g ms", slo);
-        c.vline[c.nv] = slo;
-        c.vlabel[c.nv++] = lab;
-    }
     membuf_t m;
     if (!mb_open(&m)) return NULL;
-    sv__svg_chart(m.f, &c, 620, 360);
+    sv__cdf_chart(m.f, title, xlabel, series, x, y, n, slo, NAN);
     return mb_close(&m);
 }
 

@@ -31,25 +31,12 @@ static void row2(FILE *f, const char *k, const char *fmt, double v)
     fputs("</td></tr>\n", f);
 }
 
-/* A latency CDF with its SLO (NAN: none) as a vertical line. */
+/* A latency CDF with its SLO (NAN: none) as a vertical line, on the page. */
 static void cdf_chart(sv__page_t *p, const char *name, const char *title, const char *xlabel,
                       const char *series, const double *x, const double *y, int n, double slo,
                       double xmax)
 {
-    char lab[64];
-    sv_svg_chart_t c;
-    memset(&c, 0, sizeof c);
-    c.title = title;
-    c.xlabel = xlabel;
-    c.ylabel = "requests (%)";
-    c.s[c.ns++] = (sv_svg_series_t){.name = series, .x = x, .y = y, .n = n, .lines = 1};
-    c.ymin_zero = 1;
-    if (!isnan(slo)) {
-        snprintf(lab, sizeof lab, "SLO %g ms", slo);
-        c.vline[c.nv] = slo;
-        c.vlabel[c.nv++] = lab;
-    }
-    sv__svg_chart_reach(sv__chart_begin(p, name), &c, 620, 360, xmax, NAN);
+    sv__cdf_chart(sv__chart_begin(p, name), title, xlabel, series, x, y, n, slo, xmax);
     sv__chart_end(p);
 }
 

@@ -41,4 +41,9 @@ int sv__page_close(sv__page_t *p);
  * their latency CDFs with it. */
 int sv__cdf(double *v, int n, double *x, double *y, int m);
 
+/* A latency CDF (x in ms, y in %) with its SLO (NAN: none) as a vertical line, 620 x 360,
+ * its x axis reaching at least xmax (NAN: the data's). */
+void sv__cdf_chart(FILE *f, const char *title, const char *xlabel, const char *series,
+                   const double *x, const double *y, int n, double slo, double xmax);
+
 #endif

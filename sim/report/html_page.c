@@ -10,6 +10,8 @@
 #include "base/fileio_int.h"
 #include "base/svg_int.h"
 
+#include <math.h>
+
 int sv__page_open(sv__page_t *p, const char *path, const char *title, const char *extra_css,
                   sv_error_t *err)
 {
@@ -83,4 +85,23 @@ int sv__page_close(sv__page_t *p)
           p->html);
     if (sv__close_out(p->html, p->path, p->err)) return SV_EIO;
     return p->rc;
+}
+
+void sv__cdf_chart(FILE *f, const char *title, const char *xlabel, const char *series,
+                   const double *x, const double *y, int n, double slo, double xmax)
+{
+    char lab[64];
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = title;
+    c.xlabel = xlabel;
+    c.ylabel = "requests (%)";
+    c.s[c.ns++] = (sv_svg_series_t){.name = series, .x = x, .y = y, .n = n, .lines = 1};
+    c.ymin_zero = 1;
+    if (!isnan(slo)) {
+        snprintf(lab, sizeof lab, "SLO %g ms", slo);
+        c.vline[c.nv] = slo;
+        c.vlabel[c.nv++] = lab;
+    }
+    sv__svg_chart_reach(f, &c, 620, 360, xmax, NAN);
 }
