@@ -20,11 +20,11 @@ bad() {
 }
 
 # "FUNCTION OPTION" for every "--option" literal in the parsing functions of the CLI:
-# cmd_NAME (a command), take_common (the options of run, sweep and plan) and
-# servesim_main (the options before the command).
+# cmd_NAME (a command) or parse_NAME (the option parser a command calls), take_common (the
+# options of run, sweep and plan) and servesim_main (the options before the command).
 awk '
-    /^(static )?int (cmd_[a-z_]+|take_common|servesim_main)\(.*[^;]$/ {
-        f = $0; sub(/^(static )?int /, "", f); sub(/\(.*/, "", f); next
+    /^(static )?int (cmd_[a-z_]+|parse_[a-z]+|take_common|servesim_main)\(.*[^;]$/ {
+        f = $0; sub(/^(static )?int /, "", f); sub(/\(.*/, "", f); sub(/^parse_/, "cmd_", f); next
     }
     /^}/ { f = "" }
     f != "" {

@@ -405,86 +405,176 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
+/* What `servesim run` was asked for. */
+typedef struct run_opts {
+    cmd_args_t a;
+    const char *json, *req_csv, *ts_csv, *html, *prom, *cl_csv, *trace, *axes_from[16];
+    int naxes, detailed, quiet, check, verbose;
+    sv_convention_t conv;
+} run_opts_t;
+
+/* Parse run's options into o: 0, or the exit status of a usage error (already printed). */
+static int parse_run(int argc, char **argv, run_opts_t *o)
 {
-    const char *json = NULL, *req_csv = NULL, *ts_csv = NULL, *html = NULL, *prom = NULL;
-    const char *cl_csv = NULL, *trace = NULL, *axes_from[16];
-    int naxes = 0;
-    cmd_args_t a = {.jobs = 1};
-    int detailed = 0, quiet = 0, check = 0, verbose = 0, t;
-    sv_convention_t conv = SV_CONV_VLLM;
+    memset(o, 0, sizeof *o);
+    o->a.jobs = 1;
+    o->conv = SV_CONV_VLLM;
     const char *v;
     for (int i = 0; i < argc; i++) {
-        if ((v = sv__opt_value(argc, argv, &i, "--json", &a.missing)))
-            json = v;
+        if ((v = sv__opt_value(argc, argv, &i, "--json", &o->a.missing)))
+            o->json = v;
         else if (strcmp(argv[i], "--verbose") == 0)
-            verbose = 1;
-        else if ((v = sv__opt_value(argc, argv, &i, "--trace-json", &a.missing)))
-            trace = v;
-        else if ((v = sv__opt_value(argc, argv, &i, "--axes-from", &a.missing))) {
-            if (naxes == 16) return fail("error: too many --axes-from options (at most 16)%s", "");
-            axes_from[naxes++] = v;
+            o->verbose = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--trace-json", &o->a.missing)))
+            o->trace = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--axes-from", &o->a.missing))) {
+            if (o->naxes == 16)
+                return fail("error: too many --axes-from options (at most 16)%s", "");
+            o->axes_from[o->naxes++] = v;
         } else if (strcmp(argv[i], "--check") == 0)
-            check = 1;
-        else if ((v = sv__opt_value(argc, argv, &i, "--report", &a.missing)))
-            html = v;
-        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &a.missing)))
-            prom = v;
-        else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &a.missing)))
-            req_csv = v;
-        else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &a.missing)))
-            ts_csv = v;
-        else if ((v = sv__opt_value(argc, argv, &i, "--cluster-csv", &a.missing)))
-            cl_csv = v;
+            o->check = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--report", &o->a.missing)))
+            o->html = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &o->a.missing)))
+            o->prom = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &o->a.missing)))
+            o->req_csv = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &o->a.missing)))
+            o->ts_csv = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--cluster-csv", &o->a.missing)))
+            o->cl_csv = v;
         else if (strcmp(argv[i], "--detailed") == 0)
-            detailed = 1;
+            o->detailed = 1;
         else if (strcmp(argv[i], "--quiet") == 0)
-            quiet = 1;
-        else if ((v = sv__opt_value(argc, argv, &i, "--convention", &a.missing))) {
+            o->quiet = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--convention", &o->a.missing))) {
             sv_error_t cerr;
-            if (sv_convention_parse(v, &conv, &cerr)) return fail_err(&cerr);
-        } else if ((t = take_common(argc, argv, &i, &a, "run")) < 0)
+            if (sv_convention_parse(v, &o->conv, &cerr)) return fail_err(&cerr);
+        } else if (take_common(argc, argv, &i, &o->a, "run") < 0)
             return EXIT_FAILURE;
-        if (a.missing) break;
+        if (o->a.missing) break;
     }
-    if (finish_args(&a, "run needs a scenario file (e.g. scenarios/quickstart.yaml)"))
+    if (finish_args(&o->a, "run needs a scenario file (e.g. scenarios/quickstart.yaml)"))
         return EXIT_FAILURE;
-    const char *path = a.path;
-    sv_error_t err;
-    sv_scenario_t *sc = NULL;
-    if (sv_scenario_load(path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
-    sc->check = check;
+    return 0;
+}
+
+/* Every output checked against the inputs (an --axes-from file is one: --json RUN.json
+ * --axes-from RUN.json would replace it) and each other, before the run. */
+static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_error_t *err)
+{
     sv_paths_t *ps = paths_with_catalog();
     int bad =
-        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
-    /* an --axes-from file is an input: --json RUN.json --axes-from RUN.json would replace it */
-    for (int k = 0; !bad && k < naxes; k++)
-        if (sv_paths_input(ps, axes_from[k], "an --axes-from file"))
-            bad = sv_errorf(&err, SV_ENOMEM, "out of memory");
-    if (!bad && json && strcmp(json, "-") != 0) bad = out_file(ps, "--json", json, &err);
-    if (!bad) bad = out_file(ps, "--requests-csv", req_csv, &err);
-    if (!bad) bad = out_file(ps, "--timeseries-csv", ts_csv, &err);
-    if (!bad) bad = out_file(ps, "--cluster-csv", cl_csv, &err);
-    if (!bad) bad = out_file(ps, "--prometheus", prom, &err);
-    if (!bad) bad = out_file(ps, "--trace-json", trace, &err);
-    if (!bad) bad = out_report(ps, html, &err);
+        !ps ? sv_errorf(err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, o->a.path, sc, err);
+    for (int k = 0; !bad && k < o->naxes; k++)
+        if (sv_paths_input(ps, o->axes_from[k], "an --axes-from file"))
+            bad = sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!bad && o->json && strcmp(o->json, "-") != 0) bad = out_file(ps, "--json", o->json, err);
+    if (!bad) bad = out_file(ps, "--requests-csv", o->req_csv, err);
+    if (!bad) bad = out_file(ps, "--timeseries-csv", o->ts_csv, err);
+    if (!bad) bad = out_file(ps, "--cluster-csv", o->cl_csv, err);
+    if (!bad) bad = out_file(ps, "--prometheus", o->prom, err);
+    if (!bad) bad = out_file(ps, "--trace-json", o->trace, err);
+    if (!bad) bad = out_report(ps, o->html, err);
     sv_paths_free(ps);
-    /* --axes-from: the other runs' reach, read before the run so that a bad file costs none */
-    sv_run_axes_t given;
-    char note[512] = "";
-    memset(&given, 0, sizeof given);
-    if (!bad && naxes > 0 && !html)
-        bad = sv_errorf(&err, SV_EINVAL,
-                        "--axes-from sets the axes of --report's charts; give "
-                        "--report FILE.html too");
-    for (int k = 0, o = 0; k < naxes && !bad; k++) {
-        bad = sv_run_axes_read(axes_from[k], &given, &err);
-        if (o < (int)sizeof note)
-            o += snprintf(note + o, sizeof note - (size_t)o, "%s%s", k ? ", " : "", axes_from[k]);
+    return bad;
+}
+
+/* --axes-from: the other runs' reach, read before the run so that a bad file costs none;
+ * note names them for the report. */
+static int read_run_axes(const run_opts_t *o, sv_run_axes_t *given, char *note, size_t n,
+                         sv_error_t *err)
+{
+    memset(given, 0, sizeof *given);
+    note[0] = '\0';
+    if (o->naxes > 0 && !o->html)
+        return sv_errorf(err, SV_EINVAL,
+                         "--axes-from sets the axes of --report's charts; give "
+                         "--report FILE.html too");
+    for (int k = 0, w = 0; k < o->naxes; k++) {
+        int rc = sv_run_axes_read(o->axes_from[k], given, err);
+        if (rc) return rc;
+        if (w < (int)n)
+            w += snprintf(note + w, n - (size_t)w, "%s%s", k ? ", " : "", o->axes_from[k]);
     }
+    return 0;
+}
+
+/* The files asked for, in order; stops at the first that fails (0 or its code). */
+static int write_run_outputs(const run_opts_t *o, const sv_result_t *res,
+                             const sv_run_axes_t *given, const char *note, sv_tracer_t *tracer,
+                             sv_error_t *err)
+{
+    int rc = 0;
+    if (o->verbose && !o->quiet) {
+        sv_run_config_t cfg;
+        if ((rc = sv_run_config(res, &cfg, err))) return rc;
+        sv_run_config_print(&cfg, stdout);
+        sv_run_config_free(&cfg);
+    }
+    if (!o->quiet) sv_report_summary_as(res, o->conv, stdout);
+    if (o->json && (rc = sv_report_json_as(res, o->conv, o->detailed, o->json, err))) return rc;
+    if (o->req_csv && (rc = sv_report_requests_csv(res, o->req_csv, err))) return rc;
+    if (o->ts_csv && (rc = sv_report_timeseries_csv(res, o->ts_csv, err))) return rc;
+    if (o->cl_csv && (rc = sv_report_cluster_csv(res, o->cl_csv, err))) return rc;
+    if (o->html && o->naxes == 0 && (rc = sv_html_run(res, o->html, err))) return rc;
+    if (o->html && o->naxes > 0) {
+        sv_run_axes_t ax;
+        sv_run_axes_of(res, &ax);
+        sv_run_axes_widen(&ax, given);
+        if ((rc = sv_html_run_axes(res, &ax, note, o->html, err))) return rc;
+    }
+    if (o->prom && (rc = sv_report_prometheus(res, o->prom, err))) return rc;
+    sv_trace_cut_t cut;
+    if (tracer && (rc = sv_tracer_write(tracer, res, o->trace, &cut, err))) return rc;
+    if (tracer && cut.cut)
+        fprintf(stderr,
+                "servesim: note: --trace-json holds the first %.6g s of simulated time (%ld of "
+                "%ld steps, %ld of %ld requests): a trace stops at %ld steps or %ld requests\n",
+                cut.until_s, cut.steps, cut.steps_all, cut.requests, cut.requests_all,
+                SV_TRACE_MAX_STEPS, SV_TRACE_MAX_REQUESTS);
+    return 0;
+}
+
+/* The run's notes on stderr: its size and speed, defaults taken, samples thinned. */
+static void run_notes(const sv_scenario_t *sc, const sv_result_t *res, double wall)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    fprintf(stderr,
+            "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
+            res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
+    for (int p = 0; p < sc->npools; p++)
+        if (sc->pools[p].defaulted)
+            fprintf(stderr,
+                    "servesim: pool '%s' (%s, %s): vLLM's defaults for `vllm serve` on this GPU: "
+                    "max_num_seqs %ld, max_num_batched_tokens %ld\n",
+                    sc->pools[p].name, sc->pools[p].gpu.name,
+                    sv_sched_name(sc->pools[p].engine.scheduler), sc->pools[p].engine.max_num_seqs,
+                    sc->pools[p].engine.max_num_batched_tokens);
+    if (res->sample_interval > sc->metrics.sample_interval)
+        fprintf(stderr,
+                "servesim: note: time-series samples thinned to one every %g s to stay "
+                "under %ld samples\n",
+                res->sample_interval, SV_MAX_SAMPLES);
+}
+
+static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
+{
+    run_opts_t o;
+    int st = parse_run(argc, argv, &o);
+    if (st) return st;
+    sv_error_t err;
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(o.a.path, o.a.sets, o.a.nsets, cat, &sc, &err)) return fail_err(&err);
+    sc->check = o.check;
+    sv_run_axes_t given;
+    char note[512];
     sv_tracer_t *tracer = NULL;
     sv_sim_hooks_t hooks;
-    if (!bad && trace && !(bad = sv_tracer_new(0, 0, &tracer, &err)))
+    int bad = check_run_outputs(&o, sc, &err);
+    if (!bad) bad = read_run_axes(&o, &given, note, sizeof note, &err);
+    if (!bad && o.trace && !(bad = sv_tracer_new(0, 0, &tracer, &err)))
         sv_tracer_hooks(tracer, &hooks);
     if (bad) {
         sv_scenario_free(sc);
@@ -494,69 +584,12 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_result_t *res = NULL;
     int rc = sv_sim_run_hooked(sc, tracer ? &hooks : NULL, &res, &err);
     double wall = wall_seconds() - t0;
-    if (rc) {
-        sv_tracer_free(tracer);
-        sv_scenario_free(sc);
-        return fail_err(&err);
+    if (!rc) {
+        rc = write_run_outputs(&o, res, &given, note, tracer, &err);
+        if (!o.quiet) run_notes(sc, res, wall);
     }
-    rc = 0;
-    if (verbose && !quiet) {
-        sv_run_config_t cfg;
-        if ((rc = sv_run_config(res, &cfg, &err))) {
-            sv_result_free(res);
-            sv_scenario_free(sc);
-            return fail_err(&err);
-        }
-        sv_run_config_print(&cfg, stdout);
-        sv_run_config_free(&cfg);
-    }
-    if (!quiet) sv_report_summary_as(res, conv, stdout);
-    if (json && (rc = sv_report_json_as(res, conv, detailed, json, &err))) fail_err(&err);
-    if (!rc && req_csv && (rc = sv_report_requests_csv(res, req_csv, &err))) fail_err(&err);
-    if (!rc && ts_csv && (rc = sv_report_timeseries_csv(res, ts_csv, &err))) fail_err(&err);
-    if (!rc && cl_csv && (rc = sv_report_cluster_csv(res, cl_csv, &err))) fail_err(&err);
-    if (!rc && html && naxes == 0 && (rc = sv_html_run(res, html, &err))) fail_err(&err);
-    if (!rc && html && naxes > 0) {
-        sv_run_axes_t ax;
-        sv_run_axes_of(res, &ax);
-        const double *g = &given.ttft_ms;
-        double *d = &ax.ttft_ms;
-        for (size_t k = 0; k < sizeof ax / sizeof(double); k++)
-            if (g[k] > d[k]) d[k] = g[k];
-        if ((rc = sv_html_run_axes(res, &ax, note, html, &err))) fail_err(&err);
-    }
-    if (!rc && prom && (rc = sv_report_prometheus(res, prom, &err))) fail_err(&err);
-    sv_trace_cut_t cut;
-    if (!rc && tracer && (rc = sv_tracer_write(tracer, res, trace, &cut, &err))) fail_err(&err);
-    if (!rc && tracer && cut.cut)
-        fprintf(stderr,
-                "servesim: note: --trace-json holds the first %.6g s of simulated time (%ld of "
-                "%ld steps, %ld of %ld requests): a trace stops at %ld steps or %ld requests\n",
-                cut.until_s, cut.steps, cut.steps_all, cut.requests, cut.requests_all,
-                SV_TRACE_MAX_STEPS, SV_TRACE_MAX_REQUESTS);
+    if (rc) fail_err(&err);
     sv_tracer_free(tracer);
-    if (!quiet) {
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        fprintf(
-            stderr,
-            "servesim: simulated %zu requests (%ld events) in %.3f s wall, peak memory %.1f MiB\n",
-            res->pool.n, res->events, wall, (double)ru.ru_maxrss / 1024.0);
-        for (int p = 0; p < sc->npools; p++)
-            if (sc->pools[p].defaulted)
-                fprintf(
-                    stderr,
-                    "servesim: pool '%s' (%s, %s): vLLM's defaults for `vllm serve` on this GPU: "
-                    "max_num_seqs %ld, max_num_batched_tokens %ld\n",
-                    sc->pools[p].name, sc->pools[p].gpu.name,
-                    sv_sched_name(sc->pools[p].engine.scheduler), sc->pools[p].engine.max_num_seqs,
-                    sc->pools[p].engine.max_num_batched_tokens);
-        if (res->sample_interval > sc->metrics.sample_interval)
-            fprintf(stderr,
-                    "servesim: note: time-series samples thinned to one every %g s to stay "
-                    "under %ld samples\n",
-                    res->sample_interval, SV_MAX_SAMPLES);
-    }
     sv_result_free(res);
     sv_scenario_free(sc);
     return rc ? EXIT_FAILURE : EXIT_SUCCESS;

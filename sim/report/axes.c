@@ -92,3 +92,11 @@ int sv_run_axes_read(const char *path, sv_run_axes_t *io, sv_error_t *err)
     cJSON_Delete(j);
     return 0;
 }
+
+void sv_run_axes_widen(sv_run_axes_t *io, const sv_run_axes_t *by)
+{
+    const double *g = &by->ttft_ms;
+    double *d = &io->ttft_ms;
+    for (size_t k = 0; k < sizeof *io / sizeof(double); k++)
+        if (g[k] > d[k]) d[k] = g[k];
+}

@@ -31,5 +31,7 @@ void sv_run_axes_of(const sv_result_t *res, sv_run_axes_t *out);
  * and what is missing (a result without servesim.axes: written by another tool or an
  * older servesim). */
 int sv_run_axes_read(const char *path, sv_run_axes_t *io, sv_error_t *err);
+/* Widen *io to reach at least as far as *by on every axis. */
+void sv_run_axes_widen(sv_run_axes_t *io, const sv_run_axes_t *by);
 
 #endif
