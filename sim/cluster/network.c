@@ -17,7 +17,10 @@ struct sv_network {
     gsl_rng *rng;
 };
 
-static const char *const kinds[] = {"fixed", "uniform", "normal", "lognormal"};
+static const sv_yenum_t KINDS[] = {{"fixed", SV_NET_FIXED},
+                                   {"uniform", SV_NET_UNIFORM},
+                                   {"normal", SV_NET_NORMAL},
+                                   {"lognormal", SV_NET_LOGNORMAL}};
 
 /* rtt_ms of map n (present, not null) into cfg, its errors naming `path` (the key's
  * dotted path, e.g. network.rtt_ms). */
@@ -33,15 +36,8 @@ static int read_rtt(sv_ynode_t *n, const char *path, sv_network_cfg_t *cfg, sv_e
         return 0;
     }
     if ((rc = sv_yexpect_map(r, path, err))) return rc;
-    const char *d;
-    if ((rc = sv_yget_str(r, "dist", 1, &d, err)) < 0) return rc;
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(d, kinds[i]) == 0) k = i;
-    if (k < 0)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: %s.dist: expected fixed, uniform, normal or lognormal, got '%s'",
-                         sv_ynode_where(sv_ymap_get(r, "dist"), w, sizeof w), path, d);
+    int k;
+    if ((rc = sv_yget_enum(r, "dist", 1, KINDS, 4, &k, err))) return rc;
     cfg->kind = (sv_net_kind_t)k;
     double lo = 0, hi = INFINITY;
     if ((rc = sv_yget_double(r, "value", k == SV_NET_FIXED, 0, 1e7, &cfg->value, err)) < 0 ||

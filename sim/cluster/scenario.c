@@ -35,6 +35,7 @@ void sv_scenario_free(sv_scenario_t *sc)
 /* The names each enumerated key accepts, and what they stand for (sv_yget_enum). */
 static const sv_yenum_t PREEMPTION[] = {{"recompute", 0}, {"swap", 1}};
 static const sv_yenum_t POLICIES[] = {{"fcfs", 0}, {"priority", 1}};
+static const sv_yenum_t SHAPES[] = {{"chain", SV_SESSION_CHAIN}, {"fanout", SV_SESSION_FANOUT}};
 static const sv_yenum_t ROLES[] = {
     {"colocated", SV_ROLE_COLOCATED}, {"prefill", SV_ROLE_PREFILL}, {"decode", SV_ROLE_DECODE}};
 static const sv_yenum_t FIRST_TOKEN[] = {{"prefill", 0}, {"decode", 1}};
@@ -677,20 +678,18 @@ static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
 /* workload.sessions: multi-turn chats and agentic programs (include/servesim/traffic/session.h). */
 static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_error_t *err)
 {
-    char w[512], shape[32] = "chain";
-    int rc;
+    char w[512];
+    int rc, shape = SV_SESSION_CHAIN;
     sv_session_cfg_t *s = &sc->sessions;
     s->given = 1;
     s->history = 1;
     if ((rc = sv_yexpect_map(sn, "workload.sessions", err)) ||
         (rc = sv_yget_long(sn, "count", 1, 1, SV_MAX_REQUESTS, &s->count, err)) < 0 ||
-        (rc = get_text(sn, "shape", 0, shape, sizeof shape, err)) < 0 ||
+        (rc = sv_yget_enum(sn, "shape", 0, SHAPES, 2, &shape, err)) < 0 ||
         (rc = sv_yget_bool(sn, "history", 0, &s->history, err)) < 0)
         return rc;
-    if (strcmp(shape, "chain") == 0) {
-        s->shape = SV_SESSION_CHAIN;
-    } else if (strcmp(shape, "fanout") == 0) {
-        s->shape = SV_SESSION_FANOUT;
+    s->shape = shape;
+    if (s->shape == SV_SESSION_FANOUT) {
         sv_ynode_t *h = sv_ymap_get(sn, "history");
         if (h && s->history)
             return sv_errorf(err, SV_EINVAL,
@@ -698,10 +697,6 @@ static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_e
                              "none can carry another's answer; use shape: chain",
                              at(h, w, sizeof w));
         s->history = 0;
-    } else {
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: workload.sessions.shape: expected chain or fanout, got '%s'",
-                         at(sv_ymap_get(sn, "shape"), w, sizeof w), shape);
     }
     if (!sv_ymap_get(sn, "turns"))
         return sv_errorf(err, SV_EINVAL,
