@@ -11,21 +11,6 @@
 #include "base/vec_int.h"
 #include "servesim/base/error.h"
 
-/* Grow the side array to hold `need` elements; new ones are zeroed and set up. */
-static int side_grow(sv_reqpool_t *p, size_t need)
-{
-    if (need <= p->cap_side) return 0;
-    size_t cap = p->cap_side ? p->cap_side : 64;
-    while (cap < need)
-        cap *= 2;
-    if (cap > SIZE_MAX / p->side_size) return -1;
-    char *s = realloc(p->side, cap * p->side_size);
-    if (!s) return -1;
-    p->side = s;
-    p->cap_side = cap;
-    return 0;
-}
-
 static void side_fresh(sv_reqpool_t *p, size_t id)
 {
     void *el = (char *)p->side + id * p->side_size;
@@ -37,7 +22,7 @@ int32_t sv_reqpool_add(sv_reqpool_t *p)
 {
     if (p->n >= (size_t)INT32_MAX) return -1;
     if (SV_GROW(p->r, p->cap, p->n + 1)) return -1;
-    if (p->side_size && side_grow(p, p->n + 1)) return -1;
+    if (p->side_size && sv__grow(&p->side, &p->cap_side, p->n + 1, p->side_size)) return -1;
     sv_req_t *r = &p->r[p->n];
     memset(r, 0, sizeof *r);
     r->start = r->scheduled = r->first_token = r->last_token = -1.0;
@@ -57,7 +42,7 @@ int sv_reqpool_attach(sv_reqpool_t *p, size_t size, void (*init)(void *), void (
     p->side_size = size;
     p->side_init = init;
     p->side_fini = fini;
-    if (side_grow(p, p->n > 0 ? p->n : 1)) {
+    if (sv__grow(&p->side, &p->cap_side, p->n > 0 ? p->n : 1, size)) {
         p->side_size = 0;
         return SV_ENOMEM;
     }
