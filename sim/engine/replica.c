@@ -1293,17 +1293,23 @@ static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
     return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
 }
 
-int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
+/* Room for request id's incoming KV, given the hits and untouched hits its cache holds. */
+static int room_for(const sv_replica_t *r, int32_t id, long hit, long touched)
 {
-    long touched, hit = transfer_hits(r, id, &touched);
     return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
            avail(r) - (transfer_blocks(r, id) - hit) - touched >= r->watermark_blocks;
 }
 
+int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
+{
+    long touched, hit = transfer_hits(r, id, &touched);
+    return room_for(r, id, hit, touched);
+}
+
 int sv_replica_reserve(sv_replica_t *r, int32_t id)
 {
-    if (!sv_replica_can_reserve(r, id)) return 0;
     long touched, hit = transfer_hits(r, id, &touched);
+    if (!room_for(r, id, hit, touched)) return 0;
     /* The hits first: taking blocks must not evict them. */
     for (long j = 0; j < hit; j++)
         sv__pcache_ref(r->pc, r->sbuf[j]);
