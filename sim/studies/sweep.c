@@ -640,17 +640,20 @@ int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outd
     for (long i = 0; i < sw->npoints; i++)
         rows[i].ok = -1;
     /* The scenario is parsed once (with --set); each point applies its own values to a
-     * copy. Reading the first point here, before any worker forks, fills the source's trace
-     * cache, so every worker inherits the trace instead of reading it again. */
+     * copy. With worker processes, reading the first point here, before any of them forks,
+     * fills the source's trace cache, so every worker inherits the trace instead of reading
+     * it again; run in this process, the first point fills it itself. */
     sv_scenario_src_t *src;
     if ((rc = sv_scenario_src_open(sw->scenario, sw->sets, sw->nsets, &src, err))) return rc;
-    char *own[SV_MAX_VARY];
-    const char **sets = point_sets(sw, shard - 1 < sw->npoints ? shard - 1 : 0, own);
-    sv_scenario_t *first = NULL;
-    sv_error_t ignored; /* a point that does not load fails again, as a row, below */
-    if (sets) sv_scenario_src_load(src, sets + sw->nsets, sw->nvary, cat, &first, &ignored);
-    sv_scenario_free(first);
-    free_sets(sw, sets, own);
+    if (jobs > 1) {
+        char *own[SV_MAX_VARY];
+        const char **sets = point_sets(sw, shard - 1 < sw->npoints ? shard - 1 : 0, own);
+        sv_scenario_t *first = NULL;
+        sv_error_t ignored; /* a point that does not load fails again, as a row, below */
+        if (sets) sv_scenario_src_load(src, sets + sw->nsets, sw->nvary, cat, &first, &ignored);
+        sv_scenario_free(first);
+        free_sets(sw, sets, own);
+    }
     sv_progress_t pr;
     sv_progress_start(&pr, progress);
     run_ctx_t ctx = {sw, src, cat, outdir, &pr};
