@@ -521,6 +521,7 @@ static void write_confidence(sv_jw_t *w, const char *key, const sv_perf_t *perf)
     sv__jw_str(w, "status", sv_calibration_name(c.status));
     sv__jw_num(w, "throughput_error_band_pct", c.throughput_pct);
     sv__jw_num(w, "latency_error_band_pct", c.latency_pct);
+    if (c.status != SV_CAL_DATASHEET) sv__jw_num(w, "band_coverage_pct", sv_band_coverage_pct);
     sv__jw_obj(w, "gpu");
     sv__jw_str(w, "name", c.gpu);
     sv__jw_str(w, "calibration", sv_calibration_name(c.gpu_cal));
