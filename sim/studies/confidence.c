@@ -59,7 +59,7 @@ const char *sv_confidence_label(const sv_confidence_t *c, char *buf, size_t n)
 void sv_confidence_print(const sv_confidence_t *c, FILE *f)
 {
     char lab[128];
-    fprintf(f, "confidence: %s (GPU %s %s; engine profile %s %s)\n",
+    fprintf(f, "confidence: %s; GPU %s %s, engine profile %s %s\n",
             sv_confidence_label(c, lab, sizeof lab), c->gpu, sv_calibration_name(c->gpu_cal),
             c->engine[0] ? c->engine : "none", sv_calibration_name(c->engine_cal));
     if (c->gpu_note[0]) fprintf(f, "  %s: %s\n", c->gpu, c->gpu_note);

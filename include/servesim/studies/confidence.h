@@ -53,7 +53,8 @@ void sv_confidence_of(const sv_perf_t *p, sv_confidence_t *out);
  * "transferred: +-14% throughput, +-27% latency (80% coverage)". */
 const char *sv_confidence_label(const sv_confidence_t *c, char *buf, size_t n);
 
-/* Two lines: the status of the GPU and of the profile with their notes, then the band. */
+/* The band and its coverage with the status of the GPU and of the profile, then the GPU's
+ * note on a second line. */
 void sv_confidence_print(const sv_confidence_t *c, FILE *f);
 
 struct cJSON *sv_confidence_json(const sv_confidence_t *c);
