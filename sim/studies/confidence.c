@@ -24,6 +24,8 @@
  * datasheet   - no family by definition. Cost model v1, whose efficiencies were all
  *               assumed, missed throughput by 35% on average and the MI300X by 89%: +-50%
  *               is a round figure between the two, not a measurement.
+ * When the cost model or the suite changes and validate_bands fails, set these to the
+ * "derived" column `servesim validate` prints, then run tools/validation-doc.
  */
 const double sv_band_throughput_pct[SV_CAL_COUNT] = {7, 13, 50};
 const double sv_band_latency_pct[SV_CAL_COUNT] = {21, 29, 50};
