@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "servesim/base/yaml.h"
 #include "engine/pcache_int.h"
 #include "engine/reqeng_int.h"
 #include "base/vec_int.h"
@@ -77,6 +76,7 @@ static const sched_traits_t SCHEDULERS[] = {
         {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
 };
 #define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
+_Static_assert(NSCHED == SV_SCHED_COUNT, "a row of SCHEDULERS per sv_sched_t");
 
 struct sv_replica {
     int id;
@@ -147,14 +147,6 @@ int sv_sched_parse(const char *s, sv_sched_t *out)
         }
     }
     return SV_ENOTFOUND;
-}
-
-const char *sv_sched_list(char *buf, size_t n)
-{
-    sv_yenum_t names[NSCHED];
-    for (int i = 0; i < NSCHED; i++)
-        names[i] = (sv_yenum_t){SCHEDULERS[i].name, i};
-    return sv_yenum_list(names, NSCHED, buf, n);
 }
 
 const char *sv_sched_name(sv_sched_t s)

@@ -45,14 +45,14 @@ typedef enum {
     SV_SCHED_VLLM_V0,
     SV_SCHED_ORCA,
     SV_SCHED_STATIC,
-    SV_SCHED_TRTLLM
+    SV_SCHED_TRTLLM,
+    SV_SCHED_COUNT /* how many there are */
 } sv_sched_t;
 
 /* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
 int sv_sched_parse(const char *s, sv_sched_t *out);
+/* The name of scheduler s ("?" out of range); 0 .. SV_SCHED_COUNT - 1 in table order. */
 const char *sv_sched_name(sv_sched_t s);
-/* "vllm, vllm-v0, ... or trtllm": every scheduler's name, in table order; returns buf. */
-const char *sv_sched_list(char *buf, size_t n);
 
 typedef struct sv_engine_cfg {
     sv_sched_t scheduler;
