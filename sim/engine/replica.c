@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/pcache_int.h"
+#include "engine/kvledger_int.h"
 #include "engine/reqeng_int.h"
 #include "base/vec_int.h"
 
@@ -87,7 +87,9 @@ struct sv_replica {
     sv_metrics_t *m;
     int bs;
     int reserve; /* tr->reserve, read on every decode step */
-    long total_blocks, free_blocks, watermark_blocks;
+    sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
+    sv__kvpool_t *kvp; /* ... its pool of full-attention blocks */
+    long watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
     int prio;      /* priority policy: waiting requests live in ph (lazily cleaned too) */
     pent_t *ph;
@@ -122,13 +124,10 @@ struct sv_replica {
     size_t npend, cappend;
     int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
     size_t nstamp, capstamp;
-    long n_reserved;      /* sequence slots promised to transfers on their way */
-    long reserved_blocks; /* ... and the blocks set aside for them */
-    long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
-    long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
-    int pc_on;            /* automatic prefix caching */
-    sv__pcache_t *pc;     /* the prefix cache, from its first block on */
-    long *sbuf;           /* scratch: cache slots of one request's blocks */
+    long n_reserved; /* sequence slots promised to transfers on their way (their blocks:
+                        the ledger's reservations) */
+    long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
+    long *sbuf;      /* scratch: cache slots of one request's blocks */
     size_t caps;
     double step_start;
     int oom;
@@ -411,9 +410,11 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
-    r->total_blocks = r->free_blocks = kv_blocks;
+    sv__kv_init(&r->kv);
+    /* the prefix cache itself comes with the first block cached */
+    sv__kv_add_pool(&r->kv, kv_blocks, r->bs, cfg->prefix_caching && !r->reserve);
+    r->kvp = &r->kv.pool[SV__KV_FULL];
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
-    r->pc_on = cfg->prefix_caching && !r->reserve; /* the cache itself comes with its first block */
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
     if (!r->bucket) {
@@ -440,7 +441,7 @@ void sv_replica_free(sv_replica_t *r)
     free(r->hand);
     free(r->pending);
     free(r->stamp);
-    sv__pcache_free(r->pc);
+    sv__kv_fini(&r->kv);
     free(r->sbuf);
     free(r);
 }
@@ -452,25 +453,16 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
 
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
-    return (tokens + r->bs - 1) / r->bs;
+    return sv__kv_blocks(r->kvp, tokens);
 }
 
-/* ---- the prefix cache ------------------------------------------------------------------- */
-
-/* Blocks that can be given out: free ones, and cached ones nobody references. */
+/* Blocks that can be given out (the ledger's free and idle cached ones). */
 static long avail(const sv_replica_t *r)
 {
-    return r->free_blocks + (r->pc ? sv__pcache_evictable(r->pc) : 0);
+    return sv__kv_avail(r->kvp);
 }
 
-/* Take n blocks (the caller made sure they are available): free ones first, then the
- * least recently used cached ones, which leave the cache. */
-static void take(sv_replica_t *r, long n)
-{
-    while (r->free_blocks < n && r->pc && sv__pcache_evict(r->pc))
-        r->free_blocks++;
-    r->free_blocks -= n;
-}
+/* ---- the prefix cache: a request's block hashes ------------------------------------------ */
 
 static uint64_t mix64(uint64_t x)
 {
@@ -540,14 +532,9 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 /* Request id no longer uses the first n blocks of its chain in the cache. */
 static void unref_chain(sv_replica_t *r, int32_t id, long n)
 {
-    if (!r->pc || n == 0) return;
+    if (!r->kvp->pc || n == 0) return;
     const uint64_t *h = block_hashes(r, id, n);
-    /* Freed tail first, as vLLM frees a request's blocks in reverse: the end of a chain is
-     * evicted before its start. */
-    for (long j = n - 1; h && j >= 0; j--) {
-        long slot = sv__pcache_find(r->pc, h[j]);
-        if (slot >= 0) sv__pcache_unref(r->pc, slot);
-    }
+    if (h) sv__kv_uncache(r->kvp, h, n);
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -564,21 +551,9 @@ static void register_full(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long full = e->computed / r->bs;
-    if (!r->pc_on || full <= e->cached_n) return;
-    if (!r->pc && !(r->pc = sv__pcache_new(r->total_blocks))) {
-        r->oom = 1;
-        return;
-    }
+    if (!r->kvp->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
-    for (long j = e->cached_n; h && j < full; j++) {
-        long slot = sv__pcache_find(r->pc, h[j]);
-        if (slot >= 0) {
-            sv__pcache_ref(r->pc, slot);
-            r->free_blocks++;
-        } else if (sv__pcache_insert(r->pc, h[j]) < 0) {
-            r->oom = 1; /* cannot happen: entries never outnumber blocks */
-        }
-    }
+    if (h && sv__kv_cache(r->kvp, h, e->cached_n, full)) r->oom = 1;
     e->cached_n = (int32_t)full;
 }
 
@@ -596,7 +571,7 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     *touched = 0;
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
-    if (!r->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
+    if (!r->kvp->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
     return chain_hits(r, id, (e->target - 1) / r->bs, touched);
 }
 
@@ -611,14 +586,7 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
         r->oom = 1;
         return 0;
     }
-    long hit = 0;
-    for (; hit < max; hit++) {
-        long slot = sv__pcache_find(r->pc, h[hit]);
-        if (slot < 0) break;
-        r->sbuf[hit] = slot;
-        *touched += sv__pcache_refs(r->pc, slot) == 0;
-    }
-    return hit;
+    return sv__kv_hits(r->kvp, h, max, r->sbuf, touched);
 }
 
 static long member_steps(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -689,17 +657,27 @@ static long reserve_need(const sv_replica_t *r, long tokens)
     return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
 }
 
+/*
+ * The one rule for what a request holds here as its own (the ledger's "held by
+ * requests"), not counting the leading blocks it shares through the prefix cache: what
+ * a whole-sequence scheduler reserved at admission; else the blocks of its tokens in KV
+ * (a decoding sequence's grow by one per decode step since it joined), and a request
+ * whose transfer landed but has not joined the batch yet also holds the block its next
+ * token needs (reserved with the transfer).
+ */
+static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    if (e->reserved) return e->reserved;
+    long tokens = e->in_decode ? e->c_join + member_steps(r, e) : e->computed;
+    return (e->joining ? reserve_need(r, tokens) : blocks_for(r, tokens)) - e->cached_n;
+}
+
 /* Every block the request holds here goes back: its own to the free pool, the ones it
  * shares through the prefix cache back to the cache. */
 static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    if (e->reserved)
-        r->free_blocks += e->reserved;
-    else if (e->joining)
-        r->free_blocks += reserve_need(r, e->computed) - e->cached_n;
-    else
-        r->free_blocks += blocks_for(r, e->computed) - e->cached_n;
+    sv__kv_give(r->kvp, own_blocks(r, e));
     drop_cached(r, id);
     e->reserved = 0;
     e->joining = 0;
@@ -778,7 +756,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     if (len > r->cfg.max_model_len) return fail_now(r, q, SV_FAIL_TOO_LONG, now);
     if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
         return fail_now(r, q, SV_FAIL_PROMPT_BUDGET, now);
-    if (blocks_for(r, len) > r->total_blocks - r->watermark_blocks)
+    if (blocks_for(r, len) > r->kvp->total - r->watermark_blocks)
         return fail_now(r, q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
         return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
@@ -796,13 +774,10 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
 
 long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
 {
-    if (!r->pc) return 0;
+    if (!r->kvp->pc) return 0;
     long max = ((long)Q(r, id)->input - 1) / r->bs;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
-    long hit = 0;
-    while (h && hit < max && sv__pcache_find(r->pc, h[hit]) >= 0)
-        hit++;
-    return hit * r->bs;
+    return h ? sv__kv_prefix(r->kvp, h, max) * r->bs : 0;
 }
 
 /* ---- building a step ----------------------------------------------------------------------- */
@@ -829,7 +804,7 @@ static void preempt(sv_replica_t *r, int32_t id)
         long extra = (r->dec_allocated && needs_block(r, e)) ? 1 : 0;
         if (r->dec_allocated) r->budget += 1;
         leave_decode(r, id);
-        r->free_blocks += extra;
+        sv__kv_give(r->kvp, extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
          * preempted request's blocks, hashed, in its free queue). */
         if (!r->cfg.preempt_swap) register_full(r, id);
@@ -850,8 +825,8 @@ static void preempt(sv_replica_t *r, int32_t id)
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
             if (!r->reserve)
-                r->free_blocks +=
-                    blocks_for(r, e->computed + r->chunks[i].n) - blocks_for(r, e->computed);
+                sv__kv_give(r->kvp, blocks_for(r, e->computed + r->chunks[i].n) -
+                                        blocks_for(r, e->computed));
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
@@ -882,7 +857,7 @@ static void allocate_decode(sv_replica_t *r)
         if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
         preempt(r, victim);
     }
-    take(r, need);
+    sv__kv_take(r->kvp, need);
 }
 
 static void continue_prefills(sv_replica_t *r)
@@ -908,7 +883,7 @@ static void continue_prefills(sv_replica_t *r)
             }
         }
         if (self) continue;
-        take(r, newb);
+        sv__kv_take(r->kvp, newb);
         add_chunk(r, id, n);
     }
 }
@@ -920,7 +895,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
     wq_pop(r);
     e->queue = SV__Q_NONE;
     r->n_waiting--;
-    take(r, blocks);
+    sv__kv_take(r->kvp, blocks);
     if (r->reserve) e->reserved = (int32_t)blocks;
     q->state = SV_RQ_RUNNING;
     run_append(r, id);
@@ -958,9 +933,8 @@ static void admit_waiting(sv_replica_t *r, double now)
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
-        if (r->pc_on) {
-            for (long j = 0; j < hit; j++)
-                sv__pcache_ref(r->pc, r->sbuf[j]);
+        if (r->kvp->caching) {
+            sv__kv_ref(r->kvp, r->sbuf, hit);
             e->cached_n = (int32_t)hit;
             e->computed = (int32_t)(hit * r->bs);
             r->owed -= e->computed;
@@ -979,12 +953,12 @@ static void swap_in(sv_replica_t *r)
         if (id < 0) break;
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
-        long need = blocks_for(r, e->computed) + (e->computed % r->bs == 0 ? 1 : 0);
+        long need = reserve_need(r, e->computed);
         if (avail(r) - need < r->watermark_blocks) break;
         ring_pop(&r->sq);
         e->queue = SV__Q_NONE;
         r->n_swapped--;
-        take(r, need);
+        sv__kv_take(r->kvp, need);
         r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
         q->state = SV_RQ_RUNNING;
         run_append(r, id);
@@ -1096,7 +1070,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     r->st.steps++;
     r->st.prefill_chunks += (long)r->nchunks;
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
-    long used = r->total_blocks - avail(r);
+    long used = sv__kv_used(r->kvp);
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     r->in_flight = 1;
     r->step_start = now;
@@ -1127,9 +1101,9 @@ static void hand_off(sv_replica_t *r, int32_t id, double now)
     /* Whole-sequence schedulers reserved blocks for the output too: only the prompt's KV
      * stays pinned for the transfer, the rest goes back now. */
     long keep = blocks_for(r, e->computed);
-    if (e->reserved) r->free_blocks += e->reserved - keep;
+    if (e->reserved) sv__kv_give(r->kvp, e->reserved - keep);
     e->reserved = 0;
-    r->pinned_blocks += keep - e->cached_n; /* its cached blocks stay referenced */
+    sv__kv_pin(r->kvp, own_blocks(r, e)); /* its cached blocks stay referenced */
     run_remove(r, id);
     q->state = SV_RQ_HANDOFF;
     r->st.handoffs++;
@@ -1232,7 +1206,7 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
         }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve)
-            r->free_blocks += r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+            sv__kv_give(r->kvp, r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs]);
     }
     while (r->run_head >= 0)
         remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
@@ -1261,9 +1235,7 @@ long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id)
 
 void sv_replica_release(sv_replica_t *r, int32_t id)
 {
-    long b = blocks_for(r, E(r, id)->computed) - E(r, id)->cached_n;
-    r->free_blocks += b;
-    r->pinned_blocks -= b;
+    sv__kv_unpin(r->kvp, own_blocks(r, E(r, id)));
     drop_cached(r, id);
 }
 
@@ -1281,7 +1253,7 @@ static long transfer_blocks(const sv_replica_t *r, int32_t id)
 static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
 {
     *touched = 0;
-    if (!r->pc || !Q(r, id)->nseg) return 0;
+    if (!r->kvp->pc || !Q(r, id)->nseg) return 0;
     return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
 }
 
@@ -1303,14 +1275,11 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
     long touched, hit = transfer_hits(r, id, &touched);
     if (!room_for(r, id, hit, touched)) return 0;
     /* The hits first: taking blocks must not evict them. */
-    for (long j = 0; j < hit; j++)
-        sv__pcache_ref(r->pc, r->sbuf[j]);
+    sv__kv_ref(r->kvp, r->sbuf, hit);
     E(r, id)->xfer_hit = (int32_t)hit;
-    long b = transfer_blocks(r, id) - hit;
-    take(r, b);
-    r->reserved_blocks += b;
+    sv__kv_reserve(r->kvp, transfer_blocks(r, id) - hit);
     r->n_reserved++;
-    long used = r->total_blocks - avail(r);
+    long used = sv__kv_used(r->kvp);
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     return 1;
 }
@@ -1318,9 +1287,7 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
 void sv_replica_unreserve(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    long b = transfer_blocks(r, id) - e->xfer_hit;
-    r->free_blocks += b;
-    r->reserved_blocks -= b;
+    sv__kv_unreserve(r->kvp, transfer_blocks(r, id) - e->xfer_hit);
     r->n_reserved--;
     unref_chain(r, id, e->xfer_hit);
     e->xfer_hit = 0;
@@ -1338,7 +1305,7 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     (void)now;
     long b = transfer_blocks(r, id);
     r->n_reserved--;
-    r->reserved_blocks -= b - e->xfer_hit; /* from here the request's own */
+    sv__kv_claim(r->kvp, b - e->xfer_hit); /* from here the request's own */
     e->cached_n = e->xfer_hit;             /* the hits are held through the cache */
     e->xfer_hit = 0;
     q->replica = r->id;
@@ -1388,7 +1355,7 @@ long sv_replica_tokens_owed(const sv_replica_t *r)
 
 double sv_replica_kv_usage(const sv_replica_t *r)
 {
-    return r->total_blocks ? (double)(r->total_blocks - avail(r)) / (double)r->total_blocks : 0.0;
+    return r->kvp->total ? (double)sv__kv_used(r->kvp) / (double)r->kvp->total : 0.0;
 }
 
 long sv_replica_free_blocks(const sv_replica_t *r)
@@ -1398,7 +1365,7 @@ long sv_replica_free_blocks(const sv_replica_t *r)
 
 long sv_replica_total_blocks(const sv_replica_t *r)
 {
-    return r->total_blocks;
+    return r->kvp->total;
 }
 
 long sv_replica_batch_tokens(const sv_replica_t *r)
@@ -1432,35 +1399,16 @@ void sv_replica_step_info(const sv_replica_t *r, sv_step_info_t *out)
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
 {
     if (r->in_flight) return 0;
-    long used = r->pinned_blocks + r->reserved_blocks, n = 0;
-    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++) {
-        const sv_reqeng_t *e = E(r, id);
-        if (e->reserved)
-            used += e->reserved;
-        else if (e->joining)
-            used += reserve_need(r, e->computed) - e->cached_n;
-        else if (e->in_decode)
-            used += blocks_for(r, e->c_join + member_steps(r, e)) - e->cached_n;
-        else
-            used += blocks_for(r, e->computed) - e->cached_n;
-    }
-    long cached = r->pc ? sv__pcache_in_use(r->pc) : 0, idle = avail(r) - r->free_blocks;
-    used += cached;
-    const char *what = NULL;
+    long held = 0, n = 0;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++)
+        held += own_blocks(r, E(r, id));
+    char what[SV_ERRMSG_MAX];
     if (n != r->n_running)
-        what = "the running list's length differs from the running count";
-    else if (r->free_blocks < 0 || r->free_blocks > r->total_blocks)
-        what = "free blocks out of range";
-    else if (used + r->free_blocks + idle != r->total_blocks)
-        what = "blocks held by requests + free blocks + idle cached blocks != all blocks";
-    else if (r->n_reserved < 0 || r->reserved_blocks < 0 || r->pinned_blocks < 0)
-        what = "a negative reservation";
-    if (!what) return 0;
-    snprintf(msg, size,
-             "replica %d: %s (held %ld = running %ld + pinned %ld + reserved %ld + cached %ld; "
-             "free %ld; idle cached %ld; total %ld; running %ld counted %ld)",
-             r->id, what, used, used - r->pinned_blocks - r->reserved_blocks - cached,
-             r->pinned_blocks, r->reserved_blocks, cached, r->free_blocks, idle, r->total_blocks, n,
-             r->n_running);
+        snprintf(what, sizeof what, "the running list's length differs from the running count");
+    else if (r->n_reserved < 0)
+        snprintf(what, sizeof what, "a negative reservation");
+    else if (sv__kv_check(r->kvp, held, what, sizeof what) == 0)
+        return 0;
+    snprintf(msg, size, "replica %d: %s; running %ld counted %ld", r->id, what, r->n_running, n);
     return -1;
 }
