@@ -56,7 +56,7 @@ typedef struct sim {
     int32_t *xq; /* prefilled requests waiting for decode room, FIFO */
     size_t nxq, headxq, capxq;
     sv_link_t *links;  /* one per replica (used for prefill replicas) */
-    double *link_next; /* time of the pending EV_LINK per replica, or INFINITY */
+    sv_timer_t *link_timer; /* per replica: EV_LINK, armed for its link's next landing */
     int32_t *buf;
     size_t capbuf;
     double *stall_since;
@@ -84,7 +84,7 @@ typedef struct sim {
     /* autoscaling */
     uint8_t *rstate;                  /* RS_* per replica */
     double *up_since;                 /* when it was last started (RS_OFF: unused) */
-    double *ready_at;                 /* RS_STARTING: when its cold start ends */
+    sv_timer_t *ready_timer;          /* per replica: EV_READY, armed while RS_STARTING */
     double below_since[SV_MAX_POOLS]; /* scale-down: first evaluation asking for fewer; -1 */
     int down_max[SV_MAX_POOLS];       /* ... and the most asked for since */
     int any_scaler;
@@ -134,6 +134,15 @@ static void push(sim_t *s, double t, int type, int32_t id)
     if (sv_evq_push(&s->q, t, type, id))
         halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
     else if (type != EV_SAMPLE && type != EV_SCALE)
+        s->pending++;
+}
+
+/* (Re)arm a timer (its events all make progress); a firing it had pending is cancelled. */
+static void arm(sim_t *s, sv_timer_t t, double time)
+{
+    if (sv_evq_timer_start(&s->q, t, time))
+        halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
+    else
         s->pending++;
 }
 
@@ -555,9 +564,11 @@ static void service_link(sim_t *s, int rep)
         kick(s, d);
     }
     if (n) kick(s, rep); /* freed blocks may let it admit again */
-    double next = sv_link_next(l);
-    if (next < INFINITY && next != s->link_next[rep]) push(s, next, EV_LINK, rep);
-    s->link_next[rep] = next;
+    double next = sv_link_next(l), due;
+    if (next == INFINITY)
+        sv_evq_timer_stop(&s->q, s->link_timer[rep]);
+    else if (!sv_evq_timer_armed(&s->q, s->link_timer[rep], &due) || due != next)
+        arm(s, s->link_timer[rep], next);
 }
 
 /* Start transfers, FIFO, while some decode replica has room for the head. */
@@ -652,6 +663,7 @@ static void switch_off_at(sim_t *s, int rep, double t)
 
 static void switch_off(sim_t *s, int rep)
 {
+    sv_evq_timer_stop(&s->q, s->ready_timer[rep]); /* a cold start cancelled */
     s->res->up_s[rep] += s->now - s->up_since[rep];
     s->rstate[rep] = RS_OFF;
 }
@@ -748,8 +760,7 @@ static void autoscale(sim_t *s, int p)
                 need--, pw->scale_ups++;
                 if (cold > 0) {
                     s->rstate[i] = RS_STARTING;
-                    s->ready_at[i] = s->now + cold;
-                    push(s, s->ready_at[i], EV_READY, i);
+                    arm(s, s->ready_timer[i], s->now + cold);
                 } else {
                     s->rstate[i] = RS_ACTIVE;
                     changed = 1;
@@ -797,9 +808,8 @@ static void autoscale(sim_t *s, int p)
 }
 
 /* A cold start ended: the replica serves from now on. */
-static void ready(sim_t *s, int rep, double t)
+static void ready(sim_t *s, int rep)
 {
-    if (s->rstate[rep] != RS_STARTING || t != s->ready_at[rep]) return; /* cancelled */
     s->rstate[rep] = RS_ACTIVE;
     rebuild_routes(s);
     if (s->sc->disaggregated) start_transfers(s);
@@ -1104,6 +1114,7 @@ static int setup(sim_t *s, sv_error_t *err)
 {
     const sv_scenario_t *sc = s->sc;
     sv_result_t *res = s->res;
+    sv_evq_init(&s->q, 0);
     res->npools = sc->npools;
     int total = 0;
     for (int p = 0; p < sc->npools; p++)
@@ -1116,7 +1127,7 @@ static int setup(sim_t *s, sv_error_t *err)
     res->stall_s = calloc((size_t)total, sizeof *res->stall_s);
     s->stall_since = malloc((size_t)total * sizeof *s->stall_since);
     s->links = calloc((size_t)total, sizeof *s->links);
-    s->link_next = malloc((size_t)total * sizeof *s->link_next);
+    s->link_timer = malloc((size_t)total * sizeof *s->link_timer);
     s->entry = malloc((size_t)total * sizeof *s->entry);
     s->dec = malloc((size_t)total * sizeof *s->dec);
     s->cand = malloc((size_t)total * sizeof *s->cand);
@@ -1124,12 +1135,12 @@ static int setup(sim_t *s, sv_error_t *err)
     s->kicked = calloc((size_t)total, sizeof *s->kicked);
     s->rstate = calloc((size_t)total, sizeof *s->rstate);
     s->up_since = calloc((size_t)total, sizeof *s->up_since);
-    s->ready_at = calloc((size_t)total, sizeof *s->ready_at);
+    s->ready_timer = malloc((size_t)total * sizeof *s->ready_timer);
     res->up_s = calloc((size_t)total, sizeof *res->up_s);
-    if (!s->rstate || !s->up_since || !s->ready_at || !res->up_s)
+    if (!s->rstate || !s->up_since || !s->ready_timer || !res->up_s)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     if (!s->cand || !s->kicks || !s->kicked || !res->metrics || !s->reps || !res->rstats ||
-        !res->rpool || !res->stall_s || !s->stall_since || !s->links || !s->link_next ||
+        !res->rpool || !res->stall_s || !s->stall_since || !s->links || !s->link_timer ||
         !s->entry || !s->dec)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     s->dec_min_len = s->dec_max_blocks = -1;
@@ -1157,7 +1168,9 @@ static int setup(sim_t *s, sv_error_t *err)
              * replicas serving and the rest off */
             s->rstate[k] = !pc->autoscale.enabled || i < pc->autoscale.initial ? RS_ACTIVE : RS_OFF;
             s->stall_since[k] = -1;
-            s->link_next[k] = INFINITY;
+            if (sv_evq_timer_new(&s->q, EV_LINK, k, &s->link_timer[k]) ||
+                sv_evq_timer_new(&s->q, EV_READY, k, &s->ready_timer[k]))
+                return sv_errorf(err, SV_ENOMEM, "out of memory");
             double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
             sv_link_init(&s->links[k], bw, sc->link.latency, sc->link.fifo);
         }
@@ -1219,7 +1232,6 @@ static int setup(sim_t *s, sv_error_t *err)
     if ((sc->network.enabled || sc->has_class_rtt) &&
         !(s->net = sv_network_new(&sc->network, sc->seed)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
-    sv_evq_init(&s->q, 0);
     s->sample_dt = sc->metrics.sample_interval;
     s->sample_cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
     /* Between two request ends a replica runs at most one step per token of its longest
@@ -1243,7 +1255,7 @@ static void teardown(sim_t *s)
             sv_link_free(&s->links[i]);
     free(s->reps);
     free(s->links);
-    free(s->link_next);
+    free(s->link_timer);
     free(s->entry);
     free(s->dec);
     free(s->cand);
@@ -1251,7 +1263,7 @@ static void teardown(sim_t *s)
     free(s->kicked);
     free(s->rstate);
     free(s->up_since);
-    free(s->ready_at);
+    free(s->ready_timer);
     free(s->ttft_end);
     free(s->ttft_ms);
     free(s->xq);
@@ -1426,7 +1438,7 @@ int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_r
                 break;
             }
         }
-        switch (ev.type) {
+        switch (ev.cancelled ? 0 : ev.type) { /* a cancelled timer firing: nothing */
         case EV_ARRIVAL:
             arrive(&s);
             break;
@@ -1448,7 +1460,7 @@ int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_r
                 push(&s, s.now + sc->pools[ev.id].autoscale.interval, EV_SCALE, ev.id);
             break;
         case EV_READY:
-            ready(&s, ev.id, ev.time);
+            ready(&s, ev.id);
             break;
         case EV_RECEIVED:
             s.receiving--;
@@ -1458,10 +1470,7 @@ int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_r
             session_next(&s, ev.id);
             break;
         case EV_LINK:
-            if (ev.time == s.link_next[ev.id]) {
-                s.link_next[ev.id] = INFINITY;
-                service_link(&s, ev.id);
-            }
+            service_link(&s, ev.id);
             break;
         default:
             break;

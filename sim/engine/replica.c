@@ -12,16 +12,20 @@
 
 #include "engine/kvledger_int.h"
 #include "engine/reqeng_int.h"
+#include "base/heap_int.h"
 #include "base/vec_int.h"
 
 /* Power model: a memory-bound step draws this share of the dynamic power (TDP - idle);
  * public H100 profiling shows about 380 W in decode against 700 W in prefill, 75 W idle. */
 #define MEMORY_BOUND_ACTIVITY 0.45
 
+/* The finish heap: decoding sequences by the decode step whose token is their last. Ties
+ * are not broken (requests finishing at one step leave in the binary heap's order). */
 typedef struct hent {
     int64_t key; /* decode step whose token is the request's last */
     int32_t id;
 } hent_t;
+typedef SV_HEAP_OF(hent_t) fheap_t;
 
 typedef struct ring {
     int32_t *v;
@@ -38,6 +42,7 @@ typedef struct pent {
     int32_t prio, id;
     double t;
 } pent_t;
+typedef SV_HEAP_OF(pent_t) pheap_t;
 
 /* ---- schedulers as data ------------------------------------------------------------------ */
 
@@ -92,8 +97,7 @@ struct sv_replica {
     long watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
     int prio;      /* priority policy: waiting requests live in ph (lazily cleaned too) */
-    pent_t *ph;
-    size_t nph, capph;
+    pheap_t ph;
     long n_waiting, n_swapped;
     int32_t run_head, run_tail;
     long n_running;
@@ -104,8 +108,7 @@ struct sv_replica {
     double ctx_sum;
     int64_t kd; /* decode steps done */
     long *bucket;
-    hent_t *hp;
-    size_t nh, caph;
+    fheap_t fh; /* the finish heap */
     /* the step being built or in flight */
     int in_flight, dec_allocated, preempted_now;
     long budget, step_n_dec, step_tokens;
@@ -213,32 +216,16 @@ static int pent_less(const pent_t *a, const pent_t *b)
     return a->id < b->id;
 }
 
+SV_HEAP_DEFINE(pheap, pheap_t, pent_t, 2, pent_less, SV_HEAP_UNTRACKED)
+
 static int pq_push(sv_replica_t *r, int32_t id)
 {
-    if (SV_GROW(r->ph, r->capph, r->nph + 1)) return SV_ENOMEM;
-    pent_t x = {Q(r, id)->priority, id, Q(r, id)->start};
-    size_t i = r->nph++;
-    while (i > 0 && pent_less(&x, &r->ph[(i - 1) / 2])) {
-        r->ph[i] = r->ph[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    r->ph[i] = x;
-    return 0;
+    return pheap_push(&r->ph, NULL, (pent_t){Q(r, id)->priority, id, Q(r, id)->start});
 }
 
 static void pq_pop(sv_replica_t *r)
 {
-    pent_t x = r->ph[--r->nph];
-    size_t i = 0, n = r->nph;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && pent_less(&r->ph[c + 1], &r->ph[c])) c++;
-        if (!pent_less(&r->ph[c], &x)) break;
-        r->ph[i] = r->ph[c];
-        i = c;
-    }
-    if (n) r->ph[i] = x;
+    pheap_remove(&r->ph, NULL, 0);
 }
 
 /* The waiting queue, whichever the policy: add at the back (fcfs) or by priority. */
@@ -251,8 +238,8 @@ static int wq_push(sv_replica_t *r, int32_t id)
 static int32_t wq_front(sv_replica_t *r)
 {
     if (!r->prio) return ring_front(r, &r->wq, SV__Q_WAITING);
-    while (r->nph) {
-        int32_t id = r->ph[0].id;
+    while (r->ph.n) {
+        int32_t id = r->ph.v[0].id;
         if (E(r, id)->queue == SV__Q_WAITING && E(r, id)->at == r->id) return id;
         pq_pop(r);
     }
@@ -292,60 +279,26 @@ static int push_id(sv_replica_t *r, int32_t **arr, size_t *n, size_t *cap, int32
     return 0;
 }
 
-static void heap_set(sv_replica_t *r, size_t i, hent_t e)
+static inline int hent_less(const hent_t *a, const hent_t *b)
 {
-    r->hp[i] = e;
-    E(r, e.id)->heap_pos = (int32_t)i;
+    return a->key < b->key;
 }
-
-static void heap_up(sv_replica_t *r, size_t i)
-{
-    hent_t e = r->hp[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (r->hp[p].key <= e.key) break;
-        heap_set(r, i, r->hp[p]);
-        i = p;
-    }
-    heap_set(r, i, e);
-}
-
-static void heap_down(sv_replica_t *r, size_t i)
-{
-    hent_t e = r->hp[i];
-    for (;;) {
-        size_t l = 2 * i + 1;
-        if (l >= r->nh) break;
-        size_t c = (l + 1 < r->nh && r->hp[l + 1].key < r->hp[l].key) ? l + 1 : l;
-        if (r->hp[c].key >= e.key) break;
-        heap_set(r, i, r->hp[c]);
-        i = c;
-    }
-    heap_set(r, i, e);
-}
+#define HENT_MOVED(ctx, e, i) (E((sv_replica_t *)(ctx), (e)->id)->heap_pos = (int32_t)(i))
+SV_HEAP_DEFINE(fheap, fheap_t, hent_t, 2, hent_less, HENT_MOVED)
 
 static int heap_push(sv_replica_t *r, int64_t key, int32_t id)
 {
-    if (SV_GROW(r->hp, r->caph, r->nh + 1)) {
+    if (fheap_push(&r->fh, r, (hent_t){key, id})) {
         r->oom = 1;
         return SV_ENOMEM;
     }
-    r->hp[r->nh++] = (hent_t){key, id};
-    heap_up(r, r->nh - 1);
     return 0;
 }
 
 static void heap_remove(sv_replica_t *r, size_t i)
 {
-    E(r, r->hp[i].id)->heap_pos = -1;
-    hent_t last = r->hp[--r->nh];
-    if (i == r->nh) return;
-    r->hp[i] = last;
-    E(r, last.id)->heap_pos = (int32_t)i;
-    if (i > 0 && r->hp[(i - 1) / 2].key > last.key)
-        heap_up(r, i);
-    else
-        heap_down(r, i);
+    E(r, r->fh.v[i].id)->heap_pos = -1;
+    fheap_remove(&r->fh, r, i);
 }
 
 static void run_append(sv_replica_t *r, int32_t id)
@@ -429,11 +382,11 @@ void sv_replica_free(sv_replica_t *r)
 {
     if (!r) return;
     free(r->wq.v);
-    free(r->ph);
+    free(r->ph.v);
     free(r->sq.v);
     free(r->pf);
     free(r->bucket);
-    free(r->hp);
+    free(r->fh.v);
     free(r->chunks);
     free(r->pch);
     free(r->aborts);
@@ -1164,8 +1117,8 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         if (E(r, id)->abort_pending) remove_and_fail(r, id, SV_FAIL_TIMEOUT, Q(r, id)->end);
     }
     r->naborts = 0;
-    while (last_k >= 0 && r->nh > 0 && r->hp[0].key == last_k) {
-        int32_t id = r->hp[0].id;
+    while (last_k >= 0 && r->fh.n > 0 && r->fh.v[0].key == last_k) {
+        int32_t id = r->fh.v[0].id;
         leave_decode(r, id);
         finish(r, id, now);
     }
