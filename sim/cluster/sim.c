@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/cluster/network.h"
 #include "servesim/engine/engine.h"
 #include "servesim/traffic/identity.h"
@@ -625,8 +626,7 @@ static void start_transfers(sim_t *s)
         sv_replica_reserve(s->fl.reps[d], id);
         s->kv.headxq++;
         int p = r->prefill_replica;
-        r->state = SV_RQ_XFER;
-        r->replica = d;
+        r->state = SV_RQ_XFER; /* and r->replica is d (the engine wrote it) */
         r->xfer_start = s->now;
         double bytes = kv_bytes(s, id);
         if (s->sc->link.overlap) {
@@ -661,12 +661,6 @@ static void take_handoffs(sim_t *s, int rep)
 }
 
 /* ---- autoscaling ------------------------------------------------------------------- */
-
-static int cmp_double_asc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The router and the hand-off see only active replicas, in index order. */
 static void rebuild_routes(sim_t *s)
@@ -722,7 +716,7 @@ static double recent_ttft(sim_t *s, double window, double p)
         if (s->as.ttft_end[i] > s->now - window) v[k++] = s->as.ttft_ms[i];
     double out = 0.0;
     if (k) {
-        qsort(v, (size_t)k, sizeof *v, cmp_double_asc);
+        qsort(v, (size_t)k, sizeof *v, sv_cmp_double);
         out = sv_percentile_sorted(v, (size_t)k, p);
     }
     free(v);
@@ -1041,12 +1035,6 @@ static void sample(sim_t *s)
 
 /* ---- totals --------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* p50, p99 and max of KV usage over the samples of replicas [first, first + count). */
 static void kv_stats(sim_t *s, int first, int count, double *p50, double *p99, double *max)
 {
@@ -1064,7 +1052,7 @@ static void kv_stats(sim_t *s, int first, int count, double *p50, double *p99, d
         if (sm[i].replica >= first && sm[i].replica < first + count && sm[i].up)
             v[k++] = sm[i].kv_usage;
     if (k) {
-        qsort(v, k, sizeof *v, cmp_double);
+        qsort(v, k, sizeof *v, sv_cmp_double);
         *p50 = sv_percentile_sorted(v, k, 50);
         *p99 = sv_percentile_sorted(v, k, 99);
         *max = v[k - 1];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "engine/kvledger_int.h"
 #include "engine/reqeng_int.h"
 #include "base/heap_int.h"
@@ -417,14 +418,6 @@ static long avail(const sv_replica_t *r)
 
 /* ---- the prefix cache: a request's block hashes ------------------------------------------ */
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /*
  * The chained hashes of request id's full blocks (at least its first n): its tokens are
  * its prompt's segments (a request without any is one segment of its own) and then its
@@ -439,6 +432,8 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     const sv_req_t *q = Q(r, id);
     long total = ((long)q->input + q->output - 1) / r->bs;
     if (total < n) total = n;
+    /* Sized exactly (not sv__grow's doubling): one chain per live request, bounded by
+     * max_model_len / block_size. */
     uint64_t *c = realloc(e->chain, ((size_t)total + 1) * sizeof *c);
     if (!c) {
         r->oom = 1;
@@ -448,7 +443,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     e->nchain = (int32_t)total;
     e->chain_bs = r->bs;
     const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
-    sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
+    sv_segment_t own = {sv_splitmix64(0x5e9f00d ^ (uint64_t)id), q->input};
     sv_segment_t out = {sv_output_segment_id(id), q->output};
     int nseg = q->nseg ? q->nseg : 1, k = 0;
     long off = 0; /* tokens of the current segment already covered */
@@ -468,7 +463,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
                 own.len = INT32_MAX;
             }
             long take_n = sg->len - off < need ? sg->len - off : need;
-            h = mix64(h ^ mix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
+            h = sv_splitmix64(h ^ sv_splitmix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
                                 (uint64_t)take_n * 0x9e3779b1ULL));
             need -= take_n;
             off += take_n;
@@ -682,9 +677,8 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
 
 /* ---- submitting ---------------------------------------------------------------------------- */
 
-static int fail_now(sv_replica_t *r, sv_req_t *q, int reason, double now)
+static int fail_now(sv_req_t *q, int reason, double now)
 {
-    (void)r;
     q->state = SV_RQ_FAILED;
     q->fail = (uint8_t)reason;
     q->end = now;
@@ -706,16 +700,16 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     e->in_decode = e->abort_pending = 0;
     q->scheduled = q->first_token = q->last_token = -1.0;
     long len = (long)q->input + q->output;
-    if (len > r->cfg.max_model_len) return fail_now(r, q, SV_FAIL_TOO_LONG, now);
+    if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
     if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
-        return fail_now(r, q, SV_FAIL_PROMPT_BUDGET, now);
+        return fail_now(q, SV_FAIL_PROMPT_BUDGET, now);
     if (blocks_for(r, len) > r->kvp->total - r->watermark_blocks)
-        return fail_now(r, q, SV_FAIL_KV_CAPACITY, now);
+        return fail_now(q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
-        return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
+        return fail_now(q, SV_FAIL_QUEUE_FULL, now);
     if (wq_push(r, id)) {
         r->oom = 1;
-        return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
+        return fail_now(q, SV_FAIL_QUEUE_FULL, now);
     }
     q->state = SV_RQ_WAITING;
     e->queue = SV__Q_WAITING;
@@ -1232,6 +1226,7 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
     E(r, id)->xfer_hit = (int32_t)hit;
     sv__kv_reserve(r->kvp, transfer_blocks(r, id) - hit);
     r->n_reserved++;
+    Q(r, id)->replica = r->id; /* where its KV is headed */
     long used = sv__kv_used(r->kvp);
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     return 1;

@@ -130,8 +130,8 @@ void sv_replica_release(sv_replica_t *r, int32_t id);
 /* Decode role: reserve room for request id's incoming KV transfer: a sequence slot and
  * blocks for its r->computed tokens plus the next token's (orca and static: for its whole
  * input + output). With prefix caching, the leading full blocks this replica's cache holds
- * already are referenced instead (they need not cross the link). 1 if reserved, 0 if
- * there is no room. */
+ * already are referenced instead (they need not cross the link). 1 if reserved (the
+ * request's `replica` is this one from then on), 0 if there is no room. */
 int sv_replica_reserve(sv_replica_t *r, int32_t id);
 int sv_replica_can_reserve(sv_replica_t *r, int32_t id); /* the same test, no change */
 void sv_replica_unreserve(sv_replica_t *r, int32_t id);
