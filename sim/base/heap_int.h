@@ -14,7 +14,8 @@
  *     moved(ctx, e, i)   element *e now sits at index i (SV_HEAP_UNTRACKED: no hook)
  *   defines the static functions
  *     name_push(h, ctx, x)   add x: 0, SV_ENOMEM or SV_ELIMIT
- *     name_remove(h, ctx, i) remove the element at index i (0: the least)
+ *     name_pop(h, ctx)       remove the least element (h->v[0])
+ *     name_remove(h, ctx, i) remove the element at index i
  *     name_up/name_down(h, ctx, i)  restore the order around index i
  *
  * Ownership: the instance owns v; free(h->v) releases it.
@@ -54,11 +55,15 @@
     {                                                                                          \
         type e = h->v[i];                                                                      \
         for (;;) {                                                                             \
-            size_t c = (arity) * i + 1, end = c + (arity);                                     \
+            size_t c = (arity) * i + 1, first = c;                                             \
             if (c >= h->n) break;                                                              \
-            if (end > h->n) end = h->n;                                                        \
-            for (size_t k = c + 1; k < end; k++)                                               \
-                if (less(&h->v[k], &h->v[c])) c = k;                                           \
+            if (c + (arity) <= h->n) { /* all children: a fixed count the compiler unrolls */  \
+                for (size_t k = first + 1; k < first + (arity); k++)                           \
+                    if (less(&h->v[k], &h->v[c])) c = k;                                       \
+            } else {                                                                           \
+                for (size_t k = first + 1; k < h->n; k++)                                      \
+                    if (less(&h->v[k], &h->v[c])) c = k;                                       \
+            }                                                                                  \
             if (!less(&h->v[c], &e)) break;                                                    \
             h->v[i] = h->v[c];                                                                 \
             moved(ctx, &h->v[i], i);                                                           \
@@ -75,6 +80,13 @@
         h->v[h->n++] = x;                                                                      \
         name##_up(h, ctx, h->n - 1);                                                           \
         return 0;                                                                              \
+    }                                                                                          \
+                                                                                               \
+    static inline void name##_pop(htype *h, void *ctx)                                        \
+    {                                                                                          \
+        if (--h->n == 0) return;                                                               \
+        h->v[0] = h->v[h->n];                                                                  \
+        name##_down(h, ctx, 0);                                                                \
     }                                                                                          \
                                                                                                \
     static inline void name##_remove(htype *h, void *ctx, size_t i)                         \

@@ -94,8 +94,13 @@ int sv_evq_pop(sv_evq_t *q, sv_event_t *ev)
 {
     if (q->heap.n == 0) return 0;
     sv__event_t e = q->heap.v[0];
-    evheap_remove(&q->heap, NULL, 0);
-    *ev = (sv_event_t){.time = e.time, .seq = e.seq, .type = e.type, .id = e.id, .timer = -1};
+    evheap_pop(&q->heap, NULL);
+    ev->time = e.time;
+    ev->seq = e.seq;
+    ev->type = e.type;
+    ev->id = e.id;
+    ev->timer = -1;
+    ev->cancelled = 0;
     if (e.type & TIMER_FLAG) {
         sv__etimer_t *tm = &q->timers[e.id];
         ev->type = tm->type;

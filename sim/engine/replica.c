@@ -94,7 +94,6 @@ struct sv_replica {
     int bs;
     int reserve; /* tr->reserve, read on every decode step */
     sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
-    sv__kvpool_t *kvp; /* ... its pool of full-attention blocks */
     long watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
     int prio;      /* priority policy: waiting requests live in ph (lazily cleaned too) */
@@ -140,6 +139,7 @@ struct sv_replica {
 
 #define Q(r, id) (&(r)->pool->r[(id)])                   /* the public record */
 #define E(r, id) ((sv_reqeng_t *)(r)->pool->side + (id)) /* the engine's private state */
+#define KVP(r) (&(r)->kv.pool[SV__KV_FULL])              /* its pool of full-attention KV */
 
 int sv_sched_parse(const char *s, sv_sched_t *out)
 {
@@ -226,7 +226,7 @@ static int pq_push(sv_replica_t *r, int32_t id)
 
 static void pq_pop(sv_replica_t *r)
 {
-    pheap_remove(&r->ph, NULL, 0);
+    pheap_pop(&r->ph, NULL);
 }
 
 /* The waiting queue, whichever the policy: add at the back (fcfs) or by priority. */
@@ -367,7 +367,6 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     sv__kv_init(&r->kv);
     /* the prefix cache itself comes with the first block cached */
     sv__kv_add_pool(&r->kv, kv_blocks, r->bs, cfg->prefix_caching && !r->reserve);
-    r->kvp = &r->kv.pool[SV__KV_FULL];
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
@@ -407,13 +406,13 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
 
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
-    return sv__kv_blocks(r->kvp, tokens);
+    return sv__kv_blocks(KVP(r), tokens);
 }
 
 /* Blocks that can be given out (the ledger's free and idle cached ones). */
 static long avail(const sv_replica_t *r)
 {
-    return sv__kv_avail(r->kvp);
+    return sv__kv_avail(KVP(r));
 }
 
 /* ---- the prefix cache: a request's block hashes ------------------------------------------ */
@@ -480,9 +479,9 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 /* Request id no longer uses the first n blocks of its chain in the cache. */
 static void unref_chain(sv_replica_t *r, int32_t id, long n)
 {
-    if (!r->kvp->pc || n == 0) return;
+    if (!KVP(r)->pc || n == 0) return;
     const uint64_t *h = block_hashes(r, id, n);
-    if (h) sv__kv_uncache(r->kvp, h, n);
+    if (h) sv__kv_uncache(KVP(r), h, n);
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -499,9 +498,9 @@ static void register_full(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long full = e->computed / r->bs;
-    if (!r->kvp->caching || full <= e->cached_n) return;
+    if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
-    if (h && sv__kv_cache(r->kvp, h, e->cached_n, full)) r->oom = 1;
+    if (h && sv__kv_cache(KVP(r), h, e->cached_n, full)) r->oom = 1;
     e->cached_n = (int32_t)full;
 }
 
@@ -519,7 +518,7 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     *touched = 0;
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
-    if (!r->kvp->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
+    if (!KVP(r)->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
     return chain_hits(r, id, (e->target - 1) / r->bs, touched);
 }
 
@@ -534,7 +533,7 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
         r->oom = 1;
         return 0;
     }
-    return sv__kv_hits(r->kvp, h, max, r->sbuf, touched);
+    return sv__kv_hits(KVP(r), h, max, r->sbuf, touched);
 }
 
 static long member_steps(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -625,7 +624,7 @@ static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
 static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    sv__kv_give(r->kvp, own_blocks(r, e));
+    sv__kv_give(KVP(r), own_blocks(r, e));
     drop_cached(r, id);
     e->reserved = 0;
     e->joining = 0;
@@ -703,7 +702,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
     if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
         return fail_now(q, SV_FAIL_PROMPT_BUDGET, now);
-    if (blocks_for(r, len) > r->kvp->total - r->watermark_blocks)
+    if (blocks_for(r, len) > KVP(r)->total - r->watermark_blocks)
         return fail_now(q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
         return fail_now(q, SV_FAIL_QUEUE_FULL, now);
@@ -721,10 +720,10 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
 
 long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
 {
-    if (!r->kvp->pc) return 0;
+    if (!KVP(r)->pc) return 0;
     long max = ((long)Q(r, id)->input - 1) / r->bs;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
-    return h ? sv__kv_prefix(r->kvp, h, max) * r->bs : 0;
+    return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
 }
 
 /* ---- building a step ----------------------------------------------------------------------- */
@@ -751,7 +750,7 @@ static void preempt(sv_replica_t *r, int32_t id)
         long extra = (r->dec_allocated && needs_block(r, e)) ? 1 : 0;
         if (r->dec_allocated) r->budget += 1;
         leave_decode(r, id);
-        sv__kv_give(r->kvp, extra);
+        sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
          * preempted request's blocks, hashed, in its free queue). */
         if (!r->cfg.preempt_swap) register_full(r, id);
@@ -772,7 +771,7 @@ static void preempt(sv_replica_t *r, int32_t id)
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
             if (!r->reserve)
-                sv__kv_give(r->kvp, blocks_for(r, e->computed + r->chunks[i].n) -
+                sv__kv_give(KVP(r), blocks_for(r, e->computed + r->chunks[i].n) -
                                         blocks_for(r, e->computed));
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
@@ -804,7 +803,7 @@ static void allocate_decode(sv_replica_t *r)
         if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
         preempt(r, victim);
     }
-    sv__kv_take(r->kvp, need);
+    sv__kv_take(KVP(r), need);
 }
 
 static void continue_prefills(sv_replica_t *r)
@@ -830,7 +829,7 @@ static void continue_prefills(sv_replica_t *r)
             }
         }
         if (self) continue;
-        sv__kv_take(r->kvp, newb);
+        sv__kv_take(KVP(r), newb);
         add_chunk(r, id, n);
     }
 }
@@ -842,7 +841,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
     wq_pop(r);
     e->queue = SV__Q_NONE;
     r->n_waiting--;
-    sv__kv_take(r->kvp, blocks);
+    sv__kv_take(KVP(r), blocks);
     if (r->reserve) e->reserved = (int32_t)blocks;
     q->state = SV_RQ_RUNNING;
     run_append(r, id);
@@ -880,8 +879,8 @@ static void admit_waiting(sv_replica_t *r, double now)
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
-        if (r->kvp->caching) {
-            sv__kv_ref(r->kvp, r->sbuf, hit);
+        if (KVP(r)->caching) {
+            sv__kv_ref(KVP(r), r->sbuf, hit);
             e->cached_n = (int32_t)hit;
             e->computed = (int32_t)(hit * r->bs);
             r->owed -= e->computed;
@@ -905,7 +904,7 @@ static void swap_in(sv_replica_t *r)
         ring_pop(&r->sq);
         e->queue = SV__Q_NONE;
         r->n_swapped--;
-        sv__kv_take(r->kvp, need);
+        sv__kv_take(KVP(r), need);
         r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
         q->state = SV_RQ_RUNNING;
         run_append(r, id);
@@ -1017,7 +1016,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     r->st.steps++;
     r->st.prefill_chunks += (long)r->nchunks;
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
-    long used = sv__kv_used(r->kvp);
+    long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     r->in_flight = 1;
     r->step_start = now;
@@ -1048,9 +1047,9 @@ static void hand_off(sv_replica_t *r, int32_t id, double now)
     /* Whole-sequence schedulers reserved blocks for the output too: only the prompt's KV
      * stays pinned for the transfer, the rest goes back now. */
     long keep = blocks_for(r, e->computed);
-    if (e->reserved) sv__kv_give(r->kvp, e->reserved - keep);
+    if (e->reserved) sv__kv_give(KVP(r), e->reserved - keep);
     e->reserved = 0;
-    sv__kv_pin(r->kvp, own_blocks(r, e)); /* its cached blocks stay referenced */
+    sv__kv_pin(KVP(r), own_blocks(r, e)); /* its cached blocks stay referenced */
     run_remove(r, id);
     q->state = SV_RQ_HANDOFF;
     r->st.handoffs++;
@@ -1153,7 +1152,7 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
         }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve)
-            sv__kv_give(r->kvp, r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs]);
+            sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs]);
     }
     while (r->run_head >= 0)
         remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
@@ -1182,7 +1181,7 @@ long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id)
 
 void sv_replica_release(sv_replica_t *r, int32_t id)
 {
-    sv__kv_unpin(r->kvp, own_blocks(r, E(r, id)));
+    sv__kv_unpin(KVP(r), own_blocks(r, E(r, id)));
     drop_cached(r, id);
 }
 
@@ -1200,7 +1199,7 @@ static long transfer_blocks(const sv_replica_t *r, int32_t id)
 static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
 {
     *touched = 0;
-    if (!r->kvp->pc || !Q(r, id)->nseg) return 0;
+    if (!KVP(r)->pc || !Q(r, id)->nseg) return 0;
     return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
 }
 
@@ -1222,12 +1221,12 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
     long touched, hit = transfer_hits(r, id, &touched);
     if (!room_for(r, id, hit, touched)) return 0;
     /* The hits first: taking blocks must not evict them. */
-    sv__kv_ref(r->kvp, r->sbuf, hit);
+    sv__kv_ref(KVP(r), r->sbuf, hit);
     E(r, id)->xfer_hit = (int32_t)hit;
-    sv__kv_reserve(r->kvp, transfer_blocks(r, id) - hit);
+    sv__kv_reserve(KVP(r), transfer_blocks(r, id) - hit);
     r->n_reserved++;
     Q(r, id)->replica = r->id; /* where its KV is headed */
-    long used = sv__kv_used(r->kvp);
+    long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     return 1;
 }
@@ -1235,7 +1234,7 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
 void sv_replica_unreserve(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    sv__kv_unreserve(r->kvp, transfer_blocks(r, id) - e->xfer_hit);
+    sv__kv_unreserve(KVP(r), transfer_blocks(r, id) - e->xfer_hit);
     r->n_reserved--;
     unref_chain(r, id, e->xfer_hit);
     e->xfer_hit = 0;
@@ -1253,7 +1252,7 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     (void)now;
     long b = transfer_blocks(r, id);
     r->n_reserved--;
-    sv__kv_claim(r->kvp, b - e->xfer_hit); /* from here the request's own */
+    sv__kv_claim(KVP(r), b - e->xfer_hit); /* from here the request's own */
     e->cached_n = e->xfer_hit;             /* the hits are held through the cache */
     e->xfer_hit = 0;
     q->replica = r->id;
@@ -1303,7 +1302,7 @@ long sv_replica_tokens_owed(const sv_replica_t *r)
 
 double sv_replica_kv_usage(const sv_replica_t *r)
 {
-    return r->kvp->total ? (double)sv__kv_used(r->kvp) / (double)r->kvp->total : 0.0;
+    return KVP(r)->total ? (double)sv__kv_used(KVP(r)) / (double)KVP(r)->total : 0.0;
 }
 
 long sv_replica_free_blocks(const sv_replica_t *r)
@@ -1313,7 +1312,7 @@ long sv_replica_free_blocks(const sv_replica_t *r)
 
 long sv_replica_total_blocks(const sv_replica_t *r)
 {
-    return r->kvp->total;
+    return KVP(r)->total;
 }
 
 long sv_replica_batch_tokens(const sv_replica_t *r)
@@ -1355,7 +1354,7 @@ int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
         snprintf(what, sizeof what, "the running list's length differs from the running count");
     else if (r->n_reserved < 0)
         snprintf(what, sizeof what, "a negative reservation");
-    else if (sv__kv_check(r->kvp, held, what, sizeof what) == 0)
+    else if (sv__kv_check(KVP(r), held, what, sizeof what) == 0)
         return 0;
     snprintf(msg, size, "replica %d: %s; running %ld counted %ld", r->id, what, r->n_running, n);
     return -1;
