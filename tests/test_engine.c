@@ -4,12 +4,16 @@
  * shared by every priority queue (order, removal from the middle, tracked positions), and
  * the KV block ledger (allocation evicting idle cached blocks least recently used first,
  * sharing a cached block frees the request's copy, reservations and pins, and the one
- * invariant check catching a block that is not accounted for).
+ * invariant check catching a block that is not accounted for), and runs driven from
+ * outside (advanced in steps they equal one run; injected requests arrive at the time the
+ * run was advanced to and are served as any other).
  */
 #include "servesim/engine/engine.h"
 #include "base/heap_int.h"
 #include "engine/kvledger_int.h"
-#include "testutil.h"
+#include <math.h>
+
+#include "testsim.h"
 
 /* Pop the next event and check what it is. */
 static void expect_pop(sv_evq_t *q, double t, int32_t type, int32_t id, int cancelled)
@@ -142,6 +146,93 @@ START_TEST(test_ledger)
 }
 END_TEST
 
+static const char *chat = "seed: 5\n"
+                          "model: llama-3.1-8b\n"
+                          "hardware: {gpu: h100-sxm}\n"
+                          "workload:\n"
+                          "  num_requests: 300\n"
+                          "  rate: 12\n"
+                          "  input: {dist: lognormal, mean: 1024, std: 768, min: 16, max: 8192}\n"
+                          "  output: {dist: lognormal, mean: 256, std: 192, min: 8, max: 2048}\n";
+
+START_TEST(test_stepped_run)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_result_t *one = tu_run_yaml(cat, chat, NULL, 0, &sc), *res;
+    sv_sim_t *s;
+    sv_error_t err;
+    ck_assert_int_eq(sv_sim_open(sc, NULL, 0, &s, &err), 0);
+    for (double t = 0.37; t < 60; t += 0.91) {
+        ck_assert_int_eq(sv_sim_advance(s, t), 0);
+        ck_assert(sv_sim_now(s) <= t);
+    }
+    ck_assert_int_eq(sv_sim_close(s, &res, &err), 0);
+    ck_assert_int_eq(res->events, one->events);
+    ck_assert_uint_eq(res->pool.n, one->pool.n);
+    ck_assert_int_eq(res->summary.completed, one->summary.completed);
+    for (size_t i = 0; i < res->pool.n; i++) {
+        ck_assert_double_eq(res->pool.r[i].first_token, one->pool.r[i].first_token);
+        ck_assert_double_eq(res->pool.r[i].end, one->pool.r[i].end);
+    }
+    sv_result_free(res);
+    tu_done(sc, one);
+    sv_catalog_free(cat);
+}
+END_TEST
+
+static const char *two = "seed: 3\n"
+                         "model: llama-3.1-8b\n"
+                         "hardware: {gpu: h100-sxm}\n"
+                         "workload:\n"
+                         "  num_requests: 2\n"
+                         "  rate: 1\n"
+                         "  input: 512\n"
+                         "  output: 16\n";
+
+START_TEST(test_injected_requests)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc, *sc1;
+    const char *sets[] = {"workload.num_requests=1"};
+    sv_result_t *single = tu_run_yaml(cat, two, sets, 1, &sc1), *res;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat, two, NULL, 0, &sc, &err), 0);
+    sv_sim_t *s;
+    ck_assert_int_eq(sv_sim_open(sc, NULL, 1, &s, &err), 0);
+    /* The clock moves to the time asked; a request injected then arrives then. */
+    ck_assert_int_eq(sv_sim_advance(s, 0.25), 0);
+    ck_assert_double_eq(sv_sim_now(s), 0.25);
+    int32_t a, b, bad;
+    ck_assert_int_eq(sv_sim_inject(s, 300, 8, &a), 0);
+    ck_assert_int_eq(sv_sim_inject(s, 0, 8, &bad), SV_EINVAL);
+    ck_assert_int_eq(bad, -1);
+    ck_assert_int_eq(sv_sim_advance(s, 30.0), 0);
+    ck_assert_double_eq(sv_sim_now(s), 30.0);
+    ck_assert_int_eq(sv_sim_inject(s, 512, 16, &b), 0);
+    ck_assert_int_eq(sv_sim_advance(s, 31.0), 0);
+    ck_assert_int_eq(sv_sim_close(s, &res, &err), 0);
+    ck_assert_uint_eq(res->pool.n, 4); /* the workload's two and the two injected */
+    tu_check_accounting(res);
+    const sv_req_t *ra = &res->pool.r[a], *rb = &res->pool.r[b], *r1 = &single->pool.r[0];
+    ck_assert_double_eq(ra->arrival, 0.25);
+    ck_assert_int_eq(ra->input, 300);
+    ck_assert_int_eq(ra->output, 8);
+    ck_assert_int_eq(ra->state, SV_RQ_DONE);
+    ck_assert_double_eq(rb->arrival, 30.0);
+    /* Alone on an idle replica, the request injected at 30 s is served as the workload's
+     * lone request of the same lengths is in a run of its own. */
+    ck_assert_int_eq(rb->state, SV_RQ_DONE);
+    /* (equal but for the rounding of times near 30 s against times near 1 s) */
+    tu_assert_rel(rb->first_token - rb->arrival, r1->first_token - r1->arrival, 1e-12);
+    tu_assert_rel(rb->end - rb->arrival, r1->end - r1->arrival, 1e-12);
+    sv_result_free(res);
+    sv_scenario_free(sc);
+    tu_done(sc1, single);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("engine");
@@ -150,6 +241,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_heap);
     tcase_add_test(tc, test_ledger);
     suite_add_tcase(s, tc);
+    TCase *tr = tcase_create("driven runs");
+    tcase_add_test(tr, test_stepped_run);
+    tcase_add_test(tr, test_injected_requests);
+    suite_add_tcase(s, tr);
     return s;
 }
 

@@ -66,6 +66,7 @@ typedef struct client {
     size_t cap_rtt;
     long receiving;
     double last_end; /* the latest request end: the benchmark's duration, where up time stops */
+    int external;    /* requests also come from outside (sv_sim_inject) until closed */
 } client_t;
 
 /* Sessions (workload.sessions): their starts come from the client's workload. */
@@ -118,7 +119,7 @@ typedef struct sampler {
     long rounds, cap;
 } sampler_t;
 
-typedef struct sim {
+typedef struct sv_sim {
     const sv_scenario_t *sc;
     sv_result_t *res;
     sv_evq_t q;
@@ -134,7 +135,8 @@ typedef struct sim {
     long pending, since_progress, progress_bound;
     const sv_sim_hooks_t *hooks; /* observers (--trace-json); NULL: none */
     int rc;
-    sv_error_t *err; /* the message of the first halt() */
+    sv_error_t *err;     /* the message of the first halt() */
+    sv_error_t scratch;  /* ... when the caller gave none */
 } sim_t;
 
 /* Requests the closed-loop client may send in a row that all fail at the instant they
@@ -968,7 +970,8 @@ static void describe(sim_t *s, char *buf, size_t size)
 /* Anything left to happen: the periodic events re-arm while it is. */
 static int live(const sim_t *s)
 {
-    return !s->cl.exhausted || s->cl.outstanding > 0 || s->cl.have_next || s->ss.live > 0;
+    return !s->cl.exhausted || s->cl.outstanding > 0 || s->cl.have_next || s->ss.live > 0 ||
+           s->cl.external;
 }
 
 /* The client's own count: requests sent and not ended, recounted from the records. */
@@ -1666,32 +1669,92 @@ static int summarize(sim_t *s, sv_error_t *err)
     return rc;
 }
 
+int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external,
+                sv_sim_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    sim_t *s = calloc(1, sizeof *s);
+    if (!s) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    s->sc = sc;
+    s->hooks = hooks;
+    s->err = err ? err : &s->scratch; /* the run still reads its own messages */
+    s->cl.external = external;
+    s->res = calloc(1, sizeof *s->res);
+    if (!s->res) {
+        free(s);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    s->res->sc = sc;
+    int rc = setup(s, s->err);
+    if (rc) {
+        teardown(s);
+        sv_result_free(s->res);
+        free(s);
+        return rc;
+    }
+    start(s);
+    *out = s;
+    return 0;
+}
+
+/* The last time a run may reach. */
+static double end_time(const sim_t *s)
+{
+    return s->sc->horizon > 0 ? s->sc->horizon : INFINITY;
+}
+
+int sv_sim_advance(sv_sim_t *s, double t)
+{
+    double until = t < end_time(s) ? t : end_time(s);
+    run_until(s, until);
+    if (!s->rc && s->cl.external && until > s->now && until < INFINITY) s->now = until;
+    return s->rc;
+}
+
+double sv_sim_now(const sv_sim_t *s)
+{
+    return s->now;
+}
+
+int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
+{
+    *id = -1;
+    if (s->rc) return s->rc;
+    if (input < 1 || output < 1) return sv_errorf(s->err, SV_EINVAL, "an injected request "
+                                                  "needs at least 1 input and 1 output token");
+    int32_t k = new_request(s, s->now, input, output, 0);
+    if (k < 0) return s->rc;
+    if (s->sc->workload.nclasses > 0) { /* not one the workload drew: the first class */
+        R(s, k)->cls = 0;
+        R(s, k)->priority = s->sc->workload.classes[0].priority;
+    }
+    offer(s, k);
+    *id = k;
+    return s->rc;
+}
+
+int sv_sim_close(sv_sim_t *s, sv_result_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    s->cl.external = 0;
+    run_until(s, end_time(s));
+    wind_down(s);
+    int rc = summarize(s, s->err);
+    if (rc && err && err != s->err) *err = *s->err;
+    teardown(s);
+    if (rc)
+        sv_result_free(s->res);
+    else
+        *out = s->res;
+    free(s);
+    return rc;
+}
+
 int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_result_t **out,
                       sv_error_t *err)
 {
-    sv_error_t scratch; /* err may be NULL (error.h); the run still reads its own messages */
-    if (!err) err = &scratch;
+    sv_sim_t *s;
     *out = NULL;
-    sim_t s;
-    memset(&s, 0, sizeof s);
-    s.sc = sc;
-    s.hooks = hooks;
-    s.err = err;
-    s.res = calloc(1, sizeof *s.res);
-    if (!s.res) return sv_errorf(err, SV_ENOMEM, "out of memory");
-    s.res->sc = sc;
-    int rc = setup(&s, err);
-    if (!rc) {
-        start(&s);
-        run_until(&s, sc->horizon > 0 ? sc->horizon : INFINITY);
-        wind_down(&s);
-        rc = summarize(&s, err);
-    }
-    teardown(&s);
-    if (rc) {
-        sv_result_free(s.res);
-        return rc;
-    }
-    *out = s.res;
-    return 0;
+    int rc = sv_sim_open(sc, hooks, 0, &s, err);
+    return rc ? rc : sv_sim_close(s, out, err);
 }
