@@ -154,18 +154,6 @@ const sv_sample_t *sv_metrics_samples(const sv_metrics_t *m, size_t *n)
 
 /* ---- statistics ----------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int cmp_wval(const void *a, const void *b)
-{
-    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
-    return (x > y) - (x < y);
-}
-
 double sv_percentile_sorted(const double *x, size_t n, double p)
 {
     if (n == 0) return 0.0;
@@ -182,7 +170,7 @@ void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double 
     memset(out, 0, sizeof *out);
     out->n = (long)n;
     if (n == 0) return; /* numpy on the list [0] gives 0 for everything */
-    qsort(x, n, sizeof *x, cmp_double);
+    sv_sort_doubles(x, n);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
         sum += x[i];
@@ -230,7 +218,7 @@ void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, dou
         if (x[i].w > 0) x[k++] = x[i];
     n = k;
     if (n == 0) return;
-    qsort(x, n, sizeof *x, cmp_wval);
+    sv_sort_wvals(x, n);
     double *cw = malloc(n * sizeof *cw);
     if (!cw) return;
     double W = 0.0, sum = 0.0;
@@ -281,18 +269,6 @@ static int ok(const sv_req_t *r)
     return r->state == SV_RQ_DONE;
 }
 
-typedef struct conc_ev {
-    double t;
-    int d;
-} conc_ev_t;
-
-static int cmp_conc(const void *a, const void *b)
-{
-    const conc_ev_t *x = a, *y = b;
-    if (x->t != y->t) return (x->t > y->t) - (x->t < y->t);
-    return x->d - y->d; /* departures (-1) before arrivals (+1): half-open intervals */
-}
-
 /* Output tokens per whole second of the benchmark, for the peak: a dense array when the
  * run is not much longer in seconds than it has token events, else the events themselves,
  * sorted and summed per second at the end (a run of three requests over 1e9 s). */
@@ -325,12 +301,6 @@ static void bins_add(bins_t *b, double second, double tokens)
     }
 }
 
-static int cmp_wval_v(const void *a, const void *b)
-{
-    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
-    return (x > y) - (x < y);
-}
-
 static double bins_max(bins_t *b)
 {
     double best = 0.0;
@@ -339,7 +309,7 @@ static double bins_max(bins_t *b)
             if (b->dense[i] > best) best = b->dense[i];
         return best;
     }
-    qsort(b->sparse, b->ns, sizeof *b->sparse, cmp_wval_v);
+    sv_sort_wvals(b->sparse, b->ns);
     for (size_t i = 0; i < b->ns;) {
         double sum = 0.0, sec = b->sparse[i].v;
         for (; i < b->ns && b->sparse[i].v == sec; i++)
@@ -476,14 +446,21 @@ static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
     out->good_by[2] += g2;
 }
 
-/* Peak concurrency: a sweep over the half-open [start, last token) of each request. */
-static long peak_concurrency(conc_ev_t *ev, size_t nev)
+/* Peak concurrency: a sweep over the half-open [start, last token) of each request, the
+ * sorted starts and ends merged, an end before a start at the same time. Sorts both. */
+static long peak_concurrency(double *start, double *end, size_t n)
 {
-    qsort(ev, nev, sizeof *ev, cmp_conc);
+    sv_sort_doubles(start, n); /* in order already unless arrivals come out of order */
+    sv_sort_doubles(end, n);
     long cur = 0, peak = 0;
-    for (size_t i = 0; i < nev; i++) {
-        cur += ev[i].d;
-        if (cur > peak) peak = cur;
+    for (size_t i = 0, j = 0; i < n;) {
+        if (j < n && end[j] <= start[i]) {
+            cur--;
+            j++;
+        } else {
+            if (++cur > peak) peak = cur;
+            i++;
+        }
     }
     return peak;
 }
@@ -583,8 +560,9 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     int rc = 0, bad = 0;
     for (size_t d = 0; d < NDISTS; d++)
         bad |= !(v[d] = malloc((n + 1) * sizeof *v[d]));
-    conc_ev_t *ev = malloc((2 * n + 1) * sizeof *ev);
-    if (bad || !ev) {
+    double *ev_start = malloc((n + 1) * sizeof *ev_start);
+    double *ev_end = malloc((n + 1) * sizeof *ev_end);
+    if (bad || !ev_start || !ev_end) {
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
     }
@@ -613,8 +591,8 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         /* start + latency, taken as the exact end time: recomputing it as a sum can round
          * past the start of a request sent at that very instant (closed loops). */
         if (r->last_token > max_end) max_end = r->last_token;
-        ev[nev++] = (conc_ev_t){r->start, +1};
-        ev[nev++] = (conc_ev_t){r->last_token, -1};
+        ev_start[nev] = r->start;
+        ev_end[nev++] = r->last_token;
     }
     out->completed = (long)nc;
     out->duration = duration;
@@ -626,7 +604,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     } else {
         out->request_goodput = slo ? 0.0 : NAN;
     }
-    out->max_concurrent_requests = peak_concurrency(ev, nev);
+    out->max_concurrent_requests = peak_concurrency(ev_start, ev_end, nev);
     for (size_t d = 0; d < NDISTS; d++)
         sv_stat_compute(v[d], nv[d], out->pcts, out->npcts, 1e3,
                         (sv_stat_t *)((char *)out + DISTS[d].off));
@@ -640,7 +618,8 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
 done:
     for (size_t d = 0; d < NDISTS; d++)
         free(v[d]);
-    free(ev);
+    free(ev_start);
+    free(ev_end);
     return rc;
 }
 

@@ -163,4 +163,14 @@ typedef struct sv_wval {
 void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
                       sv_stat_t *out);
 
+/* Ascending sorts (sim/metrics/order.c): stable, in the order qsort with a three-way
+ * comparison of the values gives (-0 equals +0), in linear time (a radix sort on the bit
+ * patterns); an array already in order costs one pass. No NaNs. */
+void sv_sort_doubles(double *x, size_t n);
+void sv_sort_wvals(sv_wval_t *x, size_t n); /* by v */
+/* numpy.percentile (linear) of x for each of pcts into out, as sv_percentile_sorted of the
+ * sorted x would give, by selecting only the order statistics needed (O(n) expected);
+ * reorders x. 0 for n = 0. At most SV_MAX_PCT + 4 percentiles. */
+void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, double *out);
+
 #endif
