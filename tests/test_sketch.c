@@ -127,6 +127,20 @@ START_TEST(test_weights)
         ck_assert(sv_sketch_percentile(w, p) == sv_sketch_percentile(e, p));
     /* numpy.percentile([1, 1, 3, 4], 75) = 3.25 */
     assert_within(sv_sketch_percentile(w, 75), 3.25, 0.01);
+    /* Exported (as sent between MPI ranks) and merged into an empty sketch: the same. */
+    /* buckets 0 (holding 1) to 70 (holding 4: ln 4 / ln gamma = 69.3), after 9 header fields */
+    size_t k = sv_sketch_export(w, NULL, 0);
+    ck_assert_int_eq(k, 9 + 71);
+    double *buf = malloc(k * sizeof *buf);
+    ck_assert_int_eq(sv_sketch_export(w, buf, k), k);
+    sv_sketch_t *c = sv_sketch_new(0.01);
+    ck_assert_int_eq(sv_sketch_merge_exported(c, buf, k), 0);
+    for (double p = 0; p <= 100; p += 12.5)
+        ck_assert(sv_sketch_percentile(c, p) == sv_sketch_percentile(w, p));
+    ck_assert(sv_sketch_count(c) == 4);
+    ck_assert_int_eq(sv_sketch_merge_exported(c, buf, k - 1), SV_EINVAL); /* cut short */
+    free(buf);
+    sv_sketch_free(c);
     sv_sketch_free(w);
     sv_sketch_free(e);
 }

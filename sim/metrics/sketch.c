@@ -117,6 +117,51 @@ int sv_sketch_merge(sv_sketch_t *into, const sv_sketch_t *from)
     return 0;
 }
 
+/* Layout: alpha, zero, count, mean, m2, then the first bucket and the number of buckets of
+ * pos and of neg (from the first non-empty bucket to the last), then their counts. Every
+ * field is a double that holds its value exactly. */
+#define HEADER 9
+
+/* The buckets of st from its first to its last non-empty one: [*lo, *lo + *n). */
+static void used(const store_t *st, int *lo, int *n)
+{
+    int a = 0, b = st->n;
+    while (a < b && st->c[a] == 0)
+        a++;
+    while (b > a && st->c[b - 1] == 0)
+        b--;
+    *lo = st->lo + a;
+    *n = b - a;
+}
+
+size_t sv_sketch_export(const sv_sketch_t *s, double *buf, size_t cap)
+{
+    int plo, pn, nlo, nn;
+    used(&s->pos, &plo, &pn);
+    used(&s->neg, &nlo, &nn);
+    size_t n = HEADER + (size_t)pn + (size_t)nn;
+    if (cap < n) return n;
+    const double h[HEADER] = {s->alpha, s->zero, s->count, s->mean, s->m2, plo, pn, nlo, nn};
+    memcpy(buf, h, sizeof h);
+    if (pn) memcpy(buf + HEADER, s->pos.c + (plo - s->pos.lo), (size_t)pn * sizeof *buf);
+    if (nn) memcpy(buf + HEADER + pn, s->neg.c + (nlo - s->neg.lo), (size_t)nn * sizeof *buf);
+    return n;
+}
+
+int sv_sketch_merge_exported(sv_sketch_t *into, const double *buf, size_t n)
+{
+    if (n < HEADER || buf[0] != into->alpha) return SV_EINVAL;
+    double pn = buf[6], nn = buf[8];
+    if (!(pn >= 0 && nn >= 0 && pn < 1e7 && nn < 1e7) || fabs(buf[5]) > 1e9 ||
+        fabs(buf[7]) > 1e9 || (double)n != HEADER + pn + nn || !(buf[2] >= 0))
+        return SV_EINVAL;
+    sv_sketch_t from = {.alpha = buf[0], .zero = buf[1], .count = buf[2], .mean = buf[3],
+                        .m2 = buf[4]};
+    from.pos = (store_t){(double *)(buf + HEADER), (int)buf[5], (int)pn};
+    from.neg = (store_t){(double *)(buf + HEADER + (size_t)pn), (int)buf[7], (int)nn};
+    return sv_sketch_merge(into, &from);
+}
+
 double sv_sketch_alpha(const sv_sketch_t *s)
 {
     return s->alpha;

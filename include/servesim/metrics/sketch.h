@@ -39,6 +39,12 @@ void sv_sketch_free(sv_sketch_t *s);
 int sv_sketch_add(sv_sketch_t *s, double x, double w);
 /* Add everything counted in from to into (same alpha, else SV_EINVAL). */
 int sv_sketch_merge(sv_sketch_t *into, const sv_sketch_t *from);
+/* A sketch as a flat array of doubles, to send between processes (MPI ranks, shards):
+ * writes it into buf when cap is enough and returns the number of doubles it takes. */
+size_t sv_sketch_export(const sv_sketch_t *s, double *buf, size_t cap);
+/* Merge an exported sketch of n doubles into into: 0, SV_EINVAL (malformed, or another
+ * alpha) or SV_ENOMEM. */
+int sv_sketch_merge_exported(sv_sketch_t *into, const double *buf, size_t n);
 double sv_sketch_alpha(const sv_sketch_t *s);
 double sv_sketch_count(const sv_sketch_t *s); /* total weight */
 /* The value of 0-based rank r (0 <= r < count) within alpha; 0 when empty. */
