@@ -77,11 +77,16 @@ static u128 pow10_128(int k) /* 0 <= k <= 38 */
  * with ".0" after an integer, as the search adds it. */
 static void layout(char *p, uint64_t d, int n, int x)
 {
+    static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
     char dig[20];
-    for (int i = n - 1; i >= 0; i--) {
-        dig[i] = (char)('0' + d % 10);
-        d /= 10;
+    int k = n;
+    for (; k >= 2; k -= 2) { /* two digits per division */
+        memcpy(dig + k - 2, PAIRS + 2 * (d % 100), 2);
+        d /= 100;
     }
+    if (k) dig[0] = (char)('0' + d);
     int nd = n;
     while (nd > 1 && dig[nd - 1] == '0') /* %g drops trailing zeros */
         nd--;
@@ -137,7 +142,8 @@ static const char *fmt_exact(double v, char *buf)
     int e = bexp - 1075; /* |v| = m 2^e */
     int E = e + 52;      /* 2^E <= |v| < 2^(E+1) */
     if (E < -20 || E > 56) return NULL;
-    int x = (int)floor(E * 0.30102999566398119521); /* 10^x <= |v| < 10^(x+2) */
+    /* floor(E log10 2), exact for |E| < 2620: 10^x <= |v| < 10^(x+2) */
+    int x = (int)(((int64_t)E * 315653) >> 20);
     int s = e < 0 ? -e : 0;
     uint64_t q = 0;
     u128 r = 0;
