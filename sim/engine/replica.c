@@ -86,6 +86,7 @@ struct sv_replica {
     sv_reqpool_t *pool;
     sv_metrics_t *m;
     int bs;
+    long seq_blocks; /* blocks every sequence holds besides its tokens' (sv_perf_seq_blocks) */
     int reserve; /* tr->reserve, read on every decode step */
     long total_blocks, free_blocks, watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
@@ -416,6 +417,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->pool = pool;
     r->m = metrics;
     r->bs = cfg->block_size;
+    r->seq_blocks = sv_perf_seq_blocks(perf, r->bs);
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
@@ -458,9 +460,12 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
     return SCHEDULERS[cfg->scheduler].reserve ? 0 : (long)floor(cfg->watermark * (double)kv_blocks);
 }
 
+/* Blocks of a sequence with `tokens` of KV: its tokens' blocks, and from its first token
+ * the fixed blocks its model's windowed layers and linear-attention state take (0 for a
+ * model with neither). */
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
-    return (tokens + r->bs - 1) / r->bs;
+    return (tokens + r->bs - 1) / r->bs + (tokens > 0 ? r->seq_blocks : 0);
 }
 
 /* ---- the prefix cache ------------------------------------------------------------------- */
