@@ -222,8 +222,9 @@ END_TEST
 START_TEST(test_every_scheduler_and_closed_loop)
 {
     const char *scheds[] = {"engine.scheduler=vllm", "engine.scheduler=vllm-v0",
-                            "engine.scheduler=orca", "engine.scheduler=static"};
-    for (int i = 0; i < 4; i++) {
+                            "engine.scheduler=orca", "engine.scheduler=static",
+                            "engine.scheduler=sglang"};
+    for (int i = 0; i < 5; i++) {
         const char *sets[] = {scheds[i], "workload.num_requests=800"};
         sv_scenario_t *sc;
         sv_result_t *res;

@@ -75,6 +75,15 @@ static const sched_traits_t SCHEDULERS[] = {
     [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
     [SV_SCHED_TRTLLM] =
         {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+    /* SGLang (scheduler.py get_next_batch_to_run): a prefill batch (the chunked request
+     * first, then new ones, cut to the token budget) runs whenever one can be formed, and
+     * the decode batch waits; mixed chunks are off by default. */
+    [SV_SCHED_SGLANG] = {"sglang",
+                         0,
+                         1,
+                         0,
+                         {PH_CONTINUE_PREFILLS, PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN,
+                          PH_JOIN_LANDED}},
 };
 #define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
 

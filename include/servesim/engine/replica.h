@@ -15,7 +15,10 @@
  *   static   a batch is formed, runs until every sequence in it finishes, then the next;
  *   trtllm   TensorRT-LLM's in-flight batching with its default capacity policy
  *            (GUARANTEED_NO_EVICT): chunked prefill as vllm, but KV for prompt + output
- *            reserved at admission, so no request is ever preempted.
+ *            reserved at admission, so no request is ever preempted;
+ *   sglang   SGLang's default: a step is a prefill batch (a chunked prompt's next chunk,
+ *            then new prompts, within max_num_batched_tokens) whenever one can be formed,
+ *            else the decode batch; paged KV, retraction by recompute.
  * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
  * that needs a block when none is free preempts the most recently admitted running
  * request (recompute: its blocks are freed and it re-prefills later from the front of
@@ -45,13 +48,14 @@ typedef enum {
     SV_SCHED_VLLM_V0,
     SV_SCHED_ORCA,
     SV_SCHED_STATIC,
-    SV_SCHED_TRTLLM
+    SV_SCHED_TRTLLM,
+    SV_SCHED_SGLANG
 } sv_sched_t;
 
 /* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
 int sv_sched_parse(const char *s, sv_sched_t *out);
 const char *sv_sched_name(sv_sched_t s);
-/* "vllm, vllm-v0, ... or trtllm": every scheduler's name, in table order; returns buf. */
+/* "vllm, vllm-v0, ... or sglang": every scheduler's name, in table order; returns buf. */
 const char *sv_sched_list(char *buf, size_t n);
 
 typedef struct sv_engine_cfg {
