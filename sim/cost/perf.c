@@ -609,22 +609,26 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
      * E (1 - (1 - k/E)^T) per MoE layer in expectation; expert GEMMs at the grouped-GEMM
      * efficiency of their tokens per touched expert, times the busiest expert's share. */
     sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
-    double dense_fl = 2.0 * T * x->lin_params, t_exp = 0.0;
+    double dense_fl = 2.0 * T * x->lin_params, tc_exp = 0.0, tm_exp = 0.0;
     li->flops = dense_fl;
     li->bytes = x->lin_bytes + T * m->hidden * EMBED_BYTES / p->set.tp + T * x->act_tok * ACT_BYTES;
-    double floors = p->gemm_floor_step;
+    double floors = p->gemm_floor_step, dense_bytes = li->bytes;
     if (m->experts) {
         double E = m->experts, k = m->experts_per_tok;
         double touched = E * (1.0 - pow(1.0 - k / E, T));
         double efl = 2.0 * T * k * x->moe_layers * p->expert_params;
         double te = T * k / touched; /* tokens per touched expert */
+        double eby = x->moe_layers * touched * p->expert_params * sv_dtype_weight_bytes(x->expert_dtype);
         li->flops += efl;
-        li->bytes += x->moe_layers * touched * p->expert_params * sv_dtype_weight_bytes(x->expert_dtype);
-        t_exp = efl * x->inv_exp_c * x->imbalance / x->grouped_eff * (te + p->m_half) / te;
+        li->bytes += eby;
+        /* The grouped GEMMs reach g of a dense GEMM's FLOP/s and bandwidth; the busiest
+         * expert's share u stretches their compute. */
+        tc_exp = efl * x->inv_exp_c * x->imbalance / x->grouped_eff * (te + p->m_half) / te;
+        tm_exp = eby * p->inv_mem / x->grouped_eff;
         floors += x->expert_floor_step;
     }
-    finish_op(li, dense_fl * p->inv_lin_c * (T + p->m_half) / T + t_exp, li->bytes * p->inv_mem,
-              floors);
+    finish_op(li, dense_fl * p->inv_lin_c * (T + p->m_half) / T + tc_exp,
+              dense_bytes * p->inv_mem + tm_exp, floors);
     finish_op(ap, eff_flops * x->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
     /* Decode attention: full layers over the whole context (MLA in the absorbed form over the
