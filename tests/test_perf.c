@@ -210,6 +210,7 @@ START_TEST(test_deepseek_r1)
     tu_assert_rel(p8.weight_bytes_gpu, 85140064624.0, 1e-12);
     tu_assert_rel(p4.weight_bytes_gpu, 169141561904.0, 1e-12);
     ck_assert(p8.kv_bytes_token == 70272.0 && p4.kv_bytes_token == 70272.0);
+    ck_assert(sv_model_kv_bytes_token(&p8.model, SV_DT_BF16) == 70272.0); /* list models */
     ck_assert(p8.seq_state_bytes == 0.0);
     sv_error_t err;
     sv_memplan_t mp;
@@ -282,6 +283,7 @@ START_TEST(test_window_kv)
 {
     sv_perf_t g1 = mk_cfg("gpt-oss-120b", "h200", 1, 0), g8 = mk_cfg("gpt-oss-120b", "h200", 8, 0);
     ck_assert(g1.kv_bytes_token == 18.0 * 2048.0);         /* 36,864 */
+    ck_assert(sv_model_kv_bytes_token(&g1.model, SV_DT_BF16) == 36864.0);
     ck_assert(g1.seq_state_bytes == 18.0 * 128.0 * 2048.0); /* 4,718,592 per sequence */
     ck_assert(g8.kv_bytes_token == 18.0 * 256.0);           /* one KV head per GPU: 4,608 */
     ck_assert(g8.seq_state_bytes == 18.0 * 128.0 * 256.0);

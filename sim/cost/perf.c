@@ -85,7 +85,13 @@ double sv_dtype_kv_bytes(sv_dtype_t t)
 
 double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t)
 {
-    return 2.0 * m->layers * m->kv_heads * m->head_dim * sv_dtype_kv_bytes(t);
+    /* MLA caches its latent and rotary key; windowed layers (when not every layer has the
+     * window) and linear-attention layers hold per-sequence state instead. */
+    if (m->mla)
+        return (double)(m->layers - m->linear_layers) * (m->kv_lora_rank + m->qk_rope_head_dim) *
+               sv_dtype_kv_bytes(t);
+    int layers = m->layers - m->linear_layers - (m->window_layers > 0 ? m->window_layers : 0);
+    return 2.0 * layers * m->kv_heads * m->head_dim * sv_dtype_kv_bytes(t);
 }
 
 sv_perf_settings_t sv_perf_settings_default(void)

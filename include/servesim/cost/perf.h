@@ -47,8 +47,10 @@ const char *sv_dtype_name(sv_dtype_t t);
 double sv_dtype_weight_bytes(sv_dtype_t t);
 /* Bytes per KV-cache element (bf16/fp16 2, fp8 1, FP4 with its block scales). */
 double sv_dtype_kv_bytes(sv_dtype_t t);
-/* KV-cache bytes of one token over all of a model's layers, unsharded (TP 1), in dtype t:
- * 2 (K and V) x layers x KV heads x head dim x sv_dtype_kv_bytes(t). */
+/* KV-cache bytes of one token over a model's full-attention layers, unsharded (TP 1), in
+ * dtype t: 2 (K and V) x layers x KV heads x head dim x sv_dtype_kv_bytes(t); MLA: layers x
+ * (kv_lora_rank + qk_rope_head_dim) x bytes. Windowed layers of a model whose other layers
+ * have none, and linear-attention layers, hold per-sequence state instead (not counted). */
 double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t);
 
 /*
