@@ -183,6 +183,9 @@ START_TEST(test_hf_config_arch)
     ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_layer_kind.json"), &m, &err),
                      SV_EINVAL);
     ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_quant.json"), &m, &err), SV_EINVAL);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_all_linear.json"), &m, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "leave a full-attention layer") != NULL, "%s", err.msg);
     sv_catalog_free(cat);
 }
 END_TEST

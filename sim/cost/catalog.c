@@ -388,10 +388,12 @@ int sv_model_check(const sv_model_t *m, const char *where, sv_error_t *err)
                          where, m->sliding_window, m->max_context);
     if (m->dense_layers < 0 || m->window_layers < 0 || m->linear_layers < 0 ||
         m->dense_layers > m->layers || (m->dense_layers == m->layers && m->experts) ||
-        m->window_layers + m->linear_layers > m->layers)
+        ((m->window_layers || m->linear_layers) &&
+         m->window_layers + m->linear_layers >= m->layers))
         return sv_errorf(err, SV_EINVAL,
                          "%s: dense_layers (%d), window_layers (%d) and linear_attention_layers "
-                         "(%d) must fit the %d layers (and leave a MoE layer)",
+                         "(%d) must fit the %d layers (and leave a full-attention layer, and a "
+                         "MoE layer when there are experts)",
                          where, m->dense_layers, m->window_layers, m->linear_layers, m->layers);
     if (m->window_layers && !m->sliding_window)
         return sv_errorf(err, SV_EINVAL, "%s: window_layers (%d) needs a sliding_window", where,
