@@ -290,6 +290,15 @@ START_TEST(test_window_kv)
     ck_assert_int_eq(sv_perf_seq_blocks(&g8, 16), 8); /* 589,824 / (4,608 * 16) */
     ck_assert_int_eq(g1.set.weight_dtype, SV_DT_BF16);
     ck_assert_int_eq(g1.x.expert_dtype, SV_DT_MXFP4);
+    /* MXFP4 experts: W4A4 on a GPU with MXFP4 tensor cores (B200), dequantised to BF16 on
+     * the H200 (no FP4 tensor cores); 0.53125 bytes per expert weight either way. */
+    sv_perf_t gb = mk_cfg("gpt-oss-120b", "b200", 8, 0);
+    tu_assert_rel(gb.x.inv_exp_c * gb.gpu.fp4_flops * gb.set.compute_eff, 1.0, 1e-12);
+    tu_assert_rel(g8.x.inv_exp_c * g8.gpu.bf16_flops * g8.set.compute_eff, 1.0, 1e-12);
+    /* 36 layers x 128 experts x 3 x 2880 x 2880 weights at 0.53125 bytes, the rest BF16. */
+    double experts = 36.0 * 128.0 * 3.0 * 2880.0 * 2880.0;
+    ck_assert(g1.weight_bytes_total > experts * 0.53125 &&
+              g1.weight_bytes_total < experts * 0.53125 + 6.0e9);
     sv_perf_t e1 = mk_cfg("gemma-3-27b", "h200", 1, 0);
     ck_assert(e1.kv_bytes_token == 10.0 * 8192.0); /* 81,920 */
     ck_assert(e1.seq_state_bytes == 52.0 * 1024.0 * 8192.0); /* 436,207,616 */
