@@ -876,6 +876,21 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
     return rc;
 }
 
+/* calibrate's --out is never one of its tables or a catalog file (the catalog it read). */
+static int calibrate_out_check(const char *out, const char *const *files, int nfiles,
+                               const char *ar, const char *sr, sv_error_t *err)
+{
+    sv_paths_t *ps = paths_with_catalog();
+    int bad = !ps;
+    for (int k = 0; !bad && k < nfiles; k++)
+        bad = sv_paths_input(ps, files[k], "a table being fitted");
+    if (!bad && ar) bad = sv_paths_input(ps, ar, "the --allreduce table");
+    if (!bad && sr) bad = sv_paths_input(ps, sr, "the --send-recv table");
+    int rc = bad ? sv_errorf(err, SV_ENOMEM, "out of memory") : out_file(ps, "--out", out, err);
+    sv_paths_free(ps);
+    return rc;
+}
+
 /* calibrate kernels | engine | synthetic (see the usage text). */
 static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
 {
@@ -929,6 +944,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     }
     if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     sv_error_t err;
+    if (out && calibrate_out_check(out, files, nfiles, ar, sr, &err)) return fail_err(&err);
     const sv_gpu_t *gpu = NULL;
     if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
         if (!gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
