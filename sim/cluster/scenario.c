@@ -877,12 +877,14 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
             return sv_errorf(err, SV_EINVAL,
                              "%s: workload: give num_requests or duration_s (or a trace)",
                              at(wl, w, sizeof w));
-        if (isinf(c->rate) && c->num_requests == 0 && c->max_concurrency == 0)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: workload: rate inf sends every request at once, so it needs "
-                             "num_requests (or max_concurrency for a closed loop)",
-                             at(wl, w, sizeof w));
     }
+    /* generated arrivals (lengths or classes) at rate inf over a duration: unbounded */
+    if (!tr && !sc->mooncake.given && isinf(c->rate) && c->num_requests == 0 &&
+        c->max_concurrency == 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload: rate inf sends every request at once, so it needs "
+                         "num_requests (or max_concurrency for a closed loop)",
+                         at(wl, w, sizeof w));
     return sv_ymap_check_unknown(wl, err);
 }
 
