@@ -832,6 +832,10 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                              "%s: workload.rate_profile: the last point's rate is 0, so "
                              "num_requests may never be reached; give workload.duration_s",
                              at(prof, w, sizeof w));
+        double cand = sv_profile_candidates(p, c->num_requests, c->duration);
+        if (!(cand <= SV_PROFILE_MAX_CANDIDATES))
+            return sv_errorf(err, SV_ELIMIT, "%s: workload.rate_profile: " SV_PROFILE_TOO_LONG,
+                             at(prof, w, sizeof w), cand, SV_PROFILE_MAX_CANDIDATES);
         c->rate = sv_profile_mean(p, 0,
                                   c->duration > 0                 ? c->duration
                                   : p->kind == SV_PROFILE_DIURNAL ? p->period
