@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "servesim/engine/engine.h"
+#include "servesim/traffic/identity.h"
 #include "servesim/traffic/workload.h"
 #include "testutil.h"
 
@@ -303,6 +304,66 @@ START_TEST(test_profile_candidates)
 }
 END_TEST
 
+/* A Mooncake trace written to a temporary file and read with 512-token blocks. */
+static int mooncake_text(const char *text, sv_trace_t **t, sv_prompts_t **p, sv_error_t *err)
+{
+    char path[] = "/tmp/servesim-mooncake-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    sv_mooncake_cfg_t c = {.given = 1, .block_tokens = 512, .speedup = 1};
+    snprintf(c.path, sizeof c.path, "%s", path);
+    int rc = sv_mooncake_load(&c, t, p, err);
+    unlink(path);
+    return rc;
+}
+
+/* Hash ids are 64-bit integers read from the text: 2^53 and 2^53 + 1 (one double) stay two
+ * blocks, 2^64 - 1 is read, 2^64, 1.0 and -1 are refused, and text after a line's object
+ * is an error, not ignored. */
+START_TEST(test_mooncake_hash_ids)
+{
+    sv_trace_t *t = NULL;
+    sv_prompts_t *p = NULL;
+    sv_error_t err;
+    int rc = mooncake_text("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, "
+                           "\"hash_ids\": [9007199254740992, 9007199254740993]}\n"
+                           "{\"hash_ids\": [18446744073709551615], \"timestamp\": 5, "
+                           "\"note\": {\"hash_ids\": [7]}, \"input_length\": 3, "
+                           "\"output_length\": 2}\n",
+                           &t, &p, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_int_eq(t->n, 2);
+    ck_assert_int_eq(p->nseg[0], 2);
+    ck_assert(p->seg[0].id != p->seg[1].id);
+    ck_assert(p->seg[0].id == (0x7ace000000000000ULL ^ 9007199254740992ULL));
+    ck_assert(p->seg[1].id == (0x7ace000000000000ULL ^ 9007199254740993ULL));
+    ck_assert_int_eq(p->seg[1].len, 88);
+    ck_assert(p->seg[2].id == (0x7ace000000000000ULL ^ 18446744073709551615ULL));
+    sv_trace_free(t);
+    sv_prompts_free(p);
+    static const char *const bad[] = {"18446744073709551616", "1.0", "-1", "1e3"};
+    for (int i = 0; i < 4; i++) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, "
+                 "\"hash_ids\": [%s]}\n",
+                 bad[i]);
+        ck_assert_int_eq(mooncake_text(line, &t, &p, &err), SV_EINVAL);
+        ck_assert_msg(strstr(err.msg, ":1: hash_ids[0]: expected a whole number in [0, "
+                                      "18446744073709551615]"),
+                      "%s: %s", bad[i], err.msg);
+    }
+    ck_assert_int_eq(mooncake_text("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": "
+                                   "1, \"hash_ids\": [1]} {\"junk\": 1}\n",
+                                   &t, &p, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":1: text after the JSON object; expected one object per line"),
+                  "%s", err.msg);
+}
+END_TEST
+
 /* Count the arrivals of a profile in [a, b) for each of nseg segments; returns the total. */
 static long profile_counts(sv_workload_cfg_t *c, const double *edges, int nseg, long *counts)
 {
@@ -486,6 +547,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_trace_text_hazards);
     tcase_add_test(tc, test_profile_steps);
     tcase_add_test(tc, test_profile_candidates);
+    tcase_add_test(tc, test_mooncake_hash_ids);
     tcase_add_test(tc, test_profile_diurnal);
     tcase_add_test(tc, test_trace_window_loop);
     suite_add_tcase(s, tc);
