@@ -221,6 +221,18 @@ expect_fail calibrate_too_few_rows "few.csv: 1 usable rows for the gemm fit, nee
 expect_fail calibrate_no_convergence "did not converge in 1 iterations" -- calibrate engine --rows bloom-176b:a100-80gb --base eager --fit layer_overhead_us,seq_overhead_us "$data/validation/splitwise_perf_model.csv" --max-iter 1
 expect_fail calibrate_bad_rows "--rows: unknown GPU 'tpu'" -- calibrate engine --rows bloom-176b:tpu --base eager --fit seq_overhead_us "$data/validation/splitwise_perf_model.csv"
 expect_ok calibrate_synthetic 'all recovered within 2%' -- calibrate synthetic --gpu a40
+# Its temporary table is a fresh file (mkstemp): a link planted where a predictable
+# name (the process id) would be is left alone, and nothing is left behind.
+mkdir -p "$tmp/syn"
+echo precious >"$tmp/syn-victim"
+TMPDIR=$tmp/syn bash -c 'ln -s "$0" "$TMPDIR/servesim-synthetic-$$.csv"; exec "$1" calibrate synthetic --gpu a40' \
+    "$tmp/syn-victim" "$bin" >/dev/null 2>&1
+if [ "$(cat "$tmp/syn-victim")" = precious ] && [ "$(ls "$tmp/syn" | wc -l)" -eq 1 ]; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL calibrate_synthetic_tmp: the planted link's target was written, or a file was left"
+fi
 mkdir -p "$tmp/cat"
 expect_ok calibrate_engine 'engine: 76 rows' -- calibrate engine --rows bloom-176b:a100-80gb,bloom-176b:h100-80gb --base eager --fit layer_overhead_us,seq_overhead_us,compute_efficiency,attention_efficiency "$data/validation/splitwise_perf_model.csv" --name eager-refit --out "$tmp/cat/eager.yaml"
 cp "$src/models/gpus.yaml" "$src/models/llms.yaml" "$tmp/cat/"

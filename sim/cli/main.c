@@ -953,10 +953,15 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     if (strcmp(mode, "synthetic") == 0) {
         /* Known parameters: the A100 fit's order of magnitude. */
         const double g4[4] = {0.72, 96.0, 0.84, 6.0}, s3[3] = {0.78, 0.45, 3.5};
+        /* a fresh file of our own (mkstemp creates it exclusively, never through a link) */
         char path[512];
         const char *dir = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/servesim-synthetic-%ld.csv", dir && *dir ? dir : "/tmp",
-                 (long)getpid());
+        snprintf(path, sizeof path, "%s/servesim-synthetic-XXXXXX", dir && *dir ? dir : "/tmp");
+        int fd = mkstemp(path);
+        if (fd < 0)
+            return fail("error: calibrate synthetic: cannot create a temporary file in %s",
+                        dir && *dir ? dir : "/tmp");
+        close(fd);
         sv_fit_t g, s;
         const char *p1 = path;
         int rc = sv_calibrate_synthetic_mlp(path, gpu, g4, s3, noise_rel, 42, &err);
