@@ -68,6 +68,8 @@ expect_fail bad_catalog "cannot open the catalog directory" -- --catalog /nonexi
 # run: the quickstart, bad scenarios, and byte-identical outputs
 q="$src/scenarios/quickstart.yaml"
 expect_ok run_quickstart '^============ Serving Benchmark Result ============$' -- run "$q" --set workload.num_requests=50
+# --set KEY= removes the key: the scenario's rate gives way to a rate profile
+expect_ok run_rate_unset_profile '^Successful requests: +20' -- run "$q" --set workload.num_requests=20 --set workload.rate= --set 'workload.rate_profile={kind: steps, points: [[0, 5]]}'
 expect_ok run_goodput '^Request goodput \(req/s\):' -- run "$q" --set workload.num_requests=50
 expect_ok run_convention '^Metric convention: +genai-perf$' -- run "$q" --set workload.num_requests=50 --convention genai-perf
 expect_ok run_finance '^Total per 1M output tokens \(\$\):' -- run "$q" --set workload.num_requests=50 --set cost.pue=1.2

@@ -811,7 +811,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
     if (prof && !sv_yscalar_is_null(prof)) {
         const char *clash[] = {"rate", "trace"};
         for (int i = 0; i < 2; i++)
-            if (sv_ymap_get(wl, clash[i]))
+            if (sv_ymap_get(wl, clash[i]) && !sv_yscalar_is_null(sv_ymap_get(wl, clash[i])))
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: workload.%s cannot be combined with workload.rate_profile "
                                  "(the profile gives the rate at each time)",
