@@ -96,6 +96,7 @@ typedef struct sim {
     sv_workload_cfg_t wcfg;
     sv_session_gen_t *sgen;
     long sessions_live; /* started and not over */
+    long starting;      /* 1 + the session whose calls session_start is making; 0: none */
     sv_segment_t *sbuf; /* a prompt being built */
     size_t capsbuf;
     const sv_sim_hooks_t *hooks; /* observers (--trace-json); NULL: none */
@@ -229,6 +230,15 @@ static int session_bound(const sim_t *s)
     return n > 0 && (long)s->res->pool.n >= n;
 }
 
+/* Session rec is over (cut: a fanout past the request bound). */
+static void session_over(sim_t *s, sv_session_rec_t *rec)
+{
+    rec->over = 1;
+    rec->cut = rec->failed == 0 && rec->sent < rec->planned;
+    rec->end = s->now;
+    s->sessions_live--;
+}
+
 /* A session starts: its first call (a chain) or all of them (a fanout) are made now
  * (those the request bound allows). */
 static void session_start(sim_t *s, double t, int32_t in, int32_t out)
@@ -242,11 +252,14 @@ static void session_start(sim_t *s, double t, int32_t in, int32_t out)
     rec->planned = sv_session_turns(s->sgen);
     s->sessions_live++;
     int n = s->sc->sessions.shape == SV_SESSION_FANOUT ? rec->planned : 1;
+    s->starting = k + 1; /* calls that fail as they are sent do not end it before the rest */
     for (int i = 0; i < n && !s->rc && !session_bound(s); i++) {
         if (i > 0) sv_session_lengths(s->sgen, &in, &out);
         int32_t id = session_call(s, k, i, t, in, out, NULL, 0);
         if (id >= 0) offer(s, id);
     }
+    s->starting = 0;
+    if (!s->rc && rec->done + rec->failed == rec->sent) session_over(s, rec);
 }
 
 /* The next call of chain k is due: with history its prompt is the last call's segments,
@@ -299,6 +312,7 @@ static void session_ended(sim_t *s, int32_t id)
     else
         rec->failed++;
     if (rec->done + rec->failed < rec->sent) return; /* a fanout's other calls */
+    if (s->starting == k + 1) return;                 /* ... or its calls not sent yet */
     int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
     if (chain && rec->failed == 0 && rec->sent < rec->planned) {
         double think = sv_session_think(s->sgen);
@@ -306,10 +320,7 @@ static void session_ended(sim_t *s, int32_t id)
         push(s, s->now + think, EV_TURN, (int32_t)k);
         return;
     }
-    rec->over = 1;
-    rec->cut = rec->failed == 0 && rec->sent < rec->planned; /* a fanout past the bound */
-    rec->end = s->now;
-    s->sessions_live--;
+    session_over(s, rec);
 }
 
 static void schedule_next_arrival(sim_t *s)
