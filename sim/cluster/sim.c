@@ -916,6 +916,7 @@ static void check_client(sim_t *s)
         sent += r->start >= 0 && !over;
         live += !over;
     }
+    sent += s->receiving; /* ended, their last token still on its way to the client */
     if (sent != s->inflight || live != s->outstanding)
         halt(s, SV_EINVAL,
              "internal error (--check) at t=%.9g s: the client counts %ld in flight and %ld "
