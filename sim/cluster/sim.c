@@ -385,7 +385,10 @@ static void ended(sim_t *s, int32_t id)
         return;
     }
     r->ended = 1;
-    if (s->now > s->last_end) s->last_end = s->now;
+    /* its end as recorded: a request timed out inside a replica ends there when the
+     * replica lets it go, later than the end that counts for the duration */
+    double end = r->end >= 0 && r->end < s->now ? r->end : s->now;
+    if (end > s->last_end) s->last_end = end;
     if (s->ttft_end && r->state == SV_RQ_DONE && r->first_token >= 0) {
         long k = s->nttft++ % SV_TTFT_RING;
         s->ttft_end[k] = s->now;
