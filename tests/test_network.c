@@ -65,16 +65,12 @@ START_TEST(test_check_with_rtt)
 {
     sv_catalog_t *cat = tu_catalog();
     sv_scenario_t *sc;
-    sv_error_t err;
     const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nnetwork: {rtt_ms: 20}\n"
                        "metrics: {sample_interval_s: 0.01}\n"
                        "workload: {num_requests: 50, rate: inf, max_concurrency: 8, "
                        "input: {dist: uniform, min: 10, max: 2000}, output: {dist: uniform, "
                        "min: 1, max: 200}}\n";
-    ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
-    sc->check = 1;
-    sv_result_t *res;
-    ck_assert_msg(sv_sim_run(sc, &res, &err) == 0, "%s", err.msg);
+    sv_result_t *res = tu_run_checked(cat, yaml, &sc);
     ck_assert_int_eq(res->summary.completed, 50);
     tu_check_accounting(res);
     tu_done(sc, res);

@@ -211,11 +211,7 @@ START_TEST(test_fanout_fails_at_send)
                  "  sessions: {count: 6, turns: 4, shape: fanout, history: false, message: %s}\n",
                  msg[m]);
         sv_scenario_t *sc;
-        sv_error_t err;
-        ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
-        sc->check = 1;
-        sv_result_t *res;
-        ck_assert_msg(sv_sim_run(sc, &res, &err) == 0, "%s", err.msg);
+        sv_result_t *res = tu_run_checked(cat, yaml, &sc);
         const sv_session_log_t *log = &res->sessions;
         ck_assert_uint_eq(log->n, 6);
         for (size_t k = 0; k < log->n; k++) {

@@ -12,12 +12,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static sv_catalog_t *cat;
+    const sv_catalog_t *cat = fz_catalog("fuzz_calibrate");
     static const sv_gpu_t *gpu;
     static const sv_engine_profile_t *base;
     sv_error_t err;
-    if (!cat && (sv_catalog_load(sv_catalog_default_dir(), &cat, &err) ||
-                 sv_catalog_gpu(cat, "a100-80gb", &gpu, &err) ||
+    if (!gpu && (sv_catalog_gpu(cat, "a100-80gb", &gpu, &err) ||
                  sv_catalog_engine(cat, "eager", &base, &err))) {
         fprintf(stderr, "fuzz_calibrate: %s\n", err.msg);
         abort();

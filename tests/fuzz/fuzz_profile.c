@@ -14,12 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static sv_catalog_t *cat;
+    const sv_catalog_t *cat = fz_catalog("fuzz_profile");
     sv_error_t err;
-    if (!cat && sv_catalog_load(sv_catalog_default_dir(), &cat, &err)) {
-        fprintf(stderr, "fuzz_profile: %s\n", err.msg);
-        abort();
-    }
     static const char head[] = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
                                "workload:\n  num_requests: 200\n  rate_profile: ";
     if (size > 65536) return 0;
