@@ -560,11 +560,14 @@ int sv_calibrate_engine(const char *path, const char *rows, const sv_catalog_t *
         double v[8];
         for (int i = 2; i < 8; i++)
             if ((rc = sv__csv_num(t, r, c[i], &v[i], err))) goto done;
-        if (v[2] < 1 || v[3] < 1 || v[4] < 1 || v[4] > 4096 || v[5] < 1 || v[6] <= 0 || v[7] <= 0) {
-            rc =
-                sv_errorf(err, SV_EINVAL,
-                          "%s:%ld: expected tp, prompt, batch (<= 4096), tokens >= 1 and times > 0",
-                          path, t->lines[r]);
+        /* range-checked before the costing turns them into integers */
+        if (!(v[2] >= 1 && v[2] <= 256) || !(v[3] >= 1 && v[3] <= 1e7) || !(v[4] >= 1) ||
+            v[4] > 4096 || !(v[5] >= 1 && v[5] <= 1e7) || v[2] != floor(v[2]) ||
+            v[3] != floor(v[3]) || v[4] != floor(v[4]) || !(v[6] > 0) || !(v[7] > 0)) {
+            rc = sv_errorf(err, SV_EINVAL,
+                           "%s:%ld: expected whole numbers tp in [1, 256], prompt and tokens in "
+                           "[1, 10000000], batch in [1, 4096], and times > 0",
+                           path, t->lines[r]);
             goto done;
         }
         for (int kind = 0; kind < 2; kind++) {
