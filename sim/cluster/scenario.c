@@ -1,6 +1,8 @@
 /*
  * The scenario loader (see include/servesim/cluster/scenario.h): YAML tree, overrides, then a
- * strict walk over the schema that fills sv_scenario_t, naming the place of any error.
+ * strict walk over the sections that fills sv_scenario_t, naming the place of any error. The
+ * scalar keys of each section are read through the settings schema (schema.c: their ranges,
+ * defaults and fields); what is left here is the sections' structure and their rules.
  */
 #include "servesim/cluster/scenario.h"
 

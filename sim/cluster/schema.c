@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "servesim/cluster/scenario.h"
+#include "servesim/engine/replica.h"
 
 /* The names each enumerated key accepts, and what they stand for. */
 static const sv_yenum_t preemption_names[] = {{"recompute", 0}, {"swap", 1}};
@@ -213,7 +214,7 @@ const sv_keydef_t sv_scenario_keys[] = {
              "what the link could not move in time) remains"},
 
     /* engine: the scheduler first, then every other key in one group. */
-    {"engine", "scheduler", CUSTOM, .unit = "vllm \\| vllm-v0 \\| orca \\| static \\| trtllm",
+    {"engine", "scheduler", CUSTOM, .list = sv_sched_list,
      .def = "vllm", .help = "docs/simulator.md describes each"},
     {"engine", "max_num_seqs", INT, RANGE(1, 1 << 20), POOL(engine.max_num_seqs),
      .unit = "integer", .def = "vLLM's per GPU (below)", .help = "most sequences in one step"},
@@ -626,6 +627,7 @@ const sv_batch_default_t *sv_batch_default(int v1, double mem_gib, const char *n
 static const char *type_text(const sv_keydef_t *k, char *buf, size_t n)
 {
     if (k->unit) return k->unit;
+    if (k->list) return k->list(buf, n);
     switch (k->type) {
     case SV_KEY_BOOL:
         return "bool";
@@ -674,43 +676,61 @@ static const char *const DOC_SECTIONS[] = {"",
                                            "metrics",
                                            NULL};
 
+/* "[lo, hi]" of a number the loader checks, else "". */
+static const char *range_text(const sv_keydef_t *k, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (k->type == SV_KEY_INT)
+        snprintf(buf, n, "[%ld, %ld]", (long)k->lo, (long)k->hi);
+    else if (k->type == SV_KEY_NUM)
+        snprintf(buf, n, isinf(k->hi) ? "[%g, inf]" : "[%g, %g]", k->lo, k->hi);
+    return buf;
+}
+
 static void markdown_section(FILE *f, const char *section)
 {
-    char buf[256];
+    char buf[256], range[64];
     fprintf(f, "<!-- keys %s -->\n", section[0] ? section : "top");
-    fprintf(f, "| key | type / unit | default | meaning |\n|---|---|---|---|\n");
+    fprintf(f, "| key | type / unit | range | default | meaning |\n|---|---|---|---|---|\n");
     for (const sv_keydef_t *k = sv_scenario_keys; k->name; k++)
         if (strcmp(k->section, section) == 0)
-            fprintf(f, "| `%s` | %s | %s | %s |\n", k->name, type_text(k, buf, sizeof buf),
-                    def_text(k), k->help);
+            fprintf(f, "| `%s` | %s | %s | %s | %s |\n", k->name, type_text(k, buf, sizeof buf),
+                    range_text(k, range, sizeof range), def_text(k), k->help);
+    fprintf(f, "<!-- end keys -->\n");
+}
+
+static void markdown_batch_defaults(FILE *f)
+{
+    fprintf(f, "<!-- keys batch-defaults -->\n| scheduler | GPUs | `max_num_seqs` | "
+               "`max_num_batched_tokens` |\n|---|---|---|---|\n");
+    for (const sv_batch_default_t *b = sv_batch_defaults; b->max_num_seqs; b++)
+        fprintf(f, "| %s | %s | %ld | %ld |\n", b->v1 ? "vllm" : "the others", b->gpus,
+                b->max_num_seqs, b->max_num_batched_tokens);
     fprintf(f, "<!-- end keys -->\n");
 }
 
 void sv_keys_markdown(FILE *f, const char *section)
 {
-    if (section) {
+    if (section && strcmp(section, "batch-defaults") == 0)
+        markdown_batch_defaults(f);
+    else if (section)
         markdown_section(f, strcmp(section, "top") == 0 ? "" : section);
-        return;
-    }
+    if (section) return;
     for (int i = 0; DOC_SECTIONS[i]; i++)
         markdown_section(f, DOC_SECTIONS[i]);
-    fprintf(f, "<!-- keys batch-defaults -->\n| scheduler | GPUs | `max_num_seqs` | "
-               "`max_num_batched_tokens` |\n|---|---|---|---|\n");
-    for (const sv_batch_default_t *b = sv_batch_defaults; b->max_num_seqs; b++)
-        fprintf(f, "| %s | %s | %ld | %ld |\n", b->v1 ? "`vllm`" : "the others", b->gpus,
-                b->max_num_seqs, b->max_num_batched_tokens);
-    fprintf(f, "<!-- end keys -->\n");
+    markdown_batch_defaults(f);
 }
 
 void sv_keys_text(FILE *f)
 {
-    char buf[256], key[96];
+    char buf[256], key[96], range[64];
     for (const sv_keydef_t *k = sv_scenario_keys; k->name; k++) {
         snprintf(key, sizeof key, "%s%s%s", k->section, k->section[0] ? "." : "", k->name);
         const char *t = type_text(k, buf, sizeof buf);
-        fprintf(f, "  %-44s ", key);
+        fprintf(f, "  %-42s ", key);
         for (; *t; t++) /* the table's "\|" is markdown's */
             if (!(t[0] == '\\' && t[1] == '|')) fputc(*t, f);
-        fprintf(f, "; default %s\n", def_text(k));
+        fprintf(f, "%s%s; default %s\n", range_text(k, range, sizeof range)[0] ? " " : "", range,
+                def_text(k));
     }
 }
