@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "base/vec_int.h"
 
 typedef struct seg {
@@ -154,12 +155,6 @@ const sv_sample_t *sv_metrics_samples(const sv_metrics_t *m, size_t *n)
 
 /* ---- statistics ----------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int cmp_wval(const void *a, const void *b)
 {
     double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
@@ -182,7 +177,7 @@ void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double 
     memset(out, 0, sizeof *out);
     out->n = (long)n;
     if (n == 0) return; /* numpy on the list [0] gives 0 for everything */
-    qsort(x, n, sizeof *x, cmp_double);
+    qsort(x, n, sizeof *x, sv_cmp_double);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
         sum += x[i];

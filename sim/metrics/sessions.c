@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "base/vec_int.h"
 #include "servesim/metrics/metrics.h"
 
@@ -40,12 +41,6 @@ void sv_session_log_free(sv_session_log_t *log)
     free(log->session);
     free(log->turn);
     memset(log, 0, sizeof *log);
-}
-
-static int cmp_asc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static double pct(double *v, size_t n, double p)
@@ -87,7 +82,7 @@ int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
     }
     out->calls_not_sent = out->calls_planned - out->calls_sent;
     out->calls_done_mean = out->sessions ? (double)out->calls_done / (double)out->sessions : 0.0;
-    qsort(v, k, sizeof *v, cmp_asc);
+    qsort(v, k, sizeof *v, sv_cmp_double);
     out->duration_mean = k ? sum / (double)k : 0.0;
     out->duration_p50 = pct(v, k, 50);
     out->duration_p90 = pct(v, k, 90);
@@ -96,7 +91,7 @@ int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
     k = 0;
     for (size_t i = 0; i < nreq; i++)
         if (pool->r[i].state == SV_RQ_DONE) v[k++] = sv_req_e2el(&pool->r[i]);
-    qsort(v, k, sizeof *v, cmp_asc);
+    qsort(v, k, sizeof *v, sv_cmp_double);
     out->call_p50 = pct(v, k, 50);
     out->call_p90 = pct(v, k, 90);
     out->call_p95 = pct(v, k, 95);
@@ -130,8 +125,8 @@ int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
                 t->failed++;
             }
         }
-        qsort(v, nt, sizeof *v, cmp_asc);
-        qsort(w, ne, sizeof *w, cmp_asc);
+        qsort(v, nt, sizeof *v, sv_cmp_double);
+        qsort(w, ne, sizeof *w, sv_cmp_double);
         t->ttft_p50_ms = pct(v, nt, 50);
         t->ttft_p99_ms = pct(v, nt, 99);
         t->e2el_p50_ms = pct(w, ne, 50);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "base/jsonw_int.h"
 #include "report/report_int.h"
 #include "servesim/report/report.h"
@@ -95,12 +96,6 @@ int sv_convention_parse(const char *name, sv_convention_t *out, sv_error_t *err)
 
 /* ---- statistics ----------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The quantity of one completed request; 0 when it has none (TPOT of a single token). */
 static int req_value(sv_conv_quantity_t q, const sv_req_t *r, double *v)
 {
@@ -158,7 +153,7 @@ int sv_conv_stat(sv_conv_quantity_t q, const sv_req_t *r, size_t n, const double
         for (size_t i = 0; i < k; i++)
             ss += (x[i] - out->mean) * (x[i] - out->mean);
         out->std = k > (size_t)ddof ? sqrt(ss / (double)(k - (size_t)ddof)) : 0.0;
-        qsort(x, k, sizeof *x, cmp_double);
+        qsort(x, k, sizeof *x, sv_cmp_double);
         out->min = x[0];
         out->max = x[k - 1];
         out->median = sv_percentile_sorted(x, k, 50.0);

@@ -16,14 +16,12 @@
 
 #include "base/fileio_int.h"
 #include "traffic/workload_int.h"
+#include "servesim/base/numeric.h"
 #include "servesim/base/yaml.h"
 
 uint64_t sv_stream_seed(uint64_t seed, uint64_t stream)
 {
-    uint64_t z = seed + stream * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return sv_mix64(seed + stream * 0x9e3779b97f4a7c15ULL); /* splitmix64's stream-th output */
 }
 
 /* ---- CSV ---------------------------------------------------------------------------- */
