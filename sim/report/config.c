@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec_int.h"
 #include "report/report_int.h"
 #include "servesim/cluster/finance.h"
 #include "servesim/metrics/contract.h"
@@ -29,15 +30,9 @@ static sv_cfg_row_t *add(builder_t *b, const char *key, const char *label, sv_cf
 {
     sv_run_config_t *c = b->c;
     if (b->oom) return NULL;
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 64;
-        sv_cfg_row_t *r = realloc(c->rows, (size_t)cap * sizeof *r);
-        if (!r) {
-            b->oom = 1;
-            return NULL;
-        }
-        c->rows = r;
-        c->cap = cap;
+    if (SV_GROW(c->rows, c->cap, (size_t)c->n + 1)) {
+        b->oom = 1;
+        return NULL;
     }
     sv_cfg_row_t *r = &c->rows[c->n++];
     memset(r, 0, sizeof *r);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec_int.h"
 #include "servesim/base/numeric.h"
 #include "base/jsonw_int.h"
 #include "report/report_int.h"
@@ -186,18 +187,10 @@ static int run_stats(const sv_result_t *res, const sv_convention_def_t *d, sv_co
             rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latencies");
             break;
         }
-        if (npool + nv > cap) {
-            size_t nc = cap ? cap : 1024;
-            while (nc < npool + nv)
-                nc *= 2;
-            double *g = realloc(pool, nc * sizeof *g);
-            if (!g) {
-                free(v);
-                rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latencies");
-                break;
-            }
-            pool = g;
-            cap = nc;
+        if (SV_GROW(pool, cap, npool + nv)) {
+            free(v);
+            rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latencies");
+            break;
         }
         if (nv) memcpy(pool + npool, v, nv * sizeof *v);
         npool += nv;
