@@ -55,9 +55,10 @@ static int fail(const char *fmt, const char *a)
     return EXIT_FAILURE;
 }
 
+/* A code returned without a message (err starts zeroed) prints its sv_strerror() words. */
 static int fail_err(const sv_error_t *err)
 {
-    fprintf(stderr, "servesim: error: %s\n", err->msg);
+    fprintf(stderr, "servesim: error: %s\n", err->msg[0] ? err->msg : sv_strerror(err->code));
     return EXIT_FAILURE;
 }
 
@@ -233,7 +234,7 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     long batches[SV_EXPLAIN_MAX_BATCHES] = {1, 8, 32, 64, 128, 256};
     int nbatches = 6, ideal = 0, json = 0;
     sv_perf_settings_t set = sv_perf_settings_default();
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_error_clear(&err);
     const char *v;
     int missing = 0;
@@ -564,7 +565,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     run_opts_t o;
     int st = parse_run(argc, argv, &o);
     if (st) return st;
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(o.a.path, o.a.sets, o.a.nsets, cat, &sc, &err)) return fail_err(&err);
     sc->check = o.check;
@@ -632,7 +633,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (finish_args(&a, "sweep needs a scenario file")) return EXIT_FAILURE;
     const char *path = a.path, *const *sets = a.sets;
     int nsets = a.nsets, jobs = a.jobs;
-    sv_error_t err;
+    sv_error_t err = {0};
     /* Load once: to validate, and to check the inputs against the outputs. */
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
@@ -725,7 +726,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
 static int cmd_merge(int argc, char **argv)
 {
     if (argc < 2) return fail("error: merge needs OUT and at least one shard directory%s", "");
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_paths_t *ps = sv_paths_new();
     int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
     for (int d = 1; !rc && d < argc; d++) {
@@ -761,7 +762,7 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     if (finish_args(&a, "plan needs a scenario file with a plan: map")) return EXIT_FAILURE;
     const char *path = a.path, *const *sets = a.sets;
     int nsets = a.nsets, jobs = a.jobs;
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_scenario_t *sc = NULL;
     static sv_plan_cfg_t cfg;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
@@ -849,7 +850,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
             return sv__unknown_option("validate", argv[i]);
         if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     }
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_validation_t *val = NULL;
     if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
         sv_validation_free(val);
@@ -928,7 +929,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         if (missing) break;
     }
     if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
-    sv_error_t err;
+    sv_error_t err = {0};
     const sv_gpu_t *gpu = NULL;
     if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
         if (!gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
@@ -1087,7 +1088,7 @@ static int cmd_lab(const sv_catalog_t *cat, int argc, char **argv)
     }
     if (missing) return fail("error: %s needs a value (see servesim lab --help)", missing_opt);
     lab.log = stderr;
-    sv_error_t err;
+    sv_error_t err = {0};
     if (sv_lab_serve(&lab, &err)) return fail_err(&err);
     return EXIT_SUCCESS;
 }
@@ -1130,7 +1131,7 @@ static int servesim_main(int argc, char **argv)
     if (strcmp(cmd, "compare") == 0 || strcmp(cmd, "replay") == 0)
         return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
     sv_catalog_t *cat = NULL;
-    sv_error_t err;
+    sv_error_t err = {0};
     catalog_dir_used = catalog_dir ? catalog_dir : sv_catalog_default_dir();
     if (sv_catalog_load(catalog_dir_used, &cat, &err)) return fail_err(&err);
     int rc = strcmp(cmd, "list") == 0        ? cmd_list(cat, argc - i, argv + i)
