@@ -524,6 +524,14 @@ const sv_keydef_t *sv_scenario_key(const char *section, const char *name)
     return NULL;
 }
 
+const char *sv_scenario_enum_name(const char *section, const char *name, int value)
+{
+    const sv_keydef_t *k = sv_scenario_key(section, name);
+    for (int i = 0; k && i < k->nnames; i++)
+        if (k->names[i].value == value) return k->names[i].name;
+    return NULL;
+}
+
 /* One row into its field: 0, 1 when absent (its numeric default, if any, applied), or < 0. */
 static int read_key(sv_ynode_t *map, const sv_keydef_t *k, void *base, sv_error_t *err)
 {

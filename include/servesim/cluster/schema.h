@@ -56,6 +56,11 @@ extern const sv_keydef_t sv_scenario_keys[];
  * Sections with a list ("pools", "workload.classes") name it without an index. */
 const sv_keydef_t *sv_scenario_key(const char *section, const char *name);
 
+/* The name an enumerated key (section, key) gives value: "swap" for engine.preemption 1;
+ * NULL when the key is not enumerated or no name has that value. For the reports'
+ * configuration block, so that it echoes what the scenario would say. */
+const char *sv_scenario_enum_name(const char *section, const char *name, int value);
+
 /*
  * Read the rows of `section` in `group` that have a field (every type but SV_KEY_CUSTOM)
  * from map into base, the struct that section's fields live in (see the table in
