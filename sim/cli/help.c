@@ -344,10 +344,46 @@ int sv__help_main(int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
-int sv__unknown_option(const char *cmd, const char *opt)
+static const char *parsing; /* the command whose arguments are parsed; NULL: before one */
+
+void sv__help_parsing(const char *cmd)
+{
+    parsing = cmd;
+}
+
+/* The option table of cmd (NULL: the options before a command). */
+static const sv__opt_help_t *opts_of(const char *cmd)
 {
     const sv__cmd_help_t *h = cmd ? sv__help_command(cmd) : NULL;
-    const sv__opt_help_t *o = h ? h->opts : global_opts;
+    return h ? h->opts : global_opts;
+}
+
+static int listed(const char *cmd, const char *name)
+{
+    for (const sv__opt_help_t *o = opts_of(cmd); o->name; o++)
+        if (strcmp(o->name, name) == 0) return 1;
+    return 0;
+}
+
+void sv__opt_listed(const char *name)
+{
+    if (listed(parsing, name)) return;
+    fprintf(stderr,
+            "servesim: error: internal: %s parses option '%s', which its help table "
+            "(sim/cli/help.c) does not list\n",
+            parsing ? parsing : "servesim", name);
+    exit(70);
+}
+
+int sv__opt_is(const char *arg, const char *name)
+{
+    sv__opt_listed(name);
+    return strcmp(arg, name) == 0;
+}
+
+int sv__unknown_option(const char *cmd, const char *opt)
+{
+    const sv__opt_help_t *o = opts_of(cmd);
     const char *names[64];
     size_t n = 0;
     for (; o->name && n < 64; o++)
@@ -355,6 +391,13 @@ int sv__unknown_option(const char *cmd, const char *opt)
     /* "--jsn=out.json": the name is what comes before '='. */
     char word[128];
     snprintf(word, sizeof word, "%.*s", (int)strcspn(opt, "="), opt);
+    if (listed(cmd, word)) {
+        fprintf(stderr,
+                "servesim: error: internal: %s lists option '%s' in its help, but its parser "
+                "does not take it\n",
+                cmd ? cmd : "servesim", word);
+        exit(70);
+    }
     const char *near = sv_suggest(word, names, n);
     if (!cmd) {
         if (near)

@@ -119,6 +119,7 @@ static const char *missing_opt = "an option";
 
 const char *sv__opt_value(int argc, char **argv, int *i, const char *name, int *missing)
 {
+    sv__opt_listed(name);
     size_t n = strlen(name);
     if (strncmp(argv[*i], name, n) != 0) return NULL;
     if (argv[*i][n] == '=') return argv[*i] + n + 1;
@@ -272,9 +273,9 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         } else if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
             if (nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
             sets[nsets++] = v;
-        } else if (strcmp(argv[i], "--ideal") == 0) {
+        } else if (sv__opt_is(argv[i], "--ideal")) {
             ideal = 1;
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (sv__opt_is(argv[i], "--json")) {
             /* --json alone prints to stdout; --json FILE (or -) like every other option */
             json = 1;
             if (i + 1 < argc && (argv[i + 1][0] != '-' || strcmp(argv[i + 1], "-") == 0))
@@ -424,7 +425,7 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--json", &o->a.missing)))
             o->json = v;
-        else if (strcmp(argv[i], "--verbose") == 0)
+        else if (sv__opt_is(argv[i], "--verbose"))
             o->verbose = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--trace-json", &o->a.missing)))
             o->trace = v;
@@ -432,7 +433,7 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             if (o->naxes == 16)
                 return fail("error: too many --axes-from options (at most 16)%s", "");
             o->axes_from[o->naxes++] = v;
-        } else if (strcmp(argv[i], "--check") == 0)
+        } else if (sv__opt_is(argv[i], "--check"))
             o->check = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--report", &o->a.missing)))
             o->html = v;
@@ -444,9 +445,9 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->ts_csv = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--cluster-csv", &o->a.missing)))
             o->cl_csv = v;
-        else if (strcmp(argv[i], "--detailed") == 0)
+        else if (sv__opt_is(argv[i], "--detailed"))
             o->detailed = 1;
-        else if (strcmp(argv[i], "--quiet") == 0)
+        else if (sv__opt_is(argv[i], "--quiet"))
             o->quiet = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--convention", &o->a.missing))) {
             sv_error_t cerr;
@@ -624,7 +625,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
             if (sscanf(v, "%d/%d%c", &shard, &nshards, &extra) != 2 || nshards < 1 || shard < 1 ||
                 shard > nshards)
                 return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
-        } else if (strcmp(argv[i], "--quiet") == 0)
+        } else if (sv__opt_is(argv[i], "--quiet"))
             quiet = 1;
         else if ((t = take_common(argc, argv, &i, &a, "sweep")) < 0)
             return EXIT_FAILURE;
@@ -1100,10 +1101,10 @@ static int servesim_main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         int missing = 0;
         const char *v;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (sv__opt_is(argv[i], "--help") || strcmp(argv[i], "-h") == 0) {
             sv__help_overview(stdout);
             return EXIT_SUCCESS;
-        } else if (strcmp(argv[i], "--version") == 0) {
+        } else if (sv__opt_is(argv[i], "--version")) {
             printf("servesim %s\n", SERVESIM_VERSION);
             return EXIT_SUCCESS;
         } else if ((v = sv__opt_value(argc, argv, &i, "--catalog", &missing))) {
@@ -1122,6 +1123,7 @@ static int servesim_main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0) return sv__help_main(argc - i, argv + i);
     const sv__cmd_help_t *help = sv__help_command(cmd);
     if (!help) return sv__unknown_command(cmd);
+    sv__help_parsing(cmd);
     /* CMD --help (or -h) anywhere among its arguments: the command's help, nothing run. */
     if (sv__help_asked(argc - i, argv + i)) {
         sv__help_print(help, stdout);
