@@ -396,7 +396,8 @@ static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_l
                          at(n, w, sizeof w), n->path, d->min, d->max);
     if (d->kind == SV_LEN_FIXED) {
         long v;
-        if ((rc = sv_yget_long(n, "value", 1, 1, 10000000, &v, err))) return rc;
+        const sv_keydef_t *k = sv_scenario_key("length", "value"); /* read as a long */
+        if ((rc = sv_yget_long(n, k->name, 1, (long)k->lo, (long)k->hi, &v, err))) return rc;
         d->value = (double)v;
     } else if (d->kind == SV_LEN_UNIFORM) {
         d->lo = d->min;

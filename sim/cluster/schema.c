@@ -47,7 +47,8 @@ static const sv_yenum_t scale_policy_names[] = {{"queue", SV_SCALE_QUEUE},
 #define CUSTOM SV_KEY_CUSTOM
 
 /*
- * Sections and the struct their reader passes to sv__keys_read: "" and "router":
+ * Sections and the struct their reader passes to sv__keys_read: "cost" and
+ * "cost.gpu_purchase": sv_finance_cfg_t (sim/cluster/finance.c); "" and "router":
  * sv_scenario_t; "hardware" and "engine": sv_pool_cfg_t; "autoscaler": sv_autoscale_cfg_t;
  * "workload": sv_workload_cfg_t; "workload.trace": sv_trace_cfg_t; "workload.mooncake":
  * sv_mooncake_cfg_t; "workload.shared_prefix": sv_shared_prefix_cfg_t; "workload.sessions":
@@ -500,19 +501,26 @@ const sv_keydef_t sv_scenario_keys[] = {
              "tokens)"},
 
     /* cost (sim/cluster/finance.c reads it) */
-    {"cost", "host_w_per_server", CUSTOM, .unit = "W", .def = "0",
+    {"cost", "host_w_per_server", NUM, RANGE(0, 1e6), FIELD(sv_finance_cfg_t, host_w_per_server),
+     .unit = "W", .def = "0",
      .help = "the server's own power besides its GPUs (CPUs, memory, NICs, fans), drawn while "
              "it is up"},
-    {"cost", "gpus_per_server", CUSTOM, .unit = "whole number", .def = "8",
+    {"cost", "gpus_per_server", CUSTOM, RANGE(1, 1024), .unit = "whole number", .def = "8",
      .help = "GPUs that share that host power (a run is charged its GPUs' share)"},
-    {"cost", "energy_usd_per_kwh", CUSTOM, .unit = "USD", .def = "0",
+    {"cost", "energy_usd_per_kwh", NUM, .group = 1, RANGE(0, 1e3),
+     FIELD(sv_finance_cfg_t, energy_usd_per_kwh), .unit = "USD", .def = "0",
      .help = "price of energy at the wall"},
-    {"cost", "pue", CUSTOM, .unit = "1 to 10", .def = "1",
+    {"cost", "pue", CUSTOM, RANGE(1, 10), .unit = "1 to 10", .def = "1",
      .help = "the facility's power usage effectiveness: energy at the wall = (GPU + host) x PUE"},
     {"cost", "gpu_purchase", CUSTOM, .unit = "map", .def = "none (rent)",
-     .help = "`price_usd` (per GPU, required), `years` (required), `utilisation` (share of "
-             "those years in paid service, default 1): the GPUs cost price / (years x 8760 h x "
-             "utilisation) per GPU-hour instead of the rental `price_per_hour_usd`"},
+     .help = "the GPUs are bought (below): they cost price / (years x 8760 h x utilisation) "
+             "per GPU-hour instead of the rental `price_per_hour_usd`"},
+    {"cost.gpu_purchase", "price_usd", NUM, .required = 1, RANGE(1e-9, 1e9),
+     FIELD(sv_finance_cfg_t, purchase_usd), .unit = "USD", .help = "price of one GPU"},
+    {"cost.gpu_purchase", "years", NUM, .required = 1, RANGE(1e-3, 100),
+     FIELD(sv_finance_cfg_t, years), .unit = "years", .help = "the amortisation period"},
+    {"cost.gpu_purchase", "utilisation", NUM, RANGE(1e-3, 1), FIELD(sv_finance_cfg_t, utilisation),
+     .unit = "(0, 1]", .def = "1", .help = "share of those years the GPU is in paid service"},
 
     {.name = NULL},
 };
@@ -681,6 +689,7 @@ static const char *const DOC_SECTIONS[] = {"",
                                            "autoscaler",
                                            "slo",
                                            "cost",
+                                           "cost.gpu_purchase",
                                            "metrics",
                                            NULL};
 
@@ -690,7 +699,7 @@ static const char *range_text(const sv_keydef_t *k, char *buf, size_t n)
     buf[0] = '\0';
     if (k->type == SV_KEY_INT)
         snprintf(buf, n, "[%ld, %ld]", (long)k->lo, (long)k->hi);
-    else if (k->type == SV_KEY_NUM)
+    else if (k->type == SV_KEY_NUM || (k->type == SV_KEY_CUSTOM && k->hi > k->lo))
         snprintf(buf, n, isinf(k->hi) ? "[%g, inf]" : "[%g, %g]", k->lo, k->hi);
     return buf;
 }
