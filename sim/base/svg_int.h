@@ -51,7 +51,6 @@ typedef struct sv_svg_chart {
 
 #define SV_SVG_LOG_SPAN 30.0
 
-
 /* Text for XML and HTML: < > & and " escaped. */
 void sv__xml_escape(FILE *f, const char *s);
 

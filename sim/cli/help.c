@@ -310,16 +310,20 @@ static int help_keys(int argc, char **argv)
             for (const sv_keydef_t *k = sv_scenario_keys; k->name && !known; k++)
                 known = strcmp(k->section, argv[1]) == 0;
             if (!known) {
-                fprintf(stderr, "servesim: error: help keys: no section '%s' (see servesim help "
-                                "keys)\n", argv[1]);
+                fprintf(stderr,
+                        "servesim: error: help keys: no section '%s' (see servesim help "
+                        "keys)\n",
+                        argv[1]);
                 return EXIT_FAILURE;
             }
         }
         sv_keys_markdown(stdout, argc == 2 ? argv[1] : NULL);
         return EXIT_SUCCESS;
     }
-    fprintf(stderr, "servesim: error: help keys: expected no argument or --markdown [SECTION], "
-                    "got '%s'\n", argv[0]);
+    fprintf(stderr,
+            "servesim: error: help keys: expected no argument or --markdown [SECTION], "
+            "got '%s'\n",
+            argv[0]);
     return EXIT_USAGE;
 }
 

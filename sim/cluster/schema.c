@@ -15,22 +15,23 @@
 /* The names each enumerated key accepts, and what they stand for. */
 static const sv_yenum_t preemption_names[] = {{"recompute", 0}, {"swap", 1}};
 static const sv_yenum_t policy_names[] = {{"fcfs", 0}, {"priority", 1}};
-static const sv_yenum_t shape_names[] = {{"chain", SV_SESSION_CHAIN}, {"fanout", SV_SESSION_FANOUT}};
+static const sv_yenum_t shape_names[] = {{"chain", SV_SESSION_CHAIN},
+                                         {"fanout", SV_SESSION_FANOUT}};
 static const sv_yenum_t role_names[] = {
     {"colocated", SV_ROLE_COLOCATED}, {"prefill", SV_ROLE_PREFILL}, {"decode", SV_ROLE_DECODE}};
 static const sv_yenum_t first_token_names[] = {{"prefill", 0}, {"decode", 1}};
 static const sv_yenum_t sharing_names[] = {{"fair", 0}, {"fifo", 1}};
 static const sv_yenum_t dist_names[] = {{"fixed", SV_LEN_FIXED},
-                                     {"uniform", SV_LEN_UNIFORM},
-                                     {"normal", SV_LEN_NORMAL},
-                                     {"lognormal", SV_LEN_LOGNORMAL},
-                                     {"empirical", SV_LEN_EMPIRICAL}};
+                                        {"uniform", SV_LEN_UNIFORM},
+                                        {"normal", SV_LEN_NORMAL},
+                                        {"lognormal", SV_LEN_LOGNORMAL},
+                                        {"empirical", SV_LEN_EMPIRICAL}};
 static const sv_yenum_t profile_names[] = {
     {"steps", SV_PROFILE_STEPS}, {"linear", SV_PROFILE_LINEAR}, {"diurnal", SV_PROFILE_DIURNAL}};
 static const sv_yenum_t scale_policy_names[] = {{"queue", SV_SCALE_QUEUE},
-                                             {"inflight", SV_SCALE_INFLIGHT},
-                                             {"kv", SV_SCALE_KV},
-                                             {"ttft_p90", SV_SCALE_TTFT}};
+                                                {"inflight", SV_SCALE_INFLIGHT},
+                                                {"kv", SV_SCALE_KV},
+                                                {"ttft_p90", SV_SCALE_TTFT}};
 
 #define NAMES(t) .names = t, .nnames = (int)(sizeof t / sizeof t[0])
 /* The field a row fills, as a member of the struct its section's reader passes. */
@@ -89,7 +90,8 @@ const sv_keydef_t sv_scenario_keys[] = {
              "`mean`, `std`); TTFT and E2EL grow by it, TPOT and ITL do not (docs/simulator.md, "
              "\"Client and network\"); a request class may give its own "
              "(`workload.classes[i].rtt_ms`, docs/contracts.md)"},
-    {"", "horizon_s", NUM, .group = 1, RANGE(1e-9, 1e12), SC(horizon), .unit = "seconds", .def = "none",
+    {"", "horizon_s", NUM, .group = 1, RANGE(1e-9, 1e12), SC(horizon), .unit = "seconds",
+     .def = "none",
      .help = "stop the run at this simulated time; requests still in flight fail as "
              "`unfinished`"},
     {"", "autoscaler", CUSTOM, .unit = "map", .def = "none",
@@ -102,25 +104,29 @@ const sv_keydef_t sv_scenario_keys[] = {
     /* hardware (and every pool): the GPU, then the cost-model settings, then the rest. */
     {"hardware", "gpu", CUSTOM, .required = 1, .unit = "name",
      .help = "a catalog GPU (`servesim list gpus`)"},
-    {"hardware", "replicas", INT, RANGE(1, 100000), POOL(replicas), .unit = "integer",
-     .def = "1", .help = "identical replicas of this pool"},
+    {"hardware", "replicas", INT, RANGE(1, 100000), POOL(replicas), .unit = "integer", .def = "1",
+     .help = "identical replicas of this pool"},
     {"hardware", "tp", COST, POOL(perf), .unit = "integer", .def = "1",
      .help = "tensor-parallel degree of one replica"},
     {"hardware", "pp", COST, POOL(perf), .unit = "integer", .def = "1",
      .help = "pipeline-parallel stages of one replica (docs/cost-model.md)"},
-    {"hardware", "pp_link_bandwidth_gb_s", COST, POOL(perf), .unit = "GB/s", .def = "50 (off the NVLink domain)",
+    {"hardware", "pp_link_bandwidth_gb_s", COST, POOL(perf), .unit = "GB/s",
+     .def = "50 (off the NVLink domain)",
      .help = "the link between pipeline stages that are not in one NVLink domain"},
-    {"hardware", "weight_dtype", COST, POOL(perf), .unit = "bf16 \\| fp16 \\| fp8 \\| int4 \\| nvfp4 \\| mxfp4",
-     .def = "bf16", .help = "weight precision"},
-    {"hardware", "kv_cache_dtype", COST, POOL(perf), .unit = "bf16 \\| fp16 \\| fp8 \\| nvfp4 \\| mxfp4",
-     .def = "bf16", .help = "KV cache precision"},
-    {"hardware", "compute_efficiency", COST, POOL(perf), .unit = "0..1", .def = "GPU catalog (0.7435, fitted)",
-     .help = "large-GEMM achieved / peak FLOP/s"},
-    {"hardware", "memory_efficiency", COST, POOL(perf), .unit = "0..1", .def = "GPU catalog (0.8035, fitted)",
-     .help = "weight reads: achieved / peak HBM bandwidth"},
-    {"hardware", "iteration_overhead_ms", COST, POOL(perf), .unit = "ms", .def = "engine profile (vllm 1.5)",
-     .help = "fixed cost per engine step"},
-    {"hardware", "layer_overhead_us", COST, POOL(perf), .unit = "us", .def = "engine profile (vllm 8)",
+    {"hardware", "weight_dtype", COST, POOL(perf),
+     .unit = "bf16 \\| fp16 \\| fp8 \\| int4 \\| nvfp4 \\| mxfp4", .def = "bf16",
+     .help = "weight precision"},
+    {"hardware", "kv_cache_dtype", COST, POOL(perf),
+     .unit = "bf16 \\| fp16 \\| fp8 \\| nvfp4 \\| mxfp4", .def = "bf16",
+     .help = "KV cache precision"},
+    {"hardware", "compute_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "GPU catalog (0.7435, fitted)", .help = "large-GEMM achieved / peak FLOP/s"},
+    {"hardware", "memory_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "GPU catalog (0.8035, fitted)", .help = "weight reads: achieved / peak HBM bandwidth"},
+    {"hardware", "iteration_overhead_ms", COST, POOL(perf), .unit = "ms",
+     .def = "engine profile (vllm 1.5)", .help = "fixed cost per engine step"},
+    {"hardware", "layer_overhead_us", COST, POOL(perf), .unit = "us",
+     .def = "engine profile (vllm 8)",
      .help = "launch cost per layer in a step that is not a CUDA graph"},
     {"hardware", "link_bandwidth_gb_s", COST, POOL(perf), .unit = "GB/s", .def = "GPU catalog",
      .help = "scale-up link, bidirectional per GPU (TP all-reduces)"},
@@ -131,12 +137,13 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "share of device memory the engine may use (vLLM's flag)"},
     {"hardware", "activation_reserve_gb", COST, POOL(perf), .unit = "GB", .def = "estimated",
      .help = "memory kept for activations (docs/cost-model.md)"},
-    {"hardware", "seq_overhead_us", COST, POOL(perf), .unit = "us", .def = "engine profile (vllm 30)",
-     .help = "engine cost per sequence per step"},
-    {"hardware", "cuda_graphs", COST, POOL(perf), .unit = "bool", .def = "engine profile (vllm true)",
+    {"hardware", "seq_overhead_us", COST, POOL(perf), .unit = "us",
+     .def = "engine profile (vllm 30)", .help = "engine cost per sequence per step"},
+    {"hardware", "cuda_graphs", COST, POOL(perf), .unit = "bool",
+     .def = "engine profile (vllm true)",
      .help = "steps up to `graph_max_tokens` tokens replay a CUDA graph"},
-    {"hardware", "graph_max_tokens", COST, POOL(perf), .unit = "tokens", .def = "engine profile (vllm 512)",
-     .help = "the largest step a CUDA graph covers"},
+    {"hardware", "graph_max_tokens", COST, POOL(perf), .unit = "tokens",
+     .def = "engine profile (vllm 512)", .help = "the largest step a CUDA graph covers"},
     {"hardware", "gemm_m_half_tokens", COST, POOL(perf), .def = "GPU catalog",
      .help = "GEMM efficiency curve: tokens at half efficiency (docs/cost-model.md)"},
     {"hardware", "gemm_floor_us", COST, POOL(perf), .unit = "us", .def = "GPU catalog",
@@ -149,7 +156,8 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "prefill attention: achieved / peak FLOP/s (docs/cost-model.md)"},
     {"hardware", "attention_n_half_tokens", COST, POOL(perf), .def = "GPU catalog",
      .help = "attention efficiency curve: tokens at half efficiency (docs/cost-model.md)"},
-    {"hardware", "attention_memory_efficiency", COST, POOL(perf), .unit = "0..1", .def = "GPU catalog",
+    {"hardware", "attention_memory_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "GPU catalog",
      .help = "decode attention: achieved / peak HBM bandwidth (docs/cost-model.md)"},
     {"hardware", "attention_seq_us", COST, POOL(perf), .unit = "us", .def = "GPU catalog",
      .help = "attention cost per sequence in a step (docs/cost-model.md)"},
@@ -188,13 +196,12 @@ const sv_keydef_t sv_scenario_keys[] = {
              "TTFT and of queue time"},
 
     /* disaggregation */
-    {"disaggregation", "first_token", ENUM, NAMES(first_token_names),
-     SC(first_token_at_decode), .def = "prefill",
+    {"disaggregation", "first_token", ENUM, NAMES(first_token_names), SC(first_token_at_decode),
+     .def = "prefill",
      .help = "`prefill`: TTFT ends with the prefill (DistServe's definition); `decode`: the "
              "first token is streamed by the decode replica, after the KV transfer and its first "
              "decode step"},
-    {"disaggregation", "decode_router", CUSTOM, .unit = "policy name",
-     .def = "`least-outstanding`",
+    {"disaggregation", "decode_router", CUSTOM, .unit = "policy name", .def = "`least-outstanding`",
      .help = "policy choosing the decode replica for each prefilled request, among those with "
              "room"},
     {"disaggregation", "kv_link", CUSTOM, .unit = "map", .def = "infiniband", .help = "below"},
@@ -206,8 +213,8 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "bandwidth per GPU"},
     {"disaggregation.kv_link", "latency_us", CUSTOM, .unit = "us", .def = "by kind",
      .help = "fixed latency of each transfer"},
-    {"disaggregation.kv_link", "sharing", ENUM, NAMES(sharing_names),
-     FIELD(sv_kvlink_cfg_t, fifo), .def = "fair",
+    {"disaggregation.kv_link", "sharing", ENUM, NAMES(sharing_names), FIELD(sv_kvlink_cfg_t, fifo),
+     .def = "fair",
      .help = "concurrent transfers on one link: `fair` (each gets bandwidth / n) or `fifo` (one "
              "at a time)"},
     {"disaggregation.kv_link", "overlap", BOOL, FIELD(sv_kvlink_cfg_t, overlap), .def = "false",
@@ -215,11 +222,12 @@ const sv_keydef_t sv_scenario_keys[] = {
              "what the link could not move in time) remains"},
 
     /* engine: the scheduler first, then every other key in one group. */
-    {"engine", "scheduler", CUSTOM, .list = sv_sched_list,
-     .def = "vllm", .help = "docs/simulator.md describes each"},
-    {"engine", "max_num_seqs", INT, RANGE(1, 1 << 20), POOL(engine.max_num_seqs),
-     .unit = "integer", .def = "vLLM's per GPU (below)", .help = "most sequences in one step"},
-    {"engine", "max_num_batched_tokens", COST, POOL(perf), .unit = "tokens", .def = "vLLM's per GPU (below)",
+    {"engine", "scheduler", CUSTOM, .list = sv_sched_list, .def = "vllm",
+     .help = "docs/simulator.md describes each"},
+    {"engine", "max_num_seqs", INT, RANGE(1, 1 << 20), POOL(engine.max_num_seqs), .unit = "integer",
+     .def = "vLLM's per GPU (below)", .help = "most sequences in one step"},
+    {"engine", "max_num_batched_tokens", COST, POOL(perf), .unit = "tokens",
+     .def = "vLLM's per GPU (below)",
      .help = "token budget of one step; for vllm it must be >= max_num_seqs"},
     {"engine", "block_size", COST, POOL(perf), .unit = "tokens", .def = "16",
      .help = "KV cache block (page) size"},
@@ -317,9 +325,8 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"workload.shared_prefix", "prompts", INT, RANGE(1, 1L << 30),
      FIELD(sv_shared_prefix_cfg_t, prompts), .unit = "integer", .def = "1",
      .help = "distinct system prompts"},
-    {"workload.shared_prefix", "share", NUM, RANGE(1e-9, 1.0),
-     FIELD(sv_shared_prefix_cfg_t, share), .unit = "(0, 1]", .def = "1",
-     .help = "share of requests that begin with one"},
+    {"workload.shared_prefix", "share", NUM, RANGE(1e-9, 1.0), FIELD(sv_shared_prefix_cfg_t, share),
+     .unit = "(0, 1]", .def = "1", .help = "share of requests that begin with one"},
 
     {"workload.mooncake", "file", CUSTOM, .required = 1, .unit = "path",
      .help = "a Mooncake trace (JSON lines: timestamp, input_length, output_length, hash_ids)"},
@@ -338,8 +345,8 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"workload.sessions", "shape", ENUM, NAMES(shape_names), FIELD(sv_session_cfg_t, shape),
      .def = "chain",
      .help = "`chain` (each call after the one before) or `fanout` (all calls at once)"},
-    {"workload.sessions", "history", BOOL, FIELD(sv_session_cfg_t, history),
-     .def = "true (chain)", .help = "chain: each prompt carries the conversation so far"},
+    {"workload.sessions", "history", BOOL, FIELD(sv_session_cfg_t, history), .def = "true (chain)",
+     .help = "chain: each prompt carries the conversation so far"},
     {"workload.sessions", "turns", CUSTOM, .required = 1, .unit = "length",
      .help = "calls per session, a length distribution (at most 100000)"},
     {"workload.sessions", "think_time_ms", CUSTOM, .unit = "length (ms)", .def = "none",
@@ -423,9 +430,8 @@ const sv_keydef_t sv_scenario_keys[] = {
      .unit = "text", .def = "ContextTokens", .help = "prompt tokens"},
     {"workload.trace", "output_column", TEXT, .group = 1, FIELD(sv_trace_cfg_t, output_col),
      .unit = "text", .def = "GeneratedTokens", .help = "output tokens"},
-    {"workload.trace", "speedup", NUM, .group = 1, RANGE(1e-6, 1e6),
-     FIELD(sv_trace_cfg_t, speedup), .def = "1",
-     .help = "divide inter-arrival times by this (2 replays twice as fast)"},
+    {"workload.trace", "speedup", NUM, .group = 1, RANGE(1e-6, 1e6), FIELD(sv_trace_cfg_t, speedup),
+     .def = "1", .help = "divide inter-arrival times by this (2 replays twice as fast)"},
     {"workload.trace", "limit", INT, .group = 1, RANGE(1, SV_MAX_TRACE_ROWS),
      FIELD(sv_trace_cfg_t, limit), .unit = "integer", .def = "all rows",
      .help = "replay only the first rows (`num_requests` does the same)"},
@@ -550,7 +556,8 @@ static int read_key(sv_ynode_t *map, const sv_keydef_t *k, void *base, sv_error_
     const char *s;
     switch (k->type) {
     case SV_KEY_INT:
-        if ((rc = sv_yget_long(map, k->name, k->required, (long)k->lo, (long)k->hi, &l, err)) == 1 &&
+        if ((rc = sv_yget_long(map, k->name, k->required, (long)k->lo, (long)k->hi, &l, err)) ==
+                1 &&
             k->def && sv_parse_long(k->def, &l) == 0)
             rc = 2;
         if (rc == 0 || rc == 2) {
@@ -561,8 +568,8 @@ static int read_key(sv_ynode_t *map, const sv_keydef_t *k, void *base, sv_error_
         }
         break;
     case SV_KEY_NUM:
-        if ((rc = sv_yget_double(map, k->name, k->required, k->lo, k->hi, &d, err)) == 1 && k->def &&
-            sv_parse_double(k->def, &d) == 0)
+        if ((rc = sv_yget_double(map, k->name, k->required, k->lo, k->hi, &d, err)) == 1 &&
+            k->def && sv_parse_double(k->def, &d) == 0)
             rc = 2;
         if (rc == 0 || rc == 2) *(double *)field = k->scale != 0 ? d * k->scale : d;
         break;
@@ -622,9 +629,11 @@ int sv__keys_read(sv_ynode_t *map, const char *section, int group, void *base, s
  * else 256 and 2048. The other schedulers keep 256 and 8192. First matching row wins.
  */
 const sv_batch_default_t sv_batch_defaults[] = {
-    {1, 70.0, "a100", 1024, 8192, "GPUs with at least 70 GiB that are not A100s (H100, H200, B200, MI300X)"},
+    {1, 70.0, "a100", 1024, 8192,
+     "GPUs with at least 70 GiB that are not A100s (H100, H200, B200, MI300X)"},
     {1, 0.0, NULL, 256, 2048, "the others (A100, L40S, L4)"},
-    {0, 0.0, NULL, 256, 8192, "every GPU, with the `vllm-v0`, `orca`, `static` and `trtllm` schedulers"},
+    {0, 0.0, NULL, 256, 8192,
+     "every GPU, with the `vllm-v0`, `orca`, `static` and `trtllm` schedulers"},
     {.max_num_seqs = 0},
 };
 

@@ -237,7 +237,8 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
     } else {
         if (w->profile.kind != SV_PROFILE_NONE)
             text(&b, "rate_profile", "rate profile", "%s, peak %.4g req/s",
-                 named("workload.rate_profile", "kind", (int)w->profile.kind), sv_profile_peak(&w->profile));
+                 named("workload.rate_profile", "kind", (int)w->profile.kind),
+                 sv_profile_peak(&w->profile));
         else
             num(&b, "rate", sc->sessions.given ? "rate (sessions started)" : "rate", w->rate,
                 sc->sessions.given ? "per s" : "req/s");

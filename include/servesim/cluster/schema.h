@@ -44,8 +44,8 @@ typedef struct sv_keydef {
     size_t offset, size; /* the field, from the struct the section's reader passes */
     const char *unit;    /* unit or type for the docs ("tokens", "GB/s"); NULL: the type's */
     const char *(*list)(char *buf, size_t n); /* or the names another table accepts */
-    const char *def;     /* default: a number is applied when the key is absent; other text
-                          * only documents the default the loader or the engine computes */
+    const char *def; /* default: a number is applied when the key is absent; other text
+                      * only documents the default the loader or the engine computes */
     const char *help;
 } sv_keydef_t;
 
