@@ -41,6 +41,9 @@ static const sv__opt_help_t run_opts[] = {
     OPT_REPORT,
     {"--quiet", NULL, "no summary on stdout, no notes on stderr"},
     {"--check", NULL, "recount the KV blocks after every step (slow; a self-check)"},
+    {"--sketch", NULL, "percentiles from quantile sketches (1% relative error)"},
+    {"--sketch-alpha", "A", "the sketches' relative error, in (0, 0.5] (default 0.01)"},
+    {"--exact-max", "N", "exact percentiles up to N requests (default 20000000)"},
     {"--convention", "NAME", "metric names: vllm (default), genai-perf, llmperf, sglang"},
     {"--verbose", NULL, "print the configuration block before the summary"},
     {"--trace-json", "FILE", "write a Perfetto timeline of steps, transfers and requests"},
@@ -111,6 +114,8 @@ static const sv__opt_help_t validate_opts[] = {
     {"--data", "FILE.csv", "measured runs (default tests/data/validation/measurements.csv)"},
     {"--family", "PREFIX", "only the families starting with PREFIX (default: all)"},
     {"--bounds", "FILE.csv", "exit 1 when a family's MAPE is past its bound in FILE"},
+    {"--coverage-tolerance", "PTS", "exit 1 when a band's coverage is PTS off 80%"},
+    {"--markdown", NULL, "print docs/validation.md's tables (tools/validation-doc)"},
     {NULL, NULL, NULL},
 };
 
@@ -182,8 +187,9 @@ static const sv__cmd_help_t commands[] = {
      explain_opts, NULL,
      "servesim explain --model llama-3.1-8b --gpu h100-sxm --tp 1 --batch 1,8,32,64"},
     {"validate", "[options]", "simulate every measured run of the validation table",
-     "Simulate every measured run of the validation table and print the errors per family\n"
-     "and the confidence intervals derived from them (docs/validation.md).",
+     "Simulate every measured run of the validation table and print the errors per family,\n"
+     "in sample and with each family left out of every fit, and the error bands (80%\n"
+     "coverage) derived from the left-out residuals (docs/validation.md).",
      validate_opts, NULL, "servesim validate --family splitwise-bloom-a100"},
     {"calibrate", "kernels|engine|runs|synthetic [options] [FILE...]",
      "fit GPU curves or an engine profile to measurements",

@@ -412,6 +412,9 @@ typedef struct run_opts {
     cmd_args_t a;
     const char *json, *req_csv, *ts_csv, *html, *prom, *cl_csv, *trace, *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
+    int sketch;         /* --sketch */
+    double sketch_alpha; /* --sketch-alpha; 0: the default */
+    long exact_max;      /* --exact-max; 0: the default */
     sv_convention_t conv;
 } run_opts_t;
 
@@ -435,7 +438,20 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->axes_from[o->naxes++] = v;
         } else if (sv__opt_is(argv[i], "--check"))
             o->check = 1;
-        else if ((v = sv__opt_value(argc, argv, &i, "--report", &o->a.missing)))
+        else if (sv__opt_is(argv[i], "--sketch"))
+            o->sketch = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--sketch-alpha", &o->a.missing))) {
+            char *end;
+            o->sketch_alpha = strtod(v, &end);
+            if (end == v || *end || !(o->sketch_alpha > 0 && o->sketch_alpha <= 0.5))
+                return fail("error: --sketch-alpha: expected a number in (0, 0.5], got '%s'", v);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--exact-max", &o->a.missing))) {
+            char *end;
+            long long k = strtoll(v, &end, 10);
+            if (end == v || *end || k < 1)
+                return fail("error: --exact-max: expected a whole number >= 1, got '%s'", v);
+            o->exact_max = (long)k;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--report", &o->a.missing)))
             o->html = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &o->a.missing)))
             o->prom = v;
@@ -570,6 +586,9 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(o.a.path, o.a.sets, o.a.nsets, cat, &sc, &err)) return fail_err(&err);
     sc->check = o.check;
+    sc->metrics.sketch = o.sketch;
+    sc->metrics.sketch_alpha = o.sketch_alpha;
+    sc->metrics.exact_max = o.exact_max;
     sv_run_axes_t given;
     char note[512];
     sv_tracer_t *tracer = NULL;
@@ -839,7 +858,8 @@ int main(int argc, char **argv)
 static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *data = sv_validation_default_path(), *family = NULL, *bounds = NULL, *v;
-    int missing = 0;
+    int missing = 0, markdown = 0;
+    double tolerance = NAN;
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
             data = v;
@@ -847,22 +867,65 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
             family = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--bounds", &missing)))
             bounds = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--coverage-tolerance", &missing))) {
+            char *end;
+            tolerance = strtod(v, &end);
+            if (*end || end == v || !(tolerance >= 0 && tolerance <= 100))
+                return fail("error: --coverage-tolerance: expected points between 0 and 100, "
+                            "got '%s'",
+                            v);
+        } else if (sv__opt_is(argv[i], "--markdown"))
+            markdown = 1;
         else if (!missing)
             return sv__unknown_option("validate", argv[i]);
         if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     }
+    if (family && (markdown || !isnan(tolerance)))
+        return fail("error: validate --family: the bands need every family; drop --family or "
+                    "%s",
+                    markdown ? "--markdown" : "--coverage-tolerance");
     sv_error_t err = {0};
     sv_validation_t *val = NULL;
+    double *lofo = NULL;
+    sv_band_evidence_t ev;
+    int rc = EXIT_SUCCESS;
     if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
         sv_validation_free(val);
         return fail_err(&err);
     }
-    sv_validation_print(val, stdout);
-    int rc = EXIT_SUCCESS;
-    double thr[SV_CAL_COUNT], lat[SV_CAL_COUNT];
-    if (!family && sv_confidence_derive(val, cat, thr, lat, stdout, &err)) {
-        sv_validation_free(val);
-        return fail_err(&err);
+    if (!family) {
+        if (!(lofo = malloc((size_t)val->nrows * sizeof *lofo))) {
+            sv_validation_free(val);
+            return fail("error: validate: out of memory%s", "");
+        }
+        if (sv_confidence_lofo(val, cat, lofo, &err) ||
+            sv_confidence_derive(val, lofo, cat, &ev, NULL, &err)) {
+            free(lofo);
+            sv_validation_free(val);
+            return fail_err(&err);
+        }
+    }
+    if (markdown) {
+        if (sv_confidence_markdown(val, lofo, cat, stdout, &err)) rc = fail_err(&err);
+    } else {
+        sv_validation_print(val, stdout);
+        if (lofo) {
+            sv_validation_print_mape(val, lofo,
+                                     "MAPE % per family and kind, each family left out of every "
+                                     "fit (leave-one-family-out)",
+                                     stdout);
+            sv_confidence_derive(val, lofo, cat, &ev, stdout, &err);
+        }
+    }
+    if (!isnan(tolerance)) {
+        int off = sv_confidence_check(&ev, tolerance, stdout);
+        if (off) {
+            fprintf(stderr,
+                    "servesim: error: %d error band(s) cover their left-out families more than %g "
+                    "points from %.0f%%\n",
+                    off, tolerance, sv_band_coverage_pct);
+            rc = EXIT_FAILURE;
+        }
     }
     if (bounds) {
         fputc('\n', stdout);
@@ -874,6 +937,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
             rc = EXIT_FAILURE;
         }
     }
+    free(lofo);
     sv_validation_free(val);
     return rc;
 }

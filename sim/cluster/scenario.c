@@ -116,7 +116,7 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
         char list[256];
         return sv_errorf(err, SV_EINVAL, "%s: %s.scheduler: expected %s, got '%s'",
                          at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path,
-                         sv_sched_list(list, sizeof list), sched);
+                         sv_scenario_key("engine", "scheduler")->list(list, sizeof list), sched);
     }
     if ((rc = sv__keys_read(en, "engine", 0, pool, err))) return rc;
     if (e->prefix_caching == 1 &&

@@ -33,6 +33,15 @@ static const sv_yenum_t scale_policy_names[] = {{"queue", SV_SCALE_QUEUE},
                                                 {"kv", SV_SCALE_KV},
                                                 {"ttft_p90", SV_SCALE_TTFT}};
 
+/* The schedulers' names ("vllm, vllm-v0, ... or trtllm"), from the engine's table. */
+static const char *sched_list(char *buf, size_t n)
+{
+    sv_yenum_t names[SV_SCHED_COUNT];
+    for (int i = 0; i < SV_SCHED_COUNT; i++)
+        names[i] = (sv_yenum_t){sv_sched_name((sv_sched_t)i), i};
+    return sv_yenum_list(names, SV_SCHED_COUNT, buf, n);
+}
+
 #define NAMES(t) .names = t, .nnames = (int)(sizeof t / sizeof t[0])
 /* The field a row fills, as a member of the struct its section's reader passes. */
 #define FIELD(type, m) .offset = offsetof(type, m), .size = sizeof(((type *)0)->m)
@@ -222,7 +231,7 @@ const sv_keydef_t sv_scenario_keys[] = {
              "what the link could not move in time) remains"},
 
     /* engine: the scheduler first, then every other key in one group. */
-    {"engine", "scheduler", CUSTOM, .list = sv_sched_list, .def = "vllm",
+    {"engine", "scheduler", CUSTOM, .list = sched_list, .def = "vllm",
      .help = "docs/simulator.md describes each"},
     {"engine", "max_num_seqs", INT, RANGE(1, 1 << 20), POOL(engine.max_num_seqs), .unit = "integer",
      .def = "vLLM's per GPU (below)", .help = "most sequences in one step"},
