@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "lab/lab_int.h"
 #include "servesim/base/yaml.h"
 #include "servesim/metrics/metrics.h"
@@ -133,12 +134,6 @@ static void batch_free(batch_t *b)
     free(b);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* A CDF of the finite values (x as given, y in %), up to m points. */
 static int cdf_of(const double *v, size_t n, double *x, double *y, int m)
 {
@@ -147,7 +142,7 @@ static int cdf_of(const double *v, size_t n, double *x, double *y, int m)
     if (!c) return 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(v[i])) c[k++] = v[i];
-    qsort(c, k, sizeof *c, cmp_d);
+    qsort(c, k, sizeof *c, sv_cmp_double);
     if ((size_t)m > k) m = (int)k;
     for (int i = 0; i < m; i++) {
         size_t j = m > 1 ? (size_t)((double)i / (m - 1) * (double)(k - 1)) : 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "base/svg_int.h"
 
 typedef struct membuf {
@@ -37,15 +38,9 @@ static char *mb_close(membuf_t *m)
     return m->buf;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int sv__cdf(double *v, int n, double *x, double *y, int m)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    qsort(v, (size_t)n, sizeof *v, sv_cmp_double);
     if (n == 0) return 0;
     if (m > n) m = n;
     for (int i = 0; i < m; i++) {

@@ -1100,6 +1100,9 @@ static double h_prefill(const sv_req_t *r)
 {
     return r->prefill_end - r->scheduled;
 }
+/* From the prompt's KV to the last token: prefill + decode = inference, as a replica sees
+ * it. Colocated, prefill_end is the first token and this is metrics.c's decode phase; with a
+ * split it also holds the hand-off, which the summary breaks out (metrics.c's ph_decode). */
 static double h_decode(const sv_req_t *r)
 {
     return r->last_token - r->prefill_end;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "servesim/base/numeric.h"
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
 #include "studies/parallel_int.h"
@@ -32,12 +33,6 @@ typedef struct probe {
 /* At most this many runner-up plans are named as overlapping the cheapest one. */
 #define MAX_OVERLAPS 8
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* p90 and the SLO percentile of TTFT and TPOT over the completed requests (ms). */
 static void latencies(const sv_result_t *res, double slo_pct, probe_t *out)
 {
@@ -51,8 +46,8 @@ static void latencies(const sv_result_t *res, double slo_pct, probe_t *out)
             a[k++] = sv_req_ttft(r) * 1e3;
             b[m++] = sv_req_tpot(r) * 1e3;
         }
-        qsort(a, k, sizeof *a, cmp_dbl);
-        qsort(b, m, sizeof *b, cmp_dbl);
+        qsort(a, k, sizeof *a, sv_cmp_double);
+        qsort(b, m, sizeof *b, sv_cmp_double);
         if (k) {
             out->ttft[0] = sv_percentile_sorted(a, k, 90);
             out->ttft[1] = sv_percentile_sorted(a, k, slo_pct);

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "base/vec_int.h"
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
 #include "studies/parallel_int.h"
@@ -1176,7 +1177,8 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, const
     char keys[SV_MAX_VARY][128];
     int nkeys = -1, rc = 0;
     sv_row_t *rows = NULL;
-    long nrows = 0, cap = 0;
+    long nrows = 0;
+    size_t cap = 0;
     char header0[4096] = "";
     for (int d = 0; d < ndirs && !rc; d++) {
         char path[1200];
@@ -1208,14 +1210,9 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, const
         long line = 1;
         while (!rc && *p) {
             line++;
-            if (nrows == cap) {
-                cap = cap ? cap * 2 : 256;
-                sv_row_t *nr = realloc(rows, (size_t)cap * sizeof *rows);
-                if (!nr) {
-                    rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-                    break;
-                }
-                rows = nr;
+            if (SV_GROW(rows, cap, (size_t)nrows + 1)) {
+                rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+                break;
             }
             char where[1300];
             snprintf(where, sizeof where, "%s:%ld", path, line);
