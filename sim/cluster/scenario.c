@@ -34,7 +34,8 @@ void sv_scenario_free(sv_scenario_t *sc)
 }
 
 static const sv_yenum_t METRIC_NAMES[] = {
-    {"ttft", SV_M_TTFT}, {"tpot", SV_M_TPOT}, {"itl", SV_M_ITL}, {"e2el", SV_M_E2EL}};
+    {"ttft", SV_M_TTFT}, {"tpot", SV_M_TPOT}, {"itl", SV_M_ITL}, {"e2el", SV_M_E2EL},
+    {"client_queue_time", SV_M_CLIENT_QUEUE}, {"e2el_including_client_queue", SV_M_E2EL_QUEUE}};
 
 static const char *at(const sv_ynode_t *n, char *buf, size_t len)
 {
@@ -930,7 +931,7 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         m->selected = 0;
         for (size_t i = 0; i < sel->n; i++) {
             int bit;
-            if ((rc = sv_yscalar_enum(sel->seq[i], METRIC_NAMES, 4, &bit, err))) return rc;
+            if ((rc = sv_yscalar_enum(sel->seq[i], METRIC_NAMES, (int)(sizeof METRIC_NAMES / sizeof *METRIC_NAMES), &bit, err))) return rc;
             m->selected |= bit;
         }
     }

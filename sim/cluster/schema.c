@@ -518,8 +518,8 @@ const sv_keydef_t sv_scenario_keys[] = {
              "90, 95 and 99; with 95 listed the sessions block (`workload.sessions`) adds the "
              "task and call P95"},
     {"metrics", "percentile_metrics", CUSTOM, .unit = "list", .def = "[ttft, tpot, itl]",
-     .help = "sections printed (vLLM's `--percentile-metrics`); add `e2el` for end-to-end "
-             "latency"},
+     .help = "sections printed (vLLM's `--percentile-metrics`): `ttft`, `tpot`, `itl`, `e2el`, "
+             "`client_queue_time`, `e2el_including_client_queue`"},
     {"metrics", "sample_interval_s", NUM, RANGE(1e-6, 1e9),
      FIELD(sv_metrics_cfg_t, sample_interval), .unit = "seconds", .def = "1",
      .help = "simulated seconds between time-series samples (running, waiting, KV usage, batch "
