@@ -416,6 +416,118 @@ START_TEST(test_plan_profile_peak)
 }
 END_TEST
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Read a whole small file into a static buffer. */
+static const char *slurp(const char *path)
+{
+    static char buf[65536];
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/*
+ * A contract of percentile budgets only (p99 TTFT <= 2000 ms, p99 TPOT <= 60 ms) is judged
+ * as written: each budget's value at the target is the p99 of the cluster's own run (numpy's
+ * linear percentile over completed requests, recomputed here from a separate run of the same
+ * cluster, same seed), the attainment is the share of requests within both bounds, the
+ * goodput those requests per second, and every output names the budgets, not a p90.
+ */
+START_TEST(test_plan_p99_contract)
+{
+    const char *scn =
+        "name: p99\nseed: 5\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+        "engine: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n"
+        "workload: {num_requests: 400, rate: 20, input: {dist: lognormal, mean: 1024, std: 768,"
+        " min: 16, max: 8192}, output: {dist: lognormal, mean: 256, std: 192, min: 8, max: 2048}}\n"
+        "slo: {ttft_ms: {p99: 2000}, tpot_ms: {p99: 60}}\n"
+        "plan: {target_rate: 30, gpus: [h100-sxm], probe_requests: 400}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    static sv_plan_cfg_t cfg;
+    ck_assert_msg(load_plan(scn, NULL, 0, &sc, &cfg, &err) == 0, "%s", err.msg);
+    sv_plan_row_t *rows;
+    int n;
+    ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 1, &rows, &n, NULL, &err), 0);
+    ck_assert_int_eq(n, 1);
+    const sv_plan_row_t *r = &rows[0];
+    ck_assert_msg(r->ok, "%s", r->error);
+    ck_assert_int_eq(r->contract_met, 1);
+    ck_assert_int_eq(r->nbudgets, 2);
+    ck_assert_str_eq(r->budget[0].name, "ttft p99");
+    ck_assert_str_eq(r->budget[1].name, "tpot p99");
+    tu_assert_rel(r->budget[0].budget_ms, 2000.0, 0);
+    tu_assert_rel(r->budget[1].budget_ms, 60.0, 0);
+    /* The same cluster run alone: units replicas behind least-outstanding at the target. */
+    char sets[4][64];
+    snprintf(sets[0], sizeof sets[0], "hardware.replicas=%d", r->units);
+    snprintf(sets[1], sizeof sets[1], "workload.num_requests=%d", 400 * r->units);
+    snprintf(sets[2], sizeof sets[2], "workload.rate=30");
+    snprintf(sets[3], sizeof sets[3], "router=least-outstanding");
+    const char *sp[4] = {sets[0], sets[1], sets[2], sets[3]};
+    sv_scenario_t *sc2;
+    sv_result_t *res = tu_run_yaml(cat, scn, sp, 4, &sc2);
+    size_t m = 0, within = 0, total = res->pool.n;
+    double *ttft = malloc(total * sizeof *ttft), *tpot = malloc(total * sizeof *tpot);
+    for (size_t i = 0; i < total; i++) {
+        const sv_req_t *q = &res->pool.r[i];
+        if (q->state != SV_RQ_DONE) continue;
+        ttft[m] = sv_req_ttft(q) * 1e3;
+        tpot[m] = sv_req_tpot(q) * 1e3;
+        within += ttft[m] <= 2000.0 && tpot[m] <= 60.0;
+        m++;
+    }
+    qsort(ttft, m, sizeof *ttft, cmp_double);
+    qsort(tpot, m, sizeof *tpot, cmp_double);
+    tu_assert_rel(r->budget[0].value_ms, sv_percentile_sorted(ttft, m, 99), 1e-12);
+    tu_assert_rel(r->budget[1].value_ms, sv_percentile_sorted(tpot, m, 99), 1e-12);
+    tu_assert_rel(r->attain_at_target, (double)within / (double)total, 1e-12);
+    ck_assert(r->attain_at_target >= 0.99); /* p99 within the bound: at least 99% inside */
+    tu_assert_rel(r->goodput_at_target, (double)within / res->summary.duration, 1e-12);
+    free(ttft);
+    free(tpot);
+    tu_done(sc2, res);
+    /* Every output speaks of the budgets. */
+    char dir[] = "/tmp/sv_plan_out_XXXXXX", path[128];
+    ck_assert(mkdtemp(dir) != NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *t = open_memstream(&text, &len);
+    ck_assert_int_eq(sv_plan_write(sc, &cfg, rows, n, dir, t, &err), 0);
+    fclose(t);
+    ck_assert_msg(strstr(text, "with TTFT p99 <= 2000 ms, TPOT p99 <= 60 ms\n"), "%s", text);
+    ck_assert_msg(strstr(text, "in bounds %  ttft p99  tpot p99"), "%s", text);
+    ck_assert_msg(!strstr(text, "TTFT p90"), "%s", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/plan.csv", dir);
+    const char *csv = slurp(path);
+    ck_assert(
+        strstr(csv, ",attainment_at_target,goodput_at_target,attainment_basis,contract_met,"));
+    ck_assert(strstr(csv, ",ttft_p99_ms,ttft_p99_budget_ms,tpot_p99_ms,tpot_p99_budget_ms,"));
+    ck_assert(strstr(csv, ",budget_bounds,1,"));
+    ck_assert(!strstr(csv, "nan,budget_bounds")); /* the goodput is a number */
+    unlink(path);
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    const char *js = slurp(path);
+    ck_assert(strstr(js, "\"text\": \"TTFT p99 <= 2000 ms, TPOT p99 <= 60 ms\""));
+    ck_assert(strstr(js, "{\"name\": \"ttft p99\", \"metric\": \"ttft\", \"percentile\": 99.0, "
+                         "\"budget_ms\": 2000.0}"));
+    ck_assert(!strstr(js, "ttft_slo_percentile_ms"));
+    unlink(path);
+    rmdir(dir);
+    free(rows);
+    sv_scenario_free(sc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -430,6 +542,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_merge_many_rows);
     tcase_add_test(tc, test_plan_trace_vs_poisson);
     tcase_add_test(tc, test_plan_profile_peak);
+    tcase_add_test(tc, test_plan_p99_contract);
     suite_add_tcase(s, tc);
     return s;
 }
