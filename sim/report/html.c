@@ -197,7 +197,10 @@ static void summary_tables(FILE *h, const sv_result_t *res)
         sv__report_network_text(&sc->network, buf, sizeof buf);
         rowt(h, "Client-server round trip", buf);
     }
-    row2(h, "GPUs", "%.0f", res->gpus);
+    int scaled = 0; /* an autoscaled pool counts the GPUs up at its peak */
+    for (int p = 0; p < res->npools; p++)
+        scaled |= res->pools[p].cfg->autoscale.enabled;
+    row2(h, scaled ? "GPUs (at the peak)" : "GPUs", "%.0f", res->gpus);
     row2(h, "Mean queue time (ms)", "%.2f", s->queue.mean);
     row2(h, "P99 queue time (ms)", "%.2f", s->queue.pct[p99]);
     row2(h, "Mean prefill time (ms)", "%.2f", s->prefill.mean);
@@ -279,7 +282,9 @@ static void pool_tables(FILE *h, const sv_result_t *res)
         /* rows no pool has a value for are left out */
         if ((row == R_STALL || row == R_SENT || row == R_LINK) && npre == 0) continue;
         if (row == R_BATCH && npre == P) continue;
-        fprintf(h, "<tr><th class=\"l\">%s</th>", labels[row]);
+        /* an autoscaled pool's GPUs are those up at its peak */
+        fprintf(h, "<tr><th class=\"l\">%s</th>",
+                row == R_COST && scaled ? "Cost at the peak ($/h)" : labels[row]);
         for (int q = 0; q < P; q++) {
             const sv_pool_result_t *pp = &res->pools[q];
             const sv_pool_cfg_t *pc = pp->cfg;

@@ -309,7 +309,10 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
             sv__report_network_text(&sc->class_rtt[i], buf, sizeof buf);
             fprintf(f, "%-40s %s\n", lab, buf);
         }
-    line_num(f, "GPUs:", res->gpus);
+    int scaled = 0; /* an autoscaled pool counts the GPUs up at its peak */
+    for (int p = 0; p < res->npools; p++)
+        scaled |= res->pools[p].cfg->autoscale.enabled;
+    line_num(f, scaled ? "GPUs (at the peak):" : "GPUs:", res->gpus);
     line_num(f, "Mean queue time (ms):", s->queue.mean);
     line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
     line_num(f, "Mean prefill time (ms):", s->prefill.mean);
@@ -385,7 +388,8 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
             line_num(f, "KV sent (GB):", pp->link_bytes / 1e9);
             line_num(f, "KV link busy (%):", T > 0 ? 100.0 * pp->link_busy_s / T : 0.0);
         }
-        line_num(f, "Cost ($/h):", pp->gpus * pc->gpu.price_per_hour);
+        line_num(f, pc->autoscale.enabled ? "Cost at the peak ($/h):" : "Cost ($/h):",
+                 pp->gpus * pc->gpu.price_per_hour);
     }
     sv__report_finance_summary(res, f);
     centred(f, "", '=', 50);
