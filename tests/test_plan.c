@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "servesim/studies/plan.h"
+#include "servesim/studies/runprogress.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/studies/sweep.h"
 #include "servesim/report/report.h"
@@ -528,6 +529,37 @@ START_TEST(test_plan_p99_contract)
 }
 END_TEST
 
+/* A long run's progress line: simulated time over the workload's length (its requests at
+ * its rate), and the wall time left at the pace so far (10 s for a quarter: 30 s more). */
+START_TEST(test_run_progress)
+{
+    sv_error_t err;
+    sv_scenario_t *sc;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 400, rate: 4, input: 10, output: 10}\n",
+                                  NULL, 0, &sc, &err),
+                     0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sv_run_progress_t rp;
+    sv_run_progress_start(&rp, sc, NULL, f);
+    tu_assert_rel(rp.expect_s, 100.0, 0);
+    rp.p.tty = 0;
+    rp.t0 -= 10.0; /* as if the run had started 10 s ago */
+    rp.last -= 10.0;
+    sv_step_event_t ev = {.start = 25.0};
+    for (int i = 0; i < 4096; i++)
+        rp.hooks.step(rp.hooks.ctx, &ev);
+    sv_run_progress_end(&rp);
+    fclose(f);
+    ck_assert_str_eq(text, "servesim run: 25 of 100 simulated s (25%), about 30 s left\n");
+    free(text);
+    sv_scenario_free(sc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -543,6 +575,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_plan_trace_vs_poisson);
     tcase_add_test(tc, test_plan_profile_peak);
     tcase_add_test(tc, test_plan_p99_contract);
+    tcase_add_test(tc, test_run_progress);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -31,6 +31,7 @@
 #include "servesim/base/suggest.h"
 #include "servesim/cost/perf.h"
 #include "servesim/studies/plan.h"
+#include "servesim/studies/runprogress.h"
 #include "servesim/report/report.h"
 #include "servesim/report/convention.h"
 #include "servesim/report/trace.h"
@@ -582,7 +583,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     }
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
-    int rc = sv_sim_run_hooked(sc, tracer ? &hooks : NULL, &res, &err);
+    sv_run_progress_t prog; /* a line on stderr once a run lasts (studies/runprogress.h) */
+    sv_run_progress_start(&prog, sc, tracer ? &hooks : NULL, stderr);
+    int rc = sv_sim_run_hooked(sc, o.quiet ? (tracer ? &hooks : NULL) : &prog.hooks, &res, &err);
+    sv_run_progress_end(&prog);
     double wall = wall_seconds() - t0;
     if (!rc) {
         rc = write_run_outputs(&o, res, &given, note, tracer, &err);
