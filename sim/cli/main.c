@@ -409,7 +409,8 @@ static double wall_seconds(void)
 /* What `servesim run` was asked for. */
 typedef struct run_opts {
     cmd_args_t a;
-    const char *json, *req_csv, *ts_csv, *html, *prom, *cl_csv, *trace, *axes_from[16];
+    const char *json, *req_csv, *ts_csv, *html, *prom, *prom_series, *cl_csv, *trace,
+        *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
     sv_convention_t conv;
 } run_opts_t;
@@ -438,6 +439,8 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->html = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &o->a.missing)))
             o->prom = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus-series", &o->a.missing)))
+            o->prom_series = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &o->a.missing)))
             o->req_csv = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &o->a.missing)))
@@ -475,6 +478,8 @@ static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_er
     if (!bad) bad = out_file(ps, "--timeseries-csv", o->ts_csv, err);
     if (!bad) bad = out_file(ps, "--cluster-csv", o->cl_csv, err);
     if (!bad) bad = out_file(ps, "--prometheus", o->prom, err);
+    if (!bad && o->prom_series && strcmp(o->prom_series, "-") != 0)
+        bad = out_file(ps, "--prometheus-series", o->prom_series, err);
     if (!bad) bad = out_file(ps, "--trace-json", o->trace, err);
     if (!bad) bad = out_report(ps, o->html, err);
     sv_paths_free(ps);
@@ -526,6 +531,8 @@ static int write_run_outputs(const run_opts_t *o, const sv_result_t *res,
         if ((rc = sv_html_run_axes(res, &ax, note, o->html, err))) return rc;
     }
     if (o->prom && (rc = sv_report_prometheus(res, o->prom, err))) return rc;
+    if (o->prom_series && (rc = sv_report_prometheus_series(res, 0.0, o->prom_series, err)))
+        return rc;
     sv_trace_cut_t cut;
     if (tracer && (rc = sv_tracer_write(tracer, res, o->trace, &cut, err))) return rc;
     if (tracer && cut.cut)
