@@ -288,7 +288,11 @@ static int tab_reply(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_
             double d0 = y[0][i - 1] - y[1][i - 1], d1 = y[0][i] - y[1][i];
             cross = x[i - 1] + (x[i] - x[i - 1]) * d0 / (d0 - d1);
         }
-    num(resp, "crossover_tokens", cross);
+    /* in whole tokens: the first reply length B finishes before A */
+    num(resp, "crossover_tokens", isnan(cross) ? NAN : ceil(cross));
+    /* a realistic chat reply (200 tokens, about 150 words) beside the slider's */
+    num(resp, "chat_a_e2el_ms", 1e3 * y[0][8]);
+    num(resp, "chat_b_e2el_ms", 1e3 * y[1][8]);
     sv_chart_spec_t c =
         spec("Time until the whole reply has arrived", "reply length (tokens)", "E2E latency (s)");
     series(&c, "A: fast start, slow stream", x, y[0], NL);
@@ -454,21 +458,6 @@ static int tab_batching(sv__lab_req_t *req, const double *p, cJSON *resp, sv_err
 
 /* ---- Cost and energy are a utilisation problem ----------------------------------------- */
 
-/* The energy-per-token keys of a run besides the GPU's (wall / server energy, when the
- * JSON has them): the first "servesim" number whose key holds "energy_per_output_token"
- * and is not the GPU one. */
-static const char *server_energy_key(const sv__lab_run_t *r)
-{
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(r->json, "servesim"), *it;
-    cJSON_ArrayForEach(it, s)
-    {
-        if (cJSON_IsNumber(it) && strstr(it->string, "energy_per_output_token") &&
-            strcmp(it->string, "energy_per_output_token_j") != 0)
-            return it->string;
-    }
-    return NULL;
-}
-
 static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t *err)
 {
     double util = p[0] / 100.0;
@@ -501,13 +490,11 @@ static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
         gpu_j[i] = sv__lab_num(r, "servesim.energy_per_output_token_j");
         busy[i] = 100 * sv__lab_num(r, "servesim.gpu_busy_share");
         batch[i] = r->res->pools[0].mean_decode_batch;
-        const char *sk = server_energy_key(r);
-        srv_j[i] = NAN;
-        if (sk) {
-            char path[128];
-            snprintf(path, sizeof path, "servesim.%s", sk);
-            srv_j[i] = sv__lab_num(r, path);
-            snprintf(srv_name, sizeof srv_name, "server (%s)", sk);
+        /* the whole server at the wall: host power and PUE (the scenario's cost map) */
+        srv_j[i] = sv__lab_num(r, "servesim.finance.wall_energy_per_output_token_j");
+        if (!isnan(srv_j[i])) {
+            snprintf(srv_name, sizeof srv_name, "wall, PUE %g",
+                     sv__lab_num(r, "servesim.finance.pue"));
             have_srv = 1;
         }
         if (i == NU) {
@@ -517,6 +504,9 @@ static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
             num(resp, "usd_per_mtok", cost[i]);
             num(resp, "gpu_j_per_tok", gpu_j[i]);
             num(resp, "server_j_per_tok", srv_j[i]);
+            num(resp, "wall_w", sv__lab_num(r, "servesim.finance.mean_wall_power_w"));
+            num(resp, "total_usd_per_mtok",
+                sv__lab_num(r, "servesim.finance.total_usd_per_million_output_tokens"));
             /* every cost and energy number the run reports, for keys added later */
             cJSON *all = cJSON_AddObjectToObject(resp, "cost_energy_keys");
             const cJSON *sv = cJSON_GetObjectItemCaseSensitive(r->json, "servesim"), *it;
@@ -537,7 +527,7 @@ static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
     c.vlabel = "slider";
     rc = chart(resp, "cost", sv_chart_lines(&c), err);
     c = spec("Energy per output token", "offered load (% of capacity)", "joules per output token");
-    series(&c, "GPU", x, gpu_j, NU);
+    series(&c, "GPU only", x, gpu_j, NU);
     if (have_srv) series(&c, srv_name, x, srv_j, NU);
     c.vline = 100 * util;
     c.vlabel = "slider";
@@ -612,6 +602,10 @@ static int tab_tail(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
     num(resp, "task_p99_ms", task[2]);
     num(resp, "tasks", sv__lab_num(r, "servesim.sessions.complete"));
     num(resp, "calls", sv__lab_num(r, "servesim.sessions.calls_done"));
+    /* the share of tasks that meet at least one slow call: 1 - (1 - s)^k (1% and k = 10:
+     * 9.6%) */
+    double slow = atof(slow_pcts[(int)p[0]]) / 100.0;
+    num(resp, "tasks_slow_pct", 100.0 * (1.0 - pow(1.0 - slow, k)));
     batch_free(b);
     static const char *const names[6] = {"call mean", "call P95", "call P99",
                                          "task mean", "task P95", "task P99"};
