@@ -700,6 +700,91 @@ static int tab_disagg(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error
     return rc;
 }
 
+/* ---- Queue depth warns first ----------------------------------------------------------- */
+
+#define QUEUE_MAX_T 240 /* seconds of the ramp (and of each series) at most */
+
+/* A load ramp past capacity (4 to 28 req/s over 120 s) on the GPU chosen: per second, the requests
+ * waiting and running (the samples) and the mean TTFT of the requests whose first token came in
+ * that second (what a dashboard reading vllm:time_to_first_token_seconds shows), on one time axis.
+ */
+static int tab_queue(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t *err)
+{
+    sets_t s = {.n = 0};
+    set(&s, "hardware.gpu=%s", gpus[(int)p[0]]); /* the lab refuses keys naming "file" */
+    sv__lab_run_t r;
+    int rc = run(req, "queue", &s, 1, &r, err);
+    if (rc) return rc;
+    enum { N = QUEUE_MAX_T };
+    double t[N], wait[N], running[N], ttft[N], sum[N] = {0}, cnt[N] = {0};
+    int n = 0;
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(r.res->metrics, &ns);
+    for (size_t i = 0; i < ns && n < N; i++) /* one replica: a sample per second */
+        if (sm[i].t >= 1.0 && (n == 0 || sm[i].t > t[n - 1])) {
+            t[n] = sm[i].t;
+            wait[n] = sm[i].waiting;
+            running[n] = sm[i].running;
+            n++;
+        }
+    for (size_t i = 0; i < r.res->pool.n; i++) {
+        const sv_req_t *q = &r.res->pool.r[i];
+        if (q->state != SV_RQ_DONE) continue;
+        int k = (int)ceil(q->first_token) - 1; /* the second (k, k + 1] it came in */
+        if (k < 0) k = 0;
+        if (k < N) sum[k] += sv_req_ttft(q), cnt[k] += 1;
+    }
+    double slo = r.sc->metrics.slo_ttft_ms, t_queue = NAN, t_slo = NAN, peak_wait = 0;
+    for (int i = 0; i < n; i++) {
+        int k = (int)t[i] - 1;
+        ttft[i] = k >= 0 && k < N && cnt[k] > 0 ? 1e3 * sum[k] / cnt[k] : NAN;
+        /* the queue "builds" from the first second it holds requests for five seconds in a
+         * row: arrivals outpace the engine */
+        int held = i + 5 < n;
+        for (int j = i; j <= i + 5 && j < n; j++)
+            held &= wait[j] >= 3;
+        if (isnan(t_queue) && held) t_queue = t[i];
+        if (wait[i] > peak_wait) peak_wait = wait[i];
+    }
+    /* TTFT "breaks" from the first second it stays over the SLO for five seconds in a row
+     * (one long prompt alone can cross it for a second on a slow GPU) */
+    for (int i = 0; i + 5 < n && isnan(t_slo); i++) {
+        int held = 1;
+        for (int j = i; j <= i + 5; j++)
+            held &= !isnan(ttft[j]) && ttft[j] > slo;
+        if (held) t_slo = t[i];
+    }
+    num(resp, "queue_builds_s", t_queue);
+    num(resp, "ttft_breaks_s", t_slo);
+    num(resp, "lead_s", t_slo - t_queue);
+    num(resp, "peak_waiting", peak_wait);
+    num(resp, "p99_ttft_ms", sv__lab_num(&r, "p99_ttft_ms"));
+    sv__lab_run_free(&r);
+    char ql[48];
+    snprintf(ql, sizeof ql, "queue builds: %.0f s", t_queue);
+    sv_chart_spec_t c = spec("Requests in the engine", "time (s)", "requests");
+    series(&c, "waiting", t, wait, n);
+    series(&c, "running", t, running, n);
+    c.s[0].points = c.s[1].points = 0;
+    c.linear_x = 1;
+    c.vline = t_queue;
+    c.vlabel = ql;
+    rc = chart(resp, "queue", sv_chart_lines(&c), err);
+    char sl[48];
+    snprintf(sl, sizeof sl, "SLO %g ms", slo);
+    c = spec("TTFT as a dashboard sees it (mean per second)", "time (s)",
+             "time to first token (ms)");
+    series(&c, "TTFT", t, ttft, n);
+    c.s[0].points = 0;
+    c.linear_x = 1;
+    c.hline = slo;
+    c.hlabel = sl;
+    c.vline = t_queue;
+    c.vlabel = ql;
+    if (!rc) rc = chart(resp, "ttft", sv_chart_lines(&c), err);
+    return rc;
+}
+
 /* ---- the table of tabs ----------------------------------------------------------------- */
 
 static const char *const user_choices[] = {"1",  "2",  "4",   "8",   "16",
@@ -718,6 +803,7 @@ static const tab_t tabs[] = {
     {"batching", {{"rate", 0.5, 12, 4, 0, NULL}}, 1, tab_batching},
     {"cost", {{"util", 5, 100, 40, 1, NULL}}, 1, tab_cost},
     {"tail", {{"slow", 0, 0, 3, 0, slow_pcts}, {"k", 1, 10, 1, 1, NULL}}, 2, tab_tail},
+    {"queue", {{"gpu", 0, 0, 0, 0, gpus}}, 1, tab_queue},
     {"disagg",
      {{"prompt", 512, 16384, 4096, 1, NULL}, {"tpot_slo", 10, 100, 25, 0, NULL}},
      2,

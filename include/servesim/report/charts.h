@@ -35,6 +35,7 @@ typedef struct sv_chart_spec {
     double hline, vline;
     const char *hlabel, *vlabel;
     int width, height; /* 0: the report's 620 x 360 */
+    int linear_x;      /* 1: the x axis stays linear (time), whatever its span */
 } sv_chart_spec_t;
 
 char *sv_chart_lines(const sv_chart_spec_t *c);
