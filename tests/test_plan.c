@@ -226,6 +226,19 @@ START_TEST(test_shards_merge_exactly)
         snprintf(b, sizeof b, "%s/%s", merged, files[i]);
         ck_assert_msg(same_file(a, b), "%s differs after merging", files[i]);
     }
+    /* sweep.json carries the first point's configuration block: its seed, model, and the
+     * swept keys at that point's values (rate 4, max_num_seqs 8) */
+    char sj[256];
+    snprintf(sj, sizeof sj, "%s/sweep.json", full);
+    FILE *jf = fopen(sj, "r");
+    ck_assert_ptr_nonnull(jf);
+    static char jtext[1 << 16];
+    jtext[fread(jtext, 1, sizeof jtext - 1, jf)] = '\0';
+    fclose(jf);
+    ck_assert_msg(strstr(jtext, "\"x_axis\": \"load\", \"config\": {\"scenario\":\"shard\","),
+                  "%.400s", jtext);
+    ck_assert(strstr(jtext, "\"seed\":4,"));
+    ck_assert(strstr(jtext, "\"max_num_seqs\":8,"));
     const char *twice[] = {s1, s1};
     ck_assert_int_eq(sv_sweep_merge(merged, twice, 2, NULL, NULL, &err), SV_EINVAL);
     ck_assert_msg(strstr(err.msg, "appears in two shards") != NULL, "%s", err.msg);

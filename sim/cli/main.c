@@ -709,7 +709,9 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && html) {
         char title[1200];
         snprintf(title, sizeof title, "servesim sweep: %s", path);
-        rc = sv_html_sweep(title, keys, sw.nvary, rows, n, load, html, &err);
+        char *config = sv_sweep_config_json(out, rows, n);
+        rc = sv_html_sweep_cfg(title, keys, sw.nvary, rows, n, load, config, html, &err);
+        free(config);
     }
     long nfailed = 0;
     char first_error[sizeof rows[0].error] = "";

@@ -6,6 +6,7 @@
 
 #include "servesim/studies/confidence.h"
 
+#include <cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -998,8 +999,28 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
     free(sum);
 }
 
+char *sv_sweep_config_json(const char *outdir, const sv_row_t *rows, long nrows)
+{
+    for (long i = 0; i < nrows; i++) {
+        if (!rows[i].ok) continue;
+        char path[1200], *buf;
+        size_t len;
+        sv_error_t e;
+        point_path(path, sizeof path, outdir, rows[i].index, "json");
+        if (sv__read_file(path, (size_t)1 << 30, &buf, &len, &e)) return NULL;
+        cJSON *j = cJSON_ParseWithLength(buf, len);
+        free(buf);
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "servesim"),
+                                                    "config");
+        char *text = c ? cJSON_PrintUnformatted(c) : NULL;
+        cJSON_Delete(j);
+        return text;
+    }
+    return NULL;
+}
+
 static int write_json(const char *path, char keys[][128], int nkeys, const sv_row_t *rows,
-                      long nrows, const sv_curves_t *cv, sv_error_t *err)
+                      long nrows, const sv_curves_t *cv, const char *config, sv_error_t *err)
 {
     FILE *f = fopen(path, "w");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -1015,6 +1036,10 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
         sv__jw_str(&w, NULL, keys[k]);
     sv__jw_end_arr(&w);
     sv__jw_str(&w, "x_axis", cv->is_load ? "load" : "other");
+    if (config) { /* the first point's configuration block (the swept keys at its values) */
+        sv__jw_key(&w, "config");
+        fputs(config, f);
+    }
     sv__jw_arr(&w, "points");
     for (long i = 0; i < nrows; i++) {
         const sv_row_t *r = &rows[i];
@@ -1109,7 +1134,9 @@ int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row
     sv_curves_t cv;
     if ((rc = sv_sweep_curves(keys, nkeys, rows, nrows, load, &cv, err))) return rc;
     snprintf(path, sizeof path, "%s/sweep.json", outdir);
-    rc = write_json(path, keys, nkeys, rows, nrows, &cv, err);
+    char *config = sv_sweep_config_json(outdir, rows, nrows);
+    rc = write_json(path, keys, nkeys, rows, nrows, &cv, config, err);
+    free(config);
     if (!rc && table) print_table(table, keys, nkeys, rows, nrows, &cv);
     sv_curves_free(&cv);
     return rc;

@@ -150,7 +150,13 @@ int sv_sweep_run_ranks(const sv_sweep_t *sw, const sv_catalog_t *cat, const char
                        int shard, int nshards, sv_row_t *rows, FILE *progress, int *is_root,
                        sv_error_t *err);
 
-/* Write sweep.csv and sweep.json for the rows that ran, and print the table and the
+/* The configuration block (`servesim.config`: model, GPUs, engine, SLOs, seed, ...) of
+ * the first point that ran, read from its points/point-NNNNNN.json in outdir, as JSON text
+ * the caller frees; NULL when there is none. The swept keys hold that point's values. */
+char *sv_sweep_config_json(const char *outdir, const sv_row_t *rows, long nrows);
+
+/* Write sweep.csv and sweep.json (with the configuration block above as "config") for the
+ * rows that ran, and print the table and the
  * summary of each curve. load: the load key (NULL: SV_DEFAULT_LOAD). */
 int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row_t *rows,
                    long nrows, const char *load, FILE *table, sv_error_t *err);
