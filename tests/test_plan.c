@@ -70,6 +70,33 @@ START_TEST(test_vary_specs)
     ck_assert_str_eq(v.vals[0], "{dist: fixed, value: 5}");
     ck_assert_str_eq(v.vals[1], "128");
     sv_vary_free(&v);
+    /* NAME=VALUE: set as VALUE, shown as NAME; YAML values and numbers carry no label */
+    ck_assert_int_eq(
+        sv_vary_parse("workload.input=short={dist: fixed, value: 5},long_1=2048,{a: b=c},-1", &v,
+                      &err),
+        0);
+    ck_assert_int_eq(v.n, 4);
+    ck_assert_str_eq(v.labels[0], "short");
+    ck_assert_str_eq(v.vals[0], "{dist: fixed, value: 5}");
+    ck_assert_str_eq(v.labels[1], "long_1");
+    ck_assert_str_eq(v.vals[1], "2048");
+    ck_assert_ptr_null(v.labels[2]);
+    ck_assert_str_eq(v.vals[2], "{a: b=c}");
+    ck_assert_ptr_null(v.labels[3]);
+    sv_vary_free(&v);
+    sv_vary_t z[2];
+    int nk;
+    ck_assert_int_eq(
+        sv_vary_parse_all("pools.0.replicas,pools.1.replicas=p1d3=1,3;2,2", z, 2, &nk, &err), 0);
+    ck_assert_int_eq(nk, 2);
+    ck_assert_str_eq(z[0].vals[0], "1");
+    ck_assert_str_eq(z[0].labels[0], "p1d3");
+    ck_assert_str_eq(z[1].labels[0], "p1d3"); /* the tuple's label names both values */
+    ck_assert_str_eq(z[1].vals[0], "3");
+    ck_assert_ptr_null(z[0].labels[1]);
+    ck_assert_ptr_null(z[1].labels[1]);
+    sv_vary_free(&z[0]);
+    sv_vary_free(&z[1]);
     ck_assert_int_eq(sv_vary_parse("workload.rate", &v, &err), SV_EINVAL);
     sv_vary_free(&v);
     ck_assert_int_eq(sv_vary_parse("workload.rate=10:2:2", &v, &err), SV_EINVAL);
