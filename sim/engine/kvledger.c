@@ -76,6 +76,13 @@ int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to)
     return rc;
 }
 
+int sv__kv_park(sv__kvpool_t *p, long n)
+{
+    if (n <= 0) return 0;
+    if (!p->pc && !(p->pc = sv__pcache_new(p->total))) return SV_ENOMEM;
+    return sv__pcache_park(p->pc, n) < 0 ? SV_ENOMEM : 0;
+}
+
 void sv__kv_uncache(sv__kvpool_t *p, const uint64_t *h, long n)
 {
     for (long j = n - 1; j >= 0; j--) {

@@ -74,8 +74,7 @@ static inline long sv__kv_used(const sv__kvpool_t *p)
  * least recently used idle cached ones, which leave the cache. */
 static inline void sv__kv_take(sv__kvpool_t *p, long n)
 {
-    while (p->free < n && p->pc && sv__pcache_evict(p->pc))
-        p->free++;
+    if (p->free < n && p->pc) p->free += sv__pcache_evict_upto(p->pc, n - p->free);
     p->free -= n;
 }
 
@@ -100,6 +99,10 @@ void sv__kv_unpin(sv__kvpool_t *p, long n);
  * holds already is shared (referenced) and the request's copy freed; a new one becomes a
  * cache entry the request references. 0, or SV_ENOMEM when the cache cannot be made. */
 int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to);
+/* A request's own n full blocks, whose content nobody will look up, go idle into the
+ * cache's LRU list instead of the free pool (as vLLM's free queue keeps every freed full
+ * block, evicted oldest first). 0, or SV_ENOMEM when the cache cannot be made. */
+int sv__kv_park(sv__kvpool_t *p, long n);
 /* The request no longer uses its first n cached blocks (released in reverse, as vLLM
  * frees a request's blocks: the end of a chain is evicted before its start). */
 void sv__kv_uncache(sv__kvpool_t *p, const uint64_t *h, long n);

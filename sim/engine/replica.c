@@ -256,16 +256,19 @@ static void wq_pop(sv_replica_t *r)
 }
 
 /* The running request to preempt: the last admitted (fcfs), or under the priority policy
- * the largest (priority, arrival), the first such in running order (vLLM V1's scheduler,
- * vllm/v1/core/sched/scheduler.py). */
+ * the largest (priority, arrival) (vLLM V1's Scheduler.schedule, max(self.running, key=
+ * (priority, arrival_time)), vllm/v1/core/sched/scheduler.py). Requests sent at one
+ * instant reach vLLM one after the other, each stamped with its own arrival_time, so among
+ * equal (priority, send time) the victim is the latest to arrive: the largest id, as the
+ * waiting queue orders them. */
 static int32_t victim_of(sv_replica_t *r)
 {
     if (!r->prio) return r->run_tail;
     int32_t best = r->run_head;
     for (int32_t id = best >= 0 ? E(r, best)->next : -1; id >= 0; id = E(r, id)->next) {
-        const sv_req_t *a = Q(r, id), *b = Q(r, best);
-        if (a->priority > b->priority || (a->priority == b->priority && a->start > b->start))
-            best = id;
+        const pent_t a = {Q(r, id)->priority, id, Q(r, id)->start};
+        const pent_t b = {Q(r, best)->priority, best, Q(r, best)->start};
+        if (pent_less(&b, &a)) best = id;
     }
     return best;
 }
@@ -492,16 +495,30 @@ static void drop_cached(sv_replica_t *r, int32_t id)
     e->cached_n = 0;
 }
 
-/* The full blocks request id has computed join the cache: a block whose content is cached
- * already (another request computed it meanwhile) is shared and its own copy freed. */
-static void register_full(sv_replica_t *r, int32_t id)
+/*
+ * The full blocks among request id's first `tokens` join the cache: a block whose content
+ * is cached already (another request scheduled it meanwhile) is shared and its own copy
+ * freed. vLLM hashes every full block (vllm/v1/core/block_pool.py,
+ * BlockPool.cache_full_blocks); here the blocks of a prompt with an identity are hashed as
+ * they are scheduled, and those of a prompt that shares nothing, which only the request
+ * itself could ever look up, when it is preempted (preempt()); until then, freed, they are
+ * parked in the LRU list without a hash (release_blocks()). Either way every freed full
+ * block waits there and is evicted oldest first, as in vLLM's one free queue.
+ */
+static void register_upto(sv_replica_t *r, int32_t id, long tokens)
 {
     sv_reqeng_t *e = E(r, id);
-    long full = e->computed / r->bs;
+    long full = tokens / r->bs;
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
     if (h && sv__kv_cache(KVP(r), h, e->cached_n, full)) r->oom = 1;
     e->cached_n = (int32_t)full;
+}
+
+/* The full blocks request id has computed join the cache. */
+static void register_full(sv_replica_t *r, int32_t id)
+{
+    register_upto(r, id, E(r, id)->computed);
 }
 
 /*
@@ -624,7 +641,16 @@ static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
 static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    sv__kv_give(KVP(r), own_blocks(r, e));
+    long own = own_blocks(r, e);
+    if (KVP(r)->caching && !Q(r, id)->nseg) {
+        /* Its own full blocks, not hashed, are parked in the LRU list (register_upto()); a
+         * partial one is freed. */
+        long full = e->computed / r->bs - e->cached_n;
+        if (full > own) full = own;
+        if (full > 0 && sv__kv_park(KVP(r), full)) r->oom = 1;
+        if (full > 0) own -= full;
+    }
+    sv__kv_give(KVP(r), own);
     drop_cached(r, id);
     e->reserved = 0;
     e->joining = 0;
@@ -728,6 +754,10 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
 
 /* ---- building a step ----------------------------------------------------------------------- */
 
+/* A chunk of n tokens for request id in the step being built. Its full blocks join the
+ * prefix cache now, when they are scheduled, as vLLM's KVCacheManager.allocate_slots
+ * caches up to num_computed + num_new tokens (vllm/v1/core/kv_cache_manager.py): a
+ * request admitted later in the same step already finds them. */
 static void add_chunk(sv_replica_t *r, int32_t id, long n)
 {
     if (SV_GROW(r->chunks, r->capchunks, r->nchunks + 1)) {
@@ -736,6 +766,7 @@ static void add_chunk(sv_replica_t *r, int32_t id, long n)
     }
     r->chunks[r->nchunks++] = (chunk_t){id, (int32_t)n};
     r->budget -= n;
+    if (Q(r, id)->nseg) register_upto(r, id, E(r, id)->computed + n);
 }
 
 static void preempt(sv_replica_t *r, int32_t id)
@@ -770,9 +801,10 @@ static void preempt(sv_replica_t *r, int32_t id)
     } else {
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
-            if (!r->reserve)
-                sv__kv_give(KVP(r), blocks_for(r, e->computed + r->chunks[i].n) -
-                                        blocks_for(r, e->computed));
+            /* Its blocks were allocated, and its full ones cached, when it was granted:
+             * they are released with the rest (vLLM frees a request preempted after being
+             * scheduled the same way; its blocks keep their hashes). */
+            e->computed += r->chunks[i].n;
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
@@ -828,7 +860,9 @@ static void continue_prefills(sv_replica_t *r)
                 break;
             }
         }
-        if (self) continue;
+        /* Its own victim: nothing more of the running list is scheduled this step (vLLM's
+         * Scheduler.schedule: `if preempted_req == request: break`, then it stops). */
+        if (self) break;
         sv__kv_take(KVP(r), newb);
         add_chunk(r, id, n);
     }
@@ -884,8 +918,16 @@ static void admit_waiting(sv_replica_t *r, double now)
             e->cached_n = (int32_t)hit;
             e->computed = (int32_t)(hit * r->bs);
             r->owed -= e->computed;
-            r->st.prefix_queries += e->target;
-            r->st.prefix_hits += e->computed;
+            /* A request re-admitted after a preemption is recorded apart, as vLLM's
+             * PrefixCacheStats.record(preempted=...) does (vllm/v1/metrics/stats.py); the
+             * hit rate and its counters are of new requests only. */
+            if (q->preemptions) {
+                r->st.prefix_preempted_queries += e->target;
+                r->st.prefix_preempted_hits += e->computed;
+            } else {
+                r->st.prefix_queries += e->target;
+                r->st.prefix_hits += e->computed;
+            }
             q->cached = e->computed;
         }
         admit(r, id, n, blocks, now);
@@ -938,14 +980,17 @@ static void join_landed(sv_replica_t *r)
     r->npend = 0;
 }
 
-double sv_replica_start_step(sv_replica_t *r, double now)
+/* Run the scheduler's phases once: the step's chunks and decodes. Returns whether the step
+ * runs prompts alone (vLLM V0's prefill-first); *had_decodes: whether sequences were
+ * decoding when it began. */
+static int build_step(sv_replica_t *r, double now, int *had_decodes)
 {
-    if (r->in_flight) return 0.0;
     r->nchunks = 0;
     r->budget = r->cfg.max_num_batched_tokens;
     r->preempted_now = r->dec_allocated = 0;
     r->swap_time = 0.0;
-    int had_decodes = r->n_dec > 0, prefill_only = 0;
+    *had_decodes = r->n_dec > 0;
+    int prefill_only = 0;
     for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
         switch (*ph) {
         case PH_ADMIT_IF_IDLE:
@@ -956,7 +1001,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
             prefill_only = r->nchunks > 0;
             break;
         case PH_DECODES:
-            if (!had_decodes || prefill_only) break;
+            if (!*had_decodes || prefill_only) break;
             allocate_decode(r);
             r->dec_allocated = 1;
             r->budget -= r->n_dec;
@@ -980,6 +1025,18 @@ double sv_replica_start_step(sv_replica_t *r, double now)
         }
     }
     compact_prefilling(r);
+    return prefill_only;
+}
+
+double sv_replica_start_step(sv_replica_t *r, double now)
+{
+    if (r->in_flight) return 0.0;
+    int had_decodes, prefill_only = build_step(r, now, &had_decodes);
+    /* A pass that preempted and scheduled nothing (every running request was a victim)
+     * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
+     * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
+    if (r->nchunks == 0 && r->n_dec == 0 && r->preempted_now)
+        prefill_only = build_step(r, now, &had_decodes);
 
     r->step_n_dec = (had_decodes || r->n_dec > 0) && !prefill_only ? r->n_dec : 0;
     if (r->nchunks == 0 && r->step_n_dec == 0) return 0.0;
@@ -1085,7 +1142,6 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         e->computed += r->chunks[i].n;
         r->owed -= r->chunks[i].n;
         r->st.prefill_tokens += r->chunks[i].n;
-        if (q->nseg && !e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
