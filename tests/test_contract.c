@@ -345,7 +345,8 @@ START_TEST(test_priority_admission_order)
 END_TEST
 
 /*
- * Seven blocks of 16 tokens, 32-token prompts (2 blocks each). Request 0 (priority 1)
+ * Seven blocks of 16 tokens to give out (eight, one being vLLM V1's null block),
+ * 32-token prompts (2 blocks each). Request 0 (priority 1)
  * comes alone and is prefilled (2 blocks); then requests 1 and 2 (priority 0) come: the
  * next step gives request 0 its 3rd block and prefills both (7 blocks, none free). In the
  * step after, 1 and 2 each need a 3rd block: one running request is preempted. FCFS takes
@@ -359,7 +360,7 @@ START_TEST(test_priority_preemption_victim)
     const int victim[2] = {2, 0};
     for (int policy = 0; policy < 2; policy++) {
         rig_t g;
-        rig_new(&g, policy, 7, 8, 3, 1, prio, start, 32, 8);
+        rig_new(&g, policy, 8, 8, 3, 1, prio, start, 32, 8);
         double t = rig_steps(&g, 0.0, 1); /* request 0's prefill */
         ck_assert_int_eq(sv_replica_free_blocks(g.r), 5);
         ck_assert_int_eq(sv_replica_submit(g.r, 1, t), SV_FAIL_NONE);

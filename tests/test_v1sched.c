@@ -181,7 +181,8 @@ static void rig_free(rig_t *g)
  * BlockPool.cache_full_blocks) and keeps freed ones in one free queue that allocation
  * takes from oldest first (BlockPool.get_new_blocks, _maybe_evict_cached_block). So a
  * preempted request's blocks, freed before a finished request's, are evicted first.
- * Nine blocks, chunks of at most 64 tokens, priority policy; all prompts unique.
+ * Nine blocks to give out (ten, one being vLLM V1's null block: BlockPool.null_block),
+ * chunks of at most 64 tokens, priority policy; all prompts unique.
  *   step 1: P (priority 1, 64 tokens) prefills: 4 blocks.
  *   step 2: P decodes (its 5th block); A (priority 0, 128 tokens) takes a chunk of 64:
  *           4 blocks, none free.
@@ -198,11 +199,13 @@ START_TEST(test_freed_blocks_evicted_oldest_first)
 {
     const int input[3] = {64, 128, 128}, output[3] = {30, 1, 1}, prio[3] = {1, 0, 0};
     const double start[3] = {0, 0.001, 0.002};
-    rigcfg_t c = {.kv_blocks = 9, .seqs = 8, .budget = 8192, .threshold = 64, .priority = 1,
+    rigcfg_t c = {.kv_blocks = 10, .seqs = 8, .budget = 8192, .threshold = 64, .priority = 1,
                   .caching = 1};
     rig_t g;
     rig_new(&g, &c, 3, input, output, prio, start);
     enum { P, A, C };
+    ck_assert_int_eq(sv_replica_total_blocks(g.r), 9);
+    ck_assert_int_eq(sv_replica_free_blocks(g.r), 9);
     ck_assert_int_eq(sv_replica_submit(g.r, P, 0.0), SV_FAIL_NONE);
     double t = rig_step(&g, 0.0);
     ck_assert_int_eq(sv_replica_submit(g.r, A, t), SV_FAIL_NONE);
@@ -233,9 +236,10 @@ END_TEST
  * The priority policy's victim among equal (priority, arrival): vLLM takes
  * max(self.running, key=(priority, arrival_time)) (vllm/v1/core/sched/scheduler.py,
  * Scheduler.schedule); requests sent together reach it one after the other, each with its
- * own arrival_time, so the latest to arrive is the victim. Seven blocks, 32-token prompts
- * (2 blocks), all priority 0 and sent at 0: request 0 prefills alone; then 1 and 2 are
- * submitted and prefilled while 0 takes its 3rd block (7 used); in the next step 1 and 2
+ * own arrival_time, so the latest to arrive is the victim. Seven blocks to give out (and
+ * vLLM's null block), 32-token prompts (2 blocks), all priority 0 and sent at 0: request 0
+ * prefills alone; then 1 and 2 are submitted and prefilled while 0 takes its 3rd block (7
+ * used); in the next step 1 and 2
  * each need a 3rd block: one is preempted, request 2 (the latest id), not request 0 (the
  * first in running order, which the tie went to before).
  */
@@ -243,7 +247,7 @@ START_TEST(test_priority_victim_among_ties_is_latest)
 {
     const int input[3] = {32, 32, 32}, output[3] = {8, 8, 8}, prio[3] = {0, 0, 0};
     const double start[3] = {0, 0, 0};
-    rigcfg_t c = {.kv_blocks = 7, .seqs = 8, .budget = 8192, .priority = 1};
+    rigcfg_t c = {.kv_blocks = 8, .seqs = 8, .budget = 8192, .priority = 1};
     rig_t g;
     rig_new(&g, &c, 3, input, output, prio, start);
     ck_assert_int_eq(sv_replica_submit(g.r, 0, 0.0), SV_FAIL_NONE);
@@ -266,7 +270,8 @@ END_TEST
 /*
  * The request being scheduled is its own victim: vLLM stops scheduling the running list
  * (vllm/v1/core/sched/scheduler.py, Scheduler.schedule: `if preempted_req == request:
- * break`, then `if new_blocks is None: break`). Five blocks, chunks of at most 16 tokens
+ * break`, then `if new_blocks is None: break`). Five blocks to give out (and vLLM's null
+ * block), chunks of at most 16 tokens
  * (long_prefill_token_threshold), priority policy. Request 0 (priority 1, 64 tokens) comes
  * alone: step 1 prefills 16 (1 block). Request 1 (priority 0, 64 tokens) comes: step 2
  * gives each 16 (3 blocks), step 3 16 more each (5 blocks, none free). In step 4 request
@@ -282,7 +287,7 @@ START_TEST(test_own_victim_stops_the_running_list)
 {
     const int input[2] = {64, 64}, output[2] = {4, 4}, prio[2] = {1, 0};
     const double start[2] = {0, 0.001};
-    rigcfg_t c = {.kv_blocks = 5, .seqs = 8, .budget = 8192, .threshold = 16, .priority = 1};
+    rigcfg_t c = {.kv_blocks = 6, .seqs = 8, .budget = 8192, .threshold = 16, .priority = 1};
     rig_t g;
     rig_new(&g, &c, 2, input, output, prio, start);
     ck_assert_int_eq(sv_replica_submit(g.r, 0, 0.0), SV_FAIL_NONE);

@@ -368,8 +368,11 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
     sv__kv_init(&r->kv);
-    /* the prefix cache itself comes with the first block cached */
-    sv__kv_add_pool(&r->kv, kv_blocks, r->bs, cfg->prefix_caching && !r->reserve);
+    /* The prefix cache itself comes with the first block cached. vLLM V1's block pool
+     * keeps one block aside as its null block (vllm/v1/core/block_pool.py, BlockPool:
+     * null_block, and get_usage over num_gpu_blocks - 1): the others are given out. */
+    long usable = kv_blocks - (cfg->scheduler == SV_SCHED_VLLM && kv_blocks > 1 ? 1 : 0);
+    sv__kv_add_pool(&r->kv, usable, r->bs, cfg->prefix_caching && !r->reserve);
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
