@@ -313,6 +313,38 @@ START_TEST(test_own_victim_stops_the_running_list)
 }
 END_TEST
 
+/*
+ * Requests that finish in one step are freed in the order they were scheduled: vLLM's
+ * Scheduler.update_from_output (vllm/v1/core/sched/scheduler.py) walks the step's
+ * num_scheduled_tokens, filled in running order, and frees each finished request as it
+ * comes (_free_request -> KVCacheManager.free), which also sets the order of their blocks
+ * in the free queue. Three 16-token prompts of 4 output tokens, sent together: prefilled
+ * in one step, they decode together and end at the same step. The finish heap gave them
+ * out as 0, 2, 1 (equal keys: the last element moves to the root); running order is
+ * 0, 1, 2.
+ */
+START_TEST(test_finished_freed_in_scheduled_order)
+{
+    const int input[3] = {16, 16, 16}, output[3] = {4, 4, 4};
+    rigcfg_t c = {.kv_blocks = 100, .seqs = 8, .budget = 8192, .caching = 1};
+    rig_t g;
+    rig_new(&g, &c, 3, input, output, NULL, NULL);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(sv_replica_submit(g.r, i, 0.0), SV_FAIL_NONE);
+    double t = 0;
+    long n = 0;
+    for (int k = 0; k < 4; k++) { /* the prefill, then 3 decode steps */
+        t = rig_step(&g, t);
+        sv_replica_done(g.r, &n);
+        ck_assert_int_eq(n, k < 3 ? 0 : 3);
+    }
+    const int32_t *done = sv_replica_done(g.r, &n);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(done[i], i);
+    rig_free(&g);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("v1sched");
@@ -323,6 +355,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_freed_blocks_evicted_oldest_first);
     tcase_add_test(tc, test_priority_victim_among_ties_is_latest);
     tcase_add_test(tc, test_own_victim_stops_the_running_list);
+    tcase_add_test(tc, test_finished_freed_in_scheduled_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -37,6 +37,13 @@ typedef struct chunk {
     int32_t id, n;
 } chunk_t;
 
+/* A request whose last token came with the step that ended, by its place in the running
+ * list (the order vLLM scheduled, and frees, them). */
+typedef struct fin {
+    int64_t run_seq;
+    int32_t id;
+} fin_t;
+
 /* A waiting request under the priority policy: a min-heap on (priority, arrival, id),
  * as vLLM's PriorityRequestQueue (vllm/v1/core/sched/request_queue.py). */
 typedef struct pent {
@@ -121,6 +128,9 @@ struct sv_replica {
     size_t naborts, capaborts;
     int32_t *done;
     size_t ndone, capdone;
+    fin_t *fin; /* the step's finished requests, before they are freed in order */
+    size_t nfin, capfin;
+    int64_t run_seq; /* stamps of the running list: increasing from its head to its tail */
     int32_t *hand; /* prefill role: handed off in the last step */
     size_t nhand, caphand;
     int32_t *pending; /* decode role: landed, to join at the next step */
@@ -308,6 +318,7 @@ static void heap_remove(sv_replica_t *r, size_t i)
 static void run_append(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
+    e->run_seq = r->run_seq++;
     e->prev = r->run_tail;
     e->next = -1;
     if (r->run_tail >= 0)
@@ -397,6 +408,7 @@ void sv_replica_free(sv_replica_t *r)
     free(r->pch);
     free(r->aborts);
     free(r->done);
+    free(r->fin);
     free(r->hand);
     free(r->pending);
     free(r->stamp);
@@ -1116,6 +1128,22 @@ static void hand_off(sv_replica_t *r, int32_t id, double now)
     push_id(r, &r->hand, &r->nhand, &r->caphand, id);
 }
 
+/* Request id made its last token in the step that ends: it is freed with the others. */
+static void finished(sv_replica_t *r, int32_t id)
+{
+    if (SV_GROW(r->fin, r->capfin, r->nfin + 1)) {
+        r->oom = 1;
+        return;
+    }
+    r->fin[r->nfin++] = (fin_t){E(r, id)->run_seq, id};
+}
+
+static int fin_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const fin_t *)a)->run_seq, y = ((const fin_t *)b)->run_seq;
+    return (x > y) - (x < y);
+}
+
 int sv_replica_end_step(sv_replica_t *r, double now)
 {
     r->ndone = 0;
@@ -1159,7 +1187,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         q->last_token = now;
         r->owed--;
         if (e->generated >= q->output)
-            finish(r, id, now);
+            finished(r, id);
         else
             join_decode(r, id);
     }
@@ -1172,8 +1200,15 @@ int sv_replica_end_step(sv_replica_t *r, double now)
     while (last_k >= 0 && r->fh.n > 0 && r->fh.v[0].key == last_k) {
         int32_t id = r->fh.v[0].id;
         leave_decode(r, id);
-        finish(r, id, now);
+        finished(r, id);
     }
+    /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
+     * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
+     * heap's. The order of their blocks in the LRU list and of the done list follows. */
+    if (r->nfin > 1) qsort(r->fin, r->nfin, sizeof *r->fin, fin_cmp);
+    for (size_t i = 0; i < r->nfin; i++)
+        finish(r, r->fin[i].id, now);
+    r->nfin = 0;
     compact_prefilling(r);
     return r->oom ? SV_ENOMEM : 0;
 }

@@ -28,6 +28,7 @@ typedef struct sv_reqeng {
     int64_t kd_join;          /* the replica's decode-step count then */
     int32_t heap_pos;         /* finish-heap slot while decoding, -1 otherwise */
     int32_t prev, next;       /* running list, -1 terminated */
+    int64_t run_seq;          /* its stamp there: the running list's order */
     int32_t seg;              /* open decode segment of the metrics, -1 */
     int32_t reserved;         /* blocks reserved up front (orca, static) */
     int32_t cached_n;         /* leading full blocks held through the prefix cache (shared, not
