@@ -345,6 +345,37 @@ START_TEST(test_finished_freed_in_scheduled_order)
 }
 END_TEST
 
+/*
+ * A block computed twice stays two blocks: vLLM's BlockPool.cache_full_blocks files a
+ * second block under a hash it holds already (vllm/v1/core/block_pool.py,
+ * BlockHashToBlockMap keeps both) and the request goes on using its own; nothing is
+ * de-duplicated. Two 80-token prompts (a 64-token system prompt, then 16 of their own) sent
+ * together, chunks of at most 32 tokens (long_prefill_token_threshold): step 1 gives A
+ * prefix blocks 0-1 and B, which finds them, its own copies of prefix blocks 2-3; step 2
+ * gives A blocks 2-3 (copies of B's) and B its block 4; step 3 gives A its block 4 and B,
+ * decoding its 81st token, a 6th block: 2 shared + A's 3 + B's 4 = 9 blocks in use, the
+ * peak. Freeing A's copies of blocks 2-3 in favour of B's gave 7.
+ */
+START_TEST(test_duplicate_blocks_kept)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "engine: {long_prefill_token_threshold: 32}\n"
+                       "workload:\n  num_requests: 2\n  rate: inf\n  input: 16\n  output: 2\n"
+                       "  shared_prefix: {tokens: 64}\n";
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
+    sc->check = 1;
+    sv_result_t *res;
+    ck_assert_int_eq(sv_sim_run(sc, &res, &err), 0);
+    ck_assert_double_eq(res->prefix_hits, 32.0); /* B's lookup in step 1 */
+    ck_assert_double_eq(res->rstats[0].prefill_tokens, 80.0 + 48.0);
+    ck_assert_int_eq(res->rstats[0].peak_blocks_used, 9);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("v1sched");
@@ -356,6 +387,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_priority_victim_among_ties_is_latest);
     tcase_add_test(tc, test_own_victim_stops_the_running_list);
     tcase_add_test(tc, test_finished_freed_in_scheduled_order);
+    tcase_add_test(tc, test_duplicate_blocks_kept);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -26,7 +26,8 @@ int32_t sv__pcache_refs(const sv__pcache_t *c, long slot);
 void sv__pcache_ref(sv__pcache_t *c, long slot);
 /* One fewer: at zero it becomes evictable, appended as the most recently used. */
 void sv__pcache_unref(sv__pcache_t *c, long slot);
-/* A new block with hash h (not present), referenced once; its slot, or -1 when full. */
+/* A new block with hash h, referenced once; its slot, or -1 when full. The hash may be
+ * present already: both entries stay, and sv__pcache_find returns the first inserted. */
 long sv__pcache_insert(sv__pcache_t *c, uint64_t h);
 /* n idle blocks whose content nobody will look up, appended to the LRU list as the most
  * recently used: they wait there like freed cached blocks and are evicted in their turn,

@@ -356,6 +356,8 @@ static void reqeng_init(void *el)
 static void reqeng_fini(void *el)
 {
     free(((sv_reqeng_t *)el)->chain);
+    free(((sv_reqeng_t *)el)->slots);
+    free(((sv_reqeng_t *)el)->xslots);
 }
 
 int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
@@ -494,12 +496,58 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     return c;
 }
 
+/* Room for n cache slots in *arr (of *cap), or NULL: sized for every block request id can
+ * fill, exactly, as the chain (one per live request). */
+static int32_t *room(sv_replica_t *r, int32_t id, int32_t **arr, int32_t *cap, long n)
+{
+    if (*cap >= n) return *arr;
+    const sv_req_t *q = Q(r, id);
+    long c = ((long)q->input + q->output) / r->bs + 1;
+    if (c < n) c = n;
+    int32_t *v = realloc(*arr, (size_t)c * sizeof *v);
+    if (!v) {
+        r->oom = 1;
+        return NULL;
+    }
+    *arr = v;
+    *cap = (int32_t)c;
+    return v;
+}
+
+/* Room for the cache slots of request id's first n blocks (its slots), or NULL. */
+static int32_t *slots_of(sv_replica_t *r, int32_t id, long n)
+{
+    return room(r, id, &E(r, id)->slots, &E(r, id)->capslots, n);
+}
+
+/* Request id shares the n cached blocks whose slots chain_hits() left in r->sbuf (as its
+ * incoming KV's, in xslots, when xfer). */
+static void take_hits(sv_replica_t *r, int32_t id, long n, int xfer)
+{
+    sv_reqeng_t *e = E(r, id);
+    int32_t *v = n <= 0 ? NULL
+                 : xfer ? room(r, id, &e->xslots, &e->capxslots, n)
+                        : slots_of(r, id, n);
+    if (n > 0 && !v) return;
+    sv__kv_ref(KVP(r), r->sbuf, n);
+    for (long j = 0; j < n; j++)
+        v[j] = (int32_t)r->sbuf[j];
+}
+
 /* Request id no longer uses the first n blocks of its chain in the cache. */
 static void unref_chain(sv_replica_t *r, int32_t id, long n)
 {
     if (!KVP(r)->pc || n == 0) return;
-    const uint64_t *h = block_hashes(r, id, n);
-    if (h) sv__kv_uncache(KVP(r), h, n);
+    sv__kv_uncache(KVP(r), E(r, id)->slots, n);
+}
+
+/* Its slots are of no more use. */
+static void free_slots(sv_reqeng_t *e)
+{
+    free(e->slots);
+    free(e->xslots);
+    e->slots = e->xslots = NULL;
+    e->capslots = e->capxslots = 0;
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -511,9 +559,9 @@ static void drop_cached(sv_replica_t *r, int32_t id)
 }
 
 /*
- * The full blocks among request id's first `tokens` join the cache: a block whose content
- * is cached already (another request scheduled it meanwhile) is shared and its own copy
- * freed. vLLM hashes every full block (vllm/v1/core/block_pool.py,
+ * The full blocks among request id's first `tokens` join the cache, each its own entry
+ * even where another request cached the same content meanwhile (as vLLM keeps both
+ * blocks). vLLM hashes every full block (vllm/v1/core/block_pool.py,
  * BlockPool.cache_full_blocks); here the blocks of a prompt with an identity are hashed as
  * they are scheduled, and those of a prompt that shares nothing, which only the request
  * itself could ever look up, when it is preempted (preempt()); until then, freed, they are
@@ -526,7 +574,8 @@ static void register_upto(sv_replica_t *r, int32_t id, long tokens)
     long full = tokens / r->bs;
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
-    if (h && sv__kv_cache(KVP(r), h, e->cached_n, full)) r->oom = 1;
+    int32_t *v = h ? slots_of(r, id, full) : NULL;
+    if (!v || sv__kv_cache(KVP(r), h, e->cached_n, full, v)) r->oom = 1;
     e->cached_n = (int32_t)full;
 }
 
@@ -678,6 +727,7 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     run_remove(r, id);
     free(E(r, id)->chain); /* its block hashes are of no more use */
     E(r, id)->chain = NULL;
+    free_slots(E(r, id));
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -712,6 +762,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     e->queue = SV__Q_NONE;
     free(e->chain);
     e->chain = NULL;
+    free_slots(e);
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
@@ -929,7 +980,7 @@ static void admit_waiting(sv_replica_t *r, double now)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
         if (KVP(r)->caching) {
-            sv__kv_ref(KVP(r), r->sbuf, hit);
+            take_hits(r, id, hit, 0);
             e->cached_n = (int32_t)hit;
             e->computed = (int32_t)(hit * r->bs);
             r->owed -= e->computed;
@@ -1315,7 +1366,7 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
     long touched, hit = transfer_hits(r, id, &touched);
     if (!room_for(r, id, hit, touched)) return 0;
     /* The hits first: taking blocks must not evict them. */
-    sv__kv_ref(KVP(r), r->sbuf, hit);
+    take_hits(r, id, hit, 1);
     E(r, id)->xfer_hit = (int32_t)hit;
     sv__kv_reserve(KVP(r), transfer_blocks(r, id) - hit);
     r->n_reserved++;
@@ -1330,7 +1381,7 @@ void sv_replica_unreserve(sv_replica_t *r, int32_t id)
     sv_reqeng_t *e = E(r, id);
     sv__kv_unreserve(KVP(r), transfer_blocks(r, id) - e->xfer_hit);
     r->n_reserved--;
-    unref_chain(r, id, e->xfer_hit);
+    if (e->xfer_hit) sv__kv_uncache(KVP(r), e->xslots, e->xfer_hit);
     e->xfer_hit = 0;
 }
 
@@ -1349,6 +1400,12 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     sv__kv_claim(KVP(r), b - e->xfer_hit); /* from here the request's own */
     e->cached_n = e->xfer_hit;             /* the hits are held through the cache */
     e->xfer_hit = 0;
+    /* The prefill replica has released its slots: the incoming ones become the request's. */
+    int32_t *v = e->slots, cap = e->capslots;
+    e->slots = e->xslots;
+    e->capslots = e->capxslots;
+    e->xslots = v;
+    e->capxslots = cap;
     q->replica = r->id;
     q->state = SV_RQ_RUNNING;
     e->at = r->id;
