@@ -13,9 +13,7 @@
 
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
-#include "servesim/engine/replica.h"
-#include "servesim/metrics/metrics.h"
-#include "testsim.h"
+#include "testrig.h"
 
 static sv_catalog_t *cat;
 
@@ -98,54 +96,6 @@ END_TEST
 
 /* ---- one replica, step by step --------------------------------------------------------- */
 
-typedef struct rig {
-    sv_scenario_t *sc;
-    sv_perf_t perf;
-    sv_metrics_t *m;
-    sv_reqpool_t pool;
-    sv_replica_t *r;
-} rig_t;
-
-typedef struct rigcfg {
-    long kv_blocks, seqs, budget, threshold;
-    int priority, caching;
-} rigcfg_t;
-
-/* A replica (16-token blocks) as cfg says, and n requests of the given input and output
- * tokens, priorities and start times (none submitted yet). */
-static void rig_new(rig_t *g, const rigcfg_t *c, int n, const int *input, const int *output,
-                    const int *prio, const double *start)
-{
-    sv_error_t err;
-    memset(g, 0, sizeof *g);
-    ck_assert_int_eq(tu_load_yaml(cat,
-                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                  "workload: {num_requests: 1, input: 100, output: 10}\n",
-                                  NULL, 0, &g->sc, &err),
-                     0);
-    ck_assert_int_eq(
-        sv_perf_init(&g->perf, &g->sc->pools[0].gpu, &g->sc->model, &g->sc->pools[0].perf, &err),
-        0);
-    g->m = sv_metrics_new(&g->sc->metrics, 1);
-    sv_engine_cfg_t e = g->sc->pools[0].engine;
-    ck_assert_int_eq(e.block_size, 16);
-    e.max_model_len = 4096;
-    e.prefix_caching = c->caching;
-    e.max_num_seqs = c->seqs;
-    e.priority_policy = c->priority;
-    e.max_num_batched_tokens = c->budget;
-    e.long_prefill_threshold = c->threshold;
-    for (int i = 0; i < n; i++) {
-        ck_assert_int_eq(sv_reqpool_add(&g->pool), i);
-        g->pool.r[i].input = input[i];
-        g->pool.r[i].output = output[i];
-        g->pool.r[i].priority = prio ? prio[i] : 0;
-        g->pool.r[i].arrival = g->pool.r[i].start = start ? start[i] : 0.0;
-    }
-    ck_assert_int_eq(sv_replica_new(0, &g->perf, c->kv_blocks, &e, &g->pool, g->m, &g->r, &err),
-                     0);
-}
-
 /* One step at t (there must be work); returns its end. The blocks are recounted. */
 static double rig_step(rig_t *g, double t)
 {
@@ -155,24 +105,6 @@ static double rig_step(rig_t *g, double t)
     char msg[SV_ERRMSG_MAX];
     ck_assert_msg(sv_replica_check(g->r, msg, sizeof msg) == 0, "%s", msg);
     return t + d;
-}
-
-static double rig_drain(rig_t *g, double t)
-{
-    double d;
-    while ((d = sv_replica_start_step(g->r, t)) > 0) {
-        t += d;
-        ck_assert_int_eq(sv_replica_end_step(g->r, t), 0);
-    }
-    return t;
-}
-
-static void rig_free(rig_t *g)
-{
-    sv_replica_free(g->r);
-    sv_metrics_free(g->m);
-    sv_reqpool_free(&g->pool);
-    sv_scenario_free(g->sc);
 }
 
 /*
@@ -202,7 +134,7 @@ START_TEST(test_freed_blocks_evicted_oldest_first)
     rigcfg_t c = {.kv_blocks = 10, .seqs = 8, .budget = 8192, .threshold = 64, .priority = 1,
                   .caching = 1};
     rig_t g;
-    rig_new(&g, &c, 3, input, output, prio, start);
+    tu_rig_new(&g, cat, &c, 3, input, output, prio, start);
     enum { P, A, C };
     ck_assert_int_eq(sv_replica_total_blocks(g.r), 9);
     ck_assert_int_eq(sv_replica_free_blocks(g.r), 9);
@@ -225,10 +157,10 @@ START_TEST(test_freed_blocks_evicted_oldest_first)
     ck_assert_double_eq(st->prefix_preempted_hits, 0.0);
     ck_assert_double_eq(st->prefix_queries, 64.0 + 128.0 + 128.0);
     ck_assert_int_eq(sv_replica_end_step(g.r, t + d), 0);
-    rig_drain(&g, t + d);
+    tu_rig_steps(&g, t + d, 1 << 30);
     for (int i = 0; i < 3; i++)
         ck_assert(g.pool.r[i].state == SV_RQ_DONE);
-    rig_free(&g);
+    tu_rig_free(&g);
 }
 END_TEST
 
@@ -249,7 +181,7 @@ START_TEST(test_priority_victim_among_ties_is_latest)
     const double start[3] = {0, 0, 0};
     rigcfg_t c = {.kv_blocks = 8, .seqs = 8, .budget = 8192, .priority = 1};
     rig_t g;
-    rig_new(&g, &c, 3, input, output, prio, start);
+    tu_rig_new(&g, cat, &c, 3, input, output, prio, start);
     ck_assert_int_eq(sv_replica_submit(g.r, 0, 0.0), SV_FAIL_NONE);
     double t = rig_step(&g, 0.0);
     ck_assert_int_eq(sv_replica_submit(g.r, 1, t), SV_FAIL_NONE);
@@ -260,10 +192,10 @@ START_TEST(test_priority_victim_among_ties_is_latest)
     for (int i = 0; i < 3; i++)
         ck_assert_msg(g.pool.r[i].preemptions == (i == 2), "request %d preempted %d times", i,
                       g.pool.r[i].preemptions);
-    rig_drain(&g, t);
+    tu_rig_steps(&g, t, 1 << 30);
     for (int i = 0; i < 3; i++)
         ck_assert(g.pool.r[i].state == SV_RQ_DONE);
-    rig_free(&g);
+    tu_rig_free(&g);
 }
 END_TEST
 
@@ -289,7 +221,7 @@ START_TEST(test_own_victim_stops_the_running_list)
     const double start[2] = {0, 0.001};
     rigcfg_t c = {.kv_blocks = 6, .seqs = 8, .budget = 8192, .threshold = 16, .priority = 1};
     rig_t g;
-    rig_new(&g, &c, 2, input, output, prio, start);
+    tu_rig_new(&g, cat, &c, 2, input, output, prio, start);
     ck_assert_int_eq(sv_replica_submit(g.r, 0, 0.0), SV_FAIL_NONE);
     double t = rig_step(&g, 0.0);
     ck_assert_int_eq(sv_replica_submit(g.r, 1, t), SV_FAIL_NONE);
@@ -306,10 +238,10 @@ START_TEST(test_own_victim_stops_the_running_list)
     ck_assert_int_eq(si.prefill_tokens, 32);
     ck_assert(g.pool.r[0].state == SV_RQ_RUNNING); /* re-admitted */
     ck_assert_int_eq(sv_replica_end_step(g.r, t + d), 0);
-    rig_drain(&g, t + d);
+    tu_rig_steps(&g, t + d, 1 << 30);
     for (int i = 0; i < 2; i++)
         ck_assert(g.pool.r[i].state == SV_RQ_DONE);
-    rig_free(&g);
+    tu_rig_free(&g);
 }
 END_TEST
 
@@ -328,7 +260,7 @@ START_TEST(test_finished_freed_in_scheduled_order)
     const int input[3] = {16, 16, 16}, output[3] = {4, 4, 4};
     rigcfg_t c = {.kv_blocks = 100, .seqs = 8, .budget = 8192, .caching = 1};
     rig_t g;
-    rig_new(&g, &c, 3, input, output, NULL, NULL);
+    tu_rig_new(&g, cat, &c, 3, input, output, NULL, NULL);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(sv_replica_submit(g.r, i, 0.0), SV_FAIL_NONE);
     double t = 0;
@@ -341,7 +273,7 @@ START_TEST(test_finished_freed_in_scheduled_order)
     const int32_t *done = sv_replica_done(g.r, &n);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(done[i], i);
-    rig_free(&g);
+    tu_rig_free(&g);
 }
 END_TEST
 
