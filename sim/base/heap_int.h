@@ -27,6 +27,14 @@
 
 #include "base/vec_int.h"
 
+/* An instance need not use every function it defines (clang warns on an unused static
+ * inline function of a .c file; GCC does not). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SV__HEAP_FN static inline __attribute__((unused))
+#else
+#define SV__HEAP_FN static inline
+#endif
+
 #define SV_HEAP_UNTRACKED(ctx, e, i) ((void)(ctx), (void)(e), (void)(i))
 
 /* The members of a heap of `type` (zero-initialised: empty). */
@@ -37,7 +45,7 @@
     }
 
 #define SV_HEAP_DEFINE(name, htype, type, arity, less, moved)                                 \
-    static inline void name##_up(htype *h, void *ctx, size_t i)                             \
+    SV__HEAP_FN void name##_up(htype *h, void *ctx, size_t i)                                  \
     {                                                                                          \
         type e = h->v[i];                                                                      \
         while (i > 0) {                                                                        \
@@ -51,7 +59,7 @@
         moved(ctx, &h->v[i], i);                                                               \
     }                                                                                          \
                                                                                                \
-    static inline void name##_down(htype *h, void *ctx, size_t i)                           \
+    SV__HEAP_FN void name##_down(htype *h, void *ctx, size_t i)                                \
     {                                                                                          \
         type e = h->v[i];                                                                      \
         for (;;) {                                                                             \
@@ -73,7 +81,7 @@
         moved(ctx, &h->v[i], i);                                                               \
     }                                                                                          \
                                                                                                \
-    static inline int name##_push(htype *h, void *ctx, type x)                              \
+    SV__HEAP_FN int name##_push(htype *h, void *ctx, type x)                                   \
     {                                                                                          \
         int rc = SV_GROW(h->v, h->cap, h->n + 1);                                              \
         if (rc) return rc;                                                                     \
@@ -82,14 +90,14 @@
         return 0;                                                                              \
     }                                                                                          \
                                                                                                \
-    static inline void name##_pop(htype *h, void *ctx)                                        \
+    SV__HEAP_FN void name##_pop(htype *h, void *ctx)                                           \
     {                                                                                          \
         if (--h->n == 0) return;                                                               \
         h->v[0] = h->v[h->n];                                                                  \
         name##_down(h, ctx, 0);                                                                \
     }                                                                                          \
                                                                                                \
-    static inline void name##_remove(htype *h, void *ctx, size_t i)                         \
+    SV__HEAP_FN void name##_remove(htype *h, void *ctx, size_t i)                              \
     {                                                                                          \
         type last = h->v[--h->n];                                                              \
         if (i == h->n) return;                                                                 \
