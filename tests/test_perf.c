@@ -173,7 +173,8 @@ END_TEST
 
 /* A model read from tests/data/NAME/config.json, on gpu at tp, with the vllm profile's
  * curves (or ideal). */
-static sv_perf_t mk_cfg(const char *name, const char *gpu, int tp, int ideal)
+/* A cost model of a model in tests/data/NAME/config.json with settings s. */
+static sv_perf_t init_cfg(const char *name, const char *gpu, const sv_perf_settings_t *s)
 {
     sv_error_t err;
     const sv_gpu_t *g;
@@ -182,12 +183,17 @@ static sv_perf_t mk_cfg(const char *name, const char *gpu, int tp, int ideal)
     snprintf(path, sizeof path, "%s/config.json", name);
     ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
     ck_assert_msg(sv_model_from_hf_config(tu_data(path), &m, &err) == 0, "%s", err.msg);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, &m, s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+static sv_perf_t mk_cfg(const char *name, const char *gpu, int tp, int ideal)
+{
     sv_perf_settings_t s = sv_perf_settings_default();
     s.tp = tp;
     if (ideal) sv_perf_settings_ideal(&s);
-    sv_perf_t p;
-    ck_assert_msg(sv_perf_init(&p, g, &m, &s, &err) == 0, "%s", err.msg);
-    return p;
+    return init_cfg(name, gpu, &s);
 }
 
 /* DeepSeek-R1 from its published config.json (FP8 checkpoint, 128x128 block scales):
@@ -678,19 +684,13 @@ END_TEST
 static sv_perf_t mk_spec(const char *accept, int ideal)
 {
     sv_error_t err;
-    const sv_gpu_t *g;
-    sv_model_t m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
-    ck_assert_int_eq(sv_model_from_hf_config(tu_data("deepseek-r1/config.json"), &m, &err), 0);
     sv_perf_settings_t s = sv_perf_settings_default();
     s.tp = 8;
     if (ideal) sv_perf_settings_ideal(&s);
     ck_assert_int_eq(sv_perf_settings_set(&s, "speculative", "mtp", &err), 0);
     ck_assert_int_eq(sv_perf_settings_set(&s, "num_speculative_tokens", "3", &err), 0);
     if (accept) ck_assert_int_eq(sv_perf_settings_set(&s, "spec_acceptance", accept, &err), 0);
-    sv_perf_t p;
-    ck_assert_msg(sv_perf_init(&p, g, &m, &s, &err) == 0, "%s", err.msg);
-    return p;
+    return init_cfg("deepseek-r1", "h200", &s);
 }
 
 START_TEST(test_spec_decode)

@@ -1223,11 +1223,28 @@ static double spec_draft(const sv_perf_t *p, long nd, double ctx_sum, int k)
     return t;
 }
 
+/* The drafter's pass over a step's prefill chunks (its layer builds their KV, as SGLang's
+ * and vLLM's drafters extend over the prompt): 1/L of the chunks' layer work. */
+static double spec_prefill(const sv_perf_t *p, const sv_batch_t *b)
+{
+    sv_batch_t cb = {.chunks = b->chunks, .n_chunks = b->n_chunks};
+    sv_step_cost_t c;
+    sv_perf_step(p, &cb, &c);
+    return (c.total - c.overhead - c.op[SV_OP_LM_HEAD].time) / p->stage_layers;
+}
+
 void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
 {
     int k = sv_spec_k(&p->set);
-    if (k == 0 || b->n_decode <= 0) {
+    if (k == 0) {
         sv_perf_step(p, b, out);
+        return;
+    }
+    double pre = b->n_chunks > 0 ? spec_prefill(p, b) : 0.0;
+    if (b->n_decode <= 0) {
+        sv_perf_step(p, b, out);
+        out->spec_draft = pre;
+        out->total += pre;
         return;
     }
     sv_batch_t vb = *b;
@@ -1243,9 +1260,9 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
         dec = dc.total;
     }
     out->spec_verify = out->total;
-    out->spec_draft = draft;
+    out->spec_draft = draft + pre;
     out->spec_len = tau;
-    out->total = out->total + draft - (1.0 - 1.0 / tau) * (dec + draft);
+    out->total = out->total + draft + pre - (1.0 - 1.0 / tau) * (dec + draft);
 }
 
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out)
@@ -1253,7 +1270,7 @@ double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out)
     sv_chunk_t c = {.new_tokens = n, .cached_tokens = 0, .last = 1};
     sv_batch_t b = {.chunks = &c, .n_chunks = 1};
     sv_step_cost_t tmp;
-    sv_perf_step(p, &b, out ? out : &tmp);
+    sv_perf_spec_step(p, &b, out ? out : &tmp);
     return out ? out->total : tmp.total;
 }
 

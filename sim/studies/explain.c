@@ -173,7 +173,9 @@ static void print_arch(const sv_explain_t *e, FILE *f)
     for (const char *n = m->notes; *n;) {
         const char *end = strstr(n, "; ");
         int len = end ? (int)(end - n) : (int)strlen(n);
-        fprintf(f, "  note: %.*s\n", len, n);
+        /* With MTP on, the next-n layer is loaded (the speculative decoding section). */
+        if (e->perf.set.spec_method != SV_SPEC_MTP || strncmp(n, "num_nextn_predict_layers", 24))
+            fprintf(f, "  note: %.*s\n", len, n);
         n += len + (end ? 2 : 0);
     }
 }

@@ -318,7 +318,8 @@ typedef struct sv_step_cost {
     long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
     /* Speculative decoding (sv_perf_spec_step; all 0 without it): */
     double spec_verify; /* the target's pass over k + 1 tokens per decode sequence */
-    double spec_draft;  /* the drafter's k steps and its pass over the verified tokens */
+    double spec_draft;  /* the drafter's k steps, its pass over the verified tokens and over
+                           the prefill chunks */
     double spec_len;    /* expected tokens emitted per sequence per verify step */
     int compute_bound; /* the op times are dominated by compute rather than memory */
 } sv_step_cost_t;
@@ -338,13 +339,15 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
  * decode sequence per step: the verify pass (every decode sequence runs k + 1 tokens) plus
  * the drafter's cost, with the decode sequences' share of that time spread over the
  * expected accepted length: total = T(b, verify) + D - (1 - 1/tau) (T(decodes, verify) + D),
- * D the draft cost, tau = sv_spec_accept_len. spec_verify, spec_draft, spec_len hold the
- * real step's terms. Without spec decoding or decode sequences: sv_perf_step.
+ * D the draft cost, tau = sv_spec_accept_len; the drafter's pass over the step's prefill
+ * chunks (1/L of their layer work) is added in full. spec_verify, spec_draft, spec_len hold
+ * the real step's terms. Without spec decoding: sv_perf_step.
  */
 void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
 /* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each
- * (through sv_perf_spec_step: with spec decoding, the time per emitted token). */
+ * (through sv_perf_spec_step: with spec decoding, the drafter's prefill pass included and
+ * the decode step's time per emitted token). */
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out);
 double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_cost_t *out);
 
