@@ -514,6 +514,22 @@ START_TEST(test_spec_decode_run)
     tu_assert_rel(c.accepted, 7.0, 1e-12);
     tu_assert_rel(c.per_pos[0], 4.0, 1e-12);
     tu_assert_rel(c.per_pos[2], 1.0, 1e-12);
+    /* The same counters under vLLM's names; none for a replica without spec decoding. */
+    char path[] = "/tmp/sv_prom_XXXXXX";
+    close(mkstemp(path));
+    sv_error_t err;
+    ck_assert_int_eq(sv_report_prometheus(res, path, &err), 0);
+    char *text = slurp(path);
+    ck_assert(prom_value(text, "vllm:spec_decode_num_drafts_total{engine=\"0\"") == 8.0);
+    ck_assert(prom_value(text, "vllm:spec_decode_num_accepted_tokens_total{engine=\"0\"") == 7.0);
+    const char *pos1 = strstr(text, "position=\"1\"} ");
+    ck_assert(pos1 != NULL && strtod(pos1 + 14, NULL) == 2.0);
+    free(text);
+    ck_assert_int_eq(sv_report_prometheus(res0, path, &err), 0);
+    text = slurp(path);
+    unlink(path);
+    ck_assert(strstr(text, "spec_decode") == NULL);
+    free(text);
     done(sc, res);
     done(sc0, res0);
 }
