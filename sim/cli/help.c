@@ -38,6 +38,7 @@ static const sv__opt_help_t run_opts[] = {
     {"--timeseries-csv", "FILE", "write the sampled queue, batch and KV usage as CSV"},
     {"--cluster-csv", "FILE", "write the cluster over time (replicas up, SLO attainment) as CSV"},
     {"--prometheus", "FILE", "write vLLM's Prometheus metrics at the end (text format)"},
+    {"--prometheus-series", "FILE", "the same over time: a scrape per sample, OpenMetrics"},
     OPT_REPORT,
     {"--quiet", NULL, "no summary on stdout, no notes on stderr"},
     {"--check", NULL, "recount the KV blocks after every step (slow; a self-check)"},

@@ -31,6 +31,7 @@
 #include "servesim/base/suggest.h"
 #include "servesim/cost/perf.h"
 #include "servesim/studies/plan.h"
+#include "servesim/studies/runprogress.h"
 #include "servesim/report/report.h"
 #include "servesim/report/convention.h"
 #include "servesim/report/trace.h"
@@ -410,7 +411,8 @@ static double wall_seconds(void)
 /* What `servesim run` was asked for. */
 typedef struct run_opts {
     cmd_args_t a;
-    const char *json, *req_csv, *ts_csv, *html, *prom, *cl_csv, *trace, *axes_from[16];
+    const char *json, *req_csv, *ts_csv, *html, *prom, *prom_series, *cl_csv, *trace,
+        *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
     int sketch;         /* --sketch */
     double sketch_alpha; /* --sketch-alpha; 0: the default */
@@ -455,6 +457,8 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->html = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &o->a.missing)))
             o->prom = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus-series", &o->a.missing)))
+            o->prom_series = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &o->a.missing)))
             o->req_csv = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &o->a.missing)))
@@ -492,6 +496,8 @@ static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_er
     if (!bad) bad = out_file(ps, "--timeseries-csv", o->ts_csv, err);
     if (!bad) bad = out_file(ps, "--cluster-csv", o->cl_csv, err);
     if (!bad) bad = out_file(ps, "--prometheus", o->prom, err);
+    if (!bad && o->prom_series && strcmp(o->prom_series, "-") != 0)
+        bad = out_file(ps, "--prometheus-series", o->prom_series, err);
     if (!bad) bad = out_file(ps, "--trace-json", o->trace, err);
     if (!bad) bad = out_report(ps, o->html, err);
     sv_paths_free(ps);
@@ -543,6 +549,8 @@ static int write_run_outputs(const run_opts_t *o, const sv_result_t *res,
         if ((rc = sv_html_run_axes(res, &ax, note, o->html, err))) return rc;
     }
     if (o->prom && (rc = sv_report_prometheus(res, o->prom, err))) return rc;
+    if (o->prom_series && (rc = sv_report_prometheus_series(res, 0.0, o->prom_series, err)))
+        return rc;
     sv_trace_cut_t cut;
     if (tracer && (rc = sv_tracer_write(tracer, res, o->trace, &cut, err))) return rc;
     if (tracer && cut.cut)
@@ -603,7 +611,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     }
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
-    int rc = sv_sim_run_hooked(sc, tracer ? &hooks : NULL, &res, &err);
+    sv_run_progress_t prog; /* a line on stderr once a run lasts (studies/runprogress.h) */
+    sv_run_progress_start(&prog, sc, tracer ? &hooks : NULL, stderr);
+    int rc = sv_sim_run_hooked(sc, o.quiet ? (tracer ? &hooks : NULL) : &prog.hooks, &res, &err);
+    sv_run_progress_end(&prog);
     double wall = wall_seconds() - t0;
     if (!rc) {
         rc = write_run_outputs(&o, res, &given, note, tracer, &err);
@@ -719,7 +730,9 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && html) {
         char title[1200];
         snprintf(title, sizeof title, "servesim sweep: %s", path);
-        rc = sv_html_sweep(title, keys, sw.nvary, rows, n, load, html, &err);
+        char *config = sv_sweep_config_json(out, rows, n);
+        rc = sv_html_sweep_cfg(title, keys, sw.nvary, rows, n, load, config, html, &err);
+        free(config);
     }
     long nfailed = 0;
     char first_error[sizeof rows[0].error] = "";

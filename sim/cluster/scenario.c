@@ -149,6 +149,16 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                 "(this pool's is %s)",
                 at(sv_ymap_get(en, k), w, sizeof w), en->path, k, sv_sched_name(e->scheduler));
     }
+    /* vLLM V1 refuses concurrent partial prefills: any value but the default, 1
+     * (EngineArgs._check_feature_supported, vllm/engine/arg_utils.py); its scheduler never
+     * reads the setting. */
+    if (e->scheduler == SV_SCHED_VLLM && e->max_partial_prefills > 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.max_num_partial_prefills: vLLM V1 (the vllm scheduler) supports "
+                         "only 1, its default (concurrent partial prefills are refused); got %ld",
+                         at(sv_ymap_get(en, "max_num_partial_prefills"), w, sizeof w), en->path,
+                         e->max_partial_prefills);
+    if (e->scheduler == SV_SCHED_VLLM) e->max_partial_prefills = 0; /* no limit, as V1 */
     if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s.preemption: the vllm (V1) scheduler only recomputes preempted "
@@ -178,6 +188,11 @@ static void engine_defaults(sv_pool_cfg_t *pool)
         pool->perf.max_batched_tokens = b->max_num_batched_tokens;
         pool->defaulted |= SV_DEFAULT_MAX_BATCHED;
     }
+    /* A defaulted sequence limit is capped at the token budget, as vLLM's EngineArgs does
+     * (`self.max_num_seqs = min(self.max_num_seqs, self.max_num_batched_tokens)`). */
+    if ((pool->defaulted & SV_DEFAULT_MAX_NUM_SEQS) &&
+        e->max_num_seqs > pool->perf.max_batched_tokens)
+        e->max_num_seqs = pool->perf.max_batched_tokens;
     if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
     /* Automatic prefix caching: on by default in V1, off in V0 (as vLLM's defaults). */
     if (e->prefix_caching < 0) e->prefix_caching = v1;

@@ -273,8 +273,8 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "fcfs",
      .help = "vLLM's `--scheduling-policy`: `priority` admits waiting requests by (priority, "
              "arrival) and preempts the running request with the largest (priority, arrival) "
-             "instead of the last admitted; priorities come from `workload.classes` "
-             "(docs/contracts.md)"},
+             "instead of the last admitted (among requests sent together, the latest to arrive); "
+             "priorities come from `workload.classes` (docs/contracts.md)"},
     {"engine", "swap_bandwidth_gb_s", NUM, RANGE(1e-3, 1e5), .scale = 1e9, POOL(engine.swap_bw),
      .unit = "GB/s", .def = "25", .help = "device-host bandwidth per GPU for swapping"},
     {"engine", "watermark", NUM, RANGE(0, 0.5), POOL(engine.watermark),
@@ -294,8 +294,10 @@ const sv_keydef_t sv_scenario_keys[] = {
              "of the same name)"},
     {"engine", "max_num_partial_prefills", INT, RANGE(1, 1L << 20),
      POOL(engine.max_partial_prefills), .unit = "integer", .def = "no limit",
-     .help = "vllm and trtllm only: most prompts being prefilled at once; above 1 with no "
-             "threshold, the threshold becomes 4% of `max_model_len`, as vLLM sets it"},
+     .help = "vllm: only 1, V1's default, which its scheduler never reads (vLLM V1 refuses "
+             "other values); trtllm: most prompts being prefilled at once (vLLM V0's meaning), "
+             "and above 1 with no threshold the threshold becomes 4% of `max_model_len`, as vLLM "
+             "sets it"},
     {"engine", "enable_prefix_caching", BOOL, POOL(engine.prefix_caching),
      .def = "true for vllm, false otherwise",
      .help = "automatic prefix caching (docs/prefix-caching.md); it acts only when prompts have "

@@ -127,6 +127,9 @@ char *sv_chart_lines(const sv_chart_spec_t *cs)
     c.xlabel = cs->xlabel;
     c.ylabel = cs->ylabel;
     c.ymin_zero = 1;
+    c.logx = !cs->linear_x;
+    c.logy = 1;         /* log where the values span decades (SV_SVG_LOG_SPAN) */
+    c.legend_right = 1; /* the legend beside the plot, never over the data */
     for (int k = 0; k < cs->ns && k < SV_CHART_MAX_SERIES; k++)
         c.s[c.ns++] = (sv_svg_series_t){.name = cs->s[k].name,
                                         .x = cs->s[k].x,
