@@ -173,7 +173,8 @@ END_TEST
 
 /* A model read from tests/data/NAME/config.json, on gpu at tp, with the vllm profile's
  * curves (or ideal). */
-static sv_perf_t mk_cfg(const char *name, const char *gpu, int tp, int ideal)
+/* A cost model of a model in tests/data/NAME/config.json with settings s. */
+static sv_perf_t init_cfg(const char *name, const char *gpu, const sv_perf_settings_t *s)
 {
     sv_error_t err;
     const sv_gpu_t *g;
@@ -182,12 +183,17 @@ static sv_perf_t mk_cfg(const char *name, const char *gpu, int tp, int ideal)
     snprintf(path, sizeof path, "%s/config.json", name);
     ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
     ck_assert_msg(sv_model_from_hf_config(tu_data(path), &m, &err) == 0, "%s", err.msg);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, &m, s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+static sv_perf_t mk_cfg(const char *name, const char *gpu, int tp, int ideal)
+{
     sv_perf_settings_t s = sv_perf_settings_default();
     s.tp = tp;
     if (ideal) sv_perf_settings_ideal(&s);
-    sv_perf_t p;
-    ck_assert_msg(sv_perf_init(&p, g, &m, &s, &err) == 0, "%s", err.msg);
-    return p;
+    return init_cfg(name, gpu, &s);
 }
 
 /* DeepSeek-R1 from its published config.json (FP8 checkpoint, 128x128 block scales):
@@ -674,6 +680,75 @@ START_TEST(test_pipeline)
 }
 END_TEST
 
+/* Speculative decoding (docs/cost-model.md, "Speculative decoding"). */
+static sv_perf_t mk_spec(const char *accept, int ideal)
+{
+    sv_error_t err;
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = 8;
+    if (ideal) sv_perf_settings_ideal(&s);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative", "mtp", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "num_speculative_tokens", "3", &err), 0);
+    if (accept) ck_assert_int_eq(sv_perf_settings_set(&s, "spec_acceptance", accept, &err), 0);
+    return init_cfg("deepseek-r1", "h200", &s);
+}
+
+START_TEST(test_spec_decode)
+{
+    /* Tokens per verify step: 1 + 0.8 + 0.8*0.5 + 0.8*0.5*0.25 = 2.3. */
+    sv_perf_t p = mk_spec("0.8,0.5,0.25", 0);
+    tu_assert_rel(sv_spec_accept_len(&p.set), 2.3, 1e-12);
+    /* One rate: every position; 1 + 0.5 + 0.25 + 0.125. */
+    sv_perf_t one = mk_spec("0.5", 0);
+    tu_assert_rel(sv_spec_accept_len(&one.set), 1.875, 1e-12);
+    /* MTP's default: 0.85 then 0.62: 1 + 0.85 + 0.527 + 0.32674. */
+    sv_perf_t def = mk_spec(NULL, 0);
+    tu_assert_rel(sv_spec_accept_len(&def.set), 2.70374, 1e-12);
+    /* Counters for 2300 decode tokens: 1000 drafts, 3000 draft tokens, 1300 accepted,
+     * positions 800, 400, 100. */
+    sv_spec_counters_t c;
+    sv_spec_counters(&p.set, 2300.0, &c);
+    tu_assert_rel(c.drafts, 1000.0, 1e-12);
+    tu_assert_rel(c.draft_tokens, 3000.0, 1e-12);
+    tu_assert_rel(c.accepted, 1300.0, 1e-12);
+    tu_assert_rel(c.per_pos[0], 800.0, 1e-12);
+    tu_assert_rel(c.per_pos[1], 400.0, 1e-12);
+    tu_assert_rel(c.per_pos[2], 100.0, 1e-12);
+    /* The MTP layer's KV: 62 layers' latent instead of 61; each sequence holds its 3 draft
+     * tokens' slots. */
+    tu_assert_rel(p.kv_bytes_token, 70272.0 * 62.0 / 61.0, 1e-12);
+    tu_assert_rel(p.seq_state_bytes, 3.0 * 70272.0 * 62.0 / 61.0, 1e-12);
+    /* The verify step: 4 tokens per sequence through the linear layers, as 4 decode
+     * sequences; attention: 4 queries over the 1000 cached keys and the 4 new ones each
+     * (34,816 FLOPs per key per layer, absorbed MLA, TP 8). */
+    sv_perf_t id = mk_spec("0.8,0.5,0.25", 1);
+    sv_batch_t vb = {.n_decode = 1, .decode_ctx_sum = 1000.0, .verify = 4};
+    sv_batch_t d4 = {.n_decode = 4, .decode_ctx_sum = 4000.0};
+    sv_step_cost_t cv, c4;
+    sv_perf_step(&id, &vb, &cv);
+    sv_perf_step(&id, &d4, &c4);
+    tu_assert_rel(cv.op[SV_OP_LINEAR].flops, c4.op[SV_OP_LINEAR].flops, 1e-12);
+    tu_assert_rel(cv.op[SV_OP_LM_HEAD].flops, c4.op[SV_OP_LM_HEAD].flops, 1e-12);
+    ck_assert(cv.op[SV_OP_ATTN_DECODE].flops == 4.0 * 34816.0 * 61.0 * 1001.0);
+    /* ... and it reads the latent of 1000 + 4 keys once, not 4 x 1001. */
+    ck_assert(cv.op[SV_OP_ATTN_DECODE].bytes < c4.op[SV_OP_ATTN_DECODE].bytes);
+    /* A decode-only step: (verify + draft) / tau per token step. */
+    sv_step_cost_t s;
+    sv_perf_decode_time(&p, 8, 1500.0, &s);
+    tu_assert_rel(s.total, (s.spec_verify + s.spec_draft) / 2.3, 1e-12);
+    ck_assert(s.spec_draft > 0);
+    tu_assert_rel(s.spec_len, 2.3, 1e-12);
+    /* Errors name the key. */
+    sv_error_t err;
+    sv_perf_settings_t st = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&st, "spec_acceptance", "1.2", &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "spec_acceptance: expected acceptance rates in [0, 1], got '1.2'");
+    ck_assert_int_eq(sv_perf_settings_set(&st, "spec_acceptance", "0.9,,0.5", &err), SV_EINVAL);
+    ck_assert_int_eq(sv_perf_settings_set(&st, "num_speculative_tokens", "0", &err), SV_EINVAL);
+    ck_assert_int_eq(sv_perf_settings_set(&st, "num_speculative_tokens", "17", &err), SV_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -698,6 +773,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_experts_touched);
     tcase_add_test(tc, test_window_kv);
     tcase_add_test(tc, test_linear_state);
+    tcase_add_test(tc, test_spec_decode);
     suite_add_tcase(s, tc);
     return s;
 }

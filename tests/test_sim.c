@@ -479,6 +479,62 @@ START_TEST(test_prometheus)
 }
 END_TEST
 
+START_TEST(test_spec_decode_run)
+{
+    /* One request alone with an EAGLE head (k = 3 at 0.5: tau = 1 + 0.5 + 0.25 + 0.125 =
+     * 1.875): TTFT is the prefill as without it; each later token takes (verify + draft) /
+     * tau of the step at its context, so TPOT falls from the plain step's mean by their
+     * ratio; 15 decode tokens are 15 / 1.875 = 8 drafts, 24 draft tokens, 7 accepted,
+     * positions 4, 2, 1. */
+    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5"};
+    sv_scenario_t *sc, *sc0;
+    sv_result_t *res, *res0;
+    run_yaml(one_h100, sets, 2, &sc, &res);
+    run_yaml(one_h100, NULL, 0, &sc0, &res0);
+    const sv_perf_t *p = &res->pools[0].perf, *p0 = &res0->pools[0].perf;
+    tu_assert_rel(res->pool.r[0].first_token - res->pool.r[0].start,
+                  sv_perf_prefill_time(p, 512, NULL), 1e-12);
+    double sum = 0, sum0 = 0;
+    for (int k = 1; k <= 15; k++) {
+        sv_step_cost_t c;
+        sv_perf_decode_time(p, 1, 512 + k - 1, &c);
+        tu_assert_rel(c.total, (c.spec_verify + c.spec_draft) / 1.875, 1e-12);
+        sum += c.total;
+        sum0 += sv_perf_decode_time(p0, 1, 512 + k - 1, NULL);
+    }
+    const sv_summary_t *s = &res->summary;
+    tu_assert_rel(s->tpot.mean, sum / 15.0 * 1e3, 1e-9);
+    tu_assert_rel(res0->summary.tpot.mean, sum0 / 15.0 * 1e3, 1e-9);
+    ck_assert(s->tpot.mean < 0.7 * res0->summary.tpot.mean);
+    sv_spec_counters_t c;
+    sv_spec_counters(&p->set, res->rstats[0].decode_tokens, &c);
+    ck_assert(res->rstats[0].decode_tokens == 15.0);
+    tu_assert_rel(c.drafts, 8.0, 1e-12);
+    tu_assert_rel(c.draft_tokens, 24.0, 1e-12);
+    tu_assert_rel(c.accepted, 7.0, 1e-12);
+    tu_assert_rel(c.per_pos[0], 4.0, 1e-12);
+    tu_assert_rel(c.per_pos[2], 1.0, 1e-12);
+    /* The same counters under vLLM's names; none for a replica without spec decoding. */
+    char path[] = "/tmp/sv_prom_XXXXXX";
+    close(mkstemp(path));
+    sv_error_t err;
+    ck_assert_int_eq(sv_report_prometheus(res, path, &err), 0);
+    char *text = slurp(path);
+    ck_assert(prom_value(text, "vllm:spec_decode_num_drafts_total{engine=\"0\"") == 8.0);
+    ck_assert(prom_value(text, "vllm:spec_decode_num_accepted_tokens_total{engine=\"0\"") == 7.0);
+    const char *pos1 = strstr(text, "position=\"1\"} ");
+    ck_assert(pos1 != NULL && strtod(pos1 + 14, NULL) == 2.0);
+    free(text);
+    ck_assert_int_eq(sv_report_prometheus(res0, path, &err), 0);
+    text = slurp(path);
+    unlink(path);
+    ck_assert(strstr(text, "spec_decode") == NULL);
+    free(text);
+    done(sc, res);
+    done(sc0, res0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sim");
@@ -498,6 +554,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_json_has_vllm_keys);
     tcase_add_test(tc, test_summary_format);
     tcase_add_test(tc, test_prometheus);
+    tcase_add_test(tc, test_spec_decode_run);
     suite_add_tcase(s, tc);
     return s;
 }

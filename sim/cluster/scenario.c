@@ -120,6 +120,15 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                          sv_scenario_key("engine", "scheduler")->list(list, sizeof list), sched);
     }
     if ((rc = sv__keys_read(en, "engine", 0, pool, err))) return rc;
+    /* vLLM (V0 and V1), SGLang and TensorRT-LLM draft and verify; the research schedulers
+     * (Orca's iteration batching, static batching) do not. */
+    if (sv_spec_k(&pool->perf) > 0 &&
+        (e->scheduler == SV_SCHED_ORCA || e->scheduler == SV_SCHED_STATIC))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.scheduler: the %s scheduler does not run speculative decoding "
+                         "(hardware.speculative); use vllm, vllm-v0, sglang or trtllm",
+                         at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path,
+                         sv_sched_name(e->scheduler));
     if (e->prefix_caching == 1 &&
         (e->scheduler == SV_SCHED_ORCA || e->scheduler == SV_SCHED_STATIC ||
          e->scheduler == SV_SCHED_TRTLLM))

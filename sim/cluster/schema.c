@@ -153,6 +153,17 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "steps up to `graph_max_tokens` tokens replay a CUDA graph"},
     {"hardware", "graph_max_tokens", COST, POOL(perf), .unit = "tokens",
      .def = "engine profile (vllm 512)", .help = "the largest step a CUDA graph covers"},
+    {"hardware", "speculative", COST, POOL(perf), .unit = "none \\| mtp \\| eagle", .def = "none",
+     .help = "speculative decoding: MTP (the model's next-n layers) or an EAGLE head "
+             "(docs/simulator.md)"},
+    {"hardware", "num_speculative_tokens", COST, POOL(perf), .unit = "1..16", .def = "3",
+     .help = "draft tokens per step (k); each verify step runs k + 1 tokens per sequence"},
+    {"hardware", "spec_acceptance", COST, POOL(perf), .unit = "rates in [0, 1], comma-separated",
+     .def = "mtp 0.85 then 0.62; eagle 0.8",
+     .help = "acceptance per draft position given the one before accepted (one rate: every "
+             "position; docs/cost-model.md)"},
+    {"hardware", "spec_draft_step_us", COST, POOL(perf), .unit = "us", .def = "0",
+     .help = "engine cost per draft step besides its layer and LM head"},
     {"hardware", "gemm_m_half_tokens", COST, POOL(perf), .def = "GPU catalog",
      .help = "GEMM efficiency curve: tokens at half efficiency (docs/cost-model.md)"},
     {"hardware", "gemm_floor_us", COST, POOL(perf), .unit = "us", .def = "GPU catalog",

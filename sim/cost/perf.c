@@ -116,6 +116,7 @@ sv_perf_settings_t sv_perf_settings_default(void)
         .seq_overhead_s = -1,
         .cuda_graphs = -1,
         .graph_max_tokens = -1,
+        .spec_draft_step_s = -1,
     };
     for (int k = 0; k < SV_CV_COUNT; k++)
         s.curve[k] = -1;
@@ -171,6 +172,10 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "grouped_gemm_efficiency",
                                             "mla_attention_efficiency",
                                             "moe_imbalance",
+                                            "speculative",
+                                            "num_speculative_tokens",
+                                            "spec_acceptance",
+                                            "spec_draft_step_us",
                                             NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
@@ -192,6 +197,114 @@ static int int_in(const char *key, const char *value, long lo, long hi, long *ou
                          lo, hi, value);
     *out = v;
     return 0;
+}
+
+/* ---- speculative decoding: settings ------------------------------------------------- */
+
+/*
+ * Default acceptance per draft position, conditional on the position before accepted.
+ * MTP (DeepSeek-V3/R1's one next-n module, run k times on its own drafts as SGLang's and
+ * TensorRT-LLM's MTP-EAGLE do): position 1 at 0.85, the low end of the 85-90% the
+ * DeepSeek-V3 technical report (arXiv 2412.19437, section 5.4.3) measured for the second
+ * token on natural text; later positions at 0.62, an assumption (no published figure for
+ * the module reused on its own drafts) that matches InferenceX's MI325X SGLang MTP rows
+ * (docs/validation.md; the H200 rows accept less: their streamed chunks give about 1.9
+ * tokens per step on random prompts). EAGLE: 0.8 at every position, the order of the chain
+ * acceptance the EAGLE paper (Li et al., arXiv 2401.15077) reports on MT-bench; not fitted.
+ */
+#define SPEC_MTP_FIRST 0.85
+#define SPEC_MTP_LATER 0.62
+#define SPEC_EAGLE_RATE 0.8
+#define SPEC_DEFAULT_K 3
+/* Engine cost of one draft step (its own launch, sampling and tree bookkeeping) when not
+ * set: 0, which the InferenceX MTP rows do not contradict (docs/validation.md). */
+#define SPEC_DRAFT_STEP_S 0.0
+
+static const char *const spec_names[SV_SPEC_COUNT] = {"none", "mtp", "eagle"};
+
+static int spec_set(sv_perf_settings_t *s, const char *key, const char *value, sv_error_t *err)
+{
+    long l = 0;
+    int rc;
+    if (strcmp(key, "speculative") == 0) {
+        for (int i = 0; i < SV_SPEC_COUNT; i++)
+            if (strcmp(value, spec_names[i]) == 0) {
+                s->spec_method = i;
+                return 0;
+            }
+        return sv_errorf(err, SV_EINVAL, "%s: expected one of none, mtp, eagle, got '%s'", key,
+                         value);
+    }
+    if (strcmp(key, "num_speculative_tokens") == 0) {
+        if ((rc = int_in(key, value, 1, SV_SPEC_MAX_K, &l, err))) return rc;
+        s->spec_k = (int)l;
+        return 0;
+    }
+    if (strcmp(key, "spec_draft_step_us") == 0)
+        return num_in(key, value, 0, 1e6, 0, 1e-6, &s->spec_draft_step_s, err);
+    if (strcmp(key, "spec_acceptance") != 0) return SV_ENOKEY;
+    /* One rate for every position, or a comma-separated list, one per position. */
+    int n = 0;
+    const char *c = value;
+    char buf[64];
+    while (*c) {
+        size_t len = strcspn(c, ",");
+        double v;
+        if (n == SV_SPEC_MAX_K || len == 0 || len >= sizeof buf)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: expected up to %d rates in [0, 1] separated by commas, got '%s'",
+                             key, SV_SPEC_MAX_K, value);
+        memcpy(buf, c, len);
+        buf[len] = 0;
+        if (sv_parse_double(buf, &v) || !(v >= 0.0 && v <= 1.0))
+            return sv_errorf(err, SV_EINVAL, "%s: expected acceptance rates in [0, 1], got '%s'",
+                             key, value);
+        s->spec_accept[n++] = v;
+        c += len;
+        if (*c == ',') c++;
+    }
+    if (n == 0)
+        return sv_errorf(err, SV_EINVAL, "%s: expected acceptance rates in [0, 1], got '%s'", key,
+                         value);
+    s->spec_naccept = n;
+    return 0;
+}
+
+int sv_spec_k(const sv_perf_settings_t *s)
+{
+    if (s->spec_method == SV_SPEC_NONE) return 0;
+    return s->spec_k > 0 ? s->spec_k : SPEC_DEFAULT_K;
+}
+
+double sv_spec_accept(const sv_perf_settings_t *s, int i)
+{
+    if (s->spec_naccept > 0) return s->spec_accept[i < s->spec_naccept ? i : s->spec_naccept - 1];
+    if (s->spec_method == SV_SPEC_MTP) return i == 0 ? SPEC_MTP_FIRST : SPEC_MTP_LATER;
+    return SPEC_EAGLE_RATE;
+}
+
+double sv_spec_accept_len(const sv_perf_settings_t *s)
+{
+    double len = 1.0, run = 1.0;
+    for (int i = 0; i < sv_spec_k(s); i++) {
+        run *= sv_spec_accept(s, i);
+        len += run;
+    }
+    return len;
+}
+
+void sv_spec_counters(const sv_perf_settings_t *s, double decode_tokens, sv_spec_counters_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->k = sv_spec_k(s);
+    if (out->k == 0) return;
+    out->mean_len = sv_spec_accept_len(s);
+    out->drafts = decode_tokens / out->mean_len;
+    out->draft_tokens = out->k * out->drafts;
+    out->accepted = (out->mean_len - 1.0) * out->drafts;
+    double run = out->drafts;
+    for (int i = 0; i < out->k; i++)
+        out->per_pos[i] = run *= sv_spec_accept(s, i);
 }
 
 int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *value, sv_error_t *err)
@@ -269,6 +382,8 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
     for (int k = 0; k < SV_CV_COUNT; k++)
         if (strcmp(key, sv_curve_keys[k]) == 0)
             return num_in(key, value, sv_curve_lo[k], sv_curve_hi[k], 0, 1, &s->curve[k], err);
+    rc = spec_set(s, key, value, err);
+    if (rc != SV_ENOKEY) return rc;
     return sv_errorf(err, SV_ENOKEY, "unknown setting '%s'", key);
 }
 
@@ -608,8 +723,10 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         eff_flops += fl * (n + p->attn_n_half) / n;
         ap->bytes += by;
     }
-    double T = prefill_tokens + nd;
+    double v = b->verify > 1 ? b->verify : 1.0; /* tokens per decode sequence (verify) */
+    double T = prefill_tokens + nd * v;
     if (T <= 0) return 0.0;
+    *logits += nd * (v - 1.0);
 
     /* Linear layers: the non-expert weights read once; the experts a step touches,
      * E (1 - (1 - k/E)^T) per MoE layer in expectation; expert GEMMs at the grouped-GEMM
@@ -639,15 +756,16 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
 
     /* Decode attention: full layers over the whole context (MLA in the absorbed form over the
      * latent), windowed layers over at most the window (of the mean context), linear layers
-     * read and write their state. */
+     * read and write their state. A verify step's v tokens per sequence read its KV once
+     * and each attend to it (v x the FLOPs, v x the queries). */
     sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
     if (nd > 0) {
-        double ctx_w = w > 0 ? nd * fmin(ctx_sum / nd, w) : 0.0;
-        ad->flops = x->dec_flops_key * (x->full_layers * (ctx_sum + nd) + x->window_layers * (ctx_w + nd)) +
-                    x->lin_flops_tok * x->linear_layers * nd;
-        ad->bytes = x->full_layers * ((ctx_sum + nd) * kvl + nd * x->dec_q_bytes) +
-                    x->window_layers * ((ctx_w + nd) * kvl + nd * x->dec_q_bytes) +
-                    x->linear_layers * nd * (2.0 * x->lin_state + x->lin_act_tok);
+        double ctx_w = w > 0 ? nd * fmin(ctx_sum / nd, w) : 0.0, ndv = nd * v;
+        ad->flops = v * x->dec_flops_key * (x->full_layers * (ctx_sum + nd) + x->window_layers * (ctx_w + nd)) +
+                    x->lin_flops_tok * x->linear_layers * ndv;
+        ad->bytes = x->full_layers * ((ctx_sum + ndv) * kvl + ndv * x->dec_q_bytes) +
+                    x->window_layers * ((ctx_w + ndv) * kvl + ndv * x->dec_q_bytes) +
+                    x->linear_layers * nd * (2.0 * x->lin_state + v * x->lin_act_tok);
         finish_op(ad, ad->flops * x->inv_attn_c, ad->bytes * x->inv_attn_mem, nd * p->attn_seq_step);
     }
     return T;
@@ -667,6 +785,30 @@ void sv_small_op_elems(double d, double q, double kv, double f, int gated,
     out[SV_SMALL_ROPE] = 2.0 * (q + kv);
     out[SV_SMALL_ACT] = gated ? 3.0 * f : 2.0 * f;
     out[SV_SMALL_ADD] = 3.0 * d;
+}
+
+/*
+ * What the drafter holds: MTP and EAGLE one decoder layer's weights (a stage's mean layer)
+ * and its KV (one more layer's per token), and every sequence the KV slots of its k draft
+ * tokens. MTP needs a model that has next-n layers.
+ */
+static int spec_init(sv_perf_t *p, sv_error_t *err)
+{
+    if (p->set.spec_draft_step_s < 0) p->set.spec_draft_step_s = SPEC_DRAFT_STEP_S;
+    int k = sv_spec_k(&p->set);
+    if (k == 0) return 0;
+    if (p->set.spec_method == SV_SPEC_MTP && p->model.mtp_layers < 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "speculative: mtp needs a model with MTP layers "
+                         "(num_nextn_predict_layers >= 1); model '%s' has none (use eagle)",
+                         p->model.name);
+    double L = p->stage_layers;
+    double layer = (p->weight_bytes_gpu - p->embed_bytes_gpu - p->lm_head_params * EMBED_BYTES) / L;
+    p->weight_bytes_gpu += layer;
+    p->kv_bytes_token *= (L + 1.0) / L;
+    p->kv_bytes_token_total *= (L + 1.0) / L;
+    p->seq_state_bytes += k * p->kv_bytes_token;
+    return 0;
 }
 
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
@@ -844,7 +986,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->lm_floor = p->gemm_floor_step / L / 4.0;
     p->ext = model_ext(m);
     if (p->ext) arch_init(p, head);
-    return 0;
+    return spec_init(p, err);
 }
 
 /* ---- one iteration ------------------------------------------------------------------ */
@@ -936,7 +1078,9 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         ap->flops *= L;
         ap->bytes *= L;
 
-        T = prefill_tokens + nd;
+        double v = b->verify > 1 ? b->verify : 1.0; /* tokens per decode sequence (verify) */
+        logits += nd * (v - 1.0);
+        T = prefill_tokens + nd * v;
         out->tokens = (long)T;
         if (T <= 0) return;
 
@@ -963,11 +1107,12 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
         /* Decode attention: every cached token of every sequence is read once per layer, at
-         * the paged kernel's bandwidth, plus its fixed cost per sequence per layer. */
+         * the paged kernel's bandwidth, plus its fixed cost per sequence per layer (a verify
+         * step's v tokens read it once and each attend to it). */
         sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
         if (nd > 0) {
-            ad->flops = L * 4.0 * q * (ctx_sum + nd);
-            ad->bytes = L * (ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
+            ad->flops = L * 4.0 * q * v * (ctx_sum + nd);
+            ad->bytes = L * (ctx_sum * kvtl + v * nd * kvtl + 2.0 * v * nd * q * ACT_BYTES);
             finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem,
                       nd * p->attn_seq_step);
         }
@@ -1055,12 +1200,77 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     out->compute_bound = tc > tm;
 }
 
+/* ---- speculative decoding: the verify step and the drafter -------------------------- */
+
+/*
+ * The drafter's cost for nd decode sequences: k draft steps of nd tokens and one pass over
+ * the k + 1 verified tokens of each (the MTP/EAGLE layer extends its KV over them), each a
+ * pass through one decoder layer of the target (1/L of a step's layer work at those
+ * tokens: DeepSeek's MTP module is one MoE decoder layer, an EAGLE head one decoder layer)
+ * plus the LM head over the drafted tokens, plus the engine's cost per draft step.
+ */
+static double spec_draft(const sv_perf_t *p, long nd, double ctx_sum, int k)
+{
+    double t = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        sv_batch_t b = {.n_decode = nd, .decode_ctx_sum = ctx_sum, .verify = pass ? k + 1 : 1};
+        sv_step_cost_t c;
+        sv_perf_step(p, &b, &c);
+        double lm = c.op[SV_OP_LM_HEAD].time;
+        double layer = (c.total - c.overhead - lm) / p->stage_layers;
+        t += pass ? layer : k * (layer + lm + p->set.spec_draft_step_s);
+    }
+    return t;
+}
+
+/* The drafter's pass over a step's prefill chunks (its layer builds their KV, as SGLang's
+ * and vLLM's drafters extend over the prompt): 1/L of the chunks' layer work. */
+static double spec_prefill(const sv_perf_t *p, const sv_batch_t *b)
+{
+    sv_batch_t cb = {.chunks = b->chunks, .n_chunks = b->n_chunks};
+    sv_step_cost_t c;
+    sv_perf_step(p, &cb, &c);
+    return (c.total - c.overhead - c.op[SV_OP_LM_HEAD].time) / p->stage_layers;
+}
+
+void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    int k = sv_spec_k(&p->set);
+    if (k == 0) {
+        sv_perf_step(p, b, out);
+        return;
+    }
+    double pre = b->n_chunks > 0 ? spec_prefill(p, b) : 0.0;
+    if (b->n_decode <= 0) {
+        sv_perf_step(p, b, out);
+        out->spec_draft = pre;
+        out->total += pre;
+        return;
+    }
+    sv_batch_t vb = *b;
+    vb.verify = k + 1;
+    sv_perf_step(p, &vb, out);
+    double tau = sv_spec_accept_len(&p->set);
+    double draft = spec_draft(p, b->n_decode, b->decode_ctx_sum, k);
+    double dec = out->total; /* the decodes' own verify step */
+    if (b->n_chunks > 0) {
+        sv_batch_t db = {.n_decode = b->n_decode, .decode_ctx_sum = b->decode_ctx_sum, .verify = k + 1};
+        sv_step_cost_t dc;
+        sv_perf_step(p, &db, &dc);
+        dec = dc.total;
+    }
+    out->spec_verify = out->total;
+    out->spec_draft = draft + pre;
+    out->spec_len = tau;
+    out->total = out->total + draft + pre - (1.0 - 1.0 / tau) * (dec + draft);
+}
+
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out)
 {
     sv_chunk_t c = {.new_tokens = n, .cached_tokens = 0, .last = 1};
     sv_batch_t b = {.chunks = &c, .n_chunks = 1};
     sv_step_cost_t tmp;
-    sv_perf_step(p, &b, out ? out : &tmp);
+    sv_perf_spec_step(p, &b, out ? out : &tmp);
     return out ? out->total : tmp.total;
 }
 
@@ -1068,7 +1278,7 @@ double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_c
 {
     sv_batch_t b = {.n_decode = batch, .decode_ctx_sum = batch * sv_perf_attended(p, ctx)};
     sv_step_cost_t tmp;
-    sv_perf_step(p, &b, out ? out : &tmp);
+    sv_perf_spec_step(p, &b, out ? out : &tmp);
     return out ? out->total : tmp.total;
 }
 

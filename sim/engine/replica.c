@@ -1140,7 +1140,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
                     .n_decode = r->step_n_dec,
                     .decode_ctx_sum = r->step_n_dec ? r->ctx_sum : 0.0};
     sv_step_cost_t cost;
-    sv_perf_step(r->perf, &b, &cost);
+    sv_perf_spec_step(r->perf, &b, &cost); /* = sv_perf_step without spec decoding */
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
     double cpu = cost.eng_step + cost.eng_seq;

@@ -629,6 +629,30 @@ static const sv_perf_t *weakest_pool(const sv_result_t *res)
     return worst;
 }
 
+/* A replica's speculative-decoding counters (vLLM's names, SGLang's accept length), at
+ * their expected values (sv_spec_counters); nothing without spec decoding. */
+static void write_spec(sv_jw_t *w, const sv_perf_settings_t *set, double decode_tokens)
+{
+    sv_spec_counters_t c;
+    sv_spec_counters(set, decode_tokens, &c);
+    if (c.k == 0) return;
+    sv__jw_obj(w, "spec_decode");
+    sv__jw_int(w, "num_speculative_tokens", c.k);
+    sv__jw_num(w, "num_drafts", c.drafts);
+    sv__jw_num(w, "num_draft_tokens", c.draft_tokens);
+    sv__jw_num(w, "num_accepted_tokens", c.accepted);
+    sv__jw_num(w, "mean_acceptance_length", c.mean_len);
+    sv__jw_arr(w, "num_accepted_tokens_per_pos");
+    for (int i = 0; i < c.k; i++)
+        sv__jw_num(w, NULL, c.per_pos[i]);
+    sv__jw_end_arr(w);
+    sv__jw_arr(w, "acceptance_rate_per_pos");
+    for (int i = 0; i < c.k; i++)
+        sv__jw_num(w, NULL, c.drafts > 0 ? c.per_pos[i] / c.drafts : 0.0);
+    sv__jw_end_arr(w);
+    sv__jw_end_obj(w);
+}
+
 static void write_pools(sv_jw_t *w, const sv_result_t *res)
 {
     double T = res->summary.duration;
@@ -691,6 +715,7 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
         sv__jw_int(w, "peak_waiting", st->peak_waiting);
         sv__jw_int(w, "peak_blocks_used", st->peak_blocks_used);
         sv__jw_num(w, "stall_s", res->stall_s[i]);
+        write_spec(w, &res->pools[res->rpool[i]].perf.set, st->decode_tokens);
         sv__jw_end_obj(w);
     }
     sv__jw_end_arr(w);
@@ -1260,6 +1285,39 @@ static int prom_collect(prom_t *p)
     return 0;
 }
 
+/* vLLM's speculative-decoding counters, for the replicas that draft (sv_spec_counters). */
+static void prom_spec(const prom_t *p, FILE *f, const char *model)
+{
+    static const char *const name[] = {"vllm:spec_decode_num_drafts_total",
+                                       "vllm:spec_decode_num_draft_tokens_total",
+                                       "vllm:spec_decode_num_accepted_tokens_total",
+                                       "vllm:spec_decode_num_accepted_tokens_per_pos_total"};
+    static const char *const help[] = {"Number of spec decoding drafts.",
+                                       "Number of draft tokens.", "Number of accepted tokens.",
+                                       "Number of accepted tokens per draft position."};
+    const sv_result_t *res = p->res;
+    char b1[40];
+    for (int n = 0; n < 4; n++) {
+        int header = 0;
+        for (int e = 0; e < res->replicas; e++) {
+            sv_spec_counters_t c;
+            sv_spec_counters(&res->pools[res->rpool[e]].perf.set, res->rstats[e].decode_tokens, &c);
+            if (c.k == 0) continue;
+            if (!header) fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name[n], help[n], name[n]);
+            header = 1;
+            double v = n == 0 ? c.drafts : n == 1 ? c.draft_tokens : c.accepted;
+            if (n < 3) {
+                fprintf(f, "%s{engine=\"%d\",model_name=\"%s\"} %s\n", name[n], e, model,
+                        sv__fmt_double(v, b1));
+                continue;
+            }
+            for (int i = 0; i < c.k; i++)
+                fprintf(f, "%s{engine=\"%d\",model_name=\"%s\",position=\"%d\"} %s\n", name[n], e,
+                        model, i, sv__fmt_double(c.per_pos[i], b1));
+        }
+    }
+}
+
 static void prom_write(const prom_t *p, FILE *f)
 {
     const sv_result_t *res = p->res;
@@ -1293,6 +1351,7 @@ static void prom_write(const prom_t *p, FILE *f)
             fprintf(f, "%s_sum{%s} %s\n", HISTS[k].name, lab, sv__fmt_double(p->sum[k][e], b1));
         }
     }
+    prom_spec(p, f, model);
 }
 
 int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *err)

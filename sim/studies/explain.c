@@ -64,6 +64,30 @@ static const char *bound_word(int compute_bound)
     return compute_bound ? "compute" : "memory";
 }
 
+/* Speculative decoding: each batch's verify pass, drafter and real step, and the time per
+ * emitted token the decode table above shows (sv_perf_spec_step). */
+static void print_spec(FILE *f, const sv_explain_t *e)
+{
+    const sv_perf_settings_t *set = &e->perf.set;
+    int k = sv_spec_k(set);
+    if (k == 0) return;
+    fprintf(f, "\nSpeculative decoding: %s, %d draft tokens, acceptance",
+            set->spec_method == SV_SPEC_MTP ? "mtp (the model's next-n layer, loaded)" : "eagle",
+            k);
+    for (int i = 0; i < k; i++)
+        fprintf(f, " %.3g", sv_spec_accept(set, i));
+    fprintf(f, ": %.4f tokens per verify step\n", sv_spec_accept_len(set));
+    fprintf(f, "  %6s %10s %10s %10s %12s\n", "batch", "verify ms", "draft ms", "step ms",
+            "ms / token");
+    for (int i = 0; i < e->nrows; i++) {
+        const sv_step_cost_t *c = &e->rows[i].cost;
+        fprintf(f, "  %6ld %10.3f %10.3f %10.3f %12.3f\n", e->rows[i].batch, c->spec_verify * 1e3,
+                c->spec_draft * 1e3, (c->spec_verify + c->spec_draft) * 1e3, c->total * 1e3);
+    }
+    fprintf(f, "  (verify: the target over k + 1 tokens per sequence, the columns above; draft: k "
+               "draft steps and the pass over the verified tokens)\n");
+}
+
 /* One step's cost, operator by operator, then communication and the engine's terms. */
 static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
 {
@@ -149,7 +173,9 @@ static void print_arch(const sv_explain_t *e, FILE *f)
     for (const char *n = m->notes; *n;) {
         const char *end = strstr(n, "; ");
         int len = end ? (int)(end - n) : (int)strlen(n);
-        fprintf(f, "  note: %.*s\n", len, n);
+        /* With MTP on, the next-n layer is loaded (the speculative decoding section). */
+        if (e->perf.set.spec_method != SV_SPEC_MTP || strncmp(n, "num_nextn_predict_layers", 24))
+            fprintf(f, "  note: %.*s\n", len, n);
         n += len + (end ? 2 : 0);
     }
 }
@@ -256,6 +282,7 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
         fprintf(f, "  %6ld %10.3f %8s %14.1f %14.1f %8s\n", r->batch, r->step_s * 1e3,
                 bound_word(r->compute_bound), r->tok_s_user, r->tok_s_gpu, r->fits ? "yes" : "no");
     }
+    print_spec(f, e);
     fprintf(f,
             "\nOne request alone (%ld in, %ld out): TTFT %.2f ms + TPOT %.3f ms x %ld = "
             "E2E %.2f ms\n",
@@ -289,6 +316,11 @@ static cJSON *step_json(const sv_step_cost_t *c)
     cJSON_AddNumberToObject(j, "pipeline_send_ms", c->pp_send * 1e3);
     cJSON_AddNumberToObject(j, "pipeline_bubble_ms", c->pp_bubble * 1e3);
     cJSON_AddNumberToObject(j, "micro_batches", c->micro_batches);
+    if (c->spec_len > 0) {
+        cJSON_AddNumberToObject(j, "spec_verify_ms", c->spec_verify * 1e3);
+        cJSON_AddNumberToObject(j, "spec_draft_ms", c->spec_draft * 1e3);
+        cJSON_AddNumberToObject(j, "spec_tokens_per_step", c->spec_len);
+    }
     return j;
 }
 

@@ -53,6 +53,8 @@ double sv_dtype_kv_bytes(sv_dtype_t t);
  * have none, and linear-attention layers, hold per-sequence state instead (not counted). */
 double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t);
 
+#define SV_SPEC_MAX_K 16 /* most draft tokens per step */
+
 /*
  * What the user sets about a replica. Fields left negative (the values
  * sv_perf_settings_default() gives) take the GPU's catalog defaults.
@@ -83,7 +85,39 @@ typedef struct sv_perf_settings {
     int block_size;                /* tokens per KV block */
     long max_batched_tokens;       /* largest batch in tokens (sizes the activation reserve) */
     int weight_dtype_given;        /* weight_dtype was set: it overrides the checkpoint's */
+    /* Speculative decoding (docs/cost-model.md, "Speculative decoding"). */
+    int spec_method;                 /* sv_spec_method_t */
+    int spec_k;                      /* draft tokens per step, 1..SV_SPEC_MAX_K (0: default) */
+    int spec_naccept;                /* acceptance rates given (0: the method's default) */
+    double spec_accept[SV_SPEC_MAX_K]; /* P(position i accepted | position i-1 accepted) */
+    double spec_draft_step_s;        /* engine cost per draft step; < 0: default */
 } sv_perf_settings_t;
+
+/* The drafters: MTP (the model's own next-n layers, e.g. DeepSeek's), EAGLE (one decoder
+ * layer of the target's width, trained on its hidden states). */
+typedef enum { SV_SPEC_NONE = 0, SV_SPEC_MTP, SV_SPEC_EAGLE, SV_SPEC_COUNT } sv_spec_method_t;
+
+/* The acceptance rate of draft position i (0-based) a scenario's settings give: the given
+ * list (its last value repeated to k), else the method's published default. */
+double sv_spec_accept(const sv_perf_settings_t *s, int i);
+/* Expected tokens one verify step emits per sequence: 1 + sum_i prod_{j<=i} a_j over the k
+ * draft positions (the bonus token plus the accepted prefix); 1 without spec decoding. */
+double sv_spec_accept_len(const sv_perf_settings_t *s);
+/* Draft tokens per step (k; the method's default 3 when not given; 0 without spec). */
+int sv_spec_k(const sv_perf_settings_t *s);
+
+/* The acceptance counters vLLM exports (vllm:spec_decode_num_drafts_total, _num_draft_tokens_
+ * total, _num_accepted_tokens_total, _num_accepted_tokens_per_pos_total) for decode_tokens
+ * tokens emitted by decode steps, at their expected values: drafts = decode_tokens / tau
+ * (one per sequence per verify step), draft tokens k x drafts, accepted (tau - 1) x drafts,
+ * position i accepted drafts x prod_{j<=i} a_j. mean_len = tau = 1 + accepted / drafts
+ * (SGLang's accept length). All 0 without spec decoding. */
+typedef struct sv_spec_counters {
+    int k;
+    double drafts, draft_tokens, accepted, mean_len;
+    double per_pos[SV_SPEC_MAX_K];
+} sv_spec_counters_t;
+void sv_spec_counters(const sv_perf_settings_t *s, double decode_tokens, sv_spec_counters_t *out);
 
 /* TP 1, BF16 weights and KV, GPU defaults, utilisation 0.9, blocks of 16, 8192 tokens. */
 sv_perf_settings_t sv_perf_settings_default(void);
@@ -244,6 +278,7 @@ typedef struct sv_batch {
     int n_chunks;
     long n_decode;
     double decode_ctx_sum;
+    int verify; /* tokens each decode sequence runs (k + 1 in a verify step; 0 or 1: one) */
 } sv_batch_t;
 
 /* Context a decode token attends to when ctx tokens are cached (the window applied when
@@ -281,6 +316,11 @@ typedef struct sv_step_cost {
     int micro_batches; /* pipeline micro-batches in this step (1 without PP) */
     double total;      /* sum of op times + comm + overhead; 0 for an empty batch */
     long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
+    /* Speculative decoding (sv_perf_spec_step; all 0 without it): */
+    double spec_verify; /* the target's pass over k + 1 tokens per decode sequence */
+    double spec_draft;  /* the drafter's k steps, its pass over the verified tokens and over
+                           the prefill chunks */
+    double spec_len;    /* expected tokens emitted per sequence per verify step */
     int compute_bound; /* the op times are dominated by compute rather than memory */
 } sv_step_cost_t;
 
@@ -294,7 +334,20 @@ typedef struct sv_step_cost {
  */
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
-/* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each. */
+/*
+ * A step of an engine with speculative decoding, in the engine's lockstep of one token per
+ * decode sequence per step: the verify pass (every decode sequence runs k + 1 tokens) plus
+ * the drafter's cost, with the decode sequences' share of that time spread over the
+ * expected accepted length: total = T(b, verify) + D - (1 - 1/tau) (T(decodes, verify) + D),
+ * D the draft cost, tau = sv_spec_accept_len; the drafter's pass over the step's prefill
+ * chunks (1/L of their layer work) is added in full. spec_verify, spec_draft, spec_len hold
+ * the real step's terms. Without spec decoding: sv_perf_step.
+ */
+void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
+
+/* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each
+ * (through sv_perf_spec_step: with spec decoding, the drafter's prefill pass included and
+ * the decode step's time per emitted token). */
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out);
 double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_cost_t *out);
 
