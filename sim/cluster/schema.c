@@ -163,7 +163,7 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "activation_reserve_gb", COST, POOL(perf), .unit = "GB", .def = "estimated",
      .help = "memory kept for activations (docs/cost-model.md)"},
     {"hardware", "seq_overhead_us", COST, POOL(perf), .unit = "us",
-     .def = "engine profile (vllm 30)", .help = "engine cost per sequence per step"},
+     .def = "engine profile (vllm 20)", .help = "engine cost per sequence per step"},
     {"hardware", "cuda_graphs", COST, POOL(perf), .unit = "bool",
      .def = "engine profile (vllm true)",
      .help = "steps up to `graph_max_tokens` tokens replay a CUDA graph"},
