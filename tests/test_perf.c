@@ -605,6 +605,14 @@ END_TEST
  *   batch 1 (one micro-batch):  2 t_s(1) + t_x(1) + engine  (the bubble is t_s(1))
  *   batch 2 (two micro-batches of 1): 2 (t_s(1) + t_x(1)) + engine
  */
+/* The H100 SXM and Llama-3.1-8B of the catalog, for the tests below. */
+static void h100_8b(const sv_gpu_t **g, const sv_model_t **m)
+{
+    sv_error_t err;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", m, &err), 0);
+}
+
 /* A power cap scales tensor-core throughput by (cap / TDP)^0.736: at Splitwise's 70% cap
  * (490 of the H100's 700 W) the compute of a prompt takes 1.30x, as in its profile; the
  * bytes (decode's bound) do not change; the range is a quarter of the TDP to the TDP. */
@@ -613,8 +621,7 @@ START_TEST(test_power_limit)
     sv_error_t err;
     const sv_gpu_t *g;
     const sv_model_t *m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    h100_8b(&g, &m);
     ck_assert(fabs(1.0 / sv_perf_power_scale(g, 490.0) - 1.30) < 1e-3);
     ck_assert(sv_perf_power_scale(g, 0.0) == 1.0);
     ck_assert(sv_perf_power_scale(g, 700.0) == 1.0);
@@ -643,15 +650,14 @@ START_TEST(test_power_limit)
 END_TEST
 
 /* vLLM V0's multi-step scheduling: a decode-only step pays 1/n of the profile's per-step
- * and per-sequence cost (vllm profile: 1.5 ms and 30 us a sequence); a step with a prompt
- * chunk pays all of it. */
+ * and per-sequence cost (here 1.5 ms and 30 us a sequence); a step with a prompt chunk
+ * pays all of it. */
 START_TEST(test_multi_step)
 {
     sv_error_t err;
     const sv_gpu_t *g;
     const sv_model_t *m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    h100_8b(&g, &m);
     sv_perf_settings_t s = sv_perf_settings_default();
     ck_assert_int_eq(sv_perf_settings_set(&s, "iteration_overhead_ms", "1.5", &err), 0);
     ck_assert_int_eq(sv_perf_settings_set(&s, "seq_overhead_us", "30", &err), 0);
