@@ -263,6 +263,11 @@ printf 'engines:\n  - name: x\n    seq_overhead_us: 3\n' >"$tmp/be/engines.yaml"
 expect_fail engine_no_source "engines.yaml:2:5: engines\[0\]: missing required key 'fitted_to'" -- --catalog "$tmp/be" list gpus
 expect_fail run_bad_profile "quickstart.yaml: engine.profile: unknown engine profile 'nosuch'" -- run "$q" --set engine.profile=nosuch
 expect_ok run_profile '^Successful requests:' -- run "$q" --set engine.profile=trtllm --set workload.num_requests=100
+# The engine names the scheduler and the profile; a mixed pair runs, with a note.
+expect_ok run_engine_scalar '^Engine: +trtllm \(scheduler trtllm, profile trtllm\)' -- run "$q" --set engine= --set engine=trtllm --set workload.num_requests=20
+expect_ok run_engine_version '^Engine: +vllm-0.6 \(scheduler vllm-v0, profile vllm\)' -- run "$q" --set engine.scheduler= --set engine.name=vllm-0.6 --set workload.num_requests=20
+expect_ok run_engine_mixed '^Engine note: +scheduler vllm \(vllm.s\) with engine profile trtllm \(trtllm.s\): mixed as given' -- run "$q" --set engine.profile=trtllm --set workload.num_requests=20
+expect_ok run_engine_json '"engine": "sglang", "scheduler": "sglang", "engine_profile": "sglang"' -- run "$q" --set engine.scheduler= --set engine.name=sglang --set workload.num_requests=20 --json -
 expect_ok validate_family 'splitwise-bloom-a100 .*\[fitted\]' -- validate --family splitwise-bloom-a100
 
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null

@@ -116,10 +116,11 @@ START_TEST(test_lofo_suite)
     }
     ck_assert_int_gt(same, 100);
     ck_assert_int_gt(moved, 100);
-    /* The MI300X without its fit: attention_seq_us back to the A100's 0.05 us; the MAPE
-     * `servesim calibrate runs` started from (12.3%, docs/validation.md). */
+    /* The MI300X without its fit: attention_seq_us back to the A100's 0.05 us (the MAPE
+     * `servesim calibrate runs` started from was 12.3% with the vllm profile's earlier 30 us
+     * per sequence; with its 20 us, 7.1%: docs/validation.md). */
     double m = sv_validation_mape_of(v, lofo, "vllm-70b-mi300x", SV_VK_THROUGHPUT);
-    ck_assert_msg(fabs(m - 12.3) < 0.05, "MI300X left out: %.2f%%", m);
+    ck_assert_msg(fabs(m - 7.11) < 0.05, "MI300X left out: %.2f%%", m);
     /* The same rerun by hand: the catalog's MI300X with the A100's attention_seq_us. */
     sv_catalog_t copy = *cat;
     copy.gpus = malloc(cat->ngpus * sizeof *cat->gpus);

@@ -469,15 +469,15 @@ START_TEST(test_v2_terms)
                       2048.0 * 32.0 * 2.0 * (16384.0 / 0.388 + 77824.0 / 0.771) / 3350e9,
                   1e-12);
     /* 2048 tokens is past vllm's 512-token CUDA graphs: 32 launches of 8 us; one sequence
-     * at 30 us; 1.5 ms per step. */
+     * at 20 us (vllm-project/vllm#10634, models/engines.yaml); 1.5 ms per step. */
     tu_assert_rel(c.eng_launch, 32.0 * 8e-6, 1e-12);
-    tu_assert_rel(c.eng_seq, 30e-6, 1e-12);
+    tu_assert_rel(c.eng_seq, 20e-6, 1e-12);
     tu_assert_rel(c.eng_step, 1.5e-3, 1e-12);
-    /* Decode of 8 sequences at 1024: a CUDA graph (no launches), 8 x 30 us, and the paged
+    /* Decode of 8 sequences at 1024: a CUDA graph (no launches), 8 x 20 us, and the paged
      * attention's 0.05 us per sequence per layer on top of reading the KV at 0.70. */
     sv_perf_decode_time(&p, 8, 1024, &c);
     ck_assert(c.eng_launch == 0.0);
-    tu_assert_rel(c.eng_seq, 8.0 * 30e-6, 1e-12);
+    tu_assert_rel(c.eng_seq, 8.0 * 20e-6, 1e-12);
     tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_fixed, 8.0 * 32.0 * 0.05e-6, 1e-12);
     tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_memory, c.op[SV_OP_ATTN_DECODE].bytes / (3350e9 * 0.70),
                   1e-12);
@@ -611,6 +611,82 @@ END_TEST
  *   batch 1 (one micro-batch):  2 t_s(1) + t_x(1) + engine  (the bubble is t_s(1))
  *   batch 2 (two micro-batches of 1): 2 (t_s(1) + t_x(1)) + engine
  */
+/* The H100 SXM and Llama-3.1-8B of the catalog, for the tests below. */
+static void h100_8b(const sv_gpu_t **g, const sv_model_t **m)
+{
+    sv_error_t err;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", m, &err), 0);
+}
+
+/* A power cap scales tensor-core throughput by (cap / TDP)^0.736: at Splitwise's 70% cap
+ * (490 of the H100's 700 W) the compute of a prompt takes 1.30x, as in its profile; the
+ * bytes (decode's bound) do not change; the range is a quarter of the TDP to the TDP. */
+START_TEST(test_power_limit)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    h100_8b(&g, &m);
+    ck_assert(fabs(1.0 / sv_perf_power_scale(g, 490.0) - 1.30) < 1e-3);
+    ck_assert(sv_perf_power_scale(g, 0.0) == 1.0);
+    ck_assert(sv_perf_power_scale(g, 700.0) == 1.0);
+    double lo, hi;
+    sv_perf_power_range(g, &lo, &hi);
+    ck_assert(lo == 175.0 && hi == 700.0);
+    sv_perf_settings_t s = sv_perf_settings_default(), c = s;
+    ck_assert_int_eq(sv_perf_settings_set(&c, "power_limit_w", "490", &err), 0);
+    sv_perf_t p0, p1;
+    ck_assert_int_eq(sv_perf_init(&p0, g, m, &s, &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p1, g, m, &c, &err), 0);
+    sv_step_cost_t a, b;
+    sv_perf_prefill_time(&p0, 4096, &a);
+    sv_perf_prefill_time(&p1, 4096, &b);
+    double r = b.op[SV_OP_LINEAR].t_compute / a.op[SV_OP_LINEAR].t_compute;
+    ck_assert_msg(fabs(r - 1.30) < 1e-3, "linear compute x%.4f", r);
+    ck_assert(b.op[SV_OP_LINEAR].bytes == a.op[SV_OP_LINEAR].bytes);
+    sv_perf_decode_time(&p0, 1, 1000.0, &a);
+    sv_perf_decode_time(&p1, 1, 1000.0, &b);
+    ck_assert(fabs(b.total - a.total) < 1e-3 * a.total); /* batch 1: memory-bound */
+    ck_assert_int_eq(sv_perf_settings_set(&c, "power_limit_w", "900", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p1, g, m, &c, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "power_limit_w: 900 W is outside the h100-sxm's range of 175 to "
+                              "700 W (a quarter of its TDP to its TDP)");
+}
+END_TEST
+
+/* vLLM V0's multi-step scheduling: a decode-only step pays 1/n of the profile's per-step
+ * and per-sequence cost (here 1.5 ms and 30 us a sequence); a step with a prompt chunk
+ * pays all of it. */
+START_TEST(test_multi_step)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    h100_8b(&g, &m);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "iteration_overhead_ms", "1.5", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "seq_overhead_us", "30", &err), 0);
+    sv_perf_settings_t s8 = s;
+    ck_assert_int_eq(sv_perf_settings_set(&s8, "num_scheduler_steps", "8", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s8, "num_scheduler_steps", "0", &err), SV_EINVAL);
+    sv_perf_t p1, p8;
+    ck_assert_int_eq(sv_perf_init(&p1, g, m, &s, &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p8, g, m, &s8, &err), 0);
+    sv_step_cost_t a, b;
+    sv_perf_decode_time(&p1, 64, 1000.0, &a);
+    sv_perf_decode_time(&p8, 64, 1000.0, &b);
+    ck_assert(fabs(a.eng_step + a.eng_seq - (1.5e-3 + 64 * 30e-6)) < 1e-12);
+    ck_assert(fabs(b.eng_step + b.eng_seq - (1.5e-3 + 64 * 30e-6) / 8) < 1e-12);
+    ck_assert(fabs((a.total - b.total) - (1.5e-3 + 64 * 30e-6) * 7 / 8) < 1e-12);
+    sv_chunk_t c = {.new_tokens = 512, .cached_tokens = 0, .last = 1};
+    sv_batch_t mixed = {.chunks = &c, .n_chunks = 1, .n_decode = 63, .decode_ctx_sum = 63000.0};
+    sv_perf_step(&p1, &mixed, &a);
+    sv_perf_step(&p8, &mixed, &b);
+    ck_assert(a.total == b.total);
+}
+END_TEST
+
 START_TEST(test_pipeline)
 {
     sv_error_t err;
@@ -769,6 +845,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fp4_sizes);
     tcase_add_test(tc, test_fp4_errors);
     tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_power_limit);
+    tcase_add_test(tc, test_multi_step);
     tcase_add_test(tc, test_deepseek_r1);
     tcase_add_test(tc, test_experts_touched);
     tcase_add_test(tc, test_window_kv);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "servesim/base/suggest.h"
 #include "servesim/base/yaml.h"
 #include "servesim/cluster/schema.h"
 
@@ -103,15 +104,69 @@ static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t 
     if ((rc = sv__keys_read(hw, "hardware", 0, pool, err)) ||
         (rc = sv__keys_read(hw, "hardware", 1, pool, err)))
         return rc;
+    double lo, hi, cap = pool->perf.power_limit_w;
+    sv_perf_power_range(g, &lo, &hi);
+    if (cap > 0 && (cap < lo || cap > hi))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s%spower_limit_w: %g W is outside the %s's range of %g to %g W (a "
+                         "quarter of its TDP to its TDP)",
+                         at(sv_ymap_get(hw, "power_limit_w"), w, sizeof w), hw->path,
+                         hw->path[0] ? "." : "", cap, g->name, lo, hi);
     return 0;
+}
+
+/*
+ * `engine: NAME` or `engine.name`: the scheduler and profile of that engine
+ * (sv_engine_choices in schema.c), which the map's own `scheduler` and `profile` override.
+ */
+static int read_engine_name(sv_ynode_t *node, const char *path, const char *name,
+                            sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    char w[512];
+    const sv_engine_choice_t *c = sv_engine_choice(name);
+    if (!c) {
+        const char *names[16];
+        size_t n = 0;
+        for (const sv_engine_choice_t *k = sv_engine_choices; k->name && n < 16; k++)
+            names[n++] = k->name;
+        char list[256], near[96] = "";
+        const char *s = sv_suggest(name, names, n);
+        if (s) snprintf(near, sizeof near, " (did you mean '%s'?)", s);
+        return sv_errorf(err, SV_EINVAL, "%s: %s: unknown engine '%s'%s; expected %s",
+                         at(node, w, sizeof w), path, name, near,
+                         sv_scenario_key("engine", "name")->list(list, sizeof list));
+    }
+    snprintf(pool->engine_name, sizeof pool->engine_name, "%s", c->name);
+    pool->engine.scheduler = (sv_sched_t)c->scheduler;
+    snprintf(pool->perf.engine, sizeof pool->perf.engine, "%s", c->profile);
+    return 0;
+}
+
+/* A scheduler and a profile of two different engines run as given, with this note. */
+static void engine_note(sv_pool_cfg_t *pool)
+{
+    const char *se = sv_engine_of_scheduler(pool->engine.scheduler);
+    const char *prof = pool->perf.engine[0] ? pool->perf.engine : "vllm";
+    const char *pe = sv_engine_of_profile(prof);
+    pool->engine_note[0] = '\0';
+    if (se && pe && strcmp(se, pe) != 0)
+        snprintf(pool->engine_note, sizeof pool->engine_note,
+                 "scheduler %s (%s's) with engine profile %s (%s's): mixed as given",
+                 sv_sched_name(pool->engine.scheduler), se, prof, pe);
 }
 
 static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
 {
-    char w[512], sched[32] = "vllm";
+    char w[512], sched[32], name[SV_NAME_MAX];
     int rc;
     sv_engine_cfg_t *e = &pool->engine;
+    if (en->kind == SV_Y_SCALAR) return read_engine_name(en, en->path, en->scalar, pool, err);
     if ((rc = sv_yexpect_map(en, "engine", err))) return rc;
+    if ((rc = get_text(en, "name", 0, name, sizeof name, err)) < 0) return rc;
+    if (rc == 0 && (rc = read_engine_name(sv_ymap_get(en, "name"), sv_ymap_get(en, "name")->path,
+                                          name, pool, err)))
+        return rc;
+    snprintf(sched, sizeof sched, "%s", sv_sched_name(e->scheduler));
     if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
     if (sv_sched_parse(sched, &e->scheduler)) {
         char list[256];
@@ -159,6 +214,12 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                          at(sv_ymap_get(en, "max_num_partial_prefills"), w, sizeof w), en->path,
                          e->max_partial_prefills);
     if (e->scheduler == SV_SCHED_VLLM) e->max_partial_prefills = 0; /* no limit, as V1 */
+    if (pool->perf.sched_steps > 1 && e->scheduler != SV_SCHED_VLLM_V0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.num_scheduler_steps: multi-step scheduling is vLLM V0's (0.6 "
+                         "and 0.7); this pool's scheduler is %s (use engine vllm-0.6)",
+                         at(sv_ymap_get(en, "num_scheduler_steps"), w, sizeof w), en->path,
+                         sv_sched_name(e->scheduler));
     if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s.preemption: the vllm (V1) scheduler only recomputes preempted "
@@ -220,6 +281,7 @@ static int read_pool_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err
     int rc;
     if (en && !sv_yscalar_is_null(en) && (rc = read_engine(en, pool, err))) return rc;
     engine_defaults(pool);
+    engine_note(pool);
     return 0;
 }
 

@@ -42,6 +42,18 @@ static const char *sched_list(char *buf, size_t n)
     return sv_yenum_list(names, SV_SCHED_COUNT, buf, n);
 }
 
+/* The engines' names ("vllm, vllm-v1, ... or trtllm"), from sv_engine_choices. */
+static const char *engine_list(char *buf, size_t n)
+{
+    sv_yenum_t names[16];
+    int k = 0;
+    for (const sv_engine_choice_t *c = sv_engine_choices; c->name && k < 16; c++) {
+        names[k] = (sv_yenum_t){c->name, k};
+        k++;
+    }
+    return sv_yenum_list(names, k, buf, n);
+}
+
 #define NAMES(t) .names = t, .nnames = (int)(sizeof t / sizeof t[0])
 /* The field a row fills, as a member of the struct its section's reader passes. */
 #define FIELD(type, m) .offset = offsetof(type, m), .size = sizeof(((type *)0)->m)
@@ -119,6 +131,10 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "tensor-parallel degree of one replica"},
     {"hardware", "pp", COST, POOL(perf), .unit = "integer", .def = "1",
      .help = "pipeline-parallel stages of one replica (docs/cost-model.md)"},
+    {"hardware", "power_limit_w", COST, POOL(perf), .unit = "W", .def = "none (the TDP)",
+     .help = "the GPUs' board power cap (`nvidia-smi -pl`), from a quarter of the catalog's "
+             "`tdp_w` to it: tensor-core throughput scales by (cap / TDP)^0.736, memory "
+             "bandwidth is kept (docs/cost-model.md, \"Power limits\")"},
     {"hardware", "pp_link_bandwidth_gb_s", COST, POOL(perf), .unit = "GB/s",
      .def = "50 (off the NVLink domain)",
      .help = "the link between pipeline stages that are not in one NVLink domain"},
@@ -147,7 +163,7 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "activation_reserve_gb", COST, POOL(perf), .unit = "GB", .def = "estimated",
      .help = "memory kept for activations (docs/cost-model.md)"},
     {"hardware", "seq_overhead_us", COST, POOL(perf), .unit = "us",
-     .def = "engine profile (vllm 30)", .help = "engine cost per sequence per step"},
+     .def = "engine profile (vllm 20)", .help = "engine cost per sequence per step"},
     {"hardware", "cuda_graphs", COST, POOL(perf), .unit = "bool",
      .def = "engine profile (vllm true)",
      .help = "steps up to `graph_max_tokens` tokens replay a CUDA graph"},
@@ -251,8 +267,13 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "send layer by layer during the prefill: after it, only the last layer's share (or "
              "what the link could not move in time) remains"},
 
-    /* engine: the scheduler first, then every other key in one group. */
-    {"engine", "scheduler", CUSTOM, .list = sched_list, .def = "vllm",
+    /* engine: its name, the scheduler, then every other key in one group. */
+    {"engine", "name", CUSTOM, .list = engine_list, .def = "vllm",
+     .help = "the serving engine: sets `scheduler` and `profile` together (`engine: NAME` "
+             "alone says the same); keys given beside it override it, and a scheduler and a "
+             "profile of different engines are run as given, with a note in the summary and "
+             "the JSON (docs/scenarios.md, \"Engines\")"},
+    {"engine", "scheduler", CUSTOM, .list = sched_list, .def = "the engine's (vllm)",
      .help = "docs/simulator.md describes each"},
     {"engine", "max_num_seqs", INT, RANGE(1, 1 << 20), POOL(engine.max_num_seqs), .unit = "integer",
      .def = "vLLM's per GPU (below)", .help = "most sequences in one step"},
@@ -265,7 +286,7 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "recompute",
      .help = "what happens to a preempted sequence's KV; `swap` is vLLM V0's option (not with "
              "`vllm`: V1 only recomputes)"},
-    {"engine", "profile", TEXT, POOL(perf.engine), .unit = "name", .def = "vllm",
+    {"engine", "profile", TEXT, POOL(perf.engine), .unit = "name", .def = "the engine's (vllm)",
      .help = "engine profile from `models/engines.yaml` (`vllm`, `trtllm`, `sglang`, `eager`): what the "
              "engine adds to each step (docs/cost-model.md); the `hardware` keys above override "
              "its values"},
@@ -302,6 +323,11 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "true for vllm, false otherwise",
      .help = "automatic prefix caching (docs/prefix-caching.md); it acts only when prompts have "
              "identity (`shared_prefix`, `mooncake`, `sessions`)"},
+    {"engine", "num_scheduler_steps", COST, POOL(perf), .unit = "integer", .def = "1",
+     .help = "vllm-v0 only (vLLM 0.6-0.7's `--num-scheduler-steps`): decode steps per "
+             "scheduling round; a decode-only step pays 1/n of the profile's per-step and "
+             "per-sequence cost, a step with prompt tokens all of it (docs/cost-model.md, "
+             "\"Multi-step scheduling\")"},
     {"engine", "async_scheduling", BOOL, POOL(engine.async_scheduling), .def = "false",
      .help = "the CPU schedules step n+1 while the GPU runs step n (vLLM's "
              "`--async-scheduling`): a step takes max(GPU work, the engine profile's per-step and "
@@ -676,6 +702,51 @@ const sv_batch_default_t *sv_batch_default(int v1, double mem_gib, const char *n
         if (b->v1 == v1 && mem_gib >= b->min_gib && !(b->not_named && strstr(name, b->not_named)))
             return b;
     return b - 1;
+}
+
+/*
+ * The engines a scenario may name, and what each sets. vLLM 0.6 and 0.7 run the V0 engine
+ * (vllm/engine/llm_engine.py; V1 became the default in 0.8), hence `vllm-v0` and
+ * `vllm-0.6`; every vLLM version shares the `vllm` profile. First row of a name wins.
+ */
+const sv_engine_choice_t sv_engine_choices[] = {
+    {"vllm", SV_SCHED_VLLM, "vllm", "vLLM V1 (0.8 and later)"},
+    {"vllm-v1", SV_SCHED_VLLM, "vllm", "the same"},
+    {"vllm-v0", SV_SCHED_VLLM_V0, "vllm", "vLLM's V0 engine (0.6, 0.7, or VLLM_USE_V1=0)"},
+    {"vllm-0.6", SV_SCHED_VLLM_V0, "vllm", "the same"},
+    {"sglang", SV_SCHED_SGLANG, "sglang", "SGLang 0.5"},
+    {"trtllm", SV_SCHED_TRTLLM, "trtllm", "TensorRT-LLM 1.0 (C++ runtime, in-flight batching)"},
+    {NULL, 0, NULL, NULL},
+};
+
+const sv_engine_choice_t *sv_engine_choice(const char *name)
+{
+    for (const sv_engine_choice_t *c = sv_engine_choices; c->name; c++)
+        if (strcmp(c->name, name) == 0) return c;
+    return NULL;
+}
+
+const char *sv_engine_of_scheduler(int scheduler)
+{
+    switch (scheduler) {
+    case SV_SCHED_VLLM:
+    case SV_SCHED_VLLM_V0:
+        return "vllm";
+    case SV_SCHED_TRTLLM:
+        return "trtllm";
+    case SV_SCHED_SGLANG:
+        return "sglang";
+    default:
+        return NULL;
+    }
+}
+
+const char *sv_engine_of_profile(const char *profile)
+{
+    static const char *const own[] = {"vllm", "trtllm", "sglang"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(profile, own[i]) == 0) return own[i];
+    return NULL;
 }
 
 /* ---- Printing the table ---- */

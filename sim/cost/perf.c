@@ -94,6 +94,44 @@ double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t)
     return 2.0 * layers * m->kv_heads * m->head_dim * sv_dtype_kv_bytes(t);
 }
 
+/*
+ * Power limits. A cap lowers the clocks, and so the tensor-core FLOP/s, while HBM keeps its
+ * bandwidth: FLOP/s x (cap / TDP)^a. a = ln 1.30 / ln(1 / 0.70) = 0.736 is read from
+ * Splitwise's profile (Patel et al., ISCA 2024; github.com/Mutinifni/splitwise-sim): its
+ * power-capped DGX-H100 (configs/hardware_repo/skus/dgx-h100-pcap.yaml, 7140 W of
+ * dgx-h100's 10200 W: 70%) takes 1.30x the prompt time of the uncapped one at every prompt
+ * and batch, and the same token time (data/perf_model.csv). The lowest cap is a quarter of
+ * the TDP (nvidia-smi's lowest limit is 100 of 400 W on A100 SXM, 200 of 700 W on H100 SXM).
+ */
+#define POWER_EXPONENT 0.736
+#define POWER_MIN_SHARE 0.25
+
+/*
+ * vLLM V0's multi-step scheduling (`--num-scheduler-steps n`, vLLM 0.6-0.7; RFC
+ * vllm-project/vllm#6854, PR #7000): the scheduler, input preparation and output processing
+ * run once for n decode steps, so a decode-only step pays 1/n of the profile's per-step and
+ * per-sequence CPU cost. A step with prompt tokens is scheduled alone (PR #8378: prefills
+ * run single-step), and pays all of it. The delivery of tokens n at a time is not modelled.
+ */
+static void multi_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    if (p->set.sched_steps <= 1 || b->n_chunks > 0) return;
+    out->eng_step /= p->set.sched_steps;
+    out->eng_seq /= p->set.sched_steps;
+}
+
+double sv_perf_power_scale(const sv_gpu_t *gpu, double power_limit_w)
+{
+    if (!(power_limit_w > 0) || !(gpu->tdp_w > 0) || power_limit_w >= gpu->tdp_w) return 1.0;
+    return pow(power_limit_w / gpu->tdp_w, POWER_EXPONENT);
+}
+
+void sv_perf_power_range(const sv_gpu_t *gpu, double *lo, double *hi)
+{
+    *lo = POWER_MIN_SHARE * gpu->tdp_w;
+    *hi = gpu->tdp_w;
+}
+
 sv_perf_settings_t sv_perf_settings_default(void)
 {
     sv_perf_settings_t s = {
@@ -157,6 +195,8 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "seq_overhead_us",
                                             "cuda_graphs",
                                             "graph_max_tokens",
+                                            "power_limit_w",
+                                            "num_scheduler_steps",
                                             "gemm_m_half_tokens",
                                             "gemm_floor_us",
                                             "small_op_efficiency",
@@ -377,6 +417,13 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
     if (strcmp(key, "graph_max_tokens") == 0) {
         if ((rc = int_in(key, value, 0, 1L << 30, &l, err))) return rc;
         s->graph_max_tokens = l;
+        return 0;
+    }
+    if (strcmp(key, "power_limit_w") == 0) /* the GPU's range: sv_perf_init */
+        return num_in(key, value, 0, 1e5, 1, 1, &s->power_limit_w, err);
+    if (strcmp(key, "num_scheduler_steps") == 0) {
+        if ((rc = int_in(key, value, 1, 1024, &l, err))) return rc;
+        s->sched_steps = (int)l;
         return 0;
     }
     for (int k = 0; k < SV_CV_COUNT; k++)
@@ -664,9 +711,10 @@ static void arch_init(sv_perf_t *p, double head)
     double peak_e = p->compute_peak;
     if (x->expert_dtype != r->weight_dtype) {
         int bit = x->expert_dtype == SV_DT_NVFP4 ? SV_FP4_NVFP4 : x->expert_dtype == SV_DT_MXFP4 ? SV_FP4_MXFP4 : 0;
-        peak_e = bit && (p->gpu.fp4_formats & bit) ? p->gpu.fp4_flops
-                 : x->expert_dtype == SV_DT_FP8 && p->gpu.fp8_flops > 0 ? p->gpu.fp8_flops
-                                                                        : p->gpu.bf16_flops;
+        peak_e = (bit && (p->gpu.fp4_formats & bit) ? p->gpu.fp4_flops
+                  : x->expert_dtype == SV_DT_FP8 && p->gpu.fp8_flops > 0 ? p->gpu.fp8_flops
+                                                                         : p->gpu.bf16_flops) *
+                 sv_perf_power_scale(&p->gpu, p->set.power_limit_w);
     }
     x->inv_exp_c = 1.0 / (peak_e * r->compute_eff);
     x->grouped_eff = cv[SV_CV_GROUPED_EFF];
@@ -895,6 +943,18 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                       : (s->weight_dtype == SV_DT_FP8 && gpu->fp8_flops > 0) ? gpu->fp8_flops
                                                                              : gpu->bf16_flops;
     p->attn_peak = gpu->bf16_flops;
+    if (s->power_limit_w > 0) {
+        double lo, hi;
+        sv_perf_power_range(gpu, &lo, &hi);
+        if (s->power_limit_w < lo || s->power_limit_w > hi)
+            return sv_errorf(err, SV_EINVAL,
+                             "power_limit_w: %g W is outside the %s's range of %g to %g W (a "
+                             "quarter of its TDP to its TDP)",
+                             s->power_limit_w, gpu->name, lo, hi);
+        double k = sv_perf_power_scale(gpu, s->power_limit_w);
+        p->compute_peak *= k;
+        p->attn_peak *= k;
+    }
     p->heads_local = m->heads / tp;
     p->kv_heads_local = kv_heads_per_gpu(m, tp);
     p->ffn_local = m->ffn / tp;
@@ -946,7 +1006,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     double q = (double)p->heads_local * m->head_dim, kv = (double)p->kv_heads_local * m->head_dim;
     p->inv_lin_c = 1.0 / (p->compute_peak * r->compute_eff);
     p->inv_attn_c = 1.0 / (p->attn_peak * cv[SV_CV_ATTN_EFF]);
-    p->inv_lm_c = 1.0 / (gpu->bf16_flops * r->compute_eff);
+    p->inv_lm_c = 1.0 / (p->attn_peak * r->compute_eff); /* BF16, as attention */
     p->inv_mem = 1.0 / (gpu->hbm_bw * r->memory_eff);
     p->inv_attn_mem = 1.0 / (gpu->hbm_bw * cv[SV_CV_ATTN_MEM_EFF]);
     p->m_half = cv[SV_CV_GEMM_M_HALF];
@@ -1178,6 +1238,7 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     }
     out->eng_step = p->set.iter_overhead_s;
     out->eng_seq = p->set.seq_overhead_s * (double)seqs;
+    multi_step(p, b, out);
     out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
     double busy = 0.0; /* one stage's work over all micro-batches */
     for (int i = 0; i < SV_OP_COUNT; i++)

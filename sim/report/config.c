@@ -155,9 +155,11 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     num(b, "gpus", "GPUs", pr->gpus, "");
     text(b, "weight_dtype", "weight dtype", "%s", sv_dtype_name(pr->perf.set.weight_dtype));
     text(b, "kv_cache_dtype", "KV cache dtype", "%s", sv_dtype_name(pr->perf.set.kv_dtype));
+    if (pc->engine_name[0]) text(b, "engine", "engine", "%s", pc->engine_name);
     text(b, "engine_profile", "engine profile", "%s",
          pr->perf.set.engine[0] ? pr->perf.set.engine : "none");
     text(b, "scheduler", "scheduler", "%s", sv_sched_name(e->scheduler));
+    if (pc->engine_note[0]) text(b, "engine_note", "note", "%s", pc->engine_note);
     if (e->priority_policy) text(b, "scheduling_policy", "scheduling policy", "priority");
     integer(b, "max_num_seqs", "max_num_seqs", e->max_num_seqs);
     integer(b, "max_num_batched_tokens", "max_num_batched_tokens", e->max_num_batched_tokens);

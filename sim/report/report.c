@@ -347,6 +347,16 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
     else
         snprintf(buf, sizeof buf, "colocated, %s", sv_route_names[sc->route]);
     fprintf(f, "%-40s %-10s\n", "Serving:", buf);
+    for (int i = 0; i < sc->npools; i++) { /* the engine each pool runs (docs/scenarios.md) */
+        const sv_pool_cfg_t *pc = &sc->pools[i];
+        char lab[96];
+        snprintf(lab, sizeof lab, sc->npools > 1 ? "Engine of pool %s:" : "Engine:", pc->name);
+        snprintf(buf, sizeof buf, "%s (scheduler %s, profile %s)",
+                 pc->engine_name[0] ? pc->engine_name : "-", sv_sched_name(pc->engine.scheduler),
+                 res->pools[i].perf.set.engine[0] ? res->pools[i].perf.set.engine : "none");
+        fprintf(f, "%-40s %s\n", lab, buf);
+        if (pc->engine_note[0]) fprintf(f, "%-40s %s\n", "Engine note:", pc->engine_note);
+    }
     if (sc->network.enabled) {
         sv__report_network_text(&sc->network, buf, sizeof buf);
         fprintf(f, "%-40s %s\n", "Client-server round trip:", buf);
@@ -667,7 +677,10 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
         sv__jw_int(w, "tp", pp->perf.set.tp);
         sv__jw_int(w, "replicas", pp->count);
         sv__jw_num(w, "gpus", pp->gpus);
+        if (pc->engine_name[0]) sv__jw_str(w, "engine", pc->engine_name);
         sv__jw_str(w, "scheduler", sv_sched_name(pc->engine.scheduler));
+        sv__jw_str(w, "engine_profile", pp->perf.set.engine);
+        if (pc->engine_note[0]) sv__jw_str(w, "engine_note", pc->engine_note);
         sv__jw_int(w, "max_num_seqs", pc->engine.max_num_seqs);
         sv__jw_int(w, "max_num_batched_tokens", pc->engine.max_num_batched_tokens);
         sv__jw_int(w, "kv_blocks_per_replica", pp->mem.kv_blocks);

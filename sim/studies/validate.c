@@ -171,6 +171,25 @@ done:
     return rc;
 }
 
+/* A row's `hardware.KEY=VALUE` sets that are cost-model keys (power_limit_w, ...), for the
+ * rows the cost model computes alone; the others belong to simulated runs. */
+static int row_cost_sets(const sv_vrow_t *w, sv_perf_settings_t *set, sv_error_t *err)
+{
+    char buf[sizeof w->sets];
+    memcpy(buf, w->sets, sizeof buf);
+    for (char *s = buf, *next; s && *s; s = next) {
+        next = strchr(s, ';');
+        if (next) *next++ = '\0';
+        char *eq = strchr(s, '=');
+        if (strncmp(s, "hardware.", 9) != 0 || !eq) continue;
+        *eq = '\0';
+        int rc = sv_perf_settings_set(set, s + 9, eq + 1, err);
+        if (rc == SV_ENOKEY) continue;
+        if (rc) return sv_error_prefix(err, "line %ld: sets", w->line);
+    }
+    return 0;
+}
+
 /* The cost model of a row's replica. */
 static int row_perf(const sv_vrow_t *w, const sv_catalog_t *cat, sv_perf_t *p, sv_error_t *err)
 {
@@ -184,7 +203,7 @@ static int row_perf(const sv_vrow_t *w, const sv_catalog_t *cat, sv_perf_t *p, s
         (rc = sv_perf_settings_set(&set, "weight_dtype", w->weight_dtype, err)) ||
         (rc = sv_perf_settings_set(&set, "kv_cache_dtype", w->kv_dtype, err)) ||
         (rc = sv_perf_settings_profile(&set, cat, w->profile, err)) ||
-        (rc = sv_catalog_gpu(cat, w->gpu, &gpu, err)) ||
+        (rc = row_cost_sets(w, &set, err)) || (rc = sv_catalog_gpu(cat, w->gpu, &gpu, err)) ||
         (rc = sv_catalog_model(cat, w->model, &model, err)) ||
         (rc = sv_perf_init(p, gpu, model, &set, err)))
         return rc;

@@ -67,6 +67,8 @@ typedef struct sv_pool_cfg {
     int replicas; /* with an autoscaler: its max (the replicas the simulator allocates) */
     sv_autoscale_cfg_t autoscale;
     int defaulted; /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
+    char engine_name[SV_NAME_MAX]; /* `engine: NAME` or `engine.name` ("" = not named) */
+    char engine_note[256];         /* scheduler and profile of different engines ("" = none) */
 } sv_pool_cfg_t;
 
 enum { SV_DEFAULT_MAX_NUM_SEQS = 1, SV_DEFAULT_MAX_BATCHED = 2 };

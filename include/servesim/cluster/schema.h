@@ -87,4 +87,22 @@ typedef struct sv_batch_default {
 const sv_batch_default_t *sv_batch_default(int v1, double mem_gib, const char *name);
 extern const sv_batch_default_t sv_batch_defaults[]; /* last row: max_num_seqs 0 */
 
+/*
+ * The serving engines `engine: NAME` (or `engine.name`) names: each sets the scheduler and
+ * the engine profile together (schema.c's table; docs/scenarios.md, "Engines").
+ */
+typedef struct sv_engine_choice {
+    const char *name;    /* what a scenario writes */
+    int scheduler;       /* sv_sched_t */
+    const char *profile; /* models/engines.yaml profile */
+    const char *what;    /* the version it stands for, for the docs */
+} sv_engine_choice_t;
+/* The engine named name, or NULL. */
+const sv_engine_choice_t *sv_engine_choice(const char *name);
+extern const sv_engine_choice_t sv_engine_choices[]; /* last row: name NULL */
+/* The engine (vllm, trtllm, sglang) a scheduler or a profile belongs to; NULL for those of
+ * no one engine (orca, static, eager). */
+const char *sv_engine_of_scheduler(int scheduler);
+const char *sv_engine_of_profile(const char *profile);
+
 #endif

@@ -76,6 +76,9 @@ typedef struct sv_perf_settings {
     int cuda_graphs;       /* steps up to graph_max_tokens replay a graph; < 0: profile, else 1 */
     long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
     int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
+    double power_limit_w;  /* board power cap, W (sv_perf_power_range); 0 = none, the TDP */
+    int sched_steps;       /* vLLM V0's num_scheduler_steps: decode steps per scheduling round
+                              (0 or 1: every step is scheduled) */
     char engine[SV_NAME_MAX]; /* name of the engine profile applied ("" = none) */
     int engine_calibration;   /* sv_calibration_t of that profile (SV_CAL_DATASHEET if none) */
     char engine_fitted_to[SV_TEXT_MAX]; /* the profile's fitted_to note */
@@ -144,12 +147,22 @@ int sv_perf_settings_profile(sv_perf_settings_t *s, const sv_catalog_t *cat, con
  * tp, weight_dtype, kv_cache_dtype, compute_efficiency, memory_efficiency,
  * iteration_overhead_ms, layer_overhead_us, link_bandwidth_gb_s, link_latency_us,
  * gpu_memory_utilization, activation_reserve_gb, block_size, max_num_batched_tokens,
- * seq_overhead_us, cuda_graphs, graph_max_tokens, and the curve keys (sv_curve_keys).
+ * seq_overhead_us, cuda_graphs, graph_max_tokens, power_limit_w, num_scheduler_steps,
+ * and the curve keys (sv_curve_keys).
  * Returns SV_ENOKEY for a name it does not know (so callers can handle their own keys),
  * SV_EINVAL with "key: expected ..., got '...'" for a bad value.
  */
 int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *value,
                          sv_error_t *err);
+
+/*
+ * GPU power limits (docs/cost-model.md, "Power limits"): under a cap of w watts the
+ * tensor-core throughput is the GPU's times sv_perf_power_scale = (w / TDP)^0.736, memory
+ * bandwidth is kept. The range a cap may take is a quarter of the TDP to the TDP
+ * (sv_perf_power_range fills lo and hi, W).
+ */
+double sv_perf_power_scale(const sv_gpu_t *gpu, double power_limit_w);
+void sv_perf_power_range(const sv_gpu_t *gpu, double *lo, double *hi);
 
 /* Keys sv_perf_settings_set() knows, NULL-terminated (for help and error messages). */
 extern const char *const sv_perf_setting_keys[];
