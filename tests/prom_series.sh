@@ -72,7 +72,7 @@ val = lambda r: float(r.rsplit(" ", 2)[1])
 s = {ts(r): val(r) for r in ttft["rows"] if "_sum{" in r}
 c = {ts(r): val(r) for r in ttft["rows"] if "_count{" in r}
 mean = [(b, (s[b] - s[a]) / (c[b] - c[a]) if c[b] > c[a] else 0.0) for a, b in zip(times, times[1:])]
-t_queue = next(t for t, v in waiting if v >= 10)
+t_queue = next(t for t, v in waiting if v >= 5)
 t_ttft = next(t for t, v in mean if v > 0.5)
 assert t_queue < t_ttft, (t_queue, t_ttft)
 # 4. The counters never decrease and end at the run's count.
@@ -80,6 +80,6 @@ ok = [x.value for x in parsed["vllm:request_success"].samples]
 res = json.load(open(sys.argv[2]))
 assert ok == sorted(ok) and ok[-1] == res["completed"], (ok[-1], res["completed"])
 print(f"prom_series: ok: {len(parsed)} gauge/counter families over {len(times)} scrapes in one "
-      f"parse, {len(times)} scrapes with {len(hists)} histograms each parsed; waiting >= 10 "
+      f"parse, {len(times)} scrapes with {len(hists)} histograms each parsed; waiting >= 5 "
       f"at {t_queue:.0f} s, interval mean TTFT over its 0.5 s SLO at {t_ttft:.0f} s; {int(ok[-1])} successes")
 PY
