@@ -114,6 +114,29 @@ print("lab_endpoint: lesson tail (slow 5%%, k 10): 180 fan-out tasks of 10 calls
                              "task_p95_ms", "task_p99_ms")))
 PY
 
+# 2c. the users lesson's batch-size table: its row at 32 users is servesim run of
+# scenarios/lab/users.yaml at max_concurrency 32 and the lesson's 16 x 32 = 512 requests;
+# tokens/s per user = 1000 / TPOT, per GPU = output throughput on its one GPU.
+st=$(lab_get '/api/lesson?tab=users&users=32' "$tmp/users.json")
+[ "$st" = 200 ] || { echo "lab_endpoint: /api/lesson?tab=users answered $st"; exit 1; }
+(cd "$root" && "$servesim" run scenarios/lab/users.yaml --set workload.max_concurrency=32 \
+    --set workload.num_requests=512 --json "$tmp/u32.json" --quiet) || exit 1
+"$PY" - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+t = json.load(open(d + "/users.json"))["batch_table"]
+r = json.load(open(d + "/u32.json"))
+if [row["batch"] for row in t] != [1, 8, 32, 64]:
+    print("lab_endpoint: FAIL batch table rows", [row["batch"] for row in t]); sys.exit(1)
+row = t[2]
+want = (r["mean_tpot_ms"], 1e3 / r["mean_tpot_ms"], r["output_throughput"])
+got = (row["tpot_ms"], row["per_user_tok_s"], row["per_gpu_tok_s"])
+if any(abs(g - w) > 1e-9 * abs(w) for g, w in zip(got, want)):
+    print("lab_endpoint: FAIL batch table at 32 users", got, "!= servesim run", want); sys.exit(1)
+print("lab_endpoint: batch table (TPOT ms, tok/s per user, per GPU):",
+      "; ".join("%d: %.2f, %.1f, %.0f" % (x["batch"], x["tpot_ms"], x["per_user_tok_s"], x["per_gpu_tok_s"]) for x in t))
+PY
+
 # 3. concurrent requests share nothing: four different runs at once answer what each
 #    answers alone (the runs above ran alone)
 pids=()

@@ -569,6 +569,117 @@ START_TEST(test_plan_p99_contract)
 }
 END_TEST
 
+/* A per-phase plan from a disaggregated scenario: prefill on H100 TP1, decode on H100 or
+ * A40 at TP 1 or 2 (plan.decode), beside the colocated H100. Every split row prices each
+ * phase's GPUs at its own catalog price (H100 $3.50, A40 $0.40 per GPU-hour); the best
+ * split, rebuilt by hand as pools and run alone, meets the contract for exactly the share
+ * the plan reports; every output sets the best colocated row beside the best split. */
+START_TEST(test_plan_per_phase)
+{
+    const char *scn =
+        "name: split\nseed: 7\nmodel: llama-3.1-8b\n"
+        "pools:\n  - {name: prefill, role: prefill, gpu: h100-sxm}\n"
+        "  - {name: decode, role: decode, gpu: h100-sxm}\n"
+        "disaggregation: {kv_link: {kind: infiniband}}\n"
+        "workload: {num_requests: 400, rate: 5, input: {dist: lognormal, mean: 512, std: 256},"
+        " output: {dist: lognormal, mean: 128, std: 64}}\n"
+        "slo: {ttft_ms: 400, tpot_ms: 40}\n"
+        "plan: {target_rate: 20, gpus: [h100-sxm], serving: [colocated, disaggregated],"
+        " prefill: {gpus: [h100-sxm]}, decode: {gpus: [h100-sxm, a40], tp: [1, 2]},"
+        " prefill_decode: ['1:1'], probe_requests: 400}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    static sv_plan_cfg_t cfg;
+    ck_assert_msg(load_plan(scn, NULL, 0, &sc, &cfg, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(cfg.split, 1);
+    sv_plan_row_t *rows;
+    int n;
+    ck_assert_msg(sv_plan_run(sc, &cfg, cat, 2, &rows, &n, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(n, 5); /* 1 colocated + 1 prefill placement x 2 GPUs x 2 TPs x 1 ratio */
+    int seen = 0, ncol = 0;
+    for (int i = 0; i < n; i++) {
+        const sv_plan_row_t *r = &rows[i];
+        if (!r->disagg) {
+            ncol++;
+            ck_assert_str_eq(r->dgpu, r->gpu);
+            continue;
+        }
+        ck_assert_str_eq(r->gpu, "h100-sxm");
+        ck_assert_int_eq(r->tp, 1);
+        int a40 = strcmp(r->dgpu, "a40") == 0;
+        ck_assert(a40 || strcmp(r->dgpu, "h100-sxm") == 0);
+        seen |= 1 << (2 * a40 + r->dtp - 1);
+        ck_assert_int_eq(r->unit_gpus, 1 + r->dtp);
+        tu_assert_rel(r->dprice, a40 ? 0.40 : 3.50, 0);
+        if (r->ok)
+            tu_assert_rel(r->cost_hour, r->units * (3.50 + r->dtp * (a40 ? 0.40 : 3.50)), 1e-12);
+    }
+    ck_assert_int_eq(ncol, 1);
+    ck_assert_int_eq(seen, 15); /* every decode placement once */
+    ck_assert_int_eq(sv_plan_write(sc, &cfg, rows, n, NULL, NULL, &err), 0);
+    sv_plan_facts_t fa;
+    sv_plan_facts(sc, &cfg, rows, n, &fa);
+    int bc = -1, bd = -1;
+    for (int i = 0; i < n && rows[i].ok; i++) {
+        if (!rows[i].disagg && bc < 0) bc = i;
+        if (rows[i].disagg && bd < 0) bd = i;
+    }
+    ck_assert(bd >= 0);
+    ck_assert_int_eq(fa.best_colocated, bc);
+    ck_assert_int_eq(fa.best_disaggregated, bd);
+    ck_assert_msg(strstr(fa.kv_link, "the scenario's infiniband link"), "%s", fa.kv_link);
+    char want[96];
+    snprintf(want, sizeof want, "best disaggregated: rank %d h100-sxm TP1 1:1 ", bd + 1);
+    ck_assert_msg(strstr(fa.versus, want), "%s", fa.versus);
+    /* The best split rebuilt by hand: its pools behind least-outstanding at the target. */
+    const sv_plan_row_t *r = &rows[bd];
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "name: split\nseed: 7\nmodel: llama-3.1-8b\nrouter: least-outstanding\n"
+             "pools:\n  - {name: prefill, role: prefill, gpu: h100-sxm, replicas: %d}\n"
+             "  - {name: decode, role: decode, gpu: %s, tp: %d, replicas: %d}\n"
+             "disaggregation: {kv_link: {kind: infiniband}}\n"
+             "workload: {num_requests: %d, rate: 20, input: {dist: lognormal, mean: 512, std: "
+             "256}, output: {dist: lognormal, mean: 128, std: 64}}\n"
+             "slo: {ttft_ms: 400, tpot_ms: 40}\n",
+             r->p * r->units, r->dgpu, r->dtp, r->d * r->units, 400 * r->units);
+    sv_scenario_t *sc2;
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc2);
+    size_t within = 0, total = res->pool.n;
+    for (size_t i = 0; i < total; i++) {
+        const sv_req_t *q = &res->pool.r[i];
+        within +=
+            q->state == SV_RQ_DONE && sv_req_ttft(q) * 1e3 <= 400.0 && sv_req_tpot(q) * 1e3 <= 40.0;
+    }
+    tu_assert_rel(r->attain_at_target, (double)within / (double)total, 1e-12);
+    ck_assert(r->attain_at_target >= 0.9);
+    tu_done(sc2, res);
+    /* plan.csv and plan.json carry the placement and the two bests. */
+    char dir[] = "/tmp/sv_plan_split_XXXXXX", path[128];
+    ck_assert(mkdtemp(dir) != NULL);
+    ck_assert_int_eq(sv_plan_write(sc, &cfg, rows, n, dir, NULL, &err), 0);
+    snprintf(path, sizeof path, "%s/plan.csv", dir);
+    const char *csv = slurp(path);
+    ck_assert(
+        strstr(csv, "rank,gpu,tp,serving,prefill,decode,decode_gpu,decode_tp,best_of_serving,"));
+    snprintf(want, sizeof want, "\n%d,h100-sxm,1,disaggregated,1,1,%s,%d,1,", bd + 1, r->dgpu,
+             r->dtp);
+    ck_assert_msg(strstr(csv, want), "%s", csv);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    const char *js = slurp(path);
+    snprintf(want, sizeof want, "\"best_disaggregated\": {\"rank\": %d,", bd + 1);
+    ck_assert_msg(strstr(js, want), "%s", js);
+    ck_assert(strstr(js, "\"best_colocated\": "));
+    snprintf(want, sizeof want, "\"decode_gpu\": \"%s\", \"decode_tp\": %d,", r->dgpu, r->dtp);
+    ck_assert(strstr(js, want));
+    unlink(path);
+    rmdir(dir);
+    free(rows);
+    sv_scenario_free(sc);
+}
+END_TEST
+
 /* A long run's progress line: simulated time over the workload's length (its requests at
  * its rate), and the wall time left at the pace so far (10 s for a quarter: 30 s more). */
 START_TEST(test_run_progress)
@@ -615,6 +726,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_plan_trace_vs_poisson);
     tcase_add_test(tc, test_plan_profile_peak);
     tcase_add_test(tc, test_plan_p99_contract);
+    tcase_add_test(tc, test_plan_per_phase);
     tcase_add_test(tc, test_run_progress);
     suite_add_tcase(s, tc);
     return s;

@@ -345,6 +345,23 @@ static int tab_users(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_
         good[i] = sv__lab_num(r, "request_goodput");
         att[i] = sv__lab_num(r, "servesim.slo_attainment");
     }
+    /* The batch-size table: at 1, 8, 32 and 64 users (a closed loop keeps that many
+     * sequences in the batch, up to max_num_seqs), TPOT, each user's tokens/s and the
+     * tokens/s of each GPU. */
+    cJSON *bt = cJSON_AddArrayToObject(resp, "batch_table");
+    int ngpu = b->run[0].sc->pools[0].replicas * b->run[0].sc->pools[0].perf.tp;
+    for (int i = 0; i < N_USERS; i++) {
+        double u = user_steps[i];
+        if (u != 1 && u != 8 && u != 32 && u != 64) continue;
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddItemToObject(row, "batch", sv__lab_number(u));
+        cJSON_AddItemToObject(row, "tpot_ms",
+                              sv__lab_number(sv__lab_num(&b->run[i], "mean_tpot_ms")));
+        cJSON_AddItemToObject(row, "per_user_tok_s", sv__lab_number(per_user[i]));
+        cJSON_AddItemToObject(row, "per_gpu_tok_s",
+                              sv__lab_number(ngpu > 0 ? tput[i] / ngpu : NAN));
+        cJSON_AddItemToArray(bt, row);
+    }
     batch_free(b);
     num(resp, "users", user_steps[cur]);
     num(resp, "output_tok_s", tput[cur]);

@@ -988,7 +988,10 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
 /* The plan's configuration name, in words. */
 static void plan_name(const sv_plan_row_t *r, char *name, size_t n)
 {
-    if (r->disagg)
+    if (r->disagg && (strcmp(r->gpu, r->dgpu) != 0 || r->tp != r->dtp))
+        snprintf(name, n, "prefill %d x %s TP%d, decode %d x %s TP%d, %ld seqs", r->p, r->gpu,
+                 r->tp, r->d, r->dgpu, r->dtp, r->max_num_seqs);
+    else if (r->disagg)
         snprintf(name, n, "%s TP%d, %d:%d prefill:decode, %ld seqs", r->gpu, r->tp, r->p, r->d,
                  r->max_num_seqs);
     else
@@ -1015,6 +1018,10 @@ static void plan_facts(FILE *h, const sv_scenario_t *sc, const sv_plan_cfg_t *cf
             "</tr>\n<tr><th class=\"l\">engine profile</th><td class=\"l\">",
             fa->weights, fa->kv);
     esc(h, fa->engine[0] ? fa->engine : "none");
+    if (fa->kv_link[0]) {
+        fputs("</td></tr>\n<tr><th class=\"l\">KV link</th><td class=\"l\">", h);
+        esc(h, fa->kv_link);
+    }
     fputs("</td></tr>\n<tr><th class=\"l\">cost</th><td class=\"l\">", h);
     fputs(sc->finance.enabled ? "the scenario's cost map (wall energy with PUE, energy price, GPU "
                                 "rental or purchase)"
@@ -1085,6 +1092,30 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
     esc(h, fa.contract);
     fputs(", cheapest first.</p>\n", h);
     plan_facts(h, sc, cfg, &fa);
+    if (fa.versus[0]) { /* the best of each serving mode side by side */
+        fputs("<h2>Colocated or disaggregated</h2>\n<table>\n<tr><th class=\"l\">serving</th>"
+              "<th>rank</th><th class=\"l\">configuration</th><th>GPUs</th><th>$/hour</th>"
+              "<th>goodput/GPU</th></tr>\n",
+              h);
+        int bi[2] = {fa.best_colocated, fa.best_disaggregated};
+        for (int k = 0; k < 2; k++) {
+            fprintf(h, "<tr><td class=\"l\">%s</td>", k ? "disaggregated" : "colocated");
+            if (bi[k] < 0) {
+                fputs("<td></td><td class=\"l\" colspan=\"4\">none feasible</td></tr>\n", h);
+                continue;
+            }
+            const sv_plan_row_t *r = &rows[bi[k]];
+            char name[96];
+            plan_name(r, name, sizeof name);
+            fprintf(h, "<td>%d</td><td class=\"l\">", bi[k] + 1);
+            esc(h, name);
+            fprintf(h, "</td><td>%d</td><td>%.2f</td><td>%.3f</td></tr>\n", r->gpus, r->cost_hour,
+                    r->goodput_per_gpu);
+        }
+        fputs("</table>\n<p class=\"note\">", h);
+        esc(h, fa.versus);
+        fputs("</p>\n", h);
+    }
     int nb = 0;
     for (int i = 0; i < n; i++)
         if (rows[i].ok && rows[i].nbudgets > nb) nb = rows[i].nbudgets;
@@ -1131,19 +1162,26 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
         fprintf(h,
                 "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.2f-%.2f</td><td>%.2f-%.2f</td>"
                 "<td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td><td>%.1f</td>",
-                r->gpus, r->unit_capacity, r->cost_hour, lo, hi, r->gpus * r->price_low,
-                r->gpus * r->price_high, r->cost_mtok, r->energy_tok, r->goodput_per_gpu,
-                r->binding, 100 * r->attain_at_target);
+                r->gpus, r->unit_capacity, r->cost_hour, lo, hi, sv_plan_cost_at(r, -1),
+                sv_plan_cost_at(r, 1), r->cost_mtok, r->energy_tok, r->goodput_per_gpu, r->binding,
+                100 * r->attain_at_target);
         if (fa.per_request) fprintf(h, "<td>%.1f</td><td>%.2f</td>", r->ttft_p90, r->tpot_p90);
         for (int b = 0; b < nb; b++)
             fprintf(h, "<td>%.1f</td>", b < r->nbudgets ? r->budget[b].value_ms : NAN);
         fprintf(h, "<td class=\"l\">&plusmn;%.0f%% %s</td></tr>\n", r->band_pct,
                 sv_calibration_name((sv_calibration_t)r->calibration));
+        char series[SV_NAME_MAX]; /* the GPU type, or a split's two */
+        if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
+            snprintf(series, sizeof series, "%s + %s split", r->gpu, r->dgpu);
+        else if (r->disagg)
+            snprintf(series, sizeof series, "%s split", r->gpu);
+        else
+            snprintf(series, sizeof series, "%s", r->gpu);
         int g = 0;
-        while (g < ng && strcmp(gname[g], r->gpu) != 0)
+        while (g < ng && strcmp(gname[g], series) != 0)
             g++;
         if (g == ng && ng < SV_SVG_MAX_SERIES) {
-            snprintf(gname[ng], sizeof gname[ng], "%s", r->gpu);
+            snprintf(gname[ng], sizeof gname[ng], "%s", series);
             gx[ng] = calloc((size_t)n + 1, sizeof **gx);
             gy[ng] = calloc((size_t)n + 1, sizeof **gy);
             gl[ng] = calloc((size_t)n + 1, sizeof **gl);
@@ -1163,7 +1201,8 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
           "catalog's public on-demand range per GPU-hour (price_low_usd, price_high_usd).</p>\n",
           h);
     plan_day(h, rows, n, &fa);
-    fputs("<h2>Cost against capacity</h2>\n<p class=\"note\">One colour per GPU type; the five "
+    fputs("<h2>Cost against capacity</h2>\n<p class=\"note\">One colour per GPU type (a "
+          "disaggregated unit's: prefill + decode); the five "
           "cheapest carry their rank. Lower and further right is better.</p>\n"
           "<div class=\"charts\">\n",
           h);

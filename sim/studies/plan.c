@@ -257,12 +257,43 @@ int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *ra
 static void row_price(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const sv_gpu_t *g,
                       double *price, double *lo, double *hi)
 {
-    const sv_pool_cfg_t *pool = &base->pools[0];
-    *price = strcmp(g->name, pool->gpu.name) == 0 ? pool->gpu.price_per_hour : g->price_per_hour;
+    *price = g->price_per_hour;
+    for (int i = base->npools - 1; i >= 0; i--)
+        if (strcmp(g->name, base->pools[i].gpu.name) == 0)
+            *price = base->pools[i].gpu.price_per_hour;
     for (int i = 0; i < cfg->nprices; i++) /* plan.price_per_hour_usd */
         if (strcmp(cfg->price_gpu[i], g->name) == 0) *price = cfg->price[i];
     *lo = g->price_low > 0 ? fmin(g->price_low, *price) : *price;
     *hi = g->price_high > 0 ? fmax(g->price_high, *price) : *price;
+}
+
+/* The scenario's pool a phase starts from: its own role's in a disaggregated scenario. */
+static const sv_pool_cfg_t *base_pool(const sv_scenario_t *base, sv_role_t role)
+{
+    for (int i = 0; i < base->npools; i++)
+        if (base->pools[i].role == role) return &base->pools[i];
+    return &base->pools[0];
+}
+
+/* One phase's pool: GPU `gname` at TP `tp` with the row's max_num_seqs, from `from`. */
+static int phase_pool(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
+                      const sv_pool_cfg_t *from, const char *gname, int tp, long mns,
+                      sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    const sv_gpu_t *g;
+    int rc = sv_catalog_gpu(cat, gname, &g, err);
+    if (rc) return rc;
+    *pool = *from;
+    double price, lo, hi;
+    row_price(base, cfg, g, &price, &lo, &hi);
+    pool->gpu = *g;
+    pool->gpu.price_per_hour = price;
+    pool->autoscale.enabled = 0; /* plan sizes fixed clusters */
+    pool->perf.tp = tp;
+    pool->engine.max_num_seqs = mns;
+    if (pool->engine.scheduler == SV_SCHED_VLLM && pool->engine.max_num_batched_tokens < mns)
+        pool->engine.max_num_batched_tokens = pool->perf.max_batched_tokens = mns;
+    return 0;
 }
 
 /* A candidate's scenario: the base workload and SLOs on new pools. */
@@ -270,37 +301,31 @@ static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
                      const sv_plan_row_t *row, int units, sv_scenario_t *sc, sv_error_t *err)
 {
     *sc = *base;
-    const sv_gpu_t *g;
-    int rc = sv_catalog_gpu(cat, row->gpu, &g, err);
+    sv_pool_cfg_t pool, dpool;
+    int rc = phase_pool(base, cfg, cat, base_pool(base, SV_ROLE_PREFILL), row->gpu, row->tp,
+                        row->max_num_seqs, &pool, err);
     if (rc) return rc;
-    sv_pool_cfg_t pool = base->pools[0];
-    double price, lo, hi;
-    row_price(base, cfg, g, &price, &lo, &hi);
-    pool.gpu = *g;
-    pool.gpu.price_per_hour = price;
-    pool.autoscale.enabled = 0; /* plan sizes fixed clusters */
-    pool.perf.tp = row->tp;
-    pool.engine.max_num_seqs = row->max_num_seqs;
-    if (pool.engine.scheduler == SV_SCHED_VLLM &&
-        pool.engine.max_num_batched_tokens < row->max_num_seqs)
-        pool.engine.max_num_batched_tokens = pool.perf.max_batched_tokens = row->max_num_seqs;
     sc->route = SV_ROUTE_LEAST_OUTSTANDING;
     if (!row->disagg) {
         sc->npools = 1;
         sc->disaggregated = 0;
+        sc->disaggregation_given = 0; /* a disaggregated scenario's colocated candidate */
         sc->pools[0] = pool;
         sc->pools[0].role = SV_ROLE_COLOCATED;
         sc->pools[0].replicas = units;
         snprintf(sc->pools[0].name, SV_NAME_MAX, "%s", "serve");
         return sv_scenario_validate(sc, err);
     }
+    if ((rc = phase_pool(base, cfg, cat, base_pool(base, SV_ROLE_DECODE), row->dgpu, row->dtp,
+                         row->max_num_seqs, &dpool, err)))
+        return rc;
     sc->npools = 2;
     sc->disaggregated = 1;
     sc->pools[0] = pool;
     sc->pools[0].role = SV_ROLE_PREFILL;
     sc->pools[0].replicas = row->p * units;
     snprintf(sc->pools[0].name, SV_NAME_MAX, "%s", "prefill");
-    sc->pools[1] = pool;
+    sc->pools[1] = dpool;
     sc->pools[1].role = SV_ROLE_DECODE;
     sc->pools[1].replicas = row->d * units;
     snprintf(sc->pools[1].name, SV_NAME_MAX, "%s", "decode");
@@ -311,6 +336,23 @@ static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
     return sv_scenario_validate(sc, err);
 }
 
+/* Cost per hour of a candidate's pools. */
+static double pools_cost(const sv_scenario_t *sc)
+{
+    double c = 0;
+    for (int i = 0; i < sc->npools; i++)
+        c += sc->pools[i].replicas * sc->pools[i].perf.tp * sc->pools[i].gpu.price_per_hour;
+    return c;
+}
+
+double sv_plan_cost_at(const sv_plan_row_t *r, int which)
+{
+    double pp = which < 0 ? r->price_low : which > 0 ? r->price_high : r->price;
+    double dp = which < 0 ? r->dprice_low : which > 0 ? r->dprice_high : r->dprice;
+    if (!r->disagg) return r->gpus * pp;
+    return r->units * (r->p * r->tp * pp + r->d * r->dtp * dp);
+}
+
 static void evaluate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
                      sv_plan_row_t *row)
 {
@@ -318,7 +360,7 @@ static void evaluate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
     sv_error_t err;
     sv_scenario_t sc;
     char binding[SV_BINDING_MAX] = "";
-    row->unit_gpus = (row->disagg ? row->p + row->d : 1) * row->tp;
+    row->unit_gpus = row->disagg ? row->p * row->tp + row->d * row->dtp : row->tp;
     int rc = candidate(base, cfg, cat, row, 1, &sc, &err);
     if (!rc)
         rc = sv_capacity(&sc, p->probe_requests, p->tolerance, &row->unit_capacity, binding,
@@ -360,7 +402,7 @@ static void evaluate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
             row->gpus = units * row->unit_gpus;
             row->attain_at_target = pr.attain;
             row->goodput_at_target = pr.goodput;
-            row->cost_hour = row->gpus * sc.pools[0].gpu.price_per_hour;
+            row->cost_hour = pools_cost(&sc);
             row->cost_mtok = pr.cost_mtok;
             row->energy_tok = pr.energy_tok;
             row->ttft_p90 = pr.ttft[0];
@@ -533,6 +575,22 @@ static void rank(sv_plan_row_t *rows, int nrows)
     }
 }
 
+/* A row's prices and calibration: the weaker of its GPUs' and the engine profile's. */
+static void row_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
+                      sv_plan_row_t *row)
+{
+    const sv_gpu_t *gp = NULL, *dp = NULL;
+    int gcal = sv_catalog_gpu(cat, row->gpu, &gp, NULL) ? SV_CAL_DATASHEET : (int)gp->calibration;
+    int dcal = sv_catalog_gpu(cat, row->dgpu, &dp, NULL) ? SV_CAL_DATASHEET : (int)dp->calibration;
+    if (row->disagg && dcal > gcal) gcal = dcal;
+    int ecal =
+        sc->pools[0].perf.engine[0] ? sc->pools[0].perf.engine_calibration : SV_CAL_DATASHEET;
+    row->calibration = gcal > ecal ? gcal : ecal;
+    row->band_pct = sv_band_throughput_pct[row->calibration];
+    if (gp) row_price(sc, cfg, gp, &row->price, &row->price_low, &row->price_high);
+    if (dp) row_price(sc, cfg, dp, &row->dprice, &row->dprice_low, &row->dprice_high);
+}
+
 int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
                 int jobs, sv_plan_row_t **rows, int *nrows, FILE *progress, sv_error_t *err)
 {
@@ -540,12 +598,12 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
     *rows = NULL;
     *nrows = 0;
     if (!p->given) return sv_errorf(err, SV_EINVAL, "%s: no plan: map in the scenario", sc->path);
-    if (sc->npools != 1 || sc->disaggregated)
-        return sv_errorf(
-            err, SV_EINVAL,
-            "%s: plan starts from a scenario with one colocated pool (hardware/engine); "
-            "it builds the pools itself",
-            sc->path);
+    if (sc->disaggregated ? sc->npools != 2 : sc->npools != 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: plan starts from a scenario with one colocated pool "
+                         "(hardware/engine) or one prefill and one decode pool; it builds the "
+                         "pools itself",
+                         sc->path);
     /* What every capacity probe needs, checked once instead of failing every row. */
     if (!slo_given(&sc->metrics))
         return sv_errorf(err, SV_EINVAL,
@@ -556,36 +614,48 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
                          "%s: plan needs an open-loop workload (workload.rate or a trace), not a "
                          "max_concurrency loop",
                          sc->path);
-    int cap = p->ngpus * p->ntps * (p->nmns ? p->nmns : 1) *
-              (p->colocated + p->disaggregated * p->nratios);
+    /* Colocated rows, then disaggregated ones: per GPU, TP and max_num_seqs of the prefill
+     * phase, each decode placement (the same one unless plan.prefill/plan.decode split
+     * them), each ratio. */
+    int nm = p->nmns ? p->nmns : 1;
+    int nplace = p->split ? p->nphase_gpus[1] * p->nphase_tps[1] : 1;
+    int npre = p->split ? p->nphase_gpus[0] * p->nphase_tps[0] : p->ngpus * p->ntps;
+    int cap =
+        p->ngpus * p->ntps * nm * p->colocated + npre * nm * nplace * p->nratios * p->disaggregated;
     sv_plan_row_t *r = calloc((size_t)cap + 1, sizeof *r);
     if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
     int n = 0;
-    for (int g = 0; g < p->ngpus; g++)
-        for (int t = 0; t < p->ntps; t++)
-            for (int m = 0; m < (p->nmns ? p->nmns : 1); m++) {
-                long mns = p->nmns ? p->max_num_seqs[m] : sc->pools[0].engine.max_num_seqs;
-                for (int k = -1; k < (p->disaggregated ? p->nratios : 0); k++) {
-                    if (k < 0 && !p->colocated) continue;
-                    sv_plan_row_t *row = &r[n++];
-                    snprintf(row->gpu, sizeof row->gpu, "%s", p->gpus[g]);
-                    row->tp = p->tps[t];
-                    const sv_gpu_t *gp = NULL;
-                    int gcal = sv_catalog_gpu(cat, p->gpus[g], &gp, NULL) ? SV_CAL_DATASHEET
-                                                                          : (int)gp->calibration;
-                    int ecal = sc->pools[0].perf.engine[0] ? sc->pools[0].perf.engine_calibration
-                                                           : SV_CAL_DATASHEET;
-                    row->calibration = gcal > ecal ? gcal : ecal;
-                    row->band_pct = sv_band_throughput_pct[row->calibration];
-                    if (gp) row_price(sc, cfg, gp, &row->price, &row->price_low, &row->price_high);
-                    row->max_num_seqs = mns;
-                    if (k >= 0) {
-                        row->disagg = 1;
-                        row->p = p->ratios[k][0];
-                        row->d = p->ratios[k][1];
-                    }
-                }
-            }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0 ? !p->colocated : !p->disaggregated) continue;
+        int split = pass == 1 && p->split;
+        int ng = split ? p->nphase_gpus[0] : p->ngpus, nt = split ? p->nphase_tps[0] : p->ntps;
+        for (int g = 0; g < ng; g++)
+            for (int t = 0; t < nt; t++)
+                for (int m = 0; m < nm; m++)
+                    for (int q = 0; q < (split ? nplace : 1); q++)
+                        for (int k = 0; k < (pass ? p->nratios : 1); k++) {
+                            sv_plan_row_t *row = &r[n++];
+                            snprintf(row->gpu, sizeof row->gpu, "%s",
+                                     split ? p->phase_gpus[0][g] : p->gpus[g]);
+                            row->tp = split ? p->phase_tps[0][t] : p->tps[t];
+                            if (split) {
+                                snprintf(row->dgpu, sizeof row->dgpu, "%s",
+                                         p->phase_gpus[1][q / p->nphase_tps[1]]);
+                                row->dtp = p->phase_tps[1][q % p->nphase_tps[1]];
+                            } else {
+                                snprintf(row->dgpu, sizeof row->dgpu, "%s", row->gpu);
+                                row->dtp = row->tp;
+                            }
+                            row->max_num_seqs =
+                                p->nmns ? p->max_num_seqs[m] : sc->pools[0].engine.max_num_seqs;
+                            if (pass) {
+                                row->disagg = 1;
+                                row->p = p->ratios[k][0];
+                                row->d = p->ratios[k][1];
+                            }
+                            row_facts(sc, cfg, cat, row);
+                        }
+    }
     sv_progress_t pr;
     sv_progress_start(&pr, progress);
     plan_ctx_t ctx = {sc, cfg, cat, &pr};
@@ -623,9 +693,12 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
 
 /* ---- output --------------------------------------------------------------------------------- */
 
-static void config_name(const sv_plan_row_t *r, char *buf, size_t n)
+void sv_plan_config_name(const sv_plan_row_t *r, char *buf, size_t n)
 {
-    if (r->disagg)
+    if (r->disagg && (strcmp(r->gpu, r->dgpu) != 0 || r->tp != r->dtp))
+        snprintf(buf, n, "%s TP%d %d:%d %s TP%d seqs %ld", r->gpu, r->tp, r->p, r->d, r->dgpu,
+                 r->dtp, r->max_num_seqs);
+    else if (r->disagg)
         snprintf(buf, n, "%s TP%d %d:%d P:D seqs %ld", r->gpu, r->tp, r->p, r->d, r->max_num_seqs);
     else
         snprintf(buf, n, "%s TP%d colocated seqs %ld", r->gpu, r->tp, r->max_num_seqs);
@@ -673,12 +746,25 @@ static int overlapping(const sv_plan_row_t *rows, int nrows, double target, int 
     return n;
 }
 
-/* A row that beats the winner somewhere inside the two GPUs' price ranges. */
+/* Two rows on the same GPU types (each phase's, for a disaggregated row). */
+static int same_gpus(const sv_plan_row_t *a, const sv_plan_row_t *b)
+{
+    const char *ad = a->disagg ? a->dgpu : a->gpu, *bd = b->disagg ? b->dgpu : b->gpu;
+    return strcmp(a->gpu, b->gpu) == 0 && strcmp(ad, bd) == 0;
+}
+
+/* A row on one GPU type throughout. */
+static int one_gpu(const sv_plan_row_t *r)
+{
+    return !r->disagg || strcmp(r->gpu, r->dgpu) == 0;
+}
+
+/* A row that beats the winner somewhere inside the GPUs' price ranges. */
 static int price_flips(const sv_plan_row_t *rows, int i)
 {
     const sv_plan_row_t *w = &rows[0], *r = &rows[i];
-    return i > 0 && w->ok && r->ok && strcmp(w->gpu, r->gpu) != 0 &&
-           r->gpus * r->price_low < w->gpus * w->price_high;
+    return i > 0 && w->ok && r->ok && !same_gpus(w, r) &&
+           sv_plan_cost_at(r, -1) < sv_plan_cost_at(w, 1);
 }
 
 static int band_overlaps(const sv_plan_row_t *rows, int nrows, double target, int i)
@@ -774,16 +860,52 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
     f->per_request = per_request(&sc->metrics);
     f->attain_label = f->per_request ? "SLO %" : "in bounds %";
     char name[96], other[96];
+    f->best_colocated = f->best_disaggregated = -1;
+    if (cfg->disaggregated && sc->disaggregated)
+        snprintf(f->kv_link, sizeof f->kv_link,
+                 "the scenario's %s link, %.4g GB/s per prefill GPU, %.4g us per transfer",
+                 sc->link.kind, sc->link.bw_per_gpu / 1e9, sc->link.latency * 1e6);
+    else if (cfg->disaggregated)
+        snprintf(f->kv_link, sizeof f->kv_link,
+                 "InfiniBand at the prefill GPU's figures (disaggregation.kv_link's defaults)");
+    for (int i = 0; i < nrows && rows[i].ok; i++) {
+        int *b = rows[i].disagg ? &f->best_disaggregated : &f->best_colocated;
+        if (*b < 0) *b = i;
+    }
+    if (cfg->colocated && cfg->disaggregated) {
+        int c = f->best_colocated, d = f->best_disaggregated;
+        if (c >= 0) sv_plan_config_name(&rows[c], name, sizeof name);
+        if (d >= 0) sv_plan_config_name(&rows[d], other, sizeof other);
+        if (c >= 0 && d >= 0) {
+            const sv_plan_row_t *x = &rows[c], *y = &rows[d];
+            snprintf(f->versus, sizeof f->versus,
+                     "best colocated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f req/s per "
+                     "GPU; best disaggregated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f "
+                     "req/s per GPU; %s is %.1f%% cheaper",
+                     c + 1, name, x->gpus, x->cost_hour, x->goodput_per_gpu, d + 1, other, y->gpus,
+                     y->cost_hour, y->goodput_per_gpu, c < d ? "colocated" : "disaggregated",
+                     100.0 * fabs(x->cost_hour - y->cost_hour) / fmax(x->cost_hour, y->cost_hour));
+        } else if (c >= 0 || d >= 0) {
+            snprintf(f->versus, sizeof f->versus,
+                     "best %s: rank %d %s; no %s configuration is "
+                     "feasible",
+                     c >= 0 ? "colocated" : "disaggregated", (c >= 0 ? c : d) + 1,
+                     c >= 0 ? name : other, c >= 0 ? "disaggregated" : "colocated");
+        } else {
+            snprintf(f->versus, sizeof f->versus,
+                     "no colocated and no disaggregated configuration is feasible");
+        }
+    }
     if (nrows > 0 && rows[0].ok) {
         int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, f->target, idx, MAX_OVERLAPS);
         double lo0, hi0;
         sv_plan_band_cost(&rows[0], f->target, &lo0, &hi0);
-        config_name(&rows[0], name, sizeof name);
+        sv_plan_config_name(&rows[0], name, sizeof name);
         if (n > 0) {
             char list[320] = "";
             size_t m = 0;
             for (int k = 0; k < n && m < sizeof list; k++) {
-                config_name(&rows[idx[k]], other, sizeof other);
+                sv_plan_config_name(&rows[idx[k]], other, sizeof other);
                 m += (size_t)snprintf(list + m, sizeof list - m, "%s rank %d %s", k ? "," : "",
                                       idx[k] + 1, other);
             }
@@ -801,15 +923,21 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
         for (int i = 1; i < nrows && rows[i].ok && shown < 3; i++) {
             int seen = 0; /* one line per GPU type: its cheapest row */
             for (int j = 1; j < i; j++)
-                seen |= strcmp(rows[j].gpu, rows[i].gpu) == 0;
+                seen |= same_gpus(&rows[j], &rows[i]);
             if (seen || !price_flips(rows, i)) continue;
             const sv_plan_row_t *r = &rows[i], *x = &rows[0];
-            config_name(r, other, sizeof other);
+            sv_plan_config_name(r, other, sizeof other);
             shown++;
             double be_w = r->cost_hour / x->gpus; /* the winner's price at which r ties */
             double be_r = x->cost_hour / r->gpus; /* r's price at which it ties the winner */
-            char when[200];
-            if (be_w < x->price_high && be_r > r->price_low)
+            char when[200], at_price[40] = "its GPUs' catalog prices";
+            if (one_gpu(r)) snprintf(at_price, sizeof at_price, "$%.2f/GPU-hour", r->price);
+            if (!one_gpu(r) || !one_gpu(x)) /* a mixed fleet: no single break-even price */
+                snprintf(when, sizeof when,
+                         "at the low ends of its GPUs' price ranges ($%.2f/hour) against the "
+                         "winner's high ends ($%.2f/hour)",
+                         sv_plan_cost_at(r, -1), sv_plan_cost_at(x, 1));
+            else if (be_w < x->price_high && be_r > r->price_low)
                 snprintf(when, sizeof when,
                          "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f) or %s under "
                          "$%.2f (its range starts at $%.2f)",
@@ -827,9 +955,9 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
                          "when %s costs near its high price ($%.2f) and %s near its low ($%.2f)",
                          x->gpu, x->price_high, r->gpu, r->price_low);
             WARN(f,
-                 "the ranking changes inside the price ranges: rank %d %s ($%.2f/hour at "
-                 "$%.2f/GPU-hour) beats the winner %s ($%.2f/hour) %s",
-                 i + 1, other, r->cost_hour, r->price, name, x->cost_hour, when);
+                 "the ranking changes inside the price ranges: rank %d %s ($%.2f/hour at %s) "
+                 "beats the winner %s ($%.2f/hour) %s",
+                 i + 1, other, r->cost_hour, at_price, name, x->cost_hour, when);
         }
     }
     if (!w->has_trace && w->burstiness >= 1)
@@ -886,6 +1014,8 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
             f->per_request ? ""
                            : "; in bounds %: requests within every budget's bound (its "
                              "highest percentile's, per metric)");
+    if (f->kv_link[0]) fprintf(t, "disaggregated units send the KV cache over %s\n", f->kv_link);
+    if (f->versus[0]) fprintf(t, "%s\n\n", f->versus);
     char h1[24], h2[24];
     snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
     snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);
@@ -907,7 +1037,7 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
     for (int i = 0; i < nrows; i++) {
         const sv_plan_row_t *r = &rows[i];
         char name[96];
-        config_name(r, name, sizeof name);
+        sv_plan_config_name(r, name, sizeof name);
         if (!r->ok) {
             fprintf(t, "%4s  %-38s %s\n", "-", name, r->error);
             continue;
@@ -947,12 +1077,16 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
             const sv_plan_row_t *r = &rows[i];
             char name[96], pr[40], band[40];
             double lo, hi;
-            config_name(r, name, sizeof name);
+            sv_plan_config_name(r, name, sizeof name);
             sv_plan_band_cost(r, f->target, &lo, &hi);
-            snprintf(pr, sizeof pr, "%.2f-%.2f", r->price_low, r->price_high);
+            if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
+                snprintf(pr, sizeof pr, "%.2f-%.2f+%.2f-%.2f", r->price_low, r->price_high,
+                         r->dprice_low, r->dprice_high);
+            else
+                snprintf(pr, sizeof pr, "%.2f-%.2f", r->price_low, r->price_high);
             snprintf(band, sizeof band, "%.2f-%.2f", lo, hi);
             fprintf(t, "%4d  %-38s %15s %9.2f %9.2f %9.2f %17s\n", i + 1, name, pr,
-                    r->gpus * r->price_low, r->cost_hour, r->gpus * r->price_high, band);
+                    sv_plan_cost_at(r, -1), r->cost_hour, sv_plan_cost_at(r, 1), band);
         }
     }
     /* The day. */
@@ -960,7 +1094,7 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
         const sv_plan_row_t *r = &rows[i];
         const sv_plan_day_t *d = &r->day;
         char name[96];
-        config_name(r, name, sizeof name);
+        sv_plan_config_name(r, name, sizeof name);
         if (i == 0) {
             fprintf(t,
                     "\nthe scenario's whole load on the cheapest fleets (%s; %s), beside the "
@@ -1012,7 +1146,8 @@ static int write_csv(const char *path, const sv_scenario_t *sc, const sv_plan_ro
     int nb = budget_names(m, bn, bud);
     FILE *f = fopen(path, "w");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
-    fputs("rank,gpu,tp,serving,prefill,decode,max_num_seqs,gpus,units,unit_capacity,"
+    fputs("rank,gpu,tp,serving,prefill,decode,decode_gpu,decode_tp,best_of_serving,"
+          "max_num_seqs,gpus,units,unit_capacity,"
           "goodput_per_gpu,cost_per_hour_usd,cost_per_million_output_tokens_usd,"
           "energy_per_output_token_j,attainment_at_target,goodput_at_target,attainment_basis,"
           "contract_met,ttft_p90_ms,tpot_p90_ms",
@@ -1030,7 +1165,7 @@ static int write_csv(const char *path, const sv_scenario_t *sc, const sv_plan_ro
           "day_total_usd,day_wall_kwh,day_usd_per_million_output_tokens,"
           "day_wall_j_per_output_token,day_attainment,day_autoscaled_gpu_hours,"
           "day_autoscaled_total_usd,day_autoscaled_wall_kwh,model,weight_dtype,kv_cache_dtype,"
-          "arrivals,contract,probes,error\n",
+          "arrivals,contract,kv_link,decode_price_per_gpu_hour_usd,probes,error\n",
           f);
     char b[24][40];
     for (int i = 0; i < nrows; i++) {
@@ -1038,9 +1173,10 @@ static int write_csv(const char *path, const sv_scenario_t *sc, const sv_plan_ro
         const sv_plan_day_t *d = &r->day;
         double lo = NAN, hi = NAN;
         if (r->ok) sv_plan_band_cost(r, fa->target, &lo, &hi);
-        fprintf(f, "%d,%s,%d,%s,%d,%d,%ld,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s",
+        fprintf(f, "%d,%s,%d,%s,%d,%d,%s,%d,%d,%ld,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s",
                 r->ok ? i + 1 : 0, r->gpu, r->tp, r->disagg ? "disaggregated" : "colocated", r->p,
-                r->d, r->max_num_seqs, r->gpus, r->units, sv__fmt_double(r->unit_capacity, b[0]),
+                r->d, r->dgpu, r->dtp, i == fa->best_colocated || i == fa->best_disaggregated,
+                r->max_num_seqs, r->gpus, r->units, sv__fmt_double(r->unit_capacity, b[0]),
                 sv__fmt_double(r->goodput_per_gpu, b[1]), sv__fmt_double(r->cost_hour, b[2]),
                 sv__fmt_double(r->cost_mtok, b[3]), sv__fmt_double(r->energy_tok, b[4]),
                 sv__fmt_double(r->ok ? r->attain_at_target : NAN, b[5]),
@@ -1060,8 +1196,8 @@ static int write_csv(const char *path, const sv_scenario_t *sc, const sv_plan_ro
                 sv__fmt_double(r->band_pct, b[0]), sv__fmt_double(lo, b[1]),
                 sv__fmt_double(hi, b[2]), sv__fmt_double(r->price, b[3]),
                 sv__fmt_double(r->price_low, b[4]), sv__fmt_double(r->price_high, b[5]),
-                sv__fmt_double(r->ok ? r->gpus * r->price_low : NAN, b[6]),
-                sv__fmt_double(r->ok ? r->gpus * r->price_high : NAN, b[7]),
+                sv__fmt_double(r->ok ? sv_plan_cost_at(r, -1) : NAN, b[6]),
+                sv__fmt_double(r->ok ? sv_plan_cost_at(r, 1) : NAN, b[7]),
                 band_overlaps(rows, nrows, fa->target, i), price_flips(rows, i));
         double na = NAN;
         fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,",
@@ -1079,7 +1215,9 @@ static int write_csv(const char *path, const sv_scenario_t *sc, const sv_plan_ro
         csv_str(f, fa->arrivals);
         fputc(',', f);
         csv_str(f, fa->contract);
-        fprintf(f, ",%ld,", r->probes);
+        fputc(',', f);
+        csv_str(f, r->disagg ? fa->kv_link : "");
+        fprintf(f, ",%s,%ld,", sv__fmt_double(r->dprice, b[0]), r->probes);
         csv_str(f, r->error);
         fputc('\n', f);
     }
@@ -1140,7 +1278,7 @@ static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_c
     for (int i = 0; i < nrows; i++) {
         const sv_plan_row_t *r = &rows[i];
         char name[96];
-        config_name(r, name, sizeof name);
+        sv_plan_config_name(r, name, sizeof name);
         sv__jw_obj(&w, NULL);
         sv__jw_int(&w, "rank", r->ok ? i + 1 : 0);
         sv__jw_str(&w, "configuration", name);
@@ -1149,6 +1287,11 @@ static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_c
         sv__jw_str(&w, "serving", r->disagg ? "disaggregated" : "colocated");
         sv__jw_int(&w, "prefill_replicas_per_unit", r->p);
         sv__jw_int(&w, "decode_replicas_per_unit", r->d);
+        sv__jw_str(&w, "decode_gpu", r->dgpu);
+        sv__jw_int(&w, "decode_tp", r->dtp);
+        sv__jw_num(&w, "decode_price_per_gpu_hour_usd", r->dprice);
+        sv__jw_num(&w, "decode_price_low_usd", r->dprice_low);
+        sv__jw_num(&w, "decode_price_high_usd", r->dprice_high);
         sv__jw_int(&w, "max_num_seqs", r->max_num_seqs);
         if (r->ok) {
             sv__jw_int(&w, "gpus", r->gpus);
@@ -1194,8 +1337,8 @@ static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_c
             sv_plan_band_cost(r, fa->target, &lo, &hi);
             sv__jw_num(&w, "cost_per_hour_low_usd", lo);
             sv__jw_num(&w, "cost_per_hour_high_usd", hi);
-            sv__jw_num(&w, "cost_per_hour_at_price_low_usd", r->gpus * r->price_low);
-            sv__jw_num(&w, "cost_per_hour_at_price_high_usd", r->gpus * r->price_high);
+            sv__jw_num(&w, "cost_per_hour_at_price_low_usd", sv_plan_cost_at(r, -1));
+            sv__jw_num(&w, "cost_per_hour_at_price_high_usd", sv_plan_cost_at(r, 1));
             jw_bool(&w, "overlaps_winner_in_band", band_overlaps(rows, nrows, fa->target, i));
             jw_bool(&w, "beats_winner_in_price_range", price_flips(rows, i));
         }
@@ -1233,6 +1376,27 @@ static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_c
         sv__jw_end_obj(&w);
     }
     sv__jw_end_arr(&w);
+    const char *bk[2] = {"best_colocated", "best_disaggregated"};
+    int bi[2] = {fa->best_colocated, fa->best_disaggregated};
+    for (int k = 0; k < 2; k++) {
+        if (bi[k] < 0) {
+            sv__jw_key(&w, bk[k]);
+            fputs("null", w.f);
+            continue;
+        }
+        const sv_plan_row_t *r = &rows[bi[k]];
+        char name[96];
+        sv_plan_config_name(r, name, sizeof name);
+        sv__jw_obj(&w, bk[k]);
+        sv__jw_int(&w, "rank", bi[k] + 1);
+        sv__jw_str(&w, "configuration", name);
+        sv__jw_int(&w, "gpus", r->gpus);
+        sv__jw_num(&w, "cost_per_hour_usd", r->cost_hour);
+        sv__jw_num(&w, "goodput_per_gpu", r->goodput_per_gpu);
+        sv__jw_end_obj(&w);
+    }
+    sv__jw_str(&w, "colocated_versus_disaggregated", fa->versus);
+    sv__jw_str(&w, "kv_link", fa->kv_link);
     sv__jw_arr(&w, "warnings");
     for (int k = 0; k < fa->nwarnings; k++)
         sv__jw_str(&w, NULL, fa->warnings[k]);

@@ -39,6 +39,46 @@ static int plan_dup(const sv_ynode_t *item, int dup, sv_error_t *err)
                      at(item, w, sizeof w), item->path, item->scalar);
 }
 
+/* A list of GPU names from the catalog (canonical names), no repeats. */
+static int gpu_list(sv_ynode_t *g, const char *what, const sv_catalog_t *cat,
+                    char (*out)[SV_NAME_MAX], int *n, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    if ((rc = plan_list(g, what, SV_PLAN_MAX_GPUS, err))) return rc;
+    for (size_t i = 0; i < g->n; i++) {
+        const sv_gpu_t *gp;
+        if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
+            char msg[SV_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "%s",
+                     g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
+            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w),
+                             g->seq[i]->path, msg);
+        }
+        for (int j = 0; j < *n; j++)
+            if ((rc = plan_dup(g->seq[i], strcmp(out[j], gp->name) == 0, err))) return rc;
+        snprintf(out[(*n)++], SV_NAME_MAX, "%s", gp->name);
+    }
+    return 0;
+}
+
+/* A list of TP degrees, no repeats (t NULL: keep *out). */
+static int tp_list(sv_ynode_t *t, const char *what, int *out, int *n, sv_error_t *err)
+{
+    int rc;
+    if (!t) return 0;
+    if ((rc = plan_list(t, what, SV_PLAN_MAX_CHOICES, err))) return rc;
+    *n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        long v;
+        if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
+        for (int j = 0; j < *n; j++)
+            if ((rc = plan_dup(t->seq[i], out[j] == (int)v, err))) return rc;
+        out[(*n)++] = (int)v;
+    }
+    return 0;
+}
+
 static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
 {
     char w[512];
@@ -81,33 +121,33 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     if (!g)
         return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
                          at(pm, w, sizeof w));
-    if ((rc = plan_list(g, "plan.gpus", SV_PLAN_MAX_GPUS, err))) return rc;
-    for (size_t i = 0; i < g->n; i++) {
-        const sv_gpu_t *gp;
-        if (g->seq[i]->kind != SV_Y_SCALAR || sv_catalog_gpu(cat, g->seq[i]->scalar, &gp, err)) {
-            char msg[SV_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "%s",
-                     g->seq[i]->kind == SV_Y_SCALAR ? err->msg : "expected a GPU name");
-            return sv_errorf(err, SV_EINVAL, "%s: %s: %s", at(g->seq[i], w, sizeof w),
-                             g->seq[i]->path, msg);
-        }
-        for (int j = 0; j < p->ngpus; j++)
-            if ((rc = plan_dup(g->seq[i], strcmp(p->gpus[j], gp->name) == 0, err))) return rc;
-        snprintf(p->gpus[p->ngpus++], SV_NAME_MAX, "%s", gp->name);
-    }
-    sv_ynode_t *t = sv_ymap_get(pm, "tp");
+    if ((rc = gpu_list(g, "plan.gpus", cat, p->gpus, &p->ngpus, err))) return rc;
     p->tps[0] = 1;
     p->ntps = 1;
-    if (t) {
-        if ((rc = plan_list(t, "plan.tp", SV_PLAN_MAX_CHOICES, err))) return rc;
-        p->ntps = 0;
-        for (size_t i = 0; i < t->n; i++) {
-            long v;
-            if ((rc = sv_yscalar_long(t->seq[i], 1, 1024, &v, err))) return rc;
-            for (int j = 0; j < p->ntps; j++)
-                if ((rc = plan_dup(t->seq[i], p->tps[j] == (int)v, err))) return rc;
-            p->tps[p->ntps++] = (int)v;
+    if ((rc = tp_list(sv_ymap_get(pm, "tp"), "plan.tp", p->tps, &p->ntps, err))) return rc;
+    static const char *const PHASE[2] = {"prefill", "decode"};
+    for (int k = 0; k < 2; k++) {
+        memcpy(p->phase_gpus[k], p->gpus, sizeof p->gpus);
+        p->nphase_gpus[k] = p->ngpus;
+        memcpy(p->phase_tps[k], p->tps, sizeof p->tps);
+        p->nphase_tps[k] = p->ntps;
+        sv_ynode_t *ph = sv_ymap_get(pm, PHASE[k]);
+        if (!ph || sv_yscalar_is_null(ph)) continue;
+        char what[32];
+        snprintf(what, sizeof what, "plan.%s", PHASE[k]);
+        if ((rc = sv_yexpect_map(ph, what, err))) return rc;
+        p->split = 1;
+        sv_ynode_t *pg = sv_ymap_get(ph, "gpus");
+        snprintf(what, sizeof what, "plan.%s.gpus", PHASE[k]);
+        if (pg) {
+            p->nphase_gpus[k] = 0;
+            if ((rc = gpu_list(pg, what, cat, p->phase_gpus[k], &p->nphase_gpus[k], err)))
+                return rc;
         }
+        snprintf(what, sizeof what, "plan.%s.tp", PHASE[k]);
+        if ((rc = tp_list(sv_ymap_get(ph, "tp"), what, p->phase_tps[k], &p->nphase_tps[k], err)))
+            return rc;
+        if ((rc = sv_ymap_check_unknown(ph, err))) return rc;
     }
     sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
     if (m) {
@@ -150,6 +190,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
             p->ratios[p->nratios++][1] = b;
         }
     }
+    if (p->split && !sv) p->disaggregated = 1; /* per-phase lists ask for split plans */
     if (p->disaggregated && p->nratios == 0) {
         const int def[3][2] = {{1, 1}, {1, 2}, {1, 3}};
         for (int i = 0; i < 3; i++) {

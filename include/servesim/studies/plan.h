@@ -10,6 +10,13 @@
  * the units needed for the target, checked by simulating the whole cluster at the target
  * rate and adding units until it meets the SLOs. Candidates are ranked by cost per hour.
  *
+ * A disaggregated unit's phases may run on different GPU types and TP degrees
+ * (plan.prefill / plan.decode lists, searched as a cross product with the ratios), the KV
+ * cache crossing the scenario's link (InfiniBand at the prefill GPU's figures when the
+ * scenario is colocated). The scenario itself may be colocated or disaggregated: each
+ * phase starts from its own pool's engine settings. Every output sets the cheapest
+ * colocated plan beside the cheapest disaggregated one.
+ *
  * Arrival patterns: with a trace workload every probe replays the trace's own arrivals
  * rescaled to the probed mean rate (its burstiness kept), so the capacity holds on the
  * real pattern; otherwise probes are the workload's gamma/Poisson process (a rate
@@ -59,6 +66,11 @@ typedef struct sv_plan_row {
     char gpu[SV_NAME_MAX];
     int tp;
     int disagg, p, d; /* disaggregated unit: p prefill + d decode replicas */
+    /* The decode phase's placement (gpu and tp above are the prefill phase's, or the
+     * colocated replica's); equal to gpu/tp unless plan.prefill/plan.decode split them. */
+    char dgpu[SV_NAME_MAX];
+    int dtp;
+    double dprice, dprice_low, dprice_high;
     long max_num_seqs;
     int ok; /* 0: infeasible or failed; error says why (whole: never cut) */
     char error[SV_ERRMSG_MAX];
@@ -103,10 +115,24 @@ typedef struct sv_plan_facts {
     const char *attain_label; /* its column name: "SLO %" or "in bounds %" */
     char warnings[SV_PLAN_MAX_WARN][480];
     int nwarnings;
+    /* The cheapest feasible colocated row and the cheapest disaggregated one (row indexes,
+     * -1 when the plan has none), and a sentence setting them side by side ("" unless both
+     * serving modes were searched). */
+    int best_colocated, best_disaggregated;
+    char versus[480];
+    char kv_link[200]; /* the link a disaggregated unit's KV cache crosses ("" without) */
 } sv_plan_facts_t;
 /* The facts of a ranked plan (sv_plan_run ranks it). */
 void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
                    int nrows, sv_plan_facts_t *out);
+
+/* A row's cost per hour at its GPUs' low (which < 0), used (0) or high (> 0) price; a
+ * split row prices each phase's GPUs at their own. */
+double sv_plan_cost_at(const sv_plan_row_t *r, int which);
+
+/* "a100-80gb TP1 1:2 P:D seqs 256"; a split row adds its decode placement
+ * ("... -> h100-sxm TP2"). */
+void sv_plan_config_name(const sv_plan_row_t *r, char *buf, size_t n);
 
 /* Cost per hour of a ranked row if its unit capacity were off by its band (whole units). */
 void sv_plan_band_cost(const sv_plan_row_t *r, double target, double *lo, double *hi);

@@ -41,6 +41,13 @@ typedef struct sv_plan_cfg {
                   [SV_NAME_MAX]; /* plan.price_per_hour_usd: per-GPU price overrides */
     double price[SV_PLAN_MAX_GPUS];
     int nprices;
+    /* plan.prefill / plan.decode: each phase's own GPU types and TP degrees, searched as
+     * a cross product (split = 1); without them a disaggregated unit runs both phases on
+     * the same GPU type and TP (split = 0). A phase not given takes plan.gpus / plan.tp. */
+    int split;
+    char phase_gpus[2][SV_PLAN_MAX_GPUS][SV_NAME_MAX]; /* [0] prefill, [1] decode */
+    int nphase_gpus[2];
+    int phase_tps[2][SV_PLAN_MAX_CHOICES], nphase_tps[2];
 } sv_plan_cfg_t;
 
 /* The `sweep:` map. */
