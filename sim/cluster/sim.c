@@ -1190,6 +1190,10 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
+    /* Attention data parallelism, simply: each rank spends its own token budget, so the
+     * replica's step takes dp_attention x max_num_batched_tokens, and the cost model costs the
+     * slowest rank (docs/cost-model.md). */
+    if (pp->mem.dp_ranks > 1) ecfg->max_num_batched_tokens *= pp->mem.dp_ranks;
     ecfg->prefix_caching = pc->engine.prefix_caching > 0;
     /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
      * each request's chunk at 4% of max_model_len. */
