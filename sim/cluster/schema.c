@@ -135,6 +135,14 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "the GPUs' board power cap (`nvidia-smi -pl`), from a quarter of the catalog's "
              "`tdp_w` to it: tensor-core throughput scales by (cap / TDP)^0.736, memory "
              "bandwidth is kept (docs/cost-model.md, \"Power limits\")"},
+    {"hardware", "ep", COST, POOL(perf), .unit = "integer", .def = "1",
+     .help = "expert-parallel ranks among the tp GPUs, dividing the routed experts "
+             "(docs/cost-model.md)"},
+    {"hardware", "dp_attention", COST, POOL(perf), .unit = "integer", .def = "1",
+     .help = "attention data-parallel ranks among the tp GPUs: each holds its own sequences and "
+             "KV, attention at TP tp/dp_attention"},
+    {"hardware", "ep_kernel", COST, POOL(perf), .unit = "auto \\| low_latency \\| high_throughput",
+     .def = "auto", .help = "DeepEP dispatch/combine kernels (auto: low-latency for decode steps)"},
     {"hardware", "pp_link_bandwidth_gb_s", COST, POOL(perf), .unit = "GB/s",
      .def = "50 (off the NVLink domain)",
      .help = "the link between pipeline stages that are not in one NVLink domain"},

@@ -1173,6 +1173,14 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
                          pc->gpu.name, pc->perf.tp, msg);
     }
     long cap = pp->mem.kv_tokens, mml = pc->engine.max_model_len;
+    /* Attention data parallelism: a sequence's KV lives on one rank's GPUs. */
+    if (pp->mem.dp_ranks > 1) cap = pp->mem.rank_kv_tokens;
+    if (pp->mem.dp_ranks > 1 && mml > cap)
+        return sv_errorf(err, SV_EINVAL,
+                         "pool '%s': dp_attention=%d leaves each rank room for %ld tokens of KV, "
+                         "less than one sequence of engine.max_model_len (%ld); lower "
+                         "dp_attention or max_model_len, or give the cache more memory",
+                         pc->name, pp->mem.dp_ranks, cap, mml);
     if (mml > cap)
         return sv_errorf(err, SV_EINVAL,
                          "pool '%s': engine.max_model_len (%ld) is larger than the KV cache of "
@@ -1184,6 +1192,10 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     pp->max_model_len = mml;
     *ecfg = pc->engine;
     ecfg->max_model_len = mml;
+    /* Attention data parallelism, simply: each rank spends its own token budget, so the
+     * replica's step takes dp_attention x max_num_batched_tokens, and the cost model costs the
+     * slowest rank (docs/cost-model.md). */
+    if (pp->mem.dp_ranks > 1) ecfg->max_num_batched_tokens *= pp->mem.dp_ranks;
     ecfg->prefix_caching = pc->engine.prefix_caching > 0;
     /* As vLLM's SchedulerConfig: concurrent partial prefills with no threshold given cap
      * each request's chunk at 4% of max_model_len. */

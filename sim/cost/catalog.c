@@ -126,6 +126,32 @@ static int read_fp4_formats(sv_ynode_t *map, double fp4, int *out, sv_error_t *e
     return 0;
 }
 
+const char *const sv_topology_names[SV_TOPO_COUNT] = {"nvswitch", "nvlink-pairs", "pcie", "nvl72",
+                                                      "mesh"};
+
+/* topology: one of sv_topology_names; without it, from the link kind and the domain. */
+static int read_topology(sv_ynode_t *map, sv_gpu_t *g, double domain, sv_error_t *err)
+{
+    const char *s = NULL;
+    char where[512];
+    int rc = sv_yget_str(map, "topology", 0, &s, err);
+    if (rc < 0) return rc;
+    if (!s) {
+        g->topology = strcmp(g->link, "nvlink") == 0 ? (domain >= 72 ? SV_TOPO_NVL72 : SV_TOPO_NVSWITCH)
+                      : strcmp(g->link, "pcie") == 0 ? SV_TOPO_PCIE
+                                                     : SV_TOPO_MESH;
+        return 0;
+    }
+    for (int i = 0; i < SV_TOPO_COUNT; i++)
+        if (strcmp(s, sv_topology_names[i]) == 0) {
+            g->topology = i;
+            return 0;
+        }
+    return sv_errorf(err, SV_EINVAL,
+                     "%s: %s.topology: expected nvswitch, nvlink-pairs, pcie, nvl72 or mesh, got '%s'",
+                     sv_ynode_where(map, where, sizeof where), map->path, s);
+}
+
 /* Engine-efficiency settings that a file's `defaults:` map may give its GPUs. */
 typedef struct gpu_defaults {
     double compute_eff, memory_eff, iter_overhead_ms, layer_overhead_us, link_latency_us;
@@ -164,7 +190,7 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
     int rc;
     const char *s;
     double tf, fp8 = 0, fp4 = 0, mib, bw, lbw, llat = d->link_latency_us;
-    double domain = 8;
+    double domain = 8, pcie = 0;
     double ce = d->compute_eff, me = d->memory_eff, io = d->iter_overhead_ms,
            lo = d->layer_overhead_us;
     memset(g, 0, sizeof *g);
@@ -188,6 +214,9 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
     if ((rc = sv_yget_str(map, "link", 1, &s, err)) ||
         (rc = copy_text(g->link, sizeof g->link, s, map, "link", err)) ||
         (rc = sv_yget_double(map, "link_bandwidth_gb_s", 1, 1e-3, 1e6, &lbw, err)) ||
+        (rc = read_topology(map, g, domain, err)) ||
+        (rc = sv_yget_double(map, "pcie_bandwidth_gb_s", g->topology == SV_TOPO_NVLINK_PAIRS,
+                             1e-3, 1e6, &pcie, err)) < 0 ||
         (rc = sv_yget_double(map, "link_latency_us", isnan(llat), 0, 1e6, &llat, err)) < 0 ||
         (rc = sv_yget_double(map, "tdp_w", 1, 1, 1e5, &g->tdp_w, err)) ||
         (rc = sv_yget_double(map, "idle_w", 1, 0, 1e5, &g->idle_w, err)) ||
@@ -234,6 +263,7 @@ static int read_gpu(sv_ynode_t *map, const gpu_defaults_t *d, sv_gpu_t *g, sv_er
     g->hbm_bw = bw * 1e9;
     g->link_bw = lbw * 1e9;
     g->link_latency = llat * 1e-6;
+    g->pcie_bw = pcie * 1e9;
     g->compute_eff = ce;
     g->memory_eff = me;
     g->iter_overhead_s = io * 1e-3;

@@ -179,6 +179,9 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
 
 const char *const sv_perf_setting_keys[] = {"tp",
                                             "pp",
+                                            "ep",
+                                            "dp_attention",
+                                            "ep_kernel",
                                             "pp_link_bandwidth_gb_s",
                                             "weight_dtype",
                                             "kv_cache_dtype",
@@ -363,6 +366,21 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
     }
     if (strcmp(key, "pp_link_bandwidth_gb_s") == 0)
         return num_in(key, value, 0, 1e6, 1, 1e9, &s->pp_link_bw, err);
+    if (strcmp(key, "ep") == 0 || strcmp(key, "dp_attention") == 0) {
+        if ((rc = int_in(key, value, 1, 1024, &l, err))) return rc;
+        *(key[0] == 'e' ? &s->ep : &s->dp_attention) = (int)l;
+        return 0;
+    }
+    if (strcmp(key, "ep_kernel") == 0) {
+        static const char *const names[] = {"auto", "low_latency", "high_throughput"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(value, names[i]) == 0) {
+                s->ep_kernel = i;
+                return 0;
+            }
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: expected auto, low_latency or high_throughput, got '%s'", key, value);
+    }
     if (strcmp(key, "weight_dtype") == 0 || strcmp(key, "kv_cache_dtype") == 0) {
         sv_dtype_t t;
         int kv = key[0] == 'k';
@@ -617,11 +635,18 @@ static void arch_init(sv_perf_t *p, double head)
     sv_perf_arch_t *x = &p->x;
     const sv_perf_settings_t *r = &p->set;
     const double *cv = r->curve;
-    int tp = r->tp, pp = r->pp;
+    int tp = p->attn_tp, pp = r->pp; /* attention and dense layers' TP */
     double inv_pp = 1.0 / pp, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
     double wb = sv_dtype_weight_bytes(r->weight_dtype), wb_e = sv_dtype_weight_bytes(x->expert_dtype);
     int scale_block = r->weight_dtype == SV_DT_FP8 && !r->weight_dtype_given ? m->ckpt_scale_block : 0;
     arch_params_t a = arch_params(m, tp), a1 = arch_params(m, 1);
+    if (p->ep > 1 || p->dp > 1) {
+        /* The routed experts over the whole group: ep ranks of experts/ep experts, each split
+         * over tp/ep GPUs; per GPU 1/tp of them whatever the split. */
+        arch_params_t ae = arch_params(m, r->tp / p->ep);
+        a.expert = ae.expert / p->ep;
+        a.experts = ae.experts / p->ep;
+    }
 
     double nwin = sv_model_window_layers(m);
     x->linear_layers = m->linear_layers * inv_pp;
@@ -749,7 +774,7 @@ static void arch_init(sv_perf_t *p, double head)
  * Adds the logits of prompt-ending chunks; returns the micro-batch's tokens.
  */
 static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb, double nd,
-                       double ctx_sum, double *logits, sv_step_cost_t *out)
+                       double ctx_sum, double moe_T, double *logits, sv_step_cost_t *out)
 {
     const sv_perf_arch_t *x = &p->x;
     const sv_model_t *m = &p->model;
@@ -782,13 +807,14 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
     double dense_fl = 2.0 * T * x->lin_params, tc_exp = 0.0, tm_exp = 0.0;
     li->flops = dense_fl;
-    li->bytes = x->lin_bytes + T * m->hidden * EMBED_BYTES / p->set.tp + T * x->act_tok * ACT_BYTES;
+    li->bytes = x->lin_bytes + T * m->hidden * EMBED_BYTES / p->attn_tp + T * x->act_tok * ACT_BYTES;
     double floors = p->gemm_floor_step, dense_bytes = li->bytes;
     if (m->experts) {
-        double E = m->experts, k = m->experts_per_tok;
-        double touched = E * (1.0 - pow(1.0 - k / E, T));
-        double efl = 2.0 * T * k * x->moe_layers * p->expert_params;
-        double te = T * k / touched; /* tokens per touched expert */
+        /* With attention data parallelism the experts see every rank's tokens (moe_T). */
+        double E = m->experts, k = m->experts_per_tok, Tm = moe_T > 0 ? moe_T : T;
+        double touched = E * (1.0 - pow(1.0 - k / E, Tm));
+        double efl = 2.0 * Tm * k * x->moe_layers * p->expert_params;
+        double te = Tm * k / touched; /* tokens per touched expert */
         double eby = x->moe_layers * touched * p->expert_params * sv_dtype_weight_bytes(x->expert_dtype);
         li->flops += efl;
         li->bytes += eby;
@@ -859,6 +885,164 @@ static int spec_init(sv_perf_t *p, sv_error_t *err)
     return 0;
 }
 
+/* ---- topology ------------------------------------------------------------------------ */
+
+/*
+ * NCCL's ring all-reduce over NVLink pairs joined by PCIe (sv_topology_t NVLINK_PAIRS) when the
+ * TP group spans more than one pair: alpha-beta fitted to Vidur's a100_pairwise_nvlink
+ * all_reduce.csv (microsoft/vidur data/profiling, 2,248 rows at 4 GPUs, median times): 55.2 us
+ * + payload x 2 (n-1)/n at 23.56 GB/s of bus bandwidth, MAPE 1.3%, i.e. 0.736 of one direction
+ * of PCIe Gen4 x16 (32 GB/s). The engines' custom one-shot all-reduces need every GPU pair on
+ * NVLink (vLLM's custom_all_reduce checks full connectivity), so NCCL's latency applies
+ * whatever link_latency_us says; link_bandwidth_gb_s given replaces the whole term.
+ */
+#define PAIRS_PCIE_ALPHA_S 55.2e-6
+#define PAIRS_PCIE_EFF 0.736
+#define PAIRS_PCIE_FIT_GPUS 4
+
+static void pairs_allreduce(sv_perf_t *p)
+{
+    int n = p->attn_tp;
+    const double *cv = p->set.curve;
+    p->ar_alpha = PAIRS_PCIE_ALPHA_S + (n - PAIRS_PCIE_FIT_GPUS) * cv[SV_CV_LINK_RANK] * 1e-6;
+    p->ar_inv_bw = 2.0 * (n - 1.0) / n / (p->set.link_bw / 2.0 * PAIRS_PCIE_EFF);
+}
+
+/* ---- expert parallelism and attention data parallelism ------------------------------- */
+
+/* Divisors of n up to 1024 that also divide tp: the degrees that work, for an error message. */
+static void divisors_of(int n, int tp, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int e = 1; e <= tp && e <= 1024 && off < len - 1; e++)
+        if (n % e == 0 && tp % e == 0)
+            off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? ", " : "", e);
+}
+
+/*
+ * The layouts engines accept (SGLang --tp/--dp/--enable-dp-attention/--ep, TensorRT-LLM
+ * tp_size/moe_ep_size/enable_attention_dp, vLLM -tp/-dp/--enable-expert-parallel): EP ranks and
+ * attention DP ranks are GPUs of the tp group, EP divides the routed experts, the attention
+ * (tp / dp_attention) and MoE (tp / ep) TP degrees divide the heads and widths they split.
+ */
+static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, sv_error_t *err)
+{
+    char ok[256];
+    if (!m->experts)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s=%d: model '%s' has no routed experts (expert parallelism and "
+                         "attention data parallelism are for MoE models; a dense model scales "
+                         "out with replicas)",
+                         ep > 1 ? "ep" : "dp_attention", ep > 1 ? ep : dp, m->name);
+    if (tp % ep || tp % dp)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s=%d does not divide tp=%d (tp counts every GPU of the replica; the "
+                         "expert-parallel and attention data-parallel ranks are among them)",
+                         tp % ep ? "ep" : "dp_attention", tp % ep ? ep : dp, tp);
+    if (m->experts % ep) {
+        divisors_of(m->experts, tp, ok, sizeof ok);
+        return sv_errorf(err, SV_EINVAL,
+                         "ep=%d does not divide the %d routed experts of model '%s' (EP degrees "
+                         "that work with tp=%d: %s)",
+                         ep, m->experts, m->name, tp, ok);
+    }
+    int atp = tp / dp, mtp = tp / ep;
+    if (m->heads % atp || (m->kv_heads % atp && atp % m->kv_heads) || m->ffn % atp ||
+        (m->shared_ffn && m->shared_ffn % atp))
+        return sv_errorf(err, SV_EINVAL,
+                         "attention TP %d (tp=%d / dp_attention=%d) does not divide the %d %s "
+                         "of model '%s'",
+                         atp, tp, dp, m->heads % atp ? m->heads : m->kv_heads % atp ? m->kv_heads : m->ffn,
+                         m->heads % atp ? "attention heads" : m->kv_heads % atp ? "KV heads" : "MLP width",
+                         m->name);
+    if (m->moe_ffn % mtp)
+        return sv_errorf(err, SV_EINVAL,
+                         "expert TP %d (tp=%d / ep=%d) does not divide the expert width %d of "
+                         "model '%s'",
+                         mtp, tp, ep, m->moe_ffn, m->name);
+    if (dp > 1 && pp > 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "dp_attention=%d with pp=%d is not modelled (attention data-parallel "
+                         "ranks with pipeline stages); use one of them",
+                         dp, pp);
+    return 0;
+}
+
+void sv_perf_a2a_bytes(const sv_model_t *m, int ep, sv_ep_kernel_t kernel, double *dispatch,
+                       double *combine)
+{
+    *dispatch = *combine = 0.0;
+    if (ep <= 1 || !m->experts) return;
+    double E = m->experts, k = m->experts_per_tok, per = E / ep, copies;
+    if (kernel == SV_EPK_LOW_LATENCY) {
+        copies = k * (ep - 1.0) / ep;
+    } else {
+        double none = 1.0; /* P(no expert of a given rank among the k): C(E - E/ep, k) / C(E, k) */
+        for (int i = 0; i < m->experts_per_tok; i++)
+            none *= fmax(0.0, (E - per - i) / (E - i));
+        copies = (ep - 1.0) * (1.0 - none);
+    }
+    double d = m->hidden;
+    *dispatch = copies * (d + ceil(d / 128.0) * 4.0); /* FP8 + one FP32 scale per 128 */
+    *combine = copies * d * ACT_BYTES;
+}
+
+/*
+ * Dispatch/combine link parameters per kernel (index sv_ep_kernel_t; 0 unused): latency per
+ * operation and achieved share of one link direction. From DeepEP's published H800 figures
+ * (github.com/deepseek-ai/DeepEP, README "Performance"): normal kernels 153-158 GB/s over
+ * NVLink of a ~200 GB/s direction (0.77) and 43-58 GB/s RDMA over a 400 Gb/s CX7 (~50 GB/s,
+ * 0.9); low-latency kernels 39-48 GB/s RDMA at EP32-256 (0.8) with 77-194 us for 128 tokens,
+ * almost all of it bandwidth. The latencies and the low-latency NVLink share are set by hand
+ * (no published breakdown).
+ */
+static const struct {
+    double alpha_us[3], eff[3];
+} A2A_NVLINK = {{0, 10, 40}, {0, 0.5, 0.77}}, A2A_SCALEOUT = {{0, 10, 40}, {0, 0.8, 0.9}};
+
+/* The all-to-all coefficients of a layout with dp_attention > 1 and ep > 1. */
+static void a2a_init(sv_perf_t *p, int domain)
+{
+    int ep = p->ep;
+    /* EP ranks beyond one NVLink domain send the share of their peers outside it over the
+     * scale-out network (pp_link_bandwidth_gb_s per GPU), the rest over NVLink. */
+    double f_nv = ep <= domain ? 1.0 : (domain - 1.0) / (ep - 1.0);
+    for (int k = 1; k < 3; k++) {
+        double nv = p->gpu.link_bw / 2.0 * A2A_NVLINK.eff[k];
+        double so = p->set.pp_link_bw * A2A_SCALEOUT.eff[k];
+        p->a2a_alpha[k] = (f_nv < 1.0 ? A2A_SCALEOUT.alpha_us[k] : A2A_NVLINK.alpha_us[k]) * 1e-6;
+        p->a2a_inv_bw[k] = fmax(f_nv / nv, (1.0 - f_nv) / so);
+        sv_perf_a2a_bytes(&p->model, ep, (sv_ep_kernel_t)k, &p->a2a_bytes[k][0], &p->a2a_bytes[k][1]);
+    }
+}
+
+/*
+ * The slowest attention data-parallel rank of a batch: sequences dealt round-robin over the
+ * ranks (prefill chunks first), rank 0 holds ceil(n / dp) of them. Sets *j to that rank and
+ * *moe_T to the tokens of all ranks (the experts see them all); returns the number of ranks.
+ */
+static int dp_rank_deal(const sv_batch_t *b, int dp, int *j, double *moe_T)
+{
+    double all = (double)b->n_decode;
+    for (int i = 0; i < b->n_chunks; i++)
+        if (b->chunks[i].new_tokens > 0) all += (double)b->chunks[i].new_tokens;
+    *moe_T = all;
+    *j = 0;
+    return dp;
+}
+
+/* Dispatch and combine of every MoE layer for the slowest rank's T tokens. */
+static void a2a_step(const sv_perf_t *p, const sv_batch_t *b, double T, sv_step_cost_t *out)
+{
+    int k = p->set.ep_kernel;
+    if (k == SV_EPK_AUTO) k = b->n_chunks > 0 ? SV_EPK_HIGH_THROUGHPUT : SV_EPK_LOW_LATENCY;
+    double per = 2.0 * p->a2a_alpha[k] + T * (p->a2a_bytes[k][0] + p->a2a_bytes[k][1]) * p->a2a_inv_bw[k];
+    out->a2a = p->x.moe_layers * per;
+    out->a2a_kernel = k;
+    out->comm += out->a2a;
+}
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *s, sv_error_t *err)
 {
@@ -879,8 +1063,14 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     int tp = s->tp;
     char ok[128];
     if (tp < 1) return sv_errorf(err, SV_EINVAL, "tp must be >= 1, got %d", tp);
-    if (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp ||
-        (m->experts && m->moe_ffn % tp)) {
+    int ep = s->ep < 1 ? 1 : s->ep, dp = s->dp_attention < 1 ? 1 : s->dp_attention;
+    int rc;
+    if ((ep > 1 || dp > 1) && (rc = layout_check(m, tp, ep, dp, s->pp, err))) return rc;
+    p->ep = ep;
+    p->dp = dp;
+    p->attn_tp = tp / dp;
+    if (ep == 1 && dp == 1 && (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp ||
+        (m->experts && m->moe_ffn % tp))) {
         valid_tps(m, ok, sizeof ok);
         const char *what = m->heads % tp                            ? "attention heads"
                            : (m->kv_heads % tp && tp % m->kv_heads) ? "KV heads"
@@ -928,6 +1118,10 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (r->pp_link_bw < 0) r->pp_link_bw = 50e9;
     /* A TP group larger than one NVLink domain all-reduces over the scale-out network
      * (both directions of pp_link_bandwidth_gb_s) unless link_bandwidth_gb_s is given. */
+    /* NVLink pairs over PCIe: a TP group beyond one pair runs its ring through PCIe. */
+    int pairs_pcie = gpu->topology == SV_TOPO_NVLINK_PAIRS && p->attn_tp > 2;
+    int link_given = r->link_bw >= 0;
+    if (r->link_bw < 0 && pairs_pcie) r->link_bw = gpu->pcie_bw;
     if (r->link_bw < 0) r->link_bw = tp > domain ? 2.0 * r->pp_link_bw : gpu->link_bw;
     if (r->link_latency < 0) r->link_latency = gpu->link_latency;
     if (r->seq_overhead_s < 0) r->seq_overhead_s = 0.0;
@@ -955,16 +1149,18 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         p->compute_peak *= k;
         p->attn_peak *= k;
     }
-    p->heads_local = m->heads / tp;
-    p->kv_heads_local = kv_heads_per_gpu(m, tp);
-    p->ffn_local = m->ffn / tp;
-    p->moe_ffn_local = m->experts ? m->moe_ffn / tp : 0;
+    int atp = p->attn_tp; /* = tp without attention data parallelism */
+    p->heads_local = m->heads / atp;
+    p->kv_heads_local = kv_heads_per_gpu(m, atp);
+    p->ffn_local = m->ffn / atp;
+    /* Expert-MLP width per rank token: a GPU computes tokens x k x moe_ffn / tp of it. */
+    p->moe_ffn_local = m->experts ? m->moe_ffn * dp / tp : 0;
 
     double wb = sv_dtype_weight_bytes(s->weight_dtype);
     layer_params_t lp = layer_params(m, tp);
     p->layer_linear_params = lp.attn + lp.mlp + lp.router;
     p->expert_params = lp.expert;
-    double vocab_local = ceil((double)m->vocab / tp);
+    double vocab_local = ceil((double)m->vocab / atp);
     p->embed_bytes_gpu = vocab_local * m->hidden * EMBED_BYTES;
     p->lm_head_params = vocab_local * m->hidden;
     double Ls = (double)m->layers / pp; /* layers of one pipeline stage */
@@ -1027,12 +1223,14 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         p->small_floor_step = L * 6.0 * cv[SV_CV_SMALL_FLOOR] * 1e-6;
     }
     p->attn_seq_step = L * cv[SV_CV_ATTN_SEQ] * 1e-6;
-    if (tp > 1) {
-        p->ar_alpha = r->link_latency + (tp - 2.0) * cv[SV_CV_LINK_RANK] * 1e-6;
+    if (atp > 1) {
+        p->ar_alpha = r->link_latency + (atp - 2.0) * cv[SV_CV_LINK_RANK] * 1e-6;
         /* Ring all-reduce: 2 (TP-1)/TP of the payload crosses each GPU's link in one
          * direction, which carries half the catalog's bidirectional figure. */
-        p->ar_inv_bw = 2.0 * (tp - 1.0) / tp / (r->link_bw / 2.0 * cv[SV_CV_LINK_EFF]);
+        p->ar_inv_bw = 2.0 * (atp - 1.0) / atp / (r->link_bw / 2.0 * cv[SV_CV_LINK_EFF]);
     }
+    if (pairs_pcie && !link_given) pairs_allreduce(p);
+    if (dp > 1 && ep > 1) a2a_init(p, domain);
     if (pp > 1) {
         /* Stages inside one NVLink domain send over it (one direction: half the
          * bidirectional figure), else over the scale-out network (pp_link_bandwidth_gb_s,
@@ -1111,7 +1309,8 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
      * n / (n + n_half), so each chunk's FLOPs count (n + n_half) / n times. */
     double prefill_tokens = 0.0, logits = (double)b->n_decode, attn_eff_flops = 0.0;
     sv_op_cost_t *ap = &out->op[SV_OP_ATTN_PREFILL];
-    double nd = b->n_decode, ctx_sum = b->decode_ctx_sum;
+    double nd = b->n_decode, ctx_sum = b->decode_ctx_sum, moe_T = 0.0;
+    if (p->dp > 1) m_mb = dp_rank_deal(b, p->dp, &j, &moe_T); /* pp is 1 here */
     if (m_mb > 1) {
         double share = count_mod(b->n_chunks, b->n_chunks + b->n_decode, j, m_mb);
         ctx_sum = b->n_decode > 0 ? ctx_sum * share / (double)b->n_decode : 0.0;
@@ -1120,7 +1319,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     }
     double T;
     if (p->ext) {
-        T = arch_ops(p, b, j, m_mb, nd, ctx_sum, &logits, out);
+        T = arch_ops(p, b, j, m_mb, nd, ctx_sum, moe_T, &logits, out);
         out->tokens = (long)T;
         if (T <= 0) return;
     } else {
@@ -1195,7 +1394,8 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     sm->bytes = T * p->small_bytes_tok;
     finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
 
-    if (p->set.tp > 1) out->comm = 2.0 * L * (p->ar_alpha + T * d * ACT_BYTES * p->ar_inv_bw);
+    if (p->attn_tp > 1) out->comm = 2.0 * L * (p->ar_alpha + T * d * ACT_BYTES * p->ar_inv_bw);
+    if (p->dp > 1 && p->ep > 1) a2a_step(p, b, T, out);
     if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
         out->eng_launch = L * p->set.layer_overhead_s;
     for (int i = 0; i < SV_OP_COUNT; i++)
@@ -1237,7 +1437,9 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         return;
     }
     out->eng_step = p->set.iter_overhead_s;
-    out->eng_seq = p->set.seq_overhead_s * (double)seqs;
+    /* Attention data-parallel ranks schedule their own sequences side by side. */
+    out->rank_seqs = p->dp > 1 ? (seqs + p->dp - 1) / p->dp : seqs;
+    out->eng_seq = p->set.seq_overhead_s * (double)out->rank_seqs;
     multi_step(p, b, out);
     out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
     double busy = 0.0; /* one stage's work over all micro-batches */
@@ -1360,7 +1562,7 @@ int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
         /* A forward pass over the largest batch holds a few hidden-size and MLP-width
          * tensors per token at once; vLLM profiles exactly this before sizing the cache. */
         double width = m->experts ? (double)p->moe_ffn_local * m->experts_per_tok +
-                                        (double)m->shared_ffn / p->set.tp
+                                        (double)m->shared_ffn / p->attn_tp
                                   : (double)p->ffn_local;
         out->activation_bytes = RUNTIME_RESERVE + (double)p->set.max_batched_tokens *
                                                       (4.0 * m->hidden + 3.0 * width) * ACT_BYTES;
@@ -1378,7 +1580,11 @@ int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
                          p->set.gpu_memory_utilization, out->device_bytes / 1e9,
                          out->budget_bytes / 1e9);
     }
-    out->kv_blocks = (long)floor(out->kv_bytes / block);
+    /* With attention data parallelism each rank's GPUs cache only its own sequences: the
+     * replica holds dp_ranks such pools (one sequence never spans two). */
+    out->dp_ranks = p->dp > 1 ? p->dp : 1;
+    out->rank_kv_tokens = (long)floor(out->kv_bytes / block) * out->block_size;
+    out->kv_blocks = (long)floor(out->kv_bytes / block) * out->dp_ranks;
     out->kv_tokens = out->kv_blocks * out->block_size;
     out->seq_blocks = sv_perf_seq_blocks(p, out->block_size);
     return 0;

@@ -88,6 +88,29 @@ static void print_spec(FILE *f, const sv_explain_t *e)
                "draft steps and the pass over the verified tokens)\n");
 }
 
+/* The expert-parallel and attention data-parallel layout and its all-to-all terms. */
+static void print_layout(const sv_perf_t *p, FILE *f)
+{
+    fprintf(f,
+            "layout: %d GPUs; attention and dense layers at TP %d on each of %d attention "
+            "data-parallel ranks (weights replicated per rank, KV per rank); %d routed experts over "
+            "EP %d (%d per rank, expert TP %d)\n",
+            p->set.tp, p->attn_tp, p->dp, p->model.experts, p->ep, p->model.experts / p->ep,
+            p->set.tp / p->ep);
+    if (p->ep > 1 && p->dp > 1)
+        fprintf(f,
+                "expert parallel: dispatch (FP8) + combine (BF16) per rank token per MoE layer: "
+                "high-throughput %.0f + %.0f B at %.0f GB/s + %.0f us, low-latency %.0f + %.0f B "
+                "at %.0f GB/s + %.0f us (DeepEP; auto: low-latency for decode-only steps)\n",
+                p->a2a_bytes[SV_EPK_HIGH_THROUGHPUT][0], p->a2a_bytes[SV_EPK_HIGH_THROUGHPUT][1],
+                1e-9 / p->a2a_inv_bw[SV_EPK_HIGH_THROUGHPUT], p->a2a_alpha[SV_EPK_HIGH_THROUGHPUT] * 1e6,
+                p->a2a_bytes[SV_EPK_LOW_LATENCY][0], p->a2a_bytes[SV_EPK_LOW_LATENCY][1],
+                1e-9 / p->a2a_inv_bw[SV_EPK_LOW_LATENCY], p->a2a_alpha[SV_EPK_LOW_LATENCY] * 1e6);
+    else
+        fprintf(f, "expert parallel: every rank holds every token (attention TP), so the MoE "
+                   "output is all-reduced as with TP: no all-to-all\n");
+}
+
 /* One step's cost, operator by operator, then communication and the engine's terms. */
 static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
 {
@@ -99,7 +122,10 @@ static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
                 o->bytes / 1e6, o->t_fixed * 1e3, o->time * 1e3,
                 bound_word(o->t_compute > o->t_memory));
     }
-    if (tp > 1) fprintf(f, "  %-20s %36s %10.3f\n", "tp all-reduce", "", c->comm * 1e3);
+    if (tp > 1) fprintf(f, "  %-20s %36s %10.3f\n", "tp all-reduce", "", (c->comm - c->a2a) * 1e3);
+    if (c->a2a > 0)
+        fprintf(f, "  %-20s %36s %10.3f  (%s kernels)\n", "ep all-to-all", "", c->a2a * 1e3,
+                c->a2a_kernel == SV_EPK_LOW_LATENCY ? "low-latency" : "high-throughput");
     fprintf(f, "  %-20s %36s %10.3f\n", "engine per step", "", c->eng_step * 1e3);
     fprintf(f, "  %-20s %36s %10.3f\n", "engine per sequence", "", c->eng_seq * 1e3);
     fprintf(f, "  %-20s %36s %10.3f\n", "engine launches", "", c->eng_launch * 1e3);
@@ -220,14 +246,21 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
             cv[SV_CV_SMALL_FLOOR], cv[SV_CV_ATTN_EFF], cv[SV_CV_ATTN_N_HALF],
             cv[SV_CV_ATTN_MEM_EFF], cv[SV_CV_ATTN_SEQ], p->set.seq_overhead_s * 1e6,
             p->set.cuda_graphs ? "on" : "off", p->set.graph_max_tokens);
-    if (tp > 1)
+    int pairs = p->gpu.topology == SV_TOPO_NVLINK_PAIRS && p->attn_tp > 2 &&
+                p->set.link_bw == p->gpu.pcie_bw;
+    if (p->attn_tp > 1)
         fprintf(f,
                 "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
                 "(bidirectional) at %.2f efficiency, latency %.1f us each at TP %d\n",
                 tp > (p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8)
                     ? "the scale-out network (TP exceeds one NVLink domain)"
-                    : p->gpu.link,
-                p->set.link_bw / 1e9, cv[SV_CV_LINK_EFF], p->ar_alpha * 1e6, tp);
+                : pairs ? "PCIe between NVLink pairs (topology nvlink-pairs)"
+                        : p->gpu.link,
+                p->set.link_bw / 1e9,
+                pairs ? 2.0 * (p->attn_tp - 1.0) / p->attn_tp / (p->set.link_bw / 2.0 * p->ar_inv_bw)
+                      : cv[SV_CV_LINK_EFF],
+                p->ar_alpha * 1e6, p->attn_tp);
+    if (p->ep > 1 || p->dp > 1) print_layout(p, f);
     if (pp > 1)
         fprintf(f,
                 "pipeline parallel: %d stages of %.0f layers, sends over %s at %.0f GB/s one way "
@@ -250,6 +283,9 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     fprintf(f, "  %-38s %10.2f GB\n", "KV cache", m->kv_bytes / 1e9);
     fprintf(f, "  %-38s %10ld tokens = %ld blocks of %d\n", "KV capacity", m->kv_tokens,
             m->kv_blocks, m->block_size);
+    if (m->dp_ranks > 1)
+        fprintf(f, "  %-38s %10ld tokens (x %d ranks; one sequence stays on one rank)\n",
+                "KV capacity per attention rank", m->rank_kv_tokens, m->dp_ranks);
     fprintf(f, "  %-38s %10ld at %ld tokens (%ld in + %ld out)\n", "max concurrent sequences",
             e->max_seqs, e->input + e->output, e->input, e->output);
     if (e->exceeds_context)
@@ -259,20 +295,26 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     const sv_step_cost_t *pc = &e->prefill;
     fprintf(f, "\nPrefill of %ld tokens: %.2f ms, %s-bound\n", e->input, pc->total * 1e3,
             bound_word(pc->compute_bound));
-    print_breakdown(f, pc, tp);
+    print_breakdown(f, pc, p->attn_tp);
 
     fprintf(f, "\nDecode step at context %.0f tokens (input + output/2)\n", e->decode_ctx);
-    fprintf(f, "  %6s %9s %9s %9s %9s %9s %9s %9s\n", "batch", "linear", "small", "attn", "lm_head",
+    int a2a = p->ep > 1 && p->dp > 1;
+    fprintf(f, "  %6s %9s %9s %9s %9s %9s %9s %9s", "batch", "linear", "small", "attn", "lm_head",
             "allreduce", "engine", "fixed*");
+    fprintf(f, a2a ? " %9s %9s\n" : "\n", "all2all", "rank seqs");
     for (int i = 0; i < e->nrows; i++) {
         const sv_step_cost_t *c = &e->rows[i].cost;
         double fixed = 0.0;
         for (int k = 0; k < SV_OP_COUNT; k++)
             fixed += c->op[k].t_fixed;
-        fprintf(f, "  %6ld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", e->rows[i].batch,
+        fprintf(f, "  %6ld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f", e->rows[i].batch,
                 c->op[SV_OP_LINEAR].time * 1e3, c->op[SV_OP_SMALL].time * 1e3,
-                c->op[SV_OP_ATTN_DECODE].time * 1e3, c->op[SV_OP_LM_HEAD].time * 1e3, c->comm * 1e3,
-                c->overhead * 1e3, fixed * 1e3);
+                c->op[SV_OP_ATTN_DECODE].time * 1e3, c->op[SV_OP_LM_HEAD].time * 1e3,
+                (c->comm - c->a2a) * 1e3, c->overhead * 1e3, fixed * 1e3);
+        if (a2a)
+            fprintf(f, " %9.3f %9ld\n", c->a2a * 1e3, c->rank_seqs);
+        else
+            fprintf(f, "\n");
     }
     fprintf(f, "  (ms; * kernel floors and per-sequence attention cost, inside the columns)\n");
     fprintf(f, "  %6s %10s %8s %14s %14s %8s\n", "batch", "step ms", "bound", "tok/s/user",
@@ -308,7 +350,8 @@ static cJSON *step_json(const sv_step_cost_t *c)
     cJSON *ops = cJSON_AddObjectToObject(j, "operators");
     for (int i = 0; i < SV_OP_COUNT; i++)
         cJSON_AddItemToObject(ops, sv_op_name(i), op_json(&c->op[i]));
-    cJSON_AddNumberToObject(j, "tp_comm_ms", c->comm * 1e3);
+    cJSON_AddNumberToObject(j, "tp_comm_ms", (c->comm - c->a2a) * 1e3);
+    if (c->a2a > 0) cJSON_AddNumberToObject(j, "ep_all_to_all_ms", c->a2a * 1e3);
     cJSON_AddNumberToObject(j, "overhead_ms", c->overhead * 1e3);
     cJSON_AddNumberToObject(j, "engine_step_ms", c->eng_step * 1e3);
     cJSON_AddNumberToObject(j, "engine_seq_ms", c->eng_seq * 1e3);
@@ -332,6 +375,12 @@ cJSON *sv_explain_json(const sv_explain_t *e)
     cJSON_AddStringToObject(j, "model", p->model.name);
     cJSON_AddStringToObject(j, "gpu", p->gpu.name);
     cJSON_AddNumberToObject(j, "tp", p->set.tp);
+    if (p->ep > 1 || p->dp > 1) {
+        cJSON_AddNumberToObject(j, "ep", p->ep);
+        cJSON_AddNumberToObject(j, "dp_attention", p->dp);
+        cJSON_AddNumberToObject(j, "attention_tp", p->attn_tp);
+        cJSON_AddNumberToObject(j, "kv_tokens_per_rank", m->rank_kv_tokens);
+    }
     cJSON_AddNumberToObject(j, "pp", p->set.pp > 1 ? p->set.pp : 1);
     cJSON_AddStringToObject(j, "weight_dtype", sv_dtype_name(p->set.weight_dtype));
     cJSON_AddStringToObject(j, "kv_cache_dtype", sv_dtype_name(p->set.kv_dtype));

@@ -67,6 +67,23 @@ typedef enum {
 int sv_calibration_parse(const char *s, sv_calibration_t *out);
 const char *sv_calibration_name(sv_calibration_t c);
 
+/*
+ * How a node's GPUs are wired (sv_gpu_t.topology, the catalog's `topology`): every GPU to
+ * every other through NVSwitch (HGX/DGX), NVLink bridges between pairs with PCIe between the
+ * pairs (PCIe cards), PCIe only, one NVLink Switch domain over a 72-GPU rack (GB200/GB300
+ * NVL72), or a full mesh of point-to-point links (AMD Infinity Fabric). Names in
+ * sv_topology_names.
+ */
+typedef enum {
+    SV_TOPO_NVSWITCH = 0,
+    SV_TOPO_NVLINK_PAIRS,
+    SV_TOPO_PCIE,
+    SV_TOPO_NVL72,
+    SV_TOPO_MESH,
+    SV_TOPO_COUNT
+} sv_topology_t;
+extern const char *const sv_topology_names[SV_TOPO_COUNT];
+
 /* FP4 formats a GPU's tensor cores take (bits of sv_gpu_t.fp4_formats). */
 enum { SV_FP4_NVFP4 = 1, SV_FP4_MXFP4 = 2 };
 
@@ -83,6 +100,9 @@ typedef struct sv_gpu {
     char link[32];         /* scale-up link kind: "nvlink", "pcie", "infinity-fabric" */
     double link_bw;        /* scale-up bandwidth per GPU, bidirectional total, bytes/s */
     double link_latency;   /* fixed latency of one collective, s */
+    int topology;          /* sv_topology_t of the node (default from link and domain) */
+    double pcie_bw;        /* PCIe bandwidth per GPU, bidirectional, bytes/s (between NVLink
+                              pairs); 0 when not given */
     double tdp_w, idle_w;  /* board power at full load and idle, W */
     double price_per_hour; /* default rental price, USD per GPU-hour (used for costs) */
     double price_low, price_high;      /* public price range, USD per GPU-hour; 0 when not given */

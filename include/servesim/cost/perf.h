@@ -94,6 +94,13 @@ typedef struct sv_perf_settings {
     int spec_naccept;                /* acceptance rates given (0: the method's default) */
     double spec_accept[SV_SPEC_MAX_K]; /* P(position i accepted | position i-1 accepted) */
     double spec_draft_step_s;        /* engine cost per draft step; < 0: default */
+    /* Expert and attention data parallelism (docs/cost-model.md, "Expert parallelism"). The
+     * replica's tp GPUs are its whole group, as SGLang's --tp and TensorRT-LLM's tp_size count
+     * them (vLLM's -tp 1 -dp 8 --enable-expert-parallel is tp 8, dp_attention 8, ep 8 here). */
+    int ep;           /* expert-parallel ranks, dividing tp and the routed experts (0 = 1) */
+    int dp_attention; /* attention data-parallel ranks, dividing tp (0 = 1): each holds its own
+                         sequences and KV, with attention at TP tp/dp_attention */
+    int ep_kernel;    /* sv_ep_kernel_t: the dispatch/combine kernels */
 } sv_perf_settings_t;
 
 /* The drafters: MTP (the model's own next-n layers, e.g. DeepSeek's), EAGLE (one decoder
@@ -121,6 +128,12 @@ typedef struct sv_spec_counters {
     double per_pos[SV_SPEC_MAX_K];
 } sv_spec_counters_t;
 void sv_spec_counters(const sv_perf_settings_t *s, double decode_tokens, sv_spec_counters_t *out);
+
+/* DeepEP's two kernel families (github.com/deepseek-ai/DeepEP): high-throughput ("normal",
+ * deduplicated per rank, for prefill) and low-latency (one copy per expert, for decode); auto
+ * takes low-latency for decode-only steps and high-throughput otherwise, as SGLang's
+ * --deepep-mode auto does. */
+typedef enum { SV_EPK_AUTO = 0, SV_EPK_LOW_LATENCY, SV_EPK_HIGH_THROUGHPUT } sv_ep_kernel_t;
 
 /* TP 1, BF16 weights and KV, GPU defaults, utilisation 0.9, blocks of 16, 8192 tokens. */
 sv_perf_settings_t sv_perf_settings_default(void);
@@ -242,7 +255,25 @@ typedef struct sv_perf {
     int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
     double p2p_alpha;    /* s per stage-to-stage send (fitted p2p_latency_us) */
     double p2p_inv_bw;   /* s per byte of activations sent between stages */
+    /* Expert and attention data parallelism (sv_perf_a2a_bytes, docs/cost-model.md). */
+    int attn_tp;         /* TP of attention and the dense layers: tp / dp_attention */
+    int ep, dp;          /* expert-parallel ranks, attention data-parallel ranks (>= 1) */
+    double a2a_alpha[3];   /* s per dispatch or combine, by sv_ep_kernel_t (0 unused) */
+    double a2a_inv_bw[3];  /* s per byte a rank sends, by kernel */
+    double a2a_bytes[3][2]; /* bytes per rank token per MoE layer: [kernel][dispatch, combine] */
 } sv_perf_t;
+
+/*
+ * The bytes one token of a rank sends per MoE layer in the expert-parallel dispatch (FP8
+ * values with one FP32 scale per 128, as DeepEP dispatches) and combine (BF16), for ep ranks
+ * holding experts/ep experts each, top-k routing, hidden size d:
+ *   high-throughput: once per remote rank holding one of its experts, in expectation
+ *     (ep - 1) (1 - C(E - E/ep, k) / C(E, k)) ranks;
+ *   low-latency: once per remote expert, k (ep - 1) / ep copies.
+ * 0 for ep = 1 or a dense model. Pure.
+ */
+void sv_perf_a2a_bytes(const sv_model_t *m, int ep, sv_ep_kernel_t kernel, double *dispatch,
+                       double *combine);
 
 /*
  * Build the model. Fails with a clear message when TP does not divide the attention
@@ -320,6 +351,9 @@ typedef struct sv_op_cost {
 typedef struct sv_step_cost {
     sv_op_cost_t op[SV_OP_COUNT];
     double comm;       /* tensor-parallel all-reduces */
+    double a2a;        /* expert-parallel dispatch and combine (in comm too) */
+    int a2a_kernel;    /* sv_ep_kernel_t used this step (0 without all-to-all) */
+    long rank_seqs;    /* dp_attention: sequences of the slowest rank (else the batch's) */
     double eng_step;   /* engine: fixed cost per step */
     double eng_seq;    /* engine: cost per sequence in the batch */
     double eng_launch; /* engine: per-layer launches (0 when the step is a CUDA graph) */
@@ -376,6 +410,8 @@ typedef struct sv_memplan {
     long kv_blocks;          /* blocks of block_size tokens */
     int block_size;
     long seq_blocks;         /* blocks each sequence holds besides its tokens' (windows, state) */
+    int dp_ranks;            /* attention data-parallel ranks: kv_tokens = dp_ranks x rank_kv_tokens */
+    long rank_kv_tokens;     /* tokens one rank's cache holds (a sequence lives on one rank) */
 } sv_memplan_t;
 
 /*
