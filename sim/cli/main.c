@@ -503,8 +503,8 @@ static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_er
 static int check_streaming(const run_opts_t *o, const sv_scenario_t *sc, sv_error_t *err)
 {
     if (!o->sketch || sc->metrics.nclasses > 0) return 0;
-    const sv_convention_def_t *d = sv_convention_get(o->conv);
-    int itls = 0; /* the convention reports pooled ITLs or the time to second token */
+    const sv_convention_def_t *d = o->conv != SV_CONV_VLLM ? sv_convention_get(o->conv) : NULL;
+    int itls = 0; /* another convention pools the ITLs or takes the time to second token */
     for (int i = 0; d && i < d->nmetrics; i++)
         itls |= d->metrics[i].q == SV_CQ_ITL || d->metrics[i].q == SV_CQ_TTST;
     const char *what = o->detailed ? "--detailed"

@@ -893,10 +893,6 @@ typedef struct chain {
     int64_t seq;           /* its place in the ring of requests sent; -1 when never sent */
 } chain_t;
 
-typedef struct span {
-    double start, end;
-} span_t;
-
 #define STREAM_DENSE_BINS ((size_t)1 << 22) /* seconds binned densely; later ones sparsely */
 
 struct stream {
@@ -905,14 +901,14 @@ struct stream {
     size_t mcap, mn;
     int32_t seg_free, single_free; /* chains of free slots */
     size_t cap_seg_next, cap_single_next;
-    /* requests sent, in sending order (seq), whether each has ended */
-    double *fstart;
+    /* requests sent, in sending (so start) order: seq fhead .. ftail - 1 of a ring; each
+     * one's start, its last token once it completed (NAN when it failed) and whether it
+     * has ended; the sweep has taken those before fswept */
+    double *fstart, *fend;
     uint8_t *fdone;
-    int64_t fhead, ftail;
+    int64_t fswept, fhead, ftail;
     size_t fcap; /* a power of two */
-    span_t *pend; /* completed requests not yet swept: a min-heap by start */
-    size_t npend, cappend;
-    heap_t act; /* ends of the swept requests still open */
+    heap_t act;  /* ends of the swept requests still open */
     long peak;
     double t0; /* the first start: the origin of the per-second bins */
     int started;
@@ -938,8 +934,9 @@ static int stream_new(sv_metrics_t *m)
     st->fcap = 1024;
     st->map = malloc(st->mcap * sizeof *st->map);
     st->fstart = malloc(st->fcap * sizeof *st->fstart);
+    st->fend = malloc(st->fcap * sizeof *st->fend);
     st->fdone = malloc(st->fcap);
-    if (bad || !st->map || !st->fstart || !st->fdone) return SV_ENOMEM;
+    if (bad || !st->map || !st->fstart || !st->fend || !st->fdone) return SV_ENOMEM;
     for (size_t i = 0; i < st->mcap; i++)
         st->map[i].id = -1;
     st->seg_free = st->single_free = -1;
@@ -962,8 +959,8 @@ static void stream_free(sv_metrics_t *m)
     sv_sketch_free(st->itl);
     free(st->map);
     free(st->fstart);
+    free(st->fend);
     free(st->fdone);
-    free(st->pend);
     free(st->act.t);
     free(st->bin);
     free(st->far);
@@ -1202,48 +1199,22 @@ static void steps_trim(sv_metrics_t *m, steps_t *d)
     if (bound > d->done) steps_flush(m, d, bound);
 }
 
-static int span_push(stream_t *st, span_t x)
-{
-    if (SV_GROW(st->pend, st->cappend, st->npend + 1)) return SV_ENOMEM;
-    size_t i = st->npend++;
-    while (i > 0 && st->pend[(i - 1) / 2].start > x.start) {
-        st->pend[i] = st->pend[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    st->pend[i] = x;
-    return 0;
-}
-
-static span_t span_pop(stream_t *st)
-{
-    span_t top = st->pend[0], x = st->pend[--st->npend];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= st->npend) break;
-        if (c + 1 < st->npend && st->pend[c + 1].start < st->pend[c].start) c++;
-        if (st->pend[c].start >= x.start) break;
-        st->pend[i] = st->pend[c];
-        i = c;
-    }
-    if (st->npend) st->pend[i] = x;
-    return top;
-}
-
-/* Sweep the completed requests that started no later than the oldest one in flight (all
- * of them when none is): the same sweep as the exact summary's, an end before a start at
- * the same time. */
+/* Sweep the completed requests sent before the oldest one in flight, in start order: the
+ * same sweep as the exact summary's, an end before a start at the same time. (One sent at
+ * the same time as the oldest in flight is swept later: every interval over that instant
+ * is known by then, and the peak is a maximum.) */
 static void sweep(sv_metrics_t *m)
 {
     stream_t *st = m->st;
-    while (st->fhead < st->ftail && st->fdone[st->fhead & (int64_t)(st->fcap - 1)])
+    int64_t mask = (int64_t)st->fcap - 1;
+    while (st->fhead < st->ftail && st->fdone[st->fhead & mask])
         st->fhead++;
-    double w = st->fhead < st->ftail ? st->fstart[st->fhead & (int64_t)(st->fcap - 1)] : INFINITY;
-    while (st->npend && st->pend[0].start <= w) {
-        span_t x = span_pop(st);
-        while (st->act.n && st->act.t[0] <= x.start)
+    for (; st->fswept < st->fhead; st->fswept++) {
+        double start = st->fstart[st->fswept & mask], end = st->fend[st->fswept & mask];
+        if (isnan(end)) continue;
+        while (st->act.n && st->act.t[0] <= start)
             heap_pop(&st->act);
-        if (x.end > x.start && heap_push(&st->act, x.end)) m->oom = 1;
+        if (end > start && heap_push(&st->act, end)) m->oom = 1;
         if ((long)st->act.n > st->peak) st->peak = (long)st->act.n;
     }
 }
@@ -1256,23 +1227,27 @@ void sv_metrics_request_start(sv_metrics_t *m, int32_t id, const sv_req_t *r)
         st->t0 = r->start;
         st->started = 1;
     }
-    if ((size_t)(st->ftail - st->fhead) == st->fcap) {
+    if ((size_t)(st->ftail - st->fswept) == st->fcap) {
         size_t cap = 2 * st->fcap;
-        double *fs = malloc(cap * sizeof *fs);
+        double *fs = malloc(cap * sizeof *fs), *fe = malloc(cap * sizeof *fe);
         uint8_t *fd = malloc(cap);
-        if (!fs || !fd) {
+        if (!fs || !fe || !fd) {
             free(fs);
+            free(fe);
             free(fd);
             m->oom = 1;
             return;
         }
-        for (int64_t q = st->fhead; q < st->ftail; q++) {
+        for (int64_t q = st->fswept; q < st->ftail; q++) {
             fs[q & (int64_t)(cap - 1)] = st->fstart[q & (int64_t)(st->fcap - 1)];
+            fe[q & (int64_t)(cap - 1)] = st->fend[q & (int64_t)(st->fcap - 1)];
             fd[q & (int64_t)(cap - 1)] = st->fdone[q & (int64_t)(st->fcap - 1)];
         }
         free(st->fstart);
+        free(st->fend);
         free(st->fdone);
         st->fstart = fs;
+        st->fend = fe;
         st->fdone = fd;
         st->fcap = cap;
     }
@@ -1284,6 +1259,7 @@ void sv_metrics_request_start(sv_metrics_t *m, int32_t id, const sv_req_t *r)
     int64_t q = st->ftail++;
     st->fstart[q & (int64_t)(st->fcap - 1)] = r->start;
     st->fdone[q & (int64_t)(st->fcap - 1)] = 0;
+    st->fend[q & (int64_t)(st->fcap - 1)] = NAN;
     c->seq = q;
 }
 
@@ -1346,7 +1322,7 @@ void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
     }
     if (c.seq >= 0) {
         st->fdone[c.seq & (int64_t)(st->fcap - 1)] = 1;
-        if (done && span_push(st, (span_t){r->start, r->last_token})) m->oom = 1;
+        if (done) st->fend[c.seq & (int64_t)(st->fcap - 1)] = r->last_token;
         sweep(m);
     }
 }
