@@ -68,6 +68,17 @@ static void build(sv_metrics_t **mout, sv_reqpool_t *pool, double slo_ttft, doub
     *mout = m;
 }
 
+/* The counts of build()'s requests, in any mode. */
+static void assert_counts(const sv_summary_t *s)
+{
+    ck_assert_int_eq(s->completed, 3);
+    ck_assert_int_eq(s->failed, 1);
+    ck_assert_int_eq(s->failed_by[SV_FAIL_TIMEOUT], 1);
+    ck_assert_int_eq(s->total_input, 60);
+    ck_assert_int_eq(s->total_output, 8);
+    ck_assert(s->duration == 0.75);
+}
+
 START_TEST(test_three_requests)
 {
     sv_metrics_t *m;
@@ -76,12 +87,7 @@ START_TEST(test_three_requests)
     sv_error_t err;
     build(&m, &pool, 187.5, 125.0);
     ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
-    ck_assert_int_eq(s.completed, 3);
-    ck_assert_int_eq(s.failed, 1);
-    ck_assert_int_eq(s.failed_by[SV_FAIL_TIMEOUT], 1);
-    ck_assert_int_eq(s.total_input, 60);
-    ck_assert_int_eq(s.total_output, 8);
-    ck_assert(s.duration == 0.75);
+    assert_counts(&s);
     ck_assert(s.request_throughput == 4.0);
     tu_assert_rel(s.output_throughput, 8.0 / 0.75, 1e-15);
     tu_assert_rel(s.total_token_throughput, 68.0 / 0.75, 1e-15);
@@ -169,12 +175,7 @@ START_TEST(test_streaming_matches_exact)
     sv_error_t err;
     ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
     ck_assert(s.sketch_alpha == 0.01);
-    ck_assert_int_eq(s.completed, 3);
-    ck_assert_int_eq(s.failed, 1);
-    ck_assert_int_eq(s.failed_by[SV_FAIL_TIMEOUT], 1);
-    ck_assert_int_eq(s.total_input, 60);
-    ck_assert_int_eq(s.total_output, 8);
-    ck_assert(s.duration == 0.75);
+    assert_counts(&s);
     ck_assert_int_eq(s.good, 1);
     tu_assert_rel(s.ttft.mean, 187.5, 1e-12);
     tu_assert_rel(s.ttft.pct[0], 248.75, 0.01);

@@ -1066,60 +1066,62 @@ static int live_push(steps_t *d, int32_t slot)
     return 0;
 }
 
+/* A slot of arr (n used, elem bytes each) and of its chain array next: a free one, else a
+ * new one; -1 when out of memory. */
+static int32_t slot_take(int32_t *free_head, int32_t **next, size_t *capnext, void **arr,
+                         size_t *cap, size_t *n, size_t elem)
+{
+    int32_t slot = *free_head;
+    if (slot >= 0) {
+        *free_head = (*next)[slot];
+        return slot;
+    }
+    if (*n >= INT32_MAX || sv__grow(arr, cap, *n + 1, elem) ||
+        sv__grow((void **)next, capnext, *n + 1, sizeof **next))
+        return -1;
+    return (int32_t)(*n)++;
+}
+
+/* Append slot to the chain head .. tail linked through next. */
+static void chain_append(int32_t *head, int32_t *tail, int32_t *next, int32_t slot)
+{
+    next[slot] = -1;
+    if (*tail >= 0)
+        next[*tail] = slot;
+    else
+        *head = slot;
+    *tail = slot;
+}
+
 static int32_t stream_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0,
                                double t_join)
 {
     stream_t *st = m->st;
-    int32_t slot = st->seg_free;
-    if (slot >= 0) {
-        st->seg_free = m->seg_next[slot];
-    } else if (m->nsegs >= INT32_MAX || SV_GROW(m->segs, m->capsegs, m->nsegs + 1) ||
-               SV_GROW(m->seg_next, st->cap_seg_next, m->nsegs + 1)) {
-        m->oom = 1;
-        return -1;
-    } else {
-        slot = (int32_t)m->nsegs++;
-    }
-    chain_t *c = map_get(st, req);
+    int32_t slot = slot_take(&st->seg_free, &m->seg_next, &st->cap_seg_next, (void **)&m->segs,
+                             &m->capsegs, &m->nsegs, sizeof *m->segs);
+    chain_t *c = slot < 0 ? NULL : map_get(st, req);
     if (!c || live_push(&m->dec[replica], slot)) {
         m->oom = 1;
         return -1;
     }
     m->segs[slot] = (seg_t){.req = req, .replica = replica, .k0 = k0, .k1 = -1, .t_join = t_join};
-    m->seg_next[slot] = -1;
-    if (c->seg_tail >= 0)
-        m->seg_next[c->seg_tail] = slot;
-    else
-        c->seg = slot;
-    c->seg_tail = slot;
+    chain_append(&c->seg, &c->seg_tail, m->seg_next, slot);
     return slot;
 }
 
 static int stream_single(sv_metrics_t *m, int32_t req, double t, double gap)
 {
     stream_t *st = m->st;
-    int32_t slot = st->single_free;
-    if (slot >= 0) {
-        st->single_free = m->single_next[slot];
-    } else if (m->nsingles >= INT32_MAX || SV_GROW(m->singles, m->capsingles, m->nsingles + 1) ||
-               SV_GROW(m->single_next, st->cap_single_next, m->nsingles + 1)) {
-        m->oom = 1;
-        return SV_ENOMEM;
-    } else {
-        slot = (int32_t)m->nsingles++;
-    }
-    chain_t *c = map_get(st, req);
+    int32_t slot =
+        slot_take(&st->single_free, &m->single_next, &st->cap_single_next, (void **)&m->singles,
+                  &m->capsingles, &m->nsingles, sizeof *m->singles);
+    chain_t *c = slot < 0 ? NULL : map_get(st, req);
     if (!c) {
         m->oom = 1;
         return SV_ENOMEM;
     }
     m->singles[slot] = (single_t){.req = req, .t = t, .gap = gap};
-    m->single_next[slot] = -1;
-    if (c->sg_tail >= 0)
-        m->single_next[c->sg_tail] = slot;
-    else
-        c->sg = slot;
-    c->sg_tail = slot;
+    chain_append(&c->sg, &c->sg_tail, m->single_next, slot);
     return 0;
 }
 
