@@ -68,6 +68,17 @@ static void build(sv_metrics_t **mout, sv_reqpool_t *pool, double slo_ttft, doub
     *mout = m;
 }
 
+/* The counts of build()'s requests, in any mode. */
+static void assert_counts(const sv_summary_t *s)
+{
+    ck_assert_int_eq(s->completed, 3);
+    ck_assert_int_eq(s->failed, 1);
+    ck_assert_int_eq(s->failed_by[SV_FAIL_TIMEOUT], 1);
+    ck_assert_int_eq(s->total_input, 60);
+    ck_assert_int_eq(s->total_output, 8);
+    ck_assert(s->duration == 0.75);
+}
+
 START_TEST(test_three_requests)
 {
     sv_metrics_t *m;
@@ -76,12 +87,7 @@ START_TEST(test_three_requests)
     sv_error_t err;
     build(&m, &pool, 187.5, 125.0);
     ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
-    ck_assert_int_eq(s.completed, 3);
-    ck_assert_int_eq(s.failed, 1);
-    ck_assert_int_eq(s.failed_by[SV_FAIL_TIMEOUT], 1);
-    ck_assert_int_eq(s.total_input, 60);
-    ck_assert_int_eq(s.total_output, 8);
-    ck_assert(s.duration == 0.75);
+    assert_counts(&s);
     ck_assert(s.request_throughput == 4.0);
     tu_assert_rel(s.output_throughput, 8.0 / 0.75, 1e-15);
     tu_assert_rel(s.total_token_throughput, 68.0 / 0.75, 1e-15);
@@ -119,6 +125,75 @@ START_TEST(test_three_requests)
     ck_assert_int_eq((int)n, 0);
     sv_metrics_free(m);
     free(pool.r);
+}
+END_TEST
+
+/* The same three requests as build(), fed in event order to a streaming collector
+ * (sketches, no classes): each request folded in as it ends. Counts, goodput, totals,
+ * peak concurrency, the per-second peak and the ITL count are the exact ones; means
+ * are running moments; percentiles are within the sketch's alpha of the exact ones. */
+START_TEST(test_streaming_matches_exact)
+{
+    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
+                            .npercentiles = 1,
+                            .selected = SV_M_TTFT | SV_M_TPOT | SV_M_ITL,
+                            .slo_ttft_ms = 187.5,
+                            .slo_tpot_ms = 125.0,
+                            .slo_e2el_ms = NAN,
+                            .sample_interval = 1.0,
+                            .sketch = 1,
+                            .sketch_alpha = 0.01};
+    sv_metrics_t *m = sv_metrics_new(&cfg, 1);
+    ck_assert(sv_metrics_streaming(m));
+    sv_req_t r0 = mkreq(0.0, 0.125, 0.375, 10, 3, SV_RQ_DONE);
+    sv_req_t r1 = mkreq(0.0625, 0.25, 0.75, 20, 4, SV_RQ_DONE);
+    sv_req_t r2 = mkreq(0.5, 0.75, 0.75, 30, 1, SV_RQ_DONE);
+    sv_req_t r3 = mkreq(0.0625, 0.25, 0.5625, 40, 9, SV_RQ_FAILED);
+    r3.fail = SV_FAIL_TIMEOUT;
+    r3.end = 0.6;
+    sv_metrics_request_start(m, 0, &r0);
+    sv_metrics_request_start(m, 1, &r1);
+    sv_metrics_request_start(m, 3, &r3);
+    int32_t s0 = sv_metrics_seg_open(m, 0, 0, 0, 0.125);
+    ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, 0.25), 0);
+    int32_t s1 = sv_metrics_seg_open(m, 1, 0, 1, 0.25);
+    int32_t s3 = sv_metrics_seg_open(m, 3, 0, 1, 0.25);
+    ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, 0.375), 1);
+    ck_assert(sv_metrics_seg_close(m, s0, 2) == 0.375);
+    sv_metrics_request_end(m, &r0, 0);
+    sv_metrics_request_start(m, 2, &r2);
+    ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, 0.5625), 2);
+    ck_assert(sv_metrics_seg_close(m, s3, 3) == 0.5625);
+    sv_metrics_request_end(m, &r3, 3);
+    ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, 0.75), 3);
+    ck_assert(sv_metrics_seg_close(m, s1, 4) == 0.75);
+    sv_metrics_request_end(m, &r1, 1);
+    sv_metrics_request_end(m, &r2, 2);
+
+    sv_reqpool_t pool = {0}; /* the streaming summary reads nothing from it */
+    sv_summary_t s;
+    sv_error_t err;
+    ck_assert_int_eq(sv_metrics_summarize(m, &pool, &s, &err), 0);
+    ck_assert(s.sketch_alpha == 0.01);
+    assert_counts(&s);
+    ck_assert_int_eq(s.good, 1);
+    tu_assert_rel(s.ttft.mean, 187.5, 1e-12);
+    tu_assert_rel(s.ttft.pct[0], 248.75, 0.01);
+    tu_assert_rel(s.tpot.pct[0], 125.0 + 0.99 * (500.0 / 3.0 - 125.0), 0.01);
+    ck_assert_int_eq(s.tpot.n, 2);
+    ck_assert_int_eq(s.itl.n, 5);
+    tu_assert_rel(s.itl.mean, 150.0, 1e-12);
+    tu_assert_rel(s.itl.std, 1e3 * sqrt(0.0009375), 1e-9);
+    tu_assert_rel(s.itl.median, 125.0, 0.01);
+    tu_assert_rel(s.itl.pct[0], 187.5, 0.01);
+    tu_assert_rel(s.e2el.mean, 437.5, 1e-12);
+    ck_assert(s.max_output_tokens_per_s == 8.0);
+    ck_assert_int_eq(s.max_concurrent_requests, 2);
+    double *itl;
+    size_t n;
+    ck_assert_int_eq(sv_metrics_itls(m, &pool, 1, &itl, &n), SV_EINVAL);
+    ck_assert_int_eq(sv_metrics_oom(m), 0);
+    sv_metrics_free(m);
 }
 END_TEST
 
@@ -262,6 +337,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("definitions");
     tcase_add_test(tc, test_three_requests);
     tcase_add_test(tc, test_goodput_ttft_only_and_none);
+    tcase_add_test(tc, test_streaming_matches_exact);
     tcase_add_test(tc, test_percentile_like_numpy);
     tcase_add_test(tc, test_selection_like_numpy);
     tcase_add_test(tc, test_sorts_as_qsort);

@@ -10,6 +10,7 @@
 #include "servesim/report/report.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
+#include "servesim/metrics/sketch.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;
@@ -181,6 +182,42 @@ START_TEST(test_kv_capacity_and_preemption)
     run_yaml(chat, sets3, 1, &sc, &res);
     ck_assert_int_eq(res->preemptions, 0);
     done(sc, res);
+}
+END_TEST
+
+/* The streaming summary (sketches, each request folded in as it ends) of a run with
+ * preemptions and re-prefills against the exact summary of the same run: the same counts,
+ * peak concurrency, peak tokens per second and ITL count; percentiles within alpha. */
+START_TEST(test_streaming_summary_within_alpha)
+{
+    const char *sets[] = {"hardware.gpu_memory_utilization=0.24", "workload.num_requests=1000"};
+    sv_scenario_t *sc, *sc2;
+    sv_result_t *res, *res2;
+    sv_error_t err;
+    run_yaml(chat, sets, 2, &sc, &res);
+    ck_assert(res->preemptions > 0);
+    ck_assert_int_eq(tu_load_yaml(cat, chat, sets, 2, &sc2, &err), 0);
+    sc2->metrics.sketch = 1;
+    ck_assert_int_eq(sv_sim_run(sc2, &res2, &err), 0);
+    const sv_summary_t *a = &res->summary, *b = &res2->summary;
+    ck_assert(a->sketch_alpha == 0 && b->sketch_alpha == SV_SKETCH_ALPHA);
+    ck_assert_int_eq(b->completed, a->completed);
+    ck_assert_int_eq(b->failed, a->failed);
+    ck_assert_int_eq(b->total_output, a->total_output);
+    ck_assert_int_eq(b->max_concurrent_requests, a->max_concurrent_requests);
+    ck_assert(b->max_output_tokens_per_s == a->max_output_tokens_per_s);
+    ck_assert_int_eq(b->itl.n, a->itl.n);
+    tu_assert_rel(b->itl.mean, a->itl.mean, 1e-9);
+    const sv_stat_t *sa[] = {&a->ttft, &a->tpot, &a->itl, &a->e2el, &a->queue};
+    const sv_stat_t *sb[] = {&b->ttft, &b->tpot, &b->itl, &b->e2el, &b->queue};
+    for (int k = 0; k < 5; k++) {
+        for (int i = 0; i < a->npcts; i++)
+            ck_assert(fabs(sb[k]->pct[i] - sa[k]->pct[i]) <= SV_SKETCH_ALPHA * sa[k]->pct[i] * 1.000001);
+        ck_assert(fabs(sb[k]->median - sa[k]->median) <= SV_SKETCH_ALPHA * sa[k]->median * 1.000001);
+    }
+    check_accounting(res2);
+    done(sc, res);
+    done(sc2, res2);
 }
 END_TEST
 
@@ -543,6 +580,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_single_request_exact);
     tcase_add_test(tc, test_md1_half_load);
+    tcase_add_test(tc, test_streaming_summary_within_alpha);
     tcase_add_test(tc, test_md1_80_percent_load);
     tcase_add_test(tc, test_littles_law);
     tcase_add_test(tc, test_kv_capacity_and_preemption);

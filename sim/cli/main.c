@@ -504,6 +504,26 @@ static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_er
     return bad;
 }
 
+/* The streaming summary (--sketch without request classes) forgets each request's tokens
+ * as it ends: the outputs that list them per request are refused. */
+static int check_streaming(const run_opts_t *o, const sv_scenario_t *sc, sv_error_t *err)
+{
+    if (!o->sketch || sc->metrics.nclasses > 0) return 0;
+    const sv_convention_def_t *d = o->conv != SV_CONV_VLLM ? sv_convention_get(o->conv) : NULL;
+    int itls = 0; /* another convention pools the ITLs or takes the time to second token */
+    for (int i = 0; d && i < d->nmetrics; i++)
+        itls |= d->metrics[i].q == SV_CQ_ITL || d->metrics[i].q == SV_CQ_TTST;
+    const char *what = o->detailed ? "--detailed"
+                       : o->prom   ? "--prometheus"
+                       : itls      ? "--convention"
+                                   : NULL;
+    if (!what) return 0;
+    return sv_errorf(err, SV_EINVAL,
+                     "%s needs every request's inter-token latencies, which the streaming "
+                     "summary (--sketch) does not keep; drop one of them",
+                     what);
+}
+
 /* --axes-from: the other runs' reach, read before the run so that a bad file costs none;
  * note names them for the report. */
 static int read_run_axes(const run_opts_t *o, sv_run_axes_t *given, char *note, size_t n,
@@ -602,6 +622,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_tracer_t *tracer = NULL;
     sv_sim_hooks_t hooks;
     int bad = check_run_outputs(&o, sc, &err);
+    if (!bad) bad = check_streaming(&o, sc, &err);
     if (!bad) bad = read_run_axes(&o, &given, note, sizeof note, &err);
     if (!bad && o.trace && !(bad = sv_tracer_new(0, 0, &tracer, &err)))
         sv_tracer_hooks(tracer, &hooks);

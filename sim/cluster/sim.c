@@ -449,6 +449,7 @@ static void ended(sim_t *s, int32_t id)
     }
     s->cl.outstanding--;
     s->since_progress = 0;
+    sv_metrics_request_end(s->res->metrics, r, id); /* (streaming mode folds it in now) */
     if (s->ss.sgen) session_ended(s, id);
 }
 
@@ -489,6 +490,7 @@ static void dispatch(sim_t *s, int32_t id)
 static void send(sim_t *s, int32_t id)
 {
     R(s, id)->start = s->now;
+    sv_metrics_request_start(s->res->metrics, id, R(s, id));
     s->cl.inflight++;
     if (s->sc->workload.timeout > 0) push(s, s->now + s->sc->workload.timeout, EV_TIMEOUT, id);
     double up = 0.0; /* the way to the server: half the request's round trip */

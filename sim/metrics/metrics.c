@@ -24,10 +24,36 @@ typedef struct single {
     double t, gap;
 } single_t;
 
+/* A replica's decode-step times. Exact mode keeps them all (base 0); streaming mode keeps
+ * those from base on (t[k - base] is step k's), with difference arrays of the coverage by
+ * ended successful requests, and drops the steps below the oldest segment still needed. */
 typedef struct steps {
     double *t;
-    size_t n, cap;
+    size_t n, cap; /* n: steps recorded (indices 0 .. n-1 ever) */
+    int64_t base;
+    /* streaming: */
+    int32_t *cov, *wts;     /* difference arrays of tokens and ITL weights, index k - base */
+    size_t capd;            /* of cov and wts */
+    int64_t done;           /* steps below done are counted into the sketch and bins */
+    long cv, wv;            /* prefix sums of cov and wts up to done */
+    int32_t *live;          /* ring of the segments opened here and not yet dropped, k0 order */
+    size_t lhead, ln, lcap; /* its first slot, length and capacity (a power of two) */
 } steps_t;
+
+static inline double step_t(const steps_t *s, int64_t k)
+{
+    return s->t[k - s->base];
+}
+
+typedef struct stream stream_t;
+struct sv_metrics;
+static int stream_grow(steps_t *s, size_t need);
+static int32_t stream_seg_open(struct sv_metrics *m, int32_t req, int replica, int64_t k0,
+                               double t_join);
+static int stream_single(struct sv_metrics *m, int32_t req, double t, double gap);
+static int stream_new(struct sv_metrics *m);
+static void stream_free(struct sv_metrics *m);
+static int stream_summarize(const struct sv_metrics *m, sv_summary_t *out, sv_error_t *err);
 
 struct sv_metrics {
     sv_metrics_cfg_t cfg;
@@ -40,8 +66,11 @@ struct sv_metrics {
     sv_sample_t *samples;
     size_t nsamples, capsamples;
     int oom;
-    /* per-request index into segs and singles, built on first use by sv_metrics_itls */
+    /* per-request index into segs and singles, built on first use by sv_metrics_itls;
+     * streaming mode keeps seg_next and single_next as the chains of each request in
+     * flight (and of free slots) */
     int32_t *seg_first, *seg_next, *single_first, *single_next;
+    stream_t *st; /* streaming mode's state; NULL in exact mode */
 };
 
 const char *sv_fail_name(int reason)
@@ -59,8 +88,8 @@ sv_metrics_t *sv_metrics_new(const sv_metrics_cfg_t *cfg, int replicas)
     m->cfg = *cfg;
     m->replicas = replicas;
     m->dec = calloc((size_t)replicas, sizeof *m->dec);
-    if (!m->dec) {
-        free(m);
+    if (!m->dec || (cfg->sketch && cfg->nclasses == 0 && stream_new(m))) {
+        sv_metrics_free(m);
         return NULL;
     }
     return m;
@@ -69,7 +98,8 @@ sv_metrics_t *sv_metrics_new(const sv_metrics_cfg_t *cfg, int replicas)
 void sv_metrics_free(sv_metrics_t *m)
 {
     if (!m) return;
-    for (int i = 0; i < m->replicas; i++)
+    stream_free(m);
+    for (int i = 0; m->dec && i < m->replicas; i++)
         free(m->dec[i].t);
     free(m->dec);
     free(m->segs);
@@ -85,16 +115,18 @@ void sv_metrics_free(sv_metrics_t *m)
 int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t)
 {
     steps_t *s = &m->dec[replica];
-    if (SV_GROW(s->t, s->cap, s->n + 1)) {
+    size_t k = s->n - (size_t)s->base;
+    if (SV_GROW(s->t, s->cap, k + 1) || (m->st && stream_grow(s, k + 2))) {
         m->oom = 1;
         return -1;
     }
-    s->t[s->n] = t;
+    s->t[k] = t;
     return (int64_t)s->n++;
 }
 
 int32_t sv_metrics_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join)
 {
+    if (m->st) return stream_seg_open(m, req, replica, k0, t_join);
     if (SV_GROW(m->segs, m->capsegs, m->nsegs + 1) || m->nsegs >= INT32_MAX) {
         m->oom = 1;
         return -1;
@@ -109,11 +141,12 @@ double sv_metrics_seg_close(sv_metrics_t *m, int32_t seg, int64_t k1)
     if (seg < 0) return NAN;
     seg_t *s = &m->segs[seg];
     s->k1 = k1;
-    return k1 > s->k0 ? m->dec[s->replica].t[k1 - 1] : s->t_join;
+    return k1 > s->k0 ? step_t(&m->dec[s->replica], k1 - 1) : s->t_join;
 }
 
 int sv_metrics_single(sv_metrics_t *m, int32_t req, double t, double gap)
 {
+    if (m->st) return stream_single(m, req, t, gap);
     if (SV_GROW(m->singles, m->capsingles, m->nsingles + 1)) {
         m->oom = 1;
         return SV_ENOMEM;
@@ -765,6 +798,7 @@ done:
 int sv_metrics_summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, sv_summary_t *out,
                          sv_error_t *err)
 {
+    if (m->st) return stream_summarize(m, out, err);
     return summarize(m, pool, -1, out, err);
 }
 
@@ -807,6 +841,7 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
     *out = NULL;
     *n = 0;
     const sv_req_t *r = &pool->r[req];
+    if (m->st) return SV_EINVAL; /* streaming mode keeps no per-request ITLs */
     if (!ok(r) || r->output <= 1) return 0;
     if (build_index(m, pool->n)) return SV_ENOMEM;
     double *v = malloc((size_t)(r->output - 1) * sizeof *v);
@@ -820,13 +855,13 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
             g = m->single_next[g];
         } else {
             const seg_t *sg = &m->segs[s];
-            const double *t = m->dec[sg->replica].t;
+            const steps_t *t = &m->dec[sg->replica];
             double prev = sg->t_join;
             int64_t j = sg->k0;
-            if (isnan(prev) && j < sg->k1) prev = t[j++]; /* the first token: no gap */
+            if (isnan(prev) && j < sg->k1) prev = step_t(t, j++); /* the first token: no gap */
             for (; j < sg->k1 && k < (size_t)(r->output - 1); j++) {
-                v[k++] = t[j] - prev;
-                prev = t[j];
+                v[k++] = step_t(t, j) - prev;
+                prev = step_t(t, j);
             }
             s = m->seg_next[s];
         }
@@ -834,4 +869,510 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
     *out = v;
     *n = k;
     return 0;
+}
+
+/* ---- streaming mode ------------------------------------------------------------------- */
+
+/*
+ * With sketches chosen (cfg.sketch) and no request classes, the collector forgets each
+ * request as it ends (sv_metrics_request_end): its per-request values go into the
+ * summary's sketches, its segments and single tokens (chained per request, found through
+ * a map kept only for requests in flight) into the ITL sketch and the per-second bins, and
+ * their slots are reused. A replica's decode steps below its oldest segment still needed
+ * are counted (their coverage is final: every segment over them has ended) and dropped.
+ * Peak concurrency is swept in event order: a completed request's [start, last token) is
+ * final once every request sent before it has ended, so the sweep runs up to the start of
+ * the oldest request in flight. Memory follows the requests in flight (and the window
+ * between the oldest of them and the newest), not the run.
+ */
+
+typedef struct chain {
+    int32_t id;            /* -1: empty slot of the map */
+    int32_t seg, seg_tail; /* its segments in opening order (seg_next), -1 terminated */
+    int32_t sg, sg_tail;   /* its single tokens (single_next) */
+    int64_t seq;           /* its place in the ring of requests sent; -1 when never sent */
+} chain_t;
+
+#define STREAM_DENSE_BINS ((size_t)1 << 22) /* seconds binned densely; later ones sparsely */
+
+struct stream {
+    sv_sketch_t *dist[NDISTS], *itl;
+    chain_t *map; /* open addressing, linear probing; mcap a power of two */
+    size_t mcap, mn;
+    int32_t seg_free, single_free; /* chains of free slots */
+    size_t cap_seg_next, cap_single_next;
+    /* requests sent, in sending (so start) order: seq fhead .. ftail - 1 of a ring; each
+     * one's start, its last token once it completed (NAN when it failed) and whether it
+     * has ended; the sweep has taken those before fswept */
+    double *fstart, *fend;
+    uint8_t *fdone;
+    int64_t fswept, fhead, ftail;
+    size_t fcap; /* a power of two */
+    heap_t act;  /* ends of the swept requests still open */
+    long peak;
+    double t0; /* the first start: the origin of the per-second bins */
+    int started;
+    double *bin; /* output tokens per second from t0 */
+    size_t capbin;
+    sv_wval_t *far; /* seconds past the dense bins: (second, tokens) */
+    size_t nfar, capfar;
+    sv_summary_t tot; /* counts, totals, goodput counts, duration */
+    sv_slo_t slo;
+    int has_slo;
+};
+
+static int stream_new(sv_metrics_t *m)
+{
+    stream_t *st = calloc(1, sizeof *st);
+    if (!st) return SV_ENOMEM;
+    m->st = st;
+    double a = m->cfg.sketch_alpha > 0 ? m->cfg.sketch_alpha : SV_SKETCH_ALPHA;
+    int bad = !(st->itl = sv_sketch_new(a));
+    for (size_t d = 0; d < NDISTS; d++)
+        bad |= !(st->dist[d] = sv_sketch_new(a));
+    st->mcap = 1024;
+    st->fcap = 1024;
+    st->map = malloc(st->mcap * sizeof *st->map);
+    st->fstart = malloc(st->fcap * sizeof *st->fstart);
+    st->fend = malloc(st->fcap * sizeof *st->fend);
+    st->fdone = malloc(st->fcap);
+    if (bad || !st->map || !st->fstart || !st->fend || !st->fdone) return SV_ENOMEM;
+    for (size_t i = 0; i < st->mcap; i++)
+        st->map[i].id = -1;
+    st->seg_free = st->single_free = -1;
+    sv_metrics_slo(&m->cfg, -1, &st->slo);
+    st->has_slo = has_thresholds(&st->slo);
+    return 0;
+}
+
+static void stream_free(sv_metrics_t *m)
+{
+    stream_t *st = m->st;
+    for (int i = 0; m->dec && i < m->replicas; i++) {
+        free(m->dec[i].cov);
+        free(m->dec[i].wts);
+        free(m->dec[i].live);
+    }
+    if (!st) return;
+    for (size_t d = 0; d < NDISTS; d++)
+        sv_sketch_free(st->dist[d]);
+    sv_sketch_free(st->itl);
+    free(st->map);
+    free(st->fstart);
+    free(st->fend);
+    free(st->fdone);
+    free(st->act.t);
+    free(st->bin);
+    free(st->far);
+    free(st);
+    m->st = NULL;
+}
+
+/* Room for difference-array index need - 1 (zeroed). */
+static int stream_grow(steps_t *s, size_t need)
+{
+    if (need <= s->capd) return 0;
+    size_t cap = s->capd ? s->capd : 64;
+    while (cap < need)
+        cap *= 2;
+    int32_t *c = realloc(s->cov, cap * sizeof *c);
+    if (!c) return SV_ENOMEM;
+    s->cov = c;
+    int32_t *w = realloc(s->wts, cap * sizeof *w);
+    if (!w) return SV_ENOMEM;
+    s->wts = w;
+    memset(s->cov + s->capd, 0, (cap - s->capd) * sizeof *c);
+    memset(s->wts + s->capd, 0, (cap - s->capd) * sizeof *w);
+    s->capd = cap;
+    return 0;
+}
+
+static size_t map_slot(const stream_t *st, int32_t id)
+{
+    return ((uint32_t)id * 2654435761u) & (st->mcap - 1);
+}
+
+static long map_find(const stream_t *st, int32_t id)
+{
+    for (size_t i = map_slot(st, id);; i = (i + 1) & (st->mcap - 1)) {
+        if (st->map[i].id == id) return (long)i;
+        if (st->map[i].id < 0) return -1;
+    }
+}
+
+/* The chain of request id, made empty when it has none; NULL when out of memory. */
+static chain_t *map_get(stream_t *st, int32_t id)
+{
+    long f = map_find(st, id);
+    if (f >= 0) return &st->map[f];
+    if (2 * (st->mn + 1) > st->mcap) {
+        chain_t *old = st->map;
+        size_t ocap = st->mcap;
+        chain_t *nm = malloc(2 * ocap * sizeof *nm);
+        if (!nm) return NULL;
+        st->map = nm;
+        st->mcap = 2 * ocap;
+        for (size_t i = 0; i < st->mcap; i++)
+            nm[i].id = -1;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].id >= 0) {
+                size_t j = map_slot(st, old[i].id);
+                while (nm[j].id >= 0)
+                    j = (j + 1) & (st->mcap - 1);
+                nm[j] = old[i];
+            }
+        free(old);
+    }
+    size_t j = map_slot(st, id);
+    while (st->map[j].id >= 0)
+        j = (j + 1) & (st->mcap - 1);
+    st->map[j] = (chain_t){.id = id, .seg = -1, .seg_tail = -1, .sg = -1, .sg_tail = -1, .seq = -1};
+    st->mn++;
+    return &st->map[j];
+}
+
+/* Remove slot i, shifting back the entries that probed past it. */
+static void map_del(stream_t *st, size_t i)
+{
+    size_t mask = st->mcap - 1;
+    st->map[i].id = -1;
+    st->mn--;
+    for (size_t j = (i + 1) & mask; st->map[j].id >= 0; j = (j + 1) & mask) {
+        size_t h = map_slot(st, st->map[j].id);
+        /* j's entry may move to the hole at i unless its home lies in (i, j] */
+        int stay = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+        if (stay) continue;
+        st->map[i] = st->map[j];
+        st->map[j].id = -1;
+        i = j;
+    }
+}
+
+/* Append segment slot to replica d's ring of live segments. */
+static int live_push(steps_t *d, int32_t slot)
+{
+    if (d->ln == d->lcap) {
+        size_t cap = d->lcap ? 2 * d->lcap : 64;
+        int32_t *r = malloc(cap * sizeof *r);
+        if (!r) return SV_ENOMEM;
+        for (size_t i = 0; i < d->ln; i++)
+            r[i] = d->live[(d->lhead + i) & (d->lcap - 1)];
+        free(d->live);
+        d->live = r;
+        d->lcap = cap;
+        d->lhead = 0;
+    }
+    d->live[(d->lhead + d->ln++) & (d->lcap - 1)] = slot;
+    return 0;
+}
+
+/* A slot of arr (n used, elem bytes each) and of its chain array next: a free one, else a
+ * new one; -1 when out of memory. */
+static int32_t slot_take(int32_t *free_head, int32_t **next, size_t *capnext, void **arr,
+                         size_t *cap, size_t *n, size_t elem)
+{
+    int32_t slot = *free_head;
+    if (slot >= 0) {
+        *free_head = (*next)[slot];
+        return slot;
+    }
+    if (*n >= INT32_MAX || sv__grow(arr, cap, *n + 1, elem) ||
+        sv__grow((void **)next, capnext, *n + 1, sizeof **next))
+        return -1;
+    return (int32_t)(*n)++;
+}
+
+/* Append slot to the chain head .. tail linked through next. */
+static void chain_append(int32_t *head, int32_t *tail, int32_t *next, int32_t slot)
+{
+    next[slot] = -1;
+    if (*tail >= 0)
+        next[*tail] = slot;
+    else
+        *head = slot;
+    *tail = slot;
+}
+
+static int32_t stream_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0,
+                               double t_join)
+{
+    stream_t *st = m->st;
+    int32_t slot = slot_take(&st->seg_free, &m->seg_next, &st->cap_seg_next, (void **)&m->segs,
+                             &m->capsegs, &m->nsegs, sizeof *m->segs);
+    chain_t *c = slot < 0 ? NULL : map_get(st, req);
+    if (!c || live_push(&m->dec[replica], slot)) {
+        m->oom = 1;
+        return -1;
+    }
+    m->segs[slot] = (seg_t){.req = req, .replica = replica, .k0 = k0, .k1 = -1, .t_join = t_join};
+    chain_append(&c->seg, &c->seg_tail, m->seg_next, slot);
+    return slot;
+}
+
+static int stream_single(sv_metrics_t *m, int32_t req, double t, double gap)
+{
+    stream_t *st = m->st;
+    int32_t slot =
+        slot_take(&st->single_free, &m->single_next, &st->cap_single_next, (void **)&m->singles,
+                  &m->capsingles, &m->nsingles, sizeof *m->singles);
+    chain_t *c = slot < 0 ? NULL : map_get(st, req);
+    if (!c) {
+        m->oom = 1;
+        return SV_ENOMEM;
+    }
+    m->singles[slot] = (single_t){.req = req, .t = t, .gap = gap};
+    chain_append(&c->sg, &c->sg_tail, m->single_next, slot);
+    return 0;
+}
+
+static void stream_bin(sv_metrics_t *m, double t, double tokens)
+{
+    stream_t *st = m->st;
+    double x = floor(t - st->t0);
+    if (!(x >= 0)) return;
+    if (x < (double)STREAM_DENSE_BINS) {
+        size_t k = (size_t)x;
+        if (k >= st->capbin) {
+            size_t cap = st->capbin ? st->capbin : 1024, old = st->capbin;
+            while (cap <= k)
+                cap *= 2;
+            double *b = realloc(st->bin, cap * sizeof *b);
+            if (!b) {
+                m->oom = 1;
+                return;
+            }
+            memset(b + old, 0, (cap - old) * sizeof *b);
+            st->bin = b;
+            st->capbin = cap;
+        }
+        st->bin[k] += tokens;
+    } else if (SV_GROW(st->far, st->capfar, st->nfar + 1)) {
+        m->oom = 1;
+    } else {
+        st->far[st->nfar++] = (sv_wval_t){x, tokens};
+    }
+}
+
+static void stream_itl(sv_metrics_t *m, double gap, double w)
+{
+    if (sv_sketch_add(m->st->itl, gap, w)) m->oom = 1;
+}
+
+/* Count replica d's steps below upto (their coverage is final) and drop those no longer
+ * needed (one is kept below the first uncounted step, for its gap). */
+static void steps_flush(sv_metrics_t *m, steps_t *d, int64_t upto)
+{
+    for (int64_t j = d->done; j < upto; j++) {
+        size_t i = (size_t)(j - d->base);
+        d->cv += d->cov[i];
+        d->wv += d->wts[i];
+        if (d->cv > 0) stream_bin(m, d->t[i], (double)d->cv);
+        if (d->wv > 0) stream_itl(m, d->t[i] - d->t[i - 1], (double)d->wv);
+    }
+    if (upto > d->done) d->done = upto;
+    int64_t drop = d->done - 1 - d->base;
+    size_t len = d->n - (size_t)d->base + 1; /* difference entries in use */
+    if (drop <= 0 || (size_t)drop < len / 2) return;
+    memmove(d->t, d->t + drop, (d->n - (size_t)d->base - (size_t)drop) * sizeof *d->t);
+    memmove(d->cov, d->cov + drop, (len - (size_t)drop) * sizeof *d->cov);
+    memmove(d->wts, d->wts + drop, (len - (size_t)drop) * sizeof *d->wts);
+    memset(d->cov + len - drop, 0, (size_t)drop * sizeof *d->cov);
+    memset(d->wts + len - drop, 0, (size_t)drop * sizeof *d->wts);
+    d->base += drop;
+}
+
+/* Recycle the ended segments at the head of replica d's ring; count its steps below the
+ * oldest segment left. */
+static void steps_trim(sv_metrics_t *m, steps_t *d)
+{
+    stream_t *st = m->st;
+    while (d->ln) {
+        int32_t slot = d->live[d->lhead];
+        seg_t *s = &m->segs[slot];
+        if (s->req >= 0) break;
+        d->lhead = (d->lhead + 1) & (d->lcap - 1);
+        d->ln--;
+        if (s->k1 >= 0) { /* (a segment its engine never closed keeps its slot) */
+            m->seg_next[slot] = st->seg_free;
+            st->seg_free = slot;
+        }
+    }
+    int64_t bound = d->ln ? m->segs[d->live[d->lhead]].k0 : (int64_t)d->n;
+    if (bound > d->done) steps_flush(m, d, bound);
+}
+
+/* Sweep the completed requests sent before the oldest one in flight, in start order: the
+ * same sweep as the exact summary's, an end before a start at the same time. (One sent at
+ * the same time as the oldest in flight is swept later: every interval over that instant
+ * is known by then, and the peak is a maximum.) */
+static void sweep(sv_metrics_t *m)
+{
+    stream_t *st = m->st;
+    int64_t mask = (int64_t)st->fcap - 1;
+    while (st->fhead < st->ftail && st->fdone[st->fhead & mask])
+        st->fhead++;
+    for (; st->fswept < st->fhead; st->fswept++) {
+        double start = st->fstart[st->fswept & mask], end = st->fend[st->fswept & mask];
+        if (isnan(end)) continue;
+        while (st->act.n && st->act.t[0] <= start)
+            heap_pop(&st->act);
+        if (end > start && heap_push(&st->act, end)) m->oom = 1;
+        if ((long)st->act.n > st->peak) st->peak = (long)st->act.n;
+    }
+}
+
+void sv_metrics_request_start(sv_metrics_t *m, int32_t id, const sv_req_t *r)
+{
+    stream_t *st = m->st;
+    if (!st) return;
+    if (!st->started) {
+        st->t0 = r->start;
+        st->started = 1;
+    }
+    if ((size_t)(st->ftail - st->fswept) == st->fcap) {
+        size_t cap = 2 * st->fcap;
+        double *fs = malloc(cap * sizeof *fs), *fe = malloc(cap * sizeof *fe);
+        uint8_t *fd = malloc(cap);
+        if (!fs || !fe || !fd) {
+            free(fs);
+            free(fe);
+            free(fd);
+            m->oom = 1;
+            return;
+        }
+        for (int64_t q = st->fswept; q < st->ftail; q++) {
+            fs[q & (int64_t)(cap - 1)] = st->fstart[q & (int64_t)(st->fcap - 1)];
+            fe[q & (int64_t)(cap - 1)] = st->fend[q & (int64_t)(st->fcap - 1)];
+            fd[q & (int64_t)(cap - 1)] = st->fdone[q & (int64_t)(st->fcap - 1)];
+        }
+        free(st->fstart);
+        free(st->fend);
+        free(st->fdone);
+        st->fstart = fs;
+        st->fend = fe;
+        st->fdone = fd;
+        st->fcap = cap;
+    }
+    chain_t *c = map_get(st, id);
+    if (!c) {
+        m->oom = 1;
+        return;
+    }
+    int64_t q = st->ftail++;
+    st->fstart[q & (int64_t)(st->fcap - 1)] = r->start;
+    st->fdone[q & (int64_t)(st->fcap - 1)] = 0;
+    st->fend[q & (int64_t)(st->fcap - 1)] = NAN;
+    c->seq = q;
+}
+
+void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
+{
+    stream_t *st = m->st;
+    if (!st) return;
+    sv_summary_t *t = &st->tot;
+    if (r->end > t->duration) t->duration = r->end;
+    long f = map_find(st, id);
+    chain_t c = {.id = id, .seg = -1, .sg = -1, .seq = -1};
+    if (f >= 0) {
+        c = st->map[f];
+        map_del(st, (size_t)f);
+    }
+    int done = ok(r);
+    if (done) {
+        for (size_t d = 0; d < NDISTS; d++)
+            if (!DISTS[d].multi_token_only || r->output > 1)
+                if (sv_sketch_add(st->dist[d], DISTS[d].get(r), 1.0)) m->oom = 1;
+        t->completed++;
+        t->total_input += r->input;
+        t->total_output += r->output;
+        if (st->has_slo) count_good(&st->slo, r, t);
+        stream_bin(m, r->first_token, 1.0);
+    } else {
+        t->failed++;
+        t->failed_by[r->fail < SV_FAIL_COUNT ? r->fail : 0]++;
+    }
+    for (int32_t g = c.sg; g >= 0;) {
+        int32_t next = m->single_next[g];
+        if (done) {
+            stream_itl(m, m->singles[g].gap, 1.0);
+            stream_bin(m, m->singles[g].t, 1.0);
+        }
+        m->single_next[g] = st->single_free;
+        st->single_free = g;
+        g = next;
+    }
+    for (int32_t k = c.seg; k >= 0; k = m->seg_next[k]) {
+        seg_t *s = &m->segs[k];
+        steps_t *d = &m->dec[s->replica];
+        if (done && s->k1 > s->k0) {
+            if (isnan(s->t_join)) { /* its first step made the first token, binned above */
+                d->cov[s->k0 + 1 - d->base]++;
+            } else {
+                stream_itl(m, step_t(d, s->k0) - s->t_join, 1.0);
+                d->cov[s->k0 - d->base]++;
+            }
+            d->cov[s->k1 - d->base]--;
+            d->wts[s->k0 + 1 - d->base]++;
+            d->wts[s->k1 - d->base]--;
+        }
+        s->req = -1;
+    }
+    for (int32_t k = c.seg; k >= 0;) { /* (trimming may recycle k, so the next first) */
+        int32_t next = m->seg_next[k];
+        steps_trim(m, &m->dec[m->segs[k].replica]);
+        k = next;
+    }
+    if (c.seq >= 0) {
+        st->fdone[c.seq & (int64_t)(st->fcap - 1)] = 1;
+        if (done) st->fend[c.seq & (int64_t)(st->fcap - 1)] = r->last_token;
+        sweep(m);
+    }
+}
+
+static int stream_summarize(const sv_metrics_t *cm, sv_summary_t *out, sv_error_t *err)
+{
+    sv_metrics_t *m = (sv_metrics_t *)cm; /* what is left is counted now, once */
+    stream_t *st = m->st;
+    for (int k = 0; k < m->replicas; k++)
+        steps_flush(m, &m->dec[k], (int64_t)m->dec[k].n);
+    st->fhead = st->ftail;
+    sweep(m);
+    if (m->oom) return sv_errorf(err, SV_ENOMEM, "out of memory in the streaming summary");
+    *out = st->tot;
+    memset(out->pcts, 0, sizeof out->pcts);
+    out->npcts = 0;
+    summary_percentiles(&m->cfg, out);
+    out->sketch_alpha = sv_sketch_alpha(st->itl);
+    double duration = out->duration;
+    long nc = out->completed;
+    if (duration > 0) {
+        out->request_throughput = (double)nc / duration;
+        out->output_throughput = (double)out->total_output / duration;
+        out->total_token_throughput = (double)(out->total_input + out->total_output) / duration;
+        out->request_goodput = st->has_slo ? (double)out->good / duration : NAN;
+    } else {
+        out->request_goodput = st->has_slo ? 0.0 : NAN;
+    }
+    out->max_concurrent_requests = st->peak;
+    for (size_t d = 0; d < NDISTS; d++)
+        sv_sketch_stat(st->dist[d], out->pcts, out->npcts, 1e3,
+                       (sv_stat_t *)((char *)out + DISTS[d].off));
+    for (int b = 0; b < st->slo.nbudgets; b++) {
+        const sv_budget_t *bg = &st->slo.budget[b];
+        int d = bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2;
+        if (bg->metric != SV_K_ITL) out->budget_ms[b] = sv_sketch_percentile(st->dist[d], bg->pct) * 1e3;
+    }
+    double best = 0.0;
+    for (size_t i = 0; i < st->capbin; i++)
+        if (st->bin[i] > best) best = st->bin[i];
+    bins_t far = {.sparse = st->far, .ns = st->nfar};
+    double b2 = st->nfar ? bins_max(&far) : 0.0;
+    out->max_output_tokens_per_s = b2 > best ? b2 : best;
+    sv_sketch_stat(st->itl, out->pcts, out->npcts, 1e3, &out->itl);
+    return itl_budgets(&st->slo, NULL, 0, st->itl, out, err);
+}
+
+int sv_metrics_streaming(const sv_metrics_t *m)
+{
+    return m->st != NULL;
 }

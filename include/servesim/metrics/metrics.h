@@ -109,6 +109,15 @@ double sv_metrics_seg_close(sv_metrics_t *m, int32_t seg, int64_t k1);
 /* A token made outside decode steps at t, gap after the request's previous token. */
 int sv_metrics_single(sv_metrics_t *m, int32_t req, double t, double gap);
 int sv_metrics_sample(sv_metrics_t *m, const sv_sample_t *s);
+/* Streaming mode (cfg.sketch without request classes): request id was sent (r->start
+ * set) / has ended for good (completed or failed; it gets no more tokens). The collector
+ * folds it into the summary's sketches then and forgets its segments and single tokens;
+ * the summary then reads nothing from the pool, sv_metrics_itls() gives SV_EINVAL. Both
+ * do nothing in exact mode. Failures show in sv_metrics_oom(). */
+void sv_metrics_request_start(sv_metrics_t *m, int32_t id, const sv_req_t *r);
+void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id);
+/* Whether m is in streaming mode. */
+int sv_metrics_streaming(const sv_metrics_t *m);
 /* The bound on kept time-series samples (32 bytes each, so 128 MiB): past it the
  * simulator halves its sampling rate and thins what it has already taken. */
 #define SV_MAX_SAMPLES 4000000L
