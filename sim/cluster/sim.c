@@ -17,6 +17,7 @@
 #include "servesim/traffic/session.h"
 #include "servesim/traffic/workload.h"
 #include "base/vec_int.h"
+#include "cluster/sim_int.h"
 
 enum {
     EV_ARRIVAL = 1,
@@ -99,6 +100,7 @@ typedef struct sim {
     sv_segment_t *sbuf; /* a prompt being built */
     size_t capsbuf;
     const sv_sim_hooks_t *hooks; /* observers (--trace-json); NULL: none */
+    int live; /* a live run (sim/cluster/live.c): requests come from outside, samples go on */
     int rc;
     sv_error_t *err; /* the message of the first halt() */
 } sim_t;
@@ -949,7 +951,7 @@ static void sample(sim_t *s)
         if (sv_metrics_sample(m, &sm)) halt(s, SV_ENOMEM, "out of memory in the time series");
     }
     s->rounds += record;
-    if (!s->exhausted || s->outstanding > 0 || s->have_next || s->sessions_live > 0)
+    if (s->live || !s->exhausted || s->outstanding > 0 || s->have_next || s->sessions_live > 0)
         push(s, s->now + next, EV_SAMPLE, -1);
 }
 
@@ -1368,6 +1370,176 @@ static void check_end(sim_t *s)
     if (s->sgen) check_sessions(s);
 }
 
+/* ---- one run: open, events, finish (sv_sim_run; live runs, sim/cluster/live.c) ---------- */
+
+static int run_open(sim_t *s, const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int live,
+                    int background, sv_error_t *err)
+{
+    memset(s, 0, sizeof *s);
+    s->sc = sc;
+    s->hooks = hooks;
+    s->err = err;
+    s->live = live;
+    s->res = calloc(1, sizeof *s->res);
+    if (!s->res) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    s->res->sc = sc;
+    int rc = setup(s, err);
+    if (rc) {
+        teardown(s);
+        sv_result_free(s->res);
+        s->res = NULL;
+        return rc;
+    }
+    if (live && !background)
+        s->exhausted = 1; /* no request of the workload's own: all come from outside */
+    else if (s->closed)
+        pump(s);
+    else
+        schedule_next_arrival(s);
+    push(s, 0.0, EV_SAMPLE, -1);
+    for (int p = 0; p < sc->npools; p++)
+        if (sc->pools[p].autoscale.enabled) push(s, sc->pools[p].autoscale.interval, EV_SCALE, p);
+    return 0;
+}
+
+/* Handle every event up to time limit (INFINITY: until none is left). */
+static void run_events(sim_t *s, double limit)
+{
+    const sv_scenario_t *sc = s->sc;
+    sv_event_t ev;
+    double next;
+    while (!s->rc) {
+        int more = sv_evq_peek_time(&s->q, &next);
+        if (s->nkicks > 0 && (!more || next > s->now)) {
+            start_steps(s); /* may schedule events, so look again */
+            continue;
+        }
+        if (!more || next > limit || (sc->horizon > 0 && next > sc->horizon)) break;
+        sv_evq_pop(&s->q, &ev);
+        s->now = ev.time;
+        s->res->events++;
+        if (ev.type != EV_SAMPLE && ev.type != EV_SCALE) {
+            s->pending--;
+            /* The watchdog: work keeps happening but no request is generated or ends. */
+            if (++s->since_progress > s->progress_bound) {
+                char state[SV_ERRMSG_MAX - 128];
+                describe(s, state, sizeof state);
+                halt(s, SV_ELIMIT,
+                     "internal error: no request was generated or ended over the last %ld "
+                     "events (t=%.9g s): %s",
+                     s->progress_bound, s->now, state);
+                break;
+            }
+        }
+        switch (ev.type) {
+        case EV_ARRIVAL:
+            arrive(s);
+            break;
+        case EV_DISPATCH:
+            if (R(s, ev.id)->state == SV_RQ_NEW) dispatch(s, ev.id);
+            break;
+        case EV_STEP_END:
+            step_end(s, ev.id);
+            break;
+        case EV_TIMEOUT:
+            timeout(s, ev.id);
+            break;
+        case EV_SAMPLE:
+            sample(s);
+            break;
+        case EV_SCALE:
+            autoscale(s, ev.id);
+            if (s->live || !s->exhausted || s->outstanding > 0 || s->have_next ||
+                s->sessions_live > 0)
+                push(s, s->now + sc->pools[ev.id].autoscale.interval, EV_SCALE, ev.id);
+            break;
+        case EV_READY:
+            ready(s, ev.id, ev.time);
+            break;
+        case EV_RECEIVED:
+            s->receiving--;
+            s->inflight--;
+            break;
+        case EV_TURN:
+            session_next(s, ev.id);
+            break;
+        case EV_LINK:
+            if (ev.time == s->link_next[ev.id]) {
+                s->link_next[ev.id] = INFINITY;
+                service_link(s, ev.id);
+            }
+            break;
+        default:
+            break;
+        }
+        /* Any event may have freed a client slot (a request failed at dispatch, timed
+         * out between pools, ...): the client sends what the semaphore now allows. */
+        pump(s);
+    }
+}
+
+/* The run is over: checks, summaries and totals; *out the result (0) or nothing. */
+static int run_finish(sim_t *s, sv_result_t **out, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    if (!s->rc && sc->horizon > 0 && s->outstanding > 0) end_at_horizon(s);
+    /* Sessions whose next call was not due before the horizon: the rest is not sent. */
+    for (size_t k = 0; s->sgen && k < s->res->sessions.n; k++) {
+        sv_session_rec_t *x = &s->res->sessions.s[k];
+        if (x->over || x->done + x->failed != x->sent) continue;
+        x->cut = x->over = 1;
+        x->end = s->now;
+        s->sessions_live--;
+    }
+    for (int i = 0; i < s->res->replicas && s->stall_since; i++)
+        if (s->stall_since[i] >= 0) s->res->stall_s[i] += s->now - s->stall_since[i];
+    if (!s->rc && s->outstanding != 0) {
+        char state[SV_ERRMSG_MAX - 128];
+        describe(s, state, sizeof state);
+        halt(s, SV_EINVAL, "internal error: the simulation stopped at t=%.9g s with %s", s->now,
+             state);
+    }
+    for (int i = 0; i < s->res->replicas && s->rstate; i++)
+        if (s->rstate[i] != RS_OFF) switch_off_at(s, i, s->last_end);
+    if (s->net) client_view(s);
+    if (!s->rc && sv_metrics_oom(s->res->metrics))
+        halt(s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s->res->pool.n);
+    if (!s->rc) check_end(s);
+    int rc = s->rc;
+    s->res->sample_interval = s->sample_dt;
+    for (int i = 0; i < s->res->replicas && s->reps; i++) {
+        sv_replica_stats_t *st = &s->res->rstats[i];
+        *st = *sv_replica_stats(s->reps[i]);
+        st->blocks_free_end = sv_replica_free_blocks(s->reps[i]);
+        st->blocks_total = sv_replica_total_blocks(s->reps[i]);
+        st->owed_end = sv_replica_tokens_owed(s->reps[i]);
+    }
+    if (!rc) rc = sv_metrics_summarize(s->res->metrics, &s->res->pool, &s->res->summary, err);
+    if (!rc && sc->workload.nclasses > 0) {
+        s->res->class_summary =
+            calloc((size_t)sc->workload.nclasses, sizeof *s->res->class_summary);
+        if (!s->res->class_summary) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+        for (int k = 0; !rc && k < sc->workload.nclasses; k++)
+            rc = sv_metrics_summarize_class(s->res->metrics, &s->res->pool, k,
+                                            &s->res->class_summary[k], err);
+    }
+    if (!rc) {
+        totals(s);
+        rc = s->rc; /* totals halts when its scratch memory runs out */
+    }
+    if (!rc && s->sgen)
+        rc = sv_sessions_summarize(&s->res->sessions, &s->res->pool, &s->res->session_sum, err);
+    teardown(s);
+    if (rc) {
+        sv_result_free(s->res);
+        s->res = NULL;
+        return rc;
+    }
+    *out = s->res;
+    s->res = NULL;
+    return 0;
+}
+
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
 {
     return sv_sim_run_hooked(sc, NULL, out, err);
@@ -1380,147 +1552,80 @@ int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_r
     if (!err) err = &scratch;
     *out = NULL;
     sim_t s;
-    memset(&s, 0, sizeof s);
-    s.sc = sc;
-    s.hooks = hooks;
-    s.err = err;
-    s.res = calloc(1, sizeof *s.res);
-    if (!s.res) return sv_errorf(err, SV_ENOMEM, "out of memory");
-    s.res->sc = sc;
-    int rc = setup(&s, err);
-    if (rc) {
-        teardown(&s);
-        sv_result_free(s.res);
-        return rc;
-    }
-    if (s.closed)
-        pump(&s);
-    else
-        schedule_next_arrival(&s);
-    push(&s, 0.0, EV_SAMPLE, -1);
-    for (int p = 0; p < sc->npools; p++)
-        if (sc->pools[p].autoscale.enabled) push(&s, sc->pools[p].autoscale.interval, EV_SCALE, p);
+    int rc = run_open(&s, sc, hooks, 0, 1, err);
+    if (rc) return rc;
+    run_events(&s, INFINITY);
+    return run_finish(&s, out, err);
+}
 
-    sv_event_t ev;
-    double next;
-    while (!s.rc) {
-        int more = sv_evq_peek_time(&s.q, &next);
-        if (s.nkicks > 0 && (!more || next > s.now)) {
-            start_steps(&s); /* may schedule events, so look again */
-            continue;
-        }
-        if (!more || (sc->horizon > 0 && next > sc->horizon)) break;
-        sv_evq_pop(&s.q, &ev);
-        s.now = ev.time;
-        s.res->events++;
-        if (ev.type != EV_SAMPLE && ev.type != EV_SCALE) {
-            s.pending--;
-            /* The watchdog: work keeps happening but no request is generated or ends. */
-            if (++s.since_progress > s.progress_bound) {
-                char state[SV_ERRMSG_MAX - 128];
-                describe(&s, state, sizeof state);
-                halt(&s, SV_ELIMIT,
-                     "internal error: no request was generated or ended over the last %ld "
-                     "events (t=%.9g s): %s",
-                     s.progress_bound, s.now, state);
-                break;
-            }
-        }
-        switch (ev.type) {
-        case EV_ARRIVAL:
-            arrive(&s);
-            break;
-        case EV_DISPATCH:
-            if (R(&s, ev.id)->state == SV_RQ_NEW) dispatch(&s, ev.id);
-            break;
-        case EV_STEP_END:
-            step_end(&s, ev.id);
-            break;
-        case EV_TIMEOUT:
-            timeout(&s, ev.id);
-            break;
-        case EV_SAMPLE:
-            sample(&s);
-            break;
-        case EV_SCALE:
-            autoscale(&s, ev.id);
-            if (!s.exhausted || s.outstanding > 0 || s.have_next || s.sessions_live > 0)
-                push(&s, s.now + sc->pools[ev.id].autoscale.interval, EV_SCALE, ev.id);
-            break;
-        case EV_READY:
-            ready(&s, ev.id, ev.time);
-            break;
-        case EV_RECEIVED:
-            s.receiving--;
-            s.inflight--;
-            break;
-        case EV_TURN:
-            session_next(&s, ev.id);
-            break;
-        case EV_LINK:
-            if (ev.time == s.link_next[ev.id]) {
-                s.link_next[ev.id] = INFINITY;
-                service_link(&s, ev.id);
-            }
-            break;
-        default:
-            break;
-        }
-        /* Any event may have freed a client slot (a request failed at dispatch, timed
-         * out between pools, ...): the client sends what the semaphore now allows. */
-        pump(&s);
-    }
-    if (!s.rc && sc->horizon > 0 && s.outstanding > 0) end_at_horizon(&s);
-    /* Sessions whose next call was not due before the horizon: the rest is not sent. */
-    for (size_t k = 0; s.sgen && k < s.res->sessions.n; k++) {
-        sv_session_rec_t *x = &s.res->sessions.s[k];
-        if (x->over || x->done + x->failed != x->sent) continue;
-        x->cut = x->over = 1;
-        x->end = s.now;
-        s.sessions_live--;
-    }
-    for (int i = 0; i < s.res->replicas && s.stall_since; i++)
-        if (s.stall_since[i] >= 0) s.res->stall_s[i] += s.now - s.stall_since[i];
-    if (!s.rc && s.outstanding != 0) {
-        char state[SV_ERRMSG_MAX - 128];
-        describe(&s, state, sizeof state);
-        halt(&s, SV_EINVAL, "internal error: the simulation stopped at t=%.9g s with %s", s.now,
-             state);
-    }
-    for (int i = 0; i < s.res->replicas && s.rstate; i++)
-        if (s.rstate[i] != RS_OFF) switch_off_at(&s, i, s.last_end);
-    if (s.net) client_view(&s);
-    if (!s.rc && sv_metrics_oom(s.res->metrics))
-        halt(&s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s.res->pool.n);
-    if (!s.rc) check_end(&s);
-    rc = s.rc;
-    s.res->sample_interval = s.sample_dt;
-    for (int i = 0; i < s.res->replicas && s.reps; i++) {
-        sv_replica_stats_t *st = &s.res->rstats[i];
-        *st = *sv_replica_stats(s.reps[i]);
-        st->blocks_free_end = sv_replica_free_blocks(s.reps[i]);
-        st->blocks_total = sv_replica_total_blocks(s.reps[i]);
-        st->owed_end = sv_replica_tokens_owed(s.reps[i]);
-    }
-    if (!rc) rc = sv_metrics_summarize(s.res->metrics, &s.res->pool, &s.res->summary, err);
-    if (!rc && sc->workload.nclasses > 0) {
-        s.res->class_summary = calloc((size_t)sc->workload.nclasses, sizeof *s.res->class_summary);
-        if (!s.res->class_summary) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-        for (int k = 0; !rc && k < sc->workload.nclasses; k++)
-            rc = sv_metrics_summarize_class(s.res->metrics, &s.res->pool, k,
-                                            &s.res->class_summary[k], err);
-    }
-    if (!rc) {
-        totals(&s);
-        rc = s.rc; /* totals halts when its scratch memory runs out */
-    }
-    if (!rc && s.sgen)
-        rc = sv_sessions_summarize(&s.res->sessions, &s.res->pool, &s.res->session_sum, err);
-    teardown(&s);
+/* ---- live runs: the seams sim/cluster/live.c drives (sim/cluster/sim_int.h) --------------- */
+
+int sv__sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int background,
+                 sv__sim_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    sim_t *s = malloc(sizeof *s);
+    if (!s) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    int rc = run_open(s, sc, hooks, 1, background, err);
     if (rc) {
-        sv_result_free(s.res);
+        free(s);
         return rc;
     }
-    *out = s.res;
+    *out = s;
     return 0;
+}
+
+int sv__sim_advance(sv__sim_t *s, double t)
+{
+    run_events(s, t);
+    if (!s->rc && t > s->now) s->now = t;
+    return s->rc;
+}
+
+double sv__sim_next(sv__sim_t *s)
+{
+    double next;
+    if (s->nkicks > 0) return s->now;
+    return sv_evq_peek_time(&s->q, &next) ? next : INFINITY;
+}
+
+double sv__sim_now(const sv__sim_t *s)
+{
+    return s->now;
+}
+
+int32_t sv__sim_inject(sv__sim_t *s, int32_t input, int32_t output)
+{
+    int32_t id = new_request(s, s->now, input, output, 0);
+    if (id >= 0) send(s, id);
+    return s->rc ? -1 : id;
+}
+
+sv_result_t *sv__sim_result(sv__sim_t *s)
+{
+    return s->res;
+}
+
+sv_replica_t *sv__sim_replica(sv__sim_t *s, int i)
+{
+    return s->reps[i];
+}
+
+int sv__sim_close(sv__sim_t *s, sv_result_t **out, sv_error_t *err)
+{
+    *out = NULL;
+    if (!s) return 0;
+    s->live = 0;
+    int rc = s->rc;
+    if (!rc) {
+        s->err = err;
+        run_events(s, INFINITY);
+        rc = run_finish(s, out, err);
+    } else {
+        if (err && s->err != err) *err = *s->err; /* the message of the first halt() */
+        teardown(s);
+        sv_result_free(s->res);
+    }
+    free(s);
+    return rc;
 }
