@@ -1394,6 +1394,13 @@ long sv_replica_tokens_owed(const sv_replica_t *r)
     return r->owed;
 }
 
+long sv_replica_generated(const sv_replica_t *r, int32_t id)
+{
+    const sv_reqeng_t *e = E(r, id);
+    if (e->in_decode && e->at == r->id) return e->g_join + member_steps(r, e);
+    return e->generated;
+}
+
 double sv_replica_kv_usage(const sv_replica_t *r)
 {
     return r->total_blocks ? (double)(r->total_blocks - avail(r)) / (double)r->total_blocks : 0.0;
