@@ -578,7 +578,8 @@ typedef struct parsed {
     long input, max_tokens, min_tokens;
     int has_max, ignore_eos, stream, usage;
     char err[400];
-    const char *param;
+    char param_buf[96];
+    const char *param; /* the field named (param_buf or a literal), or NULL */
     int status;
 } parsed_t;
 
@@ -590,7 +591,11 @@ static int bad(parsed_t *p, int status, const char *param, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->err, sizeof p->err, fmt, ap);
     va_end(ap);
-    p->param = param;
+    p->param = NULL;
+    if (param) { /* a copy: param may be a key of the document about to be freed */
+        snprintf(p->param_buf, sizeof p->param_buf, "%s", param);
+        p->param = p->param_buf;
+    }
     p->status = status;
     return -1;
 }

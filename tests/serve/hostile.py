@@ -1,0 +1,166 @@
+"""Hostile clients against `servesim serve` (tests/serve_endpoint.sh), on 127.0.0.1 only:
+hostile.py PORT MAX_CONNECTIONS TIMEOUT_S. Each case prints the statuses it got; after each,
+a normal request must still be answered. Exits 1 on the first case that goes wrong.
+
+  malformed JSON, a JSON array, unknown fields, n = 2, a prompt past max_model_len,
+  a 10 MB body, a wrong model, a path outside the routes, a wrong method, a Host of another
+  machine: their status and the OpenAI error object {"error": {message, type, param, code}};
+  2000 connections at once: MAX_CONNECTIONS answered, the rest 503 (or waiting), none lost;
+  slow clients (a byte a second, and ones that never finish their headers): closed after
+  TIMEOUT_S while a normal request is answered meanwhile."""
+import json
+import socket
+import sys
+import threading
+import time
+
+port, max_conns, timeout_s = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+HOST = "127.0.0.1"
+failed = False
+
+
+def fail(msg):
+    global failed
+    print("hostile: FAIL " + msg)
+    failed = True
+
+
+def request(method, path, body=b"", headers=None, host=None, read_timeout=30.0):
+    """One HTTP/1.1 request on a fresh connection: (status, body bytes)."""
+    s = socket.create_connection((HOST, port), timeout=read_timeout)
+    h = {"Host": host or "%s:%d" % (HOST, port), "Connection": "close"}
+    if body or method == "POST":
+        h["Content-Type"] = "application/json"
+        h["Content-Length"] = str(len(body))
+    h.update(headers or {})
+    head = "%s %s HTTP/1.1\r\n%s\r\n" % (method, path, "".join("%s: %s\r\n" % kv for kv in h.items()))
+    try:
+        s.sendall(head.encode() + body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # answered before the body was read (413): the answer is still there
+    data = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    except (ConnectionResetError, socket.timeout):
+        pass
+    s.close()
+    if not data:
+        return 0, b""
+    status = int(data.split(b" ", 2)[1])
+    return status, data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+
+
+def completion(extra=None, path="/v1/completions"):
+    b = {"prompt": "hello", "max_tokens": 4}
+    b.update(extra or {})
+    return request("POST", path, json.dumps(b).encode())
+
+
+def still_serving(case):
+    st, body = completion()
+    if st != 200 or json.loads(body)["usage"]["completion_tokens"] != 4:
+        fail("%s: the next normal request got %d %r" % (case, st, body[:200]))
+
+
+def expect(case, got, want_status, want_param="-"):
+    st, body = got
+    try:
+        e = json.loads(body)["error"]
+        shape = set(e) >= {"message", "type", "param", "code"} and e["code"] == st
+    except (ValueError, KeyError, TypeError):
+        e, shape = {}, False
+    ok = st == want_status and shape and (want_param == "-" or e.get("param") == want_param)
+    print("hostile: %-34s -> %d %s: %s" % (case, st, e.get("type", "?"), e.get("message", body[:80])))
+    if not ok:
+        fail("%s: want %d with an OpenAI error object, got %d %r" % (case, want_status, st, body[:200]))
+    still_serving(case)
+
+
+expect("malformed JSON", request("POST", "/v1/completions", b'{"prompt": "x", "max_tokens": }'), 400)
+expect("a JSON array", request("POST", "/v1/completions", b"[1, 2]"), 400)
+expect("an unknown field", completion({"frobnicate": 1}), 400, "frobnicate")
+expect("n = 2", completion({"n": 2}), 400, "n")
+expect("max_tokens = 0", completion({"max_tokens": 0}), 400, "max_tokens")
+expect("prompt past max_model_len", completion({"prompt": "x" * 600000}), 400, "prompt")
+expect("a 10 MB body", request("POST", "/v1/completions", b"{" + b" " * (10 << 20) + b"}"), 413)
+expect("a wrong model", completion({"model": "gpt-5"}), 404, "model")
+expect("a path outside the routes", request("GET", "/../../etc/passwd"), 404)
+expect("GET /v1/completions", request("GET", "/v1/completions"), 405)
+expect("Host: evil.example", request("GET", "/v1/models", host="evil.example"), 403)
+expect("chat without messages",
+       request("POST", "/v1/chat/completions", b'{"messages": [], "max_tokens": 3}'), 400, "messages")
+
+# 2000 connections at once, each sending a request: max_conns are answered, the rest get
+# 503 (or wait in the listen backlog and are answered later); every one gets an answer.
+N = 2000
+statuses = [0] * N
+
+
+def conn_worker(k):
+    try:
+        statuses[k] = completion({"max_tokens": 2})[0]
+    except OSError:
+        statuses[k] = -1
+
+
+t0 = time.time()
+threads = [threading.Thread(target=conn_worker, args=(k,)) for k in range(N)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(120)
+counts = {}
+for s in statuses:
+    counts[s] = counts.get(s, 0) + 1
+print("hostile: %d connections at once (max %d) in %.1f s -> %s"
+      % (N, max_conns, time.time() - t0, ", ".join("%s: %d" % kv for kv in sorted(counts.items()))))
+if set(counts) - {200, 503} or counts.get(200, 0) < max_conns // 2:
+    fail("2000 connections: statuses %s" % counts)
+still_serving("2000 connections")
+
+# Slow clients: 40 that trickle a header line a second and never finish, 40 that open and
+# send nothing; a normal request is answered meanwhile, and all 80 are closed after the
+# deadline (timeout_s) and not much later.
+slow = []
+for k in range(80):
+    s = socket.create_connection((HOST, port), timeout=timeout_s * 4 + 10)
+    if k < 40:
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\n")
+    slow.append(s)
+t0 = time.time()
+st, _ = completion()
+print("hostile: 80 slow clients holding connections; a normal request meanwhile -> %d in %.2f s"
+      % (st, time.time() - t0))
+if st != 200:
+    fail("slow clients: a normal request got %d" % st)
+closed_at = [None] * len(slow)
+deadline = t0 + timeout_s * 4 + 5
+while None in closed_at and time.time() < deadline:
+    for k, s in enumerate(slow):
+        if closed_at[k] is not None:
+            continue
+        try:
+            if k < 40:
+                s.sendall(b"X-Slow: 1\r\n")
+            s.settimeout(0.01)
+            if s.recv(1024) == b"":
+                closed_at[k] = time.time() - t0
+        except socket.timeout:
+            pass
+        except OSError:
+            closed_at[k] = time.time() - t0
+    time.sleep(1)
+done = [c for c in closed_at if c is not None]
+print("hostile: slow clients closed by the server: %d of %d, after %.1f to %.1f s (deadline %d s)"
+      % (len(done), len(slow), min(done or [0]), max(done or [0]), timeout_s))
+if len(done) != len(slow) or max(done) > timeout_s * 3 + 2:
+    fail("slow clients: %d of %d closed" % (len(done), len(slow)))
+for s in slow:
+    s.close()
+still_serving("slow clients")
+print("hostile: %s" % ("FAIL" if failed else "ok: every case answered, the server still serving"))
+sys.exit(1 if failed else 0)
