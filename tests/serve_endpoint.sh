@@ -18,7 +18,7 @@ serve_start "$servesim" "$root/scenarios/quickstart.yaml" --max-connections 256 
     --json "$out/result.json"
 trap 'serve_stop; rm -rf "$SERVE_DIR" "$out"' EXIT
 fail=0
-timeout 200 "$PY" "$root/tests/serve/hostile.py" "$SERVE_PORT" 256 2 || fail=1
+timeout 200 "$PY" "$root/tests/serve/hostile.py" "$SERVE_PORT" 256 2 "$root/docs/errors.md" || fail=1
 serve_stop
 [ "$SERVE_RC" = 0 ] || { echo "serve_endpoint: FAIL the server exited $SERVE_RC"; cat "$SERVE_DIR/err"; fail=1; }
 "$PY" - "$out/result.json" <<'PY' || fail=1

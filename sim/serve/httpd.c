@@ -402,8 +402,8 @@ int sv_httpd_start(const sv_httpd_cfg_t *cfg, sv_httpd_t **out, int *port, sv_er
         sa = (struct sockaddr *)&a6;
         wildcard = memcmp(&a6.sin6_addr, &in6addr_any, sizeof in6addr_any) == 0;
     } else {
-        return sv_errorf(err, SV_EINVAL, "--bind: expected an IP address like 127.0.0.1, got '%s'",
-                         cfg->bind);
+        return sv_errorf(err, SV_EINVAL, "%s: expected an IP address like 127.0.0.1, got '%s'",
+                         cfg->bind_opt ? cfg->bind_opt : "--bind", cfg->bind);
     }
     sv_httpd_t *h = calloc(1, sizeof *h);
     if (!h) return sv_errorf(err, SV_ENOMEM, "out of memory");

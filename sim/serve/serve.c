@@ -1091,6 +1091,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     pthread_condattr_destroy(&ca);
     g_server = &s;
     sv_httpd_cfg_t cfg = {.bind = o->host,
+                          .bind_opt = "--host",
                           .port = o->port,
                           .threaded = 0,
                           .max_conns = o->max_conns,

@@ -1,8 +1,9 @@
 """Hostile clients against `servesim serve` (tests/serve_endpoint.sh), on 127.0.0.1 only:
-hostile.py PORT MAX_CONNECTIONS TIMEOUT_S. Each case prints the statuses it got; after each,
+hostile.py PORT MAX_CONNECTIONS TIMEOUT_S ERRORS.md. Each case prints the statuses it got; after each,
 a normal request must still be answered. Exits 1 on the first case that goes wrong.
 
-  malformed JSON, a JSON array, unknown fields, n = 2, a prompt past max_model_len,
+  the rows of docs/errors.md's "servesim serve: HTTP answers", each with exactly its status
+  and message: malformed JSON, a JSON array, unknown fields, n = 2, a prompt past max_model_len,
   a 10 MB body, a wrong model, a path outside the routes, a wrong method, a Host of another
   machine: their status and the OpenAI error object {"error": {message, type, param, code}};
   2000 connections at once: MAX_CONNECTIONS answered, the rest 503 (or waiting), none lost;
@@ -15,6 +16,12 @@ import threading
 import time
 
 port, max_conns, timeout_s = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+# docs/errors.md, section "servesim serve: HTTP answers": test id -> (status, message)
+ROWS = {}
+for line in open(sys.argv[4], encoding="utf-8"):
+    cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+    if len(cells) == 5 and cells[0].startswith("`serve-"):
+        ROWS[cells[0].strip("`")] = (int(cells[3]), cells[4][1:-1])
 HOST = "127.0.0.1"
 failed = False
 
@@ -68,30 +75,37 @@ def still_serving(case):
 
 def expect(case, got, want_status, want_param="-"):
     st, body = got
+    row = ROWS.pop(case, None)
+    if row is None:
+        fail("%s: no row in docs/errors.md" % case)
+        row = (want_status, None)
     try:
         e = json.loads(body)["error"]
         shape = set(e) >= {"message", "type", "param", "code"} and e["code"] == st
     except (ValueError, KeyError, TypeError):
         e, shape = {}, False
-    ok = st == want_status and shape and (want_param == "-" or e.get("param") == want_param)
-    print("hostile: %-34s -> %d %s: %s" % (case, st, e.get("type", "?"), e.get("message", body[:80])))
+    ok = st == want_status == row[0] and shape and (want_param == "-" or e.get("param") == want_param)
+    if row[1] is not None and e.get("message") != row[1]:
+        ok = False
+        print("hostile: %s: docs/errors.md says %r" % (case, row[1]))
+    print("hostile: %-20s -> %d %s: %s" % (case, st, e.get("type", "?"), e.get("message", body[:80])))
     if not ok:
         fail("%s: want %d with an OpenAI error object, got %d %r" % (case, want_status, st, body[:200]))
     still_serving(case)
 
 
-expect("malformed JSON", request("POST", "/v1/completions", b'{"prompt": "x", "max_tokens": }'), 400)
-expect("a JSON array", request("POST", "/v1/completions", b"[1, 2]"), 400)
-expect("an unknown field", completion({"frobnicate": 1}), 400, "frobnicate")
-expect("n = 2", completion({"n": 2}), 400, "n")
-expect("max_tokens = 0", completion({"max_tokens": 0}), 400, "max_tokens")
-expect("prompt past max_model_len", completion({"prompt": "x" * 600000}), 400, "prompt")
-expect("a 10 MB body", request("POST", "/v1/completions", b"{" + b" " * (10 << 20) + b"}"), 413)
-expect("a wrong model", completion({"model": "gpt-5"}), 404, "model")
-expect("a path outside the routes", request("GET", "/../../etc/passwd"), 404)
-expect("GET /v1/completions", request("GET", "/v1/completions"), 405)
-expect("Host: evil.example", request("GET", "/v1/models", host="evil.example"), 403)
-expect("chat without messages",
+expect("serve-malformed", request("POST", "/v1/completions", b'{"prompt": "x", "max_tokens": }'), 400)
+expect("serve-not-object", request("POST", "/v1/completions", b"[1, 2]"), 400)
+expect("serve-unknown-field", completion({"frobnicate": 1}), 400, "frobnicate")
+expect("serve-n", completion({"n": 2}), 400, "n")
+expect("serve-max-tokens", completion({"max_tokens": 0}), 400, "max_tokens")
+expect("serve-too-long", completion({"prompt": "x" * 600000}), 400, "prompt")
+expect("serve-body-size", request("POST", "/v1/completions", b"{" + b" " * (10 << 20) + b"}"), 413)
+expect("serve-model", completion({"model": "gpt-5"}), 404, "model")
+expect("serve-not-found", request("GET", "/../../etc/passwd"), 404)
+expect("serve-method", request("GET", "/v1/completions"), 405)
+expect("serve-host", request("GET", "/v1/models", host="evil.example"), 403)
+expect("serve-messages",
        request("POST", "/v1/chat/completions", b'{"messages": [], "max_tokens": 3}'), 400, "messages")
 
 # 2000 connections at once, each sending a request: max_conns are answered, the rest get
@@ -100,9 +114,14 @@ N = 2000
 statuses = [0] * N
 
 
+bodies = {}
+
+
 def conn_worker(k):
     try:
-        statuses[k] = completion({"max_tokens": 2})[0]
+        st, body = completion({"max_tokens": 2})
+        statuses[k] = st
+        bodies.setdefault(st, body)
     except OSError:
         statuses[k] = -1
 
@@ -120,6 +139,9 @@ print("hostile: %d connections at once (max %d) in %.1f s -> %s"
       % (N, max_conns, time.time() - t0, ", ".join("%s: %d" % kv for kv in sorted(counts.items()))))
 if set(counts) - {200, 503} or counts.get(200, 0) < max_conns // 2:
     fail("2000 connections: statuses %s" % counts)
+row = ROWS.pop("serve-connections")
+if 503 in bodies and json.loads(bodies[503])["error"]["message"] != row[1]:
+    fail("2000 connections: the 503 says %r, docs/errors.md %r" % (bodies[503], row[1]))
 still_serving("2000 connections")
 
 # Slow clients: 40 that trickle a header line a second and never finish, 40 that open and
@@ -162,5 +184,7 @@ if len(done) != len(slow) or max(done) > timeout_s * 3 + 2:
 for s in slow:
     s.close()
 still_serving("slow clients")
+if ROWS:
+    fail("rows of docs/errors.md no case sent: %s" % ", ".join(sorted(ROWS)))
 print("hostile: %s" % ("FAIL" if failed else "ok: every case answered, the server still serving"))
 sys.exit(1 if failed else 0)

@@ -46,7 +46,8 @@ typedef struct sv_httpd_req {
 } sv_httpd_req_t;
 
 typedef struct sv_httpd_cfg {
-    const char *bind; /* an IP address: 127.0.0.1, 0.0.0.0, ::1, :: */
+    const char *bind;     /* an IP address: 127.0.0.1, 0.0.0.0, ::1, :: */
+    const char *bind_opt; /* the option that gave it, for errors (NULL: "--bind") */
     int port;         /* 0: any free port */
     int threaded;
     unsigned max_conns;  /* open connections answered */

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The lab under slow and many clients (docs/lab.md), on 127.0.0.1, bounded in time and
+# count, the server always stopped:
+#   1. 32 slow clients (a header line a second, never finishing) and 16 silent ones hold
+#      connections: requests from others are answered meanwhile, and every slow one is
+#      closed within the lab's 10 s deadline to send a request (plus 3 s);
+#   2. 200 concurrent runs from one address: every one answered, none reset: the 64 the
+#      lab takes from one client run (queued for a CPU), the rest get a 429 JSON error;
+#   3. the server still answers after both.
+set -u
+servesim=$1
+root=$2
+. "$root/tests/lab_common.sh"
+lab_need_python
+lab_start "$servesim"
+trap 'lab_stop; rm -rf "$LAB_LOG"' EXIT
+"$PY" - "$LAB_PORT" <<'PY'
+import json, socket, sys, threading, time
+port = int(sys.argv[1])
+bad = False
+
+def get(path, timeout=120):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (path, port)).encode())
+    data = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    except (ConnectionResetError, socket.timeout):
+        return -1, b""
+    s.close()
+    if not data:
+        return 0, b""
+    return int(data.split(b" ", 2)[1]), data.split(b"\r\n\r\n", 1)[-1]
+
+RUN = "/api/run?scenario=clocks&set=workload.num_requests=20"
+# 1. slow and silent clients
+slow = []
+for k in range(48):
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    if k < 32:
+        s.sendall(b"GET /api/run HTTP/1.1\r\n")
+    slow.append(s)
+t0 = time.time()
+st, _ = get(RUN)
+print("lab_load: 48 slow clients holding connections; a run meanwhile -> %d in %.2f s" % (st, time.time() - t0))
+bad |= st != 200
+closed = [None] * len(slow)
+while None in closed and time.time() - t0 < 25:
+    for k, s in enumerate(slow):
+        if closed[k] is not None:
+            continue
+        try:
+            if k < 32:
+                s.sendall(b"X-Slow: 1\r\n")
+            s.settimeout(0.01)
+            if s.recv(1024) == b"":
+                closed[k] = time.time() - t0
+        except socket.timeout:
+            pass
+        except OSError:
+            closed[k] = time.time() - t0
+    time.sleep(1)
+done = [c for c in closed if c is not None]
+print("lab_load: slow clients closed by the lab: %d of %d, after %.1f to %.1f s (deadline 10 s)"
+      % (len(done), len(slow), min(done or [0]), max(done or [0])))
+bad |= len(done) != len(slow) or max(done) > 13
+for s in slow:
+    s.close()
+# 2. 200 concurrent runs from this one address
+N = 200
+res = [None] * N
+def worker(k):
+    res[k] = get(RUN)
+t0 = time.time()
+th = [threading.Thread(target=worker, args=(k,)) for k in range(N)]
+for t in th:
+    t.start()
+for t in th:
+    t.join(150)
+counts = {}
+for st, body in res:
+    counts[st] = counts.get(st, 0) + 1
+    if st == 429 and "too many connections" not in json.loads(body)["error"]:
+        bad = True
+print("lab_load: %d concurrent runs from one address in %.1f s -> %s"
+      % (N, time.time() - t0, ", ".join("%s: %d" % kv for kv in sorted(counts.items()))))
+bad |= set(counts) - {200, 429} != set() or counts.get(200, 0) < 64
+st, _ = get(RUN)
+print("lab_load: a run after both -> %d" % st)
+bad |= st != 200
+print("lab_load: %s" % ("FAIL" if bad else "ok"))
+sys.exit(1 if bad else 0)
+PY
+rc=$?
+lab_stop
+exit $rc
