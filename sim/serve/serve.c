@@ -60,19 +60,29 @@ static const struct {
      b_req, NB(b_req)},
 };
 
+/* servesim's own: when a token's chunk was handed to the socket, minus when the simulation
+ * made it (wall-clock seconds); one observation per chunk written. */
+static const double b_pace[] = {0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005,
+                                0.01,   0.02,   0.05,   0.1,   0.5,   1.0};
+
 typedef struct hist {
     double count[32]; /* per bucket (not cumulative), the last: above every bound */
     double sum, n;
 } hist_t;
 
-static void hist_add(hist_t *h, int k, double v)
+static void hist_put(hist_t *h, const double *b, int nb, double v)
 {
     int i = 0;
-    while (i < HISTS[k].nb && v > HISTS[k].b[i])
+    while (i < nb && v > b[i])
         i++;
     h->count[i] += 1;
     h->sum += v;
     h->n += 1;
+}
+
+static void hist_add(hist_t *h, int k, double v)
+{
+    hist_put(h, HISTS[k].b, HISTS[k].nb, v);
 }
 
 /* ---- the server's state ------------------------------------------------------------------- */
@@ -84,7 +94,7 @@ typedef struct stream {
     int chat, sse, usage; /* which route; streamed; stream_options.include_usage */
     long input, output, sent;
     int stop; /* finish_reason "stop" (a reply shorter than max_tokens), else "length" */
-    double last_t; /* simulated time of the last token sent */
+    double last_t; /* simulated time of the last token put in buf */
     char rid[48];
     long created;
     char *buf; /* bytes ready for the client */
@@ -111,6 +121,7 @@ typedef struct server {
     int replicas;
     double *prompt_tok, *gen_tok, *ok, *fail;
     hist_t (*hist)[NHIST];
+    hist_t pace; /* b_pace */
     pthread_t clock;
     int clock_started;
 } server_t;
@@ -889,6 +900,9 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
     server_t *s = g_server;
     pthread_mutex_lock(&s->mu);
     if (st->off < st->len) {
+        if (st->sent > 0)
+            hist_put(&s->pace, b_pace, NB(b_pace),
+                     mono_s() - (s->wall0 + st->last_t / s->o->speed));
         size_t n = st->len - st->off < max ? st->len - st->off : max;
         memcpy(buf, st->buf + st->off, n);
         st->off += n;
@@ -967,7 +981,22 @@ static char *metrics_text(server_t *s, size_t *len)
             fprintf(f, "%s_sum{%s} %s\n", HISTS[k].name, lab, sv__fmt_double(h->sum, b1));
         }
     }
-    /* servesim's own: the simulated clock and what the server holds */
+    /* servesim's own: token pacing, the simulated clock and what the server holds */
+    fprintf(f, "# HELP servesim:token_pacing_error_seconds When a streamed chunk went to the "
+               "socket minus when the simulation made its newest token (wall clock).\n"
+               "# TYPE servesim:token_pacing_error_seconds histogram\n");
+    double cum = 0;
+    for (int i = 0; i < NB(b_pace); i++) {
+        cum += s->pace.count[i];
+        char b2[40];
+        fprintf(f, "servesim:token_pacing_error_seconds_bucket{le=\"%s\"} %s\n",
+                sv__fmt_double(b_pace[i], b2), sv__fmt_double(cum, b1));
+    }
+    cum += s->pace.count[NB(b_pace)];
+    fprintf(f, "servesim:token_pacing_error_seconds_bucket{le=\"+Inf\"} %s\n",
+            sv__fmt_double(cum, b1));
+    fprintf(f, "servesim:token_pacing_error_seconds_count %s\n", sv__fmt_double(s->pace.n, b1));
+    fprintf(f, "servesim:token_pacing_error_seconds_sum %s\n", sv__fmt_double(s->pace.sum, b1));
     fprintf(f, "# HELP servesim:simulated_seconds The simulated clock.\n"
                "# TYPE servesim:simulated_seconds gauge\nservesim:simulated_seconds %s\n",
             sv__fmt_double(sv_live_now(s->live), b1));
