@@ -5,7 +5,7 @@ in the server's result JSON by its id (the response id cmpl-ID indexes the per-r
 ttfts, itls, latencies); the client's TTFT, TPOT and ITLs (wall clock x SPEED) are compared
 with the simulation's own. Passes when every request the clients sent is in the result,
 completed, with as many tokens as the client got, and |client - simulated| within BOUNDS:
-"MED,P99,TPOT_MED,TPOT_P99" in ms, the median and p99 for TTFT and ITL, then for TPOT."""
+"TTFT_MED,TTFT_P99,ITL_MED,ITL_P99,TPOT_MED,TPOT_P99" in ms (medians and 99th percentiles)."""
 import json
 import sys
 
@@ -22,7 +22,8 @@ def pct(v, p):
 
 res = json.load(open(sys.argv[1]))
 speed = float(sys.argv[2])
-b_med, b_p99, t_med, t_p99 = (float(x) for x in sys.argv[3].split(","))
+b = [float(x) for x in sys.argv[3].split(",")]
+BOUNDS = {"TTFT": (b[0], b[1]), "ITL": (b[2], b[3]), "TPOT": (b[4], b[5])}
 n = len(res["ttfts"])
 ok = True
 if res["completed"] + res["failed"] != n or res["failed"] != 0:
@@ -65,7 +66,7 @@ for path in sys.argv[4:]:
              sum(s_ttft) / max(1, len(s_ttft))))
     for name, d in (("TTFT", d_ttft), ("TPOT", d_tpot), ("ITL", d_itl)):
         med, p99, mx = pct(d, 50), pct(d, 99), max(d) if d else 0
-        bm, bp = (t_med, t_p99) if name == "TPOT" else (b_med, b_p99)
+        bm, bp = BOUNDS[name]
         good = p99 <= bp and med <= bm
         print("compare:   |client - simulated| %-4s median %.3f ms, p99 %.3f ms, max %.3f ms "
               "(%d values; bound: median %g ms, p99 %g ms)%s"
