@@ -123,6 +123,7 @@ int sv_httpd_host_ok(const sv_httpd_t *h, const char *host)
     const char *colon = strrchr(host, ':');
     const char *bracket = strrchr(host, ']');
     if (colon && (!bracket || colon > bracket) && (host[0] == '[' || strchr(host, ':') == colon)) {
+        if (!colon[1]) return 0;
         for (const char *p = colon + 1; *p; p++)
             if (*p < '0' || *p > '9') return 0;
         l = (size_t)(colon - host);
