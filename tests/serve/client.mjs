@@ -204,7 +204,10 @@ async function load(conc, n, tokens, outPath) {
   // compared: a burst of CONC new connections measures the client's and the kernel's
   // connection setup, not the server's pacing); the server counts these too.
   const warm = await Promise.all(Array.from({ length: conc }, () => one(1)));
-  const worker = async () => {
+  // The loop ramps up over a second (worker k starts k/CONC s in), as load generators
+  // do: 512 requests written in one tick would measure this process's backlog.
+  const worker = async (_, k) => {
+    await new Promise((r) => setTimeout(r, (1000 * k) / conc));
     while (next < n) {
       next++;
       const rec = await one(tokens);
