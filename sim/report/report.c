@@ -1051,6 +1051,18 @@ static const struct {
 };
 enum { NH = NB(HISTS) };
 
+int sv_report_prom_histogram(const char *name, const char **help, const double **bounds, int *n)
+{
+    for (int k = 0; k < NH; k++)
+        if (strcmp(HISTS[k].name, name) == 0) {
+            *help = HISTS[k].help;
+            *bounds = HISTS[k].b;
+            *n = HISTS[k].nb;
+            return 0;
+        }
+    return SV_ENOTFOUND;
+}
+
 /* What the gauges and counters read, per replica. */
 typedef struct prom {
     const sv_result_t *res;

@@ -54,5 +54,8 @@ int sv_report_cluster_csv(const sv_result_t *res, const char *path, sv_error_t *
  * (a disaggregated request counts where it was decoded). Gauges show their last sample.
  */
 int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *err);
+/* vLLM's histogram `name` (vllm:time_to_first_token_seconds, ...) as sv_report_prometheus
+ * writes it: its help text and bucket bounds (static). 0, or SV_ENOTFOUND. */
+int sv_report_prom_histogram(const char *name, const char **help, const double **bounds, int *n);
 
 #endif
