@@ -14,9 +14,11 @@ root=$2
 lab_need_python
 lab_start "$servesim"
 trap 'lab_stop; rm -rf "$LAB_LOG"' EXIT
-"$PY" - "$LAB_PORT" <<'PY'
+"$PY" - "$LAB_PORT" "$root/tests/serve" <<'PY'
 import json, socket, sys, threading, time
 port = int(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+from slowclients import slow_clients
 bad = False
 
 def get(path, timeout=120):
@@ -38,38 +40,13 @@ def get(path, timeout=120):
 
 RUN = "/api/run?scenario=clocks&set=workload.num_requests=20"
 # 1. slow and silent clients
-slow = []
-for k in range(48):
-    s = socket.create_connection(("127.0.0.1", port), timeout=30)
-    if k < 32:
-        s.sendall(b"GET /api/run HTTP/1.1\r\n")
-    slow.append(s)
-t0 = time.time()
-st, _ = get(RUN)
-print("lab_load: 48 slow clients holding connections; a run meanwhile -> %d in %.2f s" % (st, time.time() - t0))
+st, closed = slow_clients(port, 32, 16, b"GET /api/run HTTP/1.1\r\n", lambda: get(RUN)[0], 25)
+print("lab_load: 48 slow clients holding connections; a run meanwhile -> %d" % st)
 bad |= st != 200
-closed = [None] * len(slow)
-while None in closed and time.time() - t0 < 25:
-    for k, s in enumerate(slow):
-        if closed[k] is not None:
-            continue
-        try:
-            if k < 32:
-                s.sendall(b"X-Slow: 1\r\n")
-            s.settimeout(0.01)
-            if s.recv(1024) == b"":
-                closed[k] = time.time() - t0
-        except socket.timeout:
-            pass
-        except OSError:
-            closed[k] = time.time() - t0
-    time.sleep(1)
 done = [c for c in closed if c is not None]
 print("lab_load: slow clients closed by the lab: %d of %d, after %.1f to %.1f s (deadline 10 s)"
-      % (len(done), len(slow), min(done or [0]), max(done or [0])))
-bad |= len(done) != len(slow) or max(done) > 13
-for s in slow:
-    s.close()
+      % (len(done), len(closed), min(done or [0]), max(done or [0])))
+bad |= len(done) != len(closed) or max(done) > 13
 # 2. 200 concurrent runs from this one address
 N = 200
 res = [None] * N

@@ -34,31 +34,20 @@
 
 /* ---- vLLM's histograms ---------------------------------------------------------------------- */
 
-static const double b_ttft[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
-                                1.0,   2.5,   5.0,  7.5,  10,   20,   40,   80,  160,  640, 2560};
-static const double b_itl[] = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
-                               0.75, 1.0,   2.5,  5.0,   7.5, 10,   20,  40,  80};
-static const double b_req[] = {0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5,    10,  15,
-                               20,  30,  40,  50,  60,  120, 240, 480, 960, 1920, 7680};
 #define NB(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
+/* The histograms served, by vLLM's names; help and buckets are those `run --prometheus`
+ * writes (sv_report_prom_histogram), looked up once at start. */
 enum { H_TTFT, H_ITL, H_TPOT, H_E2E, H_QUEUE, NHIST };
-static const struct {
+static const char *const HIST_NAMES[NHIST] = {
+    "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
+    "vllm:request_time_per_output_token_seconds", "vllm:e2e_request_latency_seconds",
+    "vllm:request_queue_time_seconds"};
+static struct {
     const char *name, *help;
     const double *b;
     int nb;
-} HISTS[NHIST] = {
-    {"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", b_ttft,
-     NB(b_ttft)},
-    {"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", b_itl,
-     NB(b_itl)},
-    {"vllm:request_time_per_output_token_seconds",
-     "Histogram of time_per_output_token_seconds per request.", b_itl, NB(b_itl)},
-    {"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", b_req,
-     NB(b_req)},
-    {"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
-     b_req, NB(b_req)},
-};
+} HISTS[NHIST];
 
 /* servesim's own: when a token's chunk was handed to the socket, minus when the simulation
  * made it (wall-clock seconds); one observation per chunk written. */
@@ -83,6 +72,17 @@ static void hist_put(hist_t *h, const double *b, int nb, double v)
 static void hist_add(hist_t *h, int k, double v)
 {
     hist_put(h, HISTS[k].b, HISTS[k].nb, v);
+}
+
+static int hists_init(sv_error_t *err)
+{
+    for (int k = 0; k < NHIST; k++) {
+        HISTS[k].name = HIST_NAMES[k];
+        if (sv_report_prom_histogram(HIST_NAMES[k], &HISTS[k].help, &HISTS[k].b, &HISTS[k].nb) ||
+            HISTS[k].nb >= 31)
+            return sv_errorf(err, SV_EINVAL, "internal error: no histogram %s", HIST_NAMES[k]);
+    }
+    return 0;
 }
 
 /* ---- the server's state ------------------------------------------------------------------- */
@@ -1100,6 +1100,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
         return sv_errorf(err, SV_EINVAL, "--speed: expected a number in (0, 1e6], got %g", o->speed);
     server_t s = {.o = o};
     sv_scenario_t *sc = o->sc;
+    if (hists_init(err)) return SV_EINVAL;
     sc->horizon = 0; /* the server runs until it is stopped */
     int rc = sv_live_open(sc, o->background, &s.live, err);
     if (rc) return rc;

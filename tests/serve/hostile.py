@@ -10,10 +10,14 @@ a normal request must still be answered. Exits 1 on the first case that goes wro
   slow clients (a byte a second, and ones that never finish their headers): closed after
   TIMEOUT_S while a normal request is answered meanwhile."""
 import json
+import os
 import socket
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from slowclients import slow_clients  # noqa: E402
 
 port, max_conns, timeout_s = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 # docs/errors.md, section "servesim serve: HTTP answers": test id -> (status, message)
@@ -147,42 +151,17 @@ still_serving("2000 connections")
 # Slow clients: 40 that trickle a header line a second and never finish, 40 that open and
 # send nothing; a normal request is answered meanwhile, and all 80 are closed after the
 # deadline (timeout_s) and not much later.
-slow = []
-for k in range(80):
-    s = socket.create_connection((HOST, port), timeout=timeout_s * 4 + 10)
-    if k < 40:
-        s.sendall(b"POST /v1/completions HTTP/1.1\r\n")
-    slow.append(s)
 t0 = time.time()
-st, _ = completion()
-print("hostile: 80 slow clients holding connections; a normal request meanwhile -> %d in %.2f s"
-      % (st, time.time() - t0))
+st, closed_at = slow_clients(port, 40, 40, b"POST /v1/completions HTTP/1.1\r\n",
+                             lambda: completion()[0], timeout_s * 4 + 5)
+print("hostile: 80 slow clients holding connections; a normal request meanwhile -> %d" % st)
 if st != 200:
     fail("slow clients: a normal request got %d" % st)
-closed_at = [None] * len(slow)
-deadline = t0 + timeout_s * 4 + 5
-while None in closed_at and time.time() < deadline:
-    for k, s in enumerate(slow):
-        if closed_at[k] is not None:
-            continue
-        try:
-            if k < 40:
-                s.sendall(b"X-Slow: 1\r\n")
-            s.settimeout(0.01)
-            if s.recv(1024) == b"":
-                closed_at[k] = time.time() - t0
-        except socket.timeout:
-            pass
-        except OSError:
-            closed_at[k] = time.time() - t0
-    time.sleep(1)
 done = [c for c in closed_at if c is not None]
 print("hostile: slow clients closed by the server: %d of %d, after %.1f to %.1f s (deadline %d s)"
-      % (len(done), len(slow), min(done or [0]), max(done or [0]), timeout_s))
-if len(done) != len(slow) or max(done) > timeout_s * 3 + 2:
-    fail("slow clients: %d of %d closed" % (len(done), len(slow)))
-for s in slow:
-    s.close()
+      % (len(done), len(closed_at), min(done or [0]), max(done or [0]), timeout_s))
+if len(done) != len(closed_at) or max(done) > timeout_s * 3 + 2:
+    fail("slow clients: %d of %d closed" % (len(done), len(closed_at)))
 still_serving("slow clients")
 if ROWS:
     fail("rows of docs/errors.md no case sent: %s" % ", ".join(sorted(ROWS)))
