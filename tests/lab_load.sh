@@ -18,25 +18,12 @@ trap 'lab_stop; rm -rf "$LAB_LOG"' EXIT
 import json, socket, sys, threading, time
 port = int(sys.argv[1])
 sys.path.insert(0, sys.argv[2])
-from slowclients import slow_clients
+import rawhttp
+from rawhttp import slow_clients
 bad = False
 
-def get(path, timeout=120):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (path, port)).encode())
-    data = b""
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    except (ConnectionResetError, socket.timeout):
-        return -1, b""
-    s.close()
-    if not data:
-        return 0, b""
-    return int(data.split(b" ", 2)[1]), data.split(b"\r\n\r\n", 1)[-1]
+def get(path):
+    return rawhttp.request(port, "GET", path, read_timeout=120)
 
 RUN = "/api/run?scenario=clocks&set=workload.num_requests=20"
 # 1. slow and silent clients

@@ -17,7 +17,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from slowclients import slow_clients  # noqa: E402
+import rawhttp  # noqa: E402
+from rawhttp import slow_clients  # noqa: E402
 
 port, max_conns, timeout_s = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 # docs/errors.md, section "servesim serve: HTTP answers": test id -> (status, message)
@@ -36,33 +37,8 @@ def fail(msg):
     failed = True
 
 
-def request(method, path, body=b"", headers=None, host=None, read_timeout=30.0):
-    """One HTTP/1.1 request on a fresh connection: (status, body bytes)."""
-    s = socket.create_connection((HOST, port), timeout=read_timeout)
-    h = {"Host": host or "%s:%d" % (HOST, port), "Connection": "close"}
-    if body or method == "POST":
-        h["Content-Type"] = "application/json"
-        h["Content-Length"] = str(len(body))
-    h.update(headers or {})
-    head = "%s %s HTTP/1.1\r\n%s\r\n" % (method, path, "".join("%s: %s\r\n" % kv for kv in h.items()))
-    try:
-        s.sendall(head.encode() + body)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # answered before the body was read (413): the answer is still there
-    data = b""
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    except (ConnectionResetError, socket.timeout):
-        pass
-    s.close()
-    if not data:
-        return 0, b""
-    status = int(data.split(b" ", 2)[1])
-    return status, data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+def request(method, path, body=b"", headers=None, host=None):
+    return rawhttp.request(port, method, path, body, headers, host)
 
 
 def completion(extra=None, path="/v1/completions"):
