@@ -6,10 +6,10 @@
 #   2. closed loops of 64 and 512 concurrent streams (1024 requests of 32 tokens at 512):
 #      the TTFT, TPOT and ITL each client measures match the simulation's own record of
 #      that request (the result JSON's per-request lists) within the bounds of
-#      tests/serve/compare.py: |client - simulated| median <= 20 ms and p99 <= 200 ms for
-#      TTFT and ITL, median <= 5 ms and p99 <= 20 ms for TPOT (the client's timer resolves
-#      1 us; the rest is the scheduling of client and server on a shared CI machine:
-#      docs/serve.md gives the numbers measured);
+#      tests/serve/compare.py: |client - simulated| median <= 20 ms and p99 <= 100 ms plus
+#      how late client and server themselves ran (the client's event-loop delay p99, the
+#      server's pacing error p99) for TTFT and ITL, median <= 5 ms and p99 <= 20 ms for
+#      TPOT (the client's timer resolves 1 us; docs/serve.md gives the numbers measured);
 #   3. /metrics parsed as Prometheus text every 100 ms during the load: requests held
 #      (running + waiting) rise with the load and fall to 0 after it;
 #   4. the result JSON counts every request the clients sent into the simulation.
@@ -38,7 +38,7 @@ timeout 200 node "$root/tests/serve/client.mjs" load "$base" 512 1024 32 "$out/l
 serve_stop
 [ "$SERVE_RC" = 0 ] || { echo "serve_sdk: FAIL the server exited $SERVE_RC"; cat "$SERVE_DIR/err"; exit 1; }
 [ "$fail" = 0 ] || exit 1
-"$PY" "$root/tests/serve/compare.py" "$out/result.json" 1 20,200,20,200,5,20 "$out/l64.json" "$out/l512.json" || fail=1
+"$PY" "$root/tests/serve/compare.py" "$out/result.json" 1 20,100,20,100,5,20 "$out/l64.json" "$out/l512.json" || fail=1
 "$PY" - "$out" <<'PY' || fail=1
 import json, sys
 d = sys.argv[1]

@@ -12,7 +12,7 @@
 import OpenAI from "openai";
 import { writeFileSync } from "node:fs";
 import http from "node:http";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 
 const [mode, base, ...rest] = process.argv.slice(2);
 const client = new OpenAI({ baseURL: base, apiKey: "none", maxRetries: 0, timeout: 120000 });
@@ -216,17 +216,28 @@ async function load(conc, n, tokens, outPath) {
       recs.push(rec);
     }
   };
+  // How late this process itself runs: what it measures is late by as much (ms).
+  const lag = monitorEventLoopDelay({ resolution: 1 });
+  lag.enable();
   const t0 = performance.now();
   await Promise.all(Array.from({ length: conc }, worker));
+  lag.disable();
   scraping = false;
   await scraper;
   await scrape(); // after the load: nothing running or waiting
   const wall = (performance.now() - t0) / 1000;
-  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, peakWaiting, peakRunning, lastWaiting, wall }));
+  const lagP99 = lag.percentile(99) / 1e6, lagMax = lag.max / 1e6;
+  // and the server: the 99th percentile of its pacing error, to its bucket's upper bound (ms)
+  const pace = parseProm(await (await fetch(base.replace(/\/v1$/, "") + "/metrics")).text()).filter(
+    (x) => x.name === "servesim:token_pacing_error_seconds_bucket");
+  const total = pace.find((x) => x.labels.le === "+Inf").value;
+  const paceP99 = 1e3 * Number(pace.find((x) => x.value >= 0.99 * total).labels.le);
+  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, lagP99, lagMax, paceP99, peakWaiting, peakRunning, lastWaiting, wall }));
   console.log(
     `client: ${recs.length} streams at concurrency ${conc} in ${wall.toFixed(2)} s; /metrics parsed ` +
       `${scrapes} times: waiting peaked at ${peakWaiting}, running at ${peakRunning}, ` +
-      `${lastWaiting} held after the load`
+      `${lastWaiting} held after the load; this process ran late by up to ${lagP99.toFixed(1)} ms ` +
+      `(p99; max ${lagMax.toFixed(1)} ms), the server's pacing p99 <= ${paceP99} ms`
   );
 }
 
