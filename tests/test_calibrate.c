@@ -167,10 +167,10 @@ START_TEST(test_bad_tables)
 }
 END_TEST
 
-START_TEST(test_mi300x_and_bands)
+START_TEST(test_mi300x)
 {
-    /* The MI300X, calibrated on AMD's vLLM rows, is within 15% of them (MAPE), and the
-     * compiled-in error bands cover what the validation suite shows per status. */
+    /* The MI300X, calibrated on AMD's vLLM rows, is within 15% of them (MAPE); the error
+     * bands derived from the suite are tested in test_confidence.c. */
     sv_validation_t *v = NULL;
     sv_error_t err;
     ck_assert_msg(sv_validation_load(sv_validation_default_path(), &v, &err) == 0, "%s", err.msg);
@@ -178,14 +178,6 @@ START_TEST(test_mi300x_and_bands)
     double mape = sv_validation_mape(v, "vllm-70b-mi300x", SV_VK_THROUGHPUT);
     ck_assert_msg(mape < 15.0, "MI300X MAPE %.1f%%", mape);
     ck_assert_msg(mape < 9.0, "MI300X MAPE %.1f%% (8.3%% after the fit)", mape);
-    double thr[SV_CAL_COUNT], lat[SV_CAL_COUNT];
-    ck_assert_int_eq(sv_confidence_derive(v, cat, thr, lat, NULL, &err), 0);
-    for (int s = 0; s < SV_CAL_COUNT; s++) {
-        if (!isnan(thr[s])) ck_assert_msg(thr[s] <= sv_band_throughput_pct[s], "status %d", s);
-        if (!isnan(lat[s])) ck_assert_msg(lat[s] <= sv_band_latency_pct[s], "status %d", s);
-    }
-    ck_assert(isnan(thr[SV_CAL_DATASHEET])); /* no datasheet-only family */
-    tu_assert_rel(thr[SV_CAL_MEASURED], 5.0, 0.05);
     sv_validation_free(v);
 }
 END_TEST
@@ -198,7 +190,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_synthetic_recovery);
     tcase_add_test(tc, test_engine_fit_splitwise);
     tcase_add_test(tc, test_bad_tables);
-    tcase_add_test(tc, test_mi300x_and_bands);
+    tcase_add_test(tc, test_mi300x);
     suite_add_tcase(s, tc);
     return s;
 }

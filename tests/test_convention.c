@@ -100,30 +100,46 @@ END_TEST
 START_TEST(test_genai_perf)
 {
     sv_conv_quantity_t q;
-    /* GenAI-Perf's inter_token_latency is vLLM's TPOT: [100, 300] ms. */
+    /* GenAI-Perf's inter_token_latency is vLLM's TPOT: [100, 300] ms; its percentiles
+     * p1 p5 p10 p25 ... at ranks 0.01, 0.05, 0.1, 0.25: 102, 110, 120, 150. */
     sv_conv_stat_t t = stat_of(SV_CONV_GENAI_PERF, "inter_token_latency", &q);
     ck_assert_int_eq(q, SV_CQ_TPOT);
     NEAR(t.mean, 200.0);
     NEAR(t.min, 100.0);
     NEAR(t.max, 300.0);
-    NEAR(t.pct[0], 150.0); /* p25 */
-    NEAR(t.pct[2], 250.0); /* p75 */
+    NEAR(t.pct[0], 102.0); /* p1 */
+    NEAR(t.pct[1], 110.0); /* p5 */
+    NEAR(t.pct[2], 120.0); /* p10 */
+    NEAR(t.pct[3], 150.0); /* p25 */
+    NEAR(t.pct[5], 250.0); /* p75 */
     NEAR(t.std, 100.0);
-    /* Its inter_chunk_latency is vLLM's ITL pool: p25 at rank 1.25 = 100, p75 at rank 3.75
-     * = 150 + 0.75 x 50 = 187.5. */
-    sv_conv_stat_t c = stat_of(SV_CONV_GENAI_PERF, "inter_chunk_latency", &q);
-    ck_assert_int_eq(q, SV_CQ_ITL);
-    NEAR(c.mean, 1000.0 / 6.0);
-    NEAR(c.min, 50.0);
-    NEAR(c.max, 400.0);
-    NEAR(c.pct[0], 100.0);
-    NEAR(c.pct[2], 187.5);
+    /* output_token_throughput_per_user is 1 / that: [10, 10/3] tokens/s */
+    sv_conv_stat_t u = stat_of(SV_CONV_GENAI_PERF, "output_token_throughput_per_user", &q);
+    ck_assert_int_eq(q, SV_CQ_TPS_USER);
+    ck_assert_int_eq(u.n, 2);
+    NEAR(u.mean, (10.0 + 10.0 / 3.0) / 2.0);
+    NEAR(u.max, 10.0);
+    /* inter_chunk_latency is AIPerf's, not GenAI-Perf's */
+    const sv_convention_def_t *d = sv_convention_get(SV_CONV_GENAI_PERF);
+    for (int i = 0; i < d->nmetrics; i++)
+        ck_assert_str_ne(d->metrics[i].key, "inter_chunk_latency");
     sv_conv_stat_t r = stat_of(SV_CONV_GENAI_PERF, "request_latency", NULL);
     NEAR(r.mean, 1600.0 / 3.0);
     NEAR(r.max, 800.0);
     sv_conv_stat_t o = stat_of(SV_CONV_GENAI_PERF, "output_sequence_length", NULL);
     NEAR(o.mean, 3.0);
     NEAR(o.min, 1.0);
+    /* time_to_second_token: the first gap of each request with two tokens or more (A 0.05,
+     * C 0.2), given as the pooled values */
+    static const double first[] = {0.05, 0.2};
+    sv_conv_stat_t s2;
+    sv_error_t err;
+    ck_assert_int_eq(sv_conv_stat(SV_CQ_TTST, R, 4, first, 2, d->pcts, d->npcts, 1e3, 0, &s2,
+                                  &err),
+                     0);
+    NEAR(s2.mean, 125.0);
+    NEAR(s2.pct[4], 125.0); /* p50 */
+    ck_assert(sv_conv_is_system(SV_CQ_REQ_TPUT) && !sv_conv_is_system(SV_CQ_TTST));
 }
 END_TEST
 

@@ -84,10 +84,11 @@ static void check_confidence(sv_catalog_t *cat, const char *gpu, const char *pro
 START_TEST(test_confidence_json)
 {
     sv_catalog_t *cat = tu_catalog();
-    /* A100 (kernel fit) with the eager profile (fitted to Splitwise): measured, +-5%. */
-    check_confidence(cat, "a100-80gb", "eager", "llama-3.1-8b", 1, "measured", 5.0, "measured");
-    /* MI300X (fitted to AMD's rows) with the hand-set vllm profile: transferred, +-14%. */
-    check_confidence(cat, "mi300x", "vllm", "llama-3.1-70b", 8, "transferred", 14.0, "measured");
+    /* A100 (kernel fit) with the eager profile (fitted to Splitwise): measured, +-7% (80%
+     * of its left-out points, test_confidence.c). */
+    check_confidence(cat, "a100-80gb", "eager", "llama-3.1-8b", 1, "measured", 7.0, "measured");
+    /* MI300X (fitted to AMD's rows) with the hand-set vllm profile: transferred, +-13%. */
+    check_confidence(cat, "mi300x", "vllm", "llama-3.1-70b", 8, "transferred", 13.0, "measured");
     /* B200: datasheet only, +-50%. */
     check_confidence(cat, "b200", "vllm", "llama-3.1-8b", 1, "datasheet", 50.0, "datasheet");
     sv_catalog_free(cat);

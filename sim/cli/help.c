@@ -110,6 +110,8 @@ static const sv__opt_help_t validate_opts[] = {
     {"--data", "FILE.csv", "measured runs (default tests/data/validation/measurements.csv)"},
     {"--family", "PREFIX", "only the families starting with PREFIX (default: all)"},
     {"--bounds", "FILE.csv", "exit 1 when a family's MAPE is past its bound in FILE"},
+    {"--coverage-tolerance", "PTS", "exit 1 when a band's coverage is PTS off 80%"},
+    {"--markdown", NULL, "print docs/validation.md's tables (tools/validation-doc)"},
     {NULL, NULL, NULL},
 };
 
@@ -194,8 +196,9 @@ static const sv__cmd_help_t commands[] = {
      explain_opts, NULL,
      "servesim explain --model llama-3.1-8b --gpu h100-sxm --tp 1 --batch 1,8,32,64"},
     {"validate", "[options]", "simulate every measured run of the validation table",
-     "Simulate every measured run of the validation table and print the errors per family\n"
-     "and the confidence intervals derived from them (docs/validation.md).",
+     "Simulate every measured run of the validation table and print the errors per family,\n"
+     "in sample and with each family left out of every fit, and the error bands (80%\n"
+     "coverage) derived from the left-out residuals (docs/validation.md).",
      validate_opts, NULL, "servesim validate --family splitwise-bloom-a100"},
     {"calibrate", "kernels|engine|runs|synthetic [options] [FILE...]",
      "fit GPU curves or an engine profile to measurements",

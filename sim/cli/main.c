@@ -838,7 +838,8 @@ int main(int argc, char **argv)
 static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *data = sv_validation_default_path(), *family = NULL, *bounds = NULL, *v;
-    int missing = 0;
+    int missing = 0, markdown = 0;
+    double tolerance = NAN;
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
             data = v;
@@ -846,22 +847,65 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
             family = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--bounds", &missing)))
             bounds = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--coverage-tolerance", &missing))) {
+            char *end;
+            tolerance = strtod(v, &end);
+            if (*end || end == v || !(tolerance >= 0 && tolerance <= 100))
+                return fail("error: --coverage-tolerance: expected points between 0 and 100, "
+                            "got '%s'",
+                            v);
+        } else if (strcmp(argv[i], "--markdown") == 0)
+            markdown = 1;
         else if (!missing)
             return sv__unknown_option("validate", argv[i]);
         if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     }
+    if (family && (markdown || !isnan(tolerance)))
+        return fail("error: validate --family: the bands need every family; drop --family or "
+                    "%s",
+                    markdown ? "--markdown" : "--coverage-tolerance");
     sv_error_t err;
     sv_validation_t *val = NULL;
+    double *lofo = NULL;
+    sv_band_evidence_t ev;
+    int rc = EXIT_SUCCESS;
     if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
         sv_validation_free(val);
         return fail_err(&err);
     }
-    sv_validation_print(val, stdout);
-    int rc = EXIT_SUCCESS;
-    double thr[SV_CAL_COUNT], lat[SV_CAL_COUNT];
-    if (!family && sv_confidence_derive(val, cat, thr, lat, stdout, &err)) {
-        sv_validation_free(val);
-        return fail_err(&err);
+    if (!family) {
+        if (!(lofo = malloc((size_t)val->nrows * sizeof *lofo))) {
+            sv_validation_free(val);
+            return fail("error: validate: out of memory%s", "");
+        }
+        if (sv_confidence_lofo(val, cat, lofo, &err) ||
+            sv_confidence_derive(val, lofo, cat, &ev, NULL, &err)) {
+            free(lofo);
+            sv_validation_free(val);
+            return fail_err(&err);
+        }
+    }
+    if (markdown) {
+        if (sv_confidence_markdown(val, lofo, cat, stdout, &err)) rc = fail_err(&err);
+    } else {
+        sv_validation_print(val, stdout);
+        if (lofo) {
+            sv_validation_print_mape(val, lofo,
+                                     "MAPE % per family and kind, each family left out of every "
+                                     "fit (leave-one-family-out)",
+                                     stdout);
+            sv_confidence_derive(val, lofo, cat, &ev, stdout, &err);
+        }
+    }
+    if (!isnan(tolerance)) {
+        int off = sv_confidence_check(&ev, tolerance, stdout);
+        if (off) {
+            fprintf(stderr,
+                    "servesim: error: %d error band(s) cover their left-out families more than %g "
+                    "points from %.0f%%\n",
+                    off, tolerance, sv_band_coverage_pct);
+            rc = EXIT_FAILURE;
+        }
     }
     if (bounds) {
         fputc('\n', stdout);
@@ -873,6 +917,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
             rc = EXIT_FAILURE;
         }
     }
+    free(lofo);
     sv_validation_free(val);
     return rc;
 }

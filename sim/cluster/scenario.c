@@ -158,9 +158,12 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
     if (sv_sched_parse(sched, &e->scheduler)) {
         char list[256];
+        sv_yenum_t names[SV_SCHED_COUNT];
+        for (int i = 0; i < SV_SCHED_COUNT; i++)
+            names[i] = (sv_yenum_t){sv_sched_name((sv_sched_t)i), i};
         return sv_errorf(err, SV_EINVAL, "%s: %s.scheduler: expected %s, got '%s'",
                          at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path,
-                         sv_sched_list(list, sizeof list), sched);
+                         sv_yenum_list(names, SV_SCHED_COUNT, list, sizeof list), sched);
     }
     if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
         (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||

@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/cluster/network.h"
 #include "servesim/engine/engine.h"
 #include "servesim/traffic/identity.h"
 #include "servesim/traffic/session.h"
 #include "servesim/traffic/workload.h"
 #include "base/vec_int.h"
-#include "cluster/sim_int.h"
 
 enum {
     EV_ARRIVAL = 1,
@@ -38,14 +38,50 @@ enum { RS_OFF = 0, RS_STARTING, RS_ACTIVE, RS_DRAINING };
 /* Recent TTFTs for the ttft_p90 policy: a ring of the newest completions. */
 #define SV_TTFT_RING 65536
 
-typedef struct sim {
-    const sv_scenario_t *sc;
-    sv_result_t *res;
-    sv_evq_t q;
-    sv_workload_t *wl;
+/*
+ * The simulator is a handful of actors, each with its own state below and its own
+ * handlers in the EVENTS table; the loop pops an event and calls its handler. An actor
+ * reads another's state where it must (the client asks the replicas to take a request,
+ * the sampler reads the autoscaler's replica states) but owns only its own.
+ */
+
+/* The benchmark client: arrivals, the semaphore (max_concurrency), the closed loop,
+ * timeouts, and the network between it and the servers. */
+typedef struct client {
+    sv_workload_t *wl;    /* arrivals and lengths (driven by wcfg) */
+    sv_workload_cfg_t wcfg;
     sv_identity_t *ident; /* prompt identity, when the workload has any */
+    int closed;           /* a closed loop: a new request whenever a slot is free */
+    int exhausted;        /* the workload has no more requests */
+    long inflight;        /* sent and not ended (or their last token on the way) */
+    long outstanding;     /* generated and not ended */
+    int32_t *backlog;     /* held by the semaphore, FIFO */
+    size_t nback, headback, capback;
+    int have_next; /* the next arrival, drawn ahead (EV_ARRIVAL pending) */
+    double next_t;
+    int32_t next_in, next_out;
+    long instant_fails; /* closed loop: consecutive requests that failed the instant sent */
+    sv_network_t *net;  /* NULL: none; else each request's RTT / 2, and last tokens on the way */
+    double *half_rtt;
+    size_t cap_rtt;
+    long receiving;
+    double last_end; /* the latest request end: the benchmark's duration, where up time stops */
+    int external;    /* requests also come from outside (sv_sim_inject) until closed */
+    int only_external; /* ... and the workload sends none (SV_SIM_ONLY_EXTERNAL) */
+    int unheld;        /* injected requests skip the semaphore (SV_SIM_UNHELD) */
+} client_t;
+
+/* Sessions (workload.sessions): their starts come from the client's workload. */
+typedef struct sessions {
+    sv_session_gen_t *sgen; /* NULL without sessions */
+    long live;              /* started and not over */
+    sv_segment_t *sbuf;     /* a prompt being built */
+    size_t capsbuf;
+} sessions_t;
+
+/* The replicas and the routing to them. */
+typedef struct fleet {
     sv_replica_t **reps;
-    double now;
     /* routing: entry replicas (colocated or prefill) and decode replicas */
     int *entry, nentry, *dec, ndec, *cand; /* cand: scratch, one slot per replica */
     int *kicks, nkicks;                    /* replicas to start a step when the instant ends */
@@ -53,56 +89,56 @@ typedef struct sim {
     sv_router_t router, drouter;
     long dec_min_len;    /* shortest max_model_len of the decode pools */
     long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
-    /* disaggregation */
+    double *stall_since; /* per replica: since when work waits with no room, or -1 */
+} fleet_t;
+
+/* Disaggregation: the hand-off queue and the KV links of the prefill replicas. */
+typedef struct kvlinks {
     int32_t *xq; /* prefilled requests waiting for decode room, FIFO */
     size_t nxq, headxq, capxq;
     sv_link_t *links;  /* one per replica (used for prefill replicas) */
-    double *link_next; /* time of the pending EV_LINK per replica, or INFINITY */
-    int32_t *buf;
+    sv_timer_t *timer; /* per replica: EV_LINK, armed for its link's next landing */
+    int32_t *buf;      /* scratch: the transfers that landed */
     size_t capbuf;
-    double *stall_since;
-    /* the client */
-    int closed;
-    int exhausted;
-    long inflight, outstanding;
-    int32_t *backlog;
-    size_t nback, headback, capback;
-    int have_next;
-    double next_t;
-    int32_t next_in, next_out;
-    long instant_fails; /* closed loop: consecutive requests that failed the instant sent */
-    /* the network (NULL: none): each request's RTT / 2, and last tokens still on the way */
-    sv_network_t *net;
-    double *half_rtt;
-    size_t cap_rtt;
-    long receiving;
-    /* time series: the interval doubles (and kept rounds thin) past SV_MAX_SAMPLES */
-    double sample_dt;
-    long rounds, sample_cap;
+} kvlinks_t;
+
+/* The autoscalers of the pools that have one. */
+typedef struct scaler {
+    int any;                          /* some pool is autoscaled */
+    uint8_t *rstate;                  /* RS_* per replica */
+    double *up_since;                 /* when it was last started (RS_OFF: unused) */
+    sv_timer_t *ready;                /* per replica: EV_READY, armed while RS_STARTING */
+    double below_since[SV_MAX_POOLS]; /* scale-down: first evaluation asking for fewer; -1 */
+    int down_max[SV_MAX_POOLS];       /* ... and the most asked for since */
+    double *ttft_end, *ttft_ms;       /* the ring of recent TTFTs */
+    long nttft;
+    size_t capscale;
+} scaler_t;
+
+/* The time series: the interval doubles (and kept rounds thin) past SV_MAX_SAMPLES. */
+typedef struct sampler {
+    double dt;
+    long rounds, cap;
+} sampler_t;
+
+typedef struct sv_sim {
+    const sv_scenario_t *sc;
+    sv_result_t *res;
+    sv_evq_t q;
+    double now;
+    client_t cl;
+    sessions_t ss;
+    fleet_t fl;
+    kvlinks_t kv;
+    scaler_t as;
+    sampler_t smp;
     /* the watchdog: events that could make progress (all but samples) pending in the
      * queue, and how many were handled since a request was last generated or ended */
     long pending, since_progress, progress_bound;
-    /* autoscaling */
-    uint8_t *rstate;                  /* RS_* per replica */
-    double *up_since;                 /* when it was last started (RS_OFF: unused) */
-    double *ready_at;                 /* RS_STARTING: when its cold start ends */
-    double below_since[SV_MAX_POOLS]; /* scale-down: first evaluation asking for fewer; -1 */
-    int down_max[SV_MAX_POOLS];       /* ... and the most asked for since */
-    int any_scaler;
-    double *ttft_end, *ttft_ms; /* the ring */
-    long nttft;
-    size_t capscale;
-    double last_end; /* the latest request end: the benchmark's duration, where up time stops */
-    /* sessions (workload.sessions): their starts come from wl, driven by wcfg */
-    sv_workload_cfg_t wcfg;
-    sv_session_gen_t *sgen;
-    long sessions_live; /* started and not over */
-    sv_segment_t *sbuf; /* a prompt being built */
-    size_t capsbuf;
     const sv_sim_hooks_t *hooks; /* observers (--trace-json); NULL: none */
-    int live; /* a live run (sim/cluster/live.c): requests come from outside, samples go on */
     int rc;
-    sv_error_t *err; /* the message of the first halt() */
+    sv_error_t *err;     /* the message of the first halt() */
+    sv_error_t scratch;  /* ... when the caller gave none */
 } sim_t;
 
 /* Requests the closed-loop client may send in a row that all fail at the instant they
@@ -131,11 +167,22 @@ static sv_req_t *R(sim_t *s, int32_t id)
     return &s->res->pool.r[id];
 }
 
+static int progress_event(int type); /* the EVENTS table: a step towards the run's end */
+
 static void push(sim_t *s, double t, int type, int32_t id)
 {
     if (sv_evq_push(&s->q, t, type, id))
         halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
-    else if (type != EV_SAMPLE && type != EV_SCALE)
+    else if (progress_event(type))
+        s->pending++;
+}
+
+/* (Re)arm a timer (its events all make progress); a firing it had pending is cancelled. */
+static void arm(sim_t *s, sv_timer_t t, double time)
+{
+    if (sv_evq_timer_start(&s->q, t, time))
+        halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
+    else
         s->pending++;
 }
 
@@ -160,19 +207,19 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
     r->arrival = arrival;
     r->output = out;
     if (s->sc->workload.nclasses > 0) { /* the class of the request the workload just gave */
-        r->cls = (uint8_t)sv_workload_last_class(s->wl);
+        r->cls = (uint8_t)sv_workload_last_class(s->cl.wl);
         r->priority = s->sc->workload.classes[r->cls].priority;
     }
-    if (s->ident && ident) {
+    if (s->cl.ident && ident) {
         const sv_segment_t *seg;
-        int n = sv_identity_next(s->ident, id, &in, &seg);
+        int n = sv_identity_next(s->cl.ident, id, &in, &seg);
         if (sv_reqpool_set_segments(p, id, seg, n)) {
             halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
             return -1;
         }
     }
     r->input = in;
-    s->outstanding++;
+    s->cl.outstanding++;
     s->since_progress = 0;
     return id;
 }
@@ -183,12 +230,12 @@ static void offer(sim_t *s, int32_t id)
 {
     long cap = s->sc->workload.max_concurrency;
     /* (a closed loop of sessions bounds sessions, not requests) */
-    if (cap > 0 && s->inflight >= cap && !(s->closed && s->sgen)) {
-        if (SV_GROW(s->backlog, s->capback, s->nback + 1)) {
+    if (cap > 0 && s->cl.inflight >= cap && !(s->cl.closed && s->ss.sgen)) {
+        if (SV_GROW(s->cl.backlog, s->cl.capback, s->cl.nback + 1)) {
             halt(s, SV_ENOMEM, "out of memory: the client's backlog could not grow");
             return;
         }
-        s->backlog[s->nback++] = id;
+        s->cl.backlog[s->cl.nback++] = id;
     } else {
         send(s, id);
     }
@@ -215,7 +262,7 @@ static int32_t session_call(sim_t *s, long k, int32_t turn, double arrival, int3
     rec->last = id;
     sv_reqpool_t *p = &s->res->pool;
     sv_segment_t own = {sv_session_message_id(id), p->r[id].input};
-    if (nseg > 0) s->sbuf[nseg - 1].id = sv_session_message_id(id); /* seg is sbuf */
+    if (nseg > 0) s->ss.sbuf[nseg - 1].id = sv_session_message_id(id); /* seg is sbuf */
     if (!p->r[id].nseg &&
         sv_reqpool_set_segments(p, id, nseg > 0 ? seg : &own, nseg > 0 ? nseg : 1)) {
         halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
@@ -241,11 +288,11 @@ static void session_start(sim_t *s, double t, int32_t in, int32_t out)
         return;
     }
     sv_session_rec_t *rec = &s->res->sessions.s[k];
-    rec->planned = sv_session_turns(s->sgen);
-    s->sessions_live++;
+    rec->planned = sv_session_turns(s->ss.sgen);
+    s->ss.live++;
     int n = s->sc->sessions.shape == SV_SESSION_FANOUT ? rec->planned : 1;
     for (int i = 0; i < n && !s->rc && !session_bound(s); i++) {
-        if (i > 0) sv_session_lengths(s->sgen, &in, &out);
+        if (i > 0) sv_session_lengths(s->ss.sgen, &in, &out);
         int32_t id = session_call(s, k, i, t, in, out, NULL, 0);
         if (id >= 0) offer(s, id);
     }
@@ -261,30 +308,30 @@ static void session_next(sim_t *s, long k)
     if (session_bound(s)) { /* cut: the rest is not sent */
         rec->cut = rec->over = 1;
         rec->end = s->now;
-        s->sessions_live--;
+        s->ss.live--;
         return;
     }
     int32_t prev = rec->last, msg, out;
-    sv_session_lengths(s->sgen, &msg, &out);
+    sv_session_lengths(s->ss.sgen, &msg, &out);
     int n = 0;
     long in = msg;
     if (s->sc->sessions.history) {
         const sv_req_t *q = &p->r[prev];
-        if (SV_GROW(s->sbuf, s->capsbuf, (size_t)q->nseg + 2)) {
+        if (SV_GROW(s->ss.sbuf, s->ss.capsbuf, (size_t)q->nseg + 2)) {
             halt(s, SV_ENOMEM, "out of memory building a session's prompt");
             return;
         }
-        memcpy(s->sbuf, p->seg + q->seg_off, (size_t)q->nseg * sizeof *s->sbuf);
+        memcpy(s->ss.sbuf, p->seg + q->seg_off, (size_t)q->nseg * sizeof *s->ss.sbuf);
         n = q->nseg;
-        s->sbuf[n++] = (sv_segment_t){sv_output_segment_id(prev), q->output};
-        s->sbuf[n++] = (sv_segment_t){0, msg}; /* its id is the new request's */
+        s->ss.sbuf[n++] = (sv_segment_t){sv_output_segment_id(prev), q->output};
+        s->ss.sbuf[n++] = (sv_segment_t){0, msg}; /* its id is the new request's */
         in += (long)q->input + q->output;
         if (in > INT32_MAX) {
             halt(s, SV_ELIMIT, "workload.sessions: session %ld's history passes 2^31 tokens", k);
             return;
         }
     }
-    int32_t id = session_call(s, k, rec->sent, s->now, (int32_t)in, out, s->sbuf, n);
+    int32_t id = session_call(s, k, rec->sent, s->now, (int32_t)in, out, s->ss.sbuf, n);
     if (id >= 0) offer(s, id);
 }
 
@@ -303,7 +350,7 @@ static void session_ended(sim_t *s, int32_t id)
     if (rec->done + rec->failed < rec->sent) return; /* a fanout's other calls */
     int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
     if (chain && rec->failed == 0 && rec->sent < rec->planned) {
-        double think = sv_session_think(s->sgen);
+        double think = sv_session_think(s->ss.sgen);
         rec->think_s += think;
         push(s, s->now + think, EV_TURN, (int32_t)k);
         return;
@@ -311,16 +358,16 @@ static void session_ended(sim_t *s, int32_t id)
     rec->over = 1;
     rec->cut = rec->failed == 0 && rec->sent < rec->planned; /* a fanout past the bound */
     rec->end = s->now;
-    s->sessions_live--;
+    s->ss.live--;
 }
 
 static void schedule_next_arrival(sim_t *s)
 {
-    s->have_next = sv_workload_next(s->wl, &s->next_t, &s->next_in, &s->next_out);
-    if (s->have_next)
-        push(s, s->next_t, EV_ARRIVAL, -1);
+    s->cl.have_next = sv_workload_next(s->cl.wl, &s->cl.next_t, &s->cl.next_in, &s->cl.next_out);
+    if (s->cl.have_next)
+        push(s, s->cl.next_t, EV_ARRIVAL, -1);
     else
-        s->exhausted = 1;
+        s->cl.exhausted = 1;
 }
 
 /* A replica may have new work. It decides its next step only once every event of this
@@ -328,17 +375,17 @@ static void schedule_next_arrival(sim_t *s)
  * scheduler sees everything queued when it runs); replicas start in the order first told. */
 static void kick(sim_t *s, int rep)
 {
-    if (s->kicked[rep]) return;
-    s->kicked[rep] = 1;
-    s->kicks[s->nkicks++] = rep;
+    if (s->fl.kicked[rep]) return;
+    s->fl.kicked[rep] = 1;
+    s->fl.kicks[s->fl.nkicks++] = rep;
 }
 
 static void finish_drain(sim_t *s, int rep);
 
 static void start_step(sim_t *s, int rep)
 {
-    sv_replica_t *r = s->reps[rep];
-    if (s->rstate[rep] == RS_DRAINING) finish_drain(s, rep);
+    sv_replica_t *r = s->fl.reps[rep];
+    if (s->as.rstate[rep] == RS_DRAINING) finish_drain(s, rep);
     if (sv_replica_busy(r)) return;
     double d = sv_replica_start_step(r, s->now);
     if (d > 0) {
@@ -348,23 +395,23 @@ static void start_step(sim_t *s, int rep)
             sv_replica_step_info(r, &ev.info);
             s->hooks->step(s->hooks->ctx, &ev);
         }
-        if (s->stall_since[rep] >= 0) {
-            s->res->stall_s[rep] += s->now - s->stall_since[rep];
-            s->stall_since[rep] = -1;
+        if (s->fl.stall_since[rep] >= 0) {
+            s->res->stall_s[rep] += s->now - s->fl.stall_since[rep];
+            s->fl.stall_since[rep] = -1;
         }
-    } else if (sv_replica_waiting(r) > 0 && s->stall_since[rep] < 0) {
-        s->stall_since[rep] = s->now; /* work waits but no KV room to admit it */
+    } else if (sv_replica_waiting(r) > 0 && s->fl.stall_since[rep] < 0) {
+        s->fl.stall_since[rep] = s->now; /* work waits but no KV room to admit it */
     }
 }
 
 /* The instant is over: the replicas told of new work decide their steps. */
 static void start_steps(sim_t *s)
 {
-    for (int i = 0; i < s->nkicks; i++) {
-        s->kicked[s->kicks[i]] = 0;
-        start_step(s, s->kicks[i]);
+    for (int i = 0; i < s->fl.nkicks; i++) {
+        s->fl.kicked[s->fl.kicks[i]] = 0;
+        start_step(s, s->fl.kicks[i]);
     }
-    s->nkicks = 0;
+    s->fl.nkicks = 0;
 }
 
 /* Request id has ended (completed or failed): its client slot is free again. */
@@ -376,21 +423,21 @@ static void ended(sim_t *s, int32_t id)
         return;
     }
     r->ended = 1;
-    if (s->now > s->last_end) s->last_end = s->now;
-    if (s->ttft_end && r->state == SV_RQ_DONE && r->first_token >= 0) {
-        long k = s->nttft++ % SV_TTFT_RING;
-        s->ttft_end[k] = s->now;
-        s->ttft_ms[k] = sv_req_ttft(r) * 1e3;
+    if (s->now > s->cl.last_end) s->cl.last_end = s->now;
+    if (s->as.ttft_end && r->state == SV_RQ_DONE && r->first_token >= 0) {
+        long k = s->as.nttft++ % SV_TTFT_RING;
+        s->as.ttft_end[k] = s->now;
+        s->as.ttft_ms[k] = sv_req_ttft(r) * 1e3;
     }
-    if (s->net && r->state == SV_RQ_DONE) { /* the client sees the end RTT/2 later */
-        s->receiving++;
-        push(s, s->now + s->half_rtt[id], EV_RECEIVED, id);
+    if (s->cl.net && r->state == SV_RQ_DONE) { /* the client sees the end RTT/2 later */
+        s->cl.receiving++;
+        push(s, s->now + s->cl.half_rtt[id], EV_RECEIVED, id);
     } else {
-        s->inflight--;
+        s->cl.inflight--;
     }
-    s->outstanding--;
+    s->cl.outstanding--;
     s->since_progress = 0;
-    if (s->sgen) session_ended(s, id);
+    if (s->ss.sgen) session_ended(s, id);
 }
 
 /* A request fails outside any replica (at the client, or between pools). */
@@ -410,17 +457,17 @@ static void dispatch(sim_t *s, int32_t id)
         /* The decode pool must be able to hold the whole sequence, or it would wait for
          * room forever. */
         long len = (long)r->input + r->output;
-        if (len > s->dec_min_len) {
+        if (len > s->fl.dec_min_len) {
             fail(s, id, SV_FAIL_TOO_LONG);
             return;
         }
-        if (len > s->dec_max_blocks) {
+        if (len > s->fl.dec_max_blocks) {
             fail(s, id, SV_FAIL_KV_CAPACITY);
             return;
         }
     }
-    int rep = s->entry[sv_router_pick(&s->router, s->reps, s->entry, s->nentry, id)];
-    if (sv_replica_submit(s->reps[rep], id, s->now) != SV_FAIL_NONE) {
+    int rep = s->fl.entry[sv_router_pick(&s->fl.router, s->fl.reps, s->fl.entry, s->fl.nentry, id)];
+    if (sv_replica_submit(s->fl.reps[rep], id, s->now) != SV_FAIL_NONE) {
         ended(s, id);
         return;
     }
@@ -430,18 +477,18 @@ static void dispatch(sim_t *s, int32_t id)
 static void send(sim_t *s, int32_t id)
 {
     R(s, id)->start = s->now;
-    s->inflight++;
+    s->cl.inflight++;
     if (s->sc->workload.timeout > 0) push(s, s->now + s->sc->workload.timeout, EV_TIMEOUT, id);
     double up = 0.0; /* the way to the server: half the request's round trip */
-    if (s->net) {
-        if (SV_GROW(s->half_rtt, s->cap_rtt, (size_t)id + 1)) {
+    if (s->cl.net) {
+        if (SV_GROW(s->cl.half_rtt, s->cl.cap_rtt, (size_t)id + 1)) {
             halt(s, SV_ENOMEM, "out of memory for the network round trips");
             return;
         }
         /* the request's class's own round trip, else the network's (none: 0) */
         const sv_network_cfg_t *c = &s->sc->class_rtt[R(s, id)->cls];
         if (!c->enabled) c = &s->sc->network;
-        up = s->half_rtt[id] = c->enabled ? sv_network_rtt_of(s->net, c) / 2.0 : 0.0;
+        up = s->cl.half_rtt[id] = c->enabled ? sv_network_rtt_of(s->cl.net, c) / 2.0 : 0.0;
     }
     if (s->sc->router_latency + up > 0)
         push(s, s->now + s->sc->router_latency + up, EV_DISPATCH, id);
@@ -458,11 +505,11 @@ static int session_bound(const sim_t *s);
 static void pump_sessions(sim_t *s)
 {
     long cap = s->sc->workload.max_concurrency;
-    while (!s->rc && !s->exhausted && s->sessions_live < cap) {
+    while (!s->rc && !s->cl.exhausted && s->ss.live < cap) {
         double t;
         int32_t in, out;
-        if (session_bound(s) || !sv_workload_next(s->wl, &t, &in, &out)) {
-            s->exhausted = 1;
+        if (session_bound(s) || !sv_workload_next(s->cl.wl, &t, &in, &out)) {
+            s->cl.exhausted = 1;
             break;
         }
         session_start(s, s->now, in, out);
@@ -472,21 +519,21 @@ static void pump_sessions(sim_t *s)
 static void pump(sim_t *s)
 {
     long cap = s->sc->workload.max_concurrency;
-    if (s->closed && s->sgen) {
+    if (s->cl.closed && s->ss.sgen) {
         pump_sessions(s);
         return;
     }
-    while (!s->rc && (cap == 0 || s->inflight < cap)) {
-        if (s->headback < s->nback) {
-            send(s, s->backlog[s->headback++]);
+    while (!s->rc && (cap == 0 || s->cl.inflight < cap)) {
+        if (s->cl.headback < s->cl.nback) {
+            send(s, s->cl.backlog[s->cl.headback++]);
             continue;
         }
-        if (!s->closed || s->exhausted) break;
+        if (!s->cl.closed || s->cl.exhausted) break;
         double dur = s->sc->workload.duration;
         double t;
         int32_t in, out;
-        if ((dur > 0 && s->now > dur) || !sv_workload_next(s->wl, &t, &in, &out)) {
-            s->exhausted = 1;
+        if ((dur > 0 && s->now > dur) || !sv_workload_next(s->cl.wl, &t, &in, &out)) {
+            s->cl.exhausted = 1;
             break;
         }
         int32_t id = new_request(s, s->now, in, out, 1);
@@ -495,31 +542,31 @@ static void pump(sim_t *s)
         /* A request that fails the instant it is sent frees its slot at once; with no
          * request bound the loop would resend forever without time moving. */
         const sv_req_t *r = R(s, id);
-        s->instant_fails = r->state == SV_RQ_FAILED && r->end == s->now ? s->instant_fails + 1 : 0;
-        if (s->instant_fails >= SV_MAX_INSTANT_FAILS && s->sc->workload.num_requests == 0)
+        s->cl.instant_fails = r->state == SV_RQ_FAILED && r->end == s->now ? s->cl.instant_fails + 1 : 0;
+        if (s->cl.instant_fails >= SV_MAX_INSTANT_FAILS && s->sc->workload.num_requests == 0)
             halt(s, SV_ELIMIT,
                  "workload: the closed-loop client sent %ld requests in a row at t=%.6g s that "
                  "all failed the instant they were sent (last: %s); with workload.duration_s "
                  "and no workload.num_requests it would resend them forever",
-                 s->instant_fails, s->now, sv_fail_name(r->fail));
+                 s->cl.instant_fails, s->now, sv_fail_name(r->fail));
     }
 }
 
 static void arrive(sim_t *s)
 {
-    if (s->sgen) {
-        double t = s->next_t;
-        int32_t in = s->next_in, out = s->next_out;
+    if (s->ss.sgen) {
+        double t = s->cl.next_t;
+        int32_t in = s->cl.next_in, out = s->cl.next_out;
         if (session_bound(s)) { /* workload.num_requests reached: no more sessions */
-            s->have_next = 0;
-            s->exhausted = 1;
+            s->cl.have_next = 0;
+            s->cl.exhausted = 1;
             return;
         }
         schedule_next_arrival(s);
         session_start(s, t, in, out);
         return;
     }
-    int32_t id = new_request(s, s->next_t, s->next_in, s->next_out, 1);
+    int32_t id = new_request(s, s->cl.next_t, s->cl.next_in, s->cl.next_out, 1);
     if (id < 0) return;
     schedule_next_arrival(s);
     offer(s, id);
@@ -532,266 +579,297 @@ static double kv_bytes(sim_t *s, int32_t id)
     const sv_req_t *r = R(s, id);
     const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
     /* only what the decode replica's prefix cache lacks crosses the link */
-    return (double)(sv_replica_handoff_tokens(s->reps[r->prefill_replica], id) -
-                    sv_replica_transfer_cached(s->reps[r->replica], id)) *
+    return (double)(sv_replica_handoff_tokens(s->fl.reps[r->prefill_replica], id) -
+                    sv_replica_transfer_cached(s->fl.reps[r->replica], id)) *
            pp->perf.kv_bytes_token_total;
 }
 
 /* Move a link's bytes up to now; land the transfers that finished; re-arm its event. */
 static void service_link(sim_t *s, int rep)
 {
-    sv_link_t *l = &s->links[rep];
-    if (SV_GROW(s->buf, s->capbuf, l->n + 1)) {
+    sv_link_t *l = &s->kv.links[rep];
+    if (SV_GROW(s->kv.buf, s->kv.capbuf, l->n + 1)) {
         halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
         return;
     }
-    size_t n = sv_link_advance(l, s->now, s->buf, l->n + 1);
+    size_t n = sv_link_advance(l, s->now, s->kv.buf, l->n + 1);
     for (size_t i = 0; i < n; i++) {
-        int32_t id = s->buf[i];
+        int32_t id = s->kv.buf[i];
         sv_req_t *r = R(s, id);
         int d = r->replica;
-        sv_replica_release(s->reps[rep], id);
+        sv_replica_release(s->fl.reps[rep], id);
         r->xfer_end = s->now;
-        r->decode_start = sv_replica_free_at(s->reps[d], s->now);
-        sv_replica_inject(s->reps[d], id, s->now);
+        r->decode_start = sv_replica_free_at(s->fl.reps[d], s->now);
+        sv_replica_inject(s->fl.reps[d], id, s->now);
         kick(s, d);
     }
     if (n) kick(s, rep); /* freed blocks may let it admit again */
-    double next = sv_link_next(l);
-    if (next < INFINITY && next != s->link_next[rep]) push(s, next, EV_LINK, rep);
-    s->link_next[rep] = next;
+    double next = sv_link_next(l), due;
+    if (next == INFINITY)
+        sv_evq_timer_stop(&s->q, s->kv.timer[rep]);
+    else if (!sv_evq_timer_armed(&s->q, s->kv.timer[rep], &due) || due != next)
+        arm(s, s->kv.timer[rep], next);
 }
 
 /* Start transfers, FIFO, while some decode replica has room for the head. */
 static void start_transfers(sim_t *s)
 {
-    int *cand = s->cand;
-    while (!s->rc && s->headxq < s->nxq) {
-        int32_t id = s->xq[s->headxq];
+    int *cand = s->fl.cand;
+    while (!s->rc && s->kv.headxq < s->kv.nxq) {
+        int32_t id = s->kv.xq[s->kv.headxq];
         sv_req_t *r = R(s, id);
         if (r->state != SV_RQ_HANDOFF) { /* it failed while waiting */
-            s->headxq++;
+            s->kv.headxq++;
             continue;
         }
         int nc = 0;
-        for (int i = 0; i < s->ndec; i++)
-            if (sv_replica_can_reserve(s->reps[s->dec[i]], id)) cand[nc++] = s->dec[i];
+        for (int i = 0; i < s->fl.ndec; i++)
+            if (sv_replica_can_reserve(s->fl.reps[s->fl.dec[i]], id)) cand[nc++] = s->fl.dec[i];
         if (nc == 0) return; /* head-of-line: wait for decode room */
-        int d = cand[sv_router_pick(&s->drouter, s->reps, cand, nc, id)];
-        sv_replica_reserve(s->reps[d], id);
-        s->headxq++;
+        int d = cand[sv_router_pick(&s->fl.drouter, s->fl.reps, cand, nc, id)];
+        sv_replica_reserve(s->fl.reps[d], id);
+        s->kv.headxq++;
         int p = r->prefill_replica;
-        r->state = SV_RQ_XFER;
-        r->replica = d;
+        r->state = SV_RQ_XFER; /* and r->replica is d (the engine wrote it) */
         r->xfer_start = s->now;
         double bytes = kv_bytes(s, id);
         if (s->sc->link.overlap) {
             /* Layer-by-layer sending overlaps the prefill: what is left is the last layer,
              * or what the link could not move during the prefill. */
-            const sv_link_t *l = &s->links[p];
+            const sv_link_t *l = &s->kv.links[p];
             double left = bytes - l->bw * (r->prefill_end - r->scheduled);
             double last = bytes / s->res->pools[s->res->rpool[p]].perf.model.layers;
             bytes = left > last ? left : last;
         }
         if (s->hooks && s->hooks->xfer) s->hooks->xfer(s->hooks->ctx, id, p, d, bytes);
         service_link(s, p);
-        if (sv_link_add(&s->links[p], s->now, id, bytes))
+        if (sv_link_add(&s->kv.links[p], s->now, id, bytes))
             halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
         service_link(s, p);
     }
-    if (s->headxq == s->nxq) s->headxq = s->nxq = 0;
+    if (s->kv.headxq == s->kv.nxq) s->kv.headxq = s->kv.nxq = 0;
 }
 
 static void take_handoffs(sim_t *s, int rep)
 {
     long n;
-    const int32_t *h = sv_replica_handoffs(s->reps[rep], &n);
+    const int32_t *h = sv_replica_handoffs(s->fl.reps[rep], &n);
     for (long i = 0; i < n; i++) {
         R(s, h[i])->prefill_replica = rep;
-        if (SV_GROW(s->xq, s->capxq, s->nxq + 1)) {
+        if (SV_GROW(s->kv.xq, s->kv.capxq, s->kv.nxq + 1)) {
             halt(s, SV_ENOMEM, "out of memory: the hand-off queue could not grow");
             return;
         }
-        s->xq[s->nxq++] = h[i];
+        s->kv.xq[s->kv.nxq++] = h[i];
     }
 }
 
 /* ---- autoscaling ------------------------------------------------------------------- */
 
-static int cmp_double_asc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The router and the hand-off see only active replicas, in index order. */
 static void rebuild_routes(sim_t *s)
 {
-    s->nentry = s->ndec = 0;
+    s->fl.nentry = s->fl.ndec = 0;
     for (int i = 0; i < s->res->replicas; i++) {
-        if (s->rstate[i] != RS_ACTIVE) continue;
+        if (s->as.rstate[i] != RS_ACTIVE) continue;
         if (s->sc->pools[s->res->rpool[i]].role == SV_ROLE_DECODE)
-            s->dec[s->ndec++] = i;
+            s->fl.dec[s->fl.ndec++] = i;
         else
-            s->entry[s->nentry++] = i;
+            s->fl.entry[s->fl.nentry++] = i;
     }
 }
 
 /* Holds nothing: no request, no step, no pinned or reserved KV, nothing owed. */
 static int replica_idle(const sim_t *s, int rep)
 {
-    const sv_replica_t *r = s->reps[rep];
+    const sv_replica_t *r = s->fl.reps[rep];
     return !sv_replica_busy(r) && sv_replica_running(r) == 0 && sv_replica_waiting(r) == 0 &&
            sv_replica_reserved(r) == 0 && sv_replica_tokens_owed(r) == 0 &&
-           sv_replica_free_blocks(r) == sv_replica_total_blocks(r) && s->links[rep].n == 0;
+           sv_replica_free_blocks(r) == sv_replica_total_blocks(r) && s->kv.links[rep].n == 0;
 }
 
 static void switch_off_at(sim_t *s, int rep, double t)
 {
-    if (t > s->up_since[rep]) s->res->up_s[rep] += t - s->up_since[rep];
-    s->rstate[rep] = RS_OFF;
+    if (t > s->as.up_since[rep]) s->res->up_s[rep] += t - s->as.up_since[rep];
+    s->as.rstate[rep] = RS_OFF;
 }
 
 static void switch_off(sim_t *s, int rep)
 {
-    s->res->up_s[rep] += s->now - s->up_since[rep];
-    s->rstate[rep] = RS_OFF;
+    sv_evq_timer_stop(&s->q, s->as.ready[rep]); /* a cold start cancelled */
+    s->res->up_s[rep] += s->now - s->as.up_since[rep];
+    s->as.rstate[rep] = RS_OFF;
 }
 
 /* A draining replica that holds nothing any more is switched off. */
 static void finish_drain(sim_t *s, int rep)
 {
-    if (s->rstate[rep] == RS_DRAINING && replica_idle(s, rep)) switch_off(s, rep);
+    if (s->as.rstate[rep] == RS_DRAINING && replica_idle(s, rep)) switch_off(s, rep);
 }
 
 /* The p-th percentile of the TTFTs (ms) of requests that ended in (now - window, now]. */
 static double recent_ttft(sim_t *s, double window, double p)
 {
-    long n = s->nttft < SV_TTFT_RING ? s->nttft : SV_TTFT_RING, k = 0;
+    long n = s->as.nttft < SV_TTFT_RING ? s->as.nttft : SV_TTFT_RING, k = 0;
     double *v = malloc((size_t)(n + 1) * sizeof *v);
     if (!v) {
         halt(s, SV_ENOMEM, "out of memory: the autoscaler's TTFT window");
         return 0.0;
     }
     for (long i = 0; i < n; i++)
-        if (s->ttft_end[i] > s->now - window) v[k++] = s->ttft_ms[i];
+        if (s->as.ttft_end[i] > s->now - window) v[k++] = s->as.ttft_ms[i];
     double out = 0.0;
     if (k) {
-        qsort(v, (size_t)k, sizeof *v, cmp_double_asc);
+        qsort(v, (size_t)k, sizeof *v, sv_cmp_double);
         out = sv_percentile_sorted(v, (size_t)k, p);
     }
     free(v);
     return out;
 }
 
-/* One evaluation of pool p's autoscaler (see sv_autoscale_cfg_t). */
-static void autoscale(sim_t *s, int p)
+/* How long a replica of the pool takes to start: given, or its weights at the load rate. */
+static double cold_start_s(const sv_autoscale_cfg_t *a, const sv_pool_result_t *pp)
+{
+    return a->cold_start >= 0 ? a->cold_start : pp->perf.weight_bytes_gpu / a->load_bw;
+}
+
+/* What one evaluation sees of a pool: its replicas by state, and its metric. */
+typedef struct scale_view {
+    int active, starting, draining;
+    double m; /* the policy's metric per active replica */
+} scale_view_t;
+
+static void scale_measure(sim_t *s, int p, scale_view_t *v)
 {
     const sv_autoscale_cfg_t *a = &s->sc->pools[p].autoscale;
     const sv_pool_result_t *pp = &s->res->pools[p];
-    int active = 0, starting = 0, draining = 0;
     double waiting = 0, held = 0, kv = 0;
+    *v = (scale_view_t){0};
     for (int i = pp->first; i < pp->first + pp->count; i++) {
-        if (s->rstate[i] == RS_DRAINING) finish_drain(s, i);
-        active += s->rstate[i] == RS_ACTIVE;
-        starting += s->rstate[i] == RS_STARTING;
-        draining += s->rstate[i] == RS_DRAINING;
-        if (s->rstate[i] != RS_ACTIVE) continue;
-        waiting += (double)sv_replica_waiting(s->reps[i]);
-        held += (double)(sv_replica_waiting(s->reps[i]) + sv_replica_running(s->reps[i]));
-        kv += sv_replica_kv_usage(s->reps[i]);
+        if (s->as.rstate[i] == RS_DRAINING) finish_drain(s, i);
+        v->active += s->as.rstate[i] == RS_ACTIVE;
+        v->starting += s->as.rstate[i] == RS_STARTING;
+        v->draining += s->as.rstate[i] == RS_DRAINING;
+        if (s->as.rstate[i] != RS_ACTIVE) continue;
+        waiting += (double)sv_replica_waiting(s->fl.reps[i]);
+        held += (double)(sv_replica_waiting(s->fl.reps[i]) + sv_replica_running(s->fl.reps[i]));
+        kv += sv_replica_kv_usage(s->fl.reps[i]);
     }
-    /* The metric per active replica, against its target: HPA's ceil(n x metric / target). */
-    double m = 0.0;
+    int n = v->active;
     switch (a->policy) {
     case SV_SCALE_QUEUE:
-        m = active ? waiting / active : 0;
+        v->m = n ? waiting / n : 0;
         break;
     case SV_SCALE_INFLIGHT:
-        m = active ? held / active : 0;
+        v->m = n ? held / n : 0;
         break;
     case SV_SCALE_KV:
-        m = active ? kv / active : 0;
+        v->m = n ? kv / n : 0;
         break;
     default:
-        m = recent_ttft(s, a->window, 90);
+        v->m = recent_ttft(s, a->window, 90);
         break;
     }
-    double want = ceil((double)active * m / a->target - 1e-9);
+}
+
+/* Up at once by `need`: draining replicas first (they are warm), then cold ones. 1 if a
+ * replica serves now that did not. */
+static int scale_up(sim_t *s, int p, int need)
+{
+    const sv_autoscale_cfg_t *a = &s->sc->pools[p].autoscale;
+    sv_pool_result_t *pp = &s->res->pools[p];
+    int changed = 0;
+    for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
+        if (s->as.rstate[i] == RS_DRAINING) {
+            s->as.rstate[i] = RS_ACTIVE;
+            need--, changed = 1, pp->scale_ups++;
+        }
+    double cold = cold_start_s(a, pp);
+    for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
+        if (s->as.rstate[i] == RS_OFF) {
+            s->as.up_since[i] = s->now;
+            need--, pp->scale_ups++;
+            if (cold > 0) {
+                s->as.rstate[i] = RS_STARTING;
+                arm(s, s->as.ready[i], s->now + cold);
+            } else {
+                s->as.rstate[i] = RS_ACTIVE;
+                changed = 1;
+            }
+        }
+    return changed;
+}
+
+/* Down by `drop`: cold starts not yet serving are cancelled first (newest first), then the
+ * active replicas that hold the least are drained (one at least stays). 1 if a replica
+ * stopped serving. */
+static int scale_down(sim_t *s, int p, int drop, int active)
+{
+    sv_pool_result_t *pp = &s->res->pools[p];
+    int changed = 0;
+    for (int i = pp->first + pp->count - 1; i >= pp->first && drop > 0; i--)
+        if (s->as.rstate[i] == RS_STARTING) {
+            switch_off(s, i);
+            drop--, pp->scale_downs++;
+        }
+    while (drop > 0 && active > 1) {
+        int best = -1;
+        long bh = 0;
+        for (int i = pp->first; i < pp->first + pp->count; i++) {
+            if (s->as.rstate[i] != RS_ACTIVE) continue;
+            long h = sv_replica_waiting(s->fl.reps[i]) + sv_replica_running(s->fl.reps[i]);
+            if (best < 0 || h < bh) best = i, bh = h;
+        }
+        s->as.rstate[best] = RS_DRAINING;
+        finish_drain(s, best);
+        active--, drop--, changed = 1, pp->scale_downs++;
+    }
+    return changed;
+}
+
+/* One evaluation of pool p's autoscaler (see sv_autoscale_cfg_t): HPA's
+ * ceil(n x metric / target) replicas, up at once, down after scale_down_delay to the
+ * most asked for meanwhile. */
+static void autoscale(sim_t *s, int p)
+{
+    const sv_autoscale_cfg_t *a = &s->sc->pools[p].autoscale;
+    sv_pool_result_t *pp = &s->res->pools[p];
+    scale_view_t v;
+    scale_measure(s, p, &v);
+    double want = ceil((double)v.active * v.m / a->target - 1e-9);
     int desired = want > a->max ? a->max : want < a->min ? a->min : (int)want;
     if (s->res->nscale < (size_t)SV_MAX_SCALE_POINTS) {
-        if (SV_GROW(s->res->scale, s->capscale, s->res->nscale + 1)) {
+        if (SV_GROW(s->res->scale, s->as.capscale, s->res->nscale + 1)) {
             halt(s, SV_ENOMEM, "out of memory: the autoscaler's record could not grow");
             return;
         }
         s->res->scale[s->res->nscale++] = (sv_scale_point_t){.t = s->now,
                                                              .pool = p,
-                                                             .active = active,
-                                                             .starting = starting,
-                                                             .draining = draining,
-                                                             .measured = m,
+                                                             .active = v.active,
+                                                             .starting = v.starting,
+                                                             .draining = v.draining,
+                                                             .measured = v.m,
                                                              .desired = desired};
     }
-    int current = active + starting, changed = 0;
-    if (desired >= current) s->below_since[p] = -1;
+    int current = v.active + v.starting, changed = 0;
+    if (desired >= current) s->as.below_since[p] = -1;
     if (desired > current) {
-        /* Up at once: draining replicas first (they are warm), then cold ones. */
-        int need = desired - current;
-        sv_pool_result_t *pw = &s->res->pools[p];
-        for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
-            if (s->rstate[i] == RS_DRAINING) {
-                s->rstate[i] = RS_ACTIVE;
-                need--, changed = 1, pw->scale_ups++;
-            }
-        double cold = a->cold_start >= 0 ? a->cold_start : pp->perf.weight_bytes_gpu / a->load_bw;
-        for (int i = pp->first; i < pp->first + pp->count && need > 0; i++)
-            if (s->rstate[i] == RS_OFF) {
-                s->up_since[i] = s->now;
-                need--, pw->scale_ups++;
-                if (cold > 0) {
-                    s->rstate[i] = RS_STARTING;
-                    s->ready_at[i] = s->now + cold;
-                    push(s, s->ready_at[i], EV_READY, i);
-                } else {
-                    s->rstate[i] = RS_ACTIVE;
-                    changed = 1;
-                }
-            }
+        changed = scale_up(s, p, desired - current);
     } else if (desired < current) {
-        if (s->below_since[p] < 0) {
-            s->below_since[p] = s->now;
-            s->down_max[p] = desired;
+        if (s->as.below_since[p] < 0) {
+            s->as.below_since[p] = s->now;
+            s->as.down_max[p] = desired;
         }
-        if (desired > s->down_max[p]) s->down_max[p] = desired;
-        if (s->now - s->below_since[p] >= a->scale_down_delay) {
-            int drop = current - s->down_max[p];
-            sv_pool_result_t *pw = &s->res->pools[p];
-            /* Cold starts not yet serving are cancelled first (newest first), then the
-             * active replicas that hold the least are drained. */
-            for (int i = pp->first + pp->count - 1; i >= pp->first && drop > 0; i--)
-                if (s->rstate[i] == RS_STARTING) {
-                    switch_off(s, i);
-                    drop--, pw->scale_downs++;
-                }
-            while (drop > 0 && active > 1) {
-                int best = -1;
-                long bh = 0;
-                for (int i = pp->first; i < pp->first + pp->count; i++) {
-                    if (s->rstate[i] != RS_ACTIVE) continue;
-                    long h = sv_replica_waiting(s->reps[i]) + sv_replica_running(s->reps[i]);
-                    if (best < 0 || h < bh) best = i, bh = h;
-                }
-                s->rstate[best] = RS_DRAINING;
-                finish_drain(s, best);
-                active--, drop--, changed = 1, pw->scale_downs++;
-            }
-            s->below_since[p] = -1;
+        if (desired > s->as.down_max[p]) s->as.down_max[p] = desired;
+        if (s->now - s->as.below_since[p] >= a->scale_down_delay) {
+            changed = scale_down(s, p, current - s->as.down_max[p], v.active);
+            s->as.below_since[p] = -1;
         }
     }
     int up = 0;
     for (int i = pp->first; i < pp->first + pp->count; i++)
-        up += s->rstate[i] != RS_OFF;
-    if (up > s->res->pools[p].peak_up) s->res->pools[p].peak_up = up;
+        up += s->as.rstate[i] != RS_OFF;
+    if (up > pp->peak_up) pp->peak_up = up;
     if (changed) {
         rebuild_routes(s);
         if (s->sc->disaggregated) start_transfers(s);
@@ -799,10 +877,9 @@ static void autoscale(sim_t *s, int p)
 }
 
 /* A cold start ended: the replica serves from now on. */
-static void ready(sim_t *s, int rep, double t)
+static void ready(sim_t *s, int rep)
 {
-    if (s->rstate[rep] != RS_STARTING || t != s->ready_at[rep]) return; /* cancelled */
-    s->rstate[rep] = RS_ACTIVE;
+    s->as.rstate[rep] = RS_ACTIVE;
     rebuild_routes(s);
     if (s->sc->disaggregated) start_transfers(s);
 }
@@ -812,19 +889,19 @@ static void ready(sim_t *s, int rep, double t)
 static void drain(sim_t *s, int rep)
 {
     long n;
-    const int32_t *done = sv_replica_done(s->reps[rep], &n);
+    const int32_t *done = sv_replica_done(s->fl.reps[rep], &n);
     for (long i = 0; i < n; i++)
         ended(s, done[i]);
 }
 
 static void step_end(sim_t *s, int rep)
 {
-    if (sv_replica_end_step(s->reps[rep], s->now))
+    if (sv_replica_end_step(s->fl.reps[rep], s->now))
         halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
     drain(s, rep);
     if (s->sc->check) {
         char msg[SV_ERRMSG_MAX - 64];
-        if (sv_replica_check(s->reps[rep], msg, sizeof msg))
+        if (sv_replica_check(s->fl.reps[rep], msg, sizeof msg))
             halt(s, SV_EINVAL, "internal error (--check) at t=%.9g s: %s", s->now, msg);
     }
     if (s->sc->disaggregated) {
@@ -843,9 +920,9 @@ static void timeout(sim_t *s, int32_t id)
         int p = r->prefill_replica;
         service_link(s, p); /* it may land at this very instant */
         if (r->state == SV_RQ_XFER) {
-            sv_link_cancel(&s->links[p], s->now, id);
-            sv_replica_release(s->reps[p], id);
-            sv_replica_unreserve(s->reps[r->replica], id);
+            sv_link_cancel(&s->kv.links[p], s->now, id);
+            sv_replica_release(s->fl.reps[p], id);
+            sv_replica_unreserve(s->fl.reps[r->replica], id);
             fail(s, id, SV_FAIL_TIMEOUT);
             service_link(s, p);
             kick(s, p);
@@ -854,7 +931,7 @@ static void timeout(sim_t *s, int32_t id)
         }
     }
     if (r->state == SV_RQ_HANDOFF) {
-        sv_replica_release(s->reps[r->prefill_replica], id);
+        sv_replica_release(s->fl.reps[r->prefill_replica], id);
         fail(s, id, SV_FAIL_TIMEOUT);
         kick(s, r->prefill_replica);
         return;
@@ -864,7 +941,7 @@ static void timeout(sim_t *s, int32_t id)
         return;
     }
     int rep = r->replica;
-    sv_replica_abort(s->reps[rep], id, s->now);
+    sv_replica_abort(s->fl.reps[rep], id, s->now);
     drain(s, rep);
     if (s->sc->disaggregated) start_transfers(s);
     pump(s);
@@ -876,20 +953,27 @@ static void describe(sim_t *s, char *buf, size_t size)
 {
     long waiting = 0, running = 0, reserved = 0, busy = 0;
     for (int i = 0; i < s->res->replicas; i++) {
-        waiting += sv_replica_waiting(s->reps[i]);
-        running += sv_replica_running(s->reps[i]);
-        reserved += sv_replica_reserved(s->reps[i]);
-        busy += sv_replica_busy(s->reps[i]);
+        waiting += sv_replica_waiting(s->fl.reps[i]);
+        running += sv_replica_running(s->fl.reps[i]);
+        reserved += sv_replica_reserved(s->fl.reps[i]);
+        busy += sv_replica_busy(s->fl.reps[i]);
     }
     int n = snprintf(buf, size,
                      "%ld requests outstanding; client: %ld sent and not ended (max_concurrency "
                      "%ld), %zu held back; replicas: %ld waiting, %ld running, %ld steps in "
                      "flight, %ld transfers reserved; hand-off queue %zu",
-                     s->outstanding, s->inflight, s->sc->workload.max_concurrency,
-                     s->nback - s->headback, waiting, running, busy, reserved, s->nxq - s->headxq);
+                     s->cl.outstanding, s->cl.inflight, s->sc->workload.max_concurrency,
+                     s->cl.nback - s->cl.headback, waiting, running, busy, reserved, s->kv.nxq - s->kv.headxq);
     for (int i = 0; i < s->res->replicas && i < 4 && n > 0 && (size_t)n < size; i++)
         n += snprintf(buf + n, size - (size_t)n, "; replica %d: %ld of %ld blocks free", i,
-                      sv_replica_free_blocks(s->reps[i]), sv_replica_total_blocks(s->reps[i]));
+                      sv_replica_free_blocks(s->fl.reps[i]), sv_replica_total_blocks(s->fl.reps[i]));
+}
+
+/* Anything left to happen: the periodic events re-arm while it is. */
+static int live(const sim_t *s)
+{
+    return !s->cl.exhausted || s->cl.outstanding > 0 || s->cl.have_next || s->ss.live > 0 ||
+           s->cl.external;
 }
 
 /* The client's own count: requests sent and not ended, recounted from the records. */
@@ -907,18 +991,18 @@ static void check_client(sim_t *s)
         sent += r->start >= 0 && !over;
         live += !over;
     }
-    if (sent != s->inflight || live != s->outstanding)
+    if (sent != s->cl.inflight || live != s->cl.outstanding)
         halt(s, SV_EINVAL,
              "internal error (--check) at t=%.9g s: the client counts %ld in flight and %ld "
              "outstanding, the records %ld and %ld",
-             s->now, s->inflight, s->outstanding, sent, live);
+             s->now, s->cl.inflight, s->cl.outstanding, sent, live);
 }
 
 static void sample(sim_t *s)
 {
     /* Nothing but samples left to happen, yet requests are outstanding: no event can ever
      * move them, so the run would sample forever. */
-    if (s->pending == 0 && s->nkicks == 0 && s->outstanding > 0) {
+    if (s->pending == 0 && s->fl.nkicks == 0 && s->cl.outstanding > 0) {
         char state[SV_ERRMSG_MAX - 96];
         describe(s, state, sizeof state);
         halt(s, SV_EINVAL, "internal error: the simulation is stuck at t=%.9g s: %s", s->now,
@@ -929,39 +1013,32 @@ static void sample(sim_t *s)
     sv_metrics_t *m = s->res->metrics;
     size_t n;
     sv_metrics_samples(m, &n);
-    double next = s->sample_dt;
+    double next = s->smp.dt;
     int record = 1;
-    if ((long)n + s->res->replicas > s->sample_cap) {
+    if ((long)n + s->res->replicas > s->smp.cap) {
         /* Halve the rate: keep rounds 0, 2, 4, ... and continue on that grid. */
         sv_metrics_thin_samples(m);
-        record = s->rounds % 2 == 0;
-        s->rounds = (s->rounds + 1) / 2;
-        s->sample_dt *= 2;
-        next = record ? s->sample_dt : s->sample_dt / 2;
+        record = s->smp.rounds % 2 == 0;
+        s->smp.rounds = (s->smp.rounds + 1) / 2;
+        s->smp.dt *= 2;
+        next = record ? s->smp.dt : s->smp.dt / 2;
     }
     for (int i = 0; record && i < s->res->replicas; i++) {
-        sv_replica_t *r = s->reps[i];
+        sv_replica_t *r = s->fl.reps[i];
         sv_sample_t sm = {.t = s->now,
                           .replica = i,
                           .running = (int32_t)sv_replica_running(r),
                           .waiting = (int32_t)sv_replica_waiting(r),
                           .kv_usage = (float)sv_replica_kv_usage(r),
                           .batch_tokens = (int32_t)sv_replica_batch_tokens(r),
-                          .up = s->rstate[i] != RS_OFF};
+                          .up = s->as.rstate[i] != RS_OFF};
         if (sv_metrics_sample(m, &sm)) halt(s, SV_ENOMEM, "out of memory in the time series");
     }
-    s->rounds += record;
-    if (s->live || !s->exhausted || s->outstanding > 0 || s->have_next || s->sessions_live > 0)
-        push(s, s->now + next, EV_SAMPLE, -1);
+    s->smp.rounds += record;
+    if (live(s)) push(s, s->now + next, EV_SAMPLE, -1);
 }
 
 /* ---- totals --------------------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* p50, p99 and max of KV usage over the samples of replicas [first, first + count). */
 static void kv_stats(sim_t *s, int first, int count, double *p50, double *p99, double *max)
@@ -980,7 +1057,7 @@ static void kv_stats(sim_t *s, int first, int count, double *p50, double *p99, d
         if (sm[i].replica >= first && sm[i].replica < first + count && sm[i].up)
             v[k++] = sm[i].kv_usage;
     if (k) {
-        qsort(v, k, sizeof *v, cmp_double);
+        qsort(v, k, sizeof *v, sv_cmp_double);
         *p50 = sv_percentile_sorted(v, k, 50);
         *p99 = sv_percentile_sorted(v, k, 99);
         *max = v[k - 1];
@@ -1025,9 +1102,9 @@ static void totals(sim_t *s)
             dtok += st->decode_tokens;
             pp->energy_j += tp * (g->idle_w * up + (g->tdp_w - g->idle_w) * st->active_s);
             pp->stall_s += res->stall_s[i];
-            pp->link_bytes += s->links[i].bytes;
-            pp->link_busy_s += s->links[i].busy_s;
-            pp->transfers += s->links[i].transfers;
+            pp->link_bytes += s->kv.links[i].bytes;
+            pp->link_busy_s += s->kv.links[i].busy_s;
+            pp->transfers += s->kv.links[i].transfers;
         }
         pp->busy_share = T > 0 ? busy / (T * pp->count) : 0.0;
         pp->mean_decode_batch = dsteps > 0 ? dtok / dsteps : 0.0;
@@ -1102,91 +1179,120 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     return 0;
 }
 
-static int setup(sim_t *s, sv_error_t *err)
+/* The per-replica arrays of the result and of every actor. */
+static int alloc_replicas(sim_t *s, int total, sv_error_t *err)
+{
+    sv_result_t *res = s->res;
+    size_t n = (size_t)total;
+    res->replicas = total;
+    res->metrics = sv_metrics_new(&s->sc->metrics, total);
+    res->rstats = calloc(n, sizeof *res->rstats);
+    res->rpool = calloc(n, sizeof *res->rpool);
+    res->stall_s = calloc(n, sizeof *res->stall_s);
+    res->up_s = calloc(n, sizeof *res->up_s);
+    fleet_t *f = &s->fl;
+    f->reps = calloc(n, sizeof *f->reps);
+    f->stall_since = malloc(n * sizeof *f->stall_since);
+    f->entry = malloc(n * sizeof *f->entry);
+    f->dec = malloc(n * sizeof *f->dec);
+    f->cand = malloc(n * sizeof *f->cand);
+    f->kicks = malloc(n * sizeof *f->kicks);
+    f->kicked = calloc(n, sizeof *f->kicked);
+    s->kv.links = calloc(n, sizeof *s->kv.links);
+    s->kv.timer = malloc(n * sizeof *s->kv.timer);
+    s->as.rstate = calloc(n, sizeof *s->as.rstate);
+    s->as.up_since = calloc(n, sizeof *s->as.up_since);
+    s->as.ready = malloc(n * sizeof *s->as.ready);
+    if (!s->as.rstate || !s->as.up_since || !s->as.ready || !res->up_s || !f->cand || !f->kicks ||
+        !f->kicked || !res->metrics || !f->reps || !res->rstats || !res->rpool || !res->stall_s ||
+        !f->stall_since || !s->kv.links || !s->kv.timer || !f->entry || !f->dec)
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Pool p's replicas from index k on: engines, links, timers, initial states. */
+static int setup_replicas(sim_t *s, int p, int k, const sv_engine_cfg_t *ecfg, sv_error_t *err)
 {
     const sv_scenario_t *sc = s->sc;
-    sv_result_t *res = s->res;
-    res->npools = sc->npools;
-    int total = 0;
-    for (int p = 0; p < sc->npools; p++)
-        total += sc->pools[p].replicas;
-    res->replicas = total;
-    res->metrics = sv_metrics_new(&sc->metrics, total);
-    s->reps = calloc((size_t)total, sizeof *s->reps);
-    res->rstats = calloc((size_t)total, sizeof *res->rstats);
-    res->rpool = calloc((size_t)total, sizeof *res->rpool);
-    res->stall_s = calloc((size_t)total, sizeof *res->stall_s);
-    s->stall_since = malloc((size_t)total * sizeof *s->stall_since);
-    s->links = calloc((size_t)total, sizeof *s->links);
-    s->link_next = malloc((size_t)total * sizeof *s->link_next);
-    s->entry = malloc((size_t)total * sizeof *s->entry);
-    s->dec = malloc((size_t)total * sizeof *s->dec);
-    s->cand = malloc((size_t)total * sizeof *s->cand);
-    s->kicks = malloc((size_t)total * sizeof *s->kicks);
-    s->kicked = calloc((size_t)total, sizeof *s->kicked);
-    s->rstate = calloc((size_t)total, sizeof *s->rstate);
-    s->up_since = calloc((size_t)total, sizeof *s->up_since);
-    s->ready_at = calloc((size_t)total, sizeof *s->ready_at);
-    res->up_s = calloc((size_t)total, sizeof *res->up_s);
-    if (!s->rstate || !s->up_since || !s->ready_at || !res->up_s)
-        return sv_errorf(err, SV_ENOMEM, "out of memory");
-    if (!s->cand || !s->kicks || !s->kicked || !res->metrics || !s->reps || !res->rstats ||
-        !res->rpool || !res->stall_s || !s->stall_since || !s->links || !s->link_next ||
-        !s->entry || !s->dec)
-        return sv_errorf(err, SV_ENOMEM, "out of memory");
-    s->dec_min_len = s->dec_max_blocks = -1;
+    const sv_pool_cfg_t *pc = &sc->pools[p];
+    sv_pool_result_t *pp = &s->res->pools[p];
+    for (int i = 0; i < pc->replicas; i++, k++) {
+        int rc = sv_replica_new(k, &pp->perf, pp->mem.kv_blocks, ecfg, &s->res->pool,
+                                s->res->metrics, &s->fl.reps[k], err);
+        if (rc) return rc;
+        s->res->rpool[k] = p;
+        /* a fixed pool is up all along; an autoscaled one starts with its initial
+         * replicas serving and the rest off */
+        s->as.rstate[k] = !pc->autoscale.enabled || i < pc->autoscale.initial ? RS_ACTIVE : RS_OFF;
+        s->fl.stall_since[k] = -1;
+        if (sv_evq_timer_new(&s->q, EV_LINK, k, &s->kv.timer[k]) ||
+            sv_evq_timer_new(&s->q, EV_READY, k, &s->as.ready[k]))
+            return sv_errorf(err, SV_ENOMEM, "out of memory");
+        double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
+        sv_link_init(&s->kv.links[k], bw, sc->link.latency, sc->link.fifo);
+    }
+    return 0;
+}
+
+/* Pool p's autoscaler, if it has one: its cold start must end within the horizon. */
+static int setup_scaler(sim_t *s, int p, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    const sv_pool_cfg_t *pc = &sc->pools[p];
+    sv_pool_result_t *pp = &s->res->pools[p];
+    if (!pc->autoscale.enabled) return 0;
+    const sv_autoscale_cfg_t *a = &pc->autoscale;
+    double cold = cold_start_s(a, pp);
+    if (sc->horizon > 0 && cold >= sc->horizon)
+        return sv_errorf(err, SV_EINVAL,
+                         "pool '%s': autoscaler: the cold start (%.3g GB of weights per "
+                         "GPU at %.3g GB/s = %.3g s) is not shorter than horizon_s (%g "
+                         "s); give autoscaler.cold_start_s or load_bandwidth_gb_s",
+                         pc->name, pp->perf.weight_bytes_gpu / 1e9, a->load_bw / 1e9, cold,
+                         sc->horizon);
+    s->as.any = 1;
+    pp->peak_up = pc->autoscale.initial;
+    s->as.below_since[p] = -1;
+    return 0;
+}
+
+/* Every pool: its cost model, replicas and autoscaler; the decode pools' limits. */
+static int setup_pools(sim_t *s, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    s->fl.dec_min_len = s->fl.dec_max_blocks = -1;
     int k = 0, rc;
     for (int p = 0; p < sc->npools; p++) {
         sv_engine_cfg_t ecfg;
         if ((rc = setup_pool(s, p, &ecfg, err))) return rc;
-        sv_pool_result_t *pp = &res->pools[p];
+        sv_pool_result_t *pp = &s->res->pools[p];
         const sv_pool_cfg_t *pc = &sc->pools[p];
         pp->first = k;
         pp->count = pc->replicas;
         if (pc->role == SV_ROLE_DECODE) {
             long usable = (pp->mem.kv_blocks - sv_watermark_blocks(&ecfg, pp->mem.kv_blocks) - 1) *
                           pp->mem.block_size;
-            if (s->dec_min_len < 0 || pp->max_model_len < s->dec_min_len)
-                s->dec_min_len = pp->max_model_len;
-            if (usable > s->dec_max_blocks) s->dec_max_blocks = usable;
+            if (s->fl.dec_min_len < 0 || pp->max_model_len < s->fl.dec_min_len)
+                s->fl.dec_min_len = pp->max_model_len;
+            if (usable > s->fl.dec_max_blocks) s->fl.dec_max_blocks = usable;
         }
-        for (int i = 0; i < pc->replicas; i++, k++) {
-            if ((rc = sv_replica_new(k, &pp->perf, pp->mem.kv_blocks, &ecfg, &res->pool,
-                                     res->metrics, &s->reps[k], err)))
-                return rc;
-            res->rpool[k] = p;
-            /* a fixed pool is up all along; an autoscaled one starts with its initial
-             * replicas serving and the rest off */
-            s->rstate[k] = !pc->autoscale.enabled || i < pc->autoscale.initial ? RS_ACTIVE : RS_OFF;
-            s->stall_since[k] = -1;
-            s->link_next[k] = INFINITY;
-            double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
-            sv_link_init(&s->links[k], bw, sc->link.latency, sc->link.fifo);
-        }
-        if (pc->autoscale.enabled) {
-            const sv_autoscale_cfg_t *a = &pc->autoscale;
-            double cold =
-                a->cold_start >= 0 ? a->cold_start : pp->perf.weight_bytes_gpu / a->load_bw;
-            if (sc->horizon > 0 && cold >= sc->horizon)
-                return sv_errorf(err, SV_EINVAL,
-                                 "pool '%s': autoscaler: the cold start (%.3g GB of weights per "
-                                 "GPU at %.3g GB/s = %.3g s) is not shorter than horizon_s (%g "
-                                 "s); give autoscaler.cold_start_s or load_bandwidth_gb_s",
-                                 pc->name, pp->perf.weight_bytes_gpu / 1e9, a->load_bw / 1e9, cold,
-                                 sc->horizon);
-            s->any_scaler = 1;
-            pp->peak_up = pc->autoscale.initial;
-            s->below_since[p] = -1;
-        }
+        if ((rc = setup_replicas(s, p, k, &ecfg, err)) || (rc = setup_scaler(s, p, err)))
+            return rc;
+        k += pc->replicas;
     }
     rebuild_routes(s);
-    if (s->any_scaler) {
-        s->ttft_end = malloc(SV_TTFT_RING * sizeof *s->ttft_end);
-        s->ttft_ms = malloc(SV_TTFT_RING * sizeof *s->ttft_ms);
-        if (!s->ttft_end || !s->ttft_ms) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (s->as.any) {
+        s->as.ttft_end = malloc(SV_TTFT_RING * sizeof *s->as.ttft_end);
+        s->as.ttft_ms = malloc(SV_TTFT_RING * sizeof *s->as.ttft_ms);
+        if (!s->as.ttft_end || !s->as.ttft_ms) return sv_errorf(err, SV_ENOMEM, "out of memory");
     }
-    /* The per-request records are the run's one large allocation: refuse up front what
-     * cannot fit the bound, naming the key that asks for it. */
+    return 0;
+}
+
+/* The per-request records are the run's one large allocation: refuse up front what
+ * cannot fit the bound, naming the key that asks for it. */
+static int check_record_bound(const sv_scenario_t *sc, sv_error_t *err)
+{
     const sv_workload_cfg_t *w = &sc->workload;
     double n_req = 0;
     const char *key = "workload.num_requests";
@@ -1202,73 +1308,95 @@ static int setup(sim_t *s, sv_error_t *err)
                          "bound of %.0f GiB; simulate fewer requests (or shard the study)",
                          key, n_req, n_req * SV_BYTES_PER_REQUEST / (1024.0 * 1024 * 1024),
                          SV_MAX_RECORD_BYTES / (1024.0 * 1024 * 1024));
-    s->wcfg = sc->workload;
+    return 0;
+}
+
+/* The client (workload, sessions, prompt identity, network) and the routers. */
+static int setup_client(sim_t *s, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    client_t *c = &s->cl;
+    int rc;
+    c->wcfg = sc->workload;
     if (sc->sessions.given) { /* the arrivals are the sessions' starts */
-        s->wcfg.num_requests = sc->sessions.count;
-        if ((rc = sv_session_gen_new(&sc->sessions, &sc->workload, sc->seed, &s->sgen, err)))
+        c->wcfg.num_requests = sc->sessions.count;
+        if ((rc = sv_session_gen_new(&sc->sessions, &sc->workload, sc->seed, &s->ss.sgen, err)))
             return rc;
     }
-    if ((rc = sv_workload_new(&s->wcfg, sc->trace, sc->seed, &s->wl, err))) return rc;
+    if ((rc = sv_workload_new(&c->wcfg, sc->trace, sc->seed, &c->wl, err))) return rc;
     if ((sc->shared_prefix.given || sc->prompts) &&
         (rc = sv_identity_new(sc->shared_prefix.given ? &sc->shared_prefix : NULL, sc->prompts,
-                              sc->seed, &s->ident, err)))
+                              sc->seed, &c->ident, err)))
         return rc;
-    if (sv_router_init(&s->router, (sv_route_t)sc->route,
+    if (sv_router_init(&s->fl.router, (sv_route_t)sc->route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
-        sv_router_init(&s->drouter, (sv_route_t)sc->decode_route,
+        sv_router_init(&s->fl.drouter, (sv_route_t)sc->decode_route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER + 1)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     if ((sc->network.enabled || sc->has_class_rtt) &&
-        !(s->net = sv_network_new(&sc->network, sc->seed)))
+        !(c->net = sv_network_new(&sc->network, sc->seed)))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
+    c->closed =
+        isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
+    return 0;
+}
+
+static int setup(sim_t *s, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
     sv_evq_init(&s->q, 0);
-    s->sample_dt = sc->metrics.sample_interval;
-    s->sample_cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
+    s->res->npools = sc->npools;
+    int total = 0, rc;
+    for (int p = 0; p < sc->npools; p++)
+        total += sc->pools[p].replicas;
+    if ((rc = alloc_replicas(s, total, err)) || (rc = setup_pools(s, err)) ||
+        (rc = check_record_bound(sc, err)) || (rc = setup_client(s, err)))
+        return rc;
+    s->smp.dt = sc->metrics.sample_interval;
+    s->smp.cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
     /* Between two request ends a replica runs at most one step per token of its longest
      * sequence (more only through preemptions); far more events than that is a livelock. */
     long longest = 0;
     for (int p = 0; p < sc->npools; p++)
-        if (res->pools[p].max_model_len > longest) longest = res->pools[p].max_model_len;
+        if (s->res->pools[p].max_model_len > longest) longest = s->res->pools[p].max_model_len;
     s->progress_bound = 20000000L + 4L * total * longest;
-    s->closed =
-        isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
     return 0;
 }
 
 static void teardown(sim_t *s)
 {
-    if (s->reps)
+    if (s->fl.reps)
         for (int i = 0; i < s->res->replicas; i++)
-            sv_replica_free(s->reps[i]);
-    if (s->links)
+            sv_replica_free(s->fl.reps[i]);
+    if (s->kv.links)
         for (int i = 0; i < s->res->replicas; i++)
-            sv_link_free(&s->links[i]);
-    free(s->reps);
-    free(s->links);
-    free(s->link_next);
-    free(s->entry);
-    free(s->dec);
-    free(s->cand);
-    free(s->kicks);
-    free(s->kicked);
-    free(s->rstate);
-    free(s->up_since);
-    free(s->ready_at);
-    free(s->ttft_end);
-    free(s->ttft_ms);
-    free(s->xq);
-    free(s->buf);
-    free(s->stall_since);
-    sv_router_free(&s->router);
-    sv_router_free(&s->drouter);
-    sv_workload_free(s->wl);
-    sv_identity_free(s->ident);
-    sv_session_gen_free(s->sgen);
-    free(s->sbuf);
+            sv_link_free(&s->kv.links[i]);
+    free(s->fl.reps);
+    free(s->kv.links);
+    free(s->kv.timer);
+    free(s->fl.entry);
+    free(s->fl.dec);
+    free(s->fl.cand);
+    free(s->fl.kicks);
+    free(s->fl.kicked);
+    free(s->as.rstate);
+    free(s->as.up_since);
+    free(s->as.ready);
+    free(s->as.ttft_end);
+    free(s->as.ttft_ms);
+    free(s->kv.xq);
+    free(s->kv.buf);
+    free(s->fl.stall_since);
+    sv_router_free(&s->fl.router);
+    sv_router_free(&s->fl.drouter);
+    sv_workload_free(s->cl.wl);
+    sv_identity_free(s->cl.ident);
+    sv_session_gen_free(s->ss.sgen);
+    free(s->ss.sbuf);
     sv_evq_free(&s->q);
-    free(s->backlog);
-    sv_network_free(s->net);
-    free(s->half_rtt);
+    free(s->cl.backlog);
+    sv_network_free(s->cl.net);
+    free(s->cl.half_rtt);
 }
 
 /* The horizon ended the run: everything still in flight fails as unfinished. */
@@ -1276,7 +1404,7 @@ static void end_at_horizon(sim_t *s)
 {
     s->now = s->sc->horizon;
     for (int i = 0; i < s->res->replicas; i++) {
-        sv_replica_fail_all(s->reps[i], s->now);
+        sv_replica_fail_all(s->fl.reps[i], s->now);
         drain(s, i);
     }
     for (size_t i = 0; i < s->res->pool.n; i++) {
@@ -1284,11 +1412,11 @@ static void end_at_horizon(sim_t *s)
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) continue;
         /* Between pools: give back the pinned prefill blocks and the decode reservation. */
         if (r->state == SV_RQ_HANDOFF || r->state == SV_RQ_XFER)
-            sv_replica_release(s->reps[r->prefill_replica], (int32_t)i);
-        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->reps[r->replica], (int32_t)i);
+            sv_replica_release(s->fl.reps[r->prefill_replica], (int32_t)i);
+        if (r->state == SV_RQ_XFER) sv_replica_unreserve(s->fl.reps[r->replica], (int32_t)i);
         if (r->start < 0) { /* still held by the client's semaphore: never sent */
             r->start = s->now;
-            s->inflight++;
+            s->cl.inflight++;
         }
         r->state = SV_RQ_FAILED;
         r->fail = SV_FAIL_UNFINISHED;
@@ -1301,14 +1429,14 @@ static void end_at_horizon(sim_t *s)
  * after the server made it; last tokens the horizon left on the way free their slots. */
 static void client_view(sim_t *s)
 {
-    s->inflight -= s->receiving;
-    s->receiving = 0;
+    s->cl.inflight -= s->cl.receiving;
+    s->cl.receiving = 0;
     for (size_t i = 0; i < s->res->pool.n; i++) {
         sv_req_t *r = R(s, (int32_t)i);
         if (r->state != SV_RQ_DONE) continue;
-        r->first_token += s->half_rtt[i];
-        r->last_token += s->half_rtt[i];
-        r->end += s->half_rtt[i];
+        r->first_token += s->cl.half_rtt[i];
+        r->last_token += s->cl.half_rtt[i];
+        r->end += s->cl.half_rtt[i];
     }
 }
 
@@ -1332,11 +1460,11 @@ static void check_sessions(sim_t *s)
             return;
         }
     }
-    if (sent != s->res->pool.n || log->nreq != s->res->pool.n || s->sessions_live != 0)
+    if (sent != s->res->pool.n || log->nreq != s->res->pool.n || s->ss.live != 0)
         halt(s, SV_EINVAL,
              "internal error: %zu calls sent in %zu sessions, %zu requests, %zu logged, %ld "
              "sessions live",
-             sent, log->n, s->res->pool.n, log->nreq, s->sessions_live);
+             sent, log->n, s->res->pool.n, log->nreq, s->ss.live);
 }
 
 /* The invariants every run must end with, checked every time: each request ended once,
@@ -1344,7 +1472,7 @@ static void check_sessions(sim_t *s)
 static void check_end(sim_t *s)
 {
     for (int i = 0; i < s->res->replicas; i++) {
-        const sv_replica_t *r = s->reps[i];
+        const sv_replica_t *r = s->fl.reps[i];
         long free_b = sv_replica_free_blocks(r), total = sv_replica_total_blocks(r);
         char msg[SV_ERRMSG_MAX - 64] = "";
         if (s->sc->check && sv_replica_check(r, msg, sizeof msg)) {
@@ -1364,180 +1492,10 @@ static void check_end(sim_t *s)
     size_t ended_n = 0;
     for (size_t i = 0; i < s->res->pool.n; i++)
         ended_n += s->res->pool.r[i].ended;
-    if (ended_n != s->res->pool.n || s->inflight != 0)
+    if (ended_n != s->res->pool.n || s->cl.inflight != 0)
         halt(s, SV_EINVAL, "internal error: %zu of %zu requests ended, %ld client slots still held",
-             ended_n, s->res->pool.n, s->inflight);
-    if (s->sgen) check_sessions(s);
-}
-
-/* ---- one run: open, events, finish (sv_sim_run; live runs, sim/cluster/live.c) ---------- */
-
-static int run_open(sim_t *s, const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int live,
-                    int background, sv_error_t *err)
-{
-    memset(s, 0, sizeof *s);
-    s->sc = sc;
-    s->hooks = hooks;
-    s->err = err;
-    s->live = live;
-    s->res = calloc(1, sizeof *s->res);
-    if (!s->res) return sv_errorf(err, SV_ENOMEM, "out of memory");
-    s->res->sc = sc;
-    int rc = setup(s, err);
-    if (rc) {
-        teardown(s);
-        sv_result_free(s->res);
-        s->res = NULL;
-        return rc;
-    }
-    if (live && !background)
-        s->exhausted = 1; /* no request of the workload's own: all come from outside */
-    else if (s->closed)
-        pump(s);
-    else
-        schedule_next_arrival(s);
-    push(s, 0.0, EV_SAMPLE, -1);
-    for (int p = 0; p < sc->npools; p++)
-        if (sc->pools[p].autoscale.enabled) push(s, sc->pools[p].autoscale.interval, EV_SCALE, p);
-    return 0;
-}
-
-/* Handle every event up to time limit (INFINITY: until none is left). */
-static void run_events(sim_t *s, double limit)
-{
-    const sv_scenario_t *sc = s->sc;
-    sv_event_t ev;
-    double next;
-    while (!s->rc) {
-        int more = sv_evq_peek_time(&s->q, &next);
-        if (s->nkicks > 0 && (!more || next > s->now)) {
-            start_steps(s); /* may schedule events, so look again */
-            continue;
-        }
-        if (!more || next > limit || (sc->horizon > 0 && next > sc->horizon)) break;
-        sv_evq_pop(&s->q, &ev);
-        s->now = ev.time;
-        s->res->events++;
-        if (ev.type != EV_SAMPLE && ev.type != EV_SCALE) {
-            s->pending--;
-            /* The watchdog: work keeps happening but no request is generated or ends. */
-            if (++s->since_progress > s->progress_bound) {
-                char state[SV_ERRMSG_MAX - 128];
-                describe(s, state, sizeof state);
-                halt(s, SV_ELIMIT,
-                     "internal error: no request was generated or ended over the last %ld "
-                     "events (t=%.9g s): %s",
-                     s->progress_bound, s->now, state);
-                break;
-            }
-        }
-        switch (ev.type) {
-        case EV_ARRIVAL:
-            arrive(s);
-            break;
-        case EV_DISPATCH:
-            if (R(s, ev.id)->state == SV_RQ_NEW) dispatch(s, ev.id);
-            break;
-        case EV_STEP_END:
-            step_end(s, ev.id);
-            break;
-        case EV_TIMEOUT:
-            timeout(s, ev.id);
-            break;
-        case EV_SAMPLE:
-            sample(s);
-            break;
-        case EV_SCALE:
-            autoscale(s, ev.id);
-            if (s->live || !s->exhausted || s->outstanding > 0 || s->have_next ||
-                s->sessions_live > 0)
-                push(s, s->now + sc->pools[ev.id].autoscale.interval, EV_SCALE, ev.id);
-            break;
-        case EV_READY:
-            ready(s, ev.id, ev.time);
-            break;
-        case EV_RECEIVED:
-            s->receiving--;
-            s->inflight--;
-            break;
-        case EV_TURN:
-            session_next(s, ev.id);
-            break;
-        case EV_LINK:
-            if (ev.time == s->link_next[ev.id]) {
-                s->link_next[ev.id] = INFINITY;
-                service_link(s, ev.id);
-            }
-            break;
-        default:
-            break;
-        }
-        /* Any event may have freed a client slot (a request failed at dispatch, timed
-         * out between pools, ...): the client sends what the semaphore now allows. */
-        pump(s);
-    }
-}
-
-/* The run is over: checks, summaries and totals; *out the result (0) or nothing. */
-static int run_finish(sim_t *s, sv_result_t **out, sv_error_t *err)
-{
-    const sv_scenario_t *sc = s->sc;
-    if (!s->rc && sc->horizon > 0 && s->outstanding > 0) end_at_horizon(s);
-    /* Sessions whose next call was not due before the horizon: the rest is not sent. */
-    for (size_t k = 0; s->sgen && k < s->res->sessions.n; k++) {
-        sv_session_rec_t *x = &s->res->sessions.s[k];
-        if (x->over || x->done + x->failed != x->sent) continue;
-        x->cut = x->over = 1;
-        x->end = s->now;
-        s->sessions_live--;
-    }
-    for (int i = 0; i < s->res->replicas && s->stall_since; i++)
-        if (s->stall_since[i] >= 0) s->res->stall_s[i] += s->now - s->stall_since[i];
-    if (!s->rc && s->outstanding != 0) {
-        char state[SV_ERRMSG_MAX - 128];
-        describe(s, state, sizeof state);
-        halt(s, SV_EINVAL, "internal error: the simulation stopped at t=%.9g s with %s", s->now,
-             state);
-    }
-    for (int i = 0; i < s->res->replicas && s->rstate; i++)
-        if (s->rstate[i] != RS_OFF) switch_off_at(s, i, s->last_end);
-    if (s->net) client_view(s);
-    if (!s->rc && sv_metrics_oom(s->res->metrics))
-        halt(s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s->res->pool.n);
-    if (!s->rc) check_end(s);
-    int rc = s->rc;
-    s->res->sample_interval = s->sample_dt;
-    for (int i = 0; i < s->res->replicas && s->reps; i++) {
-        sv_replica_stats_t *st = &s->res->rstats[i];
-        *st = *sv_replica_stats(s->reps[i]);
-        st->blocks_free_end = sv_replica_free_blocks(s->reps[i]);
-        st->blocks_total = sv_replica_total_blocks(s->reps[i]);
-        st->owed_end = sv_replica_tokens_owed(s->reps[i]);
-    }
-    if (!rc) rc = sv_metrics_summarize(s->res->metrics, &s->res->pool, &s->res->summary, err);
-    if (!rc && sc->workload.nclasses > 0) {
-        s->res->class_summary =
-            calloc((size_t)sc->workload.nclasses, sizeof *s->res->class_summary);
-        if (!s->res->class_summary) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-        for (int k = 0; !rc && k < sc->workload.nclasses; k++)
-            rc = sv_metrics_summarize_class(s->res->metrics, &s->res->pool, k,
-                                            &s->res->class_summary[k], err);
-    }
-    if (!rc) {
-        totals(s);
-        rc = s->rc; /* totals halts when its scratch memory runs out */
-    }
-    if (!rc && s->sgen)
-        rc = sv_sessions_summarize(&s->res->sessions, &s->res->pool, &s->res->session_sum, err);
-    teardown(s);
-    if (rc) {
-        sv_result_free(s->res);
-        s->res = NULL;
-        return rc;
-    }
-    *out = s->res;
-    s->res = NULL;
-    return 0;
+             ended_n, s->res->pool.n, s->cl.inflight);
+    if (s->ss.sgen) check_sessions(s);
 }
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
@@ -1545,87 +1503,285 @@ int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err)
     return sv_sim_run_hooked(sc, NULL, out, err);
 }
 
-int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_result_t **out,
-                      sv_error_t *err)
+/* ---- the loop ------------------------------------------------------------------------ */
+
+static void on_arrival(sim_t *s, int32_t id)
 {
-    sv_error_t scratch; /* err may be NULL (error.h); the run still reads its own messages */
-    if (!err) err = &scratch;
-    *out = NULL;
-    sim_t s;
-    int rc = run_open(&s, sc, hooks, 0, 1, err);
-    if (rc) return rc;
-    run_events(&s, INFINITY);
-    return run_finish(&s, out, err);
+    (void)id;
+    arrive(s);
 }
 
-/* ---- live runs: the seams sim/cluster/live.c drives (sim/cluster/sim_int.h) --------------- */
+static void on_dispatch(sim_t *s, int32_t id)
+{
+    if (R(s, id)->state == SV_RQ_NEW) dispatch(s, id); /* not timed out at the router */
+}
 
-int sv__sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int background,
-                 sv__sim_t **out, sv_error_t *err)
+static void on_received(sim_t *s, int32_t id)
+{
+    (void)id;
+    s->cl.receiving--;
+    s->cl.inflight--;
+}
+
+static void on_turn(sim_t *s, int32_t k)
+{
+    session_next(s, k);
+}
+
+static void on_sample(sim_t *s, int32_t id)
+{
+    (void)id;
+    sample(s);
+}
+
+static void on_scale(sim_t *s, int32_t p)
+{
+    autoscale(s, p);
+    if (live(s)) push(s, s->now + s->sc->pools[p].autoscale.interval, EV_SCALE, p);
+}
+
+/* Which actor handles each kind of event, and whether it counts as work for the watchdog
+ * (the periodic samples and autoscaler evaluations do not). Adding an actor (another
+ * arrival source, a scheduler of its own) is rows here. */
+static const struct {
+    void (*fn)(sim_t *s, int32_t id);
+    const char *actor;
+    int progress;
+} EVENTS[] = {
+    [EV_ARRIVAL] = {on_arrival, "client", 1},     [EV_DISPATCH] = {on_dispatch, "client", 1},
+    [EV_TIMEOUT] = {timeout, "client", 1},        [EV_RECEIVED] = {on_received, "client", 1},
+    [EV_TURN] = {on_turn, "sessions", 1},         [EV_STEP_END] = {step_end, "replicas", 1},
+    [EV_LINK] = {service_link, "KV links", 1},    [EV_SCALE] = {on_scale, "autoscaler", 0},
+    [EV_READY] = {ready, "autoscaler", 1},        [EV_SAMPLE] = {on_sample, "sampler", 0},
+};
+
+static int progress_event(int type)
+{
+    return EVENTS[type].progress;
+}
+
+/* The watchdog: work keeps happening but no request is generated or ends. 1: halted. */
+static int watchdog(sim_t *s)
+{
+    s->pending--;
+    if (++s->since_progress <= s->progress_bound) return 0;
+    char state[SV_ERRMSG_MAX - 128];
+    describe(s, state, sizeof state);
+    halt(s, SV_ELIMIT,
+         "internal error: no request was generated or ended over the last %ld events (t=%.9g "
+         "s): %s",
+         s->progress_bound, s->now, state);
+    return 1;
+}
+
+/* Handle the events in time order while there are any up to `until`; once each instant
+ * is over, the replicas told of new work start their steps. */
+static void run_until(sim_t *s, double until)
+{
+    sv_event_t ev;
+    double next;
+    while (!s->rc) {
+        int more = sv_evq_peek_time(&s->q, &next);
+        if (s->fl.nkicks > 0 && (!more || next > s->now)) {
+            start_steps(s); /* may schedule events, so look again */
+            continue;
+        }
+        if (!more || next > until) break;
+        sv_evq_pop(&s->q, &ev);
+        s->now = ev.time;
+        s->res->events++;
+        if (EVENTS[ev.type].progress && watchdog(s)) break;
+        if (!ev.cancelled) EVENTS[ev.type].fn(s, ev.id);
+        /* Any event may have freed a client slot (a request failed at dispatch, timed
+         * out between pools, ...): the client sends what the semaphore now allows. */
+        pump(s);
+    }
+}
+
+/* The first events: the client's first requests, the sampler, the autoscalers. */
+static void start(sim_t *s)
+{
+    const sv_scenario_t *sc = s->sc;
+    if (s->cl.only_external)
+        s->cl.exhausted = 1; /* every request comes from outside */
+    else if (s->cl.closed)
+        pump(s);
+    else
+        schedule_next_arrival(s);
+    push(s, 0.0, EV_SAMPLE, -1);
+    for (int p = 0; p < sc->npools; p++)
+        if (sc->pools[p].autoscale.enabled) push(s, sc->pools[p].autoscale.interval, EV_SCALE, p);
+}
+
+/* The loop is over: the horizon fails what is left, sessions are cut, stalls and up times
+ * close, and the run's invariants are checked. */
+static void wind_down(sim_t *s)
+{
+    if (!s->rc && s->sc->horizon > 0 && s->cl.outstanding > 0) end_at_horizon(s);
+    /* Sessions whose next call was not due before the horizon: the rest is not sent. */
+    for (size_t k = 0; s->ss.sgen && k < s->res->sessions.n; k++) {
+        sv_session_rec_t *x = &s->res->sessions.s[k];
+        if (x->over || x->done + x->failed != x->sent) continue;
+        x->cut = x->over = 1;
+        x->end = s->now;
+        s->ss.live--;
+    }
+    for (int i = 0; i < s->res->replicas && s->fl.stall_since; i++)
+        if (s->fl.stall_since[i] >= 0) s->res->stall_s[i] += s->now - s->fl.stall_since[i];
+    if (!s->rc && s->cl.outstanding != 0) {
+        char state[SV_ERRMSG_MAX - 128];
+        describe(s, state, sizeof state);
+        halt(s, SV_EINVAL, "internal error: the simulation stopped at t=%.9g s with %s", s->now,
+             state);
+    }
+    for (int i = 0; i < s->res->replicas && s->as.rstate; i++)
+        if (s->as.rstate[i] != RS_OFF) switch_off_at(s, i, s->cl.last_end);
+    if (s->cl.net) client_view(s);
+    if (!s->rc && sv_metrics_oom(s->res->metrics))
+        halt(s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s->res->pool.n);
+    if (!s->rc) check_end(s);
+}
+
+/* The result: replica statistics, the summaries (all, per class, sessions), the totals. */
+static int summarize(sim_t *s, sv_error_t *err)
+{
+    const sv_scenario_t *sc = s->sc;
+    sv_result_t *res = s->res;
+    int rc = s->rc;
+    res->sample_interval = s->smp.dt;
+    for (int i = 0; i < res->replicas && s->fl.reps; i++) {
+        sv_replica_stats_t *st = &res->rstats[i];
+        *st = *sv_replica_stats(s->fl.reps[i]);
+        st->blocks_free_end = sv_replica_free_blocks(s->fl.reps[i]);
+        st->blocks_total = sv_replica_total_blocks(s->fl.reps[i]);
+        st->owed_end = sv_replica_tokens_owed(s->fl.reps[i]);
+    }
+    if (!rc) rc = sv_metrics_summarize(res->metrics, &res->pool, &res->summary, err);
+    if (!rc && sc->workload.nclasses > 0) {
+        res->class_summary = calloc((size_t)sc->workload.nclasses, sizeof *res->class_summary);
+        if (!res->class_summary) rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+        for (int k = 0; !rc && k < sc->workload.nclasses; k++)
+            rc = sv_metrics_summarize_class(res->metrics, &res->pool, k, &res->class_summary[k],
+                                            err);
+    }
+    if (!rc) {
+        totals(s);
+        rc = s->rc; /* totals halts when its scratch memory runs out */
+    }
+    if (!rc && s->ss.sgen)
+        rc = sv_sessions_summarize(&res->sessions, &res->pool, &res->session_sum, err);
+    return rc;
+}
+
+int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external,
+                sv_sim_t **out, sv_error_t *err)
 {
     *out = NULL;
-    sim_t *s = malloc(sizeof *s);
+    sim_t *s = calloc(1, sizeof *s);
     if (!s) return sv_errorf(err, SV_ENOMEM, "out of memory");
-    int rc = run_open(s, sc, hooks, 1, background, err);
+    s->sc = sc;
+    s->hooks = hooks;
+    s->err = err ? err : &s->scratch; /* the run still reads its own messages */
+    s->cl.external = external != 0;
+    s->cl.only_external = (external & SV_SIM_ONLY_EXTERNAL) != 0;
+    s->cl.unheld = (external & SV_SIM_UNHELD) != 0;
+    s->res = calloc(1, sizeof *s->res);
+    if (!s->res) {
+        free(s);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
+    s->res->sc = sc;
+    int rc = setup(s, s->err);
     if (rc) {
+        teardown(s);
+        sv_result_free(s->res);
         free(s);
         return rc;
     }
+    start(s);
     *out = s;
     return 0;
 }
 
-int sv__sim_advance(sv__sim_t *s, double t)
+/* The last time a run may reach. */
+static double end_time(const sim_t *s)
 {
-    run_events(s, t);
-    if (!s->rc && t > s->now) s->now = t;
+    return s->sc->horizon > 0 ? s->sc->horizon : INFINITY;
+}
+
+int sv_sim_advance(sv_sim_t *s, double t)
+{
+    double until = t < end_time(s) ? t : end_time(s);
+    run_until(s, until);
+    if (!s->rc && s->cl.external && until > s->now && until < INFINITY) s->now = until;
     return s->rc;
 }
 
-double sv__sim_next(sv__sim_t *s)
-{
-    double next;
-    if (s->nkicks > 0) return s->now;
-    return sv_evq_peek_time(&s->q, &next) ? next : INFINITY;
-}
-
-double sv__sim_now(const sv__sim_t *s)
+double sv_sim_now(const sv_sim_t *s)
 {
     return s->now;
 }
 
-int32_t sv__sim_inject(sv__sim_t *s, int32_t input, int32_t output)
+double sv_sim_next(const sv_sim_t *s)
 {
-    int32_t id = new_request(s, s->now, input, output, 0);
-    if (id >= 0) send(s, id);
-    return s->rc ? -1 : id;
+    double next;
+    if (s->fl.nkicks > 0) return s->now;
+    if (!sv_evq_peek_time(&s->q, &next) || next > end_time(s)) return INFINITY;
+    return next;
 }
 
-sv_result_t *sv__sim_result(sv__sim_t *s)
+const sv_result_t *sv_sim_result(const sv_sim_t *s)
 {
     return s->res;
 }
 
-sv_replica_t *sv__sim_replica(sv__sim_t *s, int i)
+const sv_replica_t *sv_sim_replica(const sv_sim_t *s, int i)
 {
-    return s->reps[i];
+    return s->fl.reps[i];
 }
 
-int sv__sim_close(sv__sim_t *s, sv_result_t **out, sv_error_t *err)
+int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
+{
+    *id = -1;
+    if (s->rc) return s->rc;
+    if (input < 1 || output < 1) return sv_errorf(s->err, SV_EINVAL, "an injected request "
+                                                  "needs at least 1 input and 1 output token");
+    int32_t k = new_request(s, s->now, input, output, 0);
+    if (k < 0) return s->rc;
+    if (s->sc->workload.nclasses > 0) { /* not one the workload drew: the first class */
+        R(s, k)->cls = 0;
+        R(s, k)->priority = s->sc->workload.classes[0].priority;
+    }
+    if (s->cl.unheld)
+        send(s, k);
+    else
+        offer(s, k);
+    *id = k;
+    return s->rc;
+}
+
+int sv_sim_close(sv_sim_t *s, sv_result_t **out, sv_error_t *err)
 {
     *out = NULL;
-    if (!s) return 0;
-    s->live = 0;
-    int rc = s->rc;
-    if (!rc) {
-        s->err = err;
-        run_events(s, INFINITY);
-        rc = run_finish(s, out, err);
-    } else {
-        if (err && s->err != err) *err = *s->err; /* the message of the first halt() */
-        teardown(s);
+    s->cl.external = 0;
+    run_until(s, end_time(s));
+    wind_down(s);
+    int rc = summarize(s, s->err);
+    if (rc && err && err != s->err) *err = *s->err;
+    teardown(s);
+    if (rc)
         sv_result_free(s->res);
-    }
+    else
+        *out = s->res;
     free(s);
     return rc;
+}
+
+int sv_sim_run_hooked(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, sv_result_t **out,
+                      sv_error_t *err)
+{
+    sv_sim_t *s;
+    *out = NULL;
+    int rc = sv_sim_open(sc, hooks, 0, &s, err);
+    return rc ? rc : sv_sim_close(s, out, err);
 }

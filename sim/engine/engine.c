@@ -1,69 +1,113 @@
 /*
- * The event queue (see include/servesim/engine/engine.h): a binary min-heap on (time, seq).
+ * The event queue (see include/servesim/engine/engine.h): a 4-ary min-heap on
+ * (time, seq) from sim/base/heap_int.h, and the timers whose firings it tells current
+ * from cancelled by their sequence numbers.
  */
 #include "servesim/engine/engine.h"
 
 #include <stdlib.h>
 
 #include "servesim/base/error.h"
+#include "base/heap_int.h"
+#include "base/vec_int.h"
+
+/* A timer's heap entry has this bit in its type and the timer's index as its id. */
+#define TIMER_FLAG ((int32_t)1 << 30)
+
+static inline int before(const sv__event_t *a, const sv__event_t *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+SV_HEAP_DEFINE(evheap, sv__evheap_t, sv__event_t, 4, before, SV_HEAP_UNTRACKED)
 
 void sv_evq_init(sv_evq_t *q, size_t max_events)
 {
-    q->heap = NULL;
-    q->n = q->cap = 0;
+    q->heap.v = NULL;
+    q->heap.n = q->heap.cap = 0;
+    q->timers = NULL;
+    q->ntimers = q->captimers = 0;
     q->max = max_events ? max_events : ((size_t)1 << 26);
     q->next_seq = 0;
 }
 
 void sv_evq_free(sv_evq_t *q)
 {
-    free(q->heap);
-    q->heap = NULL;
-    q->n = q->cap = 0;
+    free(q->heap.v);
+    free(q->timers);
+    q->heap.v = NULL;
+    q->heap.n = q->heap.cap = 0;
+    q->timers = NULL;
+    q->ntimers = q->captimers = 0;
 }
 
-static inline int before(const sv_event_t *a, const sv_event_t *b)
+static int push_entry(sv_evq_t *q, double time, int32_t type, int32_t id, uint64_t *seq)
 {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    if (q->heap.n >= q->max) return SV_ELIMIT;
+    *seq = q->next_seq;
+    int rc = evheap_push(&q->heap, NULL, (sv__event_t){time, q->next_seq, type, id});
+    if (!rc) q->next_seq++;
+    return rc;
 }
 
 int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id)
 {
-    if (q->n == q->cap) {
-        if (q->n >= q->max) return SV_ELIMIT;
-        size_t nc = q->cap ? q->cap * 2 : 64;
-        if (nc > q->max) nc = q->max;
-        sv_event_t *h = realloc(q->heap, nc * sizeof *h);
-        if (!h) return SV_ENOMEM;
-        q->heap = h;
-        q->cap = nc;
-    }
-    sv_event_t ev = {.time = time, .seq = q->next_seq++, .type = type, .id = id};
-    size_t i = q->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!before(&ev, &q->heap[parent])) break;
-        q->heap[i] = q->heap[parent];
-        i = parent;
-    }
-    q->heap[i] = ev;
+    uint64_t seq;
+    return push_entry(q, time, type, id, &seq);
+}
+
+int sv_evq_timer_new(sv_evq_t *q, int32_t type, int32_t id, sv_timer_t *out)
+{
+    if (q->ntimers >= (size_t)INT32_MAX) return SV_ELIMIT;
+    int rc = SV_GROW(q->timers, q->captimers, q->ntimers + 1);
+    if (rc) return rc;
+    q->timers[q->ntimers] = (sv__etimer_t){.type = type, .id = id};
+    *out = (sv_timer_t)q->ntimers++;
     return 0;
+}
+
+int sv_evq_timer_start(sv_evq_t *q, sv_timer_t t, double time)
+{
+    sv__etimer_t *tm = &q->timers[t];
+    uint64_t seq;
+    int rc = push_entry(q, time, tm->type | TIMER_FLAG, t, &seq);
+    if (rc) return rc;
+    tm->seq = seq; /* the firing it had pending, if any, is a tombstone from here */
+    tm->time = time;
+    tm->armed = 1;
+    return 0;
+}
+
+void sv_evq_timer_stop(sv_evq_t *q, sv_timer_t t)
+{
+    q->timers[t].armed = 0;
+}
+
+int sv_evq_timer_armed(const sv_evq_t *q, sv_timer_t t, double *time)
+{
+    const sv__etimer_t *tm = &q->timers[t];
+    if (tm->armed && time) *time = tm->time;
+    return tm->armed;
 }
 
 int sv_evq_pop(sv_evq_t *q, sv_event_t *ev)
 {
-    if (q->n == 0) return 0;
-    *ev = q->heap[0];
-    sv_event_t last = q->heap[--q->n];
-    size_t i = 0, n = q->n;
-    for (;;) {
-        size_t l = 2 * i + 1;
-        if (l >= n) break;
-        size_t c = (l + 1 < n && before(&q->heap[l + 1], &q->heap[l])) ? l + 1 : l;
-        if (!before(&q->heap[c], &last)) break;
-        q->heap[i] = q->heap[c];
-        i = c;
+    if (q->heap.n == 0) return 0;
+    sv__event_t e = q->heap.v[0];
+    evheap_pop(&q->heap, NULL);
+    ev->time = e.time;
+    ev->seq = e.seq;
+    ev->type = e.type;
+    ev->id = e.id;
+    ev->timer = -1;
+    ev->cancelled = 0;
+    if (e.type & TIMER_FLAG) {
+        sv__etimer_t *tm = &q->timers[e.id];
+        ev->type = tm->type;
+        ev->id = tm->id;
+        ev->timer = e.id;
+        ev->cancelled = !tm->armed || tm->seq != e.seq;
+        if (!ev->cancelled) tm->armed = 0;
     }
-    if (n) q->heap[i] = last;
     return 1;
 }

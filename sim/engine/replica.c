@@ -10,19 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "servesim/base/yaml.h"
-#include "engine/pcache_int.h"
+#include "servesim/base/numeric.h"
+#include "engine/kvledger_int.h"
 #include "engine/reqeng_int.h"
+#include "base/heap_int.h"
 #include "base/vec_int.h"
 
 /* Power model: a memory-bound step draws this share of the dynamic power (TDP - idle);
  * public H100 profiling shows about 380 W in decode against 700 W in prefill, 75 W idle. */
 #define MEMORY_BOUND_ACTIVITY 0.45
 
+/* The finish heap: decoding sequences by the decode step whose token is their last. Ties
+ * are not broken (requests finishing at one step leave in the binary heap's order). */
 typedef struct hent {
     int64_t key; /* decode step whose token is the request's last */
     int32_t id;
 } hent_t;
+typedef SV_HEAP_OF(hent_t) fheap_t;
 
 typedef struct ring {
     int32_t *v;
@@ -39,6 +43,7 @@ typedef struct pent {
     int32_t prio, id;
     double t;
 } pent_t;
+typedef SV_HEAP_OF(pent_t) pheap_t;
 
 /* ---- schedulers as data ------------------------------------------------------------------ */
 
@@ -77,6 +82,7 @@ static const sched_traits_t SCHEDULERS[] = {
         {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
 };
 #define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
+_Static_assert(NSCHED == SV_SCHED_COUNT, "a row of SCHEDULERS per sv_sched_t");
 
 struct sv_replica {
     int id;
@@ -87,11 +93,11 @@ struct sv_replica {
     sv_metrics_t *m;
     int bs;
     int reserve; /* tr->reserve, read on every decode step */
-    long total_blocks, free_blocks, watermark_blocks;
+    sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
+    long watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
     int prio;      /* priority policy: waiting requests live in ph (lazily cleaned too) */
-    pent_t *ph;
-    size_t nph, capph;
+    pheap_t ph;
     long n_waiting, n_swapped;
     int32_t run_head, run_tail;
     long n_running;
@@ -102,8 +108,7 @@ struct sv_replica {
     double ctx_sum;
     int64_t kd; /* decode steps done */
     long *bucket;
-    hent_t *hp;
-    size_t nh, caph;
+    fheap_t fh; /* the finish heap */
     /* the step being built or in flight */
     int in_flight, dec_allocated, preempted_now;
     long budget, step_n_dec, step_tokens;
@@ -122,13 +127,10 @@ struct sv_replica {
     size_t npend, cappend;
     int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
     size_t nstamp, capstamp;
-    long n_reserved;      /* sequence slots promised to transfers on their way */
-    long reserved_blocks; /* ... and the blocks set aside for them */
-    long pinned_blocks;   /* prefill role: blocks of handed-off requests not yet released */
-    long owed;            /* prompt tokens to prefill + output tokens to generate, of all here */
-    int pc_on;            /* automatic prefix caching */
-    sv__pcache_t *pc;     /* the prefix cache, from its first block on */
-    long *sbuf;           /* scratch: cache slots of one request's blocks */
+    long n_reserved; /* sequence slots promised to transfers on their way (their blocks:
+                        the ledger's reservations) */
+    long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
+    long *sbuf;      /* scratch: cache slots of one request's blocks */
     size_t caps;
     double step_start;
     int oom;
@@ -137,6 +139,7 @@ struct sv_replica {
 
 #define Q(r, id) (&(r)->pool->r[(id)])                   /* the public record */
 #define E(r, id) ((sv_reqeng_t *)(r)->pool->side + (id)) /* the engine's private state */
+#define KVP(r) (&(r)->kv.pool[SV__KV_FULL])              /* its pool of full-attention KV */
 
 int sv_sched_parse(const char *s, sv_sched_t *out)
 {
@@ -147,14 +150,6 @@ int sv_sched_parse(const char *s, sv_sched_t *out)
         }
     }
     return SV_ENOTFOUND;
-}
-
-const char *sv_sched_list(char *buf, size_t n)
-{
-    sv_yenum_t names[NSCHED];
-    for (int i = 0; i < NSCHED; i++)
-        names[i] = (sv_yenum_t){SCHEDULERS[i].name, i};
-    return sv_yenum_list(names, NSCHED, buf, n);
 }
 
 const char *sv_sched_name(sv_sched_t s)
@@ -222,32 +217,16 @@ static int pent_less(const pent_t *a, const pent_t *b)
     return a->id < b->id;
 }
 
+SV_HEAP_DEFINE(pheap, pheap_t, pent_t, 2, pent_less, SV_HEAP_UNTRACKED)
+
 static int pq_push(sv_replica_t *r, int32_t id)
 {
-    if (SV_GROW(r->ph, r->capph, r->nph + 1)) return SV_ENOMEM;
-    pent_t x = {Q(r, id)->priority, id, Q(r, id)->start};
-    size_t i = r->nph++;
-    while (i > 0 && pent_less(&x, &r->ph[(i - 1) / 2])) {
-        r->ph[i] = r->ph[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    r->ph[i] = x;
-    return 0;
+    return pheap_push(&r->ph, NULL, (pent_t){Q(r, id)->priority, id, Q(r, id)->start});
 }
 
 static void pq_pop(sv_replica_t *r)
 {
-    pent_t x = r->ph[--r->nph];
-    size_t i = 0, n = r->nph;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && pent_less(&r->ph[c + 1], &r->ph[c])) c++;
-        if (!pent_less(&r->ph[c], &x)) break;
-        r->ph[i] = r->ph[c];
-        i = c;
-    }
-    if (n) r->ph[i] = x;
+    pheap_pop(&r->ph, NULL);
 }
 
 /* The waiting queue, whichever the policy: add at the back (fcfs) or by priority. */
@@ -260,8 +239,8 @@ static int wq_push(sv_replica_t *r, int32_t id)
 static int32_t wq_front(sv_replica_t *r)
 {
     if (!r->prio) return ring_front(r, &r->wq, SV__Q_WAITING);
-    while (r->nph) {
-        int32_t id = r->ph[0].id;
+    while (r->ph.n) {
+        int32_t id = r->ph.v[0].id;
         if (E(r, id)->queue == SV__Q_WAITING && E(r, id)->at == r->id) return id;
         pq_pop(r);
     }
@@ -301,60 +280,26 @@ static int push_id(sv_replica_t *r, int32_t **arr, size_t *n, size_t *cap, int32
     return 0;
 }
 
-static void heap_set(sv_replica_t *r, size_t i, hent_t e)
+static inline int hent_less(const hent_t *a, const hent_t *b)
 {
-    r->hp[i] = e;
-    E(r, e.id)->heap_pos = (int32_t)i;
+    return a->key < b->key;
 }
-
-static void heap_up(sv_replica_t *r, size_t i)
-{
-    hent_t e = r->hp[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (r->hp[p].key <= e.key) break;
-        heap_set(r, i, r->hp[p]);
-        i = p;
-    }
-    heap_set(r, i, e);
-}
-
-static void heap_down(sv_replica_t *r, size_t i)
-{
-    hent_t e = r->hp[i];
-    for (;;) {
-        size_t l = 2 * i + 1;
-        if (l >= r->nh) break;
-        size_t c = (l + 1 < r->nh && r->hp[l + 1].key < r->hp[l].key) ? l + 1 : l;
-        if (r->hp[c].key >= e.key) break;
-        heap_set(r, i, r->hp[c]);
-        i = c;
-    }
-    heap_set(r, i, e);
-}
+#define HENT_MOVED(ctx, e, i) (E((sv_replica_t *)(ctx), (e)->id)->heap_pos = (int32_t)(i))
+SV_HEAP_DEFINE(fheap, fheap_t, hent_t, 2, hent_less, HENT_MOVED)
 
 static int heap_push(sv_replica_t *r, int64_t key, int32_t id)
 {
-    if (SV_GROW(r->hp, r->caph, r->nh + 1)) {
+    if (fheap_push(&r->fh, r, (hent_t){key, id})) {
         r->oom = 1;
         return SV_ENOMEM;
     }
-    r->hp[r->nh++] = (hent_t){key, id};
-    heap_up(r, r->nh - 1);
     return 0;
 }
 
 static void heap_remove(sv_replica_t *r, size_t i)
 {
-    E(r, r->hp[i].id)->heap_pos = -1;
-    hent_t last = r->hp[--r->nh];
-    if (i == r->nh) return;
-    r->hp[i] = last;
-    E(r, last.id)->heap_pos = (int32_t)i;
-    if (i > 0 && r->hp[(i - 1) / 2].key > last.key)
-        heap_up(r, i);
-    else
-        heap_down(r, i);
+    E(r, r->fh.v[i].id)->heap_pos = -1;
+    fheap_remove(&r->fh, r, i);
 }
 
 static void run_append(sv_replica_t *r, int32_t id)
@@ -419,9 +364,10 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
-    r->total_blocks = r->free_blocks = kv_blocks;
+    sv__kv_init(&r->kv);
+    /* the prefix cache itself comes with the first block cached */
+    sv__kv_add_pool(&r->kv, kv_blocks, r->bs, cfg->prefix_caching && !r->reserve);
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
-    r->pc_on = cfg->prefix_caching && !r->reserve; /* the cache itself comes with its first block */
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
     if (!r->bucket) {
@@ -436,11 +382,11 @@ void sv_replica_free(sv_replica_t *r)
 {
     if (!r) return;
     free(r->wq.v);
-    free(r->ph);
+    free(r->ph.v);
     free(r->sq.v);
     free(r->pf);
     free(r->bucket);
-    free(r->hp);
+    free(r->fh.v);
     free(r->chunks);
     free(r->pch);
     free(r->aborts);
@@ -448,7 +394,7 @@ void sv_replica_free(sv_replica_t *r)
     free(r->hand);
     free(r->pending);
     free(r->stamp);
-    sv__pcache_free(r->pc);
+    sv__kv_fini(&r->kv);
     free(r->sbuf);
     free(r);
 }
@@ -460,33 +406,16 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
 
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
-    return (tokens + r->bs - 1) / r->bs;
+    return sv__kv_blocks(KVP(r), tokens);
 }
 
-/* ---- the prefix cache ------------------------------------------------------------------- */
-
-/* Blocks that can be given out: free ones, and cached ones nobody references. */
+/* Blocks that can be given out (the ledger's free and idle cached ones). */
 static long avail(const sv_replica_t *r)
 {
-    return r->free_blocks + (r->pc ? sv__pcache_evictable(r->pc) : 0);
+    return sv__kv_avail(KVP(r));
 }
 
-/* Take n blocks (the caller made sure they are available): free ones first, then the
- * least recently used cached ones, which leave the cache. */
-static void take(sv_replica_t *r, long n)
-{
-    while (r->free_blocks < n && r->pc && sv__pcache_evict(r->pc))
-        r->free_blocks++;
-    r->free_blocks -= n;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+/* ---- the prefix cache: a request's block hashes ------------------------------------------ */
 
 /*
  * The chained hashes of request id's full blocks (at least its first n): its tokens are
@@ -502,6 +431,8 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     const sv_req_t *q = Q(r, id);
     long total = ((long)q->input + q->output - 1) / r->bs;
     if (total < n) total = n;
+    /* Sized exactly (not sv__grow's doubling): one chain per live request, bounded by
+     * max_model_len / block_size. */
     uint64_t *c = realloc(e->chain, ((size_t)total + 1) * sizeof *c);
     if (!c) {
         r->oom = 1;
@@ -511,7 +442,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     e->nchain = (int32_t)total;
     e->chain_bs = r->bs;
     const sv_segment_t *seg = q->nseg ? r->pool->seg + q->seg_off : NULL;
-    sv_segment_t own = {mix64(0x5e9f00d ^ (uint64_t)id), q->input};
+    sv_segment_t own = {sv_splitmix64(0x5e9f00d ^ (uint64_t)id), q->input};
     sv_segment_t out = {sv_output_segment_id(id), q->output};
     int nseg = q->nseg ? q->nseg : 1, k = 0;
     long off = 0; /* tokens of the current segment already covered */
@@ -531,7 +462,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
                 own.len = INT32_MAX;
             }
             long take_n = sg->len - off < need ? sg->len - off : need;
-            h = mix64(h ^ mix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
+            h = sv_splitmix64(h ^ sv_splitmix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
                                 (uint64_t)take_n * 0x9e3779b1ULL));
             need -= take_n;
             off += take_n;
@@ -548,14 +479,9 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 /* Request id no longer uses the first n blocks of its chain in the cache. */
 static void unref_chain(sv_replica_t *r, int32_t id, long n)
 {
-    if (!r->pc || n == 0) return;
+    if (!KVP(r)->pc || n == 0) return;
     const uint64_t *h = block_hashes(r, id, n);
-    /* Freed tail first, as vLLM frees a request's blocks in reverse: the end of a chain is
-     * evicted before its start. */
-    for (long j = n - 1; h && j >= 0; j--) {
-        long slot = sv__pcache_find(r->pc, h[j]);
-        if (slot >= 0) sv__pcache_unref(r->pc, slot);
-    }
+    if (h) sv__kv_uncache(KVP(r), h, n);
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -572,21 +498,9 @@ static void register_full(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long full = e->computed / r->bs;
-    if (!r->pc_on || full <= e->cached_n) return;
-    if (!r->pc && !(r->pc = sv__pcache_new(r->total_blocks))) {
-        r->oom = 1;
-        return;
-    }
+    if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
-    for (long j = e->cached_n; h && j < full; j++) {
-        long slot = sv__pcache_find(r->pc, h[j]);
-        if (slot >= 0) {
-            sv__pcache_ref(r->pc, slot);
-            r->free_blocks++;
-        } else if (sv__pcache_insert(r->pc, h[j]) < 0) {
-            r->oom = 1; /* cannot happen: entries never outnumber blocks */
-        }
-    }
+    if (h && sv__kv_cache(KVP(r), h, e->cached_n, full)) r->oom = 1;
     e->cached_n = (int32_t)full;
 }
 
@@ -604,7 +518,7 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     *touched = 0;
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
-    if (!r->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
+    if (!KVP(r)->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
     return chain_hits(r, id, (e->target - 1) / r->bs, touched);
 }
 
@@ -619,14 +533,7 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
         r->oom = 1;
         return 0;
     }
-    long hit = 0;
-    for (; hit < max; hit++) {
-        long slot = sv__pcache_find(r->pc, h[hit]);
-        if (slot < 0) break;
-        r->sbuf[hit] = slot;
-        *touched += sv__pcache_refs(r->pc, slot) == 0;
-    }
-    return hit;
+    return sv__kv_hits(KVP(r), h, max, r->sbuf, touched);
 }
 
 static long member_steps(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -697,17 +604,27 @@ static long reserve_need(const sv_replica_t *r, long tokens)
     return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
 }
 
+/*
+ * The one rule for what a request holds here as its own (the ledger's "held by
+ * requests"), not counting the leading blocks it shares through the prefix cache: what
+ * a whole-sequence scheduler reserved at admission; else the blocks of its tokens in KV
+ * (a decoding sequence's grow by one per decode step since it joined), and a request
+ * whose transfer landed but has not joined the batch yet also holds the block its next
+ * token needs (reserved with the transfer).
+ */
+static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    if (e->reserved) return e->reserved;
+    long tokens = e->in_decode ? e->c_join + member_steps(r, e) : e->computed;
+    return (e->joining ? reserve_need(r, tokens) : blocks_for(r, tokens)) - e->cached_n;
+}
+
 /* Every block the request holds here goes back: its own to the free pool, the ones it
  * shares through the prefix cache back to the cache. */
 static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    if (e->reserved)
-        r->free_blocks += e->reserved;
-    else if (e->joining)
-        r->free_blocks += reserve_need(r, e->computed) - e->cached_n;
-    else
-        r->free_blocks += blocks_for(r, e->computed) - e->cached_n;
+    sv__kv_give(KVP(r), own_blocks(r, e));
     drop_cached(r, id);
     e->reserved = 0;
     e->joining = 0;
@@ -759,9 +676,8 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
 
 /* ---- submitting ---------------------------------------------------------------------------- */
 
-static int fail_now(sv_replica_t *r, sv_req_t *q, int reason, double now)
+static int fail_now(sv_req_t *q, int reason, double now)
 {
-    (void)r;
     q->state = SV_RQ_FAILED;
     q->fail = (uint8_t)reason;
     q->end = now;
@@ -783,16 +699,16 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     e->in_decode = e->abort_pending = 0;
     q->scheduled = q->first_token = q->last_token = -1.0;
     long len = (long)q->input + q->output;
-    if (len > r->cfg.max_model_len) return fail_now(r, q, SV_FAIL_TOO_LONG, now);
+    if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
     if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
-        return fail_now(r, q, SV_FAIL_PROMPT_BUDGET, now);
-    if (blocks_for(r, len) > r->total_blocks - r->watermark_blocks)
-        return fail_now(r, q, SV_FAIL_KV_CAPACITY, now);
+        return fail_now(q, SV_FAIL_PROMPT_BUDGET, now);
+    if (blocks_for(r, len) > KVP(r)->total - r->watermark_blocks)
+        return fail_now(q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
-        return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
+        return fail_now(q, SV_FAIL_QUEUE_FULL, now);
     if (wq_push(r, id)) {
         r->oom = 1;
-        return fail_now(r, q, SV_FAIL_QUEUE_FULL, now);
+        return fail_now(q, SV_FAIL_QUEUE_FULL, now);
     }
     q->state = SV_RQ_WAITING;
     e->queue = SV__Q_WAITING;
@@ -804,13 +720,10 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
 
 long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
 {
-    if (!r->pc) return 0;
+    if (!KVP(r)->pc) return 0;
     long max = ((long)Q(r, id)->input - 1) / r->bs;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
-    long hit = 0;
-    while (h && hit < max && sv__pcache_find(r->pc, h[hit]) >= 0)
-        hit++;
-    return hit * r->bs;
+    return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
 }
 
 /* ---- building a step ----------------------------------------------------------------------- */
@@ -837,7 +750,7 @@ static void preempt(sv_replica_t *r, int32_t id)
         long extra = (r->dec_allocated && needs_block(r, e)) ? 1 : 0;
         if (r->dec_allocated) r->budget += 1;
         leave_decode(r, id);
-        r->free_blocks += extra;
+        sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
          * preempted request's blocks, hashed, in its free queue). */
         if (!r->cfg.preempt_swap) register_full(r, id);
@@ -858,8 +771,8 @@ static void preempt(sv_replica_t *r, int32_t id)
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
             if (!r->reserve)
-                r->free_blocks +=
-                    blocks_for(r, e->computed + r->chunks[i].n) - blocks_for(r, e->computed);
+                sv__kv_give(KVP(r), blocks_for(r, e->computed + r->chunks[i].n) -
+                                        blocks_for(r, e->computed));
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
@@ -890,7 +803,7 @@ static void allocate_decode(sv_replica_t *r)
         if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
         preempt(r, victim);
     }
-    take(r, need);
+    sv__kv_take(KVP(r), need);
 }
 
 static void continue_prefills(sv_replica_t *r)
@@ -916,7 +829,7 @@ static void continue_prefills(sv_replica_t *r)
             }
         }
         if (self) continue;
-        take(r, newb);
+        sv__kv_take(KVP(r), newb);
         add_chunk(r, id, n);
     }
 }
@@ -928,7 +841,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
     wq_pop(r);
     e->queue = SV__Q_NONE;
     r->n_waiting--;
-    take(r, blocks);
+    sv__kv_take(KVP(r), blocks);
     if (r->reserve) e->reserved = (int32_t)blocks;
     q->state = SV_RQ_RUNNING;
     run_append(r, id);
@@ -966,9 +879,8 @@ static void admit_waiting(sv_replica_t *r, double now)
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
-        if (r->pc_on) {
-            for (long j = 0; j < hit; j++)
-                sv__pcache_ref(r->pc, r->sbuf[j]);
+        if (KVP(r)->caching) {
+            sv__kv_ref(KVP(r), r->sbuf, hit);
             e->cached_n = (int32_t)hit;
             e->computed = (int32_t)(hit * r->bs);
             r->owed -= e->computed;
@@ -987,12 +899,12 @@ static void swap_in(sv_replica_t *r)
         if (id < 0) break;
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
-        long need = blocks_for(r, e->computed) + (e->computed % r->bs == 0 ? 1 : 0);
+        long need = reserve_need(r, e->computed);
         if (avail(r) - need < r->watermark_blocks) break;
         ring_pop(&r->sq);
         e->queue = SV__Q_NONE;
         r->n_swapped--;
-        take(r, need);
+        sv__kv_take(KVP(r), need);
         r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
         q->state = SV_RQ_RUNNING;
         run_append(r, id);
@@ -1104,7 +1016,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     r->st.steps++;
     r->st.prefill_chunks += (long)r->nchunks;
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
-    long used = r->total_blocks - avail(r);
+    long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     r->in_flight = 1;
     r->step_start = now;
@@ -1135,9 +1047,9 @@ static void hand_off(sv_replica_t *r, int32_t id, double now)
     /* Whole-sequence schedulers reserved blocks for the output too: only the prompt's KV
      * stays pinned for the transfer, the rest goes back now. */
     long keep = blocks_for(r, e->computed);
-    if (e->reserved) r->free_blocks += e->reserved - keep;
+    if (e->reserved) sv__kv_give(KVP(r), e->reserved - keep);
     e->reserved = 0;
-    r->pinned_blocks += keep - e->cached_n; /* its cached blocks stay referenced */
+    sv__kv_pin(KVP(r), own_blocks(r, e)); /* its cached blocks stay referenced */
     run_remove(r, id);
     q->state = SV_RQ_HANDOFF;
     r->st.handoffs++;
@@ -1198,8 +1110,8 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         if (E(r, id)->abort_pending) remove_and_fail(r, id, SV_FAIL_TIMEOUT, Q(r, id)->end);
     }
     r->naborts = 0;
-    while (last_k >= 0 && r->nh > 0 && r->hp[0].key == last_k) {
-        int32_t id = r->hp[0].id;
+    while (last_k >= 0 && r->fh.n > 0 && r->fh.v[0].key == last_k) {
+        int32_t id = r->fh.v[0].id;
         leave_decode(r, id);
         finish(r, id, now);
     }
@@ -1240,7 +1152,7 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
         }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve)
-            r->free_blocks += r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+            sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs]);
     }
     while (r->run_head >= 0)
         remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
@@ -1269,9 +1181,7 @@ long sv_replica_handoff_tokens(const sv_replica_t *r, int32_t id)
 
 void sv_replica_release(sv_replica_t *r, int32_t id)
 {
-    long b = blocks_for(r, E(r, id)->computed) - E(r, id)->cached_n;
-    r->free_blocks += b;
-    r->pinned_blocks -= b;
+    sv__kv_unpin(KVP(r), own_blocks(r, E(r, id)));
     drop_cached(r, id);
 }
 
@@ -1289,7 +1199,7 @@ static long transfer_blocks(const sv_replica_t *r, int32_t id)
 static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
 {
     *touched = 0;
-    if (!r->pc || !Q(r, id)->nseg) return 0;
+    if (!KVP(r)->pc || !Q(r, id)->nseg) return 0;
     return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
 }
 
@@ -1311,14 +1221,12 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
     long touched, hit = transfer_hits(r, id, &touched);
     if (!room_for(r, id, hit, touched)) return 0;
     /* The hits first: taking blocks must not evict them. */
-    for (long j = 0; j < hit; j++)
-        sv__pcache_ref(r->pc, r->sbuf[j]);
+    sv__kv_ref(KVP(r), r->sbuf, hit);
     E(r, id)->xfer_hit = (int32_t)hit;
-    long b = transfer_blocks(r, id) - hit;
-    take(r, b);
-    r->reserved_blocks += b;
+    sv__kv_reserve(KVP(r), transfer_blocks(r, id) - hit);
     r->n_reserved++;
-    long used = r->total_blocks - avail(r);
+    Q(r, id)->replica = r->id; /* where its KV is headed */
+    long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     return 1;
 }
@@ -1326,9 +1234,7 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
 void sv_replica_unreserve(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    long b = transfer_blocks(r, id) - e->xfer_hit;
-    r->free_blocks += b;
-    r->reserved_blocks -= b;
+    sv__kv_unreserve(KVP(r), transfer_blocks(r, id) - e->xfer_hit);
     r->n_reserved--;
     unref_chain(r, id, e->xfer_hit);
     e->xfer_hit = 0;
@@ -1346,7 +1252,7 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     (void)now;
     long b = transfer_blocks(r, id);
     r->n_reserved--;
-    r->reserved_blocks -= b - e->xfer_hit; /* from here the request's own */
+    sv__kv_claim(KVP(r), b - e->xfer_hit); /* from here the request's own */
     e->cached_n = e->xfer_hit;             /* the hits are held through the cache */
     e->xfer_hit = 0;
     q->replica = r->id;
@@ -1403,7 +1309,7 @@ long sv_replica_generated(const sv_replica_t *r, int32_t id)
 
 double sv_replica_kv_usage(const sv_replica_t *r)
 {
-    return r->total_blocks ? (double)(r->total_blocks - avail(r)) / (double)r->total_blocks : 0.0;
+    return KVP(r)->total ? (double)sv__kv_used(KVP(r)) / (double)KVP(r)->total : 0.0;
 }
 
 long sv_replica_free_blocks(const sv_replica_t *r)
@@ -1413,7 +1319,7 @@ long sv_replica_free_blocks(const sv_replica_t *r)
 
 long sv_replica_total_blocks(const sv_replica_t *r)
 {
-    return r->total_blocks;
+    return KVP(r)->total;
 }
 
 long sv_replica_batch_tokens(const sv_replica_t *r)
@@ -1447,35 +1353,16 @@ void sv_replica_step_info(const sv_replica_t *r, sv_step_info_t *out)
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
 {
     if (r->in_flight) return 0;
-    long used = r->pinned_blocks + r->reserved_blocks, n = 0;
-    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++) {
-        const sv_reqeng_t *e = E(r, id);
-        if (e->reserved)
-            used += e->reserved;
-        else if (e->joining)
-            used += reserve_need(r, e->computed) - e->cached_n;
-        else if (e->in_decode)
-            used += blocks_for(r, e->c_join + member_steps(r, e)) - e->cached_n;
-        else
-            used += blocks_for(r, e->computed) - e->cached_n;
-    }
-    long cached = r->pc ? sv__pcache_in_use(r->pc) : 0, idle = avail(r) - r->free_blocks;
-    used += cached;
-    const char *what = NULL;
+    long held = 0, n = 0;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++)
+        held += own_blocks(r, E(r, id));
+    char what[SV_ERRMSG_MAX];
     if (n != r->n_running)
-        what = "the running list's length differs from the running count";
-    else if (r->free_blocks < 0 || r->free_blocks > r->total_blocks)
-        what = "free blocks out of range";
-    else if (used + r->free_blocks + idle != r->total_blocks)
-        what = "blocks held by requests + free blocks + idle cached blocks != all blocks";
-    else if (r->n_reserved < 0 || r->reserved_blocks < 0 || r->pinned_blocks < 0)
-        what = "a negative reservation";
-    if (!what) return 0;
-    snprintf(msg, size,
-             "replica %d: %s (held %ld = running %ld + pinned %ld + reserved %ld + cached %ld; "
-             "free %ld; idle cached %ld; total %ld; running %ld counted %ld)",
-             r->id, what, used, used - r->pinned_blocks - r->reserved_blocks - cached,
-             r->pinned_blocks, r->reserved_blocks, cached, r->free_blocks, idle, r->total_blocks, n,
-             r->n_running);
+        snprintf(what, sizeof what, "the running list's length differs from the running count");
+    else if (r->n_reserved < 0)
+        snprintf(what, sizeof what, "a negative reservation");
+    else if (sv__kv_check(KVP(r), held, what, sizeof what) == 0)
+        return 0;
+    snprintf(msg, size, "replica %d: %s; running %ld counted %ld", r->id, what, r->n_running, n);
     return -1;
 }

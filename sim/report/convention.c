@@ -5,9 +5,12 @@
  * report's own writers (report.c), untouched.
  *
  * Sources of the names and definitions (read from each tool's output and source, facts
- * only): ../shared/spec/metrics.md; GenAI-Perf's profile export (the layout `compare`
- * reads, tests/data/genai_perf_export.json); LLMPerf's *_summary.json (ray-project/llmperf,
- * benchmarks/results); SGLang's bench_serving result dict and printed summary.
+ * only): ../shared/spec/metrics.md; vLLM's vllm/benchmarks/serve.py at 009e6d4a (client
+ * queue time); GenAI-Perf (triton-inference-server/perf_analyzer at 263c5f6:
+ * genai_perf/profile_data_parser/llm_profile_data_parser.py for the per-request metrics and
+ * the duration, metrics/statistics.py for the percentiles, export_data/console_exporter.py
+ * for the table); LLMPerf's token_benchmark_ray.py, metrics_summary (ray-project/llmperf
+ * at f1d6bed); SGLang's bench_serving result dict and printed summary.
  */
 #include "servesim/report/convention.h"
 
@@ -28,13 +31,21 @@ static const sv_conv_metric_t m_vllm[] = {
     {SV_CQ_E2EL, "e2el", "E2EL", "ms", 1e3},
 };
 
+/* GenAI-Perf's profile export, in its order (genai_perf/metrics/llm_metrics.py: the base
+ * metrics' request_throughput, request_latency, request_count, then the LLM ones). */
 static const sv_conv_metric_t m_genai[] = {
-    {SV_CQ_TTFT, "time_to_first_token", "Time to first token (ms)", "ms", 1e3},
-    {SV_CQ_TPOT, "inter_token_latency", "Inter token latency (ms)", "ms", 1e3},
-    {SV_CQ_ITL, "inter_chunk_latency", "Inter chunk latency (ms)", "ms", 1e3},
-    {SV_CQ_E2EL, "request_latency", "Request latency (ms)", "ms", 1e3},
-    {SV_CQ_OSL, "output_sequence_length", "Output sequence length", "tokens", 1.0},
-    {SV_CQ_ISL, "input_sequence_length", "Input sequence length", "tokens", 1.0},
+    {SV_CQ_REQ_TPUT, "request_throughput", "Request Throughput (per sec)", "requests/sec", 1.0},
+    {SV_CQ_E2EL, "request_latency", "Request Latency (ms)", "ms", 1e3},
+    {SV_CQ_REQ_COUNT, "request_count", "Request Count (count)", "count", 1.0},
+    {SV_CQ_TTFT, "time_to_first_token", "Time To First Token (ms)", "ms", 1e3},
+    {SV_CQ_TTST, "time_to_second_token", "Time To Second Token (ms)", "ms", 1e3},
+    {SV_CQ_TPOT, "inter_token_latency", "Inter Token Latency (ms)", "ms", 1e3},
+    {SV_CQ_OUT_TPUT, "output_token_throughput", "Output Token Throughput (tokens/sec)",
+     "tokens/sec", 1.0},
+    {SV_CQ_TPS_USER, "output_token_throughput_per_user",
+     "Output Token Throughput Per User (tokens/sec/user)", "tokens/sec/user", 1.0},
+    {SV_CQ_OSL, "output_sequence_length", "Output Sequence Length (tokens)", "tokens", 1.0},
+    {SV_CQ_ISL, "input_sequence_length", "Input Sequence Length (tokens)", "tokens", 1.0},
 };
 
 static const sv_conv_metric_t m_llmperf[] = {
@@ -54,7 +65,8 @@ static const sv_conv_metric_t m_sglang[] = {
     {SV_CQ_ITL, "itl", "ITL", "ms", 1e3},
 };
 
-static const double p_genai[] = {25, 50, 75, 90, 95, 99};
+/* genai_perf/metrics/statistics.py, Statistics._calculate_percentiles */
+static const double p_genai[] = {1, 5, 10, 25, 50, 75, 90, 95, 99};
 static const double p_llmperf[] = {25, 50, 75, 90, 95, 99};
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -64,7 +76,9 @@ static const sv_convention_def_t conventions[SV_CONV_COUNT] = {
      m_vllm, N(m_vllm)},
     {"genai-perf", "NVIDIA GenAI-Perf",
      "genai-perf: inter_token_latency = vLLM TPOT, (e2el - ttft) / (osl - 1); "
-     "inter_chunk_latency = vLLM ITL; request_latency = E2EL; std ddof 0",
+     "time_to_second_token = the first ITL; output_token_throughput_per_user = 1 / "
+     "inter_token_latency; request_latency = E2EL; throughputs per second of first request to "
+     "last response; std ddof 0",
      0, p_genai, N(p_genai), m_genai, N(m_genai)},
     {"llmperf", "Ray LLMPerf",
      "llmperf: inter_token_latency_s = e2el / osl (TTFT included); seconds; std ddof 1 "
@@ -101,6 +115,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int sv_conv_is_system(sv_conv_quantity_t q)
+{
+    return q >= SV_CQ_REQ_TPUT && q < SV_CQ_COUNT;
+}
+
+double sv_conv_client_queue(const sv_scenario_t *sc, const sv_req_t *r)
+{
+    const sv_workload_cfg_t *w = &sc->workload;
+    int closed = isinf(w->rate) && w->max_concurrency > 0 && !w->has_trace && !sc->sessions.given;
+    double made = closed ? 0.0 : r->arrival;
+    return r->start > made ? r->start - made : 0.0;
+}
+
 /* The quantity of one completed request; 0 when it has none (TPOT of a single token). */
 static int req_value(sv_conv_quantity_t q, const sv_req_t *r, double *v)
 {
@@ -126,6 +153,9 @@ static int req_value(sv_conv_quantity_t q, const sv_req_t *r, double *v)
     case SV_CQ_OSL:
         *v = r->output;
         return 1;
+    case SV_CQ_TPS_USER:
+        *v = r->output > 1 && sv_req_tpot(r) > 0 ? 1.0 / sv_req_tpot(r) : 0.0;
+        return r->output > 1 && sv_req_tpot(r) > 0;
     default:
         return 0;
     }
@@ -136,11 +166,13 @@ int sv_conv_stat(sv_conv_quantity_t q, const sv_req_t *r, size_t n, const double
                  sv_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    size_t cap = q == SV_CQ_ITL ? nitl : n;
+    int pooled =
+        q == SV_CQ_ITL || q == SV_CQ_TTST || q == SV_CQ_CLIENT_QUEUE || q == SV_CQ_E2EL_QUEUE;
+    size_t cap = pooled ? nitl : n;
     double *x = malloc((cap + 1) * sizeof *x);
     if (!x) return sv_errorf(err, SV_ENOMEM, "out of memory for %zu metric values", cap);
     size_t k = 0;
-    if (q == SV_CQ_ITL) {
+    if (pooled) {
         for (size_t i = 0; i < nitl; i++)
             x[k++] = itl[i] * scale;
     } else {
@@ -171,6 +203,30 @@ int sv_conv_stat(sv_conv_quantity_t q, const sv_req_t *r, size_t n, const double
 
 /* ---- a run's values ------------------------------------------------------------------- */
 
+/* GenAI-Perf's benchmark duration: the last response of a completed request less the
+ * first of their requests (llm_profile_data_parser.py, _parse_requests). */
+static double genai_duration(const sv_reqpool_t *p)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->r[i].state == SV_RQ_DONE) {
+            lo = fmin(lo, p->r[i].start);
+            hi = fmax(hi, p->r[i].last_token);
+        }
+    return hi > lo ? hi - lo : 0.0;
+}
+
+/* A system quantity's one value. */
+static double system_value(sv_conv_quantity_t q, const sv_result_t *res)
+{
+    const sv_reqpool_t *p = &res->pool;
+    double dur = genai_duration(p);
+    if (q == SV_CQ_REQ_COUNT) return (double)res->summary.completed;
+    if (!(dur > 0)) return 0.0;
+    if (q == SV_CQ_REQ_TPUT) return (double)p->n / dur;
+    return (double)res->summary.total_output / dur;
+}
+
 /* Every metric of convention d over the run, into st[0..nmetrics). */
 static int run_stats(const sv_result_t *res, const sv_convention_def_t *d, sv_conv_stat_t *st,
                      sv_error_t *err)
@@ -178,12 +234,15 @@ static int run_stats(const sv_result_t *res, const sv_convention_def_t *d, sv_co
     const sv_reqpool_t *p = &res->pool;
     const double *pcts = d->pcts ? d->pcts : res->summary.pcts;
     int npcts = d->pcts ? d->npcts : res->summary.npcts;
-    double *pool = NULL;
-    size_t npool = 0, cap = 0;
+    double *pool = NULL, *first = NULL;
+    size_t npool = 0, cap = 0, nfirst = 0;
     int need = 0, rc = 0;
     for (int i = 0; i < d->nmetrics; i++)
-        need |= d->metrics[i].q == SV_CQ_ITL;
-    /* The pooled ITLs: every gap of every completed request, 8 bytes a token. */
+        need |= d->metrics[i].q == SV_CQ_ITL || d->metrics[i].q == SV_CQ_TTST;
+    if (need && !(first = malloc((p->n + 1) * sizeof *first)))
+        return sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latencies");
+    /* The pooled ITLs: every gap of every completed request, 8 bytes a token; and each
+     * completed request's first gap (GenAI-Perf's time to second token). */
     for (size_t i = 0; need && i < p->n && !rc; i++) {
         double *v = NULL;
         size_t nv = 0;
@@ -191,6 +250,7 @@ static int run_stats(const sv_result_t *res, const sv_convention_def_t *d, sv_co
             rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latencies");
             break;
         }
+        if (nv && p->r[i].state == SV_RQ_DONE && p->r[i].output > 1) first[nfirst++] = v[0];
         if (npool + nv > cap) {
             size_t nc = cap ? cap : 1024;
             while (nc < npool + nv)
@@ -208,10 +268,22 @@ static int run_stats(const sv_result_t *res, const sv_convention_def_t *d, sv_co
         npool += nv;
         free(v);
     }
-    for (int i = 0; i < d->nmetrics && !rc; i++)
-        rc = sv_conv_stat(d->metrics[i].q, p->r, p->n, pool, npool, pcts, npcts,
-                          d->metrics[i].scale, d->ddof, &st[i], err);
+    for (int i = 0; i < d->nmetrics && !rc; i++) {
+        sv_conv_quantity_t q = d->metrics[i].q;
+        if (sv_conv_is_system(q)) {
+            memset(&st[i], 0, sizeof st[i]);
+            st[i].mean = system_value(q, res) * d->metrics[i].scale;
+            st[i].n = 1;
+        } else if (q == SV_CQ_TTST) {
+            rc = sv_conv_stat(q, p->r, p->n, first, nfirst, pcts, npcts, d->metrics[i].scale,
+                              d->ddof, &st[i], err);
+        } else {
+            rc = sv_conv_stat(q, p->r, p->n, pool, npool, pcts, npcts, d->metrics[i].scale,
+                              d->ddof, &st[i], err);
+        }
+    }
     free(pool);
+    free(first);
     return rc;
 }
 
@@ -241,30 +313,112 @@ static void convention_line(FILE *f, const sv_convention_def_t *d)
     fprintf(f, "%-40s %s\n", "", d->definitions);
 }
 
+/* One row of GenAI-Perf's console table; a label longer than its 36-character column is
+ * wrapped at a space, as its exporter does (textwrap.fill), the rest on a line of its own. */
+static void genai_row(FILE *f, const char *label, const double *v, int nv)
+{
+    char first[64];
+    const char *rest = NULL;
+    size_t len = strlen(label);
+    snprintf(first, sizeof first, "%s", label);
+    if (len > 36) {
+        size_t cut = 36;
+        while (cut > 0 && label[cut] != ' ')
+            cut--;
+        if (cut > 0) {
+            first[cut] = '\0';
+            rest = label + cut + 1;
+        }
+    }
+    fprintf(f, "%36s", first);
+    for (int c = 0; c < 6; c++)
+        if (c < nv)
+            fprintf(f, " %10.2f", v[c]);
+        else
+            fprintf(f, " %10s", "N/A");
+    fputc('\n', f);
+    if (rest) fprintf(f, "%36s\n", rest);
+}
+
 static void summary_genai(const sv_result_t *res, const sv_convention_def_t *d,
                           const sv_conv_stat_t *st, FILE *f)
 {
-    /* Columns avg, min, max, p99, p90, p75 as GenAI-Perf's console table. */
+    /* Columns avg, min, max, p99, p90, p75 (console_exporter.py, STAT_COLUMN_KEYS); the
+     * request metrics first, in the console's order, then the system ones (avg only). */
+    static const char *const order[] = {
+        "time_to_first_token", "time_to_second_token",   "request_latency",
+        "inter_token_latency", "output_token_throughput_per_user", "output_sequence_length",
+        "input_sequence_length", "output_token_throughput", "request_throughput",
+        "request_count"};
     static const double want[] = {99, 90, 75};
     int col[3] = {0, 0, 0}; /* where p99, p90, p75 are in the convention's list */
+    (void)res;
     for (int c = 0; c < 3; c++)
         for (int k = 0; k < d->npcts; k++)
             if (d->pcts[k] == want[c]) col[c] = k;
     sv__report_centred(f, " NVIDIA GenAI-Perf | LLM Metrics (servesim) ", '=', 102);
-    fprintf(f, "%-36s %10s %10s %10s %10s %10s %10s\n", "Statistic", "avg", "min", "max", "p99",
+    fprintf(f, "%36s %10s %10s %10s %10s %10s %10s\n", "Statistic", "avg", "min", "max", "p99",
             "p90", "p75");
-    for (int i = 0; i < d->nmetrics; i++) {
-        fprintf(f, "%-36s %10.2f %10.2f %10.2f", d->metrics[i].label, st[i].mean, st[i].min,
-                st[i].max);
-        for (int c = 0; c < 3; c++)
-            fprintf(f, " %10.2f", st[i].pct[col[c]]);
-        fputc('\n', f);
-    }
-    fprintf(f, "%-36s %10.2f\n", "Output token throughput (per sec)",
-            res->summary.output_throughput);
-    fprintf(f, "%-36s %10.2f\n", "Request throughput (per sec)", res->summary.request_throughput);
-    fprintf(f, "%-36s %10ld\n", "Request count", res->summary.completed);
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
+        for (int i = 0; i < d->nmetrics; i++) {
+            if (strcmp(d->metrics[i].key, order[o]) || st[i].n == 0) continue;
+            double v[6] = {st[i].mean, st[i].min, st[i].max, st[i].pct[col[0]],
+                           st[i].pct[col[1]], st[i].pct[col[2]]};
+            genai_row(f, d->metrics[i].label, v, sv_conv_is_system(d->metrics[i].q) ? 1 : 6);
+        }
     convention_line(f, d);
+}
+
+/*
+ * The HTTP status a client sees for each way a request fails (LLMPerf records the
+ * response's status code; -1 when none came: its client's initial value, a timeout).
+ */
+static const int fail_http[SV_FAIL_COUNT] = {
+    [SV_FAIL_QUEUE_FULL] = 429,   /* the server's queue is full */
+    [SV_FAIL_TIMEOUT] = -1,       /* the client gave up: no response */
+    [SV_FAIL_TOO_LONG] = 400,     /* prompt + output past max_model_len */
+    [SV_FAIL_PROMPT_BUDGET] = 400, [SV_FAIL_KV_CAPACITY] = 400, /* refused prompts */
+    [SV_FAIL_UNFINISHED] = -1,    /* cut by the run's end: no response */
+};
+
+/*
+ * LLMPerf's results_error_code_frequency: str() of pandas' value_counts of the failed
+ * requests' codes (token_benchmark_ray.py, metrics_summary), most frequent first (ties in
+ * order of first failure), "{}" without failures. With some requests successful the
+ * column holds NaN, so pandas makes the codes floats ("{429.0: 3}"); all failed, ints.
+ */
+static const char *llmperf_error_codes(const sv_result_t *res, char *buf, size_t n)
+{
+    const sv_reqpool_t *p = &res->pool;
+    int code[SV_FAIL_COUNT];
+    long count[SV_FAIL_COUNT];
+    int nc = 0, any_ok = res->summary.completed > 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->r[i].state == SV_RQ_DONE) continue;
+        int c = p->r[i].fail < SV_FAIL_COUNT ? fail_http[p->r[i].fail] : -1, k = 0;
+        if (c == 0) c = -1;
+        while (k < nc && code[k] != c)
+            k++;
+        if (k == nc) {
+            code[nc] = c;
+            count[nc++] = 0;
+        }
+        count[k]++;
+    }
+    /* most frequent first; a stable insertion sort keeps first failures first among ties */
+    for (int a = 1; a < nc; a++)
+        for (int b = a; b > 0 && count[b] > count[b - 1]; b--) {
+            int tc = code[b];
+            long tn = count[b];
+            code[b] = code[b - 1], count[b] = count[b - 1];
+            code[b - 1] = tc, count[b - 1] = tn;
+        }
+    size_t len = (size_t)snprintf(buf, n, "{");
+    for (int k = 0; k < nc && len < n; k++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%d%s: %ld", k ? ", " : "", code[k],
+                                any_ok ? ".0" : "", count[k]);
+    if (len < n) snprintf(buf + len, n - len, "}");
+    return buf;
 }
 
 static void summary_llmperf(const sv_result_t *res, const sv_convention_def_t *d,
@@ -281,6 +435,10 @@ static void summary_llmperf(const sv_result_t *res, const sv_convention_def_t *d
                 st[i].min, st[i].max, st[i].std);
     }
     fprintf(f, "Number Of Errored Requests: %ld\n", s->failed);
+    if (s->failed) {
+        char freq[256];
+        fprintf(f, "Error Code Frequency\n%s\n", llmperf_error_codes(res, freq, sizeof freq));
+    }
     fprintf(f, "Overall Output Throughput: %.6g\n", s->output_throughput);
     fprintf(f, "Number Of Completed Requests: %ld\n", s->completed);
     fprintf(f, "Completed Requests Per Minute: %.6g\n", s->request_throughput * 60.0);
@@ -346,7 +504,7 @@ void sv_report_summary_as(const sv_result_t *res, sv_convention_t c, FILE *f)
         sv_report_summary(res, f);
         return;
     }
-    sv_conv_stat_t st[8];
+    sv_conv_stat_t st[16];
     sv_error_t err;
     if (run_stats(res, d, st, &err)) {
         fprintf(f, "servesim: %s\n", err.msg);
@@ -373,28 +531,25 @@ static void pct_key(char *key, size_t n, const char *fmt, double p, const char *
 static void json_genai(sv_jw_t *w, const sv_result_t *res, const sv_convention_def_t *d,
                        const sv_conv_stat_t *st)
 {
+    (void)res;
     char key[96];
-    sv__jw_obj(w, "request_throughput");
-    sv__jw_str(w, "unit", "requests/sec");
-    sv__jw_num(w, "avg", res->summary.request_throughput);
-    sv__jw_end_obj(w);
     for (int i = 0; i < d->nmetrics; i++) {
+        /* GenAI-Perf leaves out a metric without data points (Statistics._should_skip) */
+        if (st[i].n == 0) continue;
         sv__jw_obj(w, d->metrics[i].key);
         sv__jw_str(w, "unit", d->metrics[i].unit);
         sv__jw_num(w, "avg", st[i].mean);
-        for (int k = 0; k < d->npcts; k++) {
-            pct_key(key, sizeof key, "p%s%s", d->pcts[k], "");
-            sv__jw_num(w, key, st[i].pct[k]);
+        if (!sv_conv_is_system(d->metrics[i].q)) {
+            for (int k = 0; k < d->npcts; k++) {
+                pct_key(key, sizeof key, "p%s%s", d->pcts[k], "");
+                sv__jw_num(w, key, st[i].pct[k]);
+            }
+            sv__jw_num(w, "min", st[i].min);
+            sv__jw_num(w, "max", st[i].max);
+            sv__jw_num(w, "std", st[i].std);
         }
-        sv__jw_num(w, "min", st[i].min);
-        sv__jw_num(w, "max", st[i].max);
-        sv__jw_num(w, "std", st[i].std);
         sv__jw_end_obj(w);
     }
-    sv__jw_obj(w, "output_token_throughput");
-    sv__jw_str(w, "unit", "tokens/sec");
-    sv__jw_num(w, "avg", res->summary.output_throughput);
-    sv__jw_end_obj(w);
 }
 
 static void json_llmperf(sv_jw_t *w, const sv_result_t *res, const sv_convention_def_t *d,
@@ -440,6 +595,8 @@ static void json_llmperf(sv_jw_t *w, const sv_result_t *res, const sv_convention
     sv__jw_int(w, "results_num_requests_started", all);
     sv__jw_num(w, "results_error_rate", all ? (double)s->failed / (double)all : 0.0);
     sv__jw_int(w, "results_number_errors", s->failed);
+    char freq[256];
+    sv__jw_str(w, "results_error_code_frequency", llmperf_error_codes(res, freq, sizeof freq));
     sv__jw_num(w, "results_mean_output_throughput_token_per_s", s->output_throughput);
     sv__jw_int(w, "results_num_completed_requests", s->completed);
     sv__jw_num(w, "results_num_completed_requests_per_min", s->request_throughput * 60.0);
@@ -490,7 +647,7 @@ int sv_report_json_as(const sv_result_t *res, sv_convention_t c, int detailed, c
 {
     const sv_convention_def_t *d = sv_convention_get(c);
     if (!d || c == SV_CONV_VLLM) return sv_report_json(res, detailed, path, err);
-    sv_conv_stat_t st[8];
+    sv_conv_stat_t st[16];
     int rc = run_stats(res, d, st, err);
     if (rc) return rc;
     sv_run_config_t cfg;

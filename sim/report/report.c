@@ -16,6 +16,7 @@
 #include "report/contract_int.h"
 #include "servesim/report/axes.h"
 #include "servesim/report/config.h"
+#include "servesim/report/convention.h"
 #include "servesim/studies/confidence.h"
 
 #ifndef SERVESIM_VERSION
@@ -71,12 +72,46 @@ static const sv_stat_t *stat_of(const sv_summary_t *s, int m)
     }
 }
 
-static void print_metric(FILE *f, const sv_result_t *res, int m, const char *name,
-                         const char *header)
+/*
+ * vLLM's client-side queueing (vllm/benchmarks/serve.py, benchmark(): client_queue_time =
+ * start - arrival, the wait for the --max-concurrency slot; e2el_including_client_queue =
+ * latency + that): over the completed requests, when selected, under max_concurrency, and
+ * the second with a finite request rate. 1 with *out filled, 0 when not reported.
+ */
+static int client_queue_stat(const sv_result_t *res, int m, sv_stat_t *out)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_workload_cfg_t *w = &sc->workload;
+    const sv_summary_t *s = &res->summary;
+    if (!(sc->metrics.selected & m) || w->max_concurrency <= 0) return 0;
+    if (m == SV_M_E2EL_QUEUE && (w->has_trace || isinf(w->rate))) return 0;
+    const sv_reqpool_t *p = &res->pool;
+    double *v = malloc((p->n + 1) * sizeof *v);
+    size_t nv = 0;
+    if (!v) return 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->r[i].state == SV_RQ_DONE)
+            v[nv++] = sv_conv_client_queue(sc, &p->r[i]) +
+                      (m == SV_M_E2EL_QUEUE ? sv_req_e2el(&p->r[i]) : 0.0);
+    sv_conv_stat_t c;
+    int rc = sv_conv_stat(m == SV_M_CLIENT_QUEUE ? SV_CQ_CLIENT_QUEUE : SV_CQ_E2EL_QUEUE, p->r,
+                          p->n, v, nv, s->pcts, s->npcts, 1e3, 0, &c, NULL);
+    free(v);
+    if (rc) return 0;
+    memset(out, 0, sizeof *out);
+    out->mean = c.mean;
+    out->median = c.median;
+    out->std = c.std;
+    out->n = c.n;
+    for (int i = 0; i < s->npcts && i < SV_MAX_PCT; i++)
+        out->pct[i] = c.pct[i];
+    return 1;
+}
+
+static void print_stat(FILE *f, const sv_result_t *res, const sv_stat_t *st, const char *name,
+                       const char *header)
 {
     const sv_metrics_cfg_t *c = &res->sc->metrics;
-    if (!(c->selected & m)) return;
-    const sv_stat_t *st = stat_of(&res->summary, m);
     char label[64], pw[32];
     centred(f, header, '-', 50);
     snprintf(label, sizeof label, "Mean %s (ms):", name);
@@ -87,6 +122,17 @@ static void print_metric(FILE *f, const sv_result_t *res, int m, const char *nam
         sv_report_pct_word(c->percentiles[i], pw, sizeof pw);
         snprintf(label, sizeof label, "P%s %s (ms):", pw, name);
         line_num(f, label, st->pct[i]);
+    }
+}
+
+static void print_metric(FILE *f, const sv_result_t *res, int m, const char *name,
+                         const char *header)
+{
+    sv_stat_t q;
+    if (m == SV_M_CLIENT_QUEUE || m == SV_M_E2EL_QUEUE) {
+        if (client_queue_stat(res, m, &q)) print_stat(f, res, &q, name, header);
+    } else if (res->sc->metrics.selected & m) {
+        print_stat(f, res, stat_of(&res->summary, m), name, header);
     }
 }
 
@@ -279,6 +325,9 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     print_metric(f, res, SV_M_TPOT, "TPOT", "Time per Output Token (excl. 1st token)");
     print_metric(f, res, SV_M_ITL, "ITL", "Inter-token Latency");
     print_metric(f, res, SV_M_E2EL, "E2EL", "End-to-end Latency");
+    print_metric(f, res, SV_M_CLIENT_QUEUE, "Client Queue Time", "Client-side Queueing");
+    print_metric(f, res, SV_M_E2EL_QUEUE, "E2EL incl. Client Queue",
+                 "Queue-inclusive End-to-end Latency");
     centred(f, "", '=', 50);
     sv__report_servesim_summary(res, f);
 }
@@ -505,6 +554,27 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
         for (size_t i = 0; i < p->n; i++)
             sv__jw_num(w, NULL, p->r[i].start);
         sv__jw_end_arr(w);
+    }
+    /* vLLM keeps queue_times without --save-detailed: each request's wait for its
+     * --max-concurrency slot (client_queue_time, sv_conv_client_queue), failed ones too */
+    sv__jw_arr(w, "queue_times");
+    for (size_t i = 0; i < p->n; i++)
+        sv__jw_num(w, NULL, sv_conv_client_queue(res->sc, &p->r[i]));
+    sv__jw_end_arr(w);
+    if (detailed) {
+        /* No text is generated: a placeholder of one word per output token ("x x x"), ""
+         * for a failed request as in vLLM (RequestFuncOutput.generated_text); written
+         * straight out, it needs no escaping and no buffer */
+        sv__jw_arr(w, "generated_texts");
+        for (size_t i = 0; i < p->n; i++) {
+            long out = p->r[i].state == SV_RQ_DONE ? p->r[i].output : 0;
+            sv__jw_key(w, NULL);
+            fputc('"', w->f);
+            for (long k = 0; k < out; k++)
+                fputs(k ? " x" : "x", w->f);
+            fputc('"', w->f);
+        }
+        sv__jw_end_arr(w);
         sv__jw_arr(w, "errors");
         for (size_t i = 0; i < p->n; i++)
             sv__jw_str(w, NULL, p->r[i].state == SV_RQ_DONE ? "" : sv_fail_name(p->r[i].fail));
@@ -521,6 +591,7 @@ static void write_confidence(sv_jw_t *w, const char *key, const sv_perf_t *perf)
     sv__jw_str(w, "status", sv_calibration_name(c.status));
     sv__jw_num(w, "throughput_error_band_pct", c.throughput_pct);
     sv__jw_num(w, "latency_error_band_pct", c.latency_pct);
+    if (c.status != SV_CAL_DATASHEET) sv__jw_num(w, "band_coverage_pct", sv_band_coverage_pct);
     sv__jw_obj(w, "gpu");
     sv__jw_str(w, "name", c.gpu);
     sv__jw_str(w, "calibration", sv_calibration_name(c.gpu_cal));
@@ -824,10 +895,15 @@ int sv_report_json_stream(const sv_result_t *res, int detailed, FILE *f, sv_erro
     write_lists(&w, res, detailed);
     sv__jw_num(&w, "max_output_tokens_per_s", s->max_output_tokens_per_s);
     sv__jw_int(&w, "max_concurrent_requests", s->max_concurrent_requests);
+    sv__jw_num(&w, "rtfx", 0.0); /* inverse real-time factor: audio input only */
     stat_keys(&w, s, "ttft", &s->ttft);
     stat_keys(&w, s, "tpot", &s->tpot);
     stat_keys(&w, s, "itl", &s->itl);
     stat_keys(&w, s, "e2el", &s->e2el);
+    sv_stat_t q;
+    if (client_queue_stat(res, SV_M_CLIENT_QUEUE, &q)) stat_keys(&w, s, "client_queue_time", &q);
+    if (client_queue_stat(res, SV_M_E2EL_QUEUE, &q))
+        stat_keys(&w, s, "e2el_including_client_queue", &q);
     sv__report_servesim_json(&w, res, NULL, NULL, &cfg);
     sv__jw_end_obj(&w);
     fputc('\n', f);

@@ -459,8 +459,10 @@ static void print_warnings(FILE *t, const sv_plan_row_t *rows, int nrows, double
     double lo0, hi0;
     cost_range(&rows[0], target, &lo0, &hi0);
     config_name(&rows[0], name, sizeof name);
-    fprintf(t, "\nconfidence: error bands from servesim validate per calibration status "
-               "(docs/cost-model.md); a capacity off by its band needs more or fewer units\n");
+    fprintf(t, "\nconfidence: error bands from servesim validate per calibration status, holding "
+               "%.0f%% of left-out validation points (docs/cost-model.md); a capacity off by its "
+               "band needs more or fewer units\n",
+            sv_band_coverage_pct);
     if (n > 0) {
         fprintf(t,
                 "warning: the ranking of the top candidates is within their error bands: %s "

@@ -990,6 +990,10 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
                 sv_fmt_num(m[SV_COL_TTFT_P99], b[5]), sv_fmt_num(m[SV_COL_TPOT_P99], b[6]),
                 sv_fmt_num(m[SV_COL_COST_MTOK], b[7]), band);
     }
+    if (nrows > 0)
+        fprintf(t, "band: throughput error band, holding %.0f%% of left-out validation points "
+                   "(servesim validate)\n",
+                sv_band_coverage_pct);
     char *sum = malloc(8192);
     for (int c = 0; sum && c < cv->n; c++) {
         sv_curve_summary(cv, c, keys, nkeys, rows, sum, 8192);

@@ -303,13 +303,20 @@ int sv_validation_run(sv_validation_t *v, const sv_catalog_t *cat, const char *p
 
 double sv_validation_mape(const sv_validation_t *v, const char *family, int kind)
 {
+    return sv_validation_mape_of(v, NULL, family, kind);
+}
+
+double sv_validation_mape_of(const sv_validation_t *v, const double *sim, const char *family,
+                             int kind)
+{
     double sum = 0.0;
     long n = 0;
     for (long r = 0; r < v->nrows; r++) {
         const sv_vrow_t *w = &v->rows[r];
-        if (w->kind != kind || isnan(w->simulated)) continue;
+        double y = sim ? sim[r] : w->simulated;
+        if (w->kind != kind || isnan(y)) continue;
         if (family && strcmp(w->family, family)) continue;
-        sum += fabs(w->simulated - w->measured) / w->measured;
+        sum += fabs(y - w->measured) / w->measured;
         n++;
     }
     return n ? 100.0 * sum / (double)n : NAN;
@@ -357,15 +364,27 @@ void sv_validation_print(const sv_validation_t *v, FILE *f)
                     w->unit);
         }
     }
-    fprintf(f, "\nMAPE %% per family and kind (rows)\n  %-28s", "family");
+    sv_validation_print_mape(v, NULL, "MAPE % per family and kind (rows)", f);
+}
+
+void sv_validation_print_mape(const sv_validation_t *v, const double *sim, const char *title,
+                              FILE *f)
+{
+    const char *fam[256];
+    int nf = families(v, fam, 256);
+    fprintf(f, "\n%s\n  %-28s", title, "family");
     for (int k = 0; k < SV_VK_COUNT; k++)
         fprintf(f, " %10s", kind_names[k]);
     fputc('\n', f);
     for (int i = 0; i <= nf; i++) {
         const char *name = i < nf ? fam[i] : NULL;
+        int any = 0;
+        for (int k = 0; k < SV_VK_COUNT; k++)
+            any |= !isnan(sv_validation_mape_of(v, sim, name, k));
+        if (!any) continue;
         fprintf(f, "  %-28s", name ? name : "all");
         for (int k = 0; k < SV_VK_COUNT; k++) {
-            double m = sv_validation_mape(v, name, k);
+            double m = sv_validation_mape_of(v, sim, name, k);
             if (isnan(m))
                 fprintf(f, " %10s", "-");
             else

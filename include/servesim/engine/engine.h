@@ -3,8 +3,18 @@
  * sequence), so events at equal times pop in the order they were pushed and every run
  * is deterministic. Simulated time is in seconds (double).
  *
+ * An event is pushed once and fires once (sv_evq_push), or belongs to a timer: a handle
+ * for one recurring kind of event of one owner (a replica's KV link, its cold start) that
+ * can be started, restarted at another time or stopped, as libuv's uv_timer_t. Restarting
+ * or stopping cancels the firing that was due: sv_evq_pop still hands it out at its time
+ * with `cancelled` set (a tombstone: the clock and the count of events handled do not
+ * depend on whether a timer moved), and the caller dispatches nothing for it. Whether a
+ * firing is current is decided by the queue (its sequence number against the timer's),
+ * never by comparing times.
+ *
  * Ownership: sv_evq_init() sets up caller-owned storage; sv_evq_free() releases the
- * heap array (NULL-safe on a zeroed queue). Events are plain values.
+ * heap and the timers (NULL-safe on a zeroed queue). Events are plain values; timers are
+ * indices the queue hands out, valid until sv_evq_free().
  */
 #ifndef SERVESIM_ENGINE_H
 #define SERVESIM_ENGINE_H
@@ -16,12 +26,36 @@ typedef struct sv_event {
     double time;
     uint64_t seq; /* insertion order, breaks ties */
     int32_t type;
-    int32_t id; /* what the event is about (request, replica), by the caller's meaning */
+    int32_t id;        /* what the event is about (request, replica), by the caller's meaning */
+    int32_t timer;     /* the timer it belongs to, or -1 */
+    uint8_t cancelled; /* a timer's firing that was stopped or moved: dispatch nothing */
 } sv_event_t;
 
-typedef struct sv_evq {
-    sv_event_t *heap;
+typedef int32_t sv_timer_t;
+
+/* Internal: a heap entry (a timer's entry names the timer in `id`, flagged in `type`). */
+typedef struct sv__event {
+    double time;
+    uint64_t seq;
+    int32_t type, id;
+} sv__event_t;
+
+typedef struct sv__etimer {
+    uint64_t seq; /* the sequence of its current firing */
+    int32_t type, id;
+    double time;
+    int armed;
+} sv__etimer_t;
+
+typedef struct sv__evheap {
+    sv__event_t *v;
     size_t n, cap;
+} sv__evheap_t;
+
+typedef struct sv_evq {
+    sv__evheap_t heap; /* a 4-ary min-heap on (time, seq): sim/base/heap_int.h */
+    sv__etimer_t *timers;
+    size_t ntimers, captimers;
     size_t max; /* bound on queued events; pushing past it fails */
     uint64_t next_seq;
 } sv_evq_t;
@@ -30,8 +64,19 @@ typedef struct sv_evq {
 void sv_evq_init(sv_evq_t *q, size_t max_events);
 void sv_evq_free(sv_evq_t *q);
 
-/* 0, or SV_ENOMEM / SV_ELIMIT. */
+/* An event that fires once. 0, or SV_ENOMEM / SV_ELIMIT. */
 int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id);
+
+/* A new timer for events (type, id), stopped, into *out. 0, or SV_ENOMEM / SV_ELIMIT. */
+int sv_evq_timer_new(sv_evq_t *q, int32_t type, int32_t id, sv_timer_t *out);
+/* Arm timer t to fire at time; a firing it had pending is cancelled. 0, or SV_ENOMEM /
+ * SV_ELIMIT. */
+int sv_evq_timer_start(sv_evq_t *q, sv_timer_t t, double time);
+/* Cancel its pending firing, if any. */
+void sv_evq_timer_stop(sv_evq_t *q, sv_timer_t t);
+/* 1 with its due time in *time (may be NULL) when timer t is armed, else 0. A timer is
+ * disarmed when its firing pops. */
+int sv_evq_timer_armed(const sv_evq_t *q, sv_timer_t t, double *time);
 
 /* Pop the earliest event into *ev; returns 0 when the queue is empty, 1 otherwise. */
 int sv_evq_pop(sv_evq_t *q, sv_event_t *ev);
@@ -40,8 +85,8 @@ int sv_evq_pop(sv_evq_t *q, sv_event_t *ev);
  * empty, 1 otherwise. */
 static inline int sv_evq_peek_time(const sv_evq_t *q, double *t)
 {
-    if (q->n == 0) return 0;
-    *t = q->heap[0].time;
+    if (q->heap.n == 0) return 0;
+    *t = q->heap.v[0].time;
     return 1;
 }
 

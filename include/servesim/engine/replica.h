@@ -45,14 +45,14 @@ typedef enum {
     SV_SCHED_VLLM_V0,
     SV_SCHED_ORCA,
     SV_SCHED_STATIC,
-    SV_SCHED_TRTLLM
+    SV_SCHED_TRTLLM,
+    SV_SCHED_COUNT /* how many there are */
 } sv_sched_t;
 
 /* "vllm" -> SV_SCHED_VLLM, ...; SV_ENOTFOUND otherwise. */
 int sv_sched_parse(const char *s, sv_sched_t *out);
+/* The name of scheduler s ("?" out of range); 0 .. SV_SCHED_COUNT - 1 in table order. */
 const char *sv_sched_name(sv_sched_t s);
-/* "vllm, vllm-v0, ... or trtllm": every scheduler's name, in table order; returns buf. */
-const char *sv_sched_list(char *buf, size_t n);
 
 typedef struct sv_engine_cfg {
     sv_sched_t scheduler;
@@ -130,8 +130,8 @@ void sv_replica_release(sv_replica_t *r, int32_t id);
 /* Decode role: reserve room for request id's incoming KV transfer: a sequence slot and
  * blocks for its r->computed tokens plus the next token's (orca and static: for its whole
  * input + output). With prefix caching, the leading full blocks this replica's cache holds
- * already are referenced instead (they need not cross the link). 1 if reserved, 0 if
- * there is no room. */
+ * already are referenced instead (they need not cross the link). 1 if reserved (the
+ * request's `replica` is this one from then on), 0 if there is no room. */
 int sv_replica_reserve(sv_replica_t *r, int32_t id);
 int sv_replica_can_reserve(sv_replica_t *r, int32_t id); /* the same test, no change */
 void sv_replica_unreserve(sv_replica_t *r, int32_t id);

@@ -25,7 +25,17 @@
 
 #define SV_MAX_PCT 16
 
-enum { SV_M_TTFT = 1, SV_M_TPOT = 2, SV_M_ITL = 4, SV_M_E2EL = 8 };
+/* The metrics `metrics.percentile_metrics` selects (vLLM's --percentile-metrics); the
+ * client-side queue time and the queue-inclusive E2EL are reported only under
+ * max_concurrency (and the latter a finite rate), as vLLM does. */
+enum {
+    SV_M_TTFT = 1,
+    SV_M_TPOT = 2,
+    SV_M_ITL = 4,
+    SV_M_E2EL = 8,
+    SV_M_CLIENT_QUEUE = 16, /* client_queue_time */
+    SV_M_E2EL_QUEUE = 32    /* e2el_including_client_queue */
+};
 
 /* Contracts (servesim/metrics/contract.h, docs/contracts.md): a percentile budget says
  * "the pct-th percentile of metric must be <= ms"; an SLO is per-request thresholds

@@ -39,7 +39,17 @@ typedef enum {
  *   E2EL          last token - start                             one per request
  *   ITL_WITH_TTFT E2EL / output (the TTFT counted in, LLMPerf)   one per request
  *   REQ_OUT_TPUT  output / E2EL, tokens/s seen by one request    one per request
- *   ISL, OSL      input and output lengths, tokens               one per request */
+ *   ISL, OSL      input and output lengths, tokens               one per request
+ *   TTST          second token - first token (GenAI-Perf)        requests with output > 1
+ *   TPS_USER      1 / TPOT, tokens/s one user sees (GenAI-Perf)  requests with output > 1
+ *   CLIENT_QUEUE  start - arrival: the wait for the client's     one per request
+ *                 concurrency slot (vLLM's client_queue_time)
+ *   E2EL_QUEUE    E2EL + CLIENT_QUEUE                            one per request
+ * and of the whole run (one value, the tool's "system" metrics):
+ *   REQ_TPUT, OUT_TPUT  requests started, output tokens of the completed ones, per second
+ *                       of GenAI-Perf's duration (last response - first request, over the
+ *                       completed requests)
+ *   REQ_COUNT           completed requests */
 typedef enum {
     SV_CQ_TTFT = 0,
     SV_CQ_TPOT,
@@ -49,8 +59,27 @@ typedef enum {
     SV_CQ_REQ_OUT_TPUT,
     SV_CQ_ISL,
     SV_CQ_OSL,
+    SV_CQ_TTST,
+    SV_CQ_TPS_USER,
+    SV_CQ_CLIENT_QUEUE,
+    SV_CQ_E2EL_QUEUE,
+    SV_CQ_REQ_TPUT,
+    SV_CQ_OUT_TPUT,
+    SV_CQ_REQ_COUNT,
     SV_CQ_COUNT
 } sv_conv_quantity_t;
+
+/* Whether q is one value of the whole run (SV_CQ_REQ_TPUT and after). */
+int sv_conv_is_system(sv_conv_quantity_t q);
+
+/*
+ * vLLM's client_queue_time of request r (seconds): its start less the moment the client
+ * created it (vllm/benchmarks/serve.py, limited_request_func). At a finite rate that is its
+ * arrival; with rate inf and max_concurrency (servesim's closed loop, which makes each
+ * request when a slot frees) vLLM creates every request at the start, t = 0, so it is the
+ * start itself. Multi-turn sessions keep their arrival.
+ */
+double sv_conv_client_queue(const sv_scenario_t *sc, const sv_req_t *r);
 
 /* One metric of a convention: the quantity, the tool's key (JSON) and label (printed), the
  * unit's name and the factor from the quantity's unit (s, tokens, tokens/s) to it. */
@@ -87,7 +116,9 @@ typedef struct sv_conv_stat {
 } sv_conv_stat_t;
 
 /* Statistics of quantity q over the completed (SV_RQ_DONE) requests r[0..n); for
- * SV_CQ_ITL the values are itl[0..nitl) (seconds, every gap of every completed request).
+ * SV_CQ_ITL the values are itl[0..nitl) (seconds, every gap of every completed request),
+ * for SV_CQ_TTST, CLIENT_QUEUE and E2EL_QUEUE likewise (one per completed request, in
+ * seconds, built by the caller). Not for system quantities.
  * Values are multiplied by scale; percentiles as numpy's (linear); std with ddof.
  * 0, or SV_ENOMEM. */
 int sv_conv_stat(sv_conv_quantity_t q, const sv_req_t *r, size_t n, const double *itl, size_t nitl,

@@ -63,8 +63,17 @@ int sv_validation_run(sv_validation_t *v, const sv_catalog_t *cat, const char *p
 /* MAPE (percent) of one family's rows of one kind; NAN when it has none. */
 double sv_validation_mape(const sv_validation_t *v, const char *family, int kind);
 
+/* The same of other simulated values: sim[r] for row r (NULL: the rows' own). */
+double sv_validation_mape_of(const sv_validation_t *v, const double *sim, const char *family,
+                             int kind);
+
 /* The per-row table, then MAPE per family and kind. */
 void sv_validation_print(const sv_validation_t *v, FILE *f);
+
+/* MAPE per family and kind, then of all rows, of sim (NULL: the rows' own values), under a
+ * title line. Families without a simulated row are left out. */
+void sv_validation_print_mape(const sv_validation_t *v, const double *sim, const char *title,
+                              FILE *f);
 
 /*
  * Compare MAPEs with the bounds in a CSV of family,kind,max_mape_pct. Prints one line per

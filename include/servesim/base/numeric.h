@@ -1,0 +1,34 @@
+/*
+ * Small numeric helpers every layer shares, written once: the splitmix64 mixer (Steele,
+ * Lea and Flood 2014, as in Vigna's splitmix64.c) that derives seeds and hashes, and the
+ * qsort comparator of doubles.
+ *
+ * Ownership: pure functions; nothing is allocated.
+ */
+#ifndef SERVESIM_NUMERIC_H
+#define SERVESIM_NUMERIC_H
+
+#include <stdint.h>
+
+/* splitmix64's output function: a bijection of 64-bit words that spreads every input bit. */
+static inline uint64_t sv_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* One splitmix64 step from state x: the golden-ratio increment, then the mix. */
+static inline uint64_t sv_splitmix64(uint64_t x)
+{
+    return sv_mix64(x + 0x9e3779b97f4a7c15ULL);
+}
+
+/* qsort order of doubles, ascending (NaNs compare equal to everything: keep them out). */
+static inline int sv_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#endif

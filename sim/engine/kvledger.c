@@ -1,0 +1,131 @@
+/*
+ * The KV block ledger of a replica (see sim/engine/kvledger_int.h): its pools of blocks,
+ * the reservations and pins of disaggregation, the prefix cache (sim/engine/pcache.c)
+ * over a pool's full blocks, and the one check that every block is accounted for.
+ */
+#include "engine/kvledger_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "servesim/base/error.h"
+
+void sv__kv_init(sv__kvledger_t *l)
+{
+    memset(l, 0, sizeof *l);
+}
+
+void sv__kv_fini(sv__kvledger_t *l)
+{
+    for (int i = 0; i < l->npools; i++) {
+        sv__pcache_free(l->pool[i].pc);
+        l->pool[i].pc = NULL;
+    }
+    l->npools = 0;
+}
+
+int sv__kv_add_pool(sv__kvledger_t *l, long blocks, int block_size, int caching)
+{
+    if (l->npools >= SV__KV_MAX_POOLS) return -1;
+    l->pool[l->npools] = (sv__kvpool_t){
+        .block_size = block_size, .caching = caching, .total = blocks, .free = blocks};
+    return l->npools++;
+}
+
+void sv__kv_reserve(sv__kvpool_t *p, long n)
+{
+    sv__kv_take(p, n);
+    p->reserved += n;
+}
+
+void sv__kv_unreserve(sv__kvpool_t *p, long n)
+{
+    p->free += n;
+    p->reserved -= n;
+}
+
+void sv__kv_claim(sv__kvpool_t *p, long n)
+{
+    p->reserved -= n;
+}
+
+void sv__kv_pin(sv__kvpool_t *p, long n)
+{
+    p->pinned += n;
+}
+
+void sv__kv_unpin(sv__kvpool_t *p, long n)
+{
+    p->free += n;
+    p->pinned -= n;
+}
+
+int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to)
+{
+    if (!p->pc && !(p->pc = sv__pcache_new(p->total))) return SV_ENOMEM;
+    int rc = 0;
+    for (long j = from; j < to; j++) {
+        long slot = sv__pcache_find(p->pc, h[j]);
+        if (slot >= 0) {
+            sv__pcache_ref(p->pc, slot);
+            p->free++;
+        } else if (sv__pcache_insert(p->pc, h[j]) < 0) {
+            rc = SV_ENOMEM; /* cannot happen: entries never outnumber blocks */
+        }
+    }
+    return rc;
+}
+
+void sv__kv_uncache(sv__kvpool_t *p, const uint64_t *h, long n)
+{
+    for (long j = n - 1; j >= 0; j--) {
+        long slot = sv__pcache_find(p->pc, h[j]);
+        if (slot >= 0) sv__pcache_unref(p->pc, slot);
+    }
+}
+
+long sv__kv_hits(const sv__kvpool_t *p, const uint64_t *h, long max, long *slots, long *touched)
+{
+    long hit = 0;
+    *touched = 0;
+    for (; hit < max; hit++) {
+        long slot = sv__pcache_find(p->pc, h[hit]);
+        if (slot < 0) break;
+        slots[hit] = slot;
+        *touched += sv__pcache_refs(p->pc, slot) == 0;
+    }
+    return hit;
+}
+
+long sv__kv_prefix(const sv__kvpool_t *p, const uint64_t *h, long max)
+{
+    long hit = 0;
+    while (hit < max && sv__pcache_find(p->pc, h[hit]) >= 0)
+        hit++;
+    return hit;
+}
+
+void sv__kv_ref(sv__kvpool_t *p, const long *slots, long n)
+{
+    for (long j = 0; j < n; j++)
+        sv__pcache_ref(p->pc, slots[j]);
+}
+
+int sv__kv_check(const sv__kvpool_t *p, long held, char *msg, size_t size)
+{
+    long cached = p->pc ? sv__pcache_in_use(p->pc) : 0, idle = sv__kv_avail(p) - p->free;
+    long used = held + p->pinned + p->reserved + cached;
+    const char *what = NULL;
+    if (p->free < 0 || p->free > p->total)
+        what = "free blocks out of range";
+    else if (used + p->free + idle != p->total)
+        what = "blocks held by requests + free blocks + idle cached blocks != all blocks";
+    else if (p->reserved < 0 || p->pinned < 0)
+        what = "a negative reservation";
+    if (!what) return 0;
+    snprintf(msg, size,
+             "%s (held %ld = running %ld + pinned %ld + reserved %ld + cached %ld; free %ld; "
+             "idle cached %ld; total %ld)",
+             what, used, held, p->pinned, p->reserved, cached, p->free, idle, p->total);
+    return -1;
+}

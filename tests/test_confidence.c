@@ -1,0 +1,210 @@
+/*
+ * The error bands from evidence (sim/studies/confidence.c): the band of a status is the
+ * smallest whole percent holding 80% of its families' left-out absolute errors, each family
+ * weighing the same, checked on a hand-made table; the leave-one-family-out reruns of the
+ * real suite (a family no fit used keeps its in-sample value, the MI300X without its own
+ * fit takes the A100's attention_seq_us back, BLOOM on A100 is costed by an eager profile
+ * refitted on the H100 rows alone); the compiled-in bands hold 80% +- 10 of them.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "servesim/studies/confidence.h"
+#include "testutil.h"
+
+static sv_catalog_t *cat;
+
+static void setup(void)
+{
+    cat = tu_catalog();
+}
+
+static void teardown(void)
+{
+    sv_catalog_free(cat);
+}
+
+/* A throughput row of family fam on gpu/profile, measured 100, simulated 100 + e. */
+static void row(sv_vrow_t *w, const char *fam, const char *gpu, const char *profile, double e)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(w->family, sizeof w->family, "%s", fam);
+    snprintf(w->gpu, sizeof w->gpu, "%s", gpu);
+    snprintf(w->profile, sizeof w->profile, "%s", profile);
+    w->kind = SV_VK_THROUGHPUT;
+    w->measured = 100.0;
+    w->simulated = 100.0 + e;
+}
+
+START_TEST(test_bands_by_hand)
+{
+    /* A (a100-80gb + eager: measured) errs 1, 2, 3, 4, 10%: 80% of its points within 4%.
+     * B and C (h100-sxm + trtllm: transferred) err 1, 2% and 5, 6, 7, 8% (signs do not
+     * matter): weighing the families the same, 5% holds (1 + 1/4)/2 = 62.5%, 6% 75%,
+     * 7% (1 + 3/4)/2 = 87.5%, so the band is 7%.
+     * Cross-validated: B against C's own band (8%: 7% holds only 3/4) is 100% in, C
+     * against B's (2%) 0%: 50%. The compiled-in transferred band (13%) holds all. */
+    sv_vrow_t rows[15];
+    const double ea[] = {1, -2, 3, 4, 10}, eb[] = {-1, 2}, ec[] = {5, -6, 7, 8};
+    int n = 0;
+    for (int i = 0; i < 5; i++)
+        row(&rows[n++], "a", "a100-80gb", "eager", ea[i]);
+    for (int i = 0; i < 2; i++)
+        row(&rows[n++], "b", "h100-sxm", "trtllm", eb[i]);
+    for (int i = 0; i < 4; i++)
+        row(&rows[n++], "c", "h100-sxm", "trtllm", ec[i]);
+    sv_validation_t v = {.path = "hand", .rows = rows, .nrows = n};
+    double lofo[15];
+    for (int i = 0; i < n; i++)
+        lofo[i] = rows[i].simulated;
+    sv_band_evidence_t ev;
+    sv_error_t err;
+    ck_assert_msg(sv_confidence_derive(&v, lofo, cat, &ev, NULL, &err) == 0, "%s", err.msg);
+    const int T = SV_BAND_THROUGHPUT, M = SV_CAL_MEASURED, X = SV_CAL_TRANSFERRED;
+    ck_assert_int_eq(ev.families[M][T], 1);
+    ck_assert_int_eq(ev.families[X][T], 2);
+    ck_assert_int_eq(ev.points[X][T], 6);
+    ck_assert_double_eq(ev.derived_pct[M][T], 4.0);
+    ck_assert_double_eq(ev.derived_pct[X][T], 7.0);
+    tu_assert_rel(ev.cv_coverage_pct[X][T], 50.0, 1e-12);
+    ck_assert(isnan(ev.cv_coverage_pct[M][T])); /* no other measured family */
+    tu_assert_rel(ev.coverage_pct[X][T], 100.0, 1e-12);
+    /* the compiled-in measured band (7%) holds 1, 2, 3, 4 of A's 5 points */
+    ck_assert_double_eq(sv_band_throughput_pct[M], 7.0);
+    tu_assert_rel(ev.coverage_pct[M][T], 80.0, 1e-12);
+    ck_assert_int_eq(ev.families[SV_CAL_DATASHEET][T], 0);
+    ck_assert_int_eq(ev.families[X][SV_BAND_LATENCY], 0);
+    /* within 10 points of 80%: both; within 5: the transferred one (100%) is off */
+    ck_assert_int_eq(sv_confidence_check(&ev, 10.0, NULL), 1);
+    ck_assert_int_eq(sv_confidence_check(&ev, 20.0, NULL), 0);
+    /* C twice as long: the families still weigh the same (band 7%), pooled the 13% band
+     * still holds all 10 points, and 4 of A's 5 */
+    for (int i = 0; i < 4; i++)
+        row(&rows[n++], "c", "h100-sxm", "trtllm", ec[i]);
+    v.nrows = n;
+    for (int i = 0; i < n; i++)
+        lofo[i] = rows[i].simulated;
+    ck_assert_msg(sv_confidence_derive(&v, lofo, cat, &ev, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_double_eq(ev.derived_pct[X][T], 7.0);
+    ck_assert_int_eq(ev.points[X][T], 10);
+    tu_assert_rel(ev.row_coverage_pct[X][T], 100.0, 1e-12);
+    tu_assert_rel(ev.row_coverage_pct[M][T], 80.0, 1e-12);
+}
+END_TEST
+
+START_TEST(test_lofo_suite)
+{
+    sv_validation_t *v = NULL;
+    sv_error_t err;
+    ck_assert_msg(sv_validation_load(sv_validation_default_path(), &v, &err) == 0, "%s", err.msg);
+    ck_assert_msg(sv_validation_run(v, cat, NULL, &err) == 0, "%s", err.msg);
+    double *lofo = malloc((size_t)v->nrows * sizeof *lofo);
+    ck_assert_msg(sv_confidence_lofo(v, cat, lofo, &err) == 0, "%s", err.msg);
+    long same = 0, moved = 0;
+    for (long r = 0; r < v->nrows; r++) {
+        const sv_vrow_t *w = &v->rows[r];
+        if (!w->fitted) {
+            /* no fit used the family: left out is in sample, to the bit */
+            ck_assert_msg(lofo[r] == w->simulated, "line %ld", w->line);
+            same++;
+        } else {
+            moved += lofo[r] != w->simulated;
+        }
+    }
+    ck_assert_int_gt(same, 100);
+    ck_assert_int_gt(moved, 100);
+    /* The MI300X without its fit: attention_seq_us back to the A100's 0.05 us; the MAPE
+     * `servesim calibrate runs` started from (12.3%, docs/validation.md). */
+    double m = sv_validation_mape_of(v, lofo, "vllm-70b-mi300x", SV_VK_THROUGHPUT);
+    ck_assert_msg(fabs(m - 12.3) < 0.05, "MI300X left out: %.2f%%", m);
+    /* The same rerun by hand: the catalog's MI300X with the A100's attention_seq_us. */
+    sv_catalog_t copy = *cat;
+    copy.gpus = malloc(cat->ngpus * sizeof *cat->gpus);
+    memcpy(copy.gpus, cat->gpus, cat->ngpus * sizeof *cat->gpus);
+    const sv_gpu_t *mi, *a100;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "mi300x", &mi, &err), 0);
+    ck_assert_int_eq(sv_catalog_gpu(cat, "a100-80gb", &a100, &err), 0);
+    ck_assert_double_eq(a100->curve[SV_CV_ATTN_SEQ], 0.05);
+    copy.gpus[mi - cat->gpus].curve[SV_CV_ATTN_SEQ] = 0.05;
+    sv_validation_t *w = NULL;
+    ck_assert_int_eq(sv_validation_load(sv_validation_default_path(), &w, &err), 0);
+    ck_assert_int_eq(sv_validation_run(w, &copy, "vllm-70b-mi300x", &err), 0);
+    for (long r = 0; r < w->nrows; r++)
+        if (strcmp(w->rows[r].family, "vllm-70b-mi300x") == 0)
+            ck_assert_double_eq(lofo[r], w->rows[r].simulated);
+    /* BLOOM on A100 left out: costed by eager refitted on the H100 rows alone, worse than
+     * in sample (prefill 10.1% in, step 4.3% in) */
+    ck_assert(sv_validation_mape_of(v, lofo, "splitwise-bloom-a100", SV_VK_PREFILL) >
+              sv_validation_mape(v, "splitwise-bloom-a100", SV_VK_PREFILL));
+    ck_assert(sv_validation_mape_of(v, lofo, "splitwise-bloom-a100", SV_VK_STEP) >
+              sv_validation_mape(v, "splitwise-bloom-a100", SV_VK_STEP));
+    /* The compiled-in bands hold 80% +- 10 of the left-out points (ctest validate_bands
+     * runs the same through the command line). */
+    sv_band_evidence_t ev;
+    ck_assert_msg(sv_confidence_derive(v, lofo, cat, &ev, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sv_confidence_check(&ev, 10.0, NULL), 0);
+    for (int s = 0; s < SV_CAL_DATASHEET; s++)
+        for (int g = 0; g < SV_BAND_GROUPS; g++)
+            ck_assert_int_gt(ev.families[s][g], 0);
+    free(copy.gpus);
+    free(lofo);
+    sv_validation_free(w);
+    sv_validation_free(v);
+}
+END_TEST
+
+START_TEST(test_fitted_family_unnamed)
+{
+    /* A family whose rows say they were fitted, but no fit names it: refused, since its
+     * residuals would pass for left-out ones. */
+    char path[] = "/tmp/servesim-lofo-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "family,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,batch,"
+               "concurrency,requests,measured,unit,fitted,sets,source\n"
+               "mine,step,llama-3.1-8b,h100-sxm,1,bf16,bf16,vllm,512,128,8,0,0,10,ms,yes,,me\n");
+    fclose(f);
+    sv_validation_t *v = NULL;
+    sv_error_t err;
+    ck_assert_msg(sv_validation_load(path, &v, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sv_validation_run(v, cat, NULL, &err), 0);
+    double lofo[1];
+    ck_assert_int_eq(sv_confidence_lofo(v, cat, lofo, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":2: family 'mine' has fitted rows but no fit names it"), "%s",
+                  err.msg);
+    sv_validation_free(v);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_label_states_coverage)
+{
+    sv_confidence_t c = {.status = SV_CAL_TRANSFERRED, .throughput_pct = 13, .latency_pct = 29};
+    char buf[128];
+    ck_assert_str_eq(sv_confidence_label(&c, buf, sizeof buf),
+                     "transferred: +-13% throughput, +-29% latency (80% coverage)");
+    c.status = SV_CAL_DATASHEET;
+    c.throughput_pct = c.latency_pct = 50;
+    ck_assert_str_eq(sv_confidence_label(&c, buf, sizeof buf),
+                     "datasheet only: +-50% throughput, +-50% latency (assumed)");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("confidence");
+    TCase *tc = tcase_create("confidence");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_bands_by_hand);
+    tcase_add_test(tc, test_lofo_suite);
+    tcase_add_test(tc, test_fitted_family_unnamed);
+    tcase_add_test(tc, test_label_states_coverage);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(suite)
