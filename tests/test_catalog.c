@@ -117,6 +117,79 @@ START_TEST(test_hf_config)
 }
 END_TEST
 
+/* Architectures beyond the dense transformer, read from their config.json keys. */
+START_TEST(test_hf_config_arch)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_error_t err;
+    sv_model_t m;
+    const sv_model_t *ref;
+    ck_assert_msg(sv_model_from_hf_config(tu_data("deepseek-r1/config.json"), &m, &err) == 0,
+                  "%s", err.msg);
+    ck_assert_int_eq(m.mla, 1);
+    ck_assert_int_eq(m.kv_lora_rank, 512);
+    ck_assert_int_eq(m.q_lora_rank, 1536);
+    ck_assert_int_eq(m.head_dim, 192); /* qk_nope 128 + qk_rope 64 */
+    ck_assert_int_eq(m.experts, 256);
+    ck_assert_int_eq(m.experts_per_tok, 8);
+    ck_assert_int_eq(m.shared_experts, 1);
+    ck_assert_int_eq(m.shared_ffn, 2048);
+    ck_assert_int_eq(m.dense_layers, 3); /* first_k_dense_replace */
+    ck_assert_int_eq(sv_model_moe_layers(&m), 58);
+    ck_assert_int_eq(m.mtp_layers, 1);
+    ck_assert_str_eq(m.ckpt_dtype, "fp8");
+    ck_assert_int_eq(m.ckpt_scale_block, 16384);
+    ck_assert_msg(strstr(m.notes, "MTP module is not loaded") != NULL, "%s", m.notes);
+    /* The catalog's entry is the same model. */
+    ck_assert_int_eq(sv_catalog_model(cat, "deepseek-r1", &ref, &err), 0);
+    ck_assert(sv_model_param_count(&m) == sv_model_param_count(ref));
+    tu_assert_rel(sv_model_param_count(ref) / 1e9, 671.0, 0.001);
+
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("gpt-oss-120b/config.json"), &m, &err), 0);
+    ck_assert_int_eq(m.sliding_window, 128);
+    ck_assert_int_eq(m.window_layers, 18); /* layer_types alternate */
+    ck_assert_int_eq(m.attention_sinks, 1);
+    ck_assert_str_eq(m.ckpt_dtype, "mxfp4");
+    ck_assert_int_eq(m.ckpt_experts_only, 1);
+    ck_assert_int_eq(sv_catalog_model(cat, "gpt-oss-120b", &ref, &err), 0);
+    ck_assert(sv_model_param_count(&m) == sv_model_param_count(ref));
+
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("gemma-3-27b/config.json"), &m, &err), 0);
+    ck_assert_int_eq(m.window_layers, 52); /* sliding_window_pattern 6: 62 - 62/6 */
+    ck_assert_int_eq(m.tied_embeddings, 1);
+    ck_assert_int_eq(sv_catalog_model(cat, "gemma-3-27b", &ref, &err), 0);
+    ck_assert(sv_model_param_count(&m) == sv_model_param_count(ref));
+
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("qwen3-next-80b-a3b/config.json"), &m, &err),
+                     0);
+    ck_assert_int_eq(m.linear_layers, 36); /* full_attention_interval 4 */
+    ck_assert_int_eq(m.attn_output_gate, 1);
+    ck_assert_int_eq(m.shared_ffn, 512);
+    ck_assert_int_eq(sv_catalog_model(cat, "qwen3-next-80b-a3b", &ref, &err), 0);
+    ck_assert(sv_model_param_count(&m) == sv_model_param_count(ref));
+
+    /* Bad input: a key that changes the cost and is not modelled, a window beyond the
+     * context, more experts per token than experts. */
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_unmodelled.json"), &m, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "key 'index_topk': DeepSeek sparse attention") != NULL, "%s",
+                  err.msg);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_window_ctx.json"), &m, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "sliding_window (8192) is larger than the context") != NULL,
+                  "%s", err.msg);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_moe.json"), &m, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "key 'num_experts_per_tok'") != NULL, "%s", err.msg);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_layer_kind.json"), &m, &err),
+                     SV_EINVAL);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_quant.json"), &m, &err), SV_EINVAL);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("errors/cfg_all_linear.json"), &m, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "leave a full-attention layer") != NULL, "%s", err.msg);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 /* A catalog directory with one file of the given text. */
 static void write_catalog(const char *dir, const char *text)
 {
@@ -214,6 +287,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_unknown_names);
     tcase_add_test(tc, test_hf_config);
     tcase_add_test(tc, test_hf_config_strict);
+    tcase_add_test(tc, test_hf_config_arch);
     tcase_add_test(tc, test_strict_catalog_files);
     suite_add_tcase(s, tc);
     return s;

@@ -4,6 +4,8 @@
  * Times are binary fractions so the inclusive SLO comparisons are exact.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "servesim/metrics/metrics.h"
 #include "testutil.h"
@@ -170,6 +172,90 @@ START_TEST(test_percentile_like_numpy)
 }
 END_TEST
 
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_wv(const void *a, const void *b)
+{
+    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
+    return (x > y) - (x < y);
+}
+
+START_TEST(test_selection_like_numpy)
+{
+    /* The same hand-computed numpy values as above, by selection. */
+    double x[] = {4, 1, 3, 2}, p[] = {0, 25, 90, 100, 50}, out[5];
+    sv_percentiles_select(x, 4, p, 5, out);
+    ck_assert(out[0] == 1.0 && out[1] == 1.75 && out[3] == 4.0 && out[4] == 2.5);
+    tu_assert_rel(out[2], 3.7, 1e-15);
+    sv_percentiles_select(NULL, 0, p, 5, out);
+    ck_assert(out[0] == 0.0 && out[4] == 0.0);
+    double one = 7.0;
+    sv_percentiles_select(&one, 1, p, 5, out);
+    ck_assert(out[0] == 7.0 && out[2] == 7.0 && out[3] == 7.0);
+    /* Against the sorted definition on many lists with ties (integers in [0, m)): equal
+     * to the last bit, whatever the length and the share of ties. */
+    unsigned long long s = 12345;
+    double q[] = {99.9, 1, 50, 90, 95, 99, 0.1, 100, 0, 33.3};
+    for (int round = 0; round < 60; round++) {
+        size_t n = 1 + (size_t)(round * round * 7) % 5000;
+        int m = round % 7 == 0 ? 3 : 1000000;
+        double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        for (size_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            a[i] = b[i] = (double)((s >> 33) % (unsigned)m) * 0.001;
+        }
+        qsort(b, n, sizeof *b, cmp_d);
+        double got[10];
+        sv_percentiles_select(a, n, q, 10, got);
+        for (int i = 0; i < 10; i++)
+            ck_assert_msg(got[i] == sv_percentile_sorted(b, n, q[i]), "n %zu p %g", n, q[i]);
+        free(a);
+        free(b);
+    }
+}
+END_TEST
+
+START_TEST(test_sorts_as_qsort)
+{
+    /* The radix sort leaves exactly qsort's (glibc: stable merge sort) order: equal values
+     * keep their order, -0 equals +0, negatives before positives. Weighted values with
+     * equal v and different w show the order. */
+    size_t n = 3000;
+    sv_wval_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    unsigned long long s = 99;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        int k = (int)((s >> 33) % 41) - 20;
+        double v = k == 0 ? ((s >> 20) & 1 ? -0.0 : 0.0) : k * 0.37e-3;
+        a[i] = b[i] = (sv_wval_t){v, (double)i};
+        x[i] = y[i] = v;
+    }
+    sv_sort_wvals(a, n);
+    qsort(b, n, sizeof *b, cmp_wv);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(memcmp(&a[i], &b[i], sizeof a[i]) == 0);
+    sv_sort_doubles(x, n);
+    /* glibc's qsort is stable here; the radix sort is stable by construction */
+    qsort(y, n, sizeof *y, cmp_d);
+    ck_assert(memcmp(x, y, n * sizeof *x) == 0);
+    ck_assert(signbit(x[0]) && x[0] == -20 * 0.37e-3 && x[n - 1] == 20 * 0.37e-3);
+    /* Sorted and constant lists stay as they are. */
+    for (size_t i = 0; i < n; i++)
+        x[i] = 2.5;
+    sv_sort_doubles(x, n);
+    ck_assert(x[0] == 2.5 && x[n - 1] == 2.5);
+    free(a);
+    free(b);
+    free(x);
+    free(y);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("metrics");
@@ -177,6 +263,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_three_requests);
     tcase_add_test(tc, test_goodput_ttft_only_and_none);
     tcase_add_test(tc, test_percentile_like_numpy);
+    tcase_add_test(tc, test_selection_like_numpy);
+    tcase_add_test(tc, test_sorts_as_qsort);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
  * behind each expected value is written next to it; docs/cost-model.md has the equations.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "servesim/cost/perf.h"
@@ -167,6 +168,164 @@ START_TEST(test_moe_experts_touched)
     /* FLOPs follow the k experts each token uses, not the ones touched. */
     ck_assert(c1.op[SV_OP_LINEAR].flops ==
               2.0 * 32.0 * (p.layer_linear_params + 2.0 * 176160768.0));
+}
+END_TEST
+
+/* A model read from tests/data/NAME/config.json, on gpu at tp, with the vllm profile's
+ * curves (or ideal). */
+static sv_perf_t mk_cfg(const char *name, const char *gpu, int tp, int ideal)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    sv_model_t m;
+    char path[256];
+    snprintf(path, sizeof path, "%s/config.json", name);
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_msg(sv_model_from_hf_config(tu_data(path), &m, &err) == 0, "%s", err.msg);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    if (ideal) sv_perf_settings_ideal(&s);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, &m, &s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+/* DeepSeek-R1 from its published config.json (FP8 checkpoint, 128x128 block scales):
+ *   MLA per layer: replicated q_a + kv_a 7168 * (1536 + 512 + 64) = 15,138,816; split by
+ *     heads q_b 1536*128*192 + kv_b 512*128*(128+128) + o 128*128*7168 = 171,966,464
+ *   3 dense MLPs 3*7168*18432 each; 58 MoE layers of 256 routed + 1 shared expert of
+ *     3*7168*2048 = 44,040,192, a 7168 x 256 router (BF16)
+ *   TP 1: FP8 weights 15,156,838,400 (attention, dense, shared) + 653,908,770,816 (experts)
+ *     + one FP32 scale per 16,384 of them + routers and norms (BF16) + embedding and LM head
+ *     2 * 129280*7168 * 2 bytes + final norm = 673,150,545,584 bytes
+ *   TP 8: 85,140,064,624 bytes per GPU; TP 4: 169,141,561,904 (more than an H200 holds)
+ *   KV per token per GPU: (512 + 64) * 61 layers * 2 bytes = 70,272 at every TP (the latent
+ *     is not split by heads); 35,136 in FP8 */
+START_TEST(test_deepseek_r1)
+{
+    sv_perf_t p8 = mk_cfg("deepseek-r1", "h200", 8, 0), p4 = mk_cfg("deepseek-r1", "h200", 4, 0);
+    ck_assert_int_eq(p8.set.weight_dtype, SV_DT_FP8);
+    ck_assert_int_eq(p8.x.expert_dtype, SV_DT_FP8);
+    tu_assert_rel(p8.weight_bytes_total, 673150545584.0, 1e-12);
+    tu_assert_rel(p8.weight_bytes_gpu, 85140064624.0, 1e-12);
+    tu_assert_rel(p4.weight_bytes_gpu, 169141561904.0, 1e-12);
+    ck_assert(p8.kv_bytes_token == 70272.0 && p4.kv_bytes_token == 70272.0);
+    ck_assert(sv_model_kv_bytes_token(&p8.model, SV_DT_BF16) == 70272.0); /* list models */
+    ck_assert(p8.seq_state_bytes == 0.0);
+    sv_error_t err;
+    sv_memplan_t mp;
+    ck_assert_int_eq(sv_perf_memplan(&p4, &mp, &err), SV_ENOFIT);
+    ck_assert_int_eq(sv_perf_memplan(&p8, &mp, &err), 0);
+    ck_assert_int_eq(mp.seq_blocks, 0);
+    /* Decode attention in the absorbed form, per cached key per layer on one of 8 GPUs:
+     * 16 heads * (2 * (512 + 64) + 2 * 512) = 34,816 FLOPs; it reads the 1,152-byte latent. */
+    sv_perf_t id = mk_cfg("deepseek-r1", "h200", 8, 1);
+    sv_step_cost_t c;
+    sv_perf_decode_time(&id, 1, 1000.0, &c);
+    ck_assert(c.op[SV_OP_ATTN_DECODE].flops == 34816.0 * 61.0 * 1001.0);
+    /* Prefill with decompressed heads: 2 * 16 * (192 + 128) per (query, key) pair. */
+    sv_perf_prefill_time(&id, 100, &c);
+    ck_assert(c.op[SV_OP_ATTN_PREFILL].flops == 10240.0 * 61.0 * 5050.0);
+    /* --weight-dtype given: it wins over the checkpoint's format (no FP8 block scales). */
+    const sv_gpu_t *g;
+    sv_model_t m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("deepseek-r1/config.json"), &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = 8;
+    ck_assert_int_eq(sv_perf_settings_set(&s, "weight_dtype", "bf16", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "kv_cache_dtype", "fp8", &err), 0);
+    sv_perf_t pb;
+    ck_assert_int_eq(sv_perf_init(&pb, g, &m, &s, &err), 0);
+    ck_assert_int_eq(pb.set.weight_dtype, SV_DT_BF16);
+    ck_assert(pb.kv_bytes_token == 35136.0);
+    ck_assert(pb.weight_bytes_gpu > 2.0 * (p8.weight_bytes_gpu - 1.0e9));
+}
+END_TEST
+
+/* Expected distinct experts of E touched by T tokens of top-k: E (1 - (1 - k/E)^T).
+ * DeepSeek-R1 (E 256, k 8): T 1 -> 8; T 2 -> 256 (1 - (31/32)^2) = 15.75; the expert bytes
+ * read grow by 7.75 experts * 58 layers * 3*7168*256 (one expert's TP-8 share) * 1 byte. */
+START_TEST(test_experts_touched)
+{
+    sv_perf_t p = mk_cfg("deepseek-r1", "h200", 8, 1);
+    sv_step_cost_t c1, c2;
+    sv_perf_decode_time(&p, 1, 0, &c1);
+    sv_perf_decode_time(&p, 2, 0, &c2);
+    double expert = 3.0 * 7168.0 * 256.0;
+    ck_assert(p.expert_params == expert);
+    /* Activations grow with the tokens too: 58 layers of 8 experts' (7168 + 2*256 + 256 +
+     * 7168) + the shared expert's + the router's 256 values, the rest per token. */
+    double grow = c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes;
+    double act = (c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes) -
+                 7.75 * 58.0 * expert * 1.0;
+    ck_assert(act > 0.0 && act < 0.02 * grow);
+    /* Expert FLOPs follow the k experts per token, not the experts touched. */
+    ck_assert(c2.op[SV_OP_LINEAR].flops - c1.op[SV_OP_LINEAR].flops ==
+              2.0 * p.x.lin_params + 2.0 * 8.0 * 58.0 * expert);
+    /* An imbalance factor scales the expert GEMMs' compute time, nothing else. */
+    sv_perf_t q = p;
+    q.x.imbalance = 2.0;
+    sv_step_cost_t a, b2;
+    sv_perf_prefill_time(&p, 4096, &a);
+    sv_perf_prefill_time(&q, 4096, &b2);
+    double e_fl = 2.0 * 4096.0 * 8.0 * 58.0 * expert;
+    double te = 4096.0 * 8.0 / (256.0 * (1.0 - pow(1.0 - 8.0 / 256.0, 4096.0)));
+    tu_assert_rel(b2.op[SV_OP_LINEAR].t_compute - a.op[SV_OP_LINEAR].t_compute,
+                  e_fl / 1978.9e12 * (te + 0.0) / te, 1e-9);
+}
+END_TEST
+
+/* Windows bound KV: gpt-oss-120b alternates 18 sliding-window (128) and 18 full layers of
+ * 8 KV heads x 64 (2048 bytes per token per layer in BF16); Gemma-3-27B has 52 local
+ * (window 1024) and 10 global layers of 16 KV heads x 128 (8192 bytes). */
+START_TEST(test_window_kv)
+{
+    sv_perf_t g1 = mk_cfg("gpt-oss-120b", "h200", 1, 0), g8 = mk_cfg("gpt-oss-120b", "h200", 8, 0);
+    ck_assert(g1.kv_bytes_token == 18.0 * 2048.0);         /* 36,864 */
+    ck_assert(sv_model_kv_bytes_token(&g1.model, SV_DT_BF16) == 36864.0);
+    ck_assert(g1.seq_state_bytes == 18.0 * 128.0 * 2048.0); /* 4,718,592 per sequence */
+    ck_assert(g8.kv_bytes_token == 18.0 * 256.0);           /* one KV head per GPU: 4,608 */
+    ck_assert(g8.seq_state_bytes == 18.0 * 128.0 * 256.0);
+    ck_assert_int_eq(sv_perf_seq_blocks(&g8, 16), 8); /* 589,824 / (4,608 * 16) */
+    ck_assert_int_eq(g1.set.weight_dtype, SV_DT_BF16);
+    ck_assert_int_eq(g1.x.expert_dtype, SV_DT_MXFP4);
+    /* MXFP4 experts: W4A4 on a GPU with MXFP4 tensor cores (B200), dequantised to BF16 on
+     * the H200 (no FP4 tensor cores); 0.53125 bytes per expert weight either way. */
+    sv_perf_t gb = mk_cfg("gpt-oss-120b", "b200", 8, 0);
+    tu_assert_rel(gb.x.inv_exp_c * gb.gpu.fp4_flops * gb.set.compute_eff, 1.0, 1e-12);
+    tu_assert_rel(g8.x.inv_exp_c * g8.gpu.bf16_flops * g8.set.compute_eff, 1.0, 1e-12);
+    /* 36 layers x 128 experts x 3 x 2880 x 2880 weights at 0.53125 bytes, the rest BF16. */
+    double experts = 36.0 * 128.0 * 3.0 * 2880.0 * 2880.0;
+    ck_assert(g1.weight_bytes_total > experts * 0.53125 &&
+              g1.weight_bytes_total < experts * 0.53125 + 6.0e9);
+    sv_perf_t e1 = mk_cfg("gemma-3-27b", "h200", 1, 0);
+    ck_assert(e1.kv_bytes_token == 10.0 * 8192.0); /* 81,920 */
+    ck_assert(e1.seq_state_bytes == 52.0 * 1024.0 * 8192.0); /* 436,207,616 */
+    ck_assert(e1.model.tied_embeddings == 1);
+    /* Decode attention over the window: at 4000 cached tokens the 52 local layers read 1024
+     * keys each, the 10 global ones 4000 (+ the new token's K and V in both). */
+    sv_perf_t ei = mk_cfg("gemma-3-27b", "h200", 1, 1);
+    sv_step_cost_t c;
+    sv_perf_decode_time(&ei, 1, 4000.0, &c);
+    double q = 32.0 * 128.0;
+    ck_assert(c.op[SV_OP_ATTN_DECODE].flops == 4.0 * q * (10.0 * 4001.0 + 52.0 * 1025.0));
+}
+END_TEST
+
+/* Qwen3-Next-80B-A3B: 36 Gated DeltaNet layers hold a fixed state per sequence, 12 full
+ * layers a KV cache. Per linear layer: 32 value heads x 128 x 128 FP32 = 2,097,152 bytes
+ * + the conv state 3 x (2*16*128 + 32*128) x 2 = 49,152; x 36 = 77,266,944 bytes per
+ * sequence. KV: 12 x 2 x 2 heads x 256 x 2 = 24,576 bytes per token. */
+START_TEST(test_linear_state)
+{
+    sv_perf_t p = mk_cfg("qwen3-next-80b-a3b", "h200", 1, 0);
+    ck_assert(p.seq_state_bytes == 77266944.0);
+    ck_assert(p.kv_bytes_token == 24576.0);
+    sv_perf_t p8 = mk_cfg("qwen3-next-80b-a3b", "h200", 8, 0);
+    /* TP 8: 4 value and 2 key heads per GPU: 36 x (4*128*128*4 + 3*1024*2) = 9,658,368. */
+    ck_assert(p8.seq_state_bytes == 9658368.0);
+    ck_assert_int_eq(sv_perf_seq_blocks(&p8, 16), 50); /* ceil(9,658,368 / (12,288 * 16)) */
 }
 END_TEST
 
@@ -535,6 +694,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fp4_sizes);
     tcase_add_test(tc, test_fp4_errors);
     tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_deepseek_r1);
+    tcase_add_test(tc, test_experts_touched);
+    tcase_add_test(tc, test_window_kv);
+    tcase_add_test(tc, test_linear_state);
     suite_add_tcase(s, tc);
     return s;
 }

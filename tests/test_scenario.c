@@ -79,7 +79,7 @@ START_TEST(test_bad_input_is_located)
     const char *sched[] = {"engine.scheduler=fifo"};
     ck_assert_int_eq(load("negative_rate.yaml", sched, 1, &sc, &err), SV_EINVAL);
     ck_assert_msg(strstr(err.msg,
-                         "engine.scheduler: expected vllm, vllm-v0, orca, static or trtllm, "
+                         "engine.scheduler: expected vllm, vllm-v0, orca, static, trtllm or sglang, "
                          "got 'fifo'") != NULL,
                   "%s", err.msg);
     const char *none[] = {"workload.rate=1", "workload.num_requests="};

@@ -222,8 +222,9 @@ END_TEST
 START_TEST(test_every_scheduler_and_closed_loop)
 {
     const char *scheds[] = {"engine.scheduler=vllm", "engine.scheduler=vllm-v0",
-                            "engine.scheduler=orca", "engine.scheduler=static"};
-    for (int i = 0; i < 4; i++) {
+                            "engine.scheduler=orca", "engine.scheduler=static",
+                            "engine.scheduler=sglang"};
+    for (int i = 0; i < 5; i++) {
         const char *sets[] = {scheds[i], "workload.num_requests=800"};
         sv_scenario_t *sc;
         sv_result_t *res;
@@ -241,6 +242,25 @@ START_TEST(test_every_scheduler_and_closed_loop)
     ck_assert_int_eq(res->summary.max_concurrent_requests, 4);
     ck_assert_int_eq(res->summary.completed, 300);
     done(sc, res);
+}
+END_TEST
+
+/* A sequence of a model with windowed layers holds its window from its first token:
+ * Gemma-3-27B at TP 8 keeps 52 layers x 1024 tokens x 1024 bytes = 54,525,952 bytes per
+ * sequence besides its tokens, 333 blocks of 16 x 10,240 bytes; one request of 1000 + 8
+ * tokens alone peaks at ceil(1007 / 16) = 63 + 333 = 396 blocks, and frees them all. */
+START_TEST(test_window_blocks)
+{
+    const char *yaml = "name: w\nseed: 1\nmodel: gemma-3-27b\nhardware: {gpu: h200, tp: 8}\n"
+                       "engine: {scheduler: vllm}\n"
+                       "workload:\n  num_requests: 1\n  rate: inf\n"
+                       "  input: {dist: fixed, value: 1000}\n  output: {dist: fixed, value: 8}\n";
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    tu_check_accounting(res);
+    ck_assert_int_eq(res->pools[0].mem.seq_blocks, 333);
+    ck_assert_int_eq(res->rstats[0].peak_blocks_used, 63 + 333);
+    tu_done(sc, res);
 }
 END_TEST
 
@@ -473,6 +493,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_failures_accounted);
     tcase_add_test(tc, test_every_scheduler_and_closed_loop);
     tcase_add_test(tc, test_batching_lesson);
+    tcase_add_test(tc, test_window_blocks);
     tcase_add_test(tc, test_deterministic_json);
     tcase_add_test(tc, test_json_has_vllm_keys);
     tcase_add_test(tc, test_summary_format);

@@ -243,6 +243,33 @@ START_TEST(test_prefill_first_starves_decodes)
     ck_assert_msg(p90_v1 < 0.85 * p90_v0, "chunked %.2f ms vs prefill-first %.2f ms", p90_v1 * 1e3,
                   p90_v0 * 1e3);
     tu_done(sc, res);
+    /* SGLang's default scheduler also runs a prefill batch before the decode batch (its
+     * chunked prefill cuts long prompts, it does not mix them into decode steps): its
+     * decodes wait like V0's. */
+    const char *sg[] = {"engine.scheduler=sglang"};
+    res = tu_run_yaml(cat, yaml, sg, 1, &sc);
+    double p90_sg = res->summary.tpot.pct[0] / 1e3;
+    ck_assert_msg(p90_sg > 4.0 * step && p90_sg > p90_v1 / 0.85, "sglang p90 TPOT %.2f ms",
+                  p90_sg * 1e3);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    /* A prompt longer than the budget is cut into chunks: 20,000 tokens in 3 steps of at
+     * most 8192 (V0 would have to run it whole). */
+    const char *one = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "engine: {scheduler: sglang, max_num_batched_tokens: 8192}\n"
+                      "workload: {num_requests: 1, rate: inf, input: 20000, output: 2}\n";
+    res = tu_run_yaml(cat, one, NULL, 0, &sc);
+    sv_chunk_t c[3] = {{8192, 0, 0}, {8192, 8192, 0}, {3616, 16384, 1}};
+    double ttft = 0.0;
+    for (int i = 0; i < 3; i++) {
+        sv_batch_t b = {.chunks = &c[i], .n_chunks = 1};
+        sv_step_cost_t cost;
+        sv_perf_step(&res->pools[0].perf, &b, &cost);
+        ttft += cost.total;
+    }
+    tu_assert_rel(res->summary.ttft.median / 1e3, ttft, 1e-9);
+    tu_check_accounting(res);
+    tu_done(sc, res);
 }
 END_TEST
 

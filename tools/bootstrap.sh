@@ -2,6 +2,7 @@
 # Sourced by tools/run and tools/test: make sure the compiler, CMake and the libraries
 # are present (installing the Debian packages when we can), then configure and build.
 #   sv_bootstrap            install what is missing, or print the exact apt-get line
+#   sv_apt_install PKGS...  apt-get install when root (or password-less sudo); 1 if it cannot
 #   sv_build DIR [ARGS...]  configure (Release unless ARGS say otherwise) and build in DIR
 #   sv_node_clients         Node.js and npm from Debian when missing, then the pinned test
 #                           clients of tests/serve (npm ci, from npm's cache when offline);
@@ -27,23 +28,29 @@ sv_missing_packages() {
     echo "$missing"
 }
 
+# Install Debian packages with apt-get when we are root or have password-less sudo:
+# 0 when it ran and succeeded, 1 otherwise (the caller says what to do).
+sv_apt_install() {
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; fi
+    fi
+    command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; } || return 1
+    export DEBIAN_FRONTEND=noninteractive
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y --no-install-recommends "$@" >&2 ||
+        { $sudo apt-get update >&2 && $sudo apt-get install -y --no-install-recommends "$@" >&2; }
+}
+
 sv_bootstrap() {
     local missing
     missing=$(sv_missing_packages)
     [ -z "$missing" ] && return 0
     echo "servesim: installing missing packages:$missing" >&2
-    local sudo=""
-    if [ "$(id -u)" -ne 0 ]; then
-        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; fi
-    fi
-    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; }; then
-        export DEBIAN_FRONTEND=noninteractive
-        # shellcheck disable=SC2086
-        if $sudo apt-get install -y --no-install-recommends $missing >&2 ||
-            { $sudo apt-get update >&2 && $sudo apt-get install -y --no-install-recommends $missing >&2; }; then
-            missing=$(sv_missing_packages)
-            [ -z "$missing" ] && return 0
-        fi
+    # shellcheck disable=SC2086
+    if sv_apt_install $missing; then
+        missing=$(sv_missing_packages)
+        [ -z "$missing" ] && return 0
     fi
     echo "servesim: cannot install the build dependencies here; run:" >&2
     echo "  sudo apt-get install -y$missing" >&2

@@ -411,6 +411,9 @@ typedef struct run_opts {
     cmd_args_t a;
     const char *json, *req_csv, *ts_csv, *html, *prom, *cl_csv, *trace, *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
+    int sketch;         /* --sketch */
+    double sketch_alpha; /* --sketch-alpha; 0: the default */
+    long exact_max;      /* --exact-max; 0: the default */
     sv_convention_t conv;
 } run_opts_t;
 
@@ -434,7 +437,20 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->axes_from[o->naxes++] = v;
         } else if (strcmp(argv[i], "--check") == 0)
             o->check = 1;
-        else if ((v = sv__opt_value(argc, argv, &i, "--report", &o->a.missing)))
+        else if (strcmp(argv[i], "--sketch") == 0)
+            o->sketch = 1;
+        else if ((v = sv__opt_value(argc, argv, &i, "--sketch-alpha", &o->a.missing))) {
+            char *end;
+            o->sketch_alpha = strtod(v, &end);
+            if (end == v || *end || !(o->sketch_alpha > 0 && o->sketch_alpha <= 0.5))
+                return fail("error: --sketch-alpha: expected a number in (0, 0.5], got '%s'", v);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--exact-max", &o->a.missing))) {
+            char *end;
+            long long k = strtoll(v, &end, 10);
+            if (end == v || *end || k < 1)
+                return fail("error: --exact-max: expected a whole number >= 1, got '%s'", v);
+            o->exact_max = (long)k;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--report", &o->a.missing)))
             o->html = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &o->a.missing)))
             o->prom = v;
@@ -569,6 +585,9 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(o.a.path, o.a.sets, o.a.nsets, cat, &sc, &err)) return fail_err(&err);
     sc->check = o.check;
+    sc->metrics.sketch = o.sketch;
+    sc->metrics.sketch_alpha = o.sketch_alpha;
+    sc->metrics.exact_max = o.exact_max;
     sv_run_axes_t given;
     char note[512];
     sv_tracer_t *tracer = NULL;

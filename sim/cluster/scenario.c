@@ -224,7 +224,8 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
 static void engine_defaults(sv_pool_cfg_t *pool)
 {
     sv_engine_cfg_t *e = &pool->engine;
-    int v1 = e->scheduler == SV_SCHED_VLLM;
+    /* SGLang's defaults are taken as V1's: a large budget, no watermark, the radix cache on. */
+    int v1 = e->scheduler == SV_SCHED_VLLM || e->scheduler == SV_SCHED_SGLANG;
     double gib = pool->gpu.mem_bytes / (1024.0 * 1024 * 1024);
     int big = gib >= 70.0 && !strstr(pool->gpu.name, "a100");
     if (e->max_num_seqs == 0) {

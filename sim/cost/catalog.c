@@ -28,14 +28,17 @@ const char *const sv_curve_keys[SV_CV_COUNT] = {
     "gemm_m_half_tokens",          "gemm_floor_us",        "small_op_efficiency",
     "small_op_floor_us",           "attention_efficiency", "attention_n_half_tokens",
     "attention_memory_efficiency", "attention_seq_us",     "link_efficiency",
-    "link_latency_per_rank_us",    "p2p_latency_us",       "norm_efficiency"};
+    "link_latency_per_rank_us",    "p2p_latency_us",       "norm_efficiency",
+    "grouped_gemm_efficiency",     "mla_attention_efficiency", "moe_imbalance"};
 /* Built-ins for a GPU whose catalog gives no curve (a catalog directory of one's own):
  * the same values as models/gpus.yaml's defaults, the A100 fit plus the literature
  * attention terms (docs/cost-model.md says where each comes from). */
 const double sv_curve_default[SV_CV_COUNT] = {76.4, 6.39, 0.771, 2.22, 0.70, 128,
-                                              0.70, 0.05, 0.513, 0.87, 13.2, 0.388};
-const double sv_curve_lo[SV_CV_COUNT] = {0, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 0, 1e-3};
-const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1, 1e4, 1e4, 1};
+                                              0.70, 0.05, 0.513, 0.87, 13.2, 0.388,
+                                              1.0,  1.0,  1.0};
+const double sv_curve_lo[SV_CV_COUNT] = {0, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 0, 1e-3,
+                                         1e-3, 1e-3, 1};
+const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1, 1e4, 1e4, 1, 1, 1, 64};
 
 const char *sv_catalog_default_dir(void)
 {
@@ -247,6 +250,66 @@ static int get_int(sv_ynode_t *map, const char *key, int required, long lo, long
     return rc;
 }
 
+/* The keys of a model entry beyond the dense transformer (docs/cost-model.md,
+ * "Architectures"); names follow config.json where it has one. */
+static int read_model_arch(sv_ynode_t *map, sv_model_t *m, sv_error_t *err)
+{
+    int rc;
+    const char *attn = "gqa", *fmt = "";
+    if ((rc = sv_yget_str(map, "attention", 0, &attn, err)) < 0 ||
+        (rc = get_int(map, "q_lora_rank", 0, 0, 1 << 20, &m->q_lora_rank, err)) < 0 ||
+        (rc = get_int(map, "kv_lora_rank", 0, 1, 1 << 20, &m->kv_lora_rank, err)) < 0 ||
+        (rc = get_int(map, "qk_nope_head_dim", 0, 1, 1 << 16, &m->qk_nope_head_dim, err)) < 0 ||
+        (rc = get_int(map, "qk_rope_head_dim", 0, 1, 1 << 16, &m->qk_rope_head_dim, err)) < 0 ||
+        (rc = get_int(map, "v_head_dim", 0, 1, 1 << 16, &m->v_head_dim, err)) < 0 ||
+        (rc = get_int(map, "n_shared_experts", 0, 0, 1 << 10, &m->shared_experts, err)) < 0 ||
+        (rc = get_int(map, "shared_expert_intermediate_size", 0, 1, 1 << 24, &m->shared_ffn,
+                      err)) < 0 ||
+        (rc = get_int(map, "dense_layers", 0, 0, 100000, &m->dense_layers, err)) < 0 ||
+        (rc = get_int(map, "window_layers", 0, 0, 100000, &m->window_layers, err)) < 0 ||
+        (rc = sv_yget_bool(map, "chunked_attention", 0, &m->chunked_window, err)) < 0 ||
+        (rc = get_int(map, "linear_attention_layers", 0, 0, 100000, &m->linear_layers, err)) < 0 ||
+        (rc = get_int(map, "linear_num_key_heads", 0, 1, 1 << 16, &m->lin_k_heads, err)) < 0 ||
+        (rc = get_int(map, "linear_num_value_heads", 0, 1, 1 << 16, &m->lin_v_heads, err)) < 0 ||
+        (rc = get_int(map, "linear_key_head_dim", 0, 1, 1 << 16, &m->lin_k_dim, err)) < 0 ||
+        (rc = get_int(map, "linear_value_head_dim", 0, 1, 1 << 16, &m->lin_v_dim, err)) < 0 ||
+        (rc = get_int(map, "linear_conv_kernel_dim", 0, 1, 1 << 10, &m->lin_conv, err)) < 0 ||
+        (rc = sv_yget_bool(map, "attn_output_gate", 0, &m->attn_output_gate, err)) < 0 ||
+        (rc = sv_yget_bool(map, "attention_sinks", 0, &m->attention_sinks, err)) < 0 ||
+        (rc = get_int(map, "num_nextn_predict_layers", 0, 0, 64, &m->mtp_layers, err)) < 0 ||
+        (rc = sv_yget_str(map, "checkpoint_dtype", 0, &fmt, err)) < 0 ||
+        (rc = sv_yget_bool(map, "checkpoint_experts_only", 0, &m->ckpt_experts_only, err)) < 0 ||
+        (rc = get_int(map, "checkpoint_scale_block", 0, 1, 1 << 30, &m->ckpt_scale_block, err)) <
+            0)
+        return rc;
+    char where[512];
+    if (strcmp(attn, "mla") == 0) {
+        m->mla = 1;
+        if (!m->kv_lora_rank || !m->qk_nope_head_dim || !m->qk_rope_head_dim || !m->v_head_dim)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s: attention mla needs kv_lora_rank, qk_nope_head_dim, "
+                             "qk_rope_head_dim and v_head_dim",
+                             sv_ynode_where(map, where, sizeof where), map->path);
+    } else if (strcmp(attn, "gqa") != 0) {
+        return sv_errorf(err, SV_EINVAL, "%s: %s.attention: expected 'gqa' or 'mla', got '%s'",
+                         sv_ynode_where(sv_ymap_get(map, "attention"), where, sizeof where),
+                         map->path, attn);
+    }
+    if (*fmt && strcmp(fmt, "fp8") && strcmp(fmt, "mxfp4") && strcmp(fmt, "nvfp4") &&
+        strcmp(fmt, "int4"))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.checkpoint_dtype: expected fp8, mxfp4, nvfp4 or int4, got '%s'",
+                         sv_ynode_where(sv_ymap_get(map, "checkpoint_dtype"), where, sizeof where),
+                         map->path, fmt);
+    snprintf(m->ckpt_dtype, sizeof m->ckpt_dtype, "%s", fmt);
+    if (m->shared_experts && !m->shared_ffn) m->shared_ffn = m->shared_experts * m->moe_ffn;
+    if (m->shared_ffn && !m->shared_experts) m->shared_experts = 1;
+    if (m->mtp_layers)
+        snprintf(m->notes, sizeof m->notes,
+                 "num_nextn_predict_layers: the MTP module is not loaded (no speculative decoding)");
+    return 0;
+}
+
 static int read_model(sv_ynode_t *map, sv_model_t *m, sv_error_t *err)
 {
     int rc;
@@ -278,6 +341,7 @@ static int read_model(sv_ynode_t *map, sv_model_t *m, sv_error_t *err)
         (rc = get_int(map, "sliding_window", 0, 0, 1 << 30, &m->sliding_window, err)) < 0 ||
         (rc = sv_yget_long(map, "max_position_embeddings", 1, 1, 1L << 40, &m->max_context, err)))
         return rc;
+    if ((rc = read_model_arch(map, m, err))) return rc;
     if (strcmp(mlp, "gated") == 0)
         m->gated_mlp = 1;
     else if (strcmp(mlp, "plain") == 0)
@@ -294,6 +358,7 @@ static int read_model(sv_ynode_t *map, sv_model_t *m, sv_error_t *err)
         return rc;
     if ((rc = sv_ymap_check_unknown(map, err))) return rc;
     if (m->experts && !m->moe_ffn) m->moe_ffn = m->ffn;
+    if (m->shared_experts && !m->shared_ffn) m->shared_ffn = m->shared_experts * m->moe_ffn;
     char where[600];
     char w2[512];
     snprintf(where, sizeof where, "%s: %s", sv_ynode_where(map, w2, sizeof w2), map->path);
@@ -316,7 +381,45 @@ int sv_model_check(const sv_model_t *m, const char *where, sv_error_t *err)
             err, SV_EINVAL,
             "%s: num_experts_per_tok (%d) must be between 1 and num_local_experts (%d)", where,
             m->experts_per_tok, m->experts);
+    if (m->sliding_window > 0 && m->max_context > 0 && m->sliding_window > m->max_context)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: sliding_window (%d) is larger than the context "
+                         "max_position_embeddings (%ld)",
+                         where, m->sliding_window, m->max_context);
+    if (m->dense_layers < 0 || m->window_layers < 0 || m->linear_layers < 0 ||
+        m->dense_layers > m->layers || (m->dense_layers == m->layers && m->experts) ||
+        ((m->window_layers || m->linear_layers) &&
+         m->window_layers + m->linear_layers >= m->layers))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: dense_layers (%d), window_layers (%d) and linear_attention_layers "
+                         "(%d) must fit the %d layers (and leave a full-attention layer, and a "
+                         "MoE layer when there are experts)",
+                         where, m->dense_layers, m->window_layers, m->linear_layers, m->layers);
+    if (m->window_layers && !m->sliding_window)
+        return sv_errorf(err, SV_EINVAL, "%s: window_layers (%d) needs a sliding_window", where,
+                         m->window_layers);
+    if (m->linear_layers &&
+        (m->lin_k_heads < 1 || m->lin_v_heads < 1 || m->lin_k_dim < 1 || m->lin_v_dim < 1))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: linear_attention_layers needs linear_num_key_heads, "
+                         "linear_num_value_heads, linear_key_head_dim and linear_value_head_dim",
+                         where);
+    if (m->mla && (m->linear_layers || m->window_layers || m->sliding_window))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: MLA with windowed or linear-attention layers is not modelled", where);
+    if (m->shared_experts && !m->experts)
+        return sv_errorf(err, SV_EINVAL, "%s: shared experts need routed experts", where);
     return 0;
+}
+
+int sv_model_window_layers(const sv_model_t *m)
+{
+    return m->sliding_window <= 0 ? 0 : m->window_layers ? m->window_layers : m->layers;
+}
+
+int sv_model_moe_layers(const sv_model_t *m)
+{
+    return m->experts ? m->layers - m->dense_layers : 0;
 }
 
 typedef struct loader {

@@ -85,7 +85,13 @@ double sv_dtype_kv_bytes(sv_dtype_t t)
 
 double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t)
 {
-    return 2.0 * m->layers * m->kv_heads * m->head_dim * sv_dtype_kv_bytes(t);
+    /* MLA caches its latent and rotary key; windowed layers (when not every layer has the
+     * window) and linear-attention layers hold per-sequence state instead. */
+    if (m->mla)
+        return (double)(m->layers - m->linear_layers) * (m->kv_lora_rank + m->qk_rope_head_dim) *
+               sv_dtype_kv_bytes(t);
+    int layers = m->layers - m->linear_layers - (m->window_layers > 0 ? m->window_layers : 0);
+    return 2.0 * layers * m->kv_heads * m->head_dim * sv_dtype_kv_bytes(t);
 }
 
 sv_perf_settings_t sv_perf_settings_default(void)
@@ -128,7 +134,8 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
     for (int k = 0; k < SV_CV_COUNT; k++)
         s->curve[k] = 0.0; /* sizes at half efficiency, floors and latencies */
     s->curve[SV_CV_SMALL_EFF] = s->curve[SV_CV_ATTN_EFF] = s->curve[SV_CV_ATTN_MEM_EFF] =
-        s->curve[SV_CV_LINK_EFF] = s->curve[SV_CV_NORM_EFF] = 1.0;
+        s->curve[SV_CV_LINK_EFF] = s->curve[SV_CV_NORM_EFF] = s->curve[SV_CV_GROUPED_EFF] =
+            s->curve[SV_CV_MLA_EFF] = s->curve[SV_CV_MOE_IMBALANCE] = 1.0;
 }
 
 const char *const sv_perf_setting_keys[] = {"tp",
@@ -161,6 +168,9 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "link_latency_per_rank_us",
                                             "p2p_latency_us",
                                             "norm_efficiency",
+                                            "grouped_gemm_efficiency",
+                                            "mla_attention_efficiency",
+                                            "moe_imbalance",
                                             NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
@@ -208,10 +218,12 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
                              kv ? "bf16, fp16, fp8, nvfp4, mxfp4"
                                 : "bf16, fp16, fp8, int4, nvfp4, mxfp4",
                              value);
-        if (kv)
+        if (kv) {
             s->kv_dtype = t;
-        else
+        } else {
             s->weight_dtype = t;
+            s->weight_dtype_given = 1;
+        }
         return 0;
     }
     if (strcmp(key, "compute_efficiency") == 0)
@@ -328,8 +340,35 @@ static layer_params_t layer_params(const sv_model_t *m, int tp)
     return lp;
 }
 
+/* Parameters per GPU at tensor-parallel degree tp, over the whole model (one pipeline
+ * stage is 1/pp of each), by kind. */
+typedef struct arch_params {
+    double attn;    /* attention projections of the full and windowed layers (MLA: all) */
+    double lin;     /* linear-attention layers' projections and convolutions */
+    double dense;   /* dense MLPs */
+    double shared;  /* shared experts */
+    double router;  /* MoE routers (16-bit) */
+    double expert;  /* one routed expert of one layer */
+    double experts; /* every routed expert of every MoE layer */
+    double norms;   /* RMSNorms (16-bit) */
+} arch_params_t;
+
+static arch_params_t arch_params(const sv_model_t *m, int tp);
+
+/* The model needs the architecture terms (sv_perf_t.ext). */
+static int model_ext(const sv_model_t *m)
+{
+    return m->mla || m->experts || m->linear_layers || (m->sliding_window > 0 && m->window_layers > 0);
+}
+
 double sv_model_param_count(const sv_model_t *m)
 {
+    if (model_ext(m)) {
+        arch_params_t a = arch_params(m, 1);
+        double embed = (double)m->vocab * m->hidden;
+        return a.attn + a.lin + a.dense + a.shared + a.router + a.experts + a.norms + m->hidden +
+               embed * (m->tied_embeddings ? 1.0 : 2.0);
+    }
     layer_params_t lp = layer_params(m, 1);
     double per_layer = lp.attn + lp.mlp + lp.expert * m->experts + lp.router + lp.norms;
     double embed = (double)m->vocab * m->hidden;
@@ -349,6 +388,277 @@ static void valid_tps(const sv_model_t *m, char *buf, size_t n)
     }
 }
 
+static double causal_keys(double n, double c, double w);
+static void finish_op(sv_op_cost_t *o, double t_compute, double t_memory, double t_fixed);
+
+/* ---- architectures beyond the dense transformer -------------------------------------- */
+
+
+static arch_params_t arch_params(const sv_model_t *m, int tp)
+{
+    arch_params_t a;
+    memset(&a, 0, sizeof a);
+    double d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
+    double attn_layers = m->layers - m->linear_layers;
+    double moe = sv_model_moe_layers(m), dense = m->layers - moe;
+    if (m->mla) {
+        /* DeepSeek-V3 (modeling_deepseek_v3.py): q_a (d x q_lora) and kv_a (d x (kv_lora +
+         * rope)) are replicated on every TP rank; q_b, kv_b and o split by heads. */
+        double hl = (double)(m->heads / tp), qk = m->qk_nope_head_dim + m->qk_rope_head_dim;
+        double repl = d * (m->q_lora_rank + m->kv_lora_rank + m->qk_rope_head_dim);
+        double q = m->q_lora_rank ? (double)m->q_lora_rank * hl * qk : d * hl * qk;
+        double split = q + (double)m->kv_lora_rank * hl * (m->qk_nope_head_dim + m->v_head_dim) +
+                       hl * m->v_head_dim * d;
+        a.attn = attn_layers * (repl + split);
+        a.norms += attn_layers * (m->q_lora_rank + m->kv_lora_rank);
+    } else {
+        double hd = m->head_dim, q = (double)(m->heads / tp) * hd;
+        double kv = (m->kv_heads >= tp ? m->kv_heads / tp : 1) * hd;
+        double per = d * q + 2.0 * d * kv + q * d + (m->qkv_bias ? q + 2.0 * kv : 0.0);
+        if (m->attn_output_gate) per += d * q; /* the gate doubles the Q projection */
+        a.attn = attn_layers * per;
+    }
+    if (m->linear_layers) {
+        double kh = (double)m->lin_k_heads / tp, vh = (double)m->lin_v_heads / tp;
+        double conv = 2.0 * kh * m->lin_k_dim + vh * m->lin_v_dim;
+        /* Gated DeltaNet (Qwen3-Next): in_proj_qkvz, in_proj_ba, out_proj, conv1d */
+        a.lin = m->linear_layers * (d * (conv + vh * m->lin_v_dim) + d * 2.0 * vh +
+                                    vh * m->lin_v_dim * d + conv * m->lin_conv);
+    }
+    a.dense = dense * mats * d * (double)(m->ffn / tp);
+    if (m->experts) {
+        a.shared = moe * mats * d * (double)m->shared_ffn / tp;
+        a.router = moe * d * m->experts;
+        a.expert = mats * d * (double)(m->moe_ffn / tp);
+        a.experts = moe * m->experts * a.expert;
+    }
+    a.norms += 2.0 * d * m->layers;
+    return a;
+}
+
+/* Weight bytes of the decoder layers on one GPU (all stages), at the weight formats. */
+static double arch_decoder_bytes(const sv_model_t *m, const arch_params_t *a, double wb,
+                                 double wb_e, int scale_block)
+{
+    double quant = a->attn + a->lin + a->dense + a->shared;
+    double bytes = quant * wb + a->experts * wb_e + (a->router + a->norms) * EMBED_BYTES;
+    /* FP8 block quantisation keeps one FP32 scale per block of weights (DeepSeek's 128x128). */
+    if (scale_block > 0) bytes += (quant + a->experts) * 4.0 / scale_block;
+    (void)m;
+    return bytes;
+}
+
+/* The coefficients of an MLA, MoE, windowed or linear-attention model (sv_perf_arch_t). */
+static void arch_init(sv_perf_t *p, double head)
+{
+    const sv_model_t *m = &p->model;
+    sv_perf_arch_t *x = &p->x;
+    const sv_perf_settings_t *r = &p->set;
+    const double *cv = r->curve;
+    int tp = r->tp, pp = r->pp;
+    double inv_pp = 1.0 / pp, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
+    double wb = sv_dtype_weight_bytes(r->weight_dtype), wb_e = sv_dtype_weight_bytes(x->expert_dtype);
+    int scale_block = r->weight_dtype == SV_DT_FP8 && !r->weight_dtype_given ? m->ckpt_scale_block : 0;
+    arch_params_t a = arch_params(m, tp), a1 = arch_params(m, 1);
+
+    double nwin = sv_model_window_layers(m);
+    x->linear_layers = m->linear_layers * inv_pp;
+    x->window_layers = nwin * inv_pp;
+    x->full_layers = (m->layers - m->linear_layers - nwin) * inv_pp;
+    x->moe_layers = sv_model_moe_layers(m) * inv_pp;
+    x->lin_params = (a.attn + a.lin + a.dense + a.shared + a.router) * inv_pp;
+    x->lin_bytes = (arch_decoder_bytes(m, &a, wb, wb_e, scale_block) - a.experts * wb_e -
+                    (scale_block > 0 ? a.experts * 4.0 / scale_block : 0.0)) *
+                   inv_pp;
+    p->expert_params = a.expert;
+    p->layer_linear_params = x->lin_params / (m->layers * inv_pp);
+
+    /* Weights per GPU: the decoder's stage plus the embedding and LM head as before. */
+    double decoder = arch_decoder_bytes(m, &a, wb, wb_e, scale_block) * inv_pp;
+    p->weight_bytes_gpu = decoder + head;
+    double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
+    p->weight_bytes_total = arch_decoder_bytes(m, &a1, wb, wb_e, scale_block) +
+                            m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
+
+    /* KV per token per attention layer on one GPU: MLA caches the latent and the rotary key
+     * (kv_lora + rope values), the same on every TP rank; GQA its local K and V heads. */
+    double kvb = sv_dtype_kv_bytes(r->kv_dtype);
+    double hl = p->heads_local;
+    if (m->mla) {
+        double qk = m->qk_nope_head_dim + m->qk_rope_head_dim, lat = m->kv_lora_rank;
+        x->kv_layer = (lat + m->qk_rope_head_dim) * kvb;
+        x->pair_flops = 2.0 * hl * (qk + m->v_head_dim);
+        x->q_bytes_tok = hl * (qk + m->v_head_dim) * ACT_BYTES;
+        x->key_act_bytes = hl * (qk + m->v_head_dim) * ACT_BYTES;
+        x->decomp_flops_key = 2.0 * lat * hl * (m->qk_nope_head_dim + m->v_head_dim);
+        /* Absorbed decode (DeepSeek-V2 paper, section 2.1.2): every head scores the latent and
+         * the rotary key (lat + rope) and sums the latent (lat). */
+        x->dec_flops_key = 2.0 * hl * (lat + m->qk_rope_head_dim) + 2.0 * hl * lat;
+        x->dec_q_bytes = hl * (2.0 * lat + m->qk_rope_head_dim) * ACT_BYTES;
+    } else {
+        double q = hl * m->head_dim;
+        x->kv_layer = p->kv_bytes_token_layer;
+        x->pair_flops = 4.0 * q;
+        x->q_bytes_tok = 2.0 * q * ACT_BYTES;
+        x->dec_flops_key = 4.0 * q;
+        x->dec_q_bytes = 2.0 * q * ACT_BYTES;
+    }
+    p->kv_bytes_token_layer = x->kv_layer;
+    p->kv_bytes_token = x->full_layers * x->kv_layer;
+    p->kv_bytes_token_window = x->window_layers * x->kv_layer;
+    p->kv_bytes_token_total = p->kv_bytes_token * tp * pp;
+    x->window_cap = m->sliding_window;
+    if (m->max_context > 0 && m->max_context < x->window_cap) x->window_cap = (double)m->max_context;
+    if (m->linear_layers) {
+        double kh = (double)m->lin_k_heads / tp, vh = (double)m->lin_v_heads / tp;
+        double conv = 2.0 * kh * m->lin_k_dim + vh * m->lin_v_dim;
+        /* Per value head a dk x dv state: decay, read (k^T S), update (outer product) and query
+         * (q^T S), about 6 dk dv FLOPs per token; the causal conv1d 2 x kernel per channel. */
+        x->lin_flops_tok = 6.0 * vh * m->lin_k_dim * m->lin_v_dim + 2.0 * m->lin_conv * conv;
+        /* SGLang keeps the recurrent state in FP32 (mamba_ssm_dtype float32) and the last
+         * kernel - 1 inputs of the convolution in 16 bits. */
+        x->lin_state = vh * m->lin_k_dim * m->lin_v_dim * 4.0 +
+                       (m->lin_conv > 1 ? m->lin_conv - 1 : 0) * conv * ACT_BYTES;
+        x->lin_act_tok = 2.0 * (conv + 2.0 * vh * m->lin_v_dim) * ACT_BYTES;
+    }
+    p->seq_state_bytes = x->window_layers * x->window_cap * x->kv_layer + x->linear_layers * x->lin_state;
+
+    /* GEMM inputs and outputs per token over the stage's layers. */
+    double q = hl * m->head_dim, kv = p->kv_heads_local * m->head_dim;
+    double act_attn = m->mla ? 2.0 * d + 2.0 * m->q_lora_rank + 2.0 * m->kv_lora_rank +
+                                   m->qk_rope_head_dim + hl * (m->qk_nope_head_dim + m->qk_rope_head_dim) +
+                                   hl * (m->qk_nope_head_dim + 2.0 * m->v_head_dim)
+                             : (d + q + 2.0 * kv) + (q + d) + (m->attn_output_gate ? q : 0.0);
+    double fl = p->ffn_local, fe = p->moe_ffn_local, fs = (double)m->shared_ffn / tp;
+    double act_dense = d + (mats - 1.0) * fl + fl + d;
+    double act_moe = m->experts ? m->experts_per_tok * (d + (mats - 1.0) * fe + fe + d) +
+                                      (fs > 0 ? d + (mats - 1.0) * fs + fs + d : 0.0) + m->experts
+                                : 0.0;
+    double layers_s = m->layers * inv_pp, dense_s = layers_s - x->moe_layers;
+    double attn_s = x->full_layers + x->window_layers;
+    double lin_act = 0.0;
+    if (m->linear_layers) {
+        double kh = (double)m->lin_k_heads / tp, vh = (double)m->lin_v_heads / tp;
+        lin_act = 3.0 * d + 2.0 * kh * m->lin_k_dim + 3.0 * vh * m->lin_v_dim + 2.0 * vh;
+    }
+    x->act_tok = attn_s * act_attn + x->linear_layers * lin_act + dense_s * act_dense +
+                 x->moe_layers * act_moe;
+
+    /* Expert GEMMs: on the expert format's tensor cores (FP4 weights on a GPU without FP4
+     * tensor cores are dequantised to BF16: weight-only, W4A16). */
+    double peak_e = p->compute_peak;
+    if (x->expert_dtype != r->weight_dtype) {
+        int bit = x->expert_dtype == SV_DT_NVFP4 ? SV_FP4_NVFP4 : x->expert_dtype == SV_DT_MXFP4 ? SV_FP4_MXFP4 : 0;
+        peak_e = bit && (p->gpu.fp4_formats & bit) ? p->gpu.fp4_flops
+                 : x->expert_dtype == SV_DT_FP8 && p->gpu.fp8_flops > 0 ? p->gpu.fp8_flops
+                                                                        : p->gpu.bf16_flops;
+    }
+    x->inv_exp_c = 1.0 / (peak_e * r->compute_eff);
+    x->grouped_eff = cv[SV_CV_GROUPED_EFF];
+    x->imbalance = cv[SV_CV_MOE_IMBALANCE];
+    double mla_eff = m->mla ? cv[SV_CV_MLA_EFF] : 1.0;
+    x->inv_attn_c = p->inv_attn_c / mla_eff;
+    x->inv_attn_mem = p->inv_attn_mem / mla_eff;
+
+    /* Kernel floors: attention GEMMs (MLA: q_a+kv_a fused, q_b, kv_b or the two absorbed
+     * batched GEMMs, o = 5; GQA: qkv, o = 2), linear-attention projections (3), dense MLP (2),
+     * MoE (router, the two grouped GEMMs, and the shared expert's 2). */
+    double floor = cv[SV_CV_GEMM_FLOOR] * 1e-6;
+    p->gemm_floor_step = floor * (attn_s * (m->mla ? 5.0 : 2.0) + x->linear_layers * 3.0 +
+                                  dense_s * 2.0 + x->moe_layers * (1.0 + (fs > 0 ? 2.0 : 0.0)));
+    x->expert_floor_step = floor * x->moe_layers * 2.0;
+    p->lm_floor = floor;
+    p->attn_seq_step = attn_s * cv[SV_CV_ATTN_SEQ] * 1e-6;
+    if (!r->ideal) {
+        double norm = 0.0, other = 0.0;
+        double rot = m->mla ? 2.0 * (hl * m->qk_rope_head_dim + m->qk_rope_head_dim) : 2.0 * (q + kv);
+        double act_f = dense_s * fl + x->moe_layers * (m->experts_per_tok * fe + fs);
+        norm = layers_s * 2.0 * 2.0 * d + (m->mla ? attn_s * 2.0 * (m->q_lora_rank + m->kv_lora_rank) : 0.0);
+        other = layers_s * 2.0 * 3.0 * d + (m->gated_mlp ? 3.0 : 2.0) * act_f + attn_s * rot;
+        p->small_bytes_tok = (norm + other) * ACT_BYTES;
+        p->small_s_tok = ACT_BYTES / p->gpu.hbm_bw * (norm / cv[SV_CV_NORM_EFF] + other / cv[SV_CV_SMALL_EFF]);
+    }
+}
+
+/*
+ * The linear layers and attention of one stage for micro-batch j of m_mb, for a model with
+ * MLA, MoE, per-layer windows or linear attention (docs/cost-model.md, "Architectures").
+ * Adds the logits of prompt-ending chunks; returns the micro-batch's tokens.
+ */
+static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb, double nd,
+                       double ctx_sum, double *logits, sv_step_cost_t *out)
+{
+    const sv_perf_arch_t *x = &p->x;
+    const sv_model_t *m = &p->model;
+    double w = m->sliding_window, kvl = x->kv_layer;
+    sv_op_cost_t *ap = &out->op[SV_OP_ATTN_PREFILL];
+    double prefill_tokens = 0.0, eff_flops = 0.0;
+    for (int i = 0; i < b->n_chunks; i++) {
+        double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
+        if (n <= 0 || i % m_mb != j) continue;
+        prefill_tokens += n;
+        if (b->chunks[i].last) *logits += 1.0;
+        double fl = x->pair_flops * (x->full_layers * causal_keys(n, c, 0.0) +
+                                     x->window_layers * causal_keys(n, c, w)) +
+                    x->decomp_flops_key * x->full_layers * c + x->lin_flops_tok * x->linear_layers * n;
+        double by = x->full_layers * (n * x->q_bytes_tok + (c + n) * (kvl + x->key_act_bytes) + n * kvl) +
+                    x->window_layers * (n * x->q_bytes_tok + (fmin(c, w) + n) * kvl + n * kvl) +
+                    x->linear_layers * (2.0 * x->lin_state + n * x->lin_act_tok);
+        ap->flops += fl;
+        eff_flops += fl * (n + p->attn_n_half) / n;
+        ap->bytes += by;
+    }
+    double T = prefill_tokens + nd;
+    if (T <= 0) return 0.0;
+
+    /* Linear layers: the non-expert weights read once; the experts a step touches,
+     * E (1 - (1 - k/E)^T) per MoE layer in expectation; expert GEMMs at the grouped-GEMM
+     * efficiency of their tokens per touched expert, times the busiest expert's share. */
+    sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
+    double dense_fl = 2.0 * T * x->lin_params, tc_exp = 0.0, tm_exp = 0.0;
+    li->flops = dense_fl;
+    li->bytes = x->lin_bytes + T * m->hidden * EMBED_BYTES / p->set.tp + T * x->act_tok * ACT_BYTES;
+    double floors = p->gemm_floor_step, dense_bytes = li->bytes;
+    if (m->experts) {
+        double E = m->experts, k = m->experts_per_tok;
+        double touched = E * (1.0 - pow(1.0 - k / E, T));
+        double efl = 2.0 * T * k * x->moe_layers * p->expert_params;
+        double te = T * k / touched; /* tokens per touched expert */
+        double eby = x->moe_layers * touched * p->expert_params * sv_dtype_weight_bytes(x->expert_dtype);
+        li->flops += efl;
+        li->bytes += eby;
+        /* The grouped GEMMs reach g of a dense GEMM's FLOP/s and bandwidth; the busiest
+         * expert's share u stretches their compute. */
+        tc_exp = efl * x->inv_exp_c * x->imbalance / x->grouped_eff * (te + p->m_half) / te;
+        tm_exp = eby * p->inv_mem / x->grouped_eff;
+        floors += x->expert_floor_step;
+    }
+    finish_op(li, dense_fl * p->inv_lin_c * (T + p->m_half) / T + tc_exp,
+              dense_bytes * p->inv_mem + tm_exp, floors);
+    finish_op(ap, eff_flops * x->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
+
+    /* Decode attention: full layers over the whole context (MLA in the absorbed form over the
+     * latent), windowed layers over at most the window (of the mean context), linear layers
+     * read and write their state. */
+    sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
+    if (nd > 0) {
+        double ctx_w = w > 0 ? nd * fmin(ctx_sum / nd, w) : 0.0;
+        ad->flops = x->dec_flops_key * (x->full_layers * (ctx_sum + nd) + x->window_layers * (ctx_w + nd)) +
+                    x->lin_flops_tok * x->linear_layers * nd;
+        ad->bytes = x->full_layers * ((ctx_sum + nd) * kvl + nd * x->dec_q_bytes) +
+                    x->window_layers * ((ctx_w + nd) * kvl + nd * x->dec_q_bytes) +
+                    x->linear_layers * nd * (2.0 * x->lin_state + x->lin_act_tok);
+        finish_op(ad, ad->flops * x->inv_attn_c, ad->bytes * x->inv_attn_mem, nd * p->attn_seq_step);
+    }
+    return T;
+}
+
+long sv_perf_seq_blocks(const sv_perf_t *p, int block_size)
+{
+    double block = p->kv_bytes_token * block_size;
+    return p->seq_state_bytes > 0 && block > 0 ? (long)ceil(p->seq_state_bytes / block) : 0;
+}
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *s, sv_error_t *err)
 {
@@ -356,6 +666,15 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->gpu = *gpu;
     p->model = *model;
     p->set = *s;
+    sv_dtype_t ckpt = SV_DT_BF16;
+    if (!s->weight_dtype_given && model->ckpt_dtype[0] && sv_dtype_parse(model->ckpt_dtype, &ckpt))
+        return sv_errorf(err, SV_EINVAL, "model '%s': unknown checkpoint_dtype '%s'", model->name,
+                         model->ckpt_dtype);
+    p->x.expert_dtype = s->weight_dtype;
+    if (!s->weight_dtype_given && model->ckpt_dtype[0]) {
+        p->x.expert_dtype = ckpt;
+        if (!model->ckpt_experts_only) p->set.weight_dtype = ckpt;
+    }
     const sv_model_t *m = &p->model;
     int tp = s->tp;
     char ok[128];
@@ -400,6 +719,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     if (s->block_size < 1) return sv_errorf(err, SV_EINVAL, "block_size must be >= 1");
 
     sv_perf_settings_t *r = &p->set;
+    s = r; /* from here on, the weight format resolved with the checkpoint's */
     if (r->compute_eff < 0) r->compute_eff = gpu->compute_eff;
     if (r->memory_eff < 0) r->memory_eff = gpu->memory_eff;
     if (r->iter_overhead_s < 0) r->iter_overhead_s = gpu->iter_overhead_s;
@@ -449,14 +769,13 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     decoder += tensor_scales / pp;
     /* Without PP one GPU holds the embedding and the LM head; with PP the first stage
      * holds the embedding, the last the LM head and the final norm: the heavier counts. */
-    p->weight_bytes_gpu =
-        decoder +
-        (pp > 1
-             ? fmax(p->embed_bytes_gpu,
-                    m->hidden * EMBED_BYTES +
-                        (m->tied_embeddings ? p->embed_bytes_gpu : p->lm_head_params * EMBED_BYTES))
-             : m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
-                   (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES));
+    double head =
+        pp > 1 ? fmax(p->embed_bytes_gpu,
+                      m->hidden * EMBED_BYTES +
+                          (m->tied_embeddings ? p->embed_bytes_gpu : p->lm_head_params * EMBED_BYTES))
+               : m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
+                     (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES);
+    p->weight_bytes_gpu = decoder + head;
     layer_params_t lp1 = layer_params(m, 1);
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
@@ -512,6 +831,9 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         p->p2p_alpha = cv[SV_CV_P2P_LAT] * 1e-6;
         p->p2p_inv_bw = 1.0 / (bw * P2P_EFFICIENCY);
     }
+    p->lm_floor = p->gemm_floor_step / L / 4.0;
+    p->ext = model_ext(m);
+    if (p->ext) arch_init(p, head);
     return 0;
 }
 
@@ -526,6 +848,8 @@ const char *sv_op_name(int op)
 
 double sv_perf_attended(const sv_perf_t *p, double ctx)
 {
+    /* With windows on some layers only, sv_perf_step applies each layer's own. */
+    if (p->ext) return ctx;
     double w = p->model.sliding_window;
     return (w > 0 && ctx > w) ? w : ctx;
 }
@@ -582,54 +906,61 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         nd = share;
         logits = nd;
     }
-    for (int i = 0; i < b->n_chunks; i++) {
-        double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
-        if (n <= 0 || i % m_mb != j) continue;
-        prefill_tokens += n;
-        if (b->chunks[i].last) logits += 1.0;
-        double fl = 4.0 * q * causal_keys(n, c, w);
-        ap->flops += fl;
-        attn_eff_flops += fl * (n + p->attn_n_half) / n;
-        double keys_read = (w > 0 ? fmin(c, w) : c) + n;
-        ap->bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
-    }
-    ap->flops *= L;
-    ap->bytes *= L;
+    double T;
+    if (p->ext) {
+        T = arch_ops(p, b, j, m_mb, nd, ctx_sum, &logits, out);
+        out->tokens = (long)T;
+        if (T <= 0) return;
+    } else {
+        for (int i = 0; i < b->n_chunks; i++) {
+            double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
+            if (n <= 0 || i % m_mb != j) continue;
+            prefill_tokens += n;
+            if (b->chunks[i].last) logits += 1.0;
+            double fl = 4.0 * q * causal_keys(n, c, w);
+            ap->flops += fl;
+            attn_eff_flops += fl * (n + p->attn_n_half) / n;
+            double keys_read = (w > 0 ? fmin(c, w) : c) + n;
+            ap->bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
+        }
+        ap->flops *= L;
+        ap->bytes *= L;
 
-    double T = prefill_tokens + nd;
-    out->tokens = (long)T;
-    if (T <= 0) return;
+        T = prefill_tokens + nd;
+        out->tokens = (long)T;
+        if (T <= 0) return;
 
-    /* Dense linear layers: weights read once, activations in and out of each matmul;
-     * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
-    sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
-    double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
-    double act_attn = (d + q + 2.0 * kv) + (q + d);
-    double act_mlp = m->experts ? m->experts_per_tok *
-                                      (d + (mats - 1.0) * p->moe_ffn_local + p->moe_ffn_local + d)
-                                : (d + (mats - 1.0) * fl + fl + d);
-    li->flops = 2.0 * T * L * p->layer_linear_params;
-    li->bytes = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
-                L * (m->experts ? d * m->experts : 0.0) * EMBED_BYTES + L * 2.0 * d * EMBED_BYTES +
-                T * d * EMBED_BYTES / p->set.tp + T * L * (act_attn + act_mlp) * ACT_BYTES;
-    if (m->experts) {
-        double E = m->experts, k = m->experts_per_tok;
-        double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
-        li->flops += 2.0 * T * k * L * p->expert_params;
-        li->bytes += L * touched * p->expert_params * wb;
-    }
-    double slow = (T + p->m_half) / T;
-    finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
-    finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
+        /* Dense linear layers: weights read once, activations in and out of each matmul;
+         * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
+        sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
+        double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
+        double act_attn = (d + q + 2.0 * kv) + (q + d);
+        double act_mlp = m->experts ? m->experts_per_tok *
+                                          (d + (mats - 1.0) * p->moe_ffn_local + p->moe_ffn_local + d)
+                                    : (d + (mats - 1.0) * fl + fl + d);
+        li->flops = 2.0 * T * L * p->layer_linear_params;
+        li->bytes = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
+                    L * (m->experts ? d * m->experts : 0.0) * EMBED_BYTES + L * 2.0 * d * EMBED_BYTES +
+                    T * d * EMBED_BYTES / p->set.tp + T * L * (act_attn + act_mlp) * ACT_BYTES;
+        if (m->experts) {
+            double E = m->experts, k = m->experts_per_tok;
+            double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
+            li->flops += 2.0 * T * k * L * p->expert_params;
+            li->bytes += L * touched * p->expert_params * wb;
+        }
+        double slow = (T + p->m_half) / T;
+        finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
+        finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
-    /* Decode attention: every cached token of every sequence is read once per layer, at
-     * the paged kernel's bandwidth, plus its fixed cost per sequence per layer. */
-    sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
-    if (nd > 0) {
-        ad->flops = L * 4.0 * q * (ctx_sum + nd);
-        ad->bytes = L * (ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
-        finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem,
-                  nd * p->attn_seq_step);
+        /* Decode attention: every cached token of every sequence is read once per layer, at
+         * the paged kernel's bandwidth, plus its fixed cost per sequence per layer. */
+        sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
+        if (nd > 0) {
+            ad->flops = L * 4.0 * q * (ctx_sum + nd);
+            ad->bytes = L * (ctx_sum * kvtl + nd * kvtl + 2.0 * nd * q * ACT_BYTES);
+            finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem,
+                      nd * p->attn_seq_step);
+        }
     }
 
     /* LM head: the vocabulary projection for each token that yields a next token (a GEMM
@@ -641,7 +972,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         lm->bytes =
             p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
         finish_op(lm, lm->flops * p->inv_lm_c * (logits + p->m_half) / logits,
-                  lm->bytes * p->inv_mem, p->gemm_floor_step / L / 4.0);
+                  lm->bytes * p->inv_mem, p->lm_floor);
     }
 
     /* Norms, rotary, activation and residual adds: memory-bound over T x d. */
@@ -747,8 +1078,9 @@ int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
     } else {
         /* A forward pass over the largest batch holds a few hidden-size and MLP-width
          * tensors per token at once; vLLM profiles exactly this before sizing the cache. */
-        double width =
-            m->experts ? (double)p->moe_ffn_local * m->experts_per_tok : (double)p->ffn_local;
+        double width = m->experts ? (double)p->moe_ffn_local * m->experts_per_tok +
+                                        (double)m->shared_ffn / p->set.tp
+                                  : (double)p->ffn_local;
         out->activation_bytes = RUNTIME_RESERVE + (double)p->set.max_batched_tokens *
                                                       (4.0 * m->hidden + 3.0 * width) * ACT_BYTES;
     }
@@ -767,5 +1099,6 @@ int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
     }
     out->kv_blocks = (long)floor(out->kv_bytes / block);
     out->kv_tokens = out->kv_blocks * out->block_size;
+    out->seq_blocks = sv_perf_seq_blocks(p, out->block_size);
     return 0;
 }

@@ -80,6 +80,15 @@ static const sched_traits_t SCHEDULERS[] = {
     [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
     [SV_SCHED_TRTLLM] =
         {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+    /* SGLang (scheduler.py get_next_batch_to_run): a prefill batch (the chunked request
+     * first, then new ones, cut to the token budget) runs whenever one can be formed, and
+     * the decode batch waits; mixed chunks are off by default. */
+    [SV_SCHED_SGLANG] = {"sglang",
+                         0,
+                         1,
+                         0,
+                         {PH_CONTINUE_PREFILLS, PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN,
+                          PH_JOIN_LANDED}},
 };
 #define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
 _Static_assert(NSCHED == SV_SCHED_COUNT, "a row of SCHEDULERS per sv_sched_t");
@@ -92,6 +101,7 @@ struct sv_replica {
     sv_reqpool_t *pool;
     sv_metrics_t *m;
     int bs;
+    long seq_blocks; /* blocks every sequence holds besides its tokens' (sv_perf_seq_blocks) */
     int reserve; /* tr->reserve, read on every decode step */
     sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
     long watermark_blocks;
@@ -361,6 +371,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->pool = pool;
     r->m = metrics;
     r->bs = cfg->block_size;
+    r->seq_blocks = sv_perf_seq_blocks(perf, r->bs);
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
@@ -404,9 +415,12 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
     return SCHEDULERS[cfg->scheduler].reserve ? 0 : (long)floor(cfg->watermark * (double)kv_blocks);
 }
 
+/* Blocks of a sequence with `tokens` of KV: its tokens' blocks, and from its first token
+ * the fixed blocks its model's windowed layers and linear-attention state take (0 for a
+ * model with neither). */
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
-    return sv__kv_blocks(KVP(r), tokens);
+    return sv__kv_blocks(KVP(r), tokens) + (tokens > 0 ? r->seq_blocks : 0);
 }
 
 /* Blocks that can be given out (the ledger's free and idle cached ones). */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/vec_int.h"
+#include "servesim/metrics/sketch.h"
 
 typedef struct seg {
     int32_t req, replica;
@@ -154,18 +155,6 @@ const sv_sample_t *sv_metrics_samples(const sv_metrics_t *m, size_t *n)
 
 /* ---- statistics ----------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int cmp_wval(const void *a, const void *b)
-{
-    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
-    return (x > y) - (x < y);
-}
-
 double sv_percentile_sorted(const double *x, size_t n, double p)
 {
     if (n == 0) return 0.0;
@@ -182,7 +171,7 @@ void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double 
     memset(out, 0, sizeof *out);
     out->n = (long)n;
     if (n == 0) return; /* numpy on the list [0] gives 0 for everything */
-    qsort(x, n, sizeof *x, cmp_double);
+    sv_sort_doubles(x, n);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
         sum += x[i];
@@ -230,7 +219,7 @@ void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, dou
         if (x[i].w > 0) x[k++] = x[i];
     n = k;
     if (n == 0) return;
-    qsort(x, n, sizeof *x, cmp_wval);
+    sv_sort_wvals(x, n);
     double *cw = malloc(n * sizeof *cw);
     if (!cw) return;
     double W = 0.0, sum = 0.0;
@@ -253,9 +242,10 @@ void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, dou
 
 /* ---- the summary ---------------------------------------------------------------------- */
 
-/* The ITL budgets' percentiles of the weighted pool (a copy: the summary sorts w itself). */
-static int itl_budgets(const sv_slo_t *slo, const sv_wval_t *w, size_t n, sv_summary_t *out,
-                       sv_error_t *err)
+/* The ITL budgets' percentiles of the weighted pool (a copy: the summary sorts w itself),
+ * or of its sketch. */
+static int itl_budgets(const sv_slo_t *slo, const sv_wval_t *w, size_t n, const sv_sketch_t *sk,
+                       sv_summary_t *out, sv_error_t *err)
 {
     double p[SV_MAX_BUDGETS];
     int idx[SV_MAX_BUDGETS], k = 0;
@@ -265,6 +255,11 @@ static int itl_budgets(const sv_slo_t *slo, const sv_wval_t *w, size_t n, sv_sum
             p[k++] = slo->budget[b].pct;
         }
     if (k == 0) return 0;
+    if (sk) {
+        for (int i = 0; i < k; i++)
+            out->budget_ms[idx[i]] = sv_sketch_percentile(sk, p[i]) * 1e3;
+        return 0;
+    }
     sv_wval_t *x = malloc((n + 1) * sizeof *x);
     if (!x) return sv_errorf(err, SV_ENOMEM, "out of memory for the ITL budgets");
     memcpy(x, w, n * sizeof *x);
@@ -279,18 +274,6 @@ static int itl_budgets(const sv_slo_t *slo, const sv_wval_t *w, size_t n, sv_sum
 static int ok(const sv_req_t *r)
 {
     return r->state == SV_RQ_DONE;
-}
-
-typedef struct conc_ev {
-    double t;
-    int d;
-} conc_ev_t;
-
-static int cmp_conc(const void *a, const void *b)
-{
-    const conc_ev_t *x = a, *y = b;
-    if (x->t != y->t) return (x->t > y->t) - (x->t < y->t);
-    return x->d - y->d; /* departures (-1) before arrivals (+1): half-open intervals */
 }
 
 /* Output tokens per whole second of the benchmark, for the peak: a dense array when the
@@ -325,12 +308,6 @@ static void bins_add(bins_t *b, double second, double tokens)
     }
 }
 
-static int cmp_wval_v(const void *a, const void *b)
-{
-    double x = ((const sv_wval_t *)a)->v, y = ((const sv_wval_t *)b)->v;
-    return (x > y) - (x < y);
-}
-
 static double bins_max(bins_t *b)
 {
     double best = 0.0;
@@ -339,7 +316,7 @@ static double bins_max(bins_t *b)
             if (b->dense[i] > best) best = b->dense[i];
         return best;
     }
-    qsort(b->sparse, b->ns, sizeof *b->sparse, cmp_wval_v);
+    sv_sort_wvals(b->sparse, b->ns);
     for (size_t i = 0; i < b->ns;) {
         double sum = 0.0, sec = b->sparse[i].v;
         for (; i < b->ns && b->sparse[i].v == sec; i++)
@@ -476,15 +453,98 @@ static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
     out->good_by[2] += g2;
 }
 
-/* Peak concurrency: a sweep over the half-open [start, last token) of each request. */
-static long peak_concurrency(conc_ev_t *ev, size_t nev)
+/* A min-heap of the end times of the requests in flight. */
+typedef struct heap {
+    double *t;
+    size_t n, cap;
+} heap_t;
+
+static int heap_push(heap_t *h, double t)
 {
-    qsort(ev, nev, sizeof *ev, cmp_conc);
-    long cur = 0, peak = 0;
-    for (size_t i = 0; i < nev; i++) {
-        cur += ev[i].d;
-        if (cur > peak) peak = cur;
+    if (SV_GROW(h->t, h->cap, h->n + 1)) return SV_ENOMEM;
+    size_t i = h->n++;
+    while (i > 0 && h->t[(i - 1) / 2] > t) {
+        h->t[i] = h->t[(i - 1) / 2];
+        i = (i - 1) / 2;
     }
+    h->t[i] = t;
+    return 0;
+}
+
+static void heap_pop(heap_t *h)
+{
+    double t = h->t[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && h->t[c + 1] < h->t[c]) c++;
+        if (h->t[c] >= t) break;
+        h->t[i] = h->t[c];
+        i = c;
+    }
+    if (h->n) h->t[i] = t;
+}
+
+/* Peak concurrency of the completed requests of the selection: a sweep over the half-open
+ * [start, last token) of each, an end before a start at the same time. When they were
+ * sent in pool order (open and closed loops, traces), the sweep follows the pool with the
+ * ends of the requests in flight in a heap: memory for the peak, not the run. Otherwise
+ * the sorted starts and ends are merged. -1 when out of memory. */
+static long peak_concurrency(const sv_reqpool_t *pool, int cls)
+{
+    const sv_req_t *R = pool->r;
+    size_t n = 0;
+    int in_order = 1;
+    double prev = -INFINITY;
+    for (size_t i = 0; i < pool->n; i++)
+        if (okc(&R[i], cls)) {
+            /* (a request that ends as it starts would leave the sweep before it enters) */
+            in_order &= R[i].start >= prev && R[i].last_token > R[i].start;
+            prev = R[i].start;
+            n++;
+        }
+    long cur = 0, peak = 0;
+    if (in_order) {
+        heap_t h = {0};
+        for (size_t i = 0; i < pool->n; i++) {
+            if (!okc(&R[i], cls)) continue;
+            while (h.n && h.t[0] <= R[i].start)
+                heap_pop(&h);
+            if (heap_push(&h, R[i].last_token)) {
+                free(h.t);
+                return -1;
+            }
+            if ((long)h.n > peak) peak = (long)h.n;
+        }
+        free(h.t);
+        return peak;
+    }
+    double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
+    if (!start || !end) {
+        free(start);
+        free(end);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < pool->n; i++)
+        if (okc(&R[i], cls)) {
+            start[k] = R[i].start;
+            end[k++] = R[i].last_token;
+        }
+    sv_sort_doubles(start, n);
+    sv_sort_doubles(end, n);
+    for (size_t i = 0, j = 0; i < n;) {
+        if (j < n && end[j] <= start[i]) {
+            cur--;
+            j++;
+        } else {
+            if (++cur > peak) peak = cur;
+            i++;
+        }
+    }
+    free(start);
+    free(end);
     return peak;
 }
 
@@ -492,7 +552,7 @@ static long peak_concurrency(conc_ev_t *ev, size_t nev)
  * steps of each replica and the single-token events. */
 static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls,
                          const sv_slo_t *jslo, size_t nc, double min_start, double max_end,
-                         sv_summary_t *out, sv_error_t *err)
+                         double alpha, sv_summary_t *out, sv_error_t *err)
 {
     const sv_req_t *R = pool->r;
     int rc = 0;
@@ -501,10 +561,12 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
     size_t nw = m->nsingles + m->nsegs;
     for (int k = 0; k < m->replicas; k++)
         nw += m->dec[k].n;
-    sv_wval_t *w = malloc((nw + 1) * sizeof *w);
+    /* The pool itself (exact), or its sketch (alpha > 0). */
+    sv_sketch_t *sk = alpha > 0 ? sv_sketch_new(alpha) : NULL;
+    sv_wval_t *w = sk ? NULL : malloc((nw + 1) * sizeof *w);
     bins_t bins;
-    int bad =
-        bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts || !w;
+    int bad = bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov ||
+              !wts || (!w && !sk);
     for (int k = 0; k < m->replicas && !bad; k++) {
         cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
         wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
@@ -515,12 +577,19 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
     } else {
         size_t nwv = 0;
 #define BIN(t) bins_add(&bins, floor((t)-min_start), 1.0)
+#define ITL(gap, weight)                                                                           \
+    do {                                                                                           \
+        if (sk)                                                                                    \
+            bad |= sv_sketch_add(sk, (gap), (weight));                                             \
+        else                                                                                       \
+            w[nwv++] = (sv_wval_t){(gap), (weight)};                                               \
+    } while (0)
         for (size_t i = 0; i < pool->n; i++)
             if (okc(&R[i], cls)) BIN(R[i].first_token);
         for (size_t i = 0; i < m->nsingles; i++) {
             const single_t *s = &m->singles[i];
             if (!okc(&R[s->req], cls)) continue;
-            w[nwv++] = (sv_wval_t){s->gap, 1.0};
+            ITL(s->gap, 1.0);
             BIN(s->t);
         }
         for (size_t i = 0; i < m->nsegs; i++) {
@@ -531,7 +600,7 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
                  * already binned with the first tokens. */
                 cov[s->replica][s->k0 + 1]++;
             } else {
-                w[nwv++] = (sv_wval_t){m->dec[s->replica].t[s->k0] - s->t_join, 1.0};
+                ITL(m->dec[s->replica].t[s->k0] - s->t_join, 1.0);
                 cov[s->replica][s->k0]++;
             }
             cov[s->replica][s->k1]--;
@@ -545,13 +614,21 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
                 cv += cov[k][j];
                 wv += wts[k][j];
                 if (cv > 0) bins_add(&bins, floor(t[j] - min_start), (double)cv);
-                if (wv > 0) w[nwv++] = (sv_wval_t){t[j] - t[j - 1], (double)wv};
+                if (wv > 0) ITL(t[j] - t[j - 1], (double)wv);
             }
         }
 #undef BIN
+#undef ITL
         out->max_output_tokens_per_s = bins_max(&bins);
-        rc = itl_budgets(jslo, w, nwv, out, err);
-        sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
+        if (bad) {
+            rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latency sketch");
+        } else if (sk) {
+            rc = itl_budgets(jslo, NULL, 0, sk, out, err);
+            sv_sketch_stat(sk, out->pcts, out->npcts, 1e3, &out->itl);
+        } else {
+            rc = itl_budgets(jslo, w, nwv, NULL, out, err);
+            sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
+        }
     }
     for (int k = 0; k < m->replicas; k++) {
         if (cov) free(cov[k]);
@@ -561,11 +638,35 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
     free(wts);
     bins_free(&bins);
     free(w);
+    sv_sketch_free(sk);
     return rc;
 }
 
 /* The summary of class cls (every request when cls < 0): per-request SLOs judged by each
  * request's class when the workload has classes and the whole is summarised. */
+/* One per-request distribution of the summary: its values, for the exact statistics, or
+ * their sketch. */
+typedef struct dist {
+    double *v;
+    size_t n;
+    sv_sketch_t *sk;
+} dist_t;
+
+static int dist_add(dist_t *d, double x)
+{
+    if (d->sk) return sv_sketch_add(d->sk, x, 1.0);
+    d->v[d->n++] = x;
+    return 0;
+}
+
+/* The relative error bound of the summary of n requests: 0 for exact percentiles. */
+static double summary_alpha(const sv_metrics_cfg_t *c, size_t n)
+{
+    long max = c->exact_max > 0 ? c->exact_max : SV_EXACT_MAX;
+    if (!c->sketch && n <= (size_t)max) return 0.0;
+    return c->sketch_alpha > 0 ? c->sketch_alpha : SV_SKETCH_ALPHA;
+}
+
 static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, sv_summary_t *out,
                      sv_error_t *err)
 {
@@ -577,18 +678,21 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     size_t n = pool->n;
     const sv_req_t *R = pool->r;
     summary_percentiles(c, out);
+    double alpha = summary_alpha(c, n);
+    out->sketch_alpha = alpha;
 
-    double *v[NDISTS];
-    size_t nv[NDISTS] = {0};
+    dist_t v[NDISTS] = {{0}};
     int rc = 0, bad = 0;
     for (size_t d = 0; d < NDISTS; d++)
-        bad |= !(v[d] = malloc((n + 1) * sizeof *v[d]));
-    conc_ev_t *ev = malloc((2 * n + 1) * sizeof *ev);
-    if (bad || !ev) {
+        if (alpha > 0)
+            bad |= !(v[d].sk = sv_sketch_new(alpha));
+        else
+            bad |= !(v[d].v = malloc((n + 1) * sizeof *v[d].v));
+    if (bad) {
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
     }
-    size_t nc = 0, nev = 0;
+    size_t nc = 0;
     double min_start = INFINITY, max_end = -INFINITY, duration = 0.0;
     int slo = has_thresholds(&jslo);
     for (int k = 0; byclass && k < c->nclasses; k++)
@@ -603,7 +707,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             continue;
         }
         for (size_t d = 0; d < NDISTS; d++)
-            if (!DISTS[d].multi_token_only || r->output > 1) v[d][nv[d]++] = DISTS[d].get(r);
+            if (!DISTS[d].multi_token_only || r->output > 1) bad |= dist_add(&v[d], DISTS[d].get(r));
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
@@ -613,8 +717,6 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         /* start + latency, taken as the exact end time: recomputing it as a sum can round
          * past the start of a request sent at that very instant (closed loops). */
         if (r->last_token > max_end) max_end = r->last_token;
-        ev[nev++] = (conc_ev_t){r->start, +1};
-        ev[nev++] = (conc_ev_t){r->last_token, -1};
     }
     out->completed = (long)nc;
     out->duration = duration;
@@ -626,21 +728,32 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     } else {
         out->request_goodput = slo ? 0.0 : NAN;
     }
-    out->max_concurrent_requests = peak_concurrency(ev, nev);
-    for (size_t d = 0; d < NDISTS; d++)
-        sv_stat_compute(v[d], nv[d], out->pcts, out->npcts, 1e3,
-                        (sv_stat_t *)((char *)out + DISTS[d].off));
+    out->max_concurrent_requests = peak_concurrency(pool, cls);
+    if (bad || out->max_concurrent_requests < 0) {
+        rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
+        goto done;
+    }
+    for (size_t d = 0; d < NDISTS; d++) {
+        sv_stat_t *st = (sv_stat_t *)((char *)out + DISTS[d].off);
+        if (alpha > 0)
+            sv_sketch_stat(v[d].sk, out->pcts, out->npcts, 1e3, st);
+        else
+            sv_stat_compute(v[d].v, v[d].n, out->pcts, out->npcts, 1e3, st);
+    }
     for (int b = 0; b < jslo.nbudgets; b++) { /* ttft, tpot and e2el (v[0..2]) are sorted now */
         const sv_budget_t *bg = &jslo.budget[b];
-        int d = bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2;
+        const dist_t *d = &v[bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2];
         if (bg->metric != SV_K_ITL)
-            out->budget_ms[b] = sv_percentile_sorted(v[d], nv[d], bg->pct) * 1e3;
+            out->budget_ms[b] = (alpha > 0 ? sv_sketch_percentile(d->sk, bg->pct)
+                                           : sv_percentile_sorted(d->v, d->n, bg->pct)) *
+                                1e3;
     }
-    rc = summarize_itl(m, pool, cls, &jslo, nc, min_start, max_end, out, err);
+    rc = summarize_itl(m, pool, cls, &jslo, nc, min_start, max_end, alpha, out, err);
 done:
-    for (size_t d = 0; d < NDISTS; d++)
-        free(v[d]);
-    free(ev);
+    for (size_t d = 0; d < NDISTS; d++) {
+        free(v[d].v);
+        sv_sketch_free(v[d].sk);
+    }
     return rc;
 }
 

@@ -42,16 +42,7 @@ void sv_session_log_free(sv_session_log_t *log)
     memset(log, 0, sizeof *log);
 }
 
-static int cmp_asc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double pct(double *v, size_t n, double p)
-{
-    return n ? sv_percentile_sorted(v, n, p) : 0.0;
-}
+static const double P4[4] = {50, 90, 95, 99};
 
 int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
                           sv_session_summary_t *out, sv_error_t *err)
@@ -87,20 +78,21 @@ int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
     }
     out->calls_not_sent = out->calls_planned - out->calls_sent;
     out->calls_done_mean = out->sessions ? (double)out->calls_done / (double)out->sessions : 0.0;
-    qsort(v, k, sizeof *v, cmp_asc);
+    double p[4];
     out->duration_mean = k ? sum / (double)k : 0.0;
-    out->duration_p50 = pct(v, k, 50);
-    out->duration_p90 = pct(v, k, 90);
-    out->duration_p95 = pct(v, k, 95);
-    out->duration_p99 = pct(v, k, 99);
+    sv_percentiles_select(v, k, P4, 4, p);
+    out->duration_p50 = p[0];
+    out->duration_p90 = p[1];
+    out->duration_p95 = p[2];
+    out->duration_p99 = p[3];
     k = 0;
     for (size_t i = 0; i < nreq; i++)
         if (pool->r[i].state == SV_RQ_DONE) v[k++] = sv_req_e2el(&pool->r[i]);
-    qsort(v, k, sizeof *v, cmp_asc);
-    out->call_p50 = pct(v, k, 50);
-    out->call_p90 = pct(v, k, 90);
-    out->call_p95 = pct(v, k, 95);
-    out->call_p99 = pct(v, k, 99);
+    sv_percentiles_select(v, k, P4, 4, p);
+    out->call_p50 = p[0];
+    out->call_p90 = p[1];
+    out->call_p95 = p[2];
+    out->call_p99 = p[3];
     /* Per call index: one pass per row keeps memory at one array. */
     int rows = 0;
     for (size_t i = 0; i < nreq; i++) {
@@ -130,11 +122,12 @@ int sv_sessions_summarize(const sv_session_log_t *log, const sv_reqpool_t *pool,
                 t->failed++;
             }
         }
-        qsort(v, nt, sizeof *v, cmp_asc);
-        qsort(w, ne, sizeof *w, cmp_asc);
-        t->ttft_p50_ms = pct(v, nt, 50);
-        t->ttft_p99_ms = pct(v, nt, 99);
-        t->e2el_p50_ms = pct(w, ne, 50);
+        const double p2[2] = {50, 99};
+        sv_percentiles_select(v, nt, p2, 2, p);
+        t->ttft_p50_ms = p[0];
+        t->ttft_p99_ms = p[1];
+        sv_percentiles_select(w, ne, p2, 1, p);
+        t->e2el_p50_ms = p[0];
         t->input_mean = t->requests ? in / (double)t->requests : 0.0;
         t->hit_rate = q > 0 ? hit / q : 0.0;
     }

@@ -109,12 +109,6 @@ int sv_convention_parse(const char *name, sv_convention_t *out, sv_error_t *err)
 
 /* ---- statistics ----------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int sv_conv_is_system(sv_conv_quantity_t q)
 {
     return q >= SV_CQ_REQ_TPUT && q < SV_CQ_COUNT;
@@ -190,7 +184,7 @@ int sv_conv_stat(sv_conv_quantity_t q, const sv_req_t *r, size_t n, const double
         for (size_t i = 0; i < k; i++)
             ss += (x[i] - out->mean) * (x[i] - out->mean);
         out->std = k > (size_t)ddof ? sqrt(ss / (double)(k - (size_t)ddof)) : 0.0;
-        qsort(x, k, sizeof *x, cmp_double);
+        sv_sort_doubles(x, k); /* linear time; the order qsort gave */
         out->min = x[0];
         out->max = x[k - 1];
         out->median = sv_percentile_sorted(x, k, 50.0);

@@ -359,6 +359,10 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
             fprintf(f, "%-40s %s\n", lab, buf);
         }
     line_num(f, "GPUs:", res->gpus);
+    if (s->sketch_alpha > 0) { /* exact percentiles say nothing: the default */
+        snprintf(buf, sizeof buf, "sketch, within %g%% (DDSketch)", 100.0 * s->sketch_alpha);
+        fprintf(f, "%-40s %s\n", "Percentiles:", buf);
+    }
     line_num(f, "Mean queue time (ms):", s->queue.mean);
     line_num(f, "P99 queue time (ms):", s->queue.pct[p99]);
     line_num(f, "Mean prefill time (ms):", s->prefill.mean);
@@ -755,6 +759,10 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
                definitions ? definitions : "vllm bench serve (ttft, tpot, itl, e2el, goodput)");
     sv__jw_str(w, "scenario", sc->name);
     sv__jw_int(w, "seed", (long)sc->seed);
+    if (s->sketch_alpha > 0) {
+        sv__jw_str(w, "percentiles", "sketch");
+        sv__jw_num(w, "percentile_relative_error", s->sketch_alpha);
+    }
     if (res->npools > 0) write_confidence(w, "confidence", weakest_pool(res));
     sv__jw_str(w, "router", sv_route_names[sc->route]);
     sv__jw_num(w, "router_latency_ms", sc->router_latency * 1e3);

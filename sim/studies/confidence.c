@@ -118,6 +118,24 @@ static const struct lofo_fit {
      "splitwise_perf_model.csv",
      NULL},
     {"gpu", "mi300x", "attention_seq_us", {"vllm-70b-mi300x"}, {NULL}, NULL, "a100-80gb"},
+    /* The InferenceX DeepSeek-R1 families (tests/data/validation/inferencex.csv): the MoE and
+     * MLA efficiencies of each GPU go back to the A100's (1, the roofline's) when its family is
+     * left out. The sglang profile's gemm_floor_us, fitted on the H200 rows too, is kept: no
+     * other family refits it (docs/validation.md says so). */
+    {"gpu",
+     "h200",
+     "grouped_gemm_efficiency,mla_attention_efficiency",
+     {"inferencex-dsr1-h200-sglang"},
+     {NULL},
+     NULL,
+     "a100-80gb"},
+    {"gpu",
+     "mi325x",
+     "grouped_gemm_efficiency,mla_attention_efficiency",
+     {"inferencex-dsr1-mi325x-sglang"},
+     {NULL},
+     NULL,
+     "a100-80gb"},
 };
 #define NFITS ((int)(sizeof FITS / sizeof FITS[0]))
 

@@ -29,7 +29,7 @@ int sv_explain_compute(const sv_perf_t *p, long input, long output, const long *
     int rc = sv_perf_memplan(p, &out->mem, err);
     if (rc) return rc;
     long len = input + output;
-    long blocks_per_seq = (len + out->mem.block_size - 1) / out->mem.block_size;
+    long blocks_per_seq = (len + out->mem.block_size - 1) / out->mem.block_size + out->mem.seq_blocks;
     out->max_seqs = out->mem.kv_blocks / blocks_per_seq;
     out->exceeds_context = p->model.max_context > 0 && len > p->model.max_context;
 
@@ -86,6 +86,74 @@ static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
     }
 }
 
+/* Expected distinct experts a MoE layer touches for T tokens: E (1 - (1 - k/E)^T). */
+static double experts_touched(const sv_model_t *m, double tokens)
+{
+    double E = m->experts, k = m->experts_per_tok;
+    return E * (1.0 - pow(1.0 - k / E, tokens));
+}
+
+/* What a model beyond the dense transformer adds: its layers, what its KV holds, the
+ * approximations taken in reading it. */
+static void print_arch(const sv_explain_t *e, FILE *f)
+{
+    const sv_perf_t *p = &e->perf;
+    const sv_model_t *m = &p->model;
+    const sv_perf_arch_t *x = &p->x;
+    const double *cv = p->set.curve;
+    int pp = p->set.pp > 1 ? p->set.pp : 1;
+    fprintf(f, "architecture:");
+    if (m->mla)
+        fprintf(f,
+                " MLA (%d heads; KV = latent %d + rotary key %d per token per layer, the same on "
+                "every TP rank; prefill with decompressed heads, decode absorbed over the latent; "
+                "efficiency x %.2f)",
+                m->heads, m->kv_lora_rank, m->qk_rope_head_dim, cv[SV_CV_MLA_EFF]);
+    else
+        fprintf(f, " GQA (%d query heads, %d KV heads of %d)", m->heads, m->kv_heads, m->head_dim);
+    if (m->experts) {
+        fprintf(f, "; MoE in %d of %d layers: %d routed experts top-%d of width %d", sv_model_moe_layers(m),
+                m->layers, m->experts, m->experts_per_tok, m->moe_ffn);
+        if (m->shared_experts) fprintf(f, " + shared %d wide", m->shared_ffn);
+        if (m->dense_layers) fprintf(f, ", %d dense layers of width %d", m->dense_layers, m->ffn);
+        fprintf(f, "; experts in %s, grouped-GEMM efficiency x %.2f, imbalance x %.2f",
+                sv_dtype_name(x->expert_dtype), cv[SV_CV_GROUPED_EFF], cv[SV_CV_MOE_IMBALANCE]);
+    }
+    if (x->window_layers > 0)
+        fprintf(f, "; %d layers with a %s of %d tokens", sv_model_window_layers(m),
+                m->chunked_window ? "chunked window" : "sliding window", m->sliding_window);
+    if (m->linear_layers)
+        fprintf(f, "; %d linear-attention layers (Gated DeltaNet, %d value heads of %dx%d state)",
+                m->linear_layers, m->lin_v_heads, m->lin_k_dim, m->lin_v_dim);
+    fputc('\n', f);
+    fprintf(f,
+            "  KV per GPU: %.0f B per token (%.0f full-attention layers per stage)",
+            p->kv_bytes_token, x->full_layers);
+    if (x->window_layers > 0)
+        fprintf(f, "; windowed layers %.0f B per token, at most %.0f tokens each", p->kv_bytes_token_window,
+                x->window_cap);
+    if (x->linear_layers > 0)
+        fprintf(f, "; linear-attention state %.0f B per sequence", x->linear_layers * x->lin_state);
+    if (p->seq_state_bytes > 0)
+        fprintf(f, "; a sequence holds %.2f MB besides its tokens (%ld blocks)", p->seq_state_bytes / 1e6,
+                e->mem.seq_blocks);
+    fputc('\n', f);
+    if (m->experts) {
+        fprintf(f, "  experts touched per MoE layer (of %d):", m->experts);
+        fprintf(f, " prefill of %ld tokens %.1f", e->input, experts_touched(m, (double)e->input));
+        for (int i = 0; i < e->nrows; i++)
+            fprintf(f, ", batch %ld %.1f", e->rows[i].batch, experts_touched(m, (double)e->rows[i].batch));
+        fputc('\n', f);
+    }
+    (void)pp;
+    for (const char *n = m->notes; *n;) {
+        const char *end = strstr(n, "; ");
+        int len = end ? (int)(end - n) : (int)strlen(n);
+        fprintf(f, "  note: %.*s\n", len, n);
+        n += len + (end ? 2 : 0);
+    }
+}
+
 void sv_explain_print(const sv_explain_t *e, FILE *f)
 {
     const sv_perf_t *p = &e->perf;
@@ -97,8 +165,13 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
                 p->model.name, tp * pp, p->gpu.name, tp, pp, sv_dtype_name(p->set.weight_dtype),
                 sv_dtype_name(p->set.kv_dtype));
     else
-        fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s, KV cache %s\n",
+        fprintf(f, "servesim explain: %s on %d x %s (TP %d), weights %s%s%s%s, KV cache %s\n",
                 p->model.name, tp, p->gpu.name, tp, sv_dtype_name(p->set.weight_dtype),
+                p->x.expert_dtype != p->set.weight_dtype && p->model.experts ? " (experts " : "",
+                p->x.expert_dtype != p->set.weight_dtype && p->model.experts
+                    ? sv_dtype_name(p->x.expert_dtype)
+                    : "",
+                p->x.expert_dtype != p->set.weight_dtype && p->model.experts ? ")" : "",
                 sv_dtype_name(p->set.kv_dtype));
     const double *cv = p->set.curve;
     fprintf(f, "engine profile: %s%s\n", p->set.engine[0] ? p->set.engine : "none",
@@ -137,6 +210,8 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
                 pp, p->stage_layers, p->pp_nvlink ? "NVLink" : "the scale-out network",
                 (p->pp_nvlink ? p->set.link_bw / 2.0 : p->set.pp_link_bw) / 1e9, 0.95,
                 p->p2p_alpha * 1e6, pp, pp - 1);
+
+    if (p->ext || p->model.notes[0]) print_arch(e, f);
 
     fprintf(f, "\nMemory per GPU\n");
     fprintf(f, "  %-38s %10.2f GB  (%.2f GB for the whole model)\n", "weights",
@@ -258,6 +333,13 @@ cJSON *sv_explain_json(const sv_explain_t *e)
     cJSON_AddNumberToObject(mem, "kv_blocks", (double)m->kv_blocks);
     cJSON_AddNumberToObject(mem, "block_size", m->block_size);
     cJSON_AddNumberToObject(mem, "max_concurrent_seqs", (double)e->max_seqs);
+    if (p->ext) {
+        cJSON_AddNumberToObject(mem, "kv_window_bytes_per_token_per_gpu", p->kv_bytes_token_window);
+        cJSON_AddNumberToObject(mem, "sequence_state_bytes_per_gpu", p->seq_state_bytes);
+        cJSON_AddNumberToObject(mem, "sequence_state_blocks", (double)m->seq_blocks);
+        cJSON_AddStringToObject(j, "expert_weight_dtype", sv_dtype_name(p->x.expert_dtype));
+    }
+    if (p->model.notes[0]) cJSON_AddStringToObject(j, "notes", p->model.notes);
 
     cJSON *pre = step_json(&e->prefill);
     cJSON_AddNumberToObject(pre, "tokens", (double)e->input);

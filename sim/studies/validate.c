@@ -236,11 +236,24 @@ static int write_scenario(const sv_vrow_t *w, char *path, size_t n, sv_error_t *
             "profile: %s}\n"
             "workload:\n  num_requests: %ld\n  rate: inf\n",
             w->line, w->model, w->gpu, w->tp, w->weight_dtype, w->kv_dtype,
-            /* TensorRT-LLM's own capacity scheduler reserves whole sequences */
-            strcmp(w->profile, "trtllm") == 0 ? "trtllm" : "vllm", w->profile, w->requests);
+            /* TensorRT-LLM's own capacity scheduler reserves whole sequences; SGLang runs
+             * prefill batches before decode */
+            strcmp(w->profile, "trtllm") == 0   ? "trtllm"
+            : strcmp(w->profile, "sglang") == 0 ? "sglang"
+                                                : "vllm",
+            w->profile, w->requests);
     if (w->concurrency > 0) fprintf(f, "  max_concurrency: %ld\n", w->concurrency);
-    fprintf(f, "  input: {dist: fixed, value: %ld}\n  output: {dist: fixed, value: %ld}\n",
-            w->input, w->output);
+    if (strncmp(w->family, "inferencex-", 11) == 0)
+        /* InferenceX draws each length uniformly in [int(0.8 L), L] (--random-range-ratio
+         * 0.8 of vLLM's benchmark_serving.py), input and output independently. */
+        fprintf(f,
+                "  input: {dist: uniform, min: %ld, max: %ld}\n"
+                "  output: {dist: uniform, min: %ld, max: %ld}\n",
+                (long)(0.8 * (double)w->input), w->input, (long)(0.8 * (double)w->output),
+                w->output);
+    else
+        fprintf(f, "  input: {dist: fixed, value: %ld}\n  output: {dist: fixed, value: %ld}\n",
+                w->input, w->output);
     if (fclose(f)) {
         unlink(path);
         return sv_errorf(err, SV_EIO, "cannot write the temporary scenario %s", path);
@@ -272,9 +285,11 @@ static int simulate(const sv_vrow_t *w, const sv_catalog_t *cat, double *out, sv
         if (w->kind == SV_VK_TTFT)
             *out = s->ttft.median;
         else if (w->kind == SV_VK_TPOT)
-            *out = s->tpot.mean;
+            *out = strcmp(w->unit, "ms_median") == 0 ? s->tpot.median : s->tpot.mean;
         else if (strcmp(w->unit, "total_tok_s") == 0)
             *out = s->total_token_throughput;
+        else if (strcmp(w->unit, "total_tok_s_gpu") == 0)
+            *out = s->total_token_throughput / w->tp;
         else
             *out = s->output_throughput;
     }

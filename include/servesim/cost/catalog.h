@@ -41,6 +41,9 @@ enum {
     SV_CV_LINK_RANK,    /* link_latency_per_rank_us: all-reduce latency per rank beyond 2 */
     SV_CV_P2P_LAT,      /* p2p_latency_us: send/recv latency */
     SV_CV_NORM_EFF,     /* norm_efficiency: the RMSNorms (reductions) vs HBM */
+    SV_CV_GROUPED_EFF,  /* grouped_gemm_efficiency: MoE expert GEMMs vs a dense GEMM's */
+    SV_CV_MLA_EFF,      /* mla_attention_efficiency: MLA attention kernels vs flash/paged */
+    SV_CV_MOE_IMBALANCE, /* moe_imbalance: the busiest expert's tokens / the mean (>= 1) */
     SV_CV_COUNT
 };
 extern const char *const sv_curve_keys[SV_CV_COUNT];
@@ -130,8 +133,34 @@ typedef struct sv_model {
     int moe_ffn;            /* intermediate size of one expert */
     int sliding_window;     /* attention window in tokens; 0 = full attention */
     long max_context;       /* max_position_embeddings */
+    /* Beyond the dense transformer (all 0 for one; docs/cost-model.md, "Architectures"). */
+    int mla;                /* multi-head latent attention (DeepSeek-V2/V3/R1, Kimi-K2) */
+    int q_lora_rank;        /* MLA: rank of the Q down-projection; 0 = a full Q projection */
+    int kv_lora_rank;       /* MLA: the compressed latent c_KV cached per token */
+    int qk_nope_head_dim;   /* MLA: per-head query/key dims without rotary ... */
+    int qk_rope_head_dim;   /* ... and with it (one rotary key shared by all heads, cached) */
+    int v_head_dim;         /* MLA: per-head value dim */
+    int shared_experts;     /* experts every token of a MoE layer goes through */
+    int shared_ffn;         /* their intermediate size, all of them together */
+    int dense_layers;       /* MoE model: layers with a dense MLP of width ffn instead */
+    int window_layers;      /* layers with the window; 0 with sliding_window > 0 = every layer */
+    int chunked_window;     /* the window is Llama-4's chunked attention (attention_chunk_size) */
+    int linear_layers;      /* linear-attention layers (Gated DeltaNet): a state, no KV */
+    int lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* their shapes */
+    int attn_output_gate;   /* Qwen3-Next: the Q projection also yields an output gate */
+    int attention_sinks;    /* gpt-oss: a learned sink logit per head (negligible cost) */
+    int mtp_layers;         /* num_nextn_predict_layers: MTP draft modules (not loaded) */
+    char ckpt_dtype[8];     /* weight format of the checkpoint (quantization_config); "" = 16-bit */
+    int ckpt_experts_only;  /* that format covers the routed experts only (gpt-oss's MXFP4) */
+    int ckpt_scale_block;   /* weights per FP32 scale (FP8 block quantisation 128x128 = 16384) */
+    char notes[SV_TEXT_MAX]; /* approximations made in reading it ("; "-separated) */
     char source[SV_TEXT_MAX];
 } sv_model_t;
+
+/* Layers of each attention kind: full (MLA or GQA), windowed, linear. */
+int sv_model_window_layers(const sv_model_t *m);
+/* Layers whose MLP is a MoE block (0 for a dense model). */
+int sv_model_moe_layers(const sv_model_t *m);
 
 typedef struct sv_catalog {
     sv_gpu_t *gpus;

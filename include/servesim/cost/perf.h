@@ -47,8 +47,10 @@ const char *sv_dtype_name(sv_dtype_t t);
 double sv_dtype_weight_bytes(sv_dtype_t t);
 /* Bytes per KV-cache element (bf16/fp16 2, fp8 1, FP4 with its block scales). */
 double sv_dtype_kv_bytes(sv_dtype_t t);
-/* KV-cache bytes of one token over all of a model's layers, unsharded (TP 1), in dtype t:
- * 2 (K and V) x layers x KV heads x head dim x sv_dtype_kv_bytes(t). */
+/* KV-cache bytes of one token over a model's full-attention layers, unsharded (TP 1), in
+ * dtype t: 2 (K and V) x layers x KV heads x head dim x sv_dtype_kv_bytes(t); MLA: layers x
+ * (kv_lora_rank + qk_rope_head_dim) x bytes. Windowed layers of a model whose other layers
+ * have none, and linear-attention layers, hold per-sequence state instead (not counted). */
 double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t);
 
 /*
@@ -80,6 +82,7 @@ typedef struct sv_perf_settings {
     double activation_reserve;     /* bytes per GPU kept for activations; < 0: estimated */
     int block_size;                /* tokens per KV block */
     long max_batched_tokens;       /* largest batch in tokens (sizes the activation reserve) */
+    int weight_dtype_given;        /* weight_dtype was set: it overrides the checkpoint's */
 } sv_perf_settings_t;
 
 /* TP 1, BF16 weights and KV, GPU defaults, utilisation 0.9, blocks of 16, 8192 tokens. */
@@ -117,6 +120,35 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
 /* Keys sv_perf_settings_set() knows, NULL-terminated (for help and error messages). */
 extern const char *const sv_perf_setting_keys[];
 
+/*
+ * What a model beyond the dense transformer adds (MLA, MoE with shared experts and dense
+ * layers, per-layer windows, linear attention; docs/cost-model.md, "Architectures"), as
+ * counts per pipeline stage and per-GPU coefficients of sv_perf_step.
+ */
+typedef struct sv_perf_arch {
+    double full_layers, window_layers, linear_layers; /* attention kinds of one stage */
+    double moe_layers;        /* MoE layers of one stage */
+    sv_dtype_t expert_dtype;  /* weight format of the routed experts */
+    double lin_params;        /* non-expert linear parameters of one stage (routers included) */
+    double lin_bytes;         /* their bytes with the norms, routers and scales at their formats */
+    double act_tok;           /* GEMM input and output values per token over the stage */
+    double pair_flops;        /* prefill: FLOPs per (query, key) pair per layer */
+    double q_bytes_tok;       /* prefill: Q read and O written per token per layer */
+    double key_act_bytes;     /* prefill: decompressed K and V read per key per layer (MLA) */
+    double decomp_flops_key;  /* prefill: FLOPs to decompress one cached key per layer (MLA) */
+    double dec_flops_key;     /* decode: FLOPs per cached key per layer (MLA: absorbed form) */
+    double dec_q_bytes;       /* decode: Q read and O written per sequence per layer */
+    double kv_layer;          /* KV (MLA: latent) bytes of one token in one attention layer */
+    double lin_flops_tok;     /* linear attention: state update FLOPs per token per layer */
+    double lin_state;         /* linear attention: state bytes per sequence per layer */
+    double lin_act_tok;       /* linear attention: activations per token per layer, bytes */
+    double window_cap;        /* tokens a windowed layer keeps per sequence */
+    double inv_exp_c;         /* s per expert FLOP at full GEMM efficiency */
+    double inv_attn_c, inv_attn_mem; /* attention rates with the MLA efficiency applied */
+    double grouped_eff, imbalance;   /* grouped-GEMM efficiency, busiest-expert factor */
+    double expert_floor_step; /* GEMM floors of the expert GEMMs of one step */
+} sv_perf_arch_t;
+
 /* The resolved model: GPU and model copied, defaults applied, derived sizes computed. */
 typedef struct sv_perf {
     sv_gpu_t gpu;
@@ -136,6 +168,13 @@ typedef struct sv_perf {
     double kv_bytes_token_layer; /* K and V of one token in one layer on one GPU */
     double kv_bytes_token;       /* ... over all layers on one GPU */
     double kv_bytes_token_total; /* ... over all GPUs of the replica */
+    double kv_bytes_token_window; /* per GPU: the windowed layers' KV of one token (not in the
+                                     per-token pool: a sequence holds at most a window of it) */
+    double seq_state_bytes;      /* per GPU: what a sequence holds besides its per-token KV:
+                                    the windowed layers' window and the linear-attention state */
+    int ext;                     /* the model has MLA, MoE, per-layer windows or linear layers */
+    sv_perf_arch_t x;            /* their terms (all 0 when ext is 0) */
+    double lm_floor;             /* the LM head's GEMM floor */
     /* Coefficients precomputed for sv_perf_step (resolved settings folded in). */
     double inv_lin_c;        /* s per linear FLOP at full GEMM efficiency */
     double inv_attn_c;       /* s per attention FLOP at full flash efficiency */
@@ -189,7 +228,8 @@ typedef struct sv_batch {
     double decode_ctx_sum;
 } sv_batch_t;
 
-/* Context a decode token attends to when ctx tokens are cached (window applied). */
+/* Context a decode token attends to when ctx tokens are cached (the window applied when
+ * every layer has it; with windows on some layers, ctx: sv_perf_step caps those). */
 double sv_perf_attended(const sv_perf_t *p, double ctx);
 
 enum {
@@ -251,7 +291,15 @@ typedef struct sv_memplan {
     long kv_tokens;          /* tokens the cache holds (whole blocks) */
     long kv_blocks;          /* blocks of block_size tokens */
     int block_size;
+    long seq_blocks;         /* blocks each sequence holds besides its tokens' (windows, state) */
 } sv_memplan_t;
+
+/*
+ * Blocks of block_size tokens' KV that one sequence holds whatever its length: its windowed
+ * layers' window and its linear-attention state, in units of the per-token pool's blocks
+ * (0 for a model with neither). The engine adds them to every sequence's blocks.
+ */
+long sv_perf_seq_blocks(const sv_perf_t *p, int block_size);
 
 /*
  * Plan memory. SV_ENOFIT with the numbers when the weights and the activation

@@ -15,7 +15,10 @@
  *   static   a batch is formed, runs until every sequence in it finishes, then the next;
  *   trtllm   TensorRT-LLM's in-flight batching with its default capacity policy
  *            (GUARANTEED_NO_EVICT): chunked prefill as vllm, but KV for prompt + output
- *            reserved at admission, so no request is ever preempted.
+ *            reserved at admission, so no request is ever preempted;
+ *   sglang   SGLang's default: a step is a prefill batch (a chunked prompt's next chunk,
+ *            then new prompts, within max_num_batched_tokens) whenever one can be formed,
+ *            else the decode batch; paged KV, retraction by recompute.
  * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
  * that needs a block when none is free preempts the most recently admitted running
  * request (recompute: its blocks are freed and it re-prefills later from the front of
@@ -46,6 +49,7 @@ typedef enum {
     SV_SCHED_ORCA,
     SV_SCHED_STATIC,
     SV_SCHED_TRTLLM,
+    SV_SCHED_SGLANG,
     SV_SCHED_COUNT /* how many there are */
 } sv_sched_t;
 

@@ -72,7 +72,18 @@ typedef struct sv_metrics_cfg {
     int nclasses;
     char class_name[SV_MAX_CLASSES][SV_CLASS_NAME];
     sv_slo_t class_slo[SV_MAX_CLASSES];
+    /* How the summary takes percentiles: exactly (sorting the per-request values) unless
+     * sketch is set or the run has more than exact_max requests (0: SV_EXACT_MAX); then
+     * from quantile sketches of relative accuracy sketch_alpha (0: SV_SKETCH_ALPHA,
+     * servesim/metrics/sketch.h), in memory that does not grow with the requests. */
+    int sketch;
+    double sketch_alpha;
+    long exact_max;
 } sv_metrics_cfg_t;
+
+/* Above this many requests the summary uses sketches unless exact_max says otherwise: the
+ * exact summary holds nine doubles per request besides the records (1.4 GiB at 20M). */
+#define SV_EXACT_MAX 20000000L
 
 typedef struct sv_sample {
     double t;
@@ -141,6 +152,10 @@ typedef struct sv_summary {
     /* The value (ms) of each percentile budget of the SLO judged (the top-level one, or
      * the class's for sv_metrics_summarize_class), in its order. */
     double budget_ms[SV_MAX_BUDGETS];
+    /* 0: percentiles exact; else the relative error bound of every percentile (and
+     * median, and budget value): they came from quantile sketches. Means, std and counts
+     * are exact either way (up to the order of summation). */
+    double sketch_alpha;
 } sv_summary_t;
 
 /* Aggregate everything over the request pool. */
@@ -172,5 +187,15 @@ typedef struct sv_wval {
 } sv_wval_t;
 void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
                       sv_stat_t *out);
+
+/* Ascending sorts (sim/metrics/order.c): stable, in the order qsort with a three-way
+ * comparison of the values gives (-0 equals +0), in linear time (a radix sort on the bit
+ * patterns); an array already in order costs one pass. No NaNs. */
+void sv_sort_doubles(double *x, size_t n);
+void sv_sort_wvals(sv_wval_t *x, size_t n); /* by v */
+/* numpy.percentile (linear) of x for each of pcts into out, as sv_percentile_sorted of the
+ * sorted x would give, by selecting only the order statistics needed (O(n) expected);
+ * reorders x. 0 for n = 0. At most SV_MAX_PCT + 4 percentiles. */
+void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, double *out);
 
 #endif
