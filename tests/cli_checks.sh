@@ -68,6 +68,8 @@ expect_fail bad_catalog "cannot open the catalog directory" -- --catalog /nonexi
 # run: the quickstart, bad scenarios, and byte-identical outputs
 q="$src/scenarios/quickstart.yaml"
 expect_ok run_quickstart '^============ Serving Benchmark Result ============$' -- run "$q" --set workload.num_requests=50
+# --set KEY= removes the key: the scenario's rate gives way to a rate profile
+expect_ok run_rate_unset_profile '^Successful requests: +20' -- run "$q" --set workload.num_requests=20 --set workload.rate= --set 'workload.rate_profile={kind: steps, points: [[0, 5]]}'
 expect_ok run_goodput '^Request goodput \(req/s\):' -- run "$q" --set workload.num_requests=50
 expect_ok run_convention '^Metric convention: +genai-perf$' -- run "$q" --set workload.num_requests=50 --convention genai-perf
 expect_ok run_finance '^Total per 1M output tokens \(\$\):' -- run "$q" --set workload.num_requests=50 --set cost.pue=1.2
@@ -98,6 +100,15 @@ if grep -q "<svg" "$tmp/sw.html" && ! grep -qi "<script" "$tmp/sw.html" && [ -s 
 else
     failn=$((failn + 1))
     echo "FAIL sweep_outputs: report, SVG, sweep.csv or point JSON missing (or a script in the HTML)"
+fi
+# A second sweep into the same --out leaves no point file of the first: its failed point
+# (tp=3 does not divide the heads) and the index it no longer has are gone.
+"$bin" sweep "$q" --vary hardware.tp=1,3 --set workload.num_requests=5 --out "$tmp/sw" --quiet >/dev/null 2>&1
+if [ "$(ls "$tmp/sw/points")" = point-000000.json ]; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL sweep_stale_points: $(ls "$tmp/sw/points" | tr '\n' ' ')"
 fi
 "$bin" run "$q" --set workload.num_requests=100 --quiet --report "$tmp/run.html" 2>/dev/null
 if grep -q "TTFT: share of requests" "$tmp/run.html" && [ -s "$tmp/run-ttft-cdf.svg" ] &&
@@ -221,6 +232,18 @@ expect_fail calibrate_too_few_rows "few.csv: 1 usable rows for the gemm fit, nee
 expect_fail calibrate_no_convergence "did not converge in 1 iterations" -- calibrate engine --rows bloom-176b:a100-80gb --base eager --fit layer_overhead_us,seq_overhead_us "$data/validation/splitwise_perf_model.csv" --max-iter 1
 expect_fail calibrate_bad_rows "--rows: unknown GPU 'tpu'" -- calibrate engine --rows bloom-176b:tpu --base eager --fit seq_overhead_us "$data/validation/splitwise_perf_model.csv"
 expect_ok calibrate_synthetic 'all recovered within 2%' -- calibrate synthetic --gpu a40
+# Its temporary table is a fresh file (mkstemp): a link planted where a predictable
+# name (the process id) would be is left alone, and nothing is left behind.
+mkdir -p "$tmp/syn"
+echo precious >"$tmp/syn-victim"
+TMPDIR=$tmp/syn bash -c 'ln -s "$0" "$TMPDIR/servesim-synthetic-$$.csv"; exec "$1" calibrate synthetic --gpu a40' \
+    "$tmp/syn-victim" "$bin" >/dev/null 2>&1
+if [ "$(cat "$tmp/syn-victim")" = precious ] && [ "$(ls "$tmp/syn" | wc -l)" -eq 1 ]; then
+    pass=$((pass + 1))
+else
+    failn=$((failn + 1))
+    echo "FAIL calibrate_synthetic_tmp: the planted link's target was written, or a file was left"
+fi
 mkdir -p "$tmp/cat"
 expect_ok calibrate_engine 'engine: 76 rows' -- calibrate engine --rows bloom-176b:a100-80gb,bloom-176b:h100-80gb --base eager --fit layer_overhead_us,seq_overhead_us,compute_efficiency,attention_efficiency "$data/validation/splitwise_perf_model.csv" --name eager-refit --out "$tmp/cat/eager.yaml"
 cp "$src/models/gpus.yaml" "$src/models/llms.yaml" "$tmp/cat/"

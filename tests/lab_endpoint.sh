@@ -161,6 +161,8 @@ done <<'CASES'
 /api/run?scenario=clocks&set=hardware.replicas=500|400|the lab runs at most 64
 /api/run?scenario=../quickstart|400|not a lab scenario
 /api/run?scenario=clocks&set=workload.trace.file=/etc/passwd|400|the lab reads no files
+/api/run?scenario=clocks&set=model=x.json|400|'.json' is not allowed in a key or value
+/api/run?scenario=batching-continuous&set=workload.num_requests=4000&set=workload.input=129000&set=workload.output=2000|400|are 1.05e+12 token-steps; the lab allows at most 3e+10
 /api/run?scenario=clocks&set=workload.input=%7Bdist%3A|400|--set
 /api/run?scenario=clocks&set=noequals|400|expected KEY=VALUE
 /api/run?scenario=clocks&set=|400|needs a value

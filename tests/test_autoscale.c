@@ -206,6 +206,35 @@ START_TEST(test_disaggregated_pools)
 END_TEST
 
 /* Bad autoscalers are one-line errors naming the key. */
+/* Up time stops at the benchmark's end, the last request's recorded end: a request timed
+ * out inside a replica is let go at the replica's next step end (here 1.457 s), after its
+ * own end; charging up time to that moment gave 1 replica up 1.19 on average over the
+ * 1.22 s duration, more than the peak of 1. */
+START_TEST(test_up_time_within_duration)
+{
+    const char *yaml =
+        "seed: 232\nmodel: llama-3.1-8b\n"
+        "hardware: {gpu: l40s, tp: 2, gpu_memory_utilization: 0.255, replicas: 1}\n"
+        "engine: {scheduler: trtllm, max_num_seqs: 8, max_num_batched_tokens: 8192, "
+        "scheduling_policy: priority, max_model_len: 1148}\n"
+        "autoscaler: {policy: ttft_p90, target: 443, min_replicas: 1, max_replicas: 4, "
+        "interval_s: 0.601, cold_start_s: 1.44, scale_down_delay_s: 0, window_s: 0.297}\n"
+        "router: {policy: kv-aware}\n"
+        "workload:\n  duration_s: 0.64\n  rate: inf\n  max_concurrency: 50\n  timeout_s: 0.603\n"
+        "  shared_prefix: {tokens: 2471, prompts: 4, share: 0.427}\n"
+        "  input: {dist: uniform, min: 1, max: 3043}\n"
+        "  output: {dist: uniform, min: 1, max: 104}\n";
+    sv_scenario_t *sc;
+    sv_result_t *res = run(yaml, NULL, 0, &sc);
+    const sv_pool_result_t *pp = &res->pools[0];
+    ck_assert_int_eq(pp->peak_up, 1);
+    ck_assert_msg(pp->mean_up <= 1.0, "mean %.17g replicas up", pp->mean_up);
+    tu_assert_rel(pp->mean_up, 1.0, 1e-12); /* its one replica, up all along */
+    ck_assert(res->summary.failed_by[SV_FAIL_TIMEOUT] > 0);
+    tu_done(sc, res);
+}
+END_TEST
+
 START_TEST(test_bad_autoscaler)
 {
     sv_scenario_t *sc;
@@ -237,6 +266,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_accounting);
     tcase_add_test(tc, test_disaggregated_pools);
     tcase_add_test(tc, test_bad_autoscaler);
+    tcase_add_test(tc, test_up_time_within_duration);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -121,6 +121,57 @@ START_TEST(test_engine_fit_splitwise)
 }
 END_TEST
 
+/* Every fitted value stays in the range its key accepts, and a parameter the rows cannot
+ * determine is said so, not printed as "+- 0": all-reduce times flat in the message size
+ * would need link_efficiency near 6e11 (held at 1), and rows of two workers only cannot
+ * tell link_latency_us from link_latency_per_rank_us. */
+START_TEST(test_fit_ranges)
+{
+    const char *head = ",time_stats.all_reduce.min,time_stats.all_reduce.max,"
+                       "time_stats.all_reduce.mean,time_stats.all_reduce.median,"
+                       "time_stats.all_reduce.std,rank,num_workers,size,collective,"
+                       "devices_per_node,max_devices_per_node\n";
+    char text[4096];
+    int n = snprintf(text, sizeof text, "%s", head), i = 0;
+    for (int wk = 2; wk <= 8; wk *= 2)
+        for (long sz = 1L << 20; sz <= 1L << 30; sz <<= 4)
+            n += snprintf(text + n, sizeof text - (size_t)n,
+                          "%d,0.05,0.05,0.05,0.05,0.001,0,%d,%ld,all_reduce,%d,8\n", i++, wk, sz,
+                          wk);
+    sv_fit_t fit;
+    sv_error_t err;
+    const sv_gpu_t *a100 = gpu("a100-80gb");
+    ck_assert_int_eq(sv_calibrate_allreduce(write_file("flat.csv", text), a100, NULL, &fit, &err),
+                     0);
+    ck_assert_str_eq(fit.names[2], "link_efficiency");
+    ck_assert_int_eq(fit.status[2], SV_FIT_AT_BOUND);
+    ck_assert(fit.value[2] == 1.0);
+    ck_assert(isnan(fit.ci95[2]));
+    for (int k = 0; k < fit.np; k++)
+        ck_assert(fit.value[k] >= 0 && fit.value[k] <= 1e6);
+
+    /* two workers, sizes growing: latency + per-rank x (2 - 1) is one number */
+    n = snprintf(text, sizeof text, "%s", head);
+    for (int k = 0; k < 8; k++)
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      "%d,0,0,0,%.4f,0,0,2,%ld,all_reduce,2,8\n", k,
+                      0.02 + (double)(1L << (12 + 2 * k)) / 60e9 * 1e3, 1L << (12 + 2 * k));
+    ck_assert_int_eq(sv_calibrate_allreduce(write_file("two.csv", text), a100, NULL, &fit, &err),
+                     0);
+    ck_assert_int_eq(fit.status[0] == SV_FIT_UNDETERMINED || fit.status[1] == SV_FIT_UNDETERMINED,
+                     1);
+    ck_assert_int_eq(fit.status[2], SV_FIT_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sv_fit_print(&fit, f);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "not determined by these rows") && !strstr(buf, "+- 0 (95%)"), "%s",
+                  buf);
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_bad_tables)
 {
     sv_error_t err;
@@ -190,6 +241,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_synthetic_recovery);
     tcase_add_test(tc, test_engine_fit_splitwise);
     tcase_add_test(tc, test_bad_tables);
+    tcase_add_test(tc, test_fit_ranges);
     tcase_add_test(tc, test_mi300x);
     suite_add_tcase(s, tc);
     return s;

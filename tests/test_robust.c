@@ -37,6 +37,23 @@ static sv_result_t *run_checked(const char *yaml, sv_scenario_t **sc)
     return res;
 }
 
+/* vLLM v0 with swap preemption: when every sequence is swapped out and none runs, the
+ * next step swaps them back in (v0's _schedule_default schedules swapped groups whenever
+ * it schedules no prefill). Only swapping in after decodes left 15 requests swapped with
+ * 1214 of 1214 blocks free, stuck at t = 6 s. */
+START_TEST(test_v0_swap_all_swapped)
+{
+    const char *yaml = "model: opt-13b\nhardware: {gpu: a40}\n"
+                       "engine: {scheduler: vllm-v0, preemption: swap}\n"
+                       "workload: {num_requests: 63, rate: inf, input: 374, output: 14}\n";
+    sv_scenario_t *sc;
+    sv_result_t *res = run_checked(yaml, &sc);
+    ck_assert_int_eq(res->summary.completed, 63);
+    ck_assert(res->rstats[0].swaps > 0);
+    tu_done(sc, res);
+}
+END_TEST
+
 /* A freed client slot sends the next request, whichever event freed it. Two requests
  * wait 100 ms at the router; the client's 10 ms timeout fails them there at t = 0.01,
  * which must send the next two, and so on. */
@@ -352,6 +369,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_replica_check_catches_drift);
     tcase_add_test(tc, test_pool_side_array);
     tcase_add_test(tc, test_null_error_record);
+    tcase_add_test(tc, test_v0_swap_all_swapped);
     suite_add_tcase(s, tc);
     return s;
 }

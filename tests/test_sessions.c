@@ -195,6 +195,41 @@ START_TEST(test_failure_ends_session)
 }
 END_TEST
 
+/* A fanout whose calls fail as they are sent (too long for max_model_len) is over once,
+ * when its last call ends: its first call (input 2000) fails at once and the other three
+ * (message 100) complete; with every call too long, it is over as soon as it starts.
+ * Ending it at each early failure counted it over several times (sessions live < 0). */
+START_TEST(test_fanout_fails_at_send)
+{
+    static const char *const msg[] = {"100", "3000"};
+    for (int m = 0; m < 2; m++) {
+        char yaml[512];
+        snprintf(yaml, sizeof yaml,
+                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                 "engine: {max_model_len: 1000}\n"
+                 "workload:\n  rate: 4\n  input: 2000\n  output: 20\n"
+                 "  sessions: {count: 6, turns: 4, shape: fanout, history: false, message: %s}\n",
+                 msg[m]);
+        sv_scenario_t *sc;
+        sv_result_t *res = tu_run_checked(cat, yaml, &sc);
+        const sv_session_log_t *log = &res->sessions;
+        ck_assert_uint_eq(log->n, 6);
+        for (size_t k = 0; k < log->n; k++) {
+            const sv_session_rec_t *r = &log->s[k];
+            ck_assert(r->over && !r->cut && r->sent == 4);
+            ck_assert_int_eq(r->failed, m == 0 ? 1 : 4);
+            ck_assert_int_eq(r->done, m == 0 ? 3 : 0);
+            ck_assert(m == 0 ? r->end > r->start : r->end == r->start);
+        }
+        ck_assert_int_eq(res->session_sum.failed, 6);
+        ck_assert_int_eq(res->summary.failed_by[SV_FAIL_TOO_LONG], m == 0 ? 6 : 24);
+        tu_check_accounting(res);
+        check_sessions(res);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
 /* An agent chain of 4 calls, no history, 500 ms of thought between calls: each task's
  * latency is exactly the sum of its calls' latencies (E2EL) plus 3 x 0.5 s. */
 START_TEST(test_chain_latency_is_sum)
@@ -449,6 +484,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_five_turns_hit_history);
+    tcase_add_test(tc, test_fanout_fails_at_send);
     tcase_add_test(tc, test_cache_too_small);
     tcase_add_test(tc, test_disagg_chat_sends_new_tokens);
     tcase_add_test(tc, test_failure_ends_session);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "servesim/engine/engine.h"
+#include "servesim/traffic/identity.h"
 #include "servesim/traffic/workload.h"
 #include "testutil.h"
 
@@ -267,6 +268,102 @@ START_TEST(test_traces)
 }
 END_TEST
 
+/* The work thinning does is bounded: the candidates it draws are the peak rate times the
+ * time the expected arrivals take to reach the count (or the duration); a profile at rate
+ * 0 for 1e8 s before 1000 req/s needs 1e11 of them and is refused instead of hanging. */
+START_TEST(test_profile_candidates)
+{
+    sv_rate_profile_t p = {.kind = SV_PROFILE_STEPS, .n = 2};
+    p.t[1] = 10, p.rate[0] = 0, p.rate[1] = 5;
+    /* 20 arrivals: none before t = 10, then 20 / 5 = 4 s: 14 s at peak 5 */
+    tu_assert_rel(sv_profile_candidates(&p, 20, 0), 70.0, 1e-12);
+    tu_assert_rel(sv_profile_candidates(&p, 20, 12), 60.0, 1e-12);
+    p.kind = SV_PROFILE_LINEAR, p.rate[1] = 10;
+    /* the ramp's area reaches 50 at t = 10 exactly: 10 s at peak 10 */
+    tu_assert_rel(sv_profile_candidates(&p, 50, 0), 100.0, 1e-12);
+    /* a x2 spike on [10, 15): 100 arrivals there, the next 50 in 5 s: 20 s at peak 20 */
+    p.spikes[0] = (sv_spike_t){.at = 10, .duration = 5, .factor = 2};
+    p.nspikes = 1;
+    tu_assert_rel(sv_profile_candidates(&p, 200, 0), 400.0, 1e-12);
+    p.nspikes = 0;
+    /* diurnal, peak / trough 3: peak = mean x 1.5; 40 arrivals at mean 4 take 10 s */
+    sv_rate_profile_t d = {.kind = SV_PROFILE_DIURNAL, .mean = 4, .ratio = 3, .period = 5};
+    tu_assert_rel(sv_profile_candidates(&d, 40, 0), 60.0, 1e-12);
+    tu_assert_rel(sv_profile_candidates(&d, 0, 5), 30.0, 1e-12);
+
+    sv_workload_cfg_t c = base_cfg(100, 1, 1);
+    c.profile.kind = SV_PROFILE_STEPS;
+    c.profile.n = 2;
+    c.profile.t[1] = 1e8, c.profile.rate[0] = 0, c.profile.rate[1] = 1000;
+    tu_assert_rel(sv_profile_candidates(&c.profile, 100, 0), 1e11 + 100, 1e-12);
+    sv_workload_t *w = NULL;
+    sv_error_t err;
+    ck_assert_int_eq(sv_workload_new(&c, NULL, 1, &w, &err), SV_ELIMIT);
+    ck_assert_msg(strstr(err.msg, "about 1e+11 candidate arrivals to thin"), "%s", err.msg);
+    ck_assert_ptr_null(w);
+}
+END_TEST
+
+/* A Mooncake trace written to a temporary file and read with 512-token blocks. */
+static int mooncake_text(const char *text, sv_trace_t **t, sv_prompts_t **p, sv_error_t *err)
+{
+    char path[] = "/tmp/servesim-mooncake-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    sv_mooncake_cfg_t c = {.given = 1, .block_tokens = 512, .speedup = 1};
+    snprintf(c.path, sizeof c.path, "%s", path);
+    int rc = sv_mooncake_load(&c, t, p, err);
+    unlink(path);
+    return rc;
+}
+
+/* Hash ids are 64-bit integers read from the text: 2^53 and 2^53 + 1 (one double) stay two
+ * blocks, 2^64 - 1 is read, 2^64, 1.0 and -1 are refused, and text after a line's object
+ * is an error, not ignored. */
+START_TEST(test_mooncake_hash_ids)
+{
+    sv_trace_t *t = NULL;
+    sv_prompts_t *p = NULL;
+    sv_error_t err;
+    int rc = mooncake_text("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, "
+                           "\"hash_ids\": [9007199254740992, 9007199254740993]}\n"
+                           "{\"hash_ids\": [18446744073709551615], \"timestamp\": 5, "
+                           "\"note\": {\"hash_ids\": [7]}, \"input_length\": 3, "
+                           "\"output_length\": 2}\n",
+                           &t, &p, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_int_eq(t->n, 2);
+    ck_assert_int_eq(p->nseg[0], 2);
+    ck_assert(p->seg[0].id != p->seg[1].id);
+    ck_assert(p->seg[0].id == (0x7ace000000000000ULL ^ 9007199254740992ULL));
+    ck_assert(p->seg[1].id == (0x7ace000000000000ULL ^ 9007199254740993ULL));
+    ck_assert_int_eq(p->seg[1].len, 88);
+    ck_assert(p->seg[2].id == (0x7ace000000000000ULL ^ 18446744073709551615ULL));
+    sv_trace_free(t);
+    sv_prompts_free(p);
+    static const char *const bad[] = {"18446744073709551616", "1.0", "-1", "1e3"};
+    for (int i = 0; i < 4; i++) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1, "
+                 "\"hash_ids\": [%s]}\n",
+                 bad[i]);
+        ck_assert_int_eq(mooncake_text(line, &t, &p, &err), SV_EINVAL);
+        ck_assert_msg(strstr(err.msg, ":1: hash_ids[0]: expected a whole number in [0, "
+                                      "18446744073709551615]"),
+                      "%s: %s", bad[i], err.msg);
+    }
+    ck_assert_int_eq(mooncake_text("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": "
+                                   "1, \"hash_ids\": [1]} {\"junk\": 1}\n",
+                                   &t, &p, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":1: text after the JSON object; expected one object per line"),
+                  "%s", err.msg);
+}
+END_TEST
+
 /* Count the arrivals of a profile in [a, b) for each of nseg segments; returns the total. */
 static long profile_counts(sv_workload_cfg_t *c, const double *edges, int nseg, long *counts)
 {
@@ -449,6 +546,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_traces);
     tcase_add_test(tc, test_trace_text_hazards);
     tcase_add_test(tc, test_profile_steps);
+    tcase_add_test(tc, test_profile_candidates);
+    tcase_add_test(tc, test_mooncake_hash_ids);
     tcase_add_test(tc, test_profile_diurnal);
     tcase_add_test(tc, test_trace_window_loop);
     suite_add_tcase(s, tc);

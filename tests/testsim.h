@@ -37,6 +37,18 @@ static inline sv_result_t *tu_run_yaml(const sv_catalog_t *cat, const char *yaml
     return res;
 }
 
+/* Load and run under --check (the per-step recounts); both must succeed. */
+static inline sv_result_t *tu_run_checked(const sv_catalog_t *cat, const char *yaml,
+                                          sv_scenario_t **sc)
+{
+    sv_error_t err;
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, sc, &err) == 0, "scenario: %s", err.msg);
+    (*sc)->check = 1;
+    sv_result_t *res;
+    ck_assert_msg(sv_sim_run(*sc, &res, &err) == 0, "run: %s", err.msg);
+    return res;
+}
+
 static inline void tu_done(sv_scenario_t *sc, sv_result_t *res)
 {
     sv_result_free(res);

@@ -93,3 +93,35 @@ sv_node_clients() {
     (cd "$dir" && timeout 300 npm ci --prefer-offline --no-audit --no-fund >&2) ||
         echo "servesim: npm ci in tests/serve failed (offline?); the SDK test will skip" >&2
 }
+
+# clang with its libFuzzer runtime (Debian: clang, libclang-rt-dev; in older releases the
+# runtime is in clang's own package), for the fuzz build (tools/fuzz, tools/test).
+#   sv_fuzz_bootstrap       0 when `clang -fsanitize=fuzzer` links (installing the packages
+#                           with apt-get when it can), else 1
+sv_fuzz_ok() {
+    command -v clang >/dev/null 2>&1 &&
+        echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' |
+        clang -x c -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1
+}
+
+sv_fuzz_bootstrap() {
+    sv_fuzz_ok && return 0
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; fi
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; }; then
+        echo "servesim: installing clang and libclang-rt-dev for libFuzzer" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        $sudo apt-get install -y --no-install-recommends clang libclang-rt-dev >&2 ||
+            { $sudo apt-get update >&2 && $sudo apt-get install -y --no-install-recommends clang libclang-rt-dev >&2; } ||
+            $sudo apt-get install -y --no-install-recommends clang >&2 || true
+    fi
+    sv_fuzz_ok
+}
+
+# The fuzz build in DIR: clang, SERVESIM_FUZZ=ON (tests/fuzz/CMakeLists.txt), no unit tests.
+sv_fuzz_build() {
+    local dir=$1
+    shift
+    CC=clang sv_build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSERVESIM_FUZZ=ON \
+        -DSERVESIM_TESTS=OFF -DSERVESIM_WERROR=ON "$@"
+}

@@ -941,6 +941,21 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
     return rc;
 }
 
+/* calibrate's --out is never one of its tables or a catalog file (the catalog it read). */
+static int calibrate_out_check(const char *out, const char *const *files, int nfiles,
+                               const char *ar, const char *sr, sv_error_t *err)
+{
+    sv_paths_t *ps = paths_with_catalog();
+    int bad = !ps;
+    for (int k = 0; !bad && k < nfiles; k++)
+        bad = sv_paths_input(ps, files[k], "a table being fitted");
+    if (!bad && ar) bad = sv_paths_input(ps, ar, "the --allreduce table");
+    if (!bad && sr) bad = sv_paths_input(ps, sr, "the --send-recv table");
+    int rc = bad ? sv_errorf(err, SV_ENOMEM, "out of memory") : out_file(ps, "--out", out, err);
+    sv_paths_free(ps);
+    return rc;
+}
+
 /* calibrate kernels | engine | synthetic (see the usage text). */
 static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
 {
@@ -994,6 +1009,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     }
     if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     sv_error_t err;
+    if (out && calibrate_out_check(out, files, nfiles, ar, sr, &err)) return fail_err(&err);
     const sv_gpu_t *gpu = NULL;
     if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
         if (!gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
@@ -1002,10 +1018,15 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     if (strcmp(mode, "synthetic") == 0) {
         /* Known parameters: the A100 fit's order of magnitude. */
         const double g4[4] = {0.72, 96.0, 0.84, 6.0}, s3[3] = {0.78, 0.45, 3.5};
+        /* a fresh file of our own (mkstemp creates it exclusively, never through a link) */
         char path[512];
         const char *dir = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/servesim-synthetic-%ld.csv", dir && *dir ? dir : "/tmp",
-                 (long)getpid());
+        snprintf(path, sizeof path, "%s/servesim-synthetic-XXXXXX", dir && *dir ? dir : "/tmp");
+        int fd = mkstemp(path);
+        if (fd < 0)
+            return fail("error: calibrate synthetic: cannot create a temporary file in %s",
+                        dir && *dir ? dir : "/tmp");
+        close(fd);
         sv_fit_t g, s;
         const char *p1 = path;
         int rc = sv_calibrate_synthetic_mlp(path, gpu, g4, s3, noise_rel, 42, &err);

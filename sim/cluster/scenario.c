@@ -815,7 +815,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
     if (prof && !sv_yscalar_is_null(prof)) {
         const char *clash[] = {"rate", "trace"};
         for (int i = 0; i < 2; i++)
-            if (sv_ymap_get(wl, clash[i]))
+            if (sv_ymap_get(wl, clash[i]) && !sv_yscalar_is_null(sv_ymap_get(wl, clash[i])))
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: workload.%s cannot be combined with workload.rate_profile "
                                  "(the profile gives the rate at each time)",
@@ -836,6 +836,10 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
                              "%s: workload.rate_profile: the last point's rate is 0, so "
                              "num_requests may never be reached; give workload.duration_s",
                              at(prof, w, sizeof w));
+        double cand = sv_profile_candidates(p, c->num_requests, c->duration);
+        if (!(cand <= SV_PROFILE_MAX_CANDIDATES))
+            return sv_errorf(err, SV_ELIMIT, "%s: workload.rate_profile: " SV_PROFILE_TOO_LONG,
+                             at(prof, w, sizeof w), cand, SV_PROFILE_MAX_CANDIDATES);
         c->rate = sv_profile_mean(p, 0,
                                   c->duration > 0                 ? c->duration
                                   : p->kind == SV_PROFILE_DIURNAL ? p->period
@@ -881,12 +885,14 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
             return sv_errorf(err, SV_EINVAL,
                              "%s: workload: give num_requests or duration_s (or a trace)",
                              at(wl, w, sizeof w));
-        if (isinf(c->rate) && c->num_requests == 0 && c->max_concurrency == 0)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: workload: rate inf sends every request at once, so it needs "
-                             "num_requests (or max_concurrency for a closed loop)",
-                             at(wl, w, sizeof w));
     }
+    /* generated arrivals (lengths or classes) at rate inf over a duration: unbounded */
+    if (!tr && !sc->mooncake.given && isinf(c->rate) && c->num_requests == 0 &&
+        c->max_concurrency == 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload: rate inf sends every request at once, so it needs "
+                         "num_requests (or max_concurrency for a closed loop)",
+                         at(wl, w, sizeof w));
     return sv_ymap_check_unknown(wl, err);
 }
 

@@ -75,6 +75,7 @@ typedef struct client {
 typedef struct sessions {
     sv_session_gen_t *sgen; /* NULL without sessions */
     long live;              /* started and not over */
+    long starting;          /* 1 + the session whose calls session_start is making; 0: none */
     sv_segment_t *sbuf;     /* a prompt being built */
     size_t capsbuf;
 } sessions_t;
@@ -278,6 +279,15 @@ static int session_bound(const sim_t *s)
     return n > 0 && (long)s->res->pool.n >= n;
 }
 
+/* Session rec is over (cut: a fanout past the request bound). */
+static void session_over(sim_t *s, sv_session_rec_t *rec)
+{
+    rec->over = 1;
+    rec->cut = rec->failed == 0 && rec->sent < rec->planned;
+    rec->end = s->now;
+    s->ss.live--;
+}
+
 /* A session starts: its first call (a chain) or all of them (a fanout) are made now
  * (those the request bound allows). */
 static void session_start(sim_t *s, double t, int32_t in, int32_t out)
@@ -291,11 +301,14 @@ static void session_start(sim_t *s, double t, int32_t in, int32_t out)
     rec->planned = sv_session_turns(s->ss.sgen);
     s->ss.live++;
     int n = s->sc->sessions.shape == SV_SESSION_FANOUT ? rec->planned : 1;
+    s->ss.starting = k + 1; /* calls that fail as they are sent do not end it before the rest */
     for (int i = 0; i < n && !s->rc && !session_bound(s); i++) {
         if (i > 0) sv_session_lengths(s->ss.sgen, &in, &out);
         int32_t id = session_call(s, k, i, t, in, out, NULL, 0);
         if (id >= 0) offer(s, id);
     }
+    s->ss.starting = 0;
+    if (!s->rc && rec->done + rec->failed == rec->sent) session_over(s, rec);
 }
 
 /* The next call of chain k is due: with history its prompt is the last call's segments,
@@ -348,6 +361,7 @@ static void session_ended(sim_t *s, int32_t id)
     else
         rec->failed++;
     if (rec->done + rec->failed < rec->sent) return; /* a fanout's other calls */
+    if (s->ss.starting == k + 1) return;                 /* ... or its calls not sent yet */
     int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
     if (chain && rec->failed == 0 && rec->sent < rec->planned) {
         double think = sv_session_think(s->ss.sgen);
@@ -355,10 +369,7 @@ static void session_ended(sim_t *s, int32_t id)
         push(s, s->now + think, EV_TURN, (int32_t)k);
         return;
     }
-    rec->over = 1;
-    rec->cut = rec->failed == 0 && rec->sent < rec->planned; /* a fanout past the bound */
-    rec->end = s->now;
-    s->ss.live--;
+    session_over(s, rec);
 }
 
 static void schedule_next_arrival(sim_t *s)
@@ -423,7 +434,10 @@ static void ended(sim_t *s, int32_t id)
         return;
     }
     r->ended = 1;
-    if (s->now > s->cl.last_end) s->cl.last_end = s->now;
+    /* its end as recorded: a request timed out inside a replica ends there when the
+     * replica lets it go, later than the end that counts for the duration */
+    double end = r->end >= 0 && r->end < s->now ? r->end : s->now;
+    if (end > s->cl.last_end) s->cl.last_end = end;
     if (s->as.ttft_end && r->state == SV_RQ_DONE && r->first_token >= 0) {
         long k = s->as.nttft++ % SV_TTFT_RING;
         s->as.ttft_end[k] = s->now;
@@ -991,6 +1005,7 @@ static void check_client(sim_t *s)
         sent += r->start >= 0 && !over;
         live += !over;
     }
+    sent += s->cl.receiving; /* ended, their last token still on its way to the client */
     if (sent != s->cl.inflight || live != s->cl.outstanding)
         halt(s, SV_EINVAL,
              "internal error (--check) at t=%.9g s: the client counts %ld in flight and %ld "

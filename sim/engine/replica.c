@@ -976,7 +976,9 @@ double sv_replica_start_step(sv_replica_t *r, double now)
             r->budget -= r->n_dec;
             break;
         case PH_SWAP_IN:
-            if (r->dec_allocated) swap_in(r);
+            /* after the decodes; with none running (all swapped out) too, as vLLM v0's
+             * _schedule_default swaps in whenever the step schedules no prefill */
+            if (r->dec_allocated || (!had_decodes && !prefill_only)) swap_in(r);
             break;
         case PH_JOIN_LANDED:
             if (!prefill_only) join_landed(r);

@@ -55,13 +55,18 @@ static const char *const allowed_keys[] = {
     "seed",    "model",  "router", "workload.",       "hardware.",
     "engine.", "pools.", "slo.",   "disaggregation.",
 };
-static const char *const refused_words[] = {"file", "trace", "mooncake", "config", "/", "\\"};
+static const char *const refused_words[] = {"file", "trace", "mooncake", "config", ".json", "/", "\\"};
 
 /* Bounds on one run besides the request budget. */
 #define MAX_REPLICAS 64
 #define MAX_INPUT 131072L
 #define MAX_OUTPUT 32768L
 #define MAX_TOKENS 8000000.0 /* requests x the largest reply: decode steps stay bounded */
+/* Requests x mean reply x mean context (prompt + reply): each reply token is one step of a
+ * sequence that long, and a step's work grows with its context (its blocks); 3e10 is about
+ * 5 s of simulation on the development machine (4,000 prompts of 129,000 tokens with
+ * 2,000-token replies, 1e12, ran for minutes). */
+#define MAX_TOKEN_STEPS 3e10
 
 static double now_ms(void)
 {
@@ -115,6 +120,20 @@ static double len_bound(const sv_lendist_t *d)
     return hi;
 }
 
+/* The mean length a distribution draws (within its min and max). */
+static double len_mean(const sv_lendist_t *d)
+{
+    double m = d->kind == SV_LEN_FIXED     ? d->value
+               : d->kind == SV_LEN_UNIFORM ? 0.5 * (double)(d->lo + d->hi)
+                                           : d->mean;
+    if (d->kind == SV_LEN_EMPIRICAL) {
+        m = 0;
+        for (size_t i = 0; i < d->nsamples; i++)
+            m += (double)d->samples[i] / (double)d->nsamples;
+    }
+    return m < (double)d->min ? (double)d->min : m > (double)d->max ? (double)d->max : m;
+}
+
 static int check_bounds(const sv__lab_req_t *req, const sv_scenario_t *sc, sv_error_t *err)
 {
     const sv_workload_cfg_t *w = &sc->workload;
@@ -155,6 +174,22 @@ static int check_bounds(const sv__lab_req_t *req, const sv_scenario_t *sc, sv_er
                          "workload: %ld requests of up to %.0f reply tokens; the lab allows at "
                          "most %.0f tokens in all",
                          w->num_requests, out, MAX_TOKENS);
+    /* requests x mean reply x mean context, the classes weighed by their shares */
+    double steps = 0, reply = 0;
+    for (int k = 0; k < (w->nclasses ? w->nclasses : 1); k++) {
+        const sv_lendist_t *di = w->nclasses ? &w->classes[k].input : &w->input;
+        const sv_lendist_t *dout = w->nclasses ? &w->classes[k].output : &w->output;
+        double share = w->nclasses ? w->classes[k].share : 1.0, mo = len_mean(dout);
+        reply += share * mo;
+        steps += share * (double)w->num_requests * mo * (len_mean(di) + mo);
+    }
+    if (steps > MAX_TOKEN_STEPS)
+        return sv_errorf(err, SV_ELIMIT,
+                         "workload: %ld requests with replies of %.0f tokens over contexts of "
+                         "%.0f on average are %.3g token-steps; the lab allows at most %.3g "
+                         "(fewer or shorter requests)",
+                         w->num_requests, reply, steps / ((double)w->num_requests * reply), steps,
+                         MAX_TOKEN_STEPS);
     return 0;
 }
 

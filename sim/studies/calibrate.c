@@ -43,14 +43,36 @@ typedef struct problem {
     size_t n;
     model_fn f;
     const void *ctx;
+    double lo[SV_FIT_MAX_PARAMS], hi[SV_FIT_MAX_PARAMS]; /* each parameter's range */
 } problem_t;
+
+/* The range a fitted key accepts where it is read (the catalog, --set, an engine profile):
+ * the curve keys' own table, efficiencies (0, 1], overheads and latencies [0, 1e6]. */
+static void key_range(const char *name, double *lo, double *hi)
+{
+    for (int k = 0; k < SV_CV_COUNT; k++)
+        if (strcmp(name, sv_curve_keys[k]) == 0) {
+            *lo = sv_curve_lo[k];
+            *hi = sv_curve_hi[k];
+            return;
+        }
+    *lo = strstr(name, "efficiency") ? 1e-6 : 0.0;
+    *hi = strstr(name, "efficiency") ? 1.0 : 1e6;
+}
+
+/* Parameter k at log-value u, held to its range. */
+static double held(const problem_t *pb, size_t k, double u)
+{
+    double v = exp(u);
+    return v < pb->lo[k] ? pb->lo[k] : v > pb->hi[k] ? pb->hi[k] : v;
+}
 
 static int resid(const gsl_vector *u, void *data, gsl_vector *out)
 {
     const problem_t *pb = data;
     double th[SV_FIT_MAX_PARAMS];
     for (size_t k = 0; k < u->size; k++)
-        th[k] = exp(gsl_vector_get(u, k));
+        th[k] = held(pb, k, gsl_vector_get(u, k));
     for (size_t i = 0; i < pb->n; i++) {
         double m = pb->f(th, &pb->rows[i], pb->ctx);
         gsl_vector_set(out, i, isfinite(m) ? m / pb->rows[i].y - 1.0 : 1e6);
@@ -69,7 +91,9 @@ static int run_fit(const row_t *rows, size_t n, model_fn f, const void *ctx, con
                          "parameters",
                          src, n, fit->what, p + 2, p);
     gsl_set_error_handler_off();
-    problem_t pb = {rows, n, f, ctx};
+    problem_t pb = {rows, n, f, ctx, {0}, {0}};
+    for (size_t k = 0; k < p; k++)
+        key_range(fit->names[k], &pb.lo[k], &pb.hi[k]);
     gsl_multifit_nlinear_fdf fdf = {
         .f = resid, .df = NULL, .fvv = NULL, .n = n, .p = p, .params = &pb};
     gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
@@ -108,10 +132,16 @@ static int run_fit(const row_t *rows, size_t n, model_fn f, const void *ctx, con
         int cst = gsl_multifit_nlinear_covar(J, 0.0, cov);
         double s2 = chi2 / (double)(n - p);
         for (size_t k = 0; k < p; k++) {
-            double v = exp(gsl_vector_get(w->x, k));
+            double x = exp(gsl_vector_get(w->x, k)), v = held(&pb, k, gsl_vector_get(w->x, k));
             fit->value[k] = v;
-            double su = cst == GSL_SUCCESS ? sqrt(gsl_matrix_get(cov, k, k) * s2) : NAN;
-            fit->ci95[k] = 1.96 * su * v; /* delta method on the log */
+            /* a column the residuals do not depend on (held at a bound, or dependent on
+             * others: the pivoted QR of the covariance gives it variance 0) is not
+             * determined by the rows */
+            double var = cst == GSL_SUCCESS ? gsl_matrix_get(cov, k, k) : NAN;
+            fit->status[k] = x != v ? SV_FIT_AT_BOUND : !(var > 0) ? SV_FIT_UNDETERMINED : SV_FIT_OK;
+            fit->ci95[k] = fit->status[k] == SV_FIT_OK ? 1.96 * sqrt(var * s2) * v /* delta
+                                                                                * method, log */
+                                                       : NAN;
         }
         fit->n = (long)n;
         double sum = 0.0;
@@ -183,7 +213,17 @@ void sv_fit_print(const sv_fit_t *fit, FILE *f)
     fprintf(f, "%s: %ld rows, %d iterations, MAPE %.2f%%, worst %.1f%%\n", fit->what, fit->n,
             fit->iterations, fit->mape, fit->max_ape);
     for (int k = 0; k < fit->np; k++)
-        fprintf(f, "  %-28s %12.5g  +- %.3g (95%%)\n", fit->names[k], fit->value[k], fit->ci95[k]);
+        if (fit->status[k] == SV_FIT_AT_BOUND)
+            fprintf(f, "  %-28s %12.5g  held at the bound of its range: the rows push it past\n",
+                    fit->names[k], fit->value[k]);
+        else if (fit->status[k] == SV_FIT_UNDETERMINED)
+            fprintf(f, "  %-28s %12.5g  not determined by these rows\n", fit->names[k],
+                    fit->value[k]);
+        else if (isnan(fit->ci95[k]))
+            fprintf(f, "  %-28s %12.5g\n", fit->names[k], fit->value[k]);
+        else
+            fprintf(f, "  %-28s %12.5g  +- %.3g (95%%)\n", fit->names[k], fit->value[k],
+                    fit->ci95[k]);
     if (fit->nkinds > 1)
         for (int k = 0; k < fit->nkinds; k++)
             fprintf(f, "  %-28s %6ld rows  MAPE %6.2f%%  mean error %+6.2f%%\n", fit->kind[k],
@@ -520,11 +560,14 @@ int sv_calibrate_engine(const char *path, const char *rows, const sv_catalog_t *
         double v[8];
         for (int i = 2; i < 8; i++)
             if ((rc = sv__csv_num(t, r, c[i], &v[i], err))) goto done;
-        if (v[2] < 1 || v[3] < 1 || v[4] < 1 || v[4] > 4096 || v[5] < 1 || v[6] <= 0 || v[7] <= 0) {
-            rc =
-                sv_errorf(err, SV_EINVAL,
-                          "%s:%ld: expected tp, prompt, batch (<= 4096), tokens >= 1 and times > 0",
-                          path, t->lines[r]);
+        /* range-checked before the costing turns them into integers */
+        if (!(v[2] >= 1 && v[2] <= 256) || !(v[3] >= 1 && v[3] <= 1e7) || !(v[4] >= 1) ||
+            v[4] > 4096 || !(v[5] >= 1 && v[5] <= 1e7) || v[2] != floor(v[2]) ||
+            v[3] != floor(v[3]) || v[4] != floor(v[4]) || !(v[6] > 0) || !(v[7] > 0)) {
+            rc = sv_errorf(err, SV_EINVAL,
+                           "%s:%ld: expected whole numbers tp in [1, 256], prompt and tokens in "
+                           "[1, 10000000], batch in [1, 4096], and times > 0",
+                           path, t->lines[r]);
             goto done;
         }
         for (int kind = 0; kind < 2; kind++) {
@@ -777,10 +820,18 @@ int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t
 
 static void put_fit(FILE *f, const sv_fit_t *fit, const char *skip)
 {
-    for (int k = 0; k < fit->np; k++)
-        if (!skip || strcmp(fit->names[k], skip))
-            fprintf(f, "    %s: %.4g   # +- %.2g (95%%)\n", fit->names[k], fit->value[k],
-                    fit->ci95[k]);
+    for (int k = 0; k < fit->np; k++) {
+        if (skip && !strcmp(fit->names[k], skip)) continue;
+        fprintf(f, "    %s: %.4g", fit->names[k], fit->value[k]);
+        if (fit->status[k] == SV_FIT_AT_BOUND)
+            fprintf(f, "   # held at the bound of its range (the rows push it past)\n");
+        else if (fit->status[k] == SV_FIT_UNDETERMINED)
+            fprintf(f, "   # not determined by the rows\n");
+        else if (isnan(fit->ci95[k]))
+            fputc('\n', f);
+        else
+            fprintf(f, "   # +- %.2g (95%%)\n", fit->ci95[k]);
+    }
 }
 
 int sv_calibrate_write_gpu(const char *path, const sv_gpu_t *g, const char *name,

@@ -149,6 +149,9 @@ static int get_num(const cJSON *obj, const char *key, double *v, const char *pat
     if (!cJSON_IsNumber(it))
         return sv_errorf(err, SV_EINVAL, "%s: key '%s%s': expected a number, got %s", path, where,
                          key, json_type(it));
+    if (!isfinite(it->valuedouble))
+        return sv_errorf(err, SV_EINVAL, "%s: key '%s%s': expected a finite number, got %g", path,
+                         where, key, it->valuedouble);
     *v = it->valuedouble;
     return 0;
 }
@@ -227,6 +230,11 @@ static int num_list(sv_bench_t *b, lists_t *ls, const cJSON *root, const char *k
             return sv_errorf(err, SV_EINVAL, "%s: key '%s'[%zu]: expected a number, got %s",
                              b->path, key, i, json_type(it));
         }
+        if (!isfinite(it->valuedouble)) {
+            free(v);
+            return sv_errorf(err, SV_EINVAL, "%s: key '%s'[%zu]: expected a finite number, got %g",
+                             b->path, key, i, it->valuedouble);
+        }
         v[i] = it->valuedouble;
     }
     *out = v;
@@ -256,6 +264,10 @@ static int itl_list(sv_bench_t *b, lists_t *ls, const cJSON *root, sv_error_t *e
                 return sv_errorf(err, SV_EINVAL,
                                  "%s: key 'itls'[%zu][%zu]: expected a number, got %s", b->path, i,
                                  k, json_type(g));
+            if (!isfinite(g->valuedouble))
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: key 'itls'[%zu][%zu]: expected a finite number, got %g",
+                                 b->path, i, k, g->valuedouble);
             b->itls[i][k] = g->valuedouble;
         }
     }
@@ -354,9 +366,12 @@ static int load_vllm(sv_bench_t *b, const cJSON *root, sv_error_t *err)
     if (rc == 0) b->duration = v;
     const cJSON *mc = cJSON_GetObjectItemCaseSensitive(root, "max_concurrency");
     if (mc && !cJSON_IsNull(mc)) {
-        if (!cJSON_IsNumber(mc) || mc->valuedouble < 1 || mc->valuedouble != floor(mc->valuedouble))
+        /* the bound of a scenario's workload.max_concurrency */
+        if (!cJSON_IsNumber(mc) || !(mc->valuedouble >= 1) || mc->valuedouble > 1e7 ||
+            mc->valuedouble != floor(mc->valuedouble))
             return sv_errorf(err, SV_EINVAL,
-                             "%s: key 'max_concurrency': expected a whole number >= 1 or null",
+                             "%s: key 'max_concurrency': expected a whole number in [1, "
+                             "10000000] or null",
                              path);
         b->max_concurrency = (long)mc->valuedouble;
     }

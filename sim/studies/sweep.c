@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -408,10 +410,12 @@ static void run_point(const sv_sweep_t *sw, sv_scenario_src_t *src, const sv_cat
     int rc = !sets ? sv_errorf(&err, SV_ENOMEM, "out of memory")
                    : sv_scenario_src_load(src, sets + sw->nsets, sw->nvary, cat, &sc, &err);
     if (!rc) rc = sv_sim_run(sc, &res, &err);
-    if (!rc && sw->write_point) {
+    if (sw->write_point) {
+        /* a point that fails leaves no file: not an earlier sweep's into the same --out */
         char path[1200];
         point_path(path, sizeof path, outdir, index, "json");
-        rc = sw->write_point(res, path, &err);
+        if (!rc) rc = sw->write_point(res, path, &err);
+        if (rc) remove(path);
     }
     if (!rc) {
         fill_row(res, row);
@@ -632,11 +636,33 @@ static void progress_point(long finished, long total, void *ctx)
     sv_progress_update(c->progress, "servesim sweep: %ld/%ld points", finished, total);
 }
 
+/* Point files of an earlier, larger sweep into the same folder: indexes past this one's. */
+static void remove_stale_points(const char *outdir, long npoints)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/points", outdir);
+    DIR *d = opendir(p);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long index;
+        char tail[8];
+        if (sscanf(e->d_name, "point-%ld.%7s", &index, tail) == 2 && index >= npoints &&
+            strcmp(tail, "json") == 0) {
+            char f[1500];
+            snprintf(f, sizeof f, "%s/%s", p, e->d_name);
+            remove(f);
+        }
+    }
+    closedir(d);
+}
+
 int sv_sweep_run(const sv_sweep_t *sw, const sv_catalog_t *cat, const char *outdir, int jobs,
                  int shard, int nshards, sv_row_t *rows, FILE *progress, sv_error_t *err)
 {
     int rc = make_dirs(outdir, err);
     if (rc) return rc;
+    if (sw->write_point) remove_stale_points(outdir, sw->npoints);
     for (long i = 0; i < sw->npoints; i++)
         rows[i].ok = -1;
     /* The scenario is parsed once (with --set); each point applies its own values to a

@@ -85,6 +85,56 @@ void sv_prompts_free(sv_prompts_t *p)
 
 /* ---- Mooncake traces ---------------------------------------------------------------- */
 
+/* Where the value of top-level key `key` starts in line, a JSON object cJSON has accepted
+ * (so strings are closed and brackets balanced); NULL when the key is not there as written.
+ * Hash ids are read from this text, not from cJSON's doubles, which hold 53 bits. */
+static const char *raw_value(const char *line, const char *key)
+{
+    size_t klen = strlen(key);
+    int depth = 0;
+    for (const char *p = line; *p; p++) {
+        if (*p == '"') {
+            const char *start = ++p;
+            while (*p && *p != '"')
+                p += *p == '\\' && p[1] ? 2 : 1;
+            if (!*p) return NULL;
+            const char *c = p + 1;
+            while (*c == ' ' || *c == '\t' || *c == '\r')
+                c++;
+            if (depth == 1 && *c == ':' && (size_t)(p - start) == klen && !memcmp(start, key, klen)) {
+                for (c++; *c == ' ' || *c == '\t' || *c == '\r';)
+                    c++;
+                return c;
+            }
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if (*p == '}' || *p == ']') {
+            depth--;
+        }
+    }
+    return NULL;
+}
+
+/* The next id of a raw hash_ids list at *pp (after '[' or ','): digits only, at most
+ * 2^64 - 1. 0, or -1 for anything else. */
+static int raw_id(const char **pp, uint64_t *id)
+{
+    const char *p = *pp;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '[' || *p == ',')
+        p++;
+    if (*p < '0' || *p > '9') return -1;
+    uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    if (*p == '.' || *p == 'e' || *p == 'E') return -1;
+    *id = v;
+    *pp = p;
+    return 0;
+}
+
 /* A whole number >= lo from field `key` of object o, or an error naming file:line. */
 static int get_whole(const cJSON *o, const char *key, double lo, const char *path, long line,
                      double *out, sv_error_t *err)
@@ -129,11 +179,19 @@ int sv_mooncake_load(const sv_mooncake_cfg_t *cfg, sv_trace_t **trace, sv_prompt
             rc = sv_errorf(err, SV_EINVAL, "%s:%ld: a NUL byte inside the line", cfg->path, line);
             break;
         }
-        cJSON *o = cJSON_Parse(q);
+        const char *end = NULL;
+        cJSON *o = cJSON_ParseWithOpts(q, &end, 0);
         double ts, in, out;
+        if (o && end)
+            while (*end == ' ' || *end == '\t' || *end == '\r')
+                end++;
         if (!o || !cJSON_IsObject(o)) {
             rc = sv_errorf(err, SV_EINVAL, "%s:%ld: expected one JSON object per line", cfg->path,
                            line);
+        } else if (end && *end) {
+            rc = sv_errorf(err, SV_EINVAL,
+                           "%s:%ld: text after the JSON object; expected one object per line",
+                           cfg->path, line);
         } else if (!(rc = get_whole(o, "timestamp", 0, cfg->path, line, &ts, err)) &&
                    !(rc = get_whole(o, "input_length", 1, cfg->path, line, &in, err)) &&
                    !(rc = get_whole(o, "output_length", 1, cfg->path, line, &out, err))) {
@@ -174,19 +232,20 @@ int sv_mooncake_load(const sv_mooncake_cfg_t *cfg, sv_trace_t **trace, sv_prompt
                     } else {
                         long left = (long)in, k = 0;
                         const cJSON *id;
+                        const char *raw = raw_value(q, "hash_ids");
+                        uint64_t h = 0;
                         cJSON_ArrayForEach(id, ids)
                         {
-                            if (!cJSON_IsNumber(id) || id->valuedouble < 0 ||
-                                id->valuedouble != floor(id->valuedouble)) {
+                            if (!cJSON_IsNumber(id) || !raw || raw_id(&raw, &h)) {
                                 rc = sv_errorf(err, SV_EINVAL,
                                                "%s:%ld: hash_ids[%ld]: expected a whole number "
-                                               ">= 0",
+                                               "in [0, 18446744073709551615]",
                                                cfg->path, line, k);
                                 break;
                             }
                             long l = left < cfg->block_tokens ? left : cfg->block_tokens;
-                            p->seg[base + (size_t)k++] = (sv_segment_t){
-                                TRACE_BLOCK_ID((uint64_t)id->valuedouble), (int32_t)l};
+                            p->seg[base + (size_t)k++] =
+                                (sv_segment_t){TRACE_BLOCK_ID(h), (int32_t)l};
                             left -= l;
                         }
                         t->n++;

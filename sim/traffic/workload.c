@@ -425,6 +425,44 @@ double sv_profile_mean(const sv_rate_profile_t *p, double t0, double t1)
     return acc / (double)n;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double sv_profile_candidates(const sv_rate_profile_t *p, long count, double duration)
+{
+    double peak = sv_profile_peak(p), end = INFINITY;
+    if (!(peak > 0)) return 0.0;
+    if (p->kind == SV_PROFILE_DIURNAL) {
+        /* whole periods hold mean x period arrivals each */
+        if (count > 0) end = (double)count / p->mean;
+    } else if (count > 0) {
+        /* the rate is linear between breakpoints (points and spike edges), so the
+         * midpoint rule integrates each piece exactly */
+        double edge[SV_MAX_PROFILE_POINTS + 2 * SV_MAX_SPIKES];
+        int ne = 0;
+        for (int i = 0; i < p->n; i++)
+            edge[ne++] = p->t[i];
+        for (int i = 0; i < p->nspikes; i++) {
+            edge[ne++] = p->spikes[i].at;
+            edge[ne++] = p->spikes[i].at + p->spikes[i].duration;
+        }
+        qsort(edge, (size_t)ne, sizeof *edge, cmp_double);
+        double acc = 0.0;
+        for (int i = 0; i + 1 < ne && !isfinite(end); i++) {
+            double a = edge[i], b = edge[i + 1], r = sv_profile_rate(p, 0.5 * (a + b));
+            if (b > a && acc + r * (b - a) >= (double)count) end = a + ((double)count - acc) / r;
+            acc += r * (b - a);
+        }
+        double r_last = sv_profile_rate(p, edge[ne - 1]);
+        if (!isfinite(end) && r_last > 0) end = edge[ne - 1] + ((double)count - acc) / r_last;
+    }
+    if (duration > 0 && duration < end) end = duration;
+    return peak * end;
+}
+
 /* ---- generator ------------------------------------------------------------------------ */
 
 struct sv_workload {
@@ -532,6 +570,12 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
         if (!(w->peak > 0)) {
             sv_workload_free(w);
             return sv_errorf(err, SV_EINVAL, "workload.rate_profile: the rate is 0 at all times");
+        }
+        double cand = sv_profile_candidates(&cfg->profile, cfg->num_requests, cfg->duration);
+        if (!(cand <= SV_PROFILE_MAX_CANDIDATES)) {
+            sv_workload_free(w);
+            return sv_errorf(err, SV_ELIMIT, "workload.rate_profile: " SV_PROFILE_TOO_LONG, cand,
+                             SV_PROFILE_MAX_CANDIDATES);
         }
     } else if (!w->trace && w->count > 0 && cfg->duration <= 0 && cfg->rescale &&
                !isinf(cfg->rate)) {

@@ -14,12 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static sv_catalog_t *cat;
+    const sv_catalog_t *cat = fz_catalog("fuzz_scenario");
     sv_error_t err;
-    if (!cat && sv_catalog_load(sv_catalog_default_dir(), &cat, &err)) {
-        fprintf(stderr, "fuzz_scenario: %s\n", err.msg);
-        abort();
-    }
     const char *path = fz_write("scenario.yaml", data, size);
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, NULL, 0, cat, &sc, &err) == 0) {

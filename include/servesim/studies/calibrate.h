@@ -37,7 +37,11 @@ typedef struct sv_fit {
     int np;
     const char *names[SV_FIT_MAX_PARAMS]; /* the --set / YAML keys */
     double value[SV_FIT_MAX_PARAMS];      /* in the keys' units */
-    double ci95[SV_FIT_MAX_PARAMS];       /* half-width of the 95% confidence interval */
+    double ci95[SV_FIT_MAX_PARAMS];       /* half-width of the 95% confidence interval; NAN
+                                           * when the rows do not determine the parameter */
+    /* Each parameter is held to the range its key accepts (the catalog's, or --set's); the
+     * fit's verdict on it: */
+    int status[SV_FIT_MAX_PARAMS]; /* SV_FIT_* */
     long n;                               /* rows fitted */
     int iterations;
     double mape, max_ape;          /* percent */
@@ -50,6 +54,12 @@ typedef struct sv_fit {
     long kind_n[SV_FIT_MAX_PARAMS + 2];
     double kind_mape[SV_FIT_MAX_PARAMS + 2], kind_bias[SV_FIT_MAX_PARAMS + 2];
 } sv_fit_t;
+
+enum {
+    SV_FIT_OK = 0,      /* determined, inside its range */
+    SV_FIT_AT_BOUND,    /* the rows push it out of its range: held at the bound */
+    SV_FIT_UNDETERMINED /* the rows do not determine it (no effect, or collinear with another) */
+};
 
 typedef struct sv_fit_opts {
     int max_iter; /* iterations before the fit is declared not converged (default 200) */

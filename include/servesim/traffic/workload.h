@@ -97,6 +97,17 @@ double sv_profile_rate(const sv_rate_profile_t *p, double t);
 double sv_profile_peak(const sv_rate_profile_t *p);
 double sv_profile_mean(const sv_rate_profile_t *p, double t0, double t1);
 
+/* Thinning draws candidates at the peak rate until the expected arrivals reach count
+ * (count 0: none) or the clock passes duration (0: none): about peak x that time of them,
+ * returned here (INFINITY when never). A profile needing more than
+ * SV_PROFILE_MAX_CANDIDATES (a few seconds of drawing) is refused with this message
+ * (arguments: the candidates, the bound). */
+double sv_profile_candidates(const sv_rate_profile_t *p, long count, double duration);
+#define SV_PROFILE_MAX_CANDIDATES 1e8
+#define SV_PROFILE_TOO_LONG                                                                        \
+    "about %.3g candidate arrivals to thin at the peak rate before the requests are sent (at "   \
+    "most %.3g); shorten the time at a low rate, or bound it with workload.duration_s"
+
 /* A request class (workload.classes): its share of the arrivals, its own lengths and its
  * scheduling priority. The arrival process is shared: each arrival is of class k with
  * probability share[k], drawn from its own stream (SV_STREAM_CLASS). */
