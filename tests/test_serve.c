@@ -130,6 +130,48 @@ START_TEST(test_live_disaggregated)
 }
 END_TEST
 
+/* With the background workload (a closed loop of max_concurrency 1): requests from
+ * outside pass the client's semaphore (both start at once, at 0, while the loop's first
+ * is in flight) and the loop's next waits for a free slot; the clock stops at the
+ * horizon, past which no event is next. */
+START_TEST(test_live_background_horizon)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    const char *yaml = "name: live-bg\n"
+                       "seed: 2\n"
+                       "model: llama-3.1-8b\n"
+                       "hardware: {gpu: h100-sxm, tp: 1, replicas: 1}\n"
+                       "horizon_s: 5\n"
+                       "workload: {num_requests: 3, rate: inf, max_concurrency: 1, input: 100, "
+                       "output: 4}\n";
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(sc, 1, &l, &err) == 0, "%s", err.msg);
+    ck_assert(sv_live_req(l, 0)->start == 0.0); /* the loop's first, sent at open */
+    int32_t a = sv_live_submit(l, 100, 4), b = sv_live_submit(l, 100, 4);
+    ck_assert_int_eq(a, 1);
+    ck_assert_int_eq(b, 2);
+    ck_assert(sv_live_req(l, a)->start == 0.0 && sv_live_req(l, b)->start == 0.0);
+    ck_assert_int_eq(sv_live_advance(l, 10.0), 0);
+    ck_assert(sv_live_now(l) == 5.0);
+    ck_assert(!isfinite(sv_live_next(l)));
+    const sv_req_t *r3 = sv_live_req(l, 3); /* the loop's second: after all three ended */
+    double last = 0;
+    for (int k = 0; k < 3; k++)
+        if (sv_live_req(l, k)->end > last) last = sv_live_req(l, k)->end;
+    ck_assert(r3->start == last);
+    sv_result_t *res;
+    ck_assert_msg(sv_live_close(l, &res, &err) == 0, "%s", err.msg);
+    tu_check_accounting(res);
+    ck_assert_int_eq((long)res->pool.n, 5);
+    ck_assert_int_eq(res->summary.completed, 5);
+    tu_done(sc, res);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 static enum MHD_Result no_answer(void *cls, sv_httpd_req_t *q)
 {
     (void)cls;
@@ -184,6 +226,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_live_equals_batch);
     tcase_add_test(tc, test_live_disaggregated);
+    tcase_add_test(tc, test_live_background_horizon);
     tcase_add_test(tc, test_host_rule);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
