@@ -29,6 +29,10 @@
 
 #define SV_HEAP_UNTRACKED(ctx, e, i) ((void)(ctx), (void)(e), (void)(i))
 
+/* The heap's functions: a user need not call them all (clang warns of unused static
+ * inline functions defined in a .c file). */
+#define SV__HEAP_FUNC static inline __attribute__((unused))
+
 /* The members of a heap of `type` (zero-initialised: empty). */
 #define SV_HEAP_OF(type)                                                                       \
     struct {                                                                                   \
@@ -37,7 +41,7 @@
     }
 
 #define SV_HEAP_DEFINE(name, htype, type, arity, less, moved)                                 \
-    static inline void name##_up(htype *h, void *ctx, size_t i)                             \
+    SV__HEAP_FUNC void name##_up(htype *h, void *ctx, size_t i)                             \
     {                                                                                          \
         type e = h->v[i];                                                                      \
         while (i > 0) {                                                                        \
@@ -51,7 +55,7 @@
         moved(ctx, &h->v[i], i);                                                               \
     }                                                                                          \
                                                                                                \
-    static inline void name##_down(htype *h, void *ctx, size_t i)                           \
+    SV__HEAP_FUNC void name##_down(htype *h, void *ctx, size_t i)                           \
     {                                                                                          \
         type e = h->v[i];                                                                      \
         for (;;) {                                                                             \
@@ -73,7 +77,7 @@
         moved(ctx, &h->v[i], i);                                                               \
     }                                                                                          \
                                                                                                \
-    static inline int name##_push(htype *h, void *ctx, type x)                              \
+    SV__HEAP_FUNC int name##_push(htype *h, void *ctx, type x)                              \
     {                                                                                          \
         int rc = SV_GROW(h->v, h->cap, h->n + 1);                                              \
         if (rc) return rc;                                                                     \
@@ -82,14 +86,14 @@
         return 0;                                                                              \
     }                                                                                          \
                                                                                                \
-    static inline void name##_pop(htype *h, void *ctx)                                        \
+    SV__HEAP_FUNC void name##_pop(htype *h, void *ctx)                                        \
     {                                                                                          \
         if (--h->n == 0) return;                                                               \
         h->v[0] = h->v[h->n];                                                                  \
         name##_down(h, ctx, 0);                                                                \
     }                                                                                          \
                                                                                                \
-    static inline void name##_remove(htype *h, void *ctx, size_t i)                         \
+    SV__HEAP_FUNC void name##_remove(htype *h, void *ctx, size_t i)                         \
     {                                                                                          \
         type last = h->v[--h->n];                                                              \
         if (i == h->n) return;                                                                 \
