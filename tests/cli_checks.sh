@@ -119,6 +119,7 @@ else
     echo "FAIL run_report: the run report or its SVG files are missing, or it links outside"
 fi
 expect_ok plan_rank '^   1  h100-sxm TP1 colocated' -- plan "$q" --set 'plan={target_rate: 10, gpus: [h100-sxm, l4], probe_requests: 200}' --set workload.num_requests=200 --set slo.ttft_ms=500 --set slo.tpot_ms=50
+expect_ok set_null_removes '^Request rate configured \(RPS\): +2\.00' -- run "$q" --set workload.rate=null --set 'workload.rate_profile={kind: steps, points: [[0, 2], [30, 8]]}' --set workload.num_requests=200
 expect_fail plan_no_map "no plan: map in the scenario" -- plan "$q"
 expect_fail plan_too_many_tps "plan.tp: give 1 to 8 values, got 9" -- plan "$q" --set 'plan={target_rate: 10, gpus: [h100-sxm], tp: [1, 2, 4, 8, 16, 32, 64, 128, 256]}'
 expect_fail plan_empty_gpus "plan.gpus: give 1 to 16 values, got 0" -- plan "$q" --set 'plan={target_rate: 10, gpus: []}'

@@ -21,7 +21,7 @@ tmp=$(mktemp -d)
 lab_start "$servesim"
 trap 'lab_stop; rm -rf "$LAB_LOG" "$tmp"' EXIT
 fail=0
-for state in "tab=clocks&prompt=4096" "tab=users&users=64" "tab=tail&slow=5&k=10"; do
+for state in "tab=clocks&prompt=4096" "tab=users&users=64" "tab=tail&slow=5&k=10" "tab=queue&gpu=a100-80gb"; do
     "$browser" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$tmp/profile" \
         --virtual-time-budget=20000 --dump-dom "http://127.0.0.1:$LAB_PORT/#$state" \
         >"$tmp/dom.html" 2>"$tmp/browser.err"

@@ -10,7 +10,7 @@
 #include "servesim/engine/replica.h"
 #include "servesim/metrics/contract.h"
 #include "servesim/studies/sweep.h"
-#include "testsim.h"
+#include "testrig.h"
 
 static sv_catalog_t *cat;
 
@@ -256,66 +256,23 @@ END_TEST
 
 /* ---- the priority policy on one replica, step by step ---------------------------------- */
 
-typedef struct rig {
-    sv_scenario_t *sc;
-    sv_perf_t perf;
-    sv_metrics_t *m;
-    sv_reqpool_t pool;
-    sv_replica_t *r;
-} rig_t;
-
 /* A replica of kv_blocks blocks (16 tokens) and max_num_seqs seqs, and n requests of
  * input tokens and output tokens with the given priorities and start times; the first
- * nsub are submitted at t = 0. */
+ * nsub are submitted at t = 0 (tests/testrig.h). */
 static void rig_new(rig_t *g, int policy, long kv_blocks, long seqs, int n, int nsub,
                     const int *prio, const double *start, int input, int output)
 {
-    sv_error_t err;
-    memset(g, 0, sizeof *g);
-    ck_assert_int_eq(tu_load_yaml(cat,
-                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                  "workload: {num_requests: 1, input: 100, output: 10}\n",
-                                  NULL, 0, &g->sc, &err),
-                     0);
-    ck_assert_int_eq(
-        sv_perf_init(&g->perf, &g->sc->pools[0].gpu, &g->sc->model, &g->sc->pools[0].perf, &err),
-        0);
-    g->m = sv_metrics_new(&g->sc->metrics, 1);
-    sv_engine_cfg_t e = g->sc->pools[0].engine;
-    e.max_model_len = 4096;
-    e.prefix_caching = 0;
-    e.max_num_seqs = seqs;
-    e.priority_policy = policy;
+    enum { MAXN = 8 };
+    int in[MAXN], out[MAXN];
+    ck_assert(n <= MAXN);
     for (int i = 0; i < n; i++) {
-        ck_assert_int_eq(sv_reqpool_add(&g->pool), i);
-        g->pool.r[i].input = input;
-        g->pool.r[i].output = output;
-        g->pool.r[i].priority = prio[i];
-        g->pool.r[i].arrival = g->pool.r[i].start = start[i];
+        in[i] = input;
+        out[i] = output;
     }
-    ck_assert_int_eq(sv_replica_new(0, &g->perf, kv_blocks, &e, &g->pool, g->m, &g->r, &err), 0);
+    rigcfg_t c = {.kv_blocks = kv_blocks, .seqs = seqs, .priority = policy};
+    tu_rig_new(g, cat, &c, n, in, out, prio, start);
     for (int i = 0; i < nsub; i++)
         ck_assert_int_eq(sv_replica_submit(g->r, i, 0.0), SV_FAIL_NONE);
-}
-
-/* Run steps until nothing is left (or max steps); returns the time. */
-static double rig_steps(rig_t *g, double t, int max)
-{
-    for (int k = 0; k < max; k++) {
-        double d = sv_replica_start_step(g->r, t);
-        if (d <= 0) break;
-        t += d;
-        ck_assert_int_eq(sv_replica_end_step(g->r, t), 0);
-    }
-    return t;
-}
-
-static void rig_free(rig_t *g)
-{
-    sv_replica_free(g->r);
-    sv_metrics_free(g->m);
-    sv_reqpool_free(&g->pool);
-    sv_scenario_free(g->sc);
 }
 
 /*
@@ -331,7 +288,7 @@ START_TEST(test_priority_admission_order)
     for (int policy = 0; policy < 2; policy++) {
         rig_t g;
         rig_new(&g, policy, 1000, 1, 4, 4, prio, start, 64, 4);
-        rig_steps(&g, 0.0, 1000);
+        tu_rig_steps(&g, 0.0, 1000);
         for (int i = 0; i < 4; i++)
             ck_assert(g.pool.r[i].state == SV_RQ_DONE);
         for (int j = 1; j < 4; j++)
@@ -339,13 +296,14 @@ START_TEST(test_priority_admission_order)
                               g.pool.r[want[policy][j]].scheduled,
                           "policy %d: request %d should be admitted before %d", policy,
                           want[policy][j - 1], want[policy][j]);
-        rig_free(&g);
+        tu_rig_free(&g);
     }
 }
 END_TEST
 
 /*
- * Seven blocks of 16 tokens, 32-token prompts (2 blocks each). Request 0 (priority 1)
+ * Seven blocks of 16 tokens to give out (eight, one being vLLM V1's null block),
+ * 32-token prompts (2 blocks each). Request 0 (priority 1)
  * comes alone and is prefilled (2 blocks); then requests 1 and 2 (priority 0) come: the
  * next step gives request 0 its 3rd block and prefills both (7 blocks, none free). In the
  * step after, 1 and 2 each need a 3rd block: one running request is preempted. FCFS takes
@@ -359,24 +317,24 @@ START_TEST(test_priority_preemption_victim)
     const int victim[2] = {2, 0};
     for (int policy = 0; policy < 2; policy++) {
         rig_t g;
-        rig_new(&g, policy, 7, 8, 3, 1, prio, start, 32, 8);
-        double t = rig_steps(&g, 0.0, 1); /* request 0's prefill */
+        rig_new(&g, policy, 8, 8, 3, 1, prio, start, 32, 8);
+        double t = tu_rig_steps(&g, 0.0, 1); /* request 0's prefill */
         ck_assert_int_eq(sv_replica_free_blocks(g.r), 5);
         ck_assert_int_eq(sv_replica_submit(g.r, 1, t), SV_FAIL_NONE);
         ck_assert_int_eq(sv_replica_submit(g.r, 2, t), SV_FAIL_NONE);
-        t = rig_steps(&g, t, 1); /* request 0 decodes, 1 and 2 prefill */
+        t = tu_rig_steps(&g, t, 1); /* request 0 decodes, 1 and 2 prefill */
         ck_assert_int_eq(sv_replica_free_blocks(g.r), 0);
         for (int i = 0; i < 3; i++)
             ck_assert_int_eq(g.pool.r[i].preemptions, 0);
-        t = rig_steps(&g, t, 1); /* one is preempted */
+        t = tu_rig_steps(&g, t, 1); /* one is preempted */
         for (int i = 0; i < 3; i++)
             ck_assert_msg(g.pool.r[i].preemptions == (i == victim[policy]),
                           "policy %d: request %d preempted %d times", policy, i,
                           g.pool.r[i].preemptions);
-        rig_steps(&g, t, 10000);
+        tu_rig_steps(&g, t, 10000);
         for (int i = 0; i < 3; i++)
             ck_assert(g.pool.r[i].state == SV_RQ_DONE);
-        rig_free(&g);
+        tu_rig_free(&g);
     }
 }
 END_TEST

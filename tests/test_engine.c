@@ -3,7 +3,7 @@
  * timer's old firing comes out cancelled, at its own time and place), the heap template
  * shared by every priority queue (order, removal from the middle, tracked positions), and
  * the KV block ledger (allocation evicting idle cached blocks least recently used first,
- * sharing a cached block frees the request's copy, reservations and pins, and the one
+ * a second copy of cached content kept as its own entry, reservations and pins, and the one
  * invariant check catching a block that is not accounted for), and runs driven from
  * outside (advanced in steps they equal one run; injected requests arrive at the time the
  * run was advanced to and are served as any other).
@@ -107,25 +107,29 @@ START_TEST(test_ledger)
     /* Request A takes 3 blocks and caches its 2 full ones (hashes 1, 2): it holds 1. */
     sv__kv_take(p, 3);
     uint64_t ha[] = {1, 2}, hb[] = {1, 9};
-    ck_assert_int_eq(sv__kv_cache(p, ha, 0, 2), 0);
+    int32_t sa[2], sb[2];
+    ck_assert_int_eq(sv__kv_cache(p, ha, 0, 2, sa), 0);
     ck_assert_int_eq(sv__kv_check(p, 1, msg, sizeof msg), 0);
-    /* Request B computed blocks 1, 9 itself (2 blocks): block 1 is cached already, so its
-     * copy goes back to the free pool and it shares A's. */
+    /* Request B computed blocks 1, 9 itself (2 blocks): both become entries of their own,
+     * block 1 a second copy of A's, as vLLM's BlockPool.cache_full_blocks keeps both. */
     sv__kv_take(p, 2);
     ck_assert_int_eq(p->free, 5);
-    ck_assert_int_eq(sv__kv_cache(p, hb, 0, 2), 0);
-    ck_assert_int_eq(p->free, 6);
+    ck_assert_int_eq(sv__kv_cache(p, hb, 0, 2, sb), 0);
+    ck_assert_int_eq(p->free, 5);
+    ck_assert(sa[0] != sb[0]);
     ck_assert_int_eq(sv__kv_check(p, 1, msg, sizeof msg), 0);
-    /* A ends: its own block is freed, its cached ones unreferenced (2 idle, 1 shared by B). */
+    /* A ends: its own block is freed, its cached ones unreferenced (2 idle; B's 2 in use). */
     sv__kv_give(p, 1);
-    sv__kv_uncache(p, ha, 2);
+    sv__kv_uncache(p, sa, 2);
     ck_assert_int_eq(sv__kv_avail(p), 8);
     ck_assert_int_eq(sv__kv_used(p), 2);
     long slots[2], touched;
     ck_assert_int_eq(sv__kv_hits(p, ha, 2, slots, &touched), 2);
-    ck_assert_int_eq(touched, 1); /* block 2 is idle, block 1 B shares */
+    ck_assert_int_eq(slots[0], sa[0]); /* the first copy cached is found */
+    ck_assert_int_eq(touched, 2);     /* A's two, both idle */
     ck_assert_int_eq(sv__kv_prefix(p, hb, 2), 2);
-    /* Taking 8 evicts the idle cached block (2) once the 7 free ones are gone. */
+    /* Taking 8 evicts the two idle cached blocks (A's 2, then A's 1) once the 6 free ones
+     * are gone; B's copy of block 1 is still found. */
     sv__kv_take(p, 8);
     ck_assert_int_eq(p->free, 0);
     ck_assert_int_eq(sv__kv_prefix(p, ha, 2), 1);
@@ -140,7 +144,7 @@ START_TEST(test_ledger)
     ck_assert_msg(strstr(msg, "held 2 = running 0 + pinned 0 + reserved 0 + cached 2"), "%s", msg);
     ck_assert_int_eq(sv__kv_check(p, 3, msg, sizeof msg), 0);
     sv__kv_give(p, 3);
-    sv__kv_uncache(p, hb, 2);
+    sv__kv_uncache(p, sb, 2);
     ck_assert_int_eq(sv__kv_avail(p), 10);
     sv__kv_fini(&l);
 }

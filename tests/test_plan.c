@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "servesim/studies/plan.h"
+#include "servesim/studies/runprogress.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/studies/sweep.h"
 #include "servesim/report/report.h"
@@ -69,6 +70,33 @@ START_TEST(test_vary_specs)
     ck_assert_str_eq(v.vals[0], "{dist: fixed, value: 5}");
     ck_assert_str_eq(v.vals[1], "128");
     sv_vary_free(&v);
+    /* NAME=VALUE: set as VALUE, shown as NAME; YAML values and numbers carry no label */
+    ck_assert_int_eq(
+        sv_vary_parse("workload.input=short={dist: fixed, value: 5},long_1=2048,{a: b=c},-1", &v,
+                      &err),
+        0);
+    ck_assert_int_eq(v.n, 4);
+    ck_assert_str_eq(v.labels[0], "short");
+    ck_assert_str_eq(v.vals[0], "{dist: fixed, value: 5}");
+    ck_assert_str_eq(v.labels[1], "long_1");
+    ck_assert_str_eq(v.vals[1], "2048");
+    ck_assert_ptr_null(v.labels[2]);
+    ck_assert_str_eq(v.vals[2], "{a: b=c}");
+    ck_assert_ptr_null(v.labels[3]);
+    sv_vary_free(&v);
+    sv_vary_t z[2];
+    int nk;
+    ck_assert_int_eq(
+        sv_vary_parse_all("pools.0.replicas,pools.1.replicas=p1d3=1,3;2,2", z, 2, &nk, &err), 0);
+    ck_assert_int_eq(nk, 2);
+    ck_assert_str_eq(z[0].vals[0], "1");
+    ck_assert_str_eq(z[0].labels[0], "p1d3");
+    ck_assert_str_eq(z[1].labels[0], "p1d3"); /* the tuple's label names both values */
+    ck_assert_str_eq(z[1].vals[0], "3");
+    ck_assert_ptr_null(z[0].labels[1]);
+    ck_assert_ptr_null(z[1].labels[1]);
+    sv_vary_free(&z[0]);
+    sv_vary_free(&z[1]);
     ck_assert_int_eq(sv_vary_parse("workload.rate", &v, &err), SV_EINVAL);
     sv_vary_free(&v);
     ck_assert_int_eq(sv_vary_parse("workload.rate=10:2:2", &v, &err), SV_EINVAL);
@@ -225,6 +253,19 @@ START_TEST(test_shards_merge_exactly)
         snprintf(b, sizeof b, "%s/%s", merged, files[i]);
         ck_assert_msg(same_file(a, b), "%s differs after merging", files[i]);
     }
+    /* sweep.json carries the first point's configuration block: its seed, model, and the
+     * swept keys at that point's values (rate 4, max_num_seqs 8) */
+    char sj[256];
+    snprintf(sj, sizeof sj, "%s/sweep.json", full);
+    FILE *jf = fopen(sj, "r");
+    ck_assert_ptr_nonnull(jf);
+    static char jtext[1 << 16];
+    jtext[fread(jtext, 1, sizeof jtext - 1, jf)] = '\0';
+    fclose(jf);
+    ck_assert_msg(strstr(jtext, "\"x_axis\": \"load\", \"config\": {\"scenario\":\"shard\","),
+                  "%.400s", jtext);
+    ck_assert(strstr(jtext, "\"seed\":4,"));
+    ck_assert(strstr(jtext, "\"max_num_seqs\":8,"));
     const char *twice[] = {s1, s1};
     ck_assert_int_eq(sv_sweep_merge(merged, twice, 2, NULL, NULL, &err), SV_EINVAL);
     ck_assert_msg(strstr(err.msg, "appears in two shards") != NULL, "%s", err.msg);
@@ -416,6 +457,149 @@ START_TEST(test_plan_profile_peak)
 }
 END_TEST
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Read a whole small file into a static buffer. */
+static const char *slurp(const char *path)
+{
+    static char buf[65536];
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/*
+ * A contract of percentile budgets only (p99 TTFT <= 2000 ms, p99 TPOT <= 60 ms) is judged
+ * as written: each budget's value at the target is the p99 of the cluster's own run (numpy's
+ * linear percentile over completed requests, recomputed here from a separate run of the same
+ * cluster, same seed), the attainment is the share of requests within both bounds, the
+ * goodput those requests per second, and every output names the budgets, not a p90.
+ */
+START_TEST(test_plan_p99_contract)
+{
+    const char *scn =
+        "name: p99\nseed: 5\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+        "engine: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n"
+        "workload: {num_requests: 400, rate: 20, input: {dist: lognormal, mean: 1024, std: 768,"
+        " min: 16, max: 8192}, output: {dist: lognormal, mean: 256, std: 192, min: 8, max: 2048}}\n"
+        "slo: {ttft_ms: {p99: 2000}, tpot_ms: {p99: 60}}\n"
+        "plan: {target_rate: 30, gpus: [h100-sxm], probe_requests: 400}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    static sv_plan_cfg_t cfg;
+    ck_assert_msg(load_plan(scn, NULL, 0, &sc, &cfg, &err) == 0, "%s", err.msg);
+    sv_plan_row_t *rows;
+    int n;
+    ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 1, &rows, &n, NULL, &err), 0);
+    ck_assert_int_eq(n, 1);
+    const sv_plan_row_t *r = &rows[0];
+    ck_assert_msg(r->ok, "%s", r->error);
+    ck_assert_int_eq(r->contract_met, 1);
+    ck_assert_int_eq(r->nbudgets, 2);
+    ck_assert_str_eq(r->budget[0].name, "ttft p99");
+    ck_assert_str_eq(r->budget[1].name, "tpot p99");
+    tu_assert_rel(r->budget[0].budget_ms, 2000.0, 0);
+    tu_assert_rel(r->budget[1].budget_ms, 60.0, 0);
+    /* The same cluster run alone: units replicas behind least-outstanding at the target. */
+    char sets[4][64];
+    snprintf(sets[0], sizeof sets[0], "hardware.replicas=%d", r->units);
+    snprintf(sets[1], sizeof sets[1], "workload.num_requests=%d", 400 * r->units);
+    snprintf(sets[2], sizeof sets[2], "workload.rate=30");
+    snprintf(sets[3], sizeof sets[3], "router=least-outstanding");
+    const char *sp[4] = {sets[0], sets[1], sets[2], sets[3]};
+    sv_scenario_t *sc2;
+    sv_result_t *res = tu_run_yaml(cat, scn, sp, 4, &sc2);
+    size_t m = 0, within = 0, total = res->pool.n;
+    double *ttft = malloc(total * sizeof *ttft), *tpot = malloc(total * sizeof *tpot);
+    for (size_t i = 0; i < total; i++) {
+        const sv_req_t *q = &res->pool.r[i];
+        if (q->state != SV_RQ_DONE) continue;
+        ttft[m] = sv_req_ttft(q) * 1e3;
+        tpot[m] = sv_req_tpot(q) * 1e3;
+        within += ttft[m] <= 2000.0 && tpot[m] <= 60.0;
+        m++;
+    }
+    qsort(ttft, m, sizeof *ttft, cmp_double);
+    qsort(tpot, m, sizeof *tpot, cmp_double);
+    tu_assert_rel(r->budget[0].value_ms, sv_percentile_sorted(ttft, m, 99), 1e-12);
+    tu_assert_rel(r->budget[1].value_ms, sv_percentile_sorted(tpot, m, 99), 1e-12);
+    tu_assert_rel(r->attain_at_target, (double)within / (double)total, 1e-12);
+    ck_assert(r->attain_at_target >= 0.99); /* p99 within the bound: at least 99% inside */
+    tu_assert_rel(r->goodput_at_target, (double)within / res->summary.duration, 1e-12);
+    free(ttft);
+    free(tpot);
+    tu_done(sc2, res);
+    /* Every output speaks of the budgets. */
+    char dir[] = "/tmp/sv_plan_out_XXXXXX", path[128];
+    ck_assert(mkdtemp(dir) != NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *t = open_memstream(&text, &len);
+    ck_assert_int_eq(sv_plan_write(sc, &cfg, rows, n, dir, t, &err), 0);
+    fclose(t);
+    ck_assert_msg(strstr(text, "with TTFT p99 <= 2000 ms, TPOT p99 <= 60 ms\n"), "%s", text);
+    ck_assert_msg(strstr(text, "in bounds %  ttft p99  tpot p99"), "%s", text);
+    ck_assert_msg(!strstr(text, "TTFT p90"), "%s", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/plan.csv", dir);
+    const char *csv = slurp(path);
+    ck_assert(
+        strstr(csv, ",attainment_at_target,goodput_at_target,attainment_basis,contract_met,"));
+    ck_assert(strstr(csv, ",ttft_p99_ms,ttft_p99_budget_ms,tpot_p99_ms,tpot_p99_budget_ms,"));
+    ck_assert(strstr(csv, ",budget_bounds,1,"));
+    ck_assert(!strstr(csv, "nan,budget_bounds")); /* the goodput is a number */
+    unlink(path);
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    const char *js = slurp(path);
+    ck_assert(strstr(js, "\"text\": \"TTFT p99 <= 2000 ms, TPOT p99 <= 60 ms\""));
+    ck_assert(strstr(js, "{\"name\": \"ttft p99\", \"metric\": \"ttft\", \"percentile\": 99.0, "
+                         "\"budget_ms\": 2000.0}"));
+    ck_assert(!strstr(js, "ttft_slo_percentile_ms"));
+    unlink(path);
+    rmdir(dir);
+    free(rows);
+    sv_scenario_free(sc);
+}
+END_TEST
+
+/* A long run's progress line: simulated time over the workload's length (its requests at
+ * its rate), and the wall time left at the pace so far (10 s for a quarter: 30 s more). */
+START_TEST(test_run_progress)
+{
+    sv_error_t err;
+    sv_scenario_t *sc;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 400, rate: 4, input: 10, output: 10}\n",
+                                  NULL, 0, &sc, &err),
+                     0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sv_run_progress_t rp;
+    sv_run_progress_start(&rp, sc, NULL, f);
+    tu_assert_rel(rp.expect_s, 100.0, 0);
+    rp.p.tty = 0;
+    rp.t0 -= 10.0; /* as if the run had started 10 s ago */
+    rp.last -= 10.0;
+    sv_step_event_t ev = {.start = 25.0};
+    for (int i = 0; i < 4096; i++)
+        rp.hooks.step(rp.hooks.ctx, &ev);
+    sv_run_progress_end(&rp);
+    fclose(f);
+    ck_assert_str_eq(text, "servesim run: 25 of 100 simulated s (25%), about 30 s left\n");
+    free(text);
+    sv_scenario_free(sc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -430,6 +614,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_merge_many_rows);
     tcase_add_test(tc, test_plan_trace_vs_poisson);
     tcase_add_test(tc, test_plan_profile_peak);
+    tcase_add_test(tc, test_plan_p99_contract);
+    tcase_add_test(tc, test_run_progress);
     suite_add_tcase(s, tc);
     return s;
 }

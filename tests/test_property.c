@@ -92,9 +92,11 @@ static int engine_yaml(gsl_rng *g, char *buf, size_t size, int decode_role)
     if (chunked && coin(g, 0.2))
         n += snprintf(buf + n, size - (size_t)n, ", long_prefill_token_threshold: %ld",
                       64 + (long)gsl_rng_uniform_int(g, 2000));
-    if (chunked && coin(g, 0.2))
+    if (chunked && coin(g, 0.2)) { /* vLLM V1 takes only its default, 1 */
+        long parts = 1 + (long)gsl_rng_uniform_int(g, 4);
         n += snprintf(buf + n, size - (size_t)n, ", max_num_partial_prefills: %ld",
-                      1 + (long)gsl_rng_uniform_int(g, 4));
+                      strcmp(s, "vllm") == 0 ? 1 : parts);
+    }
     if (coin(g, 0.3)) n += snprintf(buf + n, size - (size_t)n, ", block_size: 32");
     if (strcmp(s, "vllm-v0") == 0 && coin(g, 0.5))
         n += snprintf(buf + n, size - (size_t)n, ", enable_prefix_caching: true");

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "servesim/cluster/scenario.h"
+#include "servesim/cluster/schema.h"
 #include "servesim/cluster/sim.h"
 #include "testutil.h"
 
@@ -151,6 +152,67 @@ START_TEST(test_variants_of_one_source)
 }
 END_TEST
 
+/* The schema's cost-model rows are exactly the keys the cost layer parses, each once; every
+ * row is in a section its reader knows and has what its type needs. */
+START_TEST(test_schema_rows)
+{
+    int ncost = 0, nperf = 0;
+    for (const sv_keydef_t *k = sv_scenario_keys; k->name; k++) {
+        if (k->type == SV_KEY_COST) {
+            ncost++;
+            int found = 0;
+            for (int i = 0; sv_perf_setting_keys[i]; i++)
+                found += strcmp(sv_perf_setting_keys[i], k->name) == 0;
+            ck_assert_msg(found == 1, "cost row %s.%s is not a sv_perf_setting_keys key",
+                          k->section, k->name);
+            ck_assert_msg(strcmp(k->section, "hardware") == 0 || strcmp(k->section, "engine") == 0,
+                          "cost row %s in section %s", k->name, k->section);
+        }
+        if (k->type == SV_KEY_ENUM) ck_assert_msg(k->nnames > 0, "%s: no names", k->name);
+        if (k->type == SV_KEY_INT || k->type == SV_KEY_NUM)
+            ck_assert_msg(k->lo <= k->hi && k->size > 0, "%s.%s: range or field", k->section,
+                          k->name);
+        if (k->type == SV_KEY_TEXT) ck_assert_msg(k->size > 1, "%s: no room", k->name);
+        ck_assert_msg(sv_scenario_key(k->section, k->name) == k, "%s.%s twice", k->section,
+                      k->name);
+    }
+    while (sv_perf_setting_keys[nperf])
+        nperf++;
+    ck_assert_int_eq(ncost, nperf);
+    ck_assert(sv_scenario_key("engine", "max_num_seqs")->type == SV_KEY_INT);
+    ck_assert(sv_scenario_key("engine", "nope") == NULL);
+}
+END_TEST
+
+/* vLLM's get_batch_defaults: >= 70 GiB and not an A100: 1024 and 8192; else 256 and 2048;
+ * the other schedulers 256 and 8192 on every GPU. */
+START_TEST(test_batch_defaults)
+{
+    const sv_batch_default_t *b = sv_batch_default(1, 79.6, "h100-sxm");
+    ck_assert_int_eq(b->max_num_seqs, 1024);
+    ck_assert_int_eq(b->max_num_batched_tokens, 8192);
+    b = sv_batch_default(1, 79.6, "a100-80gb");
+    ck_assert_int_eq(b->max_num_seqs, 256);
+    ck_assert_int_eq(b->max_num_batched_tokens, 2048);
+    b = sv_batch_default(1, 44.4, "l40s");
+    ck_assert_int_eq(b->max_num_seqs, 256);
+    ck_assert_int_eq(b->max_num_batched_tokens, 2048);
+    b = sv_batch_default(0, 141, "h200");
+    ck_assert_int_eq(b->max_num_seqs, 256);
+    ck_assert_int_eq(b->max_num_batched_tokens, 8192);
+    /* Through the loader: an H200 (141 GB) with the V1 scheduler. */
+    sv_scenario_t *sc;
+    sv_error_t err;
+    const char *fix[] = {"hardware.gpu=h200", "engine="};
+    ck_assert_msg(load("unknown_key.yaml", fix, 2, &sc, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_seqs, 1024);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_batched_tokens, 8192);
+    ck_assert(sc->pools[0].engine.swap_bw == 25e9); /* the row's default 25 GB/s */
+    ck_assert_int_eq(sc->pools[0].defaulted, SV_DEFAULT_MAX_NUM_SEQS | SV_DEFAULT_MAX_BATCHED);
+    sv_scenario_free(sc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -160,6 +222,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_bad_input_is_located);
     tcase_add_test(tc, test_trace_scenario_runs);
     tcase_add_test(tc, test_variants_of_one_source);
+    tcase_add_test(tc, test_schema_rows);
+    tcase_add_test(tc, test_batch_defaults);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -153,18 +153,29 @@ START_TEST(test_long_prefill_threshold_chunks)
 }
 END_TEST
 
-/* max_num_partial_prefills: 1 lets one prompt be prefilled at a time: of two 600-token
- * prompts sent together (budget 8192), the second starts after the first is in. With the
- * limit at 2 and no threshold, vLLM's rule caps chunks at 4% of max_model_len. */
+/* max_num_partial_prefills. vLLM V1 refuses any value but its default, 1
+ * (EngineArgs._check_feature_supported, vllm/engine/arg_utils.py: "Concurrent Partial
+ * Prefill"), and its scheduler never reads it: with 1, two 600-token prompts sent together
+ * (budget 8192) are both prefilled in the first step. TensorRT-LLM's scheduler here keeps
+ * V0's meaning: 1 lets one prompt be prefilled at a time (the second starts after the
+ * first is in), and above 1 with no threshold vLLM's rule caps chunks at 4% of
+ * max_model_len. */
 START_TEST(test_partial_prefill_limit)
 {
     sv_scenario_t *sc;
-    sv_result_t *res =
-        tu_run_yaml(cat,
-                    "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                    "engine: {max_num_partial_prefills: 1}\n"
-                    "workload: {num_requests: 2, rate: inf, input: 600, output: 4}\n",
-                    NULL, 0, &sc);
+    const char *two = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "engine: {scheduler: %s, max_num_partial_prefills: 1}\n"
+                      "workload: {num_requests: 2, rate: inf, input: 600, output: 4}\n";
+    char yaml[512];
+    snprintf(yaml, sizeof yaml, two, "vllm");
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    ck_assert_double_eq(res->pool.r[0].scheduled, 0.0);
+    ck_assert_double_eq(res->pool.r[1].scheduled, 0.0); /* the same step */
+    ck_assert_double_eq(res->pool.r[1].first_token, res->pool.r[0].first_token);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    snprintf(yaml, sizeof yaml, two, "trtllm");
+    res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
     const sv_req_t *a = &res->pool.r[0], *b = &res->pool.r[1];
     ck_assert_double_eq(a->scheduled, 0.0);
     ck_assert_double_eq(b->scheduled, a->first_token); /* admitted in the next step */
@@ -172,12 +183,44 @@ START_TEST(test_partial_prefill_limit)
     tu_done(sc, res);
     res = tu_run_yaml(cat,
                       "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                      "engine: {max_num_partial_prefills: 2, max_model_len: 10000}\n"
+                      "engine: {scheduler: trtllm, max_num_partial_prefills: 2, "
+                      "max_model_len: 10000}\n"
                       "workload: {num_requests: 1, input: 1000, output: 2}\n",
                       NULL, 0, &sc);
     /* 4% of 10000 = 400: chunks 400, 400, 200. */
     ck_assert_int_eq(res->rstats[0].prefill_chunks, 3);
     tu_done(sc, res);
+    sv_error_t err;
+    ck_assert_int_ne(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {max_num_partial_prefills: 2}\n"
+                                  "workload: {num_requests: 1, input: 10, output: 2}\n",
+                                  NULL, 0, &sc, &err),
+                     0);
+    ck_assert_msg(strstr(err.msg, "engine.max_num_partial_prefills: vLLM V1 (the vllm scheduler) "
+                                  "supports only 1"),
+                  "%s", err.msg);
+}
+END_TEST
+
+/* Only max_num_batched_tokens given (512 on an H100): vLLM caps its default max_num_seqs
+ * (1024 there) at the budget (EngineArgs, `self.max_num_seqs = min(self.max_num_seqs,
+ * self.max_num_batched_tokens)` when max_num_seqs was not given), where servesim refused
+ * the scenario. Both given and out of order is still an error (the cli_checks row
+ * sc-batched-tokens). */
+START_TEST(test_default_seqs_capped_at_budget)
+{
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {max_num_batched_tokens: 512}\n"
+                                  "workload: {num_requests: 1, input: 10, output: 2}\n",
+                                  NULL, 0, &sc, &err),
+                     0);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_seqs, 512);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_batched_tokens, 512);
+    sv_scenario_free(sc);
 }
 END_TEST
 
@@ -306,6 +349,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_v1_options_checked);
     tcase_add_test(tc, test_long_prefill_threshold_chunks);
     tcase_add_test(tc, test_partial_prefill_limit);
+    tcase_add_test(tc, test_default_seqs_capped_at_budget);
     tcase_add_test(tc, test_percentile_labels);
     tcase_add_test(tc, test_prefill_first_starves_decodes);
     tcase_add_test(tc, test_async_scheduling);

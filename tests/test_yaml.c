@@ -185,6 +185,18 @@ START_TEST(test_overrides)
     sv_ynode_t *wl = sv_ymap_get(doc->root, "workload");
     ck_assert_str_eq(sv_ymap_get(wl, "lengths")->seq[1]->scalar, "25");
     ck_assert_int_eq((int)sv_ymap_get(wl, "list")->n, 3);
+    /* An explicit null removes the key (a rate given up for a rate profile); an empty
+     * value keeps the key with a null value; removing an absent key changes nothing. */
+    ck_assert_int_eq(sv_ydoc_set(doc, "slo.ttft_ms=null", &err), 0);
+    ck_assert_int_eq((int)slo->n, 0);
+    ck_assert_ptr_null(sv_ymap_get(slo, "ttft_ms"));
+    ck_assert_int_eq(sv_ydoc_set(doc, "slo.tpot_ms=~", &err), 0);
+    ck_assert_int_eq((int)slo->n, 0);
+    ck_assert_int_eq(sv_ydoc_set(doc, "slo.tpot_ms=", &err), 0);
+    ck_assert_int_eq((int)slo->n, 1);
+    ck_assert(sv_yscalar_is_null(sv_ymap_get(slo, "tpot_ms")));
+    ck_assert_int_eq(sv_ydoc_set(doc, "slo.tpot_ms='null'", &err), 0); /* quoted: a string */
+    ck_assert_str_eq(sv_ymap_get(slo, "tpot_ms")->scalar, "null");
     /* A bad override value is reported as coming from --set. */
     sv_ynode_t *tpn = sv_ymap_get(hw, "tp");
     ck_assert_int_eq(sv_ydoc_set(doc, "hardware.tp=two", &err), 0);

@@ -57,18 +57,6 @@ static void tick_text(char *buf, size_t n, double v, double step)
         snprintf(buf, n, "%.*f", step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3, v);
 }
 
-int sv__svg_wants_log(const double *v, int n)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        if (!isfinite(v[i])) continue;
-        if (v[i] <= 0) return 0;
-        if (v[i] < lo) lo = v[i];
-        if (v[i] > hi) hi = v[i];
-    }
-    return isfinite(lo) && hi / lo >= SV_SVG_LOG_SPAN;
-}
-
 /* Log axis ticks: 1, 2, 5 x 10^k (only powers of ten past three decades). */
 static double log_tick_next(double t, int decades_only)
 {

@@ -51,10 +51,6 @@ typedef struct sv_svg_chart {
 
 #define SV_SVG_LOG_SPAN 30.0
 
-/* Whether values (finite ones; n of them) would get a log axis: all positive, max/min >=
- * SV_SVG_LOG_SPAN. */
-int sv__svg_wants_log(const double *v, int n);
-
 /* Text for XML and HTML: < > & and " escaped. */
 void sv__xml_escape(FILE *f, const char *s);
 

@@ -551,8 +551,19 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
                 break;
             }
         } else if (cur->kind == SV_Y_MAP) {
+            size_t at = cur->n;
             for (size_t i = 0; i < cur->n; i++)
-                if (strcmp(cur->map[i].key, tok) == 0) slot = &cur->map[i].val;
+                if (strcmp(cur->map[i].key, tok) == 0) slot = &cur->map[(at = i)].val;
+            if (!next && val->kind == SV_Y_SCALAR && val->scalar[0] && sv_yscalar_is_null(val)) {
+                /* KEY=null removes the key, as if the file never had it */
+                if (at < cur->n) {
+                    free(cur->map[at].key);
+                    node_free(cur->map[at].val);
+                    memmove(&cur->map[at], &cur->map[at + 1], (cur->n - at - 1) * sizeof *cur->map);
+                    cur->n--;
+                }
+                break;
+            }
             if (!slot) {
                 if (sv__grow((void **)&cur->map, &cur->cap, cur->n + 1, sizeof *cur->map)) {
                     rc = sv_errorf(err, SV_ENOMEM, "out of memory");

@@ -151,11 +151,11 @@ static int cmd_replay(const char *catalog_dir, int argc, char **argv)
             html = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &missing)))
             prom = v;
-        else if (strcmp(argv[i], "--detailed") == 0)
+        else if (sv__opt_is(argv[i], "--detailed"))
             detailed = 1;
-        else if (strcmp(argv[i], "--quiet") == 0)
+        else if (sv__opt_is(argv[i], "--quiet"))
             quiet = 1;
-        else if (strcmp(argv[i], "--check") == 0)
+        else if (sv__opt_is(argv[i], "--check"))
             check = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--convention", &missing))) {
             sv_error_t cerr;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "servesim/base/suggest.h"
+#include "servesim/cluster/schema.h"
 #include "servesim/cost/perf.h"
 
 #define EXIT_USAGE 2
@@ -37,6 +38,7 @@ static const sv__opt_help_t run_opts[] = {
     {"--timeseries-csv", "FILE", "write the sampled queue, batch and KV usage as CSV"},
     {"--cluster-csv", "FILE", "write the cluster over time (replicas up, SLO attainment) as CSV"},
     {"--prometheus", "FILE", "write vLLM's Prometheus metrics at the end (text format)"},
+    {"--prometheus-series", "FILE", "the same over time: a scrape per sample, OpenMetrics"},
     OPT_REPORT,
     {"--quiet", NULL, "no summary on stdout, no notes on stderr"},
     {"--check", NULL, "recount the KV blocks after every step (slow; a self-check)"},
@@ -150,6 +152,7 @@ static const sv__opt_help_t serve_opts[] = {
     {"--json", "FILE", "at the end, the run's result JSON with the per-request lists"},
     {"--log", "", "a line per request on stderr"},
     {"--set", "KEY=VALUE", "override a scenario key (repeatable)"},
+    {"--jobs", "N", "accepted as for sweep and plan; the server runs one simulation"},
     {NULL, NULL, NULL},
 };
 
@@ -299,7 +302,7 @@ void sv__help_overview(FILE *f)
     fprintf(f,
             "\nservesim help COMMAND (or servesim COMMAND --help) prints a command's options and\n"
             "an example; the manual page has them all (man servesim once installed, else\n"
-            "man -l docs/servesim.1). Scenario keys: docs/scenarios.md.\n"
+            "man -l docs/servesim.1). Scenario keys: servesim help keys, docs/scenarios.md.\n"
             "\nexample:\n  servesim run scenarios/quickstart.yaml\n");
 }
 
@@ -318,12 +321,46 @@ static const char *closest_command(const char *word)
     return sv_suggest(word, names, NCOMMANDS);
 }
 
+/* `servesim help keys [--markdown [SECTION]]`: the settings schema (cluster/schema.h) as
+ * text, or as docs/scenarios.md's key tables. */
+static int help_keys(int argc, char **argv)
+{
+    if (argc == 0) {
+        printf("Scenario keys (section.key, type or unit, default); docs/scenarios.md explains "
+               "each:\n");
+        sv_keys_text(stdout);
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(argv[0], "--markdown") == 0 && argc <= 2) {
+        if (argc == 2 && strcmp(argv[1], "top") != 0 && strcmp(argv[1], "batch-defaults") != 0) {
+            int known = 0;
+            for (const sv_keydef_t *k = sv_scenario_keys; k->name && !known; k++)
+                known = strcmp(k->section, argv[1]) == 0;
+            if (!known) {
+                fprintf(stderr,
+                        "servesim: error: help keys: no section '%s' (see servesim help "
+                        "keys)\n",
+                        argv[1]);
+                return EXIT_FAILURE;
+            }
+        }
+        sv_keys_markdown(stdout, argc == 2 ? argv[1] : NULL);
+        return EXIT_SUCCESS;
+    }
+    fprintf(stderr,
+            "servesim: error: help keys: expected no argument or --markdown [SECTION], "
+            "got '%s'\n",
+            argv[0]);
+    return EXIT_USAGE;
+}
+
 int sv__help_main(int argc, char **argv)
 {
     if (argc == 0) {
         sv__help_overview(stdout);
         return EXIT_SUCCESS;
     }
+    if (strcmp(argv[0], "keys") == 0) return help_keys(argc - 1, argv + 1);
     if (sv__help_asked(argc, argv)) argv[0] = "help";
     const sv__cmd_help_t *h = sv__help_command(argv[0]);
     if (!h || argc > 1) {
@@ -338,10 +375,46 @@ int sv__help_main(int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
-int sv__unknown_option(const char *cmd, const char *opt)
+static const char *parsing; /* the command whose arguments are parsed; NULL: before one */
+
+void sv__help_parsing(const char *cmd)
+{
+    parsing = cmd;
+}
+
+/* The option table of cmd (NULL: the options before a command). */
+static const sv__opt_help_t *opts_of(const char *cmd)
 {
     const sv__cmd_help_t *h = cmd ? sv__help_command(cmd) : NULL;
-    const sv__opt_help_t *o = h ? h->opts : global_opts;
+    return h ? h->opts : global_opts;
+}
+
+static int listed(const char *cmd, const char *name)
+{
+    for (const sv__opt_help_t *o = opts_of(cmd); o->name; o++)
+        if (strcmp(o->name, name) == 0) return 1;
+    return 0;
+}
+
+void sv__opt_listed(const char *name)
+{
+    if (listed(parsing, name)) return;
+    fprintf(stderr,
+            "servesim: error: internal: %s parses option '%s', which its help table "
+            "(sim/cli/help.c) does not list\n",
+            parsing ? parsing : "servesim", name);
+    exit(70);
+}
+
+int sv__opt_is(const char *arg, const char *name)
+{
+    sv__opt_listed(name);
+    return strcmp(arg, name) == 0;
+}
+
+int sv__unknown_option(const char *cmd, const char *opt)
+{
+    const sv__opt_help_t *o = opts_of(cmd);
     const char *names[64];
     size_t n = 0;
     for (; o->name && n < 64; o++)
@@ -349,6 +422,13 @@ int sv__unknown_option(const char *cmd, const char *opt)
     /* "--jsn=out.json": the name is what comes before '='. */
     char word[128];
     snprintf(word, sizeof word, "%.*s", (int)strcspn(opt, "="), opt);
+    if (listed(cmd, word)) {
+        fprintf(stderr,
+                "servesim: error: internal: %s lists option '%s' in its help, but its parser "
+                "does not take it\n",
+                cmd ? cmd : "servesim", word);
+        exit(70);
+    }
     const char *near = sv_suggest(word, names, n);
     if (!cmd) {
         if (near)

@@ -3,8 +3,9 @@
  * lists every option the command's parser accepts, with its argument and a one-line
  * meaning that states the default; `servesim help`, `servesim help CMD`, `servesim CMD
  * --help` and the "did you mean" of an unknown option or command all read these tables, so
- * a new option is one row. tests/help_checks.sh fails when a parser accepts an option that
- * its command's table (or docs/servesim.1) lacks, or the other way round.
+ * a new option is one row (and its branch in the parser). The parsers check their option
+ * names against the tables as they run (sv__opt_listed below); tests/help_checks.sh fails
+ * when a parser takes an option its table (or docs/servesim.1) lacks, or the other way round.
  *
  * Ownership: every table and string is static; nothing is allocated.
  */
@@ -42,6 +43,20 @@ void sv__help_overview(FILE *f);
 
 /* `servesim CMD --help`: usage, about, every option, notes, example. */
 void sv__help_print(const sv__cmd_help_t *h, FILE *f);
+
+/*
+ * The tables drive the parsers: main names the command whose arguments are being parsed
+ * (NULL: the options before the command), and every option name a parser compares an
+ * argument with goes through sv__opt_listed (sv__opt_value and sv__opt_is do it). A name
+ * the command's table lacks, or a listed option that reaches the parser's "unknown option"
+ * branch, is a defect of the program: it prints "servesim: error: internal: ..." and exits
+ * with 70 (EX_SOFTWARE). tests/help_checks.sh runs every command with every listed option
+ * and with an unknown one, so both kinds fail the tests.
+ */
+void sv__help_parsing(const char *cmd);
+void sv__opt_listed(const char *name);
+/* argv word arg is the flag name (checked with sv__opt_listed). */
+int sv__opt_is(const char *arg, const char *name);
 
 /* 1 when an argument is --help or -h (a command's help is asked for). */
 int sv__help_asked(int argc, char **argv);

@@ -31,6 +31,7 @@
 #include "servesim/base/suggest.h"
 #include "servesim/cost/perf.h"
 #include "servesim/studies/plan.h"
+#include "servesim/studies/runprogress.h"
 #include "servesim/report/report.h"
 #include "servesim/report/convention.h"
 #include "servesim/report/trace.h"
@@ -56,9 +57,10 @@ static int fail(const char *fmt, const char *a)
     return EXIT_FAILURE;
 }
 
+/* A code returned without a message (err starts zeroed) prints its sv_strerror() words. */
 static int fail_err(const sv_error_t *err)
 {
-    fprintf(stderr, "servesim: error: %s\n", err->msg);
+    fprintf(stderr, "servesim: error: %s\n", err->msg[0] ? err->msg : sv_strerror(err->code));
     return EXIT_FAILURE;
 }
 
@@ -119,6 +121,7 @@ static const char *missing_opt = "an option";
 
 const char *sv__opt_value(int argc, char **argv, int *i, const char *name, int *missing)
 {
+    sv__opt_listed(name);
     size_t n = strlen(name);
     if (strncmp(argv[*i], name, n) != 0) return NULL;
     if (argv[*i][n] == '=') return argv[*i] + n + 1;
@@ -234,7 +237,7 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     long batches[SV_EXPLAIN_MAX_BATCHES] = {1, 8, 32, 64, 128, 256};
     int nbatches = 6, ideal = 0, json = 0;
     sv_perf_settings_t set = sv_perf_settings_default();
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_error_clear(&err);
     const char *v;
     int missing = 0;
@@ -272,9 +275,9 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         } else if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
             if (nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
             sets[nsets++] = v;
-        } else if (strcmp(argv[i], "--ideal") == 0) {
+        } else if (sv__opt_is(argv[i], "--ideal")) {
             ideal = 1;
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (sv__opt_is(argv[i], "--json")) {
             /* --json alone prints to stdout; --json FILE (or -) like every other option */
             json = 1;
             if (i + 1 < argc && (argv[i + 1][0] != '-' || strcmp(argv[i + 1], "-") == 0))
@@ -409,7 +412,8 @@ static double wall_seconds(void)
 /* What `servesim run` was asked for. */
 typedef struct run_opts {
     cmd_args_t a;
-    const char *json, *req_csv, *ts_csv, *html, *prom, *cl_csv, *trace, *axes_from[16];
+    const char *json, *req_csv, *ts_csv, *html, *prom, *prom_series, *cl_csv, *trace,
+        *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
     int sketch;         /* --sketch */
     double sketch_alpha; /* --sketch-alpha; 0: the default */
@@ -427,7 +431,7 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--json", &o->a.missing)))
             o->json = v;
-        else if (strcmp(argv[i], "--verbose") == 0)
+        else if (sv__opt_is(argv[i], "--verbose"))
             o->verbose = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--trace-json", &o->a.missing)))
             o->trace = v;
@@ -435,9 +439,9 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             if (o->naxes == 16)
                 return fail("error: too many --axes-from options (at most 16)%s", "");
             o->axes_from[o->naxes++] = v;
-        } else if (strcmp(argv[i], "--check") == 0)
+        } else if (sv__opt_is(argv[i], "--check"))
             o->check = 1;
-        else if (strcmp(argv[i], "--sketch") == 0)
+        else if (sv__opt_is(argv[i], "--sketch"))
             o->sketch = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--sketch-alpha", &o->a.missing))) {
             char *end;
@@ -454,15 +458,17 @@ static int parse_run(int argc, char **argv, run_opts_t *o)
             o->html = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--prometheus", &o->a.missing)))
             o->prom = v;
+        else if ((v = sv__opt_value(argc, argv, &i, "--prometheus-series", &o->a.missing)))
+            o->prom_series = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--requests-csv", &o->a.missing)))
             o->req_csv = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--timeseries-csv", &o->a.missing)))
             o->ts_csv = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--cluster-csv", &o->a.missing)))
             o->cl_csv = v;
-        else if (strcmp(argv[i], "--detailed") == 0)
+        else if (sv__opt_is(argv[i], "--detailed"))
             o->detailed = 1;
-        else if (strcmp(argv[i], "--quiet") == 0)
+        else if (sv__opt_is(argv[i], "--quiet"))
             o->quiet = 1;
         else if ((v = sv__opt_value(argc, argv, &i, "--convention", &o->a.missing))) {
             sv_error_t cerr;
@@ -491,6 +497,8 @@ static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_er
     if (!bad) bad = out_file(ps, "--timeseries-csv", o->ts_csv, err);
     if (!bad) bad = out_file(ps, "--cluster-csv", o->cl_csv, err);
     if (!bad) bad = out_file(ps, "--prometheus", o->prom, err);
+    if (!bad && o->prom_series && strcmp(o->prom_series, "-") != 0)
+        bad = out_file(ps, "--prometheus-series", o->prom_series, err);
     if (!bad) bad = out_file(ps, "--trace-json", o->trace, err);
     if (!bad) bad = out_report(ps, o->html, err);
     sv_paths_free(ps);
@@ -542,6 +550,8 @@ static int write_run_outputs(const run_opts_t *o, const sv_result_t *res,
         if ((rc = sv_html_run_axes(res, &ax, note, o->html, err))) return rc;
     }
     if (o->prom && (rc = sv_report_prometheus(res, o->prom, err))) return rc;
+    if (o->prom_series && (rc = sv_report_prometheus_series(res, 0.0, o->prom_series, err)))
+        return rc;
     sv_trace_cut_t cut;
     if (tracer && (rc = sv_tracer_write(tracer, res, o->trace, &cut, err))) return rc;
     if (tracer && cut.cut)
@@ -581,7 +591,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     run_opts_t o;
     int st = parse_run(argc, argv, &o);
     if (st) return st;
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(o.a.path, o.a.sets, o.a.nsets, cat, &sc, &err)) return fail_err(&err);
     sc->check = o.check;
@@ -602,7 +612,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     }
     double t0 = wall_seconds();
     sv_result_t *res = NULL;
-    int rc = sv_sim_run_hooked(sc, tracer ? &hooks : NULL, &res, &err);
+    sv_run_progress_t prog; /* a line on stderr once a run lasts (studies/runprogress.h) */
+    sv_run_progress_start(&prog, sc, tracer ? &hooks : NULL, stderr);
+    int rc = sv_sim_run_hooked(sc, o.quiet ? (tracer ? &hooks : NULL) : &prog.hooks, &res, &err);
+    sv_run_progress_end(&prog);
     double wall = wall_seconds() - t0;
     if (!rc) {
         rc = write_run_outputs(&o, res, &given, note, tracer, &err);
@@ -643,7 +656,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
             if (sscanf(v, "%d/%d%c", &shard, &nshards, &extra) != 2 || nshards < 1 || shard < 1 ||
                 shard > nshards)
                 return fail("error: --shard: expected K/N with 1 <= K <= N, got '%s'", v);
-        } else if (strcmp(argv[i], "--quiet") == 0)
+        } else if (sv__opt_is(argv[i], "--quiet"))
             quiet = 1;
         else if ((t = take_common(argc, argv, &i, &a, "sweep")) < 0)
             return EXIT_FAILURE;
@@ -652,7 +665,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (finish_args(&a, "sweep needs a scenario file")) return EXIT_FAILURE;
     const char *path = a.path, *const *sets = a.sets;
     int nsets = a.nsets, jobs = a.jobs;
-    sv_error_t err;
+    sv_error_t err = {0};
     /* Load once: to validate, and to check the inputs against the outputs. */
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
@@ -718,7 +731,9 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     if (!rc && html) {
         char title[1200];
         snprintf(title, sizeof title, "servesim sweep: %s", path);
-        rc = sv_html_sweep(title, keys, sw.nvary, rows, n, load, html, &err);
+        char *config = sv_sweep_config_json(out, rows, n);
+        rc = sv_html_sweep_cfg(title, keys, sw.nvary, rows, n, load, config, html, &err);
+        free(config);
     }
     long nfailed = 0;
     char first_error[sizeof rows[0].error] = "";
@@ -745,7 +760,7 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
 static int cmd_merge(int argc, char **argv)
 {
     if (argc < 2) return fail("error: merge needs OUT and at least one shard directory%s", "");
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_paths_t *ps = sv_paths_new();
     int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
     for (int d = 1; !rc && d < argc; d++) {
@@ -781,7 +796,7 @@ static int cmd_plan(const sv_catalog_t *cat, int argc, char **argv)
     if (finish_args(&a, "plan needs a scenario file with a plan: map")) return EXIT_FAILURE;
     const char *path = a.path, *const *sets = a.sets;
     int nsets = a.nsets, jobs = a.jobs;
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_scenario_t *sc = NULL;
     static sv_plan_cfg_t cfg;
     if (sv_scenario_load(path, sets, nsets, cat, &sc, &err)) return fail_err(&err);
@@ -873,7 +888,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
                 return fail("error: --coverage-tolerance: expected points between 0 and 100, "
                             "got '%s'",
                             v);
-        } else if (strcmp(argv[i], "--markdown") == 0)
+        } else if (sv__opt_is(argv[i], "--markdown"))
             markdown = 1;
         else if (!missing)
             return sv__unknown_option("validate", argv[i]);
@@ -883,7 +898,7 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
         return fail("error: validate --family: the bands need every family; drop --family or "
                     "%s",
                     markdown ? "--markdown" : "--coverage-tolerance");
-    sv_error_t err;
+    sv_error_t err = {0};
     sv_validation_t *val = NULL;
     double *lofo = NULL;
     sv_band_evidence_t ev;
@@ -1008,7 +1023,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
         if (missing) break;
     }
     if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
-    sv_error_t err;
+    sv_error_t err = {0};
     if (out && calibrate_out_check(out, files, nfiles, ar, sr, &err)) return fail_err(&err);
     const sv_gpu_t *gpu = NULL;
     if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
@@ -1173,7 +1188,7 @@ static int cmd_lab(const sv_catalog_t *cat, int argc, char **argv)
     }
     if (missing) return fail("error: %s needs a value (see servesim lab --help)", missing_opt);
     lab.log = stderr;
-    sv_error_t err;
+    sv_error_t err = {0};
     if (sv_lab_serve(&lab, &err)) return fail_err(&err);
     return EXIT_SUCCESS;
 }
@@ -1254,10 +1269,10 @@ static int servesim_main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         int missing = 0;
         const char *v;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (sv__opt_is(argv[i], "--help") || strcmp(argv[i], "-h") == 0) {
             sv__help_overview(stdout);
             return EXIT_SUCCESS;
-        } else if (strcmp(argv[i], "--version") == 0) {
+        } else if (sv__opt_is(argv[i], "--version")) {
             printf("servesim %s\n", SERVESIM_VERSION);
             return EXIT_SUCCESS;
         } else if ((v = sv__opt_value(argc, argv, &i, "--catalog", &missing))) {
@@ -1276,6 +1291,7 @@ static int servesim_main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0) return sv__help_main(argc - i, argv + i);
     const sv__cmd_help_t *help = sv__help_command(cmd);
     if (!help) return sv__unknown_command(cmd);
+    sv__help_parsing(cmd);
     /* CMD --help (or -h) anywhere among its arguments: the command's help, nothing run. */
     if (sv__help_asked(argc - i, argv + i)) {
         sv__help_print(help, stdout);
@@ -1285,7 +1301,7 @@ static int servesim_main(int argc, char **argv)
     if (strcmp(cmd, "compare") == 0 || strcmp(cmd, "replay") == 0)
         return sv__cli_compare_replay(cmd, catalog_dir, argc - i, argv + i);
     sv_catalog_t *cat = NULL;
-    sv_error_t err;
+    sv_error_t err = {0};
     catalog_dir_used = catalog_dir ? catalog_dir : sv_catalog_default_dir();
     if (sv_catalog_load(catalog_dir_used, &cat, &err)) return fail_err(&err);
     int rc = strcmp(cmd, "list") == 0        ? cmd_list(cat, argc - i, argv + i)

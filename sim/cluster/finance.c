@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "servesim/cluster/schema.h"
 #include "servesim/cluster/sim.h"
 
 #define HOURS_PER_YEAR 8760.0 /* 365 days: what the amortisation divides by */
@@ -24,16 +25,17 @@ int sv_finance_read(sv_ynode_t *root, sv_finance_cfg_t *cfg, sv_error_t *err)
     if ((rc = sv_yexpect_map(c, "cost", err))) return rc;
     cfg->enabled = 1;
     long gps = 8;
-    if ((rc = sv_yget_double(c, "host_w_per_server", 0, 0, 1e6, &cfg->host_w_per_server, err)) <
-            0 ||
-        (rc = sv_yget_long(c, "gpus_per_server", 0, 1, 1024, &gps, err)) < 0 ||
-        (rc = sv_yget_double(c, "energy_usd_per_kwh", 0, 0, 1e3, &cfg->energy_usd_per_kwh, err)) <
-            0)
+    /* gpus_per_server is a whole number kept as a double; pue has its own message. */
+    const sv_keydef_t *k = sv_scenario_key("cost", "gpus_per_server");
+    if ((rc = sv__keys_read(c, "cost", 0, cfg, err)) ||
+        (rc = sv_yget_long(c, k->name, 0, (long)k->lo, (long)k->hi, &gps, err)) < 0 ||
+        (rc = sv__keys_read(c, "cost", 1, cfg, err)))
         return rc;
     cfg->gpus_per_server = (double)gps;
     /* Any value outside [1, 10] (NaN, inf, text included) gets the one PUE message. */
     sv_ynode_t *pn = sv_ymap_get(c, "pue");
-    if ((rc = sv_yget_double(c, "pue", 0, 1.0, 10.0, &cfg->pue, err)) < 0 && pn &&
+    k = sv_scenario_key("cost", "pue");
+    if ((rc = sv_yget_double(c, k->name, 0, k->lo, k->hi, &cfg->pue, err)) < 0 && pn &&
         pn->kind == SV_Y_SCALAR) {
         char w[512];
         return sv_errorf(err, SV_EINVAL,
@@ -46,9 +48,7 @@ int sv_finance_read(sv_ynode_t *root, sv_finance_cfg_t *cfg, sv_error_t *err)
     if (p && !sv_yscalar_is_null(p)) {
         if ((rc = sv_yexpect_map(p, "cost.gpu_purchase", err))) return rc;
         cfg->purchase = 1;
-        if ((rc = sv_yget_double(p, "price_usd", 1, 1e-9, 1e9, &cfg->purchase_usd, err)) < 0 ||
-            (rc = sv_yget_double(p, "years", 1, 1e-3, 100, &cfg->years, err)) < 0 ||
-            (rc = sv_yget_double(p, "utilisation", 0, 1e-3, 1, &cfg->utilisation, err)) < 0 ||
+        if ((rc = sv__keys_read(p, "cost.gpu_purchase", 0, cfg, err)) ||
             (rc = sv_ymap_check_unknown(p, err)))
             return rc;
     }

@@ -108,11 +108,6 @@ void sv_network_free(sv_network_t *n)
     free(n);
 }
 
-double sv_network_rtt(sv_network_t *n)
-{
-    return sv_network_rtt_of(n, &n->cfg);
-}
-
 double sv_network_rtt_of(sv_network_t *n, const sv_network_cfg_t *c)
 {
     double x;

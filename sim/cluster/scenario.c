@@ -1,6 +1,8 @@
 /*
  * The scenario loader (see include/servesim/cluster/scenario.h): YAML tree, overrides, then a
- * strict walk over the schema that fills sv_scenario_t, naming the place of any error.
+ * strict walk over the sections that fills sv_scenario_t, naming the place of any error. The
+ * scalar keys of each section are read through the settings schema (schema.c: their ranges,
+ * defaults and fields); what is left here is the sections' structure and their rules.
  */
 #include "servesim/cluster/scenario.h"
 
@@ -13,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "servesim/base/yaml.h"
+#include "servesim/cluster/schema.h"
 
 void sv_scenario_free(sv_scenario_t *sc)
 {
@@ -30,29 +33,9 @@ void sv_scenario_free(sv_scenario_t *sc)
     free(sc);
 }
 
-/* "file:line:col: " of a node. */
-
-/* The names each enumerated key accepts, and what they stand for (sv_yget_enum). */
-static const sv_yenum_t PREEMPTION[] = {{"recompute", 0}, {"swap", 1}};
-static const sv_yenum_t POLICIES[] = {{"fcfs", 0}, {"priority", 1}};
-static const sv_yenum_t SHAPES[] = {{"chain", SV_SESSION_CHAIN}, {"fanout", SV_SESSION_FANOUT}};
-static const sv_yenum_t ROLES[] = {
-    {"colocated", SV_ROLE_COLOCATED}, {"prefill", SV_ROLE_PREFILL}, {"decode", SV_ROLE_DECODE}};
-static const sv_yenum_t FIRST_TOKEN[] = {{"prefill", 0}, {"decode", 1}};
-static const sv_yenum_t SHARING[] = {{"fair", 0}, {"fifo", 1}};
-static const sv_yenum_t DISTS[] = {{"fixed", SV_LEN_FIXED},
-                                   {"uniform", SV_LEN_UNIFORM},
-                                   {"normal", SV_LEN_NORMAL},
-                                   {"lognormal", SV_LEN_LOGNORMAL},
-                                   {"empirical", SV_LEN_EMPIRICAL}};
-static const sv_yenum_t PROFILES[] = {
-    {"steps", SV_PROFILE_STEPS}, {"linear", SV_PROFILE_LINEAR}, {"diurnal", SV_PROFILE_DIURNAL}};
-static const sv_yenum_t SCALE_POLICIES[] = {{"queue", SV_SCALE_QUEUE},
-                                            {"inflight", SV_SCALE_INFLIGHT},
-                                            {"kv", SV_SCALE_KV},
-                                            {"ttft_p90", SV_SCALE_TTFT}};
 static const sv_yenum_t METRIC_NAMES[] = {
-    {"ttft", SV_M_TTFT}, {"tpot", SV_M_TPOT}, {"itl", SV_M_ITL}, {"e2el", SV_M_E2EL}};
+    {"ttft", SV_M_TTFT}, {"tpot", SV_M_TPOT}, {"itl", SV_M_ITL}, {"e2el", SV_M_E2EL},
+    {"client_queue_time", SV_M_CLIENT_QUEUE}, {"e2el_including_client_queue", SV_M_E2EL_QUEUE}};
 
 static const char *at(const sv_ynode_t *n, char *buf, size_t len)
 {
@@ -94,24 +77,6 @@ static int get_text(sv_ynode_t *map, const char *key, int required, char *dst, s
     return 0;
 }
 
-/* Hand a hardware/engine key to the cost-model settings, relocating its message. */
-static int perf_key(sv_ynode_t *map, const char *key, sv_perf_settings_t *s, sv_error_t *err)
-{
-    sv_ynode_t *n = sv_ymap_get(map, key);
-    if (!n || sv_yscalar_is_null(n)) return 0;
-    char w[512];
-    if (n->kind != SV_Y_SCALAR)
-        return sv_errorf(err, SV_EINVAL, "%s: %s: expected a single value", at(n, w, sizeof w),
-                         n->path);
-    int rc = sv_perf_settings_set(s, key, n->scalar, err);
-    if (rc) {
-        char msg[SV_ERRMSG_MAX];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        sv_errorf(err, rc, "%s: %s.%s", at(n, w, sizeof w), map->path, msg);
-    }
-    return rc;
-}
-
 const char *sv_role_name(sv_role_t r)
 {
     static const char *const names[] = {"colocated", "prefill", "decode"};
@@ -125,7 +90,6 @@ static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t 
 {
     char w[512], gpu[SV_NAME_MAX];
     int rc;
-    long replicas = 1;
     if ((rc = get_text(hw, "gpu", 1, gpu, sizeof gpu, err))) return rc;
     const sv_gpu_t *g;
     if ((rc = sv_catalog_gpu(cat, gpu, &g, err))) {
@@ -135,16 +99,9 @@ static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t 
                          hw->path, hw->path[0] ? "." : "", msg);
     }
     pool->gpu = *g;
-    if ((rc = sv_yget_long(hw, "replicas", 0, 1, 100000, &replicas, err)) < 0) return rc;
-    pool->replicas = (int)replicas;
-    /* Every cost-model setting but the two that belong to the engine map. */
-    for (int i = 0; sv_perf_setting_keys[i]; i++) {
-        const char *k = sv_perf_setting_keys[i];
-        if (strcmp(k, "block_size") == 0 || strcmp(k, "max_num_batched_tokens") == 0) continue;
-        if ((rc = perf_key(hw, k, &pool->perf, err))) return rc;
-    }
-    if ((rc = sv_yget_double(hw, "price_per_hour_usd", 0, 0, 1e6, &pool->gpu.price_per_hour, err)) <
-        0)
+    /* The replicas and the cost-model settings, then the price (which overrides the GPU's). */
+    if ((rc = sv__keys_read(hw, "hardware", 0, pool, err)) ||
+        (rc = sv__keys_read(hw, "hardware", 1, pool, err)))
         return rc;
     return 0;
 }
@@ -158,33 +115,11 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
     if ((rc = get_text(en, "scheduler", 0, sched, sizeof sched, err)) < 0) return rc;
     if (sv_sched_parse(sched, &e->scheduler)) {
         char list[256];
-        sv_yenum_t names[SV_SCHED_COUNT];
-        for (int i = 0; i < SV_SCHED_COUNT; i++)
-            names[i] = (sv_yenum_t){sv_sched_name((sv_sched_t)i), i};
         return sv_errorf(err, SV_EINVAL, "%s: %s.scheduler: expected %s, got '%s'",
                          at(sv_ymap_get(en, "scheduler"), w, sizeof w), en->path,
-                         sv_yenum_list(names, SV_SCHED_COUNT, list, sizeof list), sched);
+                         sv_scenario_key("engine", "scheduler")->list(list, sizeof list), sched);
     }
-    if ((rc = sv_yget_long(en, "max_num_seqs", 0, 1, 1 << 20, &e->max_num_seqs, err)) < 0 ||
-        (rc = perf_key(en, "max_num_batched_tokens", &pool->perf, err)) ||
-        (rc = perf_key(en, "block_size", &pool->perf, err)) ||
-        (rc = sv_yget_enum(en, "preemption", 0, PREEMPTION, 2, &e->preempt_swap, err)) < 0 ||
-        (rc = get_text(en, "profile", 0, pool->perf.engine, sizeof pool->perf.engine, err)) < 0)
-        return rc;
-    if ((rc = sv_yget_enum(en, "scheduling_policy", 0, POLICIES, 2, &e->priority_policy, err)) < 0)
-        return rc;
-    double swap_gb = e->swap_bw / 1e9;
-    if ((rc = sv_yget_double(en, "swap_bandwidth_gb_s", 0, 1e-3, 1e5, &swap_gb, err)) < 0 ||
-        (rc = sv_yget_double(en, "watermark", 0, 0, 0.5, &e->watermark, err)) < 0 ||
-        (rc = sv_yget_long(en, "max_model_len", 0, 1, 1L << 30, &e->max_model_len, err)) < 0 ||
-        (rc = sv_yget_long(en, "max_queue", 0, 1, 1L << 30, &e->max_queue, err)) < 0 ||
-        (rc = sv_yget_long(en, "long_prefill_token_threshold", 0, 0, 1L << 30,
-                           &e->long_prefill_threshold, err)) < 0 ||
-        (rc = sv_yget_long(en, "max_num_partial_prefills", 0, 1, 1L << 20, &e->max_partial_prefills,
-                           err)) < 0 ||
-        (rc = sv_yget_bool(en, "enable_prefix_caching", 0, &e->prefix_caching, err)) < 0 ||
-        (rc = sv_yget_bool(en, "async_scheduling", 0, &e->async_scheduling, err)) < 0)
-        return rc;
+    if ((rc = sv__keys_read(en, "engine", 0, pool, err))) return rc;
     if (e->prefix_caching == 1 &&
         (e->scheduler == SV_SCHED_ORCA || e->scheduler == SV_SCHED_STATIC ||
          e->scheduler == SV_SCHED_TRTLLM))
@@ -205,7 +140,16 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                 "(this pool's is %s)",
                 at(sv_ymap_get(en, k), w, sizeof w), en->path, k, sv_sched_name(e->scheduler));
     }
-    e->swap_bw = swap_gb * 1e9;
+    /* vLLM V1 refuses concurrent partial prefills: any value but the default, 1
+     * (EngineArgs._check_feature_supported, vllm/engine/arg_utils.py); its scheduler never
+     * reads the setting. */
+    if (e->scheduler == SV_SCHED_VLLM && e->max_partial_prefills > 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.max_num_partial_prefills: vLLM V1 (the vllm scheduler) supports "
+                         "only 1, its default (concurrent partial prefills are refused); got %ld",
+                         at(sv_ymap_get(en, "max_num_partial_prefills"), w, sizeof w), en->path,
+                         e->max_partial_prefills);
+    if (e->scheduler == SV_SCHED_VLLM) e->max_partial_prefills = 0; /* no limit, as V1 */
     if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s.preemption: the vllm (V1) scheduler only recomputes preempted "
@@ -215,11 +159,10 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
 }
 
 /*
- * What a scenario leaves unset takes vLLM's defaults for `vllm serve` on that GPU
- * (EngineArgs.get_batch_defaults, OpenAI API server context: 1024 sequences and 8192
- * batched tokens on GPUs with >= 70 GiB that are not A100s, else 256 and 2048); the other
- * schedulers keep 256 and 8192. The admission watermark is V0's 1%; the V1 scheduler
- * (`vllm`) keeps none. (The V1 scheduler's rule tying the two is sv_scenario_validate's.)
+ * What a scenario leaves unset takes vLLM's defaults for `vllm serve` on that GPU (the
+ * table sv_batch_defaults in schema.c). The admission watermark is V0's 1%; the V1
+ * scheduler (`vllm`) keeps none. (The V1 scheduler's rule tying the two is
+ * sv_scenario_validate's.)
  */
 static void engine_defaults(sv_pool_cfg_t *pool)
 {
@@ -227,15 +170,20 @@ static void engine_defaults(sv_pool_cfg_t *pool)
     /* SGLang's defaults are taken as V1's: a large budget, no watermark, the radix cache on. */
     int v1 = e->scheduler == SV_SCHED_VLLM || e->scheduler == SV_SCHED_SGLANG;
     double gib = pool->gpu.mem_bytes / (1024.0 * 1024 * 1024);
-    int big = gib >= 70.0 && !strstr(pool->gpu.name, "a100");
+    const sv_batch_default_t *b = sv_batch_default(v1, gib, pool->gpu.name);
     if (e->max_num_seqs == 0) {
-        e->max_num_seqs = v1 && big ? 1024 : 256;
+        e->max_num_seqs = b->max_num_seqs;
         pool->defaulted |= SV_DEFAULT_MAX_NUM_SEQS;
     }
     if (pool->perf.max_batched_tokens == 0) {
-        pool->perf.max_batched_tokens = !v1 || big ? 8192 : 2048;
+        pool->perf.max_batched_tokens = b->max_num_batched_tokens;
         pool->defaulted |= SV_DEFAULT_MAX_BATCHED;
     }
+    /* A defaulted sequence limit is capped at the token budget, as vLLM's EngineArgs does
+     * (`self.max_num_seqs = min(self.max_num_seqs, self.max_num_batched_tokens)`). */
+    if ((pool->defaulted & SV_DEFAULT_MAX_NUM_SEQS) &&
+        e->max_num_seqs > pool->perf.max_batched_tokens)
+        e->max_num_seqs = pool->perf.max_batched_tokens;
     if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
     /* Automatic prefix caching: on by default in V1, off in V0 (as vLLM's defaults). */
     if (e->prefix_caching < 0) e->prefix_caching = v1;
@@ -302,11 +250,9 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
         pool_defaults(p);
         if ((rc = sv_yexpect_map(pm, "a pool", err))) return rc;
         snprintf(p->name, sizeof p->name, "pool%zu", i);
-        int role = SV_ROLE_COLOCATED;
         if ((rc = get_text(pm, "name", 0, p->name, sizeof p->name, err)) < 0 ||
-            (rc = sv_yget_enum(pm, "role", 0, ROLES, 3, &role, err)) < 0)
+            (rc = sv__keys_read(pm, "pools", 0, p, err)))
             return rc;
-        p->role = (sv_role_t)role;
         roles[p->role]++;
         for (size_t k = 0; k < i; k++)
             if (strcmp(sc->pools[k].name, p->name) == 0)
@@ -349,11 +295,9 @@ static int read_router(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
     if (!rt || sv_yscalar_is_null(rt)) return 0;
     if (rt->kind == SV_Y_SCALAR) return read_policy(root, "router", &sc->route, err);
     if ((rc = sv_yexpect_map(rt, "router", err))) return rc;
-    double ms = 0;
     if ((rc = read_policy(rt, "policy", &sc->route, err)) ||
-        (rc = sv_yget_double(rt, "latency_ms", 0, 0, 1e6, &ms, err)) < 0)
+        (rc = sv__keys_read(rt, "router", 0, sc, err)))
         return rc;
-    sc->router_latency = ms * 1e-3;
     return sv_ymap_check_unknown(rt, err);
 }
 
@@ -409,9 +353,7 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
         sc->disaggregation_given = 1;
         if ((rc = sv_yexpect_map(d, "disaggregation", err))) return rc;
         sc->first_token_at_decode = 0;
-        if ((rc = sv_yget_enum(d, "first_token", 0, FIRST_TOKEN, 2, &sc->first_token_at_decode,
-                               err)) < 0)
-            return rc;
+        if ((rc = sv__keys_read(d, "disaggregation", 0, sc, err))) return rc;
         if ((rc = read_policy(d, "decode_router", &sc->decode_route, err))) return rc;
         sv_ynode_t *l = sv_ymap_get(d, "kv_link");
         if (l && !sv_yscalar_is_null(l)) {
@@ -431,8 +373,7 @@ static int read_disagg(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err)
             sc->link.fifo = 0;
             if ((rc = sv_yget_double(l, "bandwidth_gb_s", 0, 1e-9, 1e6, &gb_s, err)) < 0 ||
                 (rc = sv_yget_double(l, "latency_us", 0, 0, 1e9, &us, err)) < 0 ||
-                (rc = sv_yget_enum(l, "sharing", 0, SHARING, 2, &sc->link.fifo, err)) < 0 ||
-                (rc = sv_yget_bool(l, "overlap", 0, &sc->link.overlap, err)) < 0)
+                (rc = sv__keys_read(l, "disaggregation.kv_link", 0, &sc->link, err)))
                 return rc;
             if ((rc = sv_ymap_check_unknown(l, err))) return rc;
         }
@@ -465,19 +406,15 @@ static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_l
         d->value = (double)v;
         return 0;
     }
-    if ((rc = sv_yexpect_map(n, key, err))) return rc;
-    int dist;
-    if ((rc = sv_yget_enum(n, "dist", 1, DISTS, 5, &dist, err))) return rc;
-    d->kind = (sv_len_kind_t)dist;
-    if ((rc = sv_yget_long(n, "min", 0, 1, 10000000, &d->min, err)) < 0 ||
-        (rc = sv_yget_long(n, "max", 0, 1, 10000000, &d->max, err)) < 0)
+    if ((rc = sv_yexpect_map(n, key, err)) || (rc = sv__keys_read(n, "length", 0, d, err)))
         return rc;
     if (d->min > d->max)
         return sv_errorf(err, SV_EINVAL, "%s: %s: min (%ld) is greater than max (%ld)",
                          at(n, w, sizeof w), n->path, d->min, d->max);
     if (d->kind == SV_LEN_FIXED) {
         long v;
-        if ((rc = sv_yget_long(n, "value", 1, 1, 10000000, &v, err))) return rc;
+        const sv_keydef_t *k = sv_scenario_key("length", "value"); /* read as a long */
+        if ((rc = sv_yget_long(n, k->name, 1, (long)k->lo, (long)k->hi, &v, err))) return rc;
         d->value = (double)v;
     } else if (d->kind == SV_LEN_UNIFORM) {
         d->lo = d->min;
@@ -486,9 +423,7 @@ static int read_lengths(sv_ynode_t *wl, const char *key, sv_scenario_t *sc, sv_l
             return sv_errorf(err, SV_EINVAL, "%s: %s: uniform needs min and max",
                              at(n, w, sizeof w), n->path);
     } else if (d->kind == SV_LEN_NORMAL || d->kind == SV_LEN_LOGNORMAL) {
-        if ((rc = sv_yget_double(n, "mean", 1, 1, 1e7, &d->mean, err)) ||
-            (rc = sv_yget_double(n, "std", 1, 0, 1e7, &d->std, err)))
-            return rc;
+        if ((rc = sv__keys_read(n, "length", 1, d, err))) return rc;
     } else { /* SV_LEN_EMPIRICAL */
         char file[1024], col[64], full[2048];
         if ((rc = get_text(n, "file", 1, file, sizeof file, err)) ||
@@ -513,15 +448,7 @@ static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, s
     snprintf(t->output_col, sizeof t->output_col, "GeneratedTokens");
     t->speedup = 1.0;
     if ((rc = get_text(tr, "file", 1, file, sizeof file, err)) ||
-        (rc = get_text(tr, "time_column", 0, t->time_col, sizeof t->time_col, err)) < 0 ||
-        (rc = get_text(tr, "input_column", 0, t->input_col, sizeof t->input_col, err)) < 0 ||
-        (rc = get_text(tr, "output_column", 0, t->output_col, sizeof t->output_col, err)) < 0 ||
-        (rc = sv_yget_double(tr, "speedup", 0, 1e-6, 1e6, &t->speedup, err)) < 0 ||
-        (rc = sv_yget_long(tr, "limit", 0, 1, SV_MAX_TRACE_ROWS, &t->limit, err)) < 0 ||
-        (rc = sv_yget_double(tr, "window_start_s", 0, 0, 1e12, &t->window_start, err)) < 0 ||
-        (rc = sv_yget_double(tr, "window_end_s", 0, 1e-9, 1e12, &t->window_end, err)) < 0 ||
-        (rc = sv_yget_double(tr, "mean_rate", 0, 1e-9, 1e9, &t->mean_rate, err)) < 0 ||
-        (rc = sv_yget_long(tr, "loop", 0, 1, 1000000, &t->loop, err)) < 0)
+        (rc = sv__keys_read(tr, "workload.trace", 1, t, err)))
         return rc;
     if (t->window_end > 0 && !(t->window_end > t->window_start))
         return sv_errorf(err, SV_EINVAL,
@@ -542,19 +469,13 @@ static int read_trace(sv_ynode_t *tr, const char *scenario, sv_trace_cfg_t *t, s
 static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
 {
     char w[512];
-    int rc, kind;
+    int rc;
     if ((rc = sv_yexpect_map(pm, "workload.rate_profile", err))) return rc;
-    if ((rc = sv_yget_enum(pm, "kind", 1, PROFILES, 3, &kind, err))) return rc;
-    p->kind = kind;
+    if ((rc = sv__keys_read(pm, "workload.rate_profile", 0, p, err))) return rc;
     if (p->kind == SV_PROFILE_DIURNAL) {
-        p->period = 86400.0;
-        p->ratio = 1.0;
-        if ((rc = sv_yget_double(pm, "mean_rate", 1, 1e-9, 1e9, &p->mean, err)) ||
-            (rc = sv_yget_double(pm, "peak_to_trough", 0, 1, 1e6, &p->ratio, err)) < 0 ||
-            (rc = sv_yget_double(pm, "period_s", 0, 1e-6, 1e9, &p->period, err)) < 0)
-            return rc;
+        if ((rc = sv__keys_read(pm, "workload.rate_profile", 1, p, err))) return rc;
         p->peak_at = p->period / 2;
-        if ((rc = sv_yget_double(pm, "peak_at_s", 0, 0, 1e9, &p->peak_at, err)) < 0) return rc;
+        if ((rc = sv__keys_read(pm, "workload.rate_profile", 2, p, err))) return rc;
     } else {
         sv_ynode_t *pts = sv_ymap_get(pm, "points");
         if (!pts)
@@ -607,9 +528,7 @@ static int read_profile(sv_ynode_t *pm, sv_rate_profile_t *p, sv_error_t *err)
             sv_ynode_t *m = sp->seq[i];
             sv_spike_t *k = &p->spikes[i];
             if ((rc = sv_yexpect_map(m, "workload.rate_profile.spikes[]", err)) ||
-                (rc = sv_yget_double(m, "at_s", 1, 0, 1e9, &k->at, err)) ||
-                (rc = sv_yget_double(m, "duration_s", 1, 1e-9, 1e9, &k->duration, err)) ||
-                (rc = sv_yget_double(m, "factor", 1, 0, 1e6, &k->factor, err)) ||
+                (rc = sv__keys_read(m, "workload.rate_profile.spikes", 0, k, err)) ||
                 (rc = sv_ymap_check_unknown(m, err)))
                 return rc;
         }
@@ -683,16 +602,14 @@ static int read_classes(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
 static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_error_t *err)
 {
     char w[512];
-    int rc, shape = SV_SESSION_CHAIN;
+    int rc;
     sv_session_cfg_t *s = &sc->sessions;
     s->given = 1;
     s->history = 1;
+    s->shape = SV_SESSION_CHAIN;
     if ((rc = sv_yexpect_map(sn, "workload.sessions", err)) ||
-        (rc = sv_yget_long(sn, "count", 1, 1, SV_MAX_REQUESTS, &s->count, err)) < 0 ||
-        (rc = sv_yget_enum(sn, "shape", 0, SHAPES, 2, &shape, err)) < 0 ||
-        (rc = sv_yget_bool(sn, "history", 0, &s->history, err)) < 0)
+        (rc = sv__keys_read(sn, "workload.sessions", 0, s, err)))
         return rc;
-    s->shape = shape;
     if (s->shape == SV_SESSION_FANOUT) {
         sv_ynode_t *h = sv_ymap_get(sn, "history");
         if (h && s->history)
@@ -754,13 +671,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
     c->burstiness = 1.0;
     c->rescale = 1;
     sv_ynode_t *tr = sv_ymap_get(wl, "trace");
-    if ((rc = sv_yget_long(wl, "num_requests", 0, 1, SV_MAX_REQUESTS, &c->num_requests, err)) < 0 ||
-        (rc = sv_yget_double(wl, "duration_s", 0, 1e-9, 1e9, &c->duration, err)) < 0 ||
-        (rc = sv_yget_double(wl, "burstiness", 0, 1e-6, INFINITY, &c->burstiness, err)) < 0 ||
-        (rc = sv_yget_long(wl, "max_concurrency", 0, 1, 10000000, &c->max_concurrency, err)) < 0 ||
-        (rc = sv_yget_bool(wl, "rescale_arrivals", 0, &c->rescale, err)) < 0 ||
-        (rc = sv_yget_double(wl, "timeout_s", 0, 1e-9, 1e9, &c->timeout, err)) < 0)
-        return rc;
+    if ((rc = sv__keys_read(wl, "workload", 0, c, err))) return rc;
     sv_ynode_t *sp = sv_ymap_get(wl, "shared_prefix");
     if (sp && !sv_yscalar_is_null(sp)) {
         sv_shared_prefix_cfg_t *p = &sc->shared_prefix;
@@ -768,9 +679,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
         p->prompts = 1;
         p->share = 1.0;
         if ((rc = sv_yexpect_map(sp, "workload.shared_prefix", err)) ||
-            (rc = sv_yget_long(sp, "tokens", 1, 1, 1L << 24, &p->tokens, err)) < 0 ||
-            (rc = sv_yget_long(sp, "prompts", 0, 1, 1L << 30, &p->prompts, err)) < 0 ||
-            (rc = sv_yget_double(sp, "share", 0, 1e-9, 1.0, &p->share, err)) < 0 ||
+            (rc = sv__keys_read(sp, "workload.shared_prefix", 0, p, err)) ||
             (rc = sv_ymap_check_unknown(sp, err)))
             return rc;
     }
@@ -783,9 +692,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
         m->speedup = 1.0;
         if ((rc = sv_yexpect_map(mc, "workload.mooncake", err)) ||
             (rc = get_text(mc, "file", 1, file, sizeof file, err)) ||
-            (rc = sv_yget_long(mc, "block_tokens", 0, 1, 1L << 20, &m->block_tokens, err)) < 0 ||
-            (rc = sv_yget_double(mc, "speedup", 0, 1e-6, 1e6, &m->speedup, err)) < 0 ||
-            (rc = sv_yget_long(mc, "limit", 0, 1, SV_MAX_TRACE_ROWS, &m->limit, err)) < 0 ||
+            (rc = sv__keys_read(mc, "workload.mooncake", 0, m, err)) ||
             (rc = sv_ymap_check_unknown(mc, err)))
             return rc;
         resolve_path(sc->path, file, m->path, sizeof m->path);
@@ -1039,12 +946,11 @@ static int read_slo_metrics(sv_ynode_t *root, sv_scenario_t *sc, sv_error_t *err
         m->selected = 0;
         for (size_t i = 0; i < sel->n; i++) {
             int bit;
-            if ((rc = sv_yscalar_enum(sel->seq[i], METRIC_NAMES, 4, &bit, err))) return rc;
+            if ((rc = sv_yscalar_enum(sel->seq[i], METRIC_NAMES, (int)(sizeof METRIC_NAMES / sizeof *METRIC_NAMES), &bit, err))) return rc;
             m->selected |= bit;
         }
     }
-    if ((rc = sv_yget_double(mc, "sample_interval_s", 0, 1e-6, 1e9, &m->sample_interval, err)) < 0)
-        return rc;
+    if ((rc = sv__keys_read(mc, "metrics", 0, m, err))) return rc;
     return sv_ymap_check_unknown(mc, err);
 }
 
@@ -1053,29 +959,13 @@ static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_
                            sv_error_t *err)
 {
     char w[512];
-    int rc, policy = 0;
+    int rc;
     sv_autoscale_cfg_t *a = &pool->autoscale;
     if ((rc = sv_yexpect_map(am, "autoscaler", err))) return rc;
-    long mn = 1, mx = 0, init = 0;
-    a->enabled = 1;
-    a->interval = 10;
-    a->cold_start = -1;
-    a->load_bw = 2e9;
-    a->scale_down_delay = 60;
-    a->window = 60;
-    double gb_s = 2, cold = -1;
-    if ((rc = sv_yget_enum(am, "policy", 1, SCALE_POLICIES, 4, &policy, err)) ||
-        (rc = sv_yget_double(am, "target", 1, 1e-9, 1e12, &a->target, err)) ||
-        (rc = sv_yget_long(am, "min_replicas", 0, 1, 100000, &mn, err)) < 0 ||
-        (rc = sv_yget_long(am, "max_replicas", 1, 1, 100000, &mx, err)) ||
-        (rc = sv_yget_long(am, "initial_replicas", 0, 1, 100000, &init, err)) < 0 ||
-        (rc = sv_yget_double(am, "interval_s", 0, 1e-6, 1e9, &a->interval, err)) < 0 ||
-        (rc = sv_yget_double(am, "cold_start_s", 0, 0, 1e9, &cold, err)) < 0 ||
-        (rc = sv_yget_double(am, "load_bandwidth_gb_s", 0, 1e-6, 1e6, &gb_s, err)) < 0 ||
-        (rc = sv_yget_double(am, "scale_down_delay_s", 0, 0, 1e9, &a->scale_down_delay, err)) < 0 ||
-        (rc = sv_yget_double(am, "window_s", 0, 1e-6, 1e9, &a->window, err)) < 0)
-        return rc;
-    a->policy = policy;
+    *a = (sv_autoscale_cfg_t){.enabled = 1, .initial = 0, .cold_start = -1};
+    if ((rc = sv__keys_read(am, "autoscaler", 0, a, err))) return rc;
+    long mn = a->min, mx = a->max, init = a->initial;
+    double cold = a->cold_start;
     if (a->policy == SV_SCALE_KV && a->target > 1)
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s.target: the kv policy's target is a KV usage in (0, 1], got %g",
@@ -1091,8 +981,6 @@ static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_
                          "[%ld, %ld]",
                          at(sv_ymap_get(am, "initial_replicas"), w, sizeof w), am->path, init, mn,
                          mx);
-    a->load_bw = gb_s * 1e9;
-    a->cold_start = cold;
     if (cold >= 0 && sc->horizon > 0 && cold >= sc->horizon)
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s.cold_start_s: %g s is not shorter than horizon_s (%g s), so no "
@@ -1206,7 +1094,7 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     snprintf(sc->name, sizeof sc->name, "%s", base ? base + 1 : sc->path);
     char *dot = strrchr(sc->name, '.');
     if (dot) *dot = '\0';
-    if ((rc = get_text(root, "name", 0, sc->name, sizeof sc->name, err)) < 0) return rc;
+    if ((rc = sv__keys_read(root, "", 0, sc, err))) return rc;
     long seed = 0;
     if ((rc = sv_yget_long(root, "seed", 0, 0, LONG_MAX, &seed, err)) < 0) return rc;
     sc->seed = (uint64_t)seed;
@@ -1239,7 +1127,7 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_slo_metrics(root, sc, err))) return rc;
     if ((rc = sv_finance_read(root, &sc->finance, err))) return rc;
     if ((rc = sv_network_read(root, &sc->network, err))) return rc;
-    if ((rc = sv_yget_double(root, "horizon_s", 0, 1e-9, 1e12, &sc->horizon, err)) < 0) return rc;
+    if ((rc = sv__keys_read(root, "", 1, sc, err))) return rc;
     /* Autoscalers: a pool's own `autoscaler`, else the top-level one for every pool. */
     sv_ynode_t *as = sv_ymap_get(root, "autoscaler"), *pl = sv_ymap_get(root, "pools");
     for (int i = 0; i < sc->npools; i++) {

@@ -1083,7 +1083,7 @@ static void kv_stats(sim_t *s, int first, int count, double *p50, double *p99, d
 static void totals(sim_t *s)
 {
     sv_result_t *res = s->res;
-    double T = res->summary.duration, busy_all = 0.0;
+    double T = res->summary.duration, busy_all = 0.0, up_total = 0.0;
     res->gpus = res->cost_usd = res->energy_j = res->gpu_hours = 0.0;
     for (int p = 0; p < res->npools; p++) {
         sv_pool_result_t *pp = &res->pools[p];
@@ -1121,7 +1121,9 @@ static void totals(sim_t *s)
             pp->link_busy_s += s->kv.links[i].busy_s;
             pp->transfers += s->kv.links[i].transfers;
         }
-        pp->busy_share = T > 0 ? busy / (T * pp->count) : 0.0;
+        /* busy over the time its replicas were up (all of T for a fixed pool) */
+        pp->busy_share = up_all > 0 ? busy / up_all : 0.0;
+        up_total += up_all;
         pp->mean_decode_batch = dsteps > 0 ? dtok / dsteps : 0.0;
         kv_stats(s, pp->first, pp->count, &pp->kv_usage_p50, &pp->kv_usage_p99, &pp->kv_usage_max);
         busy_all += busy;
@@ -1134,7 +1136,7 @@ static void totals(sim_t *s)
         res->prefix_queries += res->rstats[i].prefix_queries;
         res->prefix_hits += res->rstats[i].prefix_hits;
     }
-    res->busy_share = T > 0 ? busy_all / (T * res->replicas) : 0.0;
+    res->busy_share = up_total > 0 ? busy_all / up_total : 0.0;
     double out = (double)res->summary.total_output;
     res->cost_per_mtok = out > 0 ? res->cost_usd / (out / 1e6) : 0.0;
     res->energy_per_tok = out > 0 ? res->energy_j / out : 0.0;

@@ -659,6 +659,16 @@ long sv_perf_seq_blocks(const sv_perf_t *p, int block_size)
     return p->seq_state_bytes > 0 && block > 0 ? (long)ceil(p->seq_state_bytes / block) : 0;
 }
 
+void sv_small_op_elems(double d, double q, double kv, double f, int gated,
+                       double out[SV_SMALL_COUNT])
+{
+    out[SV_SMALL_INPUT_NORM] = 2.0 * d;
+    out[SV_SMALL_POST_NORM] = 2.0 * d;
+    out[SV_SMALL_ROPE] = 2.0 * (q + kv);
+    out[SV_SMALL_ACT] = gated ? 3.0 * f : 2.0 * f;
+    out[SV_SMALL_ADD] = 3.0 * d;
+}
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *s, sv_error_t *err)
 {
@@ -802,12 +812,12 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     /* QKV, O, up (gate+up fused), down: 4 GEMMs per layer (+ the router for MoE). */
     p->gemm_floor_step = L * (m->experts ? 5.0 : 4.0) * cv[SV_CV_GEMM_FLOOR] * 1e-6;
     if (!r->ideal) {
-        /* Two norms (read and write d), two residual adds (read 2d, write d), the
-         * activation (gated: read 2f, write f; plain: read f, write f) and rotary
-         * embedding of Q and K (read and write): six kernels per layer over T x d. */
+        /* The six element-wise kernels of a layer (sv_small_op_elems). */
         double f = m->experts ? (double)p->moe_ffn_local * m->experts_per_tok : p->ffn_local;
-        double act = m->gated_mlp ? 3.0 * f : 2.0 * f;
-        double norm = 2.0 * 2.0 * d, other = 2.0 * 3.0 * d + act + 2.0 * (q + kv);
+        double e[SV_SMALL_COUNT];
+        sv_small_op_elems(d, q, kv, f, m->gated_mlp, e);
+        double norm = e[SV_SMALL_INPUT_NORM] + e[SV_SMALL_POST_NORM];
+        double other = 2.0 * e[SV_SMALL_ADD] + e[SV_SMALL_ACT] + e[SV_SMALL_ROPE];
         p->small_bytes_tok = L * (norm + other) * ACT_BYTES;
         /* The norms are reductions and reach less of the bandwidth than the rest. */
         p->small_s_tok =

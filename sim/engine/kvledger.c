@@ -60,28 +60,29 @@ void sv__kv_unpin(sv__kvpool_t *p, long n)
     p->pinned -= n;
 }
 
-int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to)
+int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to, int32_t *slots)
 {
     if (!p->pc && !(p->pc = sv__pcache_new(p->total))) return SV_ENOMEM;
     int rc = 0;
     for (long j = from; j < to; j++) {
-        long slot = sv__pcache_find(p->pc, h[j]);
-        if (slot >= 0) {
-            sv__pcache_ref(p->pc, slot);
-            p->free++;
-        } else if (sv__pcache_insert(p->pc, h[j]) < 0) {
-            rc = SV_ENOMEM; /* cannot happen: entries never outnumber blocks */
-        }
+        long slot = sv__pcache_insert(p->pc, h[j]);
+        if (slot < 0) rc = SV_ENOMEM; /* cannot happen: entries never outnumber blocks */
+        slots[j] = (int32_t)slot;
     }
     return rc;
 }
 
-void sv__kv_uncache(sv__kvpool_t *p, const uint64_t *h, long n)
+int sv__kv_park(sv__kvpool_t *p, long n)
 {
-    for (long j = n - 1; j >= 0; j--) {
-        long slot = sv__pcache_find(p->pc, h[j]);
-        if (slot >= 0) sv__pcache_unref(p->pc, slot);
-    }
+    if (n <= 0) return 0;
+    if (!p->pc && !(p->pc = sv__pcache_new(p->total))) return SV_ENOMEM;
+    return sv__pcache_park(p->pc, n) < 0 ? SV_ENOMEM : 0;
+}
+
+void sv__kv_uncache(sv__kvpool_t *p, const int32_t *slots, long n)
+{
+    for (long j = n - 1; j >= 0; j--)
+        if (slots[j] >= 0) sv__pcache_unref(p->pc, slots[j]);
 }
 
 long sv__kv_hits(const sv__kvpool_t *p, const uint64_t *h, long max, long *slots, long *touched)

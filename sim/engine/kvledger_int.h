@@ -5,8 +5,8 @@
  * or in the prefix cache (referenced by requests that share it, or idle and evictable).
  * Allocating takes free blocks first, then evicts idle cached ones (least recently used
  * first); releasing gives a request's own blocks back; caching turns a request's full
- * block into a shared cache entry, or frees the request's copy when the cache holds that
- * content already. One invariant ties the counts together and is checked in one place
+ * block into a cache entry others may share (a second copy of content cached already
+ * stays a second entry, as in vLLM). One invariant ties the counts together and is checked in one place
  * (sv__kv_check):
  *
  *     held by requests (recounted) + pinned + reserved + cached + free = total
@@ -74,8 +74,7 @@ static inline long sv__kv_used(const sv__kvpool_t *p)
  * least recently used idle cached ones, which leave the cache. */
 static inline void sv__kv_take(sv__kvpool_t *p, long n)
 {
-    while (p->free < n && p->pc && sv__pcache_evict(p->pc))
-        p->free++;
+    if (p->free < n && p->pc) p->free += sv__pcache_evict_upto(p->pc, n - p->free);
     p->free -= n;
 }
 
@@ -96,13 +95,19 @@ void sv__kv_unpin(sv__kvpool_t *p, long n);
 
 /* ---- the prefix cache over a pool (blocks known by chained hashes h[0..]) -------------- */
 
-/* A request's own full blocks h[from..to) join the cache: a block whose content the cache
- * holds already is shared (referenced) and the request's copy freed; a new one becomes a
- * cache entry the request references. 0, or SV_ENOMEM when the cache cannot be made. */
-int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to);
-/* The request no longer uses its first n cached blocks (released in reverse, as vLLM
- * frees a request's blocks: the end of a chain is evicted before its start). */
-void sv__kv_uncache(sv__kvpool_t *p, const uint64_t *h, long n);
+/* A request's own full blocks h[from..to) join the cache: each becomes a cache entry the
+ * request references, its slot in slots[from..to), even where the cache holds the same
+ * content already (vLLM's BlockPool.cache_full_blocks keeps both blocks under one hash;
+ * a lookup finds the first cached). 0, or SV_ENOMEM when the cache cannot be made. */
+int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to, int32_t *slots);
+/* A request's own n full blocks, whose content nobody will look up, go idle into the
+ * cache's LRU list instead of the free pool (as vLLM's free queue keeps every freed full
+ * block, evicted oldest first). 0, or SV_ENOMEM when the cache cannot be made. */
+int sv__kv_park(sv__kvpool_t *p, long n);
+/* The request no longer uses its first n cached blocks, held in slots[0..n) (released in
+ * reverse, as vLLM frees a request's blocks: the end of a chain is evicted before its
+ * start). */
+void sv__kv_uncache(sv__kvpool_t *p, const int32_t *slots, long n);
 /* The longest run of h[0..max) in the cache: how many, their slots in slots[] (room for
  * max) and, in *touched, how many of them nobody references (referencing them uses up
  * available blocks). */

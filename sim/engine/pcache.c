@@ -10,17 +10,20 @@ typedef struct slot {
     uint64_t hash;
     int32_t refs;
     int32_t prev, next; /* LRU list while refs == 0; -1 terminated */
-    int32_t used;       /* the slot holds a block */
+    int32_t used;       /* the slot holds a block: SLOT_HASHED (in the table) or SLOT_PARKED */
+    int32_t count;      /* SLOT_PARKED: the run of idle blocks it stands for */
 } slot_t;
 
+enum { SLOT_EMPTY = 0, SLOT_HASHED, SLOT_PARKED };
+
 struct sv__pcache {
+    sv__pcache_counts_t n; /* first, read inline by the header's accessors */
     slot_t *s;
     long nslots, nfree; /* slots, and the free ones (a stack in `freelist`) */
     int32_t *freelist;
     int32_t *table; /* hash table of slot indices, -1 empty; size a power of two */
     long mask;
     int32_t head, tail; /* LRU: head is evicted first */
-    long evictable, in_use;
 };
 
 static long home(const sv__pcache_t *c, uint64_t h)
@@ -98,8 +101,8 @@ void sv__pcache_ref(sv__pcache_t *c, long slot)
     slot_t *s = &c->s[slot];
     if (s->refs++ == 0) {
         lru_remove(c, slot);
-        c->evictable--;
-        c->in_use++;
+        c->n.evictable--;
+        c->n.in_use++;
     }
 }
 
@@ -114,20 +117,20 @@ void sv__pcache_unref(sv__pcache_t *c, long slot)
     else
         c->head = (int32_t)slot;
     c->tail = (int32_t)slot;
-    c->in_use--;
-    c->evictable++;
+    c->n.in_use--;
+    c->n.evictable++;
 }
 
 long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
 {
     if (c->nfree == 0) return -1;
     int32_t k = c->freelist[--c->nfree];
-    c->s[k] = (slot_t){.hash = h, .refs = 1, .prev = -1, .next = -1, .used = 1};
+    c->s[k] = (slot_t){.hash = h, .refs = 1, .prev = -1, .next = -1, .used = SLOT_HASHED};
     long i = home(c, h);
     while (c->table[i] >= 0)
         i = (i + 1) & c->mask;
     c->table[i] = k;
-    c->in_use++;
+    c->n.in_use++;
     return k;
 }
 
@@ -150,24 +153,56 @@ static void table_delete(sv__pcache_t *c, long k)
     c->table[i] = -1;
 }
 
+int sv__pcache_park(sv__pcache_t *c, long n)
+{
+    if (n <= 0) return 0;
+    c->n.evictable += n;
+    /* Blocks nobody can find are interchangeable: a run at the tail grows. */
+    if (c->tail >= 0 && c->s[c->tail].used == SLOT_PARKED) {
+        c->s[c->tail].count += (int32_t)n;
+        return 0;
+    }
+    if (c->nfree == 0) return -1; /* cannot happen: a run holds at least one block */
+    int32_t k = c->freelist[--c->nfree];
+    c->s[k] = (slot_t){.prev = c->tail, .next = -1, .used = SLOT_PARKED, .count = (int32_t)n};
+    if (c->tail >= 0)
+        c->s[c->tail].next = k;
+    else
+        c->head = k;
+    c->tail = k;
+    return 0;
+}
+
 int sv__pcache_evict(sv__pcache_t *c)
 {
     long k = c->head;
     if (k < 0) return 0;
+    if (c->s[k].used == SLOT_PARKED && c->s[k].count > 1) {
+        c->s[k].count--;
+        c->n.evictable--;
+        return 1;
+    }
     lru_remove(c, k);
-    table_delete(c, k);
-    c->s[k].used = 0;
+    if (c->s[k].used == SLOT_HASHED) table_delete(c, k);
+    c->s[k].used = SLOT_EMPTY;
     c->freelist[c->nfree++] = (int32_t)k;
-    c->evictable--;
+    c->n.evictable--;
     return 1;
 }
 
-long sv__pcache_evictable(const sv__pcache_t *c)
+long sv__pcache_evict_upto(sv__pcache_t *c, long n)
 {
-    return c->evictable;
-}
-
-long sv__pcache_in_use(const sv__pcache_t *c)
-{
-    return c->in_use;
+    long got = 0;
+    while (got < n && c->head >= 0) {
+        slot_t *h = &c->s[c->head];
+        if (h->used == SLOT_PARKED && h->count > 1) {
+            long take = n - got < h->count - 1 ? n - got : h->count - 1;
+            h->count -= (int32_t)take;
+            c->n.evictable -= take;
+            got += take;
+            continue;
+        }
+        got += sv__pcache_evict(c);
+    }
+    return got;
 }

@@ -26,12 +26,34 @@ int32_t sv__pcache_refs(const sv__pcache_t *c, long slot);
 void sv__pcache_ref(sv__pcache_t *c, long slot);
 /* One fewer: at zero it becomes evictable, appended as the most recently used. */
 void sv__pcache_unref(sv__pcache_t *c, long slot);
-/* A new block with hash h (not present), referenced once; its slot, or -1 when full. */
+/* A new block with hash h, referenced once; its slot, or -1 when full. The hash may be
+ * present already: both entries stay, and sv__pcache_find returns the first inserted. */
 long sv__pcache_insert(sv__pcache_t *c, uint64_t h);
+/* n idle blocks whose content nobody will look up, appended to the LRU list as the most
+ * recently used: they wait there like freed cached blocks and are evicted in their turn,
+ * but have no hash in the table. Being interchangeable they are kept as runs, one slot
+ * for a run. 0, or -1 when no slot is left (cannot happen: a slot per block at most). */
+int sv__pcache_park(sv__pcache_t *c, long n);
 /* Drop the least recently used unreferenced block; 1 if one was dropped, 0 if none. */
 int sv__pcache_evict(sv__pcache_t *c);
 
-long sv__pcache_evictable(const sv__pcache_t *c); /* entries nobody references */
-long sv__pcache_in_use(const sv__pcache_t *c);    /* entries somebody references */
+/* Drop up to n of them, least recently used first; how many were dropped. */
+long sv__pcache_evict_upto(sv__pcache_t *c, long n);
+
+/* The counts lead the cache's state, so that these read inline (every allocation asks). */
+typedef struct sv__pcache_counts {
+    long evictable; /* blocks nobody references */
+    long in_use;    /* entries somebody references */
+} sv__pcache_counts_t;
+
+static inline long sv__pcache_evictable(const sv__pcache_t *c)
+{
+    return ((const sv__pcache_counts_t *)(const void *)c)->evictable;
+}
+
+static inline long sv__pcache_in_use(const sv__pcache_t *c)
+{
+    return ((const sv__pcache_counts_t *)(const void *)c)->in_use;
+}
 
 #endif

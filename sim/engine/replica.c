@@ -37,6 +37,13 @@ typedef struct chunk {
     int32_t id, n;
 } chunk_t;
 
+/* A request whose last token came with the step that ended, by its place in the running
+ * list (the order vLLM scheduled, and frees, them). */
+typedef struct fin {
+    int64_t run_seq;
+    int32_t id;
+} fin_t;
+
 /* A waiting request under the priority policy: a min-heap on (priority, arrival, id),
  * as vLLM's PriorityRequestQueue (vllm/v1/core/sched/request_queue.py). */
 typedef struct pent {
@@ -131,6 +138,9 @@ struct sv_replica {
     size_t naborts, capaborts;
     int32_t *done;
     size_t ndone, capdone;
+    fin_t *fin; /* the step's finished requests, before they are freed in order */
+    size_t nfin, capfin;
+    int64_t run_seq; /* stamps of the running list: increasing from its head to its tail */
     int32_t *hand; /* prefill role: handed off in the last step */
     size_t nhand, caphand;
     int32_t *pending; /* decode role: landed, to join at the next step */
@@ -266,16 +276,19 @@ static void wq_pop(sv_replica_t *r)
 }
 
 /* The running request to preempt: the last admitted (fcfs), or under the priority policy
- * the largest (priority, arrival), the first such in running order (vLLM V1's scheduler,
- * vllm/v1/core/sched/scheduler.py). */
+ * the largest (priority, arrival) (vLLM V1's Scheduler.schedule, max(self.running, key=
+ * (priority, arrival_time)), vllm/v1/core/sched/scheduler.py). Requests sent at one
+ * instant reach vLLM one after the other, each stamped with its own arrival_time, so among
+ * equal (priority, send time) the victim is the latest to arrive: the largest id, as the
+ * waiting queue orders them. */
 static int32_t victim_of(sv_replica_t *r)
 {
     if (!r->prio) return r->run_tail;
     int32_t best = r->run_head;
     for (int32_t id = best >= 0 ? E(r, best)->next : -1; id >= 0; id = E(r, id)->next) {
-        const sv_req_t *a = Q(r, id), *b = Q(r, best);
-        if (a->priority > b->priority || (a->priority == b->priority && a->start > b->start))
-            best = id;
+        const pent_t a = {Q(r, id)->priority, id, Q(r, id)->start};
+        const pent_t b = {Q(r, best)->priority, best, Q(r, best)->start};
+        if (pent_less(&b, &a)) best = id;
     }
     return best;
 }
@@ -315,6 +328,7 @@ static void heap_remove(sv_replica_t *r, size_t i)
 static void run_append(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
+    e->run_seq = r->run_seq++;
     e->prev = r->run_tail;
     e->next = -1;
     if (r->run_tail >= 0)
@@ -352,6 +366,8 @@ static void reqeng_init(void *el)
 static void reqeng_fini(void *el)
 {
     free(((sv_reqeng_t *)el)->chain);
+    free(((sv_reqeng_t *)el)->slots);
+    free(((sv_reqeng_t *)el)->xslots);
 }
 
 int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
@@ -376,8 +392,11 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
     sv__kv_init(&r->kv);
-    /* the prefix cache itself comes with the first block cached */
-    sv__kv_add_pool(&r->kv, kv_blocks, r->bs, cfg->prefix_caching && !r->reserve);
+    /* The prefix cache itself comes with the first block cached. vLLM V1's block pool
+     * keeps one block aside as its null block (vllm/v1/core/block_pool.py, BlockPool:
+     * null_block, and get_usage over num_gpu_blocks - 1): the others are given out. */
+    long usable = kv_blocks - (cfg->scheduler == SV_SCHED_VLLM && kv_blocks > 1 ? 1 : 0);
+    sv__kv_add_pool(&r->kv, usable, r->bs, cfg->prefix_caching && !r->reserve);
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->run_head = r->run_tail = -1;
     r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
@@ -402,6 +421,7 @@ void sv_replica_free(sv_replica_t *r)
     free(r->pch);
     free(r->aborts);
     free(r->done);
+    free(r->fin);
     free(r->hand);
     free(r->pending);
     free(r->stamp);
@@ -490,12 +510,58 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     return c;
 }
 
+/* Room for n cache slots in *arr (of *cap), or NULL: sized for every block request id can
+ * fill, exactly, as the chain (one per live request). */
+static int32_t *room(sv_replica_t *r, int32_t id, int32_t **arr, int32_t *cap, long n)
+{
+    if (*cap >= n) return *arr;
+    const sv_req_t *q = Q(r, id);
+    long c = ((long)q->input + q->output) / r->bs + 1;
+    if (c < n) c = n;
+    int32_t *v = realloc(*arr, (size_t)c * sizeof *v);
+    if (!v) {
+        r->oom = 1;
+        return NULL;
+    }
+    *arr = v;
+    *cap = (int32_t)c;
+    return v;
+}
+
+/* Room for the cache slots of request id's first n blocks (its slots), or NULL. */
+static int32_t *slots_of(sv_replica_t *r, int32_t id, long n)
+{
+    return room(r, id, &E(r, id)->slots, &E(r, id)->capslots, n);
+}
+
+/* Request id shares the n cached blocks whose slots chain_hits() left in r->sbuf (as its
+ * incoming KV's, in xslots, when xfer). */
+static void take_hits(sv_replica_t *r, int32_t id, long n, int xfer)
+{
+    sv_reqeng_t *e = E(r, id);
+    int32_t *v = n <= 0 ? NULL
+                 : xfer ? room(r, id, &e->xslots, &e->capxslots, n)
+                        : slots_of(r, id, n);
+    if (n > 0 && !v) return;
+    sv__kv_ref(KVP(r), r->sbuf, n);
+    for (long j = 0; j < n; j++)
+        v[j] = (int32_t)r->sbuf[j];
+}
+
 /* Request id no longer uses the first n blocks of its chain in the cache. */
 static void unref_chain(sv_replica_t *r, int32_t id, long n)
 {
     if (!KVP(r)->pc || n == 0) return;
-    const uint64_t *h = block_hashes(r, id, n);
-    if (h) sv__kv_uncache(KVP(r), h, n);
+    sv__kv_uncache(KVP(r), E(r, id)->slots, n);
+}
+
+/* Its slots are of no more use. */
+static void free_slots(sv_reqeng_t *e)
+{
+    free(e->slots);
+    free(e->xslots);
+    e->slots = e->xslots = NULL;
+    e->capslots = e->capxslots = 0;
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -506,16 +572,31 @@ static void drop_cached(sv_replica_t *r, int32_t id)
     e->cached_n = 0;
 }
 
-/* The full blocks request id has computed join the cache: a block whose content is cached
- * already (another request computed it meanwhile) is shared and its own copy freed. */
-static void register_full(sv_replica_t *r, int32_t id)
+/*
+ * The full blocks among request id's first `tokens` join the cache, each its own entry
+ * even where another request cached the same content meanwhile (as vLLM keeps both
+ * blocks). vLLM hashes every full block (vllm/v1/core/block_pool.py,
+ * BlockPool.cache_full_blocks); here the blocks of a prompt with an identity are hashed as
+ * they are scheduled, and those of a prompt that shares nothing, which only the request
+ * itself could ever look up, when it is preempted (preempt()); until then, freed, they are
+ * parked in the LRU list without a hash (release_blocks()). Either way every freed full
+ * block waits there and is evicted oldest first, as in vLLM's one free queue.
+ */
+static void register_upto(sv_replica_t *r, int32_t id, long tokens)
 {
     sv_reqeng_t *e = E(r, id);
-    long full = e->computed / r->bs;
+    long full = tokens / r->bs;
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
-    if (h && sv__kv_cache(KVP(r), h, e->cached_n, full)) r->oom = 1;
+    int32_t *v = h ? slots_of(r, id, full) : NULL;
+    if (!v || sv__kv_cache(KVP(r), h, e->cached_n, full, v)) r->oom = 1;
     e->cached_n = (int32_t)full;
+}
+
+/* The full blocks request id has computed join the cache. */
+static void register_full(sv_replica_t *r, int32_t id)
+{
+    register_upto(r, id, E(r, id)->computed);
 }
 
 /*
@@ -638,7 +719,16 @@ static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
 static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
-    sv__kv_give(KVP(r), own_blocks(r, e));
+    long own = own_blocks(r, e);
+    if (KVP(r)->caching && !Q(r, id)->nseg) {
+        /* Its own full blocks, not hashed, are parked in the LRU list (register_upto()); a
+         * partial one is freed. */
+        long full = e->computed / r->bs - e->cached_n;
+        if (full > own) full = own;
+        if (full > 0 && sv__kv_park(KVP(r), full)) r->oom = 1;
+        if (full > 0) own -= full;
+    }
+    sv__kv_give(KVP(r), own);
     drop_cached(r, id);
     e->reserved = 0;
     e->joining = 0;
@@ -651,6 +741,7 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     run_remove(r, id);
     free(E(r, id)->chain); /* its block hashes are of no more use */
     E(r, id)->chain = NULL;
+    free_slots(E(r, id));
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -685,6 +776,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     e->queue = SV__Q_NONE;
     free(e->chain);
     e->chain = NULL;
+    free_slots(e);
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
@@ -742,6 +834,10 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
 
 /* ---- building a step ----------------------------------------------------------------------- */
 
+/* A chunk of n tokens for request id in the step being built. Its full blocks join the
+ * prefix cache now, when they are scheduled, as vLLM's KVCacheManager.allocate_slots
+ * caches up to num_computed + num_new tokens (vllm/v1/core/kv_cache_manager.py): a
+ * request admitted later in the same step already finds them. */
 static void add_chunk(sv_replica_t *r, int32_t id, long n)
 {
     if (SV_GROW(r->chunks, r->capchunks, r->nchunks + 1)) {
@@ -750,6 +846,7 @@ static void add_chunk(sv_replica_t *r, int32_t id, long n)
     }
     r->chunks[r->nchunks++] = (chunk_t){id, (int32_t)n};
     r->budget -= n;
+    if (Q(r, id)->nseg) register_upto(r, id, E(r, id)->computed + n);
 }
 
 static void preempt(sv_replica_t *r, int32_t id)
@@ -784,9 +881,10 @@ static void preempt(sv_replica_t *r, int32_t id)
     } else {
         for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
             if (r->chunks[i].id != id) continue;
-            if (!r->reserve)
-                sv__kv_give(KVP(r), blocks_for(r, e->computed + r->chunks[i].n) -
-                                        blocks_for(r, e->computed));
+            /* Its blocks were allocated, and its full ones cached, when it was granted:
+             * they are released with the rest (vLLM frees a request preempted after being
+             * scheduled the same way; its blocks keep their hashes). */
+            e->computed += r->chunks[i].n;
             r->budget += r->chunks[i].n;
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
@@ -842,7 +940,9 @@ static void continue_prefills(sv_replica_t *r)
                 break;
             }
         }
-        if (self) continue;
+        /* Its own victim: nothing more of the running list is scheduled this step (vLLM's
+         * Scheduler.schedule: `if preempted_req == request: break`, then it stops). */
+        if (self) break;
         sv__kv_take(KVP(r), newb);
         add_chunk(r, id, n);
     }
@@ -894,12 +994,20 @@ static void admit_waiting(sv_replica_t *r, double now)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
         if (KVP(r)->caching) {
-            sv__kv_ref(KVP(r), r->sbuf, hit);
+            take_hits(r, id, hit, 0);
             e->cached_n = (int32_t)hit;
             e->computed = (int32_t)(hit * r->bs);
             r->owed -= e->computed;
-            r->st.prefix_queries += e->target;
-            r->st.prefix_hits += e->computed;
+            /* A request re-admitted after a preemption is recorded apart, as vLLM's
+             * PrefixCacheStats.record(preempted=...) does (vllm/v1/metrics/stats.py); the
+             * hit rate and its counters are of new requests only. */
+            if (q->preemptions) {
+                r->st.prefix_preempted_queries += e->target;
+                r->st.prefix_preempted_hits += e->computed;
+            } else {
+                r->st.prefix_queries += e->target;
+                r->st.prefix_hits += e->computed;
+            }
             q->cached = e->computed;
         }
         admit(r, id, n, blocks, now);
@@ -952,14 +1060,17 @@ static void join_landed(sv_replica_t *r)
     r->npend = 0;
 }
 
-double sv_replica_start_step(sv_replica_t *r, double now)
+/* Run the scheduler's phases once: the step's chunks and decodes. Returns whether the step
+ * runs prompts alone (vLLM V0's prefill-first); *had_decodes: whether sequences were
+ * decoding when it began. */
+static int build_step(sv_replica_t *r, double now, int *had_decodes)
 {
-    if (r->in_flight) return 0.0;
     r->nchunks = 0;
     r->budget = r->cfg.max_num_batched_tokens;
     r->preempted_now = r->dec_allocated = 0;
     r->swap_time = 0.0;
-    int had_decodes = r->n_dec > 0, prefill_only = 0;
+    *had_decodes = r->n_dec > 0;
+    int prefill_only = 0;
     for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
         switch (*ph) {
         case PH_ADMIT_IF_IDLE:
@@ -970,7 +1081,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
             prefill_only = r->nchunks > 0;
             break;
         case PH_DECODES:
-            if (!had_decodes || prefill_only) break;
+            if (!*had_decodes || prefill_only) break;
             allocate_decode(r);
             r->dec_allocated = 1;
             r->budget -= r->n_dec;
@@ -978,7 +1089,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
         case PH_SWAP_IN:
             /* after the decodes; with none running (all swapped out) too, as vLLM v0's
              * _schedule_default swaps in whenever the step schedules no prefill */
-            if (r->dec_allocated || (!had_decodes && !prefill_only)) swap_in(r);
+            if (r->dec_allocated || (!*had_decodes && !prefill_only)) swap_in(r);
             break;
         case PH_JOIN_LANDED:
             if (!prefill_only) join_landed(r);
@@ -996,6 +1107,18 @@ double sv_replica_start_step(sv_replica_t *r, double now)
         }
     }
     compact_prefilling(r);
+    return prefill_only;
+}
+
+double sv_replica_start_step(sv_replica_t *r, double now)
+{
+    if (r->in_flight) return 0.0;
+    int had_decodes, prefill_only = build_step(r, now, &had_decodes);
+    /* A pass that preempted and scheduled nothing (every running request was a victim)
+     * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
+     * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
+    if (r->nchunks == 0 && r->n_dec == 0 && r->preempted_now)
+        prefill_only = build_step(r, now, &had_decodes);
 
     r->step_n_dec = (had_decodes || r->n_dec > 0) && !prefill_only ? r->n_dec : 0;
     if (r->nchunks == 0 && r->step_n_dec == 0) return 0.0;
@@ -1072,6 +1195,22 @@ static void hand_off(sv_replica_t *r, int32_t id, double now)
     push_id(r, &r->hand, &r->nhand, &r->caphand, id);
 }
 
+/* Request id made its last token in the step that ends: it is freed with the others. */
+static void finished(sv_replica_t *r, int32_t id)
+{
+    if (SV_GROW(r->fin, r->capfin, r->nfin + 1)) {
+        r->oom = 1;
+        return;
+    }
+    r->fin[r->nfin++] = (fin_t){E(r, id)->run_seq, id};
+}
+
+static int fin_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const fin_t *)a)->run_seq, y = ((const fin_t *)b)->run_seq;
+    return (x > y) - (x < y);
+}
+
 int sv_replica_end_step(sv_replica_t *r, double now)
 {
     r->ndone = 0;
@@ -1101,7 +1240,6 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         e->computed += r->chunks[i].n;
         r->owed -= r->chunks[i].n;
         r->st.prefill_tokens += r->chunks[i].n;
-        if (q->nseg && !e->abort_pending && q->state == SV_RQ_RUNNING) register_full(r, id);
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
@@ -1116,7 +1254,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         q->last_token = now;
         r->owed--;
         if (e->generated >= q->output)
-            finish(r, id, now);
+            finished(r, id);
         else
             join_decode(r, id);
     }
@@ -1129,8 +1267,15 @@ int sv_replica_end_step(sv_replica_t *r, double now)
     while (last_k >= 0 && r->fh.n > 0 && r->fh.v[0].key == last_k) {
         int32_t id = r->fh.v[0].id;
         leave_decode(r, id);
-        finish(r, id, now);
+        finished(r, id);
     }
+    /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
+     * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
+     * heap's. The order of their blocks in the LRU list and of the done list follows. */
+    if (r->nfin > 1) qsort(r->fin, r->nfin, sizeof *r->fin, fin_cmp);
+    for (size_t i = 0; i < r->nfin; i++)
+        finish(r, r->fin[i].id, now);
+    r->nfin = 0;
     compact_prefilling(r);
     return r->oom ? SV_ENOMEM : 0;
 }
@@ -1237,7 +1382,7 @@ int sv_replica_reserve(sv_replica_t *r, int32_t id)
     long touched, hit = transfer_hits(r, id, &touched);
     if (!room_for(r, id, hit, touched)) return 0;
     /* The hits first: taking blocks must not evict them. */
-    sv__kv_ref(KVP(r), r->sbuf, hit);
+    take_hits(r, id, hit, 1);
     E(r, id)->xfer_hit = (int32_t)hit;
     sv__kv_reserve(KVP(r), transfer_blocks(r, id) - hit);
     r->n_reserved++;
@@ -1252,7 +1397,7 @@ void sv_replica_unreserve(sv_replica_t *r, int32_t id)
     sv_reqeng_t *e = E(r, id);
     sv__kv_unreserve(KVP(r), transfer_blocks(r, id) - e->xfer_hit);
     r->n_reserved--;
-    unref_chain(r, id, e->xfer_hit);
+    if (e->xfer_hit) sv__kv_uncache(KVP(r), e->xslots, e->xfer_hit);
     e->xfer_hit = 0;
 }
 
@@ -1271,6 +1416,12 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     sv__kv_claim(KVP(r), b - e->xfer_hit); /* from here the request's own */
     e->cached_n = e->xfer_hit;             /* the hits are held through the cache */
     e->xfer_hit = 0;
+    /* The prefill replica has released its slots: the incoming ones become the request's. */
+    int32_t *v = e->slots, cap = e->capslots;
+    e->slots = e->xslots;
+    e->capslots = e->capxslots;
+    e->xslots = v;
+    e->capxslots = cap;
     q->replica = r->id;
     q->state = SV_RQ_RUNNING;
     e->at = r->id;

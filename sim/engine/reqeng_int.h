@@ -6,7 +6,7 @@
  * records. Nothing else includes this header.
  *
  * Ownership: the request pool owns the array (sv_reqpool_t.side), one entry per request
- * id; each entry owns its `chain`.
+ * id; each entry owns its `chain`, `slots` and `xslots`.
  */
 #ifndef SERVESIM_REQENG_INT_H
 #define SERVESIM_REQENG_INT_H
@@ -28,6 +28,7 @@ typedef struct sv_reqeng {
     int64_t kd_join;          /* the replica's decode-step count then */
     int32_t heap_pos;         /* finish-heap slot while decoding, -1 otherwise */
     int32_t prev, next;       /* running list, -1 terminated */
+    int64_t run_seq;          /* its stamp there: the running list's order */
     int32_t seg;              /* open decode segment of the metrics, -1 */
     int32_t reserved;         /* blocks reserved up front (orca, static) */
     int32_t cached_n;         /* leading full blocks held through the prefix cache (shared, not
@@ -35,6 +36,10 @@ typedef struct sv_reqeng {
     int32_t xfer_hit;         /* decode replica: leading full blocks of its incoming KV found in
                                  the prefix cache at reservation, referenced until it lands */
     uint64_t *chain;          /* prefix caching: hashes of all its full blocks (owned) */
+    int32_t *slots;           /* ... cache slots of its cached_n leading blocks (owned) */
+    int32_t *xslots;          /* ... decode replica: those of its xfer_hit blocks, apart while
+                                 the prefill replica still holds `slots` (owned) */
+    int32_t capslots, capxslots; /* ... room in each */
     int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
     uint8_t queue;            /* SV__Q_* */
     uint8_t in_decode;        /* member of the decode aggregate */

@@ -45,6 +45,7 @@ static const char *const lab_scenarios[] = {
     "tail",
     "disagg-colocated",
     "disagg-split",
+    "queue",
 };
 #define N_LAB_SCENARIOS (int)(sizeof lab_scenarios / sizeof lab_scenarios[0])
 
@@ -365,7 +366,7 @@ static int load_one(sv__lab_req_t *req, const char *name, const char *const *set
         return sv_errorf(err, SV_ENOTFOUND,
                          "scenario '%s': not a lab scenario (clocks, reply-a, reply-b, users, "
                          "batching-continuous, batching-static, cost, tail, disagg-colocated, "
-                         "disagg-split)",
+                         "disagg-split, queue)",
                          name);
     if (nsets > SV_LAB_MAX_SETS)
         return sv_errorf(err, SV_ELIMIT, "at most %d set= overrides, got %d", SV_LAB_MAX_SETS,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "lab/lab_int.h"
 #include "servesim/base/yaml.h"
 #include "servesim/metrics/metrics.h"
@@ -133,12 +134,6 @@ static void batch_free(batch_t *b)
     free(b);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* A CDF of the finite values (x as given, y in %), up to m points. */
 static int cdf_of(const double *v, size_t n, double *x, double *y, int m)
 {
@@ -147,7 +142,7 @@ static int cdf_of(const double *v, size_t n, double *x, double *y, int m)
     if (!c) return 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(v[i])) c[k++] = v[i];
-    qsort(c, k, sizeof *c, cmp_d);
+    qsort(c, k, sizeof *c, sv_cmp_double);
     if ((size_t)m > k) m = (int)k;
     for (int i = 0; i < m; i++) {
         size_t j = m > 1 ? (size_t)((double)i / (m - 1) * (double)(k - 1)) : 0;
@@ -288,7 +283,11 @@ static int tab_reply(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_
             double d0 = y[0][i - 1] - y[1][i - 1], d1 = y[0][i] - y[1][i];
             cross = x[i - 1] + (x[i] - x[i - 1]) * d0 / (d0 - d1);
         }
-    num(resp, "crossover_tokens", cross);
+    /* in whole tokens: the first reply length B finishes before A */
+    num(resp, "crossover_tokens", isnan(cross) ? NAN : ceil(cross));
+    /* a realistic chat reply (200 tokens, about 150 words) beside the slider's */
+    num(resp, "chat_a_e2el_ms", 1e3 * y[0][8]);
+    num(resp, "chat_b_e2el_ms", 1e3 * y[1][8]);
     sv_chart_spec_t c =
         spec("Time until the whole reply has arrived", "reply length (tokens)", "E2E latency (s)");
     series(&c, "A: fast start, slow stream", x, y[0], NL);
@@ -454,21 +453,6 @@ static int tab_batching(sv__lab_req_t *req, const double *p, cJSON *resp, sv_err
 
 /* ---- Cost and energy are a utilisation problem ----------------------------------------- */
 
-/* The energy-per-token keys of a run besides the GPU's (wall / server energy, when the
- * JSON has them): the first "servesim" number whose key holds "energy_per_output_token"
- * and is not the GPU one. */
-static const char *server_energy_key(const sv__lab_run_t *r)
-{
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(r->json, "servesim"), *it;
-    cJSON_ArrayForEach(it, s)
-    {
-        if (cJSON_IsNumber(it) && strstr(it->string, "energy_per_output_token") &&
-            strcmp(it->string, "energy_per_output_token_j") != 0)
-            return it->string;
-    }
-    return NULL;
-}
-
 static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t *err)
 {
     double util = p[0] / 100.0;
@@ -501,13 +485,11 @@ static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
         gpu_j[i] = sv__lab_num(r, "servesim.energy_per_output_token_j");
         busy[i] = 100 * sv__lab_num(r, "servesim.gpu_busy_share");
         batch[i] = r->res->pools[0].mean_decode_batch;
-        const char *sk = server_energy_key(r);
-        srv_j[i] = NAN;
-        if (sk) {
-            char path[128];
-            snprintf(path, sizeof path, "servesim.%s", sk);
-            srv_j[i] = sv__lab_num(r, path);
-            snprintf(srv_name, sizeof srv_name, "server (%s)", sk);
+        /* the whole server at the wall: host power and PUE (the scenario's cost map) */
+        srv_j[i] = sv__lab_num(r, "servesim.finance.wall_energy_per_output_token_j");
+        if (!isnan(srv_j[i])) {
+            snprintf(srv_name, sizeof srv_name, "wall, PUE %g",
+                     sv__lab_num(r, "servesim.finance.pue"));
             have_srv = 1;
         }
         if (i == NU) {
@@ -517,6 +499,9 @@ static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
             num(resp, "usd_per_mtok", cost[i]);
             num(resp, "gpu_j_per_tok", gpu_j[i]);
             num(resp, "server_j_per_tok", srv_j[i]);
+            num(resp, "wall_w", sv__lab_num(r, "servesim.finance.mean_wall_power_w"));
+            num(resp, "total_usd_per_mtok",
+                sv__lab_num(r, "servesim.finance.total_usd_per_million_output_tokens"));
             /* every cost and energy number the run reports, for keys added later */
             cJSON *all = cJSON_AddObjectToObject(resp, "cost_energy_keys");
             const cJSON *sv = cJSON_GetObjectItemCaseSensitive(r->json, "servesim"), *it;
@@ -537,7 +522,7 @@ static int tab_cost(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
     c.vlabel = "slider";
     rc = chart(resp, "cost", sv_chart_lines(&c), err);
     c = spec("Energy per output token", "offered load (% of capacity)", "joules per output token");
-    series(&c, "GPU", x, gpu_j, NU);
+    series(&c, "GPU only", x, gpu_j, NU);
     if (have_srv) series(&c, srv_name, x, srv_j, NU);
     c.vline = 100 * util;
     c.vlabel = "slider";
@@ -612,6 +597,10 @@ static int tab_tail(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t
     num(resp, "task_p99_ms", task[2]);
     num(resp, "tasks", sv__lab_num(r, "servesim.sessions.complete"));
     num(resp, "calls", sv__lab_num(r, "servesim.sessions.calls_done"));
+    /* the share of tasks that meet at least one slow call: 1 - (1 - s)^k (1% and k = 10:
+     * 9.6%) */
+    double slow = atof(slow_pcts[(int)p[0]]) / 100.0;
+    num(resp, "tasks_slow_pct", 100.0 * (1.0 - pow(1.0 - slow, k)));
     batch_free(b);
     static const char *const names[6] = {"call mean", "call P95", "call P99",
                                          "task mean", "task P95", "task P99"};
@@ -706,6 +695,91 @@ static int tab_disagg(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error
     return rc;
 }
 
+/* ---- Queue depth warns first ----------------------------------------------------------- */
+
+#define QUEUE_MAX_T 240 /* seconds of the ramp (and of each series) at most */
+
+/* A load ramp past capacity (4 to 28 req/s over 120 s) on the GPU chosen: per second, the requests
+ * waiting and running (the samples) and the mean TTFT of the requests whose first token came in
+ * that second (what a dashboard reading vllm:time_to_first_token_seconds shows), on one time axis.
+ */
+static int tab_queue(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_t *err)
+{
+    sets_t s = {.n = 0};
+    set(&s, "hardware.gpu=%s", gpus[(int)p[0]]); /* the lab refuses keys naming "file" */
+    sv__lab_run_t r;
+    int rc = run(req, "queue", &s, 1, &r, err);
+    if (rc) return rc;
+    enum { N = QUEUE_MAX_T };
+    double t[N], wait[N], running[N], ttft[N], sum[N] = {0}, cnt[N] = {0};
+    int n = 0;
+    size_t ns;
+    const sv_sample_t *sm = sv_metrics_samples(r.res->metrics, &ns);
+    for (size_t i = 0; i < ns && n < N; i++) /* one replica: a sample per second */
+        if (sm[i].t >= 1.0 && (n == 0 || sm[i].t > t[n - 1])) {
+            t[n] = sm[i].t;
+            wait[n] = sm[i].waiting;
+            running[n] = sm[i].running;
+            n++;
+        }
+    for (size_t i = 0; i < r.res->pool.n; i++) {
+        const sv_req_t *q = &r.res->pool.r[i];
+        if (q->state != SV_RQ_DONE) continue;
+        int k = (int)ceil(q->first_token) - 1; /* the second (k, k + 1] it came in */
+        if (k < 0) k = 0;
+        if (k < N) sum[k] += sv_req_ttft(q), cnt[k] += 1;
+    }
+    double slo = r.sc->metrics.slo_ttft_ms, t_queue = NAN, t_slo = NAN, peak_wait = 0;
+    for (int i = 0; i < n; i++) {
+        int k = (int)t[i] - 1;
+        ttft[i] = k >= 0 && k < N && cnt[k] > 0 ? 1e3 * sum[k] / cnt[k] : NAN;
+        /* the queue "builds" from the first second it holds requests for five seconds in a
+         * row: arrivals outpace the engine */
+        int held = i + 5 < n;
+        for (int j = i; j <= i + 5 && j < n; j++)
+            held &= wait[j] >= 3;
+        if (isnan(t_queue) && held) t_queue = t[i];
+        if (wait[i] > peak_wait) peak_wait = wait[i];
+    }
+    /* TTFT "breaks" from the first second it stays over the SLO for five seconds in a row
+     * (one long prompt alone can cross it for a second on a slow GPU) */
+    for (int i = 0; i + 5 < n && isnan(t_slo); i++) {
+        int held = 1;
+        for (int j = i; j <= i + 5; j++)
+            held &= !isnan(ttft[j]) && ttft[j] > slo;
+        if (held) t_slo = t[i];
+    }
+    num(resp, "queue_builds_s", t_queue);
+    num(resp, "ttft_breaks_s", t_slo);
+    num(resp, "lead_s", t_slo - t_queue);
+    num(resp, "peak_waiting", peak_wait);
+    num(resp, "p99_ttft_ms", sv__lab_num(&r, "p99_ttft_ms"));
+    sv__lab_run_free(&r);
+    char ql[48];
+    snprintf(ql, sizeof ql, "queue builds: %.0f s", t_queue);
+    sv_chart_spec_t c = spec("Requests in the engine", "time (s)", "requests");
+    series(&c, "waiting", t, wait, n);
+    series(&c, "running", t, running, n);
+    c.s[0].points = c.s[1].points = 0;
+    c.linear_x = 1;
+    c.vline = t_queue;
+    c.vlabel = ql;
+    rc = chart(resp, "queue", sv_chart_lines(&c), err);
+    char sl[48];
+    snprintf(sl, sizeof sl, "SLO %g ms", slo);
+    c = spec("TTFT as a dashboard sees it (mean per second)", "time (s)",
+             "time to first token (ms)");
+    series(&c, "TTFT", t, ttft, n);
+    c.s[0].points = 0;
+    c.linear_x = 1;
+    c.hline = slo;
+    c.hlabel = sl;
+    c.vline = t_queue;
+    c.vlabel = ql;
+    if (!rc) rc = chart(resp, "ttft", sv_chart_lines(&c), err);
+    return rc;
+}
+
 /* ---- the table of tabs ----------------------------------------------------------------- */
 
 static const char *const user_choices[] = {"1",  "2",  "4",   "8",   "16",
@@ -724,6 +798,7 @@ static const tab_t tabs[] = {
     {"batching", {{"rate", 0.5, 12, 4, 0, NULL}}, 1, tab_batching},
     {"cost", {{"util", 5, 100, 40, 1, NULL}}, 1, tab_cost},
     {"tail", {{"slow", 0, 0, 3, 0, slow_pcts}, {"k", 1, 10, 1, 1, NULL}}, 2, tab_tail},
+    {"queue", {{"gpu", 0, 0, 0, 0, gpus}}, 1, tab_queue},
     {"disagg",
      {{"prompt", 512, 16384, 4096, 1, NULL}, {"tpot_slo", 10, 100, 25, 0, NULL}},
      2,

@@ -395,6 +395,11 @@ static double ph_prefill(const sv_req_t *r)
 {
     return r->prefill_end - r->scheduled;
 }
+/* The breakdown's decode phase: first token to last. With a prefill/decode split, the
+ * hand-off phases below may sit between prefill_end and the first token, so the phases
+ * never count the transfer twice. report.c's vllm:request_decode_time_seconds is a
+ * replica's view instead (prefill_end to last token, so prefill + decode = inference
+ * time); the two differ only in a disaggregated run (docs/simulator.md). */
 static double ph_decode(const sv_req_t *r)
 {
     return r->last_token - r->first_token;

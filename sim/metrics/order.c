@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/metrics/metrics.h"
 
 /* 11-bit digits: 6 passes over 64-bit keys, 2,048 counters each (16 KiB, in L1/L2). */
@@ -31,12 +32,6 @@ static inline uint64_t dkey(double v)
     memcpy(&u, &v, sizeof u);
     if (u == UINT64_C(0x8000000000000000)) u = 0;
     return (u >> 63) ? ~u : u | UINT64_C(0x8000000000000000);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static int cmp_wval(const void *a, const void *b)
@@ -114,7 +109,7 @@ void sv_sort_doubles(double *x, size_t n)
     while (i < n && x[i - 1] <= x[i])
         i++;
     if (i >= n) return; /* already in order: a stable sort leaves it as it is */
-    if (n < RADIX_MIN || radix_sort(x, n, sizeof *x)) qsort(x, n, sizeof *x, cmp_double);
+    if (n < RADIX_MIN || radix_sort(x, n, sizeof *x)) qsort(x, n, sizeof *x, sv_cmp_double);
 }
 
 void sv_sort_wvals(sv_wval_t *x, size_t n)
@@ -143,7 +138,7 @@ static void select_k(double *x, size_t lo, size_t hi, size_t k)
     int budget = 2 * 64;
     while (hi > lo) {
         if (hi - lo < 16 || budget-- <= 0) {
-            qsort(x + lo, hi - lo + 1, sizeof *x, cmp_double);
+            qsort(x + lo, hi - lo + 1, sizeof *x, sv_cmp_double);
             return;
         }
         size_t mid = lo + (hi - lo) / 2;

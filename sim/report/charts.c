@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "base/svg_int.h"
 
 typedef struct membuf {
@@ -37,15 +38,9 @@ static char *mb_close(membuf_t *m)
     return m->buf;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int sv__cdf(double *v, int n, double *x, double *y, int m)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    qsort(v, (size_t)n, sizeof *v, sv_cmp_double);
     if (n == 0) return 0;
     if (m > n) m = n;
     for (int i = 0; i < m; i++) {
@@ -132,6 +127,9 @@ char *sv_chart_lines(const sv_chart_spec_t *cs)
     c.xlabel = cs->xlabel;
     c.ylabel = cs->ylabel;
     c.ymin_zero = 1;
+    c.logx = !cs->linear_x;
+    c.logy = 1;         /* log where the values span decades (SV_SVG_LOG_SPAN) */
+    c.legend_right = 1; /* the legend beside the plot, never over the data */
     for (int k = 0; k < cs->ns && k < SV_CHART_MAX_SERIES; k++)
         c.s[c.ns++] = (sv_svg_series_t){.name = cs->s[k].name,
                                         .x = cs->s[k].x,

@@ -10,15 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "base/svg_int.h"
 
 #define CDF_POINTS 400
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Value at quantile q (0..1) of v (n values), by sorting a copy; NAN when empty. */
 static double quantile(const double *v, size_t n, double q)
@@ -27,7 +22,7 @@ static double quantile(const double *v, size_t n, double q)
     double *s = malloc(n * sizeof *s);
     if (!s) return NAN;
     memcpy(s, v, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_d);
+    qsort(s, n, sizeof *s, sv_cmp_double);
     double r = s[(size_t)(q * (double)(n - 1))];
     free(s);
     return r;
@@ -41,7 +36,7 @@ static int ecdf(const double *v, size_t n, double cut, double *x, double *y)
     double *s = malloc(n * sizeof *s);
     if (!s) return -1;
     memcpy(s, v, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_d);
+    qsort(s, n, sizeof *s, sv_cmp_double);
     size_t shown = n;
     while (shown > 1 && s[shown - 1] > cut)
         shown--;

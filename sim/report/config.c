@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec_int.h"
 #include "report/report_int.h"
 #include "servesim/cluster/finance.h"
+#include "servesim/cluster/schema.h"
 #include "servesim/metrics/contract.h"
 
 #ifndef SERVESIM_VERSION
@@ -29,15 +31,9 @@ static sv_cfg_row_t *add(builder_t *b, const char *key, const char *label, sv_cf
 {
     sv_run_config_t *c = b->c;
     if (b->oom) return NULL;
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 64;
-        sv_cfg_row_t *r = realloc(c->rows, (size_t)cap * sizeof *r);
-        if (!r) {
-            b->oom = 1;
-            return NULL;
-        }
-        c->rows = r;
-        c->cap = cap;
+    if (SV_GROW(c->rows, c->cap, (size_t)c->n + 1)) {
+        b->oom = 1;
+        return NULL;
     }
     sv_cfg_row_t *r = &c->rows[c->n++];
     memset(r, 0, sizeof *r);
@@ -135,8 +131,12 @@ static void slo_text(const sv_slo_t *slo, char *buf, size_t n)
                               slo->budget[i].ms);
 }
 
-static const char *const policy_names[] = {"queue", "inflight", "kv", "ttft_p90"};
-static const char *const profile_names[] = {"none", "steps", "linear", "diurnal"};
+/* The name the settings schema gives an enumerated key's value, as the scenario writes it. */
+static const char *named(const char *section, const char *key, int value)
+{
+    const char *s = sv_scenario_enum_name(section, key, value);
+    return s ? s : "none";
+}
 
 static void pool_rows(builder_t *b, const sv_result_t *res, int p)
 {
@@ -166,7 +166,7 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     integer(b, "max_model_len", "max_model_len", pr->max_model_len);
     num(b, "gpu_memory_utilization", "gpu_memory_utilization", pr->perf.set.gpu_memory_utilization,
         "");
-    text(b, "preemption", "preemption", "%s", e->preempt_swap ? "swap" : "recompute");
+    text(b, "preemption", "preemption", "%s", named("engine", "preemption", e->preempt_swap));
     flag(b, "prefix_caching", "prefix caching", e->prefix_caching);
     flag(b, "async_scheduling", "async scheduling", e->async_scheduling);
     if (e->max_queue > 0) integer(b, "max_queue", "max queue", e->max_queue);
@@ -174,7 +174,7 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     if (pc->autoscale.enabled) {
         const sv_autoscale_cfg_t *a = &pc->autoscale;
         text(b, "autoscaler", "autoscaler", "%s target %.4g, %d..%d replicas (%d at start)",
-             policy_names[a->policy], a->target, a->min, a->max, a->initial);
+             named("autoscaler", "policy", (int)a->policy), a->target, a->min, a->max, a->initial);
     }
 }
 
@@ -222,7 +222,8 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         text(&b, "kind", "KV link", "%s", sc->link.kind);
         num(&b, "bandwidth_gb_s_per_gpu", "bandwidth per GPU", sc->link.bw_per_gpu / 1e9, "GB/s");
         num(&b, "latency_us", "latency per transfer", sc->link.latency * 1e6, "us");
-        text(&b, "sharing", "sharing", "%s", sc->link.fifo ? "fifo" : "fair");
+        text(&b, "sharing", "sharing", "%s",
+             named("disaggregation.kv_link", "sharing", sc->link.fifo));
         text(&b, "overlap", "overlap", "%s", sc->link.overlap ? "layerwise" : "none");
     }
 
@@ -236,7 +237,8 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
     } else {
         if (w->profile.kind != SV_PROFILE_NONE)
             text(&b, "rate_profile", "rate profile", "%s, peak %.4g req/s",
-                 profile_names[w->profile.kind], sv_profile_peak(&w->profile));
+                 named("workload.rate_profile", "kind", (int)w->profile.kind),
+                 sv_profile_peak(&w->profile));
         else
             num(&b, "rate", sc->sessions.given ? "rate (sessions started)" : "rate", w->rate,
                 sc->sessions.given ? "per s" : "req/s");
@@ -260,7 +262,7 @@ int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
         const sv_session_cfg_t *ss = &sc->sessions;
         section(&b, "sessions");
         integer(&b, "count", "sessions", ss->count);
-        text(&b, "shape", "shape", "%s", ss->shape == SV_SESSION_FANOUT ? "fanout" : "chain");
+        text(&b, "shape", "shape", "%s", named("workload.sessions", "shape", ss->shape));
         if (ss->shape != SV_SESSION_FANOUT)
             flag(&b, "history", "prompts carry the history", ss->history);
         lendist_text(&ss->turns, buf, sizeof buf);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec_int.h"
 #include "base/jsonw_int.h"
 #include "report/report_int.h"
 #include "servesim/report/report.h"
@@ -245,18 +246,10 @@ static int run_stats(const sv_result_t *res, const sv_convention_def_t *d, sv_co
             break;
         }
         if (nv && p->r[i].state == SV_RQ_DONE && p->r[i].output > 1) first[nfirst++] = v[0];
-        if (npool + nv > cap) {
-            size_t nc = cap ? cap : 1024;
-            while (nc < npool + nv)
-                nc *= 2;
-            double *g = realloc(pool, nc * sizeof *g);
-            if (!g) {
-                free(v);
-                rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latencies");
-                break;
-            }
-            pool = g;
-            cap = nc;
+        if (SV_GROW(pool, cap, npool + nv)) {
+            free(v);
+            rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latencies");
+            break;
         }
         if (nv) memcpy(pool + npool, v, nv * sizeof *v);
         npool += nv;

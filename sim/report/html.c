@@ -22,7 +22,8 @@
 #define esc sv__xml_escape
 
 /* The run and plan pages' own style, after the shared one (report/html_int.h). */
-static const char *const PAGE_CSS = "table.cfg td{color:#333}table.cfg{align-self:flex-start}\n";
+static const char *const PAGE_CSS =
+    "table.cfg td{color:#333}table.cfg{align-self:flex-start}\nul.warn li{color:#8a4b00}\n";
 
 static void row2(FILE *f, const char *k, const char *fmt, double v)
 {
@@ -196,7 +197,10 @@ static void summary_tables(FILE *h, const sv_result_t *res)
         sv__report_network_text(&sc->network, buf, sizeof buf);
         rowt(h, "Client-server round trip", buf);
     }
-    row2(h, "GPUs", "%.0f", res->gpus);
+    int scaled = 0; /* an autoscaled pool counts the GPUs up at its peak */
+    for (int p = 0; p < res->npools; p++)
+        scaled |= res->pools[p].cfg->autoscale.enabled;
+    row2(h, scaled ? "GPUs (at the peak)" : "GPUs", "%.0f", res->gpus);
     row2(h, "Mean queue time (ms)", "%.2f", s->queue.mean);
     row2(h, "P99 queue time (ms)", "%.2f", s->queue.pct[p99]);
     row2(h, "Mean prefill time (ms)", "%.2f", s->prefill.mean);
@@ -278,7 +282,9 @@ static void pool_tables(FILE *h, const sv_result_t *res)
         /* rows no pool has a value for are left out */
         if ((row == R_STALL || row == R_SENT || row == R_LINK) && npre == 0) continue;
         if (row == R_BATCH && npre == P) continue;
-        fprintf(h, "<tr><th class=\"l\">%s</th>", labels[row]);
+        /* an autoscaled pool's GPUs are those up at its peak */
+        fprintf(h, "<tr><th class=\"l\">%s</th>",
+                row == R_COST && scaled ? "Cost at the peak ($/h)" : labels[row]);
         for (int q = 0; q < P; q++) {
             const sv_pool_result_t *pp = &res->pools[q];
             const sv_pool_cfg_t *pc = pp->cfg;
@@ -979,63 +985,186 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
 
 /* ---- plan ---------------------------------------------------------------------------------- */
 
+/* The plan's configuration name, in words. */
+static void plan_name(const sv_plan_row_t *r, char *name, size_t n)
+{
+    if (r->disagg)
+        snprintf(name, n, "%s TP%d, %d:%d prefill:decode, %ld seqs", r->gpu, r->tp, r->p, r->d,
+                 r->max_num_seqs);
+    else
+        snprintf(name, n, "%s TP%d colocated, %ld seqs", r->gpu, r->tp, r->max_num_seqs);
+}
+
+/* What the plan assumed: the same facts the terminal prints above its table. */
+static void plan_facts(FILE *h, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
+                       const sv_plan_facts_t *fa)
+{
+    fputs("<h2>What was planned</h2>\n<table class=\"cfg\">\n", h);
+    fprintf(h, "<tr><th class=\"l\">target</th><td class=\"l\">%.4g req/s", fa->target);
+    if (cfg->peak_factor != 1)
+        fprintf(h, " (%.4g x peak factor %.4g)", cfg->target_rate, cfg->peak_factor);
+    if (cfg->profile_peak) fputs(" (the rate profile's peak)", h);
+    fputs("</td></tr>\n<tr><th class=\"l\">contract</th><td class=\"l\">", h);
+    esc(h, fa->contract);
+    fputs("</td></tr>\n<tr><th class=\"l\">arrivals</th><td class=\"l\">", h);
+    esc(h, fa->arrivals);
+    fputs("</td></tr>\n<tr><th class=\"l\">model</th><td class=\"l\">", h);
+    esc(h, fa->model);
+    fprintf(h,
+            "</td></tr>\n<tr><th class=\"l\">weights, KV cache</th><td class=\"l\">%s, %s</td>"
+            "</tr>\n<tr><th class=\"l\">engine profile</th><td class=\"l\">",
+            fa->weights, fa->kv);
+    esc(h, fa->engine[0] ? fa->engine : "none");
+    fputs("</td></tr>\n<tr><th class=\"l\">cost</th><td class=\"l\">", h);
+    fputs(sc->finance.enabled ? "the scenario's cost map (wall energy with PUE, energy price, GPU "
+                                "rental or purchase)"
+                              : "GPU rental at the prices below; GPU energy only (no cost map)",
+          h);
+    fputs("</td></tr>\n</table>\n", h);
+    if (fa->nwarnings > 0) {
+        fputs("<h2>Warnings</h2>\n<ul class=\"warn\">\n", h);
+        for (int k = 0; k < fa->nwarnings; k++) {
+            fputs("<li>", h);
+            esc(h, fa->warnings[k]);
+            fputs("</li>\n", h);
+        }
+        fputs("</ul>\n", h);
+    }
+}
+
+/* The cheapest fleets over the scenario's whole load. */
+static void plan_day(FILE *h, const sv_plan_row_t *rows, int n, const sv_plan_facts_t *fa)
+{
+    int any = 0;
+    for (int i = 0; i < n && rows[i].ok; i++)
+        any |= rows[i].day.done;
+    if (!any) return;
+    fputs("<h2>The scenario's whole load</h2>\n<p class=\"note\">The cheapest fleets serving the "
+          "workload as the scenario writes it (its rate profile, or its rate and length), beside "
+          "the cost per hour at the peak.</p>\n<table>\n<tr><th>rank</th><th class=\"l\">fleet"
+          "</th><th>hours</th><th>GPU-hours</th><th>total $</th><th>peak $/hour</th>"
+          "<th>kWh at the wall</th><th>$/M tok</th><th>J/tok (wall)</th><th>GPU busy %</th>",
+          h);
+    fprintf(h, "<th>%s</th></tr>\n", fa->attain_label);
+    for (int i = 0; i < n && rows[i].ok; i++) {
+        const sv_plan_row_t *r = &rows[i];
+        const sv_plan_day_t *d = &r->day;
+        char name[96];
+        if (!d->done) continue;
+        plan_name(r, name, sizeof name);
+        fprintf(h, "<tr><td>%d</td><td class=\"l\">", i + 1);
+        esc(h, name);
+        fprintf(h,
+                ", fixed</td><td>%.2f</td><td>%.1f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
+                "<td>%.3f</td><td>%.3f</td><td>%.1f</td><td>%.1f</td></tr>\n",
+                d->hours, d->gpu_hours, d->total_usd, r->cost_hour, d->wall_kwh, d->usd_per_mtok,
+                d->wall_j_per_tok, 100 * d->busy_share, 100 * d->attainment);
+        if (d->autoscaled)
+            fprintf(h,
+                    "<tr><td></td><td class=\"l\">autoscaled up to it: %.2f replicas mean, %d "
+                    "peak</td><td></td><td>%.1f</td><td>%.2f</td><td></td><td>%.2f</td>"
+                    "<td>%.3f</td><td></td><td></td><td>%.1f</td></tr>\n",
+                    d->as_mean_replicas, d->as_peak_replicas, d->as_gpu_hours, d->as_total_usd,
+                    d->as_wall_kwh, d->as_usd_per_mtok, 100 * d->as_attainment);
+    }
+    fputs("</table>\n", h);
+}
+
 int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
                  int n, const char *path, sv_error_t *err)
 {
+    sv_plan_facts_t fa;
+    sv_plan_facts(sc, cfg, rows, n, &fa);
     char title[256];
-    snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", cfg->target_rate, sc->name);
+    snprintf(title, sizeof title, "servesim plan: %.4g req/s of %s", fa.target, sc->name);
     sv__page_t p;
     int rc = sv__page_open(&p, path, title, PAGE_CSS, err);
     if (rc) return rc;
     FILE *h = p.html;
-    const sv_metrics_cfg_t *mc = &sc->metrics;
-    fputs("<p>Every configuration below serves the target rate with", h);
-    if (!isnan(mc->slo_ttft_ms)) fprintf(h, " TTFT &le; %g ms", mc->slo_ttft_ms);
-    if (!isnan(mc->slo_tpot_ms)) fprintf(h, " TPOT &le; %g ms", mc->slo_tpot_ms);
-    if (!isnan(mc->slo_e2el_ms)) fprintf(h, " E2EL &le; %g ms", mc->slo_e2el_ms);
-    fprintf(h, " for %.0f%% of requests, cheapest first.</p>\n", 100 * mc->attainment);
-    fputs("<table>\n<tr><th>rank</th><th class=\"l\">configuration</th><th>GPUs</th>"
-          "<th>unit req/s</th><th>$/hour</th><th>$/M tok</th><th>J/tok</th><th>goodput/GPU</th>"
-          "<th class=\"l\">binding SLO</th></tr>\n",
+    fputs("<p>Every ranked configuration below serves the target rate within ", h);
+    esc(h, fa.contract);
+    fputs(", cheapest first.</p>\n", h);
+    plan_facts(h, sc, cfg, &fa);
+    int nb = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].ok && rows[i].nbudgets > nb) nb = rows[i].nbudgets;
+    const sv_plan_row_t *br = NULL;
+    for (int i = 0; i < n && !br; i++)
+        if (rows[i].ok && rows[i].nbudgets == nb) br = &rows[i];
+    fputs("<h2>Configurations</h2>\n<table>\n<tr><th>rank</th><th class=\"l\">configuration</th>"
+          "<th>GPUs</th><th>unit req/s</th><th>$/hour</th><th>$/hour if off by the band</th>"
+          "<th>$/hour at low-high price</th><th>$/M tok</th><th>J/tok</th><th>goodput/GPU</th>"
+          "<th class=\"l\">binding SLO</th>",
           h);
-    double *cx = calloc((size_t)n + 1, sizeof *cx), *cy = calloc((size_t)n + 1, sizeof *cy);
-    const char **labels = calloc((size_t)n + 1, sizeof *labels);
-    char(*lb)[64] = calloc((size_t)n + 1, sizeof *lb);
-    int m = 0;
+    fprintf(h, "<th>%s</th>", fa.attain_label);
+    if (fa.per_request) fputs("<th>TTFT p90 ms</th><th>TPOT p90 ms</th>", h);
+    for (int b = 0; b < nb && br; b++) {
+        fputs("<th>", h);
+        esc(h, br->budget[b].name);
+        fprintf(h, " ms (&le; %g)</th>", br->budget[b].budget_ms);
+    }
+    fputs("<th class=\"l\">confidence</th></tr>\n", h);
+    int ncols = 13 + (fa.per_request ? 2 : 0) + nb;
+    /* The scatter: one series per GPU type, in the order they first appear. */
+    int ng = 0;
+    char gname[SV_SVG_MAX_SERIES][SV_NAME_MAX];
+    double *gx[SV_SVG_MAX_SERIES] = {0}, *gy[SV_SVG_MAX_SERIES] = {0};
+    const char **gl[SV_SVG_MAX_SERIES] = {0};
+    int gn[SV_SVG_MAX_SERIES] = {0};
+    char(*lb)[16] = calloc((size_t)n + 1, sizeof *lb);
     for (int i = 0; i < n; i++) {
         const sv_plan_row_t *r = &rows[i];
         char name[96];
-        if (r->disagg)
-            snprintf(name, sizeof name, "%s TP%d, %d:%d prefill:decode, %ld seqs", r->gpu, r->tp,
-                     r->p, r->d, r->max_num_seqs);
-        else
-            snprintf(name, sizeof name, "%s TP%d colocated, %ld seqs", r->gpu, r->tp,
-                     r->max_num_seqs);
+        plan_name(r, name, sizeof name);
         if (!r->ok) {
             fputs("<tr><td>-</td><td class=\"l\">", h);
             esc(h, name);
-            fputs("</td><td class=\"l\" colspan=\"7\">", h);
+            fprintf(h, "</td><td class=\"l\" colspan=\"%d\">", ncols - 2);
             esc(h, r->error);
             fputs("</td></tr>\n", h);
             continue;
         }
+        double lo, hi;
+        sv_plan_band_cost(r, fa.target, &lo, &hi);
         fprintf(h, "<tr><td>%d</td><td class=\"l\">", i + 1);
         esc(h, name);
         fprintf(h,
-                "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td>"
-                "<td class=\"l\">%s</td></tr>\n",
-                r->gpus, r->unit_capacity, r->cost_hour, r->cost_mtok, r->energy_tok,
-                r->goodput_per_gpu, r->binding);
-        if (cx && cy && labels && lb) {
-            cx[m] = r->units * r->unit_capacity;
-            cy[m] = r->cost_hour;
-            snprintf(lb[m], 64, "#%d %s x%d%s", i + 1, r->gpu, r->gpus, r->disagg ? " P/D" : "");
-            labels[m] = m < 8 ? lb[m] : NULL; /* label the cheapest; the table has the rest */
-            m++;
+                "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.2f-%.2f</td><td>%.2f-%.2f</td>"
+                "<td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td><td>%.1f</td>",
+                r->gpus, r->unit_capacity, r->cost_hour, lo, hi, r->gpus * r->price_low,
+                r->gpus * r->price_high, r->cost_mtok, r->energy_tok, r->goodput_per_gpu,
+                r->binding, 100 * r->attain_at_target);
+        if (fa.per_request) fprintf(h, "<td>%.1f</td><td>%.2f</td>", r->ttft_p90, r->tpot_p90);
+        for (int b = 0; b < nb; b++)
+            fprintf(h, "<td>%.1f</td>", b < r->nbudgets ? r->budget[b].value_ms : NAN);
+        fprintf(h, "<td class=\"l\">&plusmn;%.0f%% %s</td></tr>\n", r->band_pct,
+                sv_calibration_name((sv_calibration_t)r->calibration));
+        int g = 0;
+        while (g < ng && strcmp(gname[g], r->gpu) != 0)
+            g++;
+        if (g == ng && ng < SV_SVG_MAX_SERIES) {
+            snprintf(gname[ng], sizeof gname[ng], "%s", r->gpu);
+            gx[ng] = calloc((size_t)n + 1, sizeof **gx);
+            gy[ng] = calloc((size_t)n + 1, sizeof **gy);
+            gl[ng] = calloc((size_t)n + 1, sizeof **gl);
+            ng++;
+        }
+        if (g < ng && gx[g] && gy[g] && gl[g] && lb) {
+            gx[g][gn[g]] = r->units * r->unit_capacity;
+            gy[g][gn[g]] = r->cost_hour;
+            snprintf(lb[i], sizeof lb[i], "#%d", i + 1);
+            gl[g][gn[g]] = i < 5 ? lb[i] : NULL; /* rank labels on the five cheapest */
+            gn[g]++;
         }
     }
-    fputs("</table>\n<h2>Cost against capacity</h2>\n<p class=\"note\">The eight cheapest are "
-          "labelled with their rank; lower and further right is better.</p>\n"
+    fputs("</table>\n", h);
+    fputs("<p class=\"note\">confidence: error bands from servesim validate per calibration "
+          "status; a capacity off by its band needs more or fewer units. The price range is the "
+          "catalog's public on-demand range per GPU-hour (price_low_usd, price_high_usd).</p>\n",
+          h);
+    plan_day(h, rows, n, &fa);
+    fputs("<h2>Cost against capacity</h2>\n<p class=\"note\">One colour per GPU type; the five "
+          "cheapest carry their rank. Lower and further right is better.</p>\n"
           "<div class=\"charts\">\n",
           h);
     sv_svg_chart_t c;
@@ -1044,18 +1173,28 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
     c.xlabel = "capacity within the SLOs (req/s)";
     c.ylabel = "cost (USD per hour)";
     c.ymin_zero = 1;
-    c.s[c.ns++] = (sv_svg_series_t){
-        .name = "configurations", .x = cx, .y = cy, .n = m, .points = 1, .labels = labels};
+    c.legend_right = 1;
+    c.legend_title = "GPU";
+    for (int g = 0; g < ng; g++)
+        c.s[c.ns++] = (sv_svg_series_t){.name = gname[g],
+                                        .x = gx[g],
+                                        .y = gy[g],
+                                        .n = gn[g],
+                                        .points = 1,
+                                        .labels = gl[g],
+                                        .color = g + 1};
     char tl[64];
-    snprintf(tl, sizeof tl, "target %.4g req/s", cfg->target_rate);
-    c.vline[c.nv] = cfg->target_rate;
+    snprintf(tl, sizeof tl, "target %.4g req/s", fa.target);
+    c.vline[c.nv] = fa.target;
     c.vlabel[c.nv++] = tl;
-    sv__svg_chart(sv__chart_begin(&p, "cost-capacity"), &c, 900, 480);
+    sv__svg_chart(sv__chart_begin(&p, "cost-capacity"), &c, 1000, 480);
     sv__chart_end(&p);
     fputs("</div>\n", h);
-    free(cx);
-    free(cy);
-    free(labels);
+    for (int g = 0; g < ng; g++) {
+        free(gx[g]);
+        free(gy[g]);
+        free(gl[g]);
+    }
     free(lb);
     return sv__page_close(&p);
 }

@@ -10,6 +10,7 @@
 #include "servesim/report/html.h"
 
 #include <errno.h>
+#include <cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,8 +172,54 @@ static void cell(FILE *h, double v)
     fprintf(h, "<td>%s</td>", sv_fmt_num(v, b));
 }
 
+/* One row per leaf of the configuration JSON, named by its dotted path. */
+static void config_rows(FILE *h, const cJSON *j, const char *prefix)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, j)
+    {
+        char name[256];
+        snprintf(name, sizeof name, "%s%s%s", prefix, prefix[0] ? "." : "",
+                 it->string ? it->string : "");
+        if (cJSON_IsObject(it)) {
+            config_rows(h, it, name);
+            continue;
+        }
+        char *v = cJSON_IsString(it) ? NULL : cJSON_PrintUnformatted(it);
+        fputs("<tr><th class=\"l\">", h);
+        esc(h, name);
+        fputs("</th><td class=\"l\">", h);
+        esc(h, v ? v : it->valuestring ? it->valuestring : "");
+        fputs("</td></tr>\n", h);
+        free(v);
+    }
+}
+
+static void config_block(FILE *h, const char *config, char keys[][128], int nkeys)
+{
+    cJSON *j = config ? cJSON_Parse(config) : NULL;
+    if (!j) return;
+    fputs("<h2>Configuration</h2>\n<p class=\"note\">What every point shares, as the first point "
+          "ran it (its result JSON's servesim.config); the swept keys (",
+          h);
+    for (int k = 0; k < nkeys; k++) {
+        if (k) fputs(", ", h);
+        esc(h, keys[k]);
+    }
+    fputs(") take each point's own values.</p>\n<table class=\"cfg\">\n", h);
+    config_rows(h, j, "");
+    fputs("</table>\n", h);
+    cJSON_Delete(j);
+}
+
 int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
                   const char *load, const char *path, sv_error_t *err)
+{
+    return sv_html_sweep_cfg(title, keys, nkeys, rows, n, load, NULL, path, err);
+}
+
+int sv_html_sweep_cfg(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
+                      const char *load, const char *config, const char *path, sv_error_t *err)
 {
     sv_curves_t cv;
     int rc = sv_sweep_curves(keys, nkeys, rows, n, load, &cv, err);
@@ -193,6 +240,7 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     }
     fputs("</pre>\n", h);
     free(sum);
+    config_block(h, config, keys, nkeys);
 
     fputs("<h2>Points</h2>\n<table>\n<tr>", h);
     for (int k = 0; k < nkeys; k++) {

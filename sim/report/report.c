@@ -358,7 +358,10 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
             sv__report_network_text(&sc->class_rtt[i], buf, sizeof buf);
             fprintf(f, "%-40s %s\n", lab, buf);
         }
-    line_num(f, "GPUs:", res->gpus);
+    int scaled = 0; /* an autoscaled pool counts the GPUs up at its peak */
+    for (int p = 0; p < res->npools; p++)
+        scaled |= res->pools[p].cfg->autoscale.enabled;
+    line_num(f, scaled ? "GPUs (at the peak):" : "GPUs:", res->gpus);
     if (s->sketch_alpha > 0) { /* exact percentiles say nothing: the default */
         snprintf(buf, sizeof buf, "sketch, within %g%% (DDSketch)", 100.0 * s->sketch_alpha);
         fprintf(f, "%-40s %s\n", "Percentiles:", buf);
@@ -438,7 +441,8 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
             line_num(f, "KV sent (GB):", pp->link_bytes / 1e9);
             line_num(f, "KV link busy (%):", T > 0 ? 100.0 * pp->link_busy_s / T : 0.0);
         }
-        line_num(f, "Cost ($/h):", pp->gpus * pc->gpu.price_per_hour);
+        line_num(f, pc->autoscale.enabled ? "Cost at the peak ($/h):" : "Cost ($/h):",
+                 pp->gpus * pc->gpu.price_per_hour);
     }
     sv__report_finance_summary(res, f);
     centred(f, "", '=', 50);
@@ -1100,6 +1104,9 @@ static double h_prefill(const sv_req_t *r)
 {
     return r->prefill_end - r->scheduled;
 }
+/* From the prompt's KV to the last token: prefill + decode = inference, as a replica sees
+ * it. Colocated, prefill_end is the first token and this is metrics.c's decode phase; with a
+ * split it also holds the hand-off, which the summary breaks out (metrics.c's ph_decode). */
 static double h_decode(const sv_req_t *r)
 {
     return r->last_token - r->prefill_end;

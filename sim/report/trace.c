@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec_int.h"
 #include "base/fileio_int.h"
 
 #ifndef SERVESIM_VERSION
@@ -46,17 +47,11 @@ static void on_step(void *ctx, const sv_step_event_t *ev)
         if (isinf(t->first_unrecorded)) t->first_unrecorded = ev->start;
         return;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 4096;
-        step_rec_t *s = realloc(t->steps, cap * sizeof *s);
-        if (!s) {
-            t->oom = 1;
-            if (isinf(t->first_unrecorded)) t->first_unrecorded = ev->start;
-            t->max_steps = (long)t->n; /* stop here: the trace is cut where memory ran out */
-            return;
-        }
-        t->steps = s;
-        t->cap = cap;
+    if (SV_GROW(t->steps, t->cap, t->n + 1)) {
+        t->oom = 1;
+        if (isinf(t->first_unrecorded)) t->first_unrecorded = ev->start;
+        t->max_steps = (long)t->n; /* stop here: the trace is cut where memory ran out */
+        return;
     }
     t->steps[t->n++] = (step_rec_t){ev->replica, ev->start, ev->dur, ev->info};
 }
@@ -274,7 +269,8 @@ static int write_links(out_t *o, const sv_tracer_t *t, const sv_result_t *res, s
     }
     qsort(x, nx, sizeof *x, cmp_xfer);
     long long *lane_end = NULL;
-    int nlanes = 0, caplanes = 0, link = -1, named = 0;
+    int nlanes = 0, link = -1, named = 0;
+    size_t caplanes = 0;
     for (size_t k = 0; k < nx; k++) {
         if (x[k].link != link) {
             link = x[k].link;
@@ -284,16 +280,10 @@ static int write_links(out_t *o, const sv_tracer_t *t, const sv_result_t *res, s
         while (l < nlanes && lane_end[l] > x[k].t0)
             l++;
         if (l == nlanes) {
-            if (nlanes == caplanes) {
-                int cap = caplanes ? 2 * caplanes : 8;
-                long long *le = realloc(lane_end, (size_t)cap * sizeof *le);
-                if (!le) {
-                    free(lane_end);
-                    free(x);
-                    return SV_ENOMEM;
-                }
-                lane_end = le;
-                caplanes = cap;
+            if (SV_GROW(lane_end, caplanes, (size_t)nlanes + 1)) {
+                free(lane_end);
+                free(x);
+                return SV_ENOMEM;
             }
             nlanes++;
         }

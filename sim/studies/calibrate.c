@@ -328,10 +328,13 @@ static int read_mlp(const char *path, row_t **g, size_t *ng, size_t *capg, row_t
                 .op = OP_GEMM, .x = {M, shp[i][0], shp[i][1]}, .y = y * 1e-3, .label = gemm_ops[i]};
             snprintf(w->where, sizeof w->where, "%s:%ld", path, t->lines[r]);
         }
-        /* Bytes each small op moves (the same counts as sv_perf_step). */
-        double bytes[5] = {2.0 * M * d * ACT, 2.0 * M * d * ACT, 2.0 * M * (q + kv) * ACT,
-                           (gated ? 3.0 : 2.0) * M * fl * ACT, 3.0 * M * d * ACT};
-        for (int i = 0; i < 5; i++) {
+        /* Bytes each small op moves: the cost model's counts (sv_small_op_elems), in the
+         * order of small_ops. */
+        double bytes[SV_SMALL_COUNT];
+        sv_small_op_elems(d, q, kv, fl, gated > 0, bytes);
+        for (int i = 0; i < SV_SMALL_COUNT; i++)
+            bytes[i] *= M * ACT;
+        for (int i = 0; i < SV_SMALL_COUNT; i++) {
             double y;
             if (smc[i] < 0) continue;
             if ((rc = sv__csv_num(t, r, smc[i], &y, err))) goto done;

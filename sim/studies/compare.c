@@ -10,6 +10,7 @@
 
 #include <cJSON.h>
 
+#include "servesim/base/numeric.h"
 #include "base/fileio_int.h"
 
 #ifndef M_PI
@@ -56,12 +57,6 @@ double sv_rel_err(double real, double sim)
 
 /* ---- Kolmogorov-Smirnov ---------------------------------------------------------------- */
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double sv_kolmogorov_q(double lambda)
 {
     if (!(lambda > 0)) return 1.0;
@@ -90,8 +85,8 @@ int sv_ks_2samp(double *a, size_t na, double *b, size_t nb, double tie, double *
     *d = NAN;
     *p = NAN;
     if (na == 0 || nb == 0) return SV_EINVAL;
-    qsort(a, na, sizeof *a, cmp_d);
-    qsort(b, nb, sizeof *b, cmp_d);
+    qsort(a, na, sizeof *a, sv_cmp_double);
+    qsort(b, nb, sizeof *b, sv_cmp_double);
     size_t i = 0, j = 0;
     double best = 0;
     /* Walk the pooled values in order; at each distinct value step past every copy of it in

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/studies/calibrate.h"
 
 /*
@@ -90,7 +91,6 @@ cJSON *sv_confidence_json(const sv_confidence_t *c)
                                   "(docs/validation.md)");
     return j;
 }
-
 
 /* ---- leave one family out ---------------------------------------------------------- */
 
@@ -292,12 +292,6 @@ typedef struct {
     long n[SV_BAND_GROUPS];
 } fam_t;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Share (0..1) of family f's points of group g within band, families weighing the same. */
 static double covered(const fam_t *f, int g, double band)
 {
@@ -398,7 +392,7 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
         for (int g = 0; g < SV_BAND_GROUPS; g++) {
             cov[g] = cv[g] = NAN;
             if (!fam[i].n[g]) continue;
-            qsort(fam[i].ape[g], (size_t)fam[i].n[g], sizeof(double), cmp_double);
+            qsort(fam[i].ape[g], (size_t)fam[i].n[g], sizeof(double), sv_cmp_double);
         }
         for (int g = 0; g < SV_BAND_GROUPS; g++) {
             if (!fam[i].n[g]) continue;

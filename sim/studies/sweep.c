@@ -6,6 +6,8 @@
 
 #include "servesim/studies/confidence.h"
 
+#include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "base/vec_int.h"
 #include "base/fileio_int.h"
 #include "base/jsonw_int.h"
 #include "studies/parallel_int.h"
@@ -71,16 +74,37 @@ static char *dup_n(const char *s, size_t n)
 
 void sv_vary_free(sv_vary_t *v)
 {
-    for (int i = 0; i < v->n; i++)
+    for (int i = 0; i < v->n; i++) {
         free(v->vals[i]);
+        free(v->labels[i]);
+        v->labels[i] = NULL;
+    }
     v->n = 0;
+}
+
+/* The length of a NAME= label at the start of s (len bytes), 0 when there is none. */
+static size_t label_len(const char *s, size_t len)
+{
+    size_t i = 0;
+    if (len == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-'))
+        i++;
+    return i < len && s[i] == '=' && i + 1 < len ? i : 0;
 }
 
 static int add_text(sv_vary_t *v, const char *s, size_t len, const char *arg, sv_error_t *err)
 {
     if (v->n == SV_MAX_VALUES)
         return sv_errorf(err, SV_ELIMIT, "--vary %s: more than %d values", arg, SV_MAX_VALUES);
-    if (!(v->vals[v->n] = dup_n(s, len))) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    size_t l = label_len(s, len);
+    v->labels[v->n] = NULL;
+    if (l && !(v->labels[v->n] = dup_n(s, l))) return sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (l) s += l + 1, len -= l + 1;
+    if (!(v->vals[v->n] = dup_n(s, len))) {
+        free(v->labels[v->n]);
+        v->labels[v->n] = NULL;
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
     v->n++;
     return 0;
 }
@@ -202,6 +226,12 @@ int sv_vary_parse_all(const char *arg, sv_vary_t *v, int room, int *nkeys, sv_er
             if (q == end) break;
             f = q + 1;
         }
+        /* the tuple's label, on its first value, names every key's value of the tuple */
+        for (int j = 1; !rc && !bad && k == nk && j < nk && v[0].labels[v[0].n - 1]; j++)
+            if (!v[j].labels[v[j].n - 1] &&
+                !(v[j].labels[v[j].n - 1] =
+                      dup_n(v[0].labels[v[0].n - 1], strlen(v[0].labels[v[0].n - 1]))))
+                rc = sv_errorf(err, SV_ENOMEM, "out of memory");
         if (!rc && (bad || k != nk))
             rc = sv_errorf(err, SV_EINVAL,
                            "--vary %s: tuple %ld: expected %d non-empty values separated by ',' "
@@ -282,12 +312,24 @@ void sv_sweep_free(sv_sweep_t *sw)
     sw->nvary = 0;
 }
 
-const char *sv_sweep_value(const sv_sweep_t *sw, long index, int k)
+/* The position of point index in vary key k's values. */
+static int value_at(const sv_sweep_t *sw, long index, int k)
 {
     int g = leader_of(sw, k);
     for (int j = 0; j < g; j++)
         if (!sw->vary[j].zip) index /= sw->vary[j].n;
-    return sw->vary[k].vals[index % sw->vary[k].n];
+    return (int)(index % sw->vary[k].n);
+}
+
+const char *sv_sweep_value(const sv_sweep_t *sw, long index, int k)
+{
+    return sw->vary[k].vals[value_at(sw, index, k)];
+}
+
+const char *sv_sweep_label(const sv_sweep_t *sw, long index, int k)
+{
+    int i = value_at(sw, index, k);
+    return sw->vary[k].labels[i] ? sw->vary[k].labels[i] : sw->vary[k].vals[i];
 }
 
 /* ---- one point -------------------------------------------------------------------------- */
@@ -389,7 +431,7 @@ static void free_sets(const sv_sweep_t *sw, const char **sets, char **own)
 static void row_values(const sv_sweep_t *sw, long index, sv_row_t *row)
 {
     for (int k = 0; k < sw->nvary; k++)
-        row->vals[k] = sv_sweep_value(sw, index, k);
+        row->vals[k] = sv_sweep_label(sw, index, k);
 }
 
 /* One point: the source's parsed scenario (the base with --set) with the point's own
@@ -1028,8 +1070,28 @@ static void print_table(FILE *t, char keys[][128], int nkeys, const sv_row_t *ro
     free(sum);
 }
 
+char *sv_sweep_config_json(const char *outdir, const sv_row_t *rows, long nrows)
+{
+    for (long i = 0; i < nrows; i++) {
+        if (!rows[i].ok) continue;
+        char path[1200], *buf;
+        size_t len;
+        sv_error_t e;
+        point_path(path, sizeof path, outdir, rows[i].index, "json");
+        if (sv__read_file(path, (size_t)1 << 30, &buf, &len, &e)) return NULL;
+        cJSON *j = cJSON_ParseWithLength(buf, len);
+        free(buf);
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "servesim"),
+                                                    "config");
+        char *text = c ? cJSON_PrintUnformatted(c) : NULL;
+        cJSON_Delete(j);
+        return text;
+    }
+    return NULL;
+}
+
 static int write_json(const char *path, char keys[][128], int nkeys, const sv_row_t *rows,
-                      long nrows, const sv_curves_t *cv, sv_error_t *err)
+                      long nrows, const sv_curves_t *cv, const char *config, sv_error_t *err)
 {
     FILE *f = fopen(path, "w");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -1045,6 +1107,10 @@ static int write_json(const char *path, char keys[][128], int nkeys, const sv_ro
         sv__jw_str(&w, NULL, keys[k]);
     sv__jw_end_arr(&w);
     sv__jw_str(&w, "x_axis", cv->is_load ? "load" : "other");
+    if (config) { /* the first point's configuration block (the swept keys at its values) */
+        sv__jw_key(&w, "config");
+        fputs(config, f);
+    }
     sv__jw_arr(&w, "points");
     for (long i = 0; i < nrows; i++) {
         const sv_row_t *r = &rows[i];
@@ -1139,7 +1205,9 @@ int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row
     sv_curves_t cv;
     if ((rc = sv_sweep_curves(keys, nkeys, rows, nrows, load, &cv, err))) return rc;
     snprintf(path, sizeof path, "%s/sweep.json", outdir);
-    rc = write_json(path, keys, nkeys, rows, nrows, &cv, err);
+    char *config = sv_sweep_config_json(outdir, rows, nrows);
+    rc = write_json(path, keys, nkeys, rows, nrows, &cv, config, err);
+    free(config);
     if (!rc && table) print_table(table, keys, nkeys, rows, nrows, &cv);
     sv_curves_free(&cv);
     return rc;
@@ -1176,7 +1244,8 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, const
     char keys[SV_MAX_VARY][128];
     int nkeys = -1, rc = 0;
     sv_row_t *rows = NULL;
-    long nrows = 0, cap = 0;
+    long nrows = 0;
+    size_t cap = 0;
     char header0[4096] = "";
     for (int d = 0; d < ndirs && !rc; d++) {
         char path[1200];
@@ -1208,14 +1277,9 @@ int sv_sweep_merge(const char *outdir, const char *const *dirs, int ndirs, const
         long line = 1;
         while (!rc && *p) {
             line++;
-            if (nrows == cap) {
-                cap = cap ? cap * 2 : 256;
-                sv_row_t *nr = realloc(rows, (size_t)cap * sizeof *rows);
-                if (!nr) {
-                    rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-                    break;
-                }
-                rows = nr;
+            if (SV_GROW(rows, cap, (size_t)nrows + 1)) {
+                rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+                break;
             }
             char where[1300];
             snprintf(where, sizeof where, "%s:%ld", path, line);

@@ -45,7 +45,7 @@ int sv_sweep_run_ranks(const sv_sweep_t *sw, const sv_catalog_t *cat, const char
     for (long i = 0; i < sw->npoints; i++) {
         rows[i] = all_rows[(size_t)(i % size) * (size_t)sw->npoints + (size_t)i];
         for (int k = 0; k < sw->nvary; k++) /* pointers of another process: point again */
-            rows[i].vals[k] = sv_sweep_value(sw, i, k);
+            rows[i].vals[k] = sv_sweep_label(sw, i, k);
     }
     free(all_rows);
     return 0;

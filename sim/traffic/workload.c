@@ -14,16 +14,15 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "base/vec_int.h"
 #include "base/fileio_int.h"
 #include "traffic/workload_int.h"
+#include "servesim/base/numeric.h"
 #include "servesim/base/yaml.h"
 
 uint64_t sv_stream_seed(uint64_t seed, uint64_t stream)
 {
-    uint64_t z = seed + stream * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return sv_mix64(seed + stream * 0x9e3779b97f4a7c15ULL); /* splitmix64's stream-th output */
 }
 
 /* ---- CSV ---------------------------------------------------------------------------- */
@@ -246,7 +245,7 @@ int sv_trace_load(const sv_trace_cfg_t *cfg, sv_trace_t **out, sv_error_t *err)
     int rc = csv_open(&c, cfg->path, names, idx, 3, err);
     if (rc) return rc;
     sv_trace_t *t = calloc(1, sizeof *t);
-    size_t cap = 0;
+    size_t cap[3] = {0, 0, 0}; /* of time, input, output */
     char *line;
     double t0 = 0, prev = -INFINITY;
     rc = t ? 0 : sv_errorf(err, SV_ENOMEM, "out of memory");
@@ -289,18 +288,10 @@ int sv_trace_load(const sv_trace_cfg_t *cfg, sv_trace_t **out, sv_error_t *err)
         if (tm - first < cfg->window_start) continue;
         if (cfg->window_end > 0 && tm - first >= cfg->window_end) break;
         if (t->n == 0) t0 = tm;
-        if (t->n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            double *nt = realloc(t->time, cap * sizeof *nt);
-            if (nt) t->time = nt;
-            int32_t *ni = realloc(t->input, cap * sizeof *ni);
-            if (ni) t->input = ni;
-            int32_t *no = realloc(t->output, cap * sizeof *no);
-            if (no) t->output = no;
-            if (!nt || !ni || !no) {
-                rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", cfg->path);
-                break;
-            }
+        if (SV_GROW(t->time, cap[0], t->n + 1) || SV_GROW(t->input, cap[1], t->n + 1) ||
+            SV_GROW(t->output, cap[2], t->n + 1)) {
+            rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", cfg->path);
+            break;
         }
         t->time[t->n] = (tm - t0) / (cfg->mean_rate > 0 ? 1.0 : cfg->speedup);
         t->input[t->n] = (int32_t)in;
@@ -342,14 +333,9 @@ int sv_empirical_load(const char *path, const char *column, long **values, size_
             break;
         }
         if ((rc = whole_field(&c, column, f[idx], &x, err))) break;
-        if (cnt == cap) {
-            cap = cap ? cap * 2 : 1024;
-            long *nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", path);
-                break;
-            }
-            v = nv;
+        if (SV_GROW(v, cap, cnt + 1)) {
+            rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", path);
+            break;
         }
         v[cnt++] = x;
     }

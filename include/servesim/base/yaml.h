@@ -67,7 +67,8 @@ int sv_ydoc_copy(const sv_ydoc_t *src, sv_ydoc_t **out, sv_error_t *err);
  * Apply an override "a.b.c=value" (as given to --set): walks maps (creating missing
  * ones) and sequence items by index ("pools.1.gpu") or by the item's `name`
  * ("pools.decode.gpu"), then sets or replaces the scalar. The value is parsed as a YAML
- * flow scalar or flow collection ("[1, 2]", "{a: 1}"). Returns SV_EINVAL with a message
+ * flow scalar or flow collection ("[1, 2]", "{a: 1}"); an explicit null ("a.b=null" or
+ * "a.b=~", not "a.b=") removes the key instead. Returns SV_EINVAL with a message
  * when the key has an empty part (".", "a..b"), the path crosses a scalar, or an index
  * or name does not match an item.
  */

@@ -49,8 +49,6 @@ typedef struct sv_network sv_network_t;
 /* A sampler on its own stream of the scenario seed. NULL when out of memory. */
 sv_network_t *sv_network_new(const sv_network_cfg_t *cfg, uint64_t seed);
 void sv_network_free(sv_network_t *n);
-/* The next request's round trip, s (>= 0). */
-double sv_network_rtt(sv_network_t *n);
 /* The next round trip drawn from cfg (a class's own rtt_ms) on n's stream, s (>= 0). */
 double sv_network_rtt_of(sv_network_t *n, const sv_network_cfg_t *cfg);
 

@@ -2,7 +2,8 @@
  * Scenario files: everything one simulated run needs, read from YAML with strict
  * validation (unknown keys, wrong types and out-of-range values are errors naming
  * file:line:column and the dotted key), with `--set dotted.key=value` overrides applied
- * to the tree before it is read. docs/scenarios.md lists every key, its unit and default.
+ * to the tree before it is read. Every key is a row of the settings schema
+ * (servesim/cluster/schema.h), which docs/scenarios.md's tables are generated from.
  *
  * Ownership: sv_scenario_load() returns a scenario freed with sv_scenario_free()
  * (NULL-safe); it owns its trace and empirical samples. It copies what it needs from the

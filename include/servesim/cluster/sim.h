@@ -52,7 +52,7 @@ typedef struct sv_pool_result {
     int first, count; /* its replicas are [first, first + count) */
     double gpus;      /* count x tp */
     double cost_usd, energy_j;
-    double busy_share; /* mean over its replicas of busy time / duration */
+    double busy_share; /* busy time / time up, over its replicas (autoscaled: those up) */
     double kv_usage_p50, kv_usage_p99, kv_usage_max;
     long preemptions, steps, decode_steps, handoffs;
     double mean_decode_batch; /* sequences per decode step */
@@ -91,7 +91,7 @@ typedef struct sv_result {
     double kv_usage_p50, kv_usage_p99, kv_usage_max; /* over all samples, 0..1 */
     long preemptions;
     double prefix_queries, prefix_hits; /* prompt tokens looked up in prefix caches, found */
-    double busy_share;                  /* mean over replicas of busy time / duration */
+    double busy_share;                  /* busy time / time up, over all replicas */
     double gpus;                        /* all pools */
     double cost_usd;                    /* sum over pools of gpus x price x duration */
     double energy_j;                    /* idle power all along + dynamic power while busy */

@@ -202,6 +202,24 @@ typedef struct sv_perf {
  * heads, the KV heads (or vice versa), or the MLP width; or when FP4 weights or KV are
  * asked of a GPU without FP4 tensor cores of that format.
  */
+/* The element-wise kernels of one layer, each once a layer but the residual add (twice):
+ * six kernels. The norms are reductions and get their own efficiency. */
+typedef enum {
+    SV_SMALL_INPUT_NORM,
+    SV_SMALL_POST_NORM,
+    SV_SMALL_ROPE,
+    SV_SMALL_ACT,
+    SV_SMALL_ADD,
+    SV_SMALL_COUNT
+} sv_small_op_t;
+/* Activation elements each kernel reads and writes per token, for hidden size d, the
+ * GPU's Q and KV widths q and kv and its FFN width f (gated: gate and up): a norm reads and
+ * writes d, rotary reads and writes Q and K, the activation reads 2f (gated) or f and
+ * writes f, an add reads 2d and writes d. The cost model (sv_perf_init) and the kernel
+ * calibration (Vidur's mlp.csv rows) both count bytes with it. */
+void sv_small_op_elems(double d, double q, double kv, double f, int gated,
+                       double out[SV_SMALL_COUNT]);
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *settings, sv_error_t *err);
 

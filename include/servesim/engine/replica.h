@@ -95,6 +95,8 @@ typedef struct sv_replica_stats {
     long peak_blocks_used;
     long handoffs;
     double prefix_queries, prefix_hits; /* prompt tokens looked up in the prefix cache, found */
+    double prefix_preempted_queries, prefix_preempted_hits; /* the same, of requests
+                                                             re-admitted after a preemption */
     /* At the end of a run (filled by the simulator): every block should be free again
      * and no token owed. */
     long blocks_free_end, blocks_total, owed_end;

@@ -25,7 +25,9 @@ typedef struct sv_chart_series {
     int points; /* markers at the points as well as the line */
 } sv_chart_series_t;
 
-/* A line chart; hline / vline NAN for none. */
+/* A line chart; hline / vline NAN for none. An axis whose values span 30x or more is
+ * logarithmic (its label then says so); the legend stands right of the plot, never over
+ * the data. */
 typedef struct sv_chart_spec {
     const char *title, *xlabel, *ylabel;
     sv_chart_series_t s[SV_CHART_MAX_SERIES];
@@ -33,6 +35,7 @@ typedef struct sv_chart_spec {
     double hline, vline;
     const char *hlabel, *vlabel;
     int width, height; /* 0: the report's 620 x 360 */
+    int linear_x;      /* 1: the x axis stays linear (time), whatever its span */
 } sv_chart_spec_t;
 
 char *sv_chart_lines(const sv_chart_spec_t *c);

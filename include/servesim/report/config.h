@@ -31,7 +31,8 @@ typedef struct sv_cfg_row {
 
 typedef struct sv_run_config {
     sv_cfg_row_t *rows;
-    int n, cap;
+    int n;
+    size_t cap;
 } sv_run_config_t;
 
 /* The rows of res's run, sections in a fixed order (run, model, serving, pools.NAME...,

@@ -34,6 +34,9 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
                      const char *path, sv_error_t *err);
 int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
                   const char *load, const char *path, sv_error_t *err);
+/* The same with the configuration block (sv_sweep_config_json; NULL: none) as a table. */
+int sv_html_sweep_cfg(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
+                      const char *load, const char *config, const char *path, sv_error_t *err);
 int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
                  int n, const char *path, sv_error_t *err);
 

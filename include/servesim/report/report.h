@@ -58,4 +58,15 @@ int sv_report_prometheus(const sv_result_t *res, const char *path, sv_error_t *e
  * writes it: its help text and bucket bounds (static). 0, or SV_ENOTFOUND. */
 int sv_report_prom_histogram(const char *name, const char **help, const double **bounds, int *n);
 
+/*
+ * The same metrics over time (--prometheus-series): one scrape of every replica at each
+ * time-series sample (metrics.sample_interval_s) after the start, as OpenMetrics text
+ * with a timestamp (epoch + simulated seconds, > 0) on every value: the running/waiting/KV gauges as sampled, the
+ * success and token counters and the TTFT, E2E and TPOT histograms over the requests each
+ * replica had completed by then (TTFT observed at the first token, the others at the
+ * last). Ends with "# EOF"; `-` writes to stdout.
+ */
+int sv_report_prometheus_series(const sv_result_t *res, double epoch, const char *path,
+                                sv_error_t *err);
+
 #endif

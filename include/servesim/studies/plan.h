@@ -28,7 +28,32 @@
 #include "servesim/cluster/scenario.h"
 #include "servesim/studies/sections.h"
 
-#define SV_BINDING_MAX 64 /* bytes of a binding SLO name */
+#define SV_BINDING_MAX 64      /* bytes of a binding SLO name */
+#define SV_PLAN_MAX_BUDGETS 16 /* budgets judged per row: the top level's and every class's */
+#define SV_PLAN_MAX_WARN 12    /* warnings a plan carries (sv_plan_facts_t) */
+#define SV_PLAN_DAY_ROWS 3     /* the cheapest rows whose day is simulated */
+
+/* One percentile budget of the contract, judged on the cluster at the target rate. */
+typedef struct sv_plan_budget {
+    char name[48]; /* "ttft p99", or "chat: ttft p99" for a class's */
+    double budget_ms, value_ms;
+    int met;
+} sv_plan_budget_t;
+
+/* The scenario's whole load served by a row's fleet (the day, for a rate profile over
+ * 24 hours): what it costs and draws, fixed and (with an autoscaler map) autoscaled. */
+typedef struct sv_plan_day {
+    int done; /* simulated (the cheapest SV_PLAN_DAY_ROWS feasible rows) */
+    char error[SV_ERRMSG_MAX];
+    double hours; /* the load's duration */
+    double requests, output_tokens, attainment;
+    double gpu_hours, gpu_usd, energy_usd, total_usd, wall_kwh, usd_per_mtok, wall_j_per_tok;
+    double busy_share; /* over the replicas up */
+    int autoscaled;    /* the autoscaled fleet below was simulated */
+    double as_gpu_hours, as_total_usd, as_wall_kwh, as_usd_per_mtok, as_attainment;
+    double as_mean_replicas;
+    int as_peak_replicas;
+} sv_plan_day_t;
 
 typedef struct sv_plan_row {
     char gpu[SV_NAME_MAX];
@@ -39,13 +64,20 @@ typedef struct sv_plan_row {
     char error[SV_ERRMSG_MAX];
     double unit_capacity; /* req/s one unit sustains within the SLOs */
     int unit_gpus;
-    int units, gpus;         /* for the target rate */
-    double attain_at_target; /* of the whole cluster at the target rate */
+    int units, gpus; /* for the target rate */
+    /* Of the whole cluster at the target rate: the share of requests meeting every
+     * per-request threshold, or, for a contract of percentile budgets only, the share within
+     * every budget's bound (sv_plan_attainment_basis); goodput: those requests per second. */
+    double attain_at_target;
     double goodput_at_target;
+    int contract_met; /* the verification run meets the whole contract */
     double cost_hour, cost_mtok, energy_tok;
+    double price, price_low, price_high; /* USD per GPU-hour: used, and its public range */
     /* latency of the whole cluster at the target rate, ms: p90 and the SLO's percentile
      * (100 x slo.attainment) of TTFT and TPOT */
     double ttft_p90, tpot_p90, ttft_slo_pct, tpot_slo_pct;
+    sv_plan_budget_t budget[SV_PLAN_MAX_BUDGETS]; /* each percentile budget, at the target */
+    int nbudgets;
     double goodput_per_gpu;       /* unit capacity / unit GPUs (DistServe's metric) */
     char binding[SV_BINDING_MAX]; /* ttft, tpot or e2el: the SLO that fails first past
                                      capacity; a layered contract's broken budget ("ttft
@@ -53,7 +85,31 @@ typedef struct sv_plan_row {
     long probes;                  /* simulations run */
     int calibration;              /* sv_calibration_t: the weaker of the GPU's and the profile's */
     double band_pct; /* expected throughput error at that status (sv_band_throughput_pct) */
+    sv_plan_day_t day;
 } sv_plan_row_t;
+
+/*
+ * What every plan output says besides the rows, computed once (sv_plan_facts) so the
+ * terminal, plan.csv, plan.json and the HTML page carry the same facts.
+ */
+typedef struct sv_plan_facts {
+    double target; /* req/s sized for: target_rate x peak_factor */
+    char model[SV_NAME_MAX];
+    char weights[16], kv[16]; /* weight and KV cache dtypes */
+    char engine[SV_NAME_MAX]; /* engine profile, "" without */
+    char arrivals[200];       /* "Poisson arrivals", "the trace's own arrivals ..." */
+    char contract[512];       /* the contract as written: thresholds, budgets, classes */
+    int per_request;          /* attainment is of per-request thresholds (else budget bounds) */
+    const char *attain_label; /* its column name: "SLO %" or "in bounds %" */
+    char warnings[SV_PLAN_MAX_WARN][480];
+    int nwarnings;
+} sv_plan_facts_t;
+/* The facts of a ranked plan (sv_plan_run ranks it). */
+void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
+                   int nrows, sv_plan_facts_t *out);
+
+/* Cost per hour of a ranked row if its unit capacity were off by its band (whole units). */
+void sv_plan_band_cost(const sv_plan_row_t *r, double target, double *lo, double *hi);
 
 /*
  * The highest rate at which `base` (its pools as given) meets its SLOs for at least
@@ -65,11 +121,13 @@ typedef struct sv_plan_row {
 int sv_capacity(const sv_scenario_t *base, long requests, double tol, double *rate, char *binding,
                 long *probes, sv_error_t *err);
 
+/* Evaluate every configuration, rank the rows (by cost per hour, infeasible last), then
+ * simulate the scenario's whole load on the cheapest SV_PLAN_DAY_ROWS (row.day). */
 int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
                 int jobs, sv_plan_row_t **rows, int *nrows, FILE *progress, sv_error_t *err);
 
-/* Rank (by cost per hour, infeasible last), print the table, write plan.csv and plan.json
- * into outdir (NULL: print only). */
+/* Rank (stable; a no-op on sv_plan_run's rows), print the table, write plan.csv and
+ * plan.json into outdir (NULL: print only). */
 int sv_plan_write(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_row_t *rows, int nrows,
                   const char *outdir, FILE *table, sv_error_t *err);
 

@@ -46,6 +46,11 @@ typedef struct sv_vary {
     int n;
     int zip;                   /* 1: moves with the previous key (same n, same position) */
     char *vals[SV_MAX_VALUES]; /* owned */
+    /* owned; NULL: the value is its own label. A value given as NAME=VALUE (NAME a word of
+     * letters, digits, '_' or '-', starting with a letter or '_') is set as VALUE and shown
+     * as NAME in tables, legends, sweep.csv and sweep.json; in zipped keys a tuple's first
+     * value names the whole tuple. */
+    char *labels[SV_MAX_VALUES];
 } sv_vary_t;
 
 /* One key: "workload.rate=1,2,4" / "workload.rate=2:20:2" / "hardware.replicas=1:64:x2". */
@@ -133,6 +138,8 @@ int sv_sweep_check_keys(const sv_sweep_t *sw, const sv_catalog_t *cat, sv_error_
 
 /* The value of vary key k at point index. */
 const char *sv_sweep_value(const sv_sweep_t *sw, long index, int k);
+/* Its label (the value itself when it has none): what rows show (sv_row_t.vals). */
+const char *sv_sweep_label(const sv_sweep_t *sw, long index, int k);
 
 /*
  * Run the points of shard `shard` of `nshards` (1-based; 1 of 1 = all) with up to `jobs`
@@ -150,7 +157,13 @@ int sv_sweep_run_ranks(const sv_sweep_t *sw, const sv_catalog_t *cat, const char
                        int shard, int nshards, sv_row_t *rows, FILE *progress, int *is_root,
                        sv_error_t *err);
 
-/* Write sweep.csv and sweep.json for the rows that ran, and print the table and the
+/* The configuration block (`servesim.config`: model, GPUs, engine, SLOs, seed, ...) of
+ * the first point that ran, read from its points/point-NNNNNN.json in outdir, as JSON text
+ * the caller frees; NULL when there is none. The swept keys hold that point's values. */
+char *sv_sweep_config_json(const char *outdir, const sv_row_t *rows, long nrows);
+
+/* Write sweep.csv and sweep.json (with the configuration block above as "config") for the
+ * rows that ran, and print the table and the
  * summary of each curve. load: the load key (NULL: SV_DEFAULT_LOAD). */
 int sv_sweep_write(const char *outdir, char keys[][128], int nkeys, const sv_row_t *rows,
                    long nrows, const char *load, FILE *table, sv_error_t *err);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "servesim/base/numeric.h"
+
 typedef enum {
     SV_RQ_NEW = 0, /* generated, not yet sent (waiting at the client's semaphore) */
     SV_RQ_WAITING, /* at a replica, not running */
@@ -103,11 +105,7 @@ typedef struct sv_segment {
  * names it with the same id and finds those blocks cached. */
 static inline uint64_t sv_output_segment_id(int32_t id)
 {
-    uint64_t x = 0x0b7c0deULL ^ (uint64_t)id;
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return sv_splitmix64(0x0b7c0deULL ^ (uint64_t)id);
 }
 
 /* The pool holds, next to each public record, one element of a side array whose type
