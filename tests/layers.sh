@@ -4,7 +4,7 @@
 # of a lower one; the engine and cost layers include no file-format header. Layers, lowest first (docs/architecture.md explains each):
 set -euo pipefail
 root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-layers=(base cost traffic metrics engine cluster studies report lab cli)
+layers=(base cost traffic metrics engine cluster studies report serve lab cli)
 rank() {
     local i
     for i in "${!layers[@]}"; do [ "${layers[$i]}" = "$1" ] && { echo "$i"; return; }; done

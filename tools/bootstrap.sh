@@ -4,6 +4,9 @@
 #   sv_bootstrap            install what is missing, or print the exact apt-get line
 #   sv_apt_install PKGS...  apt-get install when root (or password-less sudo); 1 if it cannot
 #   sv_build DIR [ARGS...]  configure (Release unless ARGS say otherwise) and build in DIR
+#   sv_node_clients         Node.js and npm from Debian when missing, then the pinned test
+#                           clients of tests/serve (npm ci, from npm's cache when offline);
+#                           never fatal: without them the SDK test prints why and skips
 
 SV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SV_APT_PACKAGES="gcc cmake pkg-config libgsl-dev libyaml-dev libcjson-dev libmicrohttpd-dev check"
@@ -65,6 +68,30 @@ sv_build() {
         cmake -S "$SV_ROOT" -B "$dir" "$@" >/dev/null || exit 1
     fi
     cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" >&2 || exit 1
+}
+
+sv_node_clients() {
+    local dir="$SV_ROOT/tests/serve" sudo=""
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo="sudo -n"
+        fi
+        if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; }; then
+            echo "servesim: installing nodejs and npm for the serve tests" >&2
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends nodejs npm >&2 ||
+                { $sudo apt-get update >&2 &&
+                    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends nodejs npm >&2; } ||
+                true
+        fi
+    fi
+    command -v npm >/dev/null 2>&1 || return 0
+    # up to date already: the lockfile's packages are installed
+    if [ -f "$dir/node_modules/.package-lock.json" ] &&
+        [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+        return 0
+    fi
+    (cd "$dir" && timeout 300 npm ci --prefer-offline --no-audit --no-fund >&2) ||
+        echo "servesim: npm ci in tests/serve failed (offline?); the SDK test will skip" >&2
 }
 
 # clang with its libFuzzer runtime (Debian: clang, libclang-rt-dev; in older releases the

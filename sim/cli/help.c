@@ -142,6 +142,20 @@ static const sv__opt_help_t lab_opts[] = {
     {NULL, NULL, NULL},
 };
 
+static const sv__opt_help_t serve_opts[] = {
+    {"--host", "ADDR", "the address to listen on (default 127.0.0.1: this machine only)"},
+    {"--port", "N", "the TCP port (default 8000; 0 takes a free one and prints it)"},
+    {"--speed", "X", "simulated seconds per wall-clock second (default 1)"},
+    {"--background", "", "the scenario's own workload runs alongside the HTTP requests"},
+    {"--max-connections", "N", "connections answered, in all and per client (default 1024)"},
+    {"--timeout", "S", "seconds to send a request whole (default 10; idle: 3 x S)"},
+    {"--json", "FILE", "at the end, the run's result JSON with the per-request lists"},
+    {"--log", "", "a line per request on stderr"},
+    {"--set", "KEY=VALUE", "override a scenario key (repeatable)"},
+    {"--jobs", "N", "accepted as for sweep and plan; the server runs one simulation"},
+    {NULL, NULL, NULL},
+};
+
 static const sv__cmd_help_t commands[] = {
     {"run", "SCENARIO.yaml [options]", "simulate a scenario; print the vLLM-style summary",
      "Simulate one scenario and print the summary `vllm bench serve` prints, then the\n"
@@ -204,6 +218,12 @@ static const sv__cmd_help_t commands[] = {
      "Serve the classroom lab on this machine: one page of lesson tabs whose sliders rerun\n"
      "the simulator (docs/lab.md). Ctrl-C stops it.",
      lab_opts, NULL, "servesim lab --port 8080"},
+    {"serve", "SCENARIO.yaml [options]", "the scenario's cluster behind an OpenAI-compatible API",
+     "Serve POST /v1/completions and /v1/chat/completions (streamed or not), GET /v1/models,\n"
+     "/health and /metrics as vLLM does, each request simulated live on the scenario's\n"
+     "cluster: every token leaves when the simulation makes it (docs/serve.md). Ctrl-C\n"
+     "stops it.",
+     serve_opts, NULL, "servesim serve scenarios/quickstart.yaml --port 8000"},
     {"help", "[COMMAND]", "this overview, or a command's options",
      "Print the overview, or COMMAND's usage, options and an example (as COMMAND --help).", no_opts,
      NULL, "servesim help sweep"},

@@ -41,6 +41,7 @@
 #include "servesim/studies/validate.h"
 #include "servesim/base/yaml.h"
 #include "servesim/lab/lab.h"
+#include "servesim/serve/serve.h"
 
 #include "cli/cli_cmp_int.h"
 #include "cli/cli_int.h"
@@ -1213,6 +1214,75 @@ static int cmd_lab(const sv_catalog_t *cat, int argc, char **argv)
     return EXIT_SUCCESS;
 }
 
+static int cmd_serve(const sv_catalog_t *cat, int argc, char **argv)
+{
+    sv_serve_opts_t o;
+    sv_serve_defaults(&o);
+    cmd_args_t a = {.jobs = 1};
+    const char *v;
+    for (int i = 0; i < argc; i++) {
+        long n;
+        double x;
+        if ((v = sv__opt_value(argc, argv, &i, "--port", &a.missing))) {
+            if (sv_parse_long(v, &n) || n < 0 || n > 65535)
+                return fail("error: --port: expected a whole number in [0, 65535], got '%s'", v);
+            o.port = (int)n;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--host", &a.missing))) {
+            o.host = v;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--speed", &a.missing))) {
+            if (sv_parse_double(v, &x) || !(x > 0) || x > 1e6)
+                return fail("error: --speed: expected a number in (0, 1e6], got '%s'", v);
+            o.speed = x;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--max-connections", &a.missing))) {
+            if (sv_parse_long(v, &n) || n < 1 || n > 16384)
+                return fail("error: --max-connections: expected a whole number in [1, 16384], "
+                            "got '%s'",
+                            v);
+            o.max_conns = o.per_client = (unsigned)n;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--timeout", &a.missing))) {
+            if (sv_parse_long(v, &n) || n < 1 || n > 3600)
+                return fail("error: --timeout: expected a whole number of seconds in [1, 3600], "
+                            "got '%s'",
+                            v);
+            o.deadline_s = (unsigned)n;
+            o.idle_s = (unsigned)(3 * n);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--json", &a.missing))) {
+            o.json = v;
+        } else if (strcmp(argv[i], "--background") == 0) {
+            o.background = 1;
+        } else if (strcmp(argv[i], "--log") == 0) {
+            o.log = stderr;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--set", &a.missing))) {
+            if (a.nsets == 256) return fail("error: too many --set options (at most 256)%s", "");
+            a.sets[a.nsets++] = v;
+        } else if (!a.missing && take_common(argc, argv, &i, &a, "serve") < 0) {
+            return EXIT_FAILURE; /* the scenario path, or an unknown option */
+        }
+        if (a.missing) break;
+    }
+    if (finish_args(&a, "serve needs a scenario file (servesim serve SCENARIO.yaml)"))
+        return EXIT_FAILURE;
+    sv_error_t err;
+    sv_scenario_t *sc = NULL;
+    if (sv_scenario_load(a.path, a.sets, a.nsets, cat, &sc, &err)) return fail_err(&err);
+    if (o.json) {
+        sv_paths_t *ps = paths_with_catalog();
+        int bad = !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory")
+                      : scenario_inputs(ps, a.path, sc, &err);
+        if (!bad) bad = sv_paths_output(ps, o.json, NULL, "--json", &err);
+        sv_paths_free(ps);
+        if (bad) {
+            sv_scenario_free(sc);
+            return fail_err(&err);
+        }
+    }
+    o.sc = sc;
+    int rc = sv_serve(&o, &err);
+    sv_scenario_free(sc);
+    if (rc) return fail_err(&err);
+    return EXIT_SUCCESS;
+}
+
 static int servesim_main(int argc, char **argv)
 {
     const char *catalog_dir = NULL;
@@ -1262,6 +1332,7 @@ static int servesim_main(int argc, char **argv)
              : strcmp(cmd, "validate") == 0  ? cmd_validate(cat, argc - i, argv + i)
              : strcmp(cmd, "calibrate") == 0 ? cmd_calibrate(cat, argc - i, argv + i)
              : strcmp(cmd, "lab") == 0       ? cmd_lab(cat, argc - i, argv + i)
+             : strcmp(cmd, "serve") == 0     ? cmd_serve(cat, argc - i, argv + i)
                                              : cmd_run(cat, argc - i, argv + i);
     sv_catalog_free(cat);
     return rc;

@@ -67,6 +67,8 @@ typedef struct client {
     long receiving;
     double last_end; /* the latest request end: the benchmark's duration, where up time stops */
     int external;    /* requests also come from outside (sv_sim_inject) until closed */
+    int only_external; /* ... and the workload sends none (SV_SIM_ONLY_EXTERNAL) */
+    int unheld;        /* injected requests skip the semaphore (SV_SIM_UNHELD) */
 } client_t;
 
 /* Sessions (workload.sessions): their starts come from the client's workload. */
@@ -1631,7 +1633,9 @@ static void run_until(sim_t *s, double until)
 static void start(sim_t *s)
 {
     const sv_scenario_t *sc = s->sc;
-    if (s->cl.closed)
+    if (s->cl.only_external)
+        s->cl.exhausted = 1; /* every request comes from outside */
+    else if (s->cl.closed)
         pump(s);
     else
         schedule_next_arrival(s);
@@ -1709,7 +1713,9 @@ int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int extern
     s->sc = sc;
     s->hooks = hooks;
     s->err = err ? err : &s->scratch; /* the run still reads its own messages */
-    s->cl.external = external;
+    s->cl.external = external != 0;
+    s->cl.only_external = (external & SV_SIM_ONLY_EXTERNAL) != 0;
+    s->cl.unheld = (external & SV_SIM_UNHELD) != 0;
     s->res = calloc(1, sizeof *s->res);
     if (!s->res) {
         free(s);
@@ -1747,6 +1753,24 @@ double sv_sim_now(const sv_sim_t *s)
     return s->now;
 }
 
+double sv_sim_next(const sv_sim_t *s)
+{
+    double next;
+    if (s->fl.nkicks > 0) return s->now;
+    if (!sv_evq_peek_time(&s->q, &next) || next > end_time(s)) return INFINITY;
+    return next;
+}
+
+const sv_result_t *sv_sim_result(const sv_sim_t *s)
+{
+    return s->res;
+}
+
+const sv_replica_t *sv_sim_replica(const sv_sim_t *s, int i)
+{
+    return s->fl.reps[i];
+}
+
 int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
 {
     *id = -1;
@@ -1759,7 +1783,10 @@ int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
         R(s, k)->cls = 0;
         R(s, k)->priority = s->sc->workload.classes[0].priority;
     }
-    offer(s, k);
+    if (s->cl.unheld)
+        send(s, k);
+    else
+        offer(s, k);
     *id = k;
     return s->rc;
 }

@@ -1467,6 +1467,13 @@ long sv_replica_tokens_owed(const sv_replica_t *r)
     return r->owed;
 }
 
+long sv_replica_generated(const sv_replica_t *r, int32_t id)
+{
+    const sv_reqeng_t *e = E(r, id);
+    if (e->in_decode && e->at == r->id) return e->g_join + member_steps(r, e);
+    return e->generated;
+}
+
 double sv_replica_kv_usage(const sv_replica_t *r)
 {
     return KVP(r)->total ? (double)sv__kv_used(KVP(r)) / (double)KVP(r)->total : 0.0;

@@ -1,20 +1,16 @@
 /*
- * The lab's server and its generic part (see include/servesim/lab/lab.h): the HTTP
- * front on libmicrohttpd (a thread per connection; nothing but the read-only catalog is
- * shared between them), the routes, the checks every lab run passes (allow-listed
+ * The lab's server and its generic part (see include/servesim/lab/lab.h): the routes
+ * behind the shared HTTP server (sim/serve/httpd.c: a thread per connection; nothing but
+ * the read-only catalog is shared between them; answers queue for a CPU), the checks every lab run passes (allow-listed
  * scenario, allowed keys, no file paths, bounded requests, lengths and replicas), the
  * run itself, and the YAML of a scenario with its overrides for "copy as scenario".
  */
 #include "servesim/lab/lab.h"
 
-#include <arpa/inet.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +22,7 @@
 #include "servesim/cluster/scenario.h"
 #include "servesim/report/charts.h"
 #include "servesim/report/report.h"
+#include "servesim/serve/httpd.h"
 
 #ifndef SERVESIM_LAB_DIR
 #define SERVESIM_LAB_DIR "scenarios/lab"
@@ -589,47 +586,71 @@ static enum MHD_Result take_arg(void *cls, enum MHD_ValueKind kind, const char *
     return MHD_YES;
 }
 
-/* Only requests addressed to this machine: a page elsewhere cannot reach the lab through a
- * DNS name that points here. */
-static int local_host(const char *host, const char *bind)
+/* The lab's server: one answer computes at a time per CPU (the rest wait their turn in
+ * this queue, up to LAB_QUEUE, instead of being reset), and the shared server's rules
+ * (sim/serve/httpd.c) in front. */
+#define LAB_CONNS 128     /* connections answered at once */
+#define LAB_PER_CLIENT 64 /* ... from one address */
+#define LAB_DEADLINE_S 10 /* to send a request whole */
+#define LAB_IDLE_S 30     /* without progress while answering */
+#define LAB_QUEUE 96      /* answers waiting for a CPU; past it: 503 */
+
+typedef struct lab_server {
+    const sv_lab_t *lab;
+    sv_httpd_t *httpd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int width, running, waiting;
+} lab_server_t;
+
+static char *lab_error_body(void *cls, int status, const char *msg, size_t *len,
+                            const char **ctype)
 {
-    if (!host) return 0;
-    static const char *const ok[] = {"127.0.0.1", "localhost", "[::1]"};
-    for (int i = 0; i < 3; i++) {
-        size_t l = strlen(ok[i]);
-        if (strncmp(host, ok[i], l) == 0 && (host[l] == ':' || host[l] == '\0')) return 1;
-    }
-    size_t l = strlen(bind);
-    return strncmp(host, bind, l) == 0 && (host[l] == ':' || host[l] == '\0');
+    (void)cls;
+    (void)status;
+    char *body = NULL;
+    json_error(400, msg, &body, len, ctype);
+    return body;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, const char *upload,
-                                  size_t *upload_size, void **state)
+/* Wait for a CPU: 0, or -1 when the queue is full. */
+static int lab_enter(lab_server_t *ls)
 {
-    (void)version;
-    (void)upload;
-    const sv_lab_t *lab = cls;
-    if (*state == NULL) { /* the headers: come back for the body */
-        *state = (void *)1;
-        return MHD_YES;
+    pthread_mutex_lock(&ls->mu);
+    if (ls->running >= ls->width && ls->waiting >= LAB_QUEUE) {
+        pthread_mutex_unlock(&ls->mu);
+        return -1;
     }
+    ls->waiting++;
+    while (ls->running >= ls->width)
+        pthread_cond_wait(&ls->cv, &ls->mu);
+    ls->waiting--;
+    ls->running++;
+    pthread_mutex_unlock(&ls->mu);
+    return 0;
+}
+
+static void lab_leave(lab_server_t *ls)
+{
+    pthread_mutex_lock(&ls->mu);
+    ls->running--;
+    pthread_cond_signal(&ls->cv);
+    pthread_mutex_unlock(&ls->mu);
+}
+
+static enum MHD_Result on_request(void *cls, sv_httpd_req_t *q)
+{
+    lab_server_t *ls = cls;
+    const sv_lab_t *lab = ls->lab;
+    struct MHD_Connection *c = q->conn;
     char *body = NULL;
     size_t len = 0;
     const char *ctype = "application/json";
     int status;
     argv_acc_t acc = {.n = 0};
     double t0 = now_ms();
-    if (*upload_size) {
-        *upload_size = 0; /* the lab takes no uploads */
-        return MHD_YES;
-    }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+    if (strcmp(q->method, "GET") != 0 && strcmp(q->method, "HEAD") != 0) {
         status = json_error(405, "the lab answers GET only", &body, &len, &ctype);
-    } else if (!local_host(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST),
-                           lab->bind)) {
-        status = json_error(403, "the lab answers requests to this machine's address only", &body,
-                            &len, &ctype);
     } else {
         MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, take_arg, &acc);
         if (acc.nul) {
@@ -637,80 +658,69 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             snprintf(m, sizeof m, "parameter '%.60s': a NUL byte (%%00) in its name or value",
                      acc.nul);
             status = json_error(400, m, &body, &len, &ctype);
+        } else if (strcmp(q->url, "/") == 0 || strcmp(q->url, "/index.html") == 0) {
+            status = sv_lab_answer(lab, q->url, acc.a, acc.n, &body, &len, &ctype);
+        } else if (lab_enter(ls)) {
+            status = json_error(503, "the lab is busy: too many runs waiting; retry in a moment",
+                                &body, &len, &ctype);
         } else {
-            status = sv_lab_answer(lab, url, acc.a, acc.n, &body, &len, &ctype);
+            status = sv_lab_answer(lab, q->url, acc.a, acc.n, &body, &len, &ctype);
+            lab_leave(ls);
         }
     }
-    struct MHD_Response *r =
-        body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
-             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        free(body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", ctype);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Content-Security-Policy",
-                            "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                            "'unsafe-inline'; img-src data:; connect-src 'self'");
-    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
-    MHD_destroy_response(r);
+    enum MHD_Result ok = sv_httpd_respond(ls->httpd, c, status, body, len, ctype);
     if (lab->log)
-        fprintf(lab->log, "servesim lab: %s %s -> %d (%.1f ms)\n", method, url, status,
+        fprintf(lab->log, "servesim lab: %s %s -> %d (%.1f ms)\n", q->method, q->url, status,
                 now_ms() - t0);
     return ok;
 }
 
 int sv_lab_serve(const sv_lab_t *lab, sv_error_t *err)
 {
-    struct sockaddr_in a4;
-    struct sockaddr_in6 a6;
-    struct sockaddr *sa;
-    memset(&a4, 0, sizeof a4);
-    memset(&a6, 0, sizeof a6);
-    if (lab->port < 0 || lab->port > 65535)
-        return sv_errorf(err, SV_EINVAL, "--port: expected 0 to 65535, got %d", lab->port);
-    if (inet_pton(AF_INET, lab->bind, &a4.sin_addr) == 1) {
-        a4.sin_family = AF_INET;
-        a4.sin_port = htons((uint16_t)lab->port);
-        sa = (struct sockaddr *)&a4;
-    } else if (inet_pton(AF_INET6, lab->bind, &a6.sin6_addr) == 1) {
-        a6.sin6_family = AF_INET6;
-        a6.sin6_port = htons((uint16_t)lab->port);
-        sa = (struct sockaddr *)&a6;
-    } else {
-        return sv_errorf(err, SV_EINVAL, "--bind: expected an IP address like 127.0.0.1, got '%s'",
-                         lab->bind);
-    }
-    /* The serving threads inherit this mask; the main thread waits for the signal. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     (sa->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    static const char *const headers[] = {
+        "Content-Security-Policy",
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src "
+        "data:; connect-src 'self'",
+        NULL};
+    lab_server_t ls = {.lab = lab};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ls.width = cpus < 1 ? 1 : cpus > SV_LAB_MAX_THREADS ? SV_LAB_MAX_THREADS : (int)cpus;
+    pthread_mutex_init(&ls.mu, NULL);
+    pthread_cond_init(&ls.cv, NULL);
     /* Each connection's memory pool holds its request line and one record per query
      * parameter: at libmicrohttpd's default 32 KiB, about 500 parameters (&s=1&s=1...) run it
-     * out and the connection is closed without an answer. 256 KiB (8 MiB for 32
-     * connections) holds a few thousand, so "too many query parameters" is answered. */
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)lab->port, NULL, NULL, on_request, (void *)lab, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)32, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_END);
-    if (!d)
-        return sv_errorf(err, SV_EIO, "cannot listen on %s port %d (in use, or not this machine's)",
-                         lab->bind, lab->port);
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    int port = info ? (int)info->port : lab->port;
-    int v6 = sa->sa_family == AF_INET6;
-    printf("servesim lab: http://%s%s%s:%d/ (Ctrl-C stops it)\nport %d\n", v6 ? "[" : "", lab->bind,
-           v6 ? "]" : "", port, port);
+     * out and the connection is closed without an answer. 256 KiB holds a few thousand, so
+     * "too many query parameters" is answered. */
+    sv_httpd_cfg_t cfg = {.bind = lab->bind,
+                          .port = lab->port,
+                          .threaded = 1,
+                          .max_conns = LAB_CONNS,
+                          .per_client = LAB_PER_CLIENT,
+                          .deadline_s = LAB_DEADLINE_S,
+                          .idle_s = LAB_IDLE_S,
+                          .max_body = 64 * 1024,
+                          .conn_memory = (size_t)256 * 1024,
+                          .handler = on_request,
+                          .error_body = lab_error_body,
+                          .cls = &ls,
+                          .headers = headers};
+    /* The serving threads inherit this mask; the main thread waits for the signal. */
+    sv_httpd_block_signals();
+    int port = 0;
+    int rc = sv_httpd_start(&cfg, &ls.httpd, &port, err);
+    if (rc) {
+        pthread_mutex_destroy(&ls.mu);
+        pthread_cond_destroy(&ls.cv);
+        return rc;
+    }
+    char host[80];
+    printf("servesim lab: http://%s:%d/ (Ctrl-C stops it)\nport %d\n",
+           sv_httpd_url_host(lab->bind, host, sizeof host), port, port);
     fflush(stdout);
-    int sig = 0;
-    sigwait(&set, &sig);
-    MHD_stop_daemon(d);
+    int sig = sv_httpd_wait_signal();
+    sv_httpd_stop(ls.httpd);
+    pthread_mutex_destroy(&ls.mu);
+    pthread_cond_destroy(&ls.cv);
     if (lab->log) fprintf(lab->log, "servesim lab: stopped (signal %d)\n", sig);
     return 0;
 }

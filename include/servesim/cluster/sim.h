@@ -136,10 +136,14 @@ void sv_result_free(sv_result_t *res);
  * sv_sim_close runs it to its end (the horizon, or when nothing is left) and hands back
  * the result. Advancing in steps and closing gives the result sv_sim_run gives.
  *
- * With `external` set, requests also come from outside: sv_sim_inject adds one that
- * arrives at the run's current time (sv_sim_now), and the run does not end before
- * sv_sim_close however quiet it is (the sampler and autoscalers go on); sv_sim_advance
- * then moves the clock to the time asked even when no event lies there.
+ * With `external` set (SV_SIM_EXTERNAL), requests also come from outside: sv_sim_inject
+ * adds one that arrives at the run's current time (sv_sim_now), and the run does not end
+ * before sv_sim_close however quiet it is (the sampler and autoscalers go on);
+ * sv_sim_advance then moves the clock to the time asked even when no event lies there.
+ * The other flags, for a server whose clients are not the scenario's (servesim serve):
+ * SV_SIM_ONLY_EXTERNAL, the workload sends no request of its own; SV_SIM_UNHELD, an
+ * injected request is sent at once, past the client's semaphore (it still holds a slot).
+ * Between calls sv_sim_next, sv_sim_result and sv_sim_replica read where the run stands.
  *
  * Ownership: sv_sim_open returns a run freed by sv_sim_close (which also frees it on
  * error); err of sv_sim_open (may be NULL) receives the message of an error that stops
@@ -147,14 +151,27 @@ void sv_result_free(sv_result_t *res);
  * err. The result is the caller's (sv_result_free).
  */
 typedef struct sv_sim sv_sim_t;
+enum {
+    SV_SIM_EXTERNAL = 1,      /* requests from outside too; the run lasts until closed */
+    SV_SIM_ONLY_EXTERNAL = 2, /* ... and none of the workload's own (implies EXTERNAL) */
+    SV_SIM_UNHELD = 4         /* injected requests skip the client's semaphore */
+};
 int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external,
                 sv_sim_t **out, sv_error_t *err);
 /* Handle the events up to time t (never past the horizon). 0, or the code of the error
  * that stopped the run (then only sv_sim_close is left to call). */
 int sv_sim_advance(sv_sim_t *s, double t);
 double sv_sim_now(const sv_sim_t *s);
+/* The time of the next event the run will handle (now while replicas are about to start
+ * steps); INFINITY when none is left before the horizon. */
+double sv_sim_next(const sv_sim_t *s);
+/* What the run holds so far (requests, pools, replica count; summaries only once closed)
+ * and its replica i: borrowed, valid until the next call that moves the run. */
+const sv_result_t *sv_sim_result(const sv_sim_t *s);
+const sv_replica_t *sv_sim_replica(const sv_sim_t *s, int i);
 /* A request of input and output tokens from outside (its class the first, no prompt
- * identity), arriving now: the client sends it or holds it at its semaphore. Its id in
+ * identity), arriving now: the client sends it or holds it at its semaphore (sent at
+ * once with SV_SIM_UNHELD). Its id in
  * *id. 0, SV_EINVAL for fewer than 1 token of either, or the run's error code. */
 int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id);
 /* Run to the end, check the invariants, summarize, free the run. */

@@ -157,6 +157,10 @@ long sv_replica_running(const sv_replica_t *r);
 long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
 long sv_replica_waiting(const sv_replica_t *r);
 long sv_replica_tokens_owed(const sv_replica_t *r); /* + output tokens not yet generated */
+/* Output tokens request id has made so far, counted to the last step that ended (a live
+ * run streams them: sim/cluster/live.c); r is the replica it decodes on, or any other
+ * while it is not decoding. O(1); the engine keeps no number per token for it. */
+long sv_replica_generated(const sv_replica_t *r, int32_t id);
 double sv_replica_kv_usage(const sv_replica_t *r);  /* used blocks / all blocks */
 long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);

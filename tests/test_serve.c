@@ -1,0 +1,237 @@
+/*
+ * Unit tests of what `servesim serve` is built from:
+ *   a live run (servesim/cluster/live.h) given the requests of a batch run at the same
+ *   instants makes them at exactly the same times (the same event loop), and the tokens
+ *   it reports go 0, 1, ..., output, the first at the record's first_token and the last
+ *   at its last_token; so on a disaggregated cluster, whose first token comes from the
+ *   prefill replica and the rest from a decode replica;
+ *   the shared HTTP server's Host rule (servesim/serve/httpd.h): this machine's names and
+ *   addresses, with or without a port, and nothing else.
+ */
+#include <math.h>
+#include <unistd.h>
+
+#include "servesim/cluster/live.h"
+#include "servesim/serve/httpd.h"
+#include "testsim.h"
+
+static const char *burst = "name: live\n"
+                           "seed: 5\n"
+                           "model: llama-3.1-8b\n"
+                           "hardware: {gpu: h100-sxm, tp: 1, replicas: 1}\n"
+                           "workload:\n"
+                           "  num_requests: 6\n"
+                           "  rate: inf\n"
+                           "  input: 700\n"
+                           "  output: 24\n";
+
+/* Advance event by event; at each instant check every request's token count against its
+ * record: monotone, 1 exactly from first_token on, output from last_token on. */
+static void run_live(sv_live_t *l, int n, const int32_t *id, long *tokens_seen)
+{
+    for (int guard = 0; guard < 1000000; guard++) {
+        double t = sv_live_next(l);
+        int over = 1;
+        for (int k = 0; k < n; k++) {
+            const sv_req_t *r = sv_live_req(l, id[k]);
+            over &= r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
+        }
+        if (over || !isfinite(t)) return;
+        ck_assert_int_eq(sv_live_advance(l, t), 0);
+        for (int k = 0; k < n; k++) {
+            long g = sv_live_tokens(l, id[k]);
+            const sv_req_t *r = sv_live_req(l, id[k]);
+            ck_assert_msg(g >= tokens_seen[k], "request %d: tokens went back", (int)id[k]);
+            if (g > 0 && tokens_seen[k] == 0) /* its first token: made now */
+                ck_assert_msg(r->first_token == t, "request %d: first token at %.9g, seen at %.9g",
+                              (int)id[k], r->first_token, t);
+            if (g == r->output && tokens_seen[k] < g && r->state == SV_RQ_DONE)
+                ck_assert(r->last_token == t);
+            tokens_seen[k] = g;
+        }
+    }
+    ck_abort_msg("the live run did not end");
+}
+
+START_TEST(test_live_equals_batch)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sa, *sb;
+    sv_result_t *a = tu_run_yaml(cat, burst, NULL, 0, &sa);
+    ck_assert_int_eq(a->summary.completed, 6);
+    sv_error_t err;
+    ck_assert(tu_load_yaml(cat, burst, NULL, 0, &sb, &err) == 0);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(sb, 0, &l, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sv_live_max_model_len(l), a->pools[0].max_model_len);
+    int32_t id[6];
+    long seen[6] = {0};
+    for (int k = 0; k < 6; k++) {
+        id[k] = sv_live_submit(l, 700, 24);
+        ck_assert_int_eq(id[k], k);
+        ck_assert_int_eq(sv_live_tokens(l, id[k]), 0);
+    }
+    run_live(l, 6, id, seen);
+    sv_live_gauges_t g;
+    sv_live_gauges(l, &g);
+    ck_assert_int_eq(g.running + g.waiting, 0);
+    sv_result_t *b;
+    ck_assert_msg(sv_live_close(l, &b, &err) == 0, "%s", err.msg);
+    tu_check_accounting(b);
+    ck_assert_int_eq((long)b->pool.n, 6);
+    for (int k = 0; k < 6; k++) {
+        const sv_req_t *x = &a->pool.r[k], *y = &b->pool.r[k];
+        ck_assert_int_eq(seen[k], 24);
+        ck_assert(x->first_token == y->first_token && x->last_token == y->last_token &&
+                  x->end == y->end && x->scheduled == y->scheduled);
+    }
+    ck_assert(a->summary.itl.mean == b->summary.itl.mean);
+    tu_done(sa, a);
+    tu_done(sb, b);
+    sv_catalog_free(cat);
+}
+END_TEST
+
+/* Disaggregated: 1 prefill and 1 decode replica; two requests sent 50 ms apart. Every
+ * token is reported once, the first at the prefill's end (the prefill replica makes it). */
+START_TEST(test_live_disaggregated)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    const char *yaml = "name: live-pd\n"
+                       "seed: 1\n"
+                       "model: llama-3.1-8b\n"
+                       "pools:\n"
+                       "  - {name: p, role: prefill, gpu: h100-sxm, replicas: 1}\n"
+                       "  - {name: d, role: decode, gpu: h100-sxm, replicas: 1}\n"
+                       "workload: {num_requests: 1, rate: 1, input: 100, output: 2}\n";
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(sc, 0, &l, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sv_live_replicas(l), 2);
+    int32_t id[2];
+    long seen[2] = {0};
+    id[0] = sv_live_submit(l, 3000, 40);
+    ck_assert_int_eq(sv_live_advance(l, 0.05), 0);
+    id[1] = sv_live_submit(l, 200, 10);
+    run_live(l, 2, id, seen);
+    ck_assert_int_eq(seen[0], 40);
+    ck_assert_int_eq(seen[1], 10);
+    const sv_req_t *r = sv_live_req(l, id[1]);
+    ck_assert(fabs(r->start - 0.05) < 1e-12);
+    ck_assert(r->first_token == r->prefill_end && r->prefill_replica == 0 && r->replica == 1);
+    sv_result_t *res;
+    ck_assert_msg(sv_live_close(l, &res, &err) == 0, "%s", err.msg);
+    tu_check_accounting(res);
+    ck_assert_int_eq(res->summary.completed, 2);
+    tu_done(sc, res);
+    sv_catalog_free(cat);
+}
+END_TEST
+
+/* With the background workload (a closed loop of max_concurrency 1): requests from
+ * outside pass the client's semaphore (both start at once, at 0, while the loop's first
+ * is in flight) and the loop's next waits for a free slot; the clock stops at the
+ * horizon, past which no event is next. */
+START_TEST(test_live_background_horizon)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    const char *yaml = "name: live-bg\n"
+                       "seed: 2\n"
+                       "model: llama-3.1-8b\n"
+                       "hardware: {gpu: h100-sxm, tp: 1, replicas: 1}\n"
+                       "horizon_s: 5\n"
+                       "workload: {num_requests: 3, rate: inf, max_concurrency: 1, input: 100, "
+                       "output: 4}\n";
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(sc, 1, &l, &err) == 0, "%s", err.msg);
+    ck_assert(sv_live_req(l, 0)->start == 0.0); /* the loop's first, sent at open */
+    int32_t a = sv_live_submit(l, 100, 4), b = sv_live_submit(l, 100, 4);
+    ck_assert_int_eq(a, 1);
+    ck_assert_int_eq(b, 2);
+    ck_assert(sv_live_req(l, a)->start == 0.0 && sv_live_req(l, b)->start == 0.0);
+    ck_assert_int_eq(sv_live_advance(l, 10.0), 0);
+    ck_assert(sv_live_now(l) == 5.0);
+    ck_assert(!isfinite(sv_live_next(l)));
+    const sv_req_t *r3 = sv_live_req(l, 3); /* the loop's second: after all three ended */
+    double last = 0;
+    for (int k = 0; k < 3; k++)
+        if (sv_live_req(l, k)->end > last) last = sv_live_req(l, k)->end;
+    ck_assert(r3->start == last);
+    sv_result_t *res;
+    ck_assert_msg(sv_live_close(l, &res, &err) == 0, "%s", err.msg);
+    tu_check_accounting(res);
+    ck_assert_int_eq((long)res->pool.n, 5);
+    ck_assert_int_eq(res->summary.completed, 5);
+    tu_done(sc, res);
+    sv_catalog_free(cat);
+}
+END_TEST
+
+static enum MHD_Result no_answer(void *cls, sv_httpd_req_t *q)
+{
+    (void)cls;
+    (void)q;
+    return MHD_NO;
+}
+
+START_TEST(test_host_rule)
+{
+    sv_httpd_cfg_t cfg = {.bind = "127.0.0.1",
+                          .max_conns = 4,
+                          .per_client = 4,
+                          .deadline_s = 5,
+                          .idle_s = 5,
+                          .max_body = 1024,
+                          .conn_memory = 32768,
+                          .handler = no_answer};
+    sv_httpd_t *h;
+    int port;
+    sv_error_t err;
+    ck_assert_msg(sv_httpd_start(&cfg, &h, &port, &err) == 0, "%s", err.msg);
+    ck_assert(port > 0);
+    static const char *const yes[] = {"127.0.0.1", "127.0.0.1:8000", "localhost", "LOCALHOST:1",
+                                      "[::1]", "[::1]:80"};
+    static const char *const no[] = {NULL,          "",          "evil.example", "127.0.0.1.evil",
+                                     "localhost.x", "127.0.0.1:", "127.0.0.1:8a", "[::1]x",
+                                     "10.1.2.3"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        ck_assert_msg(sv_httpd_host_ok(h, yes[i]), "refused %s", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        ck_assert_msg(!sv_httpd_host_ok(h, no[i]), "accepted %s", no[i] ? no[i] : "(none)");
+    char name[256];
+    ck_assert(gethostname(name, sizeof name) == 0);
+    ck_assert_msg(!sv_httpd_host_ok(h, name) || strcmp(name, "localhost") == 0,
+                  "bound to 127.0.0.1, the host name %s is not this server's", name);
+    sv_httpd_stop(h);
+    /* bound to every interface: the host name is this machine's */
+    cfg.bind = "0.0.0.0";
+    ck_assert_msg(sv_httpd_start(&cfg, &h, &port, &err) == 0, "%s", err.msg);
+    ck_assert_msg(sv_httpd_host_ok(h, name), "bound to 0.0.0.0, refused the host name %s", name);
+    ck_assert(!sv_httpd_host_ok(h, "evil.example"));
+    sv_httpd_stop(h);
+    cfg.bind = "localhost";
+    ck_assert_int_eq(sv_httpd_start(&cfg, &h, &port, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "--bind: expected an IP address like 127.0.0.1, got 'localhost'");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_live_equals_batch);
+    tcase_add_test(tc, test_live_disaggregated);
+    tcase_add_test(tc, test_live_background_horizon);
+    tcase_add_test(tc, test_host_rule);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
