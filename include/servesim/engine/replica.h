@@ -72,7 +72,13 @@ typedef struct sv_engine_cfg {
     long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
     long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
     int prefix_caching;          /* automatic prefix caching (paged schedulers) */
-    int async_scheduling;        /* the CPU prepares step n+1 while the GPU runs step n */
+    /* vLLM's async scheduling (--async-scheduling): the CPU prepares step n+1 while the
+     * GPU runs step n, so step n+1 is built before step n's outputs are back: a request
+     * arriving during step n waits for step n+2, and one finishing in step n keeps its
+     * sequence slot and KV blocks while step n+1 is built. */
+    int async_scheduling;
+    double api_server; /* s from the server's door to the engine core (set by the simulator's
+                        * client; the replica does not read it) */
     /* engine.scheduling_policy: 0 fcfs; 1 priority (vLLM's --scheduling-policy priority:
      * waiting requests by (priority, arrival), preemption of the largest of those) */
     int priority_policy;
