@@ -436,6 +436,40 @@ START_TEST(test_async_scheduling_lags_a_step)
 }
 END_TEST
 
+/* ... and a finished request's slot frees one step later: Scheduler.update_from_output
+ * (vllm/v1/core/sched/scheduler.py) frees it when step n's outputs are processed, after
+ * step n+1 was scheduled. max_num_seqs 2; A (3 tokens), B (40) and C sent at t = 0: C
+ * waits for A's slot. Without async scheduling C is admitted when A ends; with it, the
+ * step after A's last was built while A still held its slot, so C waits exactly one
+ * more step, B's third decode step alone (context 100 + 2). */
+START_TEST(test_async_scheduling_frees_slots_a_step_later)
+{
+    char csv[] = "/tmp/sv_async_XXXXXX";
+    int fd = mkstemp(csv);
+    const char *rows = "t,in,out\n0,100,3\n0,100,40\n0,100,4\n";
+    ck_assert(write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
+    close(fd);
+    for (int a = 0; a < 2; a++) {
+        char yaml[512];
+        snprintf(yaml, sizeof yaml,
+                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                 "engine: {max_num_seqs: 2, async_scheduling: %s}\n"
+                 "workload: {trace: {file: %s, time_column: t, input_column: in, "
+                 "output_column: out}}\n",
+                 a ? "true" : "false", csv);
+        sv_scenario_t *sc;
+        sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+        const sv_req_t *A = &res->pool.r[0], *C = &res->pool.r[2];
+        double lag = a ? step_of(&res->pools[0].perf, 0, 102, 1) : 0.0;
+        tu_assert_rel(C->scheduled - A->end, lag, 1e-9);
+        if (a) ck_assert(lag > 0);
+        tu_check_accounting(res);
+        tu_done(sc, res);
+    }
+    unlink(csv);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vllm");
@@ -452,6 +486,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_async_scheduling);
     tcase_add_test(tc, test_api_server_on_the_way_in);
     tcase_add_test(tc, test_async_scheduling_lags_a_step);
+    tcase_add_test(tc, test_async_scheduling_frees_slots_a_step_later);
     suite_add_tcase(s, tc);
     return s;
 }
