@@ -380,6 +380,23 @@ START_TEST(test_api_server_on_the_way_in)
 }
 END_TEST
 
+/* A run of the trace rows (t,in,out) on one H100 with the engine map given. */
+static sv_result_t *run_trace(const char *rows, const char *engine, sv_scenario_t **sc)
+{
+    char csv[] = "/tmp/sv_async_XXXXXX", yaml[512];
+    int fd = mkstemp(csv);
+    ck_assert(fd >= 0 && write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
+    close(fd);
+    snprintf(yaml, sizeof yaml,
+             "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nengine: %s\n"
+             "workload: {trace: {file: %s, time_column: t, input_column: in, "
+             "output_column: out}}\n",
+             engine, csv);
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, sc);
+    unlink(csv);
+    return res;
+}
+
 /* One step's cost of request A alone (100-token prompt), as the replica times it. */
 static double step_of(const sv_perf_t *perf, int prefill, long ctx, int async)
 {
@@ -412,21 +429,11 @@ START_TEST(test_async_scheduling_lags_a_step)
         for (int j = 1; j < 8; j++)
             t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, a);
         double tb = (t[2] + t[3]) / 2; /* during the decode step [t2, t3] */
-        char csv[] = "/tmp/sv_async_XXXXXX";
-        int fd = mkstemp(csv);
-        char rows[256], yaml[512];
+        char rows[256];
         snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
-        ck_assert(write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
-        close(fd);
-        snprintf(yaml, sizeof yaml,
-                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                 "engine: {async_scheduling: %s}\n"
-                 "workload: {trace: {file: %s, time_column: t, input_column: in, "
-                 "output_column: out}}\n",
-                 a ? "true" : "false", csv);
         sv_scenario_t *sc;
-        sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
-        unlink(csv);
+        sv_result_t *res =
+            run_trace(rows, a ? "{async_scheduling: true}" : "{async_scheduling: false}", &sc);
         tu_assert_rel(res->pool.r[0].first_token, t[0], 1e-9);
         tu_assert_rel(res->pool.r[1].start, tb, 1e-12);
         tu_assert_rel(res->pool.r[1].scheduled, a ? t[4] : t[3], 1e-9);
@@ -444,21 +451,13 @@ END_TEST
  * more step, B's third decode step alone (context 100 + 2). */
 START_TEST(test_async_scheduling_frees_slots_a_step_later)
 {
-    char csv[] = "/tmp/sv_async_XXXXXX";
-    int fd = mkstemp(csv);
     const char *rows = "t,in,out\n0,100,3\n0,100,40\n0,100,4\n";
-    ck_assert(write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
-    close(fd);
     for (int a = 0; a < 2; a++) {
-        char yaml[512];
-        snprintf(yaml, sizeof yaml,
-                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                 "engine: {max_num_seqs: 2, async_scheduling: %s}\n"
-                 "workload: {trace: {file: %s, time_column: t, input_column: in, "
-                 "output_column: out}}\n",
-                 a ? "true" : "false", csv);
         sv_scenario_t *sc;
-        sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+        sv_result_t *res = run_trace(rows,
+                                     a ? "{max_num_seqs: 2, async_scheduling: true}"
+                                       : "{max_num_seqs: 2, async_scheduling: false}",
+                                     &sc);
         const sv_req_t *A = &res->pool.r[0], *C = &res->pool.r[2];
         double lag = a ? step_of(&res->pools[0].perf, 0, 102, 1) : 0.0;
         tu_assert_rel(C->scheduled - A->end, lag, 1e-9);
@@ -466,7 +465,6 @@ START_TEST(test_async_scheduling_frees_slots_a_step_later)
         tu_check_accounting(res);
         tu_done(sc, res);
     }
-    unlink(csv);
 }
 END_TEST
 
