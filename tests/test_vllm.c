@@ -7,6 +7,8 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "servesim/report/report.h"
@@ -339,6 +341,133 @@ START_TEST(test_async_scheduling)
 }
 END_TEST
 
+/* The way to the engine (engine.api_server_ms): vLLM's API server tokenises the prompt
+ * and hands it to the engine core's input queue (vllm/entrypoints/openai/serving_*.py ->
+ * AsyncLLM.add_request -> EngineCore's input socket); EngineCore.run_busy_loop
+ * (vllm/v1/engine/core.py) starts its next step at once with whatever the queue holds,
+ * and `vllm bench serve`'s client sends its next request only after the last streamed
+ * chunk. So a closed loop's replacement misses the step that starts the instant its
+ * predecessor ends, and requests sent together at t = 0 still share one step. */
+START_TEST(test_api_server_on_the_way_in)
+{
+    const char *burst = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                        "workload: {num_requests: 16, rate: inf, max_concurrency: 16, "
+                        "input: 512, output: 8}\n";
+    const char *api[] = {"engine.api_server_ms=5"};
+    sv_scenario_t *sc0, *sc1;
+    sv_result_t *r0 = tu_run_yaml(cat, burst, NULL, 0, &sc0);
+    sv_result_t *r1 = tu_run_yaml(cat, burst, api, 1, &sc1);
+    for (int i = 0; i < 16; i++) {
+        ck_assert(r0->pool.r[i].scheduled == 0.0);
+        tu_assert_rel(r1->pool.r[i].scheduled, 5e-3, 1e-12); /* all in one step, 5 ms on */
+        tu_assert_rel(r1->pool.r[i].first_token, 5e-3 + r0->pool.r[0].first_token, 1e-12);
+    }
+    tu_done(sc0, r0);
+    tu_done(sc1, r1);
+    /* A closed loop of one: the replacement is sent as its predecessor ends (no network)
+     * and reaches the scheduler 5 ms later; before, it was scheduled that very instant. */
+    const char *loop = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "workload: {num_requests: 2, rate: inf, max_concurrency: 1, "
+                       "input: 512, output: 8}\n";
+    for (int a = 0; a < 2; a++) {
+        sv_scenario_t *sc;
+        sv_result_t *res = tu_run_yaml(cat, loop, api, a, &sc);
+        const sv_req_t *q = &res->pool.r[1];
+        ck_assert(q->start == res->pool.r[0].end);
+        tu_assert_rel(q->scheduled - q->start, a ? 5e-3 : 0.0, 1e-9);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
+/* A run of the trace rows (t,in,out) on one H100 with the engine map given. */
+static sv_result_t *run_trace(const char *rows, const char *engine, sv_scenario_t **sc)
+{
+    char csv[] = "/tmp/sv_async_XXXXXX", yaml[512];
+    int fd = mkstemp(csv);
+    ck_assert(fd >= 0 && write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
+    close(fd);
+    snprintf(yaml, sizeof yaml,
+             "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nengine: %s\n"
+             "workload: {trace: {file: %s, time_column: t, input_column: in, "
+             "output_column: out}}\n",
+             engine, csv);
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, sc);
+    unlink(csv);
+    return res;
+}
+
+/* One step's cost of request A alone (100-token prompt), as the replica times it. */
+static double step_of(const sv_perf_t *perf, int prefill, long ctx, int async)
+{
+    sv_chunk_t ch = {.new_tokens = 100, .cached_tokens = 0, .last = 1};
+    sv_batch_t b = prefill ? (sv_batch_t){.chunks = &ch, .n_chunks = 1}
+                           : (sv_batch_t){.n_decode = 1, .decode_ctx_sum = (double)ctx};
+    sv_step_cost_t cost;
+    sv_perf_step(perf, &b, &cost);
+    double cpu = cost.eng_step + cost.eng_seq;
+    return async ? fmax(cost.total - cpu, cpu) : cost.total;
+}
+
+/* Async scheduling's one-step lag: EngineCore.step_with_batch_queue (vllm/v1/engine/
+ * core.py) schedules step n+1 as soon as step n is launched, before its outputs are
+ * back, so a request reaching the input queue during step n is first scheduled in step
+ * n+2. A decodes alone (100-token prompt, 40 tokens); B arrives in the middle of A's
+ * third decode step: it is scheduled when that step ends without async scheduling, and
+ * one step later with it. A's step boundaries are summed from the cost model. */
+START_TEST(test_async_scheduling_lags_a_step)
+{
+    sv_scenario_t *sc0;
+    sv_result_t *r0 = tu_run_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 1, input: 100, output: 2}\n",
+                                  NULL, 0, &sc0);
+    const sv_perf_t *perf = &r0->pools[0].perf;
+    for (int a = 0; a < 2; a++) {
+        double t[8];
+        t[0] = step_of(perf, 1, 0, a); /* the prefill: A's first token */
+        for (int j = 1; j < 8; j++)
+            t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, a);
+        double tb = (t[2] + t[3]) / 2; /* during the decode step [t2, t3] */
+        char rows[256];
+        snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
+        sv_scenario_t *sc;
+        sv_result_t *res =
+            run_trace(rows, a ? "{async_scheduling: true}" : "{async_scheduling: false}", &sc);
+        tu_assert_rel(res->pool.r[0].first_token, t[0], 1e-9);
+        tu_assert_rel(res->pool.r[1].start, tb, 1e-12);
+        tu_assert_rel(res->pool.r[1].scheduled, a ? t[4] : t[3], 1e-9);
+        tu_done(sc, res);
+    }
+    tu_done(sc0, r0);
+}
+END_TEST
+
+/* ... and a finished request's slot frees one step later: Scheduler.update_from_output
+ * (vllm/v1/core/sched/scheduler.py) frees it when step n's outputs are processed, after
+ * step n+1 was scheduled. max_num_seqs 2; A (3 tokens), B (40) and C sent at t = 0: C
+ * waits for A's slot. Without async scheduling C is admitted when A ends; with it, the
+ * step after A's last was built while A still held its slot, so C waits exactly one
+ * more step, B's third decode step alone (context 100 + 2). */
+START_TEST(test_async_scheduling_frees_slots_a_step_later)
+{
+    const char *rows = "t,in,out\n0,100,3\n0,100,40\n0,100,4\n";
+    for (int a = 0; a < 2; a++) {
+        sv_scenario_t *sc;
+        sv_result_t *res = run_trace(rows,
+                                     a ? "{max_num_seqs: 2, async_scheduling: true}"
+                                       : "{max_num_seqs: 2, async_scheduling: false}",
+                                     &sc);
+        const sv_req_t *A = &res->pool.r[0], *C = &res->pool.r[2];
+        double lag = a ? step_of(&res->pools[0].perf, 0, 102, 1) : 0.0;
+        tu_assert_rel(C->scheduled - A->end, lag, 1e-9);
+        if (a) ck_assert(lag > 0);
+        tu_check_accounting(res);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vllm");
@@ -353,6 +482,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_percentile_labels);
     tcase_add_test(tc, test_prefill_first_starves_decodes);
     tcase_add_test(tc, test_async_scheduling);
+    tcase_add_test(tc, test_api_server_on_the_way_in);
+    tcase_add_test(tc, test_async_scheduling_lags_a_step);
+    tcase_add_test(tc, test_async_scheduling_frees_slots_a_step_later);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -29,7 +29,8 @@ enum {
     EV_SCALE,
     EV_READY,
     EV_RECEIVED, /* the last token reached the client (network): its slot is free */
-    EV_TURN      /* a session's next call is due (id: the session) */
+    EV_TURN,     /* a session's next call is due (id: the session) */
+    EV_ENGINE_IN /* a request passed its replica's API server: the engine core has it */
 };
 
 /* The life of a replica under an autoscaler (a fixed pool's replicas stay ACTIVE). */
@@ -487,6 +488,11 @@ static void dispatch(sim_t *s, int32_t id)
         return;
     }
     kick(s, rep);
+    /* The replica's API server (HTTP, tokenisation, the hand-over to the engine core's
+     * input queue) takes engine.api_server_ms before its scheduler sees the request: the
+     * replica holds it till then (the router counts it), and is woken when it is through. */
+    double api = s->sc->pools[s->res->rpool[rep]].engine.api_server;
+    if (api > 0) push(s, s->now + api, EV_ENGINE_IN, id);
 }
 
 static void send(sim_t *s, int32_t id)
@@ -1547,6 +1553,12 @@ static void on_dispatch(sim_t *s, int32_t id)
     if (R(s, id)->state == SV_RQ_NEW) dispatch(s, id); /* not timed out at the router */
 }
 
+static void on_engine_in(sim_t *s, int32_t id)
+{
+    sv_req_t *r = R(s, id);
+    if (r->state == SV_RQ_WAITING) kick(s, r->replica); /* still waiting (not timed out) */
+}
+
 static void on_received(sim_t *s, int32_t id)
 {
     (void)id;
@@ -1584,6 +1596,7 @@ static const struct {
     [EV_TURN] = {on_turn, "sessions", 1},         [EV_STEP_END] = {step_end, "replicas", 1},
     [EV_LINK] = {service_link, "KV links", 1},    [EV_SCALE] = {on_scale, "autoscaler", 0},
     [EV_READY] = {ready, "autoscaler", 1},        [EV_SAMPLE] = {on_sample, "sampler", 0},
+    [EV_ENGINE_IN] = {on_engine_in, "client", 1},
 };
 
 static int progress_event(int type)

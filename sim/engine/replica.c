@@ -153,6 +153,13 @@ struct sv_replica {
     long *sbuf;      /* scratch: cache slots of one request's blocks */
     size_t caps;
     double step_start;
+    /* Async scheduling's one-step lag (vLLM's EngineCore.step_with_batch_queue): the step
+     * that follows another at once was built when that one started, so it sees only the
+     * requests that had arrived by then (cutoff) and still counts the sequence slots and
+     * blocks of those the last step finished (lag_seqs, lag_blocks, left at lag_at). */
+    double cutoff, lag_at;
+    long lag_seqs, lag_blocks;
+    int lag_on;
     int oom;
     sv_replica_stats_t st;
 };
@@ -382,6 +389,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     sv_replica_t *r = calloc(1, sizeof *r);
     if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
     r->id = id;
+    r->lag_at = -1.0;
     r->perf = perf;
     r->cfg = *cfg;
     r->pool = pool;
@@ -446,7 +454,7 @@ static long blocks_for(const sv_replica_t *r, long tokens)
 /* Blocks that can be given out (the ledger's free and idle cached ones). */
 static long avail(const sv_replica_t *r)
 {
-    return sv__kv_avail(KVP(r));
+    return sv__kv_avail(KVP(r)) - (r->lag_on ? r->lag_blocks : 0);
 }
 
 /* ---- the prefix cache: a request's block hashes ------------------------------------------ */
@@ -803,6 +811,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     e->prev = e->next = -1;
     e->reserved = 0;
     e->in_decode = e->abort_pending = 0;
+    e->visible = now + r->cfg.api_server;
     q->scheduled = q->first_token = q->last_token = -1.0;
     long len = (long)q->input + q->output;
     if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
@@ -966,9 +975,12 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
 
 static void admit_waiting(sv_replica_t *r, double now)
 {
-    while (r->n_running < r->cfg.max_num_seqs && r->n_waiting > 0) {
+    long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
+    while (r->n_running < slots && r->n_waiting > 0) {
         int32_t id = wq_front(r);
         if (id < 0) break;
+        /* Not yet through the API server, or (async) arrived after this step was built. */
+        if (E(r, id)->visible > r->cutoff) break;
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
         long touched, hit = lookup_prefix(r, id, &touched);
@@ -1113,13 +1125,23 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
 double sv_replica_start_step(sv_replica_t *r, double now)
 {
     if (r->in_flight) return 0.0;
+    /* Async scheduling: a step that follows the last at once was built when it started. */
+    r->lag_on = r->cfg.async_scheduling && r->lag_at == now;
+    r->cutoff = r->lag_on ? r->step_start : now;
     int had_decodes, prefill_only = build_step(r, now, &had_decodes);
+    /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
+    if (r->lag_on && r->nchunks == 0 && r->n_dec == 0 && !r->preempted_now) {
+        r->lag_on = 0;
+        r->cutoff = now;
+        prefill_only = build_step(r, now, &had_decodes);
+    }
     /* A pass that preempted and scheduled nothing (every running request was a victim)
      * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
      * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
     if (r->nchunks == 0 && r->n_dec == 0 && r->preempted_now)
         prefill_only = build_step(r, now, &had_decodes);
 
+    r->lag_on = 0;
     r->step_n_dec = (had_decodes || r->n_dec > 0) && !prefill_only ? r->n_dec : 0;
     if (r->nchunks == 0 && r->step_n_dec == 0) return 0.0;
 
@@ -1273,8 +1295,12 @@ int sv_replica_end_step(sv_replica_t *r, double now)
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
     if (r->nfin > 1) qsort(r->fin, r->nfin, sizeof *r->fin, fin_cmp);
+    r->lag_at = now;
+    r->lag_seqs = (long)r->nfin;
+    long before = sv__kv_avail(KVP(r));
     for (size_t i = 0; i < r->nfin; i++)
         finish(r, r->fin[i].id, now);
+    r->lag_blocks = sv__kv_avail(KVP(r)) - before;
     r->nfin = 0;
     compact_prefilling(r);
     return r->oom ? SV_ENOMEM : 0;

@@ -41,6 +41,7 @@ typedef struct sv_reqeng {
                                  the prefill replica still holds `slots` (owned) */
     int32_t capslots, capxslots; /* ... room in each */
     int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
+    double visible;           /* when the scheduler can first see it (engine.api_server_ms) */
     uint8_t queue;            /* SV__Q_* */
     uint8_t in_decode;        /* member of the decode aggregate */
     uint8_t abort_pending;    /* timed out during a step: fails when the step ends */

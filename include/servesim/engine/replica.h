@@ -72,7 +72,13 @@ typedef struct sv_engine_cfg {
     long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
     long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
     int prefix_caching;          /* automatic prefix caching (paged schedulers) */
-    int async_scheduling;        /* the CPU prepares step n+1 while the GPU runs step n */
+    /* vLLM's async scheduling (--async-scheduling): the CPU prepares step n+1 while the
+     * GPU runs step n, so step n+1 is built before step n's outputs are back: a request
+     * arriving during step n waits for step n+2, and one finishing in step n keeps its
+     * sequence slot and KV blocks while step n+1 is built. */
+    int async_scheduling;
+    double api_server; /* s from the server's door to the engine core (engine.api_server_ms):
+                        * a submitted request is invisible to the scheduler till then */
     /* engine.scheduling_policy: 0 fcfs; 1 priority (vLLM's --scheduling-policy priority:
      * waiting requests by (priority, arrival), preemption of the largest of those) */
     int priority_policy;
@@ -108,7 +114,8 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
                    sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out, sv_error_t *err);
 void sv_replica_free(sv_replica_t *r);
 
-/* A request arrives at now. Returns SV_FAIL_NONE, or the reason it failed at once (the
+/* A request arrives at now; its scheduler sees it from now + cfg.api_server (the caller
+ * starts a step then). Returns SV_FAIL_NONE, or the reason it failed at once (the
  * request is then marked failed with end = now). */
 int sv_replica_submit(sv_replica_t *r, int32_t id, double now);
 
