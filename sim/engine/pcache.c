@@ -12,6 +12,7 @@ typedef struct slot {
     int32_t prev, next; /* LRU list while refs == 0; -1 terminated */
     int32_t used;       /* the slot holds a block: SLOT_HASHED (in the table) or SLOT_PARKED */
     int32_t count;      /* SLOT_PARKED: the run of idle blocks it stands for */
+    int32_t home;       /* SLOT_HASHED: home(hash), kept for deletion */
 } slot_t;
 
 enum { SLOT_EMPTY = 0, SLOT_HASHED, SLOT_PARKED };
@@ -39,7 +40,7 @@ sv__pcache_t *sv__pcache_new(long blocks)
     sv__pcache_t *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     long size = 16;
-    while (size < 2 * blocks)
+    while (size < 8 * blocks)
         size *= 2;
     c->nslots = blocks;
     c->s = calloc((size_t)blocks + 1, sizeof *c->s);
@@ -121,12 +122,19 @@ void sv__pcache_unref(sv__pcache_t *c, long slot)
     c->n.evictable++;
 }
 
+void sv__pcache_unref_slots(sv__pcache_t *c, const int32_t *slots, long n)
+{
+    for (long j = n - 1; j >= 0; j--)
+        if (slots[j] >= 0) sv__pcache_unref(c, slots[j]);
+}
+
 long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
 {
     if (c->nfree == 0) return -1;
     int32_t k = c->freelist[--c->nfree];
-    c->s[k] = (slot_t){.hash = h, .refs = 1, .prev = -1, .next = -1, .used = SLOT_HASHED};
     long i = home(c, h);
+    c->s[k] = (slot_t){
+        .hash = h, .refs = 1, .prev = -1, .next = -1, .used = SLOT_HASHED, .home = (int32_t)i};
     while (c->table[i] >= 0)
         i = (i + 1) & c->mask;
     c->table[i] = k;
@@ -134,16 +142,42 @@ long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
     return k;
 }
 
+int sv__pcache_insert_run(sv__pcache_t *c, const uint64_t *h, long from, long to,
+                          int32_t *slots)
+{
+    int rc = 0;
+    for (long j = from; j < to; j++) {
+        long slot = sv__pcache_insert(c, h[j]);
+        if (slot < 0) rc = -1;
+        slots[j] = (int32_t)slot;
+    }
+    return rc;
+}
+
+long sv__pcache_find_run(const sv__pcache_t *c, const uint64_t *h, long max, long *slots,
+                         long *touched)
+{
+    long hit = 0, t = 0;
+    for (; hit < max; hit++) {
+        long slot = sv__pcache_find(c, h[hit]);
+        if (slot < 0) break;
+        slots[hit] = slot;
+        t += c->s[slot].refs == 0;
+    }
+    *touched = t;
+    return hit;
+}
+
 /* Remove slot k's hash from the table, shifting later entries of its run back. */
 static void table_delete(sv__pcache_t *c, long k)
 {
-    long i = home(c, c->s[k].hash);
+    long i = c->s[k].home;
     while (c->table[i] != k)
         i = (i + 1) & c->mask;
     for (long j = (i + 1) & c->mask;; j = (j + 1) & c->mask) {
         int32_t m = c->table[j];
         if (m < 0) break;
-        long h = home(c, c->s[m].hash);
+        long h = c->s[m].home;
         /* m may move into the hole at i unless its home lies cyclically in (i, j]. */
         int stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
         if (stays) continue;
@@ -190,19 +224,31 @@ int sv__pcache_evict(sv__pcache_t *c)
     return 1;
 }
 
+/* In bulk: the dropped entries leave the head of the LRU list in one cut. */
 long sv__pcache_evict_upto(sv__pcache_t *c, long n)
 {
     long got = 0;
-    while (got < n && c->head >= 0) {
-        slot_t *h = &c->s[c->head];
-        if (h->used == SLOT_PARKED && h->count > 1) {
-            long take = n - got < h->count - 1 ? n - got : h->count - 1;
-            h->count -= (int32_t)take;
-            c->n.evictable -= take;
+    int32_t k = c->head;
+    while (got < n && k >= 0) {
+        slot_t *s = &c->s[k];
+        if (s->used == SLOT_PARKED && s->count > 1) {
+            long take = n - got < s->count - 1 ? n - got : s->count - 1;
+            s->count -= (int32_t)take;
             got += take;
             continue;
         }
-        got += sv__pcache_evict(c);
+        int32_t next = s->next;
+        if (s->used == SLOT_HASHED) table_delete(c, k);
+        s->used = SLOT_EMPTY;
+        c->freelist[c->nfree++] = k;
+        got++;
+        k = next;
     }
+    c->head = k;
+    if (k >= 0)
+        c->s[k].prev = -1;
+    else
+        c->tail = -1;
+    c->n.evictable -= got;
     return got;
 }
