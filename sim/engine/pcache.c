@@ -5,6 +5,7 @@
 #include "engine/pcache_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct slot {
     uint64_t hash;
@@ -22,7 +23,8 @@ struct sv__pcache {
     slot_t *s;
     long nslots, nfree; /* slots, and the free ones (a stack in `freelist`) */
     int32_t *freelist;
-    int32_t *table; /* hash table of slot indices, -1 empty; size a power of two */
+    int32_t *table; /* hash table of slot indices, -1 empty; size a power of two; NULL
+                       until the first hashed block (table_new()) */
     long mask;
     int32_t head, tail; /* LRU: head is evicted first */
 };
@@ -39,20 +41,13 @@ sv__pcache_t *sv__pcache_new(long blocks)
 {
     sv__pcache_t *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    long size = 16;
-    while (size < 8 * blocks)
-        size *= 2;
     c->nslots = blocks;
     c->s = calloc((size_t)blocks + 1, sizeof *c->s);
     c->freelist = malloc(((size_t)blocks + 1) * sizeof *c->freelist);
-    c->table = malloc((size_t)size * sizeof *c->table);
-    if (!c->s || !c->freelist || !c->table) {
+    if (!c->s || !c->freelist) {
         sv__pcache_free(c);
         return NULL;
     }
-    for (long i = 0; i < size; i++)
-        c->table[i] = -1;
-    c->mask = size - 1;
     for (long i = 0; i < blocks; i++)
         c->freelist[i] = (int32_t)(blocks - 1 - i);
     c->nfree = blocks;
@@ -69,13 +64,31 @@ void sv__pcache_free(sv__pcache_t *c)
     free(c);
 }
 
-long sv__pcache_find(const sv__pcache_t *c, uint64_t h)
+/* The hash table, from the first hashed block on (blocks that are only parked need none):
+ * 8 entries per block at least, so that probe runs stay short; 0, or -1 without memory. */
+static int table_new(sv__pcache_t *c)
+{
+    long size = 16;
+    while (size < 8 * c->nslots)
+        size *= 2;
+    if (!(c->table = malloc((size_t)size * sizeof *c->table))) return -1;
+    memset(c->table, 0xff, (size_t)size * sizeof *c->table); /* every entry -1 */
+    c->mask = size - 1;
+    return 0;
+}
+
+static long find(const sv__pcache_t *c, uint64_t h)
 {
     for (long i = home(c, h);; i = (i + 1) & c->mask) {
         int32_t k = c->table[i];
         if (k < 0) return -1;
         if (c->s[k].hash == h) return k;
     }
+}
+
+long sv__pcache_find(const sv__pcache_t *c, uint64_t h)
+{
+    return c->table ? find(c, h) : -1;
 }
 
 int32_t sv__pcache_refs(const sv__pcache_t *c, long slot)
@@ -128,7 +141,8 @@ void sv__pcache_unref_slots(sv__pcache_t *c, const int32_t *slots, long n)
         if (slots[j] >= 0) sv__pcache_unref(c, slots[j]);
 }
 
-long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
+/* Insert into a cache that has its table. */
+static long insert(sv__pcache_t *c, uint64_t h)
 {
     if (c->nfree == 0) return -1;
     int32_t k = c->freelist[--c->nfree];
@@ -142,12 +156,22 @@ long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
     return k;
 }
 
+long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
+{
+    return !c->table && table_new(c) ? -1 : insert(c, h);
+}
+
 int sv__pcache_insert_run(sv__pcache_t *c, const uint64_t *h, long from, long to,
                           int32_t *slots)
 {
     int rc = 0;
+    if (from < to && !c->table && table_new(c)) {
+        for (long j = from; j < to; j++)
+            slots[j] = -1;
+        return -1;
+    }
     for (long j = from; j < to; j++) {
-        long slot = sv__pcache_insert(c, h[j]);
+        long slot = insert(c, h[j]);
         if (slot < 0) rc = -1;
         slots[j] = (int32_t)slot;
     }
@@ -158,8 +182,8 @@ long sv__pcache_find_run(const sv__pcache_t *c, const uint64_t *h, long max, lon
                          long *touched)
 {
     long hit = 0, t = 0;
-    for (; hit < max; hit++) {
-        long slot = sv__pcache_find(c, h[hit]);
+    for (; c->table && hit < max; hit++) {
+        long slot = find(c, h[hit]);
         if (slot < 0) break;
         slots[hit] = slot;
         t += c->s[slot].refs == 0;
