@@ -742,7 +742,7 @@ static double recent_ttft(sim_t *s, double window, double p)
         if (s->as.ttft_end[i] > s->now - window) v[k++] = s->as.ttft_ms[i];
     double out = 0.0;
     if (k) {
-        qsort(v, (size_t)k, sizeof *v, sv_cmp_double);
+        sv_sort_doubles(v, (size_t)k);
         out = sv_percentile_sorted(v, (size_t)k, p);
     }
     free(v);
@@ -1080,7 +1080,7 @@ static void kv_stats(sim_t *s, int first, int count, double *p50, double *p99, d
         if (sm[i].replica >= first && sm[i].replica < first + count && sm[i].up)
             v[k++] = sm[i].kv_usage;
     if (k) {
-        qsort(v, k, sizeof *v, sv_cmp_double);
+        sv_sort_doubles(v, k);
         *p50 = sv_percentile_sorted(v, k, 50);
         *p99 = sv_percentile_sorted(v, k, 99);
         *max = v[k - 1];

@@ -63,13 +63,8 @@ void sv__kv_unpin(sv__kvpool_t *p, long n)
 int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to, int32_t *slots)
 {
     if (!p->pc && !(p->pc = sv__pcache_new(p->total))) return SV_ENOMEM;
-    int rc = 0;
-    for (long j = from; j < to; j++) {
-        long slot = sv__pcache_insert(p->pc, h[j]);
-        if (slot < 0) rc = SV_ENOMEM; /* cannot happen: entries never outnumber blocks */
-        slots[j] = (int32_t)slot;
-    }
-    return rc;
+    /* Full cannot happen: entries never outnumber blocks. */
+    return sv__pcache_insert_run(p->pc, h, from, to, slots) ? SV_ENOMEM : 0;
 }
 
 int sv__kv_park(sv__kvpool_t *p, long n)
@@ -81,21 +76,12 @@ int sv__kv_park(sv__kvpool_t *p, long n)
 
 void sv__kv_uncache(sv__kvpool_t *p, const int32_t *slots, long n)
 {
-    for (long j = n - 1; j >= 0; j--)
-        if (slots[j] >= 0) sv__pcache_unref(p->pc, slots[j]);
+    sv__pcache_unref_slots(p->pc, slots, n);
 }
 
 long sv__kv_hits(const sv__kvpool_t *p, const uint64_t *h, long max, long *slots, long *touched)
 {
-    long hit = 0;
-    *touched = 0;
-    for (; hit < max; hit++) {
-        long slot = sv__pcache_find(p->pc, h[hit]);
-        if (slot < 0) break;
-        slots[hit] = slot;
-        *touched += sv__pcache_refs(p->pc, slot) == 0;
-    }
-    return hit;
+    return sv__pcache_find_run(p->pc, h, max, slots, touched);
 }
 
 long sv__kv_prefix(const sv__kvpool_t *p, const uint64_t *h, long max)

@@ -29,6 +29,15 @@ void sv__pcache_unref(sv__pcache_t *c, long slot);
 /* A new block with hash h, referenced once; its slot, or -1 when full. The hash may be
  * present already: both entries stay, and sv__pcache_find returns the first inserted. */
 long sv__pcache_insert(sv__pcache_t *c, uint64_t h);
+/* In a run, as one call: unref the slots[0..n) that are not -1, last first (as a request
+ * frees its blocks); insert h[from..to) into slots[from..to) (-1 where full, then -1
+ * returned, else 0); find the longest run of h[0..max) present, their slots in slots and,
+ * in *touched, how many of them nobody references. */
+void sv__pcache_unref_slots(sv__pcache_t *c, const int32_t *slots, long n);
+int sv__pcache_insert_run(sv__pcache_t *c, const uint64_t *h, long from, long to,
+                          int32_t *slots);
+long sv__pcache_find_run(const sv__pcache_t *c, const uint64_t *h, long max, long *slots,
+                         long *touched);
 /* n idle blocks whose content nobody will look up, appended to the LRU list as the most
  * recently used: they wait there like freed cached blocks and are evicted in their turn,
  * but have no hash in the table. Being interchangeable they are kept as runs, one slot

@@ -100,6 +100,17 @@ static const sched_traits_t SCHEDULERS[] = {
 #define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
 _Static_assert(NSCHED == SV_SCHED_COUNT, "a row of SCHEDULERS per sv_sched_t");
 
+/* The chained hashes of the blocks that lie wholly inside one first segment: the same for
+ * every prompt that starts with it, so computed once per segment (a direct-mapped memo of
+ * PREFIX_MEMO entries; a collision recomputes, which gives the same hashes). */
+enum { PREFIX_MEMO = 1024 };
+typedef struct chain_memo {
+    uint64_t id;      /* the segment */
+    int32_t len, bs;  /* its tokens; the block size the chain is for */
+    long n;           /* its full blocks: len / bs */
+    uint64_t *h;      /* their hashes; NULL for an unused entry */
+} chain_memo_t;
+
 struct sv_replica {
     int id;
     const sv_perf_t *perf;
@@ -152,6 +163,8 @@ struct sv_replica {
     long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
     long *sbuf;      /* scratch: cache slots of one request's blocks */
     size_t caps;
+    chain_memo_t *memo; /* PREFIX_MEMO chains of first segments (block_hashes()); NULL
+                           until the first */
     double step_start;
     /* Async scheduling's one-step lag (vLLM's EngineCore.step_with_batch_queue): the step
      * that follows another at once was built when that one started, so it sees only the
@@ -435,6 +448,10 @@ void sv_replica_free(sv_replica_t *r)
     free(r->stamp);
     sv__kv_fini(&r->kv);
     free(r->sbuf);
+    if (r->memo)
+        for (int i = 0; i < PREFIX_MEMO; i++)
+            free(r->memo[i].h);
+    free(r->memo);
     free(r);
 }
 
@@ -466,6 +483,30 @@ static long avail(const sv_replica_t *r)
  * segment it covers (segment, offset, length), so equal prefixes give equal chains.
  * Computed once per request and block size, for every block it can ever fill.
  */
+static uint64_t piece_hash(uint64_t parent, const sv_segment_t *sg, long off, long n)
+{
+    return sv_splitmix64(parent ^ sv_splitmix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
+                                                (uint64_t)n * 0x9e3779b1ULL));
+}
+
+/* The memo of the chain inside first segment sg (computed here on a miss), or NULL
+ * without memory (the caller hashes every block itself). */
+static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment_t *sg)
+{
+    if (sg->len < r->bs) return NULL;
+    if (!r->memo && !(r->memo = calloc(PREFIX_MEMO, sizeof *r->memo))) return NULL;
+    chain_memo_t *m = &r->memo[sv_splitmix64(sg->id) & (PREFIX_MEMO - 1)];
+    if (m->h && m->id == sg->id && m->len == sg->len && m->bs == r->bs) return m;
+    long n = sg->len / r->bs;
+    uint64_t *v = m->n >= n ? m->h : realloc(m->h, (size_t)n * sizeof *v);
+    if (!v) return NULL;
+    *m = (chain_memo_t){.id = sg->id, .len = sg->len, .bs = r->bs, .n = n, .h = v};
+    uint64_t h = 0x51ed5eedULL;
+    for (long b = 0; b < n; b++)
+        v[b] = h = piece_hash(h, sg, b * r->bs, r->bs);
+    return m;
+}
+
 static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 {
     sv_reqeng_t *e = E(r, id);
@@ -489,7 +530,19 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     int nseg = q->nseg ? q->nseg : 1, k = 0;
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
-    for (long b = 0; b < total; b++) {
+    long b = 0;
+    const chain_memo_t *m = seg ? first_segment_chain(r, &seg[0]) : NULL;
+    if (m && m->n > 0) {
+        b = m->n < total ? m->n : total;
+        memcpy(c, m->h, (size_t)b * sizeof *c);
+        h = c[b - 1];
+        off = b * r->bs;
+        if (off == seg[0].len) {
+            k = 1;
+            off = 0;
+        }
+    }
+    for (; b < total; b++) {
         long need = r->bs;
         while (need > 0) {
             const sv_segment_t *sg = k < nseg ? (seg ? &seg[k] : &own) : &out;
@@ -504,8 +557,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
                 own.len = INT32_MAX;
             }
             long take_n = sg->len - off < need ? sg->len - off : need;
-            h = sv_splitmix64(h ^ sv_splitmix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
-                                (uint64_t)take_n * 0x9e3779b1ULL));
+            h = piece_hash(h, sg, off, take_n);
             need -= take_n;
             off += take_n;
             if (off == sg->len) {
