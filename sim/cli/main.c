@@ -229,6 +229,44 @@ static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
     return rc;
 }
 
+/* explain --json FILE: FILE must not be a catalog file nor the model's config.json; 0 or a code. */
+static int explain_out_check(const char *model_name, const char *json_path, sv_error_t *err)
+{
+    sv_paths_t *ps = paths_with_catalog();
+    struct stat st;
+    int rc = ps ? 0 : sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!rc && stat(model_name, &st) == 0 && S_ISREG(st.st_mode) &&
+        sv_paths_input(ps, model_name, "the model's config.json"))
+        rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!rc) rc = out_file(ps, "--json", json_path, err);
+    sv_paths_free(ps);
+    return rc;
+}
+
+/* explain --json: writes the breakdown to json_path (stdout when NULL or "-"); the exit code. */
+static int explain_write_json(const sv_explain_t *e, const char *json_path)
+{
+    int rc = EXIT_SUCCESS;
+    cJSON *j = sv_explain_json(e);
+    char *text = cJSON_Print(j);
+    if (json_path && strcmp(json_path, "-") == 0) json_path = NULL;
+    FILE *f = json_path ? fopen(json_path, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "servesim: error: %s: cannot write: %s\n", json_path, strerror(errno));
+        rc = EXIT_FAILURE;
+    } else {
+        fprintf(f, "%s\n", text);
+        if (json_path) {
+            int bad = ferror(f);
+            if (fclose(f)) bad = 1;
+            if (bad) rc = fail("error: %s: write error", json_path);
+        }
+    }
+    free(text);
+    cJSON_Delete(j);
+    return rc;
+}
+
 static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL, *profile = NULL;
@@ -306,43 +344,16 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         sv_catalog_resolve_model(cat, model_name, &model, &err) ||
         sv_perf_init(&perf, gpu, &model, &set, &err))
         return fail_err(&err);
-    if (json_path && strcmp(json_path, "-") != 0) {
-        sv_paths_t *ps = paths_with_catalog();
-        struct stat st;
-        int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
-        if (!rc && stat(model_name, &st) == 0 && S_ISREG(st.st_mode) &&
-            sv_paths_input(ps, model_name, "the model's config.json"))
-            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
-        if (!rc) rc = out_file(ps, "--json", json_path, &err);
-        sv_paths_free(ps);
-        if (rc) return fail_err(&err);
-    }
+    if (json_path && strcmp(json_path, "-") != 0 && explain_out_check(model_name, json_path, &err))
+        return fail_err(&err);
     sv_explain_t *e = malloc(sizeof *e);
     if (!e) return fail("error: out of memory%s", "");
     if (sv_explain_compute(&perf, input, output, batches, nbatches, e, &err)) {
         free(e);
         return fail_err(&err);
     }
-    int rc = EXIT_SUCCESS;
-    if (json) {
-        cJSON *j = sv_explain_json(e);
-        char *text = cJSON_Print(j);
-        if (json_path && strcmp(json_path, "-") == 0) json_path = NULL;
-        FILE *f = json_path ? fopen(json_path, "w") : stdout;
-        if (!f) {
-            fprintf(stderr, "servesim: error: %s: cannot write: %s\n", json_path, strerror(errno));
-            rc = EXIT_FAILURE;
-        } else {
-            fprintf(f, "%s\n", text);
-            if (json_path) {
-                int bad = ferror(f);
-                if (fclose(f)) bad = 1;
-                if (bad) rc = fail("error: %s: write error", json_path);
-            }
-        }
-        free(text);
-        cJSON_Delete(j);
-    } else {
+    int rc = json ? explain_write_json(e, json_path) : EXIT_SUCCESS;
+    if (!json) {
         sv_explain_print(e, stdout);
         const sv_engine_profile_t *ep;
         if (perf.set.engine[0] && sv_catalog_engine(cat, perf.set.engine, &ep, NULL) == 0)
