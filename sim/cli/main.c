@@ -644,6 +644,40 @@ static int write_point_json(const sv_result_t *res, const char *path, sv_error_t
     return sv_report_json(res, 0, path, err);
 }
 
+/* sweep's outputs (sweep.csv, sweep.json, points/, --report) must not be any of its inputs. */
+static int sweep_out_check(const char *path, const sv_scenario_t *sc, const char *out,
+                           const char *html, sv_error_t *err)
+{
+    sv_paths_t *ps = paths_with_catalog();
+    int rc = !ps ? sv_errorf(err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", err);
+    if (!rc) rc = out_report(ps, html, err);
+    sv_paths_free(ps);
+    return rc;
+}
+
+/* Fills sw's vary axes: each --vary is one key or zipped keys "K1,K2=a1,b1;a2,b2"
+ * (sv_vary_parse_all); without --vary, the scenario's sweep.vary. The sweep: section is checked
+ * either way (a misspelled key there is an error even when --vary replaces its vary). */
+static int sweep_read_vary(sv_sweep_t *sw, const char *path, const char *const *sets, int nsets,
+                           const char *const *vary_args, int nvary, sv_error_t *err)
+{
+    static sv_sweep_cfg_t scfg;
+    int rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, err);
+    const char *specs[SV_MAX_VARY];
+    int nspecs = nvary ? nvary : scfg.nvary;
+    for (int k = 0; k < nspecs; k++)
+        specs[k] = nvary ? vary_args[k] : scfg.vary[k];
+    for (int k = 0; k < nspecs && !rc; k++) {
+        int got = 0;
+        rc = sv_vary_parse_all(specs[k], &sw->vary[sw->nvary], SV_MAX_VARY - sw->nvary, &got, err);
+        sw->nvary += got;
+    }
+    return rc;
+}
+
 static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *out = "sweep-out", *html = NULL, *load = NULL;
@@ -686,28 +720,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     sw.sets = sets;
     sw.nsets = nsets;
     sw.load = load;
-    sv_paths_t *ps = paths_with_catalog();
-    int rc =
-        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", &err);
-    if (!rc) rc = out_report(ps, html, &err);
-    sv_paths_free(ps);
-    /* Each --vary is one key or zipped keys "K1,K2=a1,b1;a2,b2" (sv_vary_parse_all); without
-     * --vary, the scenario's sweep.vary. The sweep: section is checked either way (a
-     * misspelled key there is an error even when --vary replaces its vary). */
-    static sv_sweep_cfg_t scfg;
-    if (!rc) rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, &err);
-    const char *specs[SV_MAX_VARY];
-    int nspecs = nvary ? nvary : scfg.nvary;
-    for (int k = 0; k < nspecs; k++)
-        specs[k] = nvary ? vary_args[k] : scfg.vary[k];
-    for (int k = 0; k < nspecs && !rc; k++) {
-        int got = 0;
-        rc = sv_vary_parse_all(specs[k], &sw.vary[sw.nvary], SV_MAX_VARY - sw.nvary, &got, &err);
-        sw.nvary += got;
-    }
+    int rc = sweep_out_check(path, sc, out, html, &err);
+    if (!rc) rc = sweep_read_vary(&sw, path, sets, nsets, vary_args, nvary, &err);
     sv_scenario_free(sc);
     if (!rc && sw.nvary == 0)
         rc = sv_errorf(&err, SV_EINVAL,
