@@ -463,6 +463,70 @@ static int all_digits(const char *s)
     return 1;
 }
 
+/* --set into a list by name: the slot of the item whose name: is tok (a list of named maps,
+ * like pools); 0, or the error naming the items. */
+static int seq_slot_by_name(sv_ynode_t *cur, const char *tok, const char *src, sv_ynode_t ***slot,
+                            sv_error_t *err)
+{
+    char names[256] = "";
+    size_t off = 0;
+    sv_ynode_t **found = NULL;
+    for (size_t i = 0; i < cur->n && !found; i++) {
+        sv_ynode_t *nm = cur->seq[i]->kind == SV_Y_MAP ? find_key(cur->seq[i], "name") : NULL;
+        if (!nm || nm->kind != SV_Y_SCALAR) continue;
+        if (strcmp(nm->scalar, tok) == 0)
+            found = &cur->seq[i];
+        else if (off < sizeof names - 1)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "",
+                                    nm->scalar);
+    }
+    if (!found)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: '%s' is a list of %zu items: index it by number (0 to %zu) "
+                         "or by an item's name%s%s%s, not '%s'",
+                         src, cur->path[0] ? cur->path : "the top level", cur->n,
+                         cur->n ? cur->n - 1 : 0, off ? " (" : "", names, off ? ")" : "", tok);
+    *slot = found;
+    return 0;
+}
+
+/* --set into a map: the slot of key tok, added as an empty map when absent. With drop (KEY=null
+ * as the last key) the key is removed instead, as if the file never had it; *slot is untouched. */
+static int map_slot(sv_ynode_t *cur, const char *tok, int drop, const char *src, sv_ynode_t ***slot,
+                    sv_error_t *err)
+{
+    sv_ynode_t **found = NULL;
+    size_t at = cur->n;
+    for (size_t i = 0; i < cur->n; i++)
+        if (strcmp(cur->map[i].key, tok) == 0) found = &cur->map[(at = i)].val;
+    if (drop) {
+        if (at < cur->n) {
+            free(cur->map[at].key);
+            node_free(cur->map[at].val);
+            memmove(&cur->map[at], &cur->map[at + 1], (cur->n - at - 1) * sizeof *cur->map);
+            cur->n--;
+        }
+        return 0;
+    }
+    if (!found) {
+        if (sv__grow((void **)&cur->map, &cur->cap, cur->n + 1, sizeof *cur->map))
+            return sv_errorf(err, SV_ENOMEM, "out of memory");
+        sv_yentry_t *e = &cur->map[cur->n];
+        memset(e, 0, sizeof *e);
+        e->key = dupstr(tok);
+        e->val = node_new(SV_Y_MAP, src, 0, 0, path_join_key(cur->path, tok));
+        if (!e->key || !e->val) {
+            free(e->key);
+            node_free(e->val);
+            return sv_errorf(err, SV_ENOMEM, "out of memory");
+        }
+        cur->n++;
+        found = &e->val;
+    }
+    *slot = found;
+    return 0;
+}
+
 int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
 {
     const char *eq = strchr(assignment, '=');
@@ -528,60 +592,11 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
             }
             slot = &cur->seq[idx];
         } else if (cur->kind == SV_Y_SEQ) {
-            /* A list of named maps (pools) is also indexed by an item's name. */
-            char names[256] = "";
-            size_t off = 0;
-            for (size_t i = 0; i < cur->n && !slot; i++) {
-                sv_ynode_t *nm =
-                    cur->seq[i]->kind == SV_Y_MAP ? find_key(cur->seq[i], "name") : NULL;
-                if (!nm || nm->kind != SV_Y_SCALAR) continue;
-                if (strcmp(nm->scalar, tok) == 0)
-                    slot = &cur->seq[i];
-                else if (off < sizeof names - 1)
-                    off += (size_t)snprintf(names + off, sizeof names - off, "%s%s",
-                                            off ? ", " : "", nm->scalar);
-            }
-            if (!slot) {
-                rc =
-                    sv_errorf(err, SV_EINVAL,
-                              "%s: '%s' is a list of %zu items: index it by number (0 to %zu) "
-                              "or by an item's name%s%s%s, not '%s'",
-                              src, cur->path[0] ? cur->path : "the top level", cur->n,
-                              cur->n ? cur->n - 1 : 0, off ? " (" : "", names, off ? ")" : "", tok);
-                break;
-            }
+            if ((rc = seq_slot_by_name(cur, tok, src, &slot, err))) break;
         } else if (cur->kind == SV_Y_MAP) {
-            size_t at = cur->n;
-            for (size_t i = 0; i < cur->n; i++)
-                if (strcmp(cur->map[i].key, tok) == 0) slot = &cur->map[(at = i)].val;
-            if (!next && val->kind == SV_Y_SCALAR && val->scalar[0] && sv_yscalar_is_null(val)) {
-                /* KEY=null removes the key, as if the file never had it */
-                if (at < cur->n) {
-                    free(cur->map[at].key);
-                    node_free(cur->map[at].val);
-                    memmove(&cur->map[at], &cur->map[at + 1], (cur->n - at - 1) * sizeof *cur->map);
-                    cur->n--;
-                }
-                break;
-            }
-            if (!slot) {
-                if (sv__grow((void **)&cur->map, &cur->cap, cur->n + 1, sizeof *cur->map)) {
-                    rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-                    break;
-                }
-                sv_yentry_t *e = &cur->map[cur->n];
-                memset(e, 0, sizeof *e);
-                e->key = dupstr(tok);
-                e->val = node_new(SV_Y_MAP, src, 0, 0, path_join_key(cur->path, tok));
-                if (!e->key || !e->val) {
-                    free(e->key);
-                    node_free(e->val);
-                    rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-                    break;
-                }
-                cur->n++;
-                slot = &e->val;
-            }
+            int drop =
+                !next && val->kind == SV_Y_SCALAR && val->scalar[0] && sv_yscalar_is_null(val);
+            if ((rc = map_slot(cur, tok, drop, src, &slot, err)) || drop) break;
         } else {
             rc = sv_errorf(err, SV_EINVAL, "%s: '%s' is a single value, it has no key '%s'", src,
                            cur->path[0] ? cur->path : "the top level", tok);

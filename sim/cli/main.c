@@ -230,6 +230,44 @@ static int apply_set(sv_perf_settings_t *s, const char *kv, sv_error_t *err)
     return rc;
 }
 
+/* explain --json FILE: FILE must not be a catalog file nor the model's config.json; 0 or a code. */
+static int explain_out_check(const char *model_name, const char *json_path, sv_error_t *err)
+{
+    sv_paths_t *ps = paths_with_catalog();
+    struct stat st;
+    int rc = ps ? 0 : sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!rc && stat(model_name, &st) == 0 && S_ISREG(st.st_mode) &&
+        sv_paths_input(ps, model_name, "the model's config.json"))
+        rc = sv_errorf(err, SV_ENOMEM, "out of memory");
+    if (!rc) rc = out_file(ps, "--json", json_path, err);
+    sv_paths_free(ps);
+    return rc;
+}
+
+/* explain --json: writes the breakdown to json_path (stdout when NULL or "-"); the exit code. */
+static int explain_write_json(const sv_explain_t *e, const char *json_path)
+{
+    int rc = EXIT_SUCCESS;
+    cJSON *j = sv_explain_json(e);
+    char *text = cJSON_Print(j);
+    if (json_path && strcmp(json_path, "-") == 0) json_path = NULL;
+    FILE *f = json_path ? fopen(json_path, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "servesim: error: %s: cannot write: %s\n", json_path, strerror(errno));
+        rc = EXIT_FAILURE;
+    } else {
+        fprintf(f, "%s\n", text);
+        if (json_path) {
+            int bad = ferror(f);
+            if (fclose(f)) bad = 1;
+            if (bad) rc = fail("error: %s: write error", json_path);
+        }
+    }
+    free(text);
+    cJSON_Delete(j);
+    return rc;
+}
+
 static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *model_name = NULL, *gpu_name = NULL, *json_path = NULL, *profile = NULL;
@@ -307,43 +345,16 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         sv_catalog_resolve_model(cat, model_name, &model, &err) ||
         sv_perf_init(&perf, gpu, &model, &set, &err))
         return fail_err(&err);
-    if (json_path && strcmp(json_path, "-") != 0) {
-        sv_paths_t *ps = paths_with_catalog();
-        struct stat st;
-        int rc = ps ? 0 : sv_errorf(&err, SV_ENOMEM, "out of memory");
-        if (!rc && stat(model_name, &st) == 0 && S_ISREG(st.st_mode) &&
-            sv_paths_input(ps, model_name, "the model's config.json"))
-            rc = sv_errorf(&err, SV_ENOMEM, "out of memory");
-        if (!rc) rc = out_file(ps, "--json", json_path, &err);
-        sv_paths_free(ps);
-        if (rc) return fail_err(&err);
-    }
+    if (json_path && strcmp(json_path, "-") != 0 && explain_out_check(model_name, json_path, &err))
+        return fail_err(&err);
     sv_explain_t *e = malloc(sizeof *e);
     if (!e) return fail("error: out of memory%s", "");
     if (sv_explain_compute(&perf, input, output, batches, nbatches, e, &err)) {
         free(e);
         return fail_err(&err);
     }
-    int rc = EXIT_SUCCESS;
-    if (json) {
-        cJSON *j = sv_explain_json(e);
-        char *text = cJSON_Print(j);
-        if (json_path && strcmp(json_path, "-") == 0) json_path = NULL;
-        FILE *f = json_path ? fopen(json_path, "w") : stdout;
-        if (!f) {
-            fprintf(stderr, "servesim: error: %s: cannot write: %s\n", json_path, strerror(errno));
-            rc = EXIT_FAILURE;
-        } else {
-            fprintf(f, "%s\n", text);
-            if (json_path) {
-                int bad = ferror(f);
-                if (fclose(f)) bad = 1;
-                if (bad) rc = fail("error: %s: write error", json_path);
-            }
-        }
-        free(text);
-        cJSON_Delete(j);
-    } else {
+    int rc = json ? explain_write_json(e, json_path) : EXIT_SUCCESS;
+    if (!json) {
         sv_explain_print(e, stdout);
         const sv_engine_profile_t *ep;
         if (perf.set.engine[0] && sv_catalog_engine(cat, perf.set.engine, &ep, NULL) == 0)
@@ -655,6 +666,40 @@ static int write_point_json(const sv_result_t *res, const char *path, sv_error_t
     return sv_report_json(res, 0, path, err);
 }
 
+/* sweep's outputs (sweep.csv, sweep.json, points/, --report) must not be any of its inputs. */
+static int sweep_out_check(const char *path, const sv_scenario_t *sc, const char *out,
+                           const char *html, sv_error_t *err)
+{
+    sv_paths_t *ps = paths_with_catalog();
+    int rc = !ps ? sv_errorf(err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, err);
+    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", err);
+    if (!rc) rc = out_report(ps, html, err);
+    sv_paths_free(ps);
+    return rc;
+}
+
+/* Fills sw's vary axes: each --vary is one key or zipped keys "K1,K2=a1,b1;a2,b2"
+ * (sv_vary_parse_all); without --vary, the scenario's sweep.vary. The sweep: section is checked
+ * either way (a misspelled key there is an error even when --vary replaces its vary). */
+static int sweep_read_vary(sv_sweep_t *sw, const char *path, const char *const *sets, int nsets,
+                           const char *const *vary_args, int nvary, sv_error_t *err)
+{
+    static sv_sweep_cfg_t scfg;
+    int rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, err);
+    const char *specs[SV_MAX_VARY];
+    int nspecs = nvary ? nvary : scfg.nvary;
+    for (int k = 0; k < nspecs; k++)
+        specs[k] = nvary ? vary_args[k] : scfg.vary[k];
+    for (int k = 0; k < nspecs && !rc; k++) {
+        int got = 0;
+        rc = sv_vary_parse_all(specs[k], &sw->vary[sw->nvary], SV_MAX_VARY - sw->nvary, &got, err);
+        sw->nvary += got;
+    }
+    return rc;
+}
+
 static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *out = "sweep-out", *html = NULL, *load = NULL;
@@ -697,28 +742,8 @@ static int cmd_sweep(const sv_catalog_t *cat, int argc, char **argv)
     sw.sets = sets;
     sw.nsets = nsets;
     sw.load = load;
-    sv_paths_t *ps = paths_with_catalog();
-    int rc =
-        !ps ? sv_errorf(&err, SV_ENOMEM, "out of memory") : scenario_inputs(ps, path, sc, &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.csv", NULL, &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "sweep.json", NULL, &err);
-    if (!rc) rc = out_in_dir(ps, "--out", out, "points/point-", ".json", &err);
-    if (!rc) rc = out_report(ps, html, &err);
-    sv_paths_free(ps);
-    /* Each --vary is one key or zipped keys "K1,K2=a1,b1;a2,b2" (sv_vary_parse_all); without
-     * --vary, the scenario's sweep.vary. The sweep: section is checked either way (a
-     * misspelled key there is an error even when --vary replaces its vary). */
-    static sv_sweep_cfg_t scfg;
-    if (!rc) rc = sv_sweep_cfg_read(path, sets, nsets, &scfg, &err);
-    const char *specs[SV_MAX_VARY];
-    int nspecs = nvary ? nvary : scfg.nvary;
-    for (int k = 0; k < nspecs; k++)
-        specs[k] = nvary ? vary_args[k] : scfg.vary[k];
-    for (int k = 0; k < nspecs && !rc; k++) {
-        int got = 0;
-        rc = sv_vary_parse_all(specs[k], &sw.vary[sw.nvary], SV_MAX_VARY - sw.nvary, &got, &err);
-        sw.nvary += got;
-    }
+    int rc = sweep_out_check(path, sc, out, html, &err);
+    if (!rc) rc = sweep_read_vary(&sw, path, sets, nsets, vary_args, nvary, &err);
     sv_scenario_free(sc);
     if (!rc && sw.nvary == 0)
         rc = sv_errorf(&err, SV_EINVAL,
@@ -992,186 +1017,202 @@ static int calibrate_out_check(const char *out, const char *const *files, int nf
     return rc;
 }
 
-/* calibrate kernels | engine | synthetic (see the usage text). */
-static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
-{
-    if (argc < 1) return fail("error: calibrate needs kernels, engine, runs or synthetic%s", "");
-    const char *mode = argv[0], *gpu_name = NULL, *out = NULL, *name = NULL, *ar = NULL, *sr = NULL,
-               *rows = NULL, *base_name = NULL, *fit_keys = NULL, *family = NULL,
-               *data = sv_validation_default_path(), *v;
+/* What `servesim calibrate MODE` was asked for. */
+typedef struct calib_args {
+    const char *mode, *gpu_name, *out, *name, *ar, *sr, *rows, *base_name, *fit_keys, *family,
+        *data;
     const char *files[64];
-    int nfiles = 0, missing = 0;
-    double noise_rel = 0.01;
-    sv_fit_opts_t o = {.max_iter = 200};
+    int nfiles;
+    double noise_rel;
+    sv_fit_opts_t o;
+} calib_args_t;
+
+/* Reads calibrate's options and table paths into c; 0, or the exit code after printing why. */
+static int calib_parse(int argc, char **argv, calib_args_t *c)
+{
+    const char *v;
+    int missing = 0;
     for (int i = 1; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--gpu", &missing)))
-            gpu_name = v;
+            c->gpu_name = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--out", &missing)))
-            out = v;
+            c->out = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--name", &missing)))
-            name = v;
+            c->name = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--allreduce", &missing)))
-            ar = v;
+            c->ar = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--send-recv", &missing)))
-            sr = v;
+            c->sr = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--rows", &missing)))
-            rows = v;
+            c->rows = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--base", &missing)))
-            base_name = v;
+            c->base_name = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--fit", &missing)))
-            fit_keys = v;
+            c->fit_keys = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--family", &missing)))
-            family = v;
+            c->family = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
-            data = v;
+            c->data = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--noise", &missing))) {
-            if (sv_parse_double(v, &noise_rel) || noise_rel < 0 || noise_rel > 0.5)
+            if (sv_parse_double(v, &c->noise_rel) || c->noise_rel < 0 || c->noise_rel > 0.5)
                 return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
         } else if ((v = sv__opt_value(argc, argv, &i, "--max-iter", &missing))) {
             long n;
             if (sv_parse_long(v, &n) || n < 1 || n > 100000)
                 return fail("error: --max-iter: expected a whole number in [1, 100000], got '%s'",
                             v);
-            o.max_iter = (int)n;
+            c->o.max_iter = (int)n;
         } else if (missing) {
             break;
         } else if (argv[i][0] == '-') {
             return sv__unknown_option("calibrate", argv[i]);
         } else {
-            if (nfiles == 64) return fail("error: calibrate takes at most 64 tables%s", "");
-            files[nfiles++] = argv[i];
+            if (c->nfiles == 64) return fail("error: calibrate takes at most 64 tables%s", "");
+            c->files[c->nfiles++] = argv[i];
         }
         if (missing) break;
     }
     if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
-    sv_error_t err = {0};
-    if (out && calibrate_out_check(out, files, nfiles, ar, sr, &err)) return fail_err(&err);
-    const sv_gpu_t *gpu = NULL;
-    if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
-        if (!gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
-        if (sv_catalog_gpu(cat, gpu_name, &gpu, &err)) return fail_err(&err);
+    return 0;
+}
+
+/* Splits --fit's comma list into keys (pointing into kb, 512 bytes); 0, or the exit code. */
+static int calib_fit_keys(const char *fit_keys, char *kb, const char **keys, int *nk)
+{
+    *nk = 0;
+    snprintf(kb, 512, "%s", fit_keys);
+    for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
+        if (*nk == SV_FIT_MAX_PARAMS)
+            return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
+        keys[(*nk)++] = t;
     }
-    if (strcmp(mode, "synthetic") == 0) {
-        /* Known parameters: the A100 fit's order of magnitude. */
-        const double g4[4] = {0.72, 96.0, 0.84, 6.0}, s3[3] = {0.78, 0.45, 3.5};
-        /* a fresh file of our own (mkstemp creates it exclusively, never through a link) */
-        char path[512];
-        const char *dir = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/servesim-synthetic-XXXXXX", dir && *dir ? dir : "/tmp");
-        int fd = mkstemp(path);
-        if (fd < 0)
-            return fail("error: calibrate synthetic: cannot create a temporary file in %s",
-                        dir && *dir ? dir : "/tmp");
-        close(fd);
-        sv_fit_t g, s;
-        const char *p1 = path;
-        int rc = sv_calibrate_synthetic_mlp(path, gpu, g4, s3, noise_rel, 42, &err);
-        if (!rc) rc = sv_calibrate_kernels(&p1, 1, gpu, &o, &g, &s, &err);
-        remove(path);
-        if (rc) return fail_err(&err);
-        printf("synthetic kernel tables for %s, %.1f%% multiplicative noise: true -> fitted\n",
-               gpu->name, noise_rel * 100);
-        int bad = 0;
-        for (int k = 0; k < 7; k++) {
-            const sv_fit_t *f = k < 4 ? &g : &s;
-            double truth = k < 4 ? g4[k] : s3[k - 4], got = f->value[k < 4 ? k : k - 4];
-            double e = 100.0 * (got / truth - 1.0);
-            bad |= fabs(e) > 2.0;
-            printf("  %-24s %10.4g -> %10.4g  (%+.2f%%)\n", f->names[k < 4 ? k : k - 4], truth, got,
-                   e);
-        }
-        printf("%s\n", bad ? "NOT recovered within 2%" : "all recovered within 2%");
-        return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+    return 0;
+}
+
+/* calibrate synthetic: fits tables drawn from known parameters and says if they come back. */
+static int calib_synthetic(const calib_args_t *c, const sv_gpu_t *gpu, sv_error_t *err)
+{
+    /* Known parameters: the A100 fit's order of magnitude. */
+    const double g4[4] = {0.72, 96.0, 0.84, 6.0}, s3[3] = {0.78, 0.45, 3.5};
+    /* a fresh file of our own (mkstemp creates it exclusively, never through a link) */
+    char path[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/servesim-synthetic-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return fail("error: calibrate synthetic: cannot create a temporary file in %s",
+                    dir && *dir ? dir : "/tmp");
+    close(fd);
+    sv_fit_t g, s;
+    const char *p1 = path;
+    int rc = sv_calibrate_synthetic_mlp(path, gpu, g4, s3, c->noise_rel, 42, err);
+    if (!rc) rc = sv_calibrate_kernels(&p1, 1, gpu, &c->o, &g, &s, err);
+    remove(path);
+    if (rc) return fail_err(err);
+    printf("synthetic kernel tables for %s, %.1f%% multiplicative noise: true -> fitted\n",
+           gpu->name, c->noise_rel * 100);
+    int bad = 0;
+    for (int k = 0; k < 7; k++) {
+        const sv_fit_t *f = k < 4 ? &g : &s;
+        double truth = k < 4 ? g4[k] : s3[k - 4], got = f->value[k < 4 ? k : k - 4];
+        double e = 100.0 * (got / truth - 1.0);
+        bad |= fabs(e) > 2.0;
+        printf("  %-24s %10.4g -> %10.4g  (%+.2f%%)\n", f->names[k < 4 ? k : k - 4], truth, got, e);
     }
-    if (strcmp(mode, "kernels") == 0) {
-        if (nfiles < 1) return fail("error: calibrate kernels needs at least one mlp.csv%s", "");
-        sv_fit_t fits[4];
-        const sv_fit_t *fp[4];
-        int nf = 0;
-        if (sv_calibrate_kernels(files, nfiles, gpu, &o, &fits[0], &fits[1], &err))
-            return fail_err(&err);
-        nf = 2;
-        if (ar && sv_calibrate_allreduce(ar, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
-        if (sr && sv_calibrate_sendrecv(sr, gpu, &o, &fits[nf++], &err)) return fail_err(&err);
-        printf("servesim calibrate kernels: %s, %d kernel table(s)\n", gpu->name, nfiles);
-        for (int i = 0; i < nf; i++) {
-            sv_fit_print(&fits[i], stdout);
-            fp[i] = &fits[i];
-        }
-        if (out) {
-            char nm[SV_NAME_MAX], src[SV_TEXT_MAX];
-            snprintf(nm, sizeof nm, "%s-calibrated", gpu->name);
-            snprintf(src, sizeof src, "%d Vidur mlp.csv table(s)%s%s", nfiles,
-                     ar ? " and all_reduce.csv" : "", sr ? " and send_recv.csv" : "");
-            if (sv_calibrate_write_gpu(out, gpu, name ? name : nm, fp, nf, src, &err))
-                return fail_err(&err);
-            printf("wrote %s\n", out);
-        }
-        return EXIT_SUCCESS;
+    printf("%s\n", bad ? "NOT recovered within 2%" : "all recovered within 2%");
+    return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* calibrate kernels: fits Vidur kernel (and collective) tables; writes a GPU file with --out. */
+static int calib_kernels(const calib_args_t *c, const sv_gpu_t *gpu, sv_error_t *err)
+{
+    if (c->nfiles < 1) return fail("error: calibrate kernels needs at least one mlp.csv%s", "");
+    sv_fit_t fits[4];
+    const sv_fit_t *fp[4];
+    int nf = 0;
+    if (sv_calibrate_kernels(c->files, c->nfiles, gpu, &c->o, &fits[0], &fits[1], err))
+        return fail_err(err);
+    nf = 2;
+    if (c->ar && sv_calibrate_allreduce(c->ar, gpu, &c->o, &fits[nf++], err)) return fail_err(err);
+    if (c->sr && sv_calibrate_sendrecv(c->sr, gpu, &c->o, &fits[nf++], err)) return fail_err(err);
+    printf("servesim calibrate kernels: %s, %d kernel table(s)\n", gpu->name, c->nfiles);
+    for (int i = 0; i < nf; i++) {
+        sv_fit_print(&fits[i], stdout);
+        fp[i] = &fits[i];
     }
-    if (strcmp(mode, "runs") == 0) {
-        if (!family || !gpu_name || !fit_keys)
-            return fail("error: calibrate runs needs --family, --gpu and --fit%s", "");
-        char kb[512];
-        const char *keys[SV_FIT_MAX_PARAMS];
-        int nk = 0;
-        snprintf(kb, sizeof kb, "%s", fit_keys);
-        for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
-            if (nk == SV_FIT_MAX_PARAMS)
-                return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
-            keys[nk++] = t;
-        }
-        sv_validation_t *val = NULL;
-        sv_fit_t fit;
-        if (sv_validation_load(data, &val, &err) || sv_validation_run(val, cat, family, &err)) {
-            sv_validation_free(val);
-            return fail_err(&err);
-        }
-        double before = sv_validation_mape(val, family, SV_VK_THROUGHPUT);
-        if (sv_calibrate_runs(val, family, cat, gpu_name, keys, nk, &o, &fit, &err)) {
-            sv_validation_free(val);
-            return fail_err(&err);
-        }
-        printf("servesim calibrate runs: %s on family %s (%ld rows of %s)\n", gpu_name, family,
-               fit.n, data);
-        printf("  throughput MAPE before %.1f%%\n", before);
-        sv_fit_print(&fit, stdout);
+    if (c->out) {
+        char nm[SV_NAME_MAX], src[SV_TEXT_MAX];
+        snprintf(nm, sizeof nm, "%s-calibrated", gpu->name);
+        snprintf(src, sizeof src, "%d Vidur mlp.csv table(s)%s%s", c->nfiles,
+                 c->ar ? " and all_reduce.csv" : "", c->sr ? " and send_recv.csv" : "");
+        if (sv_calibrate_write_gpu(c->out, gpu, c->name ? c->name : nm, fp, nf, src, err))
+            return fail_err(err);
+        printf("wrote %s\n", c->out);
+    }
+    return EXIT_SUCCESS;
+}
+
+/* calibrate runs: fits engine settings to a validation family's measured runs. */
+static int calib_runs(const calib_args_t *c, const sv_catalog_t *cat, sv_error_t *err)
+{
+    if (!c->family || !c->gpu_name || !c->fit_keys)
+        return fail("error: calibrate runs needs --family, --gpu and --fit%s", "");
+    char kb[512];
+    const char *keys[SV_FIT_MAX_PARAMS];
+    int nk, rc = calib_fit_keys(c->fit_keys, kb, keys, &nk);
+    if (rc) return rc;
+    sv_validation_t *val = NULL;
+    sv_fit_t fit;
+    if (sv_validation_load(c->data, &val, err) || sv_validation_run(val, cat, c->family, err)) {
         sv_validation_free(val);
-        return EXIT_SUCCESS;
+        return fail_err(err);
     }
-    if (strcmp(mode, "engine") == 0) {
-        if (nfiles != 1) return fail("error: calibrate engine takes one perf_model.csv%s", "");
-        if (!rows || !base_name || !fit_keys)
-            return fail("error: calibrate engine needs --rows, --base and --fit%s", "");
-        const sv_engine_profile_t *base;
-        if (sv_catalog_engine(cat, base_name, &base, &err)) return fail_err(&err);
-        char kb[512];
-        const char *keys[SV_FIT_MAX_PARAMS];
-        int nk = 0;
-        snprintf(kb, sizeof kb, "%s", fit_keys);
-        for (char *t = strtok(kb, ","); t; t = strtok(NULL, ",")) {
-            if (nk == SV_FIT_MAX_PARAMS)
-                return fail("error: --fit: at most 8 keys, got '%s'", fit_keys);
-            keys[nk++] = t;
-        }
-        sv_perf_settings_t probe = sv_perf_settings_default();
-        for (int i = 0; i < nk; i++)
-            if (sv_perf_settings_set(&probe, keys[i], "1", &err) == SV_ENOKEY)
-                return fail_err(&err);
-        sv_fit_t fit;
-        if (sv_calibrate_engine(files[0], rows, cat, base, keys, nk, &o, &fit, &err))
-            return fail_err(&err);
-        printf("servesim calibrate engine: profile %s on %s (%s)\n", base->name, files[0], rows);
-        sv_fit_print(&fit, stdout);
-        if (out) {
-            char src[SV_TEXT_MAX];
-            snprintf(src, sizeof src, "servesim calibrate engine on %s rows %s", files[0], rows);
-            if (sv_calibrate_write_engine(out, base, name ? name : base->name, &fit, src, &err))
-                return fail_err(&err);
-            printf("wrote %s\n", out);
-        }
-        return EXIT_SUCCESS;
+    double before = sv_validation_mape(val, c->family, SV_VK_THROUGHPUT);
+    if (sv_calibrate_runs(val, c->family, cat, c->gpu_name, keys, nk, &c->o, &fit, err)) {
+        sv_validation_free(val);
+        return fail_err(err);
     }
+    printf("servesim calibrate runs: %s on family %s (%ld rows of %s)\n", c->gpu_name, c->family,
+           fit.n, c->data);
+    printf("  throughput MAPE before %.1f%%\n", before);
+    sv_fit_print(&fit, stdout);
+    sv_validation_free(val);
+    return EXIT_SUCCESS;
+}
+
+/* calibrate engine: fits a base engine profile's settings to one perf_model.csv. */
+static int calib_engine(const calib_args_t *c, const sv_catalog_t *cat, sv_error_t *err)
+{
+    if (c->nfiles != 1) return fail("error: calibrate engine takes one perf_model.csv%s", "");
+    if (!c->rows || !c->base_name || !c->fit_keys)
+        return fail("error: calibrate engine needs --rows, --base and --fit%s", "");
+    const sv_engine_profile_t *base;
+    if (sv_catalog_engine(cat, c->base_name, &base, err)) return fail_err(err);
+    char kb[512];
+    const char *keys[SV_FIT_MAX_PARAMS];
+    int nk, rc = calib_fit_keys(c->fit_keys, kb, keys, &nk);
+    if (rc) return rc;
+    sv_perf_settings_t probe = sv_perf_settings_default();
+    for (int i = 0; i < nk; i++)
+        if (sv_perf_settings_set(&probe, keys[i], "1", err) == SV_ENOKEY) return fail_err(err);
+    sv_fit_t fit;
+    if (sv_calibrate_engine(c->files[0], c->rows, cat, base, keys, nk, &c->o, &fit, err))
+        return fail_err(err);
+    printf("servesim calibrate engine: profile %s on %s (%s)\n", base->name, c->files[0], c->rows);
+    sv_fit_print(&fit, stdout);
+    if (c->out) {
+        char src[SV_TEXT_MAX];
+        snprintf(src, sizeof src, "servesim calibrate engine on %s rows %s", c->files[0], c->rows);
+        if (sv_calibrate_write_engine(c->out, base, c->name ? c->name : base->name, &fit, src, err))
+            return fail_err(err);
+        printf("wrote %s\n", c->out);
+    }
+    return EXIT_SUCCESS;
+}
+
+/* An unknown calibrate mode: the error, with the nearest mode when one is close. */
+static int calib_bad_mode(const char *mode)
+{
     static const char *const modes[] = {"kernels", "engine", "runs", "synthetic"};
     const char *near = sv_suggest(mode, modes, 4);
     if (near)
@@ -1185,6 +1226,32 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
                 "'%s'\n",
                 mode);
     return EXIT_FAILURE;
+}
+
+/* calibrate kernels | engine | synthetic (see the usage text). */
+static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
+{
+    if (argc < 1) return fail("error: calibrate needs kernels, engine, runs or synthetic%s", "");
+    calib_args_t c = {.mode = argv[0],
+                      .data = sv_validation_default_path(),
+                      .noise_rel = 0.01,
+                      .o = {.max_iter = 200}};
+    int rc = calib_parse(argc, argv, &c);
+    if (rc) return rc;
+    const char *mode = c.mode;
+    sv_error_t err = {0};
+    if (c.out && calibrate_out_check(c.out, c.files, c.nfiles, c.ar, c.sr, &err))
+        return fail_err(&err);
+    const sv_gpu_t *gpu = NULL;
+    if (strcmp(mode, "kernels") == 0 || strcmp(mode, "synthetic") == 0) {
+        if (!c.gpu_name) return fail("error: calibrate %s needs --gpu NAME", mode);
+        if (sv_catalog_gpu(cat, c.gpu_name, &gpu, &err)) return fail_err(&err);
+    }
+    if (strcmp(mode, "synthetic") == 0) return calib_synthetic(&c, gpu, &err);
+    if (strcmp(mode, "kernels") == 0) return calib_kernels(&c, gpu, &err);
+    if (strcmp(mode, "runs") == 0) return calib_runs(&c, cat, &err);
+    if (strcmp(mode, "engine") == 0) return calib_engine(&c, cat, &err);
+    return calib_bad_mode(mode);
 }
 
 /* servesim lab [--port N] [--bind ADDR]: serve the lab until Ctrl-C (docs/lab.md). */

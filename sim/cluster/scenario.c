@@ -732,6 +732,79 @@ static int read_sessions(sv_ynode_t *wl, sv_ynode_t *sn, sv_scenario_t *sc, sv_e
     return 0;
 }
 
+/* workload.mooncake: a Mooncake trace file, which gives arrivals, lengths and prompts (so no
+ * other arrival or length key may come with it). */
+static int read_mooncake(sv_ynode_t *wl, sv_ynode_t *mc, sv_scenario_t *sc, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    sv_workload_cfg_t *c = &sc->workload;
+    sv_mooncake_cfg_t *m = &sc->mooncake;
+    char file[1024];
+    m->given = 1;
+    m->block_tokens = 512;
+    m->speedup = 1.0;
+    if ((rc = sv_yexpect_map(mc, "workload.mooncake", err)) ||
+        (rc = get_text(mc, "file", 1, file, sizeof file, err)) ||
+        (rc = sv__keys_read(mc, "workload.mooncake", 0, m, err)) ||
+        (rc = sv_ymap_check_unknown(mc, err)))
+        return rc;
+    resolve_path(sc->path, file, m->path, sizeof m->path);
+    const char *clash[] = {"trace",  "rate",       "burstiness",    "input",
+                           "output", "duration_s", "shared_prefix", "rate_profile"};
+    for (int i = 0; i < 8; i++)
+        if (sv_ymap_get(wl, clash[i]))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.%s cannot be combined with workload.mooncake (the "
+                             "trace gives arrivals, lengths and prompts)",
+                             at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+    note_input(sc, m->path);
+    if (c->num_requests > 0) m->limit = c->num_requests;
+    c->has_trace = 1;
+    return 0;
+}
+
+/* workload.rate_profile: the rate over time (no rate, trace or burstiness beside it); sets the
+ * workload's mean rate from it. */
+static int read_rate_profile(sv_ynode_t *wl, sv_ynode_t *prof, sv_workload_cfg_t *c,
+                             sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    const char *clash[] = {"rate", "trace"};
+    for (int i = 0; i < 2; i++)
+        if (sv_ymap_get(wl, clash[i]) && !sv_yscalar_is_null(sv_ymap_get(wl, clash[i])))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: workload.%s cannot be combined with workload.rate_profile "
+                             "(the profile gives the rate at each time)",
+                             at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
+    if (c->burstiness != 1.0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.burstiness: a rate_profile generates Poisson arrivals "
+                         "by thinning, so burstiness must be 1 (got %g)",
+                         at(sv_ymap_get(wl, "burstiness"), w, sizeof w), c->burstiness);
+    if ((rc = read_profile(prof, &c->profile, err))) return rc;
+    const sv_rate_profile_t *p = &c->profile;
+    if (sv_profile_peak(p) <= 0)
+        return sv_errorf(err, SV_EINVAL, "%s: workload.rate_profile: the rate is 0 at all times",
+                         at(prof, w, sizeof w));
+    if (c->duration == 0 && p->kind != SV_PROFILE_DIURNAL && p->rate[p->n - 1] <= 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: workload.rate_profile: the last point's rate is 0, so "
+                         "num_requests may never be reached; give workload.duration_s",
+                         at(prof, w, sizeof w));
+    double cand = sv_profile_candidates(p, c->num_requests, c->duration);
+    if (!(cand <= SV_PROFILE_MAX_CANDIDATES))
+        return sv_errorf(err, SV_ELIMIT, "%s: workload.rate_profile: " SV_PROFILE_TOO_LONG,
+                         at(prof, w, sizeof w), cand, SV_PROFILE_MAX_CANDIDATES);
+    c->rate = sv_profile_mean(p, 0,
+                              c->duration > 0                 ? c->duration
+                              : p->kind == SV_PROFILE_DIURNAL ? p->period
+                              : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
+                                                              : 1.0);
+    return 0;
+}
+
 static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
 {
     char w[512];
@@ -756,28 +829,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
     }
     sv_ynode_t *mc = sv_ymap_get(wl, "mooncake");
     if (mc && !sv_yscalar_is_null(mc)) {
-        sv_mooncake_cfg_t *m = &sc->mooncake;
-        char file[1024];
-        m->given = 1;
-        m->block_tokens = 512;
-        m->speedup = 1.0;
-        if ((rc = sv_yexpect_map(mc, "workload.mooncake", err)) ||
-            (rc = get_text(mc, "file", 1, file, sizeof file, err)) ||
-            (rc = sv__keys_read(mc, "workload.mooncake", 0, m, err)) ||
-            (rc = sv_ymap_check_unknown(mc, err)))
-            return rc;
-        resolve_path(sc->path, file, m->path, sizeof m->path);
-        const char *clash[] = {"trace",  "rate",       "burstiness",    "input",
-                               "output", "duration_s", "shared_prefix", "rate_profile"};
-        for (int i = 0; i < 8; i++)
-            if (sv_ymap_get(wl, clash[i]))
-                return sv_errorf(err, SV_EINVAL,
-                                 "%s: workload.%s cannot be combined with workload.mooncake (the "
-                                 "trace gives arrivals, lengths and prompts)",
-                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
-        note_input(sc, m->path);
-        if (c->num_requests > 0) m->limit = c->num_requests;
-        c->has_trace = 1;
+        if ((rc = read_mooncake(wl, mc, sc, err))) return rc;
     }
     sv_ynode_t *rate = sv_ymap_get(wl, "rate");
     if (rate && !sv_yscalar_is_null(rate)) {
@@ -791,38 +843,7 @@ static int read_workload(sv_ynode_t *wl, sv_scenario_t *sc, sv_error_t *err)
     }
     sv_ynode_t *prof = sv_ymap_get(wl, "rate_profile");
     if (prof && !sv_yscalar_is_null(prof)) {
-        const char *clash[] = {"rate", "trace"};
-        for (int i = 0; i < 2; i++)
-            if (sv_ymap_get(wl, clash[i]) && !sv_yscalar_is_null(sv_ymap_get(wl, clash[i])))
-                return sv_errorf(err, SV_EINVAL,
-                                 "%s: workload.%s cannot be combined with workload.rate_profile "
-                                 "(the profile gives the rate at each time)",
-                                 at(sv_ymap_get(wl, clash[i]), w, sizeof w), clash[i]);
-        if (c->burstiness != 1.0)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: workload.burstiness: a rate_profile generates Poisson arrivals "
-                             "by thinning, so burstiness must be 1 (got %g)",
-                             at(sv_ymap_get(wl, "burstiness"), w, sizeof w), c->burstiness);
-        if ((rc = read_profile(prof, &c->profile, err))) return rc;
-        const sv_rate_profile_t *p = &c->profile;
-        if (sv_profile_peak(p) <= 0)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: workload.rate_profile: the rate is 0 at all times",
-                             at(prof, w, sizeof w));
-        if (c->duration == 0 && p->kind != SV_PROFILE_DIURNAL && p->rate[p->n - 1] <= 0)
-            return sv_errorf(err, SV_EINVAL,
-                             "%s: workload.rate_profile: the last point's rate is 0, so "
-                             "num_requests may never be reached; give workload.duration_s",
-                             at(prof, w, sizeof w));
-        double cand = sv_profile_candidates(p, c->num_requests, c->duration);
-        if (!(cand <= SV_PROFILE_MAX_CANDIDATES))
-            return sv_errorf(err, SV_ELIMIT, "%s: workload.rate_profile: " SV_PROFILE_TOO_LONG,
-                             at(prof, w, sizeof w), cand, SV_PROFILE_MAX_CANDIDATES);
-        c->rate = sv_profile_mean(p, 0,
-                                  c->duration > 0                 ? c->duration
-                                  : p->kind == SV_PROFILE_DIURNAL ? p->period
-                                  : p->t[p->n - 1] > 0            ? p->t[p->n - 1]
-                                                                  : 1.0);
+        if ((rc = read_rate_profile(wl, prof, c, err))) return rc;
     }
     sv_ynode_t *cls = sv_ymap_get(wl, "classes");
     if ((tr || sc->mooncake.given) && cls && !sv_yscalar_is_null(cls))

@@ -80,6 +80,93 @@ static int resid(const gsl_vector *u, void *data, gsl_vector *out)
     return GSL_SUCCESS;
 }
 
+/* The fitted values from the solver's state in w, each with its status and 95% interval (the
+ * covariance in cov, scaled by the residual variance s2). */
+static void fit_params(const problem_t *pb, gsl_multifit_nlinear_workspace *w, gsl_matrix *cov,
+                       double s2, sv_fit_t *fit)
+{
+    size_t p = (size_t)fit->np;
+    gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+    int cst = gsl_multifit_nlinear_covar(J, 0.0, cov);
+    for (size_t k = 0; k < p; k++) {
+        double x = exp(gsl_vector_get(w->x, k)), v = held(pb, k, gsl_vector_get(w->x, k));
+        fit->value[k] = v;
+        /* a column the residuals do not depend on (held at a bound, or dependent on
+         * others: the pivoted QR of the covariance gives it variance 0) is not
+         * determined by the rows */
+        double var = cst == GSL_SUCCESS ? gsl_matrix_get(cov, k, k) : NAN;
+        fit->status[k] = x != v ? SV_FIT_AT_BOUND : !(var > 0) ? SV_FIT_UNDETERMINED : SV_FIT_OK;
+        fit->ci95[k] = fit->status[k] == SV_FIT_OK ? 1.96 * sqrt(var * s2) * v /* delta
+                                                                                * method, log */
+                                                   : NAN;
+    }
+}
+
+/* The fit's quality from its residuals r: mean and largest error, the worst rows (described
+ * with the fitted model f), and the error per row kind. */
+static void fit_errors(const row_t *rows, size_t n, const gsl_vector *r, model_fn f,
+                       const void *ctx, sv_fit_t *fit)
+{
+    fit->n = (long)n;
+    double sum = 0.0;
+    fit->max_ape = 0.0;
+    fit->nworst = 0;
+    size_t order[SV_FIT_WORST];
+    double ord_e[SV_FIT_WORST];
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(gsl_vector_get(r, i));
+        sum += e;
+        if (e > fit->max_ape) fit->max_ape = e;
+        /* keep the worst rows, largest first */
+        int pos = fit->nworst;
+        while (pos > 0 && ord_e[pos - 1] < e)
+            pos--;
+        if (pos < SV_FIT_WORST) {
+            int last = fit->nworst < SV_FIT_WORST ? fit->nworst : SV_FIT_WORST - 1;
+            for (int k = last; k > pos; k--) {
+                order[k] = order[k - 1];
+                ord_e[k] = ord_e[k - 1];
+            }
+            order[pos] = i;
+            ord_e[pos] = e;
+            if (fit->nworst < SV_FIT_WORST) fit->nworst++;
+        }
+    }
+    fit->mape = 100.0 * sum / (double)n;
+    fit->nkinds = 0;
+    for (size_t i = 0; i < n; i++) {
+        int k = 0;
+        while (k < fit->nkinds && strcmp(fit->kind[k], rows[i].label))
+            k++;
+        if (k == fit->nkinds) {
+            if (k == SV_FIT_MAX_PARAMS + 2) continue;
+            fit->kind[k] = rows[i].label;
+            fit->kind_n[k] = 0;
+            fit->kind_mape[k] = fit->kind_bias[k] = 0.0;
+            fit->nkinds++;
+        }
+        double e = gsl_vector_get(r, i);
+        fit->kind_n[k]++;
+        fit->kind_mape[k] += fabs(e);
+        fit->kind_bias[k] += e;
+    }
+    for (int k = 0; k < fit->nkinds; k++) {
+        fit->kind_mape[k] *= 100.0 / (double)fit->kind_n[k];
+        fit->kind_bias[k] *= 100.0 / (double)fit->kind_n[k];
+    }
+    fit->max_ape *= 100.0;
+    double th[SV_FIT_MAX_PARAMS];
+    for (int k = 0; k < fit->np; k++)
+        th[k] = fit->value[k];
+    for (int k = 0; k < fit->nworst; k++) {
+        const row_t *rw = &rows[order[k]];
+        double m = f(th, rw, ctx);
+        snprintf(fit->worst[k], sizeof fit->worst[k],
+                 "%s %s: measured %.4g ms, model %.4g ms (%+.1f%%)", rw->where, rw->label,
+                 rw->y * 1e3, m * 1e3, 100.0 * (m / rw->y - 1.0));
+    }
+}
+
 /* Fit theta (starting values in fit->value) to the rows. */
 static int run_fit(const row_t *rows, size_t n, model_fn f, const void *ctx, const sv_fit_opts_t *o,
                    const char *src, sv_fit_t *fit, sv_error_t *err)
@@ -128,79 +215,9 @@ static int run_fit(const row_t *rows, size_t n, model_fn f, const void *ctx, con
         gsl_vector *r = gsl_multifit_nlinear_residual(w);
         double chi2;
         gsl_blas_ddot(r, r, &chi2);
-        gsl_matrix *J = gsl_multifit_nlinear_jac(w);
-        int cst = gsl_multifit_nlinear_covar(J, 0.0, cov);
         double s2 = chi2 / (double)(n - p);
-        for (size_t k = 0; k < p; k++) {
-            double x = exp(gsl_vector_get(w->x, k)), v = held(&pb, k, gsl_vector_get(w->x, k));
-            fit->value[k] = v;
-            /* a column the residuals do not depend on (held at a bound, or dependent on
-             * others: the pivoted QR of the covariance gives it variance 0) is not
-             * determined by the rows */
-            double var = cst == GSL_SUCCESS ? gsl_matrix_get(cov, k, k) : NAN;
-            fit->status[k] = x != v ? SV_FIT_AT_BOUND : !(var > 0) ? SV_FIT_UNDETERMINED : SV_FIT_OK;
-            fit->ci95[k] = fit->status[k] == SV_FIT_OK ? 1.96 * sqrt(var * s2) * v /* delta
-                                                                                * method, log */
-                                                       : NAN;
-        }
-        fit->n = (long)n;
-        double sum = 0.0;
-        fit->max_ape = 0.0;
-        fit->nworst = 0;
-        size_t order[SV_FIT_WORST];
-        double ord_e[SV_FIT_WORST];
-        for (size_t i = 0; i < n; i++) {
-            double e = fabs(gsl_vector_get(r, i));
-            sum += e;
-            if (e > fit->max_ape) fit->max_ape = e;
-            /* keep the worst rows, largest first */
-            int pos = fit->nworst;
-            while (pos > 0 && ord_e[pos - 1] < e)
-                pos--;
-            if (pos < SV_FIT_WORST) {
-                int last = fit->nworst < SV_FIT_WORST ? fit->nworst : SV_FIT_WORST - 1;
-                for (int k = last; k > pos; k--) {
-                    order[k] = order[k - 1];
-                    ord_e[k] = ord_e[k - 1];
-                }
-                order[pos] = i;
-                ord_e[pos] = e;
-                if (fit->nworst < SV_FIT_WORST) fit->nworst++;
-            }
-        }
-        fit->mape = 100.0 * sum / (double)n;
-        fit->nkinds = 0;
-        for (size_t i = 0; i < n; i++) {
-            int k = 0;
-            while (k < fit->nkinds && strcmp(fit->kind[k], rows[i].label))
-                k++;
-            if (k == fit->nkinds) {
-                if (k == SV_FIT_MAX_PARAMS + 2) continue;
-                fit->kind[k] = rows[i].label;
-                fit->kind_n[k] = 0;
-                fit->kind_mape[k] = fit->kind_bias[k] = 0.0;
-                fit->nkinds++;
-            }
-            double e = gsl_vector_get(r, i);
-            fit->kind_n[k]++;
-            fit->kind_mape[k] += fabs(e);
-            fit->kind_bias[k] += e;
-        }
-        for (int k = 0; k < fit->nkinds; k++) {
-            fit->kind_mape[k] *= 100.0 / (double)fit->kind_n[k];
-            fit->kind_bias[k] *= 100.0 / (double)fit->kind_n[k];
-        }
-        fit->max_ape *= 100.0;
-        double th[SV_FIT_MAX_PARAMS];
-        for (size_t k = 0; k < p; k++)
-            th[k] = fit->value[k];
-        for (int k = 0; k < fit->nworst; k++) {
-            const row_t *rw = &rows[order[k]];
-            double m = f(th, rw, ctx);
-            snprintf(fit->worst[k], sizeof fit->worst[k],
-                     "%s %s: measured %.4g ms, model %.4g ms (%+.1f%%)", rw->where, rw->label,
-                     rw->y * 1e3, m * 1e3, 100.0 * (m / rw->y - 1.0));
-        }
+        fit_params(&pb, w, cov, s2, fit);
+        fit_errors(rows, n, r, f, ctx, fit);
     }
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(u);

@@ -350,6 +350,40 @@ static void pct_cell(FILE *f, int md, double x, int width)
         fprintf(f, " %*.0f%%", width - 1, x);
 }
 
+/* The table per calibration status and metric group: the band the residuals give, the printed
+ * band and its coverage (markdown when md). */
+static void print_status_table(const sv_band_evidence_t *out, const double *const *compiled,
+                               FILE *f, int md)
+{
+    if (md)
+        fprintf(f, "\n| status | metrics | families | points | band the residuals give | band "
+                   "printed | coverage (families weighing the same) | coverage (points pooled) | "
+                   "coverage, each family against the others' band |\n"
+                   "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    else
+        fprintf(f, "  %-12s %-10s %8s %6s %8s %8s %9s %9s %9s\n", "status", "metrics", "families",
+                "points", "derived", "printed", "coverage", "pooled", "cv");
+    for (int s = 0; s < SV_CAL_COUNT; s++)
+        for (int g = 0; g < SV_BAND_GROUPS; g++) {
+            if (md)
+                fprintf(f, "| %s | %s | %d | %ld |", sv_calibration_name(s), group_names[g],
+                        out->families[s][g], out->points[s][g]);
+            else
+                fprintf(f, "  %-12s %-10s %8d %6ld", sv_calibration_name(s), group_names[g],
+                        out->families[s][g], out->points[s][g]);
+            if (md && !out->families[s][g])
+                fprintf(f, " assumed: no family |");
+            else
+                pct_cell(f, md, out->derived_pct[s][g], 8);
+            pct_cell(f, md, compiled[g][s], 8);
+            pct_cell(f, md, out->coverage_pct[s][g], 9);
+            pct_cell(f, md, out->row_coverage_pct[s][g], 9);
+            pct_cell(f, md, out->cv_coverage_pct[s][g], 9);
+            if (!md && !out->families[s][g]) fputs("  (assumed: no family)", f);
+            fputc('\n', f);
+        }
+}
+
 static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog_t *cat,
                   sv_band_evidence_t *out, FILE *f, int md, sv_error_t *err)
 {
@@ -438,33 +472,7 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
                 k ? 100.0 * (double)in / (double)out->points[s][g] : NAN;
             out->cv_coverage_pct[s][g] = kcv ? 100.0 * cvsum / kcv : NAN;
         }
-    if (f && md)
-        fprintf(f, "\n| status | metrics | families | points | band the residuals give | band "
-                   "printed | coverage (families weighing the same) | coverage (points pooled) | "
-                   "coverage, each family against the others' band |\n"
-                   "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    else if (f)
-        fprintf(f, "  %-12s %-10s %8s %6s %8s %8s %9s %9s %9s\n", "status", "metrics", "families",
-                "points", "derived", "printed", "coverage", "pooled", "cv");
-    for (int s = 0; s < SV_CAL_COUNT && f; s++)
-        for (int g = 0; g < SV_BAND_GROUPS; g++) {
-            if (md)
-                fprintf(f, "| %s | %s | %d | %ld |", sv_calibration_name(s), group_names[g],
-                        out->families[s][g], out->points[s][g]);
-            else
-                fprintf(f, "  %-12s %-10s %8d %6ld", sv_calibration_name(s), group_names[g],
-                        out->families[s][g], out->points[s][g]);
-            if (md && !out->families[s][g])
-                fprintf(f, " assumed: no family |");
-            else
-                pct_cell(f, md, out->derived_pct[s][g], 8);
-            pct_cell(f, md, compiled[g][s], 8);
-            pct_cell(f, md, out->coverage_pct[s][g], 9);
-            pct_cell(f, md, out->row_coverage_pct[s][g], 9);
-            pct_cell(f, md, out->cv_coverage_pct[s][g], 9);
-            if (!md && !out->families[s][g]) fputs("  (assumed: no family)", f);
-            fputc('\n', f);
-        }
+    if (f) print_status_table(out, compiled, f, md);
 done:
     for (int i = 0; i < nf; i++)
         for (int g = 0; g < SV_BAND_GROUPS; g++)

@@ -79,25 +79,11 @@ static int tp_list(sv_ynode_t *t, const char *what, int *out, int *n, sv_error_t
     return 0;
 }
 
-static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
+/* plan.price_per_hour_usd: a map of catalog GPU name to the price of one GPU-hour (optional). */
+static int read_prices(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
 {
     char w[512];
     int rc;
-    if ((rc = sv_yexpect_map(pm, "plan", err))) return rc;
-    p->given = 1;
-    p->max_gpus = 64;
-    p->probe_requests = 2000;
-    p->tolerance = 0.02;
-    p->colocated = 1;
-    p->peak_factor = 1;
-    p->profile_peak = 0;
-    if ((rc = sv_yget_enum(pm, "size_for", 0, SIZE_FOR, 2, &p->profile_peak, err)) < 0) return rc;
-    if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
-                             err)) < 0 ||
-        (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
-        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
-        (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
-        return rc;
     sv_ynode_t *pr = sv_ymap_get(pm, "price_per_hour_usd");
     if (pr && !sv_yscalar_is_null(pr)) {
         if ((rc = sv_yexpect_map(pr, "plan.price_per_hour_usd", err))) return rc;
@@ -114,17 +100,14 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
         }
         p->nprices = (int)pr->n;
     }
-    long mg = p->max_gpus;
-    if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
-    p->max_gpus = (int)mg;
-    sv_ynode_t *g = sv_ymap_get(pm, "gpus");
-    if (!g)
-        return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
-                         at(pm, w, sizeof w));
-    if ((rc = gpu_list(g, "plan.gpus", cat, p->gpus, &p->ngpus, err))) return rc;
-    p->tps[0] = 1;
-    p->ntps = 1;
-    if ((rc = tp_list(sv_ymap_get(pm, "tp"), "plan.tp", p->tps, &p->ntps, err))) return rc;
+    return 0;
+}
+
+/* plan.prefill and plan.decode: per-phase GPU and TP lists (each defaults to plan.gpus and
+ * plan.tp); either one given asks for split plans. */
+static int read_phases(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
+{
+    int rc;
     static const char *const PHASE[2] = {"prefill", "decode"};
     for (int k = 0; k < 2; k++) {
         memcpy(p->phase_gpus[k], p->gpus, sizeof p->gpus);
@@ -149,6 +132,41 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
             return rc;
         if ((rc = sv_ymap_check_unknown(ph, err))) return rc;
     }
+    return 0;
+}
+
+static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
+{
+    char w[512];
+    int rc;
+    if ((rc = sv_yexpect_map(pm, "plan", err))) return rc;
+    p->given = 1;
+    p->max_gpus = 64;
+    p->probe_requests = 2000;
+    p->tolerance = 0.02;
+    p->colocated = 1;
+    p->peak_factor = 1;
+    p->profile_peak = 0;
+    if ((rc = sv_yget_enum(pm, "size_for", 0, SIZE_FOR, 2, &p->profile_peak, err)) < 0) return rc;
+    if ((rc = sv_yget_double(pm, "target_rate", !p->profile_peak, 1e-6, 1e9, &p->target_rate,
+                             err)) < 0 ||
+        (rc = sv_yget_long(pm, "probe_requests", 0, 100, 10000000, &p->probe_requests, err)) < 0 ||
+        (rc = sv_yget_double(pm, "tolerance", 0, 1e-4, 0.5, &p->tolerance, err)) < 0 ||
+        (rc = sv_yget_double(pm, "peak_factor", 0, 1, 1000, &p->peak_factor, err)) < 0)
+        return rc;
+    if ((rc = read_prices(pm, cat, p, err))) return rc;
+    long mg = p->max_gpus;
+    if ((rc = sv_yget_long(pm, "max_gpus", 0, 1, 100000, &mg, err)) < 0) return rc;
+    p->max_gpus = (int)mg;
+    sv_ynode_t *g = sv_ymap_get(pm, "gpus");
+    if (!g)
+        return sv_errorf(err, SV_EINVAL, "%s: plan: missing required key 'gpus'",
+                         at(pm, w, sizeof w));
+    if ((rc = gpu_list(g, "plan.gpus", cat, p->gpus, &p->ngpus, err))) return rc;
+    p->tps[0] = 1;
+    p->ntps = 1;
+    if ((rc = tp_list(sv_ymap_get(pm, "tp"), "plan.tp", p->tps, &p->ntps, err))) return rc;
+    if ((rc = read_phases(pm, cat, p, err))) return rc;
     sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
     if (m) {
         if ((rc = plan_list(m, "plan.max_num_seqs", SV_PLAN_MAX_CHOICES, err))) return rc;
