@@ -1230,14 +1230,180 @@ static void jw_bool(sv_jw_t *w, const char *key, int v)
     fputs(v ? "true" : "false", w->f);
 }
 
+/* Writes plan.json's "contract" object: the SLO text, its attainment basis, every budget and the
+   request classes. */
+static void json_contract(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_facts_t *fa)
+{
+    char bn[SV_PLAN_MAX_BUDGETS][48];
+    sv_budget_t bud[SV_PLAN_MAX_BUDGETS];
+    int nb = budget_names(m, bn, bud);
+    sv__jw_obj(w, "contract");
+    sv__jw_str(w, "text", fa->contract);
+    sv__jw_str(w, "attainment_basis", fa->per_request ? "per_request" : "budget_bounds");
+    sv__jw_arr(w, "budgets");
+    for (int b = 0; b < nb; b++) {
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "name", bn[b]);
+        sv__jw_str(w, "metric", sv_slo_metric_name(bud[b].metric));
+        sv__jw_num(w, "percentile", bud[b].pct);
+        sv__jw_num(w, "budget_ms", bud[b].ms);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+    sv__jw_arr(w, "classes");
+    for (int c = 0; c < m->nclasses; c++)
+        sv__jw_str(w, NULL, m->class_name[c]);
+    sv__jw_end_arr(w);
+    sv__jw_end_obj(w);
+}
+
+/* Writes a feasible row's sizing results: GPUs, cost, energy, the contract check at the target and
+   each budget's value and margin. */
+static void json_row_result(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_row_t *r,
+                            const sv_plan_facts_t *fa)
+{
+    sv__jw_int(w, "gpus", r->gpus);
+    sv__jw_int(w, "units", r->units);
+    sv__jw_num(w, "unit_capacity", r->unit_capacity);
+    sv__jw_num(w, "goodput_per_gpu", r->goodput_per_gpu);
+    sv__jw_num(w, "cost_per_hour_usd", r->cost_hour);
+    sv__jw_num(w, "cost_per_million_output_tokens_usd", r->cost_mtok);
+    sv__jw_num(w, "energy_per_output_token_j", r->energy_tok);
+    jw_bool(w, "contract_met", r->contract_met);
+    sv__jw_num(w, "attainment_at_target", r->attain_at_target);
+    sv__jw_num(w, "goodput_at_target", r->goodput_at_target);
+    sv__jw_str(w, "binding_slo", r->binding);
+    sv__jw_num(w, "ttft_p90_ms", r->ttft_p90);
+    sv__jw_num(w, "tpot_p90_ms", r->tpot_p90);
+    if (fa->per_request) {
+        sv__jw_num(w, "slo_percentile", 100.0 * m->attainment);
+        sv__jw_num(w, "ttft_slo_percentile_ms", r->ttft_slo_pct);
+        sv__jw_num(w, "tpot_slo_percentile_ms", r->tpot_slo_pct);
+    }
+    sv__jw_arr(w, "budgets");
+    for (int b = 0; b < r->nbudgets; b++) {
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "name", r->budget[b].name);
+        sv__jw_num(w, "budget_ms", r->budget[b].budget_ms);
+        sv__jw_num(w, "value_ms", r->budget[b].value_ms);
+        sv__jw_num(w, "margin_ms", r->budget[b].budget_ms - r->budget[b].value_ms);
+        jw_bool(w, "met", r->budget[b].met);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+}
+
+/* Writes a row's "day" object (the simulated day's totals and, when autoscaled, the autoscaled
+   totals), or nothing when the row has no day. */
+static void json_row_day(sv_jw_t *w, const sv_plan_day_t *d)
+{
+    if (!d->done && !d->error[0]) return;
+    sv__jw_obj(w, "day");
+    if (d->done) {
+        sv__jw_num(w, "hours", d->hours);
+        sv__jw_num(w, "requests", d->requests);
+        sv__jw_num(w, "output_tokens", d->output_tokens);
+        sv__jw_num(w, "attainment", d->attainment);
+        sv__jw_num(w, "gpu_hours", d->gpu_hours);
+        sv__jw_num(w, "gpu_usd", d->gpu_usd);
+        sv__jw_num(w, "energy_usd", d->energy_usd);
+        sv__jw_num(w, "total_usd", d->total_usd);
+        sv__jw_num(w, "wall_kwh", d->wall_kwh);
+        sv__jw_num(w, "usd_per_million_output_tokens", d->usd_per_mtok);
+        sv__jw_num(w, "wall_j_per_output_token", d->wall_j_per_tok);
+        sv__jw_num(w, "gpu_busy_share", d->busy_share);
+    }
+    if (d->autoscaled) {
+        sv__jw_obj(w, "autoscaled");
+        sv__jw_num(w, "gpu_hours", d->as_gpu_hours);
+        sv__jw_num(w, "total_usd", d->as_total_usd);
+        sv__jw_num(w, "wall_kwh", d->as_wall_kwh);
+        sv__jw_num(w, "usd_per_million_output_tokens", d->as_usd_per_mtok);
+        sv__jw_num(w, "attainment", d->as_attainment);
+        sv__jw_num(w, "mean_replicas", d->as_mean_replicas);
+        sv__jw_int(w, "peak_replicas", d->as_peak_replicas);
+        sv__jw_end_obj(w);
+    }
+    if (d->error[0]) sv__jw_str(w, "error", d->error);
+    sv__jw_end_obj(w);
+}
+
+/* Writes one element of plan.json's "configurations" array: row i's placement, its results or
+   error, calibration and price band, and its day. */
+static void json_row(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_row_t *rows, int nrows,
+                     int i, const sv_plan_facts_t *fa)
+{
+    const sv_plan_row_t *r = &rows[i];
+    char name[96];
+    sv_plan_config_name(r, name, sizeof name);
+    sv__jw_obj(w, NULL);
+    sv__jw_int(w, "rank", r->ok ? i + 1 : 0);
+    sv__jw_str(w, "configuration", name);
+    sv__jw_str(w, "gpu", r->gpu);
+    sv__jw_int(w, "tp", r->tp);
+    sv__jw_str(w, "serving", r->disagg ? "disaggregated" : "colocated");
+    sv__jw_int(w, "prefill_replicas_per_unit", r->p);
+    sv__jw_int(w, "decode_replicas_per_unit", r->d);
+    sv__jw_str(w, "decode_gpu", r->dgpu);
+    sv__jw_int(w, "decode_tp", r->dtp);
+    sv__jw_num(w, "decode_price_per_gpu_hour_usd", r->dprice);
+    sv__jw_num(w, "decode_price_low_usd", r->dprice_low);
+    sv__jw_num(w, "decode_price_high_usd", r->dprice_high);
+    sv__jw_int(w, "max_num_seqs", r->max_num_seqs);
+    if (r->ok)
+        json_row_result(w, m, r, fa);
+    else
+        sv__jw_str(w, "error", r->error);
+    sv__jw_int(w, "probes", r->probes);
+    sv__jw_str(w, "calibration", sv_calibration_name((sv_calibration_t)r->calibration));
+    sv__jw_num(w, "throughput_error_band_pct", r->band_pct);
+    sv__jw_num(w, "price_per_gpu_hour_usd", r->price);
+    sv__jw_num(w, "price_low_usd", r->price_low);
+    sv__jw_num(w, "price_high_usd", r->price_high);
+    if (r->ok) {
+        double lo, hi;
+        sv_plan_band_cost(r, fa->target, &lo, &hi);
+        sv__jw_num(w, "cost_per_hour_low_usd", lo);
+        sv__jw_num(w, "cost_per_hour_high_usd", hi);
+        sv__jw_num(w, "cost_per_hour_at_price_low_usd", sv_plan_cost_at(r, -1));
+        sv__jw_num(w, "cost_per_hour_at_price_high_usd", sv_plan_cost_at(r, 1));
+        jw_bool(w, "overlaps_winner_in_band", band_overlaps(rows, nrows, fa->target, i));
+        jw_bool(w, "beats_winner_in_price_range", price_flips(rows, i));
+    }
+    json_row_day(w, &r->day);
+    sv__jw_end_obj(w);
+}
+
+/* Writes "best_colocated" and "best_disaggregated": each the best row of its serving mode, or null.
+ */
+static void json_best(sv_jw_t *w, const sv_plan_row_t *rows, const sv_plan_facts_t *fa)
+{
+    const char *bk[2] = {"best_colocated", "best_disaggregated"};
+    int bi[2] = {fa->best_colocated, fa->best_disaggregated};
+    for (int k = 0; k < 2; k++) {
+        if (bi[k] < 0) {
+            sv__jw_key(w, bk[k]);
+            fputs("null", w->f);
+            continue;
+        }
+        const sv_plan_row_t *r = &rows[bi[k]];
+        char name[96];
+        sv_plan_config_name(r, name, sizeof name);
+        sv__jw_obj(w, bk[k]);
+        sv__jw_int(w, "rank", bi[k] + 1);
+        sv__jw_str(w, "configuration", name);
+        sv__jw_int(w, "gpus", r->gpus);
+        sv__jw_num(w, "cost_per_hour_usd", r->cost_hour);
+        sv__jw_num(w, "goodput_per_gpu", r->goodput_per_gpu);
+        sv__jw_end_obj(w);
+    }
+}
+
 static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
                       const sv_plan_row_t *rows, int nrows, const sv_plan_facts_t *fa,
                       sv_error_t *err)
 {
     const sv_metrics_cfg_t *m = &sc->metrics;
-    char bn[SV_PLAN_MAX_BUDGETS][48];
-    sv_budget_t bud[SV_PLAN_MAX_BUDGETS];
-    int nb = budget_names(m, bn, bud);
     FILE *f = fopen(path, "w");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
     sv_jw_t w;
@@ -1256,145 +1422,12 @@ static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_c
     sv__jw_num(&w, "slo_ttft_ms", m->slo_ttft_ms);
     sv__jw_num(&w, "slo_tpot_ms", m->slo_tpot_ms);
     sv__jw_num(&w, "slo_e2el_ms", m->slo_e2el_ms);
-    sv__jw_obj(&w, "contract");
-    sv__jw_str(&w, "text", fa->contract);
-    sv__jw_str(&w, "attainment_basis", fa->per_request ? "per_request" : "budget_bounds");
-    sv__jw_arr(&w, "budgets");
-    for (int b = 0; b < nb; b++) {
-        sv__jw_obj(&w, NULL);
-        sv__jw_str(&w, "name", bn[b]);
-        sv__jw_str(&w, "metric", sv_slo_metric_name(bud[b].metric));
-        sv__jw_num(&w, "percentile", bud[b].pct);
-        sv__jw_num(&w, "budget_ms", bud[b].ms);
-        sv__jw_end_obj(&w);
-    }
-    sv__jw_end_arr(&w);
-    sv__jw_arr(&w, "classes");
-    for (int c = 0; c < m->nclasses; c++)
-        sv__jw_str(&w, NULL, m->class_name[c]);
-    sv__jw_end_arr(&w);
-    sv__jw_end_obj(&w);
+    json_contract(&w, m, fa);
     sv__jw_arr(&w, "configurations");
-    for (int i = 0; i < nrows; i++) {
-        const sv_plan_row_t *r = &rows[i];
-        char name[96];
-        sv_plan_config_name(r, name, sizeof name);
-        sv__jw_obj(&w, NULL);
-        sv__jw_int(&w, "rank", r->ok ? i + 1 : 0);
-        sv__jw_str(&w, "configuration", name);
-        sv__jw_str(&w, "gpu", r->gpu);
-        sv__jw_int(&w, "tp", r->tp);
-        sv__jw_str(&w, "serving", r->disagg ? "disaggregated" : "colocated");
-        sv__jw_int(&w, "prefill_replicas_per_unit", r->p);
-        sv__jw_int(&w, "decode_replicas_per_unit", r->d);
-        sv__jw_str(&w, "decode_gpu", r->dgpu);
-        sv__jw_int(&w, "decode_tp", r->dtp);
-        sv__jw_num(&w, "decode_price_per_gpu_hour_usd", r->dprice);
-        sv__jw_num(&w, "decode_price_low_usd", r->dprice_low);
-        sv__jw_num(&w, "decode_price_high_usd", r->dprice_high);
-        sv__jw_int(&w, "max_num_seqs", r->max_num_seqs);
-        if (r->ok) {
-            sv__jw_int(&w, "gpus", r->gpus);
-            sv__jw_int(&w, "units", r->units);
-            sv__jw_num(&w, "unit_capacity", r->unit_capacity);
-            sv__jw_num(&w, "goodput_per_gpu", r->goodput_per_gpu);
-            sv__jw_num(&w, "cost_per_hour_usd", r->cost_hour);
-            sv__jw_num(&w, "cost_per_million_output_tokens_usd", r->cost_mtok);
-            sv__jw_num(&w, "energy_per_output_token_j", r->energy_tok);
-            jw_bool(&w, "contract_met", r->contract_met);
-            sv__jw_num(&w, "attainment_at_target", r->attain_at_target);
-            sv__jw_num(&w, "goodput_at_target", r->goodput_at_target);
-            sv__jw_str(&w, "binding_slo", r->binding);
-            sv__jw_num(&w, "ttft_p90_ms", r->ttft_p90);
-            sv__jw_num(&w, "tpot_p90_ms", r->tpot_p90);
-            if (fa->per_request) {
-                sv__jw_num(&w, "slo_percentile", 100.0 * m->attainment);
-                sv__jw_num(&w, "ttft_slo_percentile_ms", r->ttft_slo_pct);
-                sv__jw_num(&w, "tpot_slo_percentile_ms", r->tpot_slo_pct);
-            }
-            sv__jw_arr(&w, "budgets");
-            for (int b = 0; b < r->nbudgets; b++) {
-                sv__jw_obj(&w, NULL);
-                sv__jw_str(&w, "name", r->budget[b].name);
-                sv__jw_num(&w, "budget_ms", r->budget[b].budget_ms);
-                sv__jw_num(&w, "value_ms", r->budget[b].value_ms);
-                sv__jw_num(&w, "margin_ms", r->budget[b].budget_ms - r->budget[b].value_ms);
-                jw_bool(&w, "met", r->budget[b].met);
-                sv__jw_end_obj(&w);
-            }
-            sv__jw_end_arr(&w);
-        } else {
-            sv__jw_str(&w, "error", r->error);
-        }
-        sv__jw_int(&w, "probes", r->probes);
-        sv__jw_str(&w, "calibration", sv_calibration_name((sv_calibration_t)r->calibration));
-        sv__jw_num(&w, "throughput_error_band_pct", r->band_pct);
-        sv__jw_num(&w, "price_per_gpu_hour_usd", r->price);
-        sv__jw_num(&w, "price_low_usd", r->price_low);
-        sv__jw_num(&w, "price_high_usd", r->price_high);
-        if (r->ok) {
-            double lo, hi;
-            sv_plan_band_cost(r, fa->target, &lo, &hi);
-            sv__jw_num(&w, "cost_per_hour_low_usd", lo);
-            sv__jw_num(&w, "cost_per_hour_high_usd", hi);
-            sv__jw_num(&w, "cost_per_hour_at_price_low_usd", sv_plan_cost_at(r, -1));
-            sv__jw_num(&w, "cost_per_hour_at_price_high_usd", sv_plan_cost_at(r, 1));
-            jw_bool(&w, "overlaps_winner_in_band", band_overlaps(rows, nrows, fa->target, i));
-            jw_bool(&w, "beats_winner_in_price_range", price_flips(rows, i));
-        }
-        const sv_plan_day_t *d = &r->day;
-        if (d->done || d->error[0]) {
-            sv__jw_obj(&w, "day");
-            if (d->done) {
-                sv__jw_num(&w, "hours", d->hours);
-                sv__jw_num(&w, "requests", d->requests);
-                sv__jw_num(&w, "output_tokens", d->output_tokens);
-                sv__jw_num(&w, "attainment", d->attainment);
-                sv__jw_num(&w, "gpu_hours", d->gpu_hours);
-                sv__jw_num(&w, "gpu_usd", d->gpu_usd);
-                sv__jw_num(&w, "energy_usd", d->energy_usd);
-                sv__jw_num(&w, "total_usd", d->total_usd);
-                sv__jw_num(&w, "wall_kwh", d->wall_kwh);
-                sv__jw_num(&w, "usd_per_million_output_tokens", d->usd_per_mtok);
-                sv__jw_num(&w, "wall_j_per_output_token", d->wall_j_per_tok);
-                sv__jw_num(&w, "gpu_busy_share", d->busy_share);
-            }
-            if (d->autoscaled) {
-                sv__jw_obj(&w, "autoscaled");
-                sv__jw_num(&w, "gpu_hours", d->as_gpu_hours);
-                sv__jw_num(&w, "total_usd", d->as_total_usd);
-                sv__jw_num(&w, "wall_kwh", d->as_wall_kwh);
-                sv__jw_num(&w, "usd_per_million_output_tokens", d->as_usd_per_mtok);
-                sv__jw_num(&w, "attainment", d->as_attainment);
-                sv__jw_num(&w, "mean_replicas", d->as_mean_replicas);
-                sv__jw_int(&w, "peak_replicas", d->as_peak_replicas);
-                sv__jw_end_obj(&w);
-            }
-            if (d->error[0]) sv__jw_str(&w, "error", d->error);
-            sv__jw_end_obj(&w);
-        }
-        sv__jw_end_obj(&w);
-    }
+    for (int i = 0; i < nrows; i++)
+        json_row(&w, m, rows, nrows, i, fa);
     sv__jw_end_arr(&w);
-    const char *bk[2] = {"best_colocated", "best_disaggregated"};
-    int bi[2] = {fa->best_colocated, fa->best_disaggregated};
-    for (int k = 0; k < 2; k++) {
-        if (bi[k] < 0) {
-            sv__jw_key(&w, bk[k]);
-            fputs("null", w.f);
-            continue;
-        }
-        const sv_plan_row_t *r = &rows[bi[k]];
-        char name[96];
-        sv_plan_config_name(r, name, sizeof name);
-        sv__jw_obj(&w, bk[k]);
-        sv__jw_int(&w, "rank", bi[k] + 1);
-        sv__jw_str(&w, "configuration", name);
-        sv__jw_int(&w, "gpus", r->gpus);
-        sv__jw_num(&w, "cost_per_hour_usd", r->cost_hour);
-        sv__jw_num(&w, "goodput_per_gpu", r->goodput_per_gpu);
-        sv__jw_end_obj(&w);
-    }
+    json_best(&w, rows, fa);
     sv__jw_str(&w, "colocated_versus_disaggregated", fa->versus);
     sv__jw_str(&w, "kv_link", fa->kv_link);
     sv__jw_arr(&w, "warnings");
