@@ -836,6 +836,134 @@ static void contract_text(const sv_metrics_cfg_t *mc, char *buf, size_t cap)
             snprintf((f)->warnings[(f)->nwarnings++], sizeof(f)->warnings[0], __VA_ARGS__);        \
     } while (0)
 
+/* The "colocated_versus_disaggregated" sentence: the best row of each serving mode and how much
+   cheaper the better one is, or which mode has no feasible row. */
+static void facts_versus(const sv_plan_row_t *rows, sv_plan_facts_t *f)
+{
+    char name[96], other[96];
+    int c = f->best_colocated, d = f->best_disaggregated;
+    if (c >= 0) sv_plan_config_name(&rows[c], name, sizeof name);
+    if (d >= 0) sv_plan_config_name(&rows[d], other, sizeof other);
+    if (c >= 0 && d >= 0) {
+        const sv_plan_row_t *x = &rows[c], *y = &rows[d];
+        snprintf(f->versus, sizeof f->versus,
+                 "best colocated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f req/s per "
+                 "GPU; best disaggregated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f "
+                 "req/s per GPU; %s is %.1f%% cheaper",
+                 c + 1, name, x->gpus, x->cost_hour, x->goodput_per_gpu, d + 1, other, y->gpus,
+                 y->cost_hour, y->goodput_per_gpu, c < d ? "colocated" : "disaggregated",
+                 100.0 * fabs(x->cost_hour - y->cost_hour) / fmax(x->cost_hour, y->cost_hour));
+    } else if (c >= 0 || d >= 0) {
+        snprintf(f->versus, sizeof f->versus,
+                 "best %s: rank %d %s; no %s configuration is "
+                 "feasible",
+                 c >= 0 ? "colocated" : "disaggregated", (c >= 0 ? c : d) + 1,
+                 c >= 0 ? name : other, c >= 0 ? "disaggregated" : "colocated");
+    } else {
+        snprintf(f->versus, sizeof f->versus,
+                 "no colocated and no disaggregated configuration is feasible");
+    }
+}
+
+/* The warning that row i, a runner-up, beats the winner somewhere inside the two price ranges,
+   with the break-even prices. */
+static void facts_price_flip(const sv_plan_row_t *rows, int i, sv_plan_facts_t *f)
+{
+    char name[96], other[96];
+    sv_plan_config_name(&rows[0], name, sizeof name);
+    const sv_plan_row_t *r = &rows[i], *x = &rows[0];
+    sv_plan_config_name(r, other, sizeof other);
+    double be_w = r->cost_hour / x->gpus; /* the winner's price at which r ties */
+    double be_r = x->cost_hour / r->gpus; /* r's price at which it ties the winner */
+    char when[200], at_price[40] = "its GPUs' catalog prices";
+    if (one_gpu(r)) snprintf(at_price, sizeof at_price, "$%.2f/GPU-hour", r->price);
+    if (!one_gpu(r) || !one_gpu(x)) /* a mixed fleet: no single break-even price */
+        snprintf(when, sizeof when,
+                 "at the low ends of its GPUs' price ranges ($%.2f/hour) against the "
+                 "winner's high ends ($%.2f/hour)",
+                 sv_plan_cost_at(r, -1), sv_plan_cost_at(x, 1));
+    else if (be_w < x->price_high && be_r > r->price_low)
+        snprintf(when, sizeof when,
+                 "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f) or %s under "
+                 "$%.2f (its range starts at $%.2f)",
+                 x->gpu, be_w, x->price_high, r->gpu, be_r, r->price_low);
+    else if (be_w < x->price_high)
+        snprintf(when, sizeof when, "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f)",
+                 x->gpu, be_w, x->price_high);
+    else if (be_r > r->price_low)
+        snprintf(when, sizeof when,
+                 "when %s costs under $%.2f/GPU-hour (its range starts at $%.2f)", r->gpu, be_r,
+                 r->price_low);
+    else
+        snprintf(when, sizeof when,
+                 "when %s costs near its high price ($%.2f) and %s near its low ($%.2f)", x->gpu,
+                 x->price_high, r->gpu, r->price_low);
+    WARN(f,
+         "the ranking changes inside the price ranges: rank %d %s ($%.2f/hour at %s) "
+         "beats the winner %s ($%.2f/hour) %s",
+         i + 1, other, r->cost_hour, at_price, name, x->cost_hour, when);
+}
+
+/* The warnings about the winner (rows[0], when feasible): rows whose error bands overlap its cost,
+   datasheet-only figures, and runners-up that beat it inside the price ranges. */
+static void facts_winner(const sv_plan_row_t *rows, int nrows, sv_plan_facts_t *f)
+{
+    if (nrows <= 0 || !rows[0].ok) return;
+    char name[96], other[96];
+    int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, f->target, idx, MAX_OVERLAPS);
+    double lo0, hi0;
+    sv_plan_band_cost(&rows[0], f->target, &lo0, &hi0);
+    sv_plan_config_name(&rows[0], name, sizeof name);
+    if (n > 0) {
+        char list[320] = "";
+        size_t m = 0;
+        for (int k = 0; k < n && m < sizeof list; k++) {
+            sv_plan_config_name(&rows[idx[k]], other, sizeof other);
+            m += (size_t)snprintf(list + m, sizeof list - m, "%s rank %d %s", k ? "," : "",
+                                  idx[k] + 1, other);
+        }
+        WARN(f,
+             "the ranking of the top candidates is within their error bands: %s "
+             "($%.2f-%.2f/hour) overlaps%s",
+             name, lo0, hi0, list);
+    }
+    if (rows[0].calibration == SV_CAL_DATASHEET)
+        WARN(f,
+             "the winner, %s, rests on datasheet-only figures (no measurement of this GPU "
+             "or engine): +-%.0f%%",
+             name, rows[0].band_pct);
+    int shown = 0;
+    for (int i = 1; i < nrows && rows[i].ok && shown < 3; i++) {
+        int seen = 0; /* one line per GPU type: its cheapest row */
+        for (int j = 1; j < i; j++)
+            seen |= same_gpus(&rows[j], &rows[i]);
+        if (seen || !price_flips(rows, i)) continue;
+        shown++;
+        facts_price_flip(rows, i, f);
+    }
+}
+
+/* The warnings about the workload: arrivals smoother than real traffic, and a rate profile the
+   capacity search does not probe. */
+static void facts_workload(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_facts_t *f)
+{
+    const sv_workload_cfg_t *w = &sc->workload;
+    if (!w->has_trace && w->burstiness >= 1)
+        WARN(f,
+             "arrivals are %s, smoother than real traffic: on the Azure conversation trace "
+             "the same mean rate needed 38%% more GPUs (44 against 32, docs/planning.md); plan on "
+             "a trace (workload.trace) or with workload.burstiness < 1",
+             w->burstiness == 1 ? "Poisson" : "gamma with burstiness >= 1");
+    if (w->profile.kind != SV_PROFILE_NONE && !cfg->profile_peak) {
+        double peak = sv_profile_peak(&w->profile);
+        WARN(f,
+             "the workload's rate_profile is not probed: the capacity search runs at a "
+             "constant %.4g req/s, while the profile peaks at %.4g req/s; plan.size_for: peak "
+             "sizes for its peak (the day below replays the profile itself)",
+             f->target, peak);
+    }
+}
+
 void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
                    int nrows, sv_plan_facts_t *f)
 {
@@ -859,7 +987,6 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
     contract_text(&sc->metrics, f->contract, sizeof f->contract);
     f->per_request = per_request(&sc->metrics);
     f->attain_label = f->per_request ? "SLO %" : "in bounds %";
-    char name[96], other[96];
     f->best_colocated = f->best_disaggregated = -1;
     if (cfg->disaggregated && sc->disaggregated)
         snprintf(f->kv_link, sizeof f->kv_link,
@@ -872,108 +999,9 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
         int *b = rows[i].disagg ? &f->best_disaggregated : &f->best_colocated;
         if (*b < 0) *b = i;
     }
-    if (cfg->colocated && cfg->disaggregated) {
-        int c = f->best_colocated, d = f->best_disaggregated;
-        if (c >= 0) sv_plan_config_name(&rows[c], name, sizeof name);
-        if (d >= 0) sv_plan_config_name(&rows[d], other, sizeof other);
-        if (c >= 0 && d >= 0) {
-            const sv_plan_row_t *x = &rows[c], *y = &rows[d];
-            snprintf(f->versus, sizeof f->versus,
-                     "best colocated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f req/s per "
-                     "GPU; best disaggregated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f "
-                     "req/s per GPU; %s is %.1f%% cheaper",
-                     c + 1, name, x->gpus, x->cost_hour, x->goodput_per_gpu, d + 1, other, y->gpus,
-                     y->cost_hour, y->goodput_per_gpu, c < d ? "colocated" : "disaggregated",
-                     100.0 * fabs(x->cost_hour - y->cost_hour) / fmax(x->cost_hour, y->cost_hour));
-        } else if (c >= 0 || d >= 0) {
-            snprintf(f->versus, sizeof f->versus,
-                     "best %s: rank %d %s; no %s configuration is "
-                     "feasible",
-                     c >= 0 ? "colocated" : "disaggregated", (c >= 0 ? c : d) + 1,
-                     c >= 0 ? name : other, c >= 0 ? "disaggregated" : "colocated");
-        } else {
-            snprintf(f->versus, sizeof f->versus,
-                     "no colocated and no disaggregated configuration is feasible");
-        }
-    }
-    if (nrows > 0 && rows[0].ok) {
-        int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, f->target, idx, MAX_OVERLAPS);
-        double lo0, hi0;
-        sv_plan_band_cost(&rows[0], f->target, &lo0, &hi0);
-        sv_plan_config_name(&rows[0], name, sizeof name);
-        if (n > 0) {
-            char list[320] = "";
-            size_t m = 0;
-            for (int k = 0; k < n && m < sizeof list; k++) {
-                sv_plan_config_name(&rows[idx[k]], other, sizeof other);
-                m += (size_t)snprintf(list + m, sizeof list - m, "%s rank %d %s", k ? "," : "",
-                                      idx[k] + 1, other);
-            }
-            WARN(f,
-                 "the ranking of the top candidates is within their error bands: %s "
-                 "($%.2f-%.2f/hour) overlaps%s",
-                 name, lo0, hi0, list);
-        }
-        if (rows[0].calibration == SV_CAL_DATASHEET)
-            WARN(f,
-                 "the winner, %s, rests on datasheet-only figures (no measurement of this GPU "
-                 "or engine): +-%.0f%%",
-                 name, rows[0].band_pct);
-        int shown = 0;
-        for (int i = 1; i < nrows && rows[i].ok && shown < 3; i++) {
-            int seen = 0; /* one line per GPU type: its cheapest row */
-            for (int j = 1; j < i; j++)
-                seen |= same_gpus(&rows[j], &rows[i]);
-            if (seen || !price_flips(rows, i)) continue;
-            const sv_plan_row_t *r = &rows[i], *x = &rows[0];
-            sv_plan_config_name(r, other, sizeof other);
-            shown++;
-            double be_w = r->cost_hour / x->gpus; /* the winner's price at which r ties */
-            double be_r = x->cost_hour / r->gpus; /* r's price at which it ties the winner */
-            char when[200], at_price[40] = "its GPUs' catalog prices";
-            if (one_gpu(r)) snprintf(at_price, sizeof at_price, "$%.2f/GPU-hour", r->price);
-            if (!one_gpu(r) || !one_gpu(x)) /* a mixed fleet: no single break-even price */
-                snprintf(when, sizeof when,
-                         "at the low ends of its GPUs' price ranges ($%.2f/hour) against the "
-                         "winner's high ends ($%.2f/hour)",
-                         sv_plan_cost_at(r, -1), sv_plan_cost_at(x, 1));
-            else if (be_w < x->price_high && be_r > r->price_low)
-                snprintf(when, sizeof when,
-                         "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f) or %s under "
-                         "$%.2f (its range starts at $%.2f)",
-                         x->gpu, be_w, x->price_high, r->gpu, be_r, r->price_low);
-            else if (be_w < x->price_high)
-                snprintf(when, sizeof when,
-                         "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f)", x->gpu,
-                         be_w, x->price_high);
-            else if (be_r > r->price_low)
-                snprintf(when, sizeof when,
-                         "when %s costs under $%.2f/GPU-hour (its range starts at $%.2f)", r->gpu,
-                         be_r, r->price_low);
-            else
-                snprintf(when, sizeof when,
-                         "when %s costs near its high price ($%.2f) and %s near its low ($%.2f)",
-                         x->gpu, x->price_high, r->gpu, r->price_low);
-            WARN(f,
-                 "the ranking changes inside the price ranges: rank %d %s ($%.2f/hour at %s) "
-                 "beats the winner %s ($%.2f/hour) %s",
-                 i + 1, other, r->cost_hour, at_price, name, x->cost_hour, when);
-        }
-    }
-    if (!w->has_trace && w->burstiness >= 1)
-        WARN(f,
-             "arrivals are %s, smoother than real traffic: on the Azure conversation trace "
-             "the same mean rate needed 38%% more GPUs (44 against 32, docs/planning.md); plan on "
-             "a trace (workload.trace) or with workload.burstiness < 1",
-             w->burstiness == 1 ? "Poisson" : "gamma with burstiness >= 1");
-    if (w->profile.kind != SV_PROFILE_NONE && !cfg->profile_peak) {
-        double peak = sv_profile_peak(&w->profile);
-        WARN(f,
-             "the workload's rate_profile is not probed: the capacity search runs at a "
-             "constant %.4g req/s, while the profile peaks at %.4g req/s; plan.size_for: peak "
-             "sizes for its peak (the day below replays the profile itself)",
-             f->target, peak);
-    }
+    if (cfg->colocated && cfg->disaggregated) facts_versus(rows, f);
+    facts_winner(rows, nrows, f);
+    facts_workload(sc, cfg, f);
 }
 #undef WARN
 
