@@ -1027,12 +1027,11 @@ static void column_name(const char *s, char *out, size_t n)
     out[k] = '\0';
 }
 
-static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
-                        const sv_plan_row_t *rows, int nrows, const sv_plan_facts_t *f)
+/* The table's heading: the load, the arrivals and contract, the model and engine, the KV link and
+   the colocated-versus-disaggregated sentence. */
+static void table_heading(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
+                          const sv_plan_facts_t *f)
 {
-    const sv_metrics_cfg_t *m = &sc->metrics;
-    char bn[SV_PLAN_MAX_BUDGETS][48];
-    int nb = budget_names(m, bn, NULL);
     fprintf(t, "Plan for %.4g req/s of '%s'", f->target, sc->name);
     if (cfg->peak_factor != 1)
         fprintf(t, " (%.4g x peak factor %.4g)", cfg->target_rate, cfg->peak_factor);
@@ -1044,14 +1043,22 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
                              "highest percentile's, per metric)");
     if (f->kv_link[0]) fprintf(t, "disaggregated units send the KV cache over %s\n", f->kv_link);
     if (f->versus[0]) fprintf(t, "%s\n\n", f->versus);
+}
+
+/* The ranking: one line per configuration (sizing, cost, binding SLO, attainment, percentiles,
+   each budget's value, confidence), then the budgets' bounds; aw is the attainment column's width.
+ */
+static void table_ranking(FILE *t, const sv_metrics_cfg_t *m, const sv_plan_row_t *rows, int nrows,
+                          const sv_plan_facts_t *f, int aw)
+{
+    char bn[SV_PLAN_MAX_BUDGETS][48];
+    int nb = budget_names(m, bn, NULL);
     char h1[24], h2[24];
     snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
     snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);
     int bw = 7; /* the binding column: as wide as its longest value ("chat: ttft p99") */
     for (int i = 0; i < nrows; i++)
         if (rows[i].ok && (int)strlen(rows[i].binding) > bw) bw = (int)strlen(rows[i].binding);
-    int aw = (int)strlen(f->attain_label);
-    if (aw < 7) aw = 7;
     fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %*s %*s", "rank", "configuration", "GPUs",
             "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", bw, "binding", aw,
             f->attain_label);
@@ -1092,32 +1099,43 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
         }
         fprintf(t, "; each ranked row meets every one at the target rate\n");
     }
-    /* Cost ranges: the price's and the model's. */
+}
+
+/* Cost ranges: each ranked row's cost per hour at its GPUs' low, catalog and high prices and with
+   the capacity off by its error band; nothing when no row is feasible. */
+static void table_cost_ranges(FILE *t, const sv_plan_row_t *rows, int nrows,
+                              const sv_plan_facts_t *f)
+{
     int any = 0;
     for (int i = 0; i < nrows; i++)
         any |= rows[i].ok;
-    if (any) {
-        fprintf(t, "\ncost per hour (USD) at each GPU's low, catalog and high price (catalog "
-                   "price_low_usd/price_high_usd), and with the capacity off by its error band\n");
-        fprintf(t, "%4s  %-38s %15s %9s %9s %9s %17s\n", "rank", "configuration", "$/GPU-hour",
-                "low", "catalog", "high", "band low-high");
-        for (int i = 0; i < nrows && rows[i].ok; i++) {
-            const sv_plan_row_t *r = &rows[i];
-            char name[96], pr[40], band[40];
-            double lo, hi;
-            sv_plan_config_name(r, name, sizeof name);
-            sv_plan_band_cost(r, f->target, &lo, &hi);
-            if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
-                snprintf(pr, sizeof pr, "%.2f-%.2f+%.2f-%.2f", r->price_low, r->price_high,
-                         r->dprice_low, r->dprice_high);
-            else
-                snprintf(pr, sizeof pr, "%.2f-%.2f", r->price_low, r->price_high);
-            snprintf(band, sizeof band, "%.2f-%.2f", lo, hi);
-            fprintf(t, "%4d  %-38s %15s %9.2f %9.2f %9.2f %17s\n", i + 1, name, pr,
-                    sv_plan_cost_at(r, -1), r->cost_hour, sv_plan_cost_at(r, 1), band);
-        }
+    if (!any) return;
+    fprintf(t, "\ncost per hour (USD) at each GPU's low, catalog and high price (catalog "
+               "price_low_usd/price_high_usd), and with the capacity off by its error band\n");
+    fprintf(t, "%4s  %-38s %15s %9s %9s %9s %17s\n", "rank", "configuration", "$/GPU-hour", "low",
+            "catalog", "high", "band low-high");
+    for (int i = 0; i < nrows && rows[i].ok; i++) {
+        const sv_plan_row_t *r = &rows[i];
+        char name[96], pr[40], band[40];
+        double lo, hi;
+        sv_plan_config_name(r, name, sizeof name);
+        sv_plan_band_cost(r, f->target, &lo, &hi);
+        if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
+            snprintf(pr, sizeof pr, "%.2f-%.2f+%.2f-%.2f", r->price_low, r->price_high,
+                     r->dprice_low, r->dprice_high);
+        else
+            snprintf(pr, sizeof pr, "%.2f-%.2f", r->price_low, r->price_high);
+        snprintf(band, sizeof band, "%.2f-%.2f", lo, hi);
+        fprintf(t, "%4d  %-38s %15s %9.2f %9.2f %9.2f %17s\n", i + 1, name, pr,
+                sv_plan_cost_at(r, -1), r->cost_hour, sv_plan_cost_at(r, 1), band);
     }
-    /* The day. */
+}
+
+/* The day: each ranked row's whole-load totals beside its peak cost, and the autoscaled totals
+   when there are; aw is the attainment column's width. */
+static void table_day(FILE *t, const sv_scenario_t *sc, const sv_plan_row_t *rows, int nrows,
+                      const sv_plan_facts_t *f, int aw)
+{
     for (int i = 0; i < nrows && rows[i].ok; i++) {
         const sv_plan_row_t *r = &rows[i];
         const sv_plan_day_t *d = &r->day;
@@ -1154,6 +1172,17 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
         else if (d->error[0])
             fprintf(t, "%4s  %-38s %s\n", "", "  autoscaled up to it", d->error);
     }
+}
+
+static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
+                        const sv_plan_row_t *rows, int nrows, const sv_plan_facts_t *f)
+{
+    int aw = (int)strlen(f->attain_label);
+    if (aw < 7) aw = 7;
+    table_heading(t, sc, cfg, f);
+    table_ranking(t, &sc->metrics, rows, nrows, f, aw);
+    table_cost_ranges(t, rows, nrows, f);
+    table_day(t, sc, rows, nrows, f, aw);
     if (nrows > 0 && rows[0].ok) {
         fprintf(t,
                 "\nconfidence: error bands from servesim validate per calibration status, holding "
