@@ -180,172 +180,214 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     }
 }
 
-int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
+/* The scenario, model and serving sections: what runs, on how many GPUs, routed how. */
+static void cfg_serving(builder_t *b, const sv_result_t *res)
 {
     const sv_scenario_t *sc = res->sc;
-    const sv_workload_cfg_t *w = &sc->workload;
-    const sv_metrics_cfg_t *m = &sc->metrics;
-    memset(out, 0, sizeof *out);
-    builder_t b = {.c = out};
-    char buf[256];
+    section(b, "");
+    text(b, "scenario", "scenario", "%s", sc->name);
+    text(b, "servesim_version", "servesim version", "%s", SERVESIM_VERSION);
+    integer(b, "seed", "seed", (long)sc->seed);
 
-    section(&b, "");
-    text(&b, "scenario", "scenario", "%s", sc->name);
-    text(&b, "servesim_version", "servesim version", "%s", SERVESIM_VERSION);
-    integer(&b, "seed", "seed", (long)sc->seed);
-
-    section(&b, "model");
-    text(&b, "name", "model", "%s", sc->model.name);
-    if (sc->model.hf_id[0]) text(&b, "hf_id", "Hugging Face id", "%s", sc->model.hf_id);
-    num(&b, "parameters_b", "parameters (billions)", sv_model_param_count(&sc->model) / 1e9, "");
-    integer(&b, "layers", "layers", sc->model.layers);
+    section(b, "model");
+    text(b, "name", "model", "%s", sc->model.name);
+    if (sc->model.hf_id[0]) text(b, "hf_id", "Hugging Face id", "%s", sc->model.hf_id);
+    num(b, "parameters_b", "parameters (billions)", sv_model_param_count(&sc->model) / 1e9, "");
+    integer(b, "layers", "layers", sc->model.layers);
     if (sc->model.experts > 0)
-        text(&b, "experts", "experts", "%d routed, %d per token", sc->model.experts,
+        text(b, "experts", "experts", "%d routed, %d per token", sc->model.experts,
              sc->model.experts_per_tok);
 
-    section(&b, "serving");
-    text(&b, "mode", "serving", "%s", sc->disaggregated ? "disaggregated" : "colocated");
-    num(&b, "gpus", "GPUs (all pools)", res->gpus, "");
-    text(&b, "router", sc->disaggregated ? "router (to prefill)" : "router", "%s",
+    section(b, "serving");
+    text(b, "mode", "serving", "%s", sc->disaggregated ? "disaggregated" : "colocated");
+    num(b, "gpus", "GPUs (all pools)", res->gpus, "");
+    text(b, "router", sc->disaggregated ? "router (to prefill)" : "router", "%s",
          sv_route_names[sc->route]);
     if (sc->router_latency > 0)
-        num(&b, "router_latency_ms", "router latency", sc->router_latency * 1e3, "ms");
+        num(b, "router_latency_ms", "router latency", sc->router_latency * 1e3, "ms");
     if (sc->disaggregated) {
-        text(&b, "decode_router", "decode router", "%s", sv_route_names[sc->decode_route]);
-        text(&b, "first_token", "first token made on", "%s",
+        text(b, "decode_router", "decode router", "%s", sv_route_names[sc->decode_route]);
+        text(b, "first_token", "first token made on", "%s",
              sc->first_token_at_decode ? "decode" : "prefill");
     }
+}
 
-    for (int p = 0; p < res->npools; p++)
-        pool_rows(&b, res, p);
+/* The kv_link section of a disaggregated scenario: the link carrying KV caches from prefill to
+   decode. */
+static void cfg_kv_link(builder_t *b, const sv_scenario_t *sc)
+{
+    section(b, "kv_link");
+    text(b, "kind", "KV link", "%s", sc->link.kind);
+    num(b, "bandwidth_gb_s_per_gpu", "bandwidth per GPU", sc->link.bw_per_gpu / 1e9, "GB/s");
+    num(b, "latency_us", "latency per transfer", sc->link.latency * 1e6, "us");
+    text(b, "sharing", "sharing", "%s", named("disaggregation.kv_link", "sharing", sc->link.fifo));
+    text(b, "overlap", "overlap", "%s", sc->link.overlap ? "layerwise" : "none");
+}
 
-    if (sc->disaggregated) {
-        section(&b, "kv_link");
-        text(&b, "kind", "KV link", "%s", sc->link.kind);
-        num(&b, "bandwidth_gb_s_per_gpu", "bandwidth per GPU", sc->link.bw_per_gpu / 1e9, "GB/s");
-        num(&b, "latency_us", "latency per transfer", sc->link.latency * 1e6, "us");
-        text(&b, "sharing", "sharing", "%s",
-             named("disaggregation.kv_link", "sharing", sc->link.fifo));
-        text(&b, "overlap", "overlap", "%s", sc->link.overlap ? "layerwise" : "none");
-    }
-
-    section(&b, "workload");
+/* The workload section: the trace or the synthetic arrivals and lengths, and the run's limits. */
+static void cfg_workload(builder_t *b, const sv_scenario_t *sc)
+{
+    const sv_workload_cfg_t *w = &sc->workload;
+    char buf[256];
+    section(b, "workload");
     if (w->has_trace) {
-        text(&b, "trace", "trace", "%s", w->trace.path);
+        text(b, "trace", "trace", "%s", w->trace.path);
         if (w->trace.mean_rate > 0)
-            num(&b, "trace_mean_rate", "rescaled to", w->trace.mean_rate, "req/s");
+            num(b, "trace_mean_rate", "rescaled to", w->trace.mean_rate, "req/s");
         else if (w->trace.speedup != 1.0)
-            num(&b, "trace_speedup", "speedup", w->trace.speedup, "x");
+            num(b, "trace_speedup", "speedup", w->trace.speedup, "x");
     } else {
         if (w->profile.kind != SV_PROFILE_NONE)
-            text(&b, "rate_profile", "rate profile", "%s, peak %.4g req/s",
+            text(b, "rate_profile", "rate profile", "%s, peak %.4g req/s",
                  named("workload.rate_profile", "kind", (int)w->profile.kind),
                  sv_profile_peak(&w->profile));
         else
-            num(&b, "rate", sc->sessions.given ? "rate (sessions started)" : "rate", w->rate,
+            num(b, "rate", sc->sessions.given ? "rate (sessions started)" : "rate", w->rate,
                 sc->sessions.given ? "per s" : "req/s");
-        num(&b, "burstiness", "burstiness (gamma shape)", w->burstiness, "");
+        num(b, "burstiness", "burstiness (gamma shape)", w->burstiness, "");
         if (w->nclasses == 0) { /* else each class has its lengths, below */
             lendist_text(&w->input, buf, sizeof buf);
-            text(&b, "input", sc->sessions.given ? "input tokens (first call)" : "input tokens",
+            text(b, "input", sc->sessions.given ? "input tokens (first call)" : "input tokens",
                  "%s", buf);
             lendist_text(&w->output, buf, sizeof buf);
-            text(&b, "output", "output tokens", "%s", buf);
+            text(b, "output", "output tokens", "%s", buf);
         }
     }
-    if (w->num_requests > 0) integer(&b, "num_requests", "requests", w->num_requests);
-    if (w->duration > 0) num(&b, "duration_s", "duration", w->duration, "s");
+    if (w->num_requests > 0) integer(b, "num_requests", "requests", w->num_requests);
+    if (w->duration > 0) num(b, "duration_s", "duration", w->duration, "s");
     if (w->max_concurrency > 0)
-        integer(&b, "max_concurrency", "max concurrency", w->max_concurrency);
-    if (w->timeout > 0) num(&b, "timeout_s", "client timeout", w->timeout, "s");
-    if (sc->horizon > 0) num(&b, "horizon_s", "horizon", sc->horizon, "s");
+        integer(b, "max_concurrency", "max concurrency", w->max_concurrency);
+    if (w->timeout > 0) num(b, "timeout_s", "client timeout", w->timeout, "s");
+    if (sc->horizon > 0) num(b, "horizon_s", "horizon", sc->horizon, "s");
+}
 
-    if (sc->sessions.given) {
-        const sv_session_cfg_t *ss = &sc->sessions;
-        section(&b, "sessions");
-        integer(&b, "count", "sessions", ss->count);
-        text(&b, "shape", "shape", "%s", named("workload.sessions", "shape", ss->shape));
-        if (ss->shape != SV_SESSION_FANOUT)
-            flag(&b, "history", "prompts carry the history", ss->history);
-        lendist_text(&ss->turns, buf, sizeof buf);
-        text(&b, "turns", "calls per session", "%s", buf);
-        if (ss->has_think) {
-            lendist_text(&ss->think_ms, buf, sizeof buf);
-            text(&b, "think_time_ms", "think time (ms)", "%s", buf);
-        }
-        if (ss->has_message) {
-            lendist_text(&ss->message, buf, sizeof buf);
-            text(&b, "message", "later calls' message tokens", "%s", buf);
-        }
+/* The sessions section of a multi-call workload: count, shape, calls, think time and messages. */
+static void cfg_sessions(builder_t *b, const sv_session_cfg_t *ss)
+{
+    char buf[256];
+    section(b, "sessions");
+    integer(b, "count", "sessions", ss->count);
+    text(b, "shape", "shape", "%s", named("workload.sessions", "shape", ss->shape));
+    if (ss->shape != SV_SESSION_FANOUT)
+        flag(b, "history", "prompts carry the history", ss->history);
+    lendist_text(&ss->turns, buf, sizeof buf);
+    text(b, "turns", "calls per session", "%s", buf);
+    if (ss->has_think) {
+        lendist_text(&ss->think_ms, buf, sizeof buf);
+        text(b, "think_time_ms", "think time (ms)", "%s", buf);
     }
+    if (ss->has_message) {
+        lendist_text(&ss->message, buf, sizeof buf);
+        text(b, "message", "later calls' message tokens", "%s", buf);
+    }
+}
+
+/* The network and cost sections, each when the scenario enables it. */
+static void cfg_network_cost(builder_t *b, const sv_scenario_t *sc)
+{
+    char buf[256];
     if (sc->network.enabled) {
-        section(&b, "network");
+        section(b, "network");
         sv__report_network_text(&sc->network, buf, sizeof buf);
-        text(&b, "rtt", "client-server round trip", "%s", buf);
+        text(b, "rtt", "client-server round trip", "%s", buf);
     }
     if (sc->finance.enabled) {
         const sv_finance_cfg_t *fc = &sc->finance;
-        section(&b, "cost");
-        num(&b, "host_w_per_server", "host power per server", fc->host_w_per_server, "W");
-        num(&b, "gpus_per_server", "GPUs per server", fc->gpus_per_server, "");
-        num(&b, "pue", "PUE", fc->pue, "");
-        num(&b, "energy_usd_per_kwh", "energy price", fc->energy_usd_per_kwh, "USD/kWh");
+        section(b, "cost");
+        num(b, "host_w_per_server", "host power per server", fc->host_w_per_server, "W");
+        num(b, "gpus_per_server", "GPUs per server", fc->gpus_per_server, "");
+        num(b, "pue", "PUE", fc->pue, "");
+        num(b, "energy_usd_per_kwh", "energy price", fc->energy_usd_per_kwh, "USD/kWh");
         if (fc->purchase)
-            text(&b, "gpu_purchase", "GPU purchase",
+            text(b, "gpu_purchase", "GPU purchase",
                  "%.6g USD per GPU over %.4g years at %.4g %% use", fc->purchase_usd, fc->years,
                  100 * fc->utilisation);
     }
+}
 
+/* One classes.NAME section per request class: share, priority, lengths and SLO. */
+static void cfg_classes(builder_t *b, const sv_scenario_t *sc)
+{
+    const sv_workload_cfg_t *w = &sc->workload;
+    const sv_metrics_cfg_t *m = &sc->metrics;
+    char buf[256];
     for (int k = 0; k < w->nclasses && k < m->nclasses; k++) {
         const sv_class_cfg_t *cl = &w->classes[k];
         char sec[80];
         snprintf(sec, sizeof sec, "classes.%s", m->class_name[k]);
-        section(&b, sec);
-        num(&b, "share", "share", cl->share, "");
-        integer(&b, "priority", "priority", cl->priority);
+        section(b, sec);
+        num(b, "share", "share", cl->share, "");
+        integer(b, "priority", "priority", cl->priority);
         lendist_text(&cl->input, buf, sizeof buf);
-        text(&b, "input", "input tokens", "%s", buf);
+        text(b, "input", "input tokens", "%s", buf);
         lendist_text(&cl->output, buf, sizeof buf);
-        text(&b, "output", "output tokens", "%s", buf);
+        text(b, "output", "output tokens", "%s", buf);
         sv_slo_t slo;
         sv_metrics_slo(m, k, &slo);
         slo_text(&slo, buf, sizeof buf);
-        text(&b, "slo", "SLO", "%s", buf[0] ? buf : "none");
+        text(b, "slo", "SLO", "%s", buf[0] ? buf : "none");
     }
+}
 
-    section(&b, "slo");
+/* The slo section: the top-level thresholds and attainment target, or per class, and the
+   percentile budgets. */
+static void cfg_slo(builder_t *b, const sv_metrics_cfg_t *m)
+{
+    char buf[256];
+    section(b, "slo");
     int any = 0;
-    if (!isnan(m->slo_ttft_ms)) num(&b, "ttft_ms", "TTFT", m->slo_ttft_ms, "ms"), any = 1;
-    if (!isnan(m->slo_tpot_ms)) num(&b, "tpot_ms", "TPOT", m->slo_tpot_ms, "ms"), any = 1;
-    if (!isnan(m->slo_e2el_ms)) num(&b, "e2el_ms", "E2EL", m->slo_e2el_ms, "ms"), any = 1;
+    if (!isnan(m->slo_ttft_ms)) num(b, "ttft_ms", "TTFT", m->slo_ttft_ms, "ms"), any = 1;
+    if (!isnan(m->slo_tpot_ms)) num(b, "tpot_ms", "TPOT", m->slo_tpot_ms, "ms"), any = 1;
+    if (!isnan(m->slo_e2el_ms)) num(b, "e2el_ms", "E2EL", m->slo_e2el_ms, "ms"), any = 1;
     if (any) {
-        num(&b, "attainment", "attainment target", m->attainment, "");
-        if (!b.oom)
-            snprintf(out->rows[out->n - 1].text, sizeof out->rows[0].text, "%.4g %%",
+        num(b, "attainment", "attainment target", m->attainment, "");
+        if (!b->oom)
+            snprintf(b->c->rows[b->c->n - 1].text, sizeof b->c->rows[0].text, "%.4g %%",
                      100 * m->attainment);
     } else if (m->nclasses > 0) {
-        text(&b, "slos", "SLOs", "per class");
-        num(&b, "attainment", "attainment target", m->attainment, "");
-        if (!b.oom)
-            snprintf(out->rows[out->n - 1].text, sizeof out->rows[0].text, "%.4g %%",
+        text(b, "slos", "SLOs", "per class");
+        num(b, "attainment", "attainment target", m->attainment, "");
+        if (!b->oom)
+            snprintf(b->c->rows[b->c->n - 1].text, sizeof b->c->rows[0].text, "%.4g %%",
                      100 * m->attainment);
     } else if (m->nbudgets == 0)
-        text(&b, "slos", "SLOs", "none");
+        text(b, "slos", "SLOs", "none");
     if (m->nbudgets > 0) {
         sv_slo_t top = {.ttft_ms = NAN, .tpot_ms = NAN, .e2el_ms = NAN, .nbudgets = m->nbudgets};
         memcpy(top.budget, m->budgets, sizeof top.budget);
         slo_text(&top, buf, sizeof buf);
-        text(&b, "budgets", "percentile budgets", "%s", buf);
+        text(b, "budgets", "percentile budgets", "%s", buf);
     }
+}
 
-    section(&b, "metrics");
+/* The metrics section: the reported percentiles and the time-series sample interval. */
+static void cfg_metrics(builder_t *b, const sv_metrics_cfg_t *m)
+{
+    char buf[256];
+    section(b, "metrics");
     size_t o = 0;
     buf[0] = '\0';
     for (int i = 0; i < m->npercentiles && o < sizeof buf - 32; i++)
         o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%g", i ? ", " : "", m->percentiles[i]);
-    text(&b, "percentiles", "percentiles", "%s", buf);
-    num(&b, "sample_interval_s", "time-series sample interval", m->sample_interval, "s");
+    text(b, "percentiles", "percentiles", "%s", buf);
+    num(b, "sample_interval_s", "time-series sample interval", m->sample_interval, "s");
+}
 
+int sv_run_config(const sv_result_t *res, sv_run_config_t *out, sv_error_t *err)
+{
+    const sv_scenario_t *sc = res->sc;
+    memset(out, 0, sizeof *out);
+    builder_t b = {.c = out};
+    cfg_serving(&b, res);
+    for (int p = 0; p < res->npools; p++)
+        pool_rows(&b, res, p);
+    if (sc->disaggregated) cfg_kv_link(&b, sc);
+    cfg_workload(&b, sc);
+    if (sc->sessions.given) cfg_sessions(&b, &sc->sessions);
+    cfg_network_cost(&b, sc);
+    cfg_classes(&b, sc);
+    cfg_slo(&b, &sc->metrics);
+    cfg_metrics(&b, &sc->metrics);
     if (b.oom) {
         sv_run_config_free(out);
         return sv_errorf(err, SV_ENOMEM, "out of memory for the configuration block");

@@ -1077,6 +1077,171 @@ static void plan_day(FILE *h, const sv_plan_row_t *rows, int n, const sv_plan_fa
     fputs("</table>\n", h);
 }
 
+/* The best row of each serving mode side by side, with the colocated-versus-disaggregated sentence;
+   nothing when the plan did not search both modes. */
+static void plan_versus(FILE *h, const sv_plan_row_t *rows, const sv_plan_facts_t *fa)
+{
+    if (!fa->versus[0]) return;
+    fputs("<h2>Colocated or disaggregated</h2>\n<table>\n<tr><th class=\"l\">serving</th>"
+          "<th>rank</th><th class=\"l\">configuration</th><th>GPUs</th><th>$/hour</th>"
+          "<th>goodput/GPU</th></tr>\n",
+          h);
+    int bi[2] = {fa->best_colocated, fa->best_disaggregated};
+    for (int k = 0; k < 2; k++) {
+        fprintf(h, "<tr><td class=\"l\">%s</td>", k ? "disaggregated" : "colocated");
+        if (bi[k] < 0) {
+            fputs("<td></td><td class=\"l\" colspan=\"4\">none feasible</td></tr>\n", h);
+            continue;
+        }
+        const sv_plan_row_t *r = &rows[bi[k]];
+        char name[96];
+        plan_name(r, name, sizeof name);
+        fprintf(h, "<td>%d</td><td class=\"l\">", bi[k] + 1);
+        esc(h, name);
+        fprintf(h, "</td><td>%d</td><td>%.2f</td><td>%.3f</td></tr>\n", r->gpus, r->cost_hour,
+                r->goodput_per_gpu);
+    }
+    fputs("</table>\n<p class=\"note\">", h);
+    esc(h, fa->versus);
+    fputs("</p>\n", h);
+}
+
+/* The configurations table's heading row, its budget columns named after br (the first ranked row
+   with all nb budgets). */
+static void plan_table_head(FILE *h, const sv_plan_facts_t *fa, const sv_plan_row_t *br, int nb)
+{
+    fputs("<h2>Configurations</h2>\n<table>\n<tr><th>rank</th><th class=\"l\">configuration</th>"
+          "<th>GPUs</th><th>unit req/s</th><th>$/hour</th><th>$/hour if off by the band</th>"
+          "<th>$/hour at low-high price</th><th>$/M tok</th><th>J/tok</th><th>goodput/GPU</th>"
+          "<th class=\"l\">binding SLO</th>",
+          h);
+    fprintf(h, "<th>%s</th>", fa->attain_label);
+    if (fa->per_request) fputs("<th>TTFT p90 ms</th><th>TPOT p90 ms</th>", h);
+    for (int b = 0; b < nb && br; b++) {
+        fputs("<th>", h);
+        esc(h, br->budget[b].name);
+        fprintf(h, " ms (&le; %g)</th>", br->budget[b].budget_ms);
+    }
+    fputs("<th class=\"l\">confidence</th></tr>\n", h);
+}
+
+/* One configuration's table row (rank i + 1): its sizing, costs and budgets, or its error across
+   the ncols columns. */
+static void plan_table_row(FILE *h, const sv_plan_row_t *r, int i, const sv_plan_facts_t *fa,
+                           int nb, int ncols)
+{
+    char name[96];
+    plan_name(r, name, sizeof name);
+    if (!r->ok) {
+        fputs("<tr><td>-</td><td class=\"l\">", h);
+        esc(h, name);
+        fprintf(h, "</td><td class=\"l\" colspan=\"%d\">", ncols - 2);
+        esc(h, r->error);
+        fputs("</td></tr>\n", h);
+        return;
+    }
+    double lo, hi;
+    sv_plan_band_cost(r, fa->target, &lo, &hi);
+    fprintf(h, "<tr><td>%d</td><td class=\"l\">", i + 1);
+    esc(h, name);
+    fprintf(h,
+            "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.2f-%.2f</td><td>%.2f-%.2f</td>"
+            "<td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td><td>%.1f</td>",
+            r->gpus, r->unit_capacity, r->cost_hour, lo, hi, sv_plan_cost_at(r, -1),
+            sv_plan_cost_at(r, 1), r->cost_mtok, r->energy_tok, r->goodput_per_gpu, r->binding,
+            100 * r->attain_at_target);
+    if (fa->per_request) fprintf(h, "<td>%.1f</td><td>%.2f</td>", r->ttft_p90, r->tpot_p90);
+    for (int b = 0; b < nb; b++)
+        fprintf(h, "<td>%.1f</td>", b < r->nbudgets ? r->budget[b].value_ms : NAN);
+    fprintf(h, "<td class=\"l\">&plusmn;%.0f%% %s</td></tr>\n", r->band_pct,
+            sv_calibration_name((sv_calibration_t)r->calibration));
+}
+
+/* The cost-against-capacity scatter's points: one series per GPU type (or split), in the order
+   they first appear; lb holds the rank labels. Owns its arrays (plan_scatter_free). */
+typedef struct plan_scatter {
+    int ng;
+    char gname[SV_SVG_MAX_SERIES][SV_NAME_MAX];
+    double *gx[SV_SVG_MAX_SERIES], *gy[SV_SVG_MAX_SERIES];
+    const char **gl[SV_SVG_MAX_SERIES];
+    int gn[SV_SVG_MAX_SERIES];
+    char (*lb)[16];
+} plan_scatter_t;
+
+/* Adds feasible row r (rank i + 1 of n) to its GPU type's series, making the series if new. */
+static void plan_scatter_add(plan_scatter_t *sp, const sv_plan_row_t *r, int i, int n)
+{
+    char series[SV_NAME_MAX]; /* the GPU type, or a split's two */
+    if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
+        snprintf(series, sizeof series, "%s + %s split", r->gpu, r->dgpu);
+    else if (r->disagg)
+        snprintf(series, sizeof series, "%s split", r->gpu);
+    else
+        snprintf(series, sizeof series, "%s", r->gpu);
+    int g = 0;
+    while (g < sp->ng && strcmp(sp->gname[g], series) != 0)
+        g++;
+    if (g == sp->ng && sp->ng < SV_SVG_MAX_SERIES) {
+        snprintf(sp->gname[sp->ng], sizeof sp->gname[sp->ng], "%s", series);
+        sp->gx[sp->ng] = calloc((size_t)n + 1, sizeof **sp->gx);
+        sp->gy[sp->ng] = calloc((size_t)n + 1, sizeof **sp->gy);
+        sp->gl[sp->ng] = calloc((size_t)n + 1, sizeof **sp->gl);
+        sp->ng++;
+    }
+    if (g < sp->ng && sp->gx[g] && sp->gy[g] && sp->gl[g] && sp->lb) {
+        sp->gx[g][sp->gn[g]] = r->units * r->unit_capacity;
+        sp->gy[g][sp->gn[g]] = r->cost_hour;
+        snprintf(sp->lb[i], sizeof sp->lb[i], "#%d", i + 1);
+        sp->gl[g][sp->gn[g]] = i < 5 ? sp->lb[i] : NULL; /* rank labels on the five cheapest */
+        sp->gn[g]++;
+    }
+}
+
+/* Frees the scatter's series and labels. */
+static void plan_scatter_free(plan_scatter_t *sp)
+{
+    for (int g = 0; g < sp->ng; g++) {
+        free(sp->gx[g]);
+        free(sp->gy[g]);
+        free(sp->gl[g]);
+    }
+    free(sp->lb);
+}
+
+/* The "Cost against capacity" section: the scatter with the target rate marked. */
+static void plan_scatter_chart(sv__page_t *p, const plan_scatter_t *sp, const sv_plan_facts_t *fa)
+{
+    FILE *h = p->html;
+    fputs("<h2>Cost against capacity</h2>\n<p class=\"note\">One colour per GPU type (a "
+          "disaggregated unit's: prefill + decode); the five "
+          "cheapest carry their rank. Lower and further right is better.</p>\n"
+          "<div class=\"charts\">\n",
+          h);
+    sv_svg_chart_t c;
+    memset(&c, 0, sizeof c);
+    c.title = "Each feasible cluster: what it costs and how much it sustains within the SLOs";
+    c.xlabel = "capacity within the SLOs (req/s)";
+    c.ylabel = "cost (USD per hour)";
+    c.ymin_zero = 1;
+    c.legend_right = 1;
+    c.legend_title = "GPU";
+    for (int g = 0; g < sp->ng; g++)
+        c.s[c.ns++] = (sv_svg_series_t){.name = sp->gname[g],
+                                        .x = sp->gx[g],
+                                        .y = sp->gy[g],
+                                        .n = sp->gn[g],
+                                        .points = 1,
+                                        .labels = sp->gl[g],
+                                        .color = g + 1};
+    char tl[64];
+    snprintf(tl, sizeof tl, "target %.4g req/s", fa->target);
+    c.vline[c.nv] = fa->target;
+    c.vlabel[c.nv++] = tl;
+    sv__svg_chart(sv__chart_begin(p, "cost-capacity"), &c, 1000, 480);
+    sv__chart_end(p);
+    fputs("</div>\n", h);
+}
+
 int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
                  int n, const char *path, sv_error_t *err)
 {
@@ -1092,108 +1257,20 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
     esc(h, fa.contract);
     fputs(", cheapest first.</p>\n", h);
     plan_facts(h, sc, cfg, &fa);
-    if (fa.versus[0]) { /* the best of each serving mode side by side */
-        fputs("<h2>Colocated or disaggregated</h2>\n<table>\n<tr><th class=\"l\">serving</th>"
-              "<th>rank</th><th class=\"l\">configuration</th><th>GPUs</th><th>$/hour</th>"
-              "<th>goodput/GPU</th></tr>\n",
-              h);
-        int bi[2] = {fa.best_colocated, fa.best_disaggregated};
-        for (int k = 0; k < 2; k++) {
-            fprintf(h, "<tr><td class=\"l\">%s</td>", k ? "disaggregated" : "colocated");
-            if (bi[k] < 0) {
-                fputs("<td></td><td class=\"l\" colspan=\"4\">none feasible</td></tr>\n", h);
-                continue;
-            }
-            const sv_plan_row_t *r = &rows[bi[k]];
-            char name[96];
-            plan_name(r, name, sizeof name);
-            fprintf(h, "<td>%d</td><td class=\"l\">", bi[k] + 1);
-            esc(h, name);
-            fprintf(h, "</td><td>%d</td><td>%.2f</td><td>%.3f</td></tr>\n", r->gpus, r->cost_hour,
-                    r->goodput_per_gpu);
-        }
-        fputs("</table>\n<p class=\"note\">", h);
-        esc(h, fa.versus);
-        fputs("</p>\n", h);
-    }
+    plan_versus(h, rows, &fa);
     int nb = 0;
     for (int i = 0; i < n; i++)
         if (rows[i].ok && rows[i].nbudgets > nb) nb = rows[i].nbudgets;
     const sv_plan_row_t *br = NULL;
     for (int i = 0; i < n && !br; i++)
         if (rows[i].ok && rows[i].nbudgets == nb) br = &rows[i];
-    fputs("<h2>Configurations</h2>\n<table>\n<tr><th>rank</th><th class=\"l\">configuration</th>"
-          "<th>GPUs</th><th>unit req/s</th><th>$/hour</th><th>$/hour if off by the band</th>"
-          "<th>$/hour at low-high price</th><th>$/M tok</th><th>J/tok</th><th>goodput/GPU</th>"
-          "<th class=\"l\">binding SLO</th>",
-          h);
-    fprintf(h, "<th>%s</th>", fa.attain_label);
-    if (fa.per_request) fputs("<th>TTFT p90 ms</th><th>TPOT p90 ms</th>", h);
-    for (int b = 0; b < nb && br; b++) {
-        fputs("<th>", h);
-        esc(h, br->budget[b].name);
-        fprintf(h, " ms (&le; %g)</th>", br->budget[b].budget_ms);
-    }
-    fputs("<th class=\"l\">confidence</th></tr>\n", h);
+    plan_table_head(h, &fa, br, nb);
     int ncols = 13 + (fa.per_request ? 2 : 0) + nb;
-    /* The scatter: one series per GPU type, in the order they first appear. */
-    int ng = 0;
-    char gname[SV_SVG_MAX_SERIES][SV_NAME_MAX];
-    double *gx[SV_SVG_MAX_SERIES] = {0}, *gy[SV_SVG_MAX_SERIES] = {0};
-    const char **gl[SV_SVG_MAX_SERIES] = {0};
-    int gn[SV_SVG_MAX_SERIES] = {0};
-    char(*lb)[16] = calloc((size_t)n + 1, sizeof *lb);
+    plan_scatter_t sp = {0};
+    sp.lb = calloc((size_t)n + 1, sizeof *sp.lb);
     for (int i = 0; i < n; i++) {
-        const sv_plan_row_t *r = &rows[i];
-        char name[96];
-        plan_name(r, name, sizeof name);
-        if (!r->ok) {
-            fputs("<tr><td>-</td><td class=\"l\">", h);
-            esc(h, name);
-            fprintf(h, "</td><td class=\"l\" colspan=\"%d\">", ncols - 2);
-            esc(h, r->error);
-            fputs("</td></tr>\n", h);
-            continue;
-        }
-        double lo, hi;
-        sv_plan_band_cost(r, fa.target, &lo, &hi);
-        fprintf(h, "<tr><td>%d</td><td class=\"l\">", i + 1);
-        esc(h, name);
-        fprintf(h,
-                "</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.2f-%.2f</td><td>%.2f-%.2f</td>"
-                "<td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td><td>%.1f</td>",
-                r->gpus, r->unit_capacity, r->cost_hour, lo, hi, sv_plan_cost_at(r, -1),
-                sv_plan_cost_at(r, 1), r->cost_mtok, r->energy_tok, r->goodput_per_gpu, r->binding,
-                100 * r->attain_at_target);
-        if (fa.per_request) fprintf(h, "<td>%.1f</td><td>%.2f</td>", r->ttft_p90, r->tpot_p90);
-        for (int b = 0; b < nb; b++)
-            fprintf(h, "<td>%.1f</td>", b < r->nbudgets ? r->budget[b].value_ms : NAN);
-        fprintf(h, "<td class=\"l\">&plusmn;%.0f%% %s</td></tr>\n", r->band_pct,
-                sv_calibration_name((sv_calibration_t)r->calibration));
-        char series[SV_NAME_MAX]; /* the GPU type, or a split's two */
-        if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
-            snprintf(series, sizeof series, "%s + %s split", r->gpu, r->dgpu);
-        else if (r->disagg)
-            snprintf(series, sizeof series, "%s split", r->gpu);
-        else
-            snprintf(series, sizeof series, "%s", r->gpu);
-        int g = 0;
-        while (g < ng && strcmp(gname[g], series) != 0)
-            g++;
-        if (g == ng && ng < SV_SVG_MAX_SERIES) {
-            snprintf(gname[ng], sizeof gname[ng], "%s", series);
-            gx[ng] = calloc((size_t)n + 1, sizeof **gx);
-            gy[ng] = calloc((size_t)n + 1, sizeof **gy);
-            gl[ng] = calloc((size_t)n + 1, sizeof **gl);
-            ng++;
-        }
-        if (g < ng && gx[g] && gy[g] && gl[g] && lb) {
-            gx[g][gn[g]] = r->units * r->unit_capacity;
-            gy[g][gn[g]] = r->cost_hour;
-            snprintf(lb[i], sizeof lb[i], "#%d", i + 1);
-            gl[g][gn[g]] = i < 5 ? lb[i] : NULL; /* rank labels on the five cheapest */
-            gn[g]++;
-        }
+        plan_table_row(h, &rows[i], i, &fa, nb, ncols);
+        if (rows[i].ok) plan_scatter_add(&sp, &rows[i], i, n);
     }
     fputs("</table>\n", h);
     fputs("<p class=\"note\">confidence: error bands from servesim validate per calibration "
@@ -1201,39 +1278,7 @@ int sv_html_plan(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_pla
           "catalog's public on-demand range per GPU-hour (price_low_usd, price_high_usd).</p>\n",
           h);
     plan_day(h, rows, n, &fa);
-    fputs("<h2>Cost against capacity</h2>\n<p class=\"note\">One colour per GPU type (a "
-          "disaggregated unit's: prefill + decode); the five "
-          "cheapest carry their rank. Lower and further right is better.</p>\n"
-          "<div class=\"charts\">\n",
-          h);
-    sv_svg_chart_t c;
-    memset(&c, 0, sizeof c);
-    c.title = "Each feasible cluster: what it costs and how much it sustains within the SLOs";
-    c.xlabel = "capacity within the SLOs (req/s)";
-    c.ylabel = "cost (USD per hour)";
-    c.ymin_zero = 1;
-    c.legend_right = 1;
-    c.legend_title = "GPU";
-    for (int g = 0; g < ng; g++)
-        c.s[c.ns++] = (sv_svg_series_t){.name = gname[g],
-                                        .x = gx[g],
-                                        .y = gy[g],
-                                        .n = gn[g],
-                                        .points = 1,
-                                        .labels = gl[g],
-                                        .color = g + 1};
-    char tl[64];
-    snprintf(tl, sizeof tl, "target %.4g req/s", fa.target);
-    c.vline[c.nv] = fa.target;
-    c.vlabel[c.nv++] = tl;
-    sv__svg_chart(sv__chart_begin(&p, "cost-capacity"), &c, 1000, 480);
-    sv__chart_end(&p);
-    fputs("</div>\n", h);
-    for (int g = 0; g < ng; g++) {
-        free(gx[g]);
-        free(gy[g]);
-        free(gl[g]);
-    }
-    free(lb);
+    plan_scatter_chart(&p, &sp, &fa);
+    plan_scatter_free(&sp);
     return sv__page_close(&p);
 }

@@ -218,30 +218,25 @@ int sv_html_sweep(const char *title, char keys[][128], int nkeys, const sv_row_t
     return sv_html_sweep_cfg(title, keys, nkeys, rows, n, load, NULL, path, err);
 }
 
-int sv_html_sweep_cfg(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
-                      const char *load, const char *config, const char *path, sv_error_t *err)
+/* The "Summary" section: every curve's summary, as the terminal prints it. */
+static void sweep_summary(FILE *h, const sv_curves_t *cv, char keys[][128], int nkeys,
+                          const sv_row_t *rows)
 {
-    sv_curves_t cv;
-    int rc = sv_sweep_curves(keys, nkeys, rows, n, load, &cv, err);
-    if (rc) return rc;
-    sv__page_t p;
-    if ((rc = sv__page_open(&p, path, title, PAGE_CSS, err))) {
-        sv_curves_free(&cv);
-        return rc;
-    }
-    FILE *h = p.html;
-    /* The summary of every curve, as the terminal prints it. */
     char *sum = malloc(8192);
     fputs("<h2>Summary</h2>\n<pre class=\"summary\">", h);
-    for (int c = 0; sum && c < cv.n; c++) {
-        sv_curve_summary(&cv, c, keys, nkeys, rows, sum, 8192);
+    for (int c = 0; sum && c < cv->n; c++) {
+        sv_curve_summary(cv, c, keys, nkeys, rows, sum, 8192);
         esc(h, sum);
-        if (c + 1 < cv.n) fputc('\n', h);
+        if (c + 1 < cv->n) fputc('\n', h);
     }
     fputs("</pre>\n", h);
     free(sum);
-    config_block(h, config, keys, nkeys);
+}
 
+/* The "Points" table: each point's swept values and its throughput, goodput, attainment, latency
+   percentiles and cost, or its error. */
+static void sweep_points(FILE *h, char keys[][128], int nkeys, const sv_row_t *rows, long n)
+{
     fputs("<h2>Points</h2>\n<table>\n<tr>", h);
     for (int k = 0; k < nkeys; k++) {
         fputs("<th class=\"l\">", h);
@@ -280,6 +275,92 @@ int sv_html_sweep_cfg(const char *title, char keys[][128], int nkeys, const sv_r
         fputs("</tr>\n", h);
     }
     fputs("</table>\n", h);
+}
+
+/* The heading and note of the charts against the swept keys: how the curves are grouped (lt names
+   the grouping keys) and what the rings and dashed lines mark. */
+static void sweep_charts_note(FILE *h, const ctx_t *cx, const char *lt)
+{
+    const sv_curves_t *cv = cx->cv;
+    fputs("<h2 id=\"charts\">Against ", h);
+    esc(h, cx->xlabel);
+    fputs("</h2>\n<p class=\"note\">", h);
+    if (cx->nkeys > cv->nx) {
+        fprintf(h, "One curve per combination of ");
+        esc(h, lt);
+        fprintf(h, " (%d curve%s", cv->n, cv->n == 1 ? "" : "s");
+        if (cx->ncharted < cv->n)
+            fprintf(h, "; the first %d are charted, the table and sweep.csv hold all",
+                    cx->ncharted);
+        fputs("). ", h);
+    }
+    if (!cx->numeric) fputs("The x axis is the grid's values in the order given. ", h);
+    fputs(cv->is_load ? "Rings mark each curve's knee: the highest load meeting the SLOs."
+                      : "Rings mark where each curve first meets the SLOs.",
+          h);
+    fputs(" Dashed lines: the second metric of a pair (goodput, p50).</p>\n", h);
+}
+
+/* The charts against the swept keys: throughput and goodput, TTFT, TPOT and, with SLOs,
+   attainment, each with its SLO or target line (sl_ttft, sl_tpot, tl label them). */
+static void sweep_metric_charts(FILE *h, ctx_t *cx, double slo_ttft, double slo_tpot, double target,
+                                const char *sl_ttft, const char *sl_tpot, const char *tl)
+{
+    fputs("<div class=\"charts\">\n", h);
+    const spec_t specs[] = {
+        {"throughput", "Throughput (solid) and goodput (dashed: requests within the SLOs)",
+         "requests per second", SV_COL_REQ_TPUT, SV_COL_GOODPUT, ": throughput", ": goodput", 0,
+         NAN, NULL, 0, 0, 1},
+        {"ttft", "Time to first token: p99 (solid) and p50 (dashed)", "TTFT (ms)", SV_COL_TTFT_P99,
+         SV_COL_TTFT_P50, ": p99", ": p50", 0, slo_ttft, sl_ttft, 1, 0, 0},
+        {"tpot", "Time per output token: p99 (solid) and p50 (dashed)", "TPOT (ms)",
+         SV_COL_TPOT_P99, SV_COL_TPOT_P50, ": p99", ": p50", 0, slo_tpot, sl_tpot, 1, 0, 0},
+        {"attainment", "SLO attainment: share of requests meeting every SLO",
+         "requests within the SLOs (%)", SV_COL_ATTAIN, -1, "", NULL, 0, 100 * target, tl, 0, 1, 0},
+    };
+    for (int i = 0; i < 4 && cx->x; i++)
+        if (i < 3 || cx->cv->slo) draw(cx, &specs[i]);
+    fputs("</div>\n", h);
+}
+
+/* The "Latency against throughput" section: TTFT and TPOT placed at each point's achieved
+   throughput. */
+static void sweep_latency_charts(FILE *h, ctx_t *cx, double slo_ttft, double slo_tpot,
+                                 const char *sl_ttft, const char *sl_tpot)
+{
+    fputs("<h2 id=\"latency\">Latency against throughput</h2>\n<p class=\"note\">Each "
+          "point is one "
+          "point of the sweep, placed at the throughput it achieved. Below the knee latency "
+          "barely moves as throughput grows; past it throughput stops growing and latency "
+          "climbs.</p>\n<div class=\"charts\">\n",
+          h);
+    const spec_t lat[] = {
+        {"latency-ttft", "TTFT against achieved throughput: p99 (solid), p50 (dashed)", "TTFT (ms)",
+         SV_COL_TTFT_P99, SV_COL_TTFT_P50, ": p99", ": p50", 1, slo_ttft, sl_ttft, 1, 0, 0},
+        {"latency-tpot", "TPOT against achieved throughput: p99 (solid), p50 (dashed)", "TPOT (ms)",
+         SV_COL_TPOT_P99, SV_COL_TPOT_P50, ": p99", ": p50", 1, slo_tpot, sl_tpot, 1, 0, 0},
+    };
+    for (int i = 0; i < 2 && cx->x; i++)
+        draw(cx, &lat[i]);
+    fputs("</div>\n", h);
+}
+
+int sv_html_sweep_cfg(const char *title, char keys[][128], int nkeys, const sv_row_t *rows, long n,
+                      const char *load, const char *config, const char *path, sv_error_t *err)
+{
+    sv_curves_t cv;
+    int rc = sv_sweep_curves(keys, nkeys, rows, n, load, &cv, err);
+    if (rc) return rc;
+    sv__page_t p;
+    if ((rc = sv__page_open(&p, path, title, PAGE_CSS, err))) {
+        sv_curves_free(&cv);
+        return rc;
+    }
+    FILE *h = p.html;
+    sweep_summary(h, &cv, keys, nkeys, rows);
+    config_block(h, config, keys, nkeys);
+
+    sweep_points(h, keys, nkeys, rows, n);
 
     double *x = calloc((size_t)n + 1, sizeof *x);
     char xl[600] = "", lt[600] = "", sl[2][64] = {"", ""}, tl[64];
@@ -319,51 +400,9 @@ int sv_html_sweep_cfg(const char *title, char keys[][128], int nkeys, const sv_r
         cv.n};
     if (cx.ncharted > MAX_CHART_CURVES) cx.ncharted = MAX_CHART_CURVES;
 
-    fputs("<h2 id=\"charts\">Against ", h);
-    esc(h, xl);
-    fputs("</h2>\n<p class=\"note\">", h);
-    if (nkeys > cv.nx) {
-        fprintf(h, "One curve per combination of ");
-        esc(h, lt);
-        fprintf(h, " (%d curve%s", cv.n, cv.n == 1 ? "" : "s");
-        if (cx.ncharted < cv.n)
-            fprintf(h, "; the first %d are charted, the table and sweep.csv hold all", cx.ncharted);
-        fputs("). ", h);
-    }
-    if (!numeric) fputs("The x axis is the grid's values in the order given. ", h);
-    fputs(cv.is_load ? "Rings mark each curve's knee: the highest load meeting the SLOs."
-                     : "Rings mark where each curve first meets the SLOs.",
-          h);
-    fputs(" Dashed lines: the second metric of a pair (goodput, p50).</p>\n", h);
-    fputs("<div class=\"charts\">\n", h);
-    const spec_t specs[] = {
-        {"throughput", "Throughput (solid) and goodput (dashed: requests within the SLOs)",
-         "requests per second", SV_COL_REQ_TPUT, SV_COL_GOODPUT, ": throughput", ": goodput", 0,
-         NAN, NULL, 0, 0, 1},
-        {"ttft", "Time to first token: p99 (solid) and p50 (dashed)", "TTFT (ms)", SV_COL_TTFT_P99,
-         SV_COL_TTFT_P50, ": p99", ": p50", 0, slo_ttft, sl[0], 1, 0, 0},
-        {"tpot", "Time per output token: p99 (solid) and p50 (dashed)", "TPOT (ms)",
-         SV_COL_TPOT_P99, SV_COL_TPOT_P50, ": p99", ": p50", 0, slo_tpot, sl[1], 1, 0, 0},
-        {"attainment", "SLO attainment: share of requests meeting every SLO",
-         "requests within the SLOs (%)", SV_COL_ATTAIN, -1, "", NULL, 0, 100 * target, tl, 0, 1, 0},
-    };
-    for (int i = 0; i < 4 && x; i++)
-        if (i < 3 || cv.slo) draw(&cx, &specs[i]);
-    fputs("</div>\n<h2 id=\"latency\">Latency against throughput</h2>\n<p class=\"note\">Each "
-          "point is one "
-          "point of the sweep, placed at the throughput it achieved. Below the knee latency "
-          "barely moves as throughput grows; past it throughput stops growing and latency "
-          "climbs.</p>\n<div class=\"charts\">\n",
-          h);
-    const spec_t lat[] = {
-        {"latency-ttft", "TTFT against achieved throughput: p99 (solid), p50 (dashed)", "TTFT (ms)",
-         SV_COL_TTFT_P99, SV_COL_TTFT_P50, ": p99", ": p50", 1, slo_ttft, sl[0], 1, 0, 0},
-        {"latency-tpot", "TPOT against achieved throughput: p99 (solid), p50 (dashed)", "TPOT (ms)",
-         SV_COL_TPOT_P99, SV_COL_TPOT_P50, ": p99", ": p50", 1, slo_tpot, sl[1], 1, 0, 0},
-    };
-    for (int i = 0; i < 2 && x; i++)
-        draw(&cx, &lat[i]);
-    fputs("</div>\n", h);
+    sweep_charts_note(h, &cx, lt);
+    sweep_metric_charts(h, &cx, slo_ttft, slo_tpot, target, sl[0], sl[1], tl);
+    sweep_latency_charts(h, &cx, slo_ttft, slo_tpot, sl[0], sl[1]);
     free(x);
     free(pos);
     free(posp);

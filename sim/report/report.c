@@ -332,15 +332,12 @@ void sv_report_summary(const sv_result_t *res, FILE *f)
     sv__report_servesim_summary(res, f);
 }
 
-void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
+/* The serving lines: colocated or disaggregated, each pool's engine, and the network round trips.
+ */
+static void summary_serving(const sv_result_t *res, FILE *f)
 {
     const sv_scenario_t *sc = res->sc;
-    const sv_summary_t *s = &res->summary;
-    int slo = !isnan(sc->metrics.slo_ttft_ms) || !isnan(sc->metrics.slo_tpot_ms) ||
-              !isnan(sc->metrics.slo_e2el_ms);
     char buf[160];
-    int p99 = pct_index(s, 99.0);
-    centred(f, " servesim: inside the server ", '=', 50);
     if (sc->disaggregated)
         snprintf(buf, sizeof buf, "disaggregated, %s link %.0f GB/s/GPU", sc->link.kind,
                  sc->link.bw_per_gpu / 1e9);
@@ -368,6 +365,86 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
             sv__report_network_text(&sc->class_rtt[i], buf, sizeof buf);
             fprintf(f, "%-40s %s\n", lab, buf);
         }
+}
+
+/* One confidence line per pool: the band's label and the GPU's and engine's calibration status. */
+static void summary_confidence(const sv_result_t *res, FILE *f)
+{
+    char buf[160];
+    for (int p = 0; p < res->npools; p++) {
+        sv_confidence_t c;
+        char lab[128];
+        sv_confidence_of(&res->pools[p].perf, &c);
+        snprintf(buf, sizeof buf, "Confidence%s%s:", res->npools > 1 ? ", " : "",
+                 res->npools > 1 ? res->pools[p].cfg->name : "");
+        fprintf(f, "%-40s %s\n", buf, sv_confidence_label(&c, lab, sizeof lab));
+        fprintf(f, "%-40s GPU %s %s, engine %s %s\n", "", c.gpu, sv_calibration_name(c.gpu_cal),
+                c.engine[0] ? c.engine : "none", sv_calibration_name(c.engine_cal));
+    }
+}
+
+/* One block per autoscaled pool: replicas up, scale events, GPU-hours and cost. */
+static void summary_autoscalers(const sv_result_t *res, FILE *f)
+{
+    char buf[160];
+    for (int p = 0; p < res->npools; p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        if (!pp->cfg->autoscale.enabled) continue;
+        char head[96];
+        snprintf(head, sizeof head, " autoscaler: pool %s ", pp->cfg->name);
+        centred(f, head, '-', 50);
+        snprintf(buf, sizeof buf, "%.2f mean, %d peak, %d max", pp->mean_up, pp->peak_up,
+                 pp->count);
+        fprintf(f, "%-40s %-10s\n", "Replicas up:", buf);
+        snprintf(buf, sizeof buf, "%ld up, %ld down", pp->scale_ups, pp->scale_downs);
+        fprintf(f, "%-40s %-10s\n", "Scale events:", buf);
+        line_num(f, "GPU-hours:", pp->gpu_hours);
+        line_num(f, "Cost ($):", pp->cost_usd);
+    }
+}
+
+/* One block per pool when there are several or the serving is disaggregated: replicas, busy
+   share, KV usage, batch, preemptions, a prefill pool's stalls and KV link, and cost. */
+static void summary_pools(const sv_result_t *res, FILE *f)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    char buf[160];
+    for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
+        const sv_pool_result_t *pp = &res->pools[p];
+        const sv_pool_cfg_t *pc = pp->cfg;
+        char head[96];
+        snprintf(head, sizeof head, " pool %s (%s) ", pc->name, sv_role_name(pc->role));
+        centred(f, head, '-', 50);
+        snprintf(buf, sizeof buf, "%d x %s TP%d, %s", pp->count, pc->gpu.name, pp->perf.set.tp,
+                 sv_sched_name(pc->engine.scheduler));
+        fprintf(f, "%-40s %-10s\n", "Replicas:", buf);
+        line_num(f, "GPU busy (%):", 100.0 * pp->busy_share);
+        line_num(f, "KV cache usage p99 (%):", 100.0 * pp->kv_usage_p99);
+        if (pc->role != SV_ROLE_PREFILL)
+            line_num(f, "Mean decode batch (sequences):", pp->mean_decode_batch);
+        line_int(f, "Preemptions:", pp->preemptions);
+        if (pc->role == SV_ROLE_PREFILL) {
+            double T = s->duration * pp->count;
+            line_num(f, "Stalled, no KV room (%):", T > 0 ? 100.0 * pp->stall_s / T : 0.0);
+            line_num(f, "KV sent (GB):", pp->link_bytes / 1e9);
+            line_num(f, "KV link busy (%):", T > 0 ? 100.0 * pp->link_busy_s / T : 0.0);
+        }
+        line_num(f, pc->autoscale.enabled ? "Cost at the peak ($/h):" : "Cost ($/h):",
+                 pp->gpus * pc->gpu.price_per_hour);
+    }
+}
+
+void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
+{
+    const sv_scenario_t *sc = res->sc;
+    const sv_summary_t *s = &res->summary;
+    int slo = !isnan(sc->metrics.slo_ttft_ms) || !isnan(sc->metrics.slo_tpot_ms) ||
+              !isnan(sc->metrics.slo_e2el_ms);
+    char buf[160];
+    int p99 = pct_index(s, 99.0);
+    centred(f, " servesim: inside the server ", '=', 50);
+    summary_serving(res, f);
     int scaled = 0; /* an autoscaled pool counts the GPUs up at its peak */
     for (int p = 0; p < res->npools; p++)
         scaled |= res->pools[p].cfg->autoscale.enabled;
@@ -406,54 +483,10 @@ void sv__report_servesim_summary(const sv_result_t *res, FILE *f)
     line_num(f, "GPU busy (%):", 100.0 * res->busy_share);
     line_num(f, "Cost per 1M output tokens ($):", res->cost_per_mtok);
     line_num(f, "Energy per output token (J):", res->energy_per_tok);
-    for (int p = 0; p < res->npools; p++) {
-        sv_confidence_t c;
-        char lab[128];
-        sv_confidence_of(&res->pools[p].perf, &c);
-        snprintf(buf, sizeof buf, "Confidence%s%s:", res->npools > 1 ? ", " : "",
-                 res->npools > 1 ? res->pools[p].cfg->name : "");
-        fprintf(f, "%-40s %s\n", buf, sv_confidence_label(&c, lab, sizeof lab));
-        fprintf(f, "%-40s GPU %s %s, engine %s %s\n", "", c.gpu, sv_calibration_name(c.gpu_cal),
-                c.engine[0] ? c.engine : "none", sv_calibration_name(c.engine_cal));
-    }
-    for (int p = 0; p < res->npools; p++) {
-        const sv_pool_result_t *pp = &res->pools[p];
-        if (!pp->cfg->autoscale.enabled) continue;
-        char head[96];
-        snprintf(head, sizeof head, " autoscaler: pool %s ", pp->cfg->name);
-        centred(f, head, '-', 50);
-        snprintf(buf, sizeof buf, "%.2f mean, %d peak, %d max", pp->mean_up, pp->peak_up,
-                 pp->count);
-        fprintf(f, "%-40s %-10s\n", "Replicas up:", buf);
-        snprintf(buf, sizeof buf, "%ld up, %ld down", pp->scale_ups, pp->scale_downs);
-        fprintf(f, "%-40s %-10s\n", "Scale events:", buf);
-        line_num(f, "GPU-hours:", pp->gpu_hours);
-        line_num(f, "Cost ($):", pp->cost_usd);
-    }
+    summary_confidence(res, f);
+    summary_autoscalers(res, f);
     if (sc->sessions.given) print_sessions(f, res);
-    for (int p = 0; p < res->npools && (res->npools > 1 || sc->disaggregated); p++) {
-        const sv_pool_result_t *pp = &res->pools[p];
-        const sv_pool_cfg_t *pc = pp->cfg;
-        char head[96];
-        snprintf(head, sizeof head, " pool %s (%s) ", pc->name, sv_role_name(pc->role));
-        centred(f, head, '-', 50);
-        snprintf(buf, sizeof buf, "%d x %s TP%d, %s", pp->count, pc->gpu.name, pp->perf.set.tp,
-                 sv_sched_name(pc->engine.scheduler));
-        fprintf(f, "%-40s %-10s\n", "Replicas:", buf);
-        line_num(f, "GPU busy (%):", 100.0 * pp->busy_share);
-        line_num(f, "KV cache usage p99 (%):", 100.0 * pp->kv_usage_p99);
-        if (pc->role != SV_ROLE_PREFILL)
-            line_num(f, "Mean decode batch (sequences):", pp->mean_decode_batch);
-        line_int(f, "Preemptions:", pp->preemptions);
-        if (pc->role == SV_ROLE_PREFILL) {
-            double T = s->duration * pp->count;
-            line_num(f, "Stalled, no KV room (%):", T > 0 ? 100.0 * pp->stall_s / T : 0.0);
-            line_num(f, "KV sent (GB):", pp->link_bytes / 1e9);
-            line_num(f, "KV link busy (%):", T > 0 ? 100.0 * pp->link_busy_s / T : 0.0);
-        }
-        line_num(f, pc->autoscale.enabled ? "Cost at the peak ($/h):" : "Cost ($/h):",
-                 pp->gpus * pc->gpu.price_per_hour);
-    }
+    summary_pools(res, f);
     sv__report_finance_summary(res, f);
     centred(f, "", '=', 50);
     sv__report_contract_text(res, f);
@@ -1305,8 +1338,8 @@ static void prom_spec(const prom_t *p, FILE *f, const char *model)
                                        "vllm:spec_decode_num_draft_tokens_total",
                                        "vllm:spec_decode_num_accepted_tokens_total",
                                        "vllm:spec_decode_num_accepted_tokens_per_pos_total"};
-    static const char *const help[] = {"Number of spec decoding drafts.",
-                                       "Number of draft tokens.", "Number of accepted tokens.",
+    static const char *const help[] = {"Number of spec decoding drafts.", "Number of draft tokens.",
+                                       "Number of accepted tokens.",
                                        "Number of accepted tokens per draft position."};
     const sv_result_t *res = p->res;
     char b1[40];

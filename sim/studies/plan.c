@@ -836,6 +836,134 @@ static void contract_text(const sv_metrics_cfg_t *mc, char *buf, size_t cap)
             snprintf((f)->warnings[(f)->nwarnings++], sizeof(f)->warnings[0], __VA_ARGS__);        \
     } while (0)
 
+/* The "colocated_versus_disaggregated" sentence: the best row of each serving mode and how much
+   cheaper the better one is, or which mode has no feasible row. */
+static void facts_versus(const sv_plan_row_t *rows, sv_plan_facts_t *f)
+{
+    char name[96], other[96];
+    int c = f->best_colocated, d = f->best_disaggregated;
+    if (c >= 0) sv_plan_config_name(&rows[c], name, sizeof name);
+    if (d >= 0) sv_plan_config_name(&rows[d], other, sizeof other);
+    if (c >= 0 && d >= 0) {
+        const sv_plan_row_t *x = &rows[c], *y = &rows[d];
+        snprintf(f->versus, sizeof f->versus,
+                 "best colocated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f req/s per "
+                 "GPU; best disaggregated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f "
+                 "req/s per GPU; %s is %.1f%% cheaper",
+                 c + 1, name, x->gpus, x->cost_hour, x->goodput_per_gpu, d + 1, other, y->gpus,
+                 y->cost_hour, y->goodput_per_gpu, c < d ? "colocated" : "disaggregated",
+                 100.0 * fabs(x->cost_hour - y->cost_hour) / fmax(x->cost_hour, y->cost_hour));
+    } else if (c >= 0 || d >= 0) {
+        snprintf(f->versus, sizeof f->versus,
+                 "best %s: rank %d %s; no %s configuration is "
+                 "feasible",
+                 c >= 0 ? "colocated" : "disaggregated", (c >= 0 ? c : d) + 1,
+                 c >= 0 ? name : other, c >= 0 ? "disaggregated" : "colocated");
+    } else {
+        snprintf(f->versus, sizeof f->versus,
+                 "no colocated and no disaggregated configuration is feasible");
+    }
+}
+
+/* The warning that row i, a runner-up, beats the winner somewhere inside the two price ranges,
+   with the break-even prices. */
+static void facts_price_flip(const sv_plan_row_t *rows, int i, sv_plan_facts_t *f)
+{
+    char name[96], other[96];
+    sv_plan_config_name(&rows[0], name, sizeof name);
+    const sv_plan_row_t *r = &rows[i], *x = &rows[0];
+    sv_plan_config_name(r, other, sizeof other);
+    double be_w = r->cost_hour / x->gpus; /* the winner's price at which r ties */
+    double be_r = x->cost_hour / r->gpus; /* r's price at which it ties the winner */
+    char when[200], at_price[40] = "its GPUs' catalog prices";
+    if (one_gpu(r)) snprintf(at_price, sizeof at_price, "$%.2f/GPU-hour", r->price);
+    if (!one_gpu(r) || !one_gpu(x)) /* a mixed fleet: no single break-even price */
+        snprintf(when, sizeof when,
+                 "at the low ends of its GPUs' price ranges ($%.2f/hour) against the "
+                 "winner's high ends ($%.2f/hour)",
+                 sv_plan_cost_at(r, -1), sv_plan_cost_at(x, 1));
+    else if (be_w < x->price_high && be_r > r->price_low)
+        snprintf(when, sizeof when,
+                 "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f) or %s under "
+                 "$%.2f (its range starts at $%.2f)",
+                 x->gpu, be_w, x->price_high, r->gpu, be_r, r->price_low);
+    else if (be_w < x->price_high)
+        snprintf(when, sizeof when, "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f)",
+                 x->gpu, be_w, x->price_high);
+    else if (be_r > r->price_low)
+        snprintf(when, sizeof when,
+                 "when %s costs under $%.2f/GPU-hour (its range starts at $%.2f)", r->gpu, be_r,
+                 r->price_low);
+    else
+        snprintf(when, sizeof when,
+                 "when %s costs near its high price ($%.2f) and %s near its low ($%.2f)", x->gpu,
+                 x->price_high, r->gpu, r->price_low);
+    WARN(f,
+         "the ranking changes inside the price ranges: rank %d %s ($%.2f/hour at %s) "
+         "beats the winner %s ($%.2f/hour) %s",
+         i + 1, other, r->cost_hour, at_price, name, x->cost_hour, when);
+}
+
+/* The warnings about the winner (rows[0], when feasible): rows whose error bands overlap its cost,
+   datasheet-only figures, and runners-up that beat it inside the price ranges. */
+static void facts_winner(const sv_plan_row_t *rows, int nrows, sv_plan_facts_t *f)
+{
+    if (nrows <= 0 || !rows[0].ok) return;
+    char name[96], other[96];
+    int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, f->target, idx, MAX_OVERLAPS);
+    double lo0, hi0;
+    sv_plan_band_cost(&rows[0], f->target, &lo0, &hi0);
+    sv_plan_config_name(&rows[0], name, sizeof name);
+    if (n > 0) {
+        char list[320] = "";
+        size_t m = 0;
+        for (int k = 0; k < n && m < sizeof list; k++) {
+            sv_plan_config_name(&rows[idx[k]], other, sizeof other);
+            m += (size_t)snprintf(list + m, sizeof list - m, "%s rank %d %s", k ? "," : "",
+                                  idx[k] + 1, other);
+        }
+        WARN(f,
+             "the ranking of the top candidates is within their error bands: %s "
+             "($%.2f-%.2f/hour) overlaps%s",
+             name, lo0, hi0, list);
+    }
+    if (rows[0].calibration == SV_CAL_DATASHEET)
+        WARN(f,
+             "the winner, %s, rests on datasheet-only figures (no measurement of this GPU "
+             "or engine): +-%.0f%%",
+             name, rows[0].band_pct);
+    int shown = 0;
+    for (int i = 1; i < nrows && rows[i].ok && shown < 3; i++) {
+        int seen = 0; /* one line per GPU type: its cheapest row */
+        for (int j = 1; j < i; j++)
+            seen |= same_gpus(&rows[j], &rows[i]);
+        if (seen || !price_flips(rows, i)) continue;
+        shown++;
+        facts_price_flip(rows, i, f);
+    }
+}
+
+/* The warnings about the workload: arrivals smoother than real traffic, and a rate profile the
+   capacity search does not probe. */
+static void facts_workload(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv_plan_facts_t *f)
+{
+    const sv_workload_cfg_t *w = &sc->workload;
+    if (!w->has_trace && w->burstiness >= 1)
+        WARN(f,
+             "arrivals are %s, smoother than real traffic: on the Azure conversation trace "
+             "the same mean rate needed 38%% more GPUs (44 against 32, docs/planning.md); plan on "
+             "a trace (workload.trace) or with workload.burstiness < 1",
+             w->burstiness == 1 ? "Poisson" : "gamma with burstiness >= 1");
+    if (w->profile.kind != SV_PROFILE_NONE && !cfg->profile_peak) {
+        double peak = sv_profile_peak(&w->profile);
+        WARN(f,
+             "the workload's rate_profile is not probed: the capacity search runs at a "
+             "constant %.4g req/s, while the profile peaks at %.4g req/s; plan.size_for: peak "
+             "sizes for its peak (the day below replays the profile itself)",
+             f->target, peak);
+    }
+}
+
 void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
                    int nrows, sv_plan_facts_t *f)
 {
@@ -859,7 +987,6 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
     contract_text(&sc->metrics, f->contract, sizeof f->contract);
     f->per_request = per_request(&sc->metrics);
     f->attain_label = f->per_request ? "SLO %" : "in bounds %";
-    char name[96], other[96];
     f->best_colocated = f->best_disaggregated = -1;
     if (cfg->disaggregated && sc->disaggregated)
         snprintf(f->kv_link, sizeof f->kv_link,
@@ -872,108 +999,9 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
         int *b = rows[i].disagg ? &f->best_disaggregated : &f->best_colocated;
         if (*b < 0) *b = i;
     }
-    if (cfg->colocated && cfg->disaggregated) {
-        int c = f->best_colocated, d = f->best_disaggregated;
-        if (c >= 0) sv_plan_config_name(&rows[c], name, sizeof name);
-        if (d >= 0) sv_plan_config_name(&rows[d], other, sizeof other);
-        if (c >= 0 && d >= 0) {
-            const sv_plan_row_t *x = &rows[c], *y = &rows[d];
-            snprintf(f->versus, sizeof f->versus,
-                     "best colocated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f req/s per "
-                     "GPU; best disaggregated: rank %d %s, %d GPUs, $%.2f/hour, goodput %.3f "
-                     "req/s per GPU; %s is %.1f%% cheaper",
-                     c + 1, name, x->gpus, x->cost_hour, x->goodput_per_gpu, d + 1, other, y->gpus,
-                     y->cost_hour, y->goodput_per_gpu, c < d ? "colocated" : "disaggregated",
-                     100.0 * fabs(x->cost_hour - y->cost_hour) / fmax(x->cost_hour, y->cost_hour));
-        } else if (c >= 0 || d >= 0) {
-            snprintf(f->versus, sizeof f->versus,
-                     "best %s: rank %d %s; no %s configuration is "
-                     "feasible",
-                     c >= 0 ? "colocated" : "disaggregated", (c >= 0 ? c : d) + 1,
-                     c >= 0 ? name : other, c >= 0 ? "disaggregated" : "colocated");
-        } else {
-            snprintf(f->versus, sizeof f->versus,
-                     "no colocated and no disaggregated configuration is feasible");
-        }
-    }
-    if (nrows > 0 && rows[0].ok) {
-        int idx[MAX_OVERLAPS], n = overlapping(rows, nrows, f->target, idx, MAX_OVERLAPS);
-        double lo0, hi0;
-        sv_plan_band_cost(&rows[0], f->target, &lo0, &hi0);
-        sv_plan_config_name(&rows[0], name, sizeof name);
-        if (n > 0) {
-            char list[320] = "";
-            size_t m = 0;
-            for (int k = 0; k < n && m < sizeof list; k++) {
-                sv_plan_config_name(&rows[idx[k]], other, sizeof other);
-                m += (size_t)snprintf(list + m, sizeof list - m, "%s rank %d %s", k ? "," : "",
-                                      idx[k] + 1, other);
-            }
-            WARN(f,
-                 "the ranking of the top candidates is within their error bands: %s "
-                 "($%.2f-%.2f/hour) overlaps%s",
-                 name, lo0, hi0, list);
-        }
-        if (rows[0].calibration == SV_CAL_DATASHEET)
-            WARN(f,
-                 "the winner, %s, rests on datasheet-only figures (no measurement of this GPU "
-                 "or engine): +-%.0f%%",
-                 name, rows[0].band_pct);
-        int shown = 0;
-        for (int i = 1; i < nrows && rows[i].ok && shown < 3; i++) {
-            int seen = 0; /* one line per GPU type: its cheapest row */
-            for (int j = 1; j < i; j++)
-                seen |= same_gpus(&rows[j], &rows[i]);
-            if (seen || !price_flips(rows, i)) continue;
-            const sv_plan_row_t *r = &rows[i], *x = &rows[0];
-            sv_plan_config_name(r, other, sizeof other);
-            shown++;
-            double be_w = r->cost_hour / x->gpus; /* the winner's price at which r ties */
-            double be_r = x->cost_hour / r->gpus; /* r's price at which it ties the winner */
-            char when[200], at_price[40] = "its GPUs' catalog prices";
-            if (one_gpu(r)) snprintf(at_price, sizeof at_price, "$%.2f/GPU-hour", r->price);
-            if (!one_gpu(r) || !one_gpu(x)) /* a mixed fleet: no single break-even price */
-                snprintf(when, sizeof when,
-                         "at the low ends of its GPUs' price ranges ($%.2f/hour) against the "
-                         "winner's high ends ($%.2f/hour)",
-                         sv_plan_cost_at(r, -1), sv_plan_cost_at(x, 1));
-            else if (be_w < x->price_high && be_r > r->price_low)
-                snprintf(when, sizeof when,
-                         "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f) or %s under "
-                         "$%.2f (its range starts at $%.2f)",
-                         x->gpu, be_w, x->price_high, r->gpu, be_r, r->price_low);
-            else if (be_w < x->price_high)
-                snprintf(when, sizeof when,
-                         "when %s costs over $%.2f/GPU-hour (its range reaches $%.2f)", x->gpu,
-                         be_w, x->price_high);
-            else if (be_r > r->price_low)
-                snprintf(when, sizeof when,
-                         "when %s costs under $%.2f/GPU-hour (its range starts at $%.2f)", r->gpu,
-                         be_r, r->price_low);
-            else
-                snprintf(when, sizeof when,
-                         "when %s costs near its high price ($%.2f) and %s near its low ($%.2f)",
-                         x->gpu, x->price_high, r->gpu, r->price_low);
-            WARN(f,
-                 "the ranking changes inside the price ranges: rank %d %s ($%.2f/hour at %s) "
-                 "beats the winner %s ($%.2f/hour) %s",
-                 i + 1, other, r->cost_hour, at_price, name, x->cost_hour, when);
-        }
-    }
-    if (!w->has_trace && w->burstiness >= 1)
-        WARN(f,
-             "arrivals are %s, smoother than real traffic: on the Azure conversation trace "
-             "the same mean rate needed 38%% more GPUs (44 against 32, docs/planning.md); plan on "
-             "a trace (workload.trace) or with workload.burstiness < 1",
-             w->burstiness == 1 ? "Poisson" : "gamma with burstiness >= 1");
-    if (w->profile.kind != SV_PROFILE_NONE && !cfg->profile_peak) {
-        double peak = sv_profile_peak(&w->profile);
-        WARN(f,
-             "the workload's rate_profile is not probed: the capacity search runs at a "
-             "constant %.4g req/s, while the profile peaks at %.4g req/s; plan.size_for: peak "
-             "sizes for its peak (the day below replays the profile itself)",
-             f->target, peak);
-    }
+    if (cfg->colocated && cfg->disaggregated) facts_versus(rows, f);
+    facts_winner(rows, nrows, f);
+    facts_workload(sc, cfg, f);
 }
 #undef WARN
 
@@ -999,12 +1027,11 @@ static void column_name(const char *s, char *out, size_t n)
     out[k] = '\0';
 }
 
-static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
-                        const sv_plan_row_t *rows, int nrows, const sv_plan_facts_t *f)
+/* The table's heading: the load, the arrivals and contract, the model and engine, the KV link and
+   the colocated-versus-disaggregated sentence. */
+static void table_heading(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
+                          const sv_plan_facts_t *f)
 {
-    const sv_metrics_cfg_t *m = &sc->metrics;
-    char bn[SV_PLAN_MAX_BUDGETS][48];
-    int nb = budget_names(m, bn, NULL);
     fprintf(t, "Plan for %.4g req/s of '%s'", f->target, sc->name);
     if (cfg->peak_factor != 1)
         fprintf(t, " (%.4g x peak factor %.4g)", cfg->target_rate, cfg->peak_factor);
@@ -1016,14 +1043,22 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
                              "highest percentile's, per metric)");
     if (f->kv_link[0]) fprintf(t, "disaggregated units send the KV cache over %s\n", f->kv_link);
     if (f->versus[0]) fprintf(t, "%s\n\n", f->versus);
+}
+
+/* The ranking: one line per configuration (sizing, cost, binding SLO, attainment, percentiles,
+   each budget's value, confidence), then the budgets' bounds; aw is the attainment column's width.
+ */
+static void table_ranking(FILE *t, const sv_metrics_cfg_t *m, const sv_plan_row_t *rows, int nrows,
+                          const sv_plan_facts_t *f, int aw)
+{
+    char bn[SV_PLAN_MAX_BUDGETS][48];
+    int nb = budget_names(m, bn, NULL);
     char h1[24], h2[24];
     snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
     snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);
     int bw = 7; /* the binding column: as wide as its longest value ("chat: ttft p99") */
     for (int i = 0; i < nrows; i++)
         if (rows[i].ok && (int)strlen(rows[i].binding) > bw) bw = (int)strlen(rows[i].binding);
-    int aw = (int)strlen(f->attain_label);
-    if (aw < 7) aw = 7;
     fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %*s %*s", "rank", "configuration", "GPUs",
             "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", bw, "binding", aw,
             f->attain_label);
@@ -1064,32 +1099,43 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
         }
         fprintf(t, "; each ranked row meets every one at the target rate\n");
     }
-    /* Cost ranges: the price's and the model's. */
+}
+
+/* Cost ranges: each ranked row's cost per hour at its GPUs' low, catalog and high prices and with
+   the capacity off by its error band; nothing when no row is feasible. */
+static void table_cost_ranges(FILE *t, const sv_plan_row_t *rows, int nrows,
+                              const sv_plan_facts_t *f)
+{
     int any = 0;
     for (int i = 0; i < nrows; i++)
         any |= rows[i].ok;
-    if (any) {
-        fprintf(t, "\ncost per hour (USD) at each GPU's low, catalog and high price (catalog "
-                   "price_low_usd/price_high_usd), and with the capacity off by its error band\n");
-        fprintf(t, "%4s  %-38s %15s %9s %9s %9s %17s\n", "rank", "configuration", "$/GPU-hour",
-                "low", "catalog", "high", "band low-high");
-        for (int i = 0; i < nrows && rows[i].ok; i++) {
-            const sv_plan_row_t *r = &rows[i];
-            char name[96], pr[40], band[40];
-            double lo, hi;
-            sv_plan_config_name(r, name, sizeof name);
-            sv_plan_band_cost(r, f->target, &lo, &hi);
-            if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
-                snprintf(pr, sizeof pr, "%.2f-%.2f+%.2f-%.2f", r->price_low, r->price_high,
-                         r->dprice_low, r->dprice_high);
-            else
-                snprintf(pr, sizeof pr, "%.2f-%.2f", r->price_low, r->price_high);
-            snprintf(band, sizeof band, "%.2f-%.2f", lo, hi);
-            fprintf(t, "%4d  %-38s %15s %9.2f %9.2f %9.2f %17s\n", i + 1, name, pr,
-                    sv_plan_cost_at(r, -1), r->cost_hour, sv_plan_cost_at(r, 1), band);
-        }
+    if (!any) return;
+    fprintf(t, "\ncost per hour (USD) at each GPU's low, catalog and high price (catalog "
+               "price_low_usd/price_high_usd), and with the capacity off by its error band\n");
+    fprintf(t, "%4s  %-38s %15s %9s %9s %9s %17s\n", "rank", "configuration", "$/GPU-hour", "low",
+            "catalog", "high", "band low-high");
+    for (int i = 0; i < nrows && rows[i].ok; i++) {
+        const sv_plan_row_t *r = &rows[i];
+        char name[96], pr[40], band[40];
+        double lo, hi;
+        sv_plan_config_name(r, name, sizeof name);
+        sv_plan_band_cost(r, f->target, &lo, &hi);
+        if (r->disagg && strcmp(r->gpu, r->dgpu) != 0)
+            snprintf(pr, sizeof pr, "%.2f-%.2f+%.2f-%.2f", r->price_low, r->price_high,
+                     r->dprice_low, r->dprice_high);
+        else
+            snprintf(pr, sizeof pr, "%.2f-%.2f", r->price_low, r->price_high);
+        snprintf(band, sizeof band, "%.2f-%.2f", lo, hi);
+        fprintf(t, "%4d  %-38s %15s %9.2f %9.2f %9.2f %17s\n", i + 1, name, pr,
+                sv_plan_cost_at(r, -1), r->cost_hour, sv_plan_cost_at(r, 1), band);
     }
-    /* The day. */
+}
+
+/* The day: each ranked row's whole-load totals beside its peak cost, and the autoscaled totals
+   when there are; aw is the attainment column's width. */
+static void table_day(FILE *t, const sv_scenario_t *sc, const sv_plan_row_t *rows, int nrows,
+                      const sv_plan_facts_t *f, int aw)
+{
     for (int i = 0; i < nrows && rows[i].ok; i++) {
         const sv_plan_row_t *r = &rows[i];
         const sv_plan_day_t *d = &r->day;
@@ -1126,6 +1172,17 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
         else if (d->error[0])
             fprintf(t, "%4s  %-38s %s\n", "", "  autoscaled up to it", d->error);
     }
+}
+
+static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
+                        const sv_plan_row_t *rows, int nrows, const sv_plan_facts_t *f)
+{
+    int aw = (int)strlen(f->attain_label);
+    if (aw < 7) aw = 7;
+    table_heading(t, sc, cfg, f);
+    table_ranking(t, &sc->metrics, rows, nrows, f, aw);
+    table_cost_ranges(t, rows, nrows, f);
+    table_day(t, sc, rows, nrows, f, aw);
     if (nrows > 0 && rows[0].ok) {
         fprintf(t,
                 "\nconfidence: error bands from servesim validate per calibration status, holding "
@@ -1230,14 +1287,180 @@ static void jw_bool(sv_jw_t *w, const char *key, int v)
     fputs(v ? "true" : "false", w->f);
 }
 
+/* Writes plan.json's "contract" object: the SLO text, its attainment basis, every budget and the
+   request classes. */
+static void json_contract(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_facts_t *fa)
+{
+    char bn[SV_PLAN_MAX_BUDGETS][48];
+    sv_budget_t bud[SV_PLAN_MAX_BUDGETS];
+    int nb = budget_names(m, bn, bud);
+    sv__jw_obj(w, "contract");
+    sv__jw_str(w, "text", fa->contract);
+    sv__jw_str(w, "attainment_basis", fa->per_request ? "per_request" : "budget_bounds");
+    sv__jw_arr(w, "budgets");
+    for (int b = 0; b < nb; b++) {
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "name", bn[b]);
+        sv__jw_str(w, "metric", sv_slo_metric_name(bud[b].metric));
+        sv__jw_num(w, "percentile", bud[b].pct);
+        sv__jw_num(w, "budget_ms", bud[b].ms);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+    sv__jw_arr(w, "classes");
+    for (int c = 0; c < m->nclasses; c++)
+        sv__jw_str(w, NULL, m->class_name[c]);
+    sv__jw_end_arr(w);
+    sv__jw_end_obj(w);
+}
+
+/* Writes a feasible row's sizing results: GPUs, cost, energy, the contract check at the target and
+   each budget's value and margin. */
+static void json_row_result(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_row_t *r,
+                            const sv_plan_facts_t *fa)
+{
+    sv__jw_int(w, "gpus", r->gpus);
+    sv__jw_int(w, "units", r->units);
+    sv__jw_num(w, "unit_capacity", r->unit_capacity);
+    sv__jw_num(w, "goodput_per_gpu", r->goodput_per_gpu);
+    sv__jw_num(w, "cost_per_hour_usd", r->cost_hour);
+    sv__jw_num(w, "cost_per_million_output_tokens_usd", r->cost_mtok);
+    sv__jw_num(w, "energy_per_output_token_j", r->energy_tok);
+    jw_bool(w, "contract_met", r->contract_met);
+    sv__jw_num(w, "attainment_at_target", r->attain_at_target);
+    sv__jw_num(w, "goodput_at_target", r->goodput_at_target);
+    sv__jw_str(w, "binding_slo", r->binding);
+    sv__jw_num(w, "ttft_p90_ms", r->ttft_p90);
+    sv__jw_num(w, "tpot_p90_ms", r->tpot_p90);
+    if (fa->per_request) {
+        sv__jw_num(w, "slo_percentile", 100.0 * m->attainment);
+        sv__jw_num(w, "ttft_slo_percentile_ms", r->ttft_slo_pct);
+        sv__jw_num(w, "tpot_slo_percentile_ms", r->tpot_slo_pct);
+    }
+    sv__jw_arr(w, "budgets");
+    for (int b = 0; b < r->nbudgets; b++) {
+        sv__jw_obj(w, NULL);
+        sv__jw_str(w, "name", r->budget[b].name);
+        sv__jw_num(w, "budget_ms", r->budget[b].budget_ms);
+        sv__jw_num(w, "value_ms", r->budget[b].value_ms);
+        sv__jw_num(w, "margin_ms", r->budget[b].budget_ms - r->budget[b].value_ms);
+        jw_bool(w, "met", r->budget[b].met);
+        sv__jw_end_obj(w);
+    }
+    sv__jw_end_arr(w);
+}
+
+/* Writes a row's "day" object (the simulated day's totals and, when autoscaled, the autoscaled
+   totals), or nothing when the row has no day. */
+static void json_row_day(sv_jw_t *w, const sv_plan_day_t *d)
+{
+    if (!d->done && !d->error[0]) return;
+    sv__jw_obj(w, "day");
+    if (d->done) {
+        sv__jw_num(w, "hours", d->hours);
+        sv__jw_num(w, "requests", d->requests);
+        sv__jw_num(w, "output_tokens", d->output_tokens);
+        sv__jw_num(w, "attainment", d->attainment);
+        sv__jw_num(w, "gpu_hours", d->gpu_hours);
+        sv__jw_num(w, "gpu_usd", d->gpu_usd);
+        sv__jw_num(w, "energy_usd", d->energy_usd);
+        sv__jw_num(w, "total_usd", d->total_usd);
+        sv__jw_num(w, "wall_kwh", d->wall_kwh);
+        sv__jw_num(w, "usd_per_million_output_tokens", d->usd_per_mtok);
+        sv__jw_num(w, "wall_j_per_output_token", d->wall_j_per_tok);
+        sv__jw_num(w, "gpu_busy_share", d->busy_share);
+    }
+    if (d->autoscaled) {
+        sv__jw_obj(w, "autoscaled");
+        sv__jw_num(w, "gpu_hours", d->as_gpu_hours);
+        sv__jw_num(w, "total_usd", d->as_total_usd);
+        sv__jw_num(w, "wall_kwh", d->as_wall_kwh);
+        sv__jw_num(w, "usd_per_million_output_tokens", d->as_usd_per_mtok);
+        sv__jw_num(w, "attainment", d->as_attainment);
+        sv__jw_num(w, "mean_replicas", d->as_mean_replicas);
+        sv__jw_int(w, "peak_replicas", d->as_peak_replicas);
+        sv__jw_end_obj(w);
+    }
+    if (d->error[0]) sv__jw_str(w, "error", d->error);
+    sv__jw_end_obj(w);
+}
+
+/* Writes one element of plan.json's "configurations" array: row i's placement, its results or
+   error, calibration and price band, and its day. */
+static void json_row(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_row_t *rows, int nrows,
+                     int i, const sv_plan_facts_t *fa)
+{
+    const sv_plan_row_t *r = &rows[i];
+    char name[96];
+    sv_plan_config_name(r, name, sizeof name);
+    sv__jw_obj(w, NULL);
+    sv__jw_int(w, "rank", r->ok ? i + 1 : 0);
+    sv__jw_str(w, "configuration", name);
+    sv__jw_str(w, "gpu", r->gpu);
+    sv__jw_int(w, "tp", r->tp);
+    sv__jw_str(w, "serving", r->disagg ? "disaggregated" : "colocated");
+    sv__jw_int(w, "prefill_replicas_per_unit", r->p);
+    sv__jw_int(w, "decode_replicas_per_unit", r->d);
+    sv__jw_str(w, "decode_gpu", r->dgpu);
+    sv__jw_int(w, "decode_tp", r->dtp);
+    sv__jw_num(w, "decode_price_per_gpu_hour_usd", r->dprice);
+    sv__jw_num(w, "decode_price_low_usd", r->dprice_low);
+    sv__jw_num(w, "decode_price_high_usd", r->dprice_high);
+    sv__jw_int(w, "max_num_seqs", r->max_num_seqs);
+    if (r->ok)
+        json_row_result(w, m, r, fa);
+    else
+        sv__jw_str(w, "error", r->error);
+    sv__jw_int(w, "probes", r->probes);
+    sv__jw_str(w, "calibration", sv_calibration_name((sv_calibration_t)r->calibration));
+    sv__jw_num(w, "throughput_error_band_pct", r->band_pct);
+    sv__jw_num(w, "price_per_gpu_hour_usd", r->price);
+    sv__jw_num(w, "price_low_usd", r->price_low);
+    sv__jw_num(w, "price_high_usd", r->price_high);
+    if (r->ok) {
+        double lo, hi;
+        sv_plan_band_cost(r, fa->target, &lo, &hi);
+        sv__jw_num(w, "cost_per_hour_low_usd", lo);
+        sv__jw_num(w, "cost_per_hour_high_usd", hi);
+        sv__jw_num(w, "cost_per_hour_at_price_low_usd", sv_plan_cost_at(r, -1));
+        sv__jw_num(w, "cost_per_hour_at_price_high_usd", sv_plan_cost_at(r, 1));
+        jw_bool(w, "overlaps_winner_in_band", band_overlaps(rows, nrows, fa->target, i));
+        jw_bool(w, "beats_winner_in_price_range", price_flips(rows, i));
+    }
+    json_row_day(w, &r->day);
+    sv__jw_end_obj(w);
+}
+
+/* Writes "best_colocated" and "best_disaggregated": each the best row of its serving mode, or null.
+ */
+static void json_best(sv_jw_t *w, const sv_plan_row_t *rows, const sv_plan_facts_t *fa)
+{
+    const char *bk[2] = {"best_colocated", "best_disaggregated"};
+    int bi[2] = {fa->best_colocated, fa->best_disaggregated};
+    for (int k = 0; k < 2; k++) {
+        if (bi[k] < 0) {
+            sv__jw_key(w, bk[k]);
+            fputs("null", w->f);
+            continue;
+        }
+        const sv_plan_row_t *r = &rows[bi[k]];
+        char name[96];
+        sv_plan_config_name(r, name, sizeof name);
+        sv__jw_obj(w, bk[k]);
+        sv__jw_int(w, "rank", bi[k] + 1);
+        sv__jw_str(w, "configuration", name);
+        sv__jw_int(w, "gpus", r->gpus);
+        sv__jw_num(w, "cost_per_hour_usd", r->cost_hour);
+        sv__jw_num(w, "goodput_per_gpu", r->goodput_per_gpu);
+        sv__jw_end_obj(w);
+    }
+}
+
 static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_cfg_t *cfg,
                       const sv_plan_row_t *rows, int nrows, const sv_plan_facts_t *fa,
                       sv_error_t *err)
 {
     const sv_metrics_cfg_t *m = &sc->metrics;
-    char bn[SV_PLAN_MAX_BUDGETS][48];
-    sv_budget_t bud[SV_PLAN_MAX_BUDGETS];
-    int nb = budget_names(m, bn, bud);
     FILE *f = fopen(path, "w");
     if (!f) return sv_errorf(err, SV_EIO, "%s: cannot write: %s", path, strerror(errno));
     sv_jw_t w;
@@ -1256,145 +1479,12 @@ static int write_json(const char *path, const sv_scenario_t *sc, const sv_plan_c
     sv__jw_num(&w, "slo_ttft_ms", m->slo_ttft_ms);
     sv__jw_num(&w, "slo_tpot_ms", m->slo_tpot_ms);
     sv__jw_num(&w, "slo_e2el_ms", m->slo_e2el_ms);
-    sv__jw_obj(&w, "contract");
-    sv__jw_str(&w, "text", fa->contract);
-    sv__jw_str(&w, "attainment_basis", fa->per_request ? "per_request" : "budget_bounds");
-    sv__jw_arr(&w, "budgets");
-    for (int b = 0; b < nb; b++) {
-        sv__jw_obj(&w, NULL);
-        sv__jw_str(&w, "name", bn[b]);
-        sv__jw_str(&w, "metric", sv_slo_metric_name(bud[b].metric));
-        sv__jw_num(&w, "percentile", bud[b].pct);
-        sv__jw_num(&w, "budget_ms", bud[b].ms);
-        sv__jw_end_obj(&w);
-    }
-    sv__jw_end_arr(&w);
-    sv__jw_arr(&w, "classes");
-    for (int c = 0; c < m->nclasses; c++)
-        sv__jw_str(&w, NULL, m->class_name[c]);
-    sv__jw_end_arr(&w);
-    sv__jw_end_obj(&w);
+    json_contract(&w, m, fa);
     sv__jw_arr(&w, "configurations");
-    for (int i = 0; i < nrows; i++) {
-        const sv_plan_row_t *r = &rows[i];
-        char name[96];
-        sv_plan_config_name(r, name, sizeof name);
-        sv__jw_obj(&w, NULL);
-        sv__jw_int(&w, "rank", r->ok ? i + 1 : 0);
-        sv__jw_str(&w, "configuration", name);
-        sv__jw_str(&w, "gpu", r->gpu);
-        sv__jw_int(&w, "tp", r->tp);
-        sv__jw_str(&w, "serving", r->disagg ? "disaggregated" : "colocated");
-        sv__jw_int(&w, "prefill_replicas_per_unit", r->p);
-        sv__jw_int(&w, "decode_replicas_per_unit", r->d);
-        sv__jw_str(&w, "decode_gpu", r->dgpu);
-        sv__jw_int(&w, "decode_tp", r->dtp);
-        sv__jw_num(&w, "decode_price_per_gpu_hour_usd", r->dprice);
-        sv__jw_num(&w, "decode_price_low_usd", r->dprice_low);
-        sv__jw_num(&w, "decode_price_high_usd", r->dprice_high);
-        sv__jw_int(&w, "max_num_seqs", r->max_num_seqs);
-        if (r->ok) {
-            sv__jw_int(&w, "gpus", r->gpus);
-            sv__jw_int(&w, "units", r->units);
-            sv__jw_num(&w, "unit_capacity", r->unit_capacity);
-            sv__jw_num(&w, "goodput_per_gpu", r->goodput_per_gpu);
-            sv__jw_num(&w, "cost_per_hour_usd", r->cost_hour);
-            sv__jw_num(&w, "cost_per_million_output_tokens_usd", r->cost_mtok);
-            sv__jw_num(&w, "energy_per_output_token_j", r->energy_tok);
-            jw_bool(&w, "contract_met", r->contract_met);
-            sv__jw_num(&w, "attainment_at_target", r->attain_at_target);
-            sv__jw_num(&w, "goodput_at_target", r->goodput_at_target);
-            sv__jw_str(&w, "binding_slo", r->binding);
-            sv__jw_num(&w, "ttft_p90_ms", r->ttft_p90);
-            sv__jw_num(&w, "tpot_p90_ms", r->tpot_p90);
-            if (fa->per_request) {
-                sv__jw_num(&w, "slo_percentile", 100.0 * m->attainment);
-                sv__jw_num(&w, "ttft_slo_percentile_ms", r->ttft_slo_pct);
-                sv__jw_num(&w, "tpot_slo_percentile_ms", r->tpot_slo_pct);
-            }
-            sv__jw_arr(&w, "budgets");
-            for (int b = 0; b < r->nbudgets; b++) {
-                sv__jw_obj(&w, NULL);
-                sv__jw_str(&w, "name", r->budget[b].name);
-                sv__jw_num(&w, "budget_ms", r->budget[b].budget_ms);
-                sv__jw_num(&w, "value_ms", r->budget[b].value_ms);
-                sv__jw_num(&w, "margin_ms", r->budget[b].budget_ms - r->budget[b].value_ms);
-                jw_bool(&w, "met", r->budget[b].met);
-                sv__jw_end_obj(&w);
-            }
-            sv__jw_end_arr(&w);
-        } else {
-            sv__jw_str(&w, "error", r->error);
-        }
-        sv__jw_int(&w, "probes", r->probes);
-        sv__jw_str(&w, "calibration", sv_calibration_name((sv_calibration_t)r->calibration));
-        sv__jw_num(&w, "throughput_error_band_pct", r->band_pct);
-        sv__jw_num(&w, "price_per_gpu_hour_usd", r->price);
-        sv__jw_num(&w, "price_low_usd", r->price_low);
-        sv__jw_num(&w, "price_high_usd", r->price_high);
-        if (r->ok) {
-            double lo, hi;
-            sv_plan_band_cost(r, fa->target, &lo, &hi);
-            sv__jw_num(&w, "cost_per_hour_low_usd", lo);
-            sv__jw_num(&w, "cost_per_hour_high_usd", hi);
-            sv__jw_num(&w, "cost_per_hour_at_price_low_usd", sv_plan_cost_at(r, -1));
-            sv__jw_num(&w, "cost_per_hour_at_price_high_usd", sv_plan_cost_at(r, 1));
-            jw_bool(&w, "overlaps_winner_in_band", band_overlaps(rows, nrows, fa->target, i));
-            jw_bool(&w, "beats_winner_in_price_range", price_flips(rows, i));
-        }
-        const sv_plan_day_t *d = &r->day;
-        if (d->done || d->error[0]) {
-            sv__jw_obj(&w, "day");
-            if (d->done) {
-                sv__jw_num(&w, "hours", d->hours);
-                sv__jw_num(&w, "requests", d->requests);
-                sv__jw_num(&w, "output_tokens", d->output_tokens);
-                sv__jw_num(&w, "attainment", d->attainment);
-                sv__jw_num(&w, "gpu_hours", d->gpu_hours);
-                sv__jw_num(&w, "gpu_usd", d->gpu_usd);
-                sv__jw_num(&w, "energy_usd", d->energy_usd);
-                sv__jw_num(&w, "total_usd", d->total_usd);
-                sv__jw_num(&w, "wall_kwh", d->wall_kwh);
-                sv__jw_num(&w, "usd_per_million_output_tokens", d->usd_per_mtok);
-                sv__jw_num(&w, "wall_j_per_output_token", d->wall_j_per_tok);
-                sv__jw_num(&w, "gpu_busy_share", d->busy_share);
-            }
-            if (d->autoscaled) {
-                sv__jw_obj(&w, "autoscaled");
-                sv__jw_num(&w, "gpu_hours", d->as_gpu_hours);
-                sv__jw_num(&w, "total_usd", d->as_total_usd);
-                sv__jw_num(&w, "wall_kwh", d->as_wall_kwh);
-                sv__jw_num(&w, "usd_per_million_output_tokens", d->as_usd_per_mtok);
-                sv__jw_num(&w, "attainment", d->as_attainment);
-                sv__jw_num(&w, "mean_replicas", d->as_mean_replicas);
-                sv__jw_int(&w, "peak_replicas", d->as_peak_replicas);
-                sv__jw_end_obj(&w);
-            }
-            if (d->error[0]) sv__jw_str(&w, "error", d->error);
-            sv__jw_end_obj(&w);
-        }
-        sv__jw_end_obj(&w);
-    }
+    for (int i = 0; i < nrows; i++)
+        json_row(&w, m, rows, nrows, i, fa);
     sv__jw_end_arr(&w);
-    const char *bk[2] = {"best_colocated", "best_disaggregated"};
-    int bi[2] = {fa->best_colocated, fa->best_disaggregated};
-    for (int k = 0; k < 2; k++) {
-        if (bi[k] < 0) {
-            sv__jw_key(&w, bk[k]);
-            fputs("null", w.f);
-            continue;
-        }
-        const sv_plan_row_t *r = &rows[bi[k]];
-        char name[96];
-        sv_plan_config_name(r, name, sizeof name);
-        sv__jw_obj(&w, bk[k]);
-        sv__jw_int(&w, "rank", bi[k] + 1);
-        sv__jw_str(&w, "configuration", name);
-        sv__jw_int(&w, "gpus", r->gpus);
-        sv__jw_num(&w, "cost_per_hour_usd", r->cost_hour);
-        sv__jw_num(&w, "goodput_per_gpu", r->goodput_per_gpu);
-        sv__jw_end_obj(&w);
-    }
+    json_best(&w, rows, fa);
     sv__jw_str(&w, "colocated_versus_disaggregated", fa->versus);
     sv__jw_str(&w, "kv_link", fa->kv_link);
     sv__jw_arr(&w, "warnings");
