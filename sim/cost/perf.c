@@ -628,15 +628,15 @@ static double arch_decoder_bytes(const sv_model_t *m, const arch_params_t *a, do
     return bytes;
 }
 
-/* The coefficients of an MLA, MoE, windowed or linear-attention model (sv_perf_arch_t). */
-static void arch_init(sv_perf_t *p, double head)
+/* The layer counts, linear parameters and weight bytes of an extended model's stage
+ * (arch_init's first step); head is the embedding and LM head bytes per GPU. */
+static void arch_weights(sv_perf_t *p, double head)
 {
     const sv_model_t *m = &p->model;
     sv_perf_arch_t *x = &p->x;
     const sv_perf_settings_t *r = &p->set;
-    const double *cv = r->curve;
     int tp = p->attn_tp, pp = r->pp; /* attention and dense layers' TP */
-    double inv_pp = 1.0 / pp, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
+    double inv_pp = 1.0 / pp;
     double wb = sv_dtype_weight_bytes(r->weight_dtype), wb_e = sv_dtype_weight_bytes(x->expert_dtype);
     int scale_block = r->weight_dtype == SV_DT_FP8 && !r->weight_dtype_given ? m->ckpt_scale_block : 0;
     arch_params_t a = arch_params(m, tp), a1 = arch_params(m, 1);
@@ -666,7 +666,16 @@ static void arch_init(sv_perf_t *p, double head)
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = arch_decoder_bytes(m, &a1, wb, wb_e, scale_block) +
                             m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
+}
 
+/* The KV cache per token and the per-sequence state (windowed layers' capped KV, linear
+ * attention's recurrent and convolution state) of an extended model (arch_init's second step). */
+static void arch_kv(sv_perf_t *p)
+{
+    const sv_model_t *m = &p->model;
+    sv_perf_arch_t *x = &p->x;
+    const sv_perf_settings_t *r = &p->set;
+    int tp = p->attn_tp, pp = r->pp;
     /* KV per token per attention layer on one GPU: MLA caches the latent and the rotary key
      * (kv_lora + rope values), the same on every TP rank; GQA its local K and V heads. */
     double kvb = sv_dtype_kv_bytes(r->kv_dtype);
@@ -709,6 +718,21 @@ static void arch_init(sv_perf_t *p, double head)
         x->lin_act_tok = 2.0 * (conv + 2.0 * vh * m->lin_v_dim) * ACT_BYTES;
     }
     p->seq_state_bytes = x->window_layers * x->window_cap * x->kv_layer + x->linear_layers * x->lin_state;
+}
+
+/* The coefficients of an MLA, MoE, windowed or linear-attention model (sv_perf_arch_t):
+ * weights, KV and state, then the activation traffic, expert peak and kernel floors. */
+static void arch_init(sv_perf_t *p, double head)
+{
+    const sv_model_t *m = &p->model;
+    sv_perf_arch_t *x = &p->x;
+    const sv_perf_settings_t *r = &p->set;
+    const double *cv = r->curve;
+    int tp = p->attn_tp, pp = r->pp; /* attention and dense layers' TP */
+    double inv_pp = 1.0 / pp, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
+    arch_weights(p, head);
+    arch_kv(p);
+    double hl = p->heads_local;
 
     /* GEMM inputs and outputs per token over the stage's layers. */
     double q = hl * m->head_dim, kv = p->kv_heads_local * m->head_dim;
