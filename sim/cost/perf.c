@@ -628,15 +628,15 @@ static double arch_decoder_bytes(const sv_model_t *m, const arch_params_t *a, do
     return bytes;
 }
 
-/* The coefficients of an MLA, MoE, windowed or linear-attention model (sv_perf_arch_t). */
-static void arch_init(sv_perf_t *p, double head)
+/* The layer counts, linear parameters and weight bytes of an extended model's stage
+ * (arch_init's first step); head is the embedding and LM head bytes per GPU. */
+static void arch_weights(sv_perf_t *p, double head)
 {
     const sv_model_t *m = &p->model;
     sv_perf_arch_t *x = &p->x;
     const sv_perf_settings_t *r = &p->set;
-    const double *cv = r->curve;
     int tp = p->attn_tp, pp = r->pp; /* attention and dense layers' TP */
-    double inv_pp = 1.0 / pp, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
+    double inv_pp = 1.0 / pp;
     double wb = sv_dtype_weight_bytes(r->weight_dtype), wb_e = sv_dtype_weight_bytes(x->expert_dtype);
     int scale_block = r->weight_dtype == SV_DT_FP8 && !r->weight_dtype_given ? m->ckpt_scale_block : 0;
     arch_params_t a = arch_params(m, tp), a1 = arch_params(m, 1);
@@ -666,7 +666,16 @@ static void arch_init(sv_perf_t *p, double head)
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = arch_decoder_bytes(m, &a1, wb, wb_e, scale_block) +
                             m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
+}
 
+/* The KV cache per token and the per-sequence state (windowed layers' capped KV, linear
+ * attention's recurrent and convolution state) of an extended model (arch_init's second step). */
+static void arch_kv(sv_perf_t *p)
+{
+    const sv_model_t *m = &p->model;
+    sv_perf_arch_t *x = &p->x;
+    const sv_perf_settings_t *r = &p->set;
+    int tp = p->attn_tp, pp = r->pp;
     /* KV per token per attention layer on one GPU: MLA caches the latent and the rotary key
      * (kv_lora + rope values), the same on every TP rank; GQA its local K and V heads. */
     double kvb = sv_dtype_kv_bytes(r->kv_dtype);
@@ -709,6 +718,21 @@ static void arch_init(sv_perf_t *p, double head)
         x->lin_act_tok = 2.0 * (conv + 2.0 * vh * m->lin_v_dim) * ACT_BYTES;
     }
     p->seq_state_bytes = x->window_layers * x->window_cap * x->kv_layer + x->linear_layers * x->lin_state;
+}
+
+/* The coefficients of an MLA, MoE, windowed or linear-attention model (sv_perf_arch_t):
+ * weights, KV and state, then the activation traffic, expert peak and kernel floors. */
+static void arch_init(sv_perf_t *p, double head)
+{
+    const sv_model_t *m = &p->model;
+    sv_perf_arch_t *x = &p->x;
+    const sv_perf_settings_t *r = &p->set;
+    const double *cv = r->curve;
+    int tp = p->attn_tp, pp = r->pp; /* attention and dense layers' TP */
+    double inv_pp = 1.0 / pp, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
+    arch_weights(p, head);
+    arch_kv(p);
+    double hl = p->heads_local;
 
     /* GEMM inputs and outputs per token over the stage's layers. */
     double q = hl * m->head_dim, kv = p->kv_heads_local * m->head_dim;
@@ -1043,13 +1067,12 @@ static void a2a_step(const sv_perf_t *p, const sv_batch_t *b, double T, sv_step_
     out->comm += out->a2a;
 }
 
-int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
-                 const sv_perf_settings_t *s, sv_error_t *err)
+/* The weight format from the model's checkpoint_dtype unless weight_dtype is given
+ * (sv_perf_init's first step): the experts' format, and the rest's unless only the experts
+ * are quantised. */
+static int perf_checkpoint(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *err)
 {
-    memset(p, 0, sizeof *p);
-    p->gpu = *gpu;
-    p->model = *model;
-    p->set = *s;
+    const sv_model_t *model = &p->model;
     sv_dtype_t ckpt = SV_DT_BF16;
     if (!s->weight_dtype_given && model->ckpt_dtype[0] && sv_dtype_parse(model->ckpt_dtype, &ckpt))
         return sv_errorf(err, SV_EINVAL, "model '%s': unknown checkpoint_dtype '%s'", model->name,
@@ -1059,6 +1082,14 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         p->x.expert_dtype = ckpt;
         if (!model->ckpt_experts_only) p->set.weight_dtype = ckpt;
     }
+    return 0;
+}
+
+/* Checks the parallel layout, the KV and weight formats against the GPU and the block size
+ * (the settings as given, before the checkpoint's format); sets ep, dp and attn_tp. */
+static int perf_layout(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *err)
+{
+    const sv_gpu_t *gpu = &p->gpu;
     const sv_model_t *m = &p->model;
     int tp = s->tp;
     char ok[128];
@@ -1107,21 +1138,28 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                                                      : "none");
     }
     if (s->block_size < 1) return sv_errorf(err, SV_EINVAL, "block_size must be >= 1");
+    return 0;
+}
 
+/* Fills the settings left at -1 from the GPU's catalog entry and the built-in defaults;
+ * says whether an NVLink-pairs GPU's TP group runs over PCIe and whether the link
+ * bandwidth was given. */
+static void perf_defaults(sv_perf_t *p, int *pairs_pcie, int *link_given)
+{
+    const sv_gpu_t *gpu = &p->gpu;
     sv_perf_settings_t *r = &p->set;
-    s = r; /* from here on, the weight format resolved with the checkpoint's */
+    int tp = r->tp, domain = gpu->nvlink_domain > 0 ? gpu->nvlink_domain : 8;
     if (r->compute_eff < 0) r->compute_eff = gpu->compute_eff;
     if (r->memory_eff < 0) r->memory_eff = gpu->memory_eff;
     if (r->iter_overhead_s < 0) r->iter_overhead_s = gpu->iter_overhead_s;
     if (r->layer_overhead_s < 0) r->layer_overhead_s = gpu->layer_overhead_s;
-    int domain = gpu->nvlink_domain > 0 ? gpu->nvlink_domain : 8;
     if (r->pp_link_bw < 0) r->pp_link_bw = 50e9;
     /* A TP group larger than one NVLink domain all-reduces over the scale-out network
      * (both directions of pp_link_bandwidth_gb_s) unless link_bandwidth_gb_s is given. */
     /* NVLink pairs over PCIe: a TP group beyond one pair runs its ring through PCIe. */
-    int pairs_pcie = gpu->topology == SV_TOPO_NVLINK_PAIRS && p->attn_tp > 2;
-    int link_given = r->link_bw >= 0;
-    if (r->link_bw < 0 && pairs_pcie) r->link_bw = gpu->pcie_bw;
+    *pairs_pcie = gpu->topology == SV_TOPO_NVLINK_PAIRS && p->attn_tp > 2;
+    *link_given = r->link_bw >= 0;
+    if (r->link_bw < 0 && *pairs_pcie) r->link_bw = gpu->pcie_bw;
     if (r->link_bw < 0) r->link_bw = tp > domain ? 2.0 * r->pp_link_bw : gpu->link_bw;
     if (r->link_latency < 0) r->link_latency = gpu->link_latency;
     if (r->seq_overhead_s < 0) r->seq_overhead_s = 0.0;
@@ -1130,7 +1168,14 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     for (int k = 0; k < SV_CV_COUNT; k++)
         if (r->curve[k] < 0)
             r->curve[k] = isnan(gpu->curve[k]) ? sv_curve_default[k] : gpu->curve[k];
+}
 
+/* The GEMM and attention tensor-core peaks of the resolved weight format, scaled to the
+ * power limit if one is set. */
+static int perf_peaks(sv_perf_t *p, sv_error_t *err)
+{
+    const sv_gpu_t *gpu = &p->gpu;
+    const sv_perf_settings_t *s = &p->set;
     /* FP4 weights run as W4A4 on FP4 tensor cores (NVFP4/MXFP4 GEMMs quantise the
      * activations too), FP8 weights on FP8 tensor cores when the GPU has them. */
     p->compute_peak = SV_DT_IS_FP4(s->weight_dtype)                          ? gpu->fp4_flops
@@ -1149,6 +1194,16 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         p->compute_peak *= k;
         p->attn_peak *= k;
     }
+    return 0;
+}
+
+/* The memory plan: local head and MLP widths, weight bytes per GPU and in all, and KV
+ * bytes per token; returns the embedding and LM head bytes of the heaviest GPU. */
+static double perf_memory(sv_perf_t *p)
+{
+    const sv_model_t *m = &p->model;
+    sv_perf_settings_t *r = &p->set;
+    int tp = r->tp, dp = p->dp, pp = r->pp < 1 ? 1 : r->pp;
     int atp = p->attn_tp; /* = tp without attention data parallelism */
     p->heads_local = m->heads / atp;
     p->kv_heads_local = kv_heads_per_gpu(m, atp);
@@ -1156,7 +1211,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     /* Expert-MLP width per rank token: a GPU computes tokens x k x moe_ffn / tp of it. */
     p->moe_ffn_local = m->experts ? m->moe_ffn * dp / tp : 0;
 
-    double wb = sv_dtype_weight_bytes(s->weight_dtype);
+    double wb = sv_dtype_weight_bytes(r->weight_dtype);
     layer_params_t lp = layer_params(m, tp);
     p->layer_linear_params = lp.attn + lp.mlp + lp.router;
     p->expert_params = lp.expert;
@@ -1171,7 +1226,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     /* NVFP4 keeps one FP32 global scale per weight tensor (q, k, v, o, gate, up, down or
      * up, down, and each expert's), held by every GPU of the replica. */
     double tensor_scales =
-        s->weight_dtype == SV_DT_NVFP4
+        r->weight_dtype == SV_DT_NVFP4
             ? 4.0 * m->layers * (4.0 + (m->gated_mlp ? 3.0 : 2.0) * (m->experts ? m->experts : 1))
             : 0.0;
     decoder += tensor_scales / pp;
@@ -1191,14 +1246,21 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                             m->hidden * EMBED_BYTES +
                             full_embed * (m->tied_embeddings ? 1.0 : 2.0) + tensor_scales;
 
-    double kvb = sv_dtype_kv_bytes(s->kv_dtype);
+    double kvb = sv_dtype_kv_bytes(r->kv_dtype);
     p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;
     p->kv_bytes_token = p->kv_bytes_token_layer * Ls;
     p->kv_bytes_token_total = p->kv_bytes_token * tp * pp;
+    return head;
+}
 
-    /* Coefficients of sv_perf_step. */
+/* The compute, memory and element-wise-kernel coefficients of sv_perf_step. */
+static void perf_coefficients(sv_perf_t *p)
+{
+    const sv_gpu_t *gpu = &p->gpu;
+    const sv_model_t *m = &p->model;
+    const sv_perf_settings_t *r = &p->set;
     const double *cv = r->curve;
-    double L = Ls, d = m->hidden;
+    double L = p->stage_layers, d = m->hidden;
     double q = (double)p->heads_local * m->head_dim, kv = (double)p->kv_heads_local * m->head_dim;
     p->inv_lin_c = 1.0 / (p->compute_peak * r->compute_eff);
     p->inv_attn_c = 1.0 / (p->attn_peak * cv[SV_CV_ATTN_EFF]);
@@ -1223,6 +1285,17 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         p->small_floor_step = L * 6.0 * cv[SV_CV_SMALL_FLOOR] * 1e-6;
     }
     p->attn_seq_step = L * cv[SV_CV_ATTN_SEQ] * 1e-6;
+}
+
+/* The collectives: the TP all-reduce, the all-to-all of expert parallelism under
+ * attention data parallelism, and the pipeline's send/recv between stages. */
+static void perf_collectives(sv_perf_t *p, int pairs_pcie, int link_given)
+{
+    const sv_gpu_t *gpu = &p->gpu;
+    const sv_perf_settings_t *r = &p->set;
+    const double *cv = r->curve;
+    int atp = p->attn_tp, tp = r->tp, pp = r->pp, ep = p->ep, dp = p->dp;
+    int domain = gpu->nvlink_domain > 0 ? gpu->nvlink_domain : 8;
     if (atp > 1) {
         p->ar_alpha = r->link_latency + (atp - 2.0) * cv[SV_CV_LINK_RANK] * 1e-6;
         /* Ring all-reduce: 2 (TP-1)/TP of the payload crosses each GPU's link in one
@@ -1241,8 +1314,25 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
         p->p2p_alpha = cv[SV_CV_P2P_LAT] * 1e-6;
         p->p2p_inv_bw = 1.0 / (bw * P2P_EFFICIENCY);
     }
-    p->lm_floor = p->gemm_floor_step / L / 4.0;
-    p->ext = model_ext(m);
+}
+
+int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
+                 const sv_perf_settings_t *s, sv_error_t *err)
+{
+    memset(p, 0, sizeof *p);
+    p->gpu = *gpu;
+    p->model = *model;
+    p->set = *s;
+    int rc, pairs_pcie, link_given;
+    if ((rc = perf_checkpoint(p, s, err)) || (rc = perf_layout(p, s, err))) return rc;
+    /* from here on, the weight format resolved with the checkpoint's (p->set) */
+    perf_defaults(p, &pairs_pcie, &link_given);
+    if ((rc = perf_peaks(p, err))) return rc;
+    double head = perf_memory(p);
+    perf_coefficients(p);
+    perf_collectives(p, pairs_pcie, link_given);
+    p->lm_floor = p->gemm_floor_step / p->stage_layers / 4.0;
+    p->ext = model_ext(&p->model);
     if (p->ext) arch_init(p, head);
     return spec_init(p, err);
 }

@@ -206,10 +206,11 @@ static void print_arch(const sv_explain_t *e, FILE *f)
     }
 }
 
-void sv_explain_print(const sv_explain_t *e, FILE *f)
+/* The title line and the settings of the cost model: engine profile, confidence,
+ * efficiencies and curves, and the tensor, expert and pipeline parallel collectives. */
+static void print_settings(const sv_explain_t *e, FILE *f)
 {
     const sv_perf_t *p = &e->perf;
-    const sv_memplan_t *m = &e->mem;
     int tp = p->set.tp;
     int pp = p->set.pp > 1 ? p->set.pp : 1;
     if (pp > 1)
@@ -269,9 +270,14 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
                 pp, p->stage_layers, p->pp_nvlink ? "NVLink" : "the scale-out network",
                 (p->pp_nvlink ? p->set.link_bw / 2.0 : p->set.pp_link_bw) / 1e9, 0.95,
                 p->p2p_alpha * 1e6, pp, pp - 1);
+}
 
-    if (p->ext || p->model.notes[0]) print_arch(e, f);
-
+/* The memory plan per GPU: weights, KV bytes per token, budget, KV capacity and the
+ * sequences that fit. */
+static void print_memory(const sv_explain_t *e, FILE *f)
+{
+    const sv_perf_t *p = &e->perf;
+    const sv_memplan_t *m = &e->mem;
     fprintf(f, "\nMemory per GPU\n");
     fprintf(f, "  %-38s %10.2f GB  (%.2f GB for the whole model)\n", "weights",
             m->weight_bytes / 1e9, p->weight_bytes_total / 1e9);
@@ -291,12 +297,13 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
     if (e->exceeds_context)
         fprintf(f, "  note: %ld tokens exceed the model's context of %ld\n", e->input + e->output,
                 p->model.max_context);
+}
 
-    const sv_step_cost_t *pc = &e->prefill;
-    fprintf(f, "\nPrefill of %ld tokens: %.2f ms, %s-bound\n", e->input, pc->total * 1e3,
-            bound_word(pc->compute_bound));
-    print_breakdown(f, pc, p->attn_tp);
-
+/* The decode step per batch size: the time of each kind of op, then the step, its bound,
+ * the throughputs and whether the batch fits the KV cache. */
+static void print_decode(const sv_explain_t *e, FILE *f)
+{
+    const sv_perf_t *p = &e->perf;
     fprintf(f, "\nDecode step at context %.0f tokens (input + output/2)\n", e->decode_ctx);
     int a2a = p->ep > 1 && p->dp > 1;
     fprintf(f, "  %6s %9s %9s %9s %9s %9s %9s %9s", "batch", "linear", "small", "attn", "lm_head",
@@ -324,6 +331,23 @@ void sv_explain_print(const sv_explain_t *e, FILE *f)
         fprintf(f, "  %6ld %10.3f %8s %14.1f %14.1f %8s\n", r->batch, r->step_s * 1e3,
                 bound_word(r->compute_bound), r->tok_s_user, r->tok_s_gpu, r->fits ? "yes" : "no");
     }
+}
+
+void sv_explain_print(const sv_explain_t *e, FILE *f)
+{
+    const sv_perf_t *p = &e->perf;
+    print_settings(e, f);
+
+    if (p->ext || p->model.notes[0]) print_arch(e, f);
+
+    print_memory(e, f);
+
+    const sv_step_cost_t *pc = &e->prefill;
+    fprintf(f, "\nPrefill of %ld tokens: %.2f ms, %s-bound\n", e->input, pc->total * 1e3,
+            bound_word(pc->compute_bound));
+    print_breakdown(f, pc, p->attn_tp);
+
+    print_decode(e, f);
     print_spec(f, e);
     fprintf(f,
             "\nOne request alone (%ld in, %ld out): TTFT %.2f ms + TPOT %.3f ms x %ld = "
