@@ -348,9 +348,13 @@ static void summary_serving(const sv_result_t *res, FILE *f)
         const sv_pool_cfg_t *pc = &sc->pools[i];
         char lab[96];
         snprintf(lab, sizeof lab, sc->npools > 1 ? "Engine of pool %s:" : "Engine:", pc->name);
-        snprintf(buf, sizeof buf, "%s (scheduler %s, profile %s)",
-                 pc->engine_name[0] ? pc->engine_name : "-", sv_sched_name(pc->engine.scheduler),
-                 res->pools[i].perf.set.engine[0] ? res->pools[i].perf.set.engine : "none");
+        const char *prof = res->pools[i].perf.set.engine[0] ? res->pools[i].perf.set.engine : "none";
+        if (pc->engine_name[0])
+            snprintf(buf, sizeof buf, "%s (scheduler %s, profile %s)", pc->engine_name,
+                     sv_sched_name(pc->engine.scheduler), prof);
+        else /* no engine named: the scheduler and profile the scenario chose */
+            snprintf(buf, sizeof buf, "scheduler %s, profile %s", sv_sched_name(pc->engine.scheduler),
+                     prof);
         fprintf(f, "%-40s %s\n", lab, buf);
         if (pc->engine_note[0]) fprintf(f, "%-40s %s\n", "Engine note:", pc->engine_note);
     }
