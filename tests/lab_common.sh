@@ -6,14 +6,10 @@
 #                        it stops by itself after 840 s in any case
 #   lab_get PATH OUT     writes the body to OUT and prints the HTTP status
 
+. "$(dirname "${BASH_SOURCE[0]}")/server_common.sh"
+
 lab_need_python() {
-    # the system's python3 first: version-manager shims can take seconds to start
-    PY=
-    for p in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
-        [ -n "$p" ] && [ -x "$p" ] && { PY=$p; return 0; }
-    done
-    echo "lab: SKIP: python3 is not installed (the test compares JSON answers with it)"
-    exit 77
+    server_need_python lab "the test compares JSON answers with it"
 }
 
 lab_stop() {
@@ -31,17 +27,8 @@ lab_start() {
     "${bound[@]}" "$1" lab --port 0 >"$LAB_LOG/out" 2>"$LAB_LOG/err" &
     LAB_PID=$!
     trap 'lab_stop; rm -rf "$LAB_LOG"' EXIT
-    for _ in $(seq 100); do
-        grep -q '^port ' "$LAB_LOG/out" 2>/dev/null && break
-        kill -0 "$LAB_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    LAB_PORT=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$LAB_LOG/out")
-    if [ -z "$LAB_PORT" ]; then
-        echo "lab: the server did not start:"
-        cat "$LAB_LOG/out" "$LAB_LOG/err"
-        exit 1
-    fi
+    server_port lab "$LAB_LOG" "$LAB_PID"
+    LAB_PORT=$SERVER_PORT
 }
 
 lab_get() {

@@ -5,13 +5,10 @@
 #   serve_start SERVESIM SCENARIO ARGS...   sets SERVE_PID, SERVE_PORT, SERVE_DIR (its log)
 #   serve_stop                              SIGTERM; the server's exit status in SERVE_RC
 
+. "$(dirname "${BASH_SOURCE[0]}")/server_common.sh"
+
 serve_need_python() {
-    PY=
-    for p in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
-        [ -n "$p" ] && [ -x "$p" ] && { PY=$p; return 0; }
-    done
-    echo "serve: SKIP: python3 is not installed (the checks read JSON with it)"
-    exit 77
+    server_need_python serve "the checks read JSON with it"
 }
 
 serve_stop() {
@@ -32,15 +29,6 @@ serve_start() {
     "${bound[@]}" "$bin" serve "$@" --host 127.0.0.1 --port 0 >"$SERVE_DIR/out" 2>"$SERVE_DIR/err" &
     SERVE_PID=$!
     trap 'serve_stop; rm -rf "$SERVE_DIR"' EXIT
-    for _ in $(seq 100); do
-        grep -q '^port ' "$SERVE_DIR/out" 2>/dev/null && break
-        kill -0 "$SERVE_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    SERVE_PORT=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$SERVE_DIR/out")
-    if [ -z "$SERVE_PORT" ]; then
-        echo "serve: the server did not start:"
-        cat "$SERVE_DIR/out" "$SERVE_DIR/err"
-        exit 1
-    fi
+    server_port serve "$SERVE_DIR" "$SERVE_PID"
+    SERVE_PORT=$SERVER_PORT
 }
