@@ -120,6 +120,8 @@ typedef struct server {
     /* counters and histograms, per replica */
     int replicas;
     double *prompt_tok, *gen_tok, *ok, *fail;
+    long aborted;     /* requests whose client left before their end */
+    double last_peek; /* wall clock of the last look for clients that left */
     hist_t (*hist)[NHIST];
     hist_t pace; /* b_pace */
     pthread_t clock;
@@ -257,6 +259,9 @@ static int fail_status(int reason, const char **why)
     case SV_FAIL_TIMEOUT:
         *why = "the scenario's workload.timeout_s passed";
         return 408;
+    case SV_FAIL_ABORTED: /* nobody reads it: nginx's "client closed request" */
+        *why = "its client disconnected";
+        return 499;
     default:
         *why = "the simulation did not finish the request";
         return 503;
@@ -433,6 +438,7 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         }
     } else {
         s->fail[e] += 1;
+        if (r->fail == SV_FAIL_ABORTED) s->aborted++;
         const char *why;
         int status = fail_status(r->fail, &why);
         char msg[256];
@@ -480,6 +486,53 @@ static void poll_streams(server_t *s, double now)
     }
 }
 
+/* Handle every event up to the wall clock's now, streaming what each makes. 0, or the
+ * simulation's error. */
+static int catch_up(server_t *s)
+{
+    double now = sim_target(s), next;
+    int rc = 0;
+    while (!rc && (next = sv_live_next(s->live)) <= now) {
+        rc = sv_live_advance(s->live, next);
+        if (!rc) poll_streams(s, next);
+    }
+    return rc ? rc : sv_live_advance(s->live, now);
+}
+
+/* The client of st left before its request ended: the request is aborted in the
+ * simulation at its clock's now (its KV freed), as vLLM's server aborts a request whose
+ * client disconnected
+ * (vllm/entrypoints/utils.py: with_cancellation cancels the handler on http.disconnect;
+ * vllm/v1/engine/async_llm.py: generate() then calls abort(request_id), and the scheduler
+ * frees it as FINISHED_ABORTED). */
+static void abort_stream(server_t *s, stream_t *st)
+{
+    if (!st->in_list || st->ended) return;
+    if (sv_live_abort(s->live, st->id)) {
+        s->broken = 1;
+        return;
+    }
+    if (s->o->log) fprintf(s->o->log, "servesim serve: %s: the client left; aborted\n", st->rid);
+    /* in the step in flight, it fails when that step ends (poll_streams finishes it then) */
+    if (sv_live_req(s->live, st->id)->state == SV_RQ_FAILED)
+        finish_stream(s, st, sv_live_now(s->live));
+    pthread_cond_signal(&s->cv);
+}
+
+/* A suspended connection is not watched by libmicrohttpd: look every 100 ms whether the
+ * client of each closed it (it cannot be closed under us while suspended). */
+static void peek_clients(server_t *s)
+{
+    double t = mono_s();
+    if (t - s->last_peek < 0.1) return;
+    s->last_peek = t;
+    stream_t *next;
+    for (stream_t *st = s->streams; st; st = next) {
+        next = st->next;
+        if (st->suspended && !st->gone && sv_httpd_peer_closed(st->conn)) abort_stream(s, st);
+    }
+}
+
 static void fail_all(server_t *s, const char *why)
 {
     stream_t *next;
@@ -519,6 +572,7 @@ static void *clock_main(void *arg)
             poll_streams(s, next);
         }
         if (!s->broken && sv_live_advance(s->live, target)) s->broken = 1;
+        if (!s->broken) peek_clients(s);
         if (s->broken) {
             if (s->o->log)
                 fprintf(s->o->log, "servesim serve: the simulation stopped: %s\n",
@@ -587,6 +641,9 @@ static int whole(const cJSON *v, long lo, long hi, long *out)
 
 typedef struct parsed {
     long input, max_tokens, min_tokens;
+    uint64_t *tok; /* the prompt's tokens' identities (malloc'd), ntok of them */
+    long ntok, captok;
+    int tok_oom;   /* memory ran out: the prompt goes without identity */
     int has_max, ignore_eos, stream, usage;
     char err[400];
     char param_buf[96];
@@ -611,10 +668,72 @@ static int bad(parsed_t *p, int status, const char *param, const char *fmt, ...)
     return -1;
 }
 
+/* ---- prompt identity ---- */
+
+/* Tags that keep the three kinds of token apart: a token id, 4 bytes of text, a chat
+ * template marker. */
+#define TOK_TEXT (1ULL << 40)
+#define TOK_TEMPLATE (2ULL << 40)
+
+static void push_tok(parsed_t *p, uint64_t t)
+{
+    if (p->tok_oom) return;
+    if (p->ntok == p->captok) {
+        long cap = p->captok ? p->captok * 2 : 256;
+        uint64_t *b = realloc(p->tok, (size_t)cap * sizeof *b);
+        if (!b) {
+            p->tok_oom = 1;
+            return;
+        }
+        p->tok = b;
+        p->captok = cap;
+    }
+    p->tok[p->ntok++] = t;
+}
+
+/* Text as servesim counts it: a token per 4 bytes (the last one shorter), each known by
+ * its bytes. */
+static void push_text(parsed_t *p, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i += CHARS_PER_TOKEN) {
+        uint64_t v = 0;
+        size_t k = n - i < CHARS_PER_TOKEN ? n - i : CHARS_PER_TOKEN;
+        for (size_t j = 0; j < k; j++)
+            v = v << 8 | (unsigned char)s[i + j];
+        push_tok(p, TOK_TEXT | (uint64_t)k << 32 | v);
+    }
+}
+
+/* The prompt's segments, one per `block` tokens (the last shorter), each known by a hash
+ * of its tokens: the engine chains them block by block as vLLM hashes (parent hash, the
+ * block's token ids), so two prompts share cached blocks exactly as far as their tokens
+ * agree, in whole blocks. block divides every pool's block size. NULL (*n = 0) when the
+ * prompt has no identity (memory ran out, or its count is not its tokens'). */
+static sv_segment_t *prompt_segments(const parsed_t *p, int block, int *n)
+{
+    *n = 0;
+    if (p->tok_oom || p->ntok != p->input || p->ntok == 0) return NULL;
+    long ns = (p->ntok + block - 1) / block;
+    if (ns > INT32_MAX) return NULL;
+    sv_segment_t *seg = malloc((size_t)ns * sizeof *seg);
+    if (!seg) return NULL;
+    for (long k = 0; k < ns; k++) {
+        long a = k * block, b = a + block < p->ntok ? a + block : p->ntok;
+        uint64_t h = 0x70a3c1d5e9f2b468ULL ^ (uint64_t)(b - a);
+        for (long i = a; i < b; i++)
+            h = sv_splitmix64(h ^ p->tok[i]);
+        seg[k] = (sv_segment_t){h, (int32_t)(b - a)};
+    }
+    *n = (int)ns;
+    return seg;
+}
+
 static int prompt_tokens(const cJSON *pr, parsed_t *p)
 {
     if (cJSON_IsString(pr)) {
-        p->input = text_tokens(strlen(pr->valuestring));
+        size_t n = strlen(pr->valuestring);
+        p->input = text_tokens(n);
+        push_text(p, pr->valuestring, n);
         return 0;
     }
     if (!cJSON_IsArray(pr) || cJSON_GetArraySize(pr) == 0)
@@ -633,6 +752,7 @@ static int prompt_tokens(const cJSON *pr, parsed_t *p)
         if (whole(t, 0, INT32_MAX, &tok))
             return bad(p, 400, "prompt", "prompt[%ld]: expected a token id (a whole number >= 0)",
                        n);
+        push_tok(p, (uint64_t)tok);
         n++;
     }
     p->input = n;
@@ -652,20 +772,37 @@ static int message_tokens(const cJSON *ms, parsed_t *p)
         if (!cJSON_IsObject(m) || !cJSON_IsString(role))
             return bad(p, 400, "messages",
                        "messages[%ld]: expected an object with a string \"role\"", i);
-        size_t bytes = 0;
+        if (content && !cJSON_IsNull(content) && !cJSON_IsString(content) &&
+            !cJSON_IsArray(content))
+            return bad(p, 400, "messages",
+                       "messages[%ld].content: expected a string or an array of parts", i);
+        /* the template's markers, known by the role; then the content's text, its parts
+         * one after the other */
+        uint64_t r = sv_splitmix64(strlen(role->valuestring));
+        for (const char *c = role->valuestring; *c; c++)
+            r = sv_splitmix64(r ^ (unsigned char)*c);
+        for (int k = 0; k < CHAT_TEMPLATE_TOKENS; k++)
+            push_tok(p, TOK_TEMPLATE | ((r + (uint64_t)k) & 0xffffffffULL));
+        char *text = NULL;
+        size_t bytes = 0, len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) p->tok_oom = 1;
         if (cJSON_IsString(content)) {
             bytes = strlen(content->valuestring);
+            if (f) fputs(content->valuestring, f);
         } else if (cJSON_IsArray(content)) {
             const cJSON *part;
             cJSON_ArrayForEach(part, content)
             {
                 const cJSON *tx = cJSON_GetObjectItemCaseSensitive(part, "text");
-                if (cJSON_IsString(tx)) bytes += strlen(tx->valuestring);
+                if (!cJSON_IsString(tx)) continue;
+                bytes += strlen(tx->valuestring);
+                if (f) fputs(tx->valuestring, f);
             }
-        } else if (content && !cJSON_IsNull(content)) {
-            return bad(p, 400, "messages",
-                       "messages[%ld].content: expected a string or an array of parts", i);
         }
+        if (f && fclose(f)) p->tok_oom = 1;
+        if (text && !p->tok_oom) push_text(p, text, len);
+        free(text);
         n += text_tokens(bytes) + CHAT_TEMPLATE_TOKENS;
         i++;
     }
@@ -793,8 +930,13 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
                                 "application/json");
     }
     parsed_t p;
-    if (parse_request(s, q->body, q->len, chat, &p))
+    if (parse_request(s, q->body, q->len, chat, &p)) {
+        free(p.tok);
         return answer_error(s, q->conn, p.status, p.param, "%s", p.err);
+    }
+    int nseg;
+    sv_segment_t *seg = prompt_segments(&p, sv_live_block_tokens(s->live), &nseg);
+    free(p.tok);
     long output;
     if (p.has_max && p.ignore_eos)
         output = p.max_tokens;
@@ -806,15 +948,20 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     if (!p.has_max && p.input + output > s->max_len) output = s->max_len - p.input;
     if (output < 1) output = 1;
     long want = p.input + (p.has_max ? p.max_tokens : output);
-    if (want > s->max_len)
+    if (want > s->max_len) {
+        free(seg);
         return answer_error(s, q->conn, 400, chat ? "messages" : "prompt",
                             "This model's maximum context length is %ld tokens. However, you "
                             "requested %ld tokens (%ld in the %s, %ld in the completion). Please "
                             "reduce the length of the %s or completion.",
                             s->max_len, want, p.input, chat ? "messages" : "prompt",
                             want - p.input, chat ? "messages" : "prompt");
+    }
     st = calloc(1, sizeof *st);
-    if (!st) return MHD_NO;
+    if (!st) {
+        free(seg);
+        return MHD_NO;
+    }
     st->conn = q->conn;
     st->chat = chat;
     st->sse = p.stream;
@@ -827,6 +974,7 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     if (s->stopping || s->broken || s->submitted >= SERVE_MAX_REQUESTS) {
         pthread_mutex_unlock(&s->mu);
         free(st);
+        free(seg);
         return answer_error(s, q->conn, 503, NULL,
                             s->submitted >= SERVE_MAX_REQUESTS
                                 ? "the server took its %ld requests; restart it"
@@ -834,15 +982,9 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
                             SERVE_MAX_REQUESTS);
     }
     /* the request arrives now: the clock first catches up with the wall clock */
-    double now = sim_target(s);
-    double next;
-    int rc = 0;
-    while (!rc && (next = sv_live_next(s->live)) <= now) {
-        rc = sv_live_advance(s->live, next);
-        if (!rc) poll_streams(s, next);
-    }
-    if (!rc) rc = sv_live_advance(s->live, now);
-    int32_t id = rc ? -1 : sv_live_submit(s->live, (int32_t)p.input, (int32_t)output);
+    int rc = catch_up(s);
+    int32_t id = rc ? -1 : sv_live_submit_prompt(s->live, (int32_t)p.input, (int32_t)output, seg, nseg);
+    free(seg);
     if (id < 0) {
         s->broken = 1;
         pthread_cond_signal(&s->cv);
@@ -926,7 +1068,14 @@ static void request_done(void *cls, void *user)
     stream_t *st = user;
     if (!st) return;
     pthread_mutex_lock(&s->mu);
-    st->gone = 1; /* its request goes on in the simulation, as a client that left */
+    /* still in flight: the client left (closed, or too slow to read); abort it */
+    if (st->in_list && !s->stopping && !s->broken) {
+        if (catch_up(s)) /* (which may end it first) */
+            s->broken = 1;
+        else
+            abort_stream(s, st);
+    }
+    st->gone = 1;
     stream_unref(st);
     pthread_mutex_unlock(&s->mu);
 }
@@ -948,15 +1097,24 @@ static char *metrics_text(server_t *s, size_t *len)
              {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge"},
              {"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter"},
              {"vllm:generation_tokens_total", "Number of generation tokens processed.", "counter"},
-             {"vllm:request_success_total", "Count of successfully processed requests.", "counter"}};
+             {"vllm:request_success_total", "Count of successfully processed requests.", "counter"},
+             {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.",
+              "counter"},
+             {"vllm:prefix_cache_queries_total",
+              "Prefix cache queries, in terms of number of queried tokens.", "counter"},
+             {"vllm:prefix_cache_hits_total",
+              "Prefix cache hits, in terms of number of cached tokens.", "counter"}};
     for (size_t g = 0; g < sizeof G / sizeof G[0]; g++) {
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", G[g].name, G[g].help, G[g].name, G[g].type);
         for (int e = 0; e < n; e++) {
             long run, wait;
             double kv, v;
             sv_live_replica(s->live, e, &run, &wait, &kv);
-            v = g == 0 ? (double)run : g == 1 ? (double)wait : g == 2 ? kv : g == 3 ? s->prompt_tok[e]
-                : g == 4 ? s->gen_tok[e] : s->ok[e];
+            const sv_replica_stats_t *rs = sv_live_replica_stats(s->live, e);
+            double vals[] = {(double)run,      (double)wait,      kv,
+                             s->prompt_tok[e], s->gen_tok[e],     s->ok[e],
+                             (double)rs->preemptions, rs->prefix_queries, rs->prefix_hits};
+            v = vals[g];
             snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"%s", e, s->model,
                      g == 5 ? ",finished_reason=\"length\"" : "");
             fprintf(f, "%s{%s} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
@@ -1006,6 +1164,11 @@ static char *metrics_text(server_t *s, size_t *len)
     fprintf(f, "# HELP servesim:requests_total HTTP requests sent into the simulation.\n"
                "# TYPE servesim:requests_total counter\nservesim:requests_total %ld\n",
             s->submitted);
+    fprintf(f, "# HELP servesim:requests_aborted_total Requests aborted in the simulation because "
+               "their client disconnected.\n"
+               "# TYPE servesim:requests_aborted_total counter\nservesim:requests_aborted_total "
+               "%ld\n",
+            s->aborted);
     pthread_mutex_unlock(&s->mu);
     if (fclose(f)) {
         free(buf);
