@@ -1,10 +1,12 @@
 /*
  * `servesim serve` (see include/servesim/serve/serve.h): the OpenAI-compatible routes in
  * front of a live run (sim/cluster/live.c). Three parties share one lock: libmicrohttpd's
- * polling thread (parses and checks requests, submits them, writes the chunks ready), the
- * clock thread (moves the simulated clock with the wall clock from event to event, and
- * after each event turns the tokens made into chunks and resumes the connections that
- * wait), and the main thread (waits for the signal, then stops both and closes the run).
+ * polling thread (parses and checks requests, submits them, writes the chunks ready, and
+ * aborts the request of a client that left), the clock thread (moves the simulated clock
+ * with the wall clock from event to event, after each event turns the tokens made into
+ * chunks, and resumes the connections that wait once it releases the lock; every 100 ms
+ * it looks for clients of suspended connections that left), and the main thread (waits
+ * for the signal, then stops both and closes the run).
  *
  * The shapes of the answers follow vLLM's OpenAI server (vllm/entrypoints/openai/protocol.py:
  * CompletionResponse, CompletionStreamResponse, ChatCompletionResponse,
@@ -20,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "base/jsonw_int.h"
@@ -49,10 +52,12 @@ static struct {
     int nb;
 } HISTS[NHIST];
 
-/* servesim's own: when a token's chunk was handed to the socket, minus when the simulation
- * made it (wall-clock seconds); one observation per chunk written. */
-static const double b_pace[] = {0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005,
-                                0.01,   0.02,   0.05,   0.1,   0.5,   1.0};
+/* servesim's own, in wall-clock seconds: when a token's chunk was handed to the socket
+ * minus when the simulation made it (emit lateness, one observation per token streamed),
+ * and when the clock thread handled an event that made tokens minus when it was due
+ * (clock lateness, one per such event). */
+static const double b_pace[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0015, 0.002, 0.003,
+                                0.005,   0.0075, 0.01,    0.02,   0.05,  0.1,    0.5,   1.0};
 
 typedef struct hist {
     double count[32]; /* per bucket (not cumulative), the last: above every bound */
@@ -95,6 +100,13 @@ typedef struct stream {
     long input, output, sent;
     int stop; /* finish_reason "stop" (a reply shorter than max_tokens), else "length" */
     double last_t; /* simulated time of the last token put in buf */
+    /* tokens in buf not yet handed to the socket: where each one's bytes end and when it
+     * was made (simulated s); past NPEND, the newest entry stands for the newer ones */
+    size_t pend_end[8];
+    double pend_t[8];
+    int npend;
+    char *head;      /* a token chunk's bytes before its text (streamed; malloc'd) */
+    size_t headlen;
     char rid[48];
     long created;
     char *buf; /* bytes ready for the client */
@@ -123,9 +135,13 @@ typedef struct server {
     long aborted;     /* requests whose client left before their end */
     double last_peek; /* wall clock of the last look for clients that left */
     hist_t (*hist)[NHIST];
-    hist_t pace; /* b_pace */
+    hist_t pace;  /* b_pace: emit lateness */
+    hist_t late; /* b_pace: clock lateness */
+    char *model_json; /* the model's name as a JSON string, quotes included */
     pthread_t clock;
     int clock_started;
+    struct MHD_Connection **wake; /* to resume when the lock is released */
+    size_t nwake, capwake;
 } server_t;
 
 static double mono_s(void)
@@ -145,6 +161,7 @@ static void stream_unref(stream_t *st)
 {
     if (--st->refs > 0) return;
     free(st->buf);
+    free(st->head);
     free(st);
 }
 
@@ -338,6 +355,54 @@ static void put_chunk(const server_t *s, stream_t *st, const char *text, const c
     put_event(st, j);
 }
 
+/* A token's chunk without building JSON: the bytes cJSON prints for put_chunk(s, st, text,
+ * NULL, 0), from the stream's head, the text (filler: nothing to escape) and a fixed tail.
+ * 1000 streams make 1000 chunks at one simulated instant: each costs a copy, not a tree. */
+static const char CHUNK_TAIL_TEXT[] = "\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}\n\n";
+static const char CHUNK_TAIL_CHAT[] = "\"},\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}\n\n";
+
+static int make_head(const server_t *s, stream_t *st)
+{
+    char *h = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&h, &n);
+    if (!f) return -1;
+    fprintf(f, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%ld,\"model\":%s,"
+               "\"choices\":[{\"index\":0,%s",
+            st->rid, st->chat ? "chat.completion.chunk" : "text_completion", st->created,
+            s->model_json, st->chat ? "\"delta\":{\"content\":\"" : "\"text\":\"");
+    if (fclose(f)) {
+        free(h);
+        return -1;
+    }
+    st->head = h;
+    st->headlen = n;
+    return 0;
+}
+
+static void put_token(const server_t *s, stream_t *st, const char *text)
+{
+    if (!st->head) {
+        put_chunk(s, st, text, NULL, 0);
+        return;
+    }
+    put(st, st->head, st->headlen);
+    put(st, text, strlen(text));
+    if (st->chat)
+        put(st, CHUNK_TAIL_CHAT, sizeof CHUNK_TAIL_CHAT - 1);
+    else
+        put(st, CHUNK_TAIL_TEXT, sizeof CHUNK_TAIL_TEXT - 1);
+}
+
+/* Token made at simulated time t now ends at buf's len: its lateness is observed when
+ * those bytes go to the socket. */
+static void pend(stream_t *st, double t)
+{
+    int k = st->npend < (int)(sizeof st->pend_t / sizeof st->pend_t[0]) ? st->npend++ : st->npend - 1;
+    st->pend_end[k] = st->len;
+    st->pend_t[k] = t;
+}
+
 /* The whole answer of a request not streamed. */
 static void put_whole(const server_t *s, stream_t *st)
 {
@@ -389,12 +454,37 @@ static void put_whole(const server_t *s, stream_t *st)
 
 /* ---- the clock thread ------------------------------------------------------------------- */
 
-static void wake_conn(stream_t *st)
+/* A connection with something to send is resumed once the lock is released (unlock): the
+ * polling thread then writes it without waiting for the lock the clock thread holds while
+ * it turns an event's tokens into chunks (256 streams: 256 resumes, each a wake-up). */
+static void wake_conn(server_t *s, stream_t *st)
 {
-    if (st->suspended && !st->gone) {
-        st->suspended = 0;
-        sv_httpd_resume(st->conn);
+    if (!st->suspended || st->gone) return;
+    st->suspended = 0;
+    if (s->nwake == s->capwake) {
+        size_t cap = s->capwake ? s->capwake * 2 : 256;
+        struct MHD_Connection **w = realloc(s->wake, cap * sizeof *w);
+        if (!w) { /* resumed now, under the lock */
+            sv_httpd_resume(st->conn);
+            return;
+        }
+        s->wake = w;
+        s->capwake = cap;
     }
+    s->wake[s->nwake++] = st->conn;
+}
+
+/* Release the lock, then resume the connections woken while it was held. */
+static void unlock(server_t *s)
+{
+    struct MHD_Connection **w = s->wake;
+    size_t n = s->nwake;
+    s->wake = NULL;
+    s->nwake = s->capwake = 0;
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < n; i++)
+        sv_httpd_resume(w[i]);
+    free(w);
 }
 
 static void unlist(server_t *s, stream_t *st)
@@ -457,7 +547,7 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         free(t);
     }
     (void)now;
-    wake_conn(st);
+    wake_conn(s, st);
     unlist(s, st);
 }
 
@@ -465,6 +555,7 @@ static void finish_stream(server_t *s, stream_t *st, double now)
 static void poll_streams(server_t *s, double now)
 {
     stream_t *next;
+    int made = 0;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
         long k = sv_live_tokens(s->live, st->id);
@@ -474,16 +565,20 @@ static void poll_streams(server_t *s, double now)
         int moved = 0;
         while (st->sent < k) {
             if (st->sent > 0) hist_add(&s->hist[e][H_ITL], H_ITL, now - st->last_t);
-            if (st->sse) put_chunk(s, st, filler(st->sent), NULL, 0);
+            if (st->sse) {
+                put_token(s, st, filler(st->sent));
+                pend(st, now);
+            }
             st->sent++;
             st->last_t = now;
-            moved = 1;
+            moved = made = 1;
         }
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
             finish_stream(s, st, now);
         else if (moved && st->sse)
-            wake_conn(st);
+            wake_conn(s, st);
     }
+    if (made) hist_put(&s->late, b_pace, NB(b_pace), mono_s() - (s->wall0 + now / s->o->speed));
 }
 
 /* Handle every event up to the wall clock's now, streaming what each makes. 0, or the
@@ -551,7 +646,7 @@ static void fail_all(server_t *s, const char *why)
         }
         free(t);
         st->ended = 1;
-        wake_conn(st);
+        wake_conn(s, st);
         unlist(s, st);
     }
 }
@@ -561,6 +656,7 @@ static void fail_all(server_t *s, const char *why)
 static void *clock_main(void *arg)
 {
     server_t *s = arg;
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* wake within 1 us of the time asked (Linux: 50 us) */
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         double target = sim_target(s), next;
@@ -580,19 +676,23 @@ static void *clock_main(void *arg)
             fail_all(s, "the simulation stopped; see the server's log");
             break;
         }
+        /* the chunks go out; then (what arrived meanwhile seen) sleep until the next
+         * event is due, an absolute time, or 100 ms, or a request's arrival */
+        unlock(s);
+        pthread_mutex_lock(&s->mu);
+        if (s->stopping) break;
         next = sv_live_next(s->live);
-        double wait = isfinite(next) ? (next - target) / s->o->speed : 0.1;
-        if (wait > 0.1) wait = 0.1; /* and look again */
-        if (wait > 0) {
+        double now = mono_s(), due = isfinite(next) ? s->wall0 + next / s->o->speed : now + 0.1;
+        if (due > now + 0.1) due = now + 0.1; /* and look again */
+        if (due > now) {
             struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + wait;
-            ts.tv_sec = (time_t)t;
-            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+            ts.tv_sec = (time_t)due;
+            ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
     return NULL;
 }
 
@@ -972,7 +1072,7 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     st->created = (long)time(NULL);
     pthread_mutex_lock(&s->mu);
     if (s->stopping || s->broken || s->submitted >= SERVE_MAX_REQUESTS) {
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         free(st);
         free(seg);
         return answer_error(s, q->conn, 503, NULL,
@@ -988,7 +1088,7 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     if (id < 0) {
         s->broken = 1;
         pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         free(st);
         return answer_error(s, q->conn, 503, NULL, "the simulation stopped: %s",
                             sv_live_error(s->live));
@@ -996,13 +1096,14 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     s->submitted++;
     st->id = id;
     snprintf(st->rid, sizeof st->rid, "%s-%d", chat ? "chatcmpl" : "cmpl", (int)id);
+    if (st->sse) make_head(s, st); /* (without it, token chunks go through cJSON) */
     const sv_req_t *r = sv_live_req(s->live, id);
     if (r->state == SV_RQ_FAILED) { /* refused at once (a full queue, too long): its status */
         const char *why;
         int status = fail_status(r->fail, &why);
         int e = r->replica >= 0 && r->replica < s->replicas ? r->replica : 0;
         s->fail[e] += 1;
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         free(st);
         return answer_error(s, q->conn, status, NULL, "request %d failed in the simulation (%s): %s",
                             (int)id, sv_fail_name(r->fail), why);
@@ -1019,10 +1120,10 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     if (!st->sse) {
         st->suspended = 1;
         sv_httpd_suspend(q->conn);
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         return MHD_YES;
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, st, NULL);
     if (!resp) return MHD_NO;
@@ -1042,23 +1143,37 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
     server_t *s = g_server;
     pthread_mutex_lock(&s->mu);
     if (st->off < st->len) {
-        if (st->sent > 0)
-            hist_put(&s->pace, b_pace, NB(b_pace),
-                     mono_s() - (s->wall0 + st->last_t / s->o->speed));
         size_t n = st->len - st->off < max ? st->len - st->off : max;
         memcpy(buf, st->buf + st->off, n);
         st->off += n;
-        if (st->off == st->len) st->off = st->len = 0;
-        pthread_mutex_unlock(&s->mu);
+        /* the tokens whose bytes are all out now: their emit lateness */
+        int k = 0;
+        if (st->npend > 0) {
+            double wall = mono_s();
+            while (k < st->npend && st->pend_end[k] <= st->off) {
+                hist_put(&s->pace, b_pace, NB(b_pace),
+                         wall - (s->wall0 + st->pend_t[k] / s->o->speed));
+                k++;
+            }
+        }
+        if (st->off == st->len) {
+            st->off = st->len = 0;
+            st->npend = 0;
+        } else if (k > 0) {
+            memmove(st->pend_end, st->pend_end + k, (size_t)(st->npend - k) * sizeof st->pend_end[0]);
+            memmove(st->pend_t, st->pend_t + k, (size_t)(st->npend - k) * sizeof st->pend_t[0]);
+            st->npend -= k;
+        }
+        unlock(s);
         return (ssize_t)n;
     }
     if (st->ended || st->oom) {
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         return MHD_CONTENT_READER_END_OF_STREAM;
     }
     st->suspended = 1; /* nothing yet: the clock thread resumes it with the next token */
     sv_httpd_suspend(st->conn);
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
     return 0;
 }
 
@@ -1077,10 +1192,27 @@ static void request_done(void *cls, void *user)
     }
     st->gone = 1;
     stream_unref(st);
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
 }
 
 /* ---- the other routes ----------------------------------------------------------------------- */
+
+/* A histogram of servesim's own (buckets b_pace), unlabelled. */
+static void prom_hist(FILE *f, const char *name, const char *help, const hist_t *h)
+{
+    char b1[40], b2[40];
+    fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    double cum = 0;
+    for (int i = 0; i < NB(b_pace); i++) {
+        cum += h->count[i];
+        fprintf(f, "%s_bucket{le=\"%s\"} %s\n", name, sv__fmt_double(b_pace[i], b2),
+                sv__fmt_double(cum, b1));
+    }
+    cum += h->count[NB(b_pace)];
+    fprintf(f, "%s_bucket{le=\"+Inf\"} %s\n", name, sv__fmt_double(cum, b1));
+    fprintf(f, "%s_count %s\n", name, sv__fmt_double(h->n, b1));
+    fprintf(f, "%s_sum %s\n", name, sv__fmt_double(h->sum, b1));
+}
 
 static char *metrics_text(server_t *s, size_t *len)
 {
@@ -1139,22 +1271,13 @@ static char *metrics_text(server_t *s, size_t *len)
             fprintf(f, "%s_sum{%s} %s\n", HISTS[k].name, lab, sv__fmt_double(h->sum, b1));
         }
     }
-    /* servesim's own: token pacing, the simulated clock and what the server holds */
-    fprintf(f, "# HELP servesim:token_pacing_error_seconds When a streamed chunk went to the "
-               "socket minus when the simulation made its newest token (wall clock).\n"
-               "# TYPE servesim:token_pacing_error_seconds histogram\n");
-    double cum = 0;
-    for (int i = 0; i < NB(b_pace); i++) {
-        cum += s->pace.count[i];
-        char b2[40];
-        fprintf(f, "servesim:token_pacing_error_seconds_bucket{le=\"%s\"} %s\n",
-                sv__fmt_double(b_pace[i], b2), sv__fmt_double(cum, b1));
-    }
-    cum += s->pace.count[NB(b_pace)];
-    fprintf(f, "servesim:token_pacing_error_seconds_bucket{le=\"+Inf\"} %s\n",
-            sv__fmt_double(cum, b1));
-    fprintf(f, "servesim:token_pacing_error_seconds_count %s\n", sv__fmt_double(s->pace.n, b1));
-    fprintf(f, "servesim:token_pacing_error_seconds_sum %s\n", sv__fmt_double(s->pace.sum, b1));
+    /* servesim's own: pacing, the simulated clock and what the server holds */
+    prom_hist(f, "servesim:emit_lateness_seconds",
+              "When a streamed token's chunk went to the socket minus when the simulation made "
+              "it (wall clock).", &s->pace);
+    prom_hist(f, "servesim:clock_lateness_seconds",
+              "When the clock thread handled an event that made tokens minus when it was due "
+              "(wall clock).", &s->late);
     fprintf(f, "# HELP servesim:simulated_seconds The simulated clock.\n"
                "# TYPE servesim:simulated_seconds gauge\nservesim:simulated_seconds %s\n",
             sv__fmt_double(sv_live_now(s->live), b1));
@@ -1169,7 +1292,7 @@ static char *metrics_text(server_t *s, size_t *len)
                "# TYPE servesim:requests_aborted_total counter\nservesim:requests_aborted_total "
                "%ld\n",
             s->aborted);
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
     if (fclose(f)) {
         free(buf);
         return NULL;
@@ -1199,7 +1322,7 @@ static enum MHD_Result on_request(void *cls, sv_httpd_req_t *q)
     if (health) {
         pthread_mutex_lock(&s->mu);
         int broken = s->broken;
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         if (broken) return answer_error(s, q->conn, 503, NULL, "the simulation stopped");
         return sv_httpd_respond(s->httpd, q->conn, 200, NULL, 0, NULL);
     }
@@ -1268,6 +1391,15 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     int rc = sv_live_open(sc, o->background, &s.live, err);
     if (rc) return rc;
     s.model = sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name;
+    cJSON *mj = cJSON_CreateString(s.model);
+    s.model_json = mj ? cJSON_PrintUnformatted(mj) : NULL;
+    cJSON_Delete(mj);
+    if (!s.model_json) {
+        sv_result_t *res;
+        sv_live_close(s.live, &res, NULL);
+        sv_result_free(res);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
     s.max_len = sv_live_max_model_len(s.live);
     s.reply_len = typical_reply(sc);
     s.replicas = sv_live_replicas(s.live);
@@ -1318,11 +1450,11 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     pthread_mutex_lock(&s.mu);
     s.stopping = 1;
     pthread_cond_signal(&s.cv);
-    pthread_mutex_unlock(&s.mu);
+    unlock(&s);
     if (s.clock_started) pthread_join(s.clock, NULL);
     pthread_mutex_lock(&s.mu);
     fail_all(&s, "the server is stopping");
-    pthread_mutex_unlock(&s.mu);
+    unlock(&s);
     sv_httpd_stop(s.httpd);
     sv_result_t *res = NULL;
     sv_error_t cerr;
@@ -1346,6 +1478,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     free(s.ok);
     free(s.fail);
     free(s.hist);
+    free(s.model_json);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);
     g_server = NULL;

@@ -11,8 +11,9 @@ abort PORT: a client that disconnects mid-stream aborts its request in the simul
 prefix PORT: a prompt sent twice, the second after the first ended, is found in the prefix
   cache the second time: vllm:prefix_cache_hits_total grows by the prompt's full blocks but
   never its last token (floor((tokens - 1) / 16) * 16 with vLLM's block of 16; the token-id
-  prompt of 2,000 tokens: 1,984), and the second's TTFT (its first token's arrival) is
-  shorter; so for a text prompt and a chat whose messages repeat. A prompt sharing only
+  prompt of 2,000 tokens: 1,984); so for a text prompt and a chat whose messages repeat.
+  Prints each pair's ids ("prefix-pair FIRST SECOND") and TTFTs as the client measured
+  them; tests/serve_live.sh checks in the result JSON that the second's is shorter. A prompt sharing only
   its first 1,000 tokens with an earlier one hits 992 of them (62 blocks)."""
 import json
 import socket
@@ -44,23 +45,30 @@ def open_post(port, path, body):
     return s
 
 
-def read_events(s, n):
-    """Read until n server-sent events arrived (or the stream's [DONE]); returns them (the
-    JSON of each)."""
-    buf, events = b"", []
-    while len(events) < n:
-        d = s.recv(65536)
-        if not d:
-            break
-        buf += d
-        while b"\n\n" in buf and len(events) < n:
-            ev, buf = buf.split(b"\n\n", 1)
-            i = ev.find(b"data: ")
-            if i >= 0 and ev[i + 6:] == b"[DONE]":
-                return events
-            if i >= 0:
-                events.append(json.loads(ev[i + 6:]))
-    return events
+class Events:
+    """The server-sent events of one response on socket s, read as they come."""
+
+    def __init__(self, s):
+        self.s, self.buf, self.done = s, b"", False
+
+    def read(self, n):
+        """The next n events (fewer at the stream's [DONE]), the JSON of each."""
+        events = []
+        while len(events) < n and not self.done:
+            while b"\n\n" in self.buf and len(events) < n:
+                ev, self.buf = self.buf.split(b"\n\n", 1)
+                i = ev.find(b"data: ")
+                if i >= 0 and ev[i + 6:] == b"[DONE]":
+                    self.done = True
+                    return events
+                if i >= 0:
+                    events.append(json.loads(ev[i + 6:]))
+            if len(events) < n:
+                d = self.s.recv(65536)
+                if not d:
+                    self.done = True
+                self.buf += d
+        return events
 
 
 def wait_for(port, cond, what, bound=15.0):
@@ -80,7 +88,7 @@ def abort(port):
     s = open_post(port, "/v1/completions", {"prompt": prompt, "max_tokens": 1000,
                                             "ignore_eos": True, "stream": True})
     t0 = time.time()
-    ev = read_events(s, 2)
+    ev = Events(s).read(2)
     assert len(ev) == 2, ev
     rid = int(ev[0]["id"].split("-")[1])
     m = metrics(port)
@@ -125,9 +133,10 @@ def ttft_of(port, path, body):
     body = dict(body, stream=True, stream_options={"include_usage": True})
     s = open_post(port, path, body)
     t0 = time.perf_counter()
-    ev = read_events(s, 1 + (path == "/v1/chat/completions"))  # chat: the role chunk first
+    r = Events(s)
+    ev = r.read(1 + (path == "/v1/chat/completions"))  # chat: the role chunk first
     t = time.perf_counter() - t0
-    ev += read_events(s, 10**6)  # to its end
+    ev += r.read(10**6)  # to its end
     s.close()
     return t, ev[0]["id"], ev[-1]["usage"]["prompt_tokens"]
 
@@ -154,10 +163,12 @@ def prefix(port):
         print("serve_live: %-9s %s (%d tokens): TTFT %.2f ms, %d tokens hit; again %s: TTFT "
               "%.2f ms, %d tokens hit (expected %d)"
               % (name, id1, n, t1 * 1e3, h1 - h0, id2, t2 * 1e3, h2 - h1, expect))
-        if h1 != h0 or h2 - h1 != expect or not t2 < t1:
-            print("serve_live: FAIL %s: the repeated prompt should hit the cache (%d tokens) and "
-                  "start sooner" % (name, expect))
+        if h1 != h0 or h2 - h1 != expect:
+            print("serve_live: FAIL %s: the repeated prompt should hit the cache (%d tokens)"
+                  % (name, expect))
             sys.exit(1)
+        # its simulated TTFT is checked in the result JSON (the client's is printed only)
+        print("prefix-pair %s %s" % (id1.split("-")[1], id2.split("-")[1]))
     # sharing only a prefix: the first 1,000 token ids of an earlier prompt, then others
     h0 = metrics(port)["vllm:prefix_cache_hits_total"]
     ttft_of(port, "/v1/completions", {"prompt": list(range(7, 1007)) + [1] * 500, "max_tokens": 2})
