@@ -177,6 +177,16 @@ START_TEST(test_live_background_horizon)
 }
 END_TEST
 
+/* A live run of the burst scenario (one replica), no request in it yet. */
+static sv_live_t *burst_live(sv_catalog_t *cat, sv_scenario_t **sc)
+{
+    sv_error_t err;
+    ck_assert(tu_load_yaml(cat, burst, NULL, 0, sc, &err) == 0);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(*sc, 0, &l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
 /* One replica: C is aborted the instant it is sent (before any step), A (2,000 tokens) at
  * the event that made its 2nd token, B between two events, while the step in flight holds
  * it: each fails as aborted at that instant, and every block is free again. */
@@ -185,9 +195,7 @@ START_TEST(test_live_abort)
     sv_catalog_t *cat = tu_catalog();
     sv_scenario_t *sc;
     sv_error_t err;
-    ck_assert(tu_load_yaml(cat, burst, NULL, 0, &sc, &err) == 0);
-    sv_live_t *l;
-    ck_assert_msg(sv_live_open(sc, 0, &l, &err) == 0, "%s", err.msg);
+    sv_live_t *l = burst_live(cat, &sc);
     int32_t c = sv_live_submit(l, 500, 50);
     ck_assert_int_eq(sv_live_abort(l, c), 0); /* at once, before any step */
     const sv_req_t *rc = sv_live_req(l, c);
@@ -244,9 +252,7 @@ START_TEST(test_live_prompt_identity)
     sv_catalog_t *cat = tu_catalog();
     sv_scenario_t *sc;
     sv_error_t err;
-    ck_assert(tu_load_yaml(cat, burst, NULL, 0, &sc, &err) == 0);
-    sv_live_t *l;
-    ck_assert_msg(sv_live_open(sc, 0, &l, &err) == 0, "%s", err.msg);
+    sv_live_t *l = burst_live(cat, &sc);
     ck_assert_int_eq(sv_live_block_tokens(l), 16);
     sv_segment_t seg[63], other[63];
     for (int k = 0; k < 63; k++) {

@@ -131,17 +131,20 @@ async function sdk() {
   console.log("client: sdk ok");
 }
 
+// The load's request: a 100-token prompt, tok reply tokens, streamed with the usage.
+const loadRequest = (model, tok) => ({
+  model,
+  prompt: "x".repeat(400),
+  max_tokens: tok,
+  ignore_eos: true,
+  stream: true,
+  stream_options: { include_usage: true },
+});
+
 // One streamed completion through the SDK: the same record as the node:http one.
 async function oneSdk(model, tok) {
   const rec = { id: -1, sent: performance.now(), tokens: [], usage: null };
-  const stream = await client.completions.create({
-    model,
-    prompt: "x".repeat(400),
-    max_tokens: tok,
-    ignore_eos: true,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
+  const stream = await client.completions.create(loadRequest(model, tok));
   for await (const c of stream) {
     const now = performance.now();
     if (rec.id < 0) rec.id = Number(c.id.replace(/^cmpl-/, ""));
@@ -179,14 +182,7 @@ async function load(conc, n, tokens, outPath, via) {
   // what the client measures must be the server's pacing, not its own backlog.
   const url = new URL(base + "/completions");
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-  const body = (tok) => JSON.stringify({
-    model,
-    prompt: "x".repeat(400),
-    max_tokens: tok,
-    ignore_eos: true,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
+  const body = (tok) => JSON.stringify(loadRequest(model, tok));
   const one = (tok) => via === "sdk" ? oneSdk(model, tok) :
     new Promise((resolve, reject) => {
       const rec = { id: -1, sent: performance.now(), tokens: [], usage: null };
