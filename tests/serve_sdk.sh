@@ -8,8 +8,9 @@
 #      the TTFT, TPOT and ITL each client measures match the simulation's own record of
 #      that request (the result JSON's per-request lists) within the bounds of
 #      tests/serve/compare.py: |client - simulated| median <= 20 ms and p99 <= 100 ms plus
-#      how late client and server themselves ran (the client's longest event-loop delay,
-#      the server's emit lateness p99) for TTFT and ITL, median <= 5 ms and p99 <= 20 ms for
+#      how late client and server themselves ran (the medians of the client's event-loop
+#      delay and the server's emit lateness; the client's longest delay and the server's
+#      p99) for TTFT and ITL, median <= 5 ms and p99 <= 20 ms for
 #      TPOT (the client's timer resolves 1 us; docs/serve.md gives the numbers measured);
 #   3. /metrics parsed as Prometheus text every 100 ms during the load: requests held
 #      (running + waiting) rise with the load and fall to 0 after it;

@@ -7,7 +7,8 @@
  *   prefill replica and the rest from a decode replica;
  *   a request aborted (its client left) while it waits, while it runs, and inside the step
  *   in flight fails as `aborted` at the instant of the abort, frees every KV block, and
- *   the run's counts still add up; an abort after the end changes nothing;
+ *   the run's counts still add up; an abort after the end changes nothing; so on a
+ *   disaggregated cluster, during the prefill and after the first token;
  *   a prompt given the same segments as an earlier one finds its full blocks cached
  *   (vLLM never hits the last token: floor((prompt - 1) / block) blocks);
  *   the shared HTTP server's Host rule (servesim/serve/httpd.h): this machine's names and
@@ -244,6 +245,46 @@ START_TEST(test_live_abort)
 }
 END_TEST
 
+/* Disaggregated (1 prefill, 1 decode replica): one request aborted during its prefill, one
+ * once its first token came (on its way to, or on, the decode replica): both fail as
+ * aborted and, closed, every block of both replicas is free. */
+START_TEST(test_live_abort_disaggregated)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    const char *yaml = "name: live-pd-abort\n"
+                       "seed: 1\n"
+                       "model: llama-3.1-8b\n"
+                       "pools:\n"
+                       "  - {name: p, role: prefill, gpu: h100-sxm, replicas: 1}\n"
+                       "  - {name: d, role: decode, gpu: h100-sxm, replicas: 1}\n"
+                       "workload: {num_requests: 1, rate: 1, input: 100, output: 2}\n";
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(sc, 0, &l, &err) == 0, "%s", err.msg);
+    int32_t a = sv_live_submit(l, 8000, 40);
+    ck_assert_int_eq(sv_live_advance(l, sv_live_next(l)), 0); /* its prefill starts */
+    ck_assert_int_eq(sv_live_abort(l, a), 0);
+    int32_t b = sv_live_submit(l, 3000, 400);
+    for (int guard = 0; guard < 100000 && sv_live_tokens(l, b) < 1; guard++)
+        ck_assert_int_eq(sv_live_advance(l, sv_live_next(l)), 0);
+    ck_assert_int_eq(sv_live_abort(l, b), 0);
+    ck_assert_int_eq(sv_live_advance(l, sv_live_now(l) + 1.0), 0);
+    const sv_req_t *ra = sv_live_req(l, a), *rb = sv_live_req(l, b);
+    ck_assert(ra->state == SV_RQ_FAILED && ra->fail == SV_FAIL_ABORTED);
+    ck_assert(rb->state == SV_RQ_FAILED && rb->fail == SV_FAIL_ABORTED);
+    sv_result_t *res;
+    ck_assert_msg(sv_live_close(l, &res, &err) == 0, "%s", err.msg);
+    tu_check_accounting(res);
+    ck_assert_int_eq(res->summary.failed_by[SV_FAIL_ABORTED], 2);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(res->rstats[i].blocks_free_end, res->rstats[i].blocks_total);
+    tu_done(sc, res);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 /* Two prompts of 1,000 tokens made of the same 16-token segments, the second sent after the
  * first ended: its 62 full blocks but never the last token (floor(999 / 16) = 62 blocks,
  * 992 tokens) are hits, and its TTFT is shorter; a third with other segments hits nothing. */
@@ -336,6 +377,7 @@ int main(void)
     tcase_add_test(tc, test_live_disaggregated);
     tcase_add_test(tc, test_live_background_horizon);
     tcase_add_test(tc, test_live_abort);
+    tcase_add_test(tc, test_live_abort_disaggregated);
     tcase_add_test(tc, test_live_prompt_identity);
     tcase_add_test(tc, test_host_rule);
     suite_add_tcase(s, tc);

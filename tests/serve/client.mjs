@@ -244,13 +244,14 @@ async function load(conc, n, tokens, outPath, via) {
   await scraper;
   await scrape(); // after the load: nothing running or waiting
   const wall = (performance.now() - t0) / 1000;
-  const lagP99 = lag.percentile(99) / 1e6, lagMax = lag.max / 1e6;
+  const lagP50 = lag.percentile(50) / 1e6, lagP99 = lag.percentile(99) / 1e6, lagMax = lag.max / 1e6;
   // and the server: the 99th percentile of its pacing error, to its bucket's upper bound (ms)
   const pace = parseProm(await (await fetch(base.replace(/\/v1$/, "") + "/metrics")).text()).filter(
     (x) => x.name === "servesim:emit_lateness_seconds_bucket");
   const total = pace.find((x) => x.labels.le === "+Inf").value;
   const paceP99 = 1e3 * Number(pace.find((x) => x.value >= 0.99 * total).labels.le);
-  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, lagP99, lagMax, paceP99, peakWaiting, peakRunning, lastWaiting, wall }));
+  const paceP50 = 1e3 * Number(pace.find((x) => x.value >= 0.5 * total).labels.le);
+  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, lagP50, lagP99, lagMax, paceP50, paceP99, peakWaiting, peakRunning, lastWaiting, wall }));
   console.log(
     `client: ${recs.length} streams (${via}) at concurrency ${conc} in ${wall.toFixed(2)} s; /metrics parsed ` +
       `${scrapes} times: waiting peaked at ${peakWaiting}, running at ${peakRunning}, ` +
