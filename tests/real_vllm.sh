@@ -45,7 +45,22 @@ within 'P99 ITL (ms)' -16 -8
 awk '/^KS TTFT/ { exit !($5 > 0.9 && $6 < 0.001) }' "$tmp/cmp" || fail "KS TTFT: D <= 0.9 or p >= 0.001"
 awk '/^KS ITL/ { exit !($3 == 6400 && $4 == 6300) }' "$tmp/cmp" || fail "KS ITL: sample sizes not 6400 and 6300"
 
+# calibrate result: the memory efficiency and the API server's time that bring the replay
+# to the run. The A100-40GB's 1,555 GB/s at 0.9-1.0 and 15-35 ms before the first step
+# (chat template, tokenization, the HTTP stream) are where they land; each fitted mean and
+# median then within 5% of the run.
+"$bin" calibrate result "$real" "$scen" --fit hardware.memory_efficiency,engine.api_server_ms \
+    >"$tmp/cal" 2>&1 || fail "calibrate result exits non-zero: $(cat "$tmp/cal")"
+awk '$1 == "hardware.memory_efficiency" { f = 1; exit !($2 >= 0.9 && $2 <= 1.0) } END { if (!f) exit 1 }' \
+    "$tmp/cal" || fail "calibrate: memory_efficiency outside [0.9, 1.0]"
+awk '$1 == "engine.api_server_ms" { f = 1; exit !($2 >= 15 && $2 <= 35) } END { if (!f) exit 1 }' \
+    "$tmp/cal" || fail "calibrate: api_server_ms outside [15, 35]"
+n=$(awk '/\(fitted\)$/ { e = $(NF - 1); sub(/%$/, "", e); e += 0; if (e < -5 || e > 5) bad++; n++ } END { print n + 0, bad + 0 }' "$tmp/cal")
+[ "$n" = "6 0" ] || fail "calibrate: fitted metrics (count, past 5%) = $n, wanted 6 0"
+grep -Eq '^6 metrics fitted, [0-9]+ passes' "$tmp/cal" || fail "calibrate: no summary line"
+
 if [ "$fails" -ne 0 ]; then
+    cat "$tmp/cal"
     cat "$tmp/cmp"
     exit 1
 fi
