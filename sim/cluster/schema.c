@@ -188,6 +188,11 @@ const sv_keydef_t sv_scenario_keys[] = {
              "position; docs/cost-model.md)"},
     {"hardware", "spec_draft_step_us", COST, POOL(perf), .unit = "us", .def = "0",
      .help = "engine cost per draft step besides its layer and LM head"},
+    {"hardware", "spec_sampling", COST, POOL(perf), .unit = "sampled \\| expected",
+     .def = "sampled",
+     .help = "sampled: each verify step draws every sequence's accepted drafts from its own "
+             "stream; expected: every sequence emits tau tokens a verify step "
+             "(docs/cost-model.md)"},
     {"hardware", "gemm_m_half_tokens", COST, POOL(perf), .def = "GPU catalog",
      .help = "GEMM efficiency curve: tokens at half efficiency (docs/cost-model.md)"},
     {"hardware", "gemm_floor_us", COST, POOL(perf), .unit = "us", .def = "GPU catalog",

@@ -1213,6 +1213,7 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
         ecfg->long_prefill_threshold = (long)(0.04 * (double)mml);
     ecfg->handoff = pc->role == SV_ROLE_PREFILL;
     ecfg->first_token_at_decode = sc->first_token_at_decode;
+    ecfg->spec_seed = sv_stream_seed(sc->seed, SV_STREAM_SPEC);
     return 0;
 }
 

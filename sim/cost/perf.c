@@ -219,6 +219,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "num_speculative_tokens",
                                             "spec_acceptance",
                                             "spec_draft_step_us",
+                                            "spec_sampling",
                                             NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
@@ -285,6 +286,13 @@ static int spec_set(sv_perf_settings_t *s, const char *key, const char *value, s
     }
     if (strcmp(key, "spec_draft_step_us") == 0)
         return num_in(key, value, 0, 1e6, 0, 1e-6, &s->spec_draft_step_s, err);
+    if (strcmp(key, "spec_sampling") == 0) {
+        if (strcmp(value, "sampled") != 0 && strcmp(value, "expected") != 0)
+            return sv_errorf(err, SV_EINVAL, "%s: expected sampled or expected, got '%s'", key,
+                             value);
+        s->spec_expected = strcmp(value, "expected") == 0;
+        return 0;
+    }
     if (strcmp(key, "spec_acceptance") != 0) return SV_ENOKEY;
     /* One rate for every position, or a comma-separated list, one per position. */
     int n = 0;

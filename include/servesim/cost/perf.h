@@ -94,6 +94,10 @@ typedef struct sv_perf_settings {
     int spec_naccept;                /* acceptance rates given (0: the method's default) */
     double spec_accept[SV_SPEC_MAX_K]; /* P(position i accepted | position i-1 accepted) */
     double spec_draft_step_s;        /* engine cost per draft step; < 0: default */
+    int spec_expected; /* 1: every sequence emits the expected tokens of a verify step, spread
+                          as one token per lockstep step (sv_perf_spec_step); 0 (default):
+                          each verify step draws every sequence's accepted drafts (the
+                          replica engine, docs/cost-model.md) */
     /* Expert and attention data parallelism (docs/cost-model.md, "Expert parallelism"). The
      * replica's tp GPUs are its whole group, as SGLang's --tp and TensorRT-LLM's tp_size count
      * them (vLLM's -tp 1 -dp 8 --enable-expert-parallel is tp 8, dp_attention 8, ep 8 here). */
