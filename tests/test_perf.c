@@ -756,6 +756,79 @@ START_TEST(test_pipeline)
 }
 END_TEST
 
+START_TEST(test_pipeline_bubble_vs_pp)
+{
+    /* vLLM V1 keeps pp batches in flight (EngineCore.step_with_batch_queue over a queue of
+     * max_concurrent_batches = pp): a stage works on one micro-batch after another and a
+     * sequence gets a token per trip through all stages. Llama-3.1-8B (32 layers) on H100s,
+     * 8 decode sequences of 1000 tokens: with pp = 1, 2, 4 the batch is pp micro-batches of
+     * 8/pp sequences and each stage holds 32/pp layers, so
+     *   step(pp) = pp (t_s + t_x) + engine(8 sequences),
+     * t_s the step of a model of 32/pp layers at 8/pp sequences (the last stage, with the LM
+     * head), t_x = 13.2 us + (8/pp) 4096 x 2 bytes / (450 GB/s x 0.95); no bubble. Tokens
+     * per second of the replica = 8 / step, per GPU that over pp. */
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    const double ctx = 1000.0;
+    double tput[3];
+    for (int i = 0, pp = 1; pp <= 4; i++, pp *= 2) {
+        sv_perf_settings_t s = sv_perf_settings_default();
+        s.pp = pp;
+        sv_perf_t p;
+        ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
+        sv_model_t stage = *m;
+        stage.layers = 32 / pp;
+        sv_perf_settings_t s1 = sv_perf_settings_default();
+        sv_perf_t p1;
+        ck_assert_int_eq(sv_perf_init(&p1, g, &stage, &s1, &err), 0);
+        sv_step_cost_t c, c1, c8;
+        sv_perf_decode_time(&p1, 8 / pp, ctx, &c1);
+        sv_perf_decode_time(&p1, 8, ctx, &c8);
+        double ts = c1.total - c1.eng_step - c1.eng_seq;
+        double tx = pp > 1 ? 13.2e-6 + (8.0 / pp) * 4096 * 2 / (450e9 * 0.95) : 0.0;
+        double step = pp * (ts + tx) + c8.eng_step + c8.eng_seq;
+        sv_perf_decode_time(&p, 8, ctx, &c);
+        ck_assert_int_eq(c.micro_batches, pp);
+        tu_assert_rel(c.total, step, 1e-9);
+        ck_assert(c.pp_bubble < 1e-12);
+        tput[i] = 8.0 / c.total;
+    }
+    /* A small batch reads the weights once a step whatever the split (each stage reads its
+     * share): the replica's tokens per second stay within the sends and engine costs of one
+     * another, so per GPU they fall about as 1/pp. */
+    ck_assert(tput[1] / 2 < 0.6 * tput[0] && tput[2] / 4 < 0.6 * tput[1] / 2);
+    ck_assert(tput[2] > 0.8 * tput[0]);
+
+    /* Fewer sequences than stages: 2 sequences at pp = 4 make 2 micro-batches of one; the
+     * step is one micro-batch's trip, 4 t_s + 3 t_x, of which each stage works 2 t_s: the
+     * bubble is 2 t_s, a share of the step of (4 - 2) t_s / (4 t_s + 3 t_x), about
+     * (pp - m) / pp = 1/2. */
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.pp = 4;
+    sv_perf_t p4, p1;
+    ck_assert_int_eq(sv_perf_init(&p4, g, m, &s, &err), 0);
+    sv_model_t stage = *m;
+    stage.layers = 8;
+    sv_perf_settings_t s1 = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_init(&p1, g, &stage, &s1, &err), 0);
+    sv_step_cost_t c, c1, c2;
+    sv_perf_decode_time(&p1, 1, ctx, &c1);
+    sv_perf_decode_time(&p1, 2, ctx, &c2);
+    double ts = c1.total - c1.eng_step - c1.eng_seq;
+    double tx = 13.2e-6 + 4096.0 * 2 / (450e9 * 0.95);
+    sv_perf_decode_time(&p4, 2, ctx, &c);
+    ck_assert_int_eq(c.micro_batches, 2);
+    tu_assert_rel(c.total, 4 * ts + 3 * tx + c2.eng_step + c2.eng_seq, 1e-9);
+    tu_assert_rel(c.pp_bubble, 2 * ts, 1e-9);
+    tu_assert_rel(c.pp_send, 3 * tx, 1e-9);
+    double share = c.pp_bubble / (c.total - c2.eng_step - c2.eng_seq);
+    ck_assert(share > 0.45 && share < 0.5);
+}
+END_TEST
+
 /* Speculative decoding (docs/cost-model.md, "Speculative decoding"). */
 static sv_perf_t mk_spec(const char *accept, int ideal)
 {
@@ -845,6 +918,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fp4_sizes);
     tcase_add_test(tc, test_fp4_errors);
     tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_pipeline_bubble_vs_pp);
     tcase_add_test(tc, test_power_limit);
     tcase_add_test(tc, test_multi_step);
     tcase_add_test(tc, test_deepseek_r1);
