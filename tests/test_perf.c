@@ -829,6 +829,66 @@ START_TEST(test_pipeline_bubble_vs_pp)
 }
 END_TEST
 
+static sv_perf_t mk_layout(const char *model, int tp, int ep, int dp)
+{
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    s.ep = ep;
+    s.dp_attention = dp;
+    return init_cfg(model, "h200", &s);
+}
+
+static sv_perf_t mk_cat_tp(const char *model, int tp)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+START_TEST(test_kv_handoff_per_rank)
+{
+    /* DeepSeek-R1 (MLA: 61 layers x (512 + 64) x 2 bytes = 70,272 bytes of latent per token,
+     * held whole by every attention rank's GPU) from a prefill worker of TP 8 / EP 8 to a
+     * decode worker of 32 GPUs with DP attention 32 and EP 32: the 8 prefill GPUs each send
+     * their 70,272 bytes a token, the request lands on one attention rank of one GPU, which
+     * takes 70,272 bytes a token: the busier side moves 70,272 bytes a token through one
+     * NIC, 8 x 70,272 = 562,176 on the prefill worker's link of 8 GPUs. */
+    sv_perf_t pre = mk_layout("deepseek-r1", 8, 8, 1), dec = mk_layout("deepseek-r1", 32, 32, 32);
+    sv_kv_handoff_t h;
+    sv_perf_kv_handoff(&pre, &dec, &h);
+    ck_assert_int_eq(h.senders, 8);
+    ck_assert_int_eq(h.receivers, 1);
+    ck_assert(h.send_gpu == 70272.0 && h.recv_gpu == 70272.0);
+    ck_assert(h.link_gpu == 70272.0 && h.link_tok == 562176.0);
+    /* DP attention 8 over 32 GPUs: a rank is 4 GPUs (attention TP 4), each holding the whole
+     * latent: 4 receivers of 70,272 bytes a token each, the same time per token. */
+    sv_perf_t dec8 = mk_layout("deepseek-r1", 32, 32, 8);
+    sv_perf_kv_handoff(&pre, &dec8, &h);
+    ck_assert_int_eq(h.receivers, 4);
+    ck_assert(h.recv_gpu == 70272.0 && h.link_tok == 562176.0);
+    /* Grouped-query attention splits the KV by heads: Llama-3.1-70B's 80 layers x 8 KV heads
+     * x 128 x 2 (K, V) x 2 bytes = 327,680 bytes a token, 40,960 per GPU at TP 8 and 163,840
+     * per GPU at TP 2. From TP 8 to TP 2 the 2 receiving GPUs are the busier side: 163,840
+     * bytes a token through each NIC, 8 x 163,840 = 1,310,720 on the 8-GPU link (4 times the
+     * 327,680 the senders hold); from TP 2 to TP 8 the senders are, 163,840 each. */
+    sv_perf_t g8 = mk_cat_tp("llama-3.1-70b", 8), g2 = mk_cat_tp("llama-3.1-70b", 2);
+    sv_perf_kv_handoff(&g8, &g2, &h);
+    ck_assert(h.senders == 8 && h.receivers == 2);
+    ck_assert(h.send_gpu == 40960.0 && h.recv_gpu == 163840.0);
+    ck_assert(h.link_gpu == 163840.0 && h.link_tok == 1310720.0);
+    sv_perf_kv_handoff(&g2, &g8, &h);
+    ck_assert(h.senders == 2 && h.receivers == 8);
+    ck_assert(h.link_gpu == 163840.0 && h.link_tok == 327680.0);
+}
+END_TEST
+
 /* Speculative decoding (docs/cost-model.md, "Speculative decoding"). */
 static sv_perf_t mk_spec(const char *accept, int ideal)
 {
@@ -919,6 +979,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fp4_errors);
     tcase_add_test(tc, test_pipeline);
     tcase_add_test(tc, test_pipeline_bubble_vs_pp);
+    tcase_add_test(tc, test_kv_handoff_per_rank);
     tcase_add_test(tc, test_power_limit);
     tcase_add_test(tc, test_multi_step);
     tcase_add_test(tc, test_deepseek_r1);

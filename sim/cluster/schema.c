@@ -115,6 +115,11 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "none",
      .help = "stop the run at this simulated time; requests still in flight fail as "
              "`unfinished`"},
+    {"", "cluster_gpus", INT, .group = 1, RANGE(1, 1L << 24), SC(cluster_gpus), .unit = "GPUs",
+     .def = "unbounded",
+     .help = "GPUs the cluster has (a GB200 NVL72 rack: 72): every pool's workers (replicas, "
+             "an autoscaled pool's max_replicas, x tp x pp GPUs each) must fit in them "
+             "(docs/disaggregation.md)"},
     {"", "autoscaler", CUSTOM, .unit = "map", .def = "none",
      .help = "scale every pool's replicas with the load (below)"},
     {"", "plan", CUSTOM, .unit = "map", .def = "none",

@@ -1643,6 +1643,19 @@ double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_c
     return out ? out->total : tmp.total;
 }
 
+void sv_perf_kv_handoff(const sv_perf_t *prefill, const sv_perf_t *decode, sv_kv_handoff_t *out)
+{
+    int ppp = prefill->set.pp > 1 ? prefill->set.pp : 1;
+    int ppd = decode->set.pp > 1 ? decode->set.pp : 1, dp = decode->dp > 1 ? decode->dp : 1;
+    out->senders = prefill->set.tp * ppp;
+    out->receivers = decode->set.tp / dp * ppd;
+    out->send_gpu = prefill->kv_bytes_token;
+    out->recv_gpu = decode->kv_bytes_token;
+    double recv = out->recv_gpu * prefill->set.tp;
+    out->link_tok = recv > prefill->kv_bytes_token_total ? recv : prefill->kv_bytes_token_total;
+    out->link_gpu = out->link_tok / prefill->set.tp;
+}
+
 /* ---- memory ------------------------------------------------------------------------- */
 
 int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
