@@ -838,6 +838,46 @@ static sv_perf_t mk_layout(const char *model, int tp, int ep, int dp)
     return init_cfg(model, "h200", &s);
 }
 
+START_TEST(test_ep_redundant_experts)
+{
+    /* EPLB's redundant experts (SGLang --ep-num-redundant-experts): DeepSeek-R1 at EP 48
+     * refuses 256 experts (48 does not divide them) and takes 256 + 32 = 288, 6 per rank.
+     * At EP 16, 16 copies add one expert per rank: 58 MoE layers x 3 x 7168 x 2048 =
+     * 2,554,331,136 FP8 parameters with one FP32 scale per 128 x 128 block, 2,554,954,752
+     * bytes per GPU; 32 copies add twice that. */
+    sv_error_t err;
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = 48;
+    s.ep = 48;
+    s.dp_attention = 48;
+    const sv_gpu_t *g;
+    sv_model_t m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("deepseek-r1/config.json"), &m, &err), 0);
+    sv_perf_t p;
+    ck_assert_int_eq(sv_perf_init(&p, g, &m, &s, &err), SV_EINVAL);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "ep_redundant_experts", "30", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, &m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "ep=48 does not divide the 256 routed experts of model "
+                              "'deepseek-r1' and their 30 redundant copies (ep_redundant_experts; "
+                              "EP degrees that work with tp=48: 1, 2)");
+    ck_assert_int_eq(sv_perf_settings_set(&s, "ep_redundant_experts", "32", &err), 0);
+    ck_assert_msg(sv_perf_init(&p, g, &m, &s, &err) == 0, "%s", err.msg);
+    double w[3];
+    for (int i = 0; i < 3; i++) {
+        sv_perf_settings_t t = sv_perf_settings_default();
+        t.tp = t.ep = t.dp_attention = 16;
+        t.ep_redundant = 16 * i;
+        sv_memplan_t mp;
+        ck_assert_int_eq(sv_perf_init(&p, g, &m, &t, &err), 0);
+        ck_assert_int_eq(sv_perf_memplan(&p, &mp, &err), 0);
+        w[i] = mp.weight_bytes;
+    }
+    tu_assert_rel(w[1] - w[0], 2554954752.0, 1e-9);
+    tu_assert_rel(w[2] - w[0], 2.0 * 2554954752.0, 1e-9);
+}
+END_TEST
+
 static sv_perf_t mk_cat_tp(const char *model, int tp)
 {
     sv_error_t err;
@@ -980,6 +1020,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_pipeline);
     tcase_add_test(tc, test_pipeline_bubble_vs_pp);
     tcase_add_test(tc, test_kv_handoff_per_rank);
+    tcase_add_test(tc, test_ep_redundant_experts);
     tcase_add_test(tc, test_power_limit);
     tcase_add_test(tc, test_multi_step);
     tcase_add_test(tc, test_deepseek_r1);

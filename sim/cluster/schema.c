@@ -146,6 +146,10 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "dp_attention", COST, POOL(perf), .unit = "integer", .def = "1",
      .help = "attention data-parallel ranks among the tp GPUs: each holds its own sequences and "
              "KV, attention at TP tp/dp_attention"},
+    {"hardware", "ep_redundant_experts", COST, POOL(perf), .unit = "integer", .def = "0",
+     .help = "extra copies of routed experts over the EP ranks (EPLB; SGLang's "
+             "--ep-num-redundant-experts): experts + copies divide by ep, each rank holds "
+             "(experts + copies) / ep of them (docs/cost-model.md)"},
     {"hardware", "ep_kernel", COST, POOL(perf), .unit = "auto \\| low_latency \\| high_throughput",
      .def = "auto", .help = "DeepEP dispatch/combine kernels (auto: low-latency for decode steps)"},
     {"hardware", "pp_link_bandwidth_gb_s", COST, POOL(perf), .unit = "GB/s",

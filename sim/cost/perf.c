@@ -182,6 +182,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "ep",
                                             "dp_attention",
                                             "ep_kernel",
+                                            "ep_redundant_experts",
                                             "pp_link_bandwidth_gb_s",
                                             "weight_dtype",
                                             "kv_cache_dtype",
@@ -377,6 +378,11 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
     if (strcmp(key, "ep") == 0 || strcmp(key, "dp_attention") == 0) {
         if ((rc = int_in(key, value, 1, 1024, &l, err))) return rc;
         *(key[0] == 'e' ? &s->ep : &s->dp_attention) = (int)l;
+        return 0;
+    }
+    if (strcmp(key, "ep_redundant_experts") == 0) {
+        if ((rc = int_in(key, value, 0, 4096, &l, err))) return rc;
+        s->ep_redundant = (int)l;
         return 0;
     }
     if (strcmp(key, "ep_kernel") == 0) {
@@ -652,8 +658,10 @@ static void arch_weights(sv_perf_t *p, double head)
         /* The routed experts over the whole group: ep ranks of experts/ep experts, each split
          * over tp/ep GPUs; per GPU 1/tp of them whatever the split. */
         arch_params_t ae = arch_params(m, r->tp / p->ep);
+        /* EPLB's redundant copies: each rank holds (experts + copies) / ep of them */
+        double held = p->ep > 1 ? (m->experts + (double)r->ep_redundant) / m->experts : 1.0;
         a.expert = ae.expert / p->ep;
-        a.experts = ae.experts / p->ep;
+        a.experts = ae.experts * held / p->ep;
     }
 
     double nwin = sv_model_window_layers(m);
@@ -958,7 +966,8 @@ static void divisors_of(int n, int tp, char *buf, size_t len)
  * attention DP ranks are GPUs of the tp group, EP divides the routed experts, the attention
  * (tp / dp_attention) and MoE (tp / ep) TP degrees divide the heads and widths they split.
  */
-static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, sv_error_t *err)
+static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, int red,
+                        sv_error_t *err)
 {
     char ok[256];
     if (!m->experts)
@@ -972,7 +981,15 @@ static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, sv_
                          "%s=%d does not divide tp=%d (tp counts every GPU of the replica; the "
                          "expert-parallel and attention data-parallel ranks are among them)",
                          tp % ep ? "ep" : "dp_attention", tp % ep ? ep : dp, tp);
-    if (m->experts % ep) {
+    if (red > 0 && (m->experts + red) % ep) {
+        divisors_of(m->experts + red, tp, ok, sizeof ok);
+        return sv_errorf(err, SV_EINVAL,
+                         "ep=%d does not divide the %d routed experts of model '%s' and their %d "
+                         "redundant copies (ep_redundant_experts; EP degrees that work with "
+                         "tp=%d: %s)",
+                         ep, m->experts, m->name, red, tp, ok);
+    }
+    if (!red && m->experts % ep) {
         divisors_of(m->experts, tp, ok, sizeof ok);
         return sv_errorf(err, SV_EINVAL,
                          "ep=%d does not divide the %d routed experts of model '%s' (EP degrees "
@@ -1104,7 +1121,9 @@ static int perf_layout(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *er
     if (tp < 1) return sv_errorf(err, SV_EINVAL, "tp must be >= 1, got %d", tp);
     int ep = s->ep < 1 ? 1 : s->ep, dp = s->dp_attention < 1 ? 1 : s->dp_attention;
     int rc;
-    if ((ep > 1 || dp > 1) && (rc = layout_check(m, tp, ep, dp, s->pp, err))) return rc;
+    if ((ep > 1 || dp > 1) &&
+        (rc = layout_check(m, tp, ep, dp, s->pp, ep > 1 ? s->ep_redundant : 0, err)))
+        return rc;
     p->ep = ep;
     p->dp = dp;
     p->attn_tp = tp / dp;

@@ -105,6 +105,9 @@ typedef struct sv_perf_settings {
     int dp_attention; /* attention data-parallel ranks, dividing tp (0 = 1): each holds its own
                          sequences and KV, with attention at TP tp/dp_attention */
     int ep_kernel;    /* sv_ep_kernel_t: the dispatch/combine kernels */
+    int ep_redundant; /* ep_redundant_experts: extra copies of routed experts the EP ranks hold
+                         (EPLB's, SGLang's --ep-num-redundant-experts): experts + these divide
+                         by ep, each rank holding (experts + these) / ep (0 = none) */
 } sv_perf_settings_t;
 
 /* The drafters: MTP (the model's own next-n layers, e.g. DeepSeek's), EAGLE (one decoder
