@@ -125,6 +125,39 @@ static const char *disagg =
     "  output: {dist: lognormal, mean: 256, std: 128, min: 8, max: 1024}\n"
     "slo: {ttft_ms: 1000, tpot_ms: 20}\n";
 
+START_TEST(test_transfer_per_rank)
+{
+    /* Workers of their own layout: a prefill worker of TP 2 (65,536 KV bytes a token per
+     * GPU) hands to a decode worker of TP 1 (131,072 on its one GPU). The prefill link is
+     * 2 x 50 GB/s, but the one receiving GPU takes the whole 131,072 bytes a token through
+     * its own 50 GB/s: latency + 2048 x 131,072 / 50e9, twice what the senders alone would
+     * take (2048 x 65,536 / 50e9). */
+    const char *sets[] = {"workload.num_requests=1", "workload.input=2048", "workload.output=16",
+                          "pools.prefill.tp=2"};
+    sv_scenario_t *sc;
+    sv_result_t *res = run(disagg, sets, 4, &sc);
+    const sv_req_t *r = &res->pool.r[0];
+    ck_assert(res->pools[0].perf.kv_bytes_token == 65536.0);
+    tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 2048.0 * 131072.0 / 50e9, 1e-9);
+    check_accounting(res);
+    done(sc, res);
+    /* The other way (TP 1 to TP 2) the one sending GPU is the busier side: the same time. */
+    const char *sets2[] = {"workload.num_requests=1", "workload.input=2048",
+                           "workload.output=16", "pools.decode.tp=2"};
+    res = run(disagg, sets2, 4, &sc);
+    r = &res->pool.r[0];
+    tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 2048.0 * 131072.0 / 50e9, 1e-9);
+    done(sc, res);
+    /* TP 2 to TP 2: each of the two GPUs sends and takes its half, 2048 x 65,536 / 50e9. */
+    const char *sets3[] = {"workload.num_requests=1", "workload.input=2048", "workload.output=16",
+                           "pools.prefill.tp=2", "pools.decode.tp=2"};
+    res = run(disagg, sets3, 5, &sc);
+    r = &res->pool.r[0];
+    tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 2048.0 * 65536.0 / 50e9, 1e-9);
+    done(sc, res);
+}
+END_TEST
+
 START_TEST(test_single_transfer_exact)
 {
     /* One request: TTFT is the prefill alone (DistServe), its KV crosses in exactly
@@ -382,6 +415,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_link_times);
     tcase_add_test(tc, test_single_transfer_exact);
+    tcase_add_test(tc, test_transfer_per_rank);
     tcase_add_test(tc, test_router_latency_in_ttft);
     tcase_add_test(tc, test_backpressure_and_stall);
     tcase_add_test(tc, test_accounting_across_pools);

@@ -756,6 +756,179 @@ START_TEST(test_pipeline)
 }
 END_TEST
 
+START_TEST(test_pipeline_bubble_vs_pp)
+{
+    /* vLLM V1 keeps pp batches in flight (EngineCore.step_with_batch_queue over a queue of
+     * max_concurrent_batches = pp): a stage works on one micro-batch after another and a
+     * sequence gets a token per trip through all stages. Llama-3.1-8B (32 layers) on H100s,
+     * 8 decode sequences of 1000 tokens: with pp = 1, 2, 4 the batch is pp micro-batches of
+     * 8/pp sequences and each stage holds 32/pp layers, so
+     *   step(pp) = pp (t_s + t_x) + engine(8 sequences),
+     * t_s the step of a model of 32/pp layers at 8/pp sequences (the last stage, with the LM
+     * head), t_x = 13.2 us + (8/pp) 4096 x 2 bytes / (450 GB/s x 0.95); no bubble. Tokens
+     * per second of the replica = 8 / step, per GPU that over pp. */
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    const double ctx = 1000.0;
+    double tput[3];
+    for (int i = 0, pp = 1; pp <= 4; i++, pp *= 2) {
+        sv_perf_settings_t s = sv_perf_settings_default();
+        s.pp = pp;
+        sv_perf_t p;
+        ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
+        sv_model_t stage = *m;
+        stage.layers = 32 / pp;
+        sv_perf_settings_t s1 = sv_perf_settings_default();
+        sv_perf_t p1;
+        ck_assert_int_eq(sv_perf_init(&p1, g, &stage, &s1, &err), 0);
+        sv_step_cost_t c, c1, c8;
+        sv_perf_decode_time(&p1, 8 / pp, ctx, &c1);
+        sv_perf_decode_time(&p1, 8, ctx, &c8);
+        double ts = c1.total - c1.eng_step - c1.eng_seq;
+        double tx = pp > 1 ? 13.2e-6 + (8.0 / pp) * 4096 * 2 / (450e9 * 0.95) : 0.0;
+        double step = pp * (ts + tx) + c8.eng_step + c8.eng_seq;
+        sv_perf_decode_time(&p, 8, ctx, &c);
+        ck_assert_int_eq(c.micro_batches, pp);
+        tu_assert_rel(c.total, step, 1e-9);
+        ck_assert(c.pp_bubble < 1e-12);
+        tput[i] = 8.0 / c.total;
+    }
+    /* A small batch reads the weights once a step whatever the split (each stage reads its
+     * share): the replica's tokens per second stay within the sends and engine costs of one
+     * another, so per GPU they fall about as 1/pp. */
+    ck_assert(tput[1] / 2 < 0.6 * tput[0] && tput[2] / 4 < 0.6 * tput[1] / 2);
+    ck_assert(tput[2] > 0.8 * tput[0]);
+
+    /* Fewer sequences than stages: 2 sequences at pp = 4 make 2 micro-batches of one; the
+     * step is one micro-batch's trip, 4 t_s + 3 t_x, of which each stage works 2 t_s: the
+     * bubble is 2 t_s, a share of the step of (4 - 2) t_s / (4 t_s + 3 t_x), about
+     * (pp - m) / pp = 1/2. */
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.pp = 4;
+    sv_perf_t p4, p1;
+    ck_assert_int_eq(sv_perf_init(&p4, g, m, &s, &err), 0);
+    sv_model_t stage = *m;
+    stage.layers = 8;
+    sv_perf_settings_t s1 = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_init(&p1, g, &stage, &s1, &err), 0);
+    sv_step_cost_t c, c1, c2;
+    sv_perf_decode_time(&p1, 1, ctx, &c1);
+    sv_perf_decode_time(&p1, 2, ctx, &c2);
+    double ts = c1.total - c1.eng_step - c1.eng_seq;
+    double tx = 13.2e-6 + 4096.0 * 2 / (450e9 * 0.95);
+    sv_perf_decode_time(&p4, 2, ctx, &c);
+    ck_assert_int_eq(c.micro_batches, 2);
+    tu_assert_rel(c.total, 4 * ts + 3 * tx + c2.eng_step + c2.eng_seq, 1e-9);
+    tu_assert_rel(c.pp_bubble, 2 * ts, 1e-9);
+    tu_assert_rel(c.pp_send, 3 * tx, 1e-9);
+    double share = c.pp_bubble / (c.total - c2.eng_step - c2.eng_seq);
+    ck_assert(share > 0.45 && share < 0.5);
+}
+END_TEST
+
+static sv_perf_t mk_layout(const char *model, int tp, int ep, int dp)
+{
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    s.ep = ep;
+    s.dp_attention = dp;
+    return init_cfg(model, "h200", &s);
+}
+
+START_TEST(test_ep_redundant_experts)
+{
+    /* EPLB's redundant experts (SGLang --ep-num-redundant-experts): DeepSeek-R1 at EP 48
+     * refuses 256 experts (48 does not divide them) and takes 256 + 32 = 288, 6 per rank.
+     * At EP 16, 16 copies add one expert per rank: 58 MoE layers x 3 x 7168 x 2048 =
+     * 2,554,331,136 FP8 parameters with one FP32 scale per 128 x 128 block, 2,554,954,752
+     * bytes per GPU; 32 copies add twice that. */
+    sv_error_t err;
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = 48;
+    s.ep = 48;
+    s.dp_attention = 48;
+    const sv_gpu_t *g;
+    sv_model_t m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
+    ck_assert_int_eq(sv_model_from_hf_config(tu_data("deepseek-r1/config.json"), &m, &err), 0);
+    sv_perf_t p;
+    ck_assert_int_eq(sv_perf_init(&p, g, &m, &s, &err), SV_EINVAL);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "ep_redundant_experts", "30", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, &m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "ep=48 does not divide the 256 routed experts of model "
+                              "'deepseek-r1' and their 30 redundant copies (ep_redundant_experts; "
+                              "EP degrees that work with tp=48: 1, 2)");
+    ck_assert_int_eq(sv_perf_settings_set(&s, "ep_redundant_experts", "32", &err), 0);
+    ck_assert_msg(sv_perf_init(&p, g, &m, &s, &err) == 0, "%s", err.msg);
+    double w[3];
+    for (int i = 0; i < 3; i++) {
+        sv_perf_settings_t t = sv_perf_settings_default();
+        t.tp = t.ep = t.dp_attention = 16;
+        t.ep_redundant = 16 * i;
+        sv_memplan_t mp;
+        ck_assert_int_eq(sv_perf_init(&p, g, &m, &t, &err), 0);
+        ck_assert_int_eq(sv_perf_memplan(&p, &mp, &err), 0);
+        w[i] = mp.weight_bytes;
+    }
+    tu_assert_rel(w[1] - w[0], 2554954752.0, 1e-9);
+    tu_assert_rel(w[2] - w[0], 2.0 * 2554954752.0, 1e-9);
+}
+END_TEST
+
+static sv_perf_t mk_cat_tp(const char *model, int tp)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+START_TEST(test_kv_handoff_per_rank)
+{
+    /* DeepSeek-R1 (MLA: 61 layers x (512 + 64) x 2 bytes = 70,272 bytes of latent per token,
+     * held whole by every attention rank's GPU) from a prefill worker of TP 8 / EP 8 to a
+     * decode worker of 32 GPUs with DP attention 32 and EP 32: the 8 prefill GPUs each send
+     * their 70,272 bytes a token, the request lands on one attention rank of one GPU, which
+     * takes 70,272 bytes a token: the busier side moves 70,272 bytes a token through one
+     * NIC, 8 x 70,272 = 562,176 on the prefill worker's link of 8 GPUs. */
+    sv_perf_t pre = mk_layout("deepseek-r1", 8, 8, 1), dec = mk_layout("deepseek-r1", 32, 32, 32);
+    sv_kv_handoff_t h;
+    sv_perf_kv_handoff(&pre, &dec, &h);
+    ck_assert_int_eq(h.senders, 8);
+    ck_assert_int_eq(h.receivers, 1);
+    ck_assert(h.send_gpu == 70272.0 && h.recv_gpu == 70272.0);
+    ck_assert(h.link_gpu == 70272.0 && h.link_tok == 562176.0);
+    /* DP attention 8 over 32 GPUs: a rank is 4 GPUs (attention TP 4), each holding the whole
+     * latent: 4 receivers of 70,272 bytes a token each, the same time per token. */
+    sv_perf_t dec8 = mk_layout("deepseek-r1", 32, 32, 8);
+    sv_perf_kv_handoff(&pre, &dec8, &h);
+    ck_assert_int_eq(h.receivers, 4);
+    ck_assert(h.recv_gpu == 70272.0 && h.link_tok == 562176.0);
+    /* Grouped-query attention splits the KV by heads: Llama-3.1-70B's 80 layers x 8 KV heads
+     * x 128 x 2 (K, V) x 2 bytes = 327,680 bytes a token, 40,960 per GPU at TP 8 and 163,840
+     * per GPU at TP 2. From TP 8 to TP 2 the 2 receiving GPUs are the busier side: 163,840
+     * bytes a token through each NIC, 8 x 163,840 = 1,310,720 on the 8-GPU link (4 times the
+     * 327,680 the senders hold); from TP 2 to TP 8 the senders are, 163,840 each. */
+    sv_perf_t g8 = mk_cat_tp("llama-3.1-70b", 8), g2 = mk_cat_tp("llama-3.1-70b", 2);
+    sv_perf_kv_handoff(&g8, &g2, &h);
+    ck_assert(h.senders == 8 && h.receivers == 2);
+    ck_assert(h.send_gpu == 40960.0 && h.recv_gpu == 163840.0);
+    ck_assert(h.link_gpu == 163840.0 && h.link_tok == 1310720.0);
+    sv_perf_kv_handoff(&g2, &g8, &h);
+    ck_assert(h.senders == 2 && h.receivers == 8);
+    ck_assert(h.link_gpu == 163840.0 && h.link_tok == 327680.0);
+}
+END_TEST
+
 /* Speculative decoding (docs/cost-model.md, "Speculative decoding"). */
 static sv_perf_t mk_spec(const char *accept, int ideal)
 {
@@ -845,6 +1018,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fp4_sizes);
     tcase_add_test(tc, test_fp4_errors);
     tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_pipeline_bubble_vs_pp);
+    tcase_add_test(tc, test_kv_handoff_per_rank);
+    tcase_add_test(tc, test_ep_redundant_experts);
     tcase_add_test(tc, test_power_limit);
     tcase_add_test(tc, test_multi_step);
     tcase_add_test(tc, test_deepseek_r1);

@@ -518,15 +518,16 @@ END_TEST
 
 START_TEST(test_spec_decode_run)
 {
-    /* One request alone with an EAGLE head (k = 3 at 0.5: tau = 1 + 0.5 + 0.25 + 0.125 =
-     * 1.875): TTFT is the prefill as without it; each later token takes (verify + draft) /
+    /* Expected acceptance (spec_sampling: expected), one request alone with an EAGLE head
+     * (k = 3 at 0.5: tau = 1 + 0.5 + 0.25 + 0.125 = 1.875): TTFT is the prefill as without it; each later token takes (verify + draft) /
      * tau of the step at its context, so TPOT falls from the plain step's mean by their
      * ratio; 15 decode tokens are 15 / 1.875 = 8 drafts, 24 draft tokens, 7 accepted,
      * positions 4, 2, 1. */
-    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5"};
+    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5",
+                          "hardware.spec_sampling=expected"};
     sv_scenario_t *sc, *sc0;
     sv_result_t *res, *res0;
-    run_yaml(one_h100, sets, 2, &sc, &res);
+    run_yaml(one_h100, sets, 3, &sc, &res);
     run_yaml(one_h100, NULL, 0, &sc0, &res0);
     const sv_perf_t *p = &res->pools[0].perf, *p0 = &res0->pools[0].perf;
     tu_assert_rel(res->pool.r[0].first_token - res->pool.r[0].start,
@@ -572,6 +573,149 @@ START_TEST(test_spec_decode_run)
 }
 END_TEST
 
+/* Replays request id's acceptance stream as the replica draws it: k drafts a verify step,
+ * position i accepted with a[i] once i - 1 was (one uniform per position looked at), the
+ * accepted and the bonus token emitted up to what is left. Fills the tokens each step
+ * emits, returns the number of steps. */
+static int spec_replay(uint64_t seed, int32_t id, const double *a, int k, long left, long *emit,
+                       double *accepted, double *pos)
+{
+    uint64_t n = 0;
+    int steps = 0;
+    while (left > 0) {
+        int acc = 0;
+        while (acc < k && sv_replica_spec_uniform(seed, id, n++) < a[acc])
+            pos[acc++] += 1.0;
+        *accepted += acc;
+        emit[steps] = acc + 1 < left ? acc + 1 : left;
+        left -= emit[steps++];
+    }
+    return steps;
+}
+
+START_TEST(test_spec_sampled_one_request)
+{
+    /* Sampled acceptance (the default), one request alone (512 in, 16 out, EAGLE k = 3 at
+     * 0.5): after the prefill's first token, each verify step emits what request 0's own
+     * stream accepts plus the bonus token, in one chunk. The test replays that stream: the
+     * ITLs are one per verify step (as vLLM's benchmark client times chunks), each the
+     * verify step's whole time (target over k + 1 tokens plus the drafter) at the context
+     * the sequence has reached; the counters are the replayed ones, exactly. */
+    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5"};
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(one_h100, sets, 2, &sc, &res);
+    const sv_perf_t *p = &res->pools[0].perf;
+    const double a[3] = {0.5, 0.5, 0.5};
+    long emit[16];
+    double accepted = 0, pos[3] = {0, 0, 0};
+    uint64_t seed = sv_stream_seed(3, SV_STREAM_SPEC);
+    int steps = spec_replay(seed, 0, a, 3, 15, emit, &accepted, pos);
+    ck_assert(steps < 15); /* this stream accepts some drafts */
+    double *itl;
+    size_t n;
+    ck_assert_int_eq(sv_metrics_itls(res->metrics, &res->pool, 0, &itl, &n), 0);
+    ck_assert_int_eq((int)n, steps);
+    long ctx = 512;
+    double sum = 0;
+    for (int j = 0; j < steps; j++) {
+        sv_batch_t b = {.n_decode = 1, .decode_ctx_sum = (double)ctx};
+        sv_step_cost_t c;
+        sv_perf_spec_step(p, &b, &c);
+        tu_assert_rel(itl[j], c.spec_verify + c.spec_draft, 1e-9);
+        sum += itl[j];
+        ctx += emit[j];
+    }
+    free(itl);
+    const sv_req_t *r = &res->pool.r[0];
+    tu_assert_rel(r->last_token - r->first_token, sum, 1e-9);
+    tu_assert_rel(res->summary.tpot.mean, sum / 15.0 * 1e3, 1e-9);
+    const sv_replica_stats_t *st = &res->rstats[0];
+    ck_assert(st->decode_tokens == 15.0 && st->decode_steps == steps);
+    sv_spec_counters_t c;
+    sv_replica_spec_counters(st, &p->set, &c);
+    ck_assert(c.drafts == steps && c.draft_tokens == 3.0 * steps && c.accepted == accepted);
+    for (int i = 0; i < 3; i++)
+        ck_assert(c.per_pos[i] == pos[i]);
+    tu_assert_rel(c.mean_len, 1.0 + accepted / steps, 1e-12);
+    check_accounting(res);
+    done(sc, res);
+    /* The same seed gives the same draws; another seed other ones (the ITL count differs
+     * for seed 4's stream, replayed the same way). */
+    run_yaml(one_h100, sets, 2, &sc, &res);
+    ck_assert(res->rstats[0].spec_accepted == accepted);
+    done(sc, res);
+    double acc4 = 0, pos4[3] = {0, 0, 0};
+    int steps4 = spec_replay(sv_stream_seed(4, SV_STREAM_SPEC), 0, a, 3, 15, emit, &acc4, pos4);
+    const char *sets4[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5", "seed=4"};
+    run_yaml(one_h100, sets4, 3, &sc, &res);
+    ck_assert(res->rstats[0].decode_steps == steps4 && res->rstats[0].spec_accepted == acc4);
+    done(sc, res);
+}
+END_TEST
+
+START_TEST(test_spec_sampled_mean_length)
+{
+    /* Many requests, rates 0.9, 0.6, 0.3 per position (k = 3): tau by hand = 1 + 0.9 +
+     * 0.9 x 0.6 + 0.9 x 0.6 x 0.3 = 1 + 0.9 + 0.54 + 0.162 = 2.602. The accepted length per
+     * draw has standard deviation 0.874, so over the run's 20,000-odd verify steps the mean
+     * lies within 0.03 of tau (about 5 standard errors) and each position's rate within
+     * 0.015 of 0.9, 0.54, 0.162; sequences advance unevenly, so requests of one length end
+     * after different numbers of steps; nothing is lost and every block comes back. */
+    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.9,0.6,0.3",
+                          "workload.num_requests=200", "workload.rate=20",
+                          "workload.output=256"};
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(one_h100, sets, 5, &sc, &res);
+    const sv_replica_stats_t *st = &res->rstats[0];
+    sv_spec_counters_t c;
+    sv_replica_spec_counters(st, &res->pools[0].perf.set, &c);
+    ck_assert(c.drafts > 19000);
+    tu_assert_rel(sv_spec_accept_len(&res->pools[0].perf.set), 2.602, 1e-12);
+    ck_assert_msg(fabs(c.mean_len - 2.602) < 0.03, "mean acceptance length %g", c.mean_len);
+    const double want[3] = {0.9, 0.54, 0.162};
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fabs(c.per_pos[i] / c.drafts - want[i]) < 0.015, "position %d: %g", i,
+                      c.per_pos[i] / c.drafts);
+    /* every request's 255 decode tokens came in fewer chunks than tokens, not all alike;
+     * ITL is per chunk and TPOT per token: the mean ITL is the decode time of all requests
+     * over their chunks, the mean TPOT that of each over its 255 tokens */
+    long lo = 1 << 20, hi = 0, chunks = 0;
+    double decode_s = 0;
+    for (size_t i = 0; i < res->pool.n; i++) {
+        double *itl;
+        size_t n;
+        ck_assert_int_eq(sv_metrics_itls(res->metrics, &res->pool, (int32_t)i, &itl, &n), 0);
+        free(itl);
+        if ((long)n < lo) lo = (long)n;
+        if ((long)n > hi) hi = (long)n;
+        chunks += (long)n;
+        decode_s += res->pool.r[i].last_token - res->pool.r[i].first_token;
+    }
+    ck_assert(hi < 255 && lo < hi);
+    ck_assert(st->decode_tokens == 200.0 * 255);
+    tu_assert_rel(res->summary.itl.mean, decode_s / chunks * 1e3, 1e-9);
+    tu_assert_rel(res->summary.tpot.mean, decode_s / (200.0 * 255) * 1e3, 1e-9);
+    check_accounting(res);
+    /* The expected-acceptance lockstep gives the same TPOT within 3% (this run: 6.17 against
+     * 6.09 ms; the sampled one also pays for the drafts past a request's last token). */
+    const char *sets_e[] = {"hardware.speculative=eagle",
+                            "hardware.spec_acceptance=0.9,0.6,0.3",
+                            "workload.num_requests=200",
+                            "workload.rate=20",
+                            "workload.output=256",
+                            "hardware.spec_sampling=expected"};
+    sv_scenario_t *sc_e;
+    sv_result_t *res_e;
+    run_yaml(one_h100, sets_e, 6, &sc_e, &res_e);
+    ck_assert_msg(fabs(res->summary.tpot.mean / res_e->summary.tpot.mean - 1.0) < 0.03,
+                  "TPOT %g sampled, %g expected", res->summary.tpot.mean, res_e->summary.tpot.mean);
+    done(sc_e, res_e);
+    done(sc, res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sim");
@@ -593,6 +737,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_summary_format);
     tcase_add_test(tc, test_prometheus);
     tcase_add_test(tc, test_spec_decode_run);
+    tcase_add_test(tc, test_spec_sampled_one_request);
+    tcase_add_test(tc, test_spec_sampled_mean_length);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1092,9 +1092,31 @@ static int read_autoscaler(sv_ynode_t *am, const sv_scenario_t *sc, sv_pool_cfg_
  * text); these are about values, so a programmatic edit (plan's candidates) can break them
  * too. Each message starts with the key it is about, which the loader locates in the file.
  */
+/* cluster_gpus: every pool's workers (replicas of tp x pp GPUs) fit in the cluster. */
+static int workers_fit(const sv_scenario_t *sc, sv_error_t *err)
+{
+    if (sc->cluster_gpus <= 0) return 0;
+    long total = 0;
+    char parts[512] = "";
+    size_t off = 0;
+    for (int i = 0; i < sc->npools; i++) {
+        const sv_pool_cfg_t *pc = &sc->pools[i];
+        long per = (long)pc->perf.tp * (pc->perf.pp > 1 ? pc->perf.pp : 1);
+        total += pc->replicas * per;
+        if (off < sizeof parts)
+            off += (size_t)snprintf(parts + off, sizeof parts - off, "%s'%s' %d x %ld",
+                                    i ? " + " : "", pc->name, pc->replicas, per);
+    }
+    if (total <= sc->cluster_gpus) return 0;
+    return sv_errorf(err, SV_EINVAL,
+                     "cluster_gpus: the workers exceed the cluster: they need %ld GPUs (%s), "
+                     "but the cluster has %ld (fewer replicas, or a smaller tp or pp)",
+                     total, parts, sc->cluster_gpus);
+}
+
 int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err)
 {
-    int roles[3] = {0, 0, 0};
+    int rc, roles[3] = {0, 0, 0};
     for (int i = 0; i < sc->npools; i++)
         roles[sc->pools[i].role]++;
     if (sc->npools < 1) return sv_errorf(err, SV_EINVAL, "pools: no pool to serve with");
@@ -1123,6 +1145,7 @@ int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err)
                          "network: a client round trip together with workload.sessions is not "
                          "modelled (a session's next call would leave when the server, not the "
                          "client, has the answer)");
+    if ((rc = workers_fit(sc, err))) return rc;
     for (int i = 0; i < sc->npools; i++) {
         const sv_engine_cfg_t *e = &sc->pools[i].engine;
         if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs) {

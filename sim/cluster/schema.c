@@ -115,6 +115,11 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "none",
      .help = "stop the run at this simulated time; requests still in flight fail as "
              "`unfinished`"},
+    {"", "cluster_gpus", INT, .group = 1, RANGE(1, 1L << 24), SC(cluster_gpus), .unit = "GPUs",
+     .def = "unbounded",
+     .help = "GPUs the cluster has (a GB200 NVL72 rack: 72): every pool's workers (replicas, "
+             "an autoscaled pool's max_replicas, x tp x pp GPUs each) must fit in them "
+             "(docs/disaggregation.md)"},
     {"", "autoscaler", CUSTOM, .unit = "map", .def = "none",
      .help = "scale every pool's replicas with the load (below)"},
     {"", "plan", CUSTOM, .unit = "map", .def = "none",
@@ -141,6 +146,10 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "dp_attention", COST, POOL(perf), .unit = "integer", .def = "1",
      .help = "attention data-parallel ranks among the tp GPUs: each holds its own sequences and "
              "KV, attention at TP tp/dp_attention"},
+    {"hardware", "ep_redundant_experts", COST, POOL(perf), .unit = "integer", .def = "0",
+     .help = "extra copies of routed experts over the EP ranks (EPLB; SGLang's "
+             "--ep-num-redundant-experts): experts + copies divide by ep, each rank holds "
+             "(experts + copies) / ep of them (docs/cost-model.md)"},
     {"hardware", "ep_kernel", COST, POOL(perf), .unit = "auto \\| low_latency \\| high_throughput",
      .def = "auto", .help = "DeepEP dispatch/combine kernels (auto: low-latency for decode steps)"},
     {"hardware", "pp_link_bandwidth_gb_s", COST, POOL(perf), .unit = "GB/s",
@@ -188,6 +197,11 @@ const sv_keydef_t sv_scenario_keys[] = {
              "position; docs/cost-model.md)"},
     {"hardware", "spec_draft_step_us", COST, POOL(perf), .unit = "us", .def = "0",
      .help = "engine cost per draft step besides its layer and LM head"},
+    {"hardware", "spec_sampling", COST, POOL(perf), .unit = "sampled \\| expected",
+     .def = "sampled",
+     .help = "sampled: each verify step draws every sequence's accepted drafts from its own "
+             "stream; expected: every sequence emits tau tokens a verify step "
+             "(docs/cost-model.md)"},
     {"hardware", "gemm_m_half_tokens", COST, POOL(perf), .def = "GPU catalog",
      .help = "GEMM efficiency curve: tokens at half efficiency (docs/cost-model.md)"},
     {"hardware", "gemm_floor_us", COST, POOL(perf), .unit = "us", .def = "GPU catalog",

@@ -596,14 +596,20 @@ static void arrive(sim_t *s)
 
 /* ---- disaggregation ------------------------------------------------------------------ */
 
+/* Bytes on the prefill replica's link (tp x the per-GPU bandwidth) for request id: its
+ * tokens x the busier side's per-GPU bytes x the prefill tp (sv_perf_kv_handoff), so that
+ * the link's time is that of the busiest GPU's NIC. */
 static double kv_bytes(sim_t *s, int32_t id)
 {
     const sv_req_t *r = R(s, id);
-    const sv_pool_result_t *pp = &s->res->pools[s->res->rpool[r->prefill_replica]];
+    const sv_perf_t *pre = &s->res->pools[s->res->rpool[r->prefill_replica]].perf;
+    const sv_perf_t *dec = &s->res->pools[s->res->rpool[r->replica]].perf;
+    sv_kv_handoff_t h;
+    sv_perf_kv_handoff(pre, dec, &h);
     /* only what the decode replica's prefix cache lacks crosses the link */
     return (double)(sv_replica_handoff_tokens(s->fl.reps[r->prefill_replica], id) -
                     sv_replica_transfer_cached(s->fl.reps[r->replica], id)) *
-           pp->perf.kv_bytes_token_total;
+           h.link_tok;
 }
 
 /* Move a link's bytes up to now; land the transfers that finished; re-arm its event. */
@@ -1221,6 +1227,7 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
         ecfg->long_prefill_threshold = (long)(0.04 * (double)mml);
     ecfg->handoff = pc->role == SV_ROLE_PREFILL;
     ecfg->first_token_at_decode = sc->first_token_at_decode;
+    ecfg->spec_seed = sv_stream_seed(sc->seed, SV_STREAM_SPEC);
     return 0;
 }
 

@@ -182,6 +182,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "ep",
                                             "dp_attention",
                                             "ep_kernel",
+                                            "ep_redundant_experts",
                                             "pp_link_bandwidth_gb_s",
                                             "weight_dtype",
                                             "kv_cache_dtype",
@@ -219,6 +220,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "num_speculative_tokens",
                                             "spec_acceptance",
                                             "spec_draft_step_us",
+                                            "spec_sampling",
                                             NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
@@ -285,6 +287,13 @@ static int spec_set(sv_perf_settings_t *s, const char *key, const char *value, s
     }
     if (strcmp(key, "spec_draft_step_us") == 0)
         return num_in(key, value, 0, 1e6, 0, 1e-6, &s->spec_draft_step_s, err);
+    if (strcmp(key, "spec_sampling") == 0) {
+        if (strcmp(value, "sampled") != 0 && strcmp(value, "expected") != 0)
+            return sv_errorf(err, SV_EINVAL, "%s: expected sampled or expected, got '%s'", key,
+                             value);
+        s->spec_expected = strcmp(value, "expected") == 0;
+        return 0;
+    }
     if (strcmp(key, "spec_acceptance") != 0) return SV_ENOKEY;
     /* One rate for every position, or a comma-separated list, one per position. */
     int n = 0;
@@ -369,6 +378,11 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
     if (strcmp(key, "ep") == 0 || strcmp(key, "dp_attention") == 0) {
         if ((rc = int_in(key, value, 1, 1024, &l, err))) return rc;
         *(key[0] == 'e' ? &s->ep : &s->dp_attention) = (int)l;
+        return 0;
+    }
+    if (strcmp(key, "ep_redundant_experts") == 0) {
+        if ((rc = int_in(key, value, 0, 4096, &l, err))) return rc;
+        s->ep_redundant = (int)l;
         return 0;
     }
     if (strcmp(key, "ep_kernel") == 0) {
@@ -644,8 +658,10 @@ static void arch_weights(sv_perf_t *p, double head)
         /* The routed experts over the whole group: ep ranks of experts/ep experts, each split
          * over tp/ep GPUs; per GPU 1/tp of them whatever the split. */
         arch_params_t ae = arch_params(m, r->tp / p->ep);
+        /* EPLB's redundant copies: each rank holds (experts + copies) / ep of them */
+        double held = p->ep > 1 ? (m->experts + (double)r->ep_redundant) / m->experts : 1.0;
         a.expert = ae.expert / p->ep;
-        a.experts = ae.experts / p->ep;
+        a.experts = ae.experts * held / p->ep;
     }
 
     double nwin = sv_model_window_layers(m);
@@ -950,7 +966,8 @@ static void divisors_of(int n, int tp, char *buf, size_t len)
  * attention DP ranks are GPUs of the tp group, EP divides the routed experts, the attention
  * (tp / dp_attention) and MoE (tp / ep) TP degrees divide the heads and widths they split.
  */
-static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, sv_error_t *err)
+static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, int red,
+                        sv_error_t *err)
 {
     char ok[256];
     if (!m->experts)
@@ -964,7 +981,15 @@ static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, sv_
                          "%s=%d does not divide tp=%d (tp counts every GPU of the replica; the "
                          "expert-parallel and attention data-parallel ranks are among them)",
                          tp % ep ? "ep" : "dp_attention", tp % ep ? ep : dp, tp);
-    if (m->experts % ep) {
+    if (red > 0 && (m->experts + red) % ep) {
+        divisors_of(m->experts + red, tp, ok, sizeof ok);
+        return sv_errorf(err, SV_EINVAL,
+                         "ep=%d does not divide the %d routed experts of model '%s' and their %d "
+                         "redundant copies (ep_redundant_experts; EP degrees that work with "
+                         "tp=%d: %s)",
+                         ep, m->experts, m->name, red, tp, ok);
+    }
+    if (!red && m->experts % ep) {
         divisors_of(m->experts, tp, ok, sizeof ok);
         return sv_errorf(err, SV_EINVAL,
                          "ep=%d does not divide the %d routed experts of model '%s' (EP degrees "
@@ -1096,7 +1121,9 @@ static int perf_layout(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *er
     if (tp < 1) return sv_errorf(err, SV_EINVAL, "tp must be >= 1, got %d", tp);
     int ep = s->ep < 1 ? 1 : s->ep, dp = s->dp_attention < 1 ? 1 : s->dp_attention;
     int rc;
-    if ((ep > 1 || dp > 1) && (rc = layout_check(m, tp, ep, dp, s->pp, err))) return rc;
+    if ((ep > 1 || dp > 1) &&
+        (rc = layout_check(m, tp, ep, dp, s->pp, ep > 1 ? s->ep_redundant : 0, err)))
+        return rc;
     p->ep = ep;
     p->dp = dp;
     p->attn_tp = tp / dp;
@@ -1633,6 +1660,19 @@ double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_c
     sv_step_cost_t tmp;
     sv_perf_spec_step(p, &b, out ? out : &tmp);
     return out ? out->total : tmp.total;
+}
+
+void sv_perf_kv_handoff(const sv_perf_t *prefill, const sv_perf_t *decode, sv_kv_handoff_t *out)
+{
+    int ppp = prefill->set.pp > 1 ? prefill->set.pp : 1;
+    int ppd = decode->set.pp > 1 ? decode->set.pp : 1, dp = decode->dp > 1 ? decode->dp : 1;
+    out->senders = prefill->set.tp * ppp;
+    out->receivers = decode->set.tp / dp * ppd;
+    out->send_gpu = prefill->kv_bytes_token;
+    out->recv_gpu = decode->kv_bytes_token;
+    double recv = out->recv_gpu * prefill->set.tp;
+    out->link_tok = recv > prefill->kv_bytes_token_total ? recv : prefill->kv_bytes_token_total;
+    out->link_gpu = out->link_tok / prefill->set.tp;
 }
 
 /* ---- memory ------------------------------------------------------------------------- */

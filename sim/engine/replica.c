@@ -137,6 +137,12 @@ struct sv_replica {
     int64_t kd; /* decode steps done */
     long *bucket;
     fheap_t fh; /* the finish heap */
+    /* Sampled speculative decoding (spec_k > 0): each verify step draws every decoding
+     * sequence's accepted drafts from its own stream, so the sequences advance by different
+     * counts; the finish heap and the buckets rest, and a step walks its sequences. */
+    int spec_k;
+    double spec_a[SV_SPEC_MAX_K]; /* acceptance of position i given i - 1 accepted */
+    long dec_tokens; /* tokens a decoding sequence takes of a step's budget: 1 + spec_k */
     /* the step being built or in flight */
     int in_flight, dec_allocated, preempted_now;
     long budget, step_n_dec, step_tokens;
@@ -412,6 +418,10 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
+    r->spec_k = perf->set.spec_expected ? 0 : sv_spec_k(&perf->set);
+    for (int i = 0; i < r->spec_k; i++)
+        r->spec_a[i] = sv_spec_accept(&perf->set, i);
+    r->dec_tokens = 1 + r->spec_k;
     sv__kv_init(&r->kv);
     /* The prefix cache itself comes with the first block cached. vLLM V1's block pool
      * keeps one block aside as its null block (vllm/v1/core/block_pool.py, BlockPool:
@@ -691,9 +701,11 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
     return sv__kv_hits(KVP(r), h, max, r->sbuf, touched);
 }
 
-static long member_steps(const sv_replica_t *r, const sv_reqeng_t *e)
+/* Tokens a decoding sequence has emitted since it joined: one a step in the lockstep, what
+ * its verify steps accepted with sampled speculative decoding. */
+static long member_tokens(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    return (long)(r->kd - e->kd_join);
+    return r->spec_k ? e->spec_tok : (long)(r->kd - e->kd_join);
 }
 
 static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -704,7 +716,7 @@ static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
 
 static int needs_block(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    return !e->reserved && (e->c_join + member_steps(r, e)) % r->bs == 0;
+    return !e->reserved && (e->c_join + member_tokens(r, e)) % r->bs == 0;
 }
 
 /* Tokens the request still costs this replica: prompt left to prefill, outputs to make. */
@@ -712,13 +724,18 @@ static long owed_of(const sv_replica_t *r, int32_t id)
 {
     const sv_req_t *q = Q(r, id);
     const sv_reqeng_t *e = E(r, id);
-    if (e->in_decode) return q->output - (e->g_join + member_steps(r, e));
+    if (e->in_decode) return q->output - (e->g_join + member_tokens(r, e));
     /* A swapped-out sequence has decoded past its prompt: nothing left to prefill. */
     long prefill = (long)e->target - e->computed;
     return (prefill > 0 ? prefill : 0) + (q->output - e->generated);
 }
 
-static void join_decode(sv_replica_t *r, int32_t id)
+static long reserve_need(const sv_replica_t *r, long tokens);
+static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e);
+
+/* Request id joins the decode set; slot: it holds the block its next token needs too (a
+ * swapped-in or landed sequence, whose blocks were taken with reserve_need()). */
+static void join_decode(sv_replica_t *r, int32_t id, int slot)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
@@ -728,8 +745,13 @@ static void join_decode(sv_replica_t *r, int32_t id)
     e->kd_join = r->kd;
     r->n_dec++;
     r->ctx_sum += e->c_join;
-    if (!e->reserved) r->bucket[phase_of(r, e)]++;
-    heap_push(r, r->kd + q->output - e->g_join - 1, id);
+    if (r->spec_k) {
+        e->spec_tok = 0;
+        e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
+    } else {
+        if (!e->reserved) r->bucket[phase_of(r, e)]++;
+        heap_push(r, r->kd + q->output - e->g_join - 1, id);
+    }
     /* With no token yet, its first decode step makes its first token (TTFT, no ITL). */
     e->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, e->generated ? q->last_token : NAN);
     if (!e->generated) push_id(r, &r->stamp, &r->nstamp, &r->capstamp, id);
@@ -739,8 +761,9 @@ static void leave_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
-    long s = member_steps(r, e);
-    if (!e->reserved) r->bucket[phase_of(r, e)]--;
+    long s = member_tokens(r, e);
+    long held = r->spec_k ? own_blocks(r, e) : 0;
+    if (!e->reserved && !r->spec_k) r->bucket[phase_of(r, e)]--;
     r->n_dec--;
     r->ctx_sum -= e->c_join + s;
     if (e->heap_pos >= 0) heap_remove(r, (size_t)e->heap_pos);
@@ -749,6 +772,8 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     e->computed = (int32_t)(e->c_join + s);
     e->generated = (int32_t)(e->g_join + s);
     e->in_decode = 0;
+    /* Sampled spec decoding: the slots its last verify took beyond its tokens go back. */
+    if (held > own_blocks(r, e)) sv__kv_give(KVP(r), held - own_blocks(r, e));
     /* What it decoded is cached from here (lazily: when it leaves the batch). */
     if (q->nseg) register_full(r, id);
 }
@@ -770,7 +795,8 @@ static long reserve_need(const sv_replica_t *r, long tokens)
 static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
 {
     if (e->reserved) return e->reserved;
-    long tokens = e->in_decode ? e->c_join + member_steps(r, e) : e->computed;
+    if (e->in_decode && r->spec_k) return e->spec_blocks - e->cached_n;
+    long tokens = e->in_decode ? e->c_join + member_tokens(r, e) : e->computed;
     return (e->joining ? reserve_need(r, tokens) : blocks_for(r, tokens)) - e->cached_n;
 }
 
@@ -919,8 +945,8 @@ static void preempt(sv_replica_t *r, int32_t id)
     r->st.preemptions++;
     q->preemptions++;
     if (e->in_decode) {
-        long extra = (r->dec_allocated && needs_block(r, e)) ? 1 : 0;
-        if (r->dec_allocated) r->budget += 1;
+        long extra = (r->dec_allocated && !r->spec_k && needs_block(r, e)) ? 1 : 0;
+        if (r->dec_allocated) r->budget += r->dec_tokens;
         leave_decode(r, id);
         sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
@@ -965,11 +991,51 @@ static void preempt(sv_replica_t *r, int32_t id)
     r->owed += owed_of(r, id);
 }
 
+/* Sampled spec decoding: tokens of KV the blocks a decoding sequence holds can take. */
+static long spec_room(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    long held = e->reserved ? e->reserved + e->cached_n : e->spec_blocks;
+    return (held - r->seq_blocks) * r->bs;
+}
+
+/* ... the blocks its verify step needs beyond those it holds: slots for its pending token
+ * and its k drafts (vLLM's allocate_slots with 1 + k new tokens, vllm/v1/core/sched/
+ * scheduler.py; the k it drafts next, num_lookahead_tokens there, are the draft slots every
+ * sequence holds in seq_blocks); the rejected drafts' slots stay its own till it leaves. */
+static long spec_need(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    long want = blocks_for(r, e->c_join + e->spec_tok + 1 + r->spec_k);
+    return want > e->spec_blocks ? want - e->spec_blocks : 0;
+}
+
+/* ... every decoding sequence gets them, preempting from the most recently admitted while
+ * there are not enough (as the lockstep's allocate_decode). */
+static void spec_allocate(sv_replica_t *r)
+{
+    long need = 0;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
+        if (E(r, id)->in_decode) need += spec_need(r, E(r, id));
+    while (need > avail(r) && r->n_running > 0) {
+        int32_t victim = victim_of(r);
+        if (E(r, victim)->in_decode) need -= spec_need(r, E(r, victim));
+        preempt(r, victim);
+    }
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+        sv_reqeng_t *e = E(r, id);
+        if (e->in_decode) e->spec_blocks += (int32_t)spec_need(r, e);
+    }
+    sv__kv_take(KVP(r), need);
+}
+
 /* Give every decoding sequence the block its next token needs, preempting from the most
  * recently admitted while there are not enough. */
 static void allocate_decode(sv_replica_t *r)
 {
     if (r->reserve) return;
+    if (r->spec_k) {
+        spec_allocate(r);
+        return;
+    }
     long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
     while (need > avail(r) && r->n_running > 0) {
         int32_t victim = victim_of(r);
@@ -1094,8 +1160,8 @@ static void swap_in(sv_replica_t *r)
         r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
         q->state = SV_RQ_RUNNING;
         run_append(r, id);
-        join_decode(r, id);
-        r->budget -= 1;
+        join_decode(r, id, 1);
+        r->budget -= r->dec_tokens;
     }
 }
 
@@ -1118,8 +1184,8 @@ static void join_landed(sv_replica_t *r)
         sv_reqeng_t *e = E(r, r->pending[i]);
         if (!e->joining || Q(r, r->pending[i])->state != SV_RQ_RUNNING || e->at != r->id) continue;
         e->joining = 0; /* from here its blocks are counted as a decoding sequence's */
-        join_decode(r, r->pending[i]);
-        r->budget -= 1;
+        join_decode(r, r->pending[i], 1);
+        r->budget -= r->dec_tokens;
     }
     r->npend = 0;
 }
@@ -1148,7 +1214,7 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             if (!*had_decodes || prefill_only) break;
             allocate_decode(r);
             r->dec_allocated = 1;
-            r->budget -= r->n_dec;
+            r->budget -= r->n_dec * r->dec_tokens;
             break;
         case PH_SWAP_IN:
             /* after the decodes; with none running (all swapped out) too, as vLLM v0's
@@ -1215,6 +1281,8 @@ double sv_replica_start_step(sv_replica_t *r, double now)
                     .decode_ctx_sum = r->step_n_dec ? r->ctx_sum : 0.0};
     sv_step_cost_t cost;
     sv_perf_spec_step(r->perf, &b, &cost); /* = sv_perf_step without spec decoding */
+    /* Sampled: the verify step as it runs, its tokens emitted per sequence as drawn. */
+    if (r->spec_k && r->step_n_dec > 0) cost.total = cost.spec_verify + cost.spec_draft;
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
     double cpu = cost.eng_step + cost.eng_seq;
@@ -1285,6 +1353,43 @@ static int fin_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/*
+ * Sampled spec decoding, a verify step ended: each of its sequences accepts the leading
+ * drafts its own stream accepts (position i with probability a_i once i - 1 is in: one
+ * uniform per position looked at) and emits them and the bonus token, as many as its
+ * request still lacks, in one chunk; the done ones leave. A sequence verifies k drafts, fewer
+ * where its slots end (one that joined after the step's blocks were given), none before its
+ * first token (its first decode step makes that token, as a decode replica does).
+ */
+static void spec_verified(sv_replica_t *r)
+{
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+        sv_reqeng_t *e = E(r, id);
+        if (!e->in_decode) continue;
+        long c = e->c_join + e->spec_tok, made = e->g_join + e->spec_tok;
+        long left = Q(r, id)->output - made, k = spec_room(r, e) - c - 1, a = 0;
+        if (k > r->spec_k) k = r->spec_k;
+        if (made == 0 || k < 0) k = 0;
+        while (a < k &&
+               sv_replica_spec_uniform(r->cfg.spec_seed, id, e->spec_draws++) < r->spec_a[a])
+            r->st.spec_pos[a++]++;
+        if (k > 0) {
+            r->st.spec_drafts++;
+            r->st.spec_draft_tokens += (double)k;
+            r->st.spec_accepted += (double)a;
+        }
+        long emit = a + 1 < left ? a + 1 : left;
+        e->spec_tok += (int32_t)emit;
+        r->ctx_sum += (double)emit;
+        r->owed -= emit;
+        r->st.decode_tokens += (double)emit;
+        if (emit == left) {
+            leave_decode(r, id);
+            finished(r, id);
+        }
+    }
+}
+
 int sv_replica_end_step(sv_replica_t *r, double now)
 {
     r->ndone = 0;
@@ -1296,9 +1401,11 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         last_k = r->kd;
         if (sv_metrics_decode_step(r->m, r->id, now) < 0) r->oom = 1;
         r->kd++;
-        r->ctx_sum += (double)r->n_dec;
-        r->owed -= r->n_dec;
-        r->st.decode_tokens += (double)r->n_dec;
+        if (!r->spec_k) {
+            r->ctx_sum += (double)r->n_dec;
+            r->owed -= r->n_dec;
+            r->st.decode_tokens += (double)r->n_dec;
+        }
         r->st.decode_steps++;
         for (size_t i = 0; i < r->nstamp; i++) {
             sv_req_t *q = Q(r, r->stamp[i]);
@@ -1306,6 +1413,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
             if (e->in_decode && e->at == r->id) q->first_token = now;
         }
         r->nstamp = 0;
+        if (r->spec_k) spec_verified(r);
     }
     for (size_t i = 0; i < r->nchunks; i++) {
         int32_t id = r->chunks[i].id;
@@ -1330,7 +1438,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         if (e->generated >= q->output)
             finished(r, id);
         else
-            join_decode(r, id);
+            join_decode(r, id, 0);
     }
     r->nchunks = 0;
     for (size_t i = 0; i < r->naborts; i++) {
@@ -1390,7 +1498,7 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
             r->owed -= r->chunks[i].n;
         }
         r->nchunks = 0;
-        if (r->step_n_dec > 0 && !r->reserve)
+        if (r->step_n_dec > 0 && !r->reserve && !r->spec_k)
             sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs]);
     }
     while (r->run_head >= 0)
@@ -1545,10 +1653,30 @@ long sv_replica_tokens_owed(const sv_replica_t *r)
     return r->owed;
 }
 
+double sv_replica_spec_uniform(uint64_t seed, int32_t id, uint64_t n)
+{
+    const uint64_t gamma = 0x9e3779b97f4a7c15ULL;
+    uint64_t s = sv_mix64(seed + ((uint64_t)id + 1) * gamma);
+    return (double)(sv_mix64(s + (n + 1) * gamma) >> 11) * 0x1.0p-53;
+}
+
+void sv_replica_spec_counters(const sv_replica_stats_t *st, const sv_perf_settings_t *set,
+                              sv_spec_counters_t *out)
+{
+    sv_spec_counters(set, st->decode_tokens, out);
+    if (out->k == 0 || set->spec_expected) return;
+    out->drafts = st->spec_drafts;
+    out->draft_tokens = st->spec_draft_tokens;
+    out->accepted = st->spec_accepted;
+    out->mean_len = st->spec_drafts > 0 ? 1.0 + st->spec_accepted / st->spec_drafts : 0.0;
+    for (int i = 0; i < out->k; i++)
+        out->per_pos[i] = st->spec_pos[i];
+}
+
 long sv_replica_generated(const sv_replica_t *r, int32_t id)
 {
     const sv_reqeng_t *e = E(r, id);
-    if (e->in_decode && e->at == r->id) return e->g_join + member_steps(r, e);
+    if (e->in_decode && e->at == r->id) return e->g_join + member_tokens(r, e);
     return e->generated;
 }
 

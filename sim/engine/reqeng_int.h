@@ -42,6 +42,11 @@ typedef struct sv_reqeng {
     int32_t capslots, capxslots; /* ... room in each */
     int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
     double visible;           /* when the scheduler can first see it (engine.api_server_ms) */
+    /* Sampled speculative decoding (the replica's spec_k > 0): */
+    int32_t spec_tok;         /* tokens emitted since it joined the decode set */
+    int32_t spec_blocks;      /* blocks it holds while decoding, its verify step's slots in */
+    uint64_t spec_draws;      /* uniforms drawn from its acceptance stream so far (kept across
+                                 preemptions and hand-offs: one stream per request) */
     uint8_t queue;            /* SV__Q_* */
     uint8_t in_decode;        /* member of the decode aggregate */
     uint8_t abort_pending;    /* given up during a step: fails (this reason) when it ends */

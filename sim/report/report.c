@@ -676,12 +676,13 @@ static const sv_perf_t *weakest_pool(const sv_result_t *res)
     return worst;
 }
 
-/* A replica's speculative-decoding counters (vLLM's names, SGLang's accept length), at
- * their expected values (sv_spec_counters); nothing without spec decoding. */
-static void write_spec(sv_jw_t *w, const sv_perf_settings_t *set, double decode_tokens)
+/* A replica's speculative-decoding counters (vLLM's names, SGLang's accept length), as
+ * drawn or at their expected values (sv_replica_spec_counters); nothing without spec
+ * decoding. */
+static void write_spec(sv_jw_t *w, const sv_perf_settings_t *set, const sv_replica_stats_t *st)
 {
     sv_spec_counters_t c;
-    sv_spec_counters(set, decode_tokens, &c);
+    sv_replica_spec_counters(st, set, &c);
     if (c.k == 0) return;
     sv__jw_obj(w, "spec_decode");
     sv__jw_int(w, "num_speculative_tokens", c.k);
@@ -765,7 +766,7 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
         sv__jw_int(w, "peak_waiting", st->peak_waiting);
         sv__jw_int(w, "peak_blocks_used", st->peak_blocks_used);
         sv__jw_num(w, "stall_s", res->stall_s[i]);
-        write_spec(w, &res->pools[res->rpool[i]].perf.set, st->decode_tokens);
+        write_spec(w, &res->pools[res->rpool[i]].perf.set, st);
         sv__jw_end_obj(w);
     }
     sv__jw_end_arr(w);
@@ -1335,7 +1336,7 @@ static int prom_collect(prom_t *p)
     return 0;
 }
 
-/* vLLM's speculative-decoding counters, for the replicas that draft (sv_spec_counters). */
+/* vLLM's speculative-decoding counters, for the replicas that draft (sv_replica_spec_counters). */
 static void prom_spec(const prom_t *p, FILE *f, const char *model)
 {
     static const char *const name[] = {"vllm:spec_decode_num_drafts_total",
@@ -1351,7 +1352,7 @@ static void prom_spec(const prom_t *p, FILE *f, const char *model)
         int header = 0;
         for (int e = 0; e < res->replicas; e++) {
             sv_spec_counters_t c;
-            sv_spec_counters(&res->pools[res->rpool[e]].perf.set, res->rstats[e].decode_tokens, &c);
+            sv_replica_spec_counters(&res->rstats[e], &res->pools[res->rpool[e]].perf.set, &c);
             if (c.k == 0) continue;
             if (!header) fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name[n], help[n], name[n]);
             header = 1;

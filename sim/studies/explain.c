@@ -93,9 +93,11 @@ static void print_layout(const sv_perf_t *p, FILE *f)
 {
     fprintf(f,
             "layout: %d GPUs; attention and dense layers at TP %d on each of %d attention "
-            "data-parallel ranks (weights replicated per rank, KV per rank); %d routed experts over "
-            "EP %d (%d per rank, expert TP %d)\n",
-            p->set.tp, p->attn_tp, p->dp, p->model.experts, p->ep, p->model.experts / p->ep,
+            "data-parallel ranks (weights replicated per rank, KV per rank); %d routed experts",
+            p->set.tp, p->attn_tp, p->dp, p->model.experts);
+    int red = p->ep > 1 ? p->set.ep_redundant : 0;
+    if (red) fprintf(f, " and %d redundant copies", red);
+    fprintf(f, " over EP %d (%d per rank, expert TP %d)\n", p->ep, (p->model.experts + red) / p->ep,
             p->set.tp / p->ep);
     if (p->ep > 1 && p->dp > 1)
         fprintf(f,

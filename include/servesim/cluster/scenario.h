@@ -110,6 +110,7 @@ typedef struct sv_scenario {
     long *emp_class[SV_MAX_CLASSES][2]; /* empirical lengths of each class (input, output) */
     sv_metrics_cfg_t metrics;
     double horizon;           /* s; 0 = run until every request has ended */
+    long cluster_gpus;        /* cluster_gpus: GPUs the workers may take; 0 = unbounded */
     int check;                /* --check: recount KV blocks and client slots at every step (slow) */
     sv_finance_cfg_t finance; /* `cost`: host power, PUE, energy price, GPU purchase */
     sv_network_cfg_t network; /* `network`: the client-server round trip */

@@ -94,6 +94,10 @@ typedef struct sv_perf_settings {
     int spec_naccept;                /* acceptance rates given (0: the method's default) */
     double spec_accept[SV_SPEC_MAX_K]; /* P(position i accepted | position i-1 accepted) */
     double spec_draft_step_s;        /* engine cost per draft step; < 0: default */
+    int spec_expected; /* 1: every sequence emits the expected tokens of a verify step, spread
+                          as one token per lockstep step (sv_perf_spec_step); 0 (default):
+                          each verify step draws every sequence's accepted drafts (the
+                          replica engine, docs/cost-model.md) */
     /* Expert and attention data parallelism (docs/cost-model.md, "Expert parallelism"). The
      * replica's tp GPUs are its whole group, as SGLang's --tp and TensorRT-LLM's tp_size count
      * them (vLLM's -tp 1 -dp 8 --enable-expert-parallel is tp 8, dp_attention 8, ep 8 here). */
@@ -101,6 +105,9 @@ typedef struct sv_perf_settings {
     int dp_attention; /* attention data-parallel ranks, dividing tp (0 = 1): each holds its own
                          sequences and KV, with attention at TP tp/dp_attention */
     int ep_kernel;    /* sv_ep_kernel_t: the dispatch/combine kernels */
+    int ep_redundant; /* ep_redundant_experts: extra copies of routed experts the EP ranks hold
+                         (EPLB's, SGLang's --ep-num-redundant-experts): experts + these divide
+                         by ep, each rank holding (experts + these) / ep (0 = none) */
 } sv_perf_settings_t;
 
 /* The drafters: MTP (the model's own next-n layers, e.g. DeepSeek's), EAGLE (one decoder
@@ -397,6 +404,29 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
  * the decode step's time per emitted token). */
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out);
 double sv_perf_decode_time(const sv_perf_t *p, long batch, double ctx, sv_step_cost_t *out);
+
+/*
+ * A prompt's KV handed from a prefill worker to a decode worker of another layout, rank by
+ * rank (docs/disaggregation.md, "Workers of their own layout"): each of the prefill
+ * worker's tp x pp GPUs sends the shard of every token it holds (its kv_bytes_token), and
+ * the request lands on one attention rank of the decode worker (with dp_attention, one of
+ * its dp_attention ranks; else the whole worker), whose tp / dp_attention GPUs of each
+ * stage each receive the shard they will hold (the decode layout's kv_bytes_token). Every
+ * GPU has its own NIC, so the transfer takes as long as the busier side's per-GPU bytes:
+ * per token, link_gpu = max(pp_prefill x send_gpu, recv_gpu) at one GPU's bandwidth (the
+ * prefill stages' sends taking turns, as the link model has always counted them).
+ */
+typedef struct sv_kv_handoff {
+    int senders;     /* prefill GPUs that send: tp x pp */
+    int receivers;   /* decode GPUs that receive: (tp / dp_attention) x pp */
+    double send_gpu; /* bytes per token each sender sends */
+    double recv_gpu; /* bytes per token each receiver takes */
+    double link_gpu; /* bytes per token the busier side moves through one GPU's NIC */
+    double link_tok; /* bytes per token on the prefill worker's link of tp GPUs: tp x link_gpu
+                        (the prefill's kv_bytes_token_total itself when the senders are the
+                        busier side) */
+} sv_kv_handoff_t;
+void sv_perf_kv_handoff(const sv_perf_t *prefill, const sv_perf_t *decode, sv_kv_handoff_t *out);
 
 /* How a replica's device memory is spent. All per GPU except where named. */
 typedef struct sv_memplan {

@@ -85,6 +85,9 @@ typedef struct sv_engine_cfg {
     /* Disaggregation (set by the simulator, not by scenario keys of this map): */
     int handoff;               /* prefill replica: a prefilled request is handed off, not decoded */
     int first_token_at_decode; /* handoff: the decode replica makes the first token */
+    /* Set by the simulator too: the seed of the requests' acceptance streams (sampled
+     * speculative decoding; request id's stream is sv_replica_spec_uniform's). */
+    uint64_t spec_seed;
 } sv_engine_cfg_t;
 
 /* Blocks kept free when admitting: floor(watermark x blocks), as vLLM's block manager
@@ -97,6 +100,8 @@ typedef struct sv_replica_stats {
     double busy_s;   /* time with a step in flight */
     double active_s; /* busy time weighted by how hard the GPU works (power model) */
     double prefill_tokens, decode_tokens;
+    /* Sampled speculative decoding: vLLM's counters as drawn (sv_replica_spec_counters). */
+    double spec_drafts, spec_draft_tokens, spec_accepted, spec_pos[SV_SPEC_MAX_K];
     long peak_running, peak_waiting;
     long peak_blocks_used;
     long handoffs;
@@ -169,6 +174,18 @@ long sv_replica_tokens_owed(const sv_replica_t *r); /* + output tokens not yet g
  * run streams them: sim/cluster/live.c); r is the replica it decodes on, or any other
  * while it is not decoding. O(1); the engine keeps no number per token for it. */
 long sv_replica_generated(const sv_replica_t *r, int32_t id);
+/* The n-th uniform in [0, 1) of request id's acceptance stream: splitmix64 seeded with
+ * sv_mix64(seed + (id + 1) x the golden gamma), so a request draws the same whatever the
+ * replica, its neighbours in the batch or the order they were stepped in. */
+double sv_replica_spec_uniform(uint64_t seed, int32_t id, uint64_t n);
+/* The scenario seed's stream the simulator derives spec_seed from (sv_stream_seed; after
+ * network.h's SV_STREAM_NETWORK). */
+#define SV_STREAM_SPEC 102
+/* vLLM's speculative-decoding counters of a replica: as drawn when its settings sample
+ * acceptance (st's spec_* counts), else their expected values (sv_spec_counters of its
+ * decode tokens); all 0 without spec decoding, mean_len 0 when it verified no draft. */
+void sv_replica_spec_counters(const sv_replica_stats_t *st, const sv_perf_settings_t *set,
+                              sv_spec_counters_t *out);
 double sv_replica_kv_usage(const sv_replica_t *r);  /* used blocks / all blocks */
 long sv_replica_free_blocks(const sv_replica_t *r);
 long sv_replica_total_blocks(const sv_replica_t *r);
