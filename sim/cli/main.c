@@ -426,7 +426,7 @@ typedef struct run_opts {
     const char *json, *req_csv, *ts_csv, *html, *prom, *prom_series, *cl_csv, *trace,
         *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
-    int sketch;         /* --sketch */
+    int sketch;          /* --sketch */
     double sketch_alpha; /* --sketch-alpha; 0: the default */
     long exact_max;      /* --exact-max; 0: the default */
     sv_convention_t conv;
@@ -536,6 +536,18 @@ static int check_streaming(const run_opts_t *o, const sv_scenario_t *sc, sv_erro
                      what);
 }
 
+/* Whether none of the outputs asked for reads a request record after the run, so that
+ * the streaming summary's run may release each once it has ended (metrics.window): the
+ * summary alone, vLLM's convention, without the client-queue metrics (read from the
+ * records), --timeseries-csv, --verbose. */
+static int records_unread(const run_opts_t *o, const sv_scenario_t *sc)
+{
+    int client_queue = (sc->metrics.selected & (SV_M_CLIENT_QUEUE | SV_M_E2EL_QUEUE)) &&
+                       sc->workload.max_concurrency > 0;
+    return !o->json && !o->req_csv && !o->cl_csv && !o->html && !o->prom && !o->prom_series &&
+           !o->trace && o->conv == SV_CONV_VLLM && !client_queue;
+}
+
 /* --axes-from: the other runs' reach, read before the run so that a bad file costs none;
  * note names them for the report. */
 static int read_run_axes(const run_opts_t *o, sv_run_axes_t *given, char *note, size_t n,
@@ -629,6 +641,7 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sc->metrics.sketch = o.sketch;
     sc->metrics.sketch_alpha = o.sketch_alpha;
     sc->metrics.exact_max = o.exact_max;
+    sc->metrics.window = o.sketch && records_unread(&o, sc);
     sv_run_axes_t given;
     char note[512];
     sv_tracer_t *tracer = NULL;

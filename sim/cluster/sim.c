@@ -49,7 +49,7 @@ enum { RS_OFF = 0, RS_STARTING, RS_ACTIVE, RS_DRAINING };
 /* The benchmark client: arrivals, the semaphore (max_concurrency), the closed loop,
  * timeouts, and the network between it and the servers. */
 typedef struct client {
-    sv_workload_t *wl;    /* arrivals and lengths (driven by wcfg) */
+    sv_workload_t *wl; /* arrivals and lengths (driven by wcfg) */
     sv_workload_cfg_t wcfg;
     sv_identity_t *ident; /* prompt identity, when the workload has any */
     int closed;           /* a closed loop: a new request whenever a slot is free */
@@ -66,8 +66,8 @@ typedef struct client {
     double *half_rtt;
     size_t cap_rtt;
     long receiving;
-    double last_end; /* the latest request end: the benchmark's duration, where up time stops */
-    int external;    /* requests also come from outside (sv_sim_inject) until closed */
+    double last_end;   /* the latest request end: the benchmark's duration, where up time stops */
+    int external;      /* requests also come from outside (sv_sim_inject) until closed */
     int only_external; /* ... and the workload sends none (SV_SIM_ONLY_EXTERNAL) */
     int unheld;        /* injected requests skip the semaphore (SV_SIM_UNHELD) */
 } client_t;
@@ -139,8 +139,8 @@ typedef struct sv_sim {
     long pending, since_progress, progress_bound;
     const sv_sim_hooks_t *hooks; /* observers (--trace-json); NULL: none */
     int rc;
-    sv_error_t *err;     /* the message of the first halt() */
-    sv_error_t scratch;  /* ... when the caller gave none */
+    sv_error_t *err;    /* the message of the first halt() */
+    sv_error_t scratch; /* ... when the caller gave none */
 } sim_t;
 
 /* Requests the closed-loop client may send in a row that all fail at the instant they
@@ -166,7 +166,15 @@ static void halt(sim_t *s, int rc, const char *fmt, ...)
 
 static sv_req_t *R(sim_t *s, int32_t id)
 {
-    return &s->res->pool.r[id];
+    return sv_reqpool_req(&s->res->pool, id);
+}
+
+/* Whether request id has ended: its record may be released then (a windowed pool). */
+static int is_over(sim_t *s, int32_t id)
+{
+    if (sv_reqpool_released(&s->res->pool, id)) return 1;
+    const sv_req_t *r = R(s, id);
+    return r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
 }
 
 static int progress_event(int type); /* the EVENTS table: a step towards the run's end */
@@ -193,7 +201,7 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
 {
     sv_reqpool_t *p = &s->res->pool;
     if (p->n >= (size_t)SV_MAX_REQUESTS ||
-        (double)(p->n + 1) * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES) {
+        (!p->windowed && (double)(p->n + 1) * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)) {
         halt(s, SV_ELIMIT,
              "workload: more than %zu requests would exceed the bound on per-request records "
              "(%.0f GiB at about %.0f bytes each); shorten workload.duration_s or lower the rate",
@@ -205,7 +213,7 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
         halt(s, SV_ENOMEM, "out of memory after %zu requests", p->n);
         return -1;
     }
-    sv_req_t *r = &p->r[id];
+    sv_req_t *r = R(s, id);
     r->arrival = arrival;
     r->output = out;
     if (s->sc->workload.nclasses > 0) { /* the class of the request the workload just gave */
@@ -263,9 +271,9 @@ static int32_t session_call(sim_t *s, long k, int32_t turn, double arrival, int3
     rec->sent++;
     rec->last = id;
     sv_reqpool_t *p = &s->res->pool;
-    sv_segment_t own = {sv_session_message_id(id), p->r[id].input};
+    sv_segment_t own = {sv_session_message_id(id), R(s, id)->input};
     if (nseg > 0) s->ss.sbuf[nseg - 1].id = sv_session_message_id(id); /* seg is sbuf */
-    if (!p->r[id].nseg &&
+    if (!R(s, id)->nseg &&
         sv_reqpool_set_segments(p, id, nseg > 0 ? seg : &own, nseg > 0 ? nseg : 1)) {
         halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
         return -1;
@@ -330,7 +338,7 @@ static void session_next(sim_t *s, long k)
     int n = 0;
     long in = msg;
     if (s->sc->sessions.history) {
-        const sv_req_t *q = &p->r[prev];
+        const sv_req_t *q = R(s, prev);
         if (SV_GROW(s->ss.sbuf, s->ss.capsbuf, (size_t)q->nseg + 2)) {
             halt(s, SV_ENOMEM, "out of memory building a session's prompt");
             return;
@@ -362,7 +370,7 @@ static void session_ended(sim_t *s, int32_t id)
     else
         rec->failed++;
     if (rec->done + rec->failed < rec->sent) return; /* a fanout's other calls */
-    if (s->ss.starting == k + 1) return;                 /* ... or its calls not sent yet */
+    if (s->ss.starting == k + 1) return;             /* ... or its calls not sent yet */
     int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
     if (chain && rec->failed == 0 && rec->sent < rec->planned) {
         double think = sv_session_think(s->ss.sgen);
@@ -564,7 +572,8 @@ static void pump(sim_t *s)
         /* A request that fails the instant it is sent frees its slot at once; with no
          * request bound the loop would resend forever without time moving. */
         const sv_req_t *r = R(s, id);
-        s->cl.instant_fails = r->state == SV_RQ_FAILED && r->end == s->now ? s->cl.instant_fails + 1 : 0;
+        s->cl.instant_fails =
+            r->state == SV_RQ_FAILED && r->end == s->now ? s->cl.instant_fails + 1 : 0;
         if (s->cl.instant_fails >= SV_MAX_INSTANT_FAILS && s->sc->workload.num_requests == 0)
             halt(s, SV_ELIMIT,
                  "workload: the closed-loop client sent %ld requests in a row at t=%.6g s that "
@@ -639,8 +648,12 @@ static void start_transfers(sim_t *s)
     int *cand = s->fl.cand;
     while (!s->rc && s->kv.headxq < s->kv.nxq) {
         int32_t id = s->kv.xq[s->kv.headxq];
+        if (is_over(s, id)) { /* it failed while waiting */
+            s->kv.headxq++;
+            continue;
+        }
         sv_req_t *r = R(s, id);
-        if (r->state != SV_RQ_HANDOFF) { /* it failed while waiting */
+        if (r->state != SV_RQ_HANDOFF) {
             s->kv.headxq++;
             continue;
         }
@@ -936,8 +949,8 @@ static void step_end(sim_t *s, int rep)
 
 static void timeout(sim_t *s, int32_t id)
 {
+    if (is_over(s, id)) return;
     sv_req_t *r = R(s, id);
-    if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) return;
     if (r->state == SV_RQ_XFER) {
         int p = r->prefill_replica;
         service_link(s, p); /* it may land at this very instant */
@@ -985,10 +998,12 @@ static void describe(sim_t *s, char *buf, size_t size)
                      "%ld), %zu held back; replicas: %ld waiting, %ld running, %ld steps in "
                      "flight, %ld transfers reserved; hand-off queue %zu",
                      s->cl.outstanding, s->cl.inflight, s->sc->workload.max_concurrency,
-                     s->cl.nback - s->cl.headback, waiting, running, busy, reserved, s->kv.nxq - s->kv.headxq);
+                     s->cl.nback - s->cl.headback, waiting, running, busy, reserved,
+                     s->kv.nxq - s->kv.headxq);
     for (int i = 0; i < s->res->replicas && i < 4 && n > 0 && (size_t)n < size; i++)
-        n += snprintf(buf + n, size - (size_t)n, "; replica %d: %ld of %ld blocks free", i,
-                      sv_replica_free_blocks(s->fl.reps[i]), sv_replica_total_blocks(s->fl.reps[i]));
+        n +=
+            snprintf(buf + n, size - (size_t)n, "; replica %d: %ld of %ld blocks free", i,
+                     sv_replica_free_blocks(s->fl.reps[i]), sv_replica_total_blocks(s->fl.reps[i]));
 }
 
 /* Anything left to happen: the periodic events re-arm while it is. */
@@ -1002,8 +1017,8 @@ static int live(const sim_t *s)
 static void check_client(sim_t *s)
 {
     long sent = 0, live = 0;
-    for (size_t i = 0; i < s->res->pool.n; i++) {
-        const sv_req_t *r = &s->res->pool.r[i];
+    for (size_t i = s->res->pool.base; i < s->res->pool.n; i++) { /* (released: ended) */
+        const sv_req_t *r = R(s, (int32_t)i);
         int over = r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
         if (over != r->ended) {
             halt(s, SV_EINVAL, "internal error (--check) at t=%.9g s: request %zu is %s but %s",
@@ -1313,8 +1328,7 @@ static int setup_pools(sim_t *s, sv_error_t *err)
                 s->fl.dec_min_len = pp->max_model_len;
             if (usable > s->fl.dec_max_blocks) s->fl.dec_max_blocks = usable;
         }
-        if ((rc = setup_replicas(s, p, k, &ecfg, err)) || (rc = setup_scaler(s, p, err)))
-            return rc;
+        if ((rc = setup_replicas(s, p, k, &ecfg, err)) || (rc = setup_scaler(s, p, err))) return rc;
         k += pc->replicas;
     }
     rebuild_routes(s);
@@ -1328,7 +1342,17 @@ static int setup_pools(sim_t *s, sv_error_t *err)
 
 /* The per-request records are the run's one large allocation: refuse up front what
  * cannot fit the bound, naming the key that asks for it. */
-static int check_record_bound(const sv_scenario_t *sc, sv_error_t *err)
+/* Whether the run keeps a window of records (metrics.window, docs/performance.md): the
+ * streaming summary reads none after a request ends, and neither do a run without
+ * sessions (their next calls and summaries read earlier ones), a network (the client's
+ * view moves every record at the end) and requests from outside (served live). */
+static int windowed(const sv_scenario_t *sc, int external)
+{
+    return sc->metrics.window && sc->metrics.sketch && sc->metrics.nclasses == 0 &&
+           !sc->sessions.given && !sc->network.enabled && !sc->has_class_rtt && !external;
+}
+
+static int check_record_bound(const sv_scenario_t *sc, int external, sv_error_t *err)
 {
     const sv_workload_cfg_t *w = &sc->workload;
     double n_req = 0;
@@ -1339,7 +1363,7 @@ static int check_record_bound(const sv_scenario_t *sc, sv_error_t *err)
         n_req = (double)sc->trace->n, key = "workload.trace";
     else if (w->duration > 0 && isfinite(w->rate))
         n_req = w->rate * w->duration, key = "workload.rate x workload.duration_s";
-    if (n_req * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)
+    if (!windowed(sc, external) && n_req * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)
         return sv_errorf(err, SV_ELIMIT,
                          "%s: %.0f requests need about %.1f GiB of per-request records, over the "
                          "bound of %.0f GiB; simulate fewer requests (or shard the study)",
@@ -1387,8 +1411,10 @@ static int setup(sim_t *s, sv_error_t *err)
     for (int p = 0; p < sc->npools; p++)
         total += sc->pools[p].replicas;
     if ((rc = alloc_replicas(s, total, err)) || (rc = setup_pools(s, err)) ||
-        (rc = check_record_bound(sc, err)) || (rc = setup_client(s, err)))
+        (rc = check_record_bound(sc, s->cl.external, err)) || (rc = setup_client(s, err)))
         return rc;
+    if (windowed(sc, s->cl.external) && sv_reqpool_window(&s->res->pool, NULL, NULL))
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
     s->smp.dt = sc->metrics.sample_interval;
     s->smp.cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
     /* Between two request ends a replica runs at most one step per token of its longest
@@ -1444,7 +1470,7 @@ static void end_at_horizon(sim_t *s)
         sv_replica_fail_all(s->fl.reps[i], s->now);
         drain(s, i);
     }
-    for (size_t i = 0; i < s->res->pool.n; i++) {
+    for (size_t i = s->res->pool.base; i < s->res->pool.n; i++) { /* (released: ended) */
         sv_req_t *r = R(s, (int32_t)i);
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) continue;
         /* Between pools: give back the pinned prefill blocks and the decode reservation. */
@@ -1526,9 +1552,9 @@ static void check_end(sim_t *s)
             return;
         }
     }
-    size_t ended_n = 0;
-    for (size_t i = 0; i < s->res->pool.n; i++)
-        ended_n += s->res->pool.r[i].ended;
+    size_t ended_n = s->res->pool.base; /* released: ended */
+    for (size_t i = s->res->pool.base; i < s->res->pool.n; i++)
+        ended_n += R(s, (int32_t)i)->ended;
     if (ended_n != s->res->pool.n || s->cl.inflight != 0)
         halt(s, SV_EINVAL, "internal error: %zu of %zu requests ended, %ld client slots still held",
              ended_n, s->res->pool.n, s->cl.inflight);
@@ -1550,11 +1576,13 @@ static void on_arrival(sim_t *s, int32_t id)
 
 static void on_dispatch(sim_t *s, int32_t id)
 {
-    if (R(s, id)->state == SV_RQ_NEW) dispatch(s, id); /* not timed out at the router */
+    if (!is_over(s, id) && R(s, id)->state == SV_RQ_NEW)
+        dispatch(s, id); /* not timed out at the router */
 }
 
 static void on_engine_in(sim_t *s, int32_t id)
 {
+    if (is_over(s, id)) return;
     sv_req_t *r = R(s, id);
     if (r->state == SV_RQ_WAITING) kick(s, r->replica); /* still waiting (not timed out) */
 }
@@ -1639,6 +1667,7 @@ static void run_until(sim_t *s, double until)
         /* Any event may have freed a client slot (a request failed at dispatch, timed
          * out between pools, ...): the client sends what the semaphore now allows. */
         pump(s);
+        sv_reqpool_release(&s->res->pool); /* (a windowed pool: between events) */
     }
 }
 
@@ -1717,8 +1746,8 @@ static int summarize(sim_t *s, sv_error_t *err)
     return rc;
 }
 
-int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external,
-                sv_sim_t **out, sv_error_t *err)
+int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external, sv_sim_t **out,
+                sv_error_t *err)
 {
     *out = NULL;
     sim_t *s = calloc(1, sizeof *s);
@@ -1788,8 +1817,10 @@ int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
 {
     *id = -1;
     if (s->rc) return s->rc;
-    if (input < 1 || output < 1) return sv_errorf(s->err, SV_EINVAL, "an injected request "
-                                                  "needs at least 1 input and 1 output token");
+    if (input < 1 || output < 1)
+        return sv_errorf(s->err, SV_EINVAL,
+                         "an injected request "
+                         "needs at least 1 input and 1 output token");
     int32_t k = new_request(s, s->now, input, output, 0);
     if (k < 0) return s->rc;
     if (s->sc->workload.nclasses > 0) { /* not one the workload drew: the first class */

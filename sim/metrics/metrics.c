@@ -603,8 +603,8 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
     sv_sketch_t *sk = alpha > 0 ? sv_sketch_new(alpha) : NULL;
     sv_wval_t *w = sk ? NULL : malloc((nw + 1) * sizeof *w);
     bins_t bins;
-    int bad = bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov ||
-              !wts || (!w && !sk);
+    int bad = bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts ||
+              (!w && !sk);
     for (int k = 0; k < m->replicas && !bad; k++) {
         cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
         wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
@@ -745,7 +745,8 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             continue;
         }
         for (size_t d = 0; d < NDISTS; d++)
-            if (!DISTS[d].multi_token_only || r->output > 1) bad |= dist_add(&v[d], DISTS[d].get(r));
+            if (!DISTS[d].multi_token_only || r->output > 1)
+                bad |= dist_add(&v[d], DISTS[d].get(r));
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
@@ -840,7 +841,7 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
     sv_metrics_t *m = (sv_metrics_t *)cm; /* the index is a cache */
     *out = NULL;
     *n = 0;
-    const sv_req_t *r = &pool->r[req];
+    const sv_req_t *r = sv_reqpool_req(pool, req);
     if (m->st) return SV_EINVAL; /* streaming mode keeps no per-request ITLs */
     if (!ok(r) || r->output <= 1) return 0;
     if (build_index(m, pool->n)) return SV_ENOMEM;
@@ -1093,8 +1094,7 @@ static void chain_append(int32_t *head, int32_t *tail, int32_t *next, int32_t sl
     *tail = slot;
 }
 
-static int32_t stream_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0,
-                               double t_join)
+static int32_t stream_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join)
 {
     stream_t *st = m->st;
     int32_t slot = slot_take(&st->seg_free, &m->seg_next, &st->cap_seg_next, (void **)&m->segs,
@@ -1360,7 +1360,8 @@ static int stream_summarize(const sv_metrics_t *cm, sv_summary_t *out, sv_error_
     for (int b = 0; b < st->slo.nbudgets; b++) {
         const sv_budget_t *bg = &st->slo.budget[b];
         int d = bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2;
-        if (bg->metric != SV_K_ITL) out->budget_ms[b] = sv_sketch_percentile(st->dist[d], bg->pct) * 1e3;
+        if (bg->metric != SV_K_ITL)
+            out->budget_ms[b] = sv_sketch_percentile(st->dist[d], bg->pct) * 1e3;
     }
     double best = 0.0;
     for (size_t i = 0; i < st->capbin; i++)

@@ -79,6 +79,11 @@ typedef struct sv_metrics_cfg {
     int sketch;
     double sketch_alpha;
     long exact_max;
+    /* With the streaming summary (sketch, no classes): the caller reads no request record
+     * after the run, so the simulator may release each once it has ended (a windowed
+     * pool, servesim/traffic/request.h); the records' memory then follows the requests in
+     * flight. Not set by scenarios: `run` sets it when no output it writes reads them. */
+    int window;
 } sv_metrics_cfg_t;
 
 /* Above this many requests the summary uses sketches unless exact_max says otherwise: the
