@@ -1,12 +1,15 @@
 /*
  * The request pool's window (servesim/traffic/request.h): the records of ended requests
  * released in id order once enough are held, each read by the hook first, the rest (and
- * their segments) still found by id; and a streaming run with the window prints the same
- * summary as without it, in a fraction of the records' memory.
+ * their segments) still found by id; a streaming run with the window prints the same
+ * summary as without it, and writes the same --requests-csv and JSON lists as requests end.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "servesim/report/recstream.h"
 #include "servesim/report/report.h"
 #include "servesim/traffic/request.h"
 #include "testsim.h"
@@ -149,6 +152,87 @@ START_TEST(test_window_same_summary)
 }
 END_TEST
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The JSON's per-request lists: from "input_lens" to the key after the last of them. */
+static char *lists_of(char *json)
+{
+    char *a = strstr(json, "\"input_lens\""), *b = strstr(json, "\"max_output_tokens_per_s\"");
+    ck_assert(a && b && a < b);
+    *b = '\0';
+    return a;
+}
+
+START_TEST(test_window_streams_outputs)
+{
+    /* --requests-csv and --detailed's lists written as the requests end, from a windowed
+     * streaming run: byte for byte those the exact run writes from its records at the end
+     * (neither depends on how percentiles are taken). */
+    sv_catalog_t *cat = tu_catalog();
+    const char *yaml = "model: llama-3.1-8b\n"
+                       "hardware: {gpu: h100-sxm, replicas: 2}\n"
+                       "engine: {max_num_seqs: 64, max_queue: 40}\n"
+                       "workload:\n"
+                       "  num_requests: 12000\n"
+                       "  rate: 150\n"
+                       "  timeout_s: 2\n"
+                       "  input: {dist: lognormal, mean: 300, std: 200, min: 4, max: 4096}\n"
+                       "  output: {dist: lognormal, mean: 100, std: 80, min: 1, max: 1024}\n";
+    char csv[2][64], json[2][64];
+    for (int w = 0; w < 2; w++) {
+        snprintf(csv[w], sizeof csv[w], "/tmp/sv_test_rq_%d_%d.csv", (int)getpid(), w);
+        snprintf(json[w], sizeof json[w], "/tmp/sv_test_rq_%d_%d.json", (int)getpid(), w);
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0);
+        sv_recstream_t *rs = NULL;
+        if (w) {
+            sc->metrics.sketch = 1;
+            ck_assert_int_eq(sv_recstream_new(sc, csv[w], 1, 1, &rs, &err), 0);
+            sv_recstream_attach(rs, sc);
+            ck_assert(sv_sim_windowed(sc));
+        }
+        sv_result_t *res;
+        ck_assert_msg(sv_sim_run(sc, &res, &err) == 0, "%s", err.msg);
+        if (w) {
+            ck_assert_uint_eq(res->pool.base, res->pool.n); /* every record released */
+            ck_assert_int_eq(sv_recstream_finish(rs, &err), 0);
+            ck_assert_int_eq(sv_report_json_streamed(res, rs, 1, json[w], &err), 0);
+        } else {
+            ck_assert_int_eq(sv_report_requests_csv(res, csv[w], &err), 0);
+            ck_assert_int_eq(sv_report_json(res, 1, json[w], &err), 0);
+        }
+        sv_recstream_free(rs);
+        tu_done(sc, res);
+    }
+    char *c0 = slurp(csv[0]), *c1 = slurp(csv[1]), *j0 = slurp(json[0]), *j1 = slurp(json[1]);
+    ck_assert(strlen(c0) > 12000 * 50);
+    ck_assert_str_eq(c0, c1);
+    ck_assert_str_eq(lists_of(j0), lists_of(j1));
+    for (int w = 0; w < 2; w++) {
+        unlink(csv[w]);
+        unlink(json[w]);
+    }
+    free(c0);
+    free(c1);
+    free(j0);
+    free(j1);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("reqpool");
@@ -156,6 +240,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_window_releases_in_order);
     tcase_add_test(tc, test_window_same_summary);
+    tcase_add_test(tc, test_window_streams_outputs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1352,6 +1352,11 @@ static int windowed(const sv_scenario_t *sc, int external)
            !sc->sessions.given && !sc->network.enabled && !sc->has_class_rtt && !external;
 }
 
+int sv_sim_windowed(const sv_scenario_t *sc)
+{
+    return windowed(sc, 0);
+}
+
 static int check_record_bound(const sv_scenario_t *sc, int external, sv_error_t *err)
 {
     const sv_workload_cfg_t *w = &sc->workload;
@@ -1413,7 +1418,8 @@ static int setup(sim_t *s, sv_error_t *err)
     if ((rc = alloc_replicas(s, total, err)) || (rc = setup_pools(s, err)) ||
         (rc = check_record_bound(sc, s->cl.external, err)) || (rc = setup_client(s, err)))
         return rc;
-    if (windowed(sc, s->cl.external) && sv_reqpool_window(&s->res->pool, NULL, NULL))
+    if (windowed(sc, s->cl.external) &&
+        sv_reqpool_window(&s->res->pool, sc->metrics.on_record, sc->metrics.out_ctx))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     s->smp.dt = sc->metrics.sample_interval;
     s->smp.cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
@@ -1713,6 +1719,7 @@ static void wind_down(sim_t *s)
     if (!s->rc && sv_metrics_oom(s->res->metrics))
         halt(s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s->res->pool.n);
     if (!s->rc) check_end(s);
+    if (!s->rc) sv_reqpool_release_all(&s->res->pool); /* (every record through on_record) */
 }
 
 /* The result: replica statistics, the summaries (all, per class, sessions), the totals. */

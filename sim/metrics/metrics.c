@@ -835,6 +835,8 @@ static int build_index(sv_metrics_t *m, size_t nreq)
     return 0;
 }
 
+static size_t itls_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g, double *v);
+
 int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t req, double **out,
                     size_t *n)
 {
@@ -847,8 +849,16 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
     if (build_index(m, pool->n)) return SV_ENOMEM;
     double *v = malloc((size_t)(r->output - 1) * sizeof *v);
     if (!v) return SV_ENOMEM;
+    *out = v;
+    *n = itls_of(m, r, m->seg_first[req], m->single_first[req], v);
+    return 0;
+}
+
+/* The token gaps of completed request r (output > 1) into v (room for output - 1): its
+ * segments from s and single tokens from g, chained through seg_next and single_next. */
+static size_t itls_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g, double *v)
+{
     size_t k = 0;
-    int32_t s = m->seg_first[req], g = m->single_first[req];
     /* Segments and singles alternate in time; merge them by their start times. */
     while ((s >= 0 || g >= 0) && k < (size_t)(r->output - 1)) {
         if (g >= 0 && (s < 0 || m->singles[g].t <= m->segs[s].t_join)) {
@@ -867,9 +877,7 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
             s = m->seg_next[s];
         }
     }
-    *out = v;
-    *n = k;
-    return 0;
+    return k;
 }
 
 /* ---- streaming mode ------------------------------------------------------------------- */
@@ -917,6 +925,8 @@ struct stream {
     size_t capbin;
     sv_wval_t *far; /* seconds past the dense bins: (second, tokens) */
     size_t nfar, capfar;
+    double *itlbuf; /* one request's token gaps, for cfg.on_end */
+    size_t capitl;
     sv_summary_t tot; /* counts, totals, goodput counts, duration */
     sv_slo_t slo;
     int has_slo;
@@ -965,6 +975,7 @@ static void stream_free(sv_metrics_t *m)
     free(st->act.t);
     free(st->bin);
     free(st->far);
+    free(st->itlbuf);
     free(st);
     m->st = NULL;
 }
@@ -1265,6 +1276,23 @@ void sv_metrics_request_start(sv_metrics_t *m, int32_t id, const sv_req_t *r)
     c->seq = q;
 }
 
+/* Request id ends: cfg.on_end sees it with its token gaps (none unless it completed with
+ * more than one output token), before its chains are folded and forgotten. */
+static void stream_report(sv_metrics_t *m, const sv_req_t *r, int32_t id, const chain_t *c,
+                          int done)
+{
+    stream_t *st = m->st;
+    size_t n = 0;
+    if (done && r->output > 1 && m->cfg.end_itls) {
+        if (SV_GROW(st->itlbuf, st->capitl, (size_t)(r->output - 1))) {
+            m->oom = 1;
+            return;
+        }
+        n = itls_of(m, r, c->seg, c->sg, st->itlbuf);
+    }
+    m->cfg.on_end(m->cfg.out_ctx, id, r, st->itlbuf, n);
+}
+
 void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
 {
     stream_t *st = m->st;
@@ -1278,6 +1306,7 @@ void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
         map_del(st, (size_t)f);
     }
     int done = ok(r);
+    if (m->cfg.on_end) stream_report(m, r, id, &c, done);
     if (done) {
         for (size_t d = 0; d < NDISTS; d++)
             if (!DISTS[d].multi_token_only || r->output > 1)
@@ -1286,6 +1315,9 @@ void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
         t->total_input += r->input;
         t->total_output += r->output;
         if (st->has_slo) count_good(&st->slo, r, t);
+        double ttft = sv_req_ttft(r) * 1e3, tpot = r->output > 1 ? sv_req_tpot(r) * 1e3 : 0.0;
+        if (ttft > t->max_ttft_ms) t->max_ttft_ms = ttft;
+        if (tpot > t->max_tpot_ms) t->max_tpot_ms = tpot;
         stream_bin(m, r->first_token, 1.0);
     } else {
         t->failed++;
