@@ -427,7 +427,7 @@ typedef struct run_opts {
     const char *json, *req_csv, *ts_csv, *html, *prom, *prom_series, *cl_csv, *trace,
         *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
-    int sketch;          /* --sketch */
+    int sketch;         /* --sketch */
     double sketch_alpha; /* --sketch-alpha; 0: the default */
     long exact_max;      /* --exact-max; 0: the default */
     sv_convention_t conv;

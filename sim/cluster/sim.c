@@ -49,7 +49,7 @@ enum { RS_OFF = 0, RS_STARTING, RS_ACTIVE, RS_DRAINING };
 /* The benchmark client: arrivals, the semaphore (max_concurrency), the closed loop,
  * timeouts, and the network between it and the servers. */
 typedef struct client {
-    sv_workload_t *wl; /* arrivals and lengths (driven by wcfg) */
+    sv_workload_t *wl;    /* arrivals and lengths (driven by wcfg) */
     sv_workload_cfg_t wcfg;
     sv_identity_t *ident; /* prompt identity, when the workload has any */
     int closed;           /* a closed loop: a new request whenever a slot is free */
@@ -66,8 +66,8 @@ typedef struct client {
     double *half_rtt;
     size_t cap_rtt;
     long receiving;
-    double last_end;   /* the latest request end: the benchmark's duration, where up time stops */
-    int external;      /* requests also come from outside (sv_sim_inject) until closed */
+    double last_end; /* the latest request end: the benchmark's duration, where up time stops */
+    int external;    /* requests also come from outside (sv_sim_inject) until closed */
     int only_external; /* ... and the workload sends none (SV_SIM_ONLY_EXTERNAL) */
     int unheld;        /* injected requests skip the semaphore (SV_SIM_UNHELD) */
 } client_t;
@@ -139,8 +139,8 @@ typedef struct sv_sim {
     long pending, since_progress, progress_bound;
     const sv_sim_hooks_t *hooks; /* observers (--trace-json); NULL: none */
     int rc;
-    sv_error_t *err;    /* the message of the first halt() */
-    sv_error_t scratch; /* ... when the caller gave none */
+    sv_error_t *err;     /* the message of the first halt() */
+    sv_error_t scratch;  /* ... when the caller gave none */
 } sim_t;
 
 /* Requests the closed-loop client may send in a row that all fail at the instant they
@@ -370,7 +370,7 @@ static void session_ended(sim_t *s, int32_t id)
     else
         rec->failed++;
     if (rec->done + rec->failed < rec->sent) return; /* a fanout's other calls */
-    if (s->ss.starting == k + 1) return;             /* ... or its calls not sent yet */
+    if (s->ss.starting == k + 1) return;                 /* ... or its calls not sent yet */
     int chain = s->sc->sessions.shape == SV_SESSION_CHAIN;
     if (chain && rec->failed == 0 && rec->sent < rec->planned) {
         double think = sv_session_think(s->ss.sgen);
@@ -572,8 +572,7 @@ static void pump(sim_t *s)
         /* A request that fails the instant it is sent frees its slot at once; with no
          * request bound the loop would resend forever without time moving. */
         const sv_req_t *r = R(s, id);
-        s->cl.instant_fails =
-            r->state == SV_RQ_FAILED && r->end == s->now ? s->cl.instant_fails + 1 : 0;
+        s->cl.instant_fails = r->state == SV_RQ_FAILED && r->end == s->now ? s->cl.instant_fails + 1 : 0;
         if (s->cl.instant_fails >= SV_MAX_INSTANT_FAILS && s->sc->workload.num_requests == 0)
             halt(s, SV_ELIMIT,
                  "workload: the closed-loop client sent %ld requests in a row at t=%.6g s that "
@@ -998,12 +997,10 @@ static void describe(sim_t *s, char *buf, size_t size)
                      "%ld), %zu held back; replicas: %ld waiting, %ld running, %ld steps in "
                      "flight, %ld transfers reserved; hand-off queue %zu",
                      s->cl.outstanding, s->cl.inflight, s->sc->workload.max_concurrency,
-                     s->cl.nback - s->cl.headback, waiting, running, busy, reserved,
-                     s->kv.nxq - s->kv.headxq);
+                     s->cl.nback - s->cl.headback, waiting, running, busy, reserved, s->kv.nxq - s->kv.headxq);
     for (int i = 0; i < s->res->replicas && i < 4 && n > 0 && (size_t)n < size; i++)
-        n +=
-            snprintf(buf + n, size - (size_t)n, "; replica %d: %ld of %ld blocks free", i,
-                     sv_replica_free_blocks(s->fl.reps[i]), sv_replica_total_blocks(s->fl.reps[i]));
+        n += snprintf(buf + n, size - (size_t)n, "; replica %d: %ld of %ld blocks free", i,
+                      sv_replica_free_blocks(s->fl.reps[i]), sv_replica_total_blocks(s->fl.reps[i]));
 }
 
 /* Anything left to happen: the periodic events re-arm while it is. */
@@ -1328,7 +1325,8 @@ static int setup_pools(sim_t *s, sv_error_t *err)
                 s->fl.dec_min_len = pp->max_model_len;
             if (usable > s->fl.dec_max_blocks) s->fl.dec_max_blocks = usable;
         }
-        if ((rc = setup_replicas(s, p, k, &ecfg, err)) || (rc = setup_scaler(s, p, err))) return rc;
+        if ((rc = setup_replicas(s, p, k, &ecfg, err)) || (rc = setup_scaler(s, p, err)))
+            return rc;
         k += pc->replicas;
     }
     rebuild_routes(s);
@@ -1827,7 +1825,7 @@ int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
     if (input < 1 || output < 1)
         return sv_errorf(s->err, SV_EINVAL,
                          "an injected request "
-                         "needs at least 1 input and 1 output token");
+                                                  "needs at least 1 input and 1 output token");
     int32_t k = new_request(s, s->now, input, output, 0);
     if (k < 0) return s->rc;
     if (s->sc->workload.nclasses > 0) { /* not one the workload drew: the first class */

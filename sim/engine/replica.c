@@ -105,10 +105,10 @@ _Static_assert(NSCHED == SV_SCHED_COUNT, "a row of SCHEDULERS per sv_sched_t");
  * PREFIX_MEMO entries; a collision recomputes, which gives the same hashes). */
 enum { PREFIX_MEMO = 1024 };
 typedef struct chain_memo {
-    uint64_t id;     /* the segment */
-    int32_t len, bs; /* its tokens; the block size the chain is for */
-    long n;          /* its full blocks: len / bs */
-    uint64_t *h;     /* their hashes; NULL for an unused entry */
+    uint64_t id;      /* the segment */
+    int32_t len, bs;  /* its tokens; the block size the chain is for */
+    long n;           /* its full blocks: len / bs */
+    uint64_t *h;      /* their hashes; NULL for an unused entry */
 } chain_memo_t;
 
 struct sv_replica {
@@ -119,8 +119,8 @@ struct sv_replica {
     sv_reqpool_t *pool;
     sv_metrics_t *m;
     int bs;
-    long seq_blocks;   /* blocks every sequence holds besides its tokens' (sv_perf_seq_blocks) */
-    int reserve;       /* tr->reserve, read on every decode step */
+    long seq_blocks; /* blocks every sequence holds besides its tokens' (sv_perf_seq_blocks) */
+    int reserve; /* tr->reserve, read on every decode step */
     sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
     long watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
@@ -152,7 +152,7 @@ struct sv_replica {
     fin_t *fin; /* the step's finished requests, before they are freed in order */
     size_t nfin, capfin;
     int64_t run_seq; /* stamps of the running list: increasing from its head to its tail */
-    int32_t *hand;   /* prefill role: handed off in the last step */
+    int32_t *hand; /* prefill role: handed off in the last step */
     size_t nhand, caphand;
     int32_t *pending; /* decode role: landed, to join at the next step */
     size_t npend, cappend;
@@ -177,10 +177,10 @@ struct sv_replica {
     sv_replica_stats_t st;
 };
 
-#define Q(r, id) sv_reqpool_req((r)->pool, (id)) /* the public record */
-#define E(r, id) ((sv_reqeng_t *)(r)->pool->side + sv_reqpool_slot((r)->pool, (id))) /* its state  \
-                                                                                      */
-#define KVP(r) (&(r)->kv.pool[SV__KV_FULL]) /* its pool of full-attention KV */
+/* the public record, the engine's private state (servesim/traffic/request.h: by slot) */
+#define Q(r, id) sv_reqpool_req((r)->pool, (id))
+#define E(r, id) ((sv_reqeng_t *)(r)->pool->side + sv_reqpool_slot((r)->pool, (id)))
+#define KVP(r) (&(r)->kv.pool[SV__KV_FULL])              /* its pool of full-attention KV */
 
 int sv_sched_parse(const char *s, sv_sched_t *out)
 {
