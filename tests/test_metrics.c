@@ -82,7 +82,7 @@ static void assert_counts(const sv_summary_t *s)
 START_TEST(test_three_requests)
 {
     sv_metrics_t *m;
-    sv_reqpool_t pool;
+    sv_reqpool_t pool = {0};
     sv_summary_t s;
     sv_error_t err;
     build(&m, &pool, 187.5, 125.0);
@@ -200,7 +200,7 @@ END_TEST
 START_TEST(test_goodput_ttft_only_and_none)
 {
     sv_metrics_t *m;
-    sv_reqpool_t pool;
+    sv_reqpool_t pool = {0};
     sv_summary_t s;
     sv_error_t err;
     build(&m, &pool, 187.5, NAN);

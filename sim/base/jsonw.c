@@ -269,17 +269,61 @@ void sv__jw_end_arr(sv_jw_t *w)
     w->depth--;
 }
 
+/* The separator an item inside an array takes into p (none for the first); the end. */
+static char *item_sep(sv_jw_t *w, char *p)
+{
+    if (!w->first[w->depth]) {
+        *p++ = ',';
+        *p++ = ' ';
+    }
+    w->first[w->depth] = 0;
+    return p;
+}
+
+/* Items of arrays (the per-request lists: most of what a detailed result holds) are laid
+ * out with their separator in one buffer and written with one fwrite. */
 void sv__jw_num(sv_jw_t *w, const char *key, double v)
 {
-    char buf[32];
-    sv__jw_key(w, key);
-    fputs(isfinite(v) ? sv__fmt_double(v, buf) : "null", w->f);
+    char buf[40];
+    if (key || w->depth == 0) {
+        sv__jw_key(w, key);
+        fputs(isfinite(v) ? sv__fmt_double(v, buf) : "null", w->f);
+        return;
+    }
+    char *p = item_sep(w, buf);
+    if (isfinite(v))
+        sv__fmt_double(v, p);
+    else
+        memcpy(p, "null", 5);
+    fwrite(buf, 1, strlen(buf), w->f);
+}
+
+/* printf's %ld of v into p (>= 21 bytes); the end. */
+static char *fmt_long(long v, char *p)
+{
+    char dig[20];
+    unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+    int n = 0;
+    do {
+        dig[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *p++ = '-';
+    while (n)
+        *p++ = dig[--n];
+    return p;
 }
 
 void sv__jw_int(sv_jw_t *w, const char *key, long v)
 {
-    sv__jw_key(w, key);
-    fprintf(w->f, "%ld", v);
+    char buf[32];
+    char *p = buf;
+    if (key || w->depth == 0)
+        sv__jw_key(w, key);
+    else
+        p = item_sep(w, p);
+    p = fmt_long(v, p);
+    fwrite(buf, 1, (size_t)(p - buf), w->f);
 }
 
 void sv__jw_null(sv_jw_t *w, const char *key)

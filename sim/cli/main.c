@@ -34,6 +34,7 @@
 #include "servesim/studies/runprogress.h"
 #include "servesim/report/report.h"
 #include "servesim/report/convention.h"
+#include "servesim/report/recstream.h"
 #include "servesim/report/trace.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
@@ -521,6 +522,7 @@ static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_er
 static int check_streaming(const run_opts_t *o, const sv_scenario_t *sc, sv_error_t *err)
 {
     if (!o->sketch || sc->metrics.nclasses > 0) return 0;
+    if (sv_sim_windowed(sc)) return 0; /* every output written as the requests end */
     const sv_convention_def_t *d = o->conv != SV_CONV_VLLM ? sv_convention_get(o->conv) : NULL;
     int itls = 0; /* another convention pools the ITLs or takes the time to second token */
     for (int i = 0; d && i < d->nmetrics; i++)
@@ -534,6 +536,20 @@ static int check_streaming(const run_opts_t *o, const sv_scenario_t *sc, sv_erro
                      "%s needs every request's inter-token latencies, which the streaming "
                      "summary (--sketch) does not keep; drop one of them",
                      what);
+}
+
+/* Whether the outputs asked for read no request record after the run, or can be written as
+ * the requests end (--json and --requests-csv to a file, servesim/report/recstream.h), so
+ * that the streaming summary's run may release each record once it has ended
+ * (metrics.window): vLLM's convention without the client-queue metrics (read from the
+ * records at the end), no --report, --cluster-csv, --prometheus(-series) or --trace-json. */
+static int records_unread(const run_opts_t *o, const sv_scenario_t *sc)
+{
+    int client_queue = (sc->metrics.selected & (SV_M_CLIENT_QUEUE | SV_M_E2EL_QUEUE)) &&
+                       sc->workload.max_concurrency > 0;
+    int csv_out = o->req_csv && strcmp(o->req_csv, "-") == 0; /* (stdout: after the summary) */
+    return !csv_out && !o->cl_csv && !o->html && !o->prom && !o->prom_series && !o->trace &&
+           o->conv == SV_CONV_VLLM && !client_queue;
 }
 
 /* --axes-from: the other runs' reach, read before the run so that a bad file costs none;
@@ -556,10 +572,23 @@ static int read_run_axes(const run_opts_t *o, sv_run_axes_t *given, char *note, 
     return 0;
 }
 
-/* The files asked for, in order; stops at the first that fails (0 or its code). */
+/* A windowed run writes --requests-csv and --json's per-request lists as its requests end
+ * (*rs; NULL when it is not windowed or writes neither). */
+static int open_recstream(const run_opts_t *o, sv_scenario_t *sc, sv_recstream_t **rs,
+                          sv_error_t *err)
+{
+    *rs = NULL;
+    if (!sv_sim_windowed(sc) || (!o->json && !o->req_csv)) return 0;
+    int rc = sv_recstream_new(sc, o->req_csv, o->json != NULL, o->detailed, rs, err);
+    if (!rc) sv_recstream_attach(*rs, sc);
+    return rc;
+}
+
+/* The files asked for, in order; stops at the first that fails (0 or its code). rs: what
+ * was written as the requests ended (--requests-csv done, --json's lists). */
 static int write_run_outputs(const run_opts_t *o, const sv_result_t *res,
                              const sv_run_axes_t *given, const char *note, sv_tracer_t *tracer,
-                             sv_error_t *err)
+                             sv_recstream_t *rs, sv_error_t *err)
 {
     int rc = 0;
     if (o->verbose && !o->quiet) {
@@ -569,8 +598,12 @@ static int write_run_outputs(const run_opts_t *o, const sv_result_t *res,
         sv_run_config_free(&cfg);
     }
     if (!o->quiet) sv_report_summary_as(res, o->conv, stdout);
-    if (o->json && (rc = sv_report_json_as(res, o->conv, o->detailed, o->json, err))) return rc;
-    if (o->req_csv && (rc = sv_report_requests_csv(res, o->req_csv, err))) return rc;
+    if (rs && (rc = sv_recstream_finish(rs, err))) return rc;
+    if (o->json && rs && (rc = sv_report_json_streamed(res, rs, o->detailed, o->json, err)))
+        return rc;
+    if (o->json && !rs && (rc = sv_report_json_as(res, o->conv, o->detailed, o->json, err)))
+        return rc;
+    if (o->req_csv && !rs && (rc = sv_report_requests_csv(res, o->req_csv, err))) return rc;
     if (o->ts_csv && (rc = sv_report_timeseries_csv(res, o->ts_csv, err))) return rc;
     if (o->cl_csv && (rc = sv_report_cluster_csv(res, o->cl_csv, err))) return rc;
     if (o->html && o->naxes == 0 && (rc = sv_html_run(res, o->html, err))) return rc;
@@ -629,16 +662,20 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sc->metrics.sketch = o.sketch;
     sc->metrics.sketch_alpha = o.sketch_alpha;
     sc->metrics.exact_max = o.exact_max;
+    sc->metrics.window = o.sketch && records_unread(&o, sc);
     sv_run_axes_t given;
     char note[512];
     sv_tracer_t *tracer = NULL;
+    sv_recstream_t *rs = NULL;
     sv_sim_hooks_t hooks;
     int bad = check_run_outputs(&o, sc, &err);
     if (!bad) bad = check_streaming(&o, sc, &err);
     if (!bad) bad = read_run_axes(&o, &given, note, sizeof note, &err);
     if (!bad && o.trace && !(bad = sv_tracer_new(0, 0, &tracer, &err)))
         sv_tracer_hooks(tracer, &hooks);
+    if (!bad) bad = open_recstream(&o, sc, &rs, &err);
     if (bad) {
+        sv_tracer_free(tracer);
         sv_scenario_free(sc);
         return fail_err(&err);
     }
@@ -650,11 +687,12 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_run_progress_end(&prog);
     double wall = wall_seconds() - t0;
     if (!rc) {
-        rc = write_run_outputs(&o, res, &given, note, tracer, &err);
+        rc = write_run_outputs(&o, res, &given, note, tracer, rs, &err);
         if (!o.quiet) run_notes(sc, res, wall);
     }
     if (rc) fail_err(&err);
     sv_tracer_free(tracer);
+    sv_recstream_free(rs);
     sv_result_free(res);
     sv_scenario_free(sc);
     return rc ? EXIT_FAILURE : EXIT_SUCCESS;

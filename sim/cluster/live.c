@@ -100,7 +100,7 @@ const char *sv_live_error(const sv_live_t *l)
 
 const sv_req_t *sv_live_req(sv_live_t *l, int32_t id)
 {
-    return &sv_sim_result(l->sim)->pool.r[id];
+    return sv_reqpool_req(&sv_sim_result(l->sim)->pool, id);
 }
 
 long sv_live_tokens(sv_live_t *l, int32_t id)

@@ -166,7 +166,15 @@ static void halt(sim_t *s, int rc, const char *fmt, ...)
 
 static sv_req_t *R(sim_t *s, int32_t id)
 {
-    return &s->res->pool.r[id];
+    return sv_reqpool_req(&s->res->pool, id);
+}
+
+/* Whether request id has ended: its record may be released then (a windowed pool). */
+static int is_over(sim_t *s, int32_t id)
+{
+    if (sv_reqpool_released(&s->res->pool, id)) return 1;
+    const sv_req_t *r = R(s, id);
+    return r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
 }
 
 static int progress_event(int type); /* the EVENTS table: a step towards the run's end */
@@ -193,7 +201,7 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
 {
     sv_reqpool_t *p = &s->res->pool;
     if (p->n >= (size_t)SV_MAX_REQUESTS ||
-        (double)(p->n + 1) * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES) {
+        (!p->windowed && (double)(p->n + 1) * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)) {
         halt(s, SV_ELIMIT,
              "workload: more than %zu requests would exceed the bound on per-request records "
              "(%.0f GiB at about %.0f bytes each); shorten workload.duration_s or lower the rate",
@@ -205,7 +213,7 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
         halt(s, SV_ENOMEM, "out of memory after %zu requests", p->n);
         return -1;
     }
-    sv_req_t *r = &p->r[id];
+    sv_req_t *r = R(s, id);
     r->arrival = arrival;
     r->output = out;
     if (s->sc->workload.nclasses > 0) { /* the class of the request the workload just gave */
@@ -263,9 +271,9 @@ static int32_t session_call(sim_t *s, long k, int32_t turn, double arrival, int3
     rec->sent++;
     rec->last = id;
     sv_reqpool_t *p = &s->res->pool;
-    sv_segment_t own = {sv_session_message_id(id), p->r[id].input};
+    sv_segment_t own = {sv_session_message_id(id), R(s, id)->input};
     if (nseg > 0) s->ss.sbuf[nseg - 1].id = sv_session_message_id(id); /* seg is sbuf */
-    if (!p->r[id].nseg &&
+    if (!R(s, id)->nseg &&
         sv_reqpool_set_segments(p, id, nseg > 0 ? seg : &own, nseg > 0 ? nseg : 1)) {
         halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
         return -1;
@@ -330,7 +338,7 @@ static void session_next(sim_t *s, long k)
     int n = 0;
     long in = msg;
     if (s->sc->sessions.history) {
-        const sv_req_t *q = &p->r[prev];
+        const sv_req_t *q = R(s, prev);
         if (SV_GROW(s->ss.sbuf, s->ss.capsbuf, (size_t)q->nseg + 2)) {
             halt(s, SV_ENOMEM, "out of memory building a session's prompt");
             return;
@@ -645,8 +653,12 @@ static void start_transfers(sim_t *s)
     int *cand = s->fl.cand;
     while (!s->rc && s->kv.headxq < s->kv.nxq) {
         int32_t id = s->kv.xq[s->kv.headxq];
+        if (is_over(s, id)) { /* it failed while waiting */
+            s->kv.headxq++;
+            continue;
+        }
         sv_req_t *r = R(s, id);
-        if (r->state != SV_RQ_HANDOFF) { /* it failed while waiting */
+        if (r->state != SV_RQ_HANDOFF) {
             s->kv.headxq++;
             continue;
         }
@@ -945,8 +957,8 @@ static void step_end(sim_t *s, int rep)
  * step it is in ends). */
 static void give_up(sim_t *s, int32_t id, int reason)
 {
+    if (is_over(s, id)) return;
     sv_req_t *r = R(s, id);
-    if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) return;
     if (r->state == SV_RQ_XFER) {
         int p = r->prefill_replica;
         service_link(s, p); /* it may land at this very instant */
@@ -1016,8 +1028,8 @@ static int live(const sim_t *s)
 static void check_client(sim_t *s)
 {
     long sent = 0, live = 0;
-    for (size_t i = 0; i < s->res->pool.n; i++) {
-        const sv_req_t *r = &s->res->pool.r[i];
+    for (size_t i = s->res->pool.base; i < s->res->pool.n; i++) { /* (released: ended) */
+        const sv_req_t *r = R(s, (int32_t)i);
         int over = r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
         if (over != r->ended) {
             halt(s, SV_EINVAL, "internal error (--check) at t=%.9g s: request %zu is %s but %s",
@@ -1343,7 +1355,22 @@ static int setup_pools(sim_t *s, sv_error_t *err)
 
 /* The per-request records are the run's one large allocation: refuse up front what
  * cannot fit the bound, naming the key that asks for it. */
-static int check_record_bound(const sv_scenario_t *sc, sv_error_t *err)
+/* Whether the run keeps a window of records (metrics.window, docs/performance.md): the
+ * streaming summary reads none after a request ends, and neither do a run without
+ * sessions (their next calls and summaries read earlier ones), a network (the client's
+ * view moves every record at the end) and requests from outside (served live). */
+static int windowed(const sv_scenario_t *sc, int external)
+{
+    return sc->metrics.window && sc->metrics.sketch && sc->metrics.nclasses == 0 &&
+           !sc->sessions.given && !sc->network.enabled && !sc->has_class_rtt && !external;
+}
+
+int sv_sim_windowed(const sv_scenario_t *sc)
+{
+    return windowed(sc, 0);
+}
+
+static int check_record_bound(const sv_scenario_t *sc, int external, sv_error_t *err)
 {
     const sv_workload_cfg_t *w = &sc->workload;
     double n_req = 0;
@@ -1354,7 +1381,7 @@ static int check_record_bound(const sv_scenario_t *sc, sv_error_t *err)
         n_req = (double)sc->trace->n, key = "workload.trace";
     else if (w->duration > 0 && isfinite(w->rate))
         n_req = w->rate * w->duration, key = "workload.rate x workload.duration_s";
-    if (n_req * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)
+    if (!windowed(sc, external) && n_req * SV_BYTES_PER_REQUEST > SV_MAX_RECORD_BYTES)
         return sv_errorf(err, SV_ELIMIT,
                          "%s: %.0f requests need about %.1f GiB of per-request records, over the "
                          "bound of %.0f GiB; simulate fewer requests (or shard the study)",
@@ -1402,8 +1429,11 @@ static int setup(sim_t *s, sv_error_t *err)
     for (int p = 0; p < sc->npools; p++)
         total += sc->pools[p].replicas;
     if ((rc = alloc_replicas(s, total, err)) || (rc = setup_pools(s, err)) ||
-        (rc = check_record_bound(sc, err)) || (rc = setup_client(s, err)))
+        (rc = check_record_bound(sc, s->cl.external, err)) || (rc = setup_client(s, err)))
         return rc;
+    if (windowed(sc, s->cl.external) &&
+        sv_reqpool_window(&s->res->pool, sc->metrics.on_record, sc->metrics.out_ctx))
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
     s->smp.dt = sc->metrics.sample_interval;
     s->smp.cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
     /* Between two request ends a replica runs at most one step per token of its longest
@@ -1459,7 +1489,7 @@ static void end_at_horizon(sim_t *s)
         sv_replica_fail_all(s->fl.reps[i], s->now);
         drain(s, i);
     }
-    for (size_t i = 0; i < s->res->pool.n; i++) {
+    for (size_t i = s->res->pool.base; i < s->res->pool.n; i++) { /* (released: ended) */
         sv_req_t *r = R(s, (int32_t)i);
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) continue;
         /* Between pools: give back the pinned prefill blocks and the decode reservation. */
@@ -1541,9 +1571,9 @@ static void check_end(sim_t *s)
             return;
         }
     }
-    size_t ended_n = 0;
-    for (size_t i = 0; i < s->res->pool.n; i++)
-        ended_n += s->res->pool.r[i].ended;
+    size_t ended_n = s->res->pool.base; /* released: ended */
+    for (size_t i = s->res->pool.base; i < s->res->pool.n; i++)
+        ended_n += R(s, (int32_t)i)->ended;
     if (ended_n != s->res->pool.n || s->cl.inflight != 0)
         halt(s, SV_EINVAL, "internal error: %zu of %zu requests ended, %ld client slots still held",
              ended_n, s->res->pool.n, s->cl.inflight);
@@ -1565,11 +1595,13 @@ static void on_arrival(sim_t *s, int32_t id)
 
 static void on_dispatch(sim_t *s, int32_t id)
 {
-    if (R(s, id)->state == SV_RQ_NEW) dispatch(s, id); /* not timed out at the router */
+    if (!is_over(s, id) && R(s, id)->state == SV_RQ_NEW)
+        dispatch(s, id); /* not timed out at the router */
 }
 
 static void on_engine_in(sim_t *s, int32_t id)
 {
+    if (is_over(s, id)) return;
     sv_req_t *r = R(s, id);
     if (r->state == SV_RQ_WAITING) kick(s, r->replica); /* still waiting (not timed out) */
 }
@@ -1654,6 +1686,7 @@ static void run_until(sim_t *s, double until)
         /* Any event may have freed a client slot (a request failed at dispatch, timed
          * out between pools, ...): the client sends what the semaphore now allows. */
         pump(s);
+        sv_reqpool_release(&s->res->pool); /* (a windowed pool: between events) */
     }
 }
 
@@ -1699,6 +1732,7 @@ static void wind_down(sim_t *s)
     if (!s->rc && sv_metrics_oom(s->res->metrics))
         halt(s, SV_ENOMEM, "out of memory in the metrics after %zu requests", s->res->pool.n);
     if (!s->rc) check_end(s);
+    if (!s->rc) sv_reqpool_release_all(&s->res->pool); /* (every record through on_record) */
 }
 
 /* The result: replica statistics, the summaries (all, per class, sessions), the totals. */
@@ -1732,8 +1766,8 @@ static int summarize(sim_t *s, sv_error_t *err)
     return rc;
 }
 
-int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external,
-                sv_sim_t **out, sv_error_t *err)
+int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external, sv_sim_t **out,
+                sv_error_t *err)
 {
     *out = NULL;
     sim_t *s = calloc(1, sizeof *s);
@@ -1809,7 +1843,9 @@ int sv_sim_inject_prompt(sv_sim_t *s, int32_t input, int32_t output, const sv_se
 {
     *id = -1;
     if (s->rc) return s->rc;
-    if (input < 1 || output < 1) return sv_errorf(s->err, SV_EINVAL, "an injected request "
+    if (input < 1 || output < 1)
+        return sv_errorf(s->err, SV_EINVAL,
+                         "an injected request "
                                                   "needs at least 1 input and 1 output token");
     long covered = 0;
     for (int i = 0; i < nseg; i++)

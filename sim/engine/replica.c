@@ -183,8 +183,9 @@ struct sv_replica {
     sv_replica_stats_t st;
 };
 
-#define Q(r, id) (&(r)->pool->r[(id)])                   /* the public record */
-#define E(r, id) ((sv_reqeng_t *)(r)->pool->side + (id)) /* the engine's private state */
+/* the public record, the engine's private state (servesim/traffic/request.h: by slot) */
+#define Q(r, id) sv_reqpool_req((r)->pool, (id))
+#define E(r, id) ((sv_reqeng_t *)(r)->pool->side + sv_reqpool_slot((r)->pool, (id)))
 #define KVP(r) (&(r)->kv.pool[SV__KV_FULL])              /* its pool of full-attention KV */
 
 int sv_sched_parse(const char *s, sv_sched_t *out)
@@ -241,7 +242,8 @@ static int32_t ring_front(sv_replica_t *r, ring_t *q, int which)
 {
     while (q->len) {
         int32_t id = q->v[q->head];
-        if (E(r, id)->queue == which && E(r, id)->at == r->id) return id;
+        if (!sv_reqpool_released(r->pool, id) && E(r, id)->queue == which && E(r, id)->at == r->id)
+            return id;
         q->head = (q->head + 1) % q->cap;
         q->len--;
     }
@@ -287,7 +289,9 @@ static int32_t wq_front(sv_replica_t *r)
     if (!r->prio) return ring_front(r, &r->wq, SV__Q_WAITING);
     while (r->ph.n) {
         int32_t id = r->ph.v[0].id;
-        if (E(r, id)->queue == SV__Q_WAITING && E(r, id)->at == r->id) return id;
+        if (!sv_reqpool_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
+            E(r, id)->at == r->id)
+            return id;
         pq_pop(r);
     }
     return -1;

@@ -603,8 +603,8 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
     sv_sketch_t *sk = alpha > 0 ? sv_sketch_new(alpha) : NULL;
     sv_wval_t *w = sk ? NULL : malloc((nw + 1) * sizeof *w);
     bins_t bins;
-    int bad = bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov ||
-              !wts || (!w && !sk);
+    int bad = bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts ||
+              (!w && !sk);
     for (int k = 0; k < m->replicas && !bad; k++) {
         cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
         wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
@@ -745,7 +745,8 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             continue;
         }
         for (size_t d = 0; d < NDISTS; d++)
-            if (!DISTS[d].multi_token_only || r->output > 1) bad |= dist_add(&v[d], DISTS[d].get(r));
+            if (!DISTS[d].multi_token_only || r->output > 1)
+                bad |= dist_add(&v[d], DISTS[d].get(r));
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
@@ -834,20 +835,30 @@ static int build_index(sv_metrics_t *m, size_t nreq)
     return 0;
 }
 
+static size_t itls_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g, double *v);
+
 int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t req, double **out,
                     size_t *n)
 {
     sv_metrics_t *m = (sv_metrics_t *)cm; /* the index is a cache */
     *out = NULL;
     *n = 0;
-    const sv_req_t *r = &pool->r[req];
+    const sv_req_t *r = sv_reqpool_req(pool, req);
     if (m->st) return SV_EINVAL; /* streaming mode keeps no per-request ITLs */
     if (!ok(r) || r->output <= 1) return 0;
     if (build_index(m, pool->n)) return SV_ENOMEM;
     double *v = malloc((size_t)(r->output - 1) * sizeof *v);
     if (!v) return SV_ENOMEM;
+    *out = v;
+    *n = itls_of(m, r, m->seg_first[req], m->single_first[req], v);
+    return 0;
+}
+
+/* The token gaps of completed request r (output > 1) into v (room for output - 1): its
+ * segments from s and single tokens from g, chained through seg_next and single_next. */
+static size_t itls_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g, double *v)
+{
     size_t k = 0;
-    int32_t s = m->seg_first[req], g = m->single_first[req];
     /* Segments and singles alternate in time; merge them by their start times. */
     while ((s >= 0 || g >= 0) && k < (size_t)(r->output - 1)) {
         if (g >= 0 && (s < 0 || m->singles[g].t <= m->segs[s].t_join)) {
@@ -866,9 +877,7 @@ int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t re
             s = m->seg_next[s];
         }
     }
-    *out = v;
-    *n = k;
-    return 0;
+    return k;
 }
 
 /* ---- streaming mode ------------------------------------------------------------------- */
@@ -916,6 +925,8 @@ struct stream {
     size_t capbin;
     sv_wval_t *far; /* seconds past the dense bins: (second, tokens) */
     size_t nfar, capfar;
+    double *itlbuf; /* one request's token gaps, for cfg.on_end */
+    size_t capitl;
     sv_summary_t tot; /* counts, totals, goodput counts, duration */
     sv_slo_t slo;
     int has_slo;
@@ -964,6 +975,7 @@ static void stream_free(sv_metrics_t *m)
     free(st->act.t);
     free(st->bin);
     free(st->far);
+    free(st->itlbuf);
     free(st);
     m->st = NULL;
 }
@@ -1093,8 +1105,7 @@ static void chain_append(int32_t *head, int32_t *tail, int32_t *next, int32_t sl
     *tail = slot;
 }
 
-static int32_t stream_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0,
-                               double t_join)
+static int32_t stream_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join)
 {
     stream_t *st = m->st;
     int32_t slot = slot_take(&st->seg_free, &m->seg_next, &st->cap_seg_next, (void **)&m->segs,
@@ -1265,6 +1276,23 @@ void sv_metrics_request_start(sv_metrics_t *m, int32_t id, const sv_req_t *r)
     c->seq = q;
 }
 
+/* Request id ends: cfg.on_end sees it with its token gaps (none unless it completed with
+ * more than one output token), before its chains are folded and forgotten. */
+static void stream_report(sv_metrics_t *m, const sv_req_t *r, int32_t id, const chain_t *c,
+                          int done)
+{
+    stream_t *st = m->st;
+    size_t n = 0;
+    if (done && r->output > 1 && m->cfg.end_itls) {
+        if (SV_GROW(st->itlbuf, st->capitl, (size_t)(r->output - 1))) {
+            m->oom = 1;
+            return;
+        }
+        n = itls_of(m, r, c->seg, c->sg, st->itlbuf);
+    }
+    m->cfg.on_end(m->cfg.out_ctx, id, r, st->itlbuf, n);
+}
+
 void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
 {
     stream_t *st = m->st;
@@ -1278,6 +1306,7 @@ void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
         map_del(st, (size_t)f);
     }
     int done = ok(r);
+    if (m->cfg.on_end) stream_report(m, r, id, &c, done);
     if (done) {
         for (size_t d = 0; d < NDISTS; d++)
             if (!DISTS[d].multi_token_only || r->output > 1)
@@ -1286,6 +1315,9 @@ void sv_metrics_request_end(sv_metrics_t *m, const sv_req_t *r, int32_t id)
         t->total_input += r->input;
         t->total_output += r->output;
         if (st->has_slo) count_good(&st->slo, r, t);
+        double ttft = sv_req_ttft(r) * 1e3, tpot = r->output > 1 ? sv_req_tpot(r) * 1e3 : 0.0;
+        if (ttft > t->max_ttft_ms) t->max_ttft_ms = ttft;
+        if (tpot > t->max_tpot_ms) t->max_tpot_ms = tpot;
         stream_bin(m, r->first_token, 1.0);
     } else {
         t->failed++;
@@ -1360,7 +1392,8 @@ static int stream_summarize(const sv_metrics_t *cm, sv_summary_t *out, sv_error_
     for (int b = 0; b < st->slo.nbudgets; b++) {
         const sv_budget_t *bg = &st->slo.budget[b];
         int d = bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2;
-        if (bg->metric != SV_K_ITL) out->budget_ms[b] = sv_sketch_percentile(st->dist[d], bg->pct) * 1e3;
+        if (bg->metric != SV_K_ITL)
+            out->budget_ms[b] = sv_sketch_percentile(st->dist[d], bg->pct) * 1e3;
     }
     double best = 0.0;
     for (size_t i = 0; i < st->capbin; i++)

@@ -348,13 +348,14 @@ static void summary_serving(const sv_result_t *res, FILE *f)
         const sv_pool_cfg_t *pc = &sc->pools[i];
         char lab[96];
         snprintf(lab, sizeof lab, sc->npools > 1 ? "Engine of pool %s:" : "Engine:", pc->name);
-        const char *prof = res->pools[i].perf.set.engine[0] ? res->pools[i].perf.set.engine : "none";
+        const char *prof =
+            res->pools[i].perf.set.engine[0] ? res->pools[i].perf.set.engine : "none";
         if (pc->engine_name[0])
             snprintf(buf, sizeof buf, "%s (scheduler %s, profile %s)", pc->engine_name,
                      sv_sched_name(pc->engine.scheduler), prof);
         else /* no engine named: the scheduler and profile the scenario chose */
-            snprintf(buf, sizeof buf, "scheduler %s, profile %s", sv_sched_name(pc->engine.scheduler),
-                     prof);
+            snprintf(buf, sizeof buf, "scheduler %s, profile %s",
+                     sv_sched_name(pc->engine.scheduler), prof);
         fprintf(f, "%-40s %s\n", lab, buf);
         if (pc->engine_note[0]) fprintf(f, "%-40s %s\n", "Engine note:", pc->engine_note);
     }
@@ -570,69 +571,137 @@ void sv__report_date(char *buf, size_t n)
     date_string(buf, n);
 }
 
-static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed)
+/* ---- the per-request lists of the JSON --------------------------------------------------
+ * One item of each list per request, in id order; the lists in vLLM's order, some only
+ * with --detailed. Written from the records at the end, or item by item as requests end
+ * (servesim/report/recstream.h): the same functions either way. */
+
+static int done_(const sv_req_t *r)
+{
+    return r->state == SV_RQ_DONE;
+}
+
+static void put_input(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                      size_t n)
+{
+    (void)sc, (void)v, (void)n;
+    sv__jw_int(w, NULL, r->input);
+}
+
+static void put_output(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                       size_t n)
+{
+    (void)sc, (void)v, (void)n;
+    sv__jw_int(w, NULL, done_(r) ? r->output : 0);
+}
+
+static void put_ttft(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                     size_t n)
+{
+    (void)sc, (void)v, (void)n;
+    sv__jw_num(w, NULL, done_(r) ? r->first_token - r->start : 0.0);
+}
+
+static void put_itls(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                     size_t n)
+{
+    (void)sc, (void)r;
+    sv__jw_arr(w, NULL);
+    for (size_t k = 0; k < n; k++)
+        sv__jw_num(w, NULL, v[k]);
+    sv__jw_end_arr(w);
+}
+
+static void put_latency(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                        size_t n)
+{
+    (void)sc, (void)v, (void)n;
+    sv__jw_num(w, NULL, done_(r) ? r->last_token - r->start : 0.0);
+}
+
+static void put_start(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                      size_t n)
+{
+    (void)sc, (void)v, (void)n;
+    sv__jw_num(w, NULL, r->start);
+}
+
+/* vLLM keeps queue_times without --save-detailed: each request's wait for its
+ * --max-concurrency slot (client_queue_time, sv_conv_client_queue), failed ones too */
+static void put_queue(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                      size_t n)
+{
+    (void)v, (void)n;
+    sv__jw_num(w, NULL, sv_conv_client_queue(sc, r));
+}
+
+/* No text is generated: a placeholder of one word per output token ("x x x"), "" for a
+ * failed request as in vLLM (RequestFuncOutput.generated_text); written straight out, it
+ * needs no escaping and no buffer */
+static void put_text(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                     size_t n)
+{
+    (void)sc, (void)v, (void)n;
+    long out = done_(r) ? r->output : 0;
+    sv__jw_key(w, NULL);
+    fputc('"', w->f);
+    for (long k = 0; k < out; k++)
+        fputs(k ? " x" : "x", w->f);
+    fputc('"', w->f);
+}
+
+static void put_error(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
+                      size_t n)
+{
+    (void)sc, (void)v, (void)n;
+    sv__jw_str(w, NULL, done_(r) ? "" : sv_fail_name(r->fail));
+}
+
+static const struct {
+    const char *name;
+    int detailed; /* only with --detailed */
+    sv__list_put_fn put;
+} LISTS[SV__NLISTS] = {
+    {"input_lens", 1, put_input},  {"output_lens", 1, put_output},   {"ttfts", 1, put_ttft},
+    {"itls", 1, put_itls},         {"latencies", 0, put_latency},    {"start_times", 1, put_start},
+    {"queue_times", 0, put_queue}, {"generated_texts", 1, put_text}, {"errors", 1, put_error},
+};
+
+int sv__report_list_wanted(int k, int detailed)
+{
+    return detailed || !LISTS[k].detailed;
+}
+
+void sv__report_list_put(int k, sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r,
+                         const double *itl, size_t n)
+{
+    LISTS[k].put(w, sc, r, itl, n);
+}
+
+int sv__report_list_itls(int k)
+{
+    return LISTS[k].put == put_itls;
+}
+
+/* The lists from the records, or (streamed) spliced from what was written as requests
+ * ended. */
+static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const sv_recstream_t *rs)
 {
     const sv_reqpool_t *p = &res->pool;
-    if (detailed) {
-        sv__jw_arr(w, "input_lens");
-        for (size_t i = 0; i < p->n; i++)
-            sv__jw_int(w, NULL, p->r[i].input);
-        sv__jw_end_arr(w);
-        sv__jw_arr(w, "output_lens");
-        for (size_t i = 0; i < p->n; i++)
-            sv__jw_int(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].output : 0);
-        sv__jw_end_arr(w);
-        sv__jw_arr(w, "ttfts");
-        for (size_t i = 0; i < p->n; i++)
-            sv__jw_num(w, NULL,
-                       p->r[i].state == SV_RQ_DONE ? p->r[i].first_token - p->r[i].start : 0.0);
-        sv__jw_end_arr(w);
-        sv__jw_arr(w, "itls");
-        for (size_t i = 0; i < p->n; i++) {
-            double *v = NULL;
-            size_t n = 0;
-            sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
-            sv__jw_arr(w, NULL);
-            for (size_t k = 0; k < n; k++)
-                sv__jw_num(w, NULL, v[k]);
-            sv__jw_end_arr(w);
-            free(v);
+    for (int k = 0; k < SV__NLISTS; k++) {
+        if (!sv__report_list_wanted(k, detailed)) continue;
+        sv__jw_arr(w, LISTS[k].name);
+        if (rs) {
+            sv__recstream_splice(rs, k, w);
+        } else {
+            for (size_t i = 0; i < p->n; i++) {
+                double *v = NULL;
+                size_t n = 0;
+                if (sv__report_list_itls(k)) sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
+                LISTS[k].put(w, res->sc, &p->r[i], v, n);
+                free(v);
+            }
         }
-        sv__jw_end_arr(w);
-    }
-    sv__jw_arr(w, "latencies");
-    for (size_t i = 0; i < p->n; i++)
-        sv__jw_num(w, NULL, p->r[i].state == SV_RQ_DONE ? p->r[i].last_token - p->r[i].start : 0.0);
-    sv__jw_end_arr(w);
-    if (detailed) {
-        sv__jw_arr(w, "start_times");
-        for (size_t i = 0; i < p->n; i++)
-            sv__jw_num(w, NULL, p->r[i].start);
-        sv__jw_end_arr(w);
-    }
-    /* vLLM keeps queue_times without --save-detailed: each request's wait for its
-     * --max-concurrency slot (client_queue_time, sv_conv_client_queue), failed ones too */
-    sv__jw_arr(w, "queue_times");
-    for (size_t i = 0; i < p->n; i++)
-        sv__jw_num(w, NULL, sv_conv_client_queue(res->sc, &p->r[i]));
-    sv__jw_end_arr(w);
-    if (detailed) {
-        /* No text is generated: a placeholder of one word per output token ("x x x"), ""
-         * for a failed request as in vLLM (RequestFuncOutput.generated_text); written
-         * straight out, it needs no escaping and no buffer */
-        sv__jw_arr(w, "generated_texts");
-        for (size_t i = 0; i < p->n; i++) {
-            long out = p->r[i].state == SV_RQ_DONE ? p->r[i].output : 0;
-            sv__jw_key(w, NULL);
-            fputc('"', w->f);
-            for (long k = 0; k < out; k++)
-                fputs(k ? " x" : "x", w->f);
-            fputc('"', w->f);
-        }
-        sv__jw_end_arr(w);
-        sv__jw_arr(w, "errors");
-        for (size_t i = 0; i < p->n; i++)
-            sv__jw_str(w, NULL, p->r[i].state == SV_RQ_DONE ? "" : sv_fail_name(p->r[i].fail));
         sv__jw_end_arr(w);
     }
 }
@@ -936,7 +1005,26 @@ int sv_report_json(const sv_result_t *res, int detailed, const char *path, sv_er
     return rc ? rc : crc;
 }
 
+static int json_body(const sv_result_t *res, int detailed, const sv_recstream_t *rs, FILE *f,
+                     sv_error_t *err);
+
 int sv_report_json_stream(const sv_result_t *res, int detailed, FILE *f, sv_error_t *err)
+{
+    return json_body(res, detailed, NULL, f, err);
+}
+
+int sv_report_json_streamed(const sv_result_t *res, const sv_recstream_t *rs, int detailed,
+                            const char *path, sv_error_t *err)
+{
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
+    int rc = json_body(res, detailed, rs, f, err);
+    int crc = close_out(f, path, err);
+    return rc ? rc : crc;
+}
+
+static int json_body(const sv_result_t *res, int detailed, const sv_recstream_t *rs, FILE *f,
+                     sv_error_t *err)
 {
     sv_run_config_t cfg;
     int rc = sv_run_config(res, &cfg, err);
@@ -980,7 +1068,7 @@ int sv_report_json_stream(const sv_result_t *res, int detailed, FILE *f, sv_erro
         sv__jw_num(&w, "request_goodput", s->request_goodput);
     sv__jw_num(&w, "output_throughput", s->output_throughput);
     sv__jw_num(&w, "total_token_throughput", s->total_token_throughput);
-    write_lists(&w, res, detailed);
+    write_lists(&w, res, detailed, rs);
     sv__jw_num(&w, "max_output_tokens_per_s", s->max_output_tokens_per_s);
     sv__jw_int(&w, "max_concurrent_requests", s->max_concurrent_requests);
     sv__jw_num(&w, "rtfx", 0.0); /* inverse real-time factor: audio input only */
@@ -1006,24 +1094,21 @@ static double ms_or_nan(int ok, double s)
     return ok ? s * 1e3 : NAN;
 }
 
-int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+void sv__report_csv_head(FILE *f, const sv_metrics_cfg_t *mc)
 {
-    FILE *f = open_out(path, err);
-    if (!f) return SV_EIO;
     fputs("id,replica,prefill_replica,arrival_s,start_s,input_tokens,output_tokens,status,"
           "fail_reason,queue_ms,prefill_ms,kv_transfer_wait_ms,kv_transfer_ms,decode_queue_ms,"
           "ttft_ms,tpot_ms,decode_ms,e2el_ms,preemptions",
           f);
-    const sv_metrics_cfg_t *mc = &res->sc->metrics;
     fputs(mc->nclasses > 0 ? ",class,priority\n" : "\n", f); /* workload.classes only */
-    const sv_reqpool_t *p = &res->pool;
-    for (size_t i = 0; i < p->n; i++) {
-        const sv_req_t *r = &p->r[i];
-        int ok = r->state == SV_RQ_DONE;
-        double tpot = ok && r->output > 1 ? sv_req_tpot(r) : NAN;
-        int dis = r->xfer_end >= 0;
-        fprintf(
-            f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u", i,
+}
+
+void sv__report_csv_row(FILE *f, const sv_metrics_cfg_t *mc, size_t i, const sv_req_t *r)
+{
+    int ok = r->state == SV_RQ_DONE;
+    double tpot = ok && r->output > 1 ? sv_req_tpot(r) : NAN;
+    int dis = r->xfer_end >= 0;
+    fprintf(f, "%zu,%d,%d,%.9g,%.9g,%d,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%u", i,
             r->replica, dis ? r->prefill_replica : r->replica, r->arrival, r->start, r->input,
             r->output, ok ? "completed" : "failed", ok ? "" : sv_fail_name(r->fail),
             ms_or_nan(ok, r->scheduled - r->start), ms_or_nan(ok, r->prefill_end - r->scheduled),
@@ -1032,9 +1117,18 @@ int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t 
             ms_or_nan(ok, dis ? r->decode_start - r->xfer_end : 0.0), ms_or_nan(ok, sv_req_ttft(r)),
             ms_or_nan(ok && r->output > 1, tpot), ms_or_nan(ok, r->last_token - r->first_token),
             ms_or_nan(ok, sv_req_e2el(r)), (unsigned)r->preemptions);
-        if (mc->nclasses > 0) fprintf(f, ",%s,%d", mc->class_name[r->cls], (int)r->priority);
-        fputc('\n', f);
-    }
+    if (mc->nclasses > 0) fprintf(f, ",%s,%d", mc->class_name[r->cls], (int)r->priority);
+    fputc('\n', f);
+}
+
+int sv_report_requests_csv(const sv_result_t *res, const char *path, sv_error_t *err)
+{
+    FILE *f = open_out(path, err);
+    if (!f) return SV_EIO;
+    const sv_metrics_cfg_t *mc = &res->sc->metrics;
+    sv__report_csv_head(f, mc);
+    for (size_t i = 0; i < res->pool.n; i++)
+        sv__report_csv_row(f, mc, i, &res->pool.r[i]);
     return close_out(f, path, err);
 }
 

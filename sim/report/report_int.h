@@ -12,6 +12,7 @@
 #include "base/jsonw_int.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/report/config.h"
+#include "servesim/report/recstream.h"
 
 /* servesim's block of the printed summary (the "inside the server" lines and on). */
 void sv__report_servesim_summary(const sv_result_t *res, FILE *f);
@@ -49,6 +50,22 @@ void sv__report_network_text(const sv_network_cfg_t *n, char *buf, size_t size);
 void sv__report_centred(FILE *f, const char *s, char c, int width);
 /* The JSON "date": SOURCE_DATE_EPOCH when set, else the epoch. */
 void sv__report_date(char *buf, size_t n);
+/* The per-request lists of vLLM's JSON (report.c), in order: whether list k is written
+ * (some only with --detailed), one request's item of it onto w (itl[0..n): its token gaps,
+ * read by the "itls" list alone, the one sv__report_list_itls says). */
+#define SV__NLISTS 9
+typedef void (*sv__list_put_fn)(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r,
+                                const double *itl, size_t n);
+int sv__report_list_wanted(int k, int detailed);
+int sv__report_list_itls(int k);
+void sv__report_list_put(int k, sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r,
+                         const double *itl, size_t n);
+/* What was written of list k as the requests ended, copied onto w inside its array
+ * (sim/report/recstream.c). */
+void sv__recstream_splice(const sv_recstream_t *rs, int k, sv_jw_t *w);
+/* --requests-csv: its header line, and request i's row. */
+void sv__report_csv_head(FILE *f, const sv_metrics_cfg_t *mc);
+void sv__report_csv_row(FILE *f, const sv_metrics_cfg_t *mc, size_t i, const sv_req_t *r);
 /* Open path for writing ("-": stdout); close it, a write error becoming SV_EIO. */
 FILE *sv__report_open(const char *path, sv_error_t *err);
 int sv__report_close(FILE *f, const char *path, sv_error_t *err);

@@ -110,6 +110,10 @@ typedef struct sv_result {
 } sv_result_t;
 
 int sv_sim_run(const sv_scenario_t *sc, sv_result_t **out, sv_error_t *err);
+/* Whether a run of sc (sv_sim_run) releases the records of ended requests: metrics.window
+ * asked, the streaming summary, and no sessions or network (they read earlier records).
+ * Its result's pool then holds no record (every reader of them ran as they were released). */
+int sv_sim_windowed(const sv_scenario_t *sc);
 
 /* Observers of a run, for timelines (servesim run --trace-json): step is called when a
  * replica starts a step, with what the step holds; xfer when request id's KV starts
@@ -156,8 +160,8 @@ enum {
     SV_SIM_ONLY_EXTERNAL = 2, /* ... and none of the workload's own (implies EXTERNAL) */
     SV_SIM_UNHELD = 4         /* injected requests skip the client's semaphore */
 };
-int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external,
-                sv_sim_t **out, sv_error_t *err);
+int sv_sim_open(const sv_scenario_t *sc, const sv_sim_hooks_t *hooks, int external, sv_sim_t **out,
+                sv_error_t *err);
 /* Handle the events up to time t (never past the horizon). 0, or the code of the error
  * that stopped the run (then only sv_sim_close is left to call). */
 int sv_sim_advance(sv_sim_t *s, double t);

@@ -79,6 +79,21 @@ typedef struct sv_metrics_cfg {
     int sketch;
     double sketch_alpha;
     long exact_max;
+    /* With the streaming summary (sketch, no classes): the caller reads no request record
+     * after the run, so the simulator may release each once it has ended (a windowed
+     * pool, servesim/traffic/request.h); the records' memory then follows the requests in
+     * flight. Not set by scenarios: `run` sets it when no output it writes reads them,
+     * or when they are written as the requests end (servesim/report/recstream.h). */
+    int window;
+    /* Outputs written as requests end (streaming mode; NULL: none). on_end(out_ctx, ...)
+     * sees each request as it ends, in the order they end, with its token gaps when
+     * end_itls is set (itl[0..n), n = 0 unless it completed with more than one output
+     * token; valid during the call only); on_record each released record of a windowed
+     * pool, in id order, once the request and every one before it have ended. */
+    void (*on_end)(void *ctx, int32_t id, const sv_req_t *r, const double *itl, size_t n);
+    int end_itls;
+    void (*on_record)(void *ctx, int32_t id, const sv_req_t *r);
+    void *out_ctx;
 } sv_metrics_cfg_t;
 
 /* Above this many requests the summary uses sketches unless exact_max says otherwise: the
@@ -152,6 +167,10 @@ typedef struct sv_summary {
     long good_by[3]; /* meeting the TTFT, TPOT, E2EL SLO alone (to tell which one binds) */
     double max_output_tokens_per_s;
     long max_concurrent_requests;
+    /* Streaming mode: the largest TTFT, and TPOT over more than one output token, of the
+     * completed requests, in ms (the report's axes read them when the records are gone);
+     * 0 in exact mode. */
+    double max_ttft_ms, max_tpot_ms;
     double pcts[SV_MAX_PCT + 4]; /* configured then the standard ones not already there */
     int npcts;
     sv_stat_t ttft, tpot, itl, e2el, queue, prefill, decode;

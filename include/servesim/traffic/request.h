@@ -3,8 +3,13 @@
  * times the client and the engine saw, where it ran, how it ended). Requests live in one
  * pool indexed by request id, shared by the simulator, the replicas, metrics and reports.
  *
+ * A windowed pool (sv_reqpool_window) keeps only the records from the oldest request not
+ * yet ended on: those of ended requests below it are released (a hook may read each one
+ * first, in id order), so its memory follows the requests in flight and not the run. A
+ * released id's record must not be read (sv_reqpool_released says which are).
+ *
  * Ownership: the pool owns its arrays (sv_reqpool_free); ids (int32) stay valid across
- * growth, pointers into the arrays do not.
+ * growth and release, pointers into the arrays do not.
  */
 #ifndef SERVESIM_REQUEST_H
 #define SERVESIM_REQUEST_H
@@ -113,15 +118,38 @@ static inline uint64_t sv_output_segment_id(int32_t id)
  * belongs to the layer that attaches it (the replica engine's private per-request state,
  * sim/engine/reqeng_int.h): this layer sees only its size and its two hooks. */
 typedef struct sv_reqpool {
-    sv_req_t *r;      /* public records, indexed by request id */
+    sv_req_t *r;      /* public records of ids base..n-1: request id's is r[id - base] */
     void *side;       /* the attached layer's state of each, same index; NULL until attached */
     size_t side_size; /* bytes per element; 0 until attached */
     void (*side_init)(void *element); /* sets up a zeroed element */
     void (*side_fini)(void *element); /* releases what an element owns (not the element) */
-    size_t n, cap, cap_side;
-    sv_segment_t *seg; /* prompt segments of all requests (sv_req_t.seg_off, nseg) */
+    size_t n, cap, cap_side;          /* n: requests ever added (the next id) */
+    sv_segment_t *seg; /* prompt segments of the held requests (sv_req_t.seg_off, nseg) */
     size_t nseg, cap_seg;
+    /* The window (sv_reqpool_window; base stays 0 otherwise): */
+    size_t base;    /* ids below were released */
+    int windowed;   /* records of ended requests are released */
+    size_t scan_at; /* held records at which sv_reqpool_release looks again */
+    void (*on_release)(void *ctx, int32_t id, const sv_req_t *r); /* NULL: none */
+    void *release_ctx;
 } sv_reqpool_t;
+
+/* Whether request id's record was released (it has ended): the lazy checks of ended
+ * requests (timers, stale queue entries) ask this before they read the record. */
+static inline int sv_reqpool_released(const sv_reqpool_t *p, int32_t id)
+{
+    return (size_t)id < p->base;
+}
+/* Where request id (held: not released, below n) is in r and side. */
+static inline size_t sv_reqpool_slot(const sv_reqpool_t *p, int32_t id)
+{
+    return (size_t)id - p->base;
+}
+/* Request id's record. */
+static inline sv_req_t *sv_reqpool_req(const sv_reqpool_t *p, int32_t id)
+{
+    return &p->r[sv_reqpool_slot(p, id)];
+}
 
 /* Add a request: a record with every time -1, state NEW and no replica, and a fresh side
  * element when a side array is attached. Returns its id, or -1 when memory (or the id
@@ -134,6 +162,26 @@ int sv_reqpool_attach(sv_reqpool_t *p, size_t size, void (*init)(void *), void (
 /* Give request id its prompt's segments (copied; their lengths must add up to its input).
  * 0, or SV_ENOMEM. */
 int sv_reqpool_set_segments(sv_reqpool_t *p, int32_t id, const sv_segment_t *seg, int n);
+/* Held records a windowed pool lets accumulate before it first looks for ended ones; it
+ * looks again each time what it holds has doubled since. */
+#define SV_REQPOOL_WINDOW_MIN 4096
+
+/* Make p a windowed pool: sv_reqpool_release may release the records of ended requests,
+ * each read by on_release (may be NULL) just before, in id order. Call before the first
+ * request; 0, SV_EINVAL after it, or SV_ENOMEM. */
+int sv_reqpool_window(sv_reqpool_t *p, void (*on_release)(void *ctx, int32_t id, const sv_req_t *r),
+                      void *ctx);
+/* A windowed pool, at a point where nothing holds a pointer into it: when enough records
+ * are held, those of the ended requests below the oldest one not ended are released
+ * (their side elements finished, their segments dropped). Cheap to call often. */
+void sv__reqpool_compact(sv_reqpool_t *p);
+static inline void sv_reqpool_release(sv_reqpool_t *p)
+{
+    if (p->windowed && p->n - p->base >= p->scan_at) sv__reqpool_compact(p);
+}
+/* Release every record left (the end of a run whose requests have all ended): each read by
+ * on_release in id order. */
+void sv_reqpool_release_all(sv_reqpool_t *p);
 /* Free the arrays (calling side_fini on every element) and empty the pool; NULL-safe. */
 void sv_reqpool_free(sv_reqpool_t *p);
 
