@@ -468,6 +468,39 @@ START_TEST(test_async_scheduling_frees_slots_a_step_later)
 }
 END_TEST
 
+/* SGLang's default loop is the overlap one (Scheduler.event_loop_overlap, sgl-project/
+ * sglang python/sglang/srt/managers/scheduler.py): it receives requests, builds and
+ * launches the next batch, then processes the last batch's results, so a request received
+ * during step n runs in step n+2 without engine.async_scheduling, while the steps keep the
+ * profile's full cost (the sglang profile's per-step costs are what the overlap leaves).
+ * The run of test_async_scheduling_lags_a_step under the sglang scheduler: B, arriving in
+ * the middle of A's third decode step, is scheduled at t4 with unhidden step times. */
+START_TEST(test_sglang_overlap_lags_a_step)
+{
+    sv_scenario_t *sc0;
+    sv_result_t *r0 = tu_run_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 1, input: 100, output: 2}\n",
+                                  NULL, 0, &sc0);
+    const sv_perf_t *perf = &r0->pools[0].perf;
+    double t[8];
+    t[0] = step_of(perf, 1, 0, 0);
+    for (int j = 1; j < 8; j++)
+        t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, 0);
+    double tb = (t[2] + t[3]) / 2;
+    char rows[256];
+    snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
+    sv_scenario_t *sc;
+    sv_result_t *res = run_trace(rows, "{scheduler: sglang}", &sc);
+    tu_assert_rel(res->pool.r[0].first_token, t[0], 1e-9);
+    tu_assert_rel(res->pool.r[1].scheduled, t[4], 1e-9);
+    ck_assert(t[4] > t[3]);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    tu_done(sc0, r0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vllm");
@@ -485,6 +518,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_api_server_on_the_way_in);
     tcase_add_test(tc, test_async_scheduling_lags_a_step);
     tcase_add_test(tc, test_async_scheduling_frees_slots_a_step_later);
+    tcase_add_test(tc, test_sglang_overlap_lags_a_step);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,7 +18,10 @@
  *            reserved at admission, so no request is ever preempted;
  *   sglang   SGLang's default: a step is a prefill batch (a chunked prompt's next chunk,
  *            then new prompts, within max_num_batched_tokens) whenever one can be formed,
- *            else the decode batch; paged KV, retraction by recompute.
+ *            else the decode batch; paged KV, retraction by recompute; its default
+ *            overlap loop launches step n+1 before it reads step n's outputs, so a
+ *            request received during step n runs in step n+2 (the lag of
+ *            async_scheduling below, with the profile's step times left whole).
  * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
  * that needs a block when none is free preempts the most recently admitted running
  * request (recompute: its blocks are freed and it re-prefills later from the front of
