@@ -468,14 +468,16 @@ START_TEST(test_async_scheduling_frees_slots_a_step_later)
 }
 END_TEST
 
-/* SGLang's default loop is the overlap one (Scheduler.event_loop_overlap, sgl-project/
- * sglang python/sglang/srt/managers/scheduler.py): it receives requests, builds and
- * launches the next batch, then processes the last batch's results, so a request received
- * during step n runs in step n+2 without engine.async_scheduling, while the steps keep the
- * profile's full cost (the sglang profile's per-step costs are what the overlap leaves).
- * The run of test_async_scheduling_lags_a_step under the sglang scheduler: B, arriving in
- * the middle of A's third decode step, is scheduled at t4 with unhidden step times. */
-START_TEST(test_sglang_overlap_lags_a_step)
+/* engine.overlap_schedule: SGLang's default loop is the overlap one (Scheduler.
+ * event_loop_overlap, sgl-project/sglang python/sglang/srt/managers/scheduler.py), as is
+ * TensorRT-LLM's PyTorch executor with its overlap scheduler: step n+1 is launched before
+ * step n's results are processed, so a request received during step n runs in step n+2,
+ * while the steps keep the profile's whole cost. The run of
+ * test_async_scheduling_lags_a_step with unhidden step times: B, arriving in the middle of
+ * A's third decode step, is scheduled at t4 with the overlap (sglang by default, trtllm
+ * when set) and at t3 without it (sglang with --disable-overlap-schedule, trtllm's
+ * default). */
+START_TEST(test_overlap_schedule_lags_a_step)
 {
     sv_scenario_t *sc0;
     sv_result_t *r0 = tu_run_yaml(cat,
@@ -487,16 +489,27 @@ START_TEST(test_sglang_overlap_lags_a_step)
     t[0] = step_of(perf, 1, 0, 0);
     for (int j = 1; j < 8; j++)
         t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, 0);
+    ck_assert(t[4] > t[3]);
     double tb = (t[2] + t[3]) / 2;
     char rows[256];
     snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
-    sv_scenario_t *sc;
-    sv_result_t *res = run_trace(rows, "{scheduler: sglang}", &sc);
-    tu_assert_rel(res->pool.r[0].first_token, t[0], 1e-9);
-    tu_assert_rel(res->pool.r[1].scheduled, t[4], 1e-9);
-    ck_assert(t[4] > t[3]);
-    tu_check_accounting(res);
-    tu_done(sc, res);
+    static const struct {
+        const char *engine;
+        int lag;
+    } cases[] = {
+        {"{scheduler: sglang}", 1},
+        {"{scheduler: sglang, overlap_schedule: false}", 0},
+        {"{scheduler: trtllm}", 0},
+        {"{scheduler: trtllm, overlap_schedule: true}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sv_scenario_t *sc;
+        sv_result_t *res = run_trace(rows, cases[i].engine, &sc);
+        tu_assert_rel(res->pool.r[0].first_token, t[0], 1e-9);
+        tu_assert_rel(res->pool.r[1].scheduled, cases[i].lag ? t[4] : t[3], 1e-9);
+        tu_check_accounting(res);
+        tu_done(sc, res);
+    }
     tu_done(sc0, r0);
 }
 END_TEST
@@ -518,7 +531,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_api_server_on_the_way_in);
     tcase_add_test(tc, test_async_scheduling_lags_a_step);
     tcase_add_test(tc, test_async_scheduling_frees_slots_a_step_later);
-    tcase_add_test(tc, test_sglang_overlap_lags_a_step);
+    tcase_add_test(tc, test_overlap_schedule_lags_a_step);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -272,7 +272,8 @@ static void pool_defaults(sv_pool_cfg_t *p)
                                   .block_size = 16,
                                   .swap_bw = 25e9,
                                   .watermark = -1,
-                                  .prefix_caching = -1};
+                                  .prefix_caching = -1,
+                                  .overlap_schedule = -1};
 }
 
 /* A pool's engine map (or none), then the defaults for what it leaves unset. */

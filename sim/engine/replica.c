@@ -74,10 +74,8 @@ typedef struct sched_traits {
                          when a token needs one, with preemption when none is free) */
     int chunked;      /* prompts cut to the step's token budget (else whole prompts only) */
     int static_batch; /* a batch's prompts go in one pass, whatever the budget */
-    int overlap;      /* the engine's loop launches step n+1 before it reads step n's
-                         outputs, always: the one-step lag of async scheduling (below)
-                         without engine.async_scheduling; the step times are the profile's,
-                         whose per-step costs are what the overlap leaves */
+    int overlap;      /* engine.overlap_schedule's default: the engine's loop launches
+                         step n+1 before it reads step n's outputs */
     phase_t phases[6];
 } sched_traits_t;
 
@@ -94,7 +92,8 @@ static const sched_traits_t SCHEDULERS[] = {
     /* SGLang (scheduler.py get_next_batch_to_run): a prefill batch (the chunked request
      * first, then new ones, cut to the token budget) runs whenever one can be formed, and
      * the decode batch waits; mixed chunks are off by default. Its default loop is the
-     * overlap one (Scheduler.event_loop_overlap; --disable-overlap-schedule turns it off):
+     * overlap one (Scheduler.event_loop_overlap; --disable-overlap-schedule turns it off,
+     * engine.overlap_schedule=false here):
      * it receives requests, builds and launches the next batch, and only then processes
      * the last batch's results, so a request received during step n runs in step n + 2. */
     [SV_SCHED_SGLANG] = {"sglang",
@@ -1186,7 +1185,8 @@ double sv_replica_start_step(sv_replica_t *r, double now)
 {
     if (r->in_flight) return 0.0;
     /* Async scheduling: a step that follows the last at once was built when it started. */
-    r->lag_on = (r->cfg.async_scheduling || r->tr->overlap) && r->lag_at == now;
+    int overlap = r->cfg.overlap_schedule < 0 ? r->tr->overlap : r->cfg.overlap_schedule;
+    r->lag_on = (r->cfg.async_scheduling || overlap) && r->lag_at == now;
     r->cutoff = r->lag_on ? r->step_start : now;
     int had_decodes, prefill_only = build_step(r, now, &had_decodes);
     /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
