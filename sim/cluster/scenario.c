@@ -257,6 +257,8 @@ static void engine_defaults(sv_pool_cfg_t *pool)
     if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
     /* Automatic prefix caching: on by default in V1, off in V0 (as vLLM's defaults). */
     if (e->prefix_caching < 0) e->prefix_caching = v1;
+    /* SGLang's overlap loop is its default (Scheduler.event_loop_overlap). */
+    if (e->overlap_schedule < 0) e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
 }
