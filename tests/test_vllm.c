@@ -409,6 +409,22 @@ static double step_of(const sv_perf_t *perf, int prefill, long ctx, int async)
     return async ? fmax(cost.total - cpu, cpu) : cost.total;
 }
 
+/* The ends of request A's steps when it runs alone (100-token prompt): t[0] its prefill,
+ * t[j] its j-th decode step, summed from the cost model (async: with the CPU hidden). */
+static void steps_alone(int async, double t[8])
+{
+    sv_scenario_t *sc0;
+    sv_result_t *r0 = tu_run_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 1, input: 100, output: 2}\n",
+                                  NULL, 0, &sc0);
+    const sv_perf_t *perf = &r0->pools[0].perf;
+    t[0] = step_of(perf, 1, 0, async);
+    for (int j = 1; j < 8; j++)
+        t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, async);
+    tu_done(sc0, r0);
+}
+
 /* Async scheduling's one-step lag: EngineCore.step_with_batch_queue (vllm/v1/engine/
  * core.py) schedules step n+1 as soon as step n is launched, before its outputs are
  * back, so a request reaching the input queue during step n is first scheduled in step
@@ -417,17 +433,9 @@ static double step_of(const sv_perf_t *perf, int prefill, long ctx, int async)
  * one step later with it. A's step boundaries are summed from the cost model. */
 START_TEST(test_async_scheduling_lags_a_step)
 {
-    sv_scenario_t *sc0;
-    sv_result_t *r0 = tu_run_yaml(cat,
-                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                  "workload: {num_requests: 1, input: 100, output: 2}\n",
-                                  NULL, 0, &sc0);
-    const sv_perf_t *perf = &r0->pools[0].perf;
     for (int a = 0; a < 2; a++) {
         double t[8];
-        t[0] = step_of(perf, 1, 0, a); /* the prefill: A's first token */
-        for (int j = 1; j < 8; j++)
-            t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, a);
+        steps_alone(a, t);
         double tb = (t[2] + t[3]) / 2; /* during the decode step [t2, t3] */
         char rows[256];
         snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
@@ -439,7 +447,6 @@ START_TEST(test_async_scheduling_lags_a_step)
         tu_assert_rel(res->pool.r[1].scheduled, a ? t[4] : t[3], 1e-9);
         tu_done(sc, res);
     }
-    tu_done(sc0, r0);
 }
 END_TEST
 
@@ -479,16 +486,8 @@ END_TEST
  * default). */
 START_TEST(test_overlap_schedule_lags_a_step)
 {
-    sv_scenario_t *sc0;
-    sv_result_t *r0 = tu_run_yaml(cat,
-                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                  "workload: {num_requests: 1, input: 100, output: 2}\n",
-                                  NULL, 0, &sc0);
-    const sv_perf_t *perf = &r0->pools[0].perf;
     double t[8];
-    t[0] = step_of(perf, 1, 0, 0);
-    for (int j = 1; j < 8; j++)
-        t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, 0);
+    steps_alone(0, t);
     ck_assert(t[4] > t[3]);
     double tb = (t[2] + t[3]) / 2;
     char rows[256];
@@ -510,7 +509,6 @@ START_TEST(test_overlap_schedule_lags_a_step)
         tu_check_accounting(res);
         tu_done(sc, res);
     }
-    tu_done(sc0, r0);
 }
 END_TEST
 
