@@ -409,6 +409,22 @@ static double step_of(const sv_perf_t *perf, int prefill, long ctx, int async)
     return async ? fmax(cost.total - cpu, cpu) : cost.total;
 }
 
+/* The ends of request A's steps when it runs alone (100-token prompt): t[0] its prefill,
+ * t[j] its j-th decode step, summed from the cost model (async: with the CPU hidden). */
+static void steps_alone(int async, double t[8])
+{
+    sv_scenario_t *sc0;
+    sv_result_t *r0 = tu_run_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "workload: {num_requests: 1, input: 100, output: 2}\n",
+                                  NULL, 0, &sc0);
+    const sv_perf_t *perf = &r0->pools[0].perf;
+    t[0] = step_of(perf, 1, 0, async);
+    for (int j = 1; j < 8; j++)
+        t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, async);
+    tu_done(sc0, r0);
+}
+
 /* Async scheduling's one-step lag: EngineCore.step_with_batch_queue (vllm/v1/engine/
  * core.py) schedules step n+1 as soon as step n is launched, before its outputs are
  * back, so a request reaching the input queue during step n is first scheduled in step
@@ -417,17 +433,9 @@ static double step_of(const sv_perf_t *perf, int prefill, long ctx, int async)
  * one step later with it. A's step boundaries are summed from the cost model. */
 START_TEST(test_async_scheduling_lags_a_step)
 {
-    sv_scenario_t *sc0;
-    sv_result_t *r0 = tu_run_yaml(cat,
-                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                  "workload: {num_requests: 1, input: 100, output: 2}\n",
-                                  NULL, 0, &sc0);
-    const sv_perf_t *perf = &r0->pools[0].perf;
     for (int a = 0; a < 2; a++) {
         double t[8];
-        t[0] = step_of(perf, 1, 0, a); /* the prefill: A's first token */
-        for (int j = 1; j < 8; j++)
-            t[j] = t[j - 1] + step_of(perf, 0, 100 + j - 1, a);
+        steps_alone(a, t);
         double tb = (t[2] + t[3]) / 2; /* during the decode step [t2, t3] */
         char rows[256];
         snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
@@ -439,7 +447,6 @@ START_TEST(test_async_scheduling_lags_a_step)
         tu_assert_rel(res->pool.r[1].scheduled, a ? t[4] : t[3], 1e-9);
         tu_done(sc, res);
     }
-    tu_done(sc0, r0);
 }
 END_TEST
 
@@ -468,6 +475,73 @@ START_TEST(test_async_scheduling_frees_slots_a_step_later)
 }
 END_TEST
 
+/* engine.overlap_schedule: SGLang's default loop is the overlap one (Scheduler.
+ * event_loop_overlap, sgl-project/sglang python/sglang/srt/managers/scheduler.py), as is
+ * TensorRT-LLM's PyTorch executor with its overlap scheduler: step n+1 is launched before
+ * step n's results are processed, so a request received during step n runs in step n+2,
+ * while the steps keep the profile's whole cost. The run of
+ * test_async_scheduling_lags_a_step with unhidden step times: B, arriving in the middle of
+ * A's third decode step, is scheduled at t4 with the overlap (sglang by default, trtllm
+ * when set) and at t3 without it (sglang with --disable-overlap-schedule, trtllm's
+ * default). */
+START_TEST(test_overlap_schedule_lags_a_step)
+{
+    double t[8];
+    steps_alone(0, t);
+    ck_assert(t[4] > t[3]);
+    double tb = (t[2] + t[3]) / 2;
+    char rows[256];
+    snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
+    static const struct {
+        const char *engine;
+        int lag;
+    } cases[] = {
+        {"{scheduler: sglang}", 1},
+        {"{scheduler: sglang, overlap_schedule: false}", 0},
+        {"{scheduler: trtllm}", 0},
+        {"{scheduler: trtllm, overlap_schedule: true}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sv_scenario_t *sc;
+        sv_result_t *res = run_trace(rows, cases[i].engine, &sc);
+        tu_assert_rel(res->pool.r[0].first_token, t[0], 1e-9);
+        tu_assert_rel(res->pool.r[1].scheduled, cases[i].lag ? t[4] : t[3], 1e-9);
+        tu_check_accounting(res);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
+/* SGLang turns its overlap loop off for EAGLE-style speculative decoding (MTP too) unless
+ * SGLANG_ENABLE_SPEC_V2 is set (SGLang's docs, advanced_features/speculative_decoding.md,
+ * "Speculative Decoding V2 (Overlap Scheduler)"): the sglang default follows it, and an
+ * explicit overlap_schedule: true still wins. */
+START_TEST(test_overlap_off_with_speculative)
+{
+    static const struct {
+        const char *hw, *engine;
+        int overlap;
+    } cases[] = {
+        {"{gpu: h100-sxm}", "{scheduler: sglang}", 1},
+        {"{gpu: h100-sxm, speculative: eagle}", "{scheduler: sglang}", 0},
+        {"{gpu: h100-sxm, speculative: eagle}", "{scheduler: sglang, overlap_schedule: true}", 1},
+        {"{gpu: h100-sxm, speculative: eagle}", "{scheduler: trtllm}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char yaml[512];
+        snprintf(yaml, sizeof yaml,
+                 "model: llama-3.1-8b\nhardware: %s\nengine: %s\n"
+                 "workload: {num_requests: 1, input: 8, output: 8}\n",
+                 cases[i].hw, cases[i].engine);
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(sc->pools[0].engine.overlap_schedule, cases[i].overlap);
+        sv_scenario_free(sc);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vllm");
@@ -485,6 +559,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_api_server_on_the_way_in);
     tcase_add_test(tc, test_async_scheduling_lags_a_step);
     tcase_add_test(tc, test_async_scheduling_frees_slots_a_step_later);
+    tcase_add_test(tc, test_overlap_schedule_lags_a_step);
+    tcase_add_test(tc, test_overlap_off_with_speculative);
     suite_add_tcase(s, tc);
     return s;
 }

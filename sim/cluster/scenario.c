@@ -257,6 +257,12 @@ static void engine_defaults(sv_pool_cfg_t *pool)
     if (e->watermark < 0) e->watermark = v1 ? 0.0 : 0.01;
     /* Automatic prefix caching: on by default in V1, off in V0 (as vLLM's defaults). */
     if (e->prefix_caching < 0) e->prefix_caching = v1;
+    /* SGLang's overlap loop is its default (Scheduler.event_loop_overlap), except with
+     * EAGLE-style speculative decoding (MTP and EAGLE), where SGLang turns it off unless
+     * SGLANG_ENABLE_SPEC_V2 is set (SGLang's docs, advanced_features/speculative_decoding:
+     * "Speculative Decoding V2 (Overlap Scheduler)"). */
+    if (e->overlap_schedule < 0)
+        e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG && pool->perf.spec_method == SV_SPEC_NONE;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
 }
@@ -272,7 +278,8 @@ static void pool_defaults(sv_pool_cfg_t *p)
                                   .block_size = 16,
                                   .swap_bw = 25e9,
                                   .watermark = -1,
-                                  .prefix_caching = -1};
+                                  .prefix_caching = -1,
+                                  .overlap_schedule = -1};
 }
 
 /* A pool's engine map (or none), then the defaults for what it leaves unset. */

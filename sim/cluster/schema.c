@@ -357,6 +357,15 @@ const sv_keydef_t sv_scenario_keys[] = {
              "sum, and step n+1 is built before step n's outputs are back, so a request arriving "
              "during step n waits for step n+2 and one finishing in step n keeps its slot and KV "
              "blocks while step n+1 is built (docs/simulator.md)"},
+    {"engine", "overlap_schedule", BOOL, POOL(engine.overlap_schedule),
+     .def = "true for sglang without speculative decoding, false otherwise",
+     .help = "the engine launches step n+1 before it reads step n's outputs (SGLang's default "
+             "overlap loop, `--disable-overlap-schedule` to turn it off, off with MTP or EAGLE "
+             "unless SGLANG_ENABLE_SPEC_V2 is set; TensorRT-LLM's PyTorch "
+             "overlap scheduler, on by default there, `disable_overlap_scheduler`): the one-step "
+             "lag of `async_scheduling` (a request arriving during step n waits for step n+2, a "
+             "finished one's slot and blocks are freed a step late) with the profile's step "
+             "costs left whole (docs/simulator.md)"},
     {"engine", "api_server_ms", NUM, RANGE(0, 1e6), .scale = 1e-3, POOL(engine.api_server),
      .unit = "ms", .def = "0",
      .help = "time from a request reaching the replica's server to its engine core's input "

@@ -171,6 +171,7 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     text(b, "preemption", "preemption", "%s", named("engine", "preemption", e->preempt_swap));
     flag(b, "prefix_caching", "prefix caching", e->prefix_caching);
     flag(b, "async_scheduling", "async scheduling", e->async_scheduling);
+    flag(b, "overlap_schedule", "overlap schedule", e->overlap_schedule > 0);
     if (e->max_queue > 0) integer(b, "max_queue", "max queue", e->max_queue);
     num(b, "price_per_gpu_hour_usd", "price per GPU-hour", pc->gpu.price_per_hour, "USD");
     if (pc->autoscale.enabled) {

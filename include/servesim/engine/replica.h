@@ -18,7 +18,8 @@
  *            reserved at admission, so no request is ever preempted;
  *   sglang   SGLang's default: a step is a prefill batch (a chunked prompt's next chunk,
  *            then new prompts, within max_num_batched_tokens) whenever one can be formed,
- *            else the decode batch; paged KV, retraction by recompute.
+ *            else the decode batch; paged KV, retraction by recompute; its overlap
+ *            loop (overlap_schedule below) is on by default.
  * Paged schedulers admit a request only when its blocks fit above a watermark; a decode
  * that needs a block when none is free preempts the most recently admitted running
  * request (recompute: its blocks are freed and it re-prefills later from the front of
@@ -77,6 +78,12 @@ typedef struct sv_engine_cfg {
      * arriving during step n waits for step n+2, and one finishing in step n keeps its
      * sequence slot and KV blocks while step n+1 is built. */
     int async_scheduling;
+    /* An overlap loop (engine.overlap_schedule): the engine launches step n+1 before it
+     * reads step n's outputs, as SGLang's default Scheduler.event_loop_overlap and
+     * TensorRT-LLM's PyTorch overlap scheduler do: async scheduling's one-step lag, with
+     * the profile's step costs left whole (those profiles' per-step costs are what the
+     * overlap leaves). 1 on, 0 off, -1 the scheduler's default (on for sglang only). */
+    int overlap_schedule;
     double api_server; /* s from the server's door to the engine core (engine.api_server_ms):
                         * a submitted request is invisible to the scheduler till then */
     /* engine.scheduling_policy: 0 fcfs; 1 priority (vLLM's --scheduling-policy priority:
