@@ -1540,6 +1540,13 @@ long sv_replica_waiting(const sv_replica_t *r)
     return r->n_waiting + r->n_swapped;
 }
 
+int sv_replica_waiting_visible(sv_replica_t *r, double now)
+{
+    if (r->n_swapped > 0) return 1;
+    int32_t id = r->n_waiting > 0 ? wq_front(r) : -1;
+    return id >= 0 && E(r, id)->visible <= now;
+}
+
 long sv_replica_tokens_owed(const sv_replica_t *r)
 {
     return r->owed;
