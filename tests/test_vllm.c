@@ -178,6 +178,31 @@ START_TEST(test_profile_defaults_follow_the_engine)
         ck_assert_msg(p->profile_defaulted == cases[i].from, "%s", cases[i].engine);
         sv_scenario_free(sc);
     }
+    /* Any profile may give defaults, for any scheduler: an sglang profile that turned its
+     * overlap scheduler into async scheduling would give its pools the lag, with no API
+     * path, and the vllm scheduler on that profile would still take none. */
+    sv_engine_profile_t *sg = NULL;
+    for (size_t i = 0; i < cat->nengines; i++)
+        if (strcmp(cat->engines[i].name, "sglang") == 0) sg = &cat->engines[i];
+    ck_assert_ptr_nonnull(sg);
+    ck_assert_int_eq(sg->nscheds, 0);
+    sg->scheds[sg->nscheds++] = (sv_engine_sched_defaults_t){
+        .scheduler = "sglang", .async_scheduling = 1, .api_server_ms = NAN};
+    const char *yaml[2] = {"engine: sglang", "engine: {scheduler: vllm, profile: sglang}"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n%s\n"
+                 "workload: {num_requests: 1, input: 8, output: 8}\n",
+                 yaml[i]);
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert_msg(tu_load_yaml(cat, text, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(sc->pools[0].engine.async_scheduling, i == 0);
+        ck_assert(sc->pools[0].engine.api_server == 0.0);
+        ck_assert_int_eq(sc->pools[0].profile_defaulted, i == 0 ? SV_PROFILE_ASYNC : 0);
+        sv_scenario_free(sc);
+    }
 }
 END_TEST
 
