@@ -11,6 +11,7 @@
 
 #include "servesim/cluster/finance.h"
 #include "servesim/report/axes.h"
+#include "servesim/report/charts.h"
 #include "servesim/report/config.h"
 #include "servesim/report/html.h"
 #include "servesim/report/report.h"
@@ -482,6 +483,59 @@ static double pct_of(const sv_summary_t *s, const sv_stat_t *st, double p)
 
 /* A run with none of the optional features has none of their sections (so the reports of
  * such runs are as they were). */
+/* The x tick labels of a chart, joined by '|' (ticks are the only middle-anchored grey text). */
+static void x_ticks(const char *svg, char *out, size_t n)
+{
+    static const char key[] = "text-anchor=\"middle\" fill=\"#333\">";
+    out[0] = '\0';
+    for (const char *p = strstr(svg, key); p; p = strstr(p, key)) {
+        p += sizeof key - 1;
+        size_t len = strcspn(p, "<"), have = strlen(out);
+        if (have + len + 2 < n) {
+            memcpy(out + have, p, len);
+            out[have + len] = '|';
+            out[have + len + 1] = '\0';
+        }
+    }
+}
+
+/* Two charts over the same run's seconds: the waiting queue has a value every second, TTFT
+ * only where first tokens came (NAN after second 140, as in the lab's queue lesson). With
+ * the run's end as the reach both span 0..160 in steps of 20; each on its own, TTFT's axis
+ * would stop at 140. */
+START_TEST(test_time_charts_share_one_axis)
+{
+    double t[160], q[160], ttft[160];
+    for (int i = 0; i < 160; i++) {
+        t[i] = i + 1;
+        q[i] = i % 7;
+        ttft[i] = i < 140 ? 50 + i : NAN;
+    }
+    sv_chart_spec_t a, b;
+    memset(&a, 0, sizeof a);
+    a.title = "queue", a.xlabel = "time (s)", a.ylabel = "requests";
+    a.s[a.ns++] = (sv_chart_series_t){.name = "waiting", .x = t, .y = q, .n = 160};
+    a.hline = a.vline = NAN;
+    a.linear_x = 1;
+    b = a;
+    b.title = "ttft";
+    b.s[0] = (sv_chart_series_t){.name = "TTFT", .x = t, .y = ttft, .n = 160};
+    char ta[256], tb[256];
+    char *own = sv_chart_lines(&b);
+    x_ticks(own, tb, sizeof tb);
+    ck_assert_str_eq(tb, "0|20|40|60|80|100|120|140|");
+    free(own);
+    a.xmax = b.xmax = t[159];
+    char *sa = sv_chart_lines(&a), *sb = sv_chart_lines(&b);
+    x_ticks(sa, ta, sizeof ta);
+    x_ticks(sb, tb, sizeof tb);
+    ck_assert_str_eq(ta, "0|20|40|60|80|100|120|140|160|");
+    ck_assert_str_eq(tb, ta);
+    free(sa);
+    free(sb);
+}
+END_TEST
+
 START_TEST(test_html_no_optional_sections)
 {
     sv_scenario_t *sc;
@@ -664,6 +718,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_html_sessions);
     tcase_add_test(tc, test_html_finance);
     tcase_add_test(tc, test_html_network);
+    tcase_add_test(tc, test_time_charts_share_one_axis);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,6 +5,12 @@
  *   it reports go 0, 1, ..., output, the first at the record's first_token and the last
  *   at its last_token; so on a disaggregated cluster, whose first token comes from the
  *   prefill replica and the rest from a decode replica;
+ *   a request aborted (its client left) while it waits, while it runs, and inside the step
+ *   in flight fails as `aborted` at the instant of the abort, frees every KV block, and
+ *   the run's counts still add up; an abort after the end changes nothing; so on a
+ *   disaggregated cluster, during the prefill and after the first token;
+ *   a prompt given the same segments as an earlier one finds its full blocks cached
+ *   (vLLM never hits the last token: floor((prompt - 1) / block) blocks);
  *   the shared HTTP server's Host rule (servesim/serve/httpd.h): this machine's names and
  *   addresses, with or without a port, and nothing else.
  */
@@ -172,6 +178,149 @@ START_TEST(test_live_background_horizon)
 }
 END_TEST
 
+/* A live run of the burst scenario (one replica), no request in it yet. */
+static sv_live_t *burst_live(sv_catalog_t *cat, sv_scenario_t **sc)
+{
+    sv_error_t err;
+    ck_assert(tu_load_yaml(cat, burst, NULL, 0, sc, &err) == 0);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(*sc, 0, &l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
+/* One replica: C is aborted the instant it is sent (before any step), A (2,000 tokens) at
+ * the event that made its 2nd token, B between two events, while the step in flight holds
+ * it: each fails as aborted at that instant, and every block is free again. */
+START_TEST(test_live_abort)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    sv_live_t *l = burst_live(cat, &sc);
+    int32_t c = sv_live_submit(l, 500, 50);
+    ck_assert_int_eq(sv_live_abort(l, c), 0); /* at once, before any step */
+    const sv_req_t *rc = sv_live_req(l, c);
+    ck_assert(rc->state == SV_RQ_FAILED && rc->fail == SV_FAIL_ABORTED && rc->end == 0.0);
+    int32_t a = sv_live_submit(l, 2000, 400), b = sv_live_submit(l, 300, 400);
+    double ta = -1, tb = -1;
+    for (int guard = 0; guard < 100000 && (ta < 0 || tb < 0); guard++) {
+        double t = sv_live_next(l);
+        ck_assert(isfinite(t));
+        ck_assert_int_eq(sv_live_advance(l, t), 0);
+        if (ta < 0 && sv_live_tokens(l, a) >= 2) {
+            ta = t;
+            ck_assert_int_eq(sv_live_abort(l, a), 0);
+        }
+        if (ta >= 0 && tb < 0 && sv_live_tokens(l, b) >= 10) {
+            /* between two events: the step in flight holds b */
+            tb = (t + sv_live_next(l)) / 2;
+            ck_assert_int_eq(sv_live_advance(l, tb), 0);
+            ck_assert_int_eq(sv_live_abort(l, b), 0);
+        }
+    }
+    ck_assert(ta > 0 && tb > ta);
+    ck_assert_int_eq(sv_live_advance(l, tb + 1.0), 0);
+    const sv_req_t *ra = sv_live_req(l, a), *rb = sv_live_req(l, b);
+    ck_assert(ra->state == SV_RQ_FAILED && ra->fail == SV_FAIL_ABORTED && ra->end == ta);
+    ck_assert(rb->state == SV_RQ_FAILED && rb->fail == SV_FAIL_ABORTED && rb->end == tb);
+    ck_assert_int_eq(sv_live_tokens(l, b) < 400, 1);
+    long run, wait;
+    double kv;
+    sv_live_replica(l, 0, &run, &wait, &kv);
+    ck_assert_int_eq(run + wait, 0);
+    ck_assert_msg(kv == 0.0, "KV usage %g after every request was aborted", kv);
+    ck_assert_int_eq(sv_live_abort(l, a), 0); /* ended already: nothing */
+    ck_assert_int_eq(sv_live_abort(l, 99), SV_EINVAL);
+    int32_t d = sv_live_submit(l, 100, 4); /* the replica serves on */
+    sv_result_t *res;
+    ck_assert_msg(sv_live_close(l, &res, &err) == 0, "%s", err.msg);
+    tu_check_accounting(res);
+    ck_assert_int_eq((long)res->pool.n, 4);
+    ck_assert_int_eq(res->summary.completed, 1);
+    ck_assert_int_eq(res->summary.failed_by[SV_FAIL_ABORTED], 3);
+    ck_assert(res->pool.r[d].state == SV_RQ_DONE);
+    ck_assert_int_eq(res->rstats[0].blocks_free_end, res->rstats[0].blocks_total);
+    tu_done(sc, res);
+    sv_catalog_free(cat);
+}
+END_TEST
+
+/* Disaggregated (1 prefill, 1 decode replica): one request aborted during its prefill, one
+ * once its first token came (on its way to, or on, the decode replica): both fail as
+ * aborted and, closed, every block of both replicas is free. */
+START_TEST(test_live_abort_disaggregated)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    const char *yaml = "name: live-pd-abort\n"
+                       "seed: 1\n"
+                       "model: llama-3.1-8b\n"
+                       "pools:\n"
+                       "  - {name: p, role: prefill, gpu: h100-sxm, replicas: 1}\n"
+                       "  - {name: d, role: decode, gpu: h100-sxm, replicas: 1}\n"
+                       "workload: {num_requests: 1, rate: 1, input: 100, output: 2}\n";
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(sc, 0, &l, &err) == 0, "%s", err.msg);
+    int32_t a = sv_live_submit(l, 8000, 40);
+    ck_assert_int_eq(sv_live_advance(l, sv_live_next(l)), 0); /* its prefill starts */
+    ck_assert_int_eq(sv_live_abort(l, a), 0);
+    int32_t b = sv_live_submit(l, 3000, 400);
+    for (int guard = 0; guard < 100000 && sv_live_tokens(l, b) < 1; guard++)
+        ck_assert_int_eq(sv_live_advance(l, sv_live_next(l)), 0);
+    ck_assert_int_eq(sv_live_abort(l, b), 0);
+    ck_assert_int_eq(sv_live_advance(l, sv_live_now(l) + 1.0), 0);
+    const sv_req_t *ra = sv_live_req(l, a), *rb = sv_live_req(l, b);
+    ck_assert(ra->state == SV_RQ_FAILED && ra->fail == SV_FAIL_ABORTED);
+    ck_assert(rb->state == SV_RQ_FAILED && rb->fail == SV_FAIL_ABORTED);
+    sv_result_t *res;
+    ck_assert_msg(sv_live_close(l, &res, &err) == 0, "%s", err.msg);
+    tu_check_accounting(res);
+    ck_assert_int_eq(res->summary.failed_by[SV_FAIL_ABORTED], 2);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(res->rstats[i].blocks_free_end, res->rstats[i].blocks_total);
+    tu_done(sc, res);
+    sv_catalog_free(cat);
+}
+END_TEST
+
+/* Two prompts of 1,000 tokens made of the same 16-token segments, the second sent after the
+ * first ended: its 62 full blocks but never the last token (floor(999 / 16) = 62 blocks,
+ * 992 tokens) are hits, and its TTFT is shorter; a third with other segments hits nothing. */
+START_TEST(test_live_prompt_identity)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    sv_live_t *l = burst_live(cat, &sc);
+    ck_assert_int_eq(sv_live_block_tokens(l), 16);
+    sv_segment_t seg[63], other[63];
+    for (int k = 0; k < 63; k++) {
+        seg[k] = (sv_segment_t){1000u + (uint64_t)k, k < 62 ? 16 : 8};
+        other[k] = (sv_segment_t){5000u + (uint64_t)k, k < 62 ? 16 : 8};
+    }
+    int32_t id[3];
+    const sv_segment_t *which[3] = {seg, seg, other};
+    for (int k = 0; k < 3; k++) {
+        id[k] = sv_live_submit_prompt(l, 1000, 4, which[k], 63);
+        ck_assert_int_eq(id[k], k);
+        double before = sv_live_replica_stats(l, 0)->prefix_hits;
+        while (sv_live_req(l, id[k])->state != SV_RQ_DONE)
+            ck_assert_int_eq(sv_live_advance(l, sv_live_next(l)), 0);
+        double hits = sv_live_replica_stats(l, 0)->prefix_hits - before;
+        ck_assert_msg(hits == (k == 1 ? 992.0 : 0.0), "request %d: %g tokens hit", k, hits);
+    }
+    ck_assert(sv_req_ttft(sv_live_req(l, 1)) < sv_req_ttft(sv_live_req(l, 0)));
+    ck_assert_int_eq(sv_live_submit_prompt(l, 999, 4, seg, 63), -1); /* 1,000 tokens: not 999 */
+    sv_result_t *res;
+    sv_live_close(l, &res, &err);
+    sv_result_free(res);
+    sv_scenario_free(sc);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 static enum MHD_Result no_answer(void *cls, sv_httpd_req_t *q)
 {
     (void)cls;
@@ -227,6 +376,9 @@ int main(void)
     tcase_add_test(tc, test_live_equals_batch);
     tcase_add_test(tc, test_live_disaggregated);
     tcase_add_test(tc, test_live_background_horizon);
+    tcase_add_test(tc, test_live_abort);
+    tcase_add_test(tc, test_live_abort_disaggregated);
+    tcase_add_test(tc, test_live_prompt_identity);
     tcase_add_test(tc, test_host_rule);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

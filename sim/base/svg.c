@@ -162,6 +162,7 @@ static void chart_frame(const sv_svg_chart_t *c, int W, int H, double xmax, doub
     if (xmax > x1) x1 = xmax; /* a stated reach (false for NAN) */
     if (ymax > y1) y1 = ymax;
     if (c->ymin_zero && y0 > 0 && !ay.log) y0 = 0;
+    if (c->xmin_zero && x0 > 0 && !ax.log) x0 = 0;
     if (x1 <= x0) x1 = x0 + 1;
     if (y1 <= y0) y1 = y0 + 1;
     double xs = nice_step(x1 - x0, 6), ys = nice_step(y1 - y0, 5);

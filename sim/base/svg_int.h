@@ -41,6 +41,8 @@ typedef struct sv_svg_chart {
     const char *vlabel[SV_SVG_MAX_MARKS];
     int nv;
     double ymin_zero; /* 1: the y axis starts at 0 (unless on a log scale) */
+    int xmin_zero;    /* 1: the x axis starts at 0 (a time axis: with the same reach, every
+                         chart of one run then has the same domain and ticks) */
     int logx, logy;   /* 1: log scale when the positive values span >= SV_SVG_LOG_SPAN */
     int legend_right; /* 1: the legend outside the plot, on the right */
     /* categories on the x axis: x values 1..nxcat are drawn as these tick labels */

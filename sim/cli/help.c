@@ -128,9 +128,10 @@ static const sv__opt_help_t calibrate_opts[] = {
     {"--send-recv", "F.csv", "kernels: also fit Vidur's send_recv.csv"},
     {"--rows", "MODEL:HW,...", "engine: the rows of PERF_MODEL.csv fitted"},
     {"--base", "PROFILE", "engine: the engine profile the fit starts from"},
-    {"--fit", "KEY,...", "engine, runs: the cost-model keys fitted (at most 8)"},
+    {"--fit", "KEY,...", "engine, runs, result: the keys fitted (at most 8)"},
     {"--family", "F", "runs: the validation family fitted"},
     {"--data", "CSV", "runs: the measured runs (default: as validate)"},
+    {"--set", "KEY=VALUE", "result: override a scenario key (repeatable)"},
     {"--noise", "REL", "synthetic: relative noise of the tables, 0 to 0.5 (default 0.01)"},
     {"--max-iter", "N", "iterations before a fit has not converged (default 200)"},
     {NULL, NULL, NULL},
@@ -206,12 +207,14 @@ static const sv__cmd_help_t commands[] = {
      "in sample and with each family left out of every fit, and the error bands (80%\n"
      "coverage) derived from the left-out residuals (docs/validation.md).",
      validate_opts, NULL, "servesim validate --family splitwise-bloom-a100"},
-    {"calibrate", "kernels|engine|runs|synthetic [options] [FILE...]",
+    {"calibrate", "kernels|engine|runs|result|synthetic [options] [FILE...]",
      "fit GPU curves or an engine profile to measurements",
      "kernels --gpu G MLP.csv...: fit a GPU's efficiency curves to Vidur kernel tables.\n"
      "engine --rows MODEL:HW,... --base P --fit KEY,... PERF_MODEL.csv: fit an engine\n"
      "  profile to Splitwise iteration times.\n"
      "runs --family F --gpu G --fit KEY,...: fit to whole simulated runs of one family.\n"
+     "result RESULT.json SCENARIO.yaml --fit KEY,...: fit to one real vllm bench serve\n"
+     "  result replayed on the scenario (docs/compare.md).\n"
      "synthetic --gpu G: recover known parameters from generated tables (a self-test).",
      calibrate_opts, NULL, "servesim calibrate synthetic --gpu a40"},
     {"lab", "[options]", "the classroom lab: live lessons in the browser",

@@ -1033,6 +1033,8 @@ typedef struct calib_args {
         *data;
     const char *files[64];
     int nfiles;
+    const char *sets[64]; /* result: --set overrides of the scenario */
+    int nsets;
     double noise_rel;
     sv_fit_opts_t o;
 } calib_args_t;
@@ -1063,7 +1065,10 @@ static int calib_parse(int argc, char **argv, calib_args_t *c)
             c->family = v;
         else if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
             c->data = v;
-        else if ((v = sv__opt_value(argc, argv, &i, "--noise", &missing))) {
+        else if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
+            if (c->nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
+            c->sets[c->nsets++] = v;
+        } else if ((v = sv__opt_value(argc, argv, &i, "--noise", &missing))) {
             if (sv_parse_double(v, &c->noise_rel) || c->noise_rel < 0 || c->noise_rel > 0.5)
                 return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
         } else if ((v = sv__opt_value(argc, argv, &i, "--max-iter", &missing))) {
@@ -1220,28 +1225,53 @@ static int calib_engine(const calib_args_t *c, const sv_catalog_t *cat, sv_error
     return EXIT_SUCCESS;
 }
 
+/* calibrate result: fits settings to one real result replayed on a scenario. */
+static int calib_result(const calib_args_t *c, const sv_catalog_t *cat, sv_error_t *err)
+{
+    if (c->nfiles != 2 || !c->fit_keys)
+        return fail("error: calibrate result needs RESULT.json SCENARIO.yaml and --fit%s", "");
+    char kb[512];
+    const char *keys[SV_FIT_MAX_PARAMS];
+    int nk, rc = calib_fit_keys(c->fit_keys, kb, keys, &nk);
+    if (rc) return rc;
+    sv_bench_t *b = NULL;
+    if (sv_bench_load(c->files[0], &b, err)) return fail_err(err);
+    sv_result_fit_t fit;
+    rc = sv_calibrate_result(c->files[1], c->sets, c->nsets, cat, b, keys, nk, &c->o, &fit, err);
+    if (rc) {
+        sv_bench_free(b);
+        return fail_err(err);
+    }
+    printf("servesim calibrate result: %s replayed on %s (%ld requests)\n", c->files[0],
+           c->files[1], fit.replayed);
+    sv_result_fit_print(&fit, stdout);
+    sv_bench_free(b);
+    return EXIT_SUCCESS;
+}
+
 /* An unknown calibrate mode: the error, with the nearest mode when one is close. */
 static int calib_bad_mode(const char *mode)
 {
-    static const char *const modes[] = {"kernels", "engine", "runs", "synthetic"};
-    const char *near = sv_suggest(mode, modes, 4);
+    static const char *const modes[] = {"kernels", "engine", "runs", "result", "synthetic"};
+    const char *near = sv_suggest(mode, modes, 5);
     if (near)
         fprintf(stderr,
-                "servesim: error: calibrate: expected kernels, engine, runs or synthetic, got "
-                "'%s' (did you mean '%s'?)\n",
+                "servesim: error: calibrate: expected kernels, engine, runs, result or synthetic, "
+                "got '%s' (did you mean '%s'?)\n",
                 mode, near);
     else
         fprintf(stderr,
-                "servesim: error: calibrate: expected kernels, engine, runs or synthetic, got "
-                "'%s'\n",
+                "servesim: error: calibrate: expected kernels, engine, runs, result or synthetic, "
+                "got '%s'\n",
                 mode);
     return EXIT_FAILURE;
 }
 
-/* calibrate kernels | engine | synthetic (see the usage text). */
+/* calibrate kernels | engine | runs | result | synthetic (see the usage text). */
 static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
 {
-    if (argc < 1) return fail("error: calibrate needs kernels, engine, runs or synthetic%s", "");
+    if (argc < 1)
+        return fail("error: calibrate needs kernels, engine, runs, result or synthetic%s", "");
     calib_args_t c = {.mode = argv[0],
                       .data = sv_validation_default_path(),
                       .noise_rel = 0.01,
@@ -1261,6 +1291,7 @@ static int cmd_calibrate(const sv_catalog_t *cat, int argc, char **argv)
     if (strcmp(mode, "kernels") == 0) return calib_kernels(&c, gpu, &err);
     if (strcmp(mode, "runs") == 0) return calib_runs(&c, cat, &err);
     if (strcmp(mode, "engine") == 0) return calib_engine(&c, cat, &err);
+    if (strcmp(mode, "result") == 0) return calib_result(&c, cat, &err);
     return calib_bad_mode(mode);
 }
 

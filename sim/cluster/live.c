@@ -12,7 +12,18 @@ struct sv_live {
     sv_error_t err; /* the simulator's messages */
     int replicas;
     long max_len;
+    int block_tokens;
 };
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
 
 int sv_live_open(const sv_scenario_t *sc, int background, sv_live_t **out, sv_error_t *err)
 {
@@ -29,9 +40,12 @@ int sv_live_open(const sv_scenario_t *sc, int background, sv_live_t **out, sv_er
     }
     const sv_result_t *res = sv_sim_result(l->sim);
     l->replicas = res->replicas;
-    for (int p = 0; p < res->npools; p++)
+    for (int p = 0; p < res->npools; p++) {
         if (l->max_len == 0 || res->pools[p].max_model_len < l->max_len)
             l->max_len = res->pools[p].max_model_len;
+        l->block_tokens = gcd(l->block_tokens, res->pools[p].mem.block_size);
+    }
+    if (l->block_tokens < 1) l->block_tokens = 16;
     *out = l;
     return 0;
 }
@@ -55,6 +69,28 @@ int32_t sv_live_submit(sv_live_t *l, int32_t input, int32_t output)
 {
     int32_t id;
     return sv_sim_inject(l->sim, input, output, &id) ? -1 : id;
+}
+
+int32_t sv_live_submit_prompt(sv_live_t *l, int32_t input, int32_t output,
+                              const sv_segment_t *seg, int nseg)
+{
+    int32_t id;
+    return sv_sim_inject_prompt(l->sim, input, output, seg, nseg, &id) ? -1 : id;
+}
+
+int sv_live_abort(sv_live_t *l, int32_t id)
+{
+    return sv_sim_abort(l->sim, id);
+}
+
+int sv_live_block_tokens(const sv_live_t *l)
+{
+    return l->block_tokens;
+}
+
+const sv_replica_stats_t *sv_live_replica_stats(sv_live_t *l, int i)
+{
+    return sv_replica_stats(sv_sim_replica(l->sim, i));
 }
 
 const char *sv_live_error(const sv_live_t *l)

@@ -934,7 +934,10 @@ static void step_end(sim_t *s, int rep)
     kick(s, rep);
 }
 
-static void timeout(sim_t *s, int32_t id)
+/* The client gives up on request id (reason: SV_FAIL_TIMEOUT, or SV_FAIL_ABORTED when it
+ * disconnected): wherever it is, it fails now and what it holds is freed (its KV once the
+ * step it is in ends). */
+static void give_up(sim_t *s, int32_t id, int reason)
 {
     sv_req_t *r = R(s, id);
     if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED) return;
@@ -945,7 +948,7 @@ static void timeout(sim_t *s, int32_t id)
             sv_link_cancel(&s->kv.links[p], s->now, id);
             sv_replica_release(s->fl.reps[p], id);
             sv_replica_unreserve(s->fl.reps[r->replica], id);
-            fail(s, id, SV_FAIL_TIMEOUT);
+            fail(s, id, reason);
             service_link(s, p);
             kick(s, p);
             start_transfers(s);
@@ -954,20 +957,25 @@ static void timeout(sim_t *s, int32_t id)
     }
     if (r->state == SV_RQ_HANDOFF) {
         sv_replica_release(s->fl.reps[r->prefill_replica], id);
-        fail(s, id, SV_FAIL_TIMEOUT);
+        fail(s, id, reason);
         kick(s, r->prefill_replica);
         return;
     }
     if (r->state == SV_RQ_NEW) { /* still at the router; dispatch will skip it */
-        fail(s, id, SV_FAIL_TIMEOUT);
+        fail(s, id, reason);
         return;
     }
     int rep = r->replica;
-    sv_replica_abort(s->fl.reps[rep], id, s->now);
+    sv_replica_abort(s->fl.reps[rep], id, s->now, reason);
     drain(s, rep);
     if (s->sc->disaggregated) start_transfers(s);
     pump(s);
     kick(s, rep);
+}
+
+static void timeout(sim_t *s, int32_t id)
+{
+    give_up(s, id, SV_FAIL_TIMEOUT);
 }
 
 /* What every part of the cluster holds now, for an error that says where a run is stuck. */
@@ -1786,12 +1794,29 @@ const sv_replica_t *sv_sim_replica(const sv_sim_t *s, int i)
 
 int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
 {
+    return sv_sim_inject_prompt(s, input, output, NULL, 0, id);
+}
+
+int sv_sim_inject_prompt(sv_sim_t *s, int32_t input, int32_t output, const sv_segment_t *seg,
+                         int nseg, int32_t *id)
+{
     *id = -1;
     if (s->rc) return s->rc;
     if (input < 1 || output < 1) return sv_errorf(s->err, SV_EINVAL, "an injected request "
                                                   "needs at least 1 input and 1 output token");
+    long covered = 0;
+    for (int i = 0; i < nseg; i++)
+        covered += seg[i].len;
+    if (nseg > 0 && covered != input)
+        return sv_errorf(s->err, SV_EINVAL, "internal error: an injected prompt's segments "
+                         "cover %ld of its %d tokens", covered, (int)input);
     int32_t k = new_request(s, s->now, input, output, 0);
     if (k < 0) return s->rc;
+    if (nseg > 0 && sv_reqpool_set_segments(&s->res->pool, k, seg, nseg)) {
+        halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests",
+             s->res->pool.n);
+        return s->rc;
+    }
     if (s->sc->workload.nclasses > 0) { /* not one the workload drew: the first class */
         R(s, k)->cls = 0;
         R(s, k)->priority = s->sc->workload.classes[0].priority;
@@ -1801,6 +1826,15 @@ int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id)
     else
         offer(s, k);
     *id = k;
+    return s->rc;
+}
+
+int sv_sim_abort(sv_sim_t *s, int32_t id)
+{
+    if (s->rc) return s->rc;
+    if (id < 0 || (size_t)id >= s->res->pool.n || R(s, id)->start < 0)
+        return sv_errorf(s->err, SV_EINVAL, "internal error: request %d was never sent", (int)id);
+    give_up(s, id, SV_FAIL_ABORTED);
     return s->rc;
 }
 

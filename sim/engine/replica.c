@@ -1335,7 +1335,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
     r->nchunks = 0;
     for (size_t i = 0; i < r->naborts; i++) {
         int32_t id = r->aborts[i];
-        if (E(r, id)->abort_pending) remove_and_fail(r, id, SV_FAIL_TIMEOUT, Q(r, id)->end);
+        if (E(r, id)->abort_pending) remove_and_fail(r, id, E(r, id)->abort_pending, Q(r, id)->end);
     }
     r->naborts = 0;
     while (last_k >= 0 && r->fh.n > 0 && r->fh.v[0].key == last_k) {
@@ -1364,19 +1364,19 @@ const int32_t *sv_replica_done(const sv_replica_t *r, long *n)
     return r->done;
 }
 
-void sv_replica_abort(sv_replica_t *r, int32_t id, double now)
+void sv_replica_abort(sv_replica_t *r, int32_t id, double now, int reason)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
     if (q->state == SV_RQ_DONE || q->state == SV_RQ_FAILED || e->abort_pending) return;
     r->ndone = 0;
     if (q->state == SV_RQ_RUNNING && r->in_flight) {
-        e->abort_pending = 1;
+        e->abort_pending = (uint8_t)reason;
         q->end = now;
         push_id(r, &r->aborts, &r->naborts, &r->capaborts, id);
         return;
     }
-    remove_and_fail(r, id, SV_FAIL_TIMEOUT, now);
+    remove_and_fail(r, id, reason, now);
 }
 
 void sv_replica_fail_all(sv_replica_t *r, double now)

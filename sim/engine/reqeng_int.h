@@ -44,7 +44,7 @@ typedef struct sv_reqeng {
     double visible;           /* when the scheduler can first see it (engine.api_server_ms) */
     uint8_t queue;            /* SV__Q_* */
     uint8_t in_decode;        /* member of the decode aggregate */
-    uint8_t abort_pending;    /* timed out during a step: fails when the step ends */
+    uint8_t abort_pending;    /* given up during a step: fails (this reason) when it ends */
     uint8_t joining;          /* landed on a decode replica, joins its batch at the next step */
 } sv_reqeng_t;
 

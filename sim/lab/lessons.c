@@ -779,6 +779,7 @@ static int tab_queue(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_
     series(&c, "running", t, running, n);
     c.s[0].points = c.s[1].points = 0;
     c.linear_x = 1;
+    c.xmax = n > 0 ? t[n - 1] : 0; /* both charts on one time axis, TTFT's empty seconds too */
     c.vline = t_queue;
     c.vlabel = ql;
     rc = chart(resp, "queue", sv_chart_lines(&c), err);
@@ -789,6 +790,7 @@ static int tab_queue(sv__lab_req_t *req, const double *p, cJSON *resp, sv_error_
     series(&c, "TTFT", t, ttft, n);
     c.s[0].points = 0;
     c.linear_x = 1;
+    c.xmax = n > 0 ? t[n - 1] : 0;
     c.hline = slo;
     c.hlabel = sl;
     c.vline = t_queue;

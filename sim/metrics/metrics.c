@@ -77,7 +77,7 @@ const char *sv_fail_name(int reason)
 {
     static const char *const names[] = {"none",      "queue_full",         "timeout",
                                         "too_long",  "prompt_over_budget", "kv_capacity",
-                                        "unfinished"};
+                                        "unfinished", "aborted"};
     return (reason >= 0 && reason < SV_FAIL_COUNT) ? names[reason] : "?";
 }
 

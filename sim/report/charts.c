@@ -130,6 +130,7 @@ char *sv_chart_lines(const sv_chart_spec_t *cs)
     c.logx = !cs->linear_x;
     c.logy = 1;         /* log where the values span decades (SV_SVG_LOG_SPAN) */
     c.legend_right = 1; /* the legend beside the plot, never over the data */
+    c.xmin_zero = cs->xmax > 0;
     for (int k = 0; k < cs->ns && k < SV_CHART_MAX_SERIES; k++)
         c.s[c.ns++] = (sv_svg_series_t){.name = cs->s[k].name,
                                         .x = cs->s[k].x,
@@ -147,7 +148,8 @@ char *sv_chart_lines(const sv_chart_spec_t *cs)
     }
     membuf_t m;
     if (!mb_open(&m)) return NULL;
-    sv__svg_chart(m.f, &c, cs->width ? cs->width : 620, cs->height ? cs->height : 360);
+    sv__svg_chart_reach(m.f, &c, cs->width ? cs->width : 620, cs->height ? cs->height : 360,
+                        cs->xmax > 0 ? cs->xmax : NAN, NAN);
     return mb_close(&m);
 }
 

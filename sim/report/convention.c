@@ -366,6 +366,7 @@ static const int fail_http[SV_FAIL_COUNT] = {
     [SV_FAIL_TOO_LONG] = 400,     /* prompt + output past max_model_len */
     [SV_FAIL_PROMPT_BUDGET] = 400, [SV_FAIL_KV_CAPACITY] = 400, /* refused prompts */
     [SV_FAIL_UNFINISHED] = -1,    /* cut by the run's end: no response */
+    [SV_FAIL_ABORTED] = -1,       /* the client disconnected: no response read */
 };
 
 /*

@@ -669,6 +669,7 @@ static void kv_link_charts(sv__page_t *p, const sv_result_t *res, const double *
     memset(&c, 0, sizeof c);
     c.title = "KV link utilisation";
     c.xlabel = "simulated time (s)";
+    c.xmin_zero = 1;
     c.ylabel = "time the links move bytes (%)";
     c.ymin_zero = 1;
     snprintf(nm, sizeof nm, "mean of the %d prefill replicas' links", npre);
@@ -678,6 +679,7 @@ static void kv_link_charts(sv__page_t *p, const sv_result_t *res, const double *
     memset(&c, 0, sizeof c);
     c.title = "Prefilled requests waiting for decode room, and on the links";
     c.xlabel = "simulated time (s)";
+    c.xmin_zero = 1;
     c.ylabel = "requests";
     c.ymin_zero = 1;
     c.s[c.ns++] = (sv_svg_series_t){
@@ -805,6 +807,7 @@ static void series_section(sv__page_t *p, const sv_result_t *res, const reach_t 
     memset(&c, 0, sizeof c);
     c.title = "KV cache usage";
     c.xlabel = "simulated time (s)";
+    c.xmin_zero = 1;
     c.ylabel = "KV blocks in use (%)";
     c.ymin_zero = 1;
     char pn[SV_MAX_POOLS][2][96];
@@ -820,6 +823,7 @@ static void series_section(sv__page_t *p, const sv_result_t *res, const reach_t 
     c.title = P > 1 ? "Requests waiting and running, per pool"
                     : "Requests waiting and running (all replicas)";
     c.xlabel = "simulated time (s)";
+    c.xmin_zero = 1;
     c.ylabel = "requests";
     c.ymin_zero = 1;
     for (int q = 0; q < P && c.ns + 1 < SV_SVG_MAX_SERIES; q++) {
@@ -897,6 +901,7 @@ static void fleet_section(sv__page_t *p, const sv_result_t *res, const reach_t *
         memset(&c, 0, sizeof c);
         c.title = "Arrival rate";
         c.xlabel = "simulated time (s)";
+        c.xmin_zero = 1;
         c.ylabel = "requests per second";
         c.ymin_zero = 1;
         c.s[c.ns++] = (sv_svg_series_t){.name = "arrivals", .x = tx, .y = ar, .n = nm, .lines = 1};
@@ -905,6 +910,7 @@ static void fleet_section(sv__page_t *p, const sv_result_t *res, const reach_t *
         memset(&c, 0, sizeof c);
         c.title = "Replicas up (starting, active or draining)";
         c.xlabel = "simulated time (s)";
+        c.xmin_zero = 1;
         c.ylabel = "replicas";
         c.ymin_zero = 1;
         char un[SV_MAX_POOLS][96];
@@ -919,6 +925,7 @@ static void fleet_section(sv__page_t *p, const sv_result_t *res, const reach_t *
             memset(&c, 0, sizeof c);
             c.title = "SLO attainment of the requests arriving in each interval";
             c.xlabel = "simulated time (s)";
+            c.xmin_zero = 1;
             c.ylabel = "attainment (%)";
             c.ymin_zero = 1;
             c.s[c.ns++] =
@@ -976,6 +983,11 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
                 rx->ttft_ms, rx->tpot_ms, rx->phase_ms, rx->time_s, rx->requests, rx->kv_pct);
     }
     latency_section(&p, res, &rr);
+    /* One time axis for every chart over time: from 0 to the last sample (or the shared
+     * reach of --axes-from, when longer), whatever instants each chart's own data cover. */
+    size_t nsm;
+    const sv_sample_t *sm = sv_metrics_samples(res->metrics, &nsm);
+    if (nsm > 0 && !(rr.time >= sm[nsm - 1].t)) rr.time = sm[nsm - 1].t;
     grid_t g;
     series_section(&p, res, &rr, &g);
     fleet_section(&p, res, &rr, &g);

@@ -8,6 +8,7 @@
 #include "servesim/serve/httpd.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -185,6 +186,16 @@ void sv_httpd_suspend(struct MHD_Connection *c)
 void sv_httpd_resume(struct MHD_Connection *c)
 {
     MHD_resume_connection(c);
+}
+
+int sv_httpd_peer_closed(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *fi =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!fi || fi->connect_fd < 0) return 0;
+    char b;
+    ssize_t n = recv(fi->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 /* ---- connections ------------------------------------------------------------------------ */

@@ -1,10 +1,12 @@
 /*
  * `servesim serve` (see include/servesim/serve/serve.h): the OpenAI-compatible routes in
  * front of a live run (sim/cluster/live.c). Three parties share one lock: libmicrohttpd's
- * polling thread (parses and checks requests, submits them, writes the chunks ready), the
- * clock thread (moves the simulated clock with the wall clock from event to event, and
- * after each event turns the tokens made into chunks and resumes the connections that
- * wait), and the main thread (waits for the signal, then stops both and closes the run).
+ * polling thread (parses and checks requests, submits them, writes the chunks ready, and
+ * aborts the request of a client that left), the clock thread (moves the simulated clock
+ * with the wall clock from event to event, after each event turns the tokens made into
+ * chunks, and resumes the connections that wait once it releases the lock; every 100 ms
+ * it looks for clients of suspended connections that left), and the main thread (waits
+ * for the signal, then stops both and closes the run).
  *
  * The shapes of the answers follow vLLM's OpenAI server (vllm/entrypoints/openai/protocol.py:
  * CompletionResponse, CompletionStreamResponse, ChatCompletionResponse,
@@ -20,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "base/jsonw_int.h"
@@ -49,10 +52,12 @@ static struct {
     int nb;
 } HISTS[NHIST];
 
-/* servesim's own: when a token's chunk was handed to the socket, minus when the simulation
- * made it (wall-clock seconds); one observation per chunk written. */
-static const double b_pace[] = {0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005,
-                                0.01,   0.02,   0.05,   0.1,   0.5,   1.0};
+/* servesim's own, in wall-clock seconds: when a token's chunk was handed to the socket
+ * minus when the simulation made it (emit lateness, one observation per token streamed),
+ * and when the clock thread handled an event that made tokens minus when it was due
+ * (clock lateness, one per such event). */
+static const double b_pace[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0015, 0.002, 0.003,
+                                0.005,   0.0075, 0.01,    0.02,   0.05,  0.1,    0.5,   1.0};
 
 typedef struct hist {
     double count[32]; /* per bucket (not cumulative), the last: above every bound */
@@ -95,6 +100,13 @@ typedef struct stream {
     long input, output, sent;
     int stop; /* finish_reason "stop" (a reply shorter than max_tokens), else "length" */
     double last_t; /* simulated time of the last token put in buf */
+    /* tokens in buf not yet handed to the socket: where each one's bytes end and when it
+     * was made (simulated s); past NPEND, the newest entry stands for the newer ones */
+    size_t pend_end[8];
+    double pend_t[8];
+    int npend;
+    char *head;      /* a token chunk's bytes before its text (streamed; malloc'd) */
+    size_t headlen;
     char rid[48];
     long created;
     char *buf; /* bytes ready for the client */
@@ -120,10 +132,16 @@ typedef struct server {
     /* counters and histograms, per replica */
     int replicas;
     double *prompt_tok, *gen_tok, *ok, *fail;
+    long aborted;     /* requests whose client left before their end */
+    double last_peek; /* wall clock of the last look for clients that left */
     hist_t (*hist)[NHIST];
-    hist_t pace; /* b_pace */
+    hist_t pace;  /* b_pace: emit lateness */
+    hist_t late; /* b_pace: clock lateness */
+    char *model_json; /* the model's name as a JSON string, quotes included */
     pthread_t clock;
     int clock_started;
+    struct MHD_Connection **wake; /* to resume when the lock is released */
+    size_t nwake, capwake;
 } server_t;
 
 static double mono_s(void)
@@ -143,6 +161,7 @@ static void stream_unref(stream_t *st)
 {
     if (--st->refs > 0) return;
     free(st->buf);
+    free(st->head);
     free(st);
 }
 
@@ -257,6 +276,9 @@ static int fail_status(int reason, const char **why)
     case SV_FAIL_TIMEOUT:
         *why = "the scenario's workload.timeout_s passed";
         return 408;
+    case SV_FAIL_ABORTED: /* nobody reads it: nginx's "client closed request" */
+        *why = "its client disconnected";
+        return 499;
     default:
         *why = "the simulation did not finish the request";
         return 503;
@@ -333,6 +355,54 @@ static void put_chunk(const server_t *s, stream_t *st, const char *text, const c
     put_event(st, j);
 }
 
+/* A token's chunk without building JSON: the bytes cJSON prints for put_chunk(s, st, text,
+ * NULL, 0), from the stream's head, the text (filler: nothing to escape) and a fixed tail.
+ * 1000 streams make 1000 chunks at one simulated instant: each costs a copy, not a tree. */
+static const char CHUNK_TAIL_TEXT[] = "\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}\n\n";
+static const char CHUNK_TAIL_CHAT[] = "\"},\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}\n\n";
+
+static int make_head(const server_t *s, stream_t *st)
+{
+    char *h = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&h, &n);
+    if (!f) return -1;
+    fprintf(f, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%ld,\"model\":%s,"
+               "\"choices\":[{\"index\":0,%s",
+            st->rid, st->chat ? "chat.completion.chunk" : "text_completion", st->created,
+            s->model_json, st->chat ? "\"delta\":{\"content\":\"" : "\"text\":\"");
+    if (fclose(f)) {
+        free(h);
+        return -1;
+    }
+    st->head = h;
+    st->headlen = n;
+    return 0;
+}
+
+static void put_token(const server_t *s, stream_t *st, const char *text)
+{
+    if (!st->head) {
+        put_chunk(s, st, text, NULL, 0);
+        return;
+    }
+    put(st, st->head, st->headlen);
+    put(st, text, strlen(text));
+    if (st->chat)
+        put(st, CHUNK_TAIL_CHAT, sizeof CHUNK_TAIL_CHAT - 1);
+    else
+        put(st, CHUNK_TAIL_TEXT, sizeof CHUNK_TAIL_TEXT - 1);
+}
+
+/* Token made at simulated time t now ends at buf's len: its lateness is observed when
+ * those bytes go to the socket. */
+static void pend(stream_t *st, double t)
+{
+    int k = st->npend < (int)(sizeof st->pend_t / sizeof st->pend_t[0]) ? st->npend++ : st->npend - 1;
+    st->pend_end[k] = st->len;
+    st->pend_t[k] = t;
+}
+
 /* The whole answer of a request not streamed. */
 static void put_whole(const server_t *s, stream_t *st)
 {
@@ -384,12 +454,37 @@ static void put_whole(const server_t *s, stream_t *st)
 
 /* ---- the clock thread ------------------------------------------------------------------- */
 
-static void wake_conn(stream_t *st)
+/* A connection with something to send is resumed once the lock is released (unlock): the
+ * polling thread then writes it without waiting for the lock the clock thread holds while
+ * it turns an event's tokens into chunks (256 streams: 256 resumes, each a wake-up). */
+static void wake_conn(server_t *s, stream_t *st)
 {
-    if (st->suspended && !st->gone) {
-        st->suspended = 0;
-        sv_httpd_resume(st->conn);
+    if (!st->suspended || st->gone) return;
+    st->suspended = 0;
+    if (s->nwake == s->capwake) {
+        size_t cap = s->capwake ? s->capwake * 2 : 256;
+        struct MHD_Connection **w = realloc(s->wake, cap * sizeof *w);
+        if (!w) { /* resumed now, under the lock */
+            sv_httpd_resume(st->conn);
+            return;
+        }
+        s->wake = w;
+        s->capwake = cap;
     }
+    s->wake[s->nwake++] = st->conn;
+}
+
+/* Release the lock, then resume the connections woken while it was held. */
+static void unlock(server_t *s)
+{
+    struct MHD_Connection **w = s->wake;
+    size_t n = s->nwake;
+    s->wake = NULL;
+    s->nwake = s->capwake = 0;
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < n; i++)
+        sv_httpd_resume(w[i]);
+    free(w);
 }
 
 static void unlist(server_t *s, stream_t *st)
@@ -433,6 +528,7 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         }
     } else {
         s->fail[e] += 1;
+        if (r->fail == SV_FAIL_ABORTED) s->aborted++;
         const char *why;
         int status = fail_status(r->fail, &why);
         char msg[256];
@@ -451,7 +547,7 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         free(t);
     }
     (void)now;
-    wake_conn(st);
+    wake_conn(s, st);
     unlist(s, st);
 }
 
@@ -459,6 +555,7 @@ static void finish_stream(server_t *s, stream_t *st, double now)
 static void poll_streams(server_t *s, double now)
 {
     stream_t *next;
+    int made = 0;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
         long k = sv_live_tokens(s->live, st->id);
@@ -468,15 +565,66 @@ static void poll_streams(server_t *s, double now)
         int moved = 0;
         while (st->sent < k) {
             if (st->sent > 0) hist_add(&s->hist[e][H_ITL], H_ITL, now - st->last_t);
-            if (st->sse) put_chunk(s, st, filler(st->sent), NULL, 0);
+            if (st->sse) {
+                put_token(s, st, filler(st->sent));
+                pend(st, now);
+            }
             st->sent++;
             st->last_t = now;
-            moved = 1;
+            moved = made = 1;
         }
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
             finish_stream(s, st, now);
         else if (moved && st->sse)
-            wake_conn(st);
+            wake_conn(s, st);
+    }
+    if (made) hist_put(&s->late, b_pace, NB(b_pace), mono_s() - (s->wall0 + now / s->o->speed));
+}
+
+/* Handle every event up to the wall clock's now, streaming what each makes. 0, or the
+ * simulation's error. */
+static int catch_up(server_t *s)
+{
+    double now = sim_target(s), next;
+    int rc = 0;
+    while (!rc && (next = sv_live_next(s->live)) <= now) {
+        rc = sv_live_advance(s->live, next);
+        if (!rc) poll_streams(s, next);
+    }
+    return rc ? rc : sv_live_advance(s->live, now);
+}
+
+/* The client of st left before its request ended: the request is aborted in the
+ * simulation at its clock's now (its KV freed), as vLLM's server aborts a request whose
+ * client disconnected
+ * (vllm/entrypoints/utils.py: with_cancellation cancels the handler on http.disconnect;
+ * vllm/v1/engine/async_llm.py: generate() then calls abort(request_id), and the scheduler
+ * frees it as FINISHED_ABORTED). */
+static void abort_stream(server_t *s, stream_t *st)
+{
+    if (!st->in_list || st->ended) return;
+    if (sv_live_abort(s->live, st->id)) {
+        s->broken = 1;
+        return;
+    }
+    if (s->o->log) fprintf(s->o->log, "servesim serve: %s: the client left; aborted\n", st->rid);
+    /* in the step in flight, it fails when that step ends (poll_streams finishes it then) */
+    if (sv_live_req(s->live, st->id)->state == SV_RQ_FAILED)
+        finish_stream(s, st, sv_live_now(s->live));
+    pthread_cond_signal(&s->cv);
+}
+
+/* A suspended connection is not watched by libmicrohttpd: look every 100 ms whether the
+ * client of each closed it (it cannot be closed under us while suspended). */
+static void peek_clients(server_t *s)
+{
+    double t = mono_s();
+    if (t - s->last_peek < 0.1) return;
+    s->last_peek = t;
+    stream_t *next;
+    for (stream_t *st = s->streams; st; st = next) {
+        next = st->next;
+        if (st->suspended && !st->gone && sv_httpd_peer_closed(st->conn)) abort_stream(s, st);
     }
 }
 
@@ -498,7 +646,7 @@ static void fail_all(server_t *s, const char *why)
         }
         free(t);
         st->ended = 1;
-        wake_conn(st);
+        wake_conn(s, st);
         unlist(s, st);
     }
 }
@@ -508,6 +656,7 @@ static void fail_all(server_t *s, const char *why)
 static void *clock_main(void *arg)
 {
     server_t *s = arg;
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* wake within 1 us of the time asked (Linux: 50 us) */
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         double target = sim_target(s), next;
@@ -519,6 +668,7 @@ static void *clock_main(void *arg)
             poll_streams(s, next);
         }
         if (!s->broken && sv_live_advance(s->live, target)) s->broken = 1;
+        if (!s->broken) peek_clients(s);
         if (s->broken) {
             if (s->o->log)
                 fprintf(s->o->log, "servesim serve: the simulation stopped: %s\n",
@@ -526,19 +676,23 @@ static void *clock_main(void *arg)
             fail_all(s, "the simulation stopped; see the server's log");
             break;
         }
+        /* the chunks go out; then (what arrived meanwhile seen) sleep until the next
+         * event is due, an absolute time, or 100 ms, or a request's arrival */
+        unlock(s);
+        pthread_mutex_lock(&s->mu);
+        if (s->stopping) break;
         next = sv_live_next(s->live);
-        double wait = isfinite(next) ? (next - target) / s->o->speed : 0.1;
-        if (wait > 0.1) wait = 0.1; /* and look again */
-        if (wait > 0) {
+        double now = mono_s(), due = isfinite(next) ? s->wall0 + next / s->o->speed : now + 0.1;
+        if (due > now + 0.1) due = now + 0.1; /* and look again */
+        if (due > now) {
             struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + wait;
-            ts.tv_sec = (time_t)t;
-            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+            ts.tv_sec = (time_t)due;
+            ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
     return NULL;
 }
 
@@ -587,6 +741,9 @@ static int whole(const cJSON *v, long lo, long hi, long *out)
 
 typedef struct parsed {
     long input, max_tokens, min_tokens;
+    uint64_t *tok; /* the prompt's tokens' identities (malloc'd), ntok of them */
+    long ntok, captok;
+    int tok_oom;   /* memory ran out: the prompt goes without identity */
     int has_max, ignore_eos, stream, usage;
     char err[400];
     char param_buf[96];
@@ -611,10 +768,72 @@ static int bad(parsed_t *p, int status, const char *param, const char *fmt, ...)
     return -1;
 }
 
+/* ---- prompt identity ---- */
+
+/* Tags that keep the three kinds of token apart: a token id, 4 bytes of text, a chat
+ * template marker. */
+#define TOK_TEXT (1ULL << 40)
+#define TOK_TEMPLATE (2ULL << 40)
+
+static void push_tok(parsed_t *p, uint64_t t)
+{
+    if (p->tok_oom) return;
+    if (p->ntok == p->captok) {
+        long cap = p->captok ? p->captok * 2 : 256;
+        uint64_t *b = realloc(p->tok, (size_t)cap * sizeof *b);
+        if (!b) {
+            p->tok_oom = 1;
+            return;
+        }
+        p->tok = b;
+        p->captok = cap;
+    }
+    p->tok[p->ntok++] = t;
+}
+
+/* Text as servesim counts it: a token per 4 bytes (the last one shorter), each known by
+ * its bytes. */
+static void push_text(parsed_t *p, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i += CHARS_PER_TOKEN) {
+        uint64_t v = 0;
+        size_t k = n - i < CHARS_PER_TOKEN ? n - i : CHARS_PER_TOKEN;
+        for (size_t j = 0; j < k; j++)
+            v = v << 8 | (unsigned char)s[i + j];
+        push_tok(p, TOK_TEXT | (uint64_t)k << 32 | v);
+    }
+}
+
+/* The prompt's segments, one per `block` tokens (the last shorter), each known by a hash
+ * of its tokens: the engine chains them block by block as vLLM hashes (parent hash, the
+ * block's token ids), so two prompts share cached blocks exactly as far as their tokens
+ * agree, in whole blocks. block divides every pool's block size. NULL (*n = 0) when the
+ * prompt has no identity (memory ran out, or its count is not its tokens'). */
+static sv_segment_t *prompt_segments(const parsed_t *p, int block, int *n)
+{
+    *n = 0;
+    if (p->tok_oom || p->ntok != p->input || p->ntok == 0) return NULL;
+    long ns = (p->ntok + block - 1) / block;
+    if (ns > INT32_MAX) return NULL;
+    sv_segment_t *seg = malloc((size_t)ns * sizeof *seg);
+    if (!seg) return NULL;
+    for (long k = 0; k < ns; k++) {
+        long a = k * block, b = a + block < p->ntok ? a + block : p->ntok;
+        uint64_t h = 0x70a3c1d5e9f2b468ULL ^ (uint64_t)(b - a);
+        for (long i = a; i < b; i++)
+            h = sv_splitmix64(h ^ p->tok[i]);
+        seg[k] = (sv_segment_t){h, (int32_t)(b - a)};
+    }
+    *n = (int)ns;
+    return seg;
+}
+
 static int prompt_tokens(const cJSON *pr, parsed_t *p)
 {
     if (cJSON_IsString(pr)) {
-        p->input = text_tokens(strlen(pr->valuestring));
+        size_t n = strlen(pr->valuestring);
+        p->input = text_tokens(n);
+        push_text(p, pr->valuestring, n);
         return 0;
     }
     if (!cJSON_IsArray(pr) || cJSON_GetArraySize(pr) == 0)
@@ -633,6 +852,7 @@ static int prompt_tokens(const cJSON *pr, parsed_t *p)
         if (whole(t, 0, INT32_MAX, &tok))
             return bad(p, 400, "prompt", "prompt[%ld]: expected a token id (a whole number >= 0)",
                        n);
+        push_tok(p, (uint64_t)tok);
         n++;
     }
     p->input = n;
@@ -652,20 +872,37 @@ static int message_tokens(const cJSON *ms, parsed_t *p)
         if (!cJSON_IsObject(m) || !cJSON_IsString(role))
             return bad(p, 400, "messages",
                        "messages[%ld]: expected an object with a string \"role\"", i);
-        size_t bytes = 0;
+        if (content && !cJSON_IsNull(content) && !cJSON_IsString(content) &&
+            !cJSON_IsArray(content))
+            return bad(p, 400, "messages",
+                       "messages[%ld].content: expected a string or an array of parts", i);
+        /* the template's markers, known by the role; then the content's text, its parts
+         * one after the other */
+        uint64_t r = sv_splitmix64(strlen(role->valuestring));
+        for (const char *c = role->valuestring; *c; c++)
+            r = sv_splitmix64(r ^ (unsigned char)*c);
+        for (int k = 0; k < CHAT_TEMPLATE_TOKENS; k++)
+            push_tok(p, TOK_TEMPLATE | ((r + (uint64_t)k) & 0xffffffffULL));
+        char *text = NULL;
+        size_t bytes = 0, len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) p->tok_oom = 1;
         if (cJSON_IsString(content)) {
             bytes = strlen(content->valuestring);
+            if (f) fputs(content->valuestring, f);
         } else if (cJSON_IsArray(content)) {
             const cJSON *part;
             cJSON_ArrayForEach(part, content)
             {
                 const cJSON *tx = cJSON_GetObjectItemCaseSensitive(part, "text");
-                if (cJSON_IsString(tx)) bytes += strlen(tx->valuestring);
+                if (!cJSON_IsString(tx)) continue;
+                bytes += strlen(tx->valuestring);
+                if (f) fputs(tx->valuestring, f);
             }
-        } else if (content && !cJSON_IsNull(content)) {
-            return bad(p, 400, "messages",
-                       "messages[%ld].content: expected a string or an array of parts", i);
         }
+        if (f && fclose(f)) p->tok_oom = 1;
+        if (text && !p->tok_oom) push_text(p, text, len);
+        free(text);
         n += text_tokens(bytes) + CHAT_TEMPLATE_TOKENS;
         i++;
     }
@@ -793,8 +1030,13 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
                                 "application/json");
     }
     parsed_t p;
-    if (parse_request(s, q->body, q->len, chat, &p))
+    if (parse_request(s, q->body, q->len, chat, &p)) {
+        free(p.tok);
         return answer_error(s, q->conn, p.status, p.param, "%s", p.err);
+    }
+    int nseg;
+    sv_segment_t *seg = prompt_segments(&p, sv_live_block_tokens(s->live), &nseg);
+    free(p.tok);
     long output;
     if (p.has_max && p.ignore_eos)
         output = p.max_tokens;
@@ -806,15 +1048,20 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     if (!p.has_max && p.input + output > s->max_len) output = s->max_len - p.input;
     if (output < 1) output = 1;
     long want = p.input + (p.has_max ? p.max_tokens : output);
-    if (want > s->max_len)
+    if (want > s->max_len) {
+        free(seg);
         return answer_error(s, q->conn, 400, chat ? "messages" : "prompt",
                             "This model's maximum context length is %ld tokens. However, you "
                             "requested %ld tokens (%ld in the %s, %ld in the completion). Please "
                             "reduce the length of the %s or completion.",
                             s->max_len, want, p.input, chat ? "messages" : "prompt",
                             want - p.input, chat ? "messages" : "prompt");
+    }
     st = calloc(1, sizeof *st);
-    if (!st) return MHD_NO;
+    if (!st) {
+        free(seg);
+        return MHD_NO;
+    }
     st->conn = q->conn;
     st->chat = chat;
     st->sse = p.stream;
@@ -825,8 +1072,9 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     st->created = (long)time(NULL);
     pthread_mutex_lock(&s->mu);
     if (s->stopping || s->broken || s->submitted >= SERVE_MAX_REQUESTS) {
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         free(st);
+        free(seg);
         return answer_error(s, q->conn, 503, NULL,
                             s->submitted >= SERVE_MAX_REQUESTS
                                 ? "the server took its %ld requests; restart it"
@@ -834,19 +1082,13 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
                             SERVE_MAX_REQUESTS);
     }
     /* the request arrives now: the clock first catches up with the wall clock */
-    double now = sim_target(s);
-    double next;
-    int rc = 0;
-    while (!rc && (next = sv_live_next(s->live)) <= now) {
-        rc = sv_live_advance(s->live, next);
-        if (!rc) poll_streams(s, next);
-    }
-    if (!rc) rc = sv_live_advance(s->live, now);
-    int32_t id = rc ? -1 : sv_live_submit(s->live, (int32_t)p.input, (int32_t)output);
+    int rc = catch_up(s);
+    int32_t id = rc ? -1 : sv_live_submit_prompt(s->live, (int32_t)p.input, (int32_t)output, seg, nseg);
+    free(seg);
     if (id < 0) {
         s->broken = 1;
         pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         free(st);
         return answer_error(s, q->conn, 503, NULL, "the simulation stopped: %s",
                             sv_live_error(s->live));
@@ -854,13 +1096,14 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     s->submitted++;
     st->id = id;
     snprintf(st->rid, sizeof st->rid, "%s-%d", chat ? "chatcmpl" : "cmpl", (int)id);
+    if (st->sse) make_head(s, st); /* (without it, token chunks go through cJSON) */
     const sv_req_t *r = sv_live_req(s->live, id);
     if (r->state == SV_RQ_FAILED) { /* refused at once (a full queue, too long): its status */
         const char *why;
         int status = fail_status(r->fail, &why);
         int e = r->replica >= 0 && r->replica < s->replicas ? r->replica : 0;
         s->fail[e] += 1;
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         free(st);
         return answer_error(s, q->conn, status, NULL, "request %d failed in the simulation (%s): %s",
                             (int)id, sv_fail_name(r->fail), why);
@@ -877,10 +1120,10 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     if (!st->sse) {
         st->suspended = 1;
         sv_httpd_suspend(q->conn);
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         return MHD_YES;
     }
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, st, NULL);
     if (!resp) return MHD_NO;
@@ -900,23 +1143,37 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
     server_t *s = g_server;
     pthread_mutex_lock(&s->mu);
     if (st->off < st->len) {
-        if (st->sent > 0)
-            hist_put(&s->pace, b_pace, NB(b_pace),
-                     mono_s() - (s->wall0 + st->last_t / s->o->speed));
         size_t n = st->len - st->off < max ? st->len - st->off : max;
         memcpy(buf, st->buf + st->off, n);
         st->off += n;
-        if (st->off == st->len) st->off = st->len = 0;
-        pthread_mutex_unlock(&s->mu);
+        /* the tokens whose bytes are all out now: their emit lateness */
+        int k = 0;
+        if (st->npend > 0) {
+            double wall = mono_s();
+            while (k < st->npend && st->pend_end[k] <= st->off) {
+                hist_put(&s->pace, b_pace, NB(b_pace),
+                         wall - (s->wall0 + st->pend_t[k] / s->o->speed));
+                k++;
+            }
+        }
+        if (st->off == st->len) {
+            st->off = st->len = 0;
+            st->npend = 0;
+        } else if (k > 0) {
+            memmove(st->pend_end, st->pend_end + k, (size_t)(st->npend - k) * sizeof st->pend_end[0]);
+            memmove(st->pend_t, st->pend_t + k, (size_t)(st->npend - k) * sizeof st->pend_t[0]);
+            st->npend -= k;
+        }
+        unlock(s);
         return (ssize_t)n;
     }
     if (st->ended || st->oom) {
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         return MHD_CONTENT_READER_END_OF_STREAM;
     }
     st->suspended = 1; /* nothing yet: the clock thread resumes it with the next token */
     sv_httpd_suspend(st->conn);
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
     return 0;
 }
 
@@ -926,12 +1183,36 @@ static void request_done(void *cls, void *user)
     stream_t *st = user;
     if (!st) return;
     pthread_mutex_lock(&s->mu);
-    st->gone = 1; /* its request goes on in the simulation, as a client that left */
+    /* still in flight: the client left (closed, or too slow to read); abort it */
+    if (st->in_list && !s->stopping && !s->broken) {
+        if (catch_up(s)) /* (which may end it first) */
+            s->broken = 1;
+        else
+            abort_stream(s, st);
+    }
+    st->gone = 1;
     stream_unref(st);
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
 }
 
 /* ---- the other routes ----------------------------------------------------------------------- */
+
+/* A histogram of servesim's own (buckets b_pace), unlabelled. */
+static void prom_hist(FILE *f, const char *name, const char *help, const hist_t *h)
+{
+    char b1[40], b2[40];
+    fprintf(f, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    double cum = 0;
+    for (int i = 0; i < NB(b_pace); i++) {
+        cum += h->count[i];
+        fprintf(f, "%s_bucket{le=\"%s\"} %s\n", name, sv__fmt_double(b_pace[i], b2),
+                sv__fmt_double(cum, b1));
+    }
+    cum += h->count[NB(b_pace)];
+    fprintf(f, "%s_bucket{le=\"+Inf\"} %s\n", name, sv__fmt_double(cum, b1));
+    fprintf(f, "%s_count %s\n", name, sv__fmt_double(h->n, b1));
+    fprintf(f, "%s_sum %s\n", name, sv__fmt_double(h->sum, b1));
+}
 
 static char *metrics_text(server_t *s, size_t *len)
 {
@@ -948,15 +1229,24 @@ static char *metrics_text(server_t *s, size_t *len)
              {"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "gauge"},
              {"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "counter"},
              {"vllm:generation_tokens_total", "Number of generation tokens processed.", "counter"},
-             {"vllm:request_success_total", "Count of successfully processed requests.", "counter"}};
+             {"vllm:request_success_total", "Count of successfully processed requests.", "counter"},
+             {"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.",
+              "counter"},
+             {"vllm:prefix_cache_queries_total",
+              "Prefix cache queries, in terms of number of queried tokens.", "counter"},
+             {"vllm:prefix_cache_hits_total",
+              "Prefix cache hits, in terms of number of cached tokens.", "counter"}};
     for (size_t g = 0; g < sizeof G / sizeof G[0]; g++) {
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", G[g].name, G[g].help, G[g].name, G[g].type);
         for (int e = 0; e < n; e++) {
             long run, wait;
             double kv, v;
             sv_live_replica(s->live, e, &run, &wait, &kv);
-            v = g == 0 ? (double)run : g == 1 ? (double)wait : g == 2 ? kv : g == 3 ? s->prompt_tok[e]
-                : g == 4 ? s->gen_tok[e] : s->ok[e];
+            const sv_replica_stats_t *rs = sv_live_replica_stats(s->live, e);
+            double vals[] = {(double)run,      (double)wait,      kv,
+                             s->prompt_tok[e], s->gen_tok[e],     s->ok[e],
+                             (double)rs->preemptions, rs->prefix_queries, rs->prefix_hits};
+            v = vals[g];
             snprintf(lab, sizeof lab, "engine=\"%d\",model_name=\"%s\"%s", e, s->model,
                      g == 5 ? ",finished_reason=\"length\"" : "");
             fprintf(f, "%s{%s} %s\n", G[g].name, lab, sv__fmt_double(v, b1));
@@ -981,22 +1271,13 @@ static char *metrics_text(server_t *s, size_t *len)
             fprintf(f, "%s_sum{%s} %s\n", HISTS[k].name, lab, sv__fmt_double(h->sum, b1));
         }
     }
-    /* servesim's own: token pacing, the simulated clock and what the server holds */
-    fprintf(f, "# HELP servesim:token_pacing_error_seconds When a streamed chunk went to the "
-               "socket minus when the simulation made its newest token (wall clock).\n"
-               "# TYPE servesim:token_pacing_error_seconds histogram\n");
-    double cum = 0;
-    for (int i = 0; i < NB(b_pace); i++) {
-        cum += s->pace.count[i];
-        char b2[40];
-        fprintf(f, "servesim:token_pacing_error_seconds_bucket{le=\"%s\"} %s\n",
-                sv__fmt_double(b_pace[i], b2), sv__fmt_double(cum, b1));
-    }
-    cum += s->pace.count[NB(b_pace)];
-    fprintf(f, "servesim:token_pacing_error_seconds_bucket{le=\"+Inf\"} %s\n",
-            sv__fmt_double(cum, b1));
-    fprintf(f, "servesim:token_pacing_error_seconds_count %s\n", sv__fmt_double(s->pace.n, b1));
-    fprintf(f, "servesim:token_pacing_error_seconds_sum %s\n", sv__fmt_double(s->pace.sum, b1));
+    /* servesim's own: pacing, the simulated clock and what the server holds */
+    prom_hist(f, "servesim:emit_lateness_seconds",
+              "When a streamed token's chunk went to the socket minus when the simulation made "
+              "it (wall clock).", &s->pace);
+    prom_hist(f, "servesim:clock_lateness_seconds",
+              "When the clock thread handled an event that made tokens minus when it was due "
+              "(wall clock).", &s->late);
     fprintf(f, "# HELP servesim:simulated_seconds The simulated clock.\n"
                "# TYPE servesim:simulated_seconds gauge\nservesim:simulated_seconds %s\n",
             sv__fmt_double(sv_live_now(s->live), b1));
@@ -1006,7 +1287,12 @@ static char *metrics_text(server_t *s, size_t *len)
     fprintf(f, "# HELP servesim:requests_total HTTP requests sent into the simulation.\n"
                "# TYPE servesim:requests_total counter\nservesim:requests_total %ld\n",
             s->submitted);
-    pthread_mutex_unlock(&s->mu);
+    fprintf(f, "# HELP servesim:requests_aborted_total Requests aborted in the simulation because "
+               "their client disconnected.\n"
+               "# TYPE servesim:requests_aborted_total counter\nservesim:requests_aborted_total "
+               "%ld\n",
+            s->aborted);
+    unlock(s);
     if (fclose(f)) {
         free(buf);
         return NULL;
@@ -1036,7 +1322,7 @@ static enum MHD_Result on_request(void *cls, sv_httpd_req_t *q)
     if (health) {
         pthread_mutex_lock(&s->mu);
         int broken = s->broken;
-        pthread_mutex_unlock(&s->mu);
+        unlock(s);
         if (broken) return answer_error(s, q->conn, 503, NULL, "the simulation stopped");
         return sv_httpd_respond(s->httpd, q->conn, 200, NULL, 0, NULL);
     }
@@ -1105,6 +1391,15 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     int rc = sv_live_open(sc, o->background, &s.live, err);
     if (rc) return rc;
     s.model = sc->model.hf_id[0] ? sc->model.hf_id : sc->model.name;
+    cJSON *mj = cJSON_CreateString(s.model);
+    s.model_json = mj ? cJSON_PrintUnformatted(mj) : NULL;
+    cJSON_Delete(mj);
+    if (!s.model_json) {
+        sv_result_t *res;
+        sv_live_close(s.live, &res, NULL);
+        sv_result_free(res);
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
+    }
     s.max_len = sv_live_max_model_len(s.live);
     s.reply_len = typical_reply(sc);
     s.replicas = sv_live_replicas(s.live);
@@ -1155,11 +1450,11 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     pthread_mutex_lock(&s.mu);
     s.stopping = 1;
     pthread_cond_signal(&s.cv);
-    pthread_mutex_unlock(&s.mu);
+    unlock(&s);
     if (s.clock_started) pthread_join(s.clock, NULL);
     pthread_mutex_lock(&s.mu);
     fail_all(&s, "the server is stopping");
-    pthread_mutex_unlock(&s.mu);
+    unlock(&s);
     sv_httpd_stop(s.httpd);
     sv_result_t *res = NULL;
     sv_error_t cerr;
@@ -1183,6 +1478,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     free(s.ok);
     free(s.fail);
     free(s.hist);
+    free(s.model_json);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);
     g_server = NULL;

@@ -22,6 +22,7 @@
 #include "base/csv_int.h"
 #include "servesim/cost/perf.h"
 #include "base/vec_int.h"
+#include "studies/calibrate_int.h"
 
 #define ACT 2.0 /* 16-bit activations and weights in the profiles */
 
@@ -717,6 +718,63 @@ static double runs_cost(runs_ctx_t *c)
     return ss;
 }
 
+/* runs_cost at the parameters x (every key set). */
+static double runs_eval(void *ctx, const double *x)
+{
+    runs_ctx_t *c = ctx;
+    for (int k = 0; k < c->nkeys; k++)
+        runs_set(c, k, x[k]);
+    return c->rc ? NAN : runs_cost(c);
+}
+
+int sv__golden_descent(double (*cost)(void *, const double *), void *ctx, int nkeys,
+                       const double *lo, const double *hi, double *x, int sweeps)
+{
+    /* Coordinate descent: a golden-section search over each key's range in turn, the
+     * other keys held at their best values so far. */
+    const double gr = 0.5 * (sqrt(5.0) - 1.0);
+    double t[SV_FIT_MAX_PARAMS];
+    memcpy(t, x, (size_t)nkeys * sizeof *t);
+    int it = 0;
+    double best = cost(ctx, t);
+    for (; it < sweeps && !isnan(best); it++) {
+        double before = best;
+        for (int k = 0; k < nkeys && !isnan(best); k++) {
+            double a = lo[k], b = hi[k];
+            double x1 = b - gr * (b - a), x2 = a + gr * (b - a);
+            t[k] = x1;
+            double f1 = cost(ctx, t);
+            t[k] = x2;
+            double f2 = cost(ctx, t);
+            for (int n = 0; n < 40 && (b - a) > 1e-4 * (fabs(a) + fabs(b) + 1e-3) &&
+                            !isnan(f1) && !isnan(f2);
+                 n++) {
+                if (f1 < f2) {
+                    b = x2, x2 = x1, f2 = f1, x1 = b - gr * (b - a);
+                    t[k] = x1;
+                    f1 = cost(ctx, t);
+                } else {
+                    a = x1, x1 = x2, f1 = f2, x2 = a + gr * (b - a);
+                    t[k] = x2;
+                    f2 = cost(ctx, t);
+                }
+            }
+            if (isnan(f1) || isnan(f2)) return -1;
+            double xn = f1 < f2 ? x1 : x2, fn = fmin(f1, f2);
+            if (fn < best) {
+                best = fn;
+                x[k] = xn;
+            }
+            t[k] = x[k];
+        }
+        if (before - best < 1e-6 * before) {
+            it++;
+            break;
+        }
+    }
+    return isnan(best) ? -1 : it;
+}
+
 int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t *cat,
                       const char *gpu_name, const char *const *keys, int nkeys,
                       const sv_fit_opts_t *o, sv_fit_t *fit, sv_error_t *err)
@@ -770,43 +828,9 @@ int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t
                          : c.gpu->memory_eff;
         runs_set(&c, k, x[k]);
     }
-    /* Coordinate descent: a golden-section search over each key's range in turn. */
-    const double gr = 0.5 * (sqrt(5.0) - 1.0);
-    int sweeps = o && o->max_iter < 4 ? o->max_iter : 4, it = 0;
-    double best = runs_cost(&c);
-    for (; it < sweeps && !c.rc; it++) {
-        double before = best;
-        for (int k = 0; k < nkeys && !c.rc; k++) {
-            double a = lo[k], b = hi[k];
-            double x1 = b - gr * (b - a), x2 = a + gr * (b - a);
-            runs_set(&c, k, x1);
-            double f1 = runs_cost(&c);
-            runs_set(&c, k, x2);
-            double f2 = runs_cost(&c);
-            for (int n = 0; n < 40 && (b - a) > 1e-4 * (fabs(a) + fabs(b) + 1e-3) && !c.rc; n++) {
-                if (f1 < f2) {
-                    b = x2, x2 = x1, f2 = f1, x1 = b - gr * (b - a);
-                    runs_set(&c, k, x1);
-                    f1 = runs_cost(&c);
-                } else {
-                    a = x1, x1 = x2, f1 = f2, x2 = a + gr * (b - a);
-                    runs_set(&c, k, x2);
-                    f2 = runs_cost(&c);
-                }
-            }
-            double xn = f1 < f2 ? x1 : x2, fn = fmin(f1, f2);
-            if (fn < best) {
-                best = fn;
-                x[k] = xn;
-            }
-            runs_set(&c, k, x[k]);
-        }
-        if (before - best < 1e-6 * before) {
-            it++;
-            break;
-        }
-    }
-    if (!c.rc) runs_cost(&c); /* leave v at the fitted values */
+    int sweeps = o && o->max_iter < 4 ? o->max_iter : 4;
+    int it = sv__golden_descent(runs_eval, &c, nkeys, lo, hi, x, sweeps);
+    if (!c.rc) runs_eval(&c, x); /* leave v at the fitted values */
     rc = c.rc;
     free(c.cat.gpus);
     if (rc) return rc;

@@ -301,6 +301,26 @@ static int succeeded(const sv_bench_t *b, size_t i)
 }
 
 /* Per-request samples of successful requests, with vLLM's definitions. */
+/* vLLM's result lists ttfts and itls but no latencies. Its client (vllm/benchmarks/lib/
+ * endpoint_request_func.py) sets ttft at the first token, appends each later gap to itl
+ * and takes the latency when the stream ends, so ttft + sum(itl) is the latency less the
+ * moment between the last token and the end of the stream. Rebuilt so, the E2EL and TPOT
+ * distributions and replay's recovered start exist for a real file too. */
+static int derive_latencies(sv_bench_t *b, sv_error_t *err)
+{
+    if (b->latencies || !b->ttfts || !b->itls) return 0;
+    b->latencies = malloc((b->n ? b->n : 1) * sizeof *b->latencies);
+    if (!b->latencies) return sv_errorf(err, SV_ENOMEM, "%s: out of memory", b->path);
+    for (size_t i = 0; i < b->n; i++) {
+        double s = b->ttfts[i];
+        for (size_t g = 0; g < b->nitls[i]; g++)
+            s += b->itls[i][g];
+        b->latencies[i] = s;
+    }
+    b->latencies_derived = 1;
+    return 0;
+}
+
 static int build_samples(sv_bench_t *b, sv_error_t *err)
 {
     size_t n = b->n;
@@ -381,6 +401,7 @@ static int load_vllm(sv_bench_t *b, const cJSON *root, sv_error_t *err)
         (rc = num_list(b, &ls, root, "start_times", &b->start_times, err)) ||
         (rc = error_list(b, &ls, root, err)))
         return rc;
+    if ((rc = derive_latencies(b, err))) return rc;
     return build_samples(b, err);
 }
 
@@ -580,7 +601,8 @@ static void describe(FILE *f, const char *role, const sv_bench_t *b)
     if (b->backend[0]) fprintf(f, ", backend %s", b->backend);
     if (b->format == SV_BENCH_VLLM) {
         if (b->start_times || b->ttfts)
-            fprintf(f, ", %zu requests listed", b->n);
+            fprintf(f, ", %zu requests listed%s", b->n,
+                    b->latencies_derived ? "; latencies = ttft + sum of itls" : "");
         else
             fputs(", no per-request lists", f);
     } else {

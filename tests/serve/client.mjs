@@ -2,12 +2,14 @@
 // OpenAI Node SDK (pinned in package-lock.json):
 //   node client.mjs sdk BASE_URL                 stream a chat completion and a completion,
 //                                                print the transcript, check the usage counts
-//   node client.mjs load BASE_URL CONC N TOKENS OUT.json
+//   node client.mjs load BASE_URL CONC N TOKENS OUT.json [sdk]
 //                                                a closed loop of CONC concurrent streams, N
 //                                                requests in all, each TOKENS reply tokens;
 //                                                per request: the server's id, when it was
 //                                                sent, when each token arrived (ms); and
-//                                                /metrics scraped and parsed every 100 ms
+//                                                /metrics scraped and parsed every 100 ms;
+//                                                through node:http, or with sdk the SDK's
+//                                                own streams (sent: when create() is called)
 // Everything stays on the URL given (127.0.0.1); the process ends within its own bound.
 import OpenAI from "openai";
 import { writeFileSync } from "node:fs";
@@ -129,7 +131,30 @@ async function sdk() {
   console.log("client: sdk ok");
 }
 
-async function load(conc, n, tokens, outPath) {
+// The load's request: a 100-token prompt, tok reply tokens, streamed with the usage.
+const loadRequest = (model, tok) => ({
+  model,
+  prompt: "x".repeat(400),
+  max_tokens: tok,
+  ignore_eos: true,
+  stream: true,
+  stream_options: { include_usage: true },
+});
+
+// One streamed completion through the SDK: the same record as the node:http one.
+async function oneSdk(model, tok) {
+  const rec = { id: -1, sent: performance.now(), tokens: [], usage: null };
+  const stream = await client.completions.create(loadRequest(model, tok));
+  for await (const c of stream) {
+    const now = performance.now();
+    if (rec.id < 0) rec.id = Number(c.id.replace(/^cmpl-/, ""));
+    if (c.usage) rec.usage = c.usage;
+    if (c.choices[0]?.text) rec.tokens.push(now);
+  }
+  return rec;
+}
+
+async function load(conc, n, tokens, outPath, via) {
   const models = await client.models.list();
   const model = models.data[0].id;
   const recs = [];
@@ -157,15 +182,8 @@ async function load(conc, n, tokens, outPath) {
   // what the client measures must be the server's pacing, not its own backlog.
   const url = new URL(base + "/completions");
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-  const body = (tok) => JSON.stringify({
-    model,
-    prompt: "x".repeat(400),
-    max_tokens: tok,
-    ignore_eos: true,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  const one = (tok) =>
+  const body = (tok) => JSON.stringify(loadRequest(model, tok));
+  const one = (tok) => via === "sdk" ? oneSdk(model, tok) :
     new Promise((resolve, reject) => {
       const rec = { id: -1, sent: performance.now(), tokens: [], usage: null };
       const req = http.request(
@@ -226,15 +244,16 @@ async function load(conc, n, tokens, outPath) {
   await scraper;
   await scrape(); // after the load: nothing running or waiting
   const wall = (performance.now() - t0) / 1000;
-  const lagP99 = lag.percentile(99) / 1e6, lagMax = lag.max / 1e6;
+  const lagP50 = lag.percentile(50) / 1e6, lagP99 = lag.percentile(99) / 1e6, lagMax = lag.max / 1e6;
   // and the server: the 99th percentile of its pacing error, to its bucket's upper bound (ms)
   const pace = parseProm(await (await fetch(base.replace(/\/v1$/, "") + "/metrics")).text()).filter(
-    (x) => x.name === "servesim:token_pacing_error_seconds_bucket");
+    (x) => x.name === "servesim:emit_lateness_seconds_bucket");
   const total = pace.find((x) => x.labels.le === "+Inf").value;
   const paceP99 = 1e3 * Number(pace.find((x) => x.value >= 0.99 * total).labels.le);
-  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, lagP99, lagMax, paceP99, peakWaiting, peakRunning, lastWaiting, wall }));
+  const paceP50 = 1e3 * Number(pace.find((x) => x.value >= 0.5 * total).labels.le);
+  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, lagP50, lagP99, lagMax, paceP50, paceP99, peakWaiting, peakRunning, lastWaiting, wall }));
   console.log(
-    `client: ${recs.length} streams at concurrency ${conc} in ${wall.toFixed(2)} s; /metrics parsed ` +
+    `client: ${recs.length} streams (${via}) at concurrency ${conc} in ${wall.toFixed(2)} s; /metrics parsed ` +
       `${scrapes} times: waiting peaked at ${peakWaiting}, running at ${peakRunning}, ` +
       `${lastWaiting} held after the load; this process ran late by up to ${lagP99.toFixed(1)} ms ` +
       `(p99; max ${lagMax.toFixed(1)} ms), the server's pacing p99 <= ${paceP99} ms`
@@ -242,6 +261,6 @@ async function load(conc, n, tokens, outPath) {
 }
 
 if (mode === "sdk") await sdk();
-else if (mode === "load") await load(Number(rest[0]), Number(rest[1]), Number(rest[2]), rest[3]);
+else if (mode === "load") await load(Number(rest[0]), Number(rest[1]), Number(rest[2]), rest[3], rest[4] || "http");
 else fail("usage: node client.mjs sdk|load BASE_URL ...");
 process.exit(0);

@@ -3,13 +3,18 @@
 compare.py RESULT.json SPEED BOUNDS LOAD.json...: each request a client streamed is found
 in the server's result JSON by its id (the response id cmpl-ID indexes the per-request lists:
 ttfts, itls, latencies); the client's TTFT, TPOT and ITLs (wall clock x SPEED) are compared
-with the simulation's own. Passes when every request the clients sent is in the result,
+with the simulation's own, and each token's arrival with when the simulation made it (the
+client-side lateness, printed, not bounded). Passes when every request the clients sent is in the result,
 completed, with as many tokens as the client got, and |client - simulated| within BOUNDS:
 "TTFT_MED,TTFT_P99,ITL_MED,ITL_P99,TPOT_MED,TPOT_P99" in ms (medians and 99th percentiles).
 The p99 bounds of TTFT and ITL grow by how late the two processes themselves ran, as the
-load's file records them: the client's event-loop delay p99 (lagP99) and the server's
-token pacing error p99 (paceP99): a request measured while the client or the server was
-not scheduled is late by that much, on any server."""
+load's file records them: the client's longest event-loop delay (lagMax) and the server's
+emit lateness p99 (paceP99): a request measured while the client or the server was not
+scheduled is late by that much, on any server, and one stall of the one client process
+delays every stream it holds at once (hundreds of requests, past the worst 1%), so the
+client's term is its worst stall, not its 99th percentile. The medians' bounds grow by the
+medians of the same two (lagP50, paceP50): on a machine whose other jobs hold its cores,
+half the tokens are read that late."""
 import json
 import sys
 
@@ -38,7 +43,7 @@ seen = set()
 for path in sys.argv[4:]:
     load = json.load(open(path))
     recs = load["recs"]
-    d_ttft, d_tpot, d_itl = [], [], []
+    d_ttft, d_tpot, d_itl, late = [], [], [], []
     s_ttft, c_ttft = [], []
     for r in recs:
         i = r["id"]
@@ -65,18 +70,30 @@ for path in sys.argv[4:]:
             d_tpot.append(abs(c_tpot - s_tpot) * 1e3)
             for k in range(1, len(t)):
                 d_itl.append(abs((t[k] - t[k - 1]) - sim_itl[k - 1]) * 1e3)
+        # each token's arrival (since its request left) minus when the simulation made it
+        # (since the request arrived): the client-side lateness, reported, not bounded
+        sim_t = sim_ttft
+        for k in range(len(t)):
+            if k > 0:
+                sim_t += sim_itl[k - 1]
+            late.append((t[k] - sim_t) * 1e3)
     print("compare: %s: %d streams; TTFT client mean %.3f ms vs simulated %.3f ms; the client "
-          "ran late by %.1f ms (p99), the server's pacing p99 <= %g ms"
+          "ran late by %.1f ms (p99; max %.1f ms), the server's emit lateness p99 <= %g ms"
           % (path.split("/")[-1], len(recs), sum(c_ttft) / max(1, len(c_ttft)),
-             sum(s_ttft) / max(1, len(s_ttft)), load.get("lagP99", 0), load.get("paceP99", 0)))
+             sum(s_ttft) / max(1, len(s_ttft)), load.get("lagP99", 0), load.get("lagMax", 0),
+             load.get("paceP99", 0)))
+    print("compare:   each token's arrival at the client minus when the simulation made it: "
+          "p50 %.3f ms, p99 %.3f ms, max %.3f ms (%d tokens)"
+          % (pct(late, 50), pct(late, 99), max(late) if late else 0, len(late)))
     for name, d in (("TTFT", d_ttft), ("TPOT", d_tpot), ("ITL", d_itl)):
         med, p99, mx = pct(d, 50), pct(d, 99), max(d) if d else 0
         bm, bp = BOUNDS[name]
         if name != "TPOT":
-            bp += load.get("lagP99", 0) + load.get("paceP99", 0)
+            bp += load.get("lagMax", 0) + load.get("paceP99", 0)
+            bm += load.get("lagP50", 0) + load.get("paceP50", 0)
         good = p99 <= bp and med <= bm
         print("compare:   |client - simulated| %-4s median %.3f ms, p99 %.3f ms, max %.3f ms "
-              "(%d values; bound: median %g ms, p99 %.1f ms)%s"
+              "(%d values; bound: median %.1f ms, p99 %.1f ms)%s"
               % (name, med, p99, mx, len(d), bm, bp, "" if good else "  FAIL"))
         ok = ok and good
 print("compare: %d requests in the server's result, %d streams compared" % (n, len(seen)))

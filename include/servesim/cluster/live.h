@@ -29,6 +29,15 @@ double sv_live_now(const sv_live_t *l);
 /* A request of input prompt and output reply tokens, sent now: its id, or -1 (the run
  * stopped: sv_live_error). */
 int32_t sv_live_submit(sv_live_t *l, int32_t input, int32_t output);
+/* The same with the prompt's identity (sv_sim_inject_prompt): nseg segments (copied) whose
+ * lengths add up to input, so prompts that begin alike share cached KV blocks. */
+int32_t sv_live_submit_prompt(sv_live_t *l, int32_t input, int32_t output,
+                              const sv_segment_t *seg, int nseg);
+/* The client of request id left: it fails as SV_FAIL_ABORTED and frees its KV
+ * (sv_sim_abort). 0, or the error that stopped the run. */
+int sv_live_abort(sv_live_t *l, int32_t id);
+/* Tokens per KV block that every pool's block size is a multiple of (their gcd). */
+int sv_live_block_tokens(const sv_live_t *l);
 const char *sv_live_error(const sv_live_t *l);
 
 /* Where request id stands: tokens made so far, and its record (valid until the next call). */
@@ -45,6 +54,8 @@ void sv_live_gauges(sv_live_t *l, sv_live_gauges_t *g);
 /* Per replica: running, waiting, KV usage. */
 void sv_live_replica(sv_live_t *l, int i, long *running, long *waiting, double *kv);
 int sv_live_replicas(const sv_live_t *l);
+/* Replica i's counters so far (steps, preemptions, prefix-cache queries and hits). */
+const sv_replica_stats_t *sv_live_replica_stats(sv_live_t *l, int i);
 /* The longest prompt + reply every pool accepts (the shortest max_model_len). */
 long sv_live_max_model_len(const sv_live_t *l);
 

@@ -174,6 +174,15 @@ const sv_replica_t *sv_sim_replica(const sv_sim_t *s, int i);
  * once with SV_SIM_UNHELD). Its id in
  * *id. 0, SV_EINVAL for fewer than 1 token of either, or the run's error code. */
 int sv_sim_inject(sv_sim_t *s, int32_t input, int32_t output, int32_t *id);
+/* The same with the prompt's identity: seg (copied) holds nseg segments whose lengths add
+ * up to input (NULL, 0: a prompt no other shares). */
+int sv_sim_inject_prompt(sv_sim_t *s, int32_t input, int32_t output, const sv_segment_t *seg,
+                         int nseg, int32_t *id);
+/* The client of sent request id disconnected: it fails now as SV_FAIL_ABORTED wherever it
+ * is (waiting, running, in a KV transfer), its KV freed at once or when the step it is in
+ * ends, as vLLM's engine aborts a request whose HTTP client left. Nothing for a request
+ * already ended. 0, SV_EINVAL for an id never sent, or the run's error code. */
+int sv_sim_abort(sv_sim_t *s, int32_t id);
 /* Run to the end, check the invariants, summarize, free the run. */
 int sv_sim_close(sv_sim_t *s, sv_result_t **out, sv_error_t *err);
 

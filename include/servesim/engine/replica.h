@@ -128,9 +128,10 @@ double sv_replica_start_step(sv_replica_t *r, double now);
 int sv_replica_end_step(sv_replica_t *r, double now);
 const int32_t *sv_replica_done(const sv_replica_t *r, long *n);
 
-/* The client gave up on request id at now (timeout): it fails at now, and its KV is
- * freed at once or, if it is in the step in flight, when that step ends. */
-void sv_replica_abort(sv_replica_t *r, int32_t id, double now);
+/* The client gave up on request id at now (reason: SV_FAIL_TIMEOUT, SV_FAIL_ABORTED): it
+ * fails at now, and its KV is freed at once or, if it is in the step in flight, when that
+ * step ends. */
+void sv_replica_abort(sv_replica_t *r, int32_t id, double now, int reason);
 
 /* Prefill role: requests whose prefill ended in the last step and now wait, with their
  * KV blocks pinned here, to move to a decode replica. Valid until the next end_step. */

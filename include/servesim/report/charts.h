@@ -36,6 +36,8 @@ typedef struct sv_chart_spec {
     const char *hlabel, *vlabel;
     int width, height; /* 0: the report's 620 x 360 */
     int linear_x;      /* 1: the x axis stays linear (time), whatever its span */
+    double xmax;       /* > 0: the x axis spans [0, at least xmax] (charts over one run's time
+                          share it: same domain and ticks); 0: the data's own */
 } sv_chart_spec_t;
 
 char *sv_chart_lines(const sv_chart_spec_t *c);

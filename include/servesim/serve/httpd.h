@@ -83,6 +83,10 @@ void sv_httpd_headers(const sv_httpd_t *h, struct MHD_Response *r);
 /* Suspend / resume an unthreaded server's connection (libmicrohttpd's own calls). */
 void sv_httpd_suspend(struct MHD_Connection *c);
 void sv_httpd_resume(struct MHD_Connection *c);
+/* Has the client of suspended connection c closed it (or its sending half, or reset it)?
+ * A look at its socket that reads nothing; only while c is suspended, when libmicrohttpd
+ * neither reads nor closes it. */
+int sv_httpd_peer_closed(struct MHD_Connection *c);
 
 /* Does Host (as sent, with or without :port) name this server? For tests and the rule. */
 int sv_httpd_host_ok(const sv_httpd_t *h, const char *host);

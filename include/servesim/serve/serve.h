@@ -10,7 +10,10 @@
  * makes it. Prompt tokens: the token ids when sent, else ceil(bytes / 4) of the text (chat:
  * of each message's content, plus 4 a message for the template); reply tokens: max_tokens
  * with ignore_eos, else the smaller of max_tokens and the scenario's reply length (at
- * least min_tokens). The text is deterministic filler.
+ * least min_tokens). The text is deterministic filler. A prompt's tokens (ids, or 4 bytes
+ * of text each) give it an identity block by block, so prompts that begin alike share
+ * the prefix cache; a client that disconnects aborts its request (it fails as aborted,
+ * its KV freed), as vLLM aborts on disconnect.
  *
  * Ownership: sv_serve() borrows everything in its options; it returns when SIGINT or
  * SIGTERM stops the server, after the run's result is written (json).

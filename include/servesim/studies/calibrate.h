@@ -15,7 +15,10 @@
  *   runs:    a family of `servesim validate` rows (whole simulated runs, e.g. AMD's vLLM
  *            throughput on MI300X) gives a GPU's curve values, each run simulated in full;
  *            a coordinate search with golden sections on relative squared errors, since
- *            simulated throughput is not smooth enough for finite-difference Jacobians.
+ *            simulated throughput is not smooth enough for finite-difference Jacobians;
+ *   result:  one real benchmark result (vLLM's result JSON, compare.h) replayed on a
+ *            scenario (replay.h) gives the settings that bring its mean and median TTFT,
+ *            TPOT and ITL closest (squared log errors), by the same search.
  * The formulas the kernel fits use are the ones sv_perf_step sums (docs/cost-model.md).
  *
  * Ownership: every function fills caller storage; nothing returned needs freeing.
@@ -27,6 +30,7 @@
 
 #include "servesim/cost/catalog.h"
 #include "servesim/base/error.h"
+#include "servesim/studies/compare.h"
 #include "servesim/studies/validate.h"
 
 #define SV_FIT_MAX_PARAMS 8
@@ -98,6 +102,30 @@ int sv_calibrate_engine(const char *path, const char *rows, const sv_catalog_t *
 int sv_calibrate_runs(sv_validation_t *v, const char *family, const sv_catalog_t *cat,
                       const char *gpu_name, const char *const *keys, int nkeys,
                       const sv_fit_opts_t *o, sv_fit_t *fit, sv_error_t *err);
+
+/* What `calibrate result` found: the fitted keys (fit.ci95 NAN: no Jacobian; fit.n the
+ * metrics scored) and, per compare metric, the real value and the replay's before and
+ * after the fit. */
+typedef struct sv_result_fit {
+    sv_fit_t fit;
+    double lo[SV_FIT_MAX_PARAMS], hi[SV_FIT_MAX_PARAMS]; /* the range searched per key */
+    double real[SV_CM_COUNT], before[SV_CM_COUNT], after[SV_CM_COUNT];
+    int has[SV_CM_COUNT], scored[SV_CM_COUNT];
+    long replayed;
+} sv_result_fit_t;
+
+/*
+ * Fit keys (hardware.memory_efficiency, hardware.compute_efficiency,
+ * hardware.iteration_overhead_ms, hardware.seq_overhead_us, engine.api_server_ms) to the
+ * result real: every trial loads scenario with sets and the trial values, replays real's
+ * requests on it and simulates. Errors are the scenario loader's, replay's, or one line
+ * naming the key or the file.
+ */
+int sv_calibrate_result(const char *scenario, const char *const *sets, int nsets,
+                        const sv_catalog_t *cat, const sv_bench_t *real,
+                        const char *const *keys, int nkeys, const sv_fit_opts_t *o,
+                        sv_result_fit_t *out, sv_error_t *err);
+void sv_result_fit_print(const sv_result_fit_t *r, FILE *f);
 
 /* Write a Vidur-format mlp.csv generated from known kernel parameters (values in the
  * order of the gemm fit then the small fit), with multiplicative noise of rel_noise

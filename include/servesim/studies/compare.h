@@ -9,7 +9,8 @@
  * either present in the file or marked absent, never taken as zero. Per-request lists
  * (vLLM's `input_lens`, `output_lens`, `ttfts`, `itls`, `latencies`, `start_times`,
  * `errors`) are checked for type and length when present and kept for distribution tests
- * and for `servesim replay` (replay.h).
+ * and for `servesim replay` (replay.h); without `latencies` (as vLLM writes it) each
+ * latency is rebuilt from the request's ttft and itls.
  *
  * The comparison gives, per metric, both values and the signed relative error
  * (sim - real) / real, and for each per-request metric present in both files a
@@ -60,6 +61,11 @@ typedef struct sv_bench {
     double **itls;
     size_t *nitls;
     int *failed; /* 1 where errors[i] is a non-empty string; NULL when `errors` is absent */
+    /* 1 when `latencies` was absent and was rebuilt as ttft + the sum of the request's
+     * itls (vLLM's own result has no per-request latency list; its client measures the
+     * latency at the stream's end, so the sum telescopes to it but for the gap after the
+     * last token). */
+    int latencies_derived;
     /* Per-request samples of successful requests, in seconds, for the distributions
      * (NULL with count 0 when the file cannot give them). */
     double *sample[SV_LM_COUNT];

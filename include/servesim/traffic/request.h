@@ -33,6 +33,7 @@ typedef enum {
     SV_FAIL_PROMPT_BUDGET, /* whole-prompt scheduler: prompt > max_num_batched_tokens */
     SV_FAIL_KV_CAPACITY,   /* the sequence can never fit the KV cache */
     SV_FAIL_UNFINISHED,    /* still in flight when the horizon ended the run */
+    SV_FAIL_ABORTED,       /* its client disconnected (servesim serve; vLLM: FINISHED_ABORTED) */
     SV_FAIL_COUNT
 } sv_fail_t;
 

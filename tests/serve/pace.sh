@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The pacing benchmark of `servesim serve` (docs/serve.md; a benchmark, not a test):
+#   tests/serve/pace.sh BUILD/servesim [CONC [N [TOKENS]]]
+# starts the server on 127.0.0.1 (pinned to CPU 0 when taskset exists, the client to CPU 1;
+# PIN=0: not pinned),
+# runs a closed loop of CONC streams (1000) through node:http (tests/serve/client.mjs load,
+# N requests of TOKENS tokens: 3000 of 32), then prints the server-side lateness (the
+# servesim:emit_lateness_seconds and servesim:clock_lateness_seconds histograms' p50 and
+# p99, interpolated in their buckets as Prometheus' histogram_quantile does) and the
+# client-side one (tests/serve/compare.py: each token's arrival minus when it was made).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+servesim=$1 conc=${2:-1000} n=${3:-3000} tokens=${4:-32}
+out=$(mktemp -d)
+pin0=() pin1=()
+if [ "${PIN:-1}" = 1 ] && command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then pin0=(taskset -c 0); pin1=(taskset -c 1); fi
+"${pin0[@]}" timeout 600 "$servesim" serve "$here/../../scenarios/quickstart.yaml" --port 0 \
+    --max-connections 2048 --json "$out/result.json" >"$out/out" 2>"$out/err" &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$out"' EXIT
+for _ in $(seq 100); do grep -q '^port' "$out/out" 2>/dev/null && break; sleep 0.1; done
+port=$(awk '/^port/{print $2}' "$out/out")
+"${pin1[@]}" timeout 500 node "$here/client.mjs" load "http://127.0.0.1:$port/v1" "$conc" "$n" "$tokens" "$out/load.json" || exit 1
+curl -s "http://127.0.0.1:$port/metrics" >"$out/metrics"
+spid=$(pgrep -P $pid servesim || echo $pid) # (under timeout)
+awk -v t="$(getconf CLK_TCK)" '{printf "pace: the server used %.2f s of CPU (user %.2f, system %.2f)\n", ($14+$15)/t, $14/t, $15/t}' /proc/$spid/stat
+kill -TERM $pid; wait $pid
+python3 - "$out/metrics" <<'PY'
+import sys
+b = {}
+for line in open(sys.argv[1]):
+    for name in ("servesim:emit_lateness_seconds", "servesim:clock_lateness_seconds"):
+        if line.startswith(name + "_bucket"):
+            le = line.split('le="')[1].split('"')[0]
+            b.setdefault(name, []).append((float("inf") if le == "+Inf" else float(le), float(line.split()[-1])))
+def q(bk, p):
+    total = bk[-1][1]
+    want, lo, prev = p * total, 0.0, 0.0
+    for le, c in bk:
+        if c >= want:
+            return le if le == float("inf") else lo + (le - lo) * (want - prev) / max(c - prev, 1e-12)
+        lo, prev = le, c
+for name, bk in b.items():
+    print("pace: %s: %d observations, p50 %.3f ms, p99 %.3f ms, within 2 ms: %.1f%%" % (
+        name, bk[-1][1], q(bk, 0.5) * 1e3, q(bk, 0.99) * 1e3,
+        100.0 * dict(bk)[0.002] / max(bk[-1][1], 1)))
+PY
+python3 "$here/compare.py" "$out/result.json" 1 1e9,1e9,1e9,1e9,1e9,1e9 "$out/load.json" | grep -v "FAIL request"
