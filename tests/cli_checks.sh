@@ -268,6 +268,16 @@ expect_ok run_engine_scalar '^Engine: +trtllm \(scheduler trtllm, profile trtllm
 expect_ok run_engine_version '^Engine: +vllm-0.6 \(scheduler vllm-v0, profile vllm\)' -- run "$q" --set engine.scheduler= --set engine.name=vllm-0.6 --set workload.num_requests=20
 expect_ok run_engine_mixed '^Engine note: +scheduler vllm \(vllm.s\) with engine profile trtllm \(trtllm.s\): mixed as given' -- run "$q" --set engine.profile=trtllm --set workload.num_requests=20
 expect_ok run_engine_json '"engine": "sglang", "scheduler": "sglang", "engine_profile": "sglang"' -- run "$q" --set engine.scheduler= --set engine.name=sglang --set workload.num_requests=20 --json -
+# The engine profile's defaults for the pool's scheduler (models/engines.yaml scheduler_defaults).
+expect_ok run_engine_loop '^Engine loop: +async scheduling on, API server 12 ms \(profile defaults\)$' -- run "$q" --set workload.num_requests=20
+expect_ok run_engine_loop_v0 '^Engine: +vllm-v0 \(scheduler vllm-v0, profile vllm\)$' -- run "$q" --set engine.scheduler= --set engine.name=vllm-v0 --set workload.num_requests=20
+if "$bin" run "$q" --set engine.scheduler= --set engine.name=vllm-v0 --set workload.num_requests=20 2>/dev/null | grep -q '^Engine loop:'; then
+    failn=$((failn + 1))
+    echo "FAIL run_engine_loop_v0: vLLM V0 printed an Engine loop line (no async scheduling, no API path)"
+else
+    pass=$((pass + 1))
+fi
+expect_ok explain_profile_defaults '^  scheduler vllm, where a scenario leaves them unset: async_scheduling true, api_server_ms 12 ' -- "${ex[@]}"
 expect_ok validate_family 'splitwise-bloom-a100 .*\[fitted\]' -- validate --family splitwise-bloom-a100
 
 "$bin" run "$q" --set workload.num_requests=300 --quiet --json "$tmp/a.json" --detailed --requests-csv "$tmp/a.csv" --timeseries-csv "$tmp/a.ts.csv" 2>/dev/null

@@ -27,7 +27,7 @@ grep -Eq '^Median ITL \(ms\) +13\.24 +13\.24 +0\.00%$' "$tmp/self" || fail "medi
     { fail "replay: $(cat "$tmp/err")"; }
 "$bin" compare "$real" "$tmp/sim.json" --tolerance 25 >"$tmp/cmp" 2>&1
 rc=$?
-[ "$rc" -eq 1 ] || fail "compare --tolerance 25: exit $rc, wanted 1 (TTFT is past it)"
+[ "$rc" -eq 0 ] || fail "compare --tolerance 25: exit $rc, wanted 0 (every metric within it)"
 # error of metric LABEL, in percent, within [LO, HI]
 within() {
     local label=$1 lo=$2 hi=$3 e
@@ -37,24 +37,26 @@ within() {
     fi
 }
 within 'Request throughput (req/s)' -2 2
-within 'Median TTFT (ms)' -50 -40
-within 'Median TPOT (ms)' 10 17
-within 'Median ITL (ms)' 12 19
-within 'P99 ITL (ms)' -16 -8
-# every distribution differs (D, p): TTFT D > 0.9
-awk '/^KS TTFT/ { exit !($5 > 0.9 && $6 < 0.001) }' "$tmp/cmp" || fail "KS TTFT: D <= 0.9 or p >= 0.001"
+# vLLM 0.19.1 runs async scheduling and its API server, as the vllm profile's defaults do
+within 'Median TTFT (ms)' -5 5
+within 'Median TPOT (ms)' -2 5
+within 'Median ITL (ms)' 0 7
+within 'P99 ITL (ms)' -25 -17
+# the TTFT distributions agree (D < 0.25, p > 0.05); the ITL distributions do not
+awk '/^KS TTFT/ { exit !($5 < 0.25 && $6 > 0.05) }' "$tmp/cmp" || fail "KS TTFT: D >= 0.25 or p <= 0.05"
+awk '/^KS ITL/ { exit !($5 > 0.5 && $6 < 0.001) }' "$tmp/cmp" || fail "KS ITL: D <= 0.5 or p >= 0.001"
 awk '/^KS ITL/ { exit !($3 == 6400 && $4 == 6300) }' "$tmp/cmp" || fail "KS ITL: sample sizes not 6400 and 6300"
 
 # calibrate result: the memory efficiency and the API server's time that bring the replay
-# to the run. The A100-40GB's 1,555 GB/s at 0.9-1.0 and 15-35 ms before the first step
-# (chat template, tokenization, the HTTP stream) are where they land; each fitted mean and
-# median then within 5% of the run.
+# to the run. The A100-40GB's 1,555 GB/s at 0.78-0.9 and 8-18 ms before the first step
+# (chat template, tokenization, the hand-over: the profile's default is 12) are where they
+# land; each fitted mean and median then within 5% of the run.
 "$bin" calibrate result "$real" "$scen" --fit hardware.memory_efficiency,engine.api_server_ms \
     >"$tmp/cal" 2>&1 || fail "calibrate result exits non-zero: $(cat "$tmp/cal")"
-awk '$1 == "hardware.memory_efficiency" { f = 1; exit !($2 >= 0.9 && $2 <= 1.0) } END { if (!f) exit 1 }' \
-    "$tmp/cal" || fail "calibrate: memory_efficiency outside [0.9, 1.0]"
-awk '$1 == "engine.api_server_ms" { f = 1; exit !($2 >= 15 && $2 <= 35) } END { if (!f) exit 1 }' \
-    "$tmp/cal" || fail "calibrate: api_server_ms outside [15, 35]"
+awk '$1 == "hardware.memory_efficiency" { f = 1; exit !($2 >= 0.78 && $2 <= 0.9) } END { if (!f) exit 1 }' \
+    "$tmp/cal" || fail "calibrate: memory_efficiency outside [0.78, 0.9]"
+awk '$1 == "engine.api_server_ms" { f = 1; exit !($2 >= 8 && $2 <= 18) } END { if (!f) exit 1 }' \
+    "$tmp/cal" || fail "calibrate: api_server_ms outside [8, 18]"
 n=$(awk '/\(fitted\)$/ { e = $(NF - 1); sub(/%$/, "", e); e += 0; if (e < -5 || e > 5) bad++; n++ } END { print n + 0, bad + 0 }' "$tmp/cal")
 [ "$n" = "6 0" ] || fail "calibrate: fitted metrics (count, past 5%) = $n, wanted 6 0"
 grep -Eq '^6 metrics fitted, [0-9]+ passes' "$tmp/cal" || fail "calibrate: no summary line"

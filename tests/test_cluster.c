@@ -161,10 +161,17 @@ END_TEST
 START_TEST(test_single_transfer_exact)
 {
     /* One request: TTFT is the prefill alone (DistServe), its KV crosses in exactly
-     * latency + 2048 tokens x 131,072 B / 50 GB/s, and decoding starts when it lands. */
-    const char *sets[] = {"workload.num_requests=1", "workload.input=2048", "workload.output=16"};
+     * latency + 2048 tokens x 131,072 B / 50 GB/s, and decoding starts when it lands.
+     * Synchronous steps and no API-server path in either pool (the vllm profile's defaults
+     * are test_sim.c's and test_vllm.c's): steps at the cost model's totals. */
+    const char *sets[] = {"workload.num_requests=1",
+                          "workload.input=2048",
+                          "workload.output=16",
+                          "pools.0.engine.async_scheduling=false",
+                          "pools.0.engine.api_server_ms=0",
+                          "pools.1.engine.async_scheduling=false"};
     sv_scenario_t *sc;
-    sv_result_t *res = run(disagg, sets, 3, &sc);
+    sv_result_t *res = run(disagg, sets, 6, &sc);
     const sv_req_t *r = &res->pool.r[0];
     double prefill = sv_perf_prefill_time(&res->pools[0].perf, 2048, NULL);
     tu_assert_rel(r->first_token - r->start, prefill, 1e-12);
@@ -184,9 +191,14 @@ START_TEST(test_single_transfer_exact)
     check_accounting(res);
     done(sc, res);
     /* First token at the decode side: TTFT = prefill + transfer + one decode step. */
-    const char *sets2[] = {"workload.num_requests=1", "workload.input=2048", "workload.output=16",
+    const char *sets2[] = {"workload.num_requests=1",
+                           "workload.input=2048",
+                           "workload.output=16",
+                           "pools.0.engine.async_scheduling=false",
+                           "pools.0.engine.api_server_ms=0",
+                           "pools.1.engine.async_scheduling=false",
                            "disaggregation.first_token=decode"};
-    res = run(disagg, sets2, 4, &sc);
+    res = run(disagg, sets2, 7, &sc);
     r = &res->pool.r[0];
     tu_assert_rel(r->first_token - r->start, prefill + 10e-6 + 2048.0 * 131072.0 / 50e9 + step,
                   1e-9);
@@ -197,6 +209,10 @@ START_TEST(test_single_transfer_exact)
 }
 END_TEST
 
+/* The way in, by hand: the router's 5 ms, then the replica's API server (12 ms, the vllm
+ * profile's default for the vllm scheduler: vllm-project/vllm#21139's measured
+ * preprocessing), then the prefill step, which async scheduling (on by default in current
+ * vLLM) shortens to max(GPU part, CPU part). Queue time is both paths. */
 START_TEST(test_router_latency_in_ttft)
 {
     const char *yaml = "seed: 1\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
@@ -205,8 +221,17 @@ START_TEST(test_router_latency_in_ttft)
     sv_scenario_t *sc;
     sv_result_t *res = run(yaml, NULL, 0, &sc);
     const sv_req_t *r = &res->pool.r[0];
-    tu_assert_rel(r->first_token - r->start,
-                  5e-3 + sv_perf_prefill_time(&res->pools[0].perf, 512, NULL), 1e-12);
+    sv_step_cost_t c;
+    sv_perf_prefill_time(&res->pools[0].perf, 512, &c);
+    tu_assert_rel(r->first_token - r->start, 5e-3 + 12e-3 + tu_step_s(&c, 1), 1e-12);
+    tu_assert_rel(r->scheduled - r->start, 5e-3 + 12e-3, 1e-12);
+    done(sc, res);
+    /* Without the API server's path and async scheduling: the router alone, then the
+     * cost model's prefill. */
+    const char *sync[] = {"engine.async_scheduling=false", "engine.api_server_ms=0"};
+    res = run(yaml, sync, 2, &sc);
+    r = &res->pool.r[0];
+    tu_assert_rel(r->first_token - r->start, 5e-3 + c.total, 1e-12);
     tu_assert_rel(r->scheduled - r->start, 5e-3, 1e-12); /* queue time includes the router */
     done(sc, res);
 }

@@ -154,9 +154,10 @@ START_TEST(test_capacity_md1)
     ck_assert(fabs(rho - 0.3915) < 0.001);
 
     /* One sequence at a time, fixed lengths: service D is a request alone. TTFT is the wait
-     * plus the prefill, so TTFT <= prefill + D is exactly W <= D. */
+     * plus the prefill, so TTFT <= prefill + D is exactly W <= D. Service starts the
+     * instant the server is free: no API-server path, no async scheduling's lag. */
     const char *base = "seed: 21\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                       "engine: {max_num_seqs: 1}\n"
+                       "engine: {max_num_seqs: 1, async_scheduling: false, api_server_ms: 0}\n"
                        "workload: {num_requests: 1, rate: 1, rescale_arrivals: false,"
                        " input: 128, output: 2}\n";
     sv_error_t err;

@@ -268,8 +268,10 @@ START_TEST(test_replica_check_catches_drift)
 {
     sv_scenario_t *sc;
     sv_error_t err;
+    /* api_server_ms 0: the request is visible to the step started at its submission */
     ck_assert_int_eq(tu_load_yaml(cat,
                                   "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {api_server_ms: 0}\n"
                                   "workload: {num_requests: 1, input: 100, output: 10}\n",
                                   NULL, 0, &sc, &err),
                      0);

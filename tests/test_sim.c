@@ -45,33 +45,54 @@ static const char *one_h100 = "seed: 3\n"
 
 START_TEST(test_single_request_exact)
 {
-    /* Alone on the replica: TTFT = 0 queue + the cost model's prefill of 512 tokens, and
-     * each later token takes exactly one decode step at its context. */
+    /* Alone on the replica, with the defaults of the vllm profile and scheduler (current
+     * vLLM, models/engines.yaml): the request reaches the scheduler 12 ms after it is sent
+     * (engine.api_server_ms: the API server's path), which counts as queue time; every step
+     * takes max(GPU part, CPU part) of the cost model's step (async scheduling: the engine's
+     * per-step and per-sequence CPU cost overlaps the GPU's), and a lone request's steps
+     * follow one another with no lag (it is never waiting). So TTFT = 12 ms + its prefill
+     * step of 512 tokens, and each later token takes exactly one decode step at its context. */
     sv_scenario_t *sc;
     sv_result_t *res;
     run_yaml(one_h100, NULL, 0, &sc, &res);
+    ck_assert(sc->pools[0].engine.async_scheduling == 1);
+    const double api = 12e-3;
     const sv_req_t *r = &res->pool.r[0];
     ck_assert(r->start == 1.0); /* rescaled to N / rate */
-    ck_assert(r->scheduled == r->start);
-    double prefill = sv_perf_prefill_time(&res->pools[0].perf, 512, NULL);
-    tu_assert_rel(r->first_token - r->start, prefill, 1e-12);
+    tu_assert_rel(r->scheduled - r->start, api, 1e-12);
+    sv_step_cost_t c;
+    sv_perf_prefill_time(&res->pools[0].perf, 512, &c);
+    double prefill = tu_step_s(&c, 1);
+    ck_assert(prefill < c.total);
+    tu_assert_rel(r->first_token - r->start, api + prefill, 1e-12);
     double *itl;
     size_t n;
     ck_assert_int_eq(sv_metrics_itls(res->metrics, &res->pool, 0, &itl, &n), 0);
     ck_assert_int_eq((int)n, 15);
     double sum = 0;
     for (int k = 1; k <= 15; k++) {
-        double step = sv_perf_decode_time(&res->pools[0].perf, 1, 512 + k - 1, NULL);
+        sv_perf_decode_time(&res->pools[0].perf, 1, 512 + k - 1, &c);
+        double step = tu_step_s(&c, 1);
         tu_assert_rel(itl[k - 1], step, 1e-9);
         sum += step;
     }
     free(itl);
     const sv_summary_t *s = &res->summary;
-    tu_assert_rel(s->ttft.mean, prefill * 1e3, 1e-9);
+    tu_assert_rel(s->ttft.mean, (api + prefill) * 1e3, 1e-9);
     tu_assert_rel(s->tpot.mean, sum / 15.0 * 1e3, 1e-9);
-    tu_assert_rel(s->e2el.mean, (prefill + sum) * 1e3, 1e-9);
-    ck_assert(s->queue.mean == 0.0);
+    tu_assert_rel(s->e2el.mean, (api + prefill + sum) * 1e3, 1e-9);
+    tu_assert_rel(s->queue.mean, api * 1e3, 1e-9);
     ck_assert_int_eq(s->completed, 1);
+    done(sc, res);
+    /* The same request on vLLM's V0 scheduler (engine vllm-v0), whose profile gives it no
+     * defaults: sent, scheduled and prefilled at once, steps at the cost model's totals. */
+    const char *v0[] = {"engine.name=vllm-v0"};
+    run_yaml(one_h100, v0, 1, &sc, &res);
+    r = &res->pool.r[0];
+    ck_assert(r->scheduled == r->start);
+    tu_assert_rel(r->first_token - r->start, sv_perf_prefill_time(&res->pools[0].perf, 512, NULL),
+                  1e-12);
+    ck_assert(res->summary.queue.mean == 0.0);
     done(sc, res);
 }
 END_TEST
@@ -82,7 +103,9 @@ static void md1(double rho, long n)
     const char *yaml = "seed: 11\n"
                        "model: llama-3.1-8b\n"
                        "hardware: {gpu: h100-sxm}\n"
-                       "engine: {max_num_seqs: 1}\n"
+                       /* service starts the instant the server is free: no API-server
+                        * path, no async scheduling's one-step lag */
+                       "engine: {max_num_seqs: 1, async_scheduling: false, api_server_ms: 0}\n"
                        "workload:\n"
                        "  num_requests: 1\n"
                        "  rate: 1\n"
@@ -522,13 +545,15 @@ START_TEST(test_spec_decode_run)
      * (k = 3 at 0.5: tau = 1 + 0.5 + 0.25 + 0.125 = 1.875): TTFT is the prefill as without it; each later token takes (verify + draft) /
      * tau of the step at its context, so TPOT falls from the plain step's mean by their
      * ratio; 15 decode tokens are 15 / 1.875 = 8 drafts, 24 draft tokens, 7 accepted,
-     * positions 4, 2, 1. */
-    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5",
+     * positions 4, 2, 1. Synchronous steps, no API-server path: steps at the cost
+     * model's totals, the prefill at once. */
+    const char *sets[] = {"engine.async_scheduling=false", "engine.api_server_ms=0",
+                          "hardware.speculative=eagle", "hardware.spec_acceptance=0.5",
                           "hardware.spec_sampling=expected"};
     sv_scenario_t *sc, *sc0;
     sv_result_t *res, *res0;
-    run_yaml(one_h100, sets, 3, &sc, &res);
-    run_yaml(one_h100, NULL, 0, &sc0, &res0);
+    run_yaml(one_h100, sets, 5, &sc, &res);
+    run_yaml(one_h100, sets, 2, &sc0, &res0);
     const sv_perf_t *p = &res->pools[0].perf, *p0 = &res0->pools[0].perf;
     tu_assert_rel(res->pool.r[0].first_token - res->pool.r[0].start,
                   sv_perf_prefill_time(p, 512, NULL), 1e-12);
@@ -600,11 +625,13 @@ START_TEST(test_spec_sampled_one_request)
      * stream accepts plus the bonus token, in one chunk. The test replays that stream: the
      * ITLs are one per verify step (as vLLM's benchmark client times chunks), each the
      * verify step's whole time (target over k + 1 tokens plus the drafter) at the context
-     * the sequence has reached; the counters are the replayed ones, exactly. */
-    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5"};
+     * the sequence has reached; the counters are the replayed ones, exactly. Synchronous
+     * steps (no async scheduling, no API-server path), so a step is the cost model's total. */
+    const char *sets[] = {"hardware.speculative=eagle", "hardware.spec_acceptance=0.5",
+                          "engine.async_scheduling=false", "engine.api_server_ms=0"};
     sv_scenario_t *sc;
     sv_result_t *res;
-    run_yaml(one_h100, sets, 2, &sc, &res);
+    run_yaml(one_h100, sets, 4, &sc, &res);
     const sv_perf_t *p = &res->pools[0].perf;
     const double a[3] = {0.5, 0.5, 0.5};
     long emit[16];
@@ -642,7 +669,7 @@ START_TEST(test_spec_sampled_one_request)
     done(sc, res);
     /* The same seed gives the same draws; another seed other ones (the ITL count differs
      * for seed 4's stream, replayed the same way). */
-    run_yaml(one_h100, sets, 2, &sc, &res);
+    run_yaml(one_h100, sets, 4, &sc, &res);
     ck_assert(res->rstats[0].spec_accepted == accepted);
     done(sc, res);
     double acc4 = 0, pos4[3] = {0, 0, 0};
@@ -698,8 +725,11 @@ START_TEST(test_spec_sampled_mean_length)
     tu_assert_rel(res->summary.itl.mean, decode_s / chunks * 1e3, 1e-9);
     tu_assert_rel(res->summary.tpot.mean, decode_s / (200.0 * 255) * 1e3, 1e-9);
     check_accounting(res);
-    /* The expected-acceptance lockstep gives the same TPOT within 3% (this run: 6.17 against
-     * 6.09 ms; the sampled one also pays for the drafts past a request's last token). */
+    /* The expected-acceptance lockstep gives the same TPOT within 3% (this run, with the
+     * vllm profile's async scheduling: 4.95 against 4.89 ms; the sampled one also pays for
+     * the drafts past a request's last token). The lockstep's engine CPU cost is 1/tau of
+     * the verify step's, as its GPU time is: charged whole, async scheduling's max(GPU,
+     * CPU) made the lockstep's TPOT 3.25 ms, a third below the sampled one. */
     const char *sets_e[] = {"hardware.speculative=eagle",
                             "hardware.spec_acceptance=0.9,0.6,0.3",
                             "workload.num_requests=200",

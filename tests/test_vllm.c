@@ -30,7 +30,11 @@ static void teardown(void)
 
 /* 16 clients send 512-token prompts at t = 0: vLLM schedules all of them in the first
  * step (16 x 512 = the 8192-token budget), so every TTFT is that one step's time. Before,
- * the first request ran alone (17 ms) and fifteen waited a whole step (238 ms). */
+ * the first request ran alone (17 ms) and fifteen waited a whole step (238 ms). With the
+ * vllm profile's defaults (current vLLM) all sixteen come through the API server together,
+ * 12 ms after they are sent (engine.api_server_ms), and still share that first step, which
+ * async scheduling times as max(GPU part, CPU part); without them (async scheduling off,
+ * no API-server path) the step starts at t = 0 and takes the cost model's total. */
 START_TEST(test_same_instant_arrivals_share_a_step)
 {
     sv_scenario_t *sc;
@@ -46,6 +50,20 @@ START_TEST(test_same_instant_arrivals_share_a_step)
     sv_batch_t b = {.chunks = ch, .n_chunks = 16};
     sv_step_cost_t cost;
     sv_perf_step(&res->pools[0].perf, &b, &cost);
+    for (int i = 0; i < 16; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        tu_assert_rel(r->first_token - r->start, 12e-3 + tu_step_s(&cost, 1), 1e-12);
+        tu_assert_rel(r->scheduled, 12e-3, 1e-12);
+    }
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    const char *sync[] = {"engine.async_scheduling=false", "engine.api_server_ms=0"};
+    res = tu_run_yaml(cat,
+                      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "engine: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n"
+                      "workload: {num_requests: 16, rate: inf, max_concurrency: 16, "
+                      "input: 512, output: 128}\n",
+                      sync, 2, &sc);
     for (int i = 0; i < 16; i++) {
         const sv_req_t *r = &res->pool.r[i];
         tu_assert_rel(r->first_token - r->start, cost.total, 1e-12);
@@ -100,6 +118,94 @@ START_TEST(test_engine_defaults_per_gpu)
 }
 END_TEST
 
+/*
+ * The engine settings beyond a step's cost follow the engine version each profile models
+ * (models/engines.yaml, `scheduler_defaults`). Current vLLM main turns async scheduling on
+ * unless something rules it out: vllm/config/scheduler.py leaves SchedulerConfig.
+ * async_scheduling None unless it is set, and vllm/config/vllm.py's VllmConfig.
+ * __post_init__ then sets it True when no pooling model, incompatible speculative method
+ * or executor backend forbids it (default since vllm-project/vllm#27614); its API server's
+ * request preprocessing outside the engine core took 12-15 ms at 96 concurrent requests
+ * (vllm-project/vllm#21139), of which the profile takes 12. vLLM's V0 engine had no async
+ * scheduling (it came to V1 as an experimental flag in vllm-project/vllm#19970), and the
+ * sglang and trtllm profiles give no defaults: those pools, and Orca's and static batching
+ * on the vllm profile, keep servesim's own (off, 0 ms). A value the scenario gives wins,
+ * and the pool records which settings came from the profile.
+ */
+START_TEST(test_profile_defaults_follow_the_engine)
+{
+    const sv_engine_profile_t *vllm;
+    ck_assert_int_eq(sv_catalog_engine(cat, "vllm", &vllm, NULL), 0);
+    const sv_engine_sched_defaults_t *d = sv_engine_sched_defaults(vllm, "vllm");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->async_scheduling, 1);
+    ck_assert_double_eq(d->api_server_ms, 12.0);
+    ck_assert_ptr_null(sv_engine_sched_defaults(vllm, "vllm-v0"));
+    const int both = SV_PROFILE_ASYNC | SV_PROFILE_API_SERVER;
+    struct {
+        const char *engine;
+        int async;
+        double api_s;
+        int from;
+    } cases[] = {
+        {"vllm", 1, 12e-3, both},
+        {"{name: vllm-v1}", 1, 12e-3, both},
+        {"{scheduler: vllm}", 1, 12e-3, both},
+        {"vllm-v0", 0, 0.0, 0},
+        {"{name: vllm-0.6}", 0, 0.0, 0},
+        {"sglang", 0, 0.0, 0},
+        {"trtllm", 0, 0.0, 0},
+        {"{scheduler: orca}", 0, 0.0, 0},
+        {"{scheduler: static}", 0, 0.0, 0},
+        {"{scheduler: vllm, profile: trtllm}", 0, 0.0, 0},
+        {"{async_scheduling: false}", 0, 12e-3, SV_PROFILE_API_SERVER},
+        {"{api_server_ms: 3}", 1, 3e-3, SV_PROFILE_ASYNC},
+        {"{async_scheduling: false, api_server_ms: 0}", 0, 0.0, 0},
+        {"{name: sglang, async_scheduling: true}", 1, 0.0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char yaml[512];
+        snprintf(yaml, sizeof yaml,
+                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nengine: %s\n"
+                 "workload: {num_requests: 1, input: 8, output: 8}\n",
+                 cases[i].engine);
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+        const sv_pool_cfg_t *p = &sc->pools[0];
+        ck_assert_msg(p->engine.async_scheduling == cases[i].async, "%s", cases[i].engine);
+        ck_assert_msg(fabs(p->engine.api_server - cases[i].api_s) < 1e-15, "%s", cases[i].engine);
+        ck_assert_msg(p->profile_defaulted == cases[i].from, "%s", cases[i].engine);
+        sv_scenario_free(sc);
+    }
+    /* Any profile may give defaults, for any scheduler: an sglang profile that turned its
+     * overlap scheduler into async scheduling would give its pools the lag, with no API
+     * path, and the vllm scheduler on that profile would still take none. */
+    sv_engine_profile_t *sg = NULL;
+    for (size_t i = 0; i < cat->nengines; i++)
+        if (strcmp(cat->engines[i].name, "sglang") == 0) sg = &cat->engines[i];
+    ck_assert_ptr_nonnull(sg);
+    ck_assert_int_eq(sg->nscheds, 0);
+    sg->scheds[sg->nscheds++] = (sv_engine_sched_defaults_t){
+        .scheduler = "sglang", .async_scheduling = 1, .api_server_ms = NAN};
+    const char *yaml[2] = {"engine: sglang", "engine: {scheduler: vllm, profile: sglang}"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n%s\n"
+                 "workload: {num_requests: 1, input: 8, output: 8}\n",
+                 yaml[i]);
+        sv_scenario_t *sc;
+        sv_error_t err;
+        ck_assert_msg(tu_load_yaml(cat, text, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+        ck_assert_int_eq(sc->pools[0].engine.async_scheduling, i == 0);
+        ck_assert(sc->pools[0].engine.api_server == 0.0);
+        ck_assert_int_eq(sc->pools[0].profile_defaulted, i == 0 ? SV_PROFILE_ASYNC : 0);
+        sv_scenario_free(sc);
+    }
+}
+END_TEST
+
 /* V1 only recomputes; the chunk options belong to the chunked scheduler. */
 START_TEST(test_v1_options_checked)
 {
@@ -127,13 +233,15 @@ START_TEST(test_v1_options_checked)
 END_TEST
 
 /* One 1000-token prompt with a 300-token threshold: chunks of 300, 300, 300, 100, so the
- * first token comes at the end of the fourth step, each step's time exact. */
+ * first token comes at the end of the fourth step, each step's time exact (synchronous
+ * steps, sent straight to the engine: the cost model's totals from t = 0). */
 START_TEST(test_long_prefill_threshold_chunks)
 {
     sv_scenario_t *sc;
     sv_result_t *res = tu_run_yaml(cat,
                                    "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                   "engine: {long_prefill_token_threshold: 300}\n"
+                                   "engine: {long_prefill_token_threshold: 300, "
+                                   "async_scheduling: false, api_server_ms: 0}\n"
                                    "workload: {num_requests: 1, input: 1000, output: 2}\n",
                                    NULL, 0, &sc);
     const sv_perf_t *p = &res->pools[0].perf;
@@ -161,12 +269,12 @@ END_TEST
  * (budget 8192) are both prefilled in the first step. TensorRT-LLM's scheduler here keeps
  * V0's meaning: 1 lets one prompt be prefilled at a time (the second starts after the
  * first is in), and above 1 with no threshold vLLM's rule caps chunks at 4% of
- * max_model_len. */
+ * max_model_len. Sent straight to the engine (no API-server path): the first step at t = 0. */
 START_TEST(test_partial_prefill_limit)
 {
     sv_scenario_t *sc;
     const char *two = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                      "engine: {scheduler: %s, max_num_partial_prefills: 1}\n"
+                      "engine: {scheduler: %s, max_num_partial_prefills: 1, api_server_ms: 0}\n"
                       "workload: {num_requests: 2, rate: inf, input: 600, output: 4}\n";
     char yaml[512];
     snprintf(yaml, sizeof yaml, two, "vllm");
@@ -325,10 +433,10 @@ START_TEST(test_async_scheduling)
 {
     const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
                        "workload: {num_requests: 1, input: 100, output: 2}\n";
-    const char *on[] = {"engine.async_scheduling=true"};
+    const char *set[2][1] = {{"engine.async_scheduling=false"}, {"engine.async_scheduling=true"}};
     for (int a = 0; a < 2; a++) {
         sv_scenario_t *sc;
-        sv_result_t *res = tu_run_yaml(cat, yaml, on, a, &sc);
+        sv_result_t *res = tu_run_yaml(cat, yaml, set[a], 1, &sc);
         sv_batch_t b = {.n_decode = 1, .decode_ctx_sum = 100};
         sv_step_cost_t cost;
         sv_perf_step(&res->pools[0].perf, &b, &cost);
@@ -347,15 +455,16 @@ END_TEST
  * (vllm/v1/engine/core.py) starts its next step at once with whatever the queue holds,
  * and `vllm bench serve`'s client sends its next request only after the last streamed
  * chunk. So a closed loop's replacement misses the step that starts the instant its
- * predecessor ends, and requests sent together at t = 0 still share one step. */
+ * predecessor ends, and requests sent together at t = 0 still share one step. The runs
+ * without the path set api_server_ms 0 (the vllm profile's default is 12). */
 START_TEST(test_api_server_on_the_way_in)
 {
     const char *burst = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
                         "workload: {num_requests: 16, rate: inf, max_concurrency: 16, "
                         "input: 512, output: 8}\n";
-    const char *api[] = {"engine.api_server_ms=5"};
+    const char *none[] = {"engine.api_server_ms=0"}, *api[] = {"engine.api_server_ms=5"};
     sv_scenario_t *sc0, *sc1;
-    sv_result_t *r0 = tu_run_yaml(cat, burst, NULL, 0, &sc0);
+    sv_result_t *r0 = tu_run_yaml(cat, burst, none, 1, &sc0);
     sv_result_t *r1 = tu_run_yaml(cat, burst, api, 1, &sc1);
     for (int i = 0; i < 16; i++) {
         ck_assert(r0->pool.r[i].scheduled == 0.0);
@@ -365,22 +474,27 @@ START_TEST(test_api_server_on_the_way_in)
     tu_done(sc0, r0);
     tu_done(sc1, r1);
     /* A closed loop of one: the replacement is sent as its predecessor ends (no network)
-     * and reaches the scheduler 5 ms later; before, it was scheduled that very instant. */
+     * and reaches the scheduler 5 ms later; before, it was scheduled that very instant.
+     * With the vllm profile's defaults (a = 2: 12 ms, async scheduling on) it waits the
+     * 12 ms: the engine is idle then, so async scheduling adds no step. */
     const char *loop = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
                        "workload: {num_requests: 2, rate: inf, max_concurrency: 1, "
                        "input: 512, output: 8}\n";
-    for (int a = 0; a < 2; a++) {
+    const double wait[3] = {0.0, 5e-3, 12e-3};
+    for (int a = 0; a < 3; a++) {
         sv_scenario_t *sc;
-        sv_result_t *res = tu_run_yaml(cat, loop, api, a, &sc);
+        sv_result_t *res = tu_run_yaml(cat, loop, a == 1 ? api : none, a < 2, &sc);
         const sv_req_t *q = &res->pool.r[1];
         ck_assert(q->start == res->pool.r[0].end);
-        tu_assert_rel(q->scheduled - q->start, a ? 5e-3 : 0.0, 1e-9);
+        tu_assert_rel(q->scheduled - q->start, wait[a], 1e-9);
         tu_done(sc, res);
     }
 }
 END_TEST
 
-/* A run of the trace rows (t,in,out) on one H100 with the engine map given. */
+/* A run of the trace rows (t,in,out) on one H100 with the engine map given (each gives
+ * api_server_ms 0: requests reach the scheduler when sent, so a step boundary is all
+ * that decides when one is first scheduled). */
 static sv_result_t *run_trace(const char *rows, const char *engine, sv_scenario_t **sc)
 {
     char csv[] = "/tmp/sv_async_XXXXXX", yaml[512];
@@ -440,8 +554,10 @@ START_TEST(test_async_scheduling_lags_a_step)
         char rows[256];
         snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
         sv_scenario_t *sc;
-        sv_result_t *res =
-            run_trace(rows, a ? "{async_scheduling: true}" : "{async_scheduling: false}", &sc);
+        sv_result_t *res = run_trace(rows,
+                                     a ? "{async_scheduling: true, api_server_ms: 0}"
+                                       : "{async_scheduling: false, api_server_ms: 0}",
+                                     &sc);
         tu_assert_rel(res->pool.r[0].first_token, t[0], 1e-9);
         tu_assert_rel(res->pool.r[1].start, tb, 1e-12);
         tu_assert_rel(res->pool.r[1].scheduled, a ? t[4] : t[3], 1e-9);
@@ -461,10 +577,11 @@ START_TEST(test_async_scheduling_frees_slots_a_step_later)
     const char *rows = "t,in,out\n0,100,3\n0,100,40\n0,100,4\n";
     for (int a = 0; a < 2; a++) {
         sv_scenario_t *sc;
-        sv_result_t *res = run_trace(rows,
-                                     a ? "{max_num_seqs: 2, async_scheduling: true}"
-                                       : "{max_num_seqs: 2, async_scheduling: false}",
-                                     &sc);
+        sv_result_t *res =
+            run_trace(rows,
+                      a ? "{max_num_seqs: 2, async_scheduling: true, api_server_ms: 0}"
+                        : "{max_num_seqs: 2, async_scheduling: false, api_server_ms: 0}",
+                      &sc);
         const sv_req_t *A = &res->pool.r[0], *C = &res->pool.r[2];
         double lag = a ? step_of(&res->pools[0].perf, 0, 102, 1) : 0.0;
         tu_assert_rel(C->scheduled - A->end, lag, 1e-9);
@@ -549,6 +666,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_same_instant_arrivals_share_a_step);
     tcase_add_test(tc, test_engine_defaults_per_gpu);
+    tcase_add_test(tc, test_profile_defaults_follow_the_engine);
     tcase_add_test(tc, test_v1_options_checked);
     tcase_add_test(tc, test_long_prefill_threshold_chunks);
     tcase_add_test(tc, test_partial_prefill_limit);

@@ -37,8 +37,12 @@ static inline void tu_rig_new(rig_t *g, const sv_catalog_t *cat, const rigcfg_t 
 {
     sv_error_t err;
     memset(g, 0, sizeof *g);
+    /* Synchronous steps, a request visible when submitted: the hand counts of the rig's
+     * tests follow vLLM's Scheduler.schedule step by step; async scheduling's one-step lag
+     * and the API server's path (on by default for the vllm profile) are test_vllm.c's. */
     ck_assert_int_eq(tu_load_yaml(cat,
                                   "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {async_scheduling: false, api_server_ms: 0}\n"
                                   "workload: {num_requests: 1, input: 100, output: 10}\n",
                                   NULL, 0, &g->sc, &err),
                      0);

@@ -6,6 +6,7 @@
 #ifndef SERVESIM_TESTSIM_H
 #define SERVESIM_TESTSIM_H
 
+#include <math.h>
 #include <unistd.h>
 
 #include "servesim/cluster/scenario.h"
@@ -47,6 +48,15 @@ static inline sv_result_t *tu_run_checked(const sv_catalog_t *cat, const char *y
     sv_result_t *res;
     ck_assert_msg(sv_sim_run(*sc, &res, &err) == 0, "run: %s", err.msg);
     return res;
+}
+
+/* The time a replica takes for a step the cost model prices at c: c->total, or with async
+ * scheduling max(GPU part, CPU part), the engine's per-step and per-sequence cost being the
+ * CPU's, which overlaps the GPU's work (sim/engine/replica.c, sv_replica_start_step). */
+static inline double tu_step_s(const sv_step_cost_t *c, int async)
+{
+    double cpu = c->eng_step + c->eng_seq;
+    return async ? fmax(c->total - cpu, cpu) : c->total;
 }
 
 static inline void tu_done(sv_scenario_t *sc, sv_result_t *res)

@@ -358,9 +358,19 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
     if (!json) {
         sv_explain_print(e, stdout);
         const sv_engine_profile_t *ep;
-        if (perf.set.engine[0] && sv_catalog_engine(cat, perf.set.engine, &ep, NULL) == 0)
+        if (perf.set.engine[0] && sv_catalog_engine(cat, perf.set.engine, &ep, NULL) == 0) {
             printf("\nEngine profile '%s': %s\n  fitted to: %s\n", ep->name, ep->description,
                    ep->fitted_to);
+            for (int k = 0; k < ep->nscheds; k++) {
+                char d[128];
+                printf("  scheduler %s, where a scenario leaves them unset: %s%s\n",
+                       ep->scheds[k].scheduler,
+                       sv_engine_sched_defaults_text(&ep->scheds[k], d, sizeof d),
+                       ep->scheds[k].async_scheduling == 1
+                           ? " (the step times above are without async scheduling's overlap)"
+                           : "");
+            }
+        }
     }
     free(e);
     return rc;

@@ -279,7 +279,49 @@ static void pool_defaults(sv_pool_cfg_t *p)
                                   .swap_bw = 25e9,
                                   .watermark = -1,
                                   .prefix_caching = -1,
-                                  .overlap_schedule = -1};
+                                  .overlap_schedule = -1,
+                                  .async_scheduling = -1, /* unset: profile_defaults() */
+                                  .api_server = -1};
+}
+
+/*
+ * What the pool's engine profile says its engine does by default with the pool's
+ * scheduler (`scheduler_defaults` in models/engines.yaml: the vllm profile turns async
+ * scheduling on and sets the API server's path for the vllm scheduler, as current vLLM
+ * does), for the settings the scenario left unset; servesim's own defaults (no async
+ * scheduling, no API-server path) for the rest. A profile naming a scheduler servesim
+ * does not have is an error, named at its place in the catalog.
+ */
+static int profile_defaults(sv_pool_cfg_t *pool, const sv_catalog_t *cat, sv_error_t *err)
+{
+    sv_engine_cfg_t *e = &pool->engine;
+    const sv_engine_profile_t *prof = NULL;
+    const sv_engine_sched_defaults_t *d = NULL;
+    if (pool->perf.engine[0] && sv_catalog_engine(cat, pool->perf.engine, &prof, NULL)) prof = NULL;
+    for (int i = 0; prof && i < prof->nscheds; i++) {
+        sv_sched_t s;
+        if (sv_sched_parse(prof->scheds[i].scheduler, &s)) {
+            char list[256];
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: engine profile '%s' gives defaults for an unknown scheduler "
+                             "'%s' (expected %s)",
+                             prof->scheds[i].where, prof->name, prof->scheds[i].scheduler,
+                             sv_scenario_key("engine", "scheduler")->list(list, sizeof list));
+        }
+        if (s == e->scheduler) d = &prof->scheds[i];
+    }
+    pool->profile_defaulted = 0;
+    if (e->async_scheduling < 0) {
+        int from = d && d->async_scheduling >= 0;
+        e->async_scheduling = from ? d->async_scheduling : 0;
+        if (from) pool->profile_defaulted |= SV_PROFILE_ASYNC;
+    }
+    if (e->api_server < 0) {
+        int from = d && !isnan(d->api_server_ms);
+        e->api_server = from ? d->api_server_ms * 1e-3 : 0.0;
+        if (from) pool->profile_defaulted |= SV_PROFILE_API_SERVER;
+    }
+    return 0;
 }
 
 /* A pool's engine map (or none), then the defaults for what it leaves unset. */
@@ -1238,9 +1280,11 @@ static int read_scenario(sv_ydoc_t *doc, const sv_catalog_t *cat, sv_scenario_t 
     if ((rc = read_pools(root, cat, sc, err)) || (rc = read_router(root, sc, err)) ||
         (rc = read_disagg(root, sc, err)))
         return rc;
-    for (int i = 0; i < sc->npools; i++) /* engine.profile, or the catalog's "vllm" */
+    for (int i = 0; i < sc->npools; i++) { /* engine.profile, or the catalog's "vllm" */
         if ((rc = sv_perf_settings_profile(&sc->pools[i].perf, cat, sc->pools[i].perf.engine, err)))
             return sv_error_prefix(err, "%s: engine.profile", sc->path);
+        if ((rc = profile_defaults(&sc->pools[i], cat, err))) return rc;
+    }
     sv_ynode_t *wl = sv_ymap_get(root, "workload");
     if (!wl)
         return sv_errorf(err, SV_EINVAL, "%s: missing required key 'workload'",

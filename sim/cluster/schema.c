@@ -350,13 +350,15 @@ const sv_keydef_t sv_scenario_keys[] = {
              "scheduling round; a decode-only step pays 1/n of the profile's per-step and "
              "per-sequence cost, a step with prompt tokens all of it (docs/cost-model.md, "
              "\"Multi-step scheduling\")"},
-    {"engine", "async_scheduling", BOOL, POOL(engine.async_scheduling), .def = "false",
+    {"engine", "async_scheduling", BOOL, POOL(engine.async_scheduling),
+     .def = "true with scheduler and profile vllm (current vLLM), else false",
      .help = "the CPU schedules step n+1 while the GPU runs step n (vLLM's "
              "`--async-scheduling`, `EngineCore.step_with_batch_queue`): a step takes max(GPU "
              "work, the engine profile's per-step and per-sequence CPU cost) instead of their "
              "sum, and step n+1 is built before step n's outputs are back, so a request arriving "
              "during step n waits for step n+2 and one finishing in step n keeps its slot and KV "
-             "blocks while step n+1 is built (docs/simulator.md)"},
+             "blocks while step n+1 is built; the default is the engine profile's "
+             "`scheduler_defaults` (docs/simulator.md)"},
     {"engine", "overlap_schedule", BOOL, POOL(engine.overlap_schedule),
      .def = "true for sglang without speculative decoding, false otherwise",
      .help = "the engine launches step n+1 before it reads step n's outputs (SGLang's default "
@@ -367,11 +369,11 @@ const sv_keydef_t sv_scenario_keys[] = {
              "finished one's slot and blocks are freed a step late) with the profile's step "
              "costs left whole (docs/simulator.md)"},
     {"engine", "api_server_ms", NUM, RANGE(0, 1e6), .scale = 1e-3, POOL(engine.api_server),
-     .unit = "ms", .def = "0",
+     .unit = "ms", .def = "12 with scheduler and profile vllm, else 0",
      .help = "time from a request reaching the replica's server to its engine core's input "
              "queue (vLLM's API server: HTTP, tokenisation, the hand-over to EngineCore); part "
-             "of TTFT, and in a closed loop the gap before a replacement can join a step "
-             "(docs/simulator.md)"},
+             "of TTFT, and in a closed loop the gap before a replacement can join a step; the "
+             "default is the engine profile's `scheduler_defaults` (docs/simulator.md)"},
 
     /* workload: group 0 first, then the maps, each read by its own code. */
     {"workload", "num_requests", INT, RANGE(1, SV_MAX_REQUESTS),

@@ -419,8 +419,8 @@ static void start_step(sim_t *s, int rep)
             s->res->stall_s[rep] += s->now - s->fl.stall_since[rep];
             s->fl.stall_since[rep] = -1;
         }
-    } else if (sv_replica_waiting(r) > 0 && s->fl.stall_since[rep] < 0) {
-        s->fl.stall_since[rep] = s->now; /* work waits but no KV room to admit it */
+    } else if (s->fl.stall_since[rep] < 0 && sv_replica_waiting_visible(r, s->now)) {
+        s->fl.stall_since[rep] = s->now; /* work the scheduler sees waits: no KV room */
     }
 }
 

@@ -470,6 +470,60 @@ static int engine_key_ok(const char *k)
     return 0;
 }
 
+/*
+ * An engine profile's `scheduler_defaults`: a map from a scheduler's name to the engine
+ * settings the engine uses by default with it (async_scheduling, api_server_ms). The names
+ * are checked where they are used (the scenario loader knows the schedulers).
+ */
+static int read_sched_defaults(sv_ynode_t *sd, sv_engine_profile_t *e, sv_error_t *err)
+{
+    int rc;
+    char where[512];
+    if ((rc = sv_yexpect_map(sd, "scheduler_defaults", err))) return rc;
+    for (size_t i = 0; i < sd->n; i++) {
+        sv_yentry_t *en = &sd->map[i];
+        sv_ynode_t *m = en->val;
+        sv_ynode_where(m, where, sizeof where);
+        if (e->nscheds == SV_ENGINE_MAX_SCHEDS || strlen(en->key) >= sizeof e->scheds[0].scheduler)
+            return sv_errorf(err, SV_ELIMIT,
+                             "%s: %s: at most %d schedulers of names under %zu characters", where,
+                             m->path, SV_ENGINE_MAX_SCHEDS, sizeof e->scheds[0].scheduler);
+        if ((rc = sv_yexpect_map(m, "scheduler defaults", err))) return rc;
+        en->used = 1;
+        sv_engine_sched_defaults_t *d = &e->scheds[e->nscheds++];
+        snprintf(d->scheduler, sizeof d->scheduler, "%s", en->key);
+        snprintf(d->where, sizeof d->where, "%s: %s", where, m->path);
+        d->async_scheduling = -1;
+        d->api_server_ms = NAN;
+        if ((rc = sv_yget_bool(m, "async_scheduling", 0, &d->async_scheduling, err)) < 0 ||
+            (rc = sv_yget_double(m, "api_server_ms", 0, 0, 1e6, &d->api_server_ms, err)) < 0 ||
+            (rc = sv_ymap_check_unknown(m, err)))
+            return rc;
+    }
+    return 0;
+}
+
+const sv_engine_sched_defaults_t *sv_engine_sched_defaults(const sv_engine_profile_t *e,
+                                                           const char *scheduler)
+{
+    for (int i = 0; e && i < e->nscheds; i++)
+        if (strcmp(e->scheds[i].scheduler, scheduler) == 0) return &e->scheds[i];
+    return NULL;
+}
+
+const char *sv_engine_sched_defaults_text(const sv_engine_sched_defaults_t *d, char *buf, size_t n)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    const char *async =
+        d && d->async_scheduling >= 0 ? d->async_scheduling ? "true" : "false" : NULL;
+    if (async) off = (size_t)snprintf(buf, n, "async_scheduling %s", async);
+    if (d && !isnan(d->api_server_ms) && off < n)
+        snprintf(buf + off, n - off, "%sapi_server_ms %g", off ? ", " : "", d->api_server_ms);
+    if (!buf[0]) snprintf(buf, n, "none");
+    return buf;
+}
+
 static int read_engine(sv_ynode_t *map, sv_engine_profile_t *e, sv_error_t *err)
 {
     int rc;
@@ -487,6 +541,8 @@ static int read_engine(sv_ynode_t *map, sv_engine_profile_t *e, sv_error_t *err)
         (rc = copy_text(e->fitted_to, sizeof e->fitted_to, s, map, "fitted_to", err)) ||
         (rc = read_calibration(map, &e->calibration, err)))
         return rc;
+    sv_ynode_t *sd = sv_ymap_get(map, "scheduler_defaults");
+    if (sd && (rc = read_sched_defaults(sd, e, err))) return rc;
     sv_perf_settings_t scratch = sv_perf_settings_default();
     for (size_t i = 0; i < map->n; i++) {
         sv_yentry_t *en = &map->map[i];
@@ -495,7 +551,7 @@ static int read_engine(sv_ynode_t *map, sv_engine_profile_t *e, sv_error_t *err)
         if (!engine_key_ok(en->key))
             return sv_errorf(err, SV_ENOKEY,
                              "%s: %s.%s: not an engine-profile key (engine costs, cuda_graphs, "
-                             "graph_max_tokens, or a hardware curve key)",
+                             "graph_max_tokens, scheduler_defaults, or a hardware curve key)",
                              where, map->path, en->key);
         if (en->val->kind != SV_Y_SCALAR)
             return sv_errorf(err, SV_EINVAL, "%s: %s.%s: expected a value", where, map->path,

@@ -1633,16 +1633,26 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
     double tau = sv_spec_accept_len(&p->set);
     double draft = spec_draft(p, b->n_decode, b->decode_ctx_sum, k);
     double dec = out->total; /* the decodes' own verify step */
+    double dec_step = out->eng_step, dec_seq = out->eng_seq; /* and its engine CPU cost */
     if (b->n_chunks > 0) {
         sv_batch_t db = {.n_decode = b->n_decode, .decode_ctx_sum = b->decode_ctx_sum, .verify = k + 1};
         sv_step_cost_t dc;
         sv_perf_step(p, &db, &dc);
         dec = dc.total;
+        dec_step = dc.eng_step;
+        dec_seq = dc.eng_seq;
     }
     out->spec_verify = out->total;
     out->spec_draft = draft + pre;
     out->spec_len = tau;
-    out->total = out->total + draft + pre - (1.0 - 1.0 / tau) * (dec + draft);
+    double spread = 1.0 - 1.0 / tau;
+    out->total = out->total + draft + pre - spread * (dec + draft);
+    /* The lockstep step is 1/tau of the decodes' verify step: its engine CPU cost too (what
+     * async scheduling overlaps with the GPU's share). The sampled replica times the whole
+     * verify step from spec_verify and spec_draft, its CPU cost from spec_cpu. */
+    out->spec_cpu = out->eng_step + out->eng_seq;
+    out->eng_step -= spread * dec_step;
+    out->eng_seq -= spread * dec_seq;
 }
 
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out)

@@ -1294,10 +1294,13 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     sv_step_cost_t cost;
     sv_perf_spec_step(r->perf, &b, &cost); /* = sv_perf_step without spec decoding */
     /* Sampled: the verify step as it runs, its tokens emitted per sequence as drawn. */
-    if (r->spec_k && r->step_n_dec > 0) cost.total = cost.spec_verify + cost.spec_draft;
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
     double cpu = cost.eng_step + cost.eng_seq;
+    if (r->spec_k && r->step_n_dec > 0) {
+        cost.total = cost.spec_verify + cost.spec_draft;
+        cpu = cost.spec_cpu;
+    }
     double dur =
         (r->cfg.async_scheduling ? fmax(cost.total - cpu, cpu) : cost.total) + r->swap_time;
     double tc = 0.0;
@@ -1658,6 +1661,13 @@ long sv_replica_reserved(const sv_replica_t *r)
 long sv_replica_waiting(const sv_replica_t *r)
 {
     return r->n_waiting + r->n_swapped;
+}
+
+int sv_replica_waiting_visible(sv_replica_t *r, double now)
+{
+    if (r->n_swapped > 0) return 1;
+    int32_t id = r->n_waiting > 0 ? wq_front(r) : -1;
+    return id >= 0 && E(r, id)->visible <= now;
 }
 
 long sv_replica_tokens_owed(const sv_replica_t *r)

@@ -172,6 +172,13 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     flag(b, "prefix_caching", "prefix caching", e->prefix_caching);
     flag(b, "async_scheduling", "async scheduling", e->async_scheduling);
     flag(b, "overlap_schedule", "overlap schedule", e->overlap_schedule > 0);
+    num(b, "api_server_ms", "API server path", e->api_server * 1e3, "ms");
+    if (pc->profile_defaulted)
+        text(b, "profile_defaults", "from the engine profile", "%s%s%s (profile %s, scheduler %s)",
+             pc->profile_defaulted & SV_PROFILE_ASYNC ? "async_scheduling" : "",
+             pc->profile_defaulted == (SV_PROFILE_ASYNC | SV_PROFILE_API_SERVER) ? ", " : "",
+             pc->profile_defaulted & SV_PROFILE_API_SERVER ? "api_server_ms" : "",
+             pr->perf.set.engine, sv_sched_name(e->scheduler));
     if (e->max_queue > 0) integer(b, "max_queue", "max queue", e->max_queue);
     num(b, "price_per_gpu_hour_usd", "price per GPU-hour", pc->gpu.price_per_hour, "USD");
     if (pc->autoscale.enabled) {

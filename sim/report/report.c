@@ -358,6 +358,15 @@ static void summary_serving(const sv_result_t *res, FILE *f)
                      sv_sched_name(pc->engine.scheduler), prof);
         fprintf(f, "%-40s %s\n", lab, buf);
         if (pc->engine_note[0]) fprintf(f, "%-40s %s\n", "Engine note:", pc->engine_note);
+        if (pc->engine.async_scheduling || pc->engine.api_server > 0) {
+            /* the engine loop's timing: async scheduling and the API server's path */
+            snprintf(lab, sizeof lab,
+                     sc->npools > 1 ? "Engine loop of pool %s:" : "Engine loop:", pc->name);
+            snprintf(buf, sizeof buf, "async scheduling %s, API server %g ms%s",
+                     pc->engine.async_scheduling ? "on" : "off", pc->engine.api_server * 1e3,
+                     pc->profile_defaulted ? " (profile defaults)" : "");
+            fprintf(f, "%-40s %s\n", lab, buf);
+        }
     }
     if (sc->network.enabled) {
         sv__report_network_text(&sc->network, buf, sizeof buf);

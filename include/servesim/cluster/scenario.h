@@ -66,12 +66,15 @@ typedef struct sv_pool_cfg {
     sv_engine_cfg_t engine;
     int replicas; /* with an autoscaler: its max (the replicas the simulator allocates) */
     sv_autoscale_cfg_t autoscale;
-    int defaulted; /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
+    int defaulted;         /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
+    int profile_defaulted; /* SV_PROFILE_* bits: settings taken from the engine profile's
+                            * defaults for this pool's scheduler (models/engines.yaml) */
     char engine_name[SV_NAME_MAX]; /* `engine: NAME` or `engine.name` ("" = not named) */
     char engine_note[256];         /* scheduler and profile of different engines ("" = none) */
 } sv_pool_cfg_t;
 
 enum { SV_DEFAULT_MAX_NUM_SEQS = 1, SV_DEFAULT_MAX_BATCHED = 2 };
+enum { SV_PROFILE_ASYNC = 1, SV_PROFILE_API_SERVER = 2 };
 
 /* The link that carries KV caches from prefill to decode replicas (one per prefill
  * replica: its GPUs' share of the fabric). */

@@ -125,6 +125,21 @@ typedef struct sv_gpu {
  * Values are kept as the text of their --set keys and applied by sv_perf_settings_engine().
  */
 #define SV_ENGINE_MAX_KEYS 24
+/*
+ * What the engine a profile models does by default with one scheduler, beyond the cost of
+ * a step (the profile's `scheduler_defaults`): settings a pool running this profile with
+ * that scheduler takes where its scenario leaves them unset (the scenario loader applies
+ * them, matches the scheduler's name and refuses an unknown one). Any profile may give
+ * them, for any scheduler; a pool with another scheduler keeps servesim's own defaults.
+ */
+#define SV_ENGINE_MAX_SCHEDS 8
+typedef struct sv_engine_sched_defaults {
+    char scheduler[SV_NAME_MAX]; /* the scheduler's name, as the YAML gives it */
+    char where[160];             /* "FILE:LINE:COL: KEY.PATH" of that entry, for messages */
+    int async_scheduling;        /* engine.async_scheduling: 0 or 1; -1 = not given */
+    double api_server_ms;        /* engine.api_server_ms, >= 0; NAN = not given */
+} sv_engine_sched_defaults_t;
+
 typedef struct sv_engine_profile {
     char name[SV_NAME_MAX];
     char description[128];
@@ -133,7 +148,17 @@ typedef struct sv_engine_profile {
     int nkeys;
     char keys[SV_ENGINE_MAX_KEYS][40];
     char values[SV_ENGINE_MAX_KEYS][32];
+    int nscheds;
+    sv_engine_sched_defaults_t scheds[SV_ENGINE_MAX_SCHEDS];
 } sv_engine_profile_t;
+
+/* The defaults a profile gives for the scheduler named (case-sensitive), or NULL. */
+const sv_engine_sched_defaults_t *sv_engine_sched_defaults(const sv_engine_profile_t *e,
+                                                           const char *scheduler);
+
+/* d's settings as text ("async_scheduling true, api_server_ms 12"; "none" when it gives
+ * none) into buf; returns buf. */
+const char *sv_engine_sched_defaults_text(const sv_engine_sched_defaults_t *d, char *buf, size_t n);
 
 typedef struct sv_model {
     char name[SV_NAME_MAX]; /* catalog key, or derived from a config.json path */

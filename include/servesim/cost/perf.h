@@ -375,6 +375,8 @@ typedef struct sv_step_cost {
     double spec_draft;  /* the drafter's k steps, its pass over the verified tokens and over
                            the prefill chunks */
     double spec_len;    /* expected tokens emitted per sequence per verify step */
+    double spec_cpu;    /* the verify step's engine CPU cost (eng_step + eng_seq above are
+                           the lockstep's share of it, 1/spec_len of the decodes' part) */
     int compute_bound; /* the op times are dominated by compute rather than memory */
 } sv_step_cost_t;
 

@@ -176,6 +176,10 @@ int sv_replica_busy(const sv_replica_t *r);
 long sv_replica_running(const sv_replica_t *r);
 long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
 long sv_replica_waiting(const sv_replica_t *r);
+/* Whether the scheduler sees waiting work at now: a swapped-out request, or the head of the
+ * waiting queue through the API server (engine.api_server_ms). An idle replica whose
+ * waiting requests are all still on that path is waiting for input, not stalled. */
+int sv_replica_waiting_visible(sv_replica_t *r, double now);
 long sv_replica_tokens_owed(const sv_replica_t *r); /* + output tokens not yet generated */
 /* Output tokens request id has made so far, counted to the last step that ended (a live
  * run streams them: sim/cluster/live.c); r is the replica it decodes on, or any other
