@@ -368,6 +368,60 @@ START_TEST(test_trace_events)
 }
 END_TEST
 
+/* The flow events of request id, in file order (at most 16). */
+static int flow_of(const cJSON *j, int id, const cJSON **out)
+{
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+    {
+        if (strcmp(str_of(e, "cat"), "flow") != 0 || (int)num_of(e, "id") != id) continue;
+        ck_assert(n < 16);
+        char nm[32];
+        snprintf(nm, sizeof nm, "request %d", id);
+        ck_assert_str_eq(str_of(e, "name"), nm);
+        ck_assert_str_eq(str_of(e, "bp"), "e");
+        out[n++] = e;
+    }
+    return n;
+}
+
+/* The slice of category kind on p's track that holds p's time (start <= ts < end); fails
+ * when none does. */
+static const cJSON *slice_holding(const cJSON *j, const cJSON *p, const char *kind)
+{
+    const cJSON *e;
+    double ts = num_of(p, "ts");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+    {
+        if (strcmp(str_of(e, "ph"), "X") != 0 || strcmp(str_of(e, "cat"), kind) != 0) continue;
+        if (num_of(e, "pid") != num_of(p, "pid") || num_of(e, "tid") != num_of(p, "tid")) continue;
+        if (num_of(e, "ts") <= ts && ts < num_of(e, "ts") + num_of(e, "dur")) return e;
+    }
+    ck_abort_msg("flow point at %.3f us (pid %g, tid %g) is in no %s slice", ts, num_of(p, "pid"),
+                 num_of(p, "tid"), kind);
+    return NULL;
+}
+
+/* Flow point k of a request: its phase, its track, and the slice it binds to, whose start
+ * (t0_s >= 0) or end (t1_s >= 0) is a time of the request's record; the point is the
+ * slice's middle. Gives the slice. */
+static const cJSON *expect_point(const cJSON *j, const cJSON *p, const char *ph, int pid, int tid,
+                                 const char *kind, double t0_s, double t1_s)
+{
+    ck_assert_str_eq(str_of(p, "ph"), ph);
+    ck_assert_int_eq((int)num_of(p, "pid"), pid);
+    ck_assert_int_eq((int)num_of(p, "tid"), tid);
+    const cJSON *s = slice_holding(j, p, kind);
+    double a = num_of(s, "ts"), d = num_of(s, "dur");
+    if (t0_s >= 0)
+        ck_assert_msg(fabs(a - t0_s * 1e6) < 0.0015, "starts %.3f, not %.3f", a, t0_s * 1e6);
+    if (t1_s >= 0)
+        ck_assert_msg(fabs(a + d - t1_s * 1e6) < 0.0015, "ends %.3f, not %.3f", a + d, t1_s * 1e6);
+    ck_assert_msg(fabs(num_of(p, "ts") - (a + d / 2)) < 0.0015, "not the slice's middle");
+    return s;
+}
+
 /* Past its step limit the trace stops at the first step it could not hold: it says so
  * (otherData and the cut), holds exactly the steps before that instant and only the
  * requests that arrived before it. */
@@ -401,6 +455,102 @@ START_TEST(test_trace_cut_at_the_step_limit)
     }
     ck_assert_int_eq(steps, 25);
     ck_assert_int_eq(lives, arrived);
+    /* the requests' flows bind only to steps the trace holds */
+    long flow_steps = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+    {
+        if (strcmp(str_of(e, "cat"), "flow") != 0 || num_of(e, "pid") > res->npools) continue;
+        slice_holding(j, e, "step");
+        flow_steps++;
+    }
+    long scheduled = 0; /* each request scheduled before the cut has a step in its flow */
+    for (size_t i = 0; i < res->pool.n; i++)
+        scheduled += res->pool.r[i].scheduled >= 0 && res->pool.r[i].scheduled < cut.until_s;
+    ck_assert(scheduled > 0);
+    ck_assert(flow_steps >= scheduled);
+    cJSON_Delete(j);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* Each request's flow, colocated: it starts on the request's own track (inside its slice,
+ * before its first step) and goes to the step that first scheduled it (it starts at
+ * `scheduled`), the step that made its first token (it ends at first_token: a 3000-token
+ * prompt in 2048-token chunks takes two steps), and ends at the step that made its last
+ * token (ends at last_token): its output - 2 = 2 decode steps lie between those two. */
+START_TEST(test_trace_flows_colocated)
+{
+    const char *yaml = "name: flows\nseed: 3\nmodel: llama-3.1-8b\n"
+                       "hardware: {gpu: h100-sxm}\n"
+                       "engine: {max_num_seqs: 16, max_num_batched_tokens: 2048}\n"
+                       "workload: {num_requests: 2, rate: 20, input: 3000, output: 4}\n";
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    sv_trace_cut_t cut;
+    cJSON *j = traced_run(yaml, 0, 0, &sc, &res, &cut);
+    ck_assert_int_eq(res->summary.completed, 2);
+    int pid_req = res->npools + 2;
+    for (int i = 0; i < 2; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        ck_assert_int_eq(r->replica, 0);
+        const cJSON *p[16];
+        ck_assert_int_eq(flow_of(j, i, p), 4);
+        ck_assert_str_eq(str_of(p[0], "ph"), "s");
+        ck_assert_int_eq((int)num_of(p[0], "pid"), pid_req);
+        ck_assert_int_eq((int)num_of(p[0], "tid"), i);
+        ck_assert(num_of(p[0], "ts") > r->arrival * 1e6 && num_of(p[0], "ts") < num_of(p[1], "ts"));
+        const cJSON *s1 = expect_point(j, p[1], "t", 1, 0, "step", r->scheduled, -1);
+        if (i == 0) /* alone on the replica: its first chunk fills the step */
+            ck_assert_int_eq(
+                (int)num_of(cJSON_GetObjectItemCaseSensitive(s1, "args"), "prefill_tokens"), 2048);
+        const cJSON *s2 = expect_point(j, p[2], "t", 1, 0, "step", -1, r->first_token);
+        const cJSON *s3 = expect_point(j, p[3], "f", 1, 0, "step", -1, r->last_token);
+        double end2 = num_of(s2, "ts") + num_of(s2, "dur"), start3 = num_of(s3, "ts");
+        ck_assert(num_of(s1, "ts") < num_of(s2, "ts"));
+        int between = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+        {
+            if (strcmp(str_of(e, "cat"), "step") == 0 && num_of(e, "ts") >= end2 - 0.0015 &&
+                num_of(e, "ts") < start3 - 0.0015)
+                between++;
+        }
+        ck_assert_int_eq(between, r->output - 2);
+    }
+    cJSON_Delete(j);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* One disaggregated request: request track, then its prefill step on the prefill replica
+ * (it starts at `scheduled` and ends at prefill_end: a 300-token prompt is one step), its KV
+ * transfer on the link (from xfer_start to xfer_end), the decode replica's step its decoding
+ * started in (it starts at decode_start) and, last, the one that made its last token. */
+START_TEST(test_trace_flows_disaggregated)
+{
+    sv_scenario_t *sc;
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml, "%s", disagg);
+    char *n = strstr(yaml, "num_requests: 30");
+    ck_assert(n != NULL);
+    memcpy(n, "num_requests:  1", 16);
+    sv_result_t *res;
+    sv_trace_cut_t cut;
+    cJSON *j = traced_run(yaml, 0, 0, &sc, &res, &cut);
+    ck_assert_int_eq(res->summary.completed, 1);
+    const sv_req_t *r = &res->pool.r[0];
+    ck_assert_int_eq(r->prefill_replica, 0);
+    ck_assert(r->replica == 1 || r->replica == 2);
+    const cJSON *p[16];
+    ck_assert_int_eq(flow_of(j, 0, p), 5);
+    ck_assert_str_eq(str_of(p[0], "ph"), "s");
+    ck_assert_int_eq((int)num_of(p[0], "pid"), 4);
+    ck_assert_int_eq((int)num_of(p[0], "tid"), 0);
+    expect_point(j, p[1], "t", 1, 0, "step", r->scheduled, r->prefill_end);
+    const cJSON *x = expect_point(j, p[2], "t", 3, 0, "kv_transfer", r->xfer_start, r->xfer_end);
+    ck_assert_int_eq((int)num_of(cJSON_GetObjectItemCaseSensitive(x, "args"), "request"), 0);
+    expect_point(j, p[3], "t", 2, r->replica, "step", r->decode_start, -1);
+    expect_point(j, p[4], "f", 2, r->replica, "step", -1, r->last_token);
     cJSON_Delete(j);
     tu_done(sc, res);
 }
@@ -711,6 +861,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_html_pool_sections);
     tcase_add_test(tc, test_trace_events);
     tcase_add_test(tc, test_trace_cut_at_the_step_limit);
+    tcase_add_test(tc, test_trace_flows_colocated);
+    tcase_add_test(tc, test_trace_flows_disaggregated);
     tcase_add_test(tc, test_axes_from_another_run);
     tcase_add_test(tc, test_html_no_optional_sections);
     tcase_add_test(tc, test_html_contract_and_classes);

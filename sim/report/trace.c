@@ -251,7 +251,8 @@ static void write_requests(out_t *o, const sv_result_t *res, size_t nreq, int pi
 }
 
 /* Transfers of the requests written, on lanes of their prefill replica's link. */
-static int write_links(out_t *o, const sv_tracer_t *t, const sv_result_t *res, size_t nreq, int pid)
+static int write_links(out_t *o, const sv_tracer_t *t, const sv_result_t *res, size_t nreq, int pid,
+                       long *lane_tid)
 {
     size_t nx = 0;
     for (size_t i = 0; i < nreq; i++)
@@ -289,6 +290,7 @@ static int write_links(out_t *o, const sv_tracer_t *t, const sv_result_t *res, s
         }
         lane_end[l] = x[k].t1;
         long tid = (long)link * 1000 + l;
+        lane_tid[x[k].id] = tid;
         if (l >= named) {
             char nm[96];
             snprintf(nm, sizeof nm, "link of replica %d, lane %d", link, l);
@@ -308,6 +310,148 @@ static int write_links(out_t *o, const sv_tracer_t *t, const sv_result_t *res, s
     free(lane_end);
     free(x);
     return 0;
+}
+
+/* ---- flows ---------------------------------------------------------------------------- */
+
+/* The written steps of each replica in time order (a replica's steps never overlap): the
+ * steps of replica i are idx[off[i] .. off[i + 1]), with their times in ns. */
+typedef struct step_index {
+    size_t *idx, *off;
+    long long *t0, *t1; /* per recorded step */
+} step_index_t;
+
+static int index_steps(const sv_tracer_t *t, int replicas, double until, step_index_t *x)
+{
+    memset(x, 0, sizeof *x);
+    x->off = calloc((size_t)replicas + 1, sizeof *x->off);
+    x->idx = malloc((t->n ? t->n : 1) * sizeof *x->idx);
+    x->t0 = malloc((t->n ? t->n : 1) * sizeof *x->t0);
+    x->t1 = malloc((t->n ? t->n : 1) * sizeof *x->t1);
+    if (!x->off || !x->idx || !x->t0 || !x->t1) return SV_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        const step_rec_t *s = &t->steps[i];
+        x->t0[i] = ns(s->start);
+        x->t1[i] = ns(s->start + s->dur);
+        if (s->start < until && s->replica >= 0 && s->replica < replicas) x->off[s->replica + 1]++;
+    }
+    for (int r = 0; r < replicas; r++)
+        x->off[r + 1] += x->off[r];
+    size_t *fill = calloc((size_t)replicas, sizeof *fill);
+    if (!fill) return SV_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) { /* recorded in time order, so each replica's too */
+        const step_rec_t *s = &t->steps[i];
+        if (s->start < until && s->replica >= 0 && s->replica < replicas)
+            x->idx[x->off[s->replica] + fill[s->replica]++] = i;
+    }
+    free(fill);
+    return 0;
+}
+
+static void index_free(step_index_t *x)
+{
+    free(x->idx);
+    free(x->off);
+    free(x->t0);
+    free(x->t1);
+}
+
+/* The step of replica rep running at v ns: start <= v < end (ending: start < v <= end, the
+ * step that ended at v). Its record's index, or -1. */
+static long step_at(const step_index_t *x, int rep, int replicas, long long v, int ending)
+{
+    if (rep < 0 || rep >= replicas) return -1;
+    size_t lo = x->off[rep], hi = x->off[rep + 1]; /* the last step starting before (at) v */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        long long s0 = x->t0[x->idx[mid]];
+        if (ending ? s0 < v : s0 <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == x->off[rep]) return -1;
+    size_t k = x->idx[lo - 1];
+    int in = ending ? v <= x->t1[k] : v < x->t1[k];
+    return in && x->t1[k] > x->t0[k] ? (long)k : -1;
+}
+
+typedef struct point {
+    long long ts;
+    int pid;
+    long tid;
+} point_t;
+
+/* Add the middle of slice [t0, t1) on (pid, tid) unless the last point is that slice's. */
+static void add_point(point_t *p, int *n, long long t0, long long t1, int pid, long tid)
+{
+    long long m = t0 + (t1 - t0) / 2;
+    if (*n > 0 && p[*n - 1].pid == pid && p[*n - 1].tid == tid && p[*n - 1].ts == m) return;
+    p[(*n)++] = (point_t){m, pid, tid};
+}
+
+static void add_step(point_t *p, int *n, const step_index_t *x, const sv_result_t *res, long k,
+                     int rep)
+{
+    if (k >= 0) add_point(p, n, x->t0[k], x->t1[k], res->rpool[rep] + 1, rep);
+}
+
+/* One flow per request (id = its id), from its slice to the steps and the transfer it went
+ * through, each point in the middle of the slice it binds to. */
+static void write_flows(out_t *o, const sv_tracer_t *t, const sv_result_t *res, size_t nreq,
+                        int pid_req, const long *lane_tid, const step_index_t *x)
+{
+    int R = res->replicas;
+    for (size_t i = 0; i < nreq; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        if (r->scheduled < 0) continue;
+        int pre = r->prefill_replica >= 0 ? r->prefill_replica : r->replica;
+        point_t p[8];
+        int n = 0;
+        /* the step that first scheduled it, and the one its prompt finished in */
+        add_step(p, &n, x, res, step_at(x, pre, R, ns(r->scheduled), 0), pre);
+        long kf = r->prefill_end >= 0 ? step_at(x, pre, R, ns(r->prefill_end), 1) : -1;
+        add_step(p, &n, x, res, kf, pre);
+        /* where the server made the first token: the client sees tokens shift later */
+        double first = r->prefill_end;
+        if (r->xfer_start >= 0 && lane_tid[i] >= 0) {
+            long long x0 = ns(r->xfer_start);
+            long long x1 = ns(r->xfer_end >= 0 ? r->xfer_end : r->end);
+            if (x1 > x0) add_point(p, &n, x0, x1, res->npools + 1, lane_tid[i]);
+            if (r->decode_start >= 0) {
+                long kd = step_at(x, r->replica, R, ns(r->decode_start), 0);
+                add_step(p, &n, x, res, kd, r->replica);
+                if (res->sc->first_token_at_decode)
+                    first = kd >= 0 ? t->steps[kd].start + t->steps[kd].dur : -1.0;
+            }
+        }
+        /* the step that made its last token (completed requests) */
+        if (r->state == SV_RQ_DONE && first >= 0 && r->first_token >= 0) {
+            double last = r->last_token - (r->first_token - first);
+            add_step(p, &n, x, res, step_at(x, r->replica, R, ns(last), 1), r->replica);
+        }
+        if (n == 0) continue;
+        /* it starts on the request's own track, halfway from its arrival to the first step */
+        double life_end = r->state == SV_RQ_DONE ? r->last_token : r->end;
+        long long a = ns(r->arrival), s = a + (p[0].ts - a) / 2;
+        if (s >= p[0].ts || s >= ns(life_end)) continue;
+        char nm[48];
+        snprintf(nm, sizeof nm, "request %zu", i);
+        for (int k = -1; k < n; k++) {
+            point_t q = k < 0 ? (point_t){s, pid_req, (long)i} : p[k];
+            ev_open(o);
+            fputs("\"name\": ", o->f);
+            sv__jw_put_string(o->f, nm);
+            fprintf(o->f,
+                    ", \"cat\": \"flow\", \"ph\": \"%s\", \"bp\": \"e\", \"id\": %zu, \"ts\": ",
+                    k < 0        ? "s"
+                    : k == n - 1 ? "f"
+                                 : "t",
+                    i);
+            put_us(o->f, q.ts);
+            fprintf(o->f, ", \"pid\": %d, \"tid\": %ld}", q.pid, q.tid);
+        }
+    }
 }
 
 int sv_tracer_write(const sv_tracer_t *t, const sv_result_t *res, const char *path,
@@ -403,7 +547,13 @@ int sv_tracer_write(const sv_tracer_t *t, const sv_result_t *res, const char *pa
                 s->waiting);
     }
 
-    int rc = sc->disaggregated ? write_links(&o, t, res, nreq, pid_links) : 0;
+    long *lane_tid = malloc((nreq ? nreq : 1) * sizeof *lane_tid);
+    step_index_t sx;
+    memset(&sx, 0, sizeof sx);
+    int rc = lane_tid ? index_steps(t, res->replicas, until, &sx) : SV_ENOMEM;
+    for (size_t i = 0; lane_tid && i < nreq; i++)
+        lane_tid[i] = -1;
+    if (!rc && sc->disaggregated) rc = write_links(&o, t, res, nreq, pid_links, lane_tid);
     if (!rc) {
         for (size_t i = 0; i < nreq; i++) {
             char nm[48];
@@ -411,7 +561,10 @@ int sv_tracer_write(const sv_tracer_t *t, const sv_result_t *res, const char *pa
             meta(&o, "thread_name", pid_req, (long)i, nm, (long)i);
         }
         write_requests(&o, res, nreq, pid_req);
+        write_flows(&o, t, res, nreq, pid_req, lane_tid, &sx);
     }
+    index_free(&sx);
+    free(lane_tid);
     fputs("\n]}\n", f);
     if (rc) {
         fclose(f);

@@ -13,7 +13,13 @@
  *   - "requests": one thread per request, a slice over its whole life (input, output,
  *     TTFT, TPOT, E2EL, where it ran) holding its phases: client wait, queue, prefill,
  *     then decode, or KV wait, KV transfer, decode queue and decode when disaggregated;
- *     a failed request ends with an instant event naming the reason.
+ *     a failed request ends with an instant event naming the reason;
+ *   - flows (category "flow", id = the request's id): arrows from a request's track to
+ *     the step that first scheduled it, the step its prompt finished in, its KV transfer
+ *     and the decode replica's step its decoding started in (disaggregated), and the step
+ *     that made its last token. The steps are found from the request's record (the step
+ *     running at `scheduled` or `decode_start`, the one ending at `prefill_end` or at the
+ *     server's last token), each point in the middle of the slice it binds to.
  * Size limit: the trace holds at most SV_TRACE_MAX_STEPS engine steps and
  * SV_TRACE_MAX_REQUESTS requests. A longer run is cut at the first instant either limit is
  * reached: what starts before it is written (requests arriving before it in full), the
