@@ -98,23 +98,32 @@ START_TEST(test_live_equals_batch)
 }
 END_TEST
 
+/* A live run of one prefill and one decode replica of Llama-3.1-8B on H100s. */
+static sv_live_t *open_live_pd(const char *name, sv_catalog_t **cat, sv_scenario_t **sc)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "name: %s\nseed: 1\nmodel: llama-3.1-8b\npools:\n"
+             "  - {name: p, role: prefill, gpu: h100-sxm, replicas: 1}\n"
+             "  - {name: d, role: decode, gpu: h100-sxm, replicas: 1}\n"
+             "workload: {num_requests: 1, rate: 1, input: 100, output: 2}\n",
+             name);
+    sv_error_t err;
+    *cat = tu_catalog();
+    ck_assert_msg(tu_load_yaml(*cat, yaml, NULL, 0, sc, &err) == 0, "%s", err.msg);
+    sv_live_t *l;
+    ck_assert_msg(sv_live_open(*sc, 0, &l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
 /* Disaggregated: 1 prefill and 1 decode replica; two requests sent 50 ms apart. Every
  * token is reported once, the first at the prefill's end (the prefill replica makes it). */
 START_TEST(test_live_disaggregated)
 {
-    sv_catalog_t *cat = tu_catalog();
+    sv_catalog_t *cat;
     sv_scenario_t *sc;
+    sv_live_t *l = open_live_pd("live-pd", &cat, &sc);
     sv_error_t err;
-    const char *yaml = "name: live-pd\n"
-                       "seed: 1\n"
-                       "model: llama-3.1-8b\n"
-                       "pools:\n"
-                       "  - {name: p, role: prefill, gpu: h100-sxm, replicas: 1}\n"
-                       "  - {name: d, role: decode, gpu: h100-sxm, replicas: 1}\n"
-                       "workload: {num_requests: 1, rate: 1, input: 100, output: 2}\n";
-    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
-    sv_live_t *l;
-    ck_assert_msg(sv_live_open(sc, 0, &l, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(sv_live_replicas(l), 2);
     int32_t id[2];
     long seen[2] = {0};
@@ -250,19 +259,10 @@ END_TEST
  * aborted and, closed, every block of both replicas is free. */
 START_TEST(test_live_abort_disaggregated)
 {
-    sv_catalog_t *cat = tu_catalog();
+    sv_catalog_t *cat;
     sv_scenario_t *sc;
+    sv_live_t *l = open_live_pd("live-pd-abort", &cat, &sc);
     sv_error_t err;
-    const char *yaml = "name: live-pd-abort\n"
-                       "seed: 1\n"
-                       "model: llama-3.1-8b\n"
-                       "pools:\n"
-                       "  - {name: p, role: prefill, gpu: h100-sxm, replicas: 1}\n"
-                       "  - {name: d, role: decode, gpu: h100-sxm, replicas: 1}\n"
-                       "workload: {num_requests: 1, rate: 1, input: 100, output: 2}\n";
-    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err) == 0, "%s", err.msg);
-    sv_live_t *l;
-    ck_assert_msg(sv_live_open(sc, 0, &l, &err) == 0, "%s", err.msg);
     int32_t a = sv_live_submit(l, 8000, 40);
     ck_assert_int_eq(sv_live_advance(l, sv_live_next(l)), 0); /* its prefill starts */
     ck_assert_int_eq(sv_live_abort(l, a), 0);
