@@ -2,7 +2,7 @@
 # The pacing benchmark of `servesim serve` (docs/serve.md; a benchmark, not a test):
 #   tests/serve/pace.sh BUILD/servesim [CONC [N [TOKENS]]]
 # starts the server on 127.0.0.1 (pinned to CPU 0 when taskset exists, the client to CPU 1;
-# PIN=0: not pinned),
+# PIN=0: not pinned; SERVE_ARGS: more arguments to `servesim serve`, e.g. --set KEY=VALUE),
 # runs a closed loop of CONC streams (1000) through node:http (tests/serve/client.mjs load,
 # N requests of TOKENS tokens: 3000 of 32), then prints the server-side lateness (the
 # servesim:emit_lateness_seconds and servesim:clock_lateness_seconds histograms' p50 and
@@ -15,7 +15,7 @@ out=$(mktemp -d)
 pin0=() pin1=()
 if [ "${PIN:-1}" = 1 ] && command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then pin0=(taskset -c 0); pin1=(taskset -c 1); fi
 "${pin0[@]}" timeout 600 "$servesim" serve "$here/../../scenarios/quickstart.yaml" --port 0 \
-    --max-connections 2048 --json "$out/result.json" >"$out/out" 2>"$out/err" &
+    --max-connections 2048 --json "$out/result.json" ${SERVE_ARGS:-} >"$out/out" 2>"$out/err" &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$out"' EXIT
 for _ in $(seq 100); do grep -q '^port' "$out/out" 2>/dev/null && break; sleep 0.1; done
