@@ -1340,7 +1340,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     double u = dur > 0 ? fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
-    r->st.steps += r->step_n_dec > 0 ? r->ms_n : 1;
+    r->st.steps++;
     r->st.prefill_chunks += (long)r->nchunks;
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
     long used = sv__kv_used(KVP(r));
