@@ -801,9 +801,12 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     if (q->nseg) register_full(r, id);
 }
 
-/* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
+/* Blocks for a transfer of `tokens` (or a swap-in): its KV plus the block its next token
+ * needs; under multi-step scheduling, the slots of the round's n tokens (vLLM's
+ * _schedule_swapped appends the lookahead slots too). */
 static long reserve_need(const sv_replica_t *r, long tokens)
 {
+    if (r->ms_n > 1) return blocks_for(r, tokens + r->ms_n);
     return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
 }
 
