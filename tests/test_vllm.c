@@ -566,6 +566,99 @@ START_TEST(test_async_scheduling_lags_a_step)
 }
 END_TEST
 
+/* vLLM V0's multi-step scheduling (--num-scheduler-steps n, vLLM 0.6-0.7): one decode
+ * round is n passes over the same batch, scheduled once (LLMEngine.step schedules only when
+ * no step of the last round remains, _has_remaining_steps, vllm/engine/llm_engine.py), its
+ * outputs appended together at its end (MultiStepOutputProcessor, vllm/engine/
+ * output_processor/multi_step.py). A round of request A alone over context ctx: n passes
+ * at ctx, ctx + 1, ..., each paying 1/n of the profile's per-step and per-sequence cost. */
+static double round_of(const sv_perf_t *perf, long ctx, int n)
+{
+    double t = 0.0;
+    for (int i = 0; i < n; i++)
+        t += step_of(perf, 0, ctx + i, 0);
+    return t;
+}
+
+static const char *multi_step4 = "{name: vllm-v0, num_scheduler_steps: 4, api_server_ms: 0}";
+
+/* A alone, 100 in and 16 out, n = 4: the prefill step makes the first token (TTFT as
+ * single-step: prefills run one step), then the other 15 come in rounds of 4, 4, 4 and 3:
+ * 4 ITLs, the j-th the round at context 100 + 4j, all four passes of the last round paid
+ * though it delivers 3 tokens. TPOT = the four rounds over 15 tokens. */
+START_TEST(test_multi_step_chunks)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = run_trace("t,in,out\n0,100,16\n", multi_step4, &sc);
+    const sv_perf_t *perf = &res->pools[0].perf;
+    ck_assert_int_eq(perf->set.sched_steps, 4);
+    const sv_req_t *r = &res->pool.r[0];
+    double prefill = step_of(perf, 1, 0, 0);
+    tu_assert_rel(r->first_token, prefill, 1e-12);
+    double *itl;
+    size_t n;
+    ck_assert_int_eq(sv_metrics_itls(res->metrics, &res->pool, 0, &itl, &n), 0);
+    ck_assert_int_eq((int)n, 4);
+    double sum = 0.0;
+    for (int j = 0; j < 4; j++) {
+        double round = round_of(perf, 100 + 4 * j, 4);
+        tu_assert_rel(itl[j], round, 1e-9);
+        ck_assert(itl[j] > 3.9 * step_of(perf, 0, 100 + 4 * j, 0)); /* about 4 steps */
+        sum += round;
+    }
+    free(itl);
+    tu_assert_rel(r->last_token - r->first_token, sum, 1e-9);
+    tu_assert_rel(res->summary.tpot.mean, sum / 15.0 * 1e3, 1e-9);
+    tu_assert_rel(res->summary.ttft.mean, prefill * 1e3, 1e-9);
+    /* 16 GPU steps ran (the last round's fourth made nothing), 15 decode tokens kept. */
+    ck_assert(res->rstats[0].decode_steps == 16 && res->rstats[0].decode_tokens == 15.0);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* A round is scheduled whole: B, sent in the middle of A's first round, waits for its end
+ * (vLLM schedules only between rounds), and its prompt then runs alone (prefill first). */
+START_TEST(test_multi_step_admits_between_rounds)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = run_trace("t,in,out\n0,100,40\n", multi_step4, &sc);
+    const sv_perf_t *perf = &res->pools[0].perf;
+    double t0 = step_of(perf, 1, 0, 0), r1 = round_of(perf, 100, 4);
+    double single = step_of(perf, 0, 100, 0);
+    tu_done(sc, res);
+    double tb = t0 + r1 / 2;
+    char rows[256];
+    snprintf(rows, sizeof rows, "t,in,out\n0,100,40\n%.17g,100,4\n", tb);
+    res = run_trace(rows, multi_step4, &sc);
+    ck_assert(t0 + single < tb); /* past the round's first pass: single-step admits sooner */
+    tu_assert_rel(res->pool.r[1].start, tb, 1e-12);
+    tu_assert_rel(res->pool.r[1].scheduled, t0 + r1, 1e-9);
+    tu_assert_rel(res->pool.r[1].first_token, t0 + r1 + t0, 1e-9);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* The round's lookahead KV: a decoding sequence holds slots for the n tokens the round
+ * makes (vLLM's num_lookahead_slots = n - 1 beyond the step's token, append_slots). A
+ * 110-token prompt, 2 out, blocks of 16: single-step, its decode needs 111 slots (7
+ * blocks); with n = 8 the round takes 110 + 8 = 118 (8 blocks). */
+START_TEST(test_multi_step_lookahead_blocks)
+{
+    for (int n = 1; n <= 8; n += 7) {
+        char eng[128];
+        snprintf(eng, sizeof eng, "{name: vllm-v0, num_scheduler_steps: %d, api_server_ms: 0}", n);
+        sv_scenario_t *sc;
+        sv_result_t *res = run_trace("t,in,out\n0,110,2\n", eng, &sc);
+        ck_assert_int_eq(sc->pools[0].engine.block_size, 16);
+        ck_assert_int_eq((int)res->rstats[0].peak_blocks_used, n == 1 ? 7 : 8);
+        tu_check_accounting(res);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
 /* ... and a finished request's slot frees one step later: Scheduler.update_from_output
  * (vllm/v1/core/sched/scheduler.py) frees it when step n's outputs are processed, after
  * step n+1 was scheduled. max_num_seqs 2; A (3 tokens), B (40) and C sent at t = 0: C
@@ -679,6 +772,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_async_scheduling_frees_slots_a_step_later);
     tcase_add_test(tc, test_overlap_schedule_lags_a_step);
     tcase_add_test(tc, test_overlap_off_with_speculative);
+    tcase_add_test(tc, test_multi_step_chunks);
+    tcase_add_test(tc, test_multi_step_admits_between_rounds);
+    tcase_add_test(tc, test_multi_step_lookahead_blocks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -220,6 +220,13 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                          "and 0.7); this pool's scheduler is %s (use engine vllm-0.6)",
                          at(sv_ymap_get(en, "num_scheduler_steps"), w, sizeof w), en->path,
                          sv_sched_name(e->scheduler));
+    /* vLLM 0.6-0.7 refuse the two together (EngineArgs.create_engine_config,
+     * vllm/engine/arg_utils.py). */
+    if (pool->perf.sched_steps > 1 && sv_spec_k(&pool->perf) > 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.num_scheduler_steps: vLLM does not run speculative decoding "
+                         "with multi-step scheduling (hardware.speculative); use one or the other",
+                         at(sv_ymap_get(en, "num_scheduler_steps"), w, sizeof w), en->path);
     if (e->scheduler == SV_SCHED_VLLM && e->preempt_swap)
         return sv_errorf(err, SV_EINVAL,
                          "%s: %s.preemption: the vllm (V1) scheduler only recomputes preempted "

@@ -347,9 +347,10 @@ const sv_keydef_t sv_scenario_keys[] = {
              "identity (`shared_prefix`, `mooncake`, `sessions`)"},
     {"engine", "num_scheduler_steps", COST, POOL(perf), .unit = "integer", .def = "1",
      .help = "vllm-v0 only (vLLM 0.6-0.7's `--num-scheduler-steps`): decode steps per "
-             "scheduling round; a decode-only step pays 1/n of the profile's per-step and "
-             "per-sequence cost, a step with prompt tokens all of it (docs/cost-model.md, "
-             "\"Multi-step scheduling\")"},
+             "scheduling round; a round pays the profile's per-step and per-sequence cost "
+             "once, hands out its up to n tokens a sequence as one chunk at its end, and new "
+             "requests are admitted only between rounds (docs/cost-model.md, \"Multi-step "
+             "scheduling\")"},
     {"engine", "async_scheduling", BOOL, POOL(engine.async_scheduling),
      .def = "true with scheduler and profile vllm (current vLLM), else false",
      .help = "the CPU schedules step n+1 while the GPU runs step n (vLLM's "

@@ -111,7 +111,8 @@ double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t)
  * vllm-project/vllm#6854, PR #7000): the scheduler, input preparation and output processing
  * run once for n decode steps, so a decode-only step pays 1/n of the profile's per-step and
  * per-sequence CPU cost. A step with prompt tokens is scheduled alone (PR #8378: prefills
- * run single-step), and pays all of it. The delivery of tokens n at a time is not modelled.
+ * run single-step), and pays all of it. The replica runs a round as n such steps and hands
+ * out their tokens together (sim/engine/replica.c, step_cost).
  */
 static void multi_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
 {

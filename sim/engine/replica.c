@@ -150,6 +150,10 @@ struct sv_replica {
     int spec_k;
     double spec_a[SV_SPEC_MAX_K]; /* acceptance of position i given i - 1 accepted */
     long dec_tokens; /* tokens a decoding sequence takes of a step's budget: 1 + spec_k */
+    /* vLLM V0's multi-step scheduling (ms_n = num_scheduler_steps > 1): a decode step is a
+     * round of ms_n GPU steps scheduled once, its tokens handed out together at its end;
+     * it rides the path above with spec_k = ms_n - 1 lookahead slots, all "accepted". */
+    int ms_n;
     /* the step being built or in flight */
     int in_flight, dec_allocated, preempted_now;
     long budget, step_n_dec, step_tokens;
@@ -433,6 +437,14 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     for (int i = 0; i < r->spec_k; i++)
         r->spec_a[i] = sv_spec_accept(&perf->set, i);
     r->dec_tokens = 1 + r->spec_k;
+    r->ms_n = 1;
+    if (perf->set.sched_steps > 1 && !r->spec_k) {
+        /* vLLM's _get_num_lookahead_slots: n - 1 slots beyond the step's token, each
+         * decode costing one token of the budget (num_new_tokens 1, _schedule_running). */
+        r->ms_n = perf->set.sched_steps;
+        r->spec_k = r->ms_n - 1;
+        r->dec_tokens = 1;
+    }
     sv__kv_init(&r->kv);
     /* The prefix cache itself comes with the first block cached. vLLM V1's block pool
      * keeps one block aside as its null block (vllm/v1/core/block_pool.py, BlockPool:
@@ -789,9 +801,12 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     if (q->nseg) register_full(r, id);
 }
 
-/* Blocks for a transfer of `tokens`: its KV plus the block its next token needs. */
+/* Blocks for a transfer of `tokens` (or a swap-in): its KV plus the block its next token
+ * needs; under multi-step scheduling, the slots of the round's n tokens (vLLM's
+ * _schedule_swapped appends the lookahead slots too). */
 static long reserve_need(const sv_replica_t *r, long tokens)
 {
+    if (r->ms_n > 1) return blocks_for(r, tokens + r->ms_n);
     return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
 }
 
@@ -1251,6 +1266,35 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
     return prefill_only;
 }
 
+/*
+ * The step's time, its engine CPU share (what async scheduling overlaps) and its compute
+ * time: one forward pass (sv_perf_spec_step = sv_perf_step without spec decoding); a
+ * sampled verify step as it runs, its tokens emitted per sequence as drawn; or a
+ * multi-step round: ms_n passes over the same batch (vLLM's multi-step model runner runs
+ * every step of the round for every sequence), its context a token longer a sequence
+ * each pass, the engine's CPU cost paid once (sv_perf's 1/n a pass).
+ */
+static void step_cost(const sv_replica_t *r, sv_batch_t *b, double *total, double *cpu,
+                      double *tc)
+{
+    int passes = r->ms_n > 1 && b->n_decode > 0 ? r->ms_n : 1;
+    *total = *cpu = *tc = 0.0;
+    for (int p = 0; p < passes; p++) {
+        sv_step_cost_t cost;
+        sv_perf_spec_step(r->perf, b, &cost);
+        if (r->spec_k && b->n_decode > 0 && r->ms_n == 1) {
+            *total += cost.spec_verify + cost.spec_draft;
+            *cpu += cost.spec_cpu;
+        } else {
+            *total += cost.total;
+            *cpu += cost.eng_step + cost.eng_seq;
+        }
+        for (int i = 0; i < SV_OP_COUNT; i++)
+            *tc += cost.op[i].t_compute;
+        b->decode_ctx_sum += (double)b->n_decode;
+    }
+}
+
 double sv_replica_start_step(sv_replica_t *r, double now)
 {
     if (r->in_flight) return 0.0;
@@ -1291,21 +1335,11 @@ double sv_replica_start_step(sv_replica_t *r, double now)
                     .n_chunks = (int)r->nchunks,
                     .n_decode = r->step_n_dec,
                     .decode_ctx_sum = r->step_n_dec ? r->ctx_sum : 0.0};
-    sv_step_cost_t cost;
-    sv_perf_spec_step(r->perf, &b, &cost); /* = sv_perf_step without spec decoding */
-    /* Sampled: the verify step as it runs, its tokens emitted per sequence as drawn. */
+    double total, cpu, tc;
+    step_cost(r, &b, &total, &cpu, &tc);
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
-    double cpu = cost.eng_step + cost.eng_seq;
-    if (r->spec_k && r->step_n_dec > 0) {
-        cost.total = cost.spec_verify + cost.spec_draft;
-        cpu = cost.spec_cpu;
-    }
-    double dur =
-        (r->cfg.async_scheduling ? fmax(cost.total - cpu, cpu) : cost.total) + r->swap_time;
-    double tc = 0.0;
-    for (int i = 0; i < SV_OP_COUNT; i++)
-        tc += cost.op[i].t_compute;
+    double dur = (r->cfg.async_scheduling ? fmax(total - cpu, cpu) : total) + r->swap_time;
     double u = dur > 0 ? fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
@@ -1369,6 +1403,9 @@ static int fin_cmp(const void *a, const void *b)
 }
 
 /*
+ * Multi-step scheduling, a round ended: each sequence takes the n tokens its steps made, as
+ * many as its request still lacks (vLLM's MultiStepOutputProcessor truncates the rest to
+ * max_tokens), in one chunk; a sequence done early still ran every step of the round.
  * Sampled spec decoding, a verify step ended: each of its sequences accepts the leading
  * drafts its own stream accepts (position i with probability a_i once i - 1 is in: one
  * uniform per position looked at) and emits them and the bonus token, as many as its
@@ -1384,11 +1421,12 @@ static void spec_verified(sv_replica_t *r)
         long c = e->c_join + e->spec_tok, made = e->g_join + e->spec_tok;
         long left = Q(r, id)->output - made, k = spec_room(r, e) - c - 1, a = 0;
         if (k > r->spec_k) k = r->spec_k;
-        if (made == 0 || k < 0) k = 0;
-        while (a < k &&
+        if ((made == 0 && r->ms_n == 1) || k < 0) k = 0;
+        if (r->ms_n > 1) a = k; /* multi-step: every step of the round makes a token */
+        while (r->ms_n == 1 && a < k &&
                sv_replica_spec_uniform(r->cfg.spec_seed, id, e->spec_draws++) < r->spec_a[a])
             r->st.spec_pos[a++]++;
-        if (k > 0) {
+        if (k > 0 && r->ms_n == 1) {
             r->st.spec_drafts++;
             r->st.spec_draft_tokens += (double)k;
             r->st.spec_accepted += (double)a;
@@ -1421,7 +1459,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
             r->owed -= r->n_dec;
             r->st.decode_tokens += (double)r->n_dec;
         }
-        r->st.decode_steps++;
+        r->st.decode_steps += r->ms_n;
         for (size_t i = 0; i < r->nstamp; i++) {
             sv_req_t *q = Q(r, r->stamp[i]);
             sv_reqeng_t *e = E(r, r->stamp[i]);
