@@ -584,13 +584,25 @@ START_TEST(test_allreduce_by_size)
     sv_perf_decode_time(&e8, 1, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_NCCL_RING);
     tu_assert_rel(c.comm, 160.0 * (36.82e-6 + 1.75 * 16.0 * KiB / B), 1e-12);
-    /* NVLink pairs over PCIe: two GPUs of a pair one-shot over their bridge, four ring
-     * through PCIe (vLLM needs full NVLink beyond 2 GPUs). */
+    /* ... where link_latency_us, given, is the ring's latency (with the kernel, its own). */
     sv_error_t err;
     const sv_gpu_t *g;
     const sv_model_t *m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-pcie", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
     ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-70b", &m, &err), 0);
+    for (int custom = 0; custom <= 1; custom++) {
+        sv_perf_settings_t s = sv_perf_settings_default();
+        s.tp = 8;
+        ck_assert_int_eq(sv_perf_settings_set(&s, "link_latency_us", "40", &err), 0);
+        ck_assert_int_eq(sv_perf_settings_profile(&s, cat, custom ? "vllm" : "eager", &err), 0);
+        sv_perf_t q;
+        ck_assert_msg(sv_perf_init(&q, g, m, &s, &err) == 0, "%s", err.msg);
+        tu_assert_rel(q.ar_alpha, (custom ? 31.6e-6 : 40e-6) + 6.0 * 0.87e-6, 1e-12);
+        if (custom) tu_assert_rel(q.ar_custom_alpha, 40e-6 + 6.0 * 0.87e-6, 1e-12);
+    }
+    /* NVLink pairs over PCIe: two GPUs of a pair one-shot over their bridge, four ring
+     * through PCIe (vLLM needs full NVLink beyond 2 GPUs). */
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-pcie", &g, &err), 0);
     for (int tp = 2; tp <= 4; tp += 2) {
         sv_perf_settings_t s = sv_perf_settings_default();
         s.tp = tp;

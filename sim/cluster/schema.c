@@ -174,7 +174,7 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "scale-up link, bidirectional per GPU (TP all-reduces)"},
     {"hardware", "link_latency_us", COST, POOL(perf), .unit = "us",
      .def = "engine profile (vllm 15) or GPU catalog",
-     .help = "latency of the custom one-shot all-reduce (NCCL's ring keeps the catalog's)"},
+     .help = "latency of the custom one-shot all-reduce (of NCCL's ring without one)"},
     {"hardware", "gpu_memory_utilization", COST, POOL(perf), .unit = "0..1", .def = "0.9",
      .help = "share of device memory the engine may use (vLLM's flag)"},
     {"hardware", "activation_reserve_gb", COST, POOL(perf), .unit = "GB", .def = "estimated",

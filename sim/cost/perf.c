@@ -1400,9 +1400,10 @@ static void perf_collectives(sv_perf_t *p, int pairs_pcie, int link_given)
         /* One direction of a GPU's link carries half the catalog's bidirectional figure. */
         p->ar_link_inv_bw = 1.0 / (r->link_bw / 2.0 * cv[SV_CV_LINK_EFF]);
         /* NCCL's ring: 2 (TP-1)/TP of the payload crosses each GPU's link one way, at the
-         * catalog's fitted NCCL latency (the engine profile's link_latency_us is its
-         * custom kernel's). */
-        p->ar_alpha = (r->ideal ? 0.0 : gpu->link_latency) + rank;
+         * catalog's fitted NCCL latency where the engine has a custom kernel (link_latency_us
+         * is then the kernel's), else at link_latency_us. */
+        double nccl = r->custom_allreduce ? gpu->link_latency : r->link_latency;
+        p->ar_alpha = (r->ideal ? 0.0 : nccl) + rank;
         p->ar_inv_bw = 2.0 * (atp - 1.0) / atp * p->ar_link_inv_bw;
         p->ar_custom = custom_allreduce_runs(p, pairs_pcie);
         p->ar_custom_alpha = r->link_latency + rank;
