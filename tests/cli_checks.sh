@@ -51,6 +51,13 @@ expect_ok explain_decode_memory '^ +1 +[0-9.]+ +memory' -- "${ex[@]}"
 expect_ok explain_ideal 'compute efficiency 1.00, memory efficiency 1.00, overhead 0.000 ms' -- "${ex[@]}" --ideal
 expect_ok explain_set 'compute efficiency 0.42' -- "${ex[@]}" --set compute_efficiency=0.42
 expect_ok explain_json '"single_request"' -- "${ex[@]}" --json
+# The TP all-reduce algorithm by message size (docs/cost-model.md, "Collectives"): 16 KiB a
+# token of Llama-3.1-70B; at 8 GPUs one-shot below 256 KiB, two-shot to 8 MiB, then NCCL.
+ar=(explain --model llama-3.1-70b --gpu h100-sxm --tp 8 --batch 1,64,256)
+expect_ok explain_allreduce 'all-reduce per batch: 1 one-shot \(16 KiB\), 64 two-shot \(1024 KiB\), 256 two-shot \(4096 KiB\)$' -- "${ar[@]}"
+expect_ok explain_allreduce_prefill '^  tp all-reduce +26\.240  \(nccl-ring\)$' -- "${ar[@]}"
+expect_ok explain_allreduce_eager "NCCL's ring at every size \(the engine profile has no custom all-reduce\)" -- "${ar[@]}" --profile eager
+expect_ok explain_allreduce_json '"tp_allreduce":[[:space:]]*"two-shot"' -- "${ar[@]}" --json
 expect_ok explain_config_json 'servesim explain: llama-3.1-8b on 1 x h100-sxm' -- explain --model "$data/llama-3.1-8b/config.json" --gpu h100-sxm
 
 expect_fail unknown_gpu "^servesim: error: unknown GPU 'h100x' \(known: " -- explain --model llama-3.1-8b --gpu h100x

@@ -493,17 +493,18 @@ END_TEST
 
 START_TEST(test_v2_allreduce_and_profiles)
 {
-    /* TP 8 with vllm: its custom all-reduce's 15 us + 6 ranks x 0.87 us, ring 2 x 7/8 of
-     * the payload over 450 GB/s x 0.513 per direction. */
+    /* TP 8 with vllm: 4 sequences' 64 KiB all-reduce runs its custom one-shot kernel, 15 us
+     * + 6 ranks x 0.87 us, each rank reading the 7 peers' buffers over 450 GB/s x 0.513 per
+     * direction; NCCL's ring keeps the catalog's fitted 31.6 us. */
     sv_perf_t p = mk_profile("llama-3.1-70b", 8, "vllm");
-    tu_assert_rel(p.ar_alpha, 15e-6 + 6.0 * 0.87e-6, 1e-12);
+    tu_assert_rel(p.ar_custom_alpha, 15e-6 + 6.0 * 0.87e-6, 1e-12);
+    tu_assert_rel(p.ar_alpha, 31.6e-6 + 6.0 * 0.87e-6, 1e-12);
     sv_step_cost_t c;
     sv_perf_decode_time(&p, 4, 1000, &c);
-    tu_assert_rel(
-        c.comm,
-        2.0 * 80.0 *
-            (15e-6 + 6.0 * 0.87e-6 + 2.0 * 7.0 / 8.0 * 4.0 * 8192.0 * 2.0 / (450e9 * 0.513)),
-        1e-12);
+    tu_assert_rel(c.comm,
+                  2.0 * 80.0 * (15e-6 + 6.0 * 0.87e-6 + 7.0 * 4.0 * 8192.0 * 2.0 / (450e9 * 0.513)),
+                  1e-12);
+    ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
     /* trtllm is leaner than vllm, eager (no CUDA graphs) far slower at every batch. */
     sv_perf_t t = mk_profile("llama-3.1-70b", 8, "trtllm");
     sv_perf_t e = mk_profile("llama-3.1-70b", 8, "eager");
@@ -524,6 +525,94 @@ START_TEST(test_v2_allreduce_and_profiles)
     ck_assert_msg(strstr(err.msg, "unknown engine profile 'nosuch' (known: vllm, trtllm, eager"),
                   "%s", err.msg);
     ck_assert_int_eq(sv_perf_settings_set(&s, "attention_efficiency", "1.5", &err), SV_EINVAL);
+}
+END_TEST
+
+/*
+ * The TP all-reduce by message size, Llama-3.1-70B (hidden 8192, 80 layers: 160 all-reduces
+ * of batch x 16 KiB per decode step) on H100 SXM (B = 450 GB/s x 0.513 = 230.85 GB/s one
+ * way), vllm profile (15 us + (TP-2) x 0.87 us). vLLM's csrc/custom_all_reduce.cuh: one-shot
+ * at 2 GPUs, under 512 KiB up to 4 and under 256 KiB up to 8, else two-shot; NCCL past
+ * 8 MiB (custom_all_reduce.py's max_size).
+ */
+START_TEST(test_allreduce_by_size)
+{
+    const double B = 450e9 * 0.513, KiB = 1024.0, MiB = 1024.0 * KiB;
+    sv_ar_algo_t a;
+    sv_step_cost_t c;
+    /* TP 8, batch 1: 16 KiB one-shot, 20.22 us + 7 x 16 KiB / B = 20.72 us. */
+    sv_perf_t p8 = mk_profile("llama-3.1-70b", 8, "vllm");
+    sv_perf_decode_time(&p8, 1, 1000, &c);
+    ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
+    tu_assert_rel(c.comm, 160.0 * 20.7168e-6, 1e-4);
+    /* TP 8, batch 256: 4 MiB two-shot. Its second pass costs what one-shot's extra bytes
+     * take at the 256 KiB threshold, 7 x (1 - 2/8) x 256 KiB / B = 5.962 us, so 26.18 us +
+     * 2 x 7/8 x 4 MiB / B (31.80 us) = 57.98 us, 9.28 ms a step (NCCL's ring: 68.6 us). */
+    sv_perf_decode_time(&p8, 256, 1000, &c);
+    ck_assert_int_eq(c.ar_algo, SV_AR_TWO_SHOT);
+    tu_assert_rel(c.comm, 160.0 * 57.98e-6, 1e-3);
+    tu_assert_rel(sv_perf_allreduce(&p8, 4.0 * MiB, NULL),
+                  20.22e-6 + 7.0 * 0.75 * 256.0 * KiB / B + 1.75 * 4.0 * MiB / B, 1e-12);
+    /* At the threshold the two cost the same (the engine's switch is the break-even), below
+     * it one-shot is the cheaper, above it two-shot. */
+    double lo = sv_perf_allreduce(&p8, 256.0 * KiB - 2.0, &a);
+    ck_assert_int_eq(a, SV_AR_ONE_SHOT);
+    double hi = sv_perf_allreduce(&p8, 256.0 * KiB, &a);
+    ck_assert_int_eq(a, SV_AR_TWO_SHOT);
+    tu_assert_rel(lo, hi, 1e-5);
+    /* Past 8 MiB NCCL's ring at the catalog's 31.6 us: 16 MiB in 36.82 + 127.2 us. */
+    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    tu_assert_rel(sv_perf_allreduce(&p8, 8.0 * MiB, &a), 26.18e-6 + 1.75 * 8.0 * MiB / B, 1e-4);
+    ck_assert_int_eq(a, SV_AR_TWO_SHOT);
+    /* TP 4, batch 64: 1 MiB two-shot, 16.74 + 3 x 0.5 x 512 KiB / B (3.407) + 1.5 x 1 MiB / B
+     * (6.813) = 26.96 us; batch 16 (256 KiB) one-shot, 16.74 + 3.407 = 20.15 us. */
+    sv_perf_t p4 = mk_profile("llama-3.1-70b", 4, "vllm");
+    sv_perf_decode_time(&p4, 64, 1000, &c);
+    ck_assert_int_eq(c.ar_algo, SV_AR_TWO_SHOT);
+    tu_assert_rel(c.comm, 160.0 * 26.96e-6, 1e-3);
+    sv_perf_decode_time(&p4, 16, 1000, &c);
+    ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
+    tu_assert_rel(c.comm, 160.0 * 20.147e-6, 1e-3);
+    /* TP 2 runs one-shot at every size up to 8 MiB: batch 256 is 15 + 4 MiB / B = 33.17 us. */
+    sv_perf_t p2 = mk_profile("llama-3.1-70b", 2, "vllm");
+    sv_perf_decode_time(&p2, 256, 1000, &c);
+    ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
+    tu_assert_rel(c.comm, 160.0 * 33.169e-6, 1e-3);
+    /* An engine without the custom kernel (eager, custom_allreduce: false) rings at every size. */
+    sv_perf_t e8 = mk_profile("llama-3.1-70b", 8, "eager");
+    sv_perf_decode_time(&e8, 1, 1000, &c);
+    ck_assert_int_eq(c.ar_algo, SV_AR_NCCL_RING);
+    tu_assert_rel(c.comm, 160.0 * (36.82e-6 + 1.75 * 16.0 * KiB / B), 1e-12);
+    /* ... where link_latency_us, given, is the ring's latency (with the kernel, its own). */
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-70b", &m, &err), 0);
+    for (int custom = 0; custom <= 1; custom++) {
+        sv_perf_settings_t s = sv_perf_settings_default();
+        s.tp = 8;
+        ck_assert_int_eq(sv_perf_settings_set(&s, "link_latency_us", "40", &err), 0);
+        ck_assert_int_eq(sv_perf_settings_profile(&s, cat, custom ? "vllm" : "eager", &err), 0);
+        sv_perf_t q;
+        ck_assert_msg(sv_perf_init(&q, g, m, &s, &err) == 0, "%s", err.msg);
+        tu_assert_rel(q.ar_alpha, (custom ? 31.6e-6 : 40e-6) + 6.0 * 0.87e-6, 1e-12);
+        if (custom) tu_assert_rel(q.ar_custom_alpha, 40e-6 + 6.0 * 0.87e-6, 1e-12);
+    }
+    /* NVLink pairs over PCIe: two GPUs of a pair one-shot over their bridge, four ring
+     * through PCIe (vLLM needs full NVLink beyond 2 GPUs). */
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-pcie", &g, &err), 0);
+    for (int tp = 2; tp <= 4; tp += 2) {
+        sv_perf_settings_t s = sv_perf_settings_default();
+        s.tp = tp;
+        ck_assert_int_eq(sv_perf_settings_profile(&s, cat, "vllm", &err), 0);
+        sv_perf_t q;
+        ck_assert_msg(sv_perf_init(&q, g, m, &s, &err) == 0, "%s", err.msg);
+        sv_perf_allreduce(&q, 16.0 * KiB, &a);
+        ck_assert_int_eq(a, tp == 2 ? SV_AR_ONE_SHOT : SV_AR_NCCL_RING);
+    }
+    ck_assert_str_eq(sv_ar_algo_names[SV_AR_TWO_SHOT], "two-shot");
 }
 END_TEST
 
@@ -1015,6 +1104,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_memplan);
     tcase_add_test(tc, test_v2_terms);
     tcase_add_test(tc, test_v2_allreduce_and_profiles);
+    tcase_add_test(tc, test_allreduce_by_size);
     tcase_add_test(tc, test_fp4_sizes);
     tcase_add_test(tc, test_fp4_errors);
     tcase_add_test(tc, test_pipeline);

@@ -154,6 +154,7 @@ sv_perf_settings_t sv_perf_settings_default(void)
         .max_batched_tokens = 8192,
         .seq_overhead_s = -1,
         .cuda_graphs = -1,
+        .custom_allreduce = -1,
         .graph_max_tokens = -1,
         .spec_draft_step_s = -1,
     };
@@ -199,6 +200,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "max_num_batched_tokens",
                                             "seq_overhead_us",
                                             "cuda_graphs",
+                                            "custom_allreduce",
                                             "graph_max_tokens",
                                             "power_limit_w",
                                             "num_scheduler_steps",
@@ -232,6 +234,13 @@ static int num_in(const char *key, const char *value, double lo, double hi, int 
         return sv_errorf(err, SV_EINVAL, "%s: expected a number %s %g and <= %g, got '%s'", key,
                          lo_open ? ">" : ">=", lo, hi, value);
     *out = v * scale;
+    return 0;
+}
+
+static int bool_in(const char *key, const char *value, int *out, sv_error_t *err)
+{
+    if (sv_parse_bool(value, out))
+        return sv_errorf(err, SV_EINVAL, "%s: expected true or false, got '%s'", key, value);
     return 0;
 }
 
@@ -440,13 +449,8 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
     }
     if (strcmp(key, "seq_overhead_us") == 0)
         return num_in(key, value, 0, 1e6, 0, 1e-6, &s->seq_overhead_s, err);
-    if (strcmp(key, "cuda_graphs") == 0) {
-        int b;
-        if (sv_parse_bool(value, &b))
-            return sv_errorf(err, SV_EINVAL, "%s: expected true or false, got '%s'", key, value);
-        s->cuda_graphs = b;
-        return 0;
-    }
+    if (strcmp(key, "cuda_graphs") == 0) return bool_in(key, value, &s->cuda_graphs, err);
+    if (strcmp(key, "custom_allreduce") == 0) return bool_in(key, value, &s->custom_allreduce, err);
     if (strcmp(key, "graph_max_tokens") == 0) {
         if ((rc = int_in(key, value, 0, 1L << 30, &l, err))) return rc;
         s->graph_max_tokens = l;
@@ -483,6 +487,7 @@ int sv_perf_settings_engine(sv_perf_settings_t *s, const sv_engine_profile_t *e,
     FILL(link_latency);
     FILL(seq_overhead_s);
     FILL(cuda_graphs);
+    FILL(custom_allreduce);
     FILL(graph_max_tokens);
     for (int k = 0; k < SV_CV_COUNT; k++)
         FILL(curve[k]);
@@ -949,6 +954,72 @@ static void pairs_allreduce(sv_perf_t *p)
     p->ar_inv_bw = 2.0 * (n - 1.0) / n / (p->set.link_bw / 2.0 * PAIRS_PCIE_EFF);
 }
 
+/* ---- the TP all-reduce by message size --------------------------------------------- */
+
+/*
+ * The engines' custom all-reduce (vLLM's custom_all_reduce.py and csrc/custom_all_reduce.cuh;
+ * SGLang runs the same kernels from sgl-kernel, TensorRT-LLM its ONESHOT/TWOSHOT plugin):
+ * world sizes 2, 4, 6 and 8 (vLLM's _SUPPORTED_WORLD_SIZES), messages up to 8 MiB (vLLM's
+ * default max_size, 8192 x 1024 bytes), every pair of GPUs joined directly (vLLM disables it
+ * beyond 2 GPUs without full NVLink: two GPUs of one NVLink pair are, PCIe-only nodes and a
+ * group beyond one NVLink domain are not). One-shot below the thresholds of the kernel's
+ * dispatch (any size at 2 GPUs; under 512 KiB up to 4 GPUs, under 256 KiB up to 8), two-shot
+ * above them.
+ */
+#define AR_CUSTOM_MAX_BYTES (8192.0 * 1024.0)
+
+static const struct {
+    int max_gpus;    /* groups of up to this many GPUs */
+    double one_shot; /* ... run one-shot below this many bytes */
+} ar_one_shot_limits[] = {
+    {2, AR_CUSTOM_MAX_BYTES + 1.0},
+    {4, 512.0 * 1024.0},
+    {8, 256.0 * 1024.0},
+};
+
+const char *const sv_ar_algo_names[SV_AR_COUNT] = {"one-shot", "two-shot", "nccl-ring"};
+
+static int custom_allreduce_runs(const sv_perf_t *p, int pairs_pcie)
+{
+    int n = p->attn_tp, topo = p->gpu.topology;
+    int domain = p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8;
+    if (!p->set.custom_allreduce || n > 8 || n % 2 || p->set.tp > domain || pairs_pcie)
+        return 0;
+    return topo == SV_TOPO_NVSWITCH || topo == SV_TOPO_NVL72 || topo == SV_TOPO_MESH ||
+           (topo == SV_TOPO_NVLINK_PAIRS && n == 2);
+}
+
+double sv_perf_one_shot_limit(int n)
+{
+    for (size_t i = 0; i < sizeof ar_one_shot_limits / sizeof ar_one_shot_limits[0]; i++)
+        if (n <= ar_one_shot_limits[i].max_gpus) return ar_one_shot_limits[i].one_shot;
+    return 0.0;
+}
+
+double sv_perf_allreduce(const sv_perf_t *p, double bytes, sv_ar_algo_t *algo)
+{
+    int n = p->attn_tp;
+    sv_ar_algo_t a = SV_AR_NCCL_RING;
+    double t = 0.0;
+    if (n < 2) {
+        if (algo) *algo = SV_AR_ONE_SHOT;
+        return 0.0;
+    }
+    if (p->ar_custom && bytes <= AR_CUSTOM_MAX_BYTES)
+        a = bytes < sv_perf_one_shot_limit(n) ? SV_AR_ONE_SHOT : SV_AR_TWO_SHOT;
+    /* One-shot: each rank reads the n-1 peers' whole buffers over its link; two-shot: a
+     * reduce-scatter and an all-gather, (n-1)/n of the payload in each, and the latency of
+     * its second pass (ar_two_shot_alpha). */
+    if (a == SV_AR_ONE_SHOT)
+        t = p->ar_custom_alpha + (n - 1.0) * bytes * p->ar_link_inv_bw;
+    else if (a == SV_AR_TWO_SHOT)
+        t = p->ar_two_shot_alpha + 2.0 * (n - 1.0) / n * bytes * p->ar_link_inv_bw;
+    else
+        t = p->ar_alpha + bytes * p->ar_inv_bw;
+    if (algo) *algo = a;
+    return t;
+}
+
 /* ---- expert parallelism and attention data parallelism ------------------------------- */
 
 /* Divisors of n up to 1024 that also divide tp: the degrees that work, for an error message. */
@@ -1192,6 +1263,7 @@ static void perf_defaults(sv_perf_t *p, int *pairs_pcie, int *link_given)
     if (r->link_latency < 0) r->link_latency = gpu->link_latency;
     if (r->seq_overhead_s < 0) r->seq_overhead_s = 0.0;
     if (r->cuda_graphs < 0) r->cuda_graphs = 1;
+    if (r->custom_allreduce < 0) r->custom_allreduce = 0;
     if (r->graph_max_tokens < 0) r->graph_max_tokens = 512;
     for (int k = 0; k < SV_CV_COUNT; k++)
         if (r->curve[k] < 0)
@@ -1325,10 +1397,23 @@ static void perf_collectives(sv_perf_t *p, int pairs_pcie, int link_given)
     int atp = p->attn_tp, tp = r->tp, pp = r->pp, ep = p->ep, dp = p->dp;
     int domain = gpu->nvlink_domain > 0 ? gpu->nvlink_domain : 8;
     if (atp > 1) {
-        p->ar_alpha = r->link_latency + (atp - 2.0) * cv[SV_CV_LINK_RANK] * 1e-6;
-        /* Ring all-reduce: 2 (TP-1)/TP of the payload crosses each GPU's link in one
-         * direction, which carries half the catalog's bidirectional figure. */
-        p->ar_inv_bw = 2.0 * (atp - 1.0) / atp / (r->link_bw / 2.0 * cv[SV_CV_LINK_EFF]);
+        double rank = (atp - 2.0) * cv[SV_CV_LINK_RANK] * 1e-6;
+        /* One direction of a GPU's link carries half the catalog's bidirectional figure. */
+        p->ar_link_inv_bw = 1.0 / (r->link_bw / 2.0 * cv[SV_CV_LINK_EFF]);
+        /* NCCL's ring: 2 (TP-1)/TP of the payload crosses each GPU's link one way, at the
+         * catalog's fitted NCCL latency where the engine has a custom kernel (link_latency_us
+         * is then the kernel's), else at link_latency_us. */
+        double nccl = r->custom_allreduce ? gpu->link_latency : r->link_latency;
+        p->ar_alpha = (r->ideal ? 0.0 : nccl) + rank;
+        p->ar_inv_bw = 2.0 * (atp - 1.0) / atp * p->ar_link_inv_bw;
+        p->ar_custom = custom_allreduce_runs(p, pairs_pcie);
+        p->ar_custom_alpha = r->link_latency + rank;
+        /* The engine's threshold S is where the two cost the same: two-shot's second pass
+         * costs what one-shot's extra bytes take there, (n-1)(1 - 2/n) S one way. */
+        double lim = sv_perf_one_shot_limit(atp);
+        if (lim > AR_CUSTOM_MAX_BYTES) lim = 0.0; /* two GPUs: one-shot at every size */
+        p->ar_two_shot_alpha =
+            p->ar_custom_alpha + (atp - 1.0) * (1.0 - 2.0 / atp) * lim * p->ar_link_inv_bw;
     }
     if (pairs_pcie && !link_given) pairs_allreduce(p);
     if (dp > 1 && ep > 1) a2a_init(p, domain);
@@ -1512,7 +1597,11 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     sm->bytes = T * p->small_bytes_tok;
     finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
 
-    if (p->attn_tp > 1) out->comm = 2.0 * L * (p->ar_alpha + T * d * ACT_BYTES * p->ar_inv_bw);
+    if (p->attn_tp > 1) {
+        sv_ar_algo_t algo;
+        out->comm = 2.0 * L * sv_perf_allreduce(p, T * d * ACT_BYTES, &algo);
+        out->ar_algo = (int)algo;
+    }
     if (p->dp > 1 && p->ep > 1) a2a_step(p, b, T, out);
     if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
         out->eng_launch = L * p->set.layer_overhead_s;

@@ -124,7 +124,9 @@ static void print_breakdown(FILE *f, const sv_step_cost_t *c, int tp)
                 o->bytes / 1e6, o->t_fixed * 1e3, o->time * 1e3,
                 bound_word(o->t_compute > o->t_memory));
     }
-    if (tp > 1) fprintf(f, "  %-20s %36s %10.3f\n", "tp all-reduce", "", (c->comm - c->a2a) * 1e3);
+    if (tp > 1)
+        fprintf(f, "  %-20s %36s %10.3f  (%s)\n", "tp all-reduce", "", (c->comm - c->a2a) * 1e3,
+                sv_ar_algo_names[c->ar_algo]);
     if (c->a2a > 0)
         fprintf(f, "  %-20s %36s %10.3f  (%s kernels)\n", "ep all-to-all", "", c->a2a * 1e3,
                 c->a2a_kernel == SV_EPK_LOW_LATENCY ? "low-latency" : "high-throughput");
@@ -254,7 +256,7 @@ static void print_settings(const sv_explain_t *e, FILE *f)
     if (p->attn_tp > 1)
         fprintf(f,
                 "tensor parallel: 2 all-reduces per layer over %s, %.0f GB/s per GPU "
-                "(bidirectional) at %.2f efficiency, latency %.1f us each at TP %d\n",
+                "(bidirectional) at %.2f efficiency, NCCL's latency %.1f us each at TP %d\n",
                 tp > (p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8)
                     ? "the scale-out network (TP exceeds one NVLink domain)"
                 : pairs ? "PCIe between NVLink pairs (topology nvlink-pairs)"
@@ -263,6 +265,18 @@ static void print_settings(const sv_explain_t *e, FILE *f)
                 pairs ? 2.0 * (p->attn_tp - 1.0) / p->attn_tp / (p->set.link_bw / 2.0 * p->ar_inv_bw)
                       : cv[SV_CV_LINK_EFF],
                 p->ar_alpha * 1e6, p->attn_tp);
+    if (p->attn_tp > 1 && p->ar_custom)
+        fprintf(f,
+                "all-reduce algorithm by message size: the engine's one-shot (%.1f us + TP-1 "
+                "payloads one way) below %.0f KiB, two-shot (%.1f us + 2 (TP-1)/TP payloads) up "
+                "to 8 MiB, then NCCL's ring (%.1f us)\n",
+                p->ar_custom_alpha * 1e6, sv_perf_one_shot_limit(p->attn_tp) / 1024.0,
+                p->ar_two_shot_alpha * 1e6, p->ar_alpha * 1e6);
+    else if (p->attn_tp > 1)
+        fprintf(f, "all-reduce algorithm: NCCL's ring at every size (%s)\n",
+                !p->set.custom_allreduce ? "the engine profile has no custom all-reduce"
+                                         : "the engines' custom kernel needs every GPU pair on "
+                                           "NVLink and 2, 4, 6 or 8 GPUs");
     if (p->ep > 1 || p->dp > 1) print_layout(p, f);
     if (pp > 1)
         fprintf(f,
@@ -326,6 +340,14 @@ static void print_decode(const sv_explain_t *e, FILE *f)
             fprintf(f, "\n");
     }
     fprintf(f, "  (ms; * kernel floors and per-sequence attention cost, inside the columns)\n");
+    if (p->attn_tp > 1) {
+        fprintf(f, "  all-reduce per batch:");
+        for (int i = 0; i < e->nrows; i++)
+            fprintf(f, "%s %ld %s (%.0f KiB)", i ? "," : "", e->rows[i].batch,
+                    sv_ar_algo_names[e->rows[i].cost.ar_algo],
+                    (double)e->rows[i].cost.tokens * p->model.hidden * 2.0 / 1024.0);
+        fprintf(f, "\n");
+    }
     fprintf(f, "  %6s %10s %8s %14s %14s %8s\n", "batch", "step ms", "bound", "tok/s/user",
             "tok/s/GPU", "fits KV");
     for (int i = 0; i < e->nrows; i++) {
@@ -377,6 +399,8 @@ static cJSON *step_json(const sv_step_cost_t *c)
     for (int i = 0; i < SV_OP_COUNT; i++)
         cJSON_AddItemToObject(ops, sv_op_name(i), op_json(&c->op[i]));
     cJSON_AddNumberToObject(j, "tp_comm_ms", (c->comm - c->a2a) * 1e3);
+    if (c->comm - c->a2a > 0)
+        cJSON_AddStringToObject(j, "tp_allreduce", sv_ar_algo_names[c->ar_algo]);
     if (c->a2a > 0) cJSON_AddNumberToObject(j, "ep_all_to_all_ms", c->a2a * 1e3);
     cJSON_AddNumberToObject(j, "overhead_ms", c->overhead * 1e3);
     cJSON_AddNumberToObject(j, "engine_step_ms", c->eng_step * 1e3);
@@ -425,6 +449,7 @@ cJSON *sv_explain_json(const sv_explain_t *e)
     cJSON_AddNumberToObject(s, "layer_overhead_us", p->set.layer_overhead_s * 1e6);
     cJSON_AddNumberToObject(s, "link_bandwidth_gb_s", p->set.link_bw / 1e9);
     cJSON_AddNumberToObject(s, "link_latency_us", p->set.link_latency * 1e6);
+    cJSON_AddBoolToObject(s, "custom_allreduce", p->set.custom_allreduce);
     cJSON_AddNumberToObject(s, "gpu_memory_utilization", p->set.gpu_memory_utilization);
 
     cJSON *mem = cJSON_AddObjectToObject(j, "memory");

@@ -74,6 +74,7 @@ typedef struct sv_perf_settings {
     double curve[SV_CV_COUNT]; /* hardware curves in their key units; < 0: engine, GPU, built-in */
     double seq_overhead_s;     /* engine cost per sequence per step; < 0: engine profile, else 0 */
     int cuda_graphs;       /* steps up to graph_max_tokens replay a graph; < 0: profile, else 1 */
+    int custom_allreduce;  /* the engine's one-/two-shot all-reduce; < 0: profile, else 0 (NCCL) */
     long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
     int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
     double power_limit_w;  /* board power cap, W (sv_perf_power_range); 0 = none, the TDP */
@@ -255,8 +256,12 @@ typedef struct sv_perf {
     double small_bytes_tok;  /* small-op bytes per token per step (all layers) */
     double small_s_tok;      /* ... and the seconds they take at their efficiencies */
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
-    double ar_alpha;         /* one all-reduce's latency at this TP */
-    double ar_inv_bw;        /* s per byte of all-reduce payload (ring factor included) */
+    double ar_alpha;         /* NCCL: one ring all-reduce's latency at this TP */
+    double ar_inv_bw;        /* NCCL: s per byte of payload (ring factor included) */
+    int ar_custom;           /* the engine's custom all-reduce serves this TP group */
+    double ar_custom_alpha;  /* its one-shot latency */
+    double ar_two_shot_alpha; /* its two-shot latency (one-shot's + the second pass) */
+    double ar_link_inv_bw;   /* s per byte one way over one GPU's link at link_efficiency */
     /* Pipeline parallelism (set.pp stages; docs/cost-model.md, "Pipeline parallelism"). */
     double stage_layers; /* layers per stage (all layers when pp = 1) */
     int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
@@ -304,6 +309,24 @@ typedef enum {
  * calibration (Vidur's mlp.csv rows) both count bytes with it. */
 void sv_small_op_elems(double d, double q, double kv, double f, int gated,
                        double out[SV_SMALL_COUNT]);
+
+/*
+ * The TP all-reduce algorithm by message size (docs/cost-model.md, "Collectives"), as
+ * vLLM's custom all-reduce picks it (csrc/custom_all_reduce.cuh; SGLang's sgl-kernel and
+ * TensorRT-LLM's ONESHOT/TWOSHOT kernels are the same two): one-shot, every rank reads
+ * every peer's whole buffer; two-shot, a reduce-scatter then an all-gather; NCCL's ring
+ * above the custom kernel's largest message or where it cannot run.
+ */
+typedef enum { SV_AR_ONE_SHOT = 0, SV_AR_TWO_SHOT, SV_AR_NCCL_RING, SV_AR_COUNT } sv_ar_algo_t;
+extern const char *const sv_ar_algo_names[SV_AR_COUNT];
+
+/* One all-reduce of `bytes` payload over p's attention TP group: its time in seconds and,
+ * when algo is not NULL, the algorithm chosen. 0 without TP. */
+double sv_perf_allreduce(const sv_perf_t *p, double bytes, sv_ar_algo_t *algo);
+
+/* The message size in bytes below which the custom kernel runs one-shot at n GPUs (above
+ * 8 MiB at 2 GPUs: every size). */
+double sv_perf_one_shot_limit(int n);
 
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *settings, sv_error_t *err);
@@ -360,6 +383,7 @@ typedef struct sv_step_cost {
     double comm;       /* tensor-parallel all-reduces */
     double a2a;        /* expert-parallel dispatch and combine (in comm too) */
     int a2a_kernel;    /* sv_ep_kernel_t used this step (0 without all-to-all) */
+    int ar_algo;       /* sv_ar_algo_t of this step's TP all-reduces (0 without TP) */
     long rank_seqs;    /* dp_attention: sequences of the slowest rank (else the batch's) */
     double eng_step;   /* engine: fixed cost per step */
     double eng_seq;    /* engine: cost per sequence in the batch */
