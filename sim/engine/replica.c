@@ -74,33 +74,30 @@ typedef struct sched_traits {
                          when a token needs one, with preemption when none is free) */
     int chunked;      /* prompts cut to the step's token budget (else whole prompts only) */
     int static_batch; /* a batch's prompts go in one pass, whatever the budget */
-    int overlap;      /* engine.overlap_schedule's default: the engine's loop launches
-                         step n+1 before it reads step n's outputs */
     phase_t phases[6];
 } sched_traits_t;
 
 /* Indexed by sv_sched_t. Adding a scheduler is a row here (and at most a new phase). */
 static const sched_traits_t SCHEDULERS[] = {
     [SV_SCHED_VLLM] =
-        {"vllm", 0, 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+        {"vllm", 0, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
     [SV_SCHED_VLLM_V0] =
-        {"vllm-v0", 0, 0, 0, 0, {PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN, PH_JOIN_LANDED}},
-    [SV_SCHED_ORCA] = {"orca", 1, 0, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_SWAP_IN_ADMIT}},
-    [SV_SCHED_STATIC] = {"static", 1, 0, 1, 0, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
+        {"vllm-v0", 0, 0, 0, {PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN, PH_JOIN_LANDED}},
+    [SV_SCHED_ORCA] = {"orca", 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_SWAP_IN_ADMIT}},
+    [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
     [SV_SCHED_TRTLLM] =
-        {"trtllm", 1, 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+        {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
     /* SGLang (scheduler.py get_next_batch_to_run): a prefill batch (the chunked request
      * first, then new ones, cut to the token budget) runs whenever one can be formed, and
      * the decode batch waits; mixed chunks are off by default. Its default loop is the
      * overlap one (Scheduler.event_loop_overlap; --disable-overlap-schedule turns it off,
-     * engine.overlap_schedule=false here):
+     * engine.overlap_schedule=false here; the scenario resolves that default):
      * it receives requests, builds and launches the next batch, and only then processes
      * the last batch's results, so a request received during step n runs in step n + 2. */
     [SV_SCHED_SGLANG] = {"sglang",
                          0,
                          1,
                          0,
-                         1,
                          {PH_CONTINUE_PREFILLS, PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN,
                           PH_JOIN_LANDED}},
 };
@@ -1299,8 +1296,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
 {
     if (r->in_flight) return 0.0;
     /* Async scheduling: a step that follows the last at once was built when it started. */
-    int overlap = r->cfg.overlap_schedule < 0 ? r->tr->overlap : r->cfg.overlap_schedule;
-    r->lag_on = (r->cfg.async_scheduling || overlap) && r->lag_at == now;
+    r->lag_on = (r->cfg.async_scheduling || r->cfg.overlap_schedule) && r->lag_at == now;
     r->cutoff = r->lag_on ? r->step_start : now;
     int had_decodes, prefill_only = build_step(r, now, &had_decodes);
     /* Nothing to build then: the engine waits for the step's outputs and builds at once. */

@@ -82,7 +82,8 @@ typedef struct sv_engine_cfg {
      * reads step n's outputs, as SGLang's default Scheduler.event_loop_overlap and
      * TensorRT-LLM's PyTorch overlap scheduler do: async scheduling's one-step lag, with
      * the profile's step costs left whole (those profiles' per-step costs are what the
-     * overlap leaves). 1 on, 0 off, -1 the scheduler's default (on for sglang only). */
+     * overlap leaves). 1 on, 0 off; the scenario resolves the default (on for sglang
+     * without speculative decoding, sv_scenario_load). */
     int overlap_schedule;
     double api_server; /* s from the server's door to the engine core (engine.api_server_ms):
                         * a submitted request is invisible to the scheduler till then */
