@@ -198,7 +198,7 @@ START_TEST(test_parse)
 }
 END_TEST
 
-int main(void)
+static Suite *suite(void)
 {
     Suite *s = suite_create("convention");
     TCase *tc = tcase_create("core");
@@ -209,9 +209,7 @@ int main(void)
     tcase_add_test(tc, test_sglang);
     tcase_add_test(tc, test_parse);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+TU_MAIN(suite)

@@ -211,7 +211,7 @@ START_TEST(test_errors)
 }
 END_TEST
 
-int main(void)
+static Suite *suite(void)
 {
     Suite *s = suite_create("network");
     TCase *tc = tcase_create("core");
@@ -222,9 +222,7 @@ int main(void)
     tcase_add_test(tc, test_class_rtt_overrides);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+TU_MAIN(suite)

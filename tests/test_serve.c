@@ -369,7 +369,7 @@ START_TEST(test_host_rule)
 }
 END_TEST
 
-int main(void)
+static Suite *suite(void)
 {
     Suite *s = suite_create("serve");
     TCase *tc = tcase_create("core");
@@ -381,9 +381,7 @@ int main(void)
     tcase_add_test(tc, test_live_prompt_identity);
     tcase_add_test(tc, test_host_rule);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+TU_MAIN(suite)
