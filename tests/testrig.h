@@ -27,6 +27,7 @@ typedef struct rig {
 typedef struct rigcfg {
     long kv_blocks, seqs, budget, threshold;
     int priority, caching;
+    int sglang, ignore_eos; /* the sglang scheduler (overlap loop off), engine.ignore_eos */
 } rigcfg_t;
 
 /* A replica (16-token blocks) as c says, and n requests of the given input and output
@@ -58,6 +59,11 @@ static inline void tu_rig_new(rig_t *g, const sv_catalog_t *cat, const rigcfg_t 
     e.priority_policy = c->priority;
     if (c->budget > 0) e.max_num_batched_tokens = c->budget;
     e.long_prefill_threshold = c->threshold;
+    if (c->sglang) {
+        e.scheduler = SV_SCHED_SGLANG;
+        e.overlap_schedule = 0;
+        e.ignore_eos = c->ignore_eos;
+    }
     for (int i = 0; i < n; i++) {
         ck_assert_int_eq(sv_reqpool_add(&g->pool), i);
         g->pool.r[i].input = input[i];

@@ -372,6 +372,12 @@ const sv_keydef_t sv_scenario_keys[] = {
              "lag of `async_scheduling` (a request arriving during step n waits for step n+2, a "
              "finished one's slot and blocks are freed a step late) with the profile's step "
              "costs left whole (docs/simulator.md)"},
+    {"engine", "ignore_eos", BOOL, POOL(engine.ignore_eos), .def = "false",
+     .help = "the clients send `ignore_eos` (vLLM's benchmark `--ignore-eos`), so every request "
+             "is known to generate exactly its output: the `sglang` scheduler's admission then "
+             "checks that the running and admitted requests can all finish in the KV left "
+             "(SGLang's `add_one_req_ignore_eos`, taken when the radix cache is off) instead "
+             "of reserving the new-token ratio of their remaining output (docs/simulator.md)"},
     {"engine", "api_server_ms", NUM, RANGE(0, 1e6), .scale = 1e-3, POOL(engine.api_server),
      .unit = "ms", .def = "12 with scheduler and profile vllm, else 0",
      .help = "time from a request reaching the replica's server to its engine core's input "

@@ -66,6 +66,11 @@ typedef enum {
     PH_JOIN_LANDED,       /* decode role: requests whose KV landed join the batch */
     PH_CONTINUE_PREFILLS, /* partially prefilled prompts take their next chunk */
     PH_SWAP_IN_ADMIT,     /* unless this step preempted: swap in, then admit waiting requests */
+    PH_SGL_ADMIT,         /* SGLang's PrefillAdder: admit by the new-token ratio (or, with
+                             ignore_eos, by whether all can finish); a step that admits or
+                             continues a prompt runs prompts alone */
+    PH_SGL_DECODES,       /* SGLang's update_running_batch: the decodes' blocks, retracting
+                             when there are too few, and the new-token ratio's decay */
 } phase_t;
 
 typedef struct sched_traits {
@@ -88,21 +93,34 @@ static const sched_traits_t SCHEDULERS[] = {
     [SV_SCHED_TRTLLM] =
         {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
     /* SGLang (scheduler.py get_next_batch_to_run): a prefill batch (the chunked request
-     * first, then new ones, cut to the token budget) runs whenever one can be formed, and
-     * the decode batch waits; mixed chunks are off by default. Its default loop is the
-     * overlap one (Scheduler.event_loop_overlap; --disable-overlap-schedule turns it off,
-     * engine.overlap_schedule=false here; the scenario resolves that default):
-     * it receives requests, builds and launches the next batch, and only then processes
-     * the last batch's results, so a request received during step n runs in step n + 2. */
+     * first, then new ones, cut to the token budget, admitted by SGLang's PrefillAdder:
+     * sgl_admit()) runs whenever one can be formed, and the decode batch waits (retracting
+     * when its next tokens do not fit: sgl_decodes()); mixed chunks are off by default.
+     * Its default loop is the overlap one (Scheduler.event_loop_overlap;
+     * --disable-overlap-schedule turns it off, engine.overlap_schedule=false here; the
+     * scenario resolves that default): it receives requests, builds and launches the next
+     * batch, and only then processes the last batch's results, so a request received
+     * during step n runs in step n + 2. */
     [SV_SCHED_SGLANG] = {"sglang",
                          0,
                          1,
                          0,
-                         {PH_CONTINUE_PREFILLS, PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN,
+                         {PH_CONTINUE_PREFILLS, PH_SGL_ADMIT, PH_SGL_DECODES, PH_SWAP_IN,
                           PH_JOIN_LANDED}},
 };
 #define NSCHED ((int)(sizeof SCHEDULERS / sizeof *SCHEDULERS))
 _Static_assert(NSCHED == SV_SCHED_COUNT, "a row of SCHEDULERS per sv_sched_t");
+
+/* SGLang's admission constants as it ships them (sgl-project/sglang, 0.5:
+ * python/sglang/srt/environ.py SGLANG_INIT_NEW_TOKEN_RATIO, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR,
+ * SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS, SGLANG_RETRACT_DECODE_STEPS,
+ * SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION; managers/schedule_policy.py IGNORE_EOS_RESERVE_TOKENS),
+ * with --schedule-conservativeness 1: the ratio starts at 0.7 and decays to 0.7 x 0.14 over
+ * 600 decode steps (Scheduler.init_new_token_ratio, min_new_token_ratio, new_token_ratio_decay). */
+static const struct {
+    double init_ratio, min_factor;
+    int decay_steps, retract_steps, clip, eos_reserve;
+} SGL = {0.7, 0.14, 600, 20, 4096, 1};
 
 /* The chained hashes of the blocks that lie wholly inside one first segment: the same for
  * every prompt that starts with it, so computed once per segment (a direct-mapped memo of
@@ -187,6 +205,12 @@ struct sv_replica {
     double cutoff, lag_at;
     long lag_seqs, lag_blocks;
     int lag_on;
+    /* SGLang's admission state (sgl_admit): new_token_ratio, and batch_is_full (a prefill
+     * found no room; none is tried again till a request leaves the batch). */
+    double ntr;
+    int sgl_full;
+    long (*sgl_st)[2]; /* scratch of sgl_all_finish(): (tokens left, tokens held) */
+    size_t capsgl;
     int oom;
     sv_replica_stats_t st;
 };
@@ -390,6 +414,7 @@ static void run_remove(sv_replica_t *r, int32_t id)
         r->run_tail = e->prev;
     e->prev = e->next = -1;
     r->n_running--;
+    r->sgl_full = 0; /* SGLang: a batch that shrank is no longer full (batch_is_full) */
 }
 
 /* ---- life and death ---------------------------------------------------------------------- */
@@ -430,6 +455,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
     r->prio = cfg->priority_policy;
+    r->ntr = SGL.init_ratio;
     r->spec_k = perf->set.spec_expected ? 0 : sv_spec_k(&perf->set);
     for (int i = 0; i < r->spec_k; i++)
         r->spec_a[i] = sv_spec_accept(&perf->set, i);
@@ -476,6 +502,7 @@ void sv_replica_free(sv_replica_t *r)
     free(r->hand);
     free(r->pending);
     free(r->stamp);
+    free(r->sgl_st);
     sv__kv_fini(&r->kv);
     free(r->sbuf);
     if (r->memo)
@@ -1114,6 +1141,29 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
     add_chunk(r, id, n);
 }
 
+/* A request being admitted takes the `hit` cached blocks its lookup found. */
+static void admit_hits(sv_replica_t *r, int32_t id, long hit)
+{
+    sv_req_t *q = Q(r, id);
+    sv_reqeng_t *e = E(r, id);
+    if (!KVP(r)->caching) return;
+    take_hits(r, id, hit, 0);
+    e->cached_n = (int32_t)hit;
+    e->computed = (int32_t)(hit * r->bs);
+    r->owed -= e->computed;
+    /* A request re-admitted after a preemption is recorded apart, as vLLM's
+     * PrefixCacheStats.record(preempted=...) does (vllm/v1/metrics/stats.py); the hit rate
+     * and its counters are of new requests only. */
+    if (q->preemptions) {
+        r->st.prefix_preempted_queries += e->target;
+        r->st.prefix_preempted_hits += e->computed;
+    } else {
+        r->st.prefix_queries += e->target;
+        r->st.prefix_hits += e->computed;
+    }
+    q->cached = e->computed;
+}
+
 static void admit_waiting(sv_replica_t *r, double now)
 {
     long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
@@ -1146,25 +1196,172 @@ static void admit_waiting(sv_replica_t *r, double now)
         long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
                                  : blocks_for(r, hit * r->bs + n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
-        if (KVP(r)->caching) {
-            take_hits(r, id, hit, 0);
-            e->cached_n = (int32_t)hit;
-            e->computed = (int32_t)(hit * r->bs);
-            r->owed -= e->computed;
-            /* A request re-admitted after a preemption is recorded apart, as vLLM's
-             * PrefixCacheStats.record(preempted=...) does (vllm/v1/metrics/stats.py); the
-             * hit rate and its counters are of new requests only. */
-            if (q->preemptions) {
-                r->st.prefix_preempted_queries += e->target;
-                r->st.prefix_preempted_hits += e->computed;
-            } else {
-                r->st.prefix_queries += e->target;
-                r->st.prefix_hits += e->computed;
-            }
-            q->cached = e->computed;
-        }
+        admit_hits(r, id, hit);
         admit(r, id, n, blocks, now);
     }
+}
+
+/* ---- SGLang's admission and retraction ------------------------------------------------------ */
+
+/* Output tokens request id has made so far (SGLang's len(req.output_ids)). */
+static long made_of(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    return e->in_decode ? e->g_join + member_tokens(r, e) : e->generated;
+}
+
+static int sgl_left_cmp(const void *a, const void *b)
+{
+    long x = (*(const long(*)[2])a)[0], y = (*(const long(*)[2])b)[0];
+    return (x > y) - (x < y);
+}
+
+/*
+ * SGLang's check for requests that ignore EOS (PrefillAdder.add_one_req_ignore_eos,
+ * python/sglang/srt/managers/schedule_policy.py): every running request and the candidate
+ * `cand` will make exactly their remaining output (ratio 1), so it plays their future
+ * forward. Sorted by tokens left, when the i-th finishes the n - i still running have each
+ * grown by its tokens left and those before it have freed what they held (input + output
+ * so far); with `cur` free tokens (the KV free now less this round's prompts, the
+ * candidate's included), it fits if at every such point more than IGNORE_EOS_RESERVE_TOKENS
+ * a request is left: cur + freed - left_i x (n - i) > (n - i).
+ */
+static int sgl_all_finish(sv_replica_t *r, int32_t cand, double cur)
+{
+    size_t n = 0;
+    if (SV_GROW(r->sgl_st, r->capsgl, (size_t)r->n_running + 1)) {
+        r->oom = 1;
+        return 0;
+    }
+    for (int32_t id = cand; id >= 0; id = id == cand ? r->run_head : E(r, id)->next) {
+        long made = made_of(r, E(r, id)), left = Q(r, id)->output - made;
+        if (left <= 0) continue;
+        r->sgl_st[n][0] = left;
+        r->sgl_st[n++][1] = (long)Q(r, id)->input + made;
+    }
+    qsort(r->sgl_st, n, sizeof *r->sgl_st, sgl_left_cmp);
+    double freed = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double bs = (double)(n - i);
+        if (cur + freed - (double)r->sgl_st[i][0] * bs <= SGL.eos_reserve * bs) return 0;
+        freed += (double)r->sgl_st[i][1];
+    }
+    return 1;
+}
+
+/*
+ * SGLang's PrefillAdder over the waiting queue, first come first served (Scheduler.
+ * get_new_batch_prefill, schedule_policy.py PrefillAdder.add_one_req): the KV it may
+ * promise is the free KV less new_token_ratio x each running request's remaining output
+ * (clipped at 4,096: rem_total_tokens) and less, for each prompt admitted this round, its
+ * tokens and its whole output (clipped). A prompt whose tokens plus remaining output
+ * (clipped) do not fit what is left is refused; with ignore_eos and no radix cache
+ * (add_one_req_ignore_eos) it must fit the free KV and every request must be able to finish
+ * (sgl_all_finish). A refusal, or room used up, marks the batch full (batch_is_full): no
+ * prompt is tried again till a request leaves the batch (run_remove). A prompt longer than
+ * the step's budget left is chunked and reserves no output yet. Tokens are counted as
+ * blocks x block size; the blocks are taken as each prompt is admitted.
+ */
+static void sgl_admit(sv_replica_t *r, double now)
+{
+    if (r->n_swapped > 0 || r->sgl_full) return;
+    long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
+    int eos = r->cfg.ignore_eos && !KVP(r)->caching;
+    double have = (double)avail(r) * r->bs, total_off = 0.0, cur_off = 0.0;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
+        if (E(r, id)->in_decode)
+            total_off += fmin(Q(r, id)->output - made_of(r, E(r, id)), SGL.clip) * r->ntr;
+    /* the chunked prompt's last chunk reserves its output (add_chunked_req) */
+    for (size_t i = 0; i < r->nchunks; i++) {
+        const sv_reqeng_t *e = E(r, r->chunks[i].id);
+        if (e->computed + r->chunks[i].n == e->target)
+            total_off += fmin(Q(r, r->chunks[i].id)->output - e->generated, SGL.clip);
+    }
+    while (r->n_waiting > 0 && r->budget > 0) {
+        if (r->n_running >= slots) {
+            r->sgl_full = 1;
+            break;
+        }
+        int32_t id = wq_front(r);
+        if (id < 0 || E(r, id)->visible > r->cutoff) break;
+        sv_req_t *q = Q(r, id);
+        sv_reqeng_t *e = E(r, id);
+        long touched, hit = lookup_prefix(r, id, &touched);
+        long ext = e->target - (e->computed + hit * r->bs), n = ext < r->budget ? ext : r->budget;
+        double left = fmin(fmax(q->output - e->generated, 0), SGL.clip);
+        double rem_total = have - total_off, cur_rem = have - cur_off;
+        int fits = eos ? ext <= fmin(cur_rem, rem_total) && sgl_all_finish(r, id, cur_rem - ext)
+                       : ext + left < rem_total;
+        /* An idle engine takes its first request: SGLang caps max_new_tokens so that prompt
+         * and output stay below its pool (Scheduler.handle_generate_request, max_req_len),
+         * which sv_replica_submit checks in blocks. */
+        fits = fits || r->n_running == 0;
+        long blocks = blocks_for(r, hit * r->bs + n) - hit;
+        if (!fits || avail(r) - blocks - touched < r->watermark_blocks) {
+            r->sgl_full = 1;
+            break;
+        }
+        if (!eos && ext >= r->budget && r->nchunks > 0) break; /* the next step's */
+        total_off += (double)n + (n == ext ? left : 0.0);
+        cur_off += (double)n;
+        admit_hits(r, id, hit);
+        admit(r, id, n, blocks, now);
+        if (have - total_off <= 0 || have - cur_off <= 0) r->sgl_full = 1; /* budget_state */
+    }
+}
+
+/* Blocks the decoding sequences' next tokens need (as allocate_decode gives them). */
+static long decode_need(const sv_replica_t *r)
+{
+    if (r->reserve) return 0;
+    if (!r->spec_k) return r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+    long need = 0;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
+        if (E(r, id)->in_decode) need += spec_need(r, E(r, id));
+    return need;
+}
+
+/*
+ * SGLang's decode batch (Scheduler.update_running_batch, scheduler.py): when the next
+ * tokens do not fit (ScheduleBatch.check_decode_mem), it retracts (ScheduleBatch.
+ * retract_decode, schedule_batch.py): the decoding request with the fewest output tokens,
+ * among those the longest prompt, goes back to the end of the waiting queue to be prefilled
+ * again with what it made, then the next, till the rest fit; the new-token ratio becomes
+ * (output made + 20 x requests) / (their outputs), at most 1, over those left. A step
+ * without retraction lowers the ratio by its decay, down to its floor. What is still
+ * short (prompts being prefilled hold the rest) is preempted as the paged schedulers do.
+ */
+static void sgl_decodes(sv_replica_t *r)
+{
+    long need = decode_need(r), retracted = 0;
+    while (need > avail(r) && r->n_dec > 1) {
+        int32_t v = -1;
+        for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+            const sv_reqeng_t *e = E(r, id);
+            if (!e->in_decode) continue;
+            long dm = v < 0 ? 0 : made_of(r, e) - made_of(r, E(r, v));
+            if (v < 0 || dm < 0 || (dm == 0 && Q(r, id)->input > Q(r, v)->input)) v = id;
+        }
+        preempt(r, v);
+        if (!r->prio) { /* to the back of the queue (Scheduler._add_request_to_queue) */
+            ring_pop(&r->wq);
+            if (ring_push_back(&r->wq, v)) r->oom = 1;
+        }
+        need = decode_need(r);
+        retracted++;
+    }
+    if (retracted) {
+        double made = 0.0, outs = 0.0;
+        for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
+            if (E(r, id)->in_decode) {
+                made += (double)made_of(r, E(r, id)) + SGL.retract_steps;
+                outs += Q(r, id)->output;
+            }
+        r->ntr = outs > 0 ? fmin(1.0, made / outs) : 1.0;
+    } else {
+        double floor = SGL.init_ratio * SGL.min_factor;
+        r->ntr = fmax(r->ntr - (SGL.init_ratio - floor) / SGL.decay_steps, floor);
+    }
+    allocate_decode(r);
 }
 
 static void swap_in(sv_replica_t *r)
@@ -1234,8 +1431,12 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             prefill_only = r->nchunks > 0;
             break;
         case PH_DECODES:
+        case PH_SGL_DECODES:
             if (!*had_decodes || prefill_only) break;
-            allocate_decode(r);
+            if (*ph == PH_SGL_DECODES)
+                sgl_decodes(r);
+            else
+                allocate_decode(r);
             r->dec_allocated = 1;
             r->budget -= r->n_dec * r->dec_tokens;
             break;
@@ -1254,6 +1455,10 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             if (r->preempted_now) break;
             swap_in(r);
             if (r->n_swapped == 0) admit_waiting(r, now);
+            break;
+        case PH_SGL_ADMIT:
+            sgl_admit(r, now);
+            prefill_only = r->nchunks > 0;
             break;
         case PH_END:
             break;
@@ -1313,7 +1518,10 @@ double sv_replica_start_step(sv_replica_t *r, double now)
 
     r->lag_on = 0;
     r->step_n_dec = (had_decodes || r->n_dec > 0) && !prefill_only ? r->n_dec : 0;
-    if (r->nchunks == 0 && r->step_n_dec == 0) return 0.0;
+    if (r->nchunks == 0 && r->step_n_dec == 0) {
+        r->ntr = SGL.init_ratio; /* SGLang, idle: self_check_during_idle resets the ratio */
+        return 0.0;
+    }
 
     if (sv__grow((void **)&r->pch, &r->cappch, r->nchunks + 1, sizeof *r->pch)) {
         r->oom = 1;
@@ -1777,6 +1985,7 @@ void sv_replica_step_info(const sv_replica_t *r, sv_step_info_t *out)
     out->kv_usage = sv_replica_kv_usage(r);
     out->swap_s = r->swap_time;
     out->preempted = r->preempted_now;
+    out->new_token_ratio = r->ntr;
 }
 
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)

@@ -85,6 +85,9 @@ typedef struct sv_engine_cfg {
      * overlap leaves). 1 on, 0 off; the scenario resolves the default (on for sglang
      * without speculative decoding, sv_scenario_load). */
     int overlap_schedule;
+    /* engine.ignore_eos: the clients send ignore_eos, every request generating exactly its
+     * output; SGLang's admission reads it (the sglang scheduler only). */
+    int ignore_eos;
     double api_server; /* s from the server's door to the engine core (engine.api_server_ms):
                         * a submitted request is invisible to the scheduler till then */
     /* engine.scheduling_policy: 0 fcfs; 1 priority (vLLM's --scheduling-policy priority:
@@ -216,6 +219,7 @@ typedef struct sv_step_info {
     double kv_usage;        /* used blocks / all blocks, 0..1 */
     double swap_s;          /* time of the step spent swapping KV back in */
     int preempted;          /* building the step preempted a request */
+    double new_token_ratio; /* the sglang scheduler's new-token ratio after building it */
 } sv_step_info_t;
 void sv_replica_step_info(const sv_replica_t *r, sv_step_info_t *out);
 
