@@ -1201,6 +1201,8 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     sv_pool_result_t *pp = &s->res->pools[p];
     pp->cfg = pc;
     int rc = sv_perf_init(&pp->perf, &pc->gpu, &sc->model, &pc->perf, err);
+    if (!rc && pc->perf.spec_method == SV_SPEC_DRAFT)
+        rc = sv_perf_draft_init(&pp->perf, &pp->draft, &pc->draft_model, err);
     if (!rc) rc = sv_perf_memplan(&pp->perf, &pp->mem, err);
     if (rc) {
         char msg[SV_ERRMSG_MAX];
