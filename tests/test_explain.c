@@ -52,6 +52,41 @@ START_TEST(test_explain_numbers)
 }
 END_TEST
 
+/* A draft model in explain: its memory per GPU, the KV per token both models take
+ * (Llama-3.1-8B 131,072 + Llama-3.2-1B 32,768 at TP 1) and its JSON block. */
+START_TEST(test_explain_draft_model)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m, *dm;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.2-1b", &dm, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative", "draft", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative_model", "llama-3.2-1b", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "spec_acceptance", "0.7", &err), 0);
+    sv_perf_t p, d;
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
+    ck_assert_int_eq(sv_perf_draft_init(&p, &d, dm, &err), 0);
+    long batches[] = {1, 8};
+    sv_explain_t e;
+    ck_assert_msg(sv_explain_compute(&p, 1024, 256, batches, 2, &e, &err) == 0, "%s", err.msg);
+    cJSON *j = sv_explain_json(&e);
+    const cJSON *dj = cJSON_GetObjectItemCaseSensitive(j, "draft_model");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(dj, "name")->valuestring, "llama-3.2-1b");
+    ck_assert(cJSON_GetObjectItemCaseSensitive(dj, "kv_bytes_per_token_per_gpu")->valuedouble ==
+              32768.0);
+    ck_assert(cJSON_GetObjectItemCaseSensitive(dj, "weight_bytes_per_gpu")->valuedouble ==
+              d.weight_bytes_gpu);
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
+    ck_assert(cJSON_GetObjectItemCaseSensitive(mem, "kv_bytes_per_token")->valuedouble == 163840.0);
+    cJSON_Delete(j);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 /* The confidence mark in explain's JSON: status and band of a measured and a
  * datasheet-only GPU (docs/cost-model.md, "Calibration status and error bands"). */
 static void check_confidence(sv_catalog_t *cat, const char *gpu, const char *profile,
@@ -101,6 +136,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_explain_numbers);
     tcase_add_test(tc, test_confidence_json);
+    tcase_add_test(tc, test_explain_draft_model);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -486,6 +486,13 @@ cJSON *sv_explain_json(const sv_explain_t *e)
         cJSON_AddStringToObject(j, "expert_weight_dtype", sv_dtype_name(p->x.expert_dtype));
     }
     if (p->model.notes[0]) cJSON_AddStringToObject(j, "notes", p->model.notes);
+    if (p->draft) { /* speculative: draft: what the draft model holds per GPU */
+        cJSON *d = cJSON_AddObjectToObject(j, "draft_model");
+        cJSON_AddStringToObject(d, "name", p->draft->model.name);
+        cJSON_AddNumberToObject(d, "tp", p->draft->set.tp);
+        cJSON_AddNumberToObject(d, "weight_bytes_per_gpu", p->draft->weight_bytes_gpu);
+        cJSON_AddNumberToObject(d, "kv_bytes_per_token_per_gpu", p->draft->kv_bytes_token);
+    }
 
     cJSON *pre = step_json(&e->prefill);
     cJSON_AddNumberToObject(pre, "tokens", (double)e->input);
