@@ -103,6 +103,10 @@ typedef struct kvlinks {
     int32_t *buf;      /* scratch: the transfers that landed */
     size_t capbuf;
     int *recv_n;       /* per replica: transfers in flight into it (decode replicas) */
+    int *moving_n;     /* scratch per replica: of those, the ones moving bytes now */
+    double *cap;       /* scratch: one link's caps */
+    size_t capcap;
+    int contended;     /* receivers with more transfers in flight than ranks */
     int caps_dirty;    /* some receiver's count crossed its ranks: caps to recompute */
 } kvlinks_t;
 
@@ -635,21 +639,23 @@ static void recv_count(sim_t *s, int d, int delta)
 {
     int before = s->kv.recv_n[d];
     s->kv.recv_n[d] += delta;
-    int ranks = recv_ranks(s, d);
-    if (before > ranks || s->kv.recv_n[d] > ranks) s->kv.caps_dirty = 1;
+    int ranks = recv_ranks(s, d), after = s->kv.recv_n[d];
+    s->kv.contended += (after > ranks) - (before > ranks);
+    if (before > ranks || after > ranks) s->kv.caps_dirty = 1;
 }
 
 /*
- * Receiver NIC contention (docs/disaggregation.md, "Receiving links"): the n transfers into
- * one decode replica share its GPUs' receive links fairly, so one moves at most
- * ranks / n of the rate its receivers take alone: on its sender's link, tp x the per-GPU
- * bandwidth x (link_gpu / recv_gpu) x ranks / n (sv_perf_kv_handoff: a lone transfer's
- * receivers are never the busier side). No cap while n <= ranks.
+ * Receiver NIC contention (docs/disaggregation.md, "Receiving links"): the n transfers
+ * moving bytes into one decode replica (past their latency) share its GPUs' receive links
+ * fairly, so one moves at most ranks / n of the rate its receivers take alone: on its
+ * sender's link, tp x the per-GPU bandwidth x (link_gpu / recv_gpu) x ranks / n
+ * (sv_perf_kv_handoff: a lone transfer's receivers are never the busier side). No cap
+ * while n <= ranks.
  */
 static double recv_cap(sim_t *s, int p, int32_t id)
 {
     const sv_req_t *r = R(s, id);
-    int d = r->replica, n = s->kv.recv_n[d], ranks = recv_ranks(s, d);
+    int d = r->replica, n = s->kv.moving_n[d], ranks = recv_ranks(s, d);
     if (n <= ranks) return INFINITY;
     const sv_perf_t *pre = &s->res->pools[s->res->rpool[p]].perf;
     const sv_perf_t *dec = &s->res->pools[s->res->rpool[d]].perf;
@@ -660,18 +666,47 @@ static double recv_cap(sim_t *s, int p, int32_t id)
 
 static void service_link(sim_t *s, int rep);
 
-/* After the receivers' counts changed: every link moved to now at its old rates, then its
- * transfers' caps set from the counts now (landings on the way change counts: repeat). */
+/*
+ * After the receivers' counts changed: the transfers moving into each receiver at now
+ * counted, then each link's caps from them. A link whose caps would bind nowhere (none
+ * below its equal share now) keeps none, so its rates, events and bytes stay what they were
+ * without receivers; a link whose caps change is moved to now at its old rates first.
+ * Landings on the way change counts: repeat.
+ */
 static void settle_caps(sim_t *s)
 {
+    int n = s->res->replicas;
     while (s->kv.caps_dirty && !s->rc) {
         s->kv.caps_dirty = 0;
-        for (int p = 0; p < s->res->replicas; p++) {
+        memset(s->kv.moving_n, 0, (size_t)n * sizeof *s->kv.moving_n);
+        for (int p = 0; p < n; p++)
+            for (size_t i = 0; i < s->kv.links[p].n; i++)
+                if (s->kv.links[p].x[i].ready <= s->now)
+                    s->kv.moving_n[R(s, s->kv.links[p].x[i].id)->replica]++;
+        for (int p = 0; p < n && !s->rc; p++) {
             sv_link_t *l = &s->kv.links[p];
             if (l->n == 0) continue;
-            service_link(s, p);
+            if (SV_GROW(s->kv.cap, s->kv.capcap, l->n)) {
+                halt(s, SV_ENOMEM, "out of memory: a KV link's caps could not grow");
+                return;
+            }
+            size_t m = 0;
             for (size_t i = 0; i < l->n; i++)
-                sv_link_set_cap(l, l->x[i].id, recv_cap(s, p, l->x[i].id));
+                m += l->x[i].ready <= s->now;
+            double eq = m ? (l->fifo ? l->bw : l->bw / (double)m) : INFINITY;
+            int binds = 0, change = 0;
+            for (size_t i = 0; i < l->n; i++) {
+                s->kv.cap[i] = recv_cap(s, p, l->x[i].id);
+                binds |= s->kv.cap[i] < eq;
+            }
+            for (size_t i = 0; i < l->n; i++) {
+                if (!binds) s->kv.cap[i] = INFINITY;
+                change |= s->kv.cap[i] != l->x[i].cap;
+            }
+            if (!change) continue;
+            service_link(s, p); /* to now at the old rates (it may land some) */
+            for (size_t i = 0; i < l->n; i++)
+                sv_link_set_cap(l, l->x[i].id, binds ? recv_cap(s, p, l->x[i].id) : INFINITY);
             service_link(s, p); /* re-arm at the new rates */
         }
     }
@@ -709,6 +744,7 @@ static void service_link(sim_t *s, int rep)
 static void on_link(sim_t *s, int rep)
 {
     service_link(s, rep);
+    if (s->kv.contended) s->kv.caps_dirty = 1; /* a transfer may have left its latency */
     settle_caps(s);
 }
 
@@ -1336,12 +1372,13 @@ static int alloc_replicas(sim_t *s, int total, sv_error_t *err)
     s->kv.links = calloc(n, sizeof *s->kv.links);
     s->kv.timer = malloc(n * sizeof *s->kv.timer);
     s->kv.recv_n = calloc(n, sizeof *s->kv.recv_n);
+    s->kv.moving_n = calloc(n, sizeof *s->kv.moving_n);
     s->as.rstate = calloc(n, sizeof *s->as.rstate);
     s->as.up_since = calloc(n, sizeof *s->as.up_since);
     s->as.ready = malloc(n * sizeof *s->as.ready);
     if (!s->as.rstate || !s->as.up_since || !s->as.ready || !res->up_s || !f->cand || !f->kicks ||
         !f->kicked || !res->metrics || !f->reps || !res->rstats || !res->rpool || !res->stall_s ||
-        !f->stall_since || !s->kv.links || !s->kv.timer || !s->kv.recv_n || !f->entry || !f->dec)
+        !f->stall_since || !s->kv.links || !s->kv.timer || !s->kv.recv_n || !s->kv.moving_n || !f->entry || !f->dec)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     return 0;
 }
@@ -1529,6 +1566,8 @@ static void teardown(sim_t *s)
     free(s->kv.links);
     free(s->kv.timer);
     free(s->kv.recv_n);
+    free(s->kv.moving_n);
+    free(s->kv.cap);
     free(s->fl.entry);
     free(s->fl.dec);
     free(s->fl.cand);
