@@ -108,42 +108,34 @@ START_TEST(test_link_times)
 END_TEST
 
 
-START_TEST(test_link_caps)
+/* Two transfers of 1 GB added at 0 on a 50 GB/s link without latency, the first capped at
+ * cap: when each lands. */
+static void capped_pair(int fifo, double cap, double want0, double want1)
 {
-    /* Two transfers of 1 GB on a fair 50 GB/s link, no latency, one capped at 10 GB/s (its
-     * receiver's share): water-filling gives it 10 and the other 40 GB/s. The other lands
-     * at 1e9 / 40e9 = 25 ms; the capped one has then moved 0.25 GB and, alone, still takes
-     * only its cap: 0.75e9 / 10e9 = 75 ms more, landing at 100 ms. */
     sv_link_t l;
     double done[4];
-    sv_link_init(&l, 50e9, 0.0, 0);
+    sv_link_init(&l, 50e9, 0.0, fifo);
     sv_link_add(&l, 0.0, 0, 1e9);
     sv_link_add(&l, 0.0, 1, 1e9);
-    ck_assert_int_eq(sv_link_set_cap(&l, 0, 10e9), 1);
-    ck_assert_int_eq(sv_link_set_cap(&l, 7, 10e9), 0);
+    ck_assert_int_eq(sv_link_set_cap(&l, 0, cap), 1);
+    ck_assert_int_eq(sv_link_set_cap(&l, 7, cap), 0); /* no such transfer */
     drain_link(&l, done);
-    tu_assert_rel(done[1], 0.025, 1e-12);
-    tu_assert_rel(done[0], 0.100, 1e-12);
+    tu_assert_rel(done[0], want0, 1e-12);
+    tu_assert_rel(done[1], want1, 1e-12);
     sv_link_free(&l);
-    /* Caps above the equal share change nothing: 25 GB/s each, both at 40 ms. */
-    sv_link_init(&l, 50e9, 0.0, 0);
-    sv_link_add(&l, 0.0, 0, 1e9);
-    sv_link_add(&l, 0.0, 1, 1e9);
-    sv_link_set_cap(&l, 0, 30e9);
-    drain_link(&l, done);
-    tu_assert_rel(done[0], 0.040, 1e-12);
-    tu_assert_rel(done[1], 0.040, 1e-12);
-    sv_link_free(&l);
+}
+
+START_TEST(test_link_caps)
+{
+    /* Fair, cap 10 GB/s (its receiver's share): water-filling gives it 10 and the other 40
+     * GB/s. The other lands at 1e9 / 40e9 = 25 ms; the capped one has then moved 0.25 GB and,
+     * alone, still takes only its cap: 0.75e9 / 10e9 = 75 ms more, landing at 100 ms. */
+    capped_pair(0, 10e9, 0.100, 0.025);
+    /* A cap above the equal share changes nothing: 25 GB/s each, both at 40 ms. */
+    capped_pair(0, 30e9, 0.040, 0.040);
     /* FIFO: the one moving transfer at min(bandwidth, cap): 1e9 / 20e9 = 50 ms, then the
      * next at the full 50 GB/s, 20 ms more. */
-    sv_link_init(&l, 50e9, 0.0, 1);
-    sv_link_add(&l, 0.0, 0, 1e9);
-    sv_link_add(&l, 0.0, 1, 1e9);
-    sv_link_set_cap(&l, 0, 20e9);
-    drain_link(&l, done);
-    tu_assert_rel(done[0], 0.050, 1e-12);
-    tu_assert_rel(done[1], 0.070, 1e-12);
-    sv_link_free(&l);
+    capped_pair(1, 20e9, 0.050, 0.070);
 }
 END_TEST
 

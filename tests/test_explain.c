@@ -58,18 +58,8 @@ START_TEST(test_explain_draft_model)
 {
     sv_catalog_t *cat = tu_catalog();
     sv_error_t err;
-    const sv_gpu_t *g;
-    const sv_model_t *m, *dm;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.2-1b", &dm, &err), 0);
-    sv_perf_settings_t s = sv_perf_settings_default();
-    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative", "draft", &err), 0);
-    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative_model", "llama-3.2-1b", &err), 0);
-    ck_assert_int_eq(sv_perf_settings_set(&s, "spec_acceptance", "0.7", &err), 0);
     sv_perf_t p, d;
-    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
-    ck_assert_int_eq(sv_perf_draft_init(&p, &d, dm, &err), 0);
+    tu_draft_pair(cat, 1, 0, "3", "0.7", &p, &d);
     long batches[] = {1, 8};
     sv_explain_t e;
     ck_assert_msg(sv_explain_compute(&p, 1024, 256, batches, 2, &e, &err) == 0, "%s", err.msg);

@@ -1091,22 +1091,8 @@ END_TEST
  * k = 4 at 0.8 a position. *draft must outlive the returned model (it borrows it). */
 static sv_perf_t mk_draft(int tp, int ideal, sv_perf_t *draft)
 {
-    sv_error_t err;
-    const sv_gpu_t *g;
-    const sv_model_t *m, *dm;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.2-1b", &dm, &err), 0);
-    sv_perf_settings_t s = sv_perf_settings_default();
-    s.tp = tp;
-    if (ideal) sv_perf_settings_ideal(&s);
-    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative", "draft", &err), 0);
-    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative_model", "llama-3.2-1b", &err), 0);
-    ck_assert_int_eq(sv_perf_settings_set(&s, "num_speculative_tokens", "4", &err), 0);
-    ck_assert_int_eq(sv_perf_settings_set(&s, "spec_acceptance", "0.8", &err), 0);
     sv_perf_t p;
-    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
-    ck_assert_msg(sv_perf_draft_init(&p, draft, dm, &err) == 0, "%s", err.msg);
+    tu_draft_pair(cat, tp, ideal, "4", "0.8", &p, draft);
     return p;
 }
 
