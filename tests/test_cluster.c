@@ -107,6 +107,38 @@ START_TEST(test_link_times)
 }
 END_TEST
 
+
+/* Two transfers of 1 GB added at 0 on a 50 GB/s link without latency, the first capped at
+ * cap: when each lands. */
+static void capped_pair(int fifo, double cap, double want0, double want1)
+{
+    sv_link_t l;
+    double done[4];
+    sv_link_init(&l, 50e9, 0.0, fifo);
+    sv_link_add(&l, 0.0, 0, 1e9);
+    sv_link_add(&l, 0.0, 1, 1e9);
+    ck_assert_int_eq(sv_link_set_cap(&l, 0, cap), 1);
+    ck_assert_int_eq(sv_link_set_cap(&l, 7, cap), 0); /* no such transfer */
+    drain_link(&l, done);
+    tu_assert_rel(done[0], want0, 1e-12);
+    tu_assert_rel(done[1], want1, 1e-12);
+    sv_link_free(&l);
+}
+
+START_TEST(test_link_caps)
+{
+    /* Fair, cap 10 GB/s (its receiver's share): water-filling gives it 10 and the other 40
+     * GB/s. The other lands at 1e9 / 40e9 = 25 ms; the capped one has then moved 0.25 GB and,
+     * alone, still takes only its cap: 0.75e9 / 10e9 = 75 ms more, landing at 100 ms. */
+    capped_pair(0, 10e9, 0.100, 0.025);
+    /* A cap above the equal share changes nothing: 25 GB/s each, both at 40 ms. */
+    capped_pair(0, 30e9, 0.040, 0.040);
+    /* FIFO: the one moving transfer at min(bandwidth, cap): 1e9 / 20e9 = 50 ms, then the
+     * next at the full 50 GB/s, 20 ms more. */
+    capped_pair(1, 20e9, 0.050, 0.070);
+}
+END_TEST
+
 /* ---- disaggregation ------------------------------------------------------------------- */
 
 static const char *disagg =
@@ -154,6 +186,39 @@ START_TEST(test_transfer_per_rank)
     res = run(disagg, sets3, 5, &sc);
     r = &res->pool.r[0];
     tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 2048.0 * 65536.0 / 50e9, 1e-9);
+    done(sc, res);
+}
+END_TEST
+
+START_TEST(test_receiver_contention)
+{
+    /* Two prefill replicas each hand a 2048-token prompt to the one decode replica at the
+     * same instant (rate inf: both sent at t = 0, prefilled side by side). Each sender's
+     * link is 50 GB/s, but the decode replica's one GPU receives both through its own
+     * 50 GB/s NIC: a fair share of 25 GB/s each, so each transfer takes 10 us + 2048 x
+     * 131,072 / 25e9 = 10.747 ms instead of 10 us + 5.369 ms alone. */
+    const char *sets[] = {"workload.num_requests=2", "workload.rate=inf",
+                          "workload.input=2048",     "workload.output=16",
+                          "pools.decode.replicas=1", "router.policy=round-robin"};
+    sv_scenario_t *sc;
+    sv_result_t *res = run(disagg, sets, 6, &sc);
+    for (int i = 0; i < 2; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        ck_assert(r->xfer_start == res->pool.r[0].xfer_start);
+        tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 2048.0 * 131072.0 / 25e9, 1e-9);
+    }
+    ck_assert(res->pool.r[0].prefill_replica != res->pool.r[1].prefill_replica);
+    check_accounting(res);
+    done(sc, res);
+    /* Two decode replicas: each takes one, no contention, each transfer as alone. */
+    const char *sets2[] = {"workload.num_requests=2", "workload.rate=inf",
+                           "workload.input=2048",     "workload.output=16",
+                           "router.policy=round-robin"};
+    res = run(disagg, sets2, 5, &sc);
+    for (int i = 0; i < 2; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 2048.0 * 131072.0 / 50e9, 1e-9);
+    }
     done(sc, res);
 }
 END_TEST
@@ -439,6 +504,8 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_link_times);
+    tcase_add_test(tc, test_link_caps);
+    tcase_add_test(tc, test_receiver_contention);
     tcase_add_test(tc, test_single_transfer_exact);
     tcase_add_test(tc, test_transfer_per_rank);
     tcase_add_test(tc, test_router_latency_in_ttft);

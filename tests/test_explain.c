@@ -52,6 +52,31 @@ START_TEST(test_explain_numbers)
 }
 END_TEST
 
+/* A draft model in explain: its memory per GPU, the KV per token both models take
+ * (Llama-3.1-8B 131,072 + Llama-3.2-1B 32,768 at TP 1) and its JSON block. */
+START_TEST(test_explain_draft_model)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_error_t err;
+    sv_perf_t p, d;
+    tu_draft_pair(cat, 1, 0, "3", "0.7", &p, &d);
+    long batches[] = {1, 8};
+    sv_explain_t e;
+    ck_assert_msg(sv_explain_compute(&p, 1024, 256, batches, 2, &e, &err) == 0, "%s", err.msg);
+    cJSON *j = sv_explain_json(&e);
+    const cJSON *dj = cJSON_GetObjectItemCaseSensitive(j, "draft_model");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(dj, "name")->valuestring, "llama-3.2-1b");
+    ck_assert(cJSON_GetObjectItemCaseSensitive(dj, "kv_bytes_per_token_per_gpu")->valuedouble ==
+              32768.0);
+    ck_assert(cJSON_GetObjectItemCaseSensitive(dj, "weight_bytes_per_gpu")->valuedouble ==
+              d.weight_bytes_gpu);
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(j, "memory");
+    ck_assert(cJSON_GetObjectItemCaseSensitive(mem, "kv_bytes_per_token")->valuedouble == 163840.0);
+    cJSON_Delete(j);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 /* The confidence mark in explain's JSON: status and band of a measured and a
  * datasheet-only GPU (docs/cost-model.md, "Calibration status and error bands"). */
 static void check_confidence(sv_catalog_t *cat, const char *gpu, const char *profile,
@@ -101,6 +126,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_explain_numbers);
     tcase_add_test(tc, test_confidence_json);
+    tcase_add_test(tc, test_explain_draft_model);
     suite_add_tcase(s, tc);
     return s;
 }

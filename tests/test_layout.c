@@ -228,6 +228,20 @@ START_TEST(test_ep_domains)
     ck_assert_msg(sv_perf_init(&p, g, &m, &s, &err) == 0, "%s", err.msg);
     tu_assert_rel(p.a2a_inv_bw[SV_EPK_HIGH_THROUGHPUT], 24.0 / 31.0 / (50e9 * 0.9), 1e-12);
     tu_assert_rel(p.a2a_alpha[SV_EPK_HIGH_THROUGHPUT], 40e-6, 1e-12);
+    /* The low-latency kernels fitted to DeepEP V1's table: 27 us, 0.87 of 50 GB/s off the
+     * node; max(7/31 / (450 GB/s x 0.5), 24/31 / (50 GB/s x 0.87)) is the scale-out term. A
+     * rank's 128 tokens: 7.75 copies a token of 7,392 FP8 bytes out, of 14,336 BF16 back,
+     * 128 x (57,288 + 111,104) x 24/31 / 43.5e9 = 383.6 us + 2 x 27 us = 437.6 us, against
+     * DeepEP's 155 + 273 = 428 us at EP 32 (+2.2%). */
+    tu_assert_rel(p.a2a_inv_bw[SV_EPK_LOW_LATENCY], 24.0 / 31.0 / (50e9 * 0.87), 1e-12);
+    tu_assert_rel(p.a2a_alpha[SV_EPK_LOW_LATENCY], 27e-6, 1e-12);
+    double t = 2.0 * p.a2a_alpha[SV_EPK_LOW_LATENCY] +
+               128.0 * (p.a2a_bytes[SV_EPK_LOW_LATENCY][0] + p.a2a_bytes[SV_EPK_LOW_LATENCY][1]) *
+                   p.a2a_inv_bw[SV_EPK_LOW_LATENCY];
+    tu_assert_rel(p.a2a_bytes[SV_EPK_LOW_LATENCY][0], 57288.0, 1e-12);
+    tu_assert_rel(p.a2a_bytes[SV_EPK_LOW_LATENCY][1], 111104.0, 1e-12);
+    tu_assert_rel(t, 437.6e-6, 1e-3);
+    tu_assert_rel(t, 428e-6, 0.03);
 }
 END_TEST
 

@@ -1087,6 +1087,123 @@ START_TEST(test_spec_decode)
 }
 END_TEST
 
+/* Speculative decoding with a draft model: Llama-3.1-8B drafted by Llama-3.2-1B on H100s,
+ * k = 4 at 0.8 a position. *draft must outlive the returned model (it borrows it). */
+static sv_perf_t mk_draft(int tp, int ideal, sv_perf_t *draft)
+{
+    sv_perf_t p;
+    tu_draft_pair(cat, tp, ideal, "4", "0.8", &p, draft);
+    return p;
+}
+
+/* A draft model's forward pass as the drafter prices it: the step less the engine's CPU. */
+static double pass_of(const sv_perf_t *d, long n, double ctx_sum, int verify)
+{
+    sv_batch_t b = {.n_decode = n, .decode_ctx_sum = ctx_sum, .verify = verify};
+    sv_step_cost_t c;
+    sv_perf_step(d, &b, &c);
+    return c.total - c.eng_step - c.eng_seq;
+}
+
+START_TEST(test_spec_draft_model)
+{
+    sv_perf_t draft;
+    sv_perf_t p = mk_draft(1, 0, &draft);
+    sv_perf_t alone = mk("llama-3.1-8b", "h100-sxm", 1, 0);
+    /* Llama-3.2-1B by hand: per layer q 2048*2048 + k,v 2*2048*512 + o 2048*2048 =
+     * 10,485,760, MLP 3*2048*8192 = 50,331,648, norms 4,096: 60,821,504 x 16 = 973,144,064;
+     * final norm 2,048; one tied 128256 x 2048 table 262,668,288: 1,235,814,400. */
+    ck_assert(sv_model_param_count(&draft.model) == 1235814400.0);
+    tu_assert_rel(draft.weight_bytes_gpu, 2.0 * 1235814400.0, 0.005);
+    /* Memory per GPU: both models' weights; KV per token 131,072 (the 8B's) + 2 * 16 * 8 *
+     * 64 * 2 = 32,768 (the 1B's) = 163,840 B; every sequence the 4 lookahead slots. */
+    ck_assert(p.weight_bytes_gpu == alone.weight_bytes_gpu + draft.weight_bytes_gpu);
+    ck_assert(draft.kv_bytes_token == 32768.0);
+    ck_assert(p.kv_bytes_token == 163840.0);
+    ck_assert(p.seq_state_bytes == 4.0 * 163840.0);
+    sv_memplan_t mp, ma;
+    sv_error_t err;
+    ck_assert_int_eq(sv_perf_memplan(&p, &mp, &err), 0);
+    ck_assert_int_eq(sv_perf_memplan(&alone, &ma, &err), 0);
+    tu_assert_rel(ma.kv_bytes - mp.kv_bytes, draft.weight_bytes_gpu, 1e-9);
+    ck_assert(mp.kv_tokens < ma.kv_tokens * 131072.0 / 163840.0);
+    /* Tokens per verify step: 1 + 0.8 + 0.64 + 0.512 + 0.4096 = 3.3616. */
+    tu_assert_rel(sv_spec_accept_len(&p.set), 3.3616, 1e-12);
+    /* The draft per step at batch 8, context 1000: its first pass over 4 + 2 = 6 tokens a
+     * sequence, then 3 steps of one token, each priced by the 1B's own cost model. */
+    sv_step_cost_t s;
+    sv_perf_decode_time(&p, 8, 1000.0, &s);
+    double d6 = pass_of(&draft, 8, 8000.0, 6), d1 = pass_of(&draft, 8, 8000.0, 1);
+    tu_assert_rel(s.spec_draft, d6 + 3.0 * d1, 1e-12);
+    /* The verify step is the target's over k + 1 = 5 tokens a sequence, the lockstep step
+     * (verify + draft) / tau. */
+    sv_batch_t vb = {.n_decode = 8, .decode_ctx_sum = 8000.0, .verify = 5};
+    sv_step_cost_t cv;
+    sv_perf_step(&alone, &vb, &cv);
+    tu_assert_rel(s.spec_verify, cv.total, 1e-12);
+    tu_assert_rel(s.total, (s.spec_verify + s.spec_draft) / 3.3616, 1e-12);
+    /* Pure roofline at batch 1 and no context: each one-token draft step reads the 1B's
+     * 2,471,628,800 bytes of weights at 3.35 TB/s: 0.7378 ms (the activations and the 6
+     * tokens of the first pass add well under 1%). */
+    sv_perf_t idraft;
+    sv_perf_t id = mk_draft(1, 1, &idraft);
+    tu_assert_rel(pass_of(&idraft, 1, 0.0, 1), 2471628800.0 / 3.35e12, 0.01);
+    sv_perf_decode_time(&id, 1, 0.0, &s);
+    tu_assert_rel(s.spec_draft, 4.0 * 2471628800.0 / 3.35e12, 0.01);
+    /* A prompt's last chunk: the draft's pass over its tokens, then 3 one-token steps. */
+    sv_chunk_t ch = {.new_tokens = 512, .cached_tokens = 0, .last = 1};
+    sv_batch_t pb = {.chunks = &ch, .n_chunks = 1};
+    sv_perf_spec_step(&p, &pb, &s);
+    sv_step_cost_t dc;
+    sv_perf_step(&draft, &pb, &dc);
+    tu_assert_rel(s.spec_draft,
+                  dc.total - dc.eng_step - dc.eng_seq + 3.0 * pass_of(&draft, 1, 512.0, 1), 1e-12);
+}
+END_TEST
+
+START_TEST(test_spec_draft_model_errors)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m, *mistral, *dm;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "mistral-7b", &mistral, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.2-1b", &dm, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative", "draft", &err), 0);
+    sv_perf_t p, d;
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "speculative: draft needs speculative_model (the draft model, a "
+                              "catalog name or a config.json)");
+    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative_model", "mistral-7b", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "speculative: draft needs spec_acceptance (the acceptance of a draft "
+                              "model depends on the pair of models and the data; no default is "
+                              "given)");
+    ck_assert_int_eq(sv_perf_settings_set(&s, "spec_acceptance", "0.7", &err), 0);
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
+    ck_assert_int_eq(sv_perf_draft_init(&p, &d, mistral, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "speculative_model: the draft 'mistral-7b' has a vocabulary of 32000 "
+                              "tokens, the target 'llama-3.1-8b' 128256; a draft model must share "
+                              "the target's tokenizer");
+    /* Pipeline stages with a draft model are not modelled. */
+    s.tp = 2;
+    s.pp = 2;
+    ck_assert_int_eq(sv_perf_init(&p, g, m, &s, &err), 0);
+    ck_assert_int_eq(sv_perf_draft_init(&p, &d, dm, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "speculative_model: a draft model runs with tensor parallelism only "
+                              "(this layout has pp=2, ep=1, dp_attention=1)");
+    sv_perf_settings_t n = sv_perf_settings_default();
+    ck_assert_int_eq(sv_perf_settings_set(&n, "speculative_model", "llama-3.2-1b", &err), 0);
+    ck_assert_int_eq(sv_spec_check(&n, &err), 0); /* speculative none: not loaded */
+    ck_assert_int_eq(sv_perf_settings_set(&n, "speculative", "eagle", &err), 0);
+    ck_assert_int_eq(sv_spec_check(&n, &err), SV_EINVAL);
+    ck_assert_str_eq(err.msg, "speculative_model: a draft model is run with speculative: draft "
+                              "(this pool's is eagle; with none the draft model is not loaded)");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -1118,6 +1235,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_window_kv);
     tcase_add_test(tc, test_linear_state);
     tcase_add_test(tc, test_spec_decode);
+    tcase_add_test(tc, test_spec_draft_model);
+    tcase_add_test(tc, test_spec_draft_model_errors);
     suite_add_tcase(s, tc);
     return s;
 }

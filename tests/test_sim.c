@@ -746,6 +746,35 @@ START_TEST(test_spec_sampled_mean_length)
 }
 END_TEST
 
+START_TEST(test_spec_draft_model_run)
+{
+    /* Llama-3.1-8B drafted by Llama-3.2-1B, k = 4, every draft accepted: one request of 256
+     * output tokens takes its first from the prefill and the other 255 in 255 / 5 = 51
+     * verify steps of 5 tokens (51 streamed chunks). The pool's KV per token is both
+     * models': 131,072 + 32,768 = 163,840 bytes; the draft's cost model is attached. */
+    const char *sets[] = {"hardware.speculative=draft", "hardware.speculative_model=llama-3.2-1b",
+                          "hardware.num_speculative_tokens=4", "hardware.spec_acceptance=1",
+                          "workload.output=256"};
+    sv_scenario_t *sc;
+    sv_result_t *res;
+    run_yaml(one_h100, sets, 5, &sc, &res);
+    const sv_pool_result_t *pp = &res->pools[0];
+    ck_assert(pp->perf.draft == &pp->draft);
+    ck_assert(pp->perf.kv_bytes_token == 163840.0);
+    ck_assert(pp->mem.kv_bytes_token == 163840.0);
+    double *itl;
+    size_t n;
+    ck_assert_int_eq(sv_metrics_itls(res->metrics, &res->pool, 0, &itl, &n), 0);
+    free(itl);
+    ck_assert_uint_eq(n, 51);
+    sv_spec_counters_t c;
+    sv_replica_spec_counters(&res->rstats[0], &pp->perf.set, &c);
+    ck_assert(c.drafts == 51.0 && c.accepted == 204.0 && c.mean_len == 5.0);
+    check_accounting(res);
+    done(sc, res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sim");
@@ -753,6 +782,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_single_request_exact);
+    tcase_add_test(tc, test_spec_draft_model_run);
     tcase_add_test(tc, test_md1_half_load);
     tcase_add_test(tc, test_streaming_summary_within_alpha);
     tcase_add_test(tc, test_md1_80_percent_load);

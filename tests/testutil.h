@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "servesim/cost/catalog.h"
+#include "servesim/cost/perf.h"
 
 static inline const char *tu_data(const char *name)
 {
@@ -48,5 +49,27 @@ static inline sv_catalog_t *tu_catalog(void)
         srunner_free(sr);                                                                          \
         return failed ? EXIT_FAILURE : EXIT_SUCCESS;                                               \
     }
+
+/* Llama-3.1-8B on H100s at tp (ideal: pure roofline) drafted by Llama-3.2-1B (speculative:
+ * draft), k draft tokens at acceptance accept: *p borrows *draft, which must outlive it. */
+static inline void tu_draft_pair(sv_catalog_t *cat, int tp, int ideal, const char *k,
+                                 const char *accept, sv_perf_t *p, sv_perf_t *draft)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m, *dm;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.2-1b", &dm, &err), 0);
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    if (ideal) sv_perf_settings_ideal(&s);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative", "draft", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "speculative_model", "llama-3.2-1b", &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "num_speculative_tokens", k, &err), 0);
+    ck_assert_int_eq(sv_perf_settings_set(&s, "spec_acceptance", accept, &err), 0);
+    ck_assert_msg(sv_perf_init(p, g, m, &s, &err) == 0, "%s", err.msg);
+    ck_assert_msg(sv_perf_draft_init(p, draft, dm, &err) == 0, "%s", err.msg);
+}
 
 #endif

@@ -346,6 +346,15 @@ static int cmd_explain(const sv_catalog_t *cat, int argc, char **argv)
         sv_catalog_resolve_model(cat, model_name, &model, &err) ||
         sv_perf_init(&perf, gpu, &model, &set, &err))
         return fail_err(&err);
+    sv_model_t draft_model;
+    sv_perf_t draft; /* perf borrows it (speculative: draft) */
+    if (set.spec_method == SV_SPEC_DRAFT) {
+        if (sv_catalog_resolve_model(cat, set.spec_model, &draft_model, &err)) {
+            sv_error_prefix(&err, "speculative_model");
+            return fail_err(&err);
+        }
+        if (sv_perf_draft_init(&perf, &draft, &draft_model, &err)) return fail_err(&err);
+    }
     if (json_path && strcmp(json_path, "-") != 0 && explain_out_check(model_name, json_path, &err))
         return fail_err(&err);
     sv_explain_t *e = malloc(sizeof *e);

@@ -86,8 +86,38 @@ const char *sv_role_name(sv_role_t r)
 
 /* The hardware keys of a pool (or of the top-level `hardware` map). The caller checks
  * for unknown keys once it has read its own. */
-static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t *pool,
-                         sv_error_t *err)
+/*
+ * speculative: draft: the rules between the speculative keys (sv_spec_check), then the draft
+ * model, a catalog name or a config.json relative to the scenario, as `model` is resolved.
+ */
+static int read_draft(sv_ynode_t *hw, const sv_scenario_t *sc, const sv_catalog_t *cat,
+                      sv_pool_cfg_t *pool, sv_error_t *err)
+{
+    char w[512], msg[SV_ERRMSG_MAX], full[1024];
+    int rc = sv_spec_check(&pool->perf, err);
+    const char *key = "speculative";
+    if (rc && strncmp(err->msg, "speculative_model", 17) == 0) key = "speculative_model";
+    if (!rc && pool->perf.spec_method != SV_SPEC_DRAFT) return 0;
+    if (!rc) {
+        key = "speculative_model";
+        const char *m = pool->perf.spec_model;
+        size_t ml = strlen(m);
+        if (ml > 5 && strcmp(m + ml - 5, ".json") == 0) resolve_path(sc->path, m, full, sizeof full);
+        else snprintf(full, sizeof full, "%s", m);
+        if (!(rc = sv_catalog_resolve_model(cat, full, &pool->draft_model, err)) &&
+            !(rc = sv_spec_draft_check(&pool->perf, &sc->model, &pool->draft_model, err)))
+            return 0;
+    }
+    sv_ynode_t *node = sv_ymap_get(hw, key);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    if (strncmp(msg, key, strlen(key)) == 0 && msg[strlen(key)] == ':')
+        memmove(msg, msg + strlen(key) + 2, strlen(msg + strlen(key) + 2) + 1);
+    return sv_errorf(err, rc, "%s: %s%s%s: %s", at(node ? node : hw, w, sizeof w), hw->path,
+                     hw->path[0] ? "." : "", key, msg);
+}
+
+static int read_hardware(sv_ynode_t *hw, const sv_scenario_t *sc, const sv_catalog_t *cat,
+                         sv_pool_cfg_t *pool, sv_error_t *err)
 {
     char w[512], gpu[SV_NAME_MAX];
     int rc;
@@ -112,7 +142,7 @@ static int read_hardware(sv_ynode_t *hw, const sv_catalog_t *cat, sv_pool_cfg_t 
                          "quarter of its TDP to its TDP)",
                          at(sv_ymap_get(hw, "power_limit_w"), w, sizeof w), hw->path,
                          hw->path[0] ? "." : "", cap, g->name, lo, hi);
-    return 0;
+    return read_draft(hw, sc, cat, pool, err);
 }
 
 /*
@@ -362,7 +392,7 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
         pool_defaults(p);
         snprintf(p->name, sizeof p->name, "default");
         sc->npools = 1;
-        if ((rc = read_hardware(hwmap, cat, p, err)) || (rc = sv_ymap_check_unknown(hwmap, err)))
+        if ((rc = read_hardware(hwmap, sc, cat, p, err)) || (rc = sv_ymap_check_unknown(hwmap, err)))
             return rc;
         return read_pool_engine(en, p, err);
     }
@@ -386,7 +416,7 @@ static int read_pools(sv_ynode_t *root, const sv_catalog_t *cat, sv_scenario_t *
                 return sv_errorf(err, SV_EINVAL, "%s: %s.name: pool '%s' is named twice",
                                  at(pm, w, sizeof w), pm->path, p->name);
         (void)sv_ymap_get(pm, "autoscaler"); /* read once the horizon is known */
-        if ((rc = read_hardware(pm, cat, p, err)) ||
+        if ((rc = read_hardware(pm, sc, cat, p, err)) ||
             (rc = read_pool_engine(sv_ymap_get(pm, "engine"), p, err)) ||
             (rc = sv_ymap_check_unknown(pm, err)))
             return rc;

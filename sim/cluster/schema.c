@@ -189,13 +189,18 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "TP all-reduces run the engine's one-/two-shot kernel up to 8 MiB, else NCCL"},
     {"hardware", "graph_max_tokens", COST, POOL(perf), .unit = "tokens",
      .def = "engine profile (vllm 512)", .help = "the largest step a CUDA graph covers"},
-    {"hardware", "speculative", COST, POOL(perf), .unit = "none \\| mtp \\| eagle", .def = "none",
-     .help = "speculative decoding: MTP (the model's next-n layers) or an EAGLE head "
-             "(docs/simulator.md)"},
+    {"hardware", "speculative", COST, POOL(perf), .unit = "none \\| mtp \\| eagle \\| draft",
+     .def = "none",
+     .help = "speculative decoding: MTP (the model's next-n layers), an EAGLE head or a draft "
+             "model (`speculative_model`; docs/simulator.md)"},
+    {"hardware", "speculative_model", COST, POOL(perf), .unit = "model name or config.json",
+     .def = "none",
+     .help = "speculative: draft: the draft model, run whole on the pool's GPUs at its TP "
+             "(vLLM's speculative-config `model`, SGLang's STANDALONE draft; docs/cost-model.md)"},
     {"hardware", "num_speculative_tokens", COST, POOL(perf), .unit = "1..16", .def = "3",
      .help = "draft tokens per step (k); each verify step runs k + 1 tokens per sequence"},
     {"hardware", "spec_acceptance", COST, POOL(perf), .unit = "rates in [0, 1], comma-separated",
-     .def = "mtp 0.85 then 0.62; eagle 0.8",
+     .def = "mtp 0.85 then 0.62; eagle 0.8; draft: required",
      .help = "acceptance per draft position given the one before accepted (one rate: every "
              "position; docs/cost-model.md)"},
     {"hardware", "spec_draft_step_us", COST, POOL(perf), .unit = "us", .def = "0",

@@ -102,6 +102,12 @@ typedef struct kvlinks {
     sv_timer_t *timer; /* per replica: EV_LINK, armed for its link's next landing */
     int32_t *buf;      /* scratch: the transfers that landed */
     size_t capbuf;
+    int *recv_n;       /* per replica: transfers in flight into it (decode replicas) */
+    int *moving_n;     /* scratch per replica: of those, the ones moving bytes now */
+    double *cap;       /* scratch: one link's caps */
+    size_t capcap;
+    int contended;     /* receivers with more transfers in flight than ranks */
+    int caps_dirty;    /* some receiver's count crossed its ranks: caps to recompute */
 } kvlinks_t;
 
 /* The autoscalers of the pools that have one. */
@@ -620,6 +626,92 @@ static double kv_bytes(sim_t *s, int32_t id)
            h.link_tok;
 }
 
+/* The attention ranks of replica d's layout (1 without DP attention): transfers into a
+ * DP-attention worker are taken as spread over its ranks, each with its own NICs. */
+static int recv_ranks(const sim_t *s, int d)
+{
+    int dp = s->res->pools[s->res->rpool[d]].perf.dp;
+    return dp > 1 ? dp : 1;
+}
+
+/* A transfer into d started (+1) or ended (-1); past d's ranks its receivers contend. */
+static void recv_count(sim_t *s, int d, int delta)
+{
+    int before = s->kv.recv_n[d];
+    s->kv.recv_n[d] += delta;
+    int ranks = recv_ranks(s, d), after = s->kv.recv_n[d];
+    s->kv.contended += (after > ranks) - (before > ranks);
+    if (before > ranks || after > ranks) s->kv.caps_dirty = 1;
+}
+
+/*
+ * Receiver NIC contention (docs/disaggregation.md, "Receiving links"): the n transfers
+ * moving bytes into one decode replica (past their latency) share its GPUs' receive links
+ * fairly, so one moves at most ranks / n of the rate its receivers take alone: on its
+ * sender's link, tp x the per-GPU bandwidth x (link_gpu / recv_gpu) x ranks / n
+ * (sv_perf_kv_handoff: a lone transfer's receivers are never the busier side). No cap
+ * while n <= ranks.
+ */
+static double recv_cap(sim_t *s, int p, int32_t id)
+{
+    const sv_req_t *r = R(s, id);
+    int d = r->replica, n = s->kv.moving_n[d], ranks = recv_ranks(s, d);
+    if (n <= ranks) return INFINITY;
+    const sv_perf_t *pre = &s->res->pools[s->res->rpool[p]].perf;
+    const sv_perf_t *dec = &s->res->pools[s->res->rpool[d]].perf;
+    sv_kv_handoff_t h;
+    sv_perf_kv_handoff(pre, dec, &h);
+    return s->kv.links[p].bw * (h.link_gpu / h.recv_gpu) * ranks / n;
+}
+
+static void service_link(sim_t *s, int rep);
+
+/*
+ * After the receivers' counts changed: the transfers moving into each receiver at now
+ * counted, then each link's caps from them. A link whose caps would bind nowhere (none
+ * below its equal share now) keeps none, so its rates, events and bytes stay what they were
+ * without receivers; a link whose caps change is moved to now at its old rates first.
+ * Landings on the way change counts: repeat.
+ */
+static void settle_caps(sim_t *s)
+{
+    int n = s->res->replicas;
+    while (s->kv.caps_dirty && !s->rc) {
+        s->kv.caps_dirty = 0;
+        memset(s->kv.moving_n, 0, (size_t)n * sizeof *s->kv.moving_n);
+        for (int p = 0; p < n; p++)
+            for (size_t i = 0; i < s->kv.links[p].n; i++)
+                if (s->kv.links[p].x[i].ready <= s->now)
+                    s->kv.moving_n[R(s, s->kv.links[p].x[i].id)->replica]++;
+        for (int p = 0; p < n && !s->rc; p++) {
+            sv_link_t *l = &s->kv.links[p];
+            if (l->n == 0) continue;
+            if (SV_GROW(s->kv.cap, s->kv.capcap, l->n)) {
+                halt(s, SV_ENOMEM, "out of memory: a KV link's caps could not grow");
+                return;
+            }
+            size_t m = 0;
+            for (size_t i = 0; i < l->n; i++)
+                m += l->x[i].ready <= s->now;
+            double eq = m ? (l->fifo ? l->bw : l->bw / (double)m) : INFINITY;
+            int binds = 0, change = 0;
+            for (size_t i = 0; i < l->n; i++) {
+                s->kv.cap[i] = recv_cap(s, p, l->x[i].id);
+                binds |= s->kv.cap[i] < eq;
+            }
+            for (size_t i = 0; i < l->n; i++) {
+                if (!binds) s->kv.cap[i] = INFINITY;
+                change |= s->kv.cap[i] != l->x[i].cap;
+            }
+            if (!change) continue;
+            service_link(s, p); /* to now at the old rates (it may land some) */
+            for (size_t i = 0; i < l->n; i++)
+                sv_link_set_cap(l, l->x[i].id, binds ? recv_cap(s, p, l->x[i].id) : INFINITY);
+            service_link(s, p); /* re-arm at the new rates */
+        }
+    }
+}
+
 /* Move a link's bytes up to now; land the transfers that finished; re-arm its event. */
 static void service_link(sim_t *s, int rep)
 {
@@ -635,6 +727,7 @@ static void service_link(sim_t *s, int rep)
         int d = r->replica;
         sv_replica_release(s->fl.reps[rep], id);
         r->xfer_end = s->now;
+        recv_count(s, d, -1);
         r->decode_start = sv_replica_free_at(s->fl.reps[d], s->now);
         sv_replica_inject(s->fl.reps[d], id, s->now);
         kick(s, d);
@@ -645,6 +738,14 @@ static void service_link(sim_t *s, int rep)
         sv_evq_timer_stop(&s->q, s->kv.timer[rep]);
     else if (!sv_evq_timer_armed(&s->q, s->kv.timer[rep], &due) || due != next)
         arm(s, s->kv.timer[rep], next);
+}
+
+/* A link's event: its landings, then the caps they change. */
+static void on_link(sim_t *s, int rep)
+{
+    service_link(s, rep);
+    if (s->kv.contended) s->kv.caps_dirty = 1; /* a transfer may have left its latency */
+    settle_caps(s);
 }
 
 /* Start transfers, FIFO, while some decode replica has room for the head. */
@@ -685,7 +786,9 @@ static void start_transfers(sim_t *s)
         service_link(s, p);
         if (sv_link_add(&s->kv.links[p], s->now, id, bytes))
             halt(s, SV_ENOMEM, "out of memory: a KV link's transfer list could not grow");
+        recv_count(s, d, +1);
         service_link(s, p);
+        settle_caps(s);
     }
     if (s->kv.headxq == s->kv.nxq) s->kv.headxq = s->kv.nxq = 0;
 }
@@ -964,10 +1067,12 @@ static void give_up(sim_t *s, int32_t id, int reason)
         service_link(s, p); /* it may land at this very instant */
         if (r->state == SV_RQ_XFER) {
             sv_link_cancel(&s->kv.links[p], s->now, id);
+            recv_count(s, r->replica, -1);
             sv_replica_release(s->fl.reps[p], id);
             sv_replica_unreserve(s->fl.reps[r->replica], id);
             fail(s, id, reason);
             service_link(s, p);
+            settle_caps(s);
             kick(s, p);
             start_transfers(s);
             return;
@@ -1201,6 +1306,8 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     sv_pool_result_t *pp = &s->res->pools[p];
     pp->cfg = pc;
     int rc = sv_perf_init(&pp->perf, &pc->gpu, &sc->model, &pc->perf, err);
+    if (!rc && pc->perf.spec_method == SV_SPEC_DRAFT)
+        rc = sv_perf_draft_init(&pp->perf, &pp->draft, &pc->draft_model, err);
     if (!rc) rc = sv_perf_memplan(&pp->perf, &pp->mem, err);
     if (rc) {
         char msg[SV_ERRMSG_MAX];
@@ -1264,12 +1371,14 @@ static int alloc_replicas(sim_t *s, int total, sv_error_t *err)
     f->kicked = calloc(n, sizeof *f->kicked);
     s->kv.links = calloc(n, sizeof *s->kv.links);
     s->kv.timer = malloc(n * sizeof *s->kv.timer);
+    s->kv.recv_n = calloc(n, sizeof *s->kv.recv_n);
+    s->kv.moving_n = calloc(n, sizeof *s->kv.moving_n);
     s->as.rstate = calloc(n, sizeof *s->as.rstate);
     s->as.up_since = calloc(n, sizeof *s->as.up_since);
     s->as.ready = malloc(n * sizeof *s->as.ready);
     if (!s->as.rstate || !s->as.up_since || !s->as.ready || !res->up_s || !f->cand || !f->kicks ||
         !f->kicked || !res->metrics || !f->reps || !res->rstats || !res->rpool || !res->stall_s ||
-        !f->stall_since || !s->kv.links || !s->kv.timer || !f->entry || !f->dec)
+        !f->stall_since || !s->kv.links || !s->kv.timer || !s->kv.recv_n || !s->kv.moving_n || !f->entry || !f->dec)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     return 0;
 }
@@ -1456,6 +1565,9 @@ static void teardown(sim_t *s)
     free(s->fl.reps);
     free(s->kv.links);
     free(s->kv.timer);
+    free(s->kv.recv_n);
+    free(s->kv.moving_n);
+    free(s->kv.cap);
     free(s->fl.entry);
     free(s->fl.dec);
     free(s->fl.cand);
@@ -1641,7 +1753,7 @@ static const struct {
     [EV_ARRIVAL] = {on_arrival, "client", 1},     [EV_DISPATCH] = {on_dispatch, "client", 1},
     [EV_TIMEOUT] = {timeout, "client", 1},        [EV_RECEIVED] = {on_received, "client", 1},
     [EV_TURN] = {on_turn, "sessions", 1},         [EV_STEP_END] = {step_end, "replicas", 1},
-    [EV_LINK] = {service_link, "KV links", 1},    [EV_SCALE] = {on_scale, "autoscaler", 0},
+    [EV_LINK] = {on_link, "KV links", 1},    [EV_SCALE] = {on_scale, "autoscaler", 0},
     [EV_READY] = {ready, "autoscaler", 1},        [EV_SAMPLE] = {on_sample, "sampler", 0},
     [EV_ENGINE_IN] = {on_engine_in, "client", 1},
 };

@@ -224,6 +224,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "spec_acceptance",
                                             "spec_draft_step_us",
                                             "spec_sampling",
+                                            "speculative_model",
                                             NULL};
 
 static int num_in(const char *key, const char *value, double lo, double hi, int lo_open,
@@ -275,7 +276,7 @@ static int int_in(const char *key, const char *value, long lo, long hi, long *ou
  * set: 0, which the InferenceX MTP rows do not contradict (docs/validation.md). */
 #define SPEC_DRAFT_STEP_S 0.0
 
-static const char *const spec_names[SV_SPEC_COUNT] = {"none", "mtp", "eagle"};
+static const char *const spec_names[SV_SPEC_COUNT] = {"none", "mtp", "eagle", "draft"};
 
 static int spec_set(sv_perf_settings_t *s, const char *key, const char *value, sv_error_t *err)
 {
@@ -287,8 +288,18 @@ static int spec_set(sv_perf_settings_t *s, const char *key, const char *value, s
                 s->spec_method = i;
                 return 0;
             }
-        return sv_errorf(err, SV_EINVAL, "%s: expected one of none, mtp, eagle, got '%s'", key,
-                         value);
+        return sv_errorf(err, SV_EINVAL, "%s: expected one of none, mtp, eagle, draft, got '%s'",
+                         key, value);
+    }
+    if (strcmp(key, "speculative_model") == 0) {
+        size_t n = strlen(value);
+        if (n == 0 || n >= sizeof s->spec_model)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: expected a model name or a config.json path of 1 to %zu "
+                             "characters, got '%s'",
+                             key, sizeof s->spec_model - 1, value);
+        memcpy(s->spec_model, value, n + 1);
+        return 0;
     }
     if (strcmp(key, "num_speculative_tokens") == 0) {
         if ((rc = int_in(key, value, 1, SV_SPEC_MAX_K, &l, err))) return rc;
@@ -329,6 +340,24 @@ static int spec_set(sv_perf_settings_t *s, const char *key, const char *value, s
         return sv_errorf(err, SV_EINVAL, "%s: expected acceptance rates in [0, 1], got '%s'", key,
                          value);
     s->spec_naccept = n;
+    return 0;
+}
+
+int sv_spec_check(const sv_perf_settings_t *s, sv_error_t *err)
+{
+    if (s->spec_method == SV_SPEC_DRAFT && !s->spec_model[0])
+        return sv_errorf(err, SV_EINVAL,
+                         "speculative: draft needs speculative_model (the draft model, a catalog "
+                         "name or a config.json)");
+    if ((s->spec_method == SV_SPEC_MTP || s->spec_method == SV_SPEC_EAGLE) && s->spec_model[0])
+        return sv_errorf(err, SV_EINVAL,
+                         "speculative_model: a draft model is run with speculative: draft (this "
+                         "pool's is %s; with none the draft model is not loaded)",
+                         spec_names[s->spec_method]);
+    if (s->spec_method == SV_SPEC_DRAFT && s->spec_naccept == 0)
+        return sv_errorf(err, SV_EINVAL,
+                         "speculative: draft needs spec_acceptance (the acceptance of a draft "
+                         "model depends on the pair of models and the data; no default is given)");
     return 0;
 }
 
@@ -922,12 +951,64 @@ static int spec_init(sv_perf_t *p, sv_error_t *err)
                          "speculative: mtp needs a model with MTP layers "
                          "(num_nextn_predict_layers >= 1); model '%s' has none (use eagle)",
                          p->model.name);
+    if (p->set.spec_method == SV_SPEC_DRAFT) return sv_spec_check(&p->set, err); /* the rest:
+                                                                       sv_perf_draft_init */
     double L = p->stage_layers;
     double layer = (p->weight_bytes_gpu - p->embed_bytes_gpu - p->lm_head_params * EMBED_BYTES) / L;
     p->weight_bytes_gpu += layer;
     p->kv_bytes_token *= (L + 1.0) / L;
     p->kv_bytes_token_total *= (L + 1.0) / L;
     p->seq_state_bytes += k * p->kv_bytes_token;
+    return 0;
+}
+
+/*
+ * A draft model (speculative: draft) runs whole beside the target, on the same GPUs at the
+ * same TP (vLLM's SpeculativeConfig takes draft_tensor_parallel_size = the target's TP when
+ * not given, vllm/config/speculative.py; SGLang's draft worker joins the target's TP group),
+ * from its own checkpoint's weight format (vLLM's speculative `quantization` defaults to the
+ * checkpoint's) and in the target's KV format: vLLM allocates the draft's attention layers in
+ * the same KV cache as the target's (vllm/v1/spec_decode/draft_model.py binds them with the
+ * target's layers), so a block of block_size tokens holds both and the per-token KV is the
+ * sum. Pipeline stages, expert and attention data parallelism with a draft model are not
+ * modelled (vLLM V1 refuses speculative decoding with pipeline parallelism).
+ */
+int sv_spec_draft_check(const sv_perf_settings_t *s, const sv_model_t *target,
+                        const sv_model_t *dm, sv_error_t *err)
+{
+    if (dm->vocab != target->vocab)
+        return sv_errorf(err, SV_EINVAL,
+                         "speculative_model: the draft '%s' has a vocabulary of %d tokens, the "
+                         "target '%s' %d; a draft model must share the target's tokenizer",
+                         dm->name, dm->vocab, target->name, target->vocab);
+    if (s->pp > 1 || s->ep > 1 || s->dp_attention > 1)
+        return sv_errorf(err, SV_EINVAL,
+                         "speculative_model: a draft model runs with tensor parallelism only "
+                         "(this layout has pp=%d, ep=%d, dp_attention=%d)",
+                         s->pp > 1 ? s->pp : 1, s->ep > 1 ? s->ep : 1,
+                         s->dp_attention > 1 ? s->dp_attention : 1);
+    return 0;
+}
+
+int sv_perf_draft_init(sv_perf_t *p, sv_perf_t *draft, const sv_model_t *dm, sv_error_t *err)
+{
+    if (p->set.spec_method != SV_SPEC_DRAFT)
+        return sv_errorf(err, SV_EINVAL, "speculative_model: a draft model is run with "
+                                         "speculative: draft");
+    int rc = sv_spec_draft_check(&p->set, &p->model, dm, err);
+    if (rc) return rc;
+    sv_perf_settings_t ds = p->set;
+    ds.spec_method = SV_SPEC_NONE;
+    ds.spec_k = ds.spec_naccept = 0;
+    ds.spec_model[0] = '\0';
+    ds.weight_dtype = SV_DT_BF16;
+    ds.weight_dtype_given = 0;
+    if ((rc = sv_perf_init(draft, &p->gpu, dm, &ds, err))) return sv_error_prefix(err, "speculative_model: draft '%s'", dm->name);
+    p->draft = draft;
+    p->weight_bytes_gpu += draft->weight_bytes_gpu;
+    p->kv_bytes_token += draft->kv_bytes_token;
+    p->kv_bytes_token_total += draft->kv_bytes_token_total;
+    p->seq_state_bytes += sv_spec_k(&p->set) * p->kv_bytes_token;
     return 0;
 }
 
@@ -1112,15 +1193,22 @@ void sv_perf_a2a_bytes(const sv_model_t *m, int ep, sv_ep_kernel_t kernel, doubl
 /*
  * Dispatch/combine link parameters per kernel (index sv_ep_kernel_t; 0 unused): latency per
  * operation and achieved share of one link direction. From DeepEP's published H800 figures
- * (github.com/deepseek-ai/DeepEP, README "Performance"): normal kernels 153-158 GB/s over
- * NVLink of a ~200 GB/s direction (0.77) and 43-58 GB/s RDMA over a 400 Gb/s CX7 (~50 GB/s,
- * 0.9); low-latency kernels 39-48 GB/s RDMA at EP32-256 (0.8) with 77-194 us for 128 tokens,
- * almost all of it bandwidth. The latencies and the low-latency NVLink share are set by hand
- * (no published breakdown).
+ * (github.com/deepseek-ai/DeepEP, docs/legacy.md "Performance", the V1 kernels): normal
+ * kernels 153-158 GB/s over NVLink of a ~200 GB/s direction (0.77) and 43-58 GB/s RDMA over
+ * a 400 Gb/s CX7 (~50 GB/s, 0.9). The low-latency kernels over the scale-out network are
+ * fitted to V1's low-latency table (128 tokens a rank, hidden 7168, top-8, FP8 dispatch and
+ * BF16 combine; EP 16, 32, 64, 128, 256: dispatch 118, 155, 173, 192, 194 us, combine 195,
+ * 273, 314, 369, 360 us) with this model's bytes (sv_perf_a2a_bytes) and its split of the
+ * peers between NVLink (7 of them) and the scale-out NIC: alpha + bytes off the node /
+ * (eff x 50 GB/s), relative least squares over the ten figures: 27 us and 0.87 (MAPE 2.5%;
+ * the hand-set 10 us and 0.8 before gave 3.4%). The NVLink latencies, the normal kernels'
+ * latencies and the low-latency NVLink share are set by hand: no figure separates them
+ * (V1's low-latency kernels ran over RDMA even within a node, and InferenceX's one
+ * DP-attention condition is ruled by its scheduling, docs/validation.md).
  */
 static const struct {
     double alpha_us[3], eff[3];
-} A2A_NVLINK = {{0, 10, 40}, {0, 0.5, 0.77}}, A2A_SCALEOUT = {{0, 10, 40}, {0, 0.8, 0.9}};
+} A2A_NVLINK = {{0, 10, 40}, {0, 0.5, 0.77}}, A2A_SCALEOUT = {{0, 27, 40}, {0, 0.87, 0.9}};
 
 /* The all-to-all coefficients of a layout with dp_attention > 1 and ep > 1. */
 static void a2a_init(sv_perf_t *p, int domain)
@@ -1703,6 +1791,62 @@ static double spec_prefill(const sv_perf_t *p, const sv_batch_t *b)
     return (c.total - c.overhead - c.op[SV_OP_LM_HEAD].time) / p->stage_layers;
 }
 
+/*
+ * A draft model's forward pass over a batch on its own cost model: its layers, LM head and
+ * all-reduces (the engine's per-step and per-sequence CPU costs are the target step's).
+ */
+static double draft_pass(const sv_perf_t *d, const sv_batch_t *b)
+{
+    sv_step_cost_t c;
+    sv_perf_step(d, b, &c);
+    return c.total - c.eng_step - c.eng_seq;
+}
+
+/*
+ * A draft model's proposal, as vLLM's DraftModelProposer makes it (vllm/v1/spec_decode/
+ * draft_model.py on SpecDecodeBaseProposer.propose, vllm/v1/spec_decode/eagle.py): a first
+ * pass over the tokens the target ran this step with the sampled token appended (k + 2 per
+ * decode sequence: the verified k + 1 and the new one; a prefill chunk's tokens), which
+ * yields every sampling sequence's first draft token, then k - 1 passes of one token per
+ * sampling sequence (the decodes and the prompts that end this step); each pass pays
+ * spec_draft_step_us. *dec is the decodes' share (their first pass alone and their k - 1
+ * steps), *pre what the chunks add.
+ */
+static void draft_model_cost(const sv_perf_t *p, const sv_batch_t *b, int k, double *dec,
+                             double *pre)
+{
+    const sv_perf_t *d = p->draft;
+    double step = p->set.spec_draft_step_s;
+    long last = 0;
+    double last_ctx = 0.0;
+    for (int i = 0; i < b->n_chunks; i++)
+        if (b->chunks[i].last) {
+            last++;
+            last_ctx += sv_perf_attended(d, (double)(b->chunks[i].cached_tokens + b->chunks[i].new_tokens));
+        }
+    sv_batch_t first = {.chunks = b->chunks, .n_chunks = b->n_chunks, .n_decode = b->n_decode,
+                        .decode_ctx_sum = b->decode_ctx_sum, .verify = k + 2};
+    sv_batch_t first_dec = first, next = {.verify = 1}, next_dec = next;
+    first_dec.chunks = NULL;
+    first_dec.n_chunks = 0;
+    next.n_decode = b->n_decode + last;
+    next_dec.n_decode = b->n_decode;
+    next_dec.decode_ctx_sum = b->decode_ctx_sum;
+    next.decode_ctx_sum = b->decode_ctx_sum + last_ctx;
+    double t_first = draft_pass(d, &first), t_next = next.n_decode ? draft_pass(d, &next) : 0.0;
+    double d_first = 0.0, d_next = 0.0;
+    if (b->n_decode > 0) {
+        d_first = draft_pass(d, &first_dec);
+        d_next = draft_pass(d, &next_dec);
+    }
+    *dec = b->n_decode > 0 ? d_first + (k - 1) * d_next + k * step : 0.0;
+    *pre = 0.0;
+    if (b->n_chunks > 0) {
+        *pre = t_first - d_first + (k - 1) * (t_next - d_next);
+        if (b->n_decode == 0) *pre += step + (last > 0 ? (k - 1) * step : 0.0);
+    }
+}
+
 void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
 {
     int k = sv_spec_k(&p->set);
@@ -1710,7 +1854,9 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
         sv_perf_step(p, b, out);
         return;
     }
-    double pre = b->n_chunks > 0 ? spec_prefill(p, b) : 0.0;
+    double pre = 0.0, draft = 0.0;
+    if (p->draft) draft_model_cost(p, b, k, &draft, &pre);
+    else if (b->n_chunks > 0) pre = spec_prefill(p, b);
     if (b->n_decode <= 0) {
         sv_perf_step(p, b, out);
         out->spec_draft = pre;
@@ -1721,7 +1867,7 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
     vb.verify = k + 1;
     sv_perf_step(p, &vb, out);
     double tau = sv_spec_accept_len(&p->set);
-    double draft = spec_draft(p, b->n_decode, b->decode_ctx_sum, k);
+    if (!p->draft) draft = spec_draft(p, b->n_decode, b->decode_ctx_sum, k);
     double dec = out->total; /* the decodes' own verify step */
     double dec_step = out->eng_step, dec_seq = out->eng_seq; /* and its engine CPU cost */
     if (b->n_chunks > 0) {

@@ -155,6 +155,9 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     num(b, "gpus", "GPUs", pr->gpus, "");
     text(b, "weight_dtype", "weight dtype", "%s", sv_dtype_name(pr->perf.set.weight_dtype));
     text(b, "kv_cache_dtype", "KV cache dtype", "%s", sv_dtype_name(pr->perf.set.kv_dtype));
+    if (pr->perf.draft) /* speculative: draft */
+        text(b, "speculative_model", "draft model", "%s, %d draft tokens a step",
+             pr->perf.draft->model.name, sv_spec_k(&pr->perf.set));
     if (pc->engine_name[0]) text(b, "engine", "engine", "%s", pc->engine_name);
     text(b, "engine_profile", "engine profile", "%s",
          pr->perf.set.engine[0] ? pr->perf.set.engine : "none");

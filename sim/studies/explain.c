@@ -71,9 +71,18 @@ static void print_spec(FILE *f, const sv_explain_t *e)
     const sv_perf_settings_t *set = &e->perf.set;
     int k = sv_spec_k(set);
     if (k == 0) return;
-    fprintf(f, "\nSpeculative decoding: %s, %d draft tokens, acceptance",
-            set->spec_method == SV_SPEC_MTP ? "mtp (the model's next-n layer, loaded)" : "eagle",
-            k);
+    const sv_perf_t *d = e->perf.draft;
+    char what[192];
+    if (d)
+        snprintf(what, sizeof what,
+                 "draft model '%s' (tp %d, %.2f GB weights and %.0f bytes of KV per token per "
+                 "GPU)",
+                 d->model.name, d->set.tp, d->weight_bytes_gpu / 1e9, d->kv_bytes_token);
+    else
+        snprintf(what, sizeof what, "%s",
+                 set->spec_method == SV_SPEC_MTP ? "mtp (the model's next-n layer, loaded)"
+                                                 : "eagle");
+    fprintf(f, "\nSpeculative decoding: %s, %d draft tokens, acceptance", what, k);
     for (int i = 0; i < k; i++)
         fprintf(f, " %.3g", sv_spec_accept(set, i));
     fprintf(f, ": %.4f tokens per verify step\n", sv_spec_accept_len(set));
@@ -84,8 +93,13 @@ static void print_spec(FILE *f, const sv_explain_t *e)
         fprintf(f, "  %6ld %10.3f %10.3f %10.3f %12.3f\n", e->rows[i].batch, c->spec_verify * 1e3,
                 c->spec_draft * 1e3, (c->spec_verify + c->spec_draft) * 1e3, c->total * 1e3);
     }
-    fprintf(f, "  (verify: the target over k + 1 tokens per sequence, the columns above; draft: k "
-               "draft steps and the pass over the verified tokens)\n");
+    if (d)
+        fprintf(f, "  (verify: the target over k + 1 tokens per sequence, the columns above; "
+                   "draft: the draft model's pass over the k + 2 verified and sampled tokens, "
+                   "then k - 1 steps of one token)\n");
+    else
+        fprintf(f, "  (verify: the target over k + 1 tokens per sequence, the columns above; "
+                   "draft: k draft steps and the pass over the verified tokens)\n");
 }
 
 /* The expert-parallel and attention data-parallel layout and its all-to-all terms. */
@@ -472,6 +486,13 @@ cJSON *sv_explain_json(const sv_explain_t *e)
         cJSON_AddStringToObject(j, "expert_weight_dtype", sv_dtype_name(p->x.expert_dtype));
     }
     if (p->model.notes[0]) cJSON_AddStringToObject(j, "notes", p->model.notes);
+    if (p->draft) { /* speculative: draft: what the draft model holds per GPU */
+        cJSON *d = cJSON_AddObjectToObject(j, "draft_model");
+        cJSON_AddStringToObject(d, "name", p->draft->model.name);
+        cJSON_AddNumberToObject(d, "tp", p->draft->set.tp);
+        cJSON_AddNumberToObject(d, "weight_bytes_per_gpu", p->draft->weight_bytes_gpu);
+        cJSON_AddNumberToObject(d, "kv_bytes_per_token_per_gpu", p->draft->kv_bytes_token);
+    }
 
     cJSON *pre = step_json(&e->prefill);
     cJSON_AddNumberToObject(pre, "tokens", (double)e->input);

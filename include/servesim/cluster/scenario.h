@@ -63,6 +63,7 @@ typedef struct sv_pool_cfg {
     sv_role_t role;
     sv_gpu_t gpu; /* price override applied */
     sv_perf_settings_t perf;
+    sv_model_t draft_model; /* speculative: draft: perf.spec_model resolved */
     sv_engine_cfg_t engine;
     int replicas; /* with an autoscaler: its max (the replicas the simulator allocates) */
     sv_autoscale_cfg_t autoscale;

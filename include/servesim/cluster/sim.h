@@ -47,6 +47,7 @@
 typedef struct sv_pool_result {
     const sv_pool_cfg_t *cfg;
     sv_perf_t perf;
+    sv_perf_t draft; /* speculative: draft: the draft model's cost model perf borrows */
     sv_memplan_t mem;
     long max_model_len;
     int first, count; /* its replicas are [first, first + count) */

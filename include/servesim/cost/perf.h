@@ -95,6 +95,9 @@ typedef struct sv_perf_settings {
     int spec_naccept;                /* acceptance rates given (0: the method's default) */
     double spec_accept[SV_SPEC_MAX_K]; /* P(position i accepted | position i-1 accepted) */
     double spec_draft_step_s;        /* engine cost per draft step; < 0: default */
+    char spec_model[256];            /* speculative: draft: the draft model (a catalog name or
+                                        a config.json), resolved by the caller and attached
+                                        with sv_perf_draft_init */
     int spec_expected; /* 1: every sequence emits the expected tokens of a verify step, spread
                           as one token per lockstep step (sv_perf_spec_step); 0 (default):
                           each verify step draws every sequence's accepted drafts (the
@@ -112,8 +115,22 @@ typedef struct sv_perf_settings {
 } sv_perf_settings_t;
 
 /* The drafters: MTP (the model's own next-n layers, e.g. DeepSeek's), EAGLE (one decoder
- * layer of the target's width, trained on its hidden states). */
-typedef enum { SV_SPEC_NONE = 0, SV_SPEC_MTP, SV_SPEC_EAGLE, SV_SPEC_COUNT } sv_spec_method_t;
+ * layer of the target's width, trained on its hidden states), a draft model (a smaller model
+ * of the target's tokenizer, run whole: vLLM's --speculative-config '{"model": ...}', SGLang's
+ * --speculative-algorithm STANDALONE). */
+typedef enum {
+    SV_SPEC_NONE = 0,
+    SV_SPEC_MTP,
+    SV_SPEC_EAGLE,
+    SV_SPEC_DRAFT,
+    SV_SPEC_COUNT
+} sv_spec_method_t;
+
+/* The rules between the speculative settings that no model is needed to check: speculative:
+ * draft with a draft model and its acceptance given (no default fits every pair of models),
+ * no draft model with mtp or eagle (with none, as every speculative key, it is not used).
+ * SV_EINVAL with "speculative...: ..." otherwise. */
+int sv_spec_check(const sv_perf_settings_t *s, sv_error_t *err);
 
 /* The acceptance rate of draft position i (0-based) a scenario's settings give: the given
  * list (its last value repeated to k), else the method's published default. */
@@ -273,7 +290,27 @@ typedef struct sv_perf {
     double a2a_alpha[3];   /* s per dispatch or combine, by sv_ep_kernel_t (0 unused) */
     double a2a_inv_bw[3];  /* s per byte a rank sends, by kernel */
     double a2a_bytes[3][2]; /* bytes per rank token per MoE layer: [kernel][dispatch, combine] */
+    /* speculative: draft: the draft model's own cost model, borrowed (sv_perf_draft_init):
+     * whoever owns p keeps *draft alive and in place while p (or a copy of it) is used. */
+    const struct sv_perf *draft;
 } sv_perf_t;
+
+/*
+ * speculative: draft: build the draft model's cost model into *draft and attach it to p
+ * (docs/cost-model.md, "Draft models"). The draft runs on p's GPUs at p's TP with its
+ * checkpoint's weight format and p's KV format (vLLM's draft_tensor_parallel_size defaults
+ * to the target's; SGLang's draft worker shares the target's TP group); p's memory then
+ * holds its weights on every GPU and its KV per token beside the target's (one block table
+ * for both, as vLLM's KV cache groups the draft's layers with the target's), and every
+ * sequence the KV of its k lookahead slots. Fails when the draft does not share the
+ * target's vocabulary, when p has pipeline stages, expert or attention data parallelism,
+ * or when p's TP does not fit the draft ("speculative_model: ..."). p borrows *draft.
+ */
+int sv_perf_draft_init(sv_perf_t *p, sv_perf_t *draft, const sv_model_t *dm, sv_error_t *err);
+/* The draft's rules sv_perf_draft_init checks before building it: the target's vocabulary,
+ * a layout of TP alone. */
+int sv_spec_draft_check(const sv_perf_settings_t *s, const sv_model_t *target,
+                        const sv_model_t *dm, sv_error_t *err);
 
 /*
  * The bytes one token of a rank sends per MoE layer in the expert-parallel dispatch (FP8
@@ -397,7 +434,8 @@ typedef struct sv_step_cost {
     /* Speculative decoding (sv_perf_spec_step; all 0 without it): */
     double spec_verify; /* the target's pass over k + 1 tokens per decode sequence */
     double spec_draft;  /* the drafter's k steps, its pass over the verified tokens and over
-                           the prefill chunks */
+                           the prefill chunks (a draft model: its first pass over the verified
+                           tokens and the chunks, then k - 1 one-token steps) */
     double spec_len;    /* expected tokens emitted per sequence per verify step */
     double spec_cpu;    /* the verify step's engine CPU cost (eng_step + eng_seq above are
                            the lockstep's share of it, 1/spec_len of the decodes' part) */
