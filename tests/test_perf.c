@@ -474,12 +474,13 @@ START_TEST(test_v2_terms)
     tu_assert_rel(c.eng_seq, 20e-6, 1e-12);
     tu_assert_rel(c.eng_step, 1.5e-3, 1e-12);
     /* Decode of 8 sequences at 1024: a CUDA graph (no launches), 8 x 20 us, and the paged
-     * attention's 0.05 us per sequence per layer on top of reading the KV at 0.70. */
+     * attention's 0.05 us per sequence per layer on top of reading the KV at 0.88
+     * (FlashInfer's batch decode on H100, models/gpus.yaml). */
     sv_perf_decode_time(&p, 8, 1024, &c);
     ck_assert(c.eng_launch == 0.0);
     tu_assert_rel(c.eng_seq, 8.0 * 20e-6, 1e-12);
     tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_fixed, 8.0 * 32.0 * 0.05e-6, 1e-12);
-    tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_memory, c.op[SV_OP_ATTN_DECODE].bytes / (3350e9 * 0.70),
+    tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_memory, c.op[SV_OP_ATTN_DECODE].bytes / (3350e9 * 0.88),
                   1e-12);
     /* Memory-bound GEMMs at T = 8 read the weights at 0.8035 of HBM bandwidth. */
     tu_assert_rel(c.op[SV_OP_LINEAR].t_memory, c.op[SV_OP_LINEAR].bytes / (3350e9 * 0.8035), 1e-12);
