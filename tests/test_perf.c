@@ -561,9 +561,13 @@ START_TEST(test_allreduce_by_size)
     double hi = sv_perf_allreduce(&p8, 256.0 * KiB, &a);
     ck_assert_int_eq(a, SV_AR_TWO_SHOT);
     tu_assert_rel(lo, hi, 1e-5);
-    /* Past 8 MiB NCCL's ring at the catalog's 31.6 us: 16 MiB in 36.82 + 127.2 us. */
-    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
-    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    /* Past 8 MiB NCCL: its ring at the catalog's 31.6 us takes 16 MiB in 36.82 + 127.2 us,
+     * its NVLink SHARP (H100: NVSwitch of NVLink 4), at the same latency, (1 + 1/8) x 16 MiB
+     * at 0.686 of 450 GB/s: 36.82 + 61.14 = 97.96 us, so NCCL runs NVLS. */
+    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, &a),
+                  36.82e-6 + 1.125 * 16.0 * MiB / (450e9 * 0.686), 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_NVLS);
+    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, NULL), 97.96e-6, 1e-4);
     tu_assert_rel(sv_perf_allreduce(&p8, 8.0 * MiB, &a), 26.18e-6 + 1.75 * 8.0 * MiB / B, 1e-4);
     ck_assert_int_eq(a, SV_AR_TWO_SHOT);
     /* TP 4, batch 64: 1 MiB two-shot, 16.74 + 3 x 0.5 x 512 KiB / B (3.407) + 1.5 x 1 MiB / B
@@ -580,6 +584,38 @@ START_TEST(test_allreduce_by_size)
     sv_perf_decode_time(&p2, 256, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
     tu_assert_rel(c.comm, 160.0 * 33.169e-6, 1e-3);
+    /* At TP 2 NVLS moves (1 + 1/2) of the payload each way against the ring's 1, at 0.686
+     * against 0.513 of the link: 2.19 against 1.95 s per byte per 450 GB/s, so the ring,
+     * 16 MiB in 31.6 + 72.68 = 104.3 us (NVLS: 31.6 + 81.52 us). */
+    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, &a), 31.6e-6 + 16.0 * MiB / B, 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, NULL), 104.28e-6, 1e-4);
+    /* SGLang turns NVLS off (NCCL_NVLS_ENABLE=0 unless --enable-nccl-nvls): the ring. */
+    sv_perf_t s8 = mk_profile("llama-3.1-70b", 8, "sglang");
+    tu_assert_rel(sv_perf_allreduce(&s8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    /* The A100's NVSwitch (NVLink 3, 600 GB/s) has no NVLS, and nccl_nvls=false turns it
+     * off on the H100: the ring, 36.82 us + 7/4 x 16 MiB. */
+    {
+        sv_error_t e2;
+        const sv_gpu_t *ga, *gh;
+        const sv_model_t *mm;
+        ck_assert_int_eq(sv_catalog_gpu(cat, "a100-80gb", &ga, &e2), 0);
+        ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &gh, &e2), 0);
+        ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-70b", &mm, &e2), 0);
+        for (int off = 0; off <= 1; off++) {
+            sv_perf_settings_t st = sv_perf_settings_default();
+            st.tp = 8;
+            if (off) ck_assert_int_eq(sv_perf_settings_set(&st, "nccl_nvls", "false", &e2), 0);
+            ck_assert_int_eq(sv_perf_settings_profile(&st, cat, "vllm", &e2), 0);
+            sv_perf_t q;
+            ck_assert_msg(sv_perf_init(&q, off ? gh : ga, mm, &st, &e2) == 0, "%s", e2.msg);
+            double bw = (off ? 450e9 : 300e9) * 0.513;
+            tu_assert_rel(sv_perf_allreduce(&q, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / bw,
+                          1e-12);
+            ck_assert_int_eq(a, SV_AR_NCCL_RING);
+        }
+    }
     /* An engine without the custom kernel (eager, custom_allreduce: false) rings at every size. */
     sv_perf_t e8 = mk_profile("llama-3.1-70b", 8, "eager");
     sv_perf_decode_time(&e8, 1, 1000, &c);
