@@ -432,19 +432,27 @@ START_TEST(test_memplan)
 END_TEST
 
 /* Cost model v2 by hand (docs/cost-model.md), Llama-3.1-8B on an H100 with the vllm profile. */
-static sv_perf_t mk_profile(const char *model, int tp, const char *profile)
+/* model at TP tp on gpu under an engine profile, with one KEY=VALUE set first (or none). */
+static sv_perf_t mk_on(const char *gpu, const char *model, int tp, const char *profile,
+                       const char *key, const char *value)
 {
     sv_error_t err;
     const sv_gpu_t *g;
     const sv_model_t *m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
     ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
     sv_perf_settings_t s = sv_perf_settings_default();
     s.tp = tp;
+    if (key) ck_assert_int_eq(sv_perf_settings_set(&s, key, value, &err), 0);
     ck_assert_msg(sv_perf_settings_profile(&s, cat, profile, &err) == 0, "%s", err.msg);
     sv_perf_t p;
     ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
     return p;
+}
+
+static sv_perf_t mk_profile(const char *model, int tp, const char *profile)
+{
+    return mk_on("h100-sxm", model, tp, profile, NULL, NULL);
 }
 
 START_TEST(test_v2_terms)
@@ -596,26 +604,13 @@ START_TEST(test_allreduce_by_size)
     ck_assert_int_eq(a, SV_AR_NCCL_RING);
     /* The A100's NVSwitch (NVLink 3, 600 GB/s) has no NVLS, and nccl_nvls=false turns it
      * off on the H100: the ring, 36.82 us + 7/4 x 16 MiB. */
-    {
-        sv_error_t e2;
-        const sv_gpu_t *ga, *gh;
-        const sv_model_t *mm;
-        ck_assert_int_eq(sv_catalog_gpu(cat, "a100-80gb", &ga, &e2), 0);
-        ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &gh, &e2), 0);
-        ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-70b", &mm, &e2), 0);
-        for (int off = 0; off <= 1; off++) {
-            sv_perf_settings_t st = sv_perf_settings_default();
-            st.tp = 8;
-            if (off) ck_assert_int_eq(sv_perf_settings_set(&st, "nccl_nvls", "false", &e2), 0);
-            ck_assert_int_eq(sv_perf_settings_profile(&st, cat, "vllm", &e2), 0);
-            sv_perf_t q;
-            ck_assert_msg(sv_perf_init(&q, off ? gh : ga, mm, &st, &e2) == 0, "%s", e2.msg);
-            double bw = (off ? 450e9 : 300e9) * 0.513;
-            tu_assert_rel(sv_perf_allreduce(&q, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / bw,
-                          1e-12);
-            ck_assert_int_eq(a, SV_AR_NCCL_RING);
-        }
-    }
+    sv_perf_t a8 = mk_on("a100-80gb", "llama-3.1-70b", 8, "vllm", NULL, NULL);
+    tu_assert_rel(sv_perf_allreduce(&a8, 16.0 * MiB, &a),
+                  36.82e-6 + 1.75 * 16.0 * MiB / (300e9 * 0.513), 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    sv_perf_t n8 = mk_on("h100-sxm", "llama-3.1-70b", 8, "vllm", "nccl_nvls", "false");
+    tu_assert_rel(sv_perf_allreduce(&n8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
     /* An engine without the custom kernel (eager, custom_allreduce: false) rings at every size. */
     sv_perf_t e8 = mk_profile("llama-3.1-70b", 8, "eager");
     sv_perf_decode_time(&e8, 1, 1000, &c);
