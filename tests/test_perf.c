@@ -432,19 +432,27 @@ START_TEST(test_memplan)
 END_TEST
 
 /* Cost model v2 by hand (docs/cost-model.md), Llama-3.1-8B on an H100 with the vllm profile. */
-static sv_perf_t mk_profile(const char *model, int tp, const char *profile)
+/* model at TP tp on gpu under an engine profile, with one KEY=VALUE set first (or none). */
+static sv_perf_t mk_on(const char *gpu, const char *model, int tp, const char *profile,
+                       const char *key, const char *value)
 {
     sv_error_t err;
     const sv_gpu_t *g;
     const sv_model_t *m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
     ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
     sv_perf_settings_t s = sv_perf_settings_default();
     s.tp = tp;
+    if (key) ck_assert_int_eq(sv_perf_settings_set(&s, key, value, &err), 0);
     ck_assert_msg(sv_perf_settings_profile(&s, cat, profile, &err) == 0, "%s", err.msg);
     sv_perf_t p;
     ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
     return p;
+}
+
+static sv_perf_t mk_profile(const char *model, int tp, const char *profile)
+{
+    return mk_on("h100-sxm", model, tp, profile, NULL, NULL);
 }
 
 START_TEST(test_v2_terms)
@@ -474,12 +482,13 @@ START_TEST(test_v2_terms)
     tu_assert_rel(c.eng_seq, 20e-6, 1e-12);
     tu_assert_rel(c.eng_step, 1.5e-3, 1e-12);
     /* Decode of 8 sequences at 1024: a CUDA graph (no launches), 8 x 20 us, and the paged
-     * attention's 0.05 us per sequence per layer on top of reading the KV at 0.70. */
+     * attention's 0.05 us per sequence per layer on top of reading the KV at 0.88
+     * (FlashInfer's batch decode on H100, models/gpus.yaml). */
     sv_perf_decode_time(&p, 8, 1024, &c);
     ck_assert(c.eng_launch == 0.0);
     tu_assert_rel(c.eng_seq, 8.0 * 20e-6, 1e-12);
     tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_fixed, 8.0 * 32.0 * 0.05e-6, 1e-12);
-    tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_memory, c.op[SV_OP_ATTN_DECODE].bytes / (3350e9 * 0.70),
+    tu_assert_rel(c.op[SV_OP_ATTN_DECODE].t_memory, c.op[SV_OP_ATTN_DECODE].bytes / (3350e9 * 0.88),
                   1e-12);
     /* Memory-bound GEMMs at T = 8 read the weights at 0.8035 of HBM bandwidth. */
     tu_assert_rel(c.op[SV_OP_LINEAR].t_memory, c.op[SV_OP_LINEAR].bytes / (3350e9 * 0.8035), 1e-12);
@@ -560,9 +569,13 @@ START_TEST(test_allreduce_by_size)
     double hi = sv_perf_allreduce(&p8, 256.0 * KiB, &a);
     ck_assert_int_eq(a, SV_AR_TWO_SHOT);
     tu_assert_rel(lo, hi, 1e-5);
-    /* Past 8 MiB NCCL's ring at the catalog's 31.6 us: 16 MiB in 36.82 + 127.2 us. */
-    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
-    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    /* Past 8 MiB NCCL: its ring at the catalog's 31.6 us takes 16 MiB in 36.82 + 127.2 us,
+     * its NVLink SHARP (H100: NVSwitch of NVLink 4), at the same latency, (1 + 1/8) x 16 MiB
+     * at 0.686 of 450 GB/s: 36.82 + 61.14 = 97.96 us, so NCCL runs NVLS. */
+    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, &a),
+                  36.82e-6 + 1.125 * 16.0 * MiB / (450e9 * 0.686), 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_NVLS);
+    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, NULL), 97.96e-6, 1e-4);
     tu_assert_rel(sv_perf_allreduce(&p8, 8.0 * MiB, &a), 26.18e-6 + 1.75 * 8.0 * MiB / B, 1e-4);
     ck_assert_int_eq(a, SV_AR_TWO_SHOT);
     /* TP 4, batch 64: 1 MiB two-shot, 16.74 + 3 x 0.5 x 512 KiB / B (3.407) + 1.5 x 1 MiB / B
@@ -579,6 +592,25 @@ START_TEST(test_allreduce_by_size)
     sv_perf_decode_time(&p2, 256, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
     tu_assert_rel(c.comm, 160.0 * 33.169e-6, 1e-3);
+    /* At TP 2 NVLS moves (1 + 1/2) of the payload each way against the ring's 1, at 0.686
+     * against 0.513 of the link: 2.19 against 1.95 s per byte per 450 GB/s, so the ring,
+     * 16 MiB in 31.6 + 72.68 = 104.3 us (NVLS: 31.6 + 81.52 us). */
+    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, &a), 31.6e-6 + 16.0 * MiB / B, 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, NULL), 104.28e-6, 1e-4);
+    /* SGLang turns NVLS off (NCCL_NVLS_ENABLE=0 unless --enable-nccl-nvls): the ring. */
+    sv_perf_t s8 = mk_profile("llama-3.1-70b", 8, "sglang");
+    tu_assert_rel(sv_perf_allreduce(&s8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    /* The A100's NVSwitch (NVLink 3, 600 GB/s) has no NVLS, and nccl_nvls=false turns it
+     * off on the H100: the ring, 36.82 us + 7/4 x 16 MiB. */
+    sv_perf_t a8 = mk_on("a100-80gb", "llama-3.1-70b", 8, "vllm", NULL, NULL);
+    tu_assert_rel(sv_perf_allreduce(&a8, 16.0 * MiB, &a),
+                  36.82e-6 + 1.75 * 16.0 * MiB / (300e9 * 0.513), 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
+    sv_perf_t n8 = mk_on("h100-sxm", "llama-3.1-70b", 8, "vllm", "nccl_nvls", "false");
+    tu_assert_rel(sv_perf_allreduce(&n8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
+    ck_assert_int_eq(a, SV_AR_NCCL_RING);
     /* An engine without the custom kernel (eager, custom_allreduce: false) rings at every size. */
     sv_perf_t e8 = mk_profile("llama-3.1-70b", 8, "eager");
     sv_perf_decode_time(&e8, 1, 1000, &c);

@@ -463,7 +463,7 @@ static int engine_key_ok(const char *k)
     static const char *const own[] = {
         "iteration_overhead_ms", "layer_overhead_us",  "seq_overhead_us",   "cuda_graphs",
         "graph_max_tokens",      "compute_efficiency", "memory_efficiency", "link_latency_us",
-        "custom_allreduce"};
+        "custom_allreduce",      "nccl_nvls"};
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
         if (strcmp(k, own[i]) == 0) return 1;
     for (int i = 0; i < SV_CV_COUNT; i++)
@@ -552,7 +552,7 @@ static int read_engine(sv_ynode_t *map, sv_engine_profile_t *e, sv_error_t *err)
         if (!engine_key_ok(en->key))
             return sv_errorf(err, SV_ENOKEY,
                              "%s: %s.%s: not an engine-profile key (engine costs, cuda_graphs, "
-                             "graph_max_tokens, custom_allreduce, scheduler_defaults, or a "
+                             "graph_max_tokens, custom_allreduce, nccl_nvls, scheduler_defaults, or a "
                              "hardware curve key)",
                              where, map->path, en->key);
         if (en->val->kind != SV_Y_SCALAR)

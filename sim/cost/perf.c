@@ -155,6 +155,7 @@ sv_perf_settings_t sv_perf_settings_default(void)
         .seq_overhead_s = -1,
         .cuda_graphs = -1,
         .custom_allreduce = -1,
+        .nccl_nvls = -1,
         .graph_max_tokens = -1,
         .spec_draft_step_s = -1,
     };
@@ -201,6 +202,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "seq_overhead_us",
                                             "cuda_graphs",
                                             "custom_allreduce",
+                                            "nccl_nvls",
                                             "graph_max_tokens",
                                             "power_limit_w",
                                             "num_scheduler_steps",
@@ -480,6 +482,7 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
         return num_in(key, value, 0, 1e6, 0, 1e-6, &s->seq_overhead_s, err);
     if (strcmp(key, "cuda_graphs") == 0) return bool_in(key, value, &s->cuda_graphs, err);
     if (strcmp(key, "custom_allreduce") == 0) return bool_in(key, value, &s->custom_allreduce, err);
+    if (strcmp(key, "nccl_nvls") == 0) return bool_in(key, value, &s->nccl_nvls, err);
     if (strcmp(key, "graph_max_tokens") == 0) {
         if ((rc = int_in(key, value, 0, 1L << 30, &l, err))) return rc;
         s->graph_max_tokens = l;
@@ -517,6 +520,7 @@ int sv_perf_settings_engine(sv_perf_settings_t *s, const sv_engine_profile_t *e,
     FILL(seq_overhead_s);
     FILL(cuda_graphs);
     FILL(custom_allreduce);
+    FILL(nccl_nvls);
     FILL(graph_max_tokens);
     for (int k = 0; k < SV_CV_COUNT; k++)
         FILL(curve[k]);
@@ -1058,7 +1062,33 @@ static const struct {
     {8, 256.0 * 1024.0},
 };
 
-const char *const sv_ar_algo_names[SV_AR_COUNT] = {"one-shot", "two-shot", "nccl-ring"};
+const char *const sv_ar_algo_names[SV_AR_COUNT] = {"one-shot", "two-shot", "nccl-ring", "nccl-nvls"};
+
+/*
+ * NCCL's NVLink SHARP all-reduce (NVLS, NCCL 2.17 and later; NCCL_NVLS_ENABLE, default 2:
+ * on where the driver reports multicast support, src/transport/nvls.cc): the NVSwitch
+ * reduces and multicasts, so each GPU sends its buffer and receives the result once,
+ * (1 + 1/n) of the payload each way (a ring moves 2 (n-1)/n). NVSwitch of the third
+ * generation (NVLink 4, 900 GB/s per GPU: HGX H100/H200) and later has it; A100's does not.
+ * Its latency is the ring's fitted one: NCCL's own model puts NVLS's (25 us on NVLink,
+ * src/graph/tuning.cc) between its low-latency ring's (15 us at 8 GPUs) and its simple
+ * ring's (56 us), and the fit is one latency for all of NCCL's protocols, so NVLS wins on
+ * bandwidth alone: at 8 GPUs always, at 2 never. Its efficiency is read from the NCCL maintainers' figure for 8 H100s, a peak bus bandwidth
+ * of about 480 GB/s, algorithm bandwidth 275 GB/s (NVIDIA/nccl-tests#212; 475 GB/s on 8
+ * H200s with NCCL 2.20, NVIDIA/nccl-tests#272): 275 x (1 + 1/8) = 309 GB/s one way, 0.686
+ * of NVLink 4's 450. NCCL picks, per message, the algorithm its model says is faster; so
+ * does sv_perf_allreduce.
+ */
+#define NVLS_EFFICIENCY 0.686
+#define NVLS_MIN_LINK_BW 900e9
+
+static int nvls_runs(const sv_perf_t *p, int pairs_pcie)
+{
+    int topo = p->gpu.topology, domain = p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8;
+    return p->set.nccl_nvls && !p->set.ideal && !pairs_pcie && p->set.tp <= domain &&
+           (topo == SV_TOPO_NVSWITCH || topo == SV_TOPO_NVL72) &&
+           p->gpu.link_bw >= NVLS_MIN_LINK_BW && p->set.link_bw >= NVLS_MIN_LINK_BW;
+}
 
 static int custom_allreduce_runs(const sv_perf_t *p, int pairs_pcie)
 {
@@ -1095,8 +1125,14 @@ double sv_perf_allreduce(const sv_perf_t *p, double bytes, sv_ar_algo_t *algo)
         t = p->ar_custom_alpha + (n - 1.0) * bytes * p->ar_link_inv_bw;
     else if (a == SV_AR_TWO_SHOT)
         t = p->ar_two_shot_alpha + 2.0 * (n - 1.0) / n * bytes * p->ar_link_inv_bw;
-    else
+    else {
         t = p->ar_alpha + bytes * p->ar_inv_bw;
+        double nvls = p->ar_nvls_alpha + (1.0 + 1.0 / n) * bytes * p->ar_nvls_inv_bw;
+        if (p->ar_nvls && nvls < t) {
+            t = nvls;
+            a = SV_AR_NCCL_NVLS;
+        }
+    }
     if (algo) *algo = a;
     return t;
 }
@@ -1352,6 +1388,7 @@ static void perf_defaults(sv_perf_t *p, int *pairs_pcie, int *link_given)
     if (r->seq_overhead_s < 0) r->seq_overhead_s = 0.0;
     if (r->cuda_graphs < 0) r->cuda_graphs = 1;
     if (r->custom_allreduce < 0) r->custom_allreduce = 0;
+    if (r->nccl_nvls < 0) r->nccl_nvls = 1;
     if (r->graph_max_tokens < 0) r->graph_max_tokens = 512;
     for (int k = 0; k < SV_CV_COUNT; k++)
         if (r->curve[k] < 0)
@@ -1502,6 +1539,9 @@ static void perf_collectives(sv_perf_t *p, int pairs_pcie, int link_given)
         if (lim > AR_CUSTOM_MAX_BYTES) lim = 0.0; /* two GPUs: one-shot at every size */
         p->ar_two_shot_alpha =
             p->ar_custom_alpha + (atp - 1.0) * (1.0 - 2.0 / atp) * lim * p->ar_link_inv_bw;
+        p->ar_nvls = nvls_runs(p, pairs_pcie);
+        p->ar_nvls_alpha = p->ar_alpha;
+        p->ar_nvls_inv_bw = 1.0 / (r->link_bw / 2.0 * NVLS_EFFICIENCY);
     }
     if (pairs_pcie && !link_given) pairs_allreduce(p);
     if (dp > 1 && ep > 1) a2a_init(p, domain);

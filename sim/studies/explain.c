@@ -283,11 +283,13 @@ static void print_settings(const sv_explain_t *e, FILE *f)
         fprintf(f,
                 "all-reduce algorithm by message size: the engine's one-shot (%.1f us + TP-1 "
                 "payloads one way) below %.0f KiB, two-shot (%.1f us + 2 (TP-1)/TP payloads) up "
-                "to 8 MiB, then NCCL's ring (%.1f us)\n",
+                "to 8 MiB, then NCCL's ring (%.1f us)%s\n",
                 p->ar_custom_alpha * 1e6, sv_perf_one_shot_limit(p->attn_tp) / 1024.0,
-                p->ar_two_shot_alpha * 1e6, p->ar_alpha * 1e6);
+                p->ar_two_shot_alpha * 1e6, p->ar_alpha * 1e6,
+                p->ar_nvls ? " or NVLink SHARP where faster" : "");
     else if (p->attn_tp > 1)
-        fprintf(f, "all-reduce algorithm: NCCL's ring at every size (%s)\n",
+        fprintf(f, "all-reduce algorithm: NCCL's ring%s at every size (%s)\n",
+                p->ar_nvls ? " or NVLink SHARP, the faster," : "",
                 !p->set.custom_allreduce ? "the engine profile has no custom all-reduce"
                                          : "the engines' custom kernel needs every GPU pair on "
                                            "NVLink and 2, 4, 6 or 8 GPUs");
@@ -464,6 +466,7 @@ cJSON *sv_explain_json(const sv_explain_t *e)
     cJSON_AddNumberToObject(s, "link_bandwidth_gb_s", p->set.link_bw / 1e9);
     cJSON_AddNumberToObject(s, "link_latency_us", p->set.link_latency * 1e6);
     cJSON_AddBoolToObject(s, "custom_allreduce", p->set.custom_allreduce);
+    cJSON_AddBoolToObject(s, "nccl_nvls", p->ar_nvls);
     cJSON_AddNumberToObject(s, "gpu_memory_utilization", p->set.gpu_memory_utilization);
 
     cJSON *mem = cJSON_AddObjectToObject(j, "memory");

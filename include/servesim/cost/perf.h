@@ -75,6 +75,7 @@ typedef struct sv_perf_settings {
     double seq_overhead_s;     /* engine cost per sequence per step; < 0: engine profile, else 0 */
     int cuda_graphs;       /* steps up to graph_max_tokens replay a graph; < 0: profile, else 1 */
     int custom_allreduce;  /* the engine's one-/two-shot all-reduce; < 0: profile, else 0 (NCCL) */
+    int nccl_nvls;         /* NCCL may run NVLink SHARP where the node has it; < 0: profile, else 1 */
     long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
     int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
     double power_limit_w;  /* board power cap, W (sv_perf_power_range); 0 = none, the TDP */
@@ -279,6 +280,9 @@ typedef struct sv_perf {
     double ar_custom_alpha;  /* its one-shot latency */
     double ar_two_shot_alpha; /* its two-shot latency (one-shot's + the second pass) */
     double ar_link_inv_bw;   /* s per byte one way over one GPU's link at link_efficiency */
+    int ar_nvls;             /* NCCL's NVLink SHARP all-reduce is open to this TP group */
+    double ar_nvls_alpha;    /* its latency */
+    double ar_nvls_inv_bw;   /* s per byte one way over one GPU's link at NVLS_EFFICIENCY */
     /* Pipeline parallelism (set.pp stages; docs/cost-model.md, "Pipeline parallelism"). */
     double stage_layers; /* layers per stage (all layers when pp = 1) */
     int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
@@ -351,10 +355,17 @@ void sv_small_op_elems(double d, double q, double kv, double f, int gated,
  * The TP all-reduce algorithm by message size (docs/cost-model.md, "Collectives"), as
  * vLLM's custom all-reduce picks it (csrc/custom_all_reduce.cuh; SGLang's sgl-kernel and
  * TensorRT-LLM's ONESHOT/TWOSHOT kernels are the same two): one-shot, every rank reads
- * every peer's whole buffer; two-shot, a reduce-scatter then an all-gather; NCCL's ring
- * above the custom kernel's largest message or where it cannot run.
+ * every peer's whole buffer; two-shot, a reduce-scatter then an all-gather; NCCL above
+ * the custom kernel's largest message or where it cannot run: its ring, or its NVLink
+ * SHARP (NVLS) all-reduce on NVSwitch nodes of NVLink 4 and later where it is faster.
  */
-typedef enum { SV_AR_ONE_SHOT = 0, SV_AR_TWO_SHOT, SV_AR_NCCL_RING, SV_AR_COUNT } sv_ar_algo_t;
+typedef enum {
+    SV_AR_ONE_SHOT = 0,
+    SV_AR_TWO_SHOT,
+    SV_AR_NCCL_RING,
+    SV_AR_NCCL_NVLS,
+    SV_AR_COUNT
+} sv_ar_algo_t;
 extern const char *const sv_ar_algo_names[SV_AR_COUNT];
 
 /* One all-reduce of `bytes` payload over p's attention TP group: its time in seconds and,
