@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "base/jsonw_int.h"
@@ -34,6 +36,7 @@
 #define SERVE_MAX_REPLY 1000000L    /* tokens of one reply */
 #define CHARS_PER_TOKEN 4           /* prompt tokens = ceil(bytes / 4) of the text */
 #define CHAT_TEMPLATE_TOKENS 4      /* per message, for the chat template's markers */
+#define STREAM_SNDBUF 65536         /* a stream's socket send buffer (Linux doubles it) */
 
 /* ---- vLLM's histograms ---------------------------------------------------------------------- */
 
@@ -61,7 +64,7 @@ static const double b_pace[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0015,
 
 typedef struct hist {
     double count[32]; /* per bucket (not cumulative), the last: above every bound */
-    double sum, n;
+    double sum, n, max;
 } hist_t;
 
 static void hist_put(hist_t *h, const double *b, int nb, double v)
@@ -72,6 +75,7 @@ static void hist_put(hist_t *h, const double *b, int nb, double v)
     h->count[i] += 1;
     h->sum += v;
     h->n += 1;
+    if (h->n == 1 || v > h->max) h->max = v;
 }
 
 static void hist_add(hist_t *h, int k, double v)
@@ -111,6 +115,14 @@ typedef struct stream {
     long created;
     char *buf; /* bytes ready for the client */
     size_t len, off, cap;
+    /* written by the server itself (direct, below): the socket, and the rest of a chunk
+     * frame the socket did not take (raw), with the times of the tokens it ends */
+    int direct, fd, blocked, dead;
+    char *raw;
+    size_t rawlen, rawoff, rawcap;
+    double raw_t[8], raw_since;
+    int nraw;
+    double received, entered; /* the request's headers read; it entered the simulation (mono) */
     int ended, in_list, gone, suspended, closing;
     int status; /* not streamed: the answer's status, body in buf */
     int refs;   /* the list and the connection */
@@ -144,22 +156,17 @@ typedef struct server {
     size_t nwake, capwake;
 } server_t;
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The simulated time the wall clock says it is. */
 static double sim_target(const server_t *s)
 {
-    return (mono_s() - s->wall0) * s->o->speed;
+    return (sv_httpd_mono() - s->wall0) * s->o->speed;
 }
 
 static void stream_unref(stream_t *st)
 {
     if (--st->refs > 0) return;
+    free(st->raw);
     free(st->buf);
     free(st->head);
     free(st);
@@ -487,6 +494,97 @@ static void unlock(server_t *s)
     free(w);
 }
 
+/* ---- direct writes -------------------------------------------------------------------------
+ *
+ * A stream waiting for its next token is suspended: libmicrohttpd neither reads nor writes
+ * its socket, and has sent all it had (it asks read_stream for more only once its last
+ * chunk is out). Resuming it for each token costs a wake-up of the polling thread, two
+ * epoll_ctl calls, a lock hand-off and its send, per token; so the thread that made the
+ * token (the clock's, holding the lock) writes the chunk itself, framed as libmicrohttpd
+ * frames an HTTP/1.1 body of unknown length (hex size, CRLF, bytes, CRLF), in one send
+ * that does not wait. A frame the socket takes only in part keeps its rest in raw, sent
+ * before anything else, retried after each event and every 100 ms (peek_clients), and the
+ * connection stays suspended until it is out: libmicrohttpd resumes only on a frame's
+ * boundary, to write the end of the answer (or to close a socket that failed). A socket
+ * that takes nothing of raw for idle_s is shut. */
+
+static void observe(server_t *s, const double *t, int n)
+{
+    double wall = sv_httpd_mono();
+    for (int k = 0; k < n; k++)
+        hist_put(&s->pace, b_pace, NB(b_pace), wall - (s->wall0 + t[k] / s->o->speed));
+}
+
+/* Send what st holds: 0 all out, 1 the socket is full (the rest waits), -1 it failed
+ * (st->dead). */
+static int direct_write(server_t *s, stream_t *st)
+{
+    const int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+    if (st->rawoff < st->rawlen) {
+        ssize_t n = send(st->fd, st->raw + st->rawoff, st->rawlen - st->rawoff, flags);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
+        if (n < 0) return st->dead = 1, -1;
+        st->raw_since = sv_httpd_mono();
+        st->rawoff += (size_t)n;
+        if (st->rawoff < st->rawlen) return 1;
+        observe(s, st->raw_t, st->nraw);
+        st->rawoff = st->rawlen = 0;
+        st->nraw = 0;
+    }
+    if (st->off == st->len) return 0;
+    char hdr[24];
+    size_t len = st->len - st->off;
+    int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", len);
+    struct iovec iov[3] = {{hdr, (size_t)hl}, {st->buf + st->off, len}, {(void *)"\r\n", 2}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
+    ssize_t n = sendmsg(st->fd, &m, flags);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
+    if (n < 0) return st->dead = 1, -1;
+    size_t total = (size_t)hl + len + 2, done = (size_t)n;
+    if (done == total) {
+        observe(s, st->pend_t, st->npend);
+    } else { /* the frame's rest: sent before anything else */
+        size_t rest = total - done;
+        if (rest > st->rawcap) {
+            char *b = realloc(st->raw, rest);
+            if (!b) return st->dead = 1, -1;
+            st->raw = b;
+            st->rawcap = rest;
+        }
+        size_t at = 0;
+        for (int i = 0; i < 3; i++) {
+            size_t a = done > iov[i].iov_len ? iov[i].iov_len : done;
+            done -= a;
+            memcpy(st->raw + at, (char *)iov[i].iov_base + a, iov[i].iov_len - a);
+            at += iov[i].iov_len - a;
+        }
+        st->rawoff = 0;
+        st->rawlen = rest;
+        memcpy(st->raw_t, st->pend_t, sizeof st->raw_t);
+        st->nraw = st->npend;
+        st->raw_since = sv_httpd_mono();
+    }
+    st->off = st->len = 0;
+    st->npend = 0;
+    return done == total ? 0 : 1;
+}
+
+/* st's bytes on their way: written here while suspended (direct), else by libmicrohttpd
+ * once resumed; an ended answer's end, or a failed socket, goes back to it. st->blocked:
+ * a frame's rest still waits. */
+static void flush(server_t *s, stream_t *st)
+{
+    st->blocked = 0;
+    if (st->direct && st->suspended && !st->gone && !st->dead) {
+        if (direct_write(s, st) == 1) {
+            st->blocked = 1;
+            return;
+        }
+        if (!st->dead && !st->ended) return;
+    }
+    wake_conn(s, st);
+}
+
 static void unlist(server_t *s, stream_t *st)
 {
     if (!st->in_list) return;
@@ -547,8 +645,8 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         free(t);
     }
     (void)now;
-    wake_conn(s, st);
-    unlist(s, st);
+    flush(s, st);
+    if (!st->blocked) unlist(s, st);
 }
 
 /* After the events up to now: tokens made become chunks; ended requests finish. */
@@ -556,8 +654,14 @@ static void poll_streams(server_t *s, double now)
 {
     stream_t *next;
     int made = 0;
+    double handled = sv_httpd_mono(); /* (its chunks are written below) */
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
+        if (st->ended) { /* its end waits for a frame's rest */
+            flush(s, st);
+            if (!st->blocked) unlist(s, st);
+            continue;
+        }
         long k = sv_live_tokens(s->live, st->id);
         if (k > st->output) k = st->output;
         const sv_req_t *r = sv_live_req(s->live, st->id);
@@ -575,10 +679,10 @@ static void poll_streams(server_t *s, double now)
         }
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
             finish_stream(s, st, now);
-        else if (moved && st->sse)
-            wake_conn(s, st);
+        else if ((moved && st->sse) || st->blocked)
+            flush(s, st);
     }
-    if (made) hist_put(&s->late, b_pace, NB(b_pace), mono_s() - (s->wall0 + now / s->o->speed));
+    if (made) hist_put(&s->late, b_pace, NB(b_pace), handled - (s->wall0 + now / s->o->speed));
 }
 
 /* Handle every event up to the wall clock's now, streaming what each makes. 0, or the
@@ -618,13 +722,21 @@ static void abort_stream(server_t *s, stream_t *st)
  * client of each closed it (it cannot be closed under us while suspended). */
 static void peek_clients(server_t *s)
 {
-    double t = mono_s();
+    double t = sv_httpd_mono();
     if (t - s->last_peek < 0.1) return;
     s->last_peek = t;
     stream_t *next;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
+        if (st->blocked && t - st->raw_since > (double)s->o->idle_s) {
+            shutdown(st->fd, SHUT_RDWR); /* a client that reads nothing: closed */
+            st->dead = 1;
+        }
         if (st->suspended && !st->gone && sv_httpd_peer_closed(st->conn)) abort_stream(s, st);
+        if (st->in_list && (st->blocked || st->dead)) {
+            flush(s, st);
+            if (st->ended && !st->blocked) unlist(s, st);
+        }
     }
 }
 
@@ -633,6 +745,13 @@ static void fail_all(server_t *s, const char *why)
     stream_t *next;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
+        if (st->blocked || st->ended) { /* a frame's rest the client does not take: cut */
+            if (st->blocked) shutdown(st->fd, SHUT_RDWR);
+            st->dead = 1;
+            wake_conn(s, st);
+            unlist(s, st);
+            continue;
+        }
         size_t n;
         char *t = print_json(error_json(503, why, NULL), &n);
         if (st->sse) {
@@ -646,7 +765,12 @@ static void fail_all(server_t *s, const char *why)
         }
         free(t);
         st->ended = 1;
-        wake_conn(s, st);
+        flush(s, st);
+        if (st->blocked) { /* stopping: no waiting for it */
+            shutdown(st->fd, SHUT_RDWR);
+            st->dead = 1;
+            wake_conn(s, st);
+        }
         unlist(s, st);
     }
 }
@@ -682,7 +806,7 @@ static void *clock_main(void *arg)
         pthread_mutex_lock(&s->mu);
         if (s->stopping) break;
         next = sv_live_next(s->live);
-        double now = mono_s(), due = isfinite(next) ? s->wall0 + next / s->o->speed : now + 0.1;
+        double now = sv_httpd_mono(), due = isfinite(next) ? s->wall0 + next / s->o->speed : now + 0.1;
         if (due > now + 0.1) due = now + 0.1; /* and look again */
         if (due > now) {
             struct timespec ts;
@@ -1070,6 +1194,15 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     st->output = output;
     st->stop = !(p.has_max && output == p.max_tokens);
     st->created = (long)time(NULL);
+    st->received = q->received;
+    /* an HTTP/1.1 stream's chunks are written by the server itself (direct writes) */
+    st->direct = st->sse && q->http11;
+    st->fd = sv_httpd_fd(q->conn);
+    if (st->fd < 0) st->direct = 0;
+    if (st->direct) { /* the kernel holds at most this much of a stream a client does not read */
+        int sndbuf = STREAM_SNDBUF;
+        setsockopt(st->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    }
     pthread_mutex_lock(&s->mu);
     if (s->stopping || s->broken || s->submitted >= SERVE_MAX_REQUESTS) {
         unlock(s);
@@ -1094,6 +1227,7 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
                             sv_live_error(s->live));
     }
     s->submitted++;
+    st->entered = sv_httpd_mono();
     st->id = id;
     snprintf(st->rid, sizeof st->rid, "%s-%d", chat ? "chatcmpl" : "cmpl", (int)id);
     if (st->sse) make_head(s, st); /* (without it, token chunks go through cJSON) */
@@ -1128,6 +1262,14 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, st, NULL);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
+    /* when the request's headers were read and when it entered the simulation, on this
+     * machine's monotonic clock: a client on it measures from there what the simulation
+     * timed, without the wait before the server read the request */
+    char tv[40];
+    snprintf(tv, sizeof tv, "%.6f", st->received);
+    MHD_add_response_header(resp, "X-Servesim-Received", tv);
+    snprintf(tv, sizeof tv, "%.6f", st->entered);
+    MHD_add_response_header(resp, "X-Servesim-Entered", tv);
     sv_httpd_headers(s->httpd, resp);
     enum MHD_Result ok = MHD_queue_response(q->conn, 200, resp);
     MHD_destroy_response(resp);
@@ -1149,7 +1291,7 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
         /* the tokens whose bytes are all out now: their emit lateness */
         int k = 0;
         if (st->npend > 0) {
-            double wall = mono_s();
+            double wall = sv_httpd_mono();
             while (k < st->npend && st->pend_end[k] <= st->off) {
                 hist_put(&s->pace, b_pace, NB(b_pace),
                          wall - (s->wall0 + st->pend_t[k] / s->o->speed));
@@ -1278,6 +1420,9 @@ static char *metrics_text(server_t *s, size_t *len)
     prom_hist(f, "servesim:clock_lateness_seconds",
               "When the clock thread handled an event that made tokens minus when it was due "
               "(wall clock).", &s->late);
+    fprintf(f, "# HELP servesim:emit_lateness_max_seconds The longest emit lateness so far.\n"
+               "# TYPE servesim:emit_lateness_max_seconds gauge\nservesim:emit_lateness_max_seconds %s\n",
+            sv__fmt_double(s->pace.max, b1));
     fprintf(f, "# HELP servesim:simulated_seconds The simulated clock.\n"
                "# TYPE servesim:simulated_seconds gauge\nservesim:simulated_seconds %s\n",
             sv__fmt_double(sv_live_now(s->live), b1));
@@ -1433,7 +1578,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     int port = 0;
     if (!s.prompt_tok || !s.gen_tok || !s.ok || !s.fail || !s.hist)
         rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-    s.wall0 = mono_s();
+    s.wall0 = sv_httpd_mono();
     if (!rc) rc = sv_httpd_start(&cfg, &s.httpd, &port, err);
     if (!rc && pthread_create(&s.clock, NULL, clock_main, &s) == 0) s.clock_started = 1;
     if (!rc) {
