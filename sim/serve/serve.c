@@ -16,7 +16,9 @@
 #include "servesim/serve/serve.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -26,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/jsonw_int.h"
 #include "servesim/cluster/live.h"
@@ -148,6 +151,12 @@ typedef struct server {
     double last_peek; /* wall clock of the last look for clients that left */
     hist_t (*hist)[NHIST];
     hist_t pace;  /* b_pace: emit lateness */
+    hist_t own;   /* b_pace: emit lateness less the time others held the core (below) */
+    /* the clock thread's schedstat and that of the process's other threads, to tell how
+     * long since it slept the core was held by other processes (own_since) */
+    int sched_self, sched_other[16], nsched_other;
+    double rd0, cpu0, own_corr;
+    long own_sends;
     hist_t late; /* b_pace: clock lateness */
     char *model_json; /* the model's name as a JSON string, quotes included */
     pthread_t clock;
@@ -508,11 +517,97 @@ static void unlock(server_t *s)
  * boundary, to write the end of the answer (or to close a socket that failed). A socket
  * that takes nothing of raw for idle_s is shut. */
 
+/* ---- the core's time left to the server ----------------------------------------------------
+ *
+ * On a machine whose other jobs share the server's core, a token is late by the time the
+ * clock thread waited on the run queue, which no pacing can make up. Linux counts that
+ * wait per thread (/proc/thread-self/schedstat: CPU time, run-queue wait, in ns); the
+ * clock thread reads its own when it goes to sleep and again every 32 chunks it writes,
+ * and the wait accrued since, less the CPU its own process's other threads used meanwhile
+ * (the polling thread: the server's own work), is the time the core was held by others.
+ * servesim:emit_lateness_own_seconds observes each token's lateness less that (chunks
+ * written by another thread: as they are): what a core of its own would have seen, or
+ * more (the wait accrued after the last read is not taken off). */
+
+static _Thread_local int on_clock_thread; /* 1 in the clock thread */
+
+static int sched_read(int fd, double *cpu, double *wait)
+{
+    char b[128];
+    ssize_t n = fd >= 0 ? pread(fd, b, sizeof b - 1, 0) : -1;
+    if (n <= 0) return -1;
+    b[n] = '\0';
+    unsigned long long c, w;
+    if (sscanf(b, "%llu %llu", &c, &w) != 2) return -1;
+    *cpu = (double)c * 1e-9;
+    *wait = (double)w * 1e-9;
+    return 0;
+}
+
+static void sched_open(server_t *s)
+{
+    s->sched_self = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    s->nsched_other = 0;
+    char self[32], path[96];
+    char link[64]; /* "PID/task/TID": this thread's */
+    ssize_t ln = readlink("/proc/thread-self", link, sizeof link - 1);
+    link[ln > 0 ? ln : 0] = '\0';
+    const char *tid = strrchr(link, '/');
+    snprintf(self, sizeof self, "%s", tid ? tid + 1 : "");
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir(d)) && s->nsched_other < 16) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0) continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.40s/schedstat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) s->sched_other[s->nsched_other++] = fd;
+    }
+    if (d) closedir(d);
+}
+
+static void sched_close(server_t *s)
+{
+    if (s->sched_self >= 0) close(s->sched_self);
+    for (int i = 0; i < s->nsched_other; i++)
+        close(s->sched_other[i]);
+    s->sched_self = -1;
+    s->nsched_other = 0;
+}
+
+/* The clock thread's run-queue wait and its process's other threads' CPU (s); -1 unknown. */
+static int sched_now(const server_t *s, double *wait, double *others)
+{
+    double cpu, w;
+    if (sched_read(s->sched_self, &cpu, wait)) return -1;
+    *others = 0;
+    for (int i = 0; i < s->nsched_other; i++)
+        if (!sched_read(s->sched_other[i], &cpu, &w)) *others += cpu;
+    return 0;
+}
+
+static void own_mark(server_t *s) /* the clock thread goes to sleep */
+{
+    if (sched_now(s, &s->rd0, &s->cpu0)) s->rd0 = -1;
+    s->own_corr = 0;
+    s->own_sends = 0;
+}
+
 static void observe(server_t *s, const double *t, int n)
 {
     double wall = sv_httpd_mono();
-    for (int k = 0; k < n; k++)
-        hist_put(&s->pace, b_pace, NB(b_pace), wall - (s->wall0 + t[k] / s->o->speed));
+    int clock = on_clock_thread;
+    if (clock && s->rd0 >= 0 && s->own_sends++ % 32 == 0) {
+        double w, o;
+        if (!sched_now(s, &w, &o)) {
+            double c = (w - s->rd0) - (o - s->cpu0);
+            s->own_corr = c > 0 ? c : 0;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        double late = wall - (s->wall0 + t[k] / s->o->speed);
+        hist_put(&s->pace, b_pace, NB(b_pace), late);
+        hist_put(&s->own, b_pace, NB(b_pace), clock ? late - s->own_corr : late);
+    }
 }
 
 /* Send what st holds: 0 all out, 1 the socket is full (the rest waits), -1 it failed
@@ -781,7 +876,10 @@ static void *clock_main(void *arg)
 {
     server_t *s = arg;
     prctl(PR_SET_TIMERSLACK, 1000UL); /* wake within 1 us of the time asked (Linux: 50 us) */
+    on_clock_thread = 1;
     pthread_mutex_lock(&s->mu);
+    sched_open(s);
+    own_mark(s);
     while (!s->stopping) {
         double target = sim_target(s), next;
         while (!s->broken && (next = sv_live_next(s->live)) <= target) {
@@ -813,9 +911,12 @@ static void *clock_main(void *arg)
             ts.tv_sec = (time_t)due;
             ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
             if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            own_mark(s);
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+            if (sv_httpd_mono() < due) own_mark(s); /* woken sooner (an arrival): from now */
         }
     }
+    sched_close(s);
     unlock(s);
     return NULL;
 }
@@ -1293,8 +1394,9 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
         if (st->npend > 0) {
             double wall = sv_httpd_mono();
             while (k < st->npend && st->pend_end[k] <= st->off) {
-                hist_put(&s->pace, b_pace, NB(b_pace),
-                         wall - (s->wall0 + st->pend_t[k] / s->o->speed));
+                double late = wall - (s->wall0 + st->pend_t[k] / s->o->speed);
+                hist_put(&s->pace, b_pace, NB(b_pace), late);
+                hist_put(&s->own, b_pace, NB(b_pace), late);
                 k++;
             }
         }
@@ -1420,6 +1522,9 @@ static char *metrics_text(server_t *s, size_t *len)
     prom_hist(f, "servesim:clock_lateness_seconds",
               "When the clock thread handled an event that made tokens minus when it was due "
               "(wall clock).", &s->late);
+    prom_hist(f, "servesim:emit_lateness_own_seconds",
+              "Emit lateness less the time the server's core was held by other processes since "
+              "it was due (wall clock).", &s->own);
     fprintf(f, "# HELP servesim:emit_lateness_max_seconds The longest emit lateness so far.\n"
                "# TYPE servesim:emit_lateness_max_seconds gauge\nservesim:emit_lateness_max_seconds %s\n",
             sv__fmt_double(s->pace.max, b1));
@@ -1529,7 +1634,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
 {
     if (!(o->speed > 0) || !isfinite(o->speed) || o->speed > 1e6)
         return sv_errorf(err, SV_EINVAL, "--speed: expected a number in (0, 1e6], got %g", o->speed);
-    server_t s = {.o = o};
+    server_t s = {.o = o, .sched_self = -1, .rd0 = -1};
     sv_scenario_t *sc = o->sc;
     if (hists_init(err)) return SV_EINVAL;
     sc->horizon = 0; /* the server runs until it is stopped */

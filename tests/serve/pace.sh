@@ -43,7 +43,8 @@ python3 - "$out/metrics" "$conc" "${pin0[*]:-any CPU (not pinned)}" <<'PY'
 import sys
 b = {}
 for line in open(sys.argv[1]):
-    for name in ("servesim:emit_lateness_seconds", "servesim:clock_lateness_seconds"):
+    for name in ("servesim:emit_lateness_seconds", "servesim:emit_lateness_own_seconds",
+                 "servesim:clock_lateness_seconds"):
         if line.startswith(name + "_bucket"):
             le = line.split('le="')[1].split('"')[0]
             b.setdefault(name, []).append((float("inf") if le == "+Inf" else float(le), float(line.split()[-1])))
@@ -59,12 +60,15 @@ for name, bk in b.items():
         name, bk[-1][1], q(bk, 0.5) * 1e3, q(bk, 0.99) * 1e3,
         100.0 * dict(bk)[0.002] / max(bk[-1][1], 1)))
 # The target: token pacing error (sent minus simulated) p99 <= 2 ms, i.e. at least 99% of
-# the tokens within the 2 ms bucket (exact, unlike the interpolated p99).
-bk = b["servesim:emit_lateness_seconds"]
-within = dict(bk)[0.002] / max(bk[-1][1], 1)
-print("pace: TARGET %s concurrent streams, the server on %s, --speed 1: token pacing error "
-      "(sent minus simulated) p99 %.3f ms, %.2f%% of %d tokens within 2 ms: %s" % (
-          sys.argv[2], sys.argv[3], q(bk, 0.99) * 1e3, 100 * within, bk[-1][1],
-          "met (p99 <= 2 ms)" if within >= 0.99 else "NOT met (p99 > 2 ms)"))
+# the tokens within the 2 ms bucket (exact, unlike the interpolated p99); and the same less
+# the time other processes held the server's core (servesim:emit_lateness_own_seconds).
+for name, what in (("servesim:emit_lateness_seconds", ""),
+                   ("servesim:emit_lateness_own_seconds", ", less the time others held its core")):
+    bk = b[name]
+    within = dict(bk)[0.002] / max(bk[-1][1], 1)
+    print("pace: TARGET %s concurrent streams, the server on %s, --speed 1: token pacing error "
+          "(sent minus simulated%s) p99 %.3f ms, %.2f%% of %d tokens within 2 ms: %s" % (
+              sys.argv[2], sys.argv[3], what, q(bk, 0.99) * 1e3, 100 * within, bk[-1][1],
+              "met (p99 <= 2 ms)" if within >= 0.99 else "NOT met (p99 > 2 ms)"))
 PY
 python3 "$here/compare.py" "$out/result.json" 1 1e9,1e9,1e9,1e9,1e9,1e9 "$out/load.json" | grep -v "FAIL request"
