@@ -4,13 +4,14 @@
 #   1. the official OpenAI Node SDK (tests/serve/package-lock.json) streams a chat
 #      completion and a completion, and gets a whole one and a 400 (tests/serve/client.mjs);
 #   2. closed loops of the SDK's own streams at 64 and 512 concurrent streams (256 and 1024
-#      requests of 32 tokens), on a second server at --speed 0.1: the TTFT, TPOT and ITL
+#      requests of 32 tokens), on a second server at --speed 0.1 (tried twice when a bound
+#      is missed: a client starved by the machine's other jobs tells less): the TTFT, TPOT and ITL
 #      each client measures match the simulation's own record of that request (the result
 #      JSON's per-request lists; the TTFT timed from when the request entered the
 #      simulation, the server's X-Servesim-Entered header; each token's arrival the
 #      interval the client's own stall leaves, tests/serve/compare.py) within: median
-#      20 ms and p99 100 ms plus the server's own emit lateness (its median, its p99) for
-#      TTFT and ITL, median 5 ms and p99 20 ms for TPOT (simulated ms; the client's timer
+#      2 ms and p99 25 ms plus the server's own emit lateness (its median, its longest) for
+#      TTFT and ITL, median 0.5 ms and p99 5 ms for TPOT (simulated ms; the client's timer
 #      resolves 1 us; docs/serve.md gives the numbers measured). --speed 0.1: the SDK's
 #      stream decoder costs its process about 0.1 ms of CPU a chunk, and the quickstart's
 #      H100 makes 15,000 to 25,000 tokens a wall-clock second at 512 streams and --speed
@@ -46,16 +47,27 @@ timeout 120 node "$root/tests/serve/client.mjs" sdk "$base" || fail=1
 serve_stop
 [ "$SERVE_RC" = 0 ] || { echo "serve_sdk: FAIL the server exited $SERVE_RC"; cat "$SERVE_DIR/err"; exit 1; }
 rm -rf "$SERVE_DIR"
-serve_start "$servesim" "$root/scenarios/quickstart.yaml" --speed 0.1 --json "$out/result01.json"
-trap 'serve_stop; rm -rf "$SERVE_DIR" "$out"' EXIT
-base="http://127.0.0.1:$SERVE_PORT/v1"
-timeout 120 node "$root/tests/serve/client.mjs" load "$base" 64 256 32 "$out/l64sdk.json" sdk || fail=1
-timeout 250 node "$root/tests/serve/client.mjs" load "$base" 512 1024 32 "$out/l512sdk.json" sdk || fail=1
-serve_stop
-[ "$SERVE_RC" = 0 ] || { echo "serve_sdk: FAIL the --speed 0.1 server exited $SERVE_RC"; cat "$SERVE_DIR/err"; exit 1; }
+# The loops, on a server of their own; a second try when the first misses a bound (a
+# client starved by the machine's other jobs: its stalls widen what it can tell), so a
+# simulated timing that is wrong fails both.
+loops() {
+    rm -rf "$SERVE_DIR"
+    serve_start "$servesim" "$root/scenarios/quickstart.yaml" --speed 0.1 --json "$out/result01.json"
+    trap 'serve_stop; rm -rf "$SERVE_DIR" "$out"' EXIT
+    local base="http://127.0.0.1:$SERVE_PORT/v1" rc=0
+    timeout 120 node "$root/tests/serve/client.mjs" load "$base" 64 256 32 "$out/l64sdk.json" sdk || rc=1
+    timeout 250 node "$root/tests/serve/client.mjs" load "$base" 512 1024 32 "$out/l512sdk.json" sdk || rc=1
+    serve_stop
+    [ "$SERVE_RC" = 0 ] || { echo "serve_sdk: FAIL the --speed 0.1 server exited $SERVE_RC"; cat "$SERVE_DIR/err"; exit 1; }
+    [ "$rc" = 0 ] || exit 1
+    "$PY" "$root/tests/serve/compare.py" "$out/result01.json" 0.1 2,25,2,25,0.5,5 "$out/l64sdk.json" \
+        "$out/l512sdk.json"
+}
 [ "$fail" = 0 ] || exit 1
-"$PY" "$root/tests/serve/compare.py" "$out/result01.json" 0.1 20,100,20,100,5,20 "$out/l64sdk.json" \
-    "$out/l512sdk.json" || fail=1
+if ! loops; then
+    echo "serve_sdk: a bound missed; the loops once more"
+    loops || fail=1
+fi
 "$PY" - "$out" <<'PY' || fail=1
 import json, sys
 d = sys.argv[1]

@@ -120,7 +120,7 @@ typedef struct stream {
     size_t len, off, cap;
     /* written by the server itself (direct, below): the socket, and the rest of a chunk
      * frame the socket did not take (raw), with the times of the tokens it ends */
-    int direct, fd, blocked, dead;
+    int direct, fd, blocked, dead, dirty;
     char *raw;
     size_t rawlen, rawoff, rawcap;
     double raw_t[8], raw_since;
@@ -774,10 +774,24 @@ static void poll_streams(server_t *s, double now)
         }
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
             finish_stream(s, st, now);
-        else if ((moved && st->sse) || st->blocked)
-            flush(s, st);
+        else if (moved && st->sse)
+            st->dirty = 1; /* written by flush_all, after every event due */
     }
     if (made) hist_put(&s->late, b_pace, NB(b_pace), handled - (s->wall0 + now / s->o->speed));
+}
+
+/* The chunks of every event handled go out: one write a stream, however many events
+ * (when the clock ran behind, the tokens of several steps share it). */
+static void flush_all(server_t *s)
+{
+    stream_t *next;
+    for (stream_t *st = s->streams; st; st = next) {
+        next = st->next;
+        if (st->dirty || st->blocked) {
+            st->dirty = 0;
+            flush(s, st);
+        }
+    }
 }
 
 /* Handle every event up to the wall clock's now, streaming what each makes. 0, or the
@@ -790,6 +804,7 @@ static int catch_up(server_t *s)
         rc = sv_live_advance(s->live, next);
         if (!rc) poll_streams(s, next);
     }
+    flush_all(s);
     return rc ? rc : sv_live_advance(s->live, now);
 }
 
@@ -889,6 +904,7 @@ static void *clock_main(void *arg)
             }
             poll_streams(s, next);
         }
+        flush_all(s);
         if (!s->broken && sv_live_advance(s->live, target)) s->broken = 1;
         if (!s->broken) peek_clients(s);
         if (s->broken) {

@@ -251,22 +251,24 @@ async function load(conc, n, tokens, outPath, via) {
   // How late this process itself runs: what it measures is late by as much (ms).
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
-  // And when: a 1-ms timer's runs. A token read at time a may have waited in the socket
-  // since this process last ran it (a stall: descheduled, or busy with other streams'
-  // chunks), so its arrival lies in [a - stall, a]; compare.py takes that interval.
+  // And when: a 1-ms timer's runs. A token read at time a may have waited in its socket
+  // since this process last looked at the socket: in the loop's turn before the last
+  // timer ran (libuv reads the sockets ready, then runs the timers, then looks again), so
+  // its arrival lies in [a - stall, a], the stall reaching back to the timer's run before
+  // the last (descheduled, or busy with other streams' chunks); compare.py takes that.
   const ticks = [];
   const ticker = setInterval(() => ticks.push(performance.now()), 1);
   const t0 = performance.now();
   await Promise.all(Array.from({ length: conc }, worker));
   lag.disable();
   clearInterval(ticker);
-  const stall = (a) => { // a - the last tick before a (ms)
+  const stall = (a) => { // a - the tick before the last one before a (ms)
     let lo = 0, hi = ticks.length - 1, at = -1;
     while (lo <= hi) {
       const m = (lo + hi) >> 1;
       if (ticks[m] <= a) { at = m; lo = m + 1; } else hi = m - 1;
     }
-    return at < 0 ? 0 : Math.round((a - ticks[at]) * 1000) / 1000;
+    return at < 1 ? 0 : Math.round((a - ticks[at - 1]) * 1000) / 1000;
   };
   for (const r of recs) r.stalls = r.tokens.map(stall);
   scraping = false;

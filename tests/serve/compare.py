@@ -120,8 +120,8 @@ for path in sys.argv[4:]:
         med, p99, mx = pct(d, 50), pct(d, 99), max(d) if d else 0
         bm, bp = BOUNDS[name]
         if name != "TPOT":  # the server's own lateness (wall-clock ms, as simulated ms)
-            bp += load.get("paceMax", load.get("paceP99", 0)) * speed
-            bm += load.get("paceP50", 0) * speed
+            bp += max(0.0, load.get("paceMax", load.get("paceP99", 0))) * speed
+            bm += max(0.0, load.get("paceP50", 0)) * speed
         good = p99 <= bp and med <= bm
         print("compare:   |client - simulated| %-4s median %.3f ms, p99 %.3f ms, max %.3f ms "
               "(as read: %.3f, %.3f, %.3f; %d values; bound: median %.1f ms, p99 %.1f ms)%s"

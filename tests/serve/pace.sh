@@ -64,6 +64,8 @@ for name, bk in b.items():
 # the time other processes held the server's core (servesim:emit_lateness_own_seconds).
 for name, what in (("servesim:emit_lateness_seconds", ""),
                    ("servesim:emit_lateness_own_seconds", ", less the time others held its core")):
+    if name not in b:  # (a server without it)
+        continue
     bk = b[name]
     within = dict(bk)[0.002] / max(bk[-1][1], 1)
     print("pace: TARGET %s concurrent streams, the server on %s, --speed 1: token pacing error "
