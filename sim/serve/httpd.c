@@ -54,7 +54,7 @@ struct sv_httpd {
     int nnames;
 };
 
-static double mono_s(void)
+double sv_httpd_mono(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -188,13 +188,19 @@ void sv_httpd_resume(struct MHD_Connection *c)
     MHD_resume_connection(c);
 }
 
-int sv_httpd_peer_closed(struct MHD_Connection *c)
+int sv_httpd_fd(struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *fi =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!fi || fi->connect_fd < 0) return 0;
+    return fi ? fi->connect_fd : -1;
+}
+
+int sv_httpd_peer_closed(struct MHD_Connection *c)
+{
+    int fd = sv_httpd_fd(c);
+    if (fd < 0) return 0;
     char b;
-    ssize_t n = recv(fi->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
@@ -222,7 +228,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
                 inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, rec->ip,
                           sizeof rec->ip);
         }
-        rec->since = mono_s();
+        rec->since = sv_httpd_mono();
         rec->receiving = 1;
         pthread_mutex_lock(&h->mu);
         unsigned same = 0;
@@ -271,7 +277,7 @@ static void *sweep(void *arg)
         ts.tv_nsec += 250 * 1000 * 1000;
         if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
         pthread_cond_timedwait(&h->cv, &h->mu, &ts);
-        double now = mono_s();
+        double now = sv_httpd_mono();
         for (conn_rec_t *o = h->conns; o; o = o->next)
             if (o->receiving && !o->killed && o->fd >= 0 &&
                 now - o->since > (double)h->cfg.deadline_s) {
@@ -289,7 +295,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **state)
 {
-    (void)version;
     sv_httpd_t *h = cls;
     req_state_t *st = *state;
     if (!st) { /* the headers are in */
@@ -299,6 +304,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         st->pub.conn = c;
         st->pub.method = method;
         st->pub.url = url;
+        st->pub.http11 = version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
+        st->pub.received = sv_httpd_mono();
         conn_rec_t *rec = rec_of(c);
         const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
         const char *cl =
@@ -378,7 +385,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     conn_rec_t *rec = rec_of(c);
     pthread_mutex_lock(&h->mu);
     if (rec) { /* the deadline runs again for the next request on this connection */
-        rec->since = mono_s();
+        rec->since = sv_httpd_mono();
         rec->receiving = 1;
     }
     pthread_mutex_unlock(&h->mu);

@@ -16,14 +16,19 @@
 #include "servesim/serve/serve.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/jsonw_int.h"
 #include "servesim/cluster/live.h"
@@ -34,6 +39,7 @@
 #define SERVE_MAX_REPLY 1000000L    /* tokens of one reply */
 #define CHARS_PER_TOKEN 4           /* prompt tokens = ceil(bytes / 4) of the text */
 #define CHAT_TEMPLATE_TOKENS 4      /* per message, for the chat template's markers */
+#define STREAM_SNDBUF 65536         /* a stream's socket send buffer (Linux doubles it) */
 
 /* ---- vLLM's histograms ---------------------------------------------------------------------- */
 
@@ -61,7 +67,7 @@ static const double b_pace[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0015,
 
 typedef struct hist {
     double count[32]; /* per bucket (not cumulative), the last: above every bound */
-    double sum, n;
+    double sum, n, max;
 } hist_t;
 
 static void hist_put(hist_t *h, const double *b, int nb, double v)
@@ -72,6 +78,7 @@ static void hist_put(hist_t *h, const double *b, int nb, double v)
     h->count[i] += 1;
     h->sum += v;
     h->n += 1;
+    if (h->n == 1 || v > h->max) h->max = v;
 }
 
 static void hist_add(hist_t *h, int k, double v)
@@ -111,6 +118,14 @@ typedef struct stream {
     long created;
     char *buf; /* bytes ready for the client */
     size_t len, off, cap;
+    /* written by the server itself (direct, below): the socket, and the rest of a chunk
+     * frame the socket did not take (raw), with the times of the tokens it ends */
+    int direct, fd, blocked, dead, dirty;
+    char *raw;
+    size_t rawlen, rawoff, rawcap;
+    double raw_t[8], raw_since;
+    int nraw;
+    double received, entered; /* the request's headers read; it entered the simulation (mono) */
     int ended, in_list, gone, suspended, closing;
     int status; /* not streamed: the answer's status, body in buf */
     int refs;   /* the list and the connection */
@@ -136,6 +151,12 @@ typedef struct server {
     double last_peek; /* wall clock of the last look for clients that left */
     hist_t (*hist)[NHIST];
     hist_t pace;  /* b_pace: emit lateness */
+    hist_t own;   /* b_pace: emit lateness less the time others held the core (below) */
+    /* the clock thread's schedstat and that of the process's other threads, to tell how
+     * long since it slept the core was held by other processes (own_since) */
+    int sched_self, sched_other[16], nsched_other;
+    double rd0, cpu0, own_corr;
+    long own_sends;
     hist_t late; /* b_pace: clock lateness */
     char *model_json; /* the model's name as a JSON string, quotes included */
     pthread_t clock;
@@ -144,22 +165,17 @@ typedef struct server {
     size_t nwake, capwake;
 } server_t;
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The simulated time the wall clock says it is. */
 static double sim_target(const server_t *s)
 {
-    return (mono_s() - s->wall0) * s->o->speed;
+    return (sv_httpd_mono() - s->wall0) * s->o->speed;
 }
 
 static void stream_unref(stream_t *st)
 {
     if (--st->refs > 0) return;
+    free(st->raw);
     free(st->buf);
     free(st->head);
     free(st);
@@ -487,6 +503,183 @@ static void unlock(server_t *s)
     free(w);
 }
 
+/* ---- direct writes -------------------------------------------------------------------------
+ *
+ * A stream waiting for its next token is suspended: libmicrohttpd neither reads nor writes
+ * its socket, and has sent all it had (it asks read_stream for more only once its last
+ * chunk is out). Resuming it for each token costs a wake-up of the polling thread, two
+ * epoll_ctl calls, a lock hand-off and its send, per token; so the thread that made the
+ * token (the clock's, holding the lock) writes the chunk itself, framed as libmicrohttpd
+ * frames an HTTP/1.1 body of unknown length (hex size, CRLF, bytes, CRLF), in one send
+ * that does not wait. A frame the socket takes only in part keeps its rest in raw, sent
+ * before anything else, retried after each event and every 100 ms (peek_clients), and the
+ * connection stays suspended until it is out: libmicrohttpd resumes only on a frame's
+ * boundary, to write the end of the answer (or to close a socket that failed). A socket
+ * that takes nothing of raw for idle_s is shut. */
+
+/* ---- the core's time left to the server ----------------------------------------------------
+ *
+ * On a machine whose other jobs share the server's core, a token is late by the time the
+ * clock thread waited on the run queue, which no pacing can make up. Linux counts that
+ * wait per thread (/proc/thread-self/schedstat: CPU time, run-queue wait, in ns); the
+ * clock thread reads its own when it goes to sleep and again every 32 chunks it writes,
+ * and the wait accrued since, less the CPU its own process's other threads used meanwhile
+ * (the polling thread: the server's own work), is the time the core was held by others.
+ * servesim:emit_lateness_own_seconds observes each token's lateness less that (chunks
+ * written by another thread: as they are): what a core of its own would have seen, or
+ * more (the wait accrued after the last read is not taken off). */
+
+static _Thread_local int on_clock_thread; /* 1 in the clock thread */
+
+static int sched_read(int fd, double *cpu, double *wait)
+{
+    char b[128];
+    ssize_t n = fd >= 0 ? pread(fd, b, sizeof b - 1, 0) : -1;
+    if (n <= 0) return -1;
+    b[n] = '\0';
+    unsigned long long c, w;
+    if (sscanf(b, "%llu %llu", &c, &w) != 2) return -1;
+    *cpu = (double)c * 1e-9;
+    *wait = (double)w * 1e-9;
+    return 0;
+}
+
+static void sched_open(server_t *s)
+{
+    s->sched_self = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    s->nsched_other = 0;
+    char self[32], path[96];
+    char link[64]; /* "PID/task/TID": this thread's */
+    ssize_t ln = readlink("/proc/thread-self", link, sizeof link - 1);
+    link[ln > 0 ? ln : 0] = '\0';
+    const char *tid = strrchr(link, '/');
+    snprintf(self, sizeof self, "%s", tid ? tid + 1 : "");
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir(d)) && s->nsched_other < 16) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0) continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.40s/schedstat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) s->sched_other[s->nsched_other++] = fd;
+    }
+    if (d) closedir(d);
+}
+
+static void sched_close(server_t *s)
+{
+    if (s->sched_self >= 0) close(s->sched_self);
+    for (int i = 0; i < s->nsched_other; i++)
+        close(s->sched_other[i]);
+    s->sched_self = -1;
+    s->nsched_other = 0;
+}
+
+/* The clock thread's run-queue wait and its process's other threads' CPU (s); -1 unknown. */
+static int sched_now(const server_t *s, double *wait, double *others)
+{
+    double cpu, w;
+    if (sched_read(s->sched_self, &cpu, wait)) return -1;
+    *others = 0;
+    for (int i = 0; i < s->nsched_other; i++)
+        if (!sched_read(s->sched_other[i], &cpu, &w)) *others += cpu;
+    return 0;
+}
+
+static void own_mark(server_t *s) /* the clock thread goes to sleep */
+{
+    if (sched_now(s, &s->rd0, &s->cpu0)) s->rd0 = -1;
+    s->own_corr = 0;
+    s->own_sends = 0;
+}
+
+static void observe(server_t *s, const double *t, int n)
+{
+    double wall = sv_httpd_mono();
+    int clock = on_clock_thread;
+    if (clock && s->rd0 >= 0 && s->own_sends++ % 32 == 0) {
+        double w, o;
+        if (!sched_now(s, &w, &o)) {
+            double c = (w - s->rd0) - (o - s->cpu0);
+            s->own_corr = c > 0 ? c : 0;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        double late = wall - (s->wall0 + t[k] / s->o->speed);
+        hist_put(&s->pace, b_pace, NB(b_pace), late);
+        hist_put(&s->own, b_pace, NB(b_pace), clock ? late - s->own_corr : late);
+    }
+}
+
+/* Send what st holds: 0 all out, 1 the socket is full (the rest waits), -1 it failed
+ * (st->dead). */
+static int direct_write(server_t *s, stream_t *st)
+{
+    const int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+    if (st->rawoff < st->rawlen) {
+        ssize_t n = send(st->fd, st->raw + st->rawoff, st->rawlen - st->rawoff, flags);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
+        if (n < 0) return st->dead = 1, -1;
+        st->raw_since = sv_httpd_mono();
+        st->rawoff += (size_t)n;
+        if (st->rawoff < st->rawlen) return 1;
+        observe(s, st->raw_t, st->nraw);
+        st->rawoff = st->rawlen = 0;
+        st->nraw = 0;
+    }
+    if (st->off == st->len) return 0;
+    char hdr[24];
+    size_t len = st->len - st->off;
+    int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", len);
+    struct iovec iov[3] = {{hdr, (size_t)hl}, {st->buf + st->off, len}, {(void *)"\r\n", 2}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
+    ssize_t n = sendmsg(st->fd, &m, flags);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
+    if (n < 0) return st->dead = 1, -1;
+    size_t total = (size_t)hl + len + 2, done = (size_t)n;
+    if (done == total) {
+        observe(s, st->pend_t, st->npend);
+    } else { /* the frame's rest: sent before anything else */
+        size_t rest = total - done;
+        if (rest > st->rawcap) {
+            char *b = realloc(st->raw, rest);
+            if (!b) return st->dead = 1, -1;
+            st->raw = b;
+            st->rawcap = rest;
+        }
+        size_t at = 0;
+        for (int i = 0; i < 3; i++) {
+            size_t a = done > iov[i].iov_len ? iov[i].iov_len : done;
+            done -= a;
+            memcpy(st->raw + at, (char *)iov[i].iov_base + a, iov[i].iov_len - a);
+            at += iov[i].iov_len - a;
+        }
+        st->rawoff = 0;
+        st->rawlen = rest;
+        memcpy(st->raw_t, st->pend_t, sizeof st->raw_t);
+        st->nraw = st->npend;
+        st->raw_since = sv_httpd_mono();
+    }
+    st->off = st->len = 0;
+    st->npend = 0;
+    return done == total ? 0 : 1;
+}
+
+/* st's bytes on their way: written here while suspended (direct), else by libmicrohttpd
+ * once resumed; an ended answer's end, or a failed socket, goes back to it. st->blocked:
+ * a frame's rest still waits. */
+static void flush(server_t *s, stream_t *st)
+{
+    st->blocked = 0;
+    if (st->direct && st->suspended && !st->gone && !st->dead) {
+        if (direct_write(s, st) == 1) {
+            st->blocked = 1;
+            return;
+        }
+        if (!st->dead && !st->ended) return;
+    }
+    wake_conn(s, st);
+}
+
 static void unlist(server_t *s, stream_t *st)
 {
     if (!st->in_list) return;
@@ -547,8 +740,8 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         free(t);
     }
     (void)now;
-    wake_conn(s, st);
-    unlist(s, st);
+    flush(s, st);
+    if (!st->blocked) unlist(s, st);
 }
 
 /* After the events up to now: tokens made become chunks; ended requests finish. */
@@ -556,8 +749,14 @@ static void poll_streams(server_t *s, double now)
 {
     stream_t *next;
     int made = 0;
+    double handled = sv_httpd_mono(); /* (its chunks are written below) */
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
+        if (st->ended) { /* its end waits for a frame's rest */
+            flush(s, st);
+            if (!st->blocked) unlist(s, st);
+            continue;
+        }
         long k = sv_live_tokens(s->live, st->id);
         if (k > st->output) k = st->output;
         const sv_req_t *r = sv_live_req(s->live, st->id);
@@ -576,9 +775,23 @@ static void poll_streams(server_t *s, double now)
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
             finish_stream(s, st, now);
         else if (moved && st->sse)
-            wake_conn(s, st);
+            st->dirty = 1; /* written by flush_all, after every event due */
     }
-    if (made) hist_put(&s->late, b_pace, NB(b_pace), mono_s() - (s->wall0 + now / s->o->speed));
+    if (made) hist_put(&s->late, b_pace, NB(b_pace), handled - (s->wall0 + now / s->o->speed));
+}
+
+/* The chunks of every event handled go out: one write a stream, however many events
+ * (when the clock ran behind, the tokens of several steps share it). */
+static void flush_all(server_t *s)
+{
+    stream_t *next;
+    for (stream_t *st = s->streams; st; st = next) {
+        next = st->next;
+        if (st->dirty || st->blocked) {
+            st->dirty = 0;
+            flush(s, st);
+        }
+    }
 }
 
 /* Handle every event up to the wall clock's now, streaming what each makes. 0, or the
@@ -591,6 +804,7 @@ static int catch_up(server_t *s)
         rc = sv_live_advance(s->live, next);
         if (!rc) poll_streams(s, next);
     }
+    flush_all(s);
     return rc ? rc : sv_live_advance(s->live, now);
 }
 
@@ -618,13 +832,21 @@ static void abort_stream(server_t *s, stream_t *st)
  * client of each closed it (it cannot be closed under us while suspended). */
 static void peek_clients(server_t *s)
 {
-    double t = mono_s();
+    double t = sv_httpd_mono();
     if (t - s->last_peek < 0.1) return;
     s->last_peek = t;
     stream_t *next;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
+        if (st->blocked && t - st->raw_since > (double)s->o->idle_s) {
+            shutdown(st->fd, SHUT_RDWR); /* a client that reads nothing: closed */
+            st->dead = 1;
+        }
         if (st->suspended && !st->gone && sv_httpd_peer_closed(st->conn)) abort_stream(s, st);
+        if (st->in_list && (st->blocked || st->dead)) {
+            flush(s, st);
+            if (st->ended && !st->blocked) unlist(s, st);
+        }
     }
 }
 
@@ -633,6 +855,13 @@ static void fail_all(server_t *s, const char *why)
     stream_t *next;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
+        if (st->blocked || st->ended) { /* a frame's rest the client does not take: cut */
+            if (st->blocked) shutdown(st->fd, SHUT_RDWR);
+            st->dead = 1;
+            wake_conn(s, st);
+            unlist(s, st);
+            continue;
+        }
         size_t n;
         char *t = print_json(error_json(503, why, NULL), &n);
         if (st->sse) {
@@ -646,7 +875,12 @@ static void fail_all(server_t *s, const char *why)
         }
         free(t);
         st->ended = 1;
-        wake_conn(s, st);
+        flush(s, st);
+        if (st->blocked) { /* stopping: no waiting for it */
+            shutdown(st->fd, SHUT_RDWR);
+            st->dead = 1;
+            wake_conn(s, st);
+        }
         unlist(s, st);
     }
 }
@@ -657,7 +891,10 @@ static void *clock_main(void *arg)
 {
     server_t *s = arg;
     prctl(PR_SET_TIMERSLACK, 1000UL); /* wake within 1 us of the time asked (Linux: 50 us) */
+    on_clock_thread = 1;
     pthread_mutex_lock(&s->mu);
+    sched_open(s);
+    own_mark(s);
     while (!s->stopping) {
         double target = sim_target(s), next;
         while (!s->broken && (next = sv_live_next(s->live)) <= target) {
@@ -667,6 +904,7 @@ static void *clock_main(void *arg)
             }
             poll_streams(s, next);
         }
+        flush_all(s);
         if (!s->broken && sv_live_advance(s->live, target)) s->broken = 1;
         if (!s->broken) peek_clients(s);
         if (s->broken) {
@@ -682,16 +920,19 @@ static void *clock_main(void *arg)
         pthread_mutex_lock(&s->mu);
         if (s->stopping) break;
         next = sv_live_next(s->live);
-        double now = mono_s(), due = isfinite(next) ? s->wall0 + next / s->o->speed : now + 0.1;
+        double now = sv_httpd_mono(), due = isfinite(next) ? s->wall0 + next / s->o->speed : now + 0.1;
         if (due > now + 0.1) due = now + 0.1; /* and look again */
         if (due > now) {
             struct timespec ts;
             ts.tv_sec = (time_t)due;
             ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
             if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            own_mark(s);
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+            if (sv_httpd_mono() < due) own_mark(s); /* woken sooner (an arrival): from now */
         }
     }
+    sched_close(s);
     unlock(s);
     return NULL;
 }
@@ -1070,6 +1311,15 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
     st->output = output;
     st->stop = !(p.has_max && output == p.max_tokens);
     st->created = (long)time(NULL);
+    st->received = q->received;
+    /* an HTTP/1.1 stream's chunks are written by the server itself (direct writes) */
+    st->direct = st->sse && q->http11;
+    st->fd = sv_httpd_fd(q->conn);
+    if (st->fd < 0) st->direct = 0;
+    if (st->direct) { /* the kernel holds at most this much of a stream a client does not read */
+        int sndbuf = STREAM_SNDBUF;
+        setsockopt(st->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    }
     pthread_mutex_lock(&s->mu);
     if (s->stopping || s->broken || s->submitted >= SERVE_MAX_REQUESTS) {
         unlock(s);
@@ -1094,6 +1344,7 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
                             sv_live_error(s->live));
     }
     s->submitted++;
+    st->entered = sv_httpd_mono();
     st->id = id;
     snprintf(st->rid, sizeof st->rid, "%s-%d", chat ? "chatcmpl" : "cmpl", (int)id);
     if (st->sse) make_head(s, st); /* (without it, token chunks go through cJSON) */
@@ -1128,6 +1379,14 @@ static enum MHD_Result completion(server_t *s, sv_httpd_req_t *q, int chat)
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, st, NULL);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
+    /* when the request's headers were read and when it entered the simulation, on this
+     * machine's monotonic clock: a client on it measures from there what the simulation
+     * timed, without the wait before the server read the request */
+    char tv[40];
+    snprintf(tv, sizeof tv, "%.6f", st->received);
+    MHD_add_response_header(resp, "X-Servesim-Received", tv);
+    snprintf(tv, sizeof tv, "%.6f", st->entered);
+    MHD_add_response_header(resp, "X-Servesim-Entered", tv);
     sv_httpd_headers(s->httpd, resp);
     enum MHD_Result ok = MHD_queue_response(q->conn, 200, resp);
     MHD_destroy_response(resp);
@@ -1149,10 +1408,11 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
         /* the tokens whose bytes are all out now: their emit lateness */
         int k = 0;
         if (st->npend > 0) {
-            double wall = mono_s();
+            double wall = sv_httpd_mono();
             while (k < st->npend && st->pend_end[k] <= st->off) {
-                hist_put(&s->pace, b_pace, NB(b_pace),
-                         wall - (s->wall0 + st->pend_t[k] / s->o->speed));
+                double late = wall - (s->wall0 + st->pend_t[k] / s->o->speed);
+                hist_put(&s->pace, b_pace, NB(b_pace), late);
+                hist_put(&s->own, b_pace, NB(b_pace), late);
                 k++;
             }
         }
@@ -1278,6 +1538,12 @@ static char *metrics_text(server_t *s, size_t *len)
     prom_hist(f, "servesim:clock_lateness_seconds",
               "When the clock thread handled an event that made tokens minus when it was due "
               "(wall clock).", &s->late);
+    prom_hist(f, "servesim:emit_lateness_own_seconds",
+              "Emit lateness less the time the server's core was held by other processes since "
+              "it was due (wall clock).", &s->own);
+    fprintf(f, "# HELP servesim:emit_lateness_max_seconds The longest emit lateness so far.\n"
+               "# TYPE servesim:emit_lateness_max_seconds gauge\nservesim:emit_lateness_max_seconds %s\n",
+            sv__fmt_double(s->pace.max, b1));
     fprintf(f, "# HELP servesim:simulated_seconds The simulated clock.\n"
                "# TYPE servesim:simulated_seconds gauge\nservesim:simulated_seconds %s\n",
             sv__fmt_double(sv_live_now(s->live), b1));
@@ -1384,7 +1650,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
 {
     if (!(o->speed > 0) || !isfinite(o->speed) || o->speed > 1e6)
         return sv_errorf(err, SV_EINVAL, "--speed: expected a number in (0, 1e6], got %g", o->speed);
-    server_t s = {.o = o};
+    server_t s = {.o = o, .sched_self = -1, .rd0 = -1};
     sv_scenario_t *sc = o->sc;
     if (hists_init(err)) return SV_EINVAL;
     sc->horizon = 0; /* the server runs until it is stopped */
@@ -1433,7 +1699,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     int port = 0;
     if (!s.prompt_tok || !s.gen_tok || !s.ok || !s.fail || !s.hist)
         rc = sv_errorf(err, SV_ENOMEM, "out of memory");
-    s.wall0 = mono_s();
+    s.wall0 = sv_httpd_mono();
     if (!rc) rc = sv_httpd_start(&cfg, &s.httpd, &port, err);
     if (!rc && pthread_create(&s.clock, NULL, clock_main, &s) == 0) s.clock_started = 1;
     if (!rc) {

@@ -141,10 +141,20 @@ const loadRequest = (model, tok) => ({
   stream_options: { include_usage: true },
 });
 
+// The server's record of a request, from its response headers: when it read the request's
+// headers and when the request entered the simulation, on this machine's monotonic clock
+// (seconds), as this process's performance.now() (ms): process.hrtime reads the same clock.
+const monoOffset = Number(process.hrtime.bigint()) / 1e6 - performance.now();
+const serverTimes = (rec, get) => {
+  rec.received = Number(get("x-servesim-received")) * 1e3 - monoOffset;
+  rec.entered = Number(get("x-servesim-entered")) * 1e3 - monoOffset;
+};
+
 // One streamed completion through the SDK: the same record as the node:http one.
 async function oneSdk(model, tok) {
   const rec = { id: -1, sent: performance.now(), tokens: [], usage: null };
-  const stream = await client.completions.create(loadRequest(model, tok));
+  const { data: stream, response } = await client.completions.create(loadRequest(model, tok)).withResponse();
+  serverTimes(rec, (h) => response.headers.get(h));
   for await (const c of stream) {
     const now = performance.now();
     if (rec.id < 0) rec.id = Number(c.id.replace(/^cmpl-/, ""));
@@ -191,6 +201,7 @@ async function load(conc, n, tokens, outPath, via) {
         { method: "POST", agent, headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body(tok)) } },
         (res) => {
           if (res.statusCode !== 200) return reject(new Error("status " + res.statusCode));
+          serverTimes(rec, (h) => res.headers[h]);
           let buf = "";
           res.setEncoding("utf8");
           res.on("data", (d) => {
@@ -222,10 +233,13 @@ async function load(conc, n, tokens, outPath, via) {
   // compared: a burst of CONC new connections measures the client's and the kernel's
   // connection setup, not the server's pacing); the server counts these too.
   const warm = await Promise.all(Array.from({ length: conc }, () => one(1)));
-  // The loop ramps up over a second (worker k starts k/CONC s in), as load generators
-  // do: 512 requests written in one tick would measure this process's backlog.
+  // The loop ramps up (worker k starts k x RAMP / CONC in), as load generators do: 512
+  // requests written in one tick would measure this process's backlog. RAMP: a second,
+  // or through the SDK 8 ms a stream (4 s at 512: each create() costs the SDK a
+  // millisecond or so of this process's CPU).
+  const ramp = via === "sdk" ? Math.max(1000, 8 * conc) : 1000;
   const worker = async (_, k) => {
-    await new Promise((r) => setTimeout(r, (1000 * k) / conc));
+    await new Promise((r) => setTimeout(r, (ramp * k) / conc));
     while (next < n) {
       next++;
       const rec = await one(tokens);
@@ -237,26 +251,44 @@ async function load(conc, n, tokens, outPath, via) {
   // How late this process itself runs: what it measures is late by as much (ms).
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
+  // And when: a 1-ms timer's runs. A token read at time a may have waited in its socket
+  // since this process last looked at the socket: in the loop's turn before the last
+  // timer ran (libuv reads the sockets ready, then runs the timers, then looks again), so
+  // its arrival lies in [a - stall, a], the stall reaching back to the timer's run before
+  // the last (descheduled, or busy with other streams' chunks); compare.py takes that.
+  const ticks = [];
+  const ticker = setInterval(() => ticks.push(performance.now()), 1);
   const t0 = performance.now();
   await Promise.all(Array.from({ length: conc }, worker));
   lag.disable();
+  clearInterval(ticker);
+  const stall = (a) => { // a - the tick before the last one before a (ms)
+    let lo = 0, hi = ticks.length - 1, at = -1;
+    while (lo <= hi) {
+      const m = (lo + hi) >> 1;
+      if (ticks[m] <= a) { at = m; lo = m + 1; } else hi = m - 1;
+    }
+    return at < 1 ? 0 : Math.round((a - ticks[at - 1]) * 1000) / 1000;
+  };
+  for (const r of recs) r.stalls = r.tokens.map(stall);
   scraping = false;
   await scraper;
   await scrape(); // after the load: nothing running or waiting
   const wall = (performance.now() - t0) / 1000;
   const lagP50 = lag.percentile(50) / 1e6, lagP99 = lag.percentile(99) / 1e6, lagMax = lag.max / 1e6;
   // and the server: the 99th percentile of its pacing error, to its bucket's upper bound (ms)
-  const pace = parseProm(await (await fetch(base.replace(/\/v1$/, "") + "/metrics")).text()).filter(
-    (x) => x.name === "servesim:emit_lateness_seconds_bucket");
+  const after = parseProm(await (await fetch(base.replace(/\/v1$/, "") + "/metrics")).text());
+  const pace = after.filter((x) => x.name === "servesim:emit_lateness_seconds_bucket");
+  const paceMax = 1e3 * gauge(after, "servesim:emit_lateness_max_seconds");
   const total = pace.find((x) => x.labels.le === "+Inf").value;
   const paceP99 = 1e3 * Number(pace.find((x) => x.value >= 0.99 * total).labels.le);
   const paceP50 = 1e3 * Number(pace.find((x) => x.value >= 0.5 * total).labels.le);
-  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, lagP50, lagP99, lagMax, paceP50, paceP99, peakWaiting, peakRunning, lastWaiting, wall }));
+  writeFileSync(outPath, JSON.stringify({ recs, warm: warm.length, scrapes, lagP50, lagP99, lagMax, paceP50, paceP99, paceMax, peakWaiting, peakRunning, lastWaiting, wall }));
   console.log(
     `client: ${recs.length} streams (${via}) at concurrency ${conc} in ${wall.toFixed(2)} s; /metrics parsed ` +
       `${scrapes} times: waiting peaked at ${peakWaiting}, running at ${peakRunning}, ` +
       `${lastWaiting} held after the load; this process ran late by up to ${lagP99.toFixed(1)} ms ` +
-      `(p99; max ${lagMax.toFixed(1)} ms), the server's pacing p99 <= ${paceP99} ms`
+      `(p99; max ${lagMax.toFixed(1)} ms), the server's pacing p99 <= ${paceP99} ms (max ${paceMax.toFixed(1)} ms)`
   );
 }
 

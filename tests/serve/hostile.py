@@ -139,6 +139,48 @@ print("hostile: slow clients closed by the server: %d of %d, after %.1f to %.1f 
 if len(done) != len(closed_at) or max(done) > timeout_s * 3 + 2:
     fail("slow clients: %d of %d closed" % (len(done), len(closed_at)))
 still_serving("slow clients")
+
+# A client that reads nothing of its stream (a small receive buffer): once its socket takes
+# no more, the server keeps the rest and, after 3 x TIMEOUT_S without progress, closes it;
+# its request is aborted in the simulation, a normal request is answered meanwhile.
+def aborted():
+    for line in request("GET", "/metrics")[1].decode().splitlines():
+        if line.startswith("servesim:requests_aborted_total "):
+            return float(line.split()[1])
+    return -1
+
+
+ab0 = aborted()
+sk = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+sk.connect((HOST, port))
+body = json.dumps({"prompt": "hello", "max_tokens": 100000, "ignore_eos": True, "stream": True}).encode()
+sk.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+           b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+t0 = time.time()
+st = completion()[0]
+idle = timeout_s * 3
+while aborted() == ab0 and time.time() - t0 < idle + 60:
+    time.sleep(0.5)
+waited = time.time() - t0
+sk.settimeout(10)
+got, end = 0, b""
+try:
+    while True:
+        d = sk.recv(65536)
+        if not d:
+            break
+        got += len(d)
+        end = (end + d)[-64:]
+except OSError:
+    pass
+sk.close()
+print("hostile: a client reading nothing of a 100,000-token stream: a normal request meanwhile -> %d; "
+      "aborted after %.1f s (%d s without progress closes it), %d bytes were in the sockets, "
+      "the stream cut (no final chunk: %s)" % (st, waited, idle, got, b"0\r\n\r\n" not in end))
+if st != 200 or aborted() != ab0 + 1 or waited < idle or b"0\r\n\r\n" in end:
+    fail("a client reading nothing: not closed as it should be")
+still_serving("a client reading nothing")
 if ROWS:
     fail("rows of docs/errors.md no case sent: %s" % ", ".join(sorted(ROWS)))
 print("hostile: %s" % ("FAIL" if failed else "ok: every case answered, the server still serving"))

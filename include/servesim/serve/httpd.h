@@ -42,6 +42,8 @@ typedef struct sv_httpd_req {
     const char *body; /* NUL-terminated (a NUL inside: len says) */
     size_t len;
     int calls; /* 1 at the first call, 2 after the first resume, ... */
+    int http11;      /* sent as HTTP/1.1 (a body of unknown length then goes chunked) */
+    double received; /* when its headers were read whole (CLOCK_MONOTONIC, s) */
     void *user;
 } sv_httpd_req_t;
 
@@ -87,6 +89,12 @@ void sv_httpd_resume(struct MHD_Connection *c);
  * A look at its socket that reads nothing; only while c is suspended, when libmicrohttpd
  * neither reads nor closes it. */
 int sv_httpd_peer_closed(struct MHD_Connection *c);
+/* The socket of connection c, or -1. An application may write to it itself only while c
+ * is suspended, libmicrohttpd's own output sent whole (serve's token chunks, framed as
+ * HTTP/1.1 chunks), and must leave no frame half-written when it resumes c. */
+int sv_httpd_fd(struct MHD_Connection *c);
+/* CLOCK_MONOTONIC in seconds: the clock of sv_httpd_req_t.received. */
+double sv_httpd_mono(void);
 
 /* Does Host (as sent, with or without :port) name this server? For tests and the rule. */
 int sv_httpd_host_ok(const sv_httpd_t *h, const char *host);
