@@ -124,6 +124,14 @@ struct sv_replica {
     sv_metrics_t *m;
     int bs;
     long seq_blocks; /* blocks every sequence holds besides its tokens' (sv_perf_seq_blocks) */
+    /* A hybrid model (sv_kvspec_t: windowed, chunked or linear-state layers) without sampled
+     * speculative decoding counts a sequence's blocks by KV cache group (sv_kv_blocks); g_step
+     * is the blocks one more block's worth of tokens takes (one per growing group; 1 for a
+     * dense model); kv_tr the blocks the step being built frees when it ends (windows that
+     * slid, chunks that ended), of epoch tr_epoch. */
+    int hyb, g_step;
+    long kv_tr;
+    int32_t tr_epoch;
     int reserve; /* tr->reserve, read on every decode step */
     sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
     long watermark_blocks;
@@ -442,6 +450,10 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
         r->spec_k = r->ms_n - 1;
         r->dec_tokens = 1;
     }
+    const sv_kvspec_t *ks = &perf->kvs;
+    r->hyb = ks->hybrid && !r->spec_k && ks->block_size == r->bs;
+    r->g_step = r->hyb ? ks->groups[SV_KV_FULL] + ks->groups[SV_KV_WINDOW] + ks->groups[SV_KV_CHUNK] : 1;
+    r->tr_epoch = 1;
     sv__kv_init(&r->kv);
     /* The prefix cache itself comes with the first block cached. vLLM V1's block pool
      * keeps one block aside as its null block (vllm/v1/core/block_pool.py, BlockPool:
@@ -495,7 +507,51 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
  * model with neither). */
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
+    if (r->hyb) return sv_kv_blocks(&r->perf->kvs, tokens, tokens, NULL);
     return sv__kv_blocks(KVP(r), tokens) + (tokens > 0 ? r->seq_blocks : 0);
+}
+
+/* ... while a step gives a sequence with c tokens n more: a hybrid model's windowed and
+ * chunked groups keep, for that step, the blocks its new tokens' window no longer covers
+ * (vLLM frees them when it next schedules the request: KVCacheManager.allocate_slots calls
+ * remove_skipped_blocks before allocating, vllm/v1/core/kv_cache_manager.py). */
+static long blocks_step(const sv_replica_t *r, long c, long n)
+{
+    return r->hyb ? sv_kv_blocks(&r->perf->kvs, c, c + n, NULL) : blocks_for(r, c + n);
+}
+
+/* ... over its whole life of len tokens, at most (what a whole-sequence scheduler reserves). */
+static long whole_blocks(const sv_replica_t *r, long len)
+{
+    return r->hyb ? sv_kv_peak_blocks(&r->perf->kvs, len, NULL) : blocks_for(r, len);
+}
+
+/* A hybrid model: n of request e's blocks go back when the step being built ends. */
+static void add_tr(sv_replica_t *r, sv_reqeng_t *e, long n)
+{
+    if (n <= 0) return;
+    if (e->kv_tr_at != r->tr_epoch) e->kv_tr = 0;
+    e->kv_tr_at = r->tr_epoch;
+    e->kv_tr += (int32_t)n;
+    r->kv_tr += n;
+}
+
+/* ... no longer: given back now (give; a prefill chunk's, which it keeps computed) or not
+ * (a decoding sequence taken out before its token, whose window did not slide). */
+static void drop_tr(sv_replica_t *r, sv_reqeng_t *e, int give)
+{
+    if (e->kv_tr_at != r->tr_epoch || e->kv_tr == 0) return;
+    r->kv_tr -= e->kv_tr;
+    if (give) sv__kv_give(KVP(r), e->kv_tr);
+    e->kv_tr = 0;
+}
+
+/* The step ended: what its windows and chunks left behind is free. */
+static void end_tr(sv_replica_t *r)
+{
+    if (r->kv_tr) sv__kv_give(KVP(r), r->kv_tr);
+    r->kv_tr = 0;
+    r->tr_epoch++;
 }
 
 /* Blocks that can be given out (the ledger's free and idle cached ones). */
@@ -771,6 +827,8 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
     } else {
         if (!e->reserved) r->bucket[phase_of(r, e)]++;
         heap_push(r, r->kd + q->output - e->g_join - 1, id);
+        if (slot && r->hyb && !e->reserved)
+            add_tr(r, e, blocks_step(r, e->c_join, 1) - blocks_for(r, e->c_join + 1));
     }
     /* With no token yet, its first decode step makes its first token (TTFT, no ITL). */
     e->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, e->generated ? q->last_token : NAN);
@@ -804,6 +862,7 @@ static void leave_decode(sv_replica_t *r, int32_t id)
 static long reserve_need(const sv_replica_t *r, long tokens)
 {
     if (r->ms_n > 1) return blocks_for(r, tokens + r->ms_n);
+    if (r->hyb) return blocks_step(r, tokens, 1);
     return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
 }
 
@@ -911,6 +970,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     e->heap_pos = e->seg = -1;
     e->prev = e->next = -1;
     e->reserved = 0;
+    e->kv_tr = 0;
     e->in_decode = e->abort_pending = 0;
     e->visible = now + r->cfg.api_server;
     q->scheduled = q->first_token = q->last_token = -1.0;
@@ -918,7 +978,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
     if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
         return fail_now(q, SV_FAIL_PROMPT_BUDGET, now);
-    if (blocks_for(r, len) > KVP(r)->total - r->watermark_blocks)
+    if (whole_blocks(r, len) > KVP(r)->total - r->watermark_blocks)
         return fail_now(q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
         return fail_now(q, SV_FAIL_QUEUE_FULL, now);
@@ -968,8 +1028,9 @@ static void preempt(sv_replica_t *r, int32_t id)
     r->st.preemptions++;
     q->preemptions++;
     if (e->in_decode) {
-        long extra = (r->dec_allocated && !r->spec_k && needs_block(r, e)) ? 1 : 0;
+        long extra = (r->dec_allocated && !r->spec_k && needs_block(r, e)) ? r->g_step : 0;
         if (r->dec_allocated) r->budget += r->dec_tokens;
+        drop_tr(r, e, 0);
         leave_decode(r, id);
         sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
@@ -999,6 +1060,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
         }
+        drop_tr(r, e, 1);
         register_full(r, id);
         release_blocks(r, id);
         run_remove(r, id);
@@ -1059,13 +1121,21 @@ static void allocate_decode(sv_replica_t *r)
         spec_allocate(r);
         return;
     }
-    long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+    /* A hybrid model's every growing group takes a block at the same token (sv_kv_blocks). */
+    long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step;
     while (need > avail(r) && r->n_running > 0) {
         int32_t victim = victim_of(r);
-        if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
+        if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need -= r->g_step;
         preempt(r, victim);
     }
     sv__kv_take(KVP(r), need);
+    if (!r->hyb) return;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+        sv_reqeng_t *e = E(r, id);
+        if (!e->in_decode || e->reserved) continue;
+        long t = e->c_join + member_tokens(r, e);
+        add_tr(r, e, blocks_step(r, t, 1) - blocks_for(r, t + 1));
+    }
 }
 
 static void continue_prefills(sv_replica_t *r)
@@ -1080,7 +1150,7 @@ static void continue_prefills(sv_replica_t *r)
             n = r->cfg.long_prefill_threshold;
         if (n > r->budget) n = r->budget;
         /* Reserving schedulers hold the whole sequence's blocks since admission. */
-        long newb = r->reserve ? 0 : blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
+        long newb = r->reserve ? 0 : blocks_step(r, e->computed, n) - blocks_for(r, e->computed);
         int self = 0;
         while (newb > avail(r)) {
             int32_t victim = victim_of(r);
@@ -1094,6 +1164,8 @@ static void continue_prefills(sv_replica_t *r)
          * Scheduler.schedule: `if preempted_req == request: break`, then it stops). */
         if (self) break;
         sv__kv_take(KVP(r), newb);
+        if (r->hyb && !r->reserve)
+            add_tr(r, e, blocks_step(r, e->computed, n) - blocks_for(r, e->computed + n));
         add_chunk(r, id, n);
     }
 }
@@ -1143,8 +1215,8 @@ static void admit_waiting(sv_replica_t *r, double now)
         }
         /* With cache hits, only the blocks past them are new; hits nobody referenced stop
          * being available. */
-        long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
-                                 : blocks_for(r, hit * r->bs + n) - hit;
+        long blocks = r->reserve ? whole_blocks(r, (long)q->input + q->output)
+                                 : blocks_step(r, hit * r->bs, n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
         if (KVP(r)->caching) {
             take_hits(r, id, hit, 0);
@@ -1163,6 +1235,8 @@ static void admit_waiting(sv_replica_t *r, double now)
             }
             q->cached = e->computed;
         }
+        if (r->hyb && !r->reserve)
+            add_tr(r, e, blocks_step(r, hit * r->bs, n) - blocks_for(r, hit * r->bs + n));
         admit(r, id, n, blocks, now);
     }
 }
@@ -1445,6 +1519,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
     r->nhand = 0;
     if (!r->in_flight) return 0;
     r->in_flight = 0;
+    end_tr(r);
     int64_t last_k = -1;
     if (r->step_n_dec > 0) {
         last_k = r->kd;
@@ -1548,7 +1623,11 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
         }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve && !r->spec_k)
-            sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs]);
+            sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step);
+        /* The chunks' computed tokens stay; the decodes' tokens never came. */
+        for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
+            drop_tr(r, E(r, id), !E(r, id)->in_decode);
+        end_tr(r);
     }
     while (r->run_head >= 0)
         remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
@@ -1587,7 +1666,7 @@ static long transfer_blocks(const sv_replica_t *r, int32_t id)
 {
     const sv_req_t *q = Q(r, id);
     const sv_reqeng_t *e = E(r, id);
-    return r->reserve ? blocks_for(r, (long)q->input + q->output) : reserve_need(r, e->computed);
+    return r->reserve ? whole_blocks(r, (long)q->input + q->output) : reserve_need(r, e->computed);
 }
 
 /* The leading full blocks of request id's incoming KV this replica's cache holds (their
@@ -1647,6 +1726,7 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     sv_reqeng_t *e = E(r, id);
     (void)now;
     long b = transfer_blocks(r, id);
+    e->kv_tr = 0; /* its last step's, on the prefill replica, are behind it */
     r->n_reserved--;
     sv__kv_claim(KVP(r), b - e->xfer_hit); /* from here the request's own */
     e->cached_n = e->xfer_hit;             /* the hits are held through the cache */
