@@ -502,9 +502,10 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
     return SCHEDULERS[cfg->scheduler].reserve ? 0 : (long)floor(cfg->watermark * (double)kv_blocks);
 }
 
-/* Blocks of a sequence with `tokens` of KV: its tokens' blocks, and from its first token
- * the fixed blocks its model's windowed layers and linear-attention state take (0 for a
- * model with neither). */
+/* Blocks of a sequence with `tokens` of KV at rest: a hybrid model's in every KV cache
+ * group (sv_kv_blocks); else its tokens' blocks and, from its first token, the fixed ones
+ * of sv_perf_seq_blocks (draft slots; a hybrid model's window and state under sampled
+ * speculative decoding). */
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
     if (r->hyb) return sv_kv_blocks(&r->perf->kvs, tokens, tokens, NULL);
