@@ -333,6 +333,18 @@ START_TEST(test_window_blocks)
     res = tu_run_yaml(cat, grow, NULL, 0, &sc);
     tu_check_accounting(res);
     ck_assert_int_eq(res->rstats[0].peak_blocks_used, 194 + 6 * 65);
+    /* by kind, at its last step's start (3098 computed): 194 full, 6 x 65 windowed */
+    ck_assert_int_eq(res->rstats[0].peak_kind_blocks[SV_KV_FULL], 194);
+    ck_assert_int_eq(res->rstats[0].peak_kind_blocks[SV_KV_WINDOW], 6 * 65);
+    tu_done(sc, res);
+    /* Sampled EAGLE drafts (k = 3): every verify step wants slots for 1 + k tokens and the k
+     * it drafts next (vLLM's num_lookahead_tokens), at most ceil((3098 + 7) / 16) = 195 a
+     * growing group; the windows still slide: at most 66 blocks a windowed group. */
+    const char *sets[] = {"hardware.speculative=eagle"};
+    res = tu_run_yaml(cat, grow, sets, 1, &sc);
+    tu_check_accounting(res);
+    ck_assert_int_ge(res->rstats[0].peak_blocks_used, 194 + 6 * 65);
+    ck_assert_int_le(res->rstats[0].peak_blocks_used, 195 + 6 * 66);
     tu_done(sc, res);
 }
 END_TEST

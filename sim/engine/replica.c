@@ -130,6 +130,8 @@ struct sv_replica {
      * dense model); kv_tr the blocks the step being built frees when it ends (windows that
      * slid, chunks that ended), of epoch tr_epoch. */
     int hyb, g_step;
+    long la; /* lookahead slots every sequence holds past its tokens (a hybrid model with
+                sampled speculative decoding: the k it drafts next) */
     long kv_tr;
     int32_t tr_epoch;
     int reserve; /* tr->reserve, read on every decode step */
@@ -451,7 +453,11 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
         r->dec_tokens = 1;
     }
     const sv_kvspec_t *ks = &perf->kvs;
-    r->hyb = ks->hybrid && !r->spec_k && ks->block_size == r->bs;
+    /* (Multi-step scheduling is vLLM V0's, which had no hybrid allocator; speculative
+     * decoding by its expected acceptance keeps the fixed draft slots of sv_perf_seq_blocks.) */
+    r->hyb = ks->hybrid && r->ms_n == 1 && ks->block_size == r->bs &&
+             !(perf->set.spec_expected && sv_spec_k(&perf->set) > 0);
+    r->la = r->hyb ? r->spec_k : 0;
     r->g_step = r->hyb ? ks->groups[SV_KV_FULL] + ks->groups[SV_KV_WINDOW] + ks->groups[SV_KV_CHUNK] : 1;
     r->tr_epoch = 1;
     sv__kv_init(&r->kv);
@@ -508,7 +514,7 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
  * speculative decoding). */
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
-    if (r->hyb) return sv_kv_blocks(&r->perf->kvs, tokens, tokens, NULL);
+    if (r->hyb) return tokens > 0 ? sv_kv_blocks(&r->perf->kvs, tokens, tokens + r->la, NULL) : 0;
     return sv__kv_blocks(KVP(r), tokens) + (tokens > 0 ? r->seq_blocks : 0);
 }
 
@@ -518,13 +524,28 @@ static long blocks_for(const sv_replica_t *r, long tokens)
  * remove_skipped_blocks before allocating, vllm/v1/core/kv_cache_manager.py). */
 static long blocks_step(const sv_replica_t *r, long c, long n)
 {
-    return r->hyb ? sv_kv_blocks(&r->perf->kvs, c, c + n, NULL) : blocks_for(r, c + n);
+    return r->hyb ? sv_kv_blocks(&r->perf->kvs, c, c + n + r->la, NULL) : blocks_for(r, c + n);
 }
 
-/* ... over its whole life of len tokens, at most (what a whole-sequence scheduler reserves). */
+/* ... over its whole life of len tokens, at most at rest (what a whole-sequence scheduler
+ * reserves). */
 static long whole_blocks(const sv_replica_t *r, long len)
 {
-    return r->hyb ? sv_kv_peak_blocks(&r->perf->kvs, len, NULL) : blocks_for(r, len);
+    return r->hyb ? sv_kv_peak_blocks(&r->perf->kvs, len + r->la, NULL) : blocks_for(r, len);
+}
+
+/* ... at most in any step, so that a request that needs more is refused, not left waiting
+ * forever: a hybrid model's step holds the blocks its new tokens' window left behind, a
+ * whole prompt's (its re-prefill's after a preemption) in every growing group without
+ * chunked prefill, at most a budget's more than at rest with it. */
+static long step_bound(const sv_replica_t *r, long len)
+{
+    if (!r->hyb || r->reserve) return whole_blocks(r, len);
+    long whole = blocks_step(r, 0, len);
+    if (!r->tr->chunked) return whole;
+    long n = len < r->cfg.max_num_batched_tokens ? len : r->cfg.max_num_batched_tokens;
+    long bound = whole_blocks(r, len) + r->g_step * ((n + r->bs - 1) / r->bs);
+    return bound < whole ? bound : whole;
 }
 
 /* A hybrid model: n of request e's blocks go back when the step being built ends. */
@@ -810,6 +831,16 @@ static long owed_of(const sv_replica_t *r, int32_t id)
 static long reserve_need(const sv_replica_t *r, long tokens);
 static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e);
 
+/* Sampled spec decoding: the blocks a decoding sequence holds. A hybrid model's: its
+ * growing groups' lists of spec_blocks blocks (they never shrink: vLLM keeps a rejected
+ * draft's slots) less what the windows left behind when it was last scheduled with
+ * spec_skip tokens computed (SlidingWindowManager.remove_skipped_blocks). */
+static long spec_held(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    if (!r->hyb) return e->spec_blocks;
+    return sv_kv_blocks(&r->perf->kvs, e->spec_skip, (long)e->spec_blocks * r->bs, NULL);
+}
+
 /* Request id joins the decode set; slot: it holds the block its next token needs too (a
  * swapped-in or landed sequence, whose blocks were taken with reserve_need()). */
 static void join_decode(sv_replica_t *r, int32_t id, int slot)
@@ -824,7 +855,14 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
     r->ctx_sum += e->c_join;
     if (r->spec_k) {
         e->spec_tok = 0;
-        e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
+        if (r->hyb) {
+            /* its growing groups' block lists and where their windows were cut */
+            long slots = e->c_join + (slot ? 1 : 0) + r->la;
+            e->spec_blocks = (int32_t)((slots + r->bs - 1) / r->bs);
+            e->spec_skip = e->c_join;
+        } else {
+            e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
+        }
     } else {
         if (!e->reserved) r->bucket[phase_of(r, e)]++;
         heap_push(r, r->kd + q->output - e->g_join - 1, id);
@@ -878,7 +916,7 @@ static long reserve_need(const sv_replica_t *r, long tokens)
 static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
 {
     if (e->reserved) return e->reserved;
-    if (e->in_decode && r->spec_k) return e->spec_blocks - e->cached_n;
+    if (e->in_decode && r->spec_k) return spec_held(r, e) - e->cached_n;
     long tokens = e->in_decode ? e->c_join + member_tokens(r, e) : e->computed;
     return (e->joining ? reserve_need(r, tokens) : blocks_for(r, tokens)) - e->cached_n;
 }
@@ -979,7 +1017,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
     if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
         return fail_now(q, SV_FAIL_PROMPT_BUDGET, now);
-    if (whole_blocks(r, len) > KVP(r)->total - r->watermark_blocks)
+    if (step_bound(r, len) > KVP(r)->total - r->watermark_blocks)
         return fail_now(q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
         return fail_now(q, SV_FAIL_QUEUE_FULL, now);
@@ -1080,16 +1118,29 @@ static void preempt(sv_replica_t *r, int32_t id)
 /* Sampled spec decoding: tokens of KV the blocks a decoding sequence holds can take. */
 static long spec_room(const sv_replica_t *r, const sv_reqeng_t *e)
 {
+    if (r->hyb) return e->reserved ? 1L << 40 : (long)e->spec_blocks * r->bs - r->la;
     long held = e->reserved ? e->reserved + e->cached_n : e->spec_blocks;
     return (held - r->seq_blocks) * r->bs;
+}
+
+/* ... a hybrid model's: the blocks its growing groups' lists reach with its verify step's
+ * slots (below) and the k it drafts next (r->la) */
+static long spec_lists(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    long m = (e->c_join + e->spec_tok + 1 + r->spec_k + r->la + r->bs - 1) / r->bs;
+    return m > e->spec_blocks ? m : e->spec_blocks;
 }
 
 /* ... the blocks its verify step needs beyond those it holds: slots for its pending token
  * and its k drafts (vLLM's allocate_slots with 1 + k new tokens, vllm/v1/core/sched/
  * scheduler.py; the k it drafts next, num_lookahead_tokens there, are the draft slots every
- * sequence holds in seq_blocks); the rejected drafts' slots stay its own till it leaves. */
+ * sequence holds in seq_blocks, a hybrid model's in r->la); the rejected drafts' slots stay
+ * its own till it leaves. */
 static long spec_need(const sv_replica_t *r, const sv_reqeng_t *e)
 {
+    if (r->hyb) /* may be negative: the windows' blocks it no longer needs go back */
+        return sv_kv_blocks(&r->perf->kvs, e->c_join + e->spec_tok, spec_lists(r, e) * r->bs, NULL) -
+               spec_held(r, e);
     long want = blocks_for(r, e->c_join + e->spec_tok + 1 + r->spec_k);
     return want > e->spec_blocks ? want - e->spec_blocks : 0;
 }
@@ -1108,9 +1159,18 @@ static void spec_allocate(sv_replica_t *r)
     }
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
         sv_reqeng_t *e = E(r, id);
-        if (e->in_decode) e->spec_blocks += (int32_t)spec_need(r, e);
+        if (!e->in_decode) continue;
+        if (r->hyb) {
+            e->spec_blocks = (int32_t)spec_lists(r, e);
+            e->spec_skip = (int32_t)(e->c_join + e->spec_tok);
+        } else {
+            e->spec_blocks += (int32_t)spec_need(r, e);
+        }
     }
-    sv__kv_take(KVP(r), need);
+    if (need >= 0)
+        sv__kv_take(KVP(r), need);
+    else
+        sv__kv_give(KVP(r), -need);
 }
 
 /* Give every decoding sequence the block its next token needs, preempting from the most
@@ -1367,6 +1427,23 @@ static void step_cost(const sv_replica_t *r, sv_batch_t *b, double *total, doubl
     }
 }
 
+/* A hybrid model: the blocks each kind of group holds for the running requests, at rest
+ * (sv_replica_stats_t.peak_kind_blocks; a walk of the running list, hybrid models only). */
+static void kind_peaks(sv_replica_t *r)
+{
+    long sum[SV_KV_KINDS] = {0}, v[SV_KV_KINDS];
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+        const sv_reqeng_t *e = E(r, id);
+        long t = e->in_decode ? e->c_join + member_tokens(r, e) : e->computed;
+        sv_kv_blocks(&r->perf->kvs, t, t, v);
+        v[SV_KV_FULL] -= e->cached_n;
+        for (int i = 0; i < SV_KV_KINDS; i++)
+            sum[i] += v[i];
+    }
+    for (int i = 0; i < SV_KV_KINDS; i++)
+        if (sum[i] > r->st.peak_kind_blocks[i]) r->st.peak_kind_blocks[i] = sum[i];
+}
+
 double sv_replica_start_step(sv_replica_t *r, double now)
 {
     if (r->in_flight) return 0.0;
@@ -1419,6 +1496,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
     long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
+    if (r->hyb) kind_peaks(r);
     r->in_flight = 1;
     r->step_start = now;
     r->step_dur = dur;
