@@ -349,6 +349,35 @@ START_TEST(test_window_blocks)
 }
 END_TEST
 
+/* A request whose largest step cannot fit is refused at once, not left waiting: Gemma-3-27B
+ * at TP 8 with 524 blocks (vllm-v0 keeps a 1% watermark, 5): a whole 1990-token prompt
+ * needs 125 blocks in each of its 7 groups for its step (875), though at rest it would
+ * hold 125 + 6 x 65 = 515; a 900-token one needs 7 x 57 = 399 and runs. */
+START_TEST(test_window_step_bound)
+{
+    const char *base = "name: w\nseed: 1\nmodel: gemma-3-27b\n"
+                       "hardware: {gpu: h200, tp: 8, gpu_memory_utilization: 0.052, "
+                       "activation_reserve_gb: 1}\n"
+                       "engine: {scheduler: vllm-v0, max_num_batched_tokens: 4096}\n"
+                       "workload:\n  num_requests: 1\n  rate: inf\n"
+                       "  output: {dist: fixed, value: 10}\n";
+    char yaml[1024];
+    sv_scenario_t *sc;
+    snprintf(yaml, sizeof yaml, "%s  input: {dist: fixed, value: 1990}\n", base);
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    ck_assert_int_eq(res->pools[0].mem.kv_blocks, 524);
+    ck_assert_int_eq(res->summary.failed_by[SV_FAIL_KV_CAPACITY], 1);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    snprintf(yaml, sizeof yaml, "%s  input: {dist: fixed, value: 900}\n", base);
+    res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    ck_assert_int_eq(res->summary.completed, 1);
+    ck_assert_int_eq(res->rstats[0].peak_blocks_used, 7 * 57);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
 START_TEST(test_batching_lesson)
 {
     /* Same load: continuous batching serves more tokens per second and answers far sooner
@@ -787,6 +816,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_every_scheduler_and_closed_loop);
     tcase_add_test(tc, test_batching_lesson);
     tcase_add_test(tc, test_window_blocks);
+    tcase_add_test(tc, test_window_step_bound);
     tcase_add_test(tc, test_deterministic_json);
     tcase_add_test(tc, test_json_has_vllm_keys);
     tcase_add_test(tc, test_summary_format);
