@@ -106,6 +106,60 @@ static void check_confidence(sv_catalog_t *cat, const char *gpu, const char *pro
     cJSON_Delete(j);
 }
 
+/*
+ * Sequences that fit one H200 (TP 1; Llama-4 Scout and Qwen3-Next with FP8 weights) at 50 +
+ * 50, 1000 + 1000 and 8000 + 8000 tokens: the pool's blocks are one KV cache group's page
+ * (group layers x full-attention KV x 16 tokens), a sequence holds at rest at most (block 16):
+ *   gpt-oss-120b   7 + 7        125 + 9 (the 128 window: 8 blocks + 1 it straddles)   1000 + 9
+ *   Gemma-3-27B    7 + 6 x 7    125 + 6 x 65 (the 1024 window)                        1000 + 390
+ *   Llama-4 Scout  7 + 3 x 7    125 + 3 x 125 (its first chunk of 8192)              1000 + 3 x 512
+ *   Qwen3-Next     7 + 3 x 66   125 + 198 (the state, from the first token)           1000 + 198
+ * (The fixed charge before: gpt-oss 8 blocks, Gemma 333, Scout 1536, Qwen3-Next 197 a
+ * sequence besides its tokens.)
+ */
+START_TEST(test_explain_kv_groups)
+{
+    static const struct {
+        const char *model;
+        int fp8;
+        long page_layers; /* layers of a group */
+        long blocks[3];
+    } cases[] = {
+        {"gpt-oss-120b", 0, 18, {14, 134, 1009}},
+        {"gemma-3-27b", 0, 10, {49, 515, 1390}},
+        {"llama-4-scout", 1, 12, {28, 500, 2536}},
+        {"qwen3-next-80b-a3b", 1, 12, {205, 323, 1198}},
+    };
+    static const long len[3][2] = {{50, 50}, {1000, 1000}, {8000, 8000}};
+    sv_catalog_t *cat = tu_catalog();
+    sv_error_t err;
+    const sv_gpu_t *g;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const sv_model_t *m;
+        ck_assert_int_eq(sv_catalog_model(cat, cases[i].model, &m, &err), 0);
+        sv_perf_settings_t s = sv_perf_settings_default();
+        if (cases[i].fp8) {
+            s.weight_dtype = SV_DT_FP8;
+            s.weight_dtype_given = 1;
+        }
+        sv_perf_t p;
+        ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
+        double page = (double)cases[i].page_layers * p.kv_bytes_token_layer * 16.0;
+        long batches[] = {1};
+        for (int j = 0; j < 3; j++) {
+            sv_explain_t e;
+            ck_assert_int_eq(sv_explain_compute(&p, len[j][0], len[j][1], batches, 1, &e, &err), 0);
+            ck_assert_int_eq(e.mem.kv_blocks, (long)floor(e.mem.kv_bytes / page));
+            ck_assert_msg(e.seq_blocks == cases[i].blocks[j], "%s at %ld: %ld blocks",
+                          cases[i].model, len[j][0] + len[j][1], e.seq_blocks);
+            ck_assert_int_eq(e.max_seqs, e.mem.kv_blocks / cases[i].blocks[j]);
+        }
+    }
+    sv_catalog_free(cat);
+}
+END_TEST
+
 START_TEST(test_confidence_json)
 {
     sv_catalog_t *cat = tu_catalog();
@@ -125,6 +179,7 @@ static Suite *suite(void)
     Suite *s = suite_create("explain");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_explain_numbers);
+    tcase_add_test(tc, test_explain_kv_groups);
     tcase_add_test(tc, test_confidence_json);
     tcase_add_test(tc, test_explain_draft_model);
     suite_add_tcase(s, tc);

@@ -335,6 +335,84 @@ START_TEST(test_linear_state)
 }
 END_TEST
 
+/*
+ * The KV cache groups of vLLM V1's hybrid allocator (vllm/v1/core/kv_cache_utils.py,
+ * _get_kv_cache_groups_uniform_page_size: groups of the fewest layers of any kind) and the
+ * blocks a sequence holds in them (single_type_kv_cache_manager.py), one H200, block 16:
+ * - gpt-oss-120b (TP 1): 18 full + 18 sliding (128) layers of 2048 bytes per token, 1 + 1
+ *   groups of 18, pages of 18 x 2048 x 16 = 589,824 bytes. 100 tokens: 7 + 7 blocks. 1000:
+ *   7 + (63 - floor((1000 - 127) / 16) = 9); 1007: the 55th block has left the window: 63 +
+ *   8. A step from 1000 to 1001 needs 63 + 9; a 2000-token prefill chunk 125 + 125.
+ * - Gemma-3-27B (TP 1): 10 full + 52 sliding (1024) layers: groups of 10, 1 full and 6
+ *   windowed (the last padded with 8 layers), pages of 10 x 8192 x 16. 100 tokens: 7 + 6 x 7;
+ *   past the window at most 1024 / 16 + 1 = 65 a group.
+ * - Llama-4 Scout (TP 1): 12 full + 36 chunked (8192) layers: 1 + 3 groups of 12. 9000
+ *   tokens: 563 + 3 x (563 - 8192 / 16 = 51); at most 512 a chunk group (at 8191 tokens).
+ * - Qwen3-Next-80B-A3B (TP 1): 12 full + 36 Gated DeltaNet layers: 1 + 3 groups of 12, pages
+ *   of 12 x 2048 x 16 = 393,216 bytes; a layer's state of 2,146,304 bytes takes
+ *   ceil(2,146,304 / 32,768) = 66 pages: 3 x 66 = 198 blocks from the first token.
+ * A dense model is one full-attention group: not hybrid.
+ */
+START_TEST(test_kv_groups)
+{
+    long v[SV_KV_KINDS];
+    sv_perf_t g = mk_cfg("gpt-oss-120b", "h200", 1, 0);
+    const sv_kvspec_t *k = &g.kvs;
+    ck_assert(k->hybrid);
+    ck_assert_int_eq(k->group_layers, 18);
+    ck_assert_int_eq(k->groups[SV_KV_FULL], 1);
+    ck_assert_int_eq(k->groups[SV_KV_WINDOW], 1);
+    ck_assert(k->page_token * 16 == 589824.0);
+    ck_assert_int_eq(sv_kv_blocks(k, 100, 100, v), 14);
+    ck_assert_int_eq(v[SV_KV_WINDOW], 7);
+    ck_assert_int_eq(sv_kv_blocks(k, 1000, 1000, v), 72);
+    ck_assert_int_eq(v[SV_KV_WINDOW], 9);
+    ck_assert_int_eq(sv_kv_blocks(k, 1007, 1007, v), 71);
+    ck_assert_int_eq(v[SV_KV_WINDOW], 8);
+    ck_assert_int_eq(sv_kv_blocks(k, 1000, 1001, NULL), 72);
+    ck_assert_int_eq(sv_kv_blocks(k, 0, 2000, NULL), 250);
+    ck_assert_int_eq(sv_kv_peak_blocks(k, 2000, v), 134);
+    ck_assert_int_eq(v[SV_KV_WINDOW], 9);
+    /* windowed blocks freed as the sequence grows: 9 at most whatever its length */
+    for (long t = 128; t <= 20000; t += 37) {
+        sv_kv_blocks(k, t, t, v);
+        ck_assert(v[SV_KV_WINDOW] >= 8 && v[SV_KV_WINDOW] <= 9);
+        ck_assert_int_eq(v[SV_KV_FULL], (t + 15) / 16);
+    }
+
+    sv_perf_t e = mk_cfg("gemma-3-27b", "h200", 1, 0);
+    k = &e.kvs;
+    ck_assert_int_eq(k->group_layers, 10);
+    ck_assert_int_eq(k->groups[SV_KV_WINDOW], 6);
+    ck_assert(k->page_token * 16 == 10.0 * 8192.0 * 16.0);
+    ck_assert_int_eq(sv_kv_blocks(k, 100, 100, NULL), 7 + 6 * 7);
+    ck_assert_int_eq(sv_kv_peak_blocks(k, 16000, v), 1000 + 6 * 65);
+
+    sv_perf_t s = mk("llama-4-scout", "h200", 1, 0);
+    k = &s.kvs;
+    ck_assert_int_eq(k->group_layers, 12);
+    ck_assert_int_eq(k->groups[SV_KV_CHUNK], 3);
+    ck_assert_int_eq(k->groups[SV_KV_WINDOW], 0);
+    ck_assert_int_eq(sv_kv_blocks(k, 9000, 9000, NULL), 563 + 3 * 51);
+    ck_assert_int_eq(sv_kv_blocks(k, 8192, 8192, NULL), 512); /* the chunk just ended */
+    ck_assert_int_eq(sv_kv_peak_blocks(k, 9000, v), 563 + 3 * 512);
+
+    sv_perf_t q = mk_cfg("qwen3-next-80b-a3b", "h200", 1, 0);
+    k = &q.kvs;
+    ck_assert_int_eq(k->groups[SV_KV_STATE], 3);
+    ck_assert_int_eq(k->state_blocks, 66);
+    ck_assert(k->page_token * 16 == 393216.0);
+    ck_assert_int_eq(sv_kv_blocks(k, 1, 1, NULL), 1 + 198);
+    ck_assert_int_eq(sv_kv_blocks(k, 16000, 16000, NULL), 1000 + 198);
+    ck_assert_int_eq(sv_kv_blocks(k, 0, 0, NULL), 0);
+
+    sv_perf_t d = mk("llama-3.1-8b", "h100-sxm", 1, 0);
+    ck_assert(!d.kvs.hybrid);
+    ck_assert_int_eq(d.kvs.groups[SV_KV_FULL], 1);
+    ck_assert(d.kvs.page_token == d.kv_bytes_token);
+}
+END_TEST
+
 START_TEST(test_dtypes)
 {
     sv_error_t err;
@@ -1265,6 +1343,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_deepseek_r1);
     tcase_add_test(tc, test_experts_touched);
     tcase_add_test(tc, test_window_kv);
+    tcase_add_test(tc, test_kv_groups);
     tcase_add_test(tc, test_linear_state);
     tcase_add_test(tc, test_spec_decode);
     tcase_add_test(tc, test_spec_draft_model);

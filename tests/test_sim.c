@@ -305,21 +305,75 @@ START_TEST(test_every_scheduler_and_closed_loop)
 }
 END_TEST
 
-/* A sequence of a model with windowed layers holds its window from its first token:
- * Gemma-3-27B at TP 8 keeps 52 layers x 1024 tokens x 1024 bytes = 54,525,952 bytes per
- * sequence besides its tokens, 333 blocks of 16 x 10,240 bytes; one request of 1000 + 8
- * tokens alone peaks at ceil(1007 / 16) = 63 + 333 = 396 blocks, and frees them all. */
+/* A model with windowed layers holds, per KV cache group, what vLLM V1's hybrid allocator
+ * keeps (vllm/v1/core/single_type_kv_cache_manager.py): Gemma-3-27B at TP 8 has 1
+ * full-attention and 6 windowed (1024) groups of 10 layers, pages of 10 x 1024 x 16 bytes
+ * (the 52 windowed layers' KV is no longer a fixed 333 blocks per sequence). A 2000-token
+ * prompt in one chunk takes 125 blocks in each of the 7 groups for its step (the blocks
+ * before the window go when the request is next scheduled): 875. A 100-token prompt
+ * decoding 3000 tokens peaks at its last step (3098 computed, a slot for 3099): 194 full
+ * blocks and, per windowed group, 194 - floor((3098 - 1023) / 16) = 65: 194 + 390 = 584,
+ * where full attention in every group would hold 7 x 194 = 1358. Every block comes back. */
 START_TEST(test_window_blocks)
 {
     const char *yaml = "name: w\nseed: 1\nmodel: gemma-3-27b\nhardware: {gpu: h200, tp: 8}\n"
-                       "engine: {scheduler: vllm}\n"
+                       "engine: {scheduler: vllm, max_num_batched_tokens: 8192}\n"
                        "workload:\n  num_requests: 1\n  rate: inf\n"
-                       "  input: {dist: fixed, value: 1000}\n  output: {dist: fixed, value: 8}\n";
+                       "  input: {dist: fixed, value: 2000}\n  output: {dist: fixed, value: 8}\n";
     sv_scenario_t *sc;
     sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
     tu_check_accounting(res);
-    ck_assert_int_eq(res->pools[0].mem.seq_blocks, 333);
-    ck_assert_int_eq(res->rstats[0].peak_blocks_used, 63 + 333);
+    ck_assert_int_eq(res->pools[0].mem.seq_blocks, 333); /* the old fixed charge, still reported */
+    ck_assert_int_eq(res->rstats[0].peak_blocks_used, 7 * 125);
+    tu_done(sc, res);
+    const char *grow = "name: w\nseed: 1\nmodel: gemma-3-27b\nhardware: {gpu: h200, tp: 8}\n"
+                       "engine: {scheduler: vllm, max_num_batched_tokens: 8192}\n"
+                       "workload:\n  num_requests: 1\n  rate: inf\n"
+                       "  input: {dist: fixed, value: 100}\n  output: {dist: fixed, value: 3000}\n";
+    res = tu_run_yaml(cat, grow, NULL, 0, &sc);
+    tu_check_accounting(res);
+    ck_assert_int_eq(res->rstats[0].peak_blocks_used, 194 + 6 * 65);
+    /* by kind, at its last step's start (3098 computed): 194 full, 6 x 65 windowed */
+    ck_assert_int_eq(res->rstats[0].peak_kind_blocks[SV_KV_FULL], 194);
+    ck_assert_int_eq(res->rstats[0].peak_kind_blocks[SV_KV_WINDOW], 6 * 65);
+    tu_done(sc, res);
+    /* Sampled EAGLE drafts (k = 3): every verify step wants slots for 1 + k tokens and the k
+     * it drafts next (vLLM's num_lookahead_tokens), at most ceil((3098 + 7) / 16) = 195 a
+     * growing group; the windows still slide: at most 66 blocks a windowed group. */
+    const char *sets[] = {"hardware.speculative=eagle"};
+    res = tu_run_yaml(cat, grow, sets, 1, &sc);
+    tu_check_accounting(res);
+    ck_assert_int_ge(res->rstats[0].peak_blocks_used, 194 + 6 * 65);
+    ck_assert_int_le(res->rstats[0].peak_blocks_used, 195 + 6 * 66);
+    tu_done(sc, res);
+}
+END_TEST
+
+/* A request whose largest step cannot fit is refused at once, not left waiting: Gemma-3-27B
+ * at TP 8 with 524 blocks (vllm-v0 keeps a 1% watermark, 5): a whole 1990-token prompt
+ * needs 125 blocks in each of its 7 groups for its step (875), though at rest it would
+ * hold 125 + 6 x 65 = 515; a 900-token one needs 7 x 57 = 399 and runs. */
+START_TEST(test_window_step_bound)
+{
+    const char *base = "name: w\nseed: 1\nmodel: gemma-3-27b\n"
+                       "hardware: {gpu: h200, tp: 8, gpu_memory_utilization: 0.052, "
+                       "activation_reserve_gb: 1}\n"
+                       "engine: {scheduler: vllm-v0, max_num_batched_tokens: 4096}\n"
+                       "workload:\n  num_requests: 1\n  rate: inf\n"
+                       "  output: {dist: fixed, value: 10}\n";
+    char yaml[1024];
+    sv_scenario_t *sc;
+    snprintf(yaml, sizeof yaml, "%s  input: {dist: fixed, value: 1990}\n", base);
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    ck_assert_int_eq(res->pools[0].mem.kv_blocks, 524);
+    ck_assert_int_eq(res->summary.failed_by[SV_FAIL_KV_CAPACITY], 1);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    snprintf(yaml, sizeof yaml, "%s  input: {dist: fixed, value: 900}\n", base);
+    res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    ck_assert_int_eq(res->summary.completed, 1);
+    ck_assert_int_eq(res->rstats[0].peak_blocks_used, 7 * 57);
+    tu_check_accounting(res);
     tu_done(sc, res);
 }
 END_TEST
@@ -792,6 +846,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_every_scheduler_and_closed_loop);
     tcase_add_test(tc, test_batching_lesson);
     tcase_add_test(tc, test_window_blocks);
+    tcase_add_test(tc, test_window_step_bound);
     tcase_add_test(tc, test_deterministic_json);
     tcase_add_test(tc, test_json_has_vllm_keys);
     tcase_add_test(tc, test_summary_format);

@@ -924,6 +924,105 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     return T;
 }
 
+/* ---- the KV cache groups ---------------------------------------------------------- */
+
+const char *const sv_kv_kind_names[SV_KV_KINDS] = {"full", "window", "chunk", "state"};
+
+/*
+ * The groups of vLLM V1's hybrid allocator (sv_kvspec_t). A model whose every layer has the
+ * window (window_layers 0) stays one full-attention group with its attention capped
+ * (sv_perf_attended), as before. The group's page is group_layers layers of the
+ * full-attention KV; a linear-attention layer's state takes whole pages of it: vLLM instead
+ * raises the attention block size until one page holds the state
+ * (vllm/model_executor/models/config.py, HybridAttentionMambaModelConfig), which gives a
+ * state group the same bytes but the full-attention group coarser blocks.
+ */
+static void kv_groups(sv_perf_t *p)
+{
+    const sv_model_t *m = &p->model;
+    sv_kvspec_t *k = &p->kvs;
+    memset(k, 0, sizeof *k);
+    k->block_size = p->set.block_size;
+    k->page_token = p->kv_bytes_token;
+    int nwin = p->ext && m->sliding_window > 0 && m->window_layers > 0 ? m->window_layers : 0;
+    k->layers[SV_KV_STATE] = p->ext ? m->linear_layers : 0;
+    k->layers[m->chunked_window ? SV_KV_CHUNK : SV_KV_WINDOW] = nwin;
+    k->layers[SV_KV_FULL] = m->layers - nwin - k->layers[SV_KV_STATE];
+    k->window = nwin ? m->sliding_window : 0;
+    int lo = 0, hi = 0;
+    for (int i = 0; i < SV_KV_KINDS; i++) {
+        int n = k->layers[i];
+        if (n <= 0) continue;
+        if (!lo || n < lo) lo = n;
+        if (n > hi) hi = n;
+    }
+    k->group_layers = (double)hi < 1.25 * lo ? hi : lo;
+    for (int i = 0; i < SV_KV_KINDS; i++) {
+        k->groups[i] = (k->layers[i] + k->group_layers - 1) / k->group_layers;
+        if (i != SV_KV_FULL && k->groups[i]) k->hybrid = 1;
+    }
+    if (!k->hybrid || k->layers[SV_KV_FULL] <= 0) {
+        k->hybrid = 0;
+        return;
+    }
+    /* kv_bytes_token is the full-attention layers' (with a drafter's layer, spec_init) */
+    k->page_token = p->kv_bytes_token * k->group_layers / k->layers[SV_KV_FULL];
+    double layer_page = p->x.kv_layer * k->block_size;
+    if (p->x.lin_state > 0 && layer_page > 0) k->state_blocks = (long)ceil(p->x.lin_state / layer_page);
+}
+
+/* ceil(a / b) and floor(a / b) for a >= 0, b > 0 */
+static long cdiv(long a, long b)
+{
+    return (a + b - 1) / b;
+}
+
+long sv_kv_blocks(const sv_kvspec_t *k, long c, long tokens, long out[SV_KV_KINDS])
+{
+    long bs = k->block_size, need = cdiv(tokens, bs), v[SV_KV_KINDS] = {0};
+    v[SV_KV_FULL] = k->groups[SV_KV_FULL] * need;
+    if (k->groups[SV_KV_WINDOW]) {
+        long skip = c - k->window + 1;
+        v[SV_KV_WINDOW] = k->groups[SV_KV_WINDOW] * (need - (skip > 0 ? skip / bs : 0));
+    }
+    if (k->groups[SV_KV_CHUNK]) v[SV_KV_CHUNK] = k->groups[SV_KV_CHUNK] * (need - c / k->window * k->window / bs);
+    if (tokens > 0) v[SV_KV_STATE] = k->groups[SV_KV_STATE] * k->state_blocks;
+    long sum = 0;
+    for (int i = 0; i < SV_KV_KINDS; i++) {
+        sum += v[i];
+        if (out) out[i] = v[i];
+    }
+    return sum;
+}
+
+long sv_kv_peak_blocks(const sv_kvspec_t *k, long len, long out[SV_KV_KINDS])
+{
+    long best[SV_KV_KINDS] = {0}, v[SV_KV_KINDS], bs = k->block_size, w = k->window;
+    /* Every kind's count at rest is largest at len, at the last token before the window
+     * starts sliding or a chunk ends, or (past the window, where the count repeats every
+     * block) at one of the block's positions before len. */
+    long at[3 + 2 * 64], n = 0;
+    at[n++] = len;
+    if (w > 0) {
+        at[n++] = len < w - 1 ? len : w - 1;
+        long chunk_end = len / w * w - 1;
+        if (chunk_end > 0) at[n++] = chunk_end;
+        for (long t = len - 1; t >= len - bs && t >= w && n < (long)(sizeof at / sizeof *at); t--)
+            at[n++] = t;
+    }
+    for (long i = 0; i < n; i++) {
+        sv_kv_blocks(k, at[i], at[i], v);
+        for (int j = 0; j < SV_KV_KINDS; j++)
+            if (v[j] > best[j]) best[j] = v[j];
+    }
+    long sum = 0;
+    for (int j = 0; j < SV_KV_KINDS; j++) {
+        sum += best[j];
+        if (out) out[j] = best[j];
+    }
+    return sum;
+}
+
 long sv_perf_seq_blocks(const sv_perf_t *p, int block_size)
 {
     double block = p->kv_bytes_token * block_size;
@@ -1575,7 +1674,9 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->lm_floor = p->gemm_floor_step / p->stage_layers / 4.0;
     p->ext = model_ext(&p->model);
     if (p->ext) arch_init(p, head);
-    return spec_init(p, err);
+    if ((rc = spec_init(p, err))) return rc;
+    kv_groups(p);
+    return 0;
 }
 
 /* ---- one iteration ------------------------------------------------------------------ */
@@ -1984,7 +2085,9 @@ int sv_perf_memplan(const sv_perf_t *p, sv_memplan_t *out, sv_error_t *err)
                                                       (4.0 * m->hidden + 3.0 * width) * ACT_BYTES;
     }
     out->kv_bytes = out->budget_bytes - out->weight_bytes - out->activation_bytes;
-    double block = out->kv_bytes_token * out->block_size;
+    /* One pool of blocks for every KV cache group (vLLM's shared BlockPool): a block is one
+     * group's page, the full-attention layers' KV when the model has no other kind. */
+    double block = (p->kvs.hybrid ? p->kvs.page_token : out->kv_bytes_token) * out->block_size;
     if (out->kv_bytes < block) {
         return sv_errorf(err, SV_ENOFIT,
                          "model '%s' (%s weights) does not fit on %s with tp=%d: weights need "

@@ -14,9 +14,12 @@
  * The blocks are grouped in pools, each with its own block size, count and (optionally)
  * prefix cache, so that a replica can later keep apart the kinds of state a model has
  * (MLA's latent cache, sliding-window layers, linear-attention state, a draft model's
- * KV). Every operation names its pool; today a replica has one, SV__KV_FULL, for the
- * full-attention layers of the model. The rules for what a request holds live with the
- * request's state in sim/engine/replica.c (its own_blocks()); the ledger works in blocks.
+ * KV). Every operation names its pool; a replica has one, SV__KV_FULL, shared by every KV
+ * cache group of its model as vLLM V1's one BlockPool is (vllm/v1/core/block_pool.py; the
+ * groups' pages are unified, vllm/v1/core/kv_cache_utils.py): a model with windowed,
+ * chunked or linear-attention layers takes its groups' blocks from it (sv_kv_blocks in
+ * servesim/cost/perf.h). The rules for what a request holds live with the request's state
+ * in sim/engine/replica.c (its own_blocks()); the ledger works in blocks.
  *
  * Ownership: sv__kv_init() sets up caller-owned storage; sv__kv_fini() frees the pools'
  * prefix caches (NULL-safe on a zeroed ledger).

@@ -142,6 +142,16 @@ struct sv_replica {
     sv_metrics_t *m;
     int bs;
     long seq_blocks; /* blocks every sequence holds besides its tokens' (sv_perf_seq_blocks) */
+    /* A hybrid model (sv_kvspec_t: windowed, chunked or linear-state layers) without sampled
+     * speculative decoding counts a sequence's blocks by KV cache group (sv_kv_blocks); g_step
+     * is the blocks one more block's worth of tokens takes (one per growing group; 1 for a
+     * dense model); kv_tr the blocks the step being built frees when it ends (windows that
+     * slid, chunks that ended), of epoch tr_epoch. */
+    int hyb, g_step;
+    long la; /* lookahead slots every sequence holds past its tokens (a hybrid model with
+                sampled speculative decoding: the k it drafts next) */
+    long kv_tr;
+    int32_t tr_epoch;
     int reserve; /* tr->reserve, read on every decode step */
     sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
     long watermark_blocks;
@@ -468,6 +478,14 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
         r->spec_k = r->ms_n - 1;
         r->dec_tokens = 1;
     }
+    const sv_kvspec_t *ks = &perf->kvs;
+    /* (Multi-step scheduling is vLLM V0's, which had no hybrid allocator; speculative
+     * decoding by its expected acceptance keeps the fixed draft slots of sv_perf_seq_blocks.) */
+    r->hyb = ks->hybrid && r->ms_n == 1 && ks->block_size == r->bs &&
+             !(perf->set.spec_expected && sv_spec_k(&perf->set) > 0);
+    r->la = r->hyb ? r->spec_k : 0;
+    r->g_step = r->hyb ? ks->groups[SV_KV_FULL] + ks->groups[SV_KV_WINDOW] + ks->groups[SV_KV_CHUNK] : 1;
+    r->tr_epoch = 1;
     sv__kv_init(&r->kv);
     /* The prefix cache itself comes with the first block cached. vLLM V1's block pool
      * keeps one block aside as its null block (vllm/v1/core/block_pool.py, BlockPool:
@@ -517,12 +535,72 @@ long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
     return SCHEDULERS[cfg->scheduler].reserve ? 0 : (long)floor(cfg->watermark * (double)kv_blocks);
 }
 
-/* Blocks of a sequence with `tokens` of KV: its tokens' blocks, and from its first token
- * the fixed blocks its model's windowed layers and linear-attention state take (0 for a
- * model with neither). */
+/* Blocks of a sequence with `tokens` of KV at rest: a hybrid model's in every KV cache
+ * group (sv_kv_blocks); else its tokens' blocks and, from its first token, the fixed ones
+ * of sv_perf_seq_blocks (draft slots; a hybrid model's window and state under sampled
+ * speculative decoding). */
 static long blocks_for(const sv_replica_t *r, long tokens)
 {
+    if (r->hyb) return tokens > 0 ? sv_kv_blocks(&r->perf->kvs, tokens, tokens + r->la, NULL) : 0;
     return sv__kv_blocks(KVP(r), tokens) + (tokens > 0 ? r->seq_blocks : 0);
+}
+
+/* ... while a step gives a sequence with c tokens n more: a hybrid model's windowed and
+ * chunked groups keep, for that step, the blocks its new tokens' window no longer covers
+ * (vLLM frees them when it next schedules the request: KVCacheManager.allocate_slots calls
+ * remove_skipped_blocks before allocating, vllm/v1/core/kv_cache_manager.py). */
+static long blocks_step(const sv_replica_t *r, long c, long n)
+{
+    return r->hyb ? sv_kv_blocks(&r->perf->kvs, c, c + n + r->la, NULL) : blocks_for(r, c + n);
+}
+
+/* ... over its whole life of len tokens, at most at rest (what a whole-sequence scheduler
+ * reserves). */
+static long whole_blocks(const sv_replica_t *r, long len)
+{
+    return r->hyb ? sv_kv_peak_blocks(&r->perf->kvs, len + r->la, NULL) : blocks_for(r, len);
+}
+
+/* ... at most in any step, so that a request that needs more is refused, not left waiting
+ * forever: a hybrid model's step holds the blocks its new tokens' window left behind, a
+ * whole prompt's (its re-prefill's after a preemption) in every growing group without
+ * chunked prefill, at most a budget's more than at rest with it. */
+static long step_bound(const sv_replica_t *r, long len)
+{
+    if (!r->hyb || r->reserve) return whole_blocks(r, len);
+    long whole = blocks_step(r, 0, len);
+    if (!r->tr->chunked) return whole;
+    long n = len < r->cfg.max_num_batched_tokens ? len : r->cfg.max_num_batched_tokens;
+    long bound = whole_blocks(r, len) + r->g_step * ((n + r->bs - 1) / r->bs);
+    return bound < whole ? bound : whole;
+}
+
+/* A hybrid model: n of request e's blocks go back when the step being built ends. */
+static void add_tr(sv_replica_t *r, sv_reqeng_t *e, long n)
+{
+    if (n <= 0) return;
+    if (e->kv_tr_at != r->tr_epoch) e->kv_tr = 0;
+    e->kv_tr_at = r->tr_epoch;
+    e->kv_tr += (int32_t)n;
+    r->kv_tr += n;
+}
+
+/* ... no longer: given back now (give; a prefill chunk's, which it keeps computed) or not
+ * (a decoding sequence taken out before its token, whose window did not slide). */
+static void drop_tr(sv_replica_t *r, sv_reqeng_t *e, int give)
+{
+    if (e->kv_tr_at != r->tr_epoch || e->kv_tr == 0) return;
+    r->kv_tr -= e->kv_tr;
+    if (give) sv__kv_give(KVP(r), e->kv_tr);
+    e->kv_tr = 0;
+}
+
+/* The step ended: what its windows and chunks left behind is free. */
+static void end_tr(sv_replica_t *r)
+{
+    if (r->kv_tr) sv__kv_give(KVP(r), r->kv_tr);
+    r->kv_tr = 0;
+    r->tr_epoch++;
 }
 
 /* Blocks that can be given out (the ledger's free and idle cached ones). */
@@ -780,6 +858,16 @@ static long owed_of(const sv_replica_t *r, int32_t id)
 static long reserve_need(const sv_replica_t *r, long tokens);
 static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e);
 
+/* Sampled spec decoding: the blocks a decoding sequence holds. A hybrid model's: its
+ * growing groups' lists of spec_blocks blocks (they never shrink: vLLM keeps a rejected
+ * draft's slots) less what the windows left behind when it was last scheduled with
+ * spec_skip tokens computed (SlidingWindowManager.remove_skipped_blocks). */
+static long spec_held(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    if (!r->hyb) return e->spec_blocks;
+    return sv_kv_blocks(&r->perf->kvs, e->spec_skip, (long)e->spec_blocks * r->bs, NULL);
+}
+
 /* Request id joins the decode set; slot: it holds the block its next token needs too (a
  * swapped-in or landed sequence, whose blocks were taken with reserve_need()). */
 static void join_decode(sv_replica_t *r, int32_t id, int slot)
@@ -794,10 +882,19 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
     r->ctx_sum += e->c_join;
     if (r->spec_k) {
         e->spec_tok = 0;
-        e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
+        if (r->hyb) {
+            /* its growing groups' block lists and where their windows were cut */
+            long slots = e->c_join + (slot ? 1 : 0) + r->la;
+            e->spec_blocks = (int32_t)((slots + r->bs - 1) / r->bs);
+            e->spec_skip = e->c_join;
+        } else {
+            e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
+        }
     } else {
         if (!e->reserved) r->bucket[phase_of(r, e)]++;
         heap_push(r, r->kd + q->output - e->g_join - 1, id);
+        if (slot && r->hyb && !e->reserved)
+            add_tr(r, e, blocks_step(r, e->c_join, 1) - blocks_for(r, e->c_join + 1));
     }
     /* With no token yet, its first decode step makes its first token (TTFT, no ITL). */
     e->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, e->generated ? q->last_token : NAN);
@@ -831,6 +928,7 @@ static void leave_decode(sv_replica_t *r, int32_t id)
 static long reserve_need(const sv_replica_t *r, long tokens)
 {
     if (r->ms_n > 1) return blocks_for(r, tokens + r->ms_n);
+    if (r->hyb) return blocks_step(r, tokens, 1);
     return blocks_for(r, tokens) + (tokens % r->bs == 0 ? 1 : 0);
 }
 
@@ -845,7 +943,7 @@ static long reserve_need(const sv_replica_t *r, long tokens)
 static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
 {
     if (e->reserved) return e->reserved;
-    if (e->in_decode && r->spec_k) return e->spec_blocks - e->cached_n;
+    if (e->in_decode && r->spec_k) return spec_held(r, e) - e->cached_n;
     long tokens = e->in_decode ? e->c_join + member_tokens(r, e) : e->computed;
     return (e->joining ? reserve_need(r, tokens) : blocks_for(r, tokens)) - e->cached_n;
 }
@@ -938,6 +1036,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     e->heap_pos = e->seg = -1;
     e->prev = e->next = -1;
     e->reserved = 0;
+    e->kv_tr = 0;
     e->in_decode = e->abort_pending = 0;
     e->visible = now + r->cfg.api_server;
     q->scheduled = q->first_token = q->last_token = -1.0;
@@ -945,7 +1044,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
     if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
         return fail_now(q, SV_FAIL_PROMPT_BUDGET, now);
-    if (blocks_for(r, len) > KVP(r)->total - r->watermark_blocks)
+    if (step_bound(r, len) > KVP(r)->total - r->watermark_blocks)
         return fail_now(q, SV_FAIL_KV_CAPACITY, now);
     if (r->cfg.max_queue > 0 && r->n_waiting >= r->cfg.max_queue)
         return fail_now(q, SV_FAIL_QUEUE_FULL, now);
@@ -995,8 +1094,9 @@ static void preempt(sv_replica_t *r, int32_t id)
     r->st.preemptions++;
     q->preemptions++;
     if (e->in_decode) {
-        long extra = (r->dec_allocated && !r->spec_k && needs_block(r, e)) ? 1 : 0;
+        long extra = (r->dec_allocated && !r->spec_k && needs_block(r, e)) ? r->g_step : 0;
         if (r->dec_allocated) r->budget += r->dec_tokens;
+        drop_tr(r, e, 0);
         leave_decode(r, id);
         sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
@@ -1026,6 +1126,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             r->chunks[i] = r->chunks[--r->nchunks];
             break;
         }
+        drop_tr(r, e, 1);
         register_full(r, id);
         release_blocks(r, id);
         run_remove(r, id);
@@ -1044,16 +1145,29 @@ static void preempt(sv_replica_t *r, int32_t id)
 /* Sampled spec decoding: tokens of KV the blocks a decoding sequence holds can take. */
 static long spec_room(const sv_replica_t *r, const sv_reqeng_t *e)
 {
+    if (r->hyb) return e->reserved ? 1L << 40 : (long)e->spec_blocks * r->bs - r->la;
     long held = e->reserved ? e->reserved + e->cached_n : e->spec_blocks;
     return (held - r->seq_blocks) * r->bs;
+}
+
+/* ... a hybrid model's: the blocks its growing groups' lists reach with its verify step's
+ * slots (below) and the k it drafts next (r->la) */
+static long spec_lists(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    long m = (e->c_join + e->spec_tok + 1 + r->spec_k + r->la + r->bs - 1) / r->bs;
+    return m > e->spec_blocks ? m : e->spec_blocks;
 }
 
 /* ... the blocks its verify step needs beyond those it holds: slots for its pending token
  * and its k drafts (vLLM's allocate_slots with 1 + k new tokens, vllm/v1/core/sched/
  * scheduler.py; the k it drafts next, num_lookahead_tokens there, are the draft slots every
- * sequence holds in seq_blocks); the rejected drafts' slots stay its own till it leaves. */
+ * sequence holds in seq_blocks, a hybrid model's in r->la); the rejected drafts' slots stay
+ * its own till it leaves. */
 static long spec_need(const sv_replica_t *r, const sv_reqeng_t *e)
 {
+    if (r->hyb) /* may be negative: the windows' blocks it no longer needs go back */
+        return sv_kv_blocks(&r->perf->kvs, e->c_join + e->spec_tok, spec_lists(r, e) * r->bs, NULL) -
+               spec_held(r, e);
     long want = blocks_for(r, e->c_join + e->spec_tok + 1 + r->spec_k);
     return want > e->spec_blocks ? want - e->spec_blocks : 0;
 }
@@ -1072,9 +1186,18 @@ static void spec_allocate(sv_replica_t *r)
     }
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
         sv_reqeng_t *e = E(r, id);
-        if (e->in_decode) e->spec_blocks += (int32_t)spec_need(r, e);
+        if (!e->in_decode) continue;
+        if (r->hyb) {
+            e->spec_blocks = (int32_t)spec_lists(r, e);
+            e->spec_skip = (int32_t)(e->c_join + e->spec_tok);
+        } else {
+            e->spec_blocks += (int32_t)spec_need(r, e);
+        }
     }
-    sv__kv_take(KVP(r), need);
+    if (need >= 0)
+        sv__kv_take(KVP(r), need);
+    else
+        sv__kv_give(KVP(r), -need);
 }
 
 /* Give every decoding sequence the block its next token needs, preempting from the most
@@ -1086,13 +1209,21 @@ static void allocate_decode(sv_replica_t *r)
         spec_allocate(r);
         return;
     }
-    long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+    /* A hybrid model's every growing group takes a block at the same token (sv_kv_blocks). */
+    long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step;
     while (need > avail(r) && r->n_running > 0) {
         int32_t victim = victim_of(r);
-        if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need--;
+        if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need -= r->g_step;
         preempt(r, victim);
     }
     sv__kv_take(KVP(r), need);
+    if (!r->hyb) return;
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+        sv_reqeng_t *e = E(r, id);
+        if (!e->in_decode || e->reserved) continue;
+        long t = e->c_join + member_tokens(r, e);
+        add_tr(r, e, blocks_step(r, t, 1) - blocks_for(r, t + 1));
+    }
 }
 
 static void continue_prefills(sv_replica_t *r)
@@ -1107,7 +1238,7 @@ static void continue_prefills(sv_replica_t *r)
             n = r->cfg.long_prefill_threshold;
         if (n > r->budget) n = r->budget;
         /* Reserving schedulers hold the whole sequence's blocks since admission. */
-        long newb = r->reserve ? 0 : blocks_for(r, e->computed + n) - blocks_for(r, e->computed);
+        long newb = r->reserve ? 0 : blocks_step(r, e->computed, n) - blocks_for(r, e->computed);
         int self = 0;
         while (newb > avail(r)) {
             int32_t victim = victim_of(r);
@@ -1121,6 +1252,8 @@ static void continue_prefills(sv_replica_t *r)
          * Scheduler.schedule: `if preempted_req == request: break`, then it stops). */
         if (self) break;
         sv__kv_take(KVP(r), newb);
+        if (r->hyb && !r->reserve)
+            add_tr(r, e, blocks_step(r, e->computed, n) - blocks_for(r, e->computed + n));
         add_chunk(r, id, n);
     }
 }
@@ -1193,10 +1326,12 @@ static void admit_waiting(sv_replica_t *r, double now)
         }
         /* With cache hits, only the blocks past them are new; hits nobody referenced stop
          * being available. */
-        long blocks = r->reserve ? blocks_for(r, (long)q->input + q->output)
-                                 : blocks_for(r, hit * r->bs + n) - hit;
+        long blocks = r->reserve ? whole_blocks(r, (long)q->input + q->output)
+                                 : blocks_step(r, hit * r->bs, n) - hit;
         if (avail(r) - blocks - touched < r->watermark_blocks) break;
         admit_hits(r, id, hit);
+        if (r->hyb && !r->reserve)
+            add_tr(r, e, blocks_step(r, hit * r->bs, n) - blocks_for(r, hit * r->bs + n));
         admit(r, id, n, blocks, now);
     }
 }
@@ -1295,7 +1430,7 @@ static void sgl_admit(sv_replica_t *r, double now)
          * and output stay below its pool (Scheduler.handle_generate_request, max_req_len),
          * which sv_replica_submit checks in blocks. */
         fits = fits || r->n_running == 0;
-        long blocks = blocks_for(r, hit * r->bs + n) - hit;
+        long blocks = blocks_step(r, hit * r->bs, n) - hit;
         if (!fits || avail(r) - blocks - touched < r->watermark_blocks) {
             r->sgl_full = 1;
             break;
@@ -1304,6 +1439,8 @@ static void sgl_admit(sv_replica_t *r, double now)
         total_off += (double)n + (n == ext ? left : 0.0);
         cur_off += (double)n;
         admit_hits(r, id, hit);
+        if (r->hyb)
+            add_tr(r, e, blocks_step(r, hit * r->bs, n) - blocks_for(r, hit * r->bs + n));
         admit(r, id, n, blocks, now);
         if (have - total_off <= 0 || have - cur_off <= 0) r->sgl_full = 1; /* budget_state */
     }
@@ -1313,7 +1450,7 @@ static void sgl_admit(sv_replica_t *r, double now)
 static long decode_need(const sv_replica_t *r)
 {
     if (r->reserve) return 0;
-    if (!r->spec_k) return r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs];
+    if (!r->spec_k) return r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step;
     long need = 0;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
         if (E(r, id)->in_decode) need += spec_need(r, E(r, id));
@@ -1497,6 +1634,23 @@ static void step_cost(const sv_replica_t *r, sv_batch_t *b, double *total, doubl
     }
 }
 
+/* A hybrid model: the blocks each kind of group holds for the running requests, at rest
+ * (sv_replica_stats_t.peak_kind_blocks; a walk of the running list, hybrid models only). */
+static void kind_peaks(sv_replica_t *r)
+{
+    long sum[SV_KV_KINDS] = {0}, v[SV_KV_KINDS];
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+        const sv_reqeng_t *e = E(r, id);
+        long t = e->in_decode ? e->c_join + member_tokens(r, e) : e->computed;
+        sv_kv_blocks(&r->perf->kvs, t, t, v);
+        v[SV_KV_FULL] -= e->cached_n;
+        for (int i = 0; i < SV_KV_KINDS; i++)
+            sum[i] += v[i];
+    }
+    for (int i = 0; i < SV_KV_KINDS; i++)
+        if (sum[i] > r->st.peak_kind_blocks[i]) r->st.peak_kind_blocks[i] = sum[i];
+}
+
 double sv_replica_start_step(sv_replica_t *r, double now)
 {
     if (r->in_flight) return 0.0;
@@ -1552,6 +1706,7 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
     long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
+    if (r->hyb) kind_peaks(r);
     r->in_flight = 1;
     r->step_start = now;
     r->step_dur = dur;
@@ -1653,6 +1808,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
     r->nhand = 0;
     if (!r->in_flight) return 0;
     r->in_flight = 0;
+    end_tr(r);
     int64_t last_k = -1;
     if (r->step_n_dec > 0) {
         last_k = r->kd;
@@ -1756,7 +1912,11 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
         }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve && !r->spec_k)
-            sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs]);
+            sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step);
+        /* The chunks' computed tokens stay; the decodes' tokens never came. */
+        for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
+            drop_tr(r, E(r, id), !E(r, id)->in_decode);
+        end_tr(r);
     }
     while (r->run_head >= 0)
         remove_and_fail(r, r->run_head, SV_FAIL_UNFINISHED, now);
@@ -1795,7 +1955,7 @@ static long transfer_blocks(const sv_replica_t *r, int32_t id)
 {
     const sv_req_t *q = Q(r, id);
     const sv_reqeng_t *e = E(r, id);
-    return r->reserve ? blocks_for(r, (long)q->input + q->output) : reserve_need(r, e->computed);
+    return r->reserve ? whole_blocks(r, (long)q->input + q->output) : reserve_need(r, e->computed);
 }
 
 /* The leading full blocks of request id's incoming KV this replica's cache holds (their
@@ -1855,6 +2015,7 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
     sv_reqeng_t *e = E(r, id);
     (void)now;
     long b = transfer_blocks(r, id);
+    e->kv_tr = 0; /* its last step's, on the prefill replica, are behind it */
     r->n_reserved--;
     sv__kv_claim(KVP(r), b - e->xfer_hit); /* from here the request's own */
     e->cached_n = e->xfer_hit;             /* the hits are held through the cache */

@@ -42,9 +42,14 @@ typedef struct sv_reqeng {
     int32_t capslots, capxslots; /* ... room in each */
     int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
     double visible;           /* when the scheduler can first see it (engine.api_server_ms) */
+    int32_t kv_tr, kv_tr_at;  /* a hybrid model's blocks this step frees when it ends (its window
+                                 slid, its chunk ended), and the replica's epoch they are of */
     /* Sampled speculative decoding (the replica's spec_k > 0): */
     int32_t spec_tok;         /* tokens emitted since it joined the decode set */
-    int32_t spec_blocks;      /* blocks it holds while decoding, its verify step's slots in */
+    int32_t spec_blocks;      /* blocks it holds while decoding, its verify step's slots in (a
+                                 hybrid model: its growing groups' list length, replica.c's
+                                 spec_held) */
+    int32_t spec_skip;        /* ... a hybrid model: tokens computed when its windows were cut */
     uint64_t spec_draws;      /* uniforms drawn from its acceptance stream so far (kept across
                                  preemptions and hand-offs: one stream per request) */
     uint8_t queue;            /* SV__Q_* */

@@ -843,6 +843,18 @@ static void write_pools(sv_jw_t *w, const sv_result_t *res)
         sv__jw_int(w, "peak_running", st->peak_running);
         sv__jw_int(w, "peak_waiting", st->peak_waiting);
         sv__jw_int(w, "peak_blocks_used", st->peak_blocks_used);
+        const sv_kvspec_t *ks = &res->pools[res->rpool[i]].perf.kvs;
+        if (ks->hybrid) {
+            /* A hybrid model's KV cache groups and the most blocks each kind held. */
+            sv__jw_obj(w, "kv_cache_groups");
+            for (int k = 0; k < SV_KV_KINDS; k++)
+                if (ks->groups[k]) sv__jw_int(w, sv_kv_kind_names[k], ks->groups[k]);
+            sv__jw_end_obj(w);
+            sv__jw_obj(w, "peak_blocks_by_kind");
+            for (int k = 0; k < SV_KV_KINDS; k++)
+                if (ks->groups[k]) sv__jw_int(w, sv_kv_kind_names[k], st->peak_kind_blocks[k]);
+            sv__jw_end_obj(w);
+        }
         sv__jw_num(w, "stall_s", res->stall_s[i]);
         write_spec(w, &res->pools[res->rpool[i]].perf.set, st);
         sv__jw_end_obj(w);

@@ -29,8 +29,15 @@ int sv_explain_compute(const sv_perf_t *p, long input, long output, const long *
     int rc = sv_perf_memplan(p, &out->mem, err);
     if (rc) return rc;
     long len = input + output;
-    long blocks_per_seq = (len + out->mem.block_size - 1) / out->mem.block_size + out->mem.seq_blocks;
-    out->max_seqs = out->mem.kv_blocks / blocks_per_seq;
+    /* A hybrid model's groups hold what vLLM's hybrid allocator keeps at rest, at most
+     * (sv_kv_peak_blocks); others their tokens' blocks and the fixed per-sequence state. */
+    if (p->kvs.hybrid) {
+        out->seq_blocks = sv_kv_peak_blocks(&p->kvs, len, out->seq_blocks_kind);
+    } else {
+        out->seq_blocks_kind[SV_KV_FULL] = (len + out->mem.block_size - 1) / out->mem.block_size;
+        out->seq_blocks = out->seq_blocks_kind[SV_KV_FULL] + out->mem.seq_blocks;
+    }
+    out->max_seqs = out->mem.kv_blocks / out->seq_blocks;
     out->exceeds_context = p->model.max_context > 0 && len > p->model.max_context;
 
     sv_perf_prefill_time(p, input, &out->prefill);
@@ -202,7 +209,7 @@ static void print_arch(const sv_explain_t *e, FILE *f)
                 x->window_cap);
     if (x->linear_layers > 0)
         fprintf(f, "; linear-attention state %.0f B per sequence", x->linear_layers * x->lin_state);
-    if (p->seq_state_bytes > 0)
+    if (p->seq_state_bytes > 0 && !p->kvs.hybrid)
         fprintf(f, "; a sequence holds %.2f MB besides its tokens (%ld blocks)", p->seq_state_bytes / 1e6,
                 e->mem.seq_blocks);
     fputc('\n', f);
@@ -324,6 +331,19 @@ static void print_memory(const sv_explain_t *e, FILE *f)
     if (m->dp_ranks > 1)
         fprintf(f, "  %-38s %10ld tokens (x %d ranks; one sequence stays on one rank)\n",
                 "KV capacity per attention rank", m->rank_kv_tokens, m->dp_ranks);
+    if (p->kvs.hybrid) {
+        const sv_kvspec_t *k = &p->kvs;
+        fprintf(f, "  %-38s %10d layers a group, one pool of %.0f B blocks:", "KV cache groups",
+                k->group_layers, k->page_token * m->block_size);
+        for (int i = 0; i < SV_KV_KINDS; i++)
+            if (k->groups[i]) fprintf(f, " %d %s", k->groups[i], sv_kv_kind_names[i]);
+        fputc('\n', f);
+        fprintf(f, "  %-38s %10ld at most at %ld tokens:", "blocks a sequence holds", e->seq_blocks,
+                e->input + e->output);
+        for (int i = 0; i < SV_KV_KINDS; i++)
+            if (k->groups[i]) fprintf(f, " %s %ld", sv_kv_kind_names[i], e->seq_blocks_kind[i]);
+        fputc('\n', f);
+    }
     fprintf(f, "  %-38s %10ld at %ld tokens (%ld in + %ld out)\n", "max concurrent sequences",
             e->max_seqs, e->input + e->output, e->input, e->output);
     if (e->exceeds_context)
@@ -486,6 +506,16 @@ cJSON *sv_explain_json(const sv_explain_t *e)
         cJSON_AddNumberToObject(mem, "kv_window_bytes_per_token_per_gpu", p->kv_bytes_token_window);
         cJSON_AddNumberToObject(mem, "sequence_state_bytes_per_gpu", p->seq_state_bytes);
         cJSON_AddNumberToObject(mem, "sequence_state_blocks", (double)m->seq_blocks);
+        if (p->kvs.hybrid) {
+            cJSON *g = cJSON_AddObjectToObject(mem, "kv_cache_groups");
+            cJSON *b = cJSON_AddObjectToObject(mem, "sequence_blocks");
+            cJSON_AddNumberToObject(mem, "kv_group_layers", p->kvs.group_layers);
+            for (int i = 0; i < SV_KV_KINDS; i++) {
+                if (!p->kvs.groups[i]) continue;
+                cJSON_AddNumberToObject(g, sv_kv_kind_names[i], p->kvs.groups[i]);
+                cJSON_AddNumberToObject(b, sv_kv_kind_names[i], (double)e->seq_blocks_kind[i]);
+            }
+        }
         cJSON_AddStringToObject(j, "expert_weight_dtype", sv_dtype_name(p->x.expert_dtype));
     }
     if (p->model.notes[0]) cJSON_AddStringToObject(j, "notes", p->model.notes);

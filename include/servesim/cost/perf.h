@@ -235,6 +235,50 @@ typedef struct sv_perf_arch {
     double expert_floor_step; /* GEMM floors of the expert GEMMs of one step */
 } sv_perf_arch_t;
 
+/*
+ * The KV cache groups of a model, as vLLM V1's hybrid KV cache manager forms them
+ * (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size): the layers of
+ * each attention kind are cut into groups of group_layers layers (the fewest layers of any
+ * kind; the most when every kind is within 1.25x of the fewest), the last group of a kind
+ * padded; every group's block is group_layers layers' pages of block_size tokens, all taken
+ * from one shared pool (the replica's one ledger). A sequence holds, per group of its kind
+ * (vllm/v1/core/single_type_kv_cache_manager.py), with c tokens computed and slots for T:
+ *   full attention   ceil(T / bs)                                 (FullAttentionManager)
+ *   sliding window   ceil(T / bs) - floor(max(0, c - w + 1) / bs) (SlidingWindowManager:
+ *                    blocks wholly before the next token's window are freed,
+ *                    remove_skipped_blocks with get_num_skipped_tokens = c - w + 1)
+ *   chunked local    ceil(T / bs) - floor(floor(c / w) w / bs)    (ChunkedLocalAttentionManager:
+ *                    only the current chunk of w tokens)
+ *   linear state     state_blocks from its first token            (MambaManager: one
+ *                    block of the state's page size, here in pool blocks)
+ * The model's catalog kinds map onto these; a dense model is one full-attention group.
+ */
+typedef enum { SV_KV_FULL, SV_KV_WINDOW, SV_KV_CHUNK, SV_KV_STATE, SV_KV_KINDS } sv_kv_kind_t;
+
+typedef struct sv_kvspec {
+    int groups[SV_KV_KINDS]; /* KV cache groups of each kind */
+    int layers[SV_KV_KINDS]; /* the model's layers of each kind */
+    int group_layers;        /* layers per group (vLLM's group_size) */
+    int block_size;          /* tokens per block */
+    long window;             /* the sliding window or the attention chunk, tokens */
+    long state_blocks;       /* pool blocks one linear-state group takes per sequence */
+    int hybrid;              /* a kind besides full attention: the engine counts blocks by
+                                group (sv_kv_blocks) instead of tokens + seq_blocks */
+    double page_token;       /* bytes per GPU of one token of one group's block (the page) */
+} sv_kvspec_t;
+
+/* Names of the kinds, for explain and reports ("full", "window", "chunk", "state"). */
+extern const char *const sv_kv_kind_names[SV_KV_KINDS];
+
+/* Blocks a sequence holds with c tokens computed and slots for tokens >= c: per kind in
+ * out[] (NULL: not wanted), summed over the kinds as the result. At rest tokens = c; a step
+ * that schedules n new tokens needs sv_kv_blocks(k, c, c + n, NULL). Pure. */
+long sv_kv_blocks(const sv_kvspec_t *k, long c, long tokens, long out[SV_KV_KINDS]);
+/* The most blocks a sequence of len tokens holds at rest at any length up to len (the
+ * window's blocks oscillate, a chunk's fall at its end). Per kind in out[] (NULL: not
+ * wanted). Pure. */
+long sv_kv_peak_blocks(const sv_kvspec_t *k, long len, long out[SV_KV_KINDS]);
+
 /* The resolved model: GPU and model copied, defaults applied, derived sizes computed. */
 typedef struct sv_perf {
     sv_gpu_t gpu;
@@ -260,6 +304,7 @@ typedef struct sv_perf {
                                     the windowed layers' window and the linear-attention state */
     int ext;                     /* the model has MLA, MoE, per-layer windows or linear layers */
     sv_perf_arch_t x;            /* their terms (all 0 when ext is 0) */
+    sv_kvspec_t kvs;             /* the KV cache groups (sv_kv_blocks) */
     double lm_floor;             /* the LM head's GEMM floor */
     /* Coefficients precomputed for sv_perf_step (resolved settings folded in). */
     double inv_lin_c;        /* s per linear FLOP at full GEMM efficiency */

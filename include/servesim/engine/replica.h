@@ -115,6 +115,10 @@ typedef struct sv_replica_stats {
     double spec_drafts, spec_draft_tokens, spec_accepted, spec_pos[SV_SPEC_MAX_K];
     long peak_running, peak_waiting;
     long peak_blocks_used;
+    long peak_kind_blocks[SV_KV_KINDS]; /* a hybrid model: the most blocks its running requests
+                                          held at a step's start in each kind of KV cache
+                                          group (sv_kvspec_t; full: not counting the
+                                          prefix-cache's shared blocks); 0 otherwise */
     long handoffs;
     double prefix_queries, prefix_hits; /* prompt tokens looked up in the prefix cache, found */
     double prefix_preempted_queries, prefix_preempted_hits; /* the same, of requests

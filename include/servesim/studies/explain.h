@@ -31,6 +31,8 @@ typedef struct sv_explain {
     sv_memplan_t mem;
     long input, output;
     long max_seqs; /* sequences of input+output tokens the KV cache holds at once */
+    long seq_blocks; /* blocks one such sequence holds at most (every KV cache group) */
+    long seq_blocks_kind[SV_KV_KINDS]; /* ... by kind (sv_kvspec_t; the tokens' in full) */
     sv_step_cost_t prefill;
     double decode_ctx; /* context used for the table: input + output / 2 */
     int nrows;
