@@ -134,6 +134,33 @@ START_TEST(test_retraction_sets_the_ratio)
 }
 END_TEST
 
+/*
+ * An idle engine admits again after a refusal made under the overlap loop. 16 blocks (256
+ * tokens). A (32 + 200) and B (64 + 10) come at once: A is admitted (32 + 200 = 232 < 256),
+ * B is refused (rem_total 256 - 232 = 24 < 74) and the batch is full. A's last token ends
+ * its step; building the next one under the overlap loop, A's 15 blocks are still held
+ * (its results are processed after the next step is launched), so B (5 blocks) does not
+ * fit and the batch is marked full again, with nothing running. SGLang then runs an empty
+ * batch, whose batch_is_full is False (a new ScheduleBatch), and admits B once A's blocks
+ * are freed: B is prefilled and both end. A batch left marked full would never admit B.
+ */
+START_TEST(test_empty_batch_admits_after_overlap_refusal)
+{
+    const int input[2] = {32, 64}, output[2] = {200, 10};
+    rigcfg_t c = {.kv_blocks = 16, .seqs = 8, .budget = 8192, .sglang = 1, .overlap = 1};
+    rig_t g;
+    tu_rig_new(&g, cat, &c, 2, input, output, NULL, NULL);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(sv_replica_submit(g.r, i, 0.0), SV_FAIL_NONE);
+    tu_rig_steps(&g, 0.0, 1 << 20);
+    for (int i = 0; i < 2; i++)
+        ck_assert(g.pool.r[i].state == SV_RQ_DONE);
+    ck_assert(g.pool.r[1].scheduled >= g.pool.r[0].end);
+    ck_assert_int_eq(g.pool.r[0].preemptions + g.pool.r[1].preemptions, 0);
+    tu_rig_free(&g);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sglang");
@@ -141,6 +168,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_admission_by_ratio_and_ignore_eos);
     tcase_add_test(tc, test_retraction_sets_the_ratio);
+    tcase_add_test(tc, test_empty_batch_admits_after_overlap_refusal);
     suite_add_tcase(s, tc);
     return s;
 }

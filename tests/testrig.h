@@ -28,6 +28,7 @@ typedef struct rigcfg {
     long kv_blocks, seqs, budget, threshold;
     int priority, caching;
     int sglang, ignore_eos; /* the sglang scheduler (overlap loop off), engine.ignore_eos */
+    int overlap;            /* ... with its overlap loop on (engine.overlap_schedule) */
 } rigcfg_t;
 
 /* A replica (16-token blocks) as c says, and n requests of the given input and output
@@ -61,7 +62,7 @@ static inline void tu_rig_new(rig_t *g, const sv_catalog_t *cat, const rigcfg_t 
     e.long_prefill_threshold = c->threshold;
     if (c->sglang) {
         e.scheduler = SV_SCHED_SGLANG;
-        e.overlap_schedule = 0;
+        e.overlap_schedule = c->overlap;
         e.ignore_eos = c->ignore_eos;
     }
     for (int i = 0; i < n; i++) {

@@ -1398,6 +1398,11 @@ static int sgl_all_finish(sv_replica_t *r, int32_t cand, double cur)
  */
 static void sgl_admit(sv_replica_t *r, double now)
 {
+    /* An empty batch is never full: SGLang starts a new ScheduleBatch (batch_is_full False)
+     * when the running batch empties. Without this a refusal made while the overlap lag
+     * still held the last finished requests' blocks would keep an idle engine from ever
+     * admitting again. */
+    if (r->n_running == 0) r->sgl_full = 0;
     if (r->n_swapped > 0 || r->sgl_full) return;
     long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
     int eos = r->cfg.ignore_eos && !KVP(r)->caching;
