@@ -936,7 +936,9 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
 
 long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
 {
-    if (!KVP(r)->pc) return 0;
+    /* A prompt without identity has no block hashed anywhere until it is preempted
+     * (preempt()): nothing to hash or look up. */
+    if (!KVP(r)->pc || (!Q(r, id)->nseg && !Q(r, id)->preemptions)) return 0;
     long max = ((long)Q(r, id)->input - 1) / r->bs;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
     return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
