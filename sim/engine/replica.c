@@ -515,8 +515,8 @@ static long avail(const sv_replica_t *r)
  */
 static uint64_t piece_hash(uint64_t parent, const sv_segment_t *sg, long off, long n)
 {
-    return sv_splitmix64(parent ^ sv_splitmix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
-                                                (uint64_t)n * 0x9e3779b1ULL));
+    return sv_splitmix64(parent ^ (sg->id + (uint64_t)off * 0x100000001b3ULL +
+                                   (uint64_t)n * 0x9e3779b1ULL));
 }
 
 /* The memo of the chain inside first segment sg (computed here on a miss), or NULL
