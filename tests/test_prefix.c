@@ -60,6 +60,54 @@ START_TEST(test_lru_order)
 }
 END_TEST
 
+/* Entries of one hash, and hashes sharing a place in the table (5, 37 and 69 in a table
+ * of 32), are found first inserted first, before and after deletions shift a probe run
+ * back; a run of inserts, unrefs and finds does what the single calls do. */
+START_TEST(test_duplicates_and_collisions)
+{
+    sv__pcache_t *c = sv__pcache_new(4); /* a table of 32 entries */
+    uint64_t h[4] = {5, 37, 5, 69};
+    int32_t slots[4];
+    ck_assert_int_eq(sv__pcache_insert_run(c, h, 0, 4, slots), 0);
+    ck_assert_int_eq(sv__pcache_in_use(c), 4);
+    ck_assert_int_eq(sv__pcache_find(c, 5), slots[0]);
+    ck_assert_int_eq(sv__pcache_find(c, 37), slots[1]);
+    ck_assert_int_eq(sv__pcache_find(c, 69), slots[3]);
+    /* the first 5 freed and evicted: the second is found, the run's others still are */
+    sv__pcache_unref_slots(c, slots, 1);
+    ck_assert_int_eq(sv__pcache_evictable(c), 1);
+    ck_assert_int_eq(sv__pcache_evict_upto(c, 9), 1);
+    ck_assert_int_eq(sv__pcache_find(c, 5), slots[2]);
+    ck_assert_int_eq(sv__pcache_find(c, 37), slots[1]);
+    ck_assert_int_eq(sv__pcache_find(c, 69), slots[3]);
+    /* the longest run present: 37, then 5 (the second entry), then 69; 1 is absent */
+    uint64_t q[4] = {37, 5, 69, 1};
+    long got[4], touched;
+    ck_assert_int_eq(sv__pcache_find_run(c, q, 4, got, &touched), 3);
+    ck_assert_int_eq(got[0], slots[1]);
+    ck_assert_int_eq(got[1], slots[2]);
+    ck_assert_int_eq(got[2], slots[3]);
+    ck_assert_int_eq(touched, 0);
+    /* freed last first: 69 is evicted before 5, 5 before 37 */
+    sv__pcache_unref_slots(c, slots + 1, 3);
+    ck_assert_int_eq(sv__pcache_evictable(c), 3);
+    ck_assert_int_eq(sv__pcache_evict_upto(c, 1), 1);
+    ck_assert_int_eq(sv__pcache_find(c, 69), -1);
+    ck_assert_int_eq(sv__pcache_find(c, 5), slots[2]);
+    ck_assert_int_eq(sv__pcache_evict_upto(c, 1), 1);
+    ck_assert_int_eq(sv__pcache_find(c, 5), -1);
+    ck_assert_int_eq(sv__pcache_find(c, 37), slots[1]);
+    /* a full cache: the run's last entries get no slot */
+    uint64_t more[4] = {100, 132, 164, 196};
+    int32_t ms[4];
+    ck_assert_int_eq(sv__pcache_insert_run(c, more, 0, 4, ms), -1);
+    ck_assert(ms[0] >= 0 && ms[1] >= 0 && ms[2] >= 0);
+    ck_assert_int_eq(ms[3], -1);
+    ck_assert_int_eq(sv__pcache_in_use(c), 3);
+    sv__pcache_free(c);
+}
+END_TEST
+
 static const char *two = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
                          "workload:\n  num_requests: 2\n  rate: 0.5\n  burstiness: inf\n"
                          "  rescale_arrivals: false\n  input: 1\n  output: 10\n"
@@ -234,6 +282,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("cache");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_lru_order);
+    tcase_add_test(tc, test_duplicates_and_collisions);
     tcase_add_test(tc, test_second_prompt_hits);
     tcase_add_test(tc, test_shared_prompts_hit);
     tcase_add_test(tc, test_off_is_plain);

@@ -2,6 +2,7 @@
  * The streaming JSON writer (see jsonw_int.h).
  */
 #include "base/jsonw_int.h"
+#include "base/jsonw_pow10.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -12,27 +13,49 @@
  *
  * The text of a double is defined as what this three-step search gives: printf's %.15g,
  * else %.16g, else %.17g, the first that strtod reads back to the same double, with ".0"
- * when that has neither a point nor an exponent. Up to 15 digits this is the shortest
- * text that reads back (there is at most one 15-digit decimal in a double's rounding
- * interval, and %.15g finds it); past 15 it is the correctly rounded 16-digit decimal
- * when that reads back, else 17 digits: the shortest except for powers of two whose
- * rounding interval is lopsided, where Ryu or Python's repr may pick another 16-digit
- * decimal. So the search is the spec, and fmt_exact below computes its answer in one
- * pass of exact integer arithmetic instead of up to three printf and strtod calls:
+ * when that has neither a point nor an exponent. sv__fmt_shortest gives the same bytes in
+ * one pass, with the shortest-digits algorithm of R. Giulietti, "The Schubfach way to
+ * render doubles" (2020), and leaves to the search the few doubles where the two differ.
  *
- *   v = m 2^e, scaled by 10^k so that q = floor(v 10^k) has 17 digits, v 10^k = q + r/2^s;
- *   the correctly rounded N-digit decimal (printf: ties to even) is q / 10^(17-N), rounded
- *   by comparing the dropped part with one half, exactly;
- *   it reads back iff its distance to v is below half an ulp (a quarter below a power of
- *   two), or equal to it with m even (strtod: ties to even);
- *   the digits are laid out as %g lays them out at precision N.
+ * Why the search is "the shortest decimal that reads back, the closest to v of those"
+ * (what Schubfach, Ryu and Python's repr print). Let R be the reals strtod rounds to v:
+ * half a gap to the neighbour on either side, ends included iff v's significand is even
+ * (strtod rounds ties to even). For a normal double |R| <= 2^-52 |v|, while n-digit
+ * decimals lie more than 10^-n |v| apart.
+ *  - n <= 15: R (narrower than a quarter of 10^-15 |v|) holds at most one decimal of 15
+ *    digits or fewer. %.15g is the 15-digit decimal nearest v; when R holds one, D, the
+ *    nearest is D (another as near would be within |R| of D). So %.15g reads back iff the
+ *    shortest has 15 digits or fewer, and then it is that shortest, trailing zeros dropped.
+ *  - Otherwise the shortest has 16 or 17 digits and R may hold several. When R is
+ *    symmetric about v, it holds the nearest n-digit decimal whenever it holds any: the
+ *    search's %.16g (or %.17g, which always reads back) is the closest of the shortest.
+ *    Ties between two nearest: both printf and this code take the even one.
+ *  - Below a power of two (significand 2^52, exponent above the least) the gap below is
+ *    half the gap above, so R reaches a quarter of the upper gap below v: the nearest
+ *    16-digit decimal can lie below v outside R while one above v is inside. Schubfach then
+ *    prints those 16 digits and the search 17, so a power of two whose shortest has 16
+ *    digits takes the search (1,035 of the 2,045 powers of two above the least normal).
+ *    With 15 digits or fewer the first case holds as it is; with 17 the nearest 17-digit
+ *    decimal is within 5e-17 |v|, inside R's lower quarter gap (5.55e-17 |v|), so it is
+ *    the closest in R.
+ *  - A subnormal has fewer significant bits: its R can hold several 15-digit decimals and
+ *    %.15g prints the nearest, not the shortest (5e-324 prints as 4.94065645841247e-324).
+ *    Subnormals take the search too (servesim writes none).
+ * The digits are laid out as %g lays them out at the precision that read back: 15 for the
+ * shortest of up to 15 digits, else their count.
  *
- * Everything fits in 128-bit integers for 1e-6 <= |v| < 1e17 (k <= 22, s <= 72), which
- * covers the times, latencies, rates and ratios servesim writes; other values (and
- * compilers without 128-bit integers) take the three-step search itself. Debian packages
- * no C implementation of Ryu or its successors (only Rust crates and C++ libraries), and
- * a shortest-digits algorithm would not give these bytes anyway; tests/test_format.c
- * checks fmt_exact against the search on millions of doubles. */
+ * Schubfach, as the paper has it: v = c 2^q; k = floor(log10 |R|) (|R| = 2^q, or 3/4 2^q
+ * below a power of two), so that R is between 1 and 10 units of 10^k wide; the three
+ * numbers 4 v 10^-k and 4 10^-k times R's ends are computed by rounding to odd (the floor,
+ * its last bit set when inexact, which keeps every comparison with an even integer exact)
+ * the product of 4c - 2 (- 1 below a power of two), 4c, 4c + 2, shifted left by h, with
+ * g(k) = 10^-k 2^-r rounded up to 126 bits (sim/base/jsonw_pow10.h, written by
+ * tools/gen-pow10-table); the paper proves that this product, its fraction taken to 63
+ * bits as rop() takes it, is the round to odd of the exact value for every double.
+ * R, less than 10 units wide, holds at most one multiple of 10: when it holds one, that is
+ * the shortest (R holds no shorter decimal that is not one); else the shortest has as many
+ * digits as s = floor(v 10^-k), and it is s or s + 1, the closer in R (ties to even).
+ * tests/test_format.c compares the two on millions of doubles of every kind. */
 
 static const char *fmt_search(double v, char *buf)
 {
@@ -44,167 +67,163 @@ static const char *fmt_search(double v, char *buf)
     return buf;
 }
 
+/* floor(q log10 2), floor(log10(3/4 2^q)) and floor(e log2 10), exact where they are used
+ * (|q| <= 1100, |e| <= 400: tests/test_format.c checks every one). */
+int sv__flog10_pow2(int q)
+{
+    return (int)(((int64_t)q * 315653) >> 20);
+}
+
+int sv__flog10_3q_pow2(int q)
+{
+    return (int)(((int64_t)q * 315653 - 130820) >> 20);
+}
+
+int sv__flog2_pow10(int e)
+{
+    return (int)(((int64_t)e * 14267572527LL) >> 32);
+}
+
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 u128;
 
-static const uint64_t POW10[20] = {1ULL,
-                                   10ULL,
-                                   100ULL,
-                                   1000ULL,
-                                   10000ULL,
-                                   100000ULL,
-                                   1000000ULL,
-                                   10000000ULL,
-                                   100000000ULL,
-                                   1000000000ULL,
-                                   10000000000ULL,
-                                   100000000000ULL,
-                                   1000000000000ULL,
-                                   10000000000000ULL,
-                                   100000000000000ULL,
-                                   1000000000000000ULL,
-                                   10000000000000000ULL,
-                                   100000000000000000ULL,
-                                   1000000000000000000ULL,
-                                   10000000000000000000ULL};
-
-static u128 pow10_128(int k) /* 0 <= k <= 38 */
+/* The round to odd of g x / 2^127 as the paper computes it: g = g1 2^63 + g0 (63-bit
+ * halves), the fraction kept to 63 bits (z), the product's lower bits dropped. */
+static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
 {
-    return k <= 19 ? (u128)POW10[k] : (u128)POW10[19] * POW10[k - 19];
+    uint64_t x1 = (uint64_t)(((u128)g0 * x) >> 64);
+    u128 y = (u128)g1 * x;
+    uint64_t z = ((uint64_t)y >> 1) + x1;
+    uint64_t ip = (uint64_t)(y >> 64) + (z >> 63);
+    return ip | ((z & ~(1ULL << 63)) != 0);
 }
 
-/* %.{n}g's layout of the n-digit decimal d x 10^x / 10^(n-1) (10^(n-1) <= d < 10^n) into p,
- * with ".0" after an integer, as the search adds it. */
-static void layout(char *p, uint64_t d, int n, int x)
+/* %.{prec}g's layout at p of the n-digit decimal whose digits are ds[0..n) (no trailing
+ * zero, n <= prec, ds readable 17 bytes on) and whose first digit's exponent is x, with
+ * ".0" after an integer, as the search adds it; the end. Writes up to 40 bytes from p. */
+static char *layout(char *p, const char *ds, int n, int prec, int x)
 {
-    static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                "8081828384858687888990919293949596979899";
-    char dig[20];
-    int k = n;
-    for (; k >= 2; k -= 2) { /* two digits per division */
-        memcpy(dig + k - 2, PAIRS + 2 * (d % 100), 2);
-        d /= 100;
-    }
-    if (k) dig[0] = (char)('0' + d);
-    int nd = n;
-    while (nd > 1 && dig[nd - 1] == '0') /* %g drops trailing zeros */
-        nd--;
-    if (x < -4 || x >= n) { /* d.ddde+XX */
-        *p++ = dig[0];
-        if (nd > 1) {
-            *p++ = '.';
-            memcpy(p, dig + 1, (size_t)nd - 1);
-            p += nd - 1;
-        }
+    if (x < -4 || x >= prec) { /* d.ddde+XX */
+        p[0] = ds[0];
+        p[1] = '.';
+        memcpy(p + 2, ds + 1, 16);
+        p += n > 1 ? n + 1 : 1;
         *p++ = 'e';
         *p++ = x < 0 ? '-' : '+';
         int ax = x < 0 ? -x : x;
         if (ax >= 100) *p++ = (char)('0' + ax / 100);
         *p++ = (char)('0' + ax / 10 % 10);
         *p++ = (char)('0' + ax % 10);
-    } else if (x >= 0) { /* ddd[.ddd]: x + 1 integer digits, padded with zeros */
-        for (int i = 0; i <= x; i++)
-            *p++ = i < nd ? dig[i] : '0';
-        *p++ = '.';
-        if (nd > x + 1) {
-            memcpy(p, dig + x + 1, (size_t)(nd - x - 1));
-            p += nd - x - 1;
-        } else {
+    } else if (x >= 0) {
+        memcpy(p, ds, 17);
+        if (n > x + 1) { /* ddd.ddd */
+            p[x + 1] = '.';
+            memcpy(p + x + 2, ds + x + 1, 16);
+            p += n + 1;
+        } else { /* ddd000.0: x + 1 integer digits */
+            memset(p + n, '0', 17);
+            p += x + 1;
+            *p++ = '.';
             *p++ = '0';
         }
     } else { /* 0.000ddd */
-        *p++ = '0';
-        *p++ = '.';
-        for (int i = 0; i < -x - 1; i++)
-            *p++ = '0';
-        memcpy(p, dig, (size_t)nd);
-        p += nd;
+        memcpy(p, "0.0000", 6);
+        p += 1 - x;
+        memcpy(p, ds, 17);
+        p += n;
     }
-    *p = '\0';
+    return p;
 }
 
-/* The search's answer for finite v, or NULL when v is outside the fast range. */
-static const char *fmt_exact(double v, char *buf)
+static const char PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* The 17 digits of d < 10^17 into dig[0..17): the first, then two groups of 8 with two
+ * digits per multiplication. For x < 10^8, t = x (floor(2^57 / 10^6) + 1) is x / 10^6 in
+ * units of 2^-57 with an error below 10^8 / 2^57 < 7e-10; the integer part of t / 2^57 is
+ * x's first two digits, and each multiplication by 100 of the fraction (exact in 64 bits:
+ * below 2^57 times 100) gives the next two with the error grown to at most 7e-4 of one. */
+static void digits17(char *dig, uint64_t d)
+{
+    const uint64_t mask = (1ULL << 57) - 1, m = 144115188076ULL;
+    uint64_t hi = d / 100000000;
+    dig[0] = (char)('0' + hi / 100000000);
+    uint64_t t = (hi % 100000000) * m, u = (d % 100000000) * m;
+    for (int i = 1; i < 9; i += 2) {
+        memcpy(dig + i, PAIRS + 2 * (t >> 57), 2);
+        memcpy(dig + 8 + i, PAIRS + 2 * (u >> 57), 2);
+        t = (t & mask) * 100;
+        u = (u & mask) * 100;
+    }
+}
+
+/* The search's answer for finite v at p (48 bytes), or NULL for the doubles left to it
+ * (above); the end. */
+static char *put_shortest(char *p, double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
-    char *p = buf;
     if (bits >> 63) *p++ = '-';
     uint64_t frac = bits & ((1ULL << 52) - 1);
     int bexp = (int)((bits >> 52) & 0x7ff);
     if (bexp == 0) {
         if (frac) return NULL; /* subnormal */
-        memcpy(p, "0.0", 4);   /* %.15g of zero is "0" */
-        return buf;
+        memcpy(p, "0.0", 3);   /* %.15g of zero is "0" */
+        return p + 3;
     }
-    uint64_t m = frac | (1ULL << 52);
-    int e = bexp - 1075; /* |v| = m 2^e */
-    int E = e + 52;      /* 2^E <= |v| < 2^(E+1) */
-    if (E < -20 || E > 56) return NULL;
-    /* floor(E log10 2), exact for |E| < 2620: 10^x <= |v| < 10^(x+2) */
-    int x = (int)(((int64_t)E * 315653) >> 20);
-    int s = e < 0 ? -e : 0;
-    uint64_t q = 0;
-    u128 r = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        int k = 16 - x;
-        if (k < 0 || k > 22) return NULL;
-        u128 P = e < 0 ? (u128)m * pow10_128(k) : ((u128)m << e) * pow10_128(k);
-        u128 Q = P >> s;
-        r = P - (Q << s);
-        if (Q >= POW10[17]) { /* 10^(x+1) <= |v|: one digit too many */
-            x++;
-            continue;
-        }
-        q = (uint64_t)Q;
-        break;
+    uint64_t c = frac | (1ULL << 52);
+    int q = bexp - 1075; /* |v| = c 2^q */
+    int lopsided = frac == 0 && bexp > 1;
+    uint64_t open = c & 1; /* R's ends read back to v iff c is even */
+    uint64_t cb = c << 2, cbr = cb + 2, cbl = lopsided ? cb - 1 : cb - 2;
+    int k = lopsided ? sv__flog10_3q_pow2(q) : sv__flog10_pow2(q);
+    int h = q + sv__flog2_pow10(-k) + 2; /* 2..5: cb << h < 2^61 */
+    uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
+    uint64_t vb = rop(g1, g0, cb << h), vbl = rop(g1, g0, cbl << h), vbr = rop(g1, g0, cbr << h);
+    uint64_t s = vb >> 2, f;
+    /* the multiple of 10 in R, if one is: it or the next below v (s >= 10^15 here) */
+    uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10;
+    int upin = vbl + open <= sp10 << 2, wpin = (tp10 << 2) + open <= vbr;
+    if (upin != wpin) {
+        f = upin ? sp10 : tp10;
+    } else { /* s or s + 1, the closer in R (one of them is: R is a unit wide at least) */
+        uint64_t t = s + 1;
+        int uin = vbl + open <= s << 2, win = (t << 2) + open <= vbr;
+        if (uin != win)
+            f = uin ? s : t;
+        else
+            f = vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t;
     }
-    if (q < POW10[16] || q >= POW10[17]) return NULL;
-    /* Half an ulp above and below, in units of 10^-k 2^-s, times 4. */
-    int k = 16 - x;
-    u128 ulp = pow10_128(k) << (e < 0 ? 0 : e);
-    u128 up4 = 2 * ulp, down4 = (m == 1ULL << 52 && bexp > 1) ? ulp : 2 * ulp;
-    int even = !(m & 1);
-    for (int n = 15; n <= 17; n++) {
-        uint64_t pw = POW10[17 - n];
-        uint64_t d = q / pw, rem = q % pw;
-        /* the dropped part (rem + r/2^s) / pw against one half */
-        u128 twice = ((u128)rem << (s + 1)) + 2 * r, whole = (u128)pw << s;
-        if (twice > whole || (twice == whole && (d & 1))) d++;
-        /* distance to v: (d pw - q) 2^s - r */
-        u128 dp = (u128)d * pw, dist;
-        int above = 1;
-        if (dp >= q) {
-            u128 hi = (dp - q) << s;
-            above = hi >= r;
-            dist = above ? hi - r : r - hi;
-        } else {
-            dist = (((u128)q - dp) << s) + r;
-            above = 0;
-        }
-        u128 d4 = 4 * dist, lim = above ? up4 : down4;
-        if (d4 < lim || (d4 == lim && even)) {
-            int xn = x;
-            if (d == POW10[n]) { /* rounded up to 10^n */
-                d = POW10[n - 1];
-                xn++;
-            }
-            layout(p, d, n, xn);
-            return buf;
-        }
-    }
+    char dig[40]; /* f's 17 digits (a leading zero for 16), zeros after for layout() */
+    digits17(dig, f);
+    memset(dig + 17, '0', sizeof dig - 17);
+    int lead = f < 10000000000000000ULL; /* 10^15 <= f < 10^17: a leading zero of 17 */
+    int n = 17 - lead, x = k + n - 1;    /* v ~ f 10^k: its first digit's exponent */
+    const char *ds = dig + lead;
+    while (ds[n - 1] == '0')
+        n--;
+    if (n == 16 && lopsided) return NULL;
+    return layout(p, ds, n, n < 15 ? 15 : n, x);
+}
+
+const char *sv__fmt_shortest(double v, char *buf)
+{
+    char t[48], *end = put_shortest(t, v);
+    if (!end) return NULL;
+    memcpy(buf, t, (size_t)(end - t));
+    buf[end - t] = '\0';
+    return buf;
+}
+#else
+const char *sv__fmt_shortest(double v, char *buf)
+{
+    (void)v;
+    (void)buf;
     return NULL;
 }
 #endif
-
-const char *sv__fmt_double(double v, char *buf)
-{
-#ifdef __SIZEOF_INT128__
-    if (isfinite(v) && fmt_exact(v, buf)) return buf;
-#endif
-    return fmt_search(v, buf);
-}
 
 void sv__jw_put_string(FILE *f, const char *s)
 {
@@ -225,10 +244,18 @@ void sv__jw_init(sv_jw_t *w, FILE *f)
     w->f = f;
     w->depth = 0;
     w->first[0] = 1;
+    w->len = 0;
+}
+
+void sv__jw_flush(sv_jw_t *w)
+{
+    if (w->len) fwrite(w->buf, 1, w->len, w->f);
+    w->len = 0;
 }
 
 void sv__jw_key(sv_jw_t *w, const char *key)
 {
+    sv__jw_flush(w);
     if (w->depth > 0) {
         if (!w->first[w->depth]) fputs(", ", w->f);
         w->first[w->depth] = 0;
@@ -259,19 +286,24 @@ void sv__jw_arr(sv_jw_t *w, const char *key)
 
 void sv__jw_end_obj(sv_jw_t *w)
 {
+    sv__jw_flush(w);
     fputc('}', w->f);
     w->depth--;
 }
 
 void sv__jw_end_arr(sv_jw_t *w)
 {
+    sv__jw_flush(w);
     fputc(']', w->f);
     w->depth--;
 }
 
-/* The separator an item inside an array takes into p (none for the first); the end. */
-static char *item_sep(sv_jw_t *w, char *p)
+/* Room for an item (64 bytes) at the end of the items' buffer, after its separator (none
+ * for the first); where it goes. */
+static char *item_at(sv_jw_t *w)
 {
+    if (w->len > sizeof w->buf - 64) sv__jw_flush(w);
+    char *p = w->buf + w->len;
     if (!w->first[w->depth]) {
         *p++ = ',';
         *p++ = ' ';
@@ -280,22 +312,49 @@ static char *item_sep(sv_jw_t *w, char *p)
     return p;
 }
 
+/* The text of finite v at p (48 bytes); the end. */
+static char *put_double(char *p, double v)
+{
+#ifdef __SIZEOF_INT128__
+    char *end = put_shortest(p, v);
+    if (end) return end;
+#endif
+    fmt_search(v, p);
+    return p + strlen(p);
+}
+
+const char *sv__fmt_double(double v, char *buf)
+{
+    if (!isfinite(v)) return fmt_search(v, buf);
+    char t[48], *end = put_double(t, v);
+    memcpy(buf, t, (size_t)(end - t));
+    buf[end - t] = '\0';
+    return buf;
+}
+
 /* Items of arrays (the per-request lists: most of what a detailed result holds) are laid
- * out with their separator in one buffer and written with one fwrite. */
+ * out in the writer's buffer, written when it fills and before anything else. */
+static void num_keyed(sv_jw_t *w, const char *key, double v)
+{
+    char buf[48];
+    sv__jw_key(w, key);
+    fputs(isfinite(v) ? sv__fmt_double(v, buf) : "null", w->f);
+}
+
 void sv__jw_num(sv_jw_t *w, const char *key, double v)
 {
-    char buf[40];
     if (key || w->depth == 0) {
-        sv__jw_key(w, key);
-        fputs(isfinite(v) ? sv__fmt_double(v, buf) : "null", w->f);
+        num_keyed(w, key, v);
         return;
     }
-    char *p = item_sep(w, buf);
-    if (isfinite(v))
-        sv__fmt_double(v, p);
-    else
-        memcpy(p, "null", 5);
-    fwrite(buf, 1, strlen(buf), w->f);
+    char *p = item_at(w);
+    if (isfinite(v)) {
+        p = put_double(p, v);
+    } else {
+        memcpy(p, "null", 4);
+        p += 4;
+    }
+    w->len = (size_t)(p - w->buf);
 }
 
 /* printf's %ld of v into p (>= 21 bytes); the end. */
@@ -316,14 +375,13 @@ static char *fmt_long(long v, char *p)
 
 void sv__jw_int(sv_jw_t *w, const char *key, long v)
 {
-    char buf[32];
-    char *p = buf;
-    if (key || w->depth == 0)
+    if (key || w->depth == 0) {
+        char buf[32];
         sv__jw_key(w, key);
-    else
-        p = item_sep(w, p);
-    p = fmt_long(v, p);
-    fwrite(buf, 1, (size_t)(p - buf), w->f);
+        fwrite(buf, 1, (size_t)(fmt_long(v, buf) - buf), w->f);
+        return;
+    }
+    w->len = (size_t)(fmt_long(v, item_at(w)) - w->buf);
 }
 
 void sv__jw_null(sv_jw_t *w, const char *key)

@@ -8,16 +8,23 @@
 
 #include <stdio.h>
 
+/* Array items (numbers) wait in buf, written out when it fills and before anything else
+ * the writer writes: code that writes to f itself does so after sv__jw_key() or
+ * sv__jw_flush(), and a writer whose last words are array items ends with
+ * sv__jw_flush(). */
 typedef struct sv_jw {
     FILE *f;
     int depth;
     int first[64];
+    size_t len;
+    char buf[4096];
 } sv_jw_t;
 
 /* s as a JSON string, quoted and escaped, onto f (for writers that lay out JSON themselves). */
 void sv__jw_put_string(FILE *f, const char *s);
 void sv__jw_init(sv_jw_t *w, FILE *f);
 void sv__jw_key(sv_jw_t *w, const char *key); /* NULL inside arrays */
+void sv__jw_flush(sv_jw_t *w);                /* the waiting items out to f */
 void sv__jw_obj(sv_jw_t *w, const char *key);
 void sv__jw_arr(sv_jw_t *w, const char *key);
 void sv__jw_end_obj(sv_jw_t *w);
@@ -28,5 +35,14 @@ void sv__jw_str(sv_jw_t *w, const char *key, const char *s);
 void sv__jw_null(sv_jw_t *w, const char *key);
 /* Shortest round-trip text of v, Python-style ("2.0", "0.1"), into buf (>= 32 bytes). */
 const char *sv__fmt_double(double v, char *buf);
+/* Its one-pass part: the same text for finite v, or NULL for the doubles it leaves to
+ * the definition's search (subnormals, and powers of two whose shortest text has 16
+ * digits; every double without a 128-bit integer type). */
+const char *sv__fmt_shortest(double v, char *buf);
+/* Its exponent estimates, exposed for tests/test_format.c: floor(q log10 2),
+ * floor(log10(3/4 2^q)), floor(e log2 10). */
+int sv__flog10_pow2(int q);
+int sv__flog10_3q_pow2(int q);
+int sv__flog2_pow10(int e);
 
 #endif

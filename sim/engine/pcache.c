@@ -29,11 +29,11 @@ struct sv__pcache {
     int32_t head, tail; /* LRU: head is evicted first */
 };
 
+/* A hash's place in the table: its low bits (the chains' hashes are splitmix64 outputs,
+ * uniform in every bit). Which place does not change what the cache answers: entries of
+ * one hash keep their order of insertion along the probe run, as deletions shift back. */
 static long home(const sv__pcache_t *c, uint64_t h)
 {
-    h ^= h >> 31;
-    h *= 0x7fb5d329728ea185ULL;
-    h ^= h >> 27;
     return (long)(h & (uint64_t)c->mask);
 }
 
@@ -137,8 +137,24 @@ void sv__pcache_unref(sv__pcache_t *c, long slot)
 
 void sv__pcache_unref_slots(sv__pcache_t *c, const int32_t *slots, long n)
 {
-    for (long j = n - 1; j >= 0; j--)
-        if (slots[j] >= 0) sv__pcache_unref(c, slots[j]);
+    slot_t *S = c->s;
+    int32_t tail = c->tail;
+    long idle = 0;
+    for (long j = n - 1; j >= 0; j--) {
+        int32_t k = slots[j];
+        if (k < 0 || --S[k].refs > 0) continue;
+        S[k].prev = tail;
+        S[k].next = -1;
+        if (tail >= 0)
+            S[tail].next = k;
+        else
+            c->head = k;
+        tail = k;
+        idle++;
+    }
+    c->tail = tail;
+    c->n.in_use -= idle;
+    c->n.evictable += idle;
 }
 
 /* Insert into a cache that has its table. */
@@ -164,29 +180,55 @@ long sv__pcache_insert(sv__pcache_t *c, uint64_t h)
 int sv__pcache_insert_run(sv__pcache_t *c, const uint64_t *h, long from, long to,
                           int32_t *slots)
 {
-    int rc = 0;
-    if (from < to && !c->table && table_new(c)) {
+    if (from >= to) return 0;
+    if (!c->table && table_new(c)) {
         for (long j = from; j < to; j++)
             slots[j] = -1;
         return -1;
     }
-    for (long j = from; j < to; j++) {
-        long slot = insert(c, h[j]);
-        if (slot < 0) rc = -1;
-        slots[j] = (int32_t)slot;
+    /* insert() for each, its state kept in locals */
+    slot_t *S = c->s;
+    int32_t *T = c->table;
+    long mask = c->mask, nfree = c->nfree, j = from;
+    for (; j < to && nfree > 0; j++) {
+        int32_t k = c->freelist[--nfree];
+        long i = (long)(h[j] & (uint64_t)mask);
+        S[k] = (slot_t){.hash = h[j],
+                        .refs = 1,
+                        .prev = -1,
+                        .next = -1,
+                        .used = SLOT_HASHED,
+                        .home = (int32_t)i};
+        while (T[i] >= 0)
+            i = (i + 1) & mask;
+        T[i] = k;
+        slots[j] = k;
     }
-    return rc;
+    c->n.in_use += j - from;
+    c->nfree = nfree;
+    if (j == to) return 0;
+    for (; j < to; j++) /* full */
+        slots[j] = -1;
+    return -1;
 }
 
 long sv__pcache_find_run(const sv__pcache_t *c, const uint64_t *h, long max, long *slots,
                          long *touched)
 {
     long hit = 0, t = 0;
-    for (; c->table && hit < max; hit++) {
-        long slot = find(c, h[hit]);
-        if (slot < 0) break;
-        slots[hit] = slot;
-        t += c->s[slot].refs == 0;
+    if (c->table) {
+        const slot_t *S = c->s;
+        const int32_t *T = c->table;
+        long mask = c->mask;
+        for (; hit < max; hit++) { /* find() for each */
+            long i = (long)(h[hit] & (uint64_t)mask);
+            int32_t k;
+            while ((k = T[i]) >= 0 && S[k].hash != h[hit])
+                i = (i + 1) & mask;
+            if (k < 0) break;
+            slots[hit] = k;
+            t += S[k].refs == 0;
+        }
     }
     *touched = t;
     return hit;
@@ -248,13 +290,15 @@ int sv__pcache_evict(sv__pcache_t *c)
     return 1;
 }
 
-/* In bulk: the dropped entries leave the head of the LRU list in one cut. */
+/* In bulk: the dropped entries leave the head of the LRU list in one cut, their hashes the
+ * table as table_delete() takes them out, inline. */
 long sv__pcache_evict_upto(sv__pcache_t *c, long n)
 {
-    long got = 0;
-    int32_t k = c->head;
+    long got = 0, mask = c->mask;
+    slot_t *S = c->s;
+    int32_t *T = c->table, k = c->head;
     while (got < n && k >= 0) {
-        slot_t *s = &c->s[k];
+        slot_t *s = &S[k];
         if (s->used == SLOT_PARKED && s->count > 1) {
             long take = n - got < s->count - 1 ? n - got : s->count - 1;
             s->count -= (int32_t)take;
@@ -262,7 +306,20 @@ long sv__pcache_evict_upto(sv__pcache_t *c, long n)
             continue;
         }
         int32_t next = s->next;
-        if (s->used == SLOT_HASHED) table_delete(c, k);
+        if (s->used == SLOT_HASHED) {
+            long i = s->home;
+            while (T[i] != k)
+                i = (i + 1) & mask;
+            for (long j = (i + 1) & mask;; j = (j + 1) & mask) {
+                int32_t m = T[j];
+                if (m < 0) break;
+                long h = S[m].home;
+                if (i <= j ? (h > i && h <= j) : (h > i || h <= j)) continue;
+                T[i] = m;
+                i = j;
+            }
+            T[i] = -1;
+        }
         s->used = SLOT_EMPTY;
         c->freelist[c->nfree++] = k;
         got++;
@@ -270,7 +327,7 @@ long sv__pcache_evict_upto(sv__pcache_t *c, long n)
     }
     c->head = k;
     if (k >= 0)
-        c->s[k].prev = -1;
+        S[k].prev = -1;
     else
         c->tail = -1;
     c->n.evictable -= got;

@@ -620,8 +620,8 @@ static long avail(const sv_replica_t *r)
  */
 static uint64_t piece_hash(uint64_t parent, const sv_segment_t *sg, long off, long n)
 {
-    return sv_splitmix64(parent ^ sv_splitmix64(sg->id + (uint64_t)off * 0x100000001b3ULL +
-                                                (uint64_t)n * 0x9e3779b1ULL));
+    return sv_splitmix64(parent ^ (sg->id + (uint64_t)off * 0x100000001b3ULL +
+                                   (uint64_t)n * 0x9e3779b1ULL));
 }
 
 /* The memo of the chain inside first segment sg (computed here on a miss), or NULL
@@ -1062,7 +1062,9 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
 
 long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
 {
-    if (!KVP(r)->pc) return 0;
+    /* A prompt without identity has no block hashed anywhere until it is preempted
+     * (preempt()): nothing to hash or look up. */
+    if (!KVP(r)->pc || (!Q(r, id)->nseg && !Q(r, id)->preemptions)) return 0;
     long max = ((long)Q(r, id)->input - 1) / r->bs;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
     return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;

@@ -147,6 +147,8 @@ void sv_recstream_attach(sv_recstream_t *rs, sv_scenario_t *sc)
 int sv_recstream_finish(sv_recstream_t *rs, sv_error_t *err)
 {
     for (int k = 0; k < SV__NLISTS; k++)
+        if (rs->list[k]) sv__jw_flush(&rs->jw[k]);
+    for (int k = 0; k < SV__NLISTS; k++)
         if (rs->list[k] && (fflush(rs->list[k]) || ferror(rs->list[k])))
             return sv_errorf(err, SV_EIO, "--json: a temporary file could not be written");
     if (rs->oom) return sv_errorf(err, SV_ENOMEM, "out of memory writing the requests' outputs");

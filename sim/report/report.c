@@ -703,11 +703,14 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const 
         if (rs) {
             sv__recstream_splice(rs, k, w);
         } else {
-            for (size_t i = 0; i < p->n; i++) {
+            sv__list_put_fn put = LISTS[k].put;
+            for (size_t i = 0; i < p->n && put != put_itls; i++)
+                put(w, res->sc, &p->r[i], NULL, 0);
+            for (size_t i = 0; i < p->n && put == put_itls; i++) {
                 double *v = NULL;
                 size_t n = 0;
-                if (sv__report_list_itls(k)) sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
-                LISTS[k].put(w, res->sc, &p->r[i], v, n);
+                sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
+                put(w, res->sc, &p->r[i], v, n);
                 free(v);
             }
         }
