@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/cost/perf.h"
 #include "testutil.h"
 
@@ -47,6 +48,28 @@ static sv_perf_t mk(const char *model, const char *gpu, int tp, int ideal)
 #define L8B_PARAMS 8030261248.0
 #define L8B_TABLE_BYTES (128256.0 * 4096.0 * 2.0) /* one 128256 x 4096 table in BF16 */
 #define L8B_LINEAR_PER_LAYER 218103808.0
+
+/* The cost model's inline max and min answer as C's fmax and fmin: the larger (smaller)
+ * of two numbers, the number where the other is a NaN. */
+START_TEST(test_fmax_fmin_inline)
+{
+    const double v[] = {-3.5, -1e-300, 1e-300, 0.25, 2.0, 7e12, INFINITY, -INFINITY, NAN};
+    size_t n = sizeof v / sizeof *v;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double a = v[i], b = v[j];
+            if (isnan(a) && isnan(b)) {
+                ck_assert(isnan(sv_fmax(a, b)) && isnan(sv_fmin(a, b)));
+                continue;
+            }
+            ck_assert_msg(sv_fmax(a, b) == fmax(a, b), "fmax(%g, %g)", a, b);
+            ck_assert_msg(sv_fmin(a, b) == fmin(a, b), "fmin(%g, %g)", a, b);
+        }
+    ck_assert(sv_fmax(1.0, NAN) == 1.0 && sv_fmax(NAN, 1.0) == 1.0);
+    ck_assert(sv_fmin(1.0, NAN) == 1.0 && sv_fmin(NAN, 1.0) == 1.0);
+    ck_assert(sv_fmax(2.0, 3.0) == 3.0 && sv_fmin(2.0, 3.0) == 2.0);
+}
+END_TEST
 
 START_TEST(test_llama8b_sizes)
 {
@@ -1092,6 +1115,7 @@ static Suite *suite(void)
     Suite *s = suite_create("perf");
     TCase *tc = tcase_create("roofline");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_fmax_fmin_inline);
     tcase_add_test(tc, test_llama8b_sizes);
     tcase_add_test(tc, test_decode_batch1_memory_bound);
     tcase_add_test(tc, test_prefill_compute_bound);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/base/yaml.h"
 
 #define ACT_BYTES 2.0   /* activations are BF16/FP16 */
@@ -1429,6 +1430,25 @@ static void perf_collectives(sv_perf_t *p, int pairs_pcie, int link_given)
     }
 }
 
+/* The dense linear layers' terms of stage_step that do not depend on the batch, each
+ * summed in the order stage_step summed it (the same bits). */
+static void linear_init(sv_perf_t *p)
+{
+    const sv_model_t *m = &p->model;
+    double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
+    double q = p->heads_local * hd, kv = p->kv_heads_local * hd;
+    double wb = sv_dtype_weight_bytes(p->set.weight_dtype);
+    double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
+    double act_attn = (d + q + 2.0 * kv) + (q + d);
+    double act_mlp = m->experts ? m->experts_per_tok *
+                                      (d + (mats - 1.0) * p->moe_ffn_local + p->moe_ffn_local + d)
+                                : (d + (mats - 1.0) * fl + fl + d);
+    p->lin_act = act_attn + act_mlp;
+    p->lin_bytes_fixed = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
+                         L * (m->experts ? d * m->experts : 0.0) * EMBED_BYTES +
+                         L * 2.0 * d * EMBED_BYTES;
+}
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *s, sv_error_t *err)
 {
@@ -1447,6 +1467,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->lm_floor = p->gemm_floor_step / p->stage_layers / 4.0;
     p->ext = model_ext(&p->model);
     if (p->ext) arch_init(p, head);
+    linear_init(p);
     return spec_init(p, err);
 }
 
@@ -1474,7 +1495,7 @@ static double causal_keys(double n, double c, double w)
     if (w <= 0 || hi <= w) return n * c + n * (n + 1.0) / 2.0;
     double sum = 0.0;
     if (c < w) sum += (w * (w + 1.0) - c * (c + 1.0)) / 2.0; /* positions c+1 .. w */
-    sum += (hi - fmax(c, w)) * w;                            /* positions past the window */
+    sum += (hi - sv_fmax(c, w)) * w;                         /* positions past the window */
     return sum;
 }
 
@@ -1483,7 +1504,7 @@ static void finish_op(sv_op_cost_t *o, double t_compute, double t_memory, double
     o->t_compute = t_compute;
     o->t_memory = t_memory;
     o->t_fixed = t_fixed;
-    o->time = fmax(t_compute, t_memory) + t_fixed;
+    o->time = sv_fmax(t_compute, t_memory) + t_fixed;
 }
 
 /* Sequences s in [a, b) with s % m == j. */
@@ -1503,8 +1524,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     memset(out, 0, sizeof *out);
     const sv_model_t *m = &p->model;
     double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
-    double hq = p->heads_local, q = hq * hd, kv = p->kv_heads_local * hd;
-    double wb = sv_dtype_weight_bytes(p->set.weight_dtype);
+    double hq = p->heads_local, q = hq * hd;
     double kvtl = p->kv_bytes_token_layer;
     double w = m->sliding_window;
 
@@ -1534,7 +1554,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
             double fl = 4.0 * q * causal_keys(n, c, w);
             ap->flops += fl;
             attn_eff_flops += fl * (n + p->attn_n_half) / n;
-            double keys_read = (w > 0 ? fmin(c, w) : c) + n;
+            double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
             ap->bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
         }
         ap->flops *= L;
@@ -1549,20 +1569,14 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         /* Dense linear layers: weights read once, activations in and out of each matmul;
          * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
         sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
-        double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
-        double act_attn = (d + q + 2.0 * kv) + (q + d);
-        double act_mlp = m->experts ? m->experts_per_tok *
-                                          (d + (mats - 1.0) * p->moe_ffn_local + p->moe_ffn_local + d)
-                                    : (d + (mats - 1.0) * fl + fl + d);
         li->flops = 2.0 * T * L * p->layer_linear_params;
-        li->bytes = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
-                    L * (m->experts ? d * m->experts : 0.0) * EMBED_BYTES + L * 2.0 * d * EMBED_BYTES +
-                    T * d * EMBED_BYTES / p->set.tp + T * L * (act_attn + act_mlp) * ACT_BYTES;
+        li->bytes = p->lin_bytes_fixed + T * d * EMBED_BYTES / p->set.tp +
+                    T * L * p->lin_act * ACT_BYTES;
         if (m->experts) {
             double E = m->experts, k = m->experts_per_tok;
             double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
             li->flops += 2.0 * T * k * L * p->expert_params;
-            li->bytes += L * touched * p->expert_params * wb;
+            li->bytes += L * touched * p->expert_params * sv_dtype_weight_bytes(p->set.weight_dtype);
         }
         double slow = (T + p->m_half) / T;
         finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
@@ -1635,8 +1649,8 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         out->eng_launch += mb.eng_launch;
         out->tokens += mb.tokens;
         sum += mb.total + mb.pp_send;
-        ts = fmax(ts, mb.total);
-        tx = fmax(tx, mb.pp_send);
+        ts = sv_fmax(ts, mb.total);
+        tx = sv_fmax(tx, mb.pp_send);
     }
     out->micro_batches = m;
     if (out->tokens <= 0) {
@@ -1657,9 +1671,9 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         out->pp_send = 0.0;
     } else {
         busy += out->comm + out->eng_launch;
-        double full = pp * ts + (pp - 1) * tx, pipe = fmax(sum, full);
+        double full = pp * ts + (pp - 1) * tx, pipe = sv_fmax(sum, full);
         out->pp_send = sum >= full ? sum - busy : (pp - 1) * tx;
-        out->pp_bubble = fmax(0.0, pipe - busy - out->pp_send);
+        out->pp_bubble = sv_fmax(0.0, pipe - busy - out->pp_send);
         out->total = pipe + out->eng_step + out->eng_seq;
     }
     double tc = 0.0, tm = 0.0;

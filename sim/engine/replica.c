@@ -1335,8 +1335,8 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     step_cost(r, &b, &total, &cpu, &tc);
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
-    double dur = (r->cfg.async_scheduling ? fmax(total - cpu, cpu) : total) + r->swap_time;
-    double u = dur > 0 ? fmin(1.0, tc / dur) : 0.0;
+    double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + r->swap_time;
+    double u = dur > 0 ? sv_fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
     r->st.steps++;

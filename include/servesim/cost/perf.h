@@ -255,6 +255,8 @@ typedef struct sv_perf {
     double small_floor_step; /* small-op floors of one step */
     double small_bytes_tok;  /* small-op bytes per token per step (all layers) */
     double small_s_tok;      /* ... and the seconds they take at their efficiencies */
+    double lin_bytes_fixed;  /* dense linear bytes of a step that do not grow with its tokens */
+    double lin_act;          /* activations in and out of a layer's matmuls, per token */
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
     double ar_alpha;         /* NCCL: one ring all-reduce's latency at this TP */
     double ar_inv_bw;        /* NCCL: s per byte of payload (ring factor included) */
