@@ -319,6 +319,23 @@ START_TEST(test_sorts_as_qsort)
     qsort(y, n, sizeof *y, cmp_d);
     ck_assert(memcmp(x, y, n * sizeof *x) == 0);
     ck_assert(signbit(x[0]) && x[0] == -20 * 0.37e-3 && x[n - 1] == 20 * 0.37e-3);
+    /* Without a -0 the radix sort runs on the keys (with one it hands over to qsort, above):
+     * the same order, the values' bits back as they were. */
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        int k = (int)((s >> 33) % 41) - 20;
+        double v = k * 0.37e-3 + (double)(s >> 54) * 1e-9;
+        a[i] = b[i] = (sv_wval_t){v, (double)i};
+        x[i] = y[i] = v;
+    }
+    sv_sort_wvals(a, n);
+    qsort(b, n, sizeof *b, cmp_wv);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(memcmp(&a[i], &b[i], sizeof a[i]) == 0);
+    sv_sort_doubles(x, n);
+    qsort(y, n, sizeof *y, cmp_d);
+    ck_assert(memcmp(x, y, n * sizeof *x) == 0);
+    ck_assert(x[0] < 0 && x[n - 1] > 0);
     /* Sorted and constant lists stay as they are. */
     for (size_t i = 0; i < n; i++)
         x[i] = 2.5;
