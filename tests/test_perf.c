@@ -71,6 +71,33 @@ START_TEST(test_fmax_fmin_inline)
 }
 END_TEST
 
+/* The memo answers a decode-only step with the bits sv_perf_step gives: steps of one batch
+ * size at growing contexts (the short way), another size, a step with a prefill chunk
+ * (computed in full), TP 2 (all-reduces) and 1. */
+START_TEST(test_step_memo_same_bits)
+{
+    const int tps[] = {1, 2};
+    for (int t = 0; t < 2; t++) {
+        sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", tps[t], 0);
+        sv_perf_memo_t memo = {0};
+        sv_chunk_t ch = {.new_tokens = 300, .cached_tokens = 16, .last = 1};
+        const long nd[] = {7, 7, 7, 12, 12, 7, 7, 7};
+        for (int i = 0; i < 8; i++) {
+            sv_batch_t b = {.n_decode = nd[i], .decode_ctx_sum = 1000.0 + 37.0 * i};
+            if (i == 5) {
+                b.chunks = &ch;
+                b.n_chunks = 1;
+            }
+            sv_step_cost_t full;
+            sv_perf_step(&p, &b, &full);
+            const sv_step_cost_t *got = sv_perf_spec_step_memo(&p, &memo, &b);
+            ck_assert_msg(memcmp(&full, got, sizeof full) == 0, "tp %d step %d", tps[t], i);
+            ck_assert(full.total > 0);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_llama8b_sizes)
 {
     sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", 1, 0);
@@ -1116,6 +1143,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("roofline");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_fmax_fmin_inline);
+    tcase_add_test(tc, test_step_memo_same_bits);
     tcase_add_test(tc, test_llama8b_sizes);
     tcase_add_test(tc, test_decode_batch1_memory_bound);
     tcase_add_test(tc, test_prefill_compute_bound);

@@ -1514,6 +1514,19 @@ static double count_mod(long a, long b, long j, long m)
     return (double)(hi - lo);
 }
 
+/* Decode attention (the non-extended architectures'): every cached token of every
+ * sequence is read once per layer, at the paged kernel's bandwidth, plus its fixed cost per
+ * sequence per layer (a verify step's v tokens read it once and each attend to it). */
+static void decode_attention(const sv_perf_t *p, double nd, double ctx_sum, double v,
+                             sv_op_cost_t *ad)
+{
+    double L = p->stage_layers, q = p->heads_local * p->model.head_dim;
+    double kvtl = p->kv_bytes_token_layer;
+    ad->flops = L * 4.0 * q * v * (ctx_sum + nd);
+    ad->bytes = L * (ctx_sum * kvtl + v * nd * kvtl + 2.0 * v * nd * q * ACT_BYTES);
+    finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem, nd * p->attn_seq_step);
+}
+
 /*
  * One stage's work on micro-batch j of m (sequences dealt round-robin: chunks first, then
  * the decode sequences), without the engine's per-step costs; j = 0, m = 1 is the batch.
@@ -1582,16 +1595,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
         finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
-        /* Decode attention: every cached token of every sequence is read once per layer, at
-         * the paged kernel's bandwidth, plus its fixed cost per sequence per layer (a verify
-         * step's v tokens read it once and each attend to it). */
-        sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
-        if (nd > 0) {
-            ad->flops = L * 4.0 * q * v * (ctx_sum + nd);
-            ad->bytes = L * (ctx_sum * kvtl + v * nd * kvtl + 2.0 * v * nd * q * ACT_BYTES);
-            finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem,
-                      nd * p->attn_seq_step);
-        }
+        if (nd > 0) decode_attention(p, nd, ctx_sum, v, &out->op[SV_OP_ATTN_DECODE]);
     }
 
     /* LM head: the vocabulary projection for each token that yields a next token (a GEMM
@@ -1624,6 +1628,25 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     out->total += out->comm + out->eng_launch;
     /* The activations this micro-batch sends to the next stage. */
     if (p->set.pp > 1) out->pp_send = p->p2p_alpha + T * d * ACT_BYTES * p->p2p_inv_bw;
+}
+
+/* The operators' times summed, in their order. */
+static double ops_time(const sv_step_cost_t *out)
+{
+    double busy = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        busy += out->op[i].time;
+    return busy;
+}
+
+static int compute_bound(const sv_step_cost_t *out)
+{
+    double tc = 0.0, tm = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++) {
+        tc += out->op[i].t_compute;
+        tm += out->op[i].t_memory;
+    }
+    return tc > tm;
 }
 
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
@@ -1663,9 +1686,7 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     out->eng_seq = p->set.seq_overhead_s * (double)out->rank_seqs;
     multi_step(p, b, out);
     out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
-    double busy = 0.0; /* one stage's work over all micro-batches */
-    for (int i = 0; i < SV_OP_COUNT; i++)
-        busy += out->op[i].time;
+    double busy = ops_time(out); /* one stage's work over all micro-batches */
     if (pp == 1) {
         out->total = busy + (out->comm + out->overhead);
         out->pp_send = 0.0;
@@ -1676,12 +1697,35 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         out->pp_bubble = sv_fmax(0.0, pipe - busy - out->pp_send);
         out->total = pipe + out->eng_step + out->eng_seq;
     }
-    double tc = 0.0, tm = 0.0;
-    for (int i = 0; i < SV_OP_COUNT; i++) {
-        tc += out->op[i].t_compute;
-        tm += out->op[i].t_memory;
+    out->compute_bound = compute_bound(out);
+}
+
+/* A step the memo can answer: decode-only, one forward pass of the plain cost model. */
+static int memo_fits(const sv_perf_t *p, const sv_batch_t *b)
+{
+    return b->n_chunks == 0 && b->n_decode > 0 && b->verify <= 1 && p->set.pp <= 1 &&
+           p->dp <= 1 && !p->ext && sv_spec_k(&p->set) == 0;
+}
+
+const sv_step_cost_t *sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo,
+                                             const sv_batch_t *b)
+{
+    if (!memo_fits(p, b)) {
+        sv_perf_spec_step(p, b, &memo->scratch);
+        return &memo->scratch;
     }
-    out->compute_bound = tc > tm;
+    sv_step_cost_t *out = &memo->cost;
+    if (!memo->valid || memo->n_decode != b->n_decode) {
+        sv_perf_step(p, b, out);
+        memo->n_decode = b->n_decode;
+        memo->valid = 1;
+        return out;
+    }
+    /* What sv_perf_step computes again for this batch: everything that sees its context. */
+    decode_attention(p, (double)b->n_decode, b->decode_ctx_sum, 1.0, &out->op[SV_OP_ATTN_DECODE]);
+    out->total = ops_time(out) + (out->comm + out->overhead);
+    out->compute_bound = compute_bound(out);
+    return out;
 }
 
 /* ---- speculative decoding: the verify step and the drafter -------------------------- */
