@@ -546,7 +546,7 @@ static void pump_sessions(sim_t *s)
     }
 }
 
-static void pump(sim_t *s)
+static void pump_send(sim_t *s)
 {
     long cap = s->sc->workload.max_concurrency;
     if (s->cl.closed && s->ss.sgen) {
@@ -580,6 +580,14 @@ static void pump(sim_t *s)
                  "and no workload.num_requests it would resend them forever",
                  s->cl.instant_fails, s->now, sv_fail_name(r->fail));
     }
+}
+
+/* (An open loop with nothing held back has nothing to send: the common case, after every
+ * event, checked inline.) */
+static inline void pump(sim_t *s)
+{
+    if (!s->cl.closed && s->cl.headback >= s->cl.nback) return;
+    pump_send(s);
 }
 
 static void arrive(sim_t *s)
@@ -1652,10 +1660,16 @@ static int progress_event(int type)
 }
 
 /* The watchdog: work keeps happening but no request is generated or ends. 1: halted. */
-static int watchdog(sim_t *s)
+static int watchdog_halt(sim_t *s);
+static inline int watchdog(sim_t *s)
 {
     s->pending--;
     if (++s->since_progress <= s->progress_bound) return 0;
+    return watchdog_halt(s);
+}
+
+static int watchdog_halt(sim_t *s)
+{
     char state[SV_ERRMSG_MAX - 128];
     describe(s, state, sizeof state);
     halt(s, SV_ELIMIT,
