@@ -26,6 +26,32 @@ static void expect_pop(sv_evq_t *q, double t, int32_t type, int32_t id, int canc
     ck_assert_int_eq(ev.cancelled, cancelled);
 }
 
+/* An event kept outside the queue takes its sequence from it (sv_evq_take_seq) and sorts
+ * with the queue's events by (time, sequence): sv_evq_peek gives both. */
+START_TEST(test_peek_and_taken_seq)
+{
+    sv_evq_t q;
+    sv_evq_init(&q, 0);
+    double t = -1.0;
+    uint64_t seq = 99;
+    ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 0);
+    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 10), 0);   /* seq 0 */
+    ck_assert_uint_eq(sv_evq_take_seq(&q), 1);          /* kept outside, at 2.0 too */
+    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 11), 0);   /* seq 2 */
+    ck_assert_int_eq(sv_evq_push(&q, 1.5, 1, 12), 0);   /* seq 3, earliest */
+    ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 1);
+    ck_assert(t == 1.5 && seq == 3);
+    expect_pop(&q, 1.5, 1, 12, 0);
+    ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 1);
+    ck_assert(t == 2.0 && seq == 0); /* before the outside one (1), which is before seq 2 */
+    expect_pop(&q, 2.0, 1, 10, 0);
+    ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 1);
+    ck_assert(t == 2.0 && seq == 2);
+    ck_assert_uint_eq(sv_evq_take_seq(&q), 4);
+    sv_evq_free(&q);
+}
+END_TEST
+
 START_TEST(test_timers)
 {
     sv_evq_t q;
@@ -241,6 +267,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("containers");
+    tcase_add_test(tc, test_peek_and_taken_seq);
     tcase_add_test(tc, test_timers);
     tcase_add_test(tc, test_heap);
     tcase_add_test(tc, test_ledger);

@@ -294,19 +294,18 @@ START_TEST(test_selection_like_numpy)
 }
 END_TEST
 
-START_TEST(test_sorts_as_qsort)
+/* n values from an LCG (seed s): -20..20 x 0.37e-3, with zeros of either sign when negzero,
+ * else each nudged by up to 1e-6 (no zero); sorted as doubles and as weighted values (w:
+ * the index, which shows the order among equal v), both compared with qsort's order. */
+static double sort_like_qsort(size_t n, unsigned long long s, int negzero, double *lo)
 {
-    /* The radix sort leaves exactly qsort's (glibc: stable merge sort) order: equal values
-     * keep their order, -0 equals +0, negatives before positives. Weighted values with
-     * equal v and different w show the order. */
-    size_t n = 3000;
     sv_wval_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-    unsigned long long s = 99;
     for (size_t i = 0; i < n; i++) {
         s = s * 6364136223846793005ULL + 1442695040888963407ULL;
         int k = (int)((s >> 33) % 41) - 20;
-        double v = k == 0 ? ((s >> 20) & 1 ? -0.0 : 0.0) : k * 0.37e-3;
+        double v = negzero ? (k == 0 ? ((s >> 20) & 1 ? -0.0 : 0.0) : k * 0.37e-3)
+                           : k * 0.37e-3 + (double)(s >> 54) * 1e-9;
         a[i] = b[i] = (sv_wval_t){v, (double)i};
         x[i] = y[i] = v;
     }
@@ -318,16 +317,32 @@ START_TEST(test_sorts_as_qsort)
     /* glibc's qsort is stable here; the radix sort is stable by construction */
     qsort(y, n, sizeof *y, cmp_d);
     ck_assert(memcmp(x, y, n * sizeof *x) == 0);
-    ck_assert(signbit(x[0]) && x[0] == -20 * 0.37e-3 && x[n - 1] == 20 * 0.37e-3);
-    /* Sorted and constant lists stay as they are. */
-    for (size_t i = 0; i < n; i++)
-        x[i] = 2.5;
-    sv_sort_doubles(x, n);
-    ck_assert(x[0] == 2.5 && x[n - 1] == 2.5);
+    double hi = x[n - 1];
+    *lo = x[0];
     free(a);
     free(b);
     free(x);
     free(y);
+    return hi;
+}
+
+START_TEST(test_sorts_as_qsort)
+{
+    /* The radix sort leaves exactly qsort's (glibc: stable merge sort) order: equal values
+     * keep their order, -0 equals +0 (with a -0 it hands over to qsort; without one it
+     * sorts the keys and gives the values' bits back), negatives before positives. */
+    size_t n = 3000;
+    double lo, hi = sort_like_qsort(n, 99, 1, &lo);
+    ck_assert(signbit(lo) && lo == -20 * 0.37e-3 && hi == 20 * 0.37e-3);
+    hi = sort_like_qsort(n, 7, 0, &lo);
+    ck_assert(lo < -19 * 0.37e-3 && hi > 19 * 0.37e-3);
+    /* Sorted and constant lists stay as they are. */
+    double *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = 2.5;
+    sv_sort_doubles(x, n);
+    ck_assert(x[0] == 2.5 && x[n - 1] == 2.5);
+    free(x);
 }
 END_TEST
 

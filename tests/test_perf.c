@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/cost/perf.h"
 #include "testutil.h"
 
@@ -47,6 +48,55 @@ static sv_perf_t mk(const char *model, const char *gpu, int tp, int ideal)
 #define L8B_PARAMS 8030261248.0
 #define L8B_TABLE_BYTES (128256.0 * 4096.0 * 2.0) /* one 128256 x 4096 table in BF16 */
 #define L8B_LINEAR_PER_LAYER 218103808.0
+
+/* The cost model's inline max and min answer as C's fmax and fmin: the larger (smaller)
+ * of two numbers, the number where the other is a NaN. */
+START_TEST(test_fmax_fmin_inline)
+{
+    const double v[] = {-3.5, -1e-300, 1e-300, 0.25, 2.0, 7e12, INFINITY, -INFINITY, NAN};
+    size_t n = sizeof v / sizeof *v;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double a = v[i], b = v[j];
+            if (isnan(a) && isnan(b)) {
+                ck_assert(isnan(sv_fmax(a, b)) && isnan(sv_fmin(a, b)));
+                continue;
+            }
+            ck_assert_msg(sv_fmax(a, b) == fmax(a, b), "fmax(%g, %g)", a, b);
+            ck_assert_msg(sv_fmin(a, b) == fmin(a, b), "fmin(%g, %g)", a, b);
+        }
+    ck_assert(sv_fmax(1.0, NAN) == 1.0 && sv_fmax(NAN, 1.0) == 1.0);
+    ck_assert(sv_fmin(1.0, NAN) == 1.0 && sv_fmin(NAN, 1.0) == 1.0);
+    ck_assert(sv_fmax(2.0, 3.0) == 3.0 && sv_fmin(2.0, 3.0) == 2.0);
+}
+END_TEST
+
+/* The memo answers a decode-only step with the bits sv_perf_step gives: steps of one batch
+ * size at growing contexts (the short way), another size, a step with a prefill chunk
+ * (computed in full), TP 2 (all-reduces) and 1. */
+START_TEST(test_step_memo_same_bits)
+{
+    const int tps[] = {1, 2};
+    for (int t = 0; t < 2; t++) {
+        sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", tps[t], 0);
+        sv_perf_memo_t memo = {0};
+        sv_chunk_t ch = {.new_tokens = 300, .cached_tokens = 16, .last = 1};
+        const long nd[] = {7, 7, 7, 12, 12, 7, 7, 7};
+        for (int i = 0; i < 8; i++) {
+            sv_batch_t b = {.n_decode = nd[i], .decode_ctx_sum = 1000.0 + 37.0 * i};
+            if (i == 5) {
+                b.chunks = &ch;
+                b.n_chunks = 1;
+            }
+            sv_step_cost_t full;
+            sv_perf_step(&p, &b, &full);
+            const sv_step_cost_t *got = sv_perf_spec_step_memo(&p, &memo, &b);
+            ck_assert_msg(memcmp(&full, got, sizeof full) == 0, "tp %d step %d", tps[t], i);
+            ck_assert(full.total > 0);
+        }
+    }
+}
+END_TEST
 
 START_TEST(test_llama8b_sizes)
 {
@@ -1319,6 +1369,8 @@ static Suite *suite(void)
     Suite *s = suite_create("perf");
     TCase *tc = tcase_create("roofline");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_fmax_fmin_inline);
+    tcase_add_test(tc, test_step_memo_same_bits);
     tcase_add_test(tc, test_llama8b_sizes);
     tcase_add_test(tc, test_decode_batch1_memory_bound);
     tcase_add_test(tc, test_prefill_compute_bound);

@@ -92,7 +92,21 @@ typedef struct fleet {
     long dec_min_len;    /* shortest max_model_len of the decode pools */
     long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
     double *stall_since; /* per replica: since when work waits with no room, or -1 */
+    double *step_end;    /* per replica: when the step it started last ends */
 } fleet_t;
+
+/* The API server's events (EV_ENGINE_IN), all a pool's fixed delay after their pushes, so
+ * pushed in time order: a FIFO beside the event queue, merged with it by (time, sequence)
+ * (one pushed before the last one's time goes to the queue). */
+typedef struct api_ev {
+    double t;
+    uint64_t seq;
+    int32_t id;
+} api_ev_t;
+typedef struct apiq {
+    api_ev_t *v;
+    size_t head, n, cap;
+} apiq_t;
 
 /* Disaggregation: the hand-off queue and the KV links of the prefill replicas. */
 typedef struct kvlinks {
@@ -138,6 +152,7 @@ typedef struct sv_sim {
     sessions_t ss;
     fleet_t fl;
     kvlinks_t kv;
+    apiq_t api;
     scaler_t as;
     sampler_t smp;
     /* the watchdog: events that could make progress (all but samples) pending in the
@@ -416,6 +431,7 @@ static void start_step(sim_t *s, int rep)
     double d = sv_replica_start_step(r, s->now);
     if (d > 0) {
         push(s, s->now + d, EV_STEP_END, rep);
+        s->fl.step_end[rep] = s->now + d;
         if (s->hooks && s->hooks->step) {
             sv_step_event_t ev = {.replica = rep, .start = s->now, .dur = d};
             sv_replica_step_info(r, &ev.info);
@@ -480,6 +496,22 @@ static void fail(sim_t *s, int32_t id, int reason)
     ended(s, id);
 }
 
+/* An EV_ENGINE_IN at time t: into the FIFO when it is not before its last event. */
+static void push_api(sim_t *s, double t, int32_t id)
+{
+    apiq_t *a = &s->api;
+    if (a->n > a->head && a->v[a->n - 1].t > t) {
+        push(s, t, EV_ENGINE_IN, id);
+        return;
+    }
+    if (SV_GROW(a->v, a->cap, a->n + 1)) {
+        halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
+        return;
+    }
+    a->v[a->n++] = (api_ev_t){t, sv_evq_take_seq(&s->q), id};
+    s->pending++;
+}
+
 static void dispatch(sim_t *s, int32_t id)
 {
     sv_req_t *r = R(s, id);
@@ -506,7 +538,7 @@ static void dispatch(sim_t *s, int32_t id)
      * input queue) takes engine.api_server_ms before its scheduler sees the request: the
      * replica holds it till then (the router counts it), and is woken when it is through. */
     double api = s->sc->pools[s->res->rpool[rep]].engine.api_server;
-    if (api > 0) push(s, s->now + api, EV_ENGINE_IN, id);
+    if (api > 0) push_api(s, s->now + api, id);
 }
 
 static void send(sim_t *s, int32_t id)
@@ -552,7 +584,7 @@ static void pump_sessions(sim_t *s)
     }
 }
 
-static void pump(sim_t *s)
+static void pump_send(sim_t *s)
 {
     long cap = s->sc->workload.max_concurrency;
     if (s->cl.closed && s->ss.sgen) {
@@ -586,6 +618,14 @@ static void pump(sim_t *s)
                  "and no workload.num_requests it would resend them forever",
                  s->cl.instant_fails, s->now, sv_fail_name(r->fail));
     }
+}
+
+/* (An open loop with nothing held back has nothing to send: the common case, after every
+ * event, checked inline.) */
+static inline void pump(sim_t *s)
+{
+    if (!s->cl.closed && s->cl.headback >= s->cl.nback) return;
+    pump_send(s);
 }
 
 static void arrive(sim_t *s)
@@ -1364,6 +1404,7 @@ static int alloc_replicas(sim_t *s, int total, sv_error_t *err)
     fleet_t *f = &s->fl;
     f->reps = calloc(n, sizeof *f->reps);
     f->stall_since = malloc(n * sizeof *f->stall_since);
+    f->step_end = calloc(n, sizeof *f->step_end);
     f->entry = malloc(n * sizeof *f->entry);
     f->dec = malloc(n * sizeof *f->dec);
     f->cand = malloc(n * sizeof *f->cand);
@@ -1378,7 +1419,8 @@ static int alloc_replicas(sim_t *s, int total, sv_error_t *err)
     s->as.ready = malloc(n * sizeof *s->as.ready);
     if (!s->as.rstate || !s->as.up_since || !s->as.ready || !res->up_s || !f->cand || !f->kicks ||
         !f->kicked || !res->metrics || !f->reps || !res->rstats || !res->rpool || !res->stall_s ||
-        !f->stall_since || !s->kv.links || !s->kv.timer || !s->kv.recv_n || !s->kv.moving_n || !f->entry || !f->dec)
+        !f->stall_since || !f->step_end || !s->kv.links || !s->kv.timer || !s->kv.recv_n ||
+        !s->kv.moving_n || !f->entry || !f->dec)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     return 0;
 }
@@ -1581,6 +1623,8 @@ static void teardown(sim_t *s)
     free(s->kv.xq);
     free(s->kv.buf);
     free(s->fl.stall_since);
+    free(s->fl.step_end);
+    free(s->api.v);
     sv_router_free(&s->fl.router);
     sv_router_free(&s->fl.drouter);
     sv_workload_free(s->cl.wl);
@@ -1764,10 +1808,16 @@ static int progress_event(int type)
 }
 
 /* The watchdog: work keeps happening but no request is generated or ends. 1: halted. */
-static int watchdog(sim_t *s)
+static int watchdog_halt(sim_t *s);
+static inline int watchdog(sim_t *s)
 {
     s->pending--;
     if (++s->since_progress <= s->progress_bound) return 0;
+    return watchdog_halt(s);
+}
+
+static int watchdog_halt(sim_t *s)
+{
     char state[SV_ERRMSG_MAX - 128];
     describe(s, state, sizeof state);
     halt(s, SV_ELIMIT,
@@ -1777,6 +1827,29 @@ static int watchdog(sim_t *s)
     return 1;
 }
 
+/* The API server's front event, as the loop handles an event; its kick is left out when
+ * the replica is in a step that ends later (its start_step would do nothing, wherever it
+ * stood among the kicks). 1: the watchdog halted. */
+static int engine_in(sim_t *s)
+{
+    apiq_t *a = &s->api;
+    api_ev_t e = a->v[a->head++];
+    if (a->head == a->n) a->head = a->n = 0;
+    s->now = e.t;
+    s->res->events++;
+    if (watchdog(s)) return 1;
+    if (!is_over(s, e.id)) {
+        const sv_req_t *r = R(s, e.id);
+        int rep = r->replica;
+        if (r->state == SV_RQ_WAITING &&
+            !(sv_replica_busy(s->fl.reps[rep]) && s->fl.step_end[rep] > s->now))
+            kick(s, rep);
+    }
+    pump(s);
+    sv_reqpool_release(&s->res->pool);
+    return 0;
+}
+
 /* Handle the events in time order while there are any up to `until`; once each instant
  * is over, the replicas told of new work start their steps. */
 static void run_until(sim_t *s, double until)
@@ -1784,12 +1857,24 @@ static void run_until(sim_t *s, double until)
     sv_event_t ev;
     double next;
     while (!s->rc) {
-        int more = sv_evq_peek_time(&s->q, &next);
+        uint64_t seq;
+        int more = sv_evq_peek(&s->q, &next, &seq), api = 0;
+        if (s->api.n > s->api.head) { /* the API server's FIFO first when its front is */
+            const api_ev_t *a = &s->api.v[s->api.head];
+            if (!more || a->t < next || (a->t == next && a->seq < seq)) {
+                next = a->t;
+                more = api = 1;
+            }
+        }
         if (s->fl.nkicks > 0 && (!more || next > s->now)) {
             start_steps(s); /* may schedule events, so look again */
             continue;
         }
         if (!more || next > until) break;
+        if (api) {
+            if (engine_in(s)) break;
+            continue;
+        }
         sv_evq_pop(&s->q, &ev);
         s->now = ev.time;
         s->res->events++;
@@ -1931,7 +2016,12 @@ double sv_sim_next(const sv_sim_t *s)
 {
     double next;
     if (s->fl.nkicks > 0) return s->now;
-    if (!sv_evq_peek_time(&s->q, &next) || next > end_time(s)) return INFINITY;
+    int more = sv_evq_peek_time(&s->q, &next);
+    if (s->api.n > s->api.head && (!more || s->api.v[s->api.head].t < next)) {
+        next = s->api.v[s->api.head].t;
+        more = 1;
+    }
+    if (!more || next > end_time(s)) return INFINITY;
     return next;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "servesim/base/numeric.h"
 #include "servesim/base/yaml.h"
 
 #define ACT_BYTES 2.0   /* activations are BF16/FP16 */
@@ -1656,6 +1657,25 @@ static void perf_collectives(sv_perf_t *p, int pairs_pcie, int link_given)
     }
 }
 
+/* The dense linear layers' terms of stage_step that do not depend on the batch, each
+ * summed in the order stage_step summed it (the same bits). */
+static void linear_init(sv_perf_t *p)
+{
+    const sv_model_t *m = &p->model;
+    double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
+    double q = p->heads_local * hd, kv = p->kv_heads_local * hd;
+    double wb = sv_dtype_weight_bytes(p->set.weight_dtype);
+    double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
+    double act_attn = (d + q + 2.0 * kv) + (q + d);
+    double act_mlp = m->experts ? m->experts_per_tok *
+                                      (d + (mats - 1.0) * p->moe_ffn_local + p->moe_ffn_local + d)
+                                : (d + (mats - 1.0) * fl + fl + d);
+    p->lin_act = act_attn + act_mlp;
+    p->lin_bytes_fixed = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
+                         L * (m->experts ? d * m->experts : 0.0) * EMBED_BYTES +
+                         L * 2.0 * d * EMBED_BYTES;
+}
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *s, sv_error_t *err)
 {
@@ -1674,6 +1694,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     p->lm_floor = p->gemm_floor_step / p->stage_layers / 4.0;
     p->ext = model_ext(&p->model);
     if (p->ext) arch_init(p, head);
+    linear_init(p);
     if ((rc = spec_init(p, err))) return rc;
     kv_groups(p);
     return 0;
@@ -1703,7 +1724,7 @@ static double causal_keys(double n, double c, double w)
     if (w <= 0 || hi <= w) return n * c + n * (n + 1.0) / 2.0;
     double sum = 0.0;
     if (c < w) sum += (w * (w + 1.0) - c * (c + 1.0)) / 2.0; /* positions c+1 .. w */
-    sum += (hi - fmax(c, w)) * w;                            /* positions past the window */
+    sum += (hi - sv_fmax(c, w)) * w;                         /* positions past the window */
     return sum;
 }
 
@@ -1712,7 +1733,7 @@ static void finish_op(sv_op_cost_t *o, double t_compute, double t_memory, double
     o->t_compute = t_compute;
     o->t_memory = t_memory;
     o->t_fixed = t_fixed;
-    o->time = fmax(t_compute, t_memory) + t_fixed;
+    o->time = sv_fmax(t_compute, t_memory) + t_fixed;
 }
 
 /* Sequences s in [a, b) with s % m == j. */
@@ -1720,6 +1741,19 @@ static double count_mod(long a, long b, long j, long m)
 {
     long hi = b > j ? (b - j - 1) / m + 1 : 0, lo = a > j ? (a - j - 1) / m + 1 : 0;
     return (double)(hi - lo);
+}
+
+/* Decode attention (the non-extended architectures'): every cached token of every
+ * sequence is read once per layer, at the paged kernel's bandwidth, plus its fixed cost per
+ * sequence per layer (a verify step's v tokens read it once and each attend to it). */
+static void decode_attention(const sv_perf_t *p, double nd, double ctx_sum, double v,
+                             sv_op_cost_t *ad)
+{
+    double L = p->stage_layers, q = p->heads_local * p->model.head_dim;
+    double kvtl = p->kv_bytes_token_layer;
+    ad->flops = L * 4.0 * q * v * (ctx_sum + nd);
+    ad->bytes = L * (ctx_sum * kvtl + v * nd * kvtl + 2.0 * v * nd * q * ACT_BYTES);
+    finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem, nd * p->attn_seq_step);
 }
 
 /*
@@ -1732,8 +1766,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     memset(out, 0, sizeof *out);
     const sv_model_t *m = &p->model;
     double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
-    double hq = p->heads_local, q = hq * hd, kv = p->kv_heads_local * hd;
-    double wb = sv_dtype_weight_bytes(p->set.weight_dtype);
+    double hq = p->heads_local, q = hq * hd;
     double kvtl = p->kv_bytes_token_layer;
     double w = m->sliding_window;
 
@@ -1763,7 +1796,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
             double fl = 4.0 * q * causal_keys(n, c, w);
             ap->flops += fl;
             attn_eff_flops += fl * (n + p->attn_n_half) / n;
-            double keys_read = (w > 0 ? fmin(c, w) : c) + n;
+            double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
             ap->bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
         }
         ap->flops *= L;
@@ -1778,35 +1811,20 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         /* Dense linear layers: weights read once, activations in and out of each matmul;
          * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
         sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
-        double fl = p->ffn_local, mats = m->gated_mlp ? 3.0 : 2.0;
-        double act_attn = (d + q + 2.0 * kv) + (q + d);
-        double act_mlp = m->experts ? m->experts_per_tok *
-                                          (d + (mats - 1.0) * p->moe_ffn_local + p->moe_ffn_local + d)
-                                    : (d + (mats - 1.0) * fl + fl + d);
         li->flops = 2.0 * T * L * p->layer_linear_params;
-        li->bytes = L * (p->layer_linear_params - (m->experts ? d * m->experts : 0.0)) * wb +
-                    L * (m->experts ? d * m->experts : 0.0) * EMBED_BYTES + L * 2.0 * d * EMBED_BYTES +
-                    T * d * EMBED_BYTES / p->set.tp + T * L * (act_attn + act_mlp) * ACT_BYTES;
+        li->bytes = p->lin_bytes_fixed + T * d * EMBED_BYTES / p->set.tp +
+                    T * L * p->lin_act * ACT_BYTES;
         if (m->experts) {
             double E = m->experts, k = m->experts_per_tok;
             double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
             li->flops += 2.0 * T * k * L * p->expert_params;
-            li->bytes += L * touched * p->expert_params * wb;
+            li->bytes += L * touched * p->expert_params * sv_dtype_weight_bytes(p->set.weight_dtype);
         }
         double slow = (T + p->m_half) / T;
         finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
         finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
-        /* Decode attention: every cached token of every sequence is read once per layer, at
-         * the paged kernel's bandwidth, plus its fixed cost per sequence per layer (a verify
-         * step's v tokens read it once and each attend to it). */
-        sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
-        if (nd > 0) {
-            ad->flops = L * 4.0 * q * v * (ctx_sum + nd);
-            ad->bytes = L * (ctx_sum * kvtl + v * nd * kvtl + 2.0 * v * nd * q * ACT_BYTES);
-            finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem,
-                      nd * p->attn_seq_step);
-        }
+        if (nd > 0) decode_attention(p, nd, ctx_sum, v, &out->op[SV_OP_ATTN_DECODE]);
     }
 
     /* LM head: the vocabulary projection for each token that yields a next token (a GEMM
@@ -1841,6 +1859,25 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     if (p->set.pp > 1) out->pp_send = p->p2p_alpha + T * d * ACT_BYTES * p->p2p_inv_bw;
 }
 
+/* The operators' times summed, in their order. */
+static double ops_time(const sv_step_cost_t *out)
+{
+    double busy = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        busy += out->op[i].time;
+    return busy;
+}
+
+static int compute_bound(const sv_step_cost_t *out)
+{
+    double tc = 0.0, tm = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++) {
+        tc += out->op[i].t_compute;
+        tm += out->op[i].t_memory;
+    }
+    return tc > tm;
+}
+
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
 {
     int pp = p->set.pp > 1 ? p->set.pp : 1;
@@ -1864,8 +1901,8 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         out->eng_launch += mb.eng_launch;
         out->tokens += mb.tokens;
         sum += mb.total + mb.pp_send;
-        ts = fmax(ts, mb.total);
-        tx = fmax(tx, mb.pp_send);
+        ts = sv_fmax(ts, mb.total);
+        tx = sv_fmax(tx, mb.pp_send);
     }
     out->micro_batches = m;
     if (out->tokens <= 0) {
@@ -1878,25 +1915,46 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     out->eng_seq = p->set.seq_overhead_s * (double)out->rank_seqs;
     multi_step(p, b, out);
     out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
-    double busy = 0.0; /* one stage's work over all micro-batches */
-    for (int i = 0; i < SV_OP_COUNT; i++)
-        busy += out->op[i].time;
+    double busy = ops_time(out); /* one stage's work over all micro-batches */
     if (pp == 1) {
         out->total = busy + (out->comm + out->overhead);
         out->pp_send = 0.0;
     } else {
         busy += out->comm + out->eng_launch;
-        double full = pp * ts + (pp - 1) * tx, pipe = fmax(sum, full);
+        double full = pp * ts + (pp - 1) * tx, pipe = sv_fmax(sum, full);
         out->pp_send = sum >= full ? sum - busy : (pp - 1) * tx;
-        out->pp_bubble = fmax(0.0, pipe - busy - out->pp_send);
+        out->pp_bubble = sv_fmax(0.0, pipe - busy - out->pp_send);
         out->total = pipe + out->eng_step + out->eng_seq;
     }
-    double tc = 0.0, tm = 0.0;
-    for (int i = 0; i < SV_OP_COUNT; i++) {
-        tc += out->op[i].t_compute;
-        tm += out->op[i].t_memory;
+    out->compute_bound = compute_bound(out);
+}
+
+/* A step the memo can answer: decode-only, one forward pass of the plain cost model. */
+static int memo_fits(const sv_perf_t *p, const sv_batch_t *b)
+{
+    return b->n_chunks == 0 && b->n_decode > 0 && b->verify <= 1 && p->set.pp <= 1 &&
+           p->dp <= 1 && !p->ext && sv_spec_k(&p->set) == 0;
+}
+
+const sv_step_cost_t *sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo,
+                                             const sv_batch_t *b)
+{
+    if (!memo_fits(p, b)) {
+        sv_perf_spec_step(p, b, &memo->scratch);
+        return &memo->scratch;
     }
-    out->compute_bound = tc > tm;
+    sv_step_cost_t *out = &memo->cost;
+    if (!memo->valid || memo->n_decode != b->n_decode) {
+        sv_perf_step(p, b, out);
+        memo->n_decode = b->n_decode;
+        memo->valid = 1;
+        return out;
+    }
+    /* What sv_perf_step computes again for this batch: everything that sees its context. */
+    decode_attention(p, (double)b->n_decode, b->decode_ctx_sum, 1.0, &out->op[SV_OP_ATTN_DECODE]);
+    out->total = ops_time(out) + (out->comm + out->overhead);
+    out->compute_bound = compute_bound(out);
+    return out;
 }
 
 /* ---- speculative decoding: the verify step and the drafter -------------------------- */

@@ -136,6 +136,7 @@ typedef struct chain_memo {
 struct sv_replica {
     int id;
     const sv_perf_t *perf;
+    sv_perf_memo_t step_memo; /* the last decode-only step's cost (sv_perf_spec_step_memo) */
     sv_engine_cfg_t cfg;
     const sched_traits_t *tr; /* the scheduler's row */
     sv_reqpool_t *pool;
@@ -1614,29 +1615,28 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
 
 /*
  * The step's time, its engine CPU share (what async scheduling overlaps) and its compute
- * time: one forward pass (sv_perf_spec_step = sv_perf_step without spec decoding); a
+ * time: one forward pass (sv_perf_spec_step = sv_perf_step without spec decoding; through
+ * the replica's memo of its last decode-only step, sv_perf_spec_step_memo); a
  * sampled verify step as it runs, its tokens emitted per sequence as drawn; or a
  * multi-step round: ms_n passes over the same batch (vLLM's multi-step model runner runs
  * every step of the round for every sequence), its context a token longer a sequence
  * each pass, the engine's CPU cost paid once (sv_perf's 1/n a pass).
  */
-static void step_cost(const sv_replica_t *r, sv_batch_t *b, double *total, double *cpu,
-                      double *tc)
+static void step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu, double *tc)
 {
     int passes = r->ms_n > 1 && b->n_decode > 0 ? r->ms_n : 1;
     *total = *cpu = *tc = 0.0;
     for (int p = 0; p < passes; p++) {
-        sv_step_cost_t cost;
-        sv_perf_spec_step(r->perf, b, &cost);
+        const sv_step_cost_t *cost = sv_perf_spec_step_memo(r->perf, &r->step_memo, b);
         if (r->spec_k && b->n_decode > 0 && r->ms_n == 1) {
-            *total += cost.spec_verify + cost.spec_draft;
-            *cpu += cost.spec_cpu;
+            *total += cost->spec_verify + cost->spec_draft;
+            *cpu += cost->spec_cpu;
         } else {
-            *total += cost.total;
-            *cpu += cost.eng_step + cost.eng_seq;
+            *total += cost->total;
+            *cpu += cost->eng_step + cost->eng_seq;
         }
         for (int i = 0; i < SV_OP_COUNT; i++)
-            *tc += cost.op[i].t_compute;
+            *tc += cost->op[i].t_compute;
         b->decode_ctx_sum += (double)b->n_decode;
     }
 }
@@ -1704,8 +1704,8 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     step_cost(r, &b, &total, &cpu, &tc);
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
-    double dur = (r->cfg.async_scheduling ? fmax(total - cpu, cpu) : total) + r->swap_time;
-    double u = dur > 0 ? fmin(1.0, tc / dur) : 0.0;
+    double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + r->swap_time;
+    double u = dur > 0 ? sv_fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
     r->st.steps++;

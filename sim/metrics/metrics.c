@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/heap_int.h"
 #include "base/vec_int.h"
 #include "servesim/metrics/sketch.h"
 
@@ -491,38 +492,14 @@ static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
     out->good_by[2] += g2;
 }
 
-/* A min-heap of the end times of the requests in flight. */
-typedef struct heap {
-    double *t;
-    size_t n, cap;
-} heap_t;
-
-static int heap_push(heap_t *h, double t)
+/* A min-heap of the end times of the requests in flight (4-ary: shallower, its children
+ * in one cache line; equal times are interchangeable). */
+typedef SV_HEAP_OF(double) heap_t;
+static inline int end_less(const double *a, const double *b)
 {
-    if (SV_GROW(h->t, h->cap, h->n + 1)) return SV_ENOMEM;
-    size_t i = h->n++;
-    while (i > 0 && h->t[(i - 1) / 2] > t) {
-        h->t[i] = h->t[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->t[i] = t;
-    return 0;
+    return *a < *b;
 }
-
-static void heap_pop(heap_t *h)
-{
-    double t = h->t[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && h->t[c + 1] < h->t[c]) c++;
-        if (h->t[c] >= t) break;
-        h->t[i] = h->t[c];
-        i = c;
-    }
-    if (h->n) h->t[i] = t;
-}
+SV_HEAP_DEFINE(endheap, heap_t, double, 4, end_less, SV_HEAP_UNTRACKED)
 
 /* Peak concurrency of the completed requests of the selection: a sweep over the half-open
  * [start, last token) of each, an end before a start at the same time. When they were
@@ -547,15 +524,15 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls)
         heap_t h = {0};
         for (size_t i = 0; i < pool->n; i++) {
             if (!okc(&R[i], cls)) continue;
-            while (h.n && h.t[0] <= R[i].start)
-                heap_pop(&h);
-            if (heap_push(&h, R[i].last_token)) {
-                free(h.t);
+            while (h.n && h.v[0] <= R[i].start)
+                endheap_pop(&h, NULL);
+            if (endheap_push(&h, NULL, R[i].last_token)) {
+                free(h.v);
                 return -1;
             }
             if ((long)h.n > peak) peak = (long)h.n;
         }
-        free(h.t);
+        free(h.v);
         return peak;
     }
     double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
@@ -972,7 +949,7 @@ static void stream_free(sv_metrics_t *m)
     free(st->fstart);
     free(st->fend);
     free(st->fdone);
-    free(st->act.t);
+    free(st->act.v);
     free(st->bin);
     free(st->far);
     free(st->itlbuf);
@@ -1225,9 +1202,9 @@ static void sweep(sv_metrics_t *m)
     for (; st->fswept < st->fhead; st->fswept++) {
         double start = st->fstart[st->fswept & mask], end = st->fend[st->fswept & mask];
         if (isnan(end)) continue;
-        while (st->act.n && st->act.t[0] <= start)
-            heap_pop(&st->act);
-        if (end > start && heap_push(&st->act, end)) m->oom = 1;
+        while (st->act.n && st->act.v[0] <= start)
+            endheap_pop(&st->act, NULL);
+        if (end > start && endheap_push(&st->act, NULL, end)) m->oom = 1;
         if ((long)st->act.n > st->peak) st->peak = (long)st->act.n;
     }
 }

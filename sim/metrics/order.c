@@ -25,14 +25,9 @@
 #define RADIX (1u << RADIX_BITS)
 #define PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
-/* Unsigned key in the order of the double (-0 mapped onto +0; NaNs have no order). */
-static inline uint64_t dkey(double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    if (u == UINT64_C(0x8000000000000000)) u = 0;
-    return (u >> 63) ? ~u : u | UINT64_C(0x8000000000000000);
-}
+/* A record's key: the bits of its double, the sign bit flipped for a positive one and
+ * every bit for a negative one, so that unsigned order is the double's (NaNs have no
+ * order; -0, which qsort holds equal to +0, makes the sort fall back to qsort). */
 
 static int cmp_wval(const void *a, const void *b)
 {
@@ -40,15 +35,46 @@ static int cmp_wval(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The histograms of every digit, in one pass; returns which passes are needed (a digit
- * every key shares moves nothing). */
-static unsigned histograms(const void *base, size_t n, size_t stride, uint32_t (*cnt)[RADIX])
+/* Each record's leading double replaced by its key (in place), or, if one is -0 (which the
+ * key maps onto +0 and could not give back), nothing done: -1. */
+static int keys_in(char *base, size_t n, size_t stride)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, base + i * stride, sizeof u);
+        if (u == UINT64_C(0x8000000000000000)) {
+            while (i-- > 0) { /* undo */
+                memcpy(&u, base + i * stride, sizeof u);
+                u = (u >> 63) ? u & ~UINT64_C(0x8000000000000000) : ~u;
+                memcpy(base + i * stride, &u, sizeof u);
+            }
+            return -1;
+        }
+        u = (u >> 63) ? ~u : u | UINT64_C(0x8000000000000000);
+        memcpy(base + i * stride, &u, sizeof u);
+    }
+    return 0;
+}
+
+/* The doubles back from their keys. */
+static void keys_out(char *base, size_t n, size_t stride)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, base + i * stride, sizeof u);
+        u = (u >> 63) ? u & ~UINT64_C(0x8000000000000000) : ~u;
+        memcpy(base + i * stride, &u, sizeof u);
+    }
+}
+
+/* The histograms of every digit of the keys, in one pass; returns which passes are needed
+ * (a digit every key shares moves nothing). */
+static unsigned histograms(const char *base, size_t n, size_t stride, uint32_t (*cnt)[RADIX])
 {
     memset(cnt, 0, PASSES * sizeof *cnt);
     for (size_t i = 0; i < n; i++) {
-        double v;
-        memcpy(&v, (const char *)base + i * stride, sizeof v);
-        uint64_t k = dkey(v);
+        uint64_t k;
+        memcpy(&k, base + i * stride, sizeof k);
         for (int p = 0; p < PASSES; p++)
             cnt[p][(k >> (p * RADIX_BITS)) & (RADIX - 1)]++;
     }
@@ -68,14 +94,15 @@ static unsigned histograms(const void *base, size_t n, size_t stride, uint32_t (
     return need;
 }
 
-/* Stable LSD radix sort of n records of stride bytes, each starting with its double key.
- * 0, or -1 when it cannot (no memory, too many records): the caller falls back to qsort. */
+/* Stable LSD radix sort of n records of stride bytes, each starting with its double key
+ * (turned into an unsigned key once, sorted on it, and turned back). 0, or -1 when it
+ * cannot (no memory, too many records, a -0): the caller falls back to qsort. */
 static int radix_sort(void *base, size_t n, size_t stride)
 {
     if (n > UINT32_MAX) return -1;
     uint32_t(*cnt)[RADIX] = malloc(PASSES * sizeof *cnt);
     char *tmp = malloc(n * stride);
-    if (!cnt || !tmp) {
+    if (!cnt || !tmp || keys_in(base, n, stride)) {
         free(cnt);
         free(tmp);
         return -1;
@@ -84,17 +111,28 @@ static int radix_sort(void *base, size_t n, size_t stride)
     char *src = base, *dst = tmp;
     for (int p = 0; p < PASSES; p++) {
         if (!(need & (1u << p))) continue;
-        for (size_t i = 0; i < n; i++) {
-            double v;
-            memcpy(&v, src + i * stride, sizeof v);
-            uint32_t d = (uint32_t)(dkey(v) >> (p * RADIX_BITS)) & (RADIX - 1);
-            memcpy(dst + (size_t)cnt[p][d]++ * stride, src + i * stride, stride);
+        uint32_t *c = cnt[p];
+        if (stride == sizeof(uint64_t)) { /* plain keys: the common case, a word a record */
+            for (size_t i = 0; i < n; i++) {
+                uint64_t k;
+                memcpy(&k, src + i * sizeof k, sizeof k);
+                memcpy(dst + (size_t)c[(k >> (p * RADIX_BITS)) & (RADIX - 1)]++ * sizeof k, &k,
+                       sizeof k);
+            }
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                uint64_t k;
+                memcpy(&k, src + i * stride, sizeof k);
+                memcpy(dst + (size_t)c[(k >> (p * RADIX_BITS)) & (RADIX - 1)]++ * stride,
+                       src + i * stride, stride);
+            }
         }
         char *t = src;
         src = dst;
         dst = t;
     }
     if (src != base) memcpy(base, src, n * stride);
+    keys_out(base, n, stride);
     free(tmp);
     free(cnt);
     return 0;

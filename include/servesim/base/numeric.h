@@ -1,7 +1,7 @@
 /*
  * Small numeric helpers every layer shares, written once: the splitmix64 mixer (Steele,
- * Lea and Flood 2014, as in Vigna's splitmix64.c) that derives seeds and hashes, and the
- * qsort comparator of doubles.
+ * Lea and Flood 2014, as in Vigna's splitmix64.c) that derives seeds and hashes, the
+ * qsort comparator of doubles, and fmax/fmin inline.
  *
  * Ownership: pure functions; nothing is allocated.
  */
@@ -29,6 +29,19 @@ static inline int sv_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* fmax and fmin as glibc's x86-64 ones answer (maxsd/minsd: of two equal values, zeros of
+ * either sign included, the second; a NaN yields the other operand), inline: the cost
+ * model calls them several times a step, and libm's are calls. */
+static inline double sv_fmax(double a, double b)
+{
+    return (a > b || b != b) ? a : b;
+}
+
+static inline double sv_fmin(double a, double b)
+{
+    return (a < b || b != b) ? a : b;
 }
 
 #endif

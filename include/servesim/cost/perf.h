@@ -318,6 +318,8 @@ typedef struct sv_perf {
     double small_floor_step; /* small-op floors of one step */
     double small_bytes_tok;  /* small-op bytes per token per step (all layers) */
     double small_s_tok;      /* ... and the seconds they take at their efficiencies */
+    double lin_bytes_fixed;  /* dense linear bytes of a step that do not grow with its tokens */
+    double lin_act;          /* activations in and out of a layer's matmuls, per token */
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
     double ar_alpha;         /* NCCL: one ring all-reduce's latency at this TP */
     double ar_inv_bw;        /* NCCL: s per byte of payload (ring factor included) */
@@ -518,6 +520,27 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
  * the real step's terms. Without spec decoding: sv_perf_step.
  */
 void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
+
+/* The last decode-only step's cost, for sv_perf_spec_step_memo (zero-initialised: empty).
+ * One per caller (a replica's engine), which owns it. */
+typedef struct sv_perf_memo {
+    int valid;
+    long n_decode;
+    sv_step_cost_t cost;    /* the last decode-only step's */
+    sv_step_cost_t scratch; /* any other step's */
+} sv_perf_memo_t;
+
+/*
+ * sv_perf_spec_step's result for b, the same bits, in memo (valid until the next call): a
+ * decode-only step of as many sequences as the last decode-only step it saw differs from
+ * that one only in the context they attend to, so only the decode attention and the sums
+ * over the operators are computed again (without speculative decoding, pipeline stages,
+ * attention data parallelism or the extended architectures' terms; every other step in
+ * full). An engine steps its decode batch unchanged most of the time, so most steps take
+ * the short way, and nothing is copied.
+ */
+const sv_step_cost_t *sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo,
+                                             const sv_batch_t *b);
 
 /* Shorthands: one prompt of n tokens alone, and a decode step of batch seqs at ctx each
  * (through sv_perf_spec_step: with spec decoding, the drafter's prefill pass included and

@@ -81,6 +81,23 @@ int sv_evq_timer_armed(const sv_evq_t *q, sv_timer_t t, double *time);
 /* Pop the earliest event into *ev; returns 0 when the queue is empty, 1 otherwise. */
 int sv_evq_pop(sv_evq_t *q, sv_event_t *ev);
 
+/* The time and sequence of the earliest event without removing it; 0 when the queue is
+ * empty, 1 otherwise. */
+static inline int sv_evq_peek(const sv_evq_t *q, double *t, uint64_t *seq)
+{
+    if (q->heap.n == 0) return 0;
+    *t = q->heap.v[0].time;
+    *seq = q->heap.v[0].seq;
+    return 1;
+}
+
+/* The sequence number the next push would take, taken, for an event its caller keeps in
+ * a queue of its own and merges with this one by (time, sequence). */
+static inline uint64_t sv_evq_take_seq(sv_evq_t *q)
+{
+    return q->next_seq++;
+}
+
 /* The time of the earliest event into *t without removing it; 0 when the queue is
  * empty, 1 otherwise. */
 static inline int sv_evq_peek_time(const sv_evq_t *q, double *t)
