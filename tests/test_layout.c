@@ -2,14 +2,16 @@
  * Unit tests of the expert-parallel and attention data-parallel layouts of the cost model
  * (docs/cost-model.md, "Expert parallelism and attention data parallelism") against
  * hand-computed numbers: the all-to-all bytes per token, memory per GPU, KV per rank, and the
- * dispatch/combine term of a decode step.
+ * dispatch/combine term of a decode step; and TensorRT-LLM's attention-DP balancing, step by
+ * step.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "servesim/cost/perf.h"
-#include "testutil.h"
+#include "servesim/engine/replica.h"
+#include "testsim.h"
 
 static sv_catalog_t *cat;
 
@@ -245,6 +247,108 @@ START_TEST(test_ep_domains)
 }
 END_TEST
 
+/* One step of replica r at *now: its prompts (sv_step_info_t.prefill_seqs); *now moves to
+ * its end. */
+static long adp_step(sv_replica_t *r, double *now)
+{
+    double d = sv_replica_start_step(r, *now);
+    ck_assert(d > 0);
+    sv_step_info_t si;
+    sv_replica_step_info(r, &si);
+    *now += d;
+    ck_assert_int_eq(sv_replica_end_step(r, *now), 0);
+    return si.prefill_seqs;
+}
+
+/*
+ * TensorRT-LLM's attention-DP balancing (PyExecutor._balance_adp_requests,
+ * tensorrt_llm/_torch/pyexecutor/py_executor.py), by hand, at dp_attention 2, max_num_seqs 8
+ * (4 a rank), timeout_iters 3, batching_wait_iters 1:
+ *   step 1: A and B wait, no rank decodes: released (both prefill).
+ *   C arrives. Steps 2 and 3: one context for two ranks: held, the waiting count 1, 2.
+ *   step 4: the count reaches 3 = timeout_iters: released (C prefills), the count back to 0.
+ *   D and E arrive. Step 5: a context and a free slot on every rank, every rank decoding
+ *   (3 decodes): they wait batching_wait_iters = 1 step. Step 6: released (both prefill).
+ * Without the balancing C prefills in step 2.
+ */
+START_TEST(test_adp_balance)
+{
+    for (int balance = 1; balance >= 0; balance--) {
+        sv_scenario_t *sc;
+        sv_error_t err;
+        const char *set = balance ? "engine.attention_dp_balance=true"
+                                  : "engine.attention_dp_balance=false";
+        ck_assert_int_eq(tu_load_yaml(cat,
+                                      "model: mixtral-8x7b\n"
+                                      "hardware: {gpu: h100-sxm, tp: 2, ep: 2, dp_attention: 2}\n"
+                                      "engine: {name: trtllm, max_num_seqs: 8, api_server_ms: 0,\n"
+                                      "  attention_dp_timeout_iters: 3,\n"
+                                      "  attention_dp_batching_wait_iters: 1}\n"
+                                      "workload: {num_requests: 5, input: 100, output: 20}\n",
+                                      &set, 1, &sc, &err),
+                         0);
+        sv_perf_t perf;
+        ck_assert_int_eq(
+            sv_perf_init(&perf, &sc->pools[0].gpu, &sc->model, &sc->pools[0].perf, &err), 0);
+        ck_assert_int_eq(perf.dp, 2);
+        sv_metrics_t *m = sv_metrics_new(&sc->metrics, 1);
+        sv_reqpool_t pool = {0};
+        for (int i = 0; i < 5; i++) {
+            ck_assert_int_eq(sv_reqpool_add(&pool), i);
+            pool.r[i].input = 100;
+            pool.r[i].output = 20;
+        }
+        sv_engine_cfg_t e = sc->pools[0].engine;
+        ck_assert_int_eq(e.adp_balance, balance);
+        e.max_model_len = 4096;
+        sv_replica_t *r;
+        ck_assert_int_eq(sv_replica_new(0, &perf, 1000, &e, &pool, m, &r, &err), 0);
+        double now = 0.0;
+        ck_assert_int_eq(sv_replica_submit(r, 0, now), SV_FAIL_NONE);
+        ck_assert_int_eq(sv_replica_submit(r, 1, now), SV_FAIL_NONE);
+        ck_assert_int_eq(adp_step(r, &now), 2);
+        ck_assert_int_eq(sv_replica_submit(r, 2, now), SV_FAIL_NONE);
+        if (balance) {
+            ck_assert_int_eq(adp_step(r, &now), 0);
+            ck_assert_int_eq(adp_step(r, &now), 0);
+        }
+        ck_assert_int_eq(adp_step(r, &now), 1);
+        ck_assert_int_eq(sv_replica_submit(r, 3, now), SV_FAIL_NONE);
+        ck_assert_int_eq(sv_replica_submit(r, 4, now), SV_FAIL_NONE);
+        if (balance) ck_assert_int_eq(adp_step(r, &now), 0);
+        ck_assert_int_eq(adp_step(r, &now), 2);
+        sv_replica_free(r);
+        sv_metrics_free(m);
+        sv_reqpool_free(&pool);
+        sv_scenario_free(sc);
+    }
+}
+END_TEST
+
+/* The balancing is TensorRT-LLM's, with attention DP only: other schedulers and layouts are
+ * refused at the key. */
+START_TEST(test_adp_balance_errors)
+{
+    const char *yaml = "model: mixtral-8x7b\n"
+                       "hardware: {gpu: h100-sxm, tp: 2, ep: 2, dp_attention: 2}\n"
+                       "engine: {name: trtllm, attention_dp_balance: true}\n"
+                       "workload: {num_requests: 5, input: 100, output: 20}\n";
+    const char *sets[][1] = {{"engine.scheduler=vllm"}, {"hardware.dp_attention=1"}};
+    const char *want[] = {"(this pool: scheduler vllm, dp_attention 2)",
+                          "(this pool: scheduler trtllm, dp_attention 1)"};
+    for (int i = 0; i < 2; i++) {
+        sv_scenario_t *sc = NULL;
+        sv_error_t err;
+        ck_assert_int_eq(tu_load_yaml(cat, yaml, sets[i], 1, &sc, &err), SV_EINVAL);
+        ck_assert_msg(strstr(err.msg, "engine.attention_dp_balance: TensorRT-LLM's attention-DP "
+                                      "balancing needs the trtllm scheduler and "
+                                      "hardware.dp_attention > 1") &&
+                          strstr(err.msg, want[i]),
+                      "%s", err.msg);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("layout");
@@ -257,6 +361,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout_errors);
     tcase_add_test(tc, test_topology);
     tcase_add_test(tc, test_ep_domains);
+    tcase_add_test(tc, test_adp_balance);
+    tcase_add_test(tc, test_adp_balance_errors);
     suite_add_tcase(s, tc);
     return s;
 }

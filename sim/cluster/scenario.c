@@ -222,6 +222,16 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                          "and shares no blocks; use vllm or vllm-v0",
                          at(sv_ymap_get(en, "enable_prefix_caching"), w, sizeof w), en->path,
                          sv_sched_name(e->scheduler));
+    /* TensorRT-LLM's attention-DP balancing: its executor's, and only with attention DP
+     * (PyExecutor._schedule reads it when enable_attention_dp is on). */
+    if (e->adp_balance && (e->scheduler != SV_SCHED_TRTLLM || pool->perf.dp_attention < 2))
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.attention_dp_balance: TensorRT-LLM's attention-DP balancing "
+                         "needs the trtllm scheduler and hardware.dp_attention > 1 (this pool: "
+                         "scheduler %s, dp_attention %d)",
+                         at(sv_ymap_get(en, "attention_dp_balance"), w, sizeof w), en->path,
+                         sv_sched_name(e->scheduler),
+                         pool->perf.dp_attention > 1 ? pool->perf.dp_attention : 1);
     if (e->scheduler != SV_SCHED_VLLM && e->scheduler != SV_SCHED_TRTLLM) {
         const char *k = sv_ymap_get(en, "long_prefill_token_threshold")
                             ? "long_prefill_token_threshold"
@@ -317,6 +327,10 @@ static void pool_defaults(sv_pool_cfg_t *p)
                                   .watermark = -1,
                                   .prefix_caching = -1,
                                   .overlap_schedule = -1,
+                                  /* AttentionDpConfig's defaults (TensorRT-LLM,
+                                   * tensorrt_llm/llmapi/llm_args.py) */
+                                  .adp_timeout_iters = 50,
+                                  .adp_batching_wait_iters = 10,
                                   .async_scheduling = -1, /* unset: profile_defaults() */
                                   .api_server = -1};
 }

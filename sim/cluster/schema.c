@@ -393,6 +393,22 @@ const sv_keydef_t sv_scenario_keys[] = {
              "of TTFT, and in a closed loop the gap before a replacement can join a step; the "
              "default is the engine profile's `scheduler_defaults` (docs/simulator.md)"},
 
+    {"engine", "attention_dp_balance", BOOL, POOL(engine.adp_balance), .def = "false",
+     .help = "trtllm with `hardware.dp_attention` > 1 only: TensorRT-LLM's attention-DP "
+             "balancing (`attention_dp_config.enable_balance`, off by default there): a step "
+             "schedules context requests only when every rank can take one, else holds them "
+             "until `attention_dp_timeout_iters` steps pass or some rank has no decode "
+             "(docs/simulator.md)"},
+    {"engine", "attention_dp_timeout_iters", INT, RANGE(0, 1L << 30),
+     POOL(engine.adp_timeout_iters), .unit = "steps", .def = "50",
+     .help = "with `attention_dp_balance`: most steps context requests are held for want of "
+             "a context on every rank (TensorRT-LLM's `attention_dp_config.timeout_iters`)"},
+    {"engine", "attention_dp_batching_wait_iters", INT, RANGE(0, 1L << 30),
+     POOL(engine.adp_batching_wait_iters), .unit = "steps", .def = "10",
+     .help = "with `attention_dp_balance`: steps context requests wait once every rank has "
+             "one and every rank decodes (TensorRT-LLM's "
+             "`attention_dp_config.batching_wait_iters`)"},
+
     /* workload: group 0 first, then the maps, each read by its own code. */
     {"workload", "num_requests", INT, RANGE(1, SV_MAX_REQUESTS),
      FIELD(sv_workload_cfg_t, num_requests), .unit = "integer", .def = "-",

@@ -222,6 +222,10 @@ struct sv_replica {
     int sgl_full;
     long (*sgl_st)[2]; /* scratch of sgl_all_finish(): (tokens left, tokens held) */
     size_t capsgl;
+    /* TensorRT-LLM's attention-DP balancing (adp_hold): its two counters, and whether
+     * this step holds its context requests back. */
+    long adp_wait, adp_batch;
+    int adp_held;
     int oom;
     sv_replica_stats_t st;
 };
@@ -1555,6 +1559,77 @@ static void join_landed(sv_replica_t *r)
     r->npend = 0;
 }
 
+/* ---- TensorRT-LLM's attention-DP balancing ------------------------------------------------ */
+
+/* Whether a waiting entry is still this replica's waiting request. */
+static int waiting_here(sv_replica_t *r, int32_t id)
+{
+    return !sv_reqpool_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
+           E(r, id)->at == r->id;
+}
+
+/* The context requests this step could schedule, counted up to `most`: prompts being
+ * prefilled, then visible waiting requests in queue order while sequence slots remain. */
+static long ctx_candidates(sv_replica_t *r, long most)
+{
+    long n = 0;
+    for (size_t i = 0; i < r->npf && n < most; i++) {
+        const sv_reqeng_t *e = E(r, r->pf[i]);
+        if (Q(r, r->pf[i])->state == SV_RQ_RUNNING && !e->in_decode && e->computed < e->target)
+            n++;
+    }
+    long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0) - r->n_running;
+    size_t len = r->prio ? r->ph.n : r->wq.len;
+    for (size_t i = 0; i < len && n < most && slots > 0; i++) {
+        int32_t id = r->prio ? r->ph.v[i].id : r->wq.v[(r->wq.head + i) % r->wq.cap];
+        if (!waiting_here(r, id)) continue;
+        if (E(r, id)->visible > r->cutoff) {
+            if (r->prio) continue;
+            break; /* fcfs: admit_waiting stops at the first not yet visible */
+        }
+        n++;
+        slots--;
+    }
+    return n;
+}
+
+/*
+ * Whether this step holds its context requests back: TensorRT-LLM's
+ * PyExecutor._balance_adp_requests (NVIDIA/TensorRT-LLM,
+ * tensorrt_llm/_torch/pyexecutor/py_executor.py; AttentionDpConfig in llmapi/llm_args.py),
+ * run every iteration with attention DP and enable_balance. Each rank all-gathers its
+ * scheduled context and generation counts; when every rank has a free slot (generation
+ * requests < max_batch_size) and a context request, the waiting count resets and, if every
+ * rank also has generation requests, the contexts wait batching_wait_iters more iterations;
+ * otherwise they are held, the waiting count rises, and they go when it reaches
+ * timeout_iters or when some rank has no generation request. servesim's replica is the
+ * ranks' one scheduler whose batch the cost model deals round-robin (sv_perf_step), so
+ * "every rank has one" reads as: at least dp of them (contexts: ctx_candidates; decodes:
+ * n_dec), and a rank's max_batch_size as ceil(max_num_seqs / dp).
+ */
+static int adp_hold(sv_replica_t *r)
+{
+    long dp = r->perf->dp, per_rank = (r->cfg.max_num_seqs + dp - 1) / dp;
+    int all_ctx = ctx_candidates(r, dp) >= dp, all_gen = r->n_dec >= dp;
+    int all_free = (r->n_dec + dp - 1) / dp < per_rank;
+    if (all_free && all_ctx) {
+        r->adp_wait = 0;
+        if (!all_gen) return 0;
+        if (r->adp_batch < r->cfg.adp_batching_wait_iters) {
+            r->adp_batch++;
+            return 1;
+        }
+        r->adp_batch = 0;
+        return 0;
+    }
+    r->adp_wait++;
+    if (r->adp_wait >= r->cfg.adp_timeout_iters || !all_gen) {
+        r->adp_wait = 0;
+        return 0;
+    }
+    return 1;
+}
+
 /* Run the scheduler's phases once: the step's chunks and decodes. Returns whether the step
  * runs prompts alone (vLLM V0's prefill-first); *had_decodes: whether sequences were
  * decoding when it began. */
@@ -1565,6 +1640,7 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
     r->preempted_now = r->dec_allocated = 0;
     r->swap_time = 0.0;
     *had_decodes = r->n_dec > 0;
+    r->adp_held = 0;
     int prefill_only = 0;
     for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
         switch (*ph) {
@@ -1594,12 +1670,15 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             if (!prefill_only) join_landed(r);
             break;
         case PH_CONTINUE_PREFILLS:
-            continue_prefills(r);
+            /* Attention-DP balancing decides before the contexts are scheduled (the
+             * trtllm scheduler only, the scenario checks). */
+            if (r->cfg.adp_balance && r->perf->dp > 1) r->adp_held = adp_hold(r);
+            if (!r->adp_held) continue_prefills(r);
             break;
         case PH_SWAP_IN_ADMIT:
             if (r->preempted_now) break;
             swap_in(r);
-            if (r->n_swapped == 0) admit_waiting(r, now);
+            if (r->n_swapped == 0 && !r->adp_held) admit_waiting(r, now);
             break;
         case PH_SGL_ADMIT:
             sgl_admit(r, now);

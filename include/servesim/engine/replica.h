@@ -90,6 +90,12 @@ typedef struct sv_engine_cfg {
     int ignore_eos;
     double api_server; /* s from the server's door to the engine core (engine.api_server_ms):
                         * a submitted request is invisible to the scheduler till then */
+    /* TensorRT-LLM's attention-DP balancing (engine.attention_dp_balance, the trtllm
+     * scheduler with hardware.dp_attention > 1 only; its AttentionDpConfig enable_balance,
+     * timeout_iters, batching_wait_iters): context requests wait until every rank has one
+     * (and batching_wait more steps) or timeout steps pass (docs/simulator.md). */
+    int adp_balance;
+    long adp_timeout_iters, adp_batching_wait_iters;
     /* engine.scheduling_policy: 0 fcfs; 1 priority (vLLM's --scheduling-policy priority:
      * waiting requests by (priority, arrival), preemption of the largest of those) */
     int priority_policy;
