@@ -329,6 +329,22 @@ START_TEST(test_experts_touched)
     double te = 4096.0 * 8.0 / (256.0 * (1.0 - pow(1.0 - 8.0 / 256.0, 4096.0)));
     tu_assert_rel(b2.op[SV_OP_LINEAR].t_compute - a.op[SV_OP_LINEAR].t_compute,
                   e_fl / 1978.9e12 * (te + 0.0) / te, 1e-9);
+    /* Occupancy: with n_h = 16 the weight read of n touched experts per rank runs at
+     * g n / (n + n_h): at T 1 (n = 8) it takes 3 times as long, 58 * 8 experts * 1 byte
+     * read at 4.8 TB/s once more and once again; the compute does not change. */
+    sv_perf_t o = p;
+    o.x.grouped_n_half = 16.0;
+    sv_step_cost_t d1, o1;
+    sv_perf_decode_time(&p, 1, 0, &d1);
+    sv_perf_decode_time(&o, 1, 0, &o1);
+    tu_assert_rel(o1.op[SV_OP_LINEAR].t_memory - d1.op[SV_OP_LINEAR].t_memory,
+                  2.0 * 58.0 * 8.0 * expert / 4800e9, 1e-9);
+    ck_assert(o1.op[SV_OP_LINEAR].t_compute == d1.op[SV_OP_LINEAR].t_compute);
+    /* At T 2 (n = 15.75): (15.75 + 16) / 15.75 of the read. */
+    sv_perf_decode_time(&p, 2, 0, &d1);
+    sv_perf_decode_time(&o, 2, 0, &o1);
+    tu_assert_rel(o1.op[SV_OP_LINEAR].t_memory - d1.op[SV_OP_LINEAR].t_memory,
+                  16.0 / 15.75 * 58.0 * 15.75 * expert / 4800e9, 1e-9);
 }
 END_TEST
 

@@ -248,6 +248,10 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "moe_imbalance", COST, POOL(perf), .unit = ">= 1", .def = "GPU catalog",
      .help = "MoE: the busiest expert's tokens / the mean (scales the expert GEMMs' compute; "
              "docs/cost-model.md)"},
+    {"hardware", "grouped_gemm_n_half_experts", COST, POOL(perf), .unit = ">= 0",
+     .def = "GPU catalog",
+     .help = "MoE: routed experts a rank's grouped GEMM touches per layer at half of "
+             "grouped_gemm_efficiency (0 = flat; docs/cost-model.md)"},
     {"hardware", "price_per_hour_usd", NUM, .group = 1, RANGE(0, 1e6), POOL(gpu.price_per_hour),
      .unit = "USD", .def = "GPU catalog", .help = "rental price per GPU-hour, for cost per token"},
 

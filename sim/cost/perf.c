@@ -222,6 +222,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "grouped_gemm_efficiency",
                                             "mla_attention_efficiency",
                                             "moe_imbalance",
+                                            "grouped_gemm_n_half_experts",
                                             "speculative",
                                             "num_speculative_tokens",
                                             "spec_acceptance",
@@ -823,6 +824,7 @@ static void arch_init(sv_perf_t *p, double head)
     }
     x->inv_exp_c = 1.0 / (peak_e * r->compute_eff);
     x->grouped_eff = cv[SV_CV_GROUPED_EFF];
+    x->grouped_n_half = cv[SV_CV_GROUPED_N_HALF];
     x->imbalance = cv[SV_CV_MOE_IMBALANCE];
     double mla_eff = m->mla ? cv[SV_CV_MLA_EFF] : 1.0;
     x->inv_attn_c = p->inv_attn_c / mla_eff;
@@ -902,6 +904,13 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
          * expert's share u stretches their compute. */
         tc_exp = efl * x->inv_exp_c * x->imbalance / x->grouped_eff * (te + p->m_half) / te;
         tm_exp = eby * p->inv_mem / x->grouped_eff;
+        if (x->grouped_n_half > 0) {
+            /* Occupancy: the weight read reaches g n / (n + n_h) of the bandwidth with n
+             * touched experts per rank (the experts in flight), so it costs n_h experts'
+             * reads more than at g (a fitted form, docs/cost-model.md). */
+            double n = touched / (p->ep > 1 ? p->ep : 1);
+            tm_exp *= (n + x->grouped_n_half) / n;
+        }
         floors += x->expert_floor_step;
     }
     finish_op(li, dense_fl * p->inv_lin_c * (T + p->m_half) / T + tc_exp,

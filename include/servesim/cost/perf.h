@@ -232,6 +232,7 @@ typedef struct sv_perf_arch {
     double inv_exp_c;         /* s per expert FLOP at full GEMM efficiency */
     double inv_attn_c, inv_attn_mem; /* attention rates with the MLA efficiency applied */
     double grouped_eff, imbalance;   /* grouped-GEMM efficiency, busiest-expert factor */
+    double grouped_n_half;           /* touched experts per rank and layer at half grouped_eff */
     double expert_floor_step; /* GEMM floors of the expert GEMMs of one step */
 } sv_perf_arch_t;
 
