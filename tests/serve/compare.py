@@ -27,6 +27,13 @@ import json
 import sys
 
 
+def lv(load, key):
+    """A figure of the client's load record; 0 where it has none (a null: the server's
+    histogram had no observation when it was scraped), which widens no bound."""
+    v = load.get(key)
+    return float(v) if isinstance(v, (int, float)) else 0.0
+
+
 def dist(lo, hi, v):
     """How far v lies outside [lo, hi]."""
     return max(0.0, lo - v, v - hi)
@@ -105,8 +112,8 @@ for path in sys.argv[4:]:
     print("compare: %s: %d streams; TTFT client mean %.3f ms vs simulated %.3f ms; the client "
           "ran late by %.1f ms (p99; max %.1f ms), the server's emit lateness p99 <= %g ms, max %.1f ms"
           % (path.split("/")[-1], len(recs), sum(c_ttft) / max(1, len(c_ttft)),
-             sum(s_ttft) / max(1, len(s_ttft)), load.get("lagP99", 0), load.get("lagMax", 0),
-             load.get("paceP99", 0), load.get("paceMax", 0)))
+             sum(s_ttft) / max(1, len(s_ttft)), lv(load, "lagP99"), lv(load, "lagMax"),
+             lv(load, "paceP99"), lv(load, "paceMax")))
     if wait_in:
         print("compare:   the wait before the simulation (not compared): the request's headers "
               "read %.3f ms after the client sent it (median; p99 %.3f ms), it entered the "
@@ -120,8 +127,8 @@ for path in sys.argv[4:]:
         med, p99, mx = pct(d, 50), pct(d, 99), max(d) if d else 0
         bm, bp = BOUNDS[name]
         if name != "TPOT":  # the server's own lateness (wall-clock ms, as simulated ms)
-            bp += max(0.0, load.get("paceMax", load.get("paceP99", 0))) * speed
-            bm += max(0.0, load.get("paceP50", 0)) * speed
+            bp += max(0.0, lv(load, "paceMax") or lv(load, "paceP99")) * speed
+            bm += max(0.0, lv(load, "paceP50")) * speed
         good = p99 <= bp and med <= bm
         print("compare:   |client - simulated| %-4s median %.3f ms, p99 %.3f ms, max %.3f ms "
               "(as read: %.3f, %.3f, %.3f; %d values; bound: median %.1f ms, p99 %.1f ms)%s"
