@@ -951,7 +951,7 @@ static void facts_workload(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, sv
     if (!w->has_trace && w->burstiness >= 1)
         WARN(f,
              "arrivals are %s, smoother than real traffic: on the Azure conversation trace "
-             "the same mean rate needed 38%% more GPUs (44 against 32, docs/planning.md); plan on "
+             "the same mean rate needed 29%% more GPUs (36 against 28, docs/planning.md); plan on "
              "a trace (workload.trace) or with workload.burstiness < 1",
              w->burstiness == 1 ? "Poisson" : "gamma with burstiness >= 1");
     if (w->profile.kind != SV_PROFILE_NONE && !cfg->profile_peak) {
