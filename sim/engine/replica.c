@@ -1209,6 +1209,14 @@ static void spec_allocate(sv_replica_t *r)
 
 /* Give every decoding sequence the block its next token needs, preempting from the most
  * recently admitted while there are not enough. */
+/* Blocks the lockstep decodes' next tokens take: the sequences whose next token opens a
+ * block (their bucket), one per growing KV cache group (a hybrid model's every growing group
+ * takes its block at the same token, sv_kv_blocks). */
+static long lockstep_need(const sv_replica_t *r)
+{
+    return r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step;
+}
+
 static void allocate_decode(sv_replica_t *r)
 {
     if (r->reserve) return;
@@ -1216,8 +1224,7 @@ static void allocate_decode(sv_replica_t *r)
         spec_allocate(r);
         return;
     }
-    /* A hybrid model's every growing group takes a block at the same token (sv_kv_blocks). */
-    long need = r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step;
+    long need = lockstep_need(r);
     while (need > avail(r) && r->n_running > 0) {
         int32_t victim = victim_of(r);
         if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need -= r->g_step;
@@ -1462,7 +1469,7 @@ static void sgl_admit(sv_replica_t *r, double now)
 static long decode_need(const sv_replica_t *r)
 {
     if (r->reserve) return 0;
-    if (!r->spec_k) return r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step;
+    if (!r->spec_k) return lockstep_need(r);
     long need = 0;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
         if (E(r, id)->in_decode) need += spec_need(r, E(r, id));
@@ -1998,7 +2005,7 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
         }
         r->nchunks = 0;
         if (r->step_n_dec > 0 && !r->reserve && !r->spec_k)
-            sv__kv_give(KVP(r), r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step);
+            sv__kv_give(KVP(r), lockstep_need(r));
         /* The chunks' computed tokens stay; the decodes' tokens never came. */
         for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
             drop_tr(r, E(r, id), !E(r, id)->in_decode);
