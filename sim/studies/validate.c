@@ -426,18 +426,26 @@ static int row_sets(const sv_vrow_t *w, char *buf, size_t n, const char **sets)
     return nsets;
 }
 
-static int simulate(const sv_vrow_t *w, const sv_catalog_t *cat, double *out, sv_error_t *err)
+int sv_validation_scenario(const sv_vrow_t *w, const sv_catalog_t *cat, sv_scenario_t **out,
+                           sv_error_t *err)
 {
     char path[512], sets_buf[2 * sizeof w->sets + 64 * MAX_SETS];
     const char *sets[MAX_SETS];
     int nsets = row_sets(w, sets_buf, sizeof sets_buf, sets), rc;
+    *out = NULL;
     if (nsets < 0)
         return sv_errorf(err, SV_EINVAL, "column 'sets': more than %d settings", MAX_SETS);
     if ((rc = write_scenario(w, path, sizeof path, err))) return rc;
+    rc = sv_scenario_load(path, sets, nsets, cat, out, err);
+    unlink(path);
+    return rc;
+}
+
+static int simulate(const sv_vrow_t *w, const sv_catalog_t *cat, double *out, sv_error_t *err)
+{
     sv_scenario_t *sc = NULL;
     sv_result_t *res = NULL;
-    rc = sv_scenario_load(path, sets, nsets, cat, &sc, err);
-    unlink(path);
+    int rc = sv_validation_scenario(w, cat, &sc, err);
     if (!rc) rc = sv_sim_run(sc, &res, err);
     if (!rc) {
         const sv_summary_t *s = &res->summary;

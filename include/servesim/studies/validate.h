@@ -18,6 +18,7 @@
 
 #include <stdio.h>
 
+#include "servesim/cluster/scenario.h"
 #include "servesim/cost/catalog.h"
 #include "servesim/base/error.h"
 
@@ -82,6 +83,11 @@ void sv_validation_free(sv_validation_t *v);
  * A row the catalog cannot build fails the whole run with its line named. */
 int sv_validation_run(sv_validation_t *v, const sv_catalog_t *cat, const char *prefix,
                       sv_error_t *err);
+
+/* The scenario a simulated row runs (its layout's pools, its sets applied), for the caller
+ * to free with sv_scenario_free(). */
+int sv_validation_scenario(const sv_vrow_t *w, const sv_catalog_t *cat, sv_scenario_t **out,
+                           sv_error_t *err);
 
 /* MAPE (percent) of one family's rows of one kind; NAN when it has none. */
 double sv_validation_mape(const sv_validation_t *v, const char *family, int kind);
