@@ -165,12 +165,12 @@ END_TEST
  * SGLang's decode-side headroom (disaggregation/decode.py, DecodePreallocQueue.
  * pop_preallocated: a request's prompt plus num_reserved_decode_tokens, 512, must fit in
  * the free KV less 512 for every request already held). Three 1,000-token prompts are
- * prefilled on a handing-off replica and offered to a decode replica of 250 blocks, 249
- * free (one is the null block); each transfer takes its KV plus its next token's block:
- * ceil(1,000 / 16) = 63 blocks.
- *   sglang: the first needs 63 + 512/16 = 95 of 249 (154 left over), the second, one
- *   held, 63 + 2 x 32 = 127 of 186 (59 left over), the third 63 + 96 = 159 of 123: refused.
- *   vllm (no headroom): 3 x 63 = 189 of 249 fit, so all three are taken.
+ * prefilled on a handing-off replica and offered to a decode replica of 250 blocks; each
+ * transfer takes its KV plus its next token's block: ceil(1,000 / 16) = 63 blocks.
+ *   sglang: the first needs 63 + 512/16 = 95 of 250 (155 left over), the second, one
+ *   held, 63 + 2 x 32 = 127 of 187 (60 left over), the third 63 + 96 = 159 of 124: refused.
+ *   vllm (no headroom; 249 free, one being vLLM V1's null block): 3 x 63 = 189 fit, so
+ *   all three are taken.
  */
 START_TEST(test_decode_headroom)
 {
@@ -201,7 +201,7 @@ START_TEST(test_decode_headroom)
             took += sv_replica_reserve(g.r, i);
         }
         ck_assert_int_eq(took, sglang ? 2 : 3);
-        ck_assert_int_eq(sv_replica_free_blocks(g.r), sglang ? 249 - 2 * 63 : 249 - 3 * 63);
+        ck_assert_int_eq(sv_replica_free_blocks(g.r), sglang ? 250 - 2 * 63 : 249 - 3 * 63);
         for (int i = 0; i < took; i++)
             sv_replica_unreserve(g.r, i);
         for (int i = 0; i < 3; i++)
