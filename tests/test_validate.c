@@ -37,8 +37,9 @@ static const char *table(const char *row)
     ck_assert(fd >= 0);
     FILE *f = fdopen(fd, "w");
     ck_assert(f != NULL);
-    fprintf(f, "# a comment\nfamily,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,"
-               "batch,concurrency,requests,measured,unit,fitted,sets,source,layout\n%s\n",
+    fprintf(f,
+            "# a comment\nfamily,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,"
+            "batch,concurrency,requests,measured,unit,fitted,sets,source,layout\n%s\n",
             row);
     ck_assert_int_eq(fclose(f), 0);
     return path;
@@ -79,7 +80,8 @@ START_TEST(test_layout_pools)
     ck_assert_int_eq(dec->engine.max_num_seqs, 512);
     ck_assert_int_eq(pre->engine.max_num_seqs, 1024);
     ck_assert(pre->engine.ignore_eos && dec->engine.ignore_eos);
-    ck_assert(fabs(pre->perf.gpu_memory_utilization - 0.8) < 1e-12 && fabs(dec->perf.gpu_memory_utilization - 0.8) < 1e-12);
+    ck_assert(fabs(pre->perf.gpu_memory_utilization - 0.8) < 1e-12 &&
+              fabs(dec->perf.gpu_memory_utilization - 0.8) < 1e-12);
     sv_scenario_free(sc);
     sv_validation_free(v);
 }
@@ -128,19 +130,23 @@ START_TEST(test_bad_layouts)
 {
     const char *head = "x,throughput,deepseek-r1,h200,0,fp8,bf16,sglang,1024,1024,0,4,40,1,"
                        "total_tok_s_gpu,no,,s,";
-    char row[512];
-    snprintf(row, sizeof row, "%sprefill workers=1 tp=8 + decode workers=9 tpp=8", head);
-    bad(row, "column 'layout': decode: unknown key 'tpp' (expected workers, tp, ep or dp_attention)");
-    snprintf(row, sizeof row, "%sprefill workers=0 tp=8 + decode workers=9 tp=8", head);
-    bad(row, "column 'layout': prefill workers: expected a whole number in [1, 1024], got '0'");
-    snprintf(row, sizeof row, "%sdecode workers=9 tp=8", head);
-    bad(row, "column 'layout': pool 1: expected 'prefill' first, got 'decode'");
-    snprintf(row, sizeof row, "%sprefill workers=1 tp=8", head);
-    bad(row, "column 'layout': expected a prefill and a decode pool joined by '+', got 1");
-    snprintf(row, sizeof row, "%sprefill workers=1 tp=8 ep=3 + decode workers=1 tp=8", head);
-    bad(row, "column 'layout': prefill: ep (3) and dp_attention (1) must divide tp (8)");
-    snprintf(row, sizeof row, "%sprefill tp=8 + decode workers=1 tp=8", head);
-    bad(row, "column 'layout': prefill: missing key 'workers'");
+    static const char *const cases[][2] = {
+        {"prefill workers=1 tp=8 + decode workers=9 tpp=8",
+         "decode: unknown key 'tpp' (expected workers, tp, ep or dp_attention)"},
+        {"prefill workers=0 tp=8 + decode workers=9 tp=8",
+         "prefill workers: expected a whole number in [1, 1024], got '0'"},
+        {"decode workers=9 tp=8", "pool 1: expected 'prefill' first, got 'decode'"},
+        {"prefill workers=1 tp=8", "expected a prefill and a decode pool joined by '+', got 1"},
+        {"prefill workers=1 tp=8 ep=3 + decode workers=1 tp=8",
+         "prefill: ep (3) and dp_attention (1) must divide tp (8)"},
+        {"prefill tp=8 + decode workers=1 tp=8", "prefill: missing key 'workers'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char row[512], want[256];
+        snprintf(row, sizeof row, "%s%s", head, cases[i][0]);
+        snprintf(want, sizeof want, "column 'layout': %s", cases[i][1]);
+        bad(row, want);
+    }
     /* tp 0 goes with a layout, and a layout with tp 0. */
     bad("x,throughput,deepseek-r1,h200,8,fp8,bf16,sglang,1024,1024,0,4,40,1,total_tok_s_gpu,no,,s,"
         "prefill workers=1 tp=8 + decode workers=1 tp=8",
