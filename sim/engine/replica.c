@@ -2060,11 +2060,25 @@ static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
     return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
 }
 
+/* SGLang's decode side (sgl-project/sglang, disaggregation/decode.py,
+ * DecodePreallocQueue.pop_preallocated) pre-allocates an incoming request only when its
+ * prompt plus num_reserved_decode_tokens (server_args, default 512) fits in the free KV
+ * less 512 tokens set aside for each request it already holds, running, transferring or
+ * waiting (_allocatable_token_budgets): the blocks of that headroom, this request's
+ * included. Other schedulers keep none. */
+enum { SGL_RESERVED_DECODE_TOKENS = 512 };
+static long decode_headroom(const sv_replica_t *r)
+{
+    if (r->cfg.scheduler != SV_SCHED_SGLANG) return 0;
+    return whole_blocks(r, SGL_RESERVED_DECODE_TOKENS * (r->n_running + r->n_reserved + 1));
+}
+
 /* Room for request id's incoming KV, given the hits and untouched hits its cache holds. */
 static int room_for(const sv_replica_t *r, int32_t id, long hit, long touched)
 {
     return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           avail(r) - (transfer_blocks(r, id) - hit) - touched >= r->watermark_blocks;
+           avail(r) - (transfer_blocks(r, id) - hit) - touched - decode_headroom(r) >=
+               r->watermark_blocks;
 }
 
 int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
