@@ -121,8 +121,9 @@ static const struct lofo_fit {
     {"gpu", "mi300x", "attention_seq_us", {"vllm-70b-mi300x"}, {NULL}, NULL, "a100-80gb"},
     /* The InferenceX DeepSeek-R1 families (tests/data/validation/inferencex.csv): the MoE and
      * MLA efficiencies of each GPU go back to the A100's (1, the roofline's; no occupancy term)
-     * when a family they were fitted to is left out (the MI325X's: both of its families). The sglang profile's gemm_floor_us, fitted on the H200 rows too, is kept: no
-     * other family refits it (docs/validation.md says so). */
+     * when a family they were fitted to is left out (the MI325X's: either of its two). The
+     * sglang profile's gemm_floor_us, fitted on the H200 rows too, is kept: no other family
+     * refits it (docs/validation.md says so). */
     {"gpu",
      "h200",
      "grouped_gemm_efficiency,mla_attention_efficiency",
