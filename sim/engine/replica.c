@@ -136,7 +136,7 @@ typedef struct chain_memo {
 struct sv_replica {
     int id;
     const sv_perf_t *perf;
-    sv_perf_memo_t step_memo; /* the last decode-only step's cost (sv_perf_spec_step_memo) */
+    sv_perf_memo_t step_memo; /* the last decode-only steps' costs (sv_perf_spec_step_memo) */
     sv_engine_cfg_t cfg;
     const sched_traits_t *tr; /* the scheduler's row */
     sv_reqpool_t *pool;
