@@ -810,9 +810,7 @@ static void start_transfers(sim_t *s)
             s->kv.headxq++;
             continue;
         }
-        int nc = 0;
-        for (int i = 0; i < s->fl.ndec; i++)
-            if (sv_replica_can_reserve(s->fl.reps[s->fl.dec[i]], id)) cand[nc++] = s->fl.dec[i];
+        int nc = sv_replica_can_reserve_of(s->fl.reps, s->fl.dec, s->fl.ndec, id, cand);
         if (nc == 0) return; /* head-of-line: wait for decode room */
         int d = cand[sv_router_pick(&s->fl.drouter, s->fl.reps, cand, nc, id)];
         sv_replica_reserve(s->fl.reps[d], id);

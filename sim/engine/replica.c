@@ -2073,6 +2073,15 @@ int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
     return room_for(r, id, hit, touched);
 }
 
+int sv_replica_can_reserve_of(sv_replica_t *const *reps, const int *idx, int n, int32_t id,
+                              int *out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (sv_replica_can_reserve(reps[idx[i]], id)) out[k++] = idx[i];
+    return k;
+}
+
 int sv_replica_reserve(sv_replica_t *r, int32_t id)
 {
     long touched, hit = transfer_hits(r, id, &touched);
@@ -2157,6 +2166,11 @@ long sv_replica_reserved(const sv_replica_t *r)
 long sv_replica_waiting(const sv_replica_t *r)
 {
     return r->n_waiting + r->n_swapped;
+}
+
+long sv_replica_outstanding(const sv_replica_t *r)
+{
+    return r->n_running + (r->n_waiting + r->n_swapped) + r->n_reserved;
 }
 
 int sv_replica_waiting_visible(sv_replica_t *r, double now)
