@@ -2073,12 +2073,29 @@ int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
     return room_for(r, id, hit, touched);
 }
 
+/* Whether two replicas count a request's blocks alike: transfer_blocks() reads their cost
+ * model, block size and scheduler alone (what sv_replica_new derives from them). */
+static int blocks_alike(const sv_replica_t *a, const sv_replica_t *b)
+{
+    return a->perf == b->perf && a->bs == b->bs && a->tr == b->tr;
+}
+
 int sv_replica_can_reserve_of(sv_replica_t *const *reps, const int *idx, int n, int32_t id,
                               int *out)
 {
     int k = 0;
-    for (int i = 0; i < n; i++)
-        if (sv_replica_can_reserve(reps[idx[i]], id)) out[k++] = idx[i];
+    const sv_replica_t *like = NULL; /* the last replica transfer_blocks() was worked out on */
+    long need = 0;
+    for (int i = 0; i < n; i++) { /* room_for() on each, the request's blocks counted once */
+        sv_replica_t *r = reps[idx[i]];
+        long touched, hit = transfer_hits(r, id, &touched);
+        if (r->n_running + r->n_reserved >= r->cfg.max_num_seqs) continue;
+        if (!like || !blocks_alike(like, r)) {
+            need = transfer_blocks(r, id);
+            like = r;
+        }
+        if (avail(r) - (need - hit) - touched >= r->watermark_blocks) out[k++] = idx[i];
+    }
     return k;
 }
 
