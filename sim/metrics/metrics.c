@@ -504,8 +504,11 @@ SV_HEAP_DEFINE(endheap, heap_t, double, 4, end_less, SV_HEAP_UNTRACKED)
 /* Peak concurrency of the completed requests of the selection: a sweep over the half-open
  * [start, last token) of each, an end before a start at the same time. When they were
  * sent in pool order (open and closed loops, traces), the sweep follows the pool with the
- * ends of the requests in flight in a heap: memory for the peak, not the run. Otherwise
- * the sorted starts and ends are merged. -1 when out of memory. */
+ * ends in order (radix-sorted): before request i starts, the ends at or before its start
+ * have left, and none of them is of a request from i on (each ends after it starts), so
+ * i + 1 less those ends are in flight. Otherwise the sorted starts and ends are merged.
+ * It runs before the summary's per-request arrays are made: its two arrays of ends (and
+ * the sort's scratch) are not held with them. -1 when out of memory. */
 static long peak_concurrency(const sv_reqpool_t *pool, int cls)
 {
     const sv_req_t *R = pool->r;
@@ -521,18 +524,20 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls)
         }
     long cur = 0, peak = 0;
     if (in_order) {
-        heap_t h = {0};
+        double *end = malloc((n + 1) * sizeof *end);
+        if (!end) return -1;
+        size_t k = 0, left = 0;
+        for (size_t i = 0; i < pool->n; i++)
+            if (okc(&R[i], cls)) end[k++] = R[i].last_token;
+        sv_sort_doubles(end, n);
+        k = 0;
         for (size_t i = 0; i < pool->n; i++) {
             if (!okc(&R[i], cls)) continue;
-            while (h.n && h.v[0] <= R[i].start)
-                endheap_pop(&h, NULL);
-            if (endheap_push(&h, NULL, R[i].last_token)) {
-                free(h.v);
-                return -1;
-            }
-            if ((long)h.n > peak) peak = (long)h.n;
+            while (left < n && end[left] <= R[i].start)
+                left++;
+            if ((long)(++k - left) > peak) peak = (long)(k - left);
         }
-        free(h.v);
+        free(end);
         return peak;
     }
     double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
@@ -695,6 +700,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     summary_percentiles(c, out);
     double alpha = summary_alpha(c, n);
     out->sketch_alpha = alpha;
+    long peak = peak_concurrency(pool, cls); /* (before the arrays below are made) */
 
     dist_t v[NDISTS] = {{0}};
     int rc = 0, bad = 0;
@@ -744,7 +750,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     } else {
         out->request_goodput = slo ? 0.0 : NAN;
     }
-    out->max_concurrent_requests = peak_concurrency(pool, cls);
+    out->max_concurrent_requests = peak;
     if (bad || out->max_concurrent_requests < 0) {
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
