@@ -496,16 +496,23 @@ static inline void phases_of(const sv_req_t *r, double *x)
     x[8] = ph_decode_queue(r);
 }
 
-/* Goodput as vLLM's --goodput: a request is good when it meets every per-request SLO. */
-static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
+/* Goodput as vLLM's --goodput: a request is good when it meets every per-request SLO
+ * (its TTFT, TPOT and E2EL in seconds). */
+static void count_good_of(const sv_slo_t *th, double ttft, double tpot, double e2el,
+                          sv_summary_t *out)
 {
-    int g0 = isnan(th->ttft_ms) || th->ttft_ms / 1000.0 >= sv_req_ttft(r);
-    int g1 = isnan(th->tpot_ms) || th->tpot_ms / 1000.0 >= sv_req_tpot(r);
-    int g2 = isnan(th->e2el_ms) || th->e2el_ms / 1000.0 >= sv_req_e2el(r);
+    int g0 = isnan(th->ttft_ms) || th->ttft_ms / 1000.0 >= ttft;
+    int g1 = isnan(th->tpot_ms) || th->tpot_ms / 1000.0 >= tpot;
+    int g2 = isnan(th->e2el_ms) || th->e2el_ms / 1000.0 >= e2el;
     out->good += g0 && g1 && g2;
     out->good_by[0] += g0;
     out->good_by[1] += g1;
     out->good_by[2] += g2;
+}
+
+static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
+{
+    count_good_of(th, sv_req_ttft(r), sv_req_tpot(r), sv_req_e2el(r), out);
 }
 
 /* A min-heap of the end times of the requests in flight (4-ary: shallower, its children
@@ -743,21 +750,21 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             out->failed_by[r->fail < SV_FAIL_COUNT ? r->fail : 0]++;
             continue;
         }
-        if (alpha > 0) {
-            for (size_t d = 0; d < NDISTS; d++)
-                if (!DISTS[d].multi_token_only || r->output > 1)
-                    bad |= dist_add(&v[d], DISTS[d].get(r));
-        } else { /* (exact: straight into the arrays, DISTS's reads written out) */
-            double x[NDISTS];
-            phases_of(r, x);
-            for (size_t d = 0; d < NDISTS; d++)
-                if (!DISTS[d].multi_token_only || r->output > 1) v[d].v[v[d].n++] = x[d];
-        }
+        double x[NDISTS]; /* (DISTS's reads written out; exact: straight into the arrays) */
+        phases_of(r, x);
+        for (size_t d = 0; d < NDISTS; d++)
+            if (!DISTS[d].multi_token_only || r->output > 1) {
+                if (alpha > 0)
+                    bad |= dist_add(&v[d], x[d]);
+                else
+                    v[d].v[v[d].n++] = x[d];
+            }
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
         if (slo)
-            count_good(byclass && r->cls < c->nclasses ? &c->class_slo[r->cls] : &jslo, r, out);
+            count_good_of(byclass && r->cls < c->nclasses ? &c->class_slo[r->cls] : &jslo, x[0],
+                          x[1], x[2], out); /* (x: ttft, tpot, e2el) */
         if (r->start < min_start) min_start = r->start;
         /* start + latency, taken as the exact end time: recomputing it as a sum can round
          * past the start of a request sent at that very instant (closed loops). */
