@@ -2076,12 +2076,22 @@ static long decode_headroom(const sv_replica_t *r)
     return whole_blocks(r, SGL_RESERVED_DECODE_TOKENS * (r->n_running + r->n_reserved + 1));
 }
 
-/* Room for request id's incoming KV, given the hits and untouched hits its cache holds. */
+/* Room for request id's incoming KV, given the hits and untouched hits its cache holds
+ * (room_for): a sequence slot ... */
+static int seq_free(const sv_replica_t *r)
+{
+    return r->n_running + r->n_reserved < r->cfg.max_num_seqs;
+}
+
+/* ... the KV half of it: `need` its transfer_blocks(). */
+static int blocks_free(const sv_replica_t *r, long need, long hit, long touched)
+{
+    return avail(r) - (need - hit) - touched - decode_headroom(r) >= r->watermark_blocks;
+}
+
 static int room_for(const sv_replica_t *r, int32_t id, long hit, long touched)
 {
-    return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           avail(r) - (transfer_blocks(r, id) - hit) - touched - decode_headroom(r) >=
-               r->watermark_blocks;
+    return seq_free(r) && blocks_free(r, transfer_blocks(r, id), hit, touched);
 }
 
 int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
@@ -2103,15 +2113,16 @@ int sv_replica_can_reserve_of(sv_replica_t *const *reps, const int *idx, int n, 
     int k = 0;
     const sv_replica_t *like = NULL; /* the last replica transfer_blocks() was worked out on */
     long need = 0;
-    for (int i = 0; i < n; i++) { /* room_for() on each, the request's blocks counted once */
+    for (int i = 0; i < n; i++) { /* room_for() on each (its test, in its order), the
+                                   * request's blocks counted once */
         sv_replica_t *r = reps[idx[i]];
         long touched, hit = transfer_hits(r, id, &touched);
-        if (r->n_running + r->n_reserved >= r->cfg.max_num_seqs) continue;
+        if (!seq_free(r)) continue;
         if (!like || !blocks_alike(like, r)) {
             need = transfer_blocks(r, id);
             like = r;
         }
-        if (avail(r) - (need - hit) - touched >= r->watermark_blocks) out[k++] = idx[i];
+        if (blocks_free(r, need, hit, touched)) out[k++] = idx[i];
     }
     return k;
 }
