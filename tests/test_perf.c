@@ -72,8 +72,9 @@ START_TEST(test_fmax_fmin_inline)
 END_TEST
 
 /* The memo answers a decode-only step with the bits sv_perf_step gives: steps of one batch
- * size at growing contexts (the short way), another size, a step with a prefill chunk
- * (computed in full), TP 2 (all-reduces) and 1. */
+ * size at growing contexts (the short way), another size and back to the first (its own
+ * slot kept it), a step with a prefill chunk (computed in full), a size sharing the first's
+ * slot (7 + 64: it takes the slot) and the first again, TP 2 (all-reduces) and 1. */
 START_TEST(test_step_memo_same_bits)
 {
     const int tps[] = {1, 2};
@@ -81,8 +82,8 @@ START_TEST(test_step_memo_same_bits)
         sv_perf_t p = mk("llama-3.1-8b", "h100-sxm", tps[t], 0);
         sv_perf_memo_t memo = {0};
         sv_chunk_t ch = {.new_tokens = 300, .cached_tokens = 16, .last = 1};
-        const long nd[] = {7, 7, 7, 12, 12, 7, 7, 7};
-        for (int i = 0; i < 8; i++) {
+        const long nd[] = {7, 7, 7, 12, 12, 7, 7, 7, 71, 71, 7, 7};
+        for (int i = 0; i < 12; i++) {
             sv_batch_t b = {.n_decode = nd[i], .decode_ctx_sum = 1000.0 + 37.0 * i};
             if (i == 5) {
                 b.chunks = &ch;

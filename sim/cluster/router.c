@@ -51,7 +51,7 @@ static double score(sv_route_t p, const sv_replica_t *r)
     switch (p) {
     case SV_ROUTE_LEAST_OUTSTANDING:
     case SV_ROUTE_PREFIX_AFFINITY:
-        return (double)(sv_replica_running(r) + sv_replica_waiting(r) + sv_replica_reserved(r));
+        return (double)sv_replica_outstanding(r);
     case SV_ROUTE_LEAST_TOKENS:
         return (double)sv_replica_tokens_owed(r);
     case SV_ROUTE_KV_AWARE:
@@ -105,6 +105,17 @@ int sv_router_pick(sv_router_t *rt, sv_replica_t *const *reps, const int *cand, 
         break;
     }
     int best = 0;
+    if (rt->policy == SV_ROUTE_LEAST_OUTSTANDING) { /* (the common case, its loop unswitched) */
+        long bl = sv_replica_outstanding(reps[cand[0]]);
+        for (int i = 1; i < ncand; i++) {
+            long l = sv_replica_outstanding(reps[cand[i]]);
+            if (l < bl) {
+                bl = l;
+                best = i;
+            }
+        }
+        return best;
+    }
     double bs = score(rt->policy, reps[cand[0]]);
     for (int i = 1; i < ncand; i++) {
         double s = score(rt->policy, reps[cand[i]]);

@@ -60,6 +60,10 @@ typedef struct client {
     size_t nback, headback, capback;
     int have_next; /* the next arrival, drawn ahead (EV_ARRIVAL pending) */
     double next_t;
+    /* An open loop's one pending EV_ARRIVAL is kept here, not in the event queue, and
+     * merged with it by (time, sequence) as the API server's FIFO is: arr_on, its seq. */
+    int arr_on;
+    uint64_t arr_seq;
     int32_t next_in, next_out;
     long instant_fails; /* closed loop: consecutive requests that failed the instant sent */
     sv_network_t *net;  /* NULL: none; else each request's RTT / 2, and last tokens on the way */
@@ -405,10 +409,13 @@ static void session_ended(sim_t *s, int32_t id)
 static void schedule_next_arrival(sim_t *s)
 {
     s->cl.have_next = sv_workload_next(s->cl.wl, &s->cl.next_t, &s->cl.next_in, &s->cl.next_out);
-    if (s->cl.have_next)
-        push(s, s->cl.next_t, EV_ARRIVAL, -1);
-    else
+    if (s->cl.have_next) { /* an EV_ARRIVAL, in its slot beside the queue */
+        s->cl.arr_on = 1;
+        s->cl.arr_seq = sv_evq_take_seq(&s->q);
+        s->pending++;
+    } else {
         s->cl.exhausted = 1;
+    }
 }
 
 /* A replica may have new work. It decides its next step only once every event of this
@@ -803,9 +810,7 @@ static void start_transfers(sim_t *s)
             s->kv.headxq++;
             continue;
         }
-        int nc = 0;
-        for (int i = 0; i < s->fl.ndec; i++)
-            if (sv_replica_can_reserve(s->fl.reps[s->fl.dec[i]], id)) cand[nc++] = s->fl.dec[i];
+        int nc = sv_replica_can_reserve_of(s->fl.reps, s->fl.dec, s->fl.ndec, id, cand);
         if (nc == 0) return; /* head-of-line: wait for decode room */
         int d = cand[sv_router_pick(&s->fl.drouter, s->fl.reps, cand, nc, id)];
         sv_replica_reserve(s->fl.reps[d], id);
@@ -1850,6 +1855,19 @@ static int engine_in(sim_t *s)
     return 0;
 }
 
+/* The arrival in its slot, as the loop handles an event. 1: the watchdog halted. */
+static int arrival(sim_t *s)
+{
+    s->cl.arr_on = 0;
+    s->now = s->cl.next_t;
+    s->res->events++;
+    if (watchdog(s)) return 1;
+    arrive(s);
+    pump(s);
+    sv_reqpool_release(&s->res->pool);
+    return 0;
+}
+
 /* Handle the events in time order while there are any up to `until`; once each instant
  * is over, the replicas told of new work start their steps. */
 static void run_until(sim_t *s, double until)
@@ -1858,21 +1876,28 @@ static void run_until(sim_t *s, double until)
     double next;
     while (!s->rc) {
         uint64_t seq;
-        int more = sv_evq_peek(&s->q, &next, &seq), api = 0;
+        int more = sv_evq_peek(&s->q, &next, &seq), side = 0;
         if (s->api.n > s->api.head) { /* the API server's FIFO first when its front is */
             const api_ev_t *a = &s->api.v[s->api.head];
             if (!more || a->t < next || (a->t == next && a->seq < seq)) {
                 next = a->t;
-                more = api = 1;
+                seq = a->seq;
+                more = side = 1;
             }
+        }
+        if (s->cl.arr_on && (!more || s->cl.next_t < next ||
+                             (s->cl.next_t == next && s->cl.arr_seq < seq))) {
+            next = s->cl.next_t; /* the arrival's slot first when it is */
+            more = 1;
+            side = 2;
         }
         if (s->fl.nkicks > 0 && (!more || next > s->now)) {
             start_steps(s); /* may schedule events, so look again */
             continue;
         }
         if (!more || next > until) break;
-        if (api) {
-            if (engine_in(s)) break;
+        if (side) {
+            if (side == 1 ? engine_in(s) : arrival(s)) break;
             continue;
         }
         sv_evq_pop(&s->q, &ev);
@@ -2019,6 +2044,10 @@ double sv_sim_next(const sv_sim_t *s)
     int more = sv_evq_peek_time(&s->q, &next);
     if (s->api.n > s->api.head && (!more || s->api.v[s->api.head].t < next)) {
         next = s->api.v[s->api.head].t;
+        more = 1;
+    }
+    if (s->cl.arr_on && (!more || s->cl.next_t < next)) {
+        next = s->cl.next_t;
         more = 1;
     }
     if (!more || next > end_time(s)) return INFINITY;

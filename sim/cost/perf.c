@@ -1952,11 +1952,11 @@ const sv_step_cost_t *sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t 
         sv_perf_spec_step(p, b, &memo->scratch);
         return &memo->scratch;
     }
-    sv_step_cost_t *out = &memo->cost;
-    if (!memo->valid || memo->n_decode != b->n_decode) {
+    size_t k = (size_t)b->n_decode % SV_PERF_MEMO_SLOTS;
+    sv_step_cost_t *out = &memo->slot[k].cost;
+    if (memo->slot[k].n_decode != b->n_decode) {
         sv_perf_step(p, b, out);
-        memo->n_decode = b->n_decode;
-        memo->valid = 1;
+        memo->slot[k].n_decode = b->n_decode;
         return out;
     }
     /* What sv_perf_step computes again for this batch: everything that sees its context. */

@@ -136,7 +136,7 @@ typedef struct chain_memo {
 struct sv_replica {
     int id;
     const sv_perf_t *perf;
-    sv_perf_memo_t step_memo; /* the last decode-only step's cost (sv_perf_spec_step_memo) */
+    sv_perf_memo_t step_memo; /* the last decode-only steps' costs (sv_perf_spec_step_memo) */
     sv_engine_cfg_t cfg;
     const sched_traits_t *tr; /* the scheduler's row */
     sv_reqpool_t *pool;
@@ -2076,18 +2076,55 @@ static long decode_headroom(const sv_replica_t *r)
     return whole_blocks(r, SGL_RESERVED_DECODE_TOKENS * (r->n_running + r->n_reserved + 1));
 }
 
-/* Room for request id's incoming KV, given the hits and untouched hits its cache holds. */
+/* Room for request id's incoming KV, given the hits and untouched hits its cache holds
+ * (room_for): a sequence slot ... */
+static int seq_free(const sv_replica_t *r)
+{
+    return r->n_running + r->n_reserved < r->cfg.max_num_seqs;
+}
+
+/* ... the KV half of it: `need` its transfer_blocks(). */
+static int blocks_free(const sv_replica_t *r, long need, long hit, long touched)
+{
+    return avail(r) - (need - hit) - touched - decode_headroom(r) >= r->watermark_blocks;
+}
+
 static int room_for(const sv_replica_t *r, int32_t id, long hit, long touched)
 {
-    return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           avail(r) - (transfer_blocks(r, id) - hit) - touched - decode_headroom(r) >=
-               r->watermark_blocks;
+    return seq_free(r) && blocks_free(r, transfer_blocks(r, id), hit, touched);
 }
 
 int sv_replica_can_reserve(sv_replica_t *r, int32_t id)
 {
     long touched, hit = transfer_hits(r, id, &touched);
     return room_for(r, id, hit, touched);
+}
+
+/* Whether two replicas count a request's blocks alike: transfer_blocks() reads their cost
+ * model, block size and scheduler alone (what sv_replica_new derives from them). */
+static int blocks_alike(const sv_replica_t *a, const sv_replica_t *b)
+{
+    return a->perf == b->perf && a->bs == b->bs && a->tr == b->tr;
+}
+
+int sv_replica_can_reserve_of(sv_replica_t *const *reps, const int *idx, int n, int32_t id,
+                              int *out)
+{
+    int k = 0;
+    const sv_replica_t *like = NULL; /* the last replica transfer_blocks() was worked out on */
+    long need = 0;
+    for (int i = 0; i < n; i++) { /* room_for() on each (its test, in its order), the
+                                   * request's blocks counted once */
+        sv_replica_t *r = reps[idx[i]];
+        long touched, hit = transfer_hits(r, id, &touched);
+        if (!seq_free(r)) continue;
+        if (!like || !blocks_alike(like, r)) {
+            need = transfer_blocks(r, id);
+            like = r;
+        }
+        if (blocks_free(r, need, hit, touched)) out[k++] = idx[i];
+    }
+    return k;
 }
 
 int sv_replica_reserve(sv_replica_t *r, int32_t id)
@@ -2174,6 +2211,11 @@ long sv_replica_reserved(const sv_replica_t *r)
 long sv_replica_waiting(const sv_replica_t *r)
 {
     return r->n_waiting + r->n_swapped;
+}
+
+long sv_replica_outstanding(const sv_replica_t *r)
+{
+    return r->n_running + (r->n_waiting + r->n_swapped) + r->n_reserved;
 }
 
 int sv_replica_waiting_visible(sv_replica_t *r, double now)

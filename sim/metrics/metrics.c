@@ -480,16 +480,39 @@ static const struct {
 };
 #define NDISTS (sizeof DISTS / sizeof DISTS[0])
 
-/* Goodput as vLLM's --goodput: a request is good when it meets every per-request SLO. */
-static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
+/* Every DISTS[d].get(r) into x[d], the calls written out (direct, so inlined): the exact
+ * summary's loop over the records. */
+static inline void phases_of(const sv_req_t *r, double *x)
 {
-    int g0 = isnan(th->ttft_ms) || th->ttft_ms / 1000.0 >= sv_req_ttft(r);
-    int g1 = isnan(th->tpot_ms) || th->tpot_ms / 1000.0 >= sv_req_tpot(r);
-    int g2 = isnan(th->e2el_ms) || th->e2el_ms / 1000.0 >= sv_req_e2el(r);
+    _Static_assert(NDISTS == 9, "phases_of lists every row of DISTS, in its order");
+    x[0] = ph_ttft(r);
+    x[1] = ph_tpot(r);
+    x[2] = ph_e2el(r);
+    x[3] = ph_queue(r);
+    x[4] = ph_prefill(r);
+    x[5] = ph_decode(r);
+    x[6] = ph_xfer_wait(r);
+    x[7] = ph_xfer(r);
+    x[8] = ph_decode_queue(r);
+}
+
+/* Goodput as vLLM's --goodput: a request is good when it meets every per-request SLO
+ * (its TTFT, TPOT and E2EL in seconds). */
+static void count_good_of(const sv_slo_t *th, double ttft, double tpot, double e2el,
+                          sv_summary_t *out)
+{
+    int g0 = isnan(th->ttft_ms) || th->ttft_ms / 1000.0 >= ttft;
+    int g1 = isnan(th->tpot_ms) || th->tpot_ms / 1000.0 >= tpot;
+    int g2 = isnan(th->e2el_ms) || th->e2el_ms / 1000.0 >= e2el;
     out->good += g0 && g1 && g2;
     out->good_by[0] += g0;
     out->good_by[1] += g1;
     out->good_by[2] += g2;
+}
+
+static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
+{
+    count_good_of(th, sv_req_ttft(r), sv_req_tpot(r), sv_req_e2el(r), out);
 }
 
 /* A min-heap of the end times of the requests in flight (4-ary: shallower, its children
@@ -504,8 +527,11 @@ SV_HEAP_DEFINE(endheap, heap_t, double, 4, end_less, SV_HEAP_UNTRACKED)
 /* Peak concurrency of the completed requests of the selection: a sweep over the half-open
  * [start, last token) of each, an end before a start at the same time. When they were
  * sent in pool order (open and closed loops, traces), the sweep follows the pool with the
- * ends of the requests in flight in a heap: memory for the peak, not the run. Otherwise
- * the sorted starts and ends are merged. -1 when out of memory. */
+ * ends in order (radix-sorted): before request i starts, the ends at or before its start
+ * have left, and none of them is of a request from i on (each ends after it starts), so
+ * i + 1 less those ends are in flight. Otherwise the sorted starts and ends are merged.
+ * It runs before the summary's per-request arrays are made: its two arrays of ends (and
+ * the sort's scratch) are not held with them. -1 when out of memory. */
 static long peak_concurrency(const sv_reqpool_t *pool, int cls)
 {
     const sv_req_t *R = pool->r;
@@ -521,18 +547,20 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls)
         }
     long cur = 0, peak = 0;
     if (in_order) {
-        heap_t h = {0};
+        double *end = malloc((n + 1) * sizeof *end);
+        if (!end) return -1;
+        size_t k = 0, left = 0;
+        for (size_t i = 0; i < pool->n; i++)
+            if (okc(&R[i], cls)) end[k++] = R[i].last_token;
+        sv_sort_doubles(end, n);
+        k = 0;
         for (size_t i = 0; i < pool->n; i++) {
             if (!okc(&R[i], cls)) continue;
-            while (h.n && h.v[0] <= R[i].start)
-                endheap_pop(&h, NULL);
-            if (endheap_push(&h, NULL, R[i].last_token)) {
-                free(h.v);
-                return -1;
-            }
-            if ((long)h.n > peak) peak = (long)h.n;
+            while (left < n && end[left] <= R[i].start)
+                left++;
+            if ((long)(++k - left) > peak) peak = (long)(k - left);
         }
-        free(h.v);
+        free(end);
         return peak;
     }
     double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
@@ -695,6 +723,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     summary_percentiles(c, out);
     double alpha = summary_alpha(c, n);
     out->sketch_alpha = alpha;
+    long peak = peak_concurrency(pool, cls); /* (before the arrays below are made) */
 
     dist_t v[NDISTS] = {{0}};
     int rc = 0, bad = 0;
@@ -721,14 +750,21 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             out->failed_by[r->fail < SV_FAIL_COUNT ? r->fail : 0]++;
             continue;
         }
+        double x[NDISTS]; /* (DISTS's reads written out; exact: straight into the arrays) */
+        phases_of(r, x);
         for (size_t d = 0; d < NDISTS; d++)
-            if (!DISTS[d].multi_token_only || r->output > 1)
-                bad |= dist_add(&v[d], DISTS[d].get(r));
+            if (!DISTS[d].multi_token_only || r->output > 1) {
+                if (alpha > 0)
+                    bad |= dist_add(&v[d], x[d]);
+                else
+                    v[d].v[v[d].n++] = x[d];
+            }
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
         if (slo)
-            count_good(byclass && r->cls < c->nclasses ? &c->class_slo[r->cls] : &jslo, r, out);
+            count_good_of(byclass && r->cls < c->nclasses ? &c->class_slo[r->cls] : &jslo, x[0],
+                          x[1], x[2], out); /* (x: ttft, tpot, e2el) */
         if (r->start < min_start) min_start = r->start;
         /* start + latency, taken as the exact end time: recomputing it as a sum can round
          * past the start of a request sent at that very instant (closed loops). */
@@ -744,7 +780,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     } else {
         out->request_goodput = slo ? 0.0 : NAN;
     }
-    out->max_concurrent_requests = peak_concurrency(pool, cls);
+    out->max_concurrent_requests = peak;
     if (bad || out->max_concurrent_requests < 0) {
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;

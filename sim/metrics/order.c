@@ -35,23 +35,53 @@ static int cmp_wval(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Each record's leading double replaced by its key (in place), or, if one is -0 (which the
- * key maps onto +0 and could not give back), nothing done: -1. */
-static int keys_in(char *base, size_t n, size_t stride)
+#define NEG_ZERO UINT64_C(0x8000000000000000)
+
+static inline uint64_t key_of(uint64_t u)
 {
+    return (u >> 63) ? ~u : u | NEG_ZERO;
+}
+
+static inline uint64_t double_of(uint64_t k)
+{
+    return (k >> 63) ? k & ~NEG_ZERO : ~k;
+}
+
+/* Each record's leading double replaced by its key (in place) and the histograms of every
+ * digit of the keys counted, in one pass; returns which passes are needed (a digit every
+ * key shares moves nothing), or, if a double is -0 (which the key maps onto +0 and could
+ * not give back), nothing done: -1. */
+static int keys_in(char *base, size_t n, size_t stride, uint32_t (*cnt)[RADIX], unsigned *need)
+{
+    memset(cnt, 0, PASSES * sizeof *cnt);
     for (size_t i = 0; i < n; i++) {
         uint64_t u;
         memcpy(&u, base + i * stride, sizeof u);
-        if (u == UINT64_C(0x8000000000000000)) {
+        if (u == NEG_ZERO) {
             while (i-- > 0) { /* undo */
                 memcpy(&u, base + i * stride, sizeof u);
-                u = (u >> 63) ? u & ~UINT64_C(0x8000000000000000) : ~u;
+                u = double_of(u);
                 memcpy(base + i * stride, &u, sizeof u);
             }
             return -1;
         }
-        u = (u >> 63) ? ~u : u | UINT64_C(0x8000000000000000);
+        u = key_of(u);
         memcpy(base + i * stride, &u, sizeof u);
+        for (int p = 0; p < PASSES; p++)
+            cnt[p][(u >> (p * RADIX_BITS)) & (RADIX - 1)]++;
+    }
+    *need = 0;
+    for (int p = 0; p < PASSES; p++) {
+        int full = 0;
+        for (unsigned d = 0; d < RADIX && !full; d++)
+            full = cnt[p][d] == n;
+        if (!full) *need |= 1u << p;
+        uint32_t sum = 0; /* counts become start offsets */
+        for (unsigned d = 0; d < RADIX; d++) {
+            uint32_t c = cnt[p][d];
+            cnt[p][d] = sum;
+            sum += c;
+        }
     }
     return 0;
 }
@@ -62,69 +92,59 @@ static void keys_out(char *base, size_t n, size_t stride)
     for (size_t i = 0; i < n; i++) {
         uint64_t u;
         memcpy(&u, base + i * stride, sizeof u);
-        u = (u >> 63) ? u & ~UINT64_C(0x8000000000000000) : ~u;
+        u = double_of(u);
         memcpy(base + i * stride, &u, sizeof u);
     }
 }
 
-/* The histograms of every digit of the keys, in one pass; returns which passes are needed
- * (a digit every key shares moves nothing). */
-static unsigned histograms(const char *base, size_t n, size_t stride, uint32_t (*cnt)[RADIX])
-{
-    memset(cnt, 0, PASSES * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k;
-        memcpy(&k, base + i * stride, sizeof k);
-        for (int p = 0; p < PASSES; p++)
-            cnt[p][(k >> (p * RADIX_BITS)) & (RADIX - 1)]++;
-    }
-    unsigned need = 0;
-    for (int p = 0; p < PASSES; p++) {
-        int full = 0;
-        for (unsigned d = 0; d < RADIX && !full; d++)
-            full = cnt[p][d] == n;
-        if (!full) need |= 1u << p;
-        uint32_t sum = 0; /* counts become start offsets */
-        for (unsigned d = 0; d < RADIX; d++) {
-            uint32_t c = cnt[p][d];
-            cnt[p][d] = sum;
-            sum += c;
-        }
-    }
-    return need;
-}
-
 /* Stable LSD radix sort of n records of stride bytes, each starting with its double key
- * (turned into an unsigned key once, sorted on it, and turned back). 0, or -1 when it
- * cannot (no memory, too many records, a -0): the caller falls back to qsort. */
+ * (turned into an unsigned key as it is counted, sorted on it, and turned back by the last
+ * pass). 0, or -1 when it cannot (no memory, too many records, a -0): the caller falls
+ * back to qsort. */
 static int radix_sort(void *base, size_t n, size_t stride)
 {
     if (n > UINT32_MAX) return -1;
     uint32_t(*cnt)[RADIX] = malloc(PASSES * sizeof *cnt);
     char *tmp = malloc(n * stride);
-    if (!cnt || !tmp || keys_in(base, n, stride)) {
+    unsigned need = 0;
+    if (!cnt || !tmp || keys_in(base, n, stride, cnt, &need)) {
         free(cnt);
         free(tmp);
         return -1;
     }
-    unsigned need = histograms(base, n, stride, cnt);
     char *src = base, *dst = tmp;
+    int last = -1;
+    for (int p = 0; p < PASSES; p++)
+        if (need & (1u << p)) last = p;
     for (int p = 0; p < PASSES; p++) {
         if (!(need & (1u << p))) continue;
         uint32_t *c = cnt[p];
+        int sh = p * RADIX_BITS, out = p == last; /* the last pass writes the doubles back */
         if (stride == sizeof(uint64_t)) { /* plain keys: the common case, a word a record */
-            for (size_t i = 0; i < n; i++) {
-                uint64_t k;
-                memcpy(&k, src + i * sizeof k, sizeof k);
-                memcpy(dst + (size_t)c[(k >> (p * RADIX_BITS)) & (RADIX - 1)]++ * sizeof k, &k,
-                       sizeof k);
-            }
+            /* (memcpy: the records are doubles, read and written as words) */
+            if (out)
+                for (size_t i = 0; i < n; i++) {
+                    uint64_t k, v;
+                    memcpy(&k, src + i * sizeof k, sizeof k);
+                    v = double_of(k);
+                    memcpy(dst + (size_t)c[(k >> sh) & (RADIX - 1)]++ * sizeof k, &v, sizeof v);
+                }
+            else
+                for (size_t i = 0; i < n; i++) {
+                    uint64_t k;
+                    memcpy(&k, src + i * sizeof k, sizeof k);
+                    memcpy(dst + (size_t)c[(k >> sh) & (RADIX - 1)]++ * sizeof k, &k, sizeof k);
+                }
         } else {
             for (size_t i = 0; i < n; i++) {
                 uint64_t k;
                 memcpy(&k, src + i * stride, sizeof k);
-                memcpy(dst + (size_t)c[(k >> (p * RADIX_BITS)) & (RADIX - 1)]++ * stride,
-                       src + i * stride, stride);
+                char *to = dst + (size_t)c[(k >> sh) & (RADIX - 1)]++ * stride;
+                memcpy(to, src + i * stride, stride);
+                if (out) {
+                    k = double_of(k);
+                    memcpy(to, &k, sizeof k);
+                }
             }
         }
         char *t = src;
@@ -132,7 +152,7 @@ static int radix_sort(void *base, size_t n, size_t stride)
         dst = t;
     }
     if (src != base) memcpy(base, src, n * stride);
-    keys_out(base, n, stride);
+    if (last < 0) keys_out(base, n, stride);
     free(tmp);
     free(cnt);
     return 0;

@@ -463,6 +463,8 @@ struct sv_workload {
     double clock;       /* cumulative arrival time (incremental mode) */
     double peak;        /* rate profile: the thinning envelope, req/s */
     double trace_scale; /* trace times are multiplied by this (trace_rate) */
+    /* the length distributions' draw parameters: [0] the workload's, [1 + k] class k's */
+    sv__lenp_t in[1 + SV_MAX_CLASSES], out[1 + SV_MAX_CLASSES];
 };
 
 static gsl_rng *new_rng(uint64_t seed)
@@ -494,8 +496,20 @@ static double gap(sv_workload_t *w)
     return gsl_ran_gamma(w->r_arr, c->burstiness, 1.0 / (c->rate * c->burstiness));
 }
 
-int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r)
+void sv__lenp_init(sv__lenp_t *p, const sv_lendist_t *d)
 {
+    p->d = d;
+    p->mu = p->sigma = 0.0;
+    if (d->kind == SV_LEN_LOGNORMAL) {
+        double cv2 = (d->std / d->mean) * (d->std / d->mean);
+        p->sigma = sqrt(log1p(cv2));
+        p->mu = log(d->mean) - p->sigma * p->sigma / 2.0;
+    }
+}
+
+int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
+{
+    const sv_lendist_t *d = p->d;
     double x;
     switch (d->kind) {
     case SV_LEN_UNIFORM:
@@ -504,13 +518,9 @@ int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r)
     case SV_LEN_NORMAL:
         x = d->mean + gsl_ran_gaussian(r, d->std);
         break;
-    case SV_LEN_LOGNORMAL: {
-        double cv2 = (d->std / d->mean) * (d->std / d->mean);
-        double sigma = sqrt(log1p(cv2));
-        double mu = log(d->mean) - sigma * sigma / 2.0;
-        x = gsl_ran_lognormal(r, mu, sigma);
+    case SV_LEN_LOGNORMAL:
+        x = gsl_ran_lognormal(r, p->mu, p->sigma);
         break;
-    }
     case SV_LEN_EMPIRICAL:
         x = (double)d->samples[gsl_rng_uniform_int(r, (unsigned long)d->nsamples)];
         break;
@@ -524,6 +534,13 @@ int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r)
     return (int32_t)x;
 }
 
+int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r)
+{
+    sv__lenp_t p;
+    sv__lenp_init(&p, d);
+    return sv__draw_lenp(&p, r);
+}
+
 int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint64_t seed,
                     sv_workload_t **out, sv_error_t *err)
 {
@@ -532,6 +549,12 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
     if (!w) return sv_errorf(err, SV_ENOMEM, "out of memory");
     w->cfg = cfg;
     w->trace = cfg->has_trace ? trace : NULL;
+    sv__lenp_init(&w->in[0], &cfg->input);
+    sv__lenp_init(&w->out[0], &cfg->output);
+    for (int k = 0; k < cfg->nclasses && k < SV_MAX_CLASSES; k++) {
+        sv__lenp_init(&w->in[1 + k], &cfg->classes[k].input);
+        sv__lenp_init(&w->out[1 + k], &cfg->classes[k].output);
+    }
     w->r_arr = new_rng(sv_stream_seed(seed, SV_STREAM_ARRIVALS));
     w->r_in = new_rng(sv_stream_seed(seed, SV_STREAM_INPUT));
     w->r_out = new_rng(sv_stream_seed(seed, SV_STREAM_OUTPUT));
@@ -625,11 +648,11 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
         while (k < c->nclasses - 1 && u >= (acc += c->classes[k].share))
             k++;
         w->cls = k;
-        *input = sv__draw_len(&c->classes[k].input, w->r_in);
-        *output = sv__draw_len(&c->classes[k].output, w->r_out);
+        *input = sv__draw_lenp(&w->in[1 + k], w->r_in);
+        *output = sv__draw_lenp(&w->out[1 + k], w->r_out);
     } else {
-        *input = sv__draw_len(&c->input, w->r_in);
-        *output = sv__draw_len(&c->output, w->r_out);
+        *input = sv__draw_lenp(&w->in[0], w->r_in);
+        *output = sv__draw_lenp(&w->out[0], w->r_out);
     }
     w->next++;
     return 1;

@@ -522,19 +522,24 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
  */
 void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
-/* The last decode-only step's cost, for sv_perf_spec_step_memo (zero-initialised: empty).
- * One per caller (a replica's engine), which owns it. */
+/* The last decode-only steps' costs, for sv_perf_spec_step_memo (zero-initialised:
+ * empty): one slot for each batch size modulo SV_PERF_MEMO_SLOTS, holding the last step of
+ * the size it is tagged with (n_decode 0: none), so that a batch whose size moves back and
+ * forth within that many sequences finds its size's step. One per caller (a replica's
+ * engine), which owns it (about 27 KiB). */
+#define SV_PERF_MEMO_SLOTS 64
 typedef struct sv_perf_memo {
-    int valid;
-    long n_decode;
-    sv_step_cost_t cost;    /* the last decode-only step's */
+    struct {
+        long n_decode;
+        sv_step_cost_t cost;
+    } slot[SV_PERF_MEMO_SLOTS];
     sv_step_cost_t scratch; /* any other step's */
 } sv_perf_memo_t;
 
 /*
  * sv_perf_spec_step's result for b, the same bits, in memo (valid until the next call): a
- * decode-only step of as many sequences as the last decode-only step it saw differs from
- * that one only in the context they attend to, so only the decode attention and the sums
+ * decode-only step of as many sequences as a decode-only step in its size's slot differs
+ * from that one only in the context they attend to, so only the decode attention and the sums
  * over the operators are computed again (without speculative decoding, pipeline stages,
  * attention data parallelism or the extended architectures' terms; every other step in
  * full). An engine steps its decode batch unchanged most of the time, so most steps take

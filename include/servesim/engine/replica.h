@@ -182,6 +182,10 @@ void sv_replica_release(sv_replica_t *r, int32_t id);
  * request's `replica` is this one from then on), 0 if there is no room. */
 int sv_replica_reserve(sv_replica_t *r, int32_t id);
 int sv_replica_can_reserve(sv_replica_t *r, int32_t id); /* the same test, no change */
+/* The same test on the n replicas reps[idx[0..n)], in that order: those with room go into
+ * out (room for n, which the caller owns), in order; returns how many. */
+int sv_replica_can_reserve_of(sv_replica_t *const *reps, const int *idx, int n, int32_t id,
+                              int *out);
 void sv_replica_unreserve(sv_replica_t *r, int32_t id);
 /* Tokens of a reserved transfer's KV found in this replica's prefix cache (not sent). */
 long sv_replica_transfer_cached(const sv_replica_t *r, int32_t id);
@@ -198,6 +202,8 @@ int sv_replica_busy(const sv_replica_t *r);
 long sv_replica_running(const sv_replica_t *r);
 long sv_replica_reserved(const sv_replica_t *r); /* transfers on their way here */
 long sv_replica_waiting(const sv_replica_t *r);
+/* running + waiting + reserved (the least-outstanding router's load), in one call. */
+long sv_replica_outstanding(const sv_replica_t *r);
 /* Whether the scheduler sees waiting work at now: a swapped-out request, or the head of the
  * waiting queue through the API server (engine.api_server_ms). An idle replica whose
  * waiting requests are all still on that path is waiting for input, not stalled. */
