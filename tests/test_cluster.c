@@ -107,6 +107,7 @@ START_TEST(test_link_times)
 }
 END_TEST
 
+
 /* Two transfers of 1 GB added at 0 on a 50 GB/s link without latency, the first capped at
  * cap: when each lands. */
 static void capped_pair(int fifo, double cap, double want0, double want1)
@@ -173,8 +174,8 @@ START_TEST(test_transfer_per_rank)
     check_accounting(res);
     done(sc, res);
     /* The other way (TP 1 to TP 2) the one sending GPU is the busier side: the same time. */
-    const char *sets2[] = {"workload.num_requests=1", "workload.input=2048", "workload.output=16",
-                           "pools.decode.tp=2"};
+    const char *sets2[] = {"workload.num_requests=1", "workload.input=2048",
+                           "workload.output=16", "pools.decode.tp=2"};
     res = run(disagg, sets2, 4, &sc);
     r = &res->pool.r[0];
     tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 2048.0 * 131072.0 / 50e9, 1e-9);
@@ -210,8 +211,9 @@ START_TEST(test_receiver_contention)
     check_accounting(res);
     done(sc, res);
     /* Two decode replicas: each takes one, no contention, each transfer as alone. */
-    const char *sets2[] = {"workload.num_requests=2", "workload.rate=inf", "workload.input=2048",
-                           "workload.output=16", "router.policy=round-robin"};
+    const char *sets2[] = {"workload.num_requests=2", "workload.rate=inf",
+                           "workload.input=2048",     "workload.output=16",
+                           "router.policy=round-robin"};
     res = run(disagg, sets2, 5, &sc);
     for (int i = 0; i < 2; i++) {
         const sv_req_t *r = &res->pool.r[i];

@@ -187,7 +187,8 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "custom_allreduce", COST, POOL(perf), .unit = "bool",
      .def = "engine profile (vllm true)",
      .help = "TP all-reduces run the engine's one-/two-shot kernel up to 8 MiB, else NCCL"},
-    {"hardware", "nccl_nvls", COST, POOL(perf), .unit = "bool", .def = "engine profile (vllm true)",
+    {"hardware", "nccl_nvls", COST, POOL(perf), .unit = "bool",
+     .def = "engine profile (vllm true)",
      .help = "NCCL may run its NVLink SHARP all-reduce on NVSwitch nodes of NVLink 4 and later"},
     {"hardware", "graph_max_tokens", COST, POOL(perf), .unit = "tokens",
      .def = "engine profile (vllm 512)", .help = "the largest step a CUDA graph covers"},
@@ -237,10 +238,12 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "latency of one point-to-point transfer between stages (docs/cost-model.md)"},
     {"hardware", "norm_efficiency", COST, POOL(perf), .unit = "0..1", .def = "GPU catalog",
      .help = "normalisation layers: achieved / peak HBM bandwidth (docs/cost-model.md)"},
-    {"hardware", "grouped_gemm_efficiency", COST, POOL(perf), .unit = "0..1", .def = "GPU catalog",
+    {"hardware", "grouped_gemm_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "GPU catalog",
      .help = "MoE expert GEMMs: achieved / a dense GEMM's rate and weight bandwidth "
              "(docs/cost-model.md)"},
-    {"hardware", "mla_attention_efficiency", COST, POOL(perf), .unit = "0..1", .def = "GPU catalog",
+    {"hardware", "mla_attention_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "GPU catalog",
      .help = "MLA attention kernels: achieved / flash and paged attention's (docs/cost-model.md)"},
     {"hardware", "moe_imbalance", COST, POOL(perf), .unit = ">= 1", .def = "GPU catalog",
      .help = "MoE: the busiest expert's tokens / the mean (scales the expert GEMMs' compute; "
@@ -328,8 +331,7 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "what happens to a preempted sequence's KV; `swap` is vLLM V0's option (not with "
              "`vllm`: V1 only recomputes)"},
     {"engine", "profile", TEXT, POOL(perf.engine), .unit = "name", .def = "the engine's (vllm)",
-     .help = "engine profile from `models/engines.yaml` (`vllm`, `trtllm`, `sglang`, `eager`): "
-             "what the "
+     .help = "engine profile from `models/engines.yaml` (`vllm`, `trtllm`, `sglang`, `eager`): what the "
              "engine adds to each step (docs/cost-model.md); the `hardware` keys above override "
              "its values"},
     {"engine", "scheduling_policy", ENUM, NAMES(policy_names), POOL(engine.priority_policy),

@@ -971,8 +971,7 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
     sv__jw_int(w, "requests", (long)res->pool.n);
     sv__jw_obj(w, "failed_by_reason");
     for (int i = 1; i < SV_FAIL_COUNT; i++) /* aborted: only a served run's clients abort */
-        if (i != SV_FAIL_ABORTED || s->failed_by[i])
-            sv__jw_int(w, sv_fail_name(i), s->failed_by[i]);
+        if (i != SV_FAIL_ABORTED || s->failed_by[i]) sv__jw_int(w, sv_fail_name(i), s->failed_by[i]);
     sv__jw_end_obj(w);
     stat_keys(w, s, "queue", &s->queue);
     stat_keys(w, s, "prefill", &s->prefill);

@@ -113,9 +113,7 @@ static const struct lofo_fit {
     const char *data;               /* engine fits: the table, beside the measurements */
     const char *prior_gpu;          /* GPU fits: whose values the keys had before the fit */
 } FITS[] = {
-    {"engine",
-     "eager",
-     "layer_overhead_us,seq_overhead_us,compute_efficiency,attention_efficiency",
+    {"engine", "eager", "layer_overhead_us,seq_overhead_us,compute_efficiency,attention_efficiency",
      {"splitwise-bloom-a100", "splitwise-bloom-h100"},
      {"bloom-176b:a100-80gb", "bloom-176b:h100-80gb"},
      "splitwise_perf_model.csv",
@@ -217,7 +215,8 @@ static int refit(const struct lofo_fit *ft, const char *out, const char *table_d
                 found = 1;
             }
         if (!found)
-            return sv_errorf(err, SV_EINVAL, "leave-one-out: '%s' is not a GPU curve key", keys[i]);
+            return sv_errorf(err, SV_EINVAL, "leave-one-out: '%s' is not a GPU curve key",
+                             keys[i]);
     }
     return 0;
 }
@@ -427,8 +426,7 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
         const sv_vrow_t *w = &v->rows[r];
         if (isnan(lofo[r])) continue;
         int i = 0;
-        while (i < nf && strcmp(fam[i].name, w->family))
-            i++;
+        while (i < nf && strcmp(fam[i].name, w->family)) i++;
         if (i == nf) {
             if (nf == 256) break;
             fam[nf] = (fam_t){.name = w->family};
@@ -470,11 +468,11 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
         }
         if (!f) continue;
         if (md)
-            fprintf(f, "| %s | %s | %ld | %ld |", fam[i].name, sv_calibration_name(fam[i].status),
-                    fam[i].n[0], fam[i].n[1]);
+            fprintf(f, "| %s | %s | %ld | %ld |", fam[i].name,
+                    sv_calibration_name(fam[i].status), fam[i].n[0], fam[i].n[1]);
         else
-            fprintf(f, "  %-28s %-12s %6ld %6ld", fam[i].name, sv_calibration_name(fam[i].status),
-                    fam[i].n[0], fam[i].n[1]);
+            fprintf(f, "  %-28s %-12s %6ld %6ld", fam[i].name,
+                    sv_calibration_name(fam[i].status), fam[i].n[0], fam[i].n[1]);
         pct_cell(f, md, cov[0], 9);
         pct_cell(f, md, cov[1], 9);
         pct_cell(f, md, cv[0], 9);
@@ -502,7 +500,8 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
             out->families[s][g] = k;
             out->derived_pct[s][g] = band_of(fam, nf, s, g, -1);
             out->coverage_pct[s][g] = k ? 100.0 * sum / k : NAN;
-            out->row_coverage_pct[s][g] = k ? 100.0 * (double)in / (double)out->points[s][g] : NAN;
+            out->row_coverage_pct[s][g] =
+                k ? 100.0 * (double)in / (double)out->points[s][g] : NAN;
             out->cv_coverage_pct[s][g] = kcv ? 100.0 * cvsum / kcv : NAN;
         }
     if (f) print_status_table(out, compiled, f, md);
@@ -529,9 +528,8 @@ int sv_confidence_check(const sv_band_evidence_t *ev, double tolerance, FILE *f)
             int bad = fabs(c - sv_band_coverage_pct) > tolerance;
             off += bad;
             if (f)
-                fprintf(f,
-                        "%s %-12s %-10s band +-%.0f%%: %.1f%% of left-out points within it "
-                        "(nominal %.0f%% +- %g)\n",
+                fprintf(f, "%s %-12s %-10s band +-%.0f%%: %.1f%% of left-out points within it "
+                           "(nominal %.0f%% +- %g)\n",
                         bad ? "OFF " : "ok  ", sv_calibration_name(s), group_names[g],
                         (g ? sv_band_latency_pct : sv_band_throughput_pct)[s], c,
                         sv_band_coverage_pct, tolerance);
