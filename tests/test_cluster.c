@@ -274,6 +274,45 @@ START_TEST(test_single_transfer_exact)
 }
 END_TEST
 
+START_TEST(test_handoff_in_ttft)
+{
+    /* disaggregation.handoff_ms = 128: the transfer of one 2048-token prompt takes the link's
+     * 10 us + 128 ms + 2048 x 131,072 B / 50 GB/s (5.369 ms) = 133.379 ms, so with the first
+     * token at the decode side TTFT = prefill + 133.379 ms + one decode step, exactly 128 ms
+     * more than without it; the KV stays on the prefill replica (xfer_end - prefill_end). */
+    const char *sets[] = {"workload.num_requests=1",
+                          "workload.input=2048",
+                          "workload.output=16",
+                          "pools.0.engine.async_scheduling=false",
+                          "pools.0.engine.api_server_ms=0",
+                          "pools.1.engine.async_scheduling=false",
+                          "disaggregation.first_token=decode",
+                          "disaggregation.handoff_ms=128"};
+    sv_scenario_t *sc;
+    sv_result_t *res = run(disagg, sets, 8, &sc);
+    const sv_req_t *r = &res->pool.r[0];
+    double prefill = sv_perf_prefill_time(&res->pools[0].perf, 2048, NULL);
+    double step = sv_perf_decode_time(&res->pools[1].perf, 1, 2048, NULL);
+    ck_assert(sc->handoff == 0.128);
+    ck_assert(r->xfer_start == r->prefill_end);
+    tu_assert_rel(r->xfer_end - r->xfer_start, 0.133379, 1e-5);
+    tu_assert_rel(r->xfer_end - r->xfer_start, 10e-6 + 0.128 + 2048.0 * 131072.0 / 50e9, 1e-12);
+    tu_assert_rel(r->first_token - r->start,
+                  prefill + 10e-6 + 0.128 + 2048.0 * 131072.0 / 50e9 + step, 1e-9);
+    ck_assert_int_eq(res->summary.completed, 1);
+    check_accounting(res);
+    done(sc, res);
+    /* Out of range: refused naming the key. */
+    const char *bad[] = {"disaggregation.handoff_ms=-1"};
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat, disagg, bad, 1, &sc, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg,
+                         "--set disaggregation.handoff_ms=-1: disaggregation.handoff_ms: expected "
+                         "a number in [0, 1e+06], got '-1'") != NULL,
+                  "%s", err.msg);
+}
+END_TEST
+
 /* The way in, by hand: the router's 5 ms, then the replica's API server (12 ms, the vllm
  * profile's default for the vllm scheduler: vllm-project/vllm#21139's measured
  * preprocessing), then the prefill step, which async scheduling (on by default in current
@@ -508,6 +547,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_receiver_contention);
     tcase_add_test(tc, test_single_transfer_exact);
     tcase_add_test(tc, test_transfer_per_rank);
+    tcase_add_test(tc, test_handoff_in_ttft);
     tcase_add_test(tc, test_router_latency_in_ttft);
     tcase_add_test(tc, test_backpressure_and_stall);
     tcase_add_test(tc, test_accounting_across_pools);

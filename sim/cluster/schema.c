@@ -287,6 +287,13 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"disaggregation", "decode_router", CUSTOM, .unit = "policy name", .def = "`least-outstanding`",
      .help = "policy choosing the decode replica for each prefilled request, among those with "
              "room"},
+    {"disaggregation", "handoff_ms", NUM, RANGE(0, 1e6), .scale = 1e-3, SC(handoff), .unit = "ms",
+     .def = "0",
+     .help = "fixed time of each request's hand-off beyond the bytes: the engines' and the "
+             "framework's exchange between the two sides (bootstrap, pre-allocation, the "
+             "transfer's completion seen by the decode loop); added to the KV transfer's "
+             "latency, with the KV held on the prefill replica and the room reserved on the "
+             "decode replica meanwhile (docs/disaggregation.md, \"The hand-off's fixed cost\")"},
     {"disaggregation", "kv_link", CUSTOM, .unit = "map", .def = "infiniband", .help = "below"},
     {"disaggregation.kv_link", "kind", CUSTOM, .unit = "name", .def = "`infiniband`",
      .help = "`nvlink` (same node: half the GPU's NVLink figure, 5 us), `infiniband` (NDR 400 "

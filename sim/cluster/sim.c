@@ -1449,7 +1449,7 @@ static int setup_replicas(sim_t *s, int p, int k, const sv_engine_cfg_t *ecfg, s
             sv_evq_timer_new(&s->q, EV_READY, k, &s->as.ready[k]))
             return sv_errorf(err, SV_ENOMEM, "out of memory");
         double bw = sc->link.bw_per_gpu * pp->perf.set.tp;
-        sv_link_init(&s->kv.links[k], bw, sc->link.latency, sc->link.fifo);
+        sv_link_init(&s->kv.links[k], bw, sc->link.latency + sc->handoff, sc->link.fifo);
     }
     return 0;
 }

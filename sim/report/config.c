@@ -220,6 +220,7 @@ static void cfg_serving(builder_t *b, const sv_result_t *res)
         num(b, "router_latency_ms", "router latency", sc->router_latency * 1e3, "ms");
     if (sc->disaggregated) {
         text(b, "decode_router", "decode router", "%s", sv_route_names[sc->decode_route]);
+        if (sc->handoff > 0) num(b, "handoff_ms", "hand-off (fixed)", sc->handoff * 1e3, "ms");
         text(b, "first_token", "first token made on", "%s",
              sc->first_token_at_decode ? "decode" : "prefill");
     }

@@ -958,6 +958,7 @@ void sv__report_servesim_json(sv_jw_t *w, const sv_result_t *res, const char *co
     if (sc->disaggregated) {
         sv__jw_str(w, "first_token", sc->first_token_at_decode ? "decode" : "prefill");
         sv__jw_str(w, "decode_router", sv_route_names[sc->decode_route]);
+        if (sc->handoff > 0) sv__jw_num(w, "handoff_ms", sc->handoff * 1e3);
         sv__jw_obj(w, "kv_link");
         sv__jw_str(w, "kind", sc->link.kind);
         sv__jw_num(w, "bandwidth_gb_s_per_gpu", sc->link.bw_per_gpu / 1e9);

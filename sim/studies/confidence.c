@@ -105,8 +105,8 @@ cJSON *sv_confidence_json(const sv_confidence_t *c)
  */
 #define FIT_FAMILIES 4
 static const struct lofo_fit {
-    const char *object; /* "engine" or "gpu" */
-    const char *name;   /* the profile or GPU */
+    const char *object; /* "engine", "gpu" or "sets" (a key of the family's own rows) */
+    const char *name;   /* the profile, GPU or key */
     const char *keys;   /* the fitted keys, ','-separated */
     const char *families[FIT_FAMILIES];
     const char *rows[FIT_FAMILIES]; /* engine fits: each family's Splitwise MODEL:HARDWARE */
@@ -131,6 +131,16 @@ static const struct lofo_fit {
      {NULL},
      NULL,
      "a100-80gb"},
+    /* The disaggregated InferenceX families: each engine's hand-off time (the rows'
+     * disaggregation.handoff_ms, tools/gen-inferencex-disagg), fitted on its non-MTP family's
+     * light-load rows; left out, the key leaves that family's rows (0, its default). */
+    {"sets",
+     "disaggregation.handoff_ms",
+     "disaggregation.handoff_ms",
+     {"inferencex-dsr1-h200-dynamo-sglang", "inferencex-dsr1-h200-dynamo-trt"},
+     {NULL},
+     NULL,
+     NULL},
     {"gpu",
      "mi325x",
      "grouped_gemm_efficiency,mla_attention_efficiency,grouped_gemm_n_half_experts",
@@ -171,6 +181,7 @@ static int refit(const struct lofo_fit *ft, const char *out, const char *table_d
             size_t len = strlen(rows);
             snprintf(rows + len, sizeof rows - len, "%s%s", len ? "," : "", ft->rows[i]);
         }
+    if (strcmp(ft->object, "sets") == 0) return 0; /* rerun_family drops the key */
     if (strcmp(ft->object, "engine") == 0) {
         const sv_engine_profile_t *e;
         if ((rc = sv_catalog_engine(cat, ft->name, &e, err))) return rc;
@@ -211,7 +222,22 @@ static int refit(const struct lofo_fit *ft, const char *out, const char *table_d
     return 0;
 }
 
-/* Rerun family fam's rows of v on cat into lofo[]. */
+/* Drop every `key=value` of key from a row's "k=v;k=v" sets. */
+static void drop_set(char *sets, const char *key)
+{
+    size_t kl = strlen(key), out = 0;
+    char buf[sizeof((sv_vrow_t *)0)->sets];
+    snprintf(buf, sizeof buf, "%s", sets);
+    for (char *save = NULL, *item = strtok_r(buf, ";", &save); item;
+         item = strtok_r(NULL, ";", &save)) {
+        if (strncmp(item, key, kl) == 0 && item[kl] == '=') continue;
+        out += (size_t)snprintf(sets + out, sizeof buf - out, "%s%s", out ? ";" : "", item);
+    }
+    sets[out] = '\0';
+}
+
+/* Rerun family fam's rows of v on cat into lofo[], without the sets keys of the fits that
+ * name fam. */
 static int rerun_family(const sv_validation_t *v, const char *fam, const sv_catalog_t *cat,
                         double *lofo, sv_error_t *err)
 {
@@ -220,8 +246,13 @@ static int rerun_family(const sv_validation_t *v, const char *fam, const sv_cata
     if (!(sub.rows = malloc((size_t)v->nrows * sizeof *sub.rows)))
         return sv_errorf(err, SV_ENOMEM, "leave-one-out: out of memory");
     for (long r = 0; r < v->nrows; r++)
-        if (strcmp(v->rows[r].family, fam) == 0 && !isnan(v->rows[r].simulated))
-            sub.rows[n++] = v->rows[r];
+        if (strcmp(v->rows[r].family, fam) == 0 && !isnan(v->rows[r].simulated)) {
+            sub.rows[n] = v->rows[r];
+            for (int f = 0; f < NFITS; f++)
+                if (strcmp(FITS[f].object, "sets") == 0 && fit_uses(&FITS[f], fam))
+                    drop_set(sub.rows[n].sets, FITS[f].name);
+            n++;
+        }
     sub.nrows = n;
     int rc = sv_validation_run(&sub, cat, NULL, err);
     for (long r = 0, i = 0; r < v->nrows && !rc; r++)

@@ -99,6 +99,7 @@ typedef struct sv_scenario {
     int route;                 /* sv_route_t: requests to colocated or prefill replicas */
     int decode_route;          /* sv_route_t: prefilled requests to decode replicas */
     double router_latency;     /* s a request spends at the router */
+    double handoff;            /* s: disaggregation.handoff_ms, added to every KV transfer */
     sv_kvlink_cfg_t link;
     int pools_listed;         /* the pools came from a `pools:` list (keys pools.N.*) */
     int disaggregation_given; /* a `disaggregation:` map was read */
