@@ -1192,14 +1192,19 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
                 "%.0f%% of left-out validation points (docs/cost-model.md); a capacity off by its "
                 "band needs more or fewer units\n",
                 sv_band_coverage_pct);
+        int k = rows[0].band_class;
         const sv_band_cell_t *from;
-        sv_band_pct(rows[0].band_class, rows[0].calibration, SV_BAND_THROUGHPUT, &from);
-        if (rows[0].band_class != SV_BAND_DENSE)
-            fprintf(t, "confidence: the bands of a %s model (routed experts or MLA) are its "
-                       "class's: %s%s\n",
-                    sv_band_class_name(rows[0].band_class),
-                    from ? "the leave-one-family-out residuals of " : "assumed",
-                    from ? from->evidence : "");
+        double tt = sv_band_pct(k, SV_CAL_TRANSFERRED, SV_BAND_THROUGHPUT, &from),
+               tl = sv_band_pct(k, SV_CAL_TRANSFERRED, SV_BAND_LATENCY, NULL);
+        if (k != SV_BAND_DENSE && from)
+            fprintf(t,
+                    "confidence: a %s model (routed experts or MLA) has its class's bands: "
+                    "transferred +-%.0f%% throughput, +-%.0f%% latency from the "
+                    "leave-one-family-out residuals of %s; datasheet only +-%.0f%%, +-%.0f%% "
+                    "(assumed)\n",
+                    sv_band_class_name(k), tt, tl, from->evidence,
+                    sv_band_pct(k, SV_CAL_DATASHEET, SV_BAND_THROUGHPUT, NULL),
+                    sv_band_pct(k, SV_CAL_DATASHEET, SV_BAND_LATENCY, NULL));
     }
     for (int k = 0; k < f->nwarnings; k++)
         fprintf(t, "warning: %s\n", f->warnings[k]);
