@@ -16,7 +16,7 @@
 /*
  * The bands `servesim validate` derives from the leave-one-family-out residuals, at 80%
  * coverage with each family weighing the same, per model class, calibration status and group
- * of metrics: sim/studies/bands.inc, written by tools/band-table from `servesim validate
+ * of metrics: sv_band_cells in sim/studies/bands.c, written by tools/band-table from `servesim validate
  * --band-table` on measurements.csv (dense) and inferencex.csv (MoE/MLA); do not edit it by
  * hand. docs/validation.md prints the derivation; the validate_bands tests fail when a
  * band's coverage of the left-out families drifts more than 10 points from 80%, or when it is
@@ -28,10 +28,6 @@
  * efficiencies were all assumed, missed throughput by 35% on average and the MI300X by 89%;
  * SV_BAND_ASSUMED_PCT (50%) is a round figure between the two, not a measurement.
  */
-const sv_band_cell_t sv_band_cells[] = {
-#include "bands.inc"
-};
-const int sv_band_ncells = (int)(sizeof sv_band_cells / sizeof sv_band_cells[0]);
 const double sv_band_coverage_pct = 80.0;
 
 static const char *const class_names[SV_BAND_CLASSES] = {"dense", "moe-mla"};

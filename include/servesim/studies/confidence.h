@@ -56,7 +56,7 @@ int sv_band_class_of(const sv_model_t *m);
 /*
  * One derived band: the smallest whole percent holding sv_band_coverage_pct of the left-out
  * residuals of `families` families (`points` points) of class cls and status st, from the
- * table `evidence` (its file name). The compiled-in cells (sim/studies/bands.inc) are written
+ * table `evidence` (its file name). The compiled-in cells (sim/studies/bands.c) are written
  * by tools/band-table from `servesim validate --band-table`.
  */
 typedef struct sv_band_cell {
@@ -159,7 +159,7 @@ int sv_confidence_check(const sv_band_evidence_t *ev, double tolerance, FILE *f)
  * points from the one the residuals give; one line per band to f when not NULL. */
 int sv_confidence_check_derived(const sv_band_evidence_t *ev, double tolerance, FILE *f);
 
-/* The cells of sim/studies/bands.inc the residuals give (`servesim validate --band-table`):
+/* The cells of sim/studies/bands.c the residuals give (`servesim validate --band-table`):
  * one C initializer line per class, status and group with a family, naming evidence (the
  * table's file name). */
 void sv_confidence_band_table(const sv_band_evidence_t *ev, const char *evidence, FILE *f);
