@@ -1,10 +1,12 @@
 /*
- * The error bands from evidence (sim/studies/confidence.c): the band of a status is the
- * smallest whole percent holding 80% of its families' left-out absolute errors, each family
- * weighing the same, checked on a hand-made table; the leave-one-family-out reruns of the
- * real suite (a family no fit used keeps its in-sample value, the MI300X without its own
- * fit takes the A100's attention_seq_us back, BLOOM on A100 is costed by an eager profile
- * refitted on the H100 rows alone); the compiled-in bands hold 80% +- 10 of them.
+ * The error bands from evidence (sim/studies/confidence.c): the band of a class and status is
+ * the smallest whole percent holding 80% of its families' left-out absolute errors, each
+ * family weighing the same, checked on hand-made residuals and a hand-made table; the
+ * leave-one-family-out reruns of the real suite (a family no fit used keeps its in-sample
+ * value, the MI300X without its own fit takes the A100's attention_seq_us back, BLOOM on A100
+ * is costed by an eager profile refitted on the H100 rows alone) and of the InferenceX
+ * DeepSeek-R1 families; the compiled-in bands (sim/studies/bands.c) hold 80% +- 10 of them
+ * and are the derived ones; dense and MoE/MLA models get their own class's band.
  */
 #include <check.h>
 #include <math.h>
