@@ -1,10 +1,12 @@
 /*
- * The error bands from evidence (sim/studies/confidence.c): the band of a status is the
- * smallest whole percent holding 80% of its families' left-out absolute errors, each family
- * weighing the same, checked on a hand-made table; the leave-one-family-out reruns of the
- * real suite (a family no fit used keeps its in-sample value, the MI300X without its own
- * fit takes the A100's attention_seq_us back, BLOOM on A100 is costed by an eager profile
- * refitted on the H100 rows alone); the compiled-in bands hold 80% +- 10 of them.
+ * The error bands from evidence (sim/studies/confidence.c): the band of a class and status is
+ * the smallest whole percent holding 80% of its families' left-out absolute errors, each
+ * family weighing the same, checked on hand-made residuals and a hand-made table; the
+ * leave-one-family-out reruns of the real suite (a family no fit used keeps its in-sample
+ * value, the MI300X without its own fit takes the A100's attention_seq_us back, BLOOM on A100
+ * is costed by an eager profile refitted on the H100 rows alone) and of the InferenceX
+ * DeepSeek-R1 families; the compiled-in bands (sim/studies/bands.c) hold 80% +- 10 of them
+ * and are the derived ones; dense and MoE/MLA models get their own class's band.
  */
 #include <check.h>
 #include <math.h>
@@ -64,20 +66,25 @@ START_TEST(test_bands_by_hand)
     sv_band_evidence_t ev;
     sv_error_t err;
     ck_assert_msg(sv_confidence_derive(&v, lofo, cat, &ev, NULL, &err) == 0, "%s", err.msg);
-    const int T = SV_BAND_THROUGHPUT, M = SV_CAL_MEASURED, X = SV_CAL_TRANSFERRED;
-    ck_assert_int_eq(ev.families[M][T], 1);
-    ck_assert_int_eq(ev.families[X][T], 2);
-    ck_assert_int_eq(ev.points[X][T], 6);
-    ck_assert_double_eq(ev.derived_pct[M][T], 4.0);
-    ck_assert_double_eq(ev.derived_pct[X][T], 7.0);
-    tu_assert_rel(ev.cv_coverage_pct[X][T], 50.0, 1e-12);
-    ck_assert(isnan(ev.cv_coverage_pct[M][T])); /* no other measured family */
-    tu_assert_rel(ev.coverage_pct[X][T], 87.5, 1e-12);
+    const int T = SV_BAND_THROUGHPUT, M = SV_CAL_MEASURED, X = SV_CAL_TRANSFERRED,
+              D = SV_BAND_DENSE;
+    ck_assert_int_eq(ev.families[D][M][T], 1);
+    ck_assert_int_eq(ev.families[D][X][T], 2);
+    ck_assert_int_eq(ev.points[D][X][T], 6);
+    ck_assert_double_eq(ev.derived_pct[D][M][T], 4.0);
+    ck_assert_double_eq(ev.derived_pct[D][X][T], 7.0);
+    tu_assert_rel(ev.cv_coverage_pct[D][X][T], 50.0, 1e-12);
+    ck_assert(isnan(ev.cv_coverage_pct[D][M][T])); /* no other measured family */
+    tu_assert_rel(ev.coverage_pct[D][X][T], 87.5, 1e-12);
     /* the compiled-in measured band (7%) holds 1, 2, 3, 4 of A's 5 points */
-    ck_assert_double_eq(sv_band_throughput_pct[M], 7.0);
-    tu_assert_rel(ev.coverage_pct[M][T], 80.0, 1e-12);
-    ck_assert_int_eq(ev.families[SV_CAL_DATASHEET][T], 0);
-    ck_assert_int_eq(ev.families[X][SV_BAND_LATENCY], 0);
+    ck_assert_double_eq(sv_band_pct(D, M, T, NULL), 7.0);
+    tu_assert_rel(ev.coverage_pct[D][M][T], 80.0, 1e-12);
+    ck_assert_int_eq(ev.families[D][SV_CAL_DATASHEET][T], 0);
+    ck_assert_int_eq(ev.families[D][X][SV_BAND_LATENCY], 0);
+    ck_assert_int_eq(ev.families[SV_BAND_MOE_MLA][X][T], 0);
+    /* printed against derived: measured 7 against 4 (3 points), transferred 7 against 7 */
+    ck_assert_int_eq(sv_confidence_check_derived(&ev, 3.0, NULL), 0);
+    ck_assert_int_eq(sv_confidence_check_derived(&ev, 2.0, NULL), 1);
     /* within 10 points of 80%: both; within 5: the transferred one (87.5%) is off */
     ck_assert_int_eq(sv_confidence_check(&ev, 10.0, NULL), 0);
     ck_assert_int_eq(sv_confidence_check(&ev, 5.0, NULL), 1);
@@ -89,10 +96,10 @@ START_TEST(test_bands_by_hand)
     for (int i = 0; i < n; i++)
         lofo[i] = rows[i].simulated;
     ck_assert_msg(sv_confidence_derive(&v, lofo, cat, &ev, NULL, &err) == 0, "%s", err.msg);
-    ck_assert_double_eq(ev.derived_pct[X][T], 7.0);
-    ck_assert_int_eq(ev.points[X][T], 10);
-    tu_assert_rel(ev.row_coverage_pct[X][T], 80.0, 1e-12);
-    tu_assert_rel(ev.row_coverage_pct[M][T], 80.0, 1e-12);
+    ck_assert_double_eq(ev.derived_pct[D][X][T], 7.0);
+    ck_assert_int_eq(ev.points[D][X][T], 10);
+    tu_assert_rel(ev.row_coverage_pct[D][X][T], 80.0, 1e-12);
+    tu_assert_rel(ev.row_coverage_pct[D][M][T], 80.0, 1e-12);
 }
 END_TEST
 
@@ -150,7 +157,11 @@ START_TEST(test_lofo_suite)
     ck_assert_int_eq(sv_confidence_check(&ev, 10.0, NULL), 0);
     for (int s = 0; s < SV_CAL_DATASHEET; s++)
         for (int g = 0; g < SV_BAND_GROUPS; g++)
-            ck_assert_int_gt(ev.families[s][g], 0);
+            ck_assert_int_gt(ev.families[SV_BAND_DENSE][s][g], 0);
+    /* printed as derived (tools/band-table wrote them); dense transferred latency 25%: 80%
+     * of the four families' left-out TTFT and prefill errors */
+    ck_assert_int_eq(sv_confidence_check_derived(&ev, 0.0, NULL), 0);
+    ck_assert_double_eq(ev.derived_pct[SV_BAND_DENSE][SV_CAL_TRANSFERRED][SV_BAND_LATENCY], 25.0);
     free(copy.gpus);
     free(lofo);
     sv_validation_free(w);
@@ -185,14 +196,106 @@ END_TEST
 
 START_TEST(test_label_states_coverage)
 {
-    sv_confidence_t c = {.status = SV_CAL_TRANSFERRED, .throughput_pct = 7, .latency_pct = 29};
-    char buf[128];
+    sv_confidence_t c = {.status = SV_CAL_TRANSFERRED, .throughput_pct = 7, .latency_pct = 25,
+                         .evidence = "measurements.csv: 6 transferred families left out"};
+    char buf[256];
     ck_assert_str_eq(sv_confidence_label(&c, buf, sizeof buf),
-                     "transferred: +-7% throughput, +-29% latency (80% coverage)");
+                     "transferred: +-7% throughput, +-25% latency (80% coverage)");
+    c.band_class = SV_BAND_MOE_MLA;
+    c.throughput_pct = 27;
+    c.latency_pct = 68;
+    snprintf(c.evidence, sizeof c.evidence, "inferencex.csv: 10 transferred families left out");
+    ck_assert_str_eq(sv_confidence_label(&c, buf, sizeof buf),
+                     "transferred, moe-mla: +-27% throughput, +-68% latency (80% coverage; "
+                     "inferencex.csv: 10 transferred families left out)");
+    c.band_class = SV_BAND_DENSE;
     c.status = SV_CAL_DATASHEET;
     c.throughput_pct = c.latency_pct = 50;
+    snprintf(c.evidence, sizeof c.evidence, "assumed");
     ck_assert_str_eq(sv_confidence_label(&c, buf, sizeof buf),
                      "datasheet only: +-50% throughput, +-50% latency (assumed)");
+}
+END_TEST
+
+START_TEST(test_band_quantile_by_hand)
+{
+    /* one family erring 1..10%: 80% of its points within 8% (7% holds 70%) */
+    double a[10], b[] = {1, 2, 3, 4, 5}, c[] = {10, 20};
+    for (int i = 0; i < 10; i++)
+        a[i] = i + 1;
+    const double *one[] = {a};
+    long n1[] = {10};
+    ck_assert_double_eq(sv_band_from_residuals(one, n1, 1, 80.0), 8.0);
+    ck_assert_double_eq(sv_band_from_residuals(one, n1, 1, 50.0), 5.0);
+    /* {1..5} and {10, 20}, families weighing the same: at 10% the shares are 1 and 1/2
+     * (75%), at 20% both 1: 20%; pooled, 10% would hold 6 of 7 (86%) */
+    const double *two[] = {b, c};
+    long n2[] = {5, 2};
+    ck_assert_double_eq(sv_band_from_residuals(two, n2, 2, 80.0), 20.0);
+    ck_assert_double_eq(sv_band_from_residuals(two, n2, 2, 75.0), 10.0);
+    /* a family with no point does not count; none at all: NAN */
+    long n0[] = {0, 2};
+    ck_assert_double_eq(sv_band_from_residuals(two, n0, 2, 50.0), 10.0);
+    long none[] = {0};
+    ck_assert(isnan(sv_band_from_residuals(one, none, 1, 80.0)));
+}
+END_TEST
+
+START_TEST(test_band_classes)
+{
+    /* the compiled-in cells as tools/band-table wrote them: dense from measurements.csv,
+     * MoE/MLA from inferencex.csv (transferred only) */
+    const sv_band_cell_t *from;
+    const int D = SV_BAND_DENSE, X = SV_BAND_MOE_MLA, T = SV_BAND_THROUGHPUT, L = SV_BAND_LATENCY;
+    ck_assert_double_eq(sv_band_pct(D, SV_CAL_TRANSFERRED, L, &from), 25.0);
+    ck_assert_str_eq(from->evidence, "measurements.csv");
+    ck_assert_int_eq(from->families, 4);
+    ck_assert_double_eq(sv_band_pct(D, SV_CAL_DATASHEET, T, &from), 50.0);
+    ck_assert(from == NULL);
+    ck_assert_double_eq(sv_band_pct(X, SV_CAL_TRANSFERRED, T, &from), 27.0);
+    ck_assert_str_eq(from->evidence, "inferencex.csv");
+    ck_assert_double_eq(sv_band_pct(X, SV_CAL_TRANSFERRED, L, NULL), 68.0);
+    /* no measured MoE/MLA family: the transferred cell; datasheet: 50% widened to 68% */
+    ck_assert_double_eq(sv_band_pct(X, SV_CAL_MEASURED, L, &from), 68.0);
+    ck_assert_int_eq(from->status, SV_CAL_TRANSFERRED);
+    ck_assert_double_eq(sv_band_pct(X, SV_CAL_DATASHEET, T, NULL), 50.0);
+    ck_assert_double_eq(sv_band_pct(X, SV_CAL_DATASHEET, L, &from), 68.0);
+    ck_assert(from == NULL);
+    /* the class of a model: routed experts or MLA */
+    const sv_model_t *m;
+    sv_error_t err;
+    ck_assert_int_eq(sv_catalog_model(cat, "deepseek-r1", &m, &err), 0);
+    ck_assert_int_eq(sv_band_class_of(m), SV_BAND_MOE_MLA);
+    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-70b", &m, &err), 0);
+    ck_assert_int_eq(sv_band_class_of(m), SV_BAND_DENSE);
+}
+END_TEST
+
+START_TEST(test_lofo_inferencex)
+{
+    /* The InferenceX families left out: the moe-mla bands hold 80% +- 10 of them, and are
+     * those the residuals give (ctest validate_bands_inferencex runs the same) */
+    char path[1024];
+    const char *def = sv_validation_default_path(), *slash = strrchr(def, '/');
+    snprintf(path, sizeof path, "%.*s/inferencex.csv", (int)(slash - def), def);
+    sv_validation_t *v = NULL;
+    sv_error_t err;
+    ck_assert_msg(sv_validation_load(path, &v, &err) == 0, "%s", err.msg);
+    ck_assert_msg(sv_validation_run(v, cat, NULL, &err) == 0, "%s", err.msg);
+    double *lofo = malloc((size_t)v->nrows * sizeof *lofo);
+    ck_assert_msg(sv_confidence_lofo(v, cat, lofo, &err) == 0, "%s", err.msg);
+    sv_band_evidence_t ev;
+    ck_assert_msg(sv_confidence_derive(v, lofo, cat, &ev, NULL, &err) == 0, "%s", err.msg);
+    const int X = SV_BAND_MOE_MLA, S = SV_CAL_TRANSFERRED;
+    ck_assert_int_ge(ev.families[X][S][SV_BAND_THROUGHPUT], 10);
+    ck_assert_int_eq(ev.families[SV_BAND_DENSE][S][SV_BAND_THROUGHPUT], 0);
+    ck_assert_int_eq(sv_confidence_check(&ev, 10.0, NULL), 0);
+    ck_assert_int_eq(sv_confidence_check_derived(&ev, 2.0, NULL), 0);
+    /* the dense transferred bands would hold far less than 80% of them */
+    double dense = sv_band_pct(SV_BAND_DENSE, S, SV_BAND_THROUGHPUT, NULL);
+    ck_assert(dense < ev.derived_pct[X][S][SV_BAND_THROUGHPUT] - 10);
+    free(lofo);
+    sv_validation_free(v);
 }
 END_TEST
 
@@ -205,6 +308,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_lofo_suite);
     tcase_add_test(tc, test_fitted_family_unnamed);
     tcase_add_test(tc, test_label_states_coverage);
+    tcase_add_test(tc, test_band_quantile_by_hand);
+    tcase_add_test(tc, test_band_classes);
+    tcase_add_test(tc, test_lofo_inferencex);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -81,7 +81,7 @@ END_TEST
  * datasheet-only GPU (docs/cost-model.md, "Calibration status and error bands"). */
 static void check_confidence(sv_catalog_t *cat, const char *gpu, const char *profile,
                              const char *model, int tp, const char *status, double thr,
-                             const char *gpu_status)
+                             double lat, const char *cls, const char *gpu_status)
 {
     sv_error_t err;
     const sv_gpu_t *g;
@@ -101,6 +101,8 @@ static void check_confidence(sv_catalog_t *cat, const char *gpu, const char *pro
     ck_assert_ptr_nonnull(c);
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c, "status")->valuestring, status);
     ck_assert(cJSON_GetObjectItemCaseSensitive(c, "throughput_error_band_pct")->valuedouble == thr);
+    ck_assert(cJSON_GetObjectItemCaseSensitive(c, "latency_error_band_pct")->valuedouble == lat);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(c, "model_class")->valuestring, cls);
     const cJSON *cg = cJSON_GetObjectItemCaseSensitive(c, "gpu");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cg, "calibration")->valuestring, gpu_status);
     cJSON_Delete(j);
@@ -165,11 +167,18 @@ START_TEST(test_confidence_json)
     sv_catalog_t *cat = tu_catalog();
     /* A100 (kernel fit) with the eager profile (fitted to Splitwise): measured, +-7% (80%
      * of its left-out points, test_confidence.c). */
-    check_confidence(cat, "a100-80gb", "eager", "llama-3.1-8b", 1, "measured", 7.0, "measured");
-    /* MI300X (fitted to AMD's rows) with the hand-set vllm profile: transferred, +-7%. */
-    check_confidence(cat, "mi300x", "vllm", "llama-3.1-70b", 8, "transferred", 7.0, "measured");
+    check_confidence(cat, "a100-80gb", "eager", "llama-3.1-8b", 1, "measured", 7.0, 21.0, "dense",
+                     "measured");
+    /* MI300X (fitted to AMD's rows) with the hand-set vllm profile: transferred, +-7%, +-25%. */
+    check_confidence(cat, "mi300x", "vllm", "llama-3.1-70b", 8, "transferred", 7.0, 25.0, "dense",
+                     "measured");
     /* B200: datasheet only, +-50%. */
-    check_confidence(cat, "b200", "vllm", "llama-3.1-8b", 1, "datasheet", 50.0, "datasheet");
+    check_confidence(cat, "b200", "vllm", "llama-3.1-8b", 1, "datasheet", 50.0, 50.0, "dense",
+                     "datasheet");
+    /* DeepSeek-R1 (MoE, MLA) on the H200 with sglang: the InferenceX families' band, +-27%
+     * and +-68% (sim/studies/bands.c), not the dense models' */
+    check_confidence(cat, "h200", "sglang", "deepseek-r1", 8, "transferred", 27.0, 68.0,
+                     "moe-mla", "transferred");
     sv_catalog_free(cat);
 }
 END_TEST

@@ -116,6 +116,8 @@ static const sv__opt_help_t validate_opts[] = {
     {"--family", "PREFIX", "only the families starting with PREFIX (default: all)"},
     {"--bounds", "FILE.csv", "exit 1 when a family's MAPE is past its bound in FILE"},
     {"--coverage-tolerance", "PTS", "exit 1 when a band's coverage is PTS off 80%"},
+    {"--band-tolerance", "PTS", "exit 1 when a printed band is PTS off the derived one"},
+    {"--band-table", NULL, "print the derived bands as sim/studies/bands.c's lines"},
     {"--markdown", NULL, "print docs/validation.md's tables (tools/validation-doc)"},
     {NULL, NULL, NULL},
 };

@@ -975,8 +975,8 @@ int main(int argc, char **argv)
 static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
 {
     const char *data = sv_validation_default_path(), *family = NULL, *bounds = NULL, *v;
-    int missing = 0, markdown = 0;
-    double tolerance = NAN;
+    int missing = 0, markdown = 0, band_table = 0;
+    double tolerance = NAN, band_tolerance = NAN;
     for (int i = 0; i < argc; i++) {
         if ((v = sv__opt_value(argc, argv, &i, "--data", &missing)))
             data = v;
@@ -991,16 +991,28 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
                 return fail("error: --coverage-tolerance: expected points between 0 and 100, "
                             "got '%s'",
                             v);
+        } else if ((v = sv__opt_value(argc, argv, &i, "--band-tolerance", &missing))) {
+            char *end;
+            band_tolerance = strtod(v, &end);
+            if (*end || end == v || !(band_tolerance >= 0 && band_tolerance <= 100))
+                return fail("error: --band-tolerance: expected points between 0 and 100, "
+                            "got '%s'",
+                            v);
         } else if (sv__opt_is(argv[i], "--markdown"))
             markdown = 1;
+        else if (sv__opt_is(argv[i], "--band-table"))
+            band_table = 1;
         else if (!missing)
             return sv__unknown_option("validate", argv[i]);
         if (missing) return fail("error: %s needs a value (see servesim --help)", missing_opt);
     }
-    if (family && (markdown || !isnan(tolerance)))
+    if (family && (markdown || band_table || !isnan(tolerance) || !isnan(band_tolerance)))
         return fail("error: validate --family: the bands need every family; drop --family or "
                     "%s",
-                    markdown ? "--markdown" : "--coverage-tolerance");
+                    markdown     ? "--markdown"
+                    : band_table ? "--band-table"
+                    : !isnan(tolerance) ? "--coverage-tolerance"
+                                        : "--band-tolerance");
     sv_error_t err = {0};
     sv_validation_t *val = NULL;
     double *lofo = NULL;
@@ -1022,6 +1034,13 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
             return fail_err(&err);
         }
     }
+    if (band_table) {
+        const char *base = strrchr(data, '/');
+        sv_confidence_band_table(&ev, base ? base + 1 : data, stdout);
+        free(lofo);
+        sv_validation_free(val);
+        return EXIT_SUCCESS;
+    }
     if (markdown) {
         if (sv_confidence_markdown(val, lofo, cat, stdout, &err)) rc = fail_err(&err);
     } else {
@@ -1041,6 +1060,16 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
                     "servesim: error: %d error band(s) cover their left-out families more than %g "
                     "points from %.0f%%\n",
                     off, tolerance, sv_band_coverage_pct);
+            rc = EXIT_FAILURE;
+        }
+    }
+    if (!isnan(band_tolerance)) {
+        int off = sv_confidence_check_derived(&ev, band_tolerance, stdout);
+        if (off) {
+            fprintf(stderr,
+                    "servesim: error: %d printed error band(s) more than %g points from what the "
+                    "residuals of %s give: run tools/band-table\n",
+                    off, band_tolerance, data);
             rc = EXIT_FAILURE;
         }
     }

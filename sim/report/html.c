@@ -234,7 +234,7 @@ static void summary_tables(FILE *h, const sv_result_t *res)
     row2(h, "Energy per output token (J)", "%.3f", res->energy_per_tok);
     for (int q = 0; q < res->npools; q++) {
         sv_confidence_t c;
-        char lab[160], text[256];
+        char lab[256], text[512];
         sv_confidence_of(&res->pools[q].perf, &c);
         snprintf(buf, sizeof buf, "Confidence%s%s", res->npools > 1 ? ", " : "",
                  res->npools > 1 ? res->pools[q].cfg->name : "");

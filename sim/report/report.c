@@ -387,7 +387,7 @@ static void summary_confidence(const sv_result_t *res, FILE *f)
     char buf[160];
     for (int p = 0; p < res->npools; p++) {
         sv_confidence_t c;
-        char lab[128];
+        char lab[256];
         sv_confidence_of(&res->pools[p].perf, &c);
         snprintf(buf, sizeof buf, "Confidence%s%s:", res->npools > 1 ? ", " : "",
                  res->npools > 1 ? res->pools[p].cfg->name : "");
@@ -725,9 +725,11 @@ static void write_confidence(sv_jw_t *w, const char *key, const sv_perf_t *perf)
     sv_confidence_of(perf, &c);
     sv__jw_obj(w, key);
     sv__jw_str(w, "status", sv_calibration_name(c.status));
+    sv__jw_str(w, "model_class", sv_band_class_name(c.band_class));
     sv__jw_num(w, "throughput_error_band_pct", c.throughput_pct);
     sv__jw_num(w, "latency_error_band_pct", c.latency_pct);
-    if (c.status != SV_CAL_DATASHEET) sv__jw_num(w, "band_coverage_pct", sv_band_coverage_pct);
+    if (strcmp(c.evidence, "assumed")) sv__jw_num(w, "band_coverage_pct", sv_band_coverage_pct);
+    sv__jw_str(w, "band_evidence", c.evidence);
     sv__jw_obj(w, "gpu");
     sv__jw_str(w, "name", c.gpu);
     sv__jw_str(w, "calibration", sv_calibration_name(c.gpu_cal));

@@ -14,24 +14,54 @@
 #include "servesim/studies/calibrate.h"
 
 /*
- * The bands `servesim validate` derives from the leave-one-family-out residuals of the
- * validation suite, at 80% coverage with each family weighing the same (docs/validation.md
- * prints the derivation; the validate_bands test fails when their coverage of the left-out
- * families drifts more than 10 points from 80%):
- * measured    - splitwise-bloom-a100 alone, its eager profile refitted on the H100 rows:
- *               throughput-like 7%, prefill 21% (the +-5% and +-11% these replaced, the
- *               largest in-sample family MAPE, held 27% and 53% of its left-out points);
- * transferred - the other six families: 7% and 29% (before: +-13%, +-29%, and before
- *               the decode attention read at 88% of HBM bandwidth: +-14%, +-27%);
- * datasheet   - no family by definition. Cost model v1, whose efficiencies were all
- *               assumed, missed throughput by 35% on average and the MI300X by 89%: +-50%
- *               is a round figure between the two, not a measurement.
- * When the cost model or the suite changes and validate_bands fails, set these to the
- * "derived" column `servesim validate` prints, then run tools/validation-doc.
+ * The bands `servesim validate` derives from the leave-one-family-out residuals, at 80%
+ * coverage with each family weighing the same, per model class, calibration status and group
+ * of metrics: sv_band_cells in sim/studies/bands.c, written by tools/band-table from `servesim validate
+ * --band-table` on measurements.csv (dense) and inferencex.csv (MoE/MLA); do not edit it by
+ * hand. docs/validation.md prints the derivation; the validate_bands tests fail when a
+ * band's coverage of the left-out families drifts more than 10 points from 80%, or when it is
+ * more than 2 points from what the residuals give (then run tools/band-table, rebuild, and
+ * tools/validation-doc). Earlier hand-set dense bands: measured 7% and 21% (the +-5% and
+ * +-11% these replaced held 27% and 53% of its left-out points); transferred 7% and 29%
+ * (+-13%, +-29% before, and +-14%, +-27% before the decode attention read at 88% of HBM
+ * bandwidth). Datasheet figures have no family by definition: cost model v1, whose
+ * efficiencies were all assumed, missed throughput by 35% on average and the MI300X by 89%;
+ * SV_BAND_ASSUMED_PCT (50%) is a round figure between the two, not a measurement.
  */
-const double sv_band_throughput_pct[SV_CAL_COUNT] = {7, 7, 50};
-const double sv_band_latency_pct[SV_CAL_COUNT] = {21, 29, 50};
 const double sv_band_coverage_pct = 80.0;
+
+static const char *const class_names[SV_BAND_CLASSES] = {"dense", "moe-mla"};
+
+const char *sv_band_class_name(int cls)
+{
+    return cls >= 0 && cls < SV_BAND_CLASSES ? class_names[cls] : "?";
+}
+
+int sv_band_class_of(const sv_model_t *m)
+{
+    return m->experts > 0 || m->mla ? SV_BAND_MOE_MLA : SV_BAND_DENSE;
+}
+
+static const sv_band_cell_t *find_cell(int cls, int st, int g)
+{
+    for (int i = 0; i < sv_band_ncells; i++)
+        if (sv_band_cells[i].cls == cls && sv_band_cells[i].status == st &&
+            sv_band_cells[i].group == g)
+            return &sv_band_cells[i];
+    return NULL;
+}
+
+double sv_band_pct(int cls, int st, int g, const sv_band_cell_t **from)
+{
+    const sv_band_cell_t *c = find_cell(cls, st, g);
+    if (!c && st == SV_CAL_MEASURED) c = find_cell(cls, SV_CAL_TRANSFERRED, g);
+    if (from) *from = c;
+    if (c) return c->pct;
+    double b = SV_BAND_ASSUMED_PCT;
+    for (int s = 0; s < SV_CAL_COUNT; s++)
+        if ((c = find_cell(cls, s, g)) && c->pct > b) b = c->pct;
+    return b;
+}
 
 void sv_confidence_of(const sv_perf_t *p, sv_confidence_t *out)
 {
@@ -44,25 +74,41 @@ void sv_confidence_of(const sv_perf_t *p, sv_confidence_t *out)
         p->set.engine[0] ? (sv_calibration_t)p->set.engine_calibration : SV_CAL_DATASHEET;
     snprintf(out->engine_note, sizeof out->engine_note, "%s", p->set.engine_fitted_to);
     out->status = out->gpu_cal > out->engine_cal ? out->gpu_cal : out->engine_cal;
-    out->throughput_pct = sv_band_throughput_pct[out->status];
-    out->latency_pct = sv_band_latency_pct[out->status];
+    out->band_class = sv_band_class_of(&p->model);
+    const sv_band_cell_t *ct, *cl;
+    out->throughput_pct = sv_band_pct(out->band_class, out->status, SV_BAND_THROUGHPUT, &ct);
+    out->latency_pct = sv_band_pct(out->band_class, out->status, SV_BAND_LATENCY, &cl);
+    if (!ct || !cl)
+        snprintf(out->evidence, sizeof out->evidence, "assumed");
+    else
+        snprintf(out->evidence, sizeof out->evidence, "%s: %d %s famil%s left out", ct->evidence,
+                 ct->families > cl->families ? ct->families : cl->families,
+                 sv_calibration_name(ct->status), ct->families == 1 ? "y" : "ies");
 }
 
 const char *sv_confidence_label(const sv_confidence_t *c, char *buf, size_t n)
 {
-    if (c->status == SV_CAL_DATASHEET)
-        snprintf(buf, n, "datasheet only: +-%.0f%% throughput, +-%.0f%% latency (assumed)",
-                 c->throughput_pct, c->latency_pct);
-    else
+    int dense = c->band_class == SV_BAND_DENSE;
+    const char *cls = sv_band_class_name(c->band_class);
+    if (c->status == SV_CAL_DATASHEET || strcmp(c->evidence, "assumed") == 0)
+        snprintf(buf, n, "%s%s%s: +-%.0f%% throughput, +-%.0f%% latency (assumed)",
+                 c->status == SV_CAL_DATASHEET ? "datasheet only"
+                                               : sv_calibration_name(c->status),
+                 dense ? "" : ", ", dense ? "" : cls, c->throughput_pct, c->latency_pct);
+    else if (dense)
         snprintf(buf, n, "%s: +-%.0f%% throughput, +-%.0f%% latency (%.0f%% coverage)",
                  sv_calibration_name(c->status), c->throughput_pct, c->latency_pct,
                  sv_band_coverage_pct);
+    else
+        snprintf(buf, n, "%s, %s: +-%.0f%% throughput, +-%.0f%% latency (%.0f%% coverage; %s)",
+                 sv_calibration_name(c->status), cls, c->throughput_pct, c->latency_pct,
+                 sv_band_coverage_pct, c->evidence);
     return buf;
 }
 
 void sv_confidence_print(const sv_confidence_t *c, FILE *f)
 {
-    char lab[128];
+    char lab[256];
     fprintf(f, "confidence: %s; GPU %s %s, engine profile %s %s\n",
             sv_confidence_label(c, lab, sizeof lab), c->gpu, sv_calibration_name(c->gpu_cal),
             c->engine[0] ? c->engine : "none", sv_calibration_name(c->engine_cal));
@@ -72,11 +118,13 @@ void sv_confidence_print(const sv_confidence_t *c, FILE *f)
 cJSON *sv_confidence_json(const sv_confidence_t *c)
 {
     cJSON *j = cJSON_CreateObject();
+    int assumed = strcmp(c->evidence, "assumed") == 0;
     cJSON_AddStringToObject(j, "status", sv_calibration_name(c->status));
+    cJSON_AddStringToObject(j, "model_class", sv_band_class_name(c->band_class));
     cJSON_AddNumberToObject(j, "throughput_error_band_pct", c->throughput_pct);
     cJSON_AddNumberToObject(j, "latency_error_band_pct", c->latency_pct);
-    if (c->status != SV_CAL_DATASHEET)
-        cJSON_AddNumberToObject(j, "band_coverage_pct", sv_band_coverage_pct);
+    if (!assumed) cJSON_AddNumberToObject(j, "band_coverage_pct", sv_band_coverage_pct);
+    cJSON_AddStringToObject(j, "band_evidence", c->evidence);
     cJSON *g = cJSON_AddObjectToObject(j, "gpu");
     cJSON_AddStringToObject(g, "name", c->gpu);
     cJSON_AddStringToObject(g, "calibration", sv_calibration_name(c->gpu_cal));
@@ -86,10 +134,9 @@ cJSON *sv_confidence_json(const sv_confidence_t *c)
     cJSON_AddStringToObject(e, "calibration", sv_calibration_name(c->engine_cal));
     cJSON_AddStringToObject(e, "fitted_to", c->engine_note);
     cJSON_AddStringToObject(j, "bands_from",
-                            c->status == SV_CAL_DATASHEET
-                                ? "assumed: no validation family (docs/cost-model.md)"
-                                : "servesim validate: leave-one-family-out residuals "
-                                  "(docs/validation.md)");
+                            assumed ? "assumed: no validation family (docs/cost-model.md)"
+                                    : "servesim validate: leave-one-family-out residuals "
+                                      "(docs/validation.md)");
     return j;
 }
 
@@ -317,57 +364,77 @@ static int group_of(int kind)
 
 static const char *const group_names[SV_BAND_GROUPS] = {"throughput", "latency"};
 
-/* A family, its status and its points of one group. */
+/* A family, its class and status, and its points of each group. */
 typedef struct {
     const char *name;
-    int status;
+    int cls, status;
     double *ape[SV_BAND_GROUPS]; /* absolute percentage errors, left out */
     long n[SV_BAND_GROUPS];
 } fam_t;
 
-/* Share (0..1) of family f's points of group g within band, families weighing the same. */
-static double covered(const fam_t *f, int g, double band)
+/* Share (0..1) of the n errors ape (sorted or not) within band. */
+static double share_within(const double *ape, long n, double band)
 {
     long in = 0;
-    for (long i = 0; i < f->n[g]; i++)
-        in += f->ape[g][i] <= band + 1e-9;
-    return (double)in / (double)f->n[g];
+    for (long i = 0; i < n; i++)
+        in += ape[i] <= band + 1e-9;
+    return (double)in / (double)n;
 }
 
-/*
- * The smallest whole percent holding the nominal coverage of the points of the families
- * of status st and group g (skipping family skip), families weighing the same; NAN when
- * none. Ties in a whole-percent grid keep it deterministic.
- */
-static double band_of(const fam_t *fam, int nf, int st, int g, int skip)
+static double covered(const fam_t *f, int g, double band)
 {
-    int any = 0;
-    for (int i = 0; i < nf; i++)
-        any |= i != skip && fam[i].status == st && fam[i].n[g] > 0;
-    if (!any) return NAN;
+    return share_within(f->ape[g], f->n[g], band);
+}
+
+double sv_band_from_residuals(const double *const *ape, const long *n, int nfam,
+                              double coverage_pct)
+{
+    int k = 0;
+    for (int i = 0; i < nfam; i++)
+        k += n[i] > 0;
+    if (!k) return NAN;
     for (int pct = 1; pct <= 1000; pct++) {
         double sum = 0.0;
-        int k = 0;
-        for (int i = 0; i < nf; i++)
-            if (i != skip && fam[i].status == st && fam[i].n[g] > 0) {
-                sum += covered(&fam[i], g, pct);
-                k++;
-            }
-        if (100.0 * sum / k >= sv_band_coverage_pct - 1e-9) return pct;
+        for (int i = 0; i < nfam; i++)
+            if (n[i] > 0) sum += share_within(ape[i], n[i], pct);
+        if (100.0 * sum / k >= coverage_pct - 1e-9) return pct;
     }
     return 1000;
 }
 
-/* The status of a row's answer: the weaker of its GPU's and its profile's. */
-static int row_status(const sv_vrow_t *w, const sv_catalog_t *cat, int *st, sv_error_t *err)
+/*
+ * The band of the families of class cls and status st for group g (skipping family skip);
+ * NAN when none. A whole-percent grid keeps it deterministic.
+ */
+static double band_of(const fam_t *fam, int nf, int cls, int st, int g, int skip)
+{
+    const double *ape[256];
+    long n[256];
+    int k = 0;
+    for (int i = 0; i < nf; i++)
+        if (i != skip && fam[i].cls == cls && fam[i].status == st && fam[i].n[g] > 0) {
+            ape[k] = fam[i].ape[g];
+            n[k++] = fam[i].n[g];
+        }
+    return sv_band_from_residuals(ape, n, k, sv_band_coverage_pct);
+}
+
+/* The status of a row's answer, the weaker of its GPU's and its profile's, and its model's
+ * class. */
+static int row_status(const sv_vrow_t *w, const sv_catalog_t *cat, int *st, int *cls,
+                      sv_error_t *err)
 {
     const sv_gpu_t *g;
     const sv_engine_profile_t *e;
+    const sv_model_t *m;
     int rc;
     if ((rc = sv_catalog_gpu(cat, w->gpu, &g, err)) ||
         (rc = sv_catalog_engine(cat, w->profile, &e, err)))
         return rc;
     *st = g->calibration > e->calibration ? (int)g->calibration : (int)e->calibration;
+    /* a row without a model (a hand-made table) is dense */
+    *cls = w->model[0] && sv_catalog_model(cat, w->model, &m, NULL) == 0 ? sv_band_class_of(m)
+                                                                          : SV_BAND_DENSE;
     return 0;
 }
 
@@ -383,38 +450,54 @@ static void pct_cell(FILE *f, int md, double x, int width)
         fprintf(f, " %*.0f%%", width - 1, x);
 }
 
-/* The table per calibration status and metric group: the band the residuals give, the printed
- * band and its coverage (markdown when md). */
-static void print_status_table(const sv_band_evidence_t *out, const double *const *compiled,
-                               FILE *f, int md)
+/* Whether the residuals have a family of class cls. */
+static int class_seen(const sv_band_evidence_t *ev, int cls)
+{
+    for (int s = 0; s < SV_CAL_COUNT; s++)
+        for (int g = 0; g < SV_BAND_GROUPS; g++)
+            if (ev->families[cls][s][g]) return 1;
+    return 0;
+}
+
+/* The table per class with families, calibration status and metric group: the band the
+ * residuals give, the printed band and its coverage (markdown when md). */
+static void print_status_table(const sv_band_evidence_t *out, FILE *f, int md)
 {
     if (md)
-        fprintf(f, "\n| status | metrics | families | points | band the residuals give | band "
-                   "printed | coverage (families weighing the same) | coverage (points pooled) | "
-                   "coverage, each family against the others' band |\n"
-                   "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        fprintf(f, "\n| class | status | metrics | families | points | band the residuals give | "
+                   "band printed | coverage (families weighing the same) | coverage (points "
+                   "pooled) | coverage, each family against the others' band |\n"
+                   "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     else
-        fprintf(f, "  %-12s %-10s %8s %6s %8s %8s %9s %9s %9s\n", "status", "metrics", "families",
-                "points", "derived", "printed", "coverage", "pooled", "cv");
-    for (int s = 0; s < SV_CAL_COUNT; s++)
-        for (int g = 0; g < SV_BAND_GROUPS; g++) {
-            if (md)
-                fprintf(f, "| %s | %s | %d | %ld |", sv_calibration_name(s), group_names[g],
-                        out->families[s][g], out->points[s][g]);
-            else
-                fprintf(f, "  %-12s %-10s %8d %6ld", sv_calibration_name(s), group_names[g],
-                        out->families[s][g], out->points[s][g]);
-            if (md && !out->families[s][g])
-                fprintf(f, " assumed: no family |");
-            else
-                pct_cell(f, md, out->derived_pct[s][g], 8);
-            pct_cell(f, md, compiled[g][s], 8);
-            pct_cell(f, md, out->coverage_pct[s][g], 9);
-            pct_cell(f, md, out->row_coverage_pct[s][g], 9);
-            pct_cell(f, md, out->cv_coverage_pct[s][g], 9);
-            if (!md && !out->families[s][g]) fputs("  (assumed: no family)", f);
-            fputc('\n', f);
-        }
+        fprintf(f, "  %-8s %-12s %-10s %8s %6s %8s %8s %9s %9s %9s\n", "class", "status",
+                "metrics", "families", "points", "derived", "printed", "coverage", "pooled", "cv");
+    for (int c = 0; c < SV_BAND_CLASSES; c++) {
+        if (!class_seen(out, c)) continue;
+        for (int s = 0; s < SV_CAL_COUNT; s++)
+            for (int g = 0; g < SV_BAND_GROUPS; g++) {
+                const sv_band_cell_t *from;
+                double printed = sv_band_pct(c, s, g, &from);
+                int k = out->families[c][s][g];
+                if (md)
+                    fprintf(f, "| %s | %s | %s | %d | %ld |", class_names[c],
+                            sv_calibration_name(s), group_names[g], k, out->points[c][s][g]);
+                else
+                    fprintf(f, "  %-8s %-12s %-10s %8d %6ld", class_names[c],
+                            sv_calibration_name(s), group_names[g], k, out->points[c][s][g]);
+                if (md && !k)
+                    fprintf(f, " %s |", from ? "no family: the transferred band" : "assumed: no family");
+                else
+                    pct_cell(f, md, out->derived_pct[c][s][g], 8);
+                pct_cell(f, md, printed, 8);
+                pct_cell(f, md, out->coverage_pct[c][s][g], 9);
+                pct_cell(f, md, out->row_coverage_pct[c][s][g], 9);
+                pct_cell(f, md, out->cv_coverage_pct[c][s][g], 9);
+                if (!md && !k)
+                    fputs(from ? "  (no family: the transferred band)" : "  (assumed: no family)",
+                          f);
+                fputc('\n', f);
+            }
+    }
 }
 
 static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog_t *cat,
@@ -431,7 +514,7 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
         if (i == nf) {
             if (nf == 256) break;
             fam[nf] = (fam_t){.name = w->family};
-            if ((rc = row_status(w, cat, &fam[nf].status, err))) break;
+            if ((rc = row_status(w, cat, &fam[nf].status, &fam[nf].cls, err))) break;
             for (int k = 0; k < SV_BAND_GROUPS && !rc; k++)
                 if (!(fam[nf].ape[k] = calloc((size_t)v->nrows, sizeof(double))))
                     rc = sv_errorf(err, SV_ENOMEM, "bands: out of memory");
@@ -441,19 +524,23 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
         if (!rc) fam[i].ape[g][fam[i].n[g]++] = 100.0 * fabs(lofo[r] - w->measured) / w->measured;
     }
     if (rc) goto done;
-    const double *compiled[SV_BAND_GROUPS] = {sv_band_throughput_pct, sv_band_latency_pct};
     if (f && md)
-        fprintf(f, "| family | status | throughput-like points | latency-like points | within "
-                   "the printed throughput band | within the printed latency band | throughput, "
-                   "band of the other families | latency, band of the other families |\n"
-                   "|---|---|---:|---:|---:|---:|---:|---:|\n");
-    else if (f)
+        fprintf(f, "| family | class | status | throughput-like points | latency-like points | "
+                   "within the printed throughput band | within the printed latency band | "
+                   "throughput, band of the other families | latency, band of the other "
+                   "families |\n"
+                   "|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    int fw = 28; /* the family column: as wide as the longest name */
+    for (int i = 0; i < nf; i++)
+        if ((int)strlen(fam[i].name) > fw) fw = (int)strlen(fam[i].name);
+    if (f && !md)
         fprintf(f,
                 "\nError bands from the leave-one-family-out residuals: the share of each family's "
-                "points within the band\nprinted for its status, and within the band the other "
-                "families of its status give (cross-validated)\n  %-28s %-12s %6s %6s %9s %9s "
-                "%9s %9s\n",
-                "family", "status", "thr n", "lat n", "thr in", "lat in", "thr cv", "lat cv");
+                "points within the band\nprinted for its class and status, and within the band the "
+                "other families of its class and status give (cross-validated)\n  %-*s %-8s "
+                "%-12s %6s %6s %9s %9s %9s %9s\n",
+                fw, "family", "class", "status", "thr n", "lat n", "thr in", "lat in", "thr cv",
+                "lat cv");
     for (int i = 0; i < nf; i++) {
         double cov[SV_BAND_GROUPS], cv[SV_BAND_GROUPS];
         for (int g = 0; g < SV_BAND_GROUPS; g++) {
@@ -463,16 +550,16 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
         }
         for (int g = 0; g < SV_BAND_GROUPS; g++) {
             if (!fam[i].n[g]) continue;
-            cov[g] = 100.0 * covered(&fam[i], g, compiled[g][fam[i].status]);
-            double b = band_of(fam, nf, fam[i].status, g, i);
+            cov[g] = 100.0 * covered(&fam[i], g, sv_band_pct(fam[i].cls, fam[i].status, g, NULL));
+            double b = band_of(fam, nf, fam[i].cls, fam[i].status, g, i);
             cv[g] = isnan(b) ? NAN : 100.0 * covered(&fam[i], g, b);
         }
         if (!f) continue;
         if (md)
-            fprintf(f, "| %s | %s | %ld | %ld |", fam[i].name,
+            fprintf(f, "| %s | %s | %s | %ld | %ld |", fam[i].name, class_names[fam[i].cls],
                     sv_calibration_name(fam[i].status), fam[i].n[0], fam[i].n[1]);
         else
-            fprintf(f, "  %-28s %-12s %6ld %6ld", fam[i].name,
+            fprintf(f, "  %-*s %-8s %-12s %6ld %6ld", fw, fam[i].name, class_names[fam[i].cls],
                     sv_calibration_name(fam[i].status), fam[i].n[0], fam[i].n[1]);
         pct_cell(f, md, cov[0], 9);
         pct_cell(f, md, cov[1], 9);
@@ -480,32 +567,33 @@ static int derive(const sv_validation_t *v, const double *lofo, const sv_catalog
         pct_cell(f, md, cv[1], 9);
         fputc('\n', f);
     }
-    for (int s = 0; s < SV_CAL_COUNT; s++)
-        for (int g = 0; g < SV_BAND_GROUPS; g++) {
-            double sum = 0.0, cvsum = 0.0;
-            long in = 0;
-            int k = 0, kcv = 0;
-            for (int i = 0; i < nf; i++) {
-                if (fam[i].status != s || !fam[i].n[g]) continue;
-                double c = covered(&fam[i], g, compiled[g][s]);
-                sum += c;
-                in += (long)llround(c * (double)fam[i].n[g]);
-                out->points[s][g] += fam[i].n[g];
-                k++;
-                double b = band_of(fam, nf, s, g, i);
-                if (!isnan(b)) {
-                    cvsum += covered(&fam[i], g, b);
-                    kcv++;
+    for (int c = 0; c < SV_BAND_CLASSES; c++)
+        for (int s = 0; s < SV_CAL_COUNT; s++)
+            for (int g = 0; g < SV_BAND_GROUPS; g++) {
+                double sum = 0.0, cvsum = 0.0, printed = sv_band_pct(c, s, g, NULL);
+                long in = 0;
+                int k = 0, kcv = 0;
+                for (int i = 0; i < nf; i++) {
+                    if (fam[i].cls != c || fam[i].status != s || !fam[i].n[g]) continue;
+                    double cf = covered(&fam[i], g, printed);
+                    sum += cf;
+                    in += (long)llround(cf * (double)fam[i].n[g]);
+                    out->points[c][s][g] += fam[i].n[g];
+                    k++;
+                    double b = band_of(fam, nf, c, s, g, i);
+                    if (!isnan(b)) {
+                        cvsum += covered(&fam[i], g, b);
+                        kcv++;
+                    }
                 }
+                out->families[c][s][g] = k;
+                out->derived_pct[c][s][g] = band_of(fam, nf, c, s, g, -1);
+                out->coverage_pct[c][s][g] = k ? 100.0 * sum / k : NAN;
+                out->row_coverage_pct[c][s][g] =
+                    k ? 100.0 * (double)in / (double)out->points[c][s][g] : NAN;
+                out->cv_coverage_pct[c][s][g] = kcv ? 100.0 * cvsum / kcv : NAN;
             }
-            out->families[s][g] = k;
-            out->derived_pct[s][g] = band_of(fam, nf, s, g, -1);
-            out->coverage_pct[s][g] = k ? 100.0 * sum / k : NAN;
-            out->row_coverage_pct[s][g] =
-                k ? 100.0 * (double)in / (double)out->points[s][g] : NAN;
-            out->cv_coverage_pct[s][g] = kcv ? 100.0 * cvsum / kcv : NAN;
-        }
-    if (f) print_status_table(out, compiled, f, md);
+    if (f) print_status_table(out, f, md);
 done:
     for (int i = 0; i < nf; i++)
         for (int g = 0; g < SV_BAND_GROUPS; g++)
@@ -522,20 +610,58 @@ int sv_confidence_derive(const sv_validation_t *v, const double *lofo, const sv_
 int sv_confidence_check(const sv_band_evidence_t *ev, double tolerance, FILE *f)
 {
     int off = 0;
-    for (int s = 0; s < SV_CAL_COUNT; s++)
-        for (int g = 0; g < SV_BAND_GROUPS; g++) {
-            if (!ev->families[s][g]) continue;
-            double c = ev->coverage_pct[s][g];
-            int bad = fabs(c - sv_band_coverage_pct) > tolerance;
-            off += bad;
-            if (f)
-                fprintf(f, "%s %-12s %-10s band +-%.0f%%: %.1f%% of left-out points within it "
-                           "(nominal %.0f%% +- %g)\n",
-                        bad ? "OFF " : "ok  ", sv_calibration_name(s), group_names[g],
-                        (g ? sv_band_latency_pct : sv_band_throughput_pct)[s], c,
-                        sv_band_coverage_pct, tolerance);
-        }
+    for (int c = 0; c < SV_BAND_CLASSES; c++)
+        for (int s = 0; s < SV_CAL_COUNT; s++)
+            for (int g = 0; g < SV_BAND_GROUPS; g++) {
+                if (!ev->families[c][s][g]) continue;
+                double cv = ev->coverage_pct[c][s][g];
+                int bad = fabs(cv - sv_band_coverage_pct) > tolerance;
+                off += bad;
+                if (f)
+                    fprintf(f,
+                            "%s %-8s %-12s %-10s band +-%.0f%%: %.1f%% of left-out points within "
+                            "it (nominal %.0f%% +- %g)\n",
+                            bad ? "OFF " : "ok  ", class_names[c], sv_calibration_name(s),
+                            group_names[g], sv_band_pct(c, s, g, NULL), cv, sv_band_coverage_pct,
+                            tolerance);
+            }
     return off;
+}
+
+int sv_confidence_check_derived(const sv_band_evidence_t *ev, double tolerance, FILE *f)
+{
+    int off = 0;
+    for (int c = 0; c < SV_BAND_CLASSES; c++)
+        for (int s = 0; s < SV_CAL_COUNT; s++)
+            for (int g = 0; g < SV_BAND_GROUPS; g++) {
+                if (!ev->families[c][s][g]) continue;
+                const sv_band_cell_t *from;
+                double p = sv_band_pct(c, s, g, &from), d = ev->derived_pct[c][s][g];
+                /* a band taken from another status's cell is not this one's */
+                int bad = !from || from->status != s || fabs(p - d) > tolerance;
+                off += bad;
+                if (f)
+                    fprintf(f, "%s %-8s %-12s %-10s band printed +-%.0f%%, derived +-%.0f%% "
+                               "(tolerance %g points)\n",
+                            bad ? "OFF " : "ok  ", class_names[c], sv_calibration_name(s),
+                            group_names[g], p, d, tolerance);
+            }
+    return off;
+}
+
+void sv_confidence_band_table(const sv_band_evidence_t *ev, const char *evidence, FILE *f)
+{
+    static const char *const cls_ids[SV_BAND_CLASSES] = {"SV_BAND_DENSE", "SV_BAND_MOE_MLA"};
+    static const char *const st_ids[SV_CAL_COUNT] = {"SV_CAL_MEASURED", "SV_CAL_TRANSFERRED",
+                                                     "SV_CAL_DATASHEET"};
+    static const char *const g_ids[SV_BAND_GROUPS] = {"SV_BAND_THROUGHPUT", "SV_BAND_LATENCY"};
+    for (int c = 0; c < SV_BAND_CLASSES; c++)
+        for (int s = 0; s < SV_CAL_COUNT; s++)
+            for (int g = 0; g < SV_BAND_GROUPS; g++)
+                if (ev->families[c][s][g])
+                    fprintf(f, "{%s, %s, %s, %.0f, %d, %ld, \"%s\"},\n", cls_ids[c], st_ids[s],
+                            g_ids[g], ev->derived_pct[c][s][g], ev->families[c][s][g],
+                            ev->points[c][s][g], evidence);
 }
 
 int sv_confidence_markdown(const sv_validation_t *v, const double *lofo, const sv_catalog_t *cat,
@@ -560,10 +686,10 @@ int sv_confidence_markdown(const sv_validation_t *v, const double *lofo, const s
     fputc('\n', f);
     for (int i = 0; i <= nf; i++) {
         const char *name = i < nf ? fam[i] : NULL;
-        int st = -1, rc;
+        int st = -1, cls, rc;
         for (long r = 0; r < v->nrows && name && st < 0; r++)
             if (strcmp(v->rows[r].family, name) == 0 &&
-                (rc = row_status(&v->rows[r], cat, &st, err)))
+                (rc = row_status(&v->rows[r], cat, &st, &cls, err)))
                 return rc;
         fprintf(f, "| %s | %s |", name ? name : "all", st >= 0 ? sv_calibration_name(st) : "");
         for (int k = 0; k < SV_VK_COUNT; k++) {

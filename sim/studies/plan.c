@@ -586,7 +586,8 @@ static void row_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const s
     int ecal =
         sc->pools[0].perf.engine[0] ? sc->pools[0].perf.engine_calibration : SV_CAL_DATASHEET;
     row->calibration = gcal > ecal ? gcal : ecal;
-    row->band_pct = sv_band_throughput_pct[row->calibration];
+    row->band_class = sv_band_class_of(&sc->model);
+    row->band_pct = sv_band_pct(row->band_class, row->calibration, SV_BAND_THROUGHPUT, NULL);
     if (gp) row_price(sc, cfg, gp, &row->price, &row->price_low, &row->price_high);
     if (dp) row_price(sc, cfg, dp, &row->dprice, &row->dprice_low, &row->dprice_high);
 }
@@ -1087,8 +1088,10 @@ static void table_ranking(FILE *t, const sv_metrics_cfg_t *m, const sv_plan_row_
         for (int b = 0; b < nb; b++)
             fprintf(t, " %*.1f", (int)(strlen(bn[b]) > 9 ? strlen(bn[b]) : 9),
                     b < r->nbudgets ? r->budget[b].value_ms : NAN);
-        fprintf(t, "  +-%.0f%% %s\n", r->band_pct,
-                sv_calibration_name((sv_calibration_t)r->calibration));
+        fprintf(t, "  +-%.0f%% %s%s%s\n", r->band_pct,
+                sv_calibration_name((sv_calibration_t)r->calibration),
+                r->band_class == SV_BAND_DENSE ? "" : ", ",
+                r->band_class == SV_BAND_DENSE ? "" : sv_band_class_name(r->band_class));
     }
     if (nb > 0) {
         fprintf(t, "budgets (ms):");
@@ -1189,6 +1192,19 @@ static void print_table(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t *c
                 "%.0f%% of left-out validation points (docs/cost-model.md); a capacity off by its "
                 "band needs more or fewer units\n",
                 sv_band_coverage_pct);
+        int k = rows[0].band_class;
+        const sv_band_cell_t *from;
+        double tt = sv_band_pct(k, SV_CAL_TRANSFERRED, SV_BAND_THROUGHPUT, &from),
+               tl = sv_band_pct(k, SV_CAL_TRANSFERRED, SV_BAND_LATENCY, NULL);
+        if (k != SV_BAND_DENSE && from)
+            fprintf(t,
+                    "confidence: a %s model (routed experts or MLA) has its class's bands: "
+                    "transferred +-%.0f%% throughput, +-%.0f%% latency from the "
+                    "leave-one-family-out residuals of %s; datasheet only +-%.0f%%, +-%.0f%% "
+                    "(assumed)\n",
+                    sv_band_class_name(k), tt, tl, from->evidence,
+                    sv_band_pct(k, SV_CAL_DATASHEET, SV_BAND_THROUGHPUT, NULL),
+                    sv_band_pct(k, SV_CAL_DATASHEET, SV_BAND_LATENCY, NULL));
     }
     for (int k = 0; k < f->nwarnings; k++)
         fprintf(t, "warning: %s\n", f->warnings[k]);
@@ -1413,6 +1429,7 @@ static void json_row(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_row_t 
         sv__jw_str(w, "error", r->error);
     sv__jw_int(w, "probes", r->probes);
     sv__jw_str(w, "calibration", sv_calibration_name((sv_calibration_t)r->calibration));
+    sv__jw_str(w, "model_class", sv_band_class_name(r->band_class));
     sv__jw_num(w, "throughput_error_band_pct", r->band_pct);
     sv__jw_num(w, "price_per_gpu_hour_usd", r->price);
     sv__jw_num(w, "price_low_usd", r->price_low);

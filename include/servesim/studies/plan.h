@@ -96,7 +96,8 @@ typedef struct sv_plan_row {
                                      p99", "chat: ttft p99") */
     long probes;                  /* simulations run */
     int calibration;              /* sv_calibration_t: the weaker of the GPU's and the profile's */
-    double band_pct; /* expected throughput error at that status (sv_band_throughput_pct) */
+    double band_pct; /* expected throughput error at that status and class (sv_band_pct) */
+    int band_class;  /* the model's band class: SV_BAND_DENSE or SV_BAND_MOE_MLA */
     sv_plan_day_t day;
 } sv_plan_row_t;
 
