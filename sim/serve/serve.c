@@ -120,7 +120,7 @@ typedef struct stream {
     size_t len, off, cap;
     /* written by the server itself (direct, below): the socket, and the rest of a chunk
      * frame the socket did not take (raw), with the times of the tokens it ends */
-    int direct, fd, blocked, dead, dirty;
+    int direct, fd, blocked, dead, dirty, ending; /* ending: its request ended, unfinished */
     char *raw;
     size_t rawlen, rawoff, rawcap;
     double raw_t[8], raw_since;
@@ -694,7 +694,7 @@ static void unlist(server_t *s, stream_t *st)
 }
 
 /* The request ended in the simulation: the last chunks (or the whole answer), the metrics. */
-static void finish_stream(server_t *s, stream_t *st, double now)
+static void finish_stream(server_t *s, stream_t *st)
 {
     const sv_req_t *r = sv_live_req(s->live, st->id);
     int e = r->replica >= 0 && r->replica < s->replicas ? r->replica : 0;
@@ -739,7 +739,6 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         }
         free(t);
     }
-    (void)now;
     flush(s, st);
     if (!st->blocked) unlist(s, st);
 }
@@ -773,7 +772,7 @@ static void poll_streams(server_t *s, double now)
             moved = made = 1;
         }
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
-            finish_stream(s, st, now);
+            st->ending = 1; /* finished by flush_all, after the other streams' chunks */
         else if (moved && st->sse)
             st->dirty = 1; /* written by flush_all, after every event due */
     }
@@ -781,15 +780,27 @@ static void poll_streams(server_t *s, double now)
 }
 
 /* The chunks of every event handled go out: one write a stream, however many events
- * (when the clock ran behind, the tokens of several steps share it). */
+ * (when the clock ran behind, the tokens of several steps share it). The requests that
+ * ended go last: their answer's end costs more (cJSON, the usage, a resume) and would
+ * delay every token behind it. */
 static void flush_all(server_t *s)
 {
     stream_t *next;
+    int ending = 0;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
-        if (st->dirty || st->blocked) {
+        if (st->ending)
+            ending = 1;
+        else if (st->dirty || st->blocked) {
             st->dirty = 0;
             flush(s, st);
+        }
+    }
+    for (stream_t *st = ending ? s->streams : NULL; st; st = next) {
+        next = st->next;
+        if (st->ending) {
+            st->ending = 0;
+            finish_stream(s, st);
         }
     }
 }
@@ -824,7 +835,7 @@ static void abort_stream(server_t *s, stream_t *st)
     if (s->o->log) fprintf(s->o->log, "servesim serve: %s: the client left; aborted\n", st->rid);
     /* in the step in flight, it fails when that step ends (poll_streams finishes it then) */
     if (sv_live_req(s->live, st->id)->state == SV_RQ_FAILED)
-        finish_stream(s, st, sv_live_now(s->live));
+        finish_stream(s, st);
     pthread_cond_signal(&s->cv);
 }
 
