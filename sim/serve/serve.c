@@ -26,7 +26,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -163,6 +162,8 @@ typedef struct server {
     int clock_started;
     struct MHD_Connection **wake; /* to resume when the lock is released */
     size_t nwake, capwake;
+    char *frame; /* a chunk frame being written (direct_write; under the lock) */
+    size_t framecap;
 } server_t;
 
 
@@ -627,15 +628,31 @@ static int direct_write(server_t *s, stream_t *st)
         st->nraw = 0;
     }
     if (st->off == st->len) return 0;
-    char hdr[24];
-    size_t len = st->len - st->off;
-    int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", len);
-    struct iovec iov[3] = {{hdr, (size_t)hl}, {st->buf + st->off, len}, {(void *)"\r\n", 2}};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
-    ssize_t n = sendmsg(st->fd, &m, flags);
+    /* the frame, contiguous: one send (a sendmsg of three pieces costs the kernel more) */
+    size_t len = st->len - st->off, total = len + 2;
+    char hex[2 * sizeof len + 2];
+    size_t hl = 0;
+    for (int sh = (int)(8 * sizeof len) - 4; sh >= 0; sh -= 4)
+        if (hl || (len >> sh) || sh == 0) hex[hl++] = "0123456789abcdef"[(len >> sh) & 15];
+    total += hl + 2;
+    if (total > s->framecap) {
+        size_t cap = s->framecap ? s->framecap : 4096;
+        while (cap < total)
+            cap *= 2;
+        char *b = realloc(s->frame, cap);
+        if (!b) return st->dead = 1, -1;
+        s->frame = b;
+        s->framecap = cap;
+    }
+    char *f = s->frame;
+    memcpy(f, hex, hl);
+    memcpy(f + hl, "\r\n", 2);
+    memcpy(f + hl + 2, st->buf + st->off, len);
+    memcpy(f + total - 2, "\r\n", 2);
+    ssize_t n = send(st->fd, f, total, flags);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
     if (n < 0) return st->dead = 1, -1;
-    size_t total = (size_t)hl + len + 2, done = (size_t)n;
+    size_t done = (size_t)n;
     if (done == total) {
         observe(s, st->pend_t, st->npend);
     } else { /* the frame's rest: sent before anything else */
@@ -646,13 +663,7 @@ static int direct_write(server_t *s, stream_t *st)
             st->raw = b;
             st->rawcap = rest;
         }
-        size_t at = 0;
-        for (int i = 0; i < 3; i++) {
-            size_t a = done > iov[i].iov_len ? iov[i].iov_len : done;
-            done -= a;
-            memcpy(st->raw + at, (char *)iov[i].iov_base + a, iov[i].iov_len - a);
-            at += iov[i].iov_len - a;
-        }
+        memcpy(st->raw, f + done, rest);
         st->rawoff = 0;
         st->rawlen = rest;
         memcpy(st->raw_t, st->pend_t, sizeof st->raw_t);
@@ -665,12 +676,14 @@ static int direct_write(server_t *s, stream_t *st)
 }
 
 /* st's bytes on their way: written here while suspended (direct), else by libmicrohttpd
- * once resumed; an ended answer's end, or a failed socket, goes back to it. st->blocked:
- * a frame's rest still waits. */
+ * once resumed; an ended answer's end (written by libmicrohttpd after the round, unless a
+ * frame's rest is before it), or a failed socket, goes back to it. st->blocked: a frame's
+ * rest still waits. */
 static void flush(server_t *s, stream_t *st)
 {
     st->blocked = 0;
-    if (st->direct && st->suspended && !st->gone && !st->dead) {
+    if (st->direct && st->suspended && !st->gone && !st->dead &&
+        (!st->ended || st->rawoff < st->rawlen)) {
         if (direct_write(s, st) == 1) {
             st->blocked = 1;
             return;
@@ -773,25 +786,24 @@ static void poll_streams(server_t *s, double now)
         }
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
             st->ending = 1; /* finished by flush_all, after the other streams' chunks */
-        else if (moved && st->sse)
+        if (moved && st->sse)
             st->dirty = 1; /* written by flush_all, after every event due */
     }
     if (made) hist_put(&s->late, b_pace, NB(b_pace), handled - (s->wall0 + now / s->o->speed));
 }
 
 /* The chunks of every event handled go out: one write a stream, however many events
- * (when the clock ran behind, the tokens of several steps share it). The requests that
- * ended go last: their answer's end costs more (cJSON, the usage, a resume) and would
- * delay every token behind it. */
+ * (when the clock ran behind, the tokens of several steps share it). The answers of the
+ * requests that ended are made after every token went out (their end costs more: cJSON,
+ * the usage) and written by libmicrohttpd once the lock is released. */
 static void flush_all(server_t *s)
 {
     stream_t *next;
     int ending = 0;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
-        if (st->ending)
-            ending = 1;
-        else if (st->dirty || st->blocked) {
+        ending |= st->ending;
+        if (st->dirty || st->blocked) { /* (an ending stream's last tokens too) */
             st->dirty = 0;
             flush(s, st);
         }
@@ -1756,6 +1768,7 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     free(s.fail);
     free(s.hist);
     free(s.model_json);
+    free(s.frame);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);
     g_server = NULL;
