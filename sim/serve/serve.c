@@ -16,7 +16,6 @@
 #include "servesim/serve/serve.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -151,9 +150,9 @@ typedef struct server {
     hist_t (*hist)[NHIST];
     hist_t pace;  /* b_pace: emit lateness */
     hist_t own;   /* b_pace: emit lateness less the time others held the core (below) */
-    /* the clock thread's schedstat and that of the process's other threads, to tell how
-     * long since it slept the core was held by other processes (own_since) */
-    int sched_self, sched_other[16], nsched_other;
+    /* the clock thread's schedstat (and the CPU of the process's other threads), to tell
+     * how long since it slept the core was held by other processes (own_mark, observe) */
+    int sched_self;
     double rd0, cpu0, own_corr;
     long own_sends;
     hist_t late; /* b_pace: clock lateness */
@@ -548,41 +547,30 @@ static int sched_read(int fd, double *cpu, double *wait)
 static void sched_open(server_t *s)
 {
     s->sched_self = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    s->nsched_other = 0;
-    char self[32], path[96];
-    char link[64]; /* "PID/task/TID": this thread's */
-    ssize_t ln = readlink("/proc/thread-self", link, sizeof link - 1);
-    link[ln > 0 ? ln : 0] = '\0';
-    const char *tid = strrchr(link, '/');
-    snprintf(self, sizeof self, "%s", tid ? tid + 1 : "");
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    while (d && (e = readdir(d)) && s->nsched_other < 16) {
-        if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0) continue;
-        snprintf(path, sizeof path, "/proc/self/task/%.40s/schedstat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) s->sched_other[s->nsched_other++] = fd;
-    }
-    if (d) closedir(d);
 }
 
 static void sched_close(server_t *s)
 {
     if (s->sched_self >= 0) close(s->sched_self);
-    for (int i = 0; i < s->nsched_other; i++)
-        close(s->sched_other[i]);
     s->sched_self = -1;
-    s->nsched_other = 0;
 }
 
-/* The clock thread's run-queue wait and its process's other threads' CPU (s); -1 unknown. */
+static double cpu_clock(clockid_t c)
+{
+    struct timespec t;
+    return clock_gettime(c, &t) ? -1 : (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The clock thread's run-queue wait and its process's other threads' CPU (s; the process's
+ * CPU clock less the thread's: two calls, where reading each thread's schedstat is a file
+ * each); -1 unknown. */
 static int sched_now(const server_t *s, double *wait, double *others)
 {
-    double cpu, w;
+    double cpu;
     if (sched_read(s->sched_self, &cpu, wait)) return -1;
-    *others = 0;
-    for (int i = 0; i < s->nsched_other; i++)
-        if (!sched_read(s->sched_other[i], &cpu, &w)) *others += cpu;
+    double p = cpu_clock(CLOCK_PROCESS_CPUTIME_ID), t = cpu_clock(CLOCK_THREAD_CPUTIME_ID);
+    if (p < 0 || t < 0) return -1;
+    *others = p - t;
     return 0;
 }
 
