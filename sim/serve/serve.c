@@ -161,6 +161,7 @@ typedef struct server {
     int clock_started;
     struct MHD_Connection **wake; /* to resume when the lock is released */
     size_t nwake, capwake;
+    double progress; /* sv_live_progress when the streams were last looked at */
     char *frame; /* a chunk frame being written (direct_write; under the lock) */
     size_t framecap;
 } server_t;
@@ -780,6 +781,17 @@ static void poll_streams(server_t *s, double now)
     if (made) hist_put(&s->late, b_pace, NB(b_pace), handled - (s->wall0 + now / s->o->speed));
 }
 
+/* After an event: whether any request may have made a token or ended since the streams
+ * were last looked at (most events, a request's arrival at the engine, change neither:
+ * 1,000 streams need not be looked at for them). */
+static int progressed(server_t *s)
+{
+    double p = sv_live_progress(s->live);
+    if (p == s->progress) return 0;
+    s->progress = p;
+    return 1;
+}
+
 /* The chunks of every event handled go out: one write a stream, however many events
  * (when the clock ran behind, the tokens of several steps share it). The answers of the
  * requests that ended are made after every token went out (their end costs more: cJSON,
@@ -813,7 +825,7 @@ static int catch_up(server_t *s)
     int rc = 0;
     while (!rc && (next = sv_live_next(s->live)) <= now) {
         rc = sv_live_advance(s->live, next);
-        if (!rc) poll_streams(s, next);
+        if (!rc && progressed(s)) poll_streams(s, next);
     }
     flush_all(s);
     return rc ? rc : sv_live_advance(s->live, now);
@@ -913,7 +925,7 @@ static void *clock_main(void *arg)
                 s->broken = 1;
                 break;
             }
-            poll_streams(s, next);
+            if (progressed(s)) poll_streams(s, next);
         }
         flush_all(s);
         if (!s->broken && sv_live_advance(s->live, target)) s->broken = 1;
