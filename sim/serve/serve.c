@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -119,6 +120,7 @@ typedef struct stream {
     /* written by the server itself (direct, below): the socket, and the rest of a chunk
      * frame the socket did not take (raw), with the times of the tokens it ends */
     int direct, fd, blocked, dead, dirty, ending; /* ending: its request ended, unfinished */
+    int hup; /* peek_clients: its socket is to be looked at */
     char *raw;
     size_t rawlen, rawoff, rawcap;
     double raw_t[8], raw_since;
@@ -162,6 +164,9 @@ typedef struct server {
     struct MHD_Connection **wake; /* to resume when the lock is released */
     size_t nwake, capwake;
     double progress; /* sv_live_progress when the streams were last looked at */
+    struct pollfd *pfd; /* peek_clients' poll of the suspended streams' sockets */
+    stream_t **pst;
+    size_t cappoll;
     char *frame; /* a chunk frame being written (direct_write; under the lock) */
     size_t framecap;
 } server_t;
@@ -859,13 +864,38 @@ static void peek_clients(server_t *s)
     if (t - s->last_peek < 0.1) return;
     s->last_peek = t;
     stream_t *next;
+    /* which sockets to look at: those one poll of them all finds readable (a client that
+     * closed: the end of its stream) or hung up (a peek at each cost a system call a
+     * stream every 100 ms); all when it cannot tell */
+    size_t n = 0, k = 0;
+    for (stream_t *st = s->streams; st; st = st->next)
+        n += st->suspended && !st->gone;
+    if (n > s->cappoll) {
+        struct pollfd *p = realloc(s->pfd, n * sizeof *p);
+        if (p) s->pfd = p;
+        stream_t **q = realloc(s->pst, n * sizeof *q);
+        if (q) s->pst = q;
+        if (p && q) s->cappoll = n;
+    }
+    for (stream_t *st = s->streams; st; st = st->next) {
+        st->hup = st->suspended && !st->gone;
+        if (st->hup && st->fd >= 0 && k < s->cappoll) {
+            s->pfd[k] = (struct pollfd){.fd = st->fd, .events = POLLIN};
+            s->pst[k++] = st;
+        }
+    }
+    if (k > 0 && poll(s->pfd, (nfds_t)k, 0) >= 0)
+        for (size_t i = 0; i < k; i++)
+            s->pst[i]->hup = s->pfd[i].revents != 0;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
         if (st->blocked && t - st->raw_since > (double)s->o->idle_s) {
             shutdown(st->fd, SHUT_RDWR); /* a client that reads nothing: closed */
-            st->dead = 1;
+            st->dead = st->hup = 1;
         }
-        if (st->suspended && !st->gone && sv_httpd_peer_closed(st->conn)) abort_stream(s, st);
+        if (st->suspended && !st->gone && st->hup && sv_httpd_peer_closed(st->conn))
+            abort_stream(s, st);
+        st->hup = 0;
         if (st->in_list && (st->blocked || st->dead)) {
             flush(s, st);
             if (st->ended && !st->blocked) unlist(s, st);
@@ -1769,6 +1799,8 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     free(s.hist);
     free(s.model_json);
     free(s.frame);
+    free(s.pfd);
+    free(s.pst);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);
     g_server = NULL;
