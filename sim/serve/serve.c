@@ -671,13 +671,13 @@ static int direct_write(server_t *s, stream_t *st)
 
 /* st's bytes on their way: written here while suspended (direct), else by libmicrohttpd
  * once resumed; an ended answer's end (written by libmicrohttpd after the round, unless a
- * frame's rest is before it), or a failed socket, goes back to it. st->blocked: a frame's
- * rest still waits. */
+ * frame's rest is before it or the server is stopping: then here, at once), or a failed
+ * socket, goes back to it. st->blocked: a frame's rest still waits. */
 static void flush(server_t *s, stream_t *st)
 {
     st->blocked = 0;
     if (st->direct && st->suspended && !st->gone && !st->dead &&
-        (!st->ended || st->rawoff < st->rawlen)) {
+        (!st->ended || st->rawoff < st->rawlen || s->stopping || s->broken)) {
         if (direct_write(s, st) == 1) {
             st->blocked = 1;
             return;
