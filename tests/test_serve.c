@@ -31,22 +31,39 @@ static const char *burst = "name: live\n"
                            "  input: 700\n"
                            "  output: 24\n";
 
+/* Events after which sv_live_progress stood still (run_live): the server skips its look
+ * at the streams after them. */
+static int quiet_events;
+
 /* Advance event by event; at each instant check every request's token count against its
- * record: monotone, 1 exactly from first_token on, output from last_token on. */
+ * record: monotone, 1 exactly from first_token on, output from last_token on; and that an
+ * event after which sv_live_progress is unchanged made no token and ended no request. */
 static void run_live(sv_live_t *l, int n, const int32_t *id, long *tokens_seen)
 {
+    int ended[8];
+    ck_assert_int_le(n, 8);
+    quiet_events = 0;
     for (int guard = 0; guard < 1000000; guard++) {
         double t = sv_live_next(l);
         int over = 1;
         for (int k = 0; k < n; k++) {
             const sv_req_t *r = sv_live_req(l, id[k]);
-            over &= r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
+            ended[k] = r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED;
+            over &= ended[k];
         }
         if (over || !isfinite(t)) return;
+        double p = sv_live_progress(l);
         ck_assert_int_eq(sv_live_advance(l, t), 0);
+        int quiet = sv_live_progress(l) == p;
+        quiet_events += quiet;
         for (int k = 0; k < n; k++) {
             long g = sv_live_tokens(l, id[k]);
             const sv_req_t *r = sv_live_req(l, id[k]);
+            if (quiet)
+                ck_assert_msg(g == tokens_seen[k] && ended[k] == (r->state == SV_RQ_DONE ||
+                                                                  r->state == SV_RQ_FAILED),
+                              "request %d: tokens or its end changed at %.9g, progress did not",
+                              (int)id[k], t);
             ck_assert_msg(g >= tokens_seen[k], "request %d: tokens went back", (int)id[k]);
             if (g > 0 && tokens_seen[k] == 0) /* its first token: made now */
                 ck_assert_msg(r->first_token == t, "request %d: first token at %.9g, seen at %.9g",
@@ -78,6 +95,7 @@ START_TEST(test_live_equals_batch)
         ck_assert_int_eq(sv_live_tokens(l, id[k]), 0);
     }
     run_live(l, 6, id, seen);
+    ck_assert_int_gt(quiet_events, 0); /* (the arrivals at the engine: api_server) */
     sv_live_gauges_t g;
     sv_live_gauges(l, &g);
     ck_assert_int_eq(g.running + g.waiting, 0);

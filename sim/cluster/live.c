@@ -111,6 +111,16 @@ long sv_live_tokens(sv_live_t *l, int32_t id)
     return sv_replica_generated(sv_sim_replica(l->sim, r->replica), id);
 }
 
+double sv_live_progress(const sv_live_t *l)
+{
+    double p = (double)sv_sim_ended(l->sim);
+    for (int i = 0; i < l->replicas; i++) {
+        const sv_replica_stats_t *st = sv_replica_stats(sv_sim_replica(l->sim, i));
+        p += (double)st->decode_steps + st->prefill_tokens + st->decode_tokens;
+    }
+    return p;
+}
+
 void sv_live_replica(sv_live_t *l, int i, long *running, long *waiting, double *kv)
 {
     const sv_replica_t *r = sv_sim_replica(l->sim, i);

@@ -56,6 +56,7 @@ typedef struct client {
     int exhausted;        /* the workload has no more requests */
     long inflight;        /* sent and not ended (or their last token on the way) */
     long outstanding;     /* generated and not ended */
+    long ended;           /* requests ended so far (sv_sim_ended) */
     int32_t *backlog;     /* held by the semaphore, FIFO */
     size_t nback, headback, capback;
     int have_next; /* the next arrival, drawn ahead (EV_ARRIVAL pending) */
@@ -472,6 +473,7 @@ static void ended(sim_t *s, int32_t id)
         return;
     }
     r->ended = 1;
+    s->cl.ended++;
     /* its end as recorded: a request timed out inside a replica ends there when the
      * replica lets it go, later than the end that counts for the duration */
     double end = r->end >= 0 && r->end < s->now ? r->end : s->now;
@@ -2057,6 +2059,11 @@ double sv_sim_next(const sv_sim_t *s)
 const sv_result_t *sv_sim_result(const sv_sim_t *s)
 {
     return s->res;
+}
+
+long sv_sim_ended(const sv_sim_t *s)
+{
+    return s->cl.ended;
 }
 
 const sv_replica_t *sv_sim_replica(const sv_sim_t *s, int i)

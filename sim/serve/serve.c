@@ -16,17 +16,16 @@
 #include "servesim/serve/serve.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -120,7 +119,8 @@ typedef struct stream {
     size_t len, off, cap;
     /* written by the server itself (direct, below): the socket, and the rest of a chunk
      * frame the socket did not take (raw), with the times of the tokens it ends */
-    int direct, fd, blocked, dead, dirty;
+    int direct, fd, blocked, dead, dirty, ending; /* ending: its request ended, unfinished */
+    int hup; /* peek_clients: its socket is to be looked at */
     char *raw;
     size_t rawlen, rawoff, rawcap;
     double raw_t[8], raw_since;
@@ -152,9 +152,9 @@ typedef struct server {
     hist_t (*hist)[NHIST];
     hist_t pace;  /* b_pace: emit lateness */
     hist_t own;   /* b_pace: emit lateness less the time others held the core (below) */
-    /* the clock thread's schedstat and that of the process's other threads, to tell how
-     * long since it slept the core was held by other processes (own_since) */
-    int sched_self, sched_other[16], nsched_other;
+    /* the clock thread's schedstat (and the CPU of the process's other threads), to tell
+     * how long since it slept the core was held by other processes (own_mark, observe) */
+    int sched_self;
     double rd0, cpu0, own_corr;
     long own_sends;
     hist_t late; /* b_pace: clock lateness */
@@ -163,6 +163,12 @@ typedef struct server {
     int clock_started;
     struct MHD_Connection **wake; /* to resume when the lock is released */
     size_t nwake, capwake;
+    double progress; /* sv_live_progress when the streams were last looked at */
+    struct pollfd *pfd; /* peek_clients' poll of the suspended streams' sockets */
+    stream_t **pst;
+    size_t cappoll;
+    char *frame; /* a chunk frame being written (direct_write; under the lock) */
+    size_t framecap;
 } server_t;
 
 
@@ -547,41 +553,30 @@ static int sched_read(int fd, double *cpu, double *wait)
 static void sched_open(server_t *s)
 {
     s->sched_self = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    s->nsched_other = 0;
-    char self[32], path[96];
-    char link[64]; /* "PID/task/TID": this thread's */
-    ssize_t ln = readlink("/proc/thread-self", link, sizeof link - 1);
-    link[ln > 0 ? ln : 0] = '\0';
-    const char *tid = strrchr(link, '/');
-    snprintf(self, sizeof self, "%s", tid ? tid + 1 : "");
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    while (d && (e = readdir(d)) && s->nsched_other < 16) {
-        if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0) continue;
-        snprintf(path, sizeof path, "/proc/self/task/%.40s/schedstat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) s->sched_other[s->nsched_other++] = fd;
-    }
-    if (d) closedir(d);
 }
 
 static void sched_close(server_t *s)
 {
     if (s->sched_self >= 0) close(s->sched_self);
-    for (int i = 0; i < s->nsched_other; i++)
-        close(s->sched_other[i]);
     s->sched_self = -1;
-    s->nsched_other = 0;
 }
 
-/* The clock thread's run-queue wait and its process's other threads' CPU (s); -1 unknown. */
+static double cpu_clock(clockid_t c)
+{
+    struct timespec t;
+    return clock_gettime(c, &t) ? -1 : (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The clock thread's run-queue wait and its process's other threads' CPU (s; the process's
+ * CPU clock less the thread's: two calls, where reading each thread's schedstat is a file
+ * each); -1 unknown. */
 static int sched_now(const server_t *s, double *wait, double *others)
 {
-    double cpu, w;
+    double cpu;
     if (sched_read(s->sched_self, &cpu, wait)) return -1;
-    *others = 0;
-    for (int i = 0; i < s->nsched_other; i++)
-        if (!sched_read(s->sched_other[i], &cpu, &w)) *others += cpu;
+    double p = cpu_clock(CLOCK_PROCESS_CPUTIME_ID), t = cpu_clock(CLOCK_THREAD_CPUTIME_ID);
+    if (p < 0 || t < 0) return -1;
+    *others = p - t;
     return 0;
 }
 
@@ -627,15 +622,31 @@ static int direct_write(server_t *s, stream_t *st)
         st->nraw = 0;
     }
     if (st->off == st->len) return 0;
-    char hdr[24];
-    size_t len = st->len - st->off;
-    int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", len);
-    struct iovec iov[3] = {{hdr, (size_t)hl}, {st->buf + st->off, len}, {(void *)"\r\n", 2}};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
-    ssize_t n = sendmsg(st->fd, &m, flags);
+    /* the frame, contiguous: one send (a sendmsg of three pieces costs the kernel more) */
+    size_t len = st->len - st->off, total = len + 2;
+    char hex[2 * sizeof len + 2];
+    size_t hl = 0;
+    for (int sh = (int)(8 * sizeof len) - 4; sh >= 0; sh -= 4)
+        if (hl || (len >> sh) || sh == 0) hex[hl++] = "0123456789abcdef"[(len >> sh) & 15];
+    total += hl + 2;
+    if (total > s->framecap) {
+        size_t cap = s->framecap ? s->framecap : 4096;
+        while (cap < total)
+            cap *= 2;
+        char *b = realloc(s->frame, cap);
+        if (!b) return st->dead = 1, -1;
+        s->frame = b;
+        s->framecap = cap;
+    }
+    char *f = s->frame;
+    memcpy(f, hex, hl);
+    memcpy(f + hl, "\r\n", 2);
+    memcpy(f + hl + 2, st->buf + st->off, len);
+    memcpy(f + total - 2, "\r\n", 2);
+    ssize_t n = send(st->fd, f, total, flags);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
     if (n < 0) return st->dead = 1, -1;
-    size_t total = (size_t)hl + len + 2, done = (size_t)n;
+    size_t done = (size_t)n;
     if (done == total) {
         observe(s, st->pend_t, st->npend);
     } else { /* the frame's rest: sent before anything else */
@@ -646,13 +657,7 @@ static int direct_write(server_t *s, stream_t *st)
             st->raw = b;
             st->rawcap = rest;
         }
-        size_t at = 0;
-        for (int i = 0; i < 3; i++) {
-            size_t a = done > iov[i].iov_len ? iov[i].iov_len : done;
-            done -= a;
-            memcpy(st->raw + at, (char *)iov[i].iov_base + a, iov[i].iov_len - a);
-            at += iov[i].iov_len - a;
-        }
+        memcpy(st->raw, f + done, rest);
         st->rawoff = 0;
         st->rawlen = rest;
         memcpy(st->raw_t, st->pend_t, sizeof st->raw_t);
@@ -665,12 +670,14 @@ static int direct_write(server_t *s, stream_t *st)
 }
 
 /* st's bytes on their way: written here while suspended (direct), else by libmicrohttpd
- * once resumed; an ended answer's end, or a failed socket, goes back to it. st->blocked:
- * a frame's rest still waits. */
+ * once resumed; an ended answer's end (written by libmicrohttpd after the round, unless a
+ * frame's rest is before it or the server is stopping: then here, at once), or a failed
+ * socket, goes back to it. st->blocked: a frame's rest still waits. */
 static void flush(server_t *s, stream_t *st)
 {
     st->blocked = 0;
-    if (st->direct && st->suspended && !st->gone && !st->dead) {
+    if (st->direct && st->suspended && !st->gone && !st->dead &&
+        (!st->ended || st->rawoff < st->rawlen || s->stopping || s->broken)) {
         if (direct_write(s, st) == 1) {
             st->blocked = 1;
             return;
@@ -694,7 +701,7 @@ static void unlist(server_t *s, stream_t *st)
 }
 
 /* The request ended in the simulation: the last chunks (or the whole answer), the metrics. */
-static void finish_stream(server_t *s, stream_t *st, double now)
+static void finish_stream(server_t *s, stream_t *st)
 {
     const sv_req_t *r = sv_live_req(s->live, st->id);
     int e = r->replica >= 0 && r->replica < s->replicas ? r->replica : 0;
@@ -739,7 +746,6 @@ static void finish_stream(server_t *s, stream_t *st, double now)
         }
         free(t);
     }
-    (void)now;
     flush(s, st);
     if (!st->blocked) unlist(s, st);
 }
@@ -773,23 +779,45 @@ static void poll_streams(server_t *s, double now)
             moved = made = 1;
         }
         if (r->state == SV_RQ_DONE || r->state == SV_RQ_FAILED)
-            finish_stream(s, st, now);
-        else if (moved && st->sse)
+            st->ending = 1; /* finished by flush_all, after the other streams' chunks */
+        if (moved && st->sse)
             st->dirty = 1; /* written by flush_all, after every event due */
     }
     if (made) hist_put(&s->late, b_pace, NB(b_pace), handled - (s->wall0 + now / s->o->speed));
 }
 
+/* After an event: whether any request may have made a token or ended since the streams
+ * were last looked at (most events, a request's arrival at the engine, change neither:
+ * 1,000 streams need not be looked at for them). */
+static int progressed(server_t *s)
+{
+    double p = sv_live_progress(s->live);
+    if (p == s->progress) return 0;
+    s->progress = p;
+    return 1;
+}
+
 /* The chunks of every event handled go out: one write a stream, however many events
- * (when the clock ran behind, the tokens of several steps share it). */
+ * (when the clock ran behind, the tokens of several steps share it). The answers of the
+ * requests that ended are made after every token went out (their end costs more: cJSON,
+ * the usage) and written by libmicrohttpd once the lock is released. */
 static void flush_all(server_t *s)
 {
     stream_t *next;
+    int ending = 0;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
-        if (st->dirty || st->blocked) {
+        ending |= st->ending;
+        if (st->dirty || st->blocked) { /* (an ending stream's last tokens too) */
             st->dirty = 0;
             flush(s, st);
+        }
+    }
+    for (stream_t *st = ending ? s->streams : NULL; st; st = next) {
+        next = st->next;
+        if (st->ending) {
+            st->ending = 0;
+            finish_stream(s, st);
         }
     }
 }
@@ -802,7 +830,7 @@ static int catch_up(server_t *s)
     int rc = 0;
     while (!rc && (next = sv_live_next(s->live)) <= now) {
         rc = sv_live_advance(s->live, next);
-        if (!rc) poll_streams(s, next);
+        if (!rc && progressed(s)) poll_streams(s, next);
     }
     flush_all(s);
     return rc ? rc : sv_live_advance(s->live, now);
@@ -824,7 +852,7 @@ static void abort_stream(server_t *s, stream_t *st)
     if (s->o->log) fprintf(s->o->log, "servesim serve: %s: the client left; aborted\n", st->rid);
     /* in the step in flight, it fails when that step ends (poll_streams finishes it then) */
     if (sv_live_req(s->live, st->id)->state == SV_RQ_FAILED)
-        finish_stream(s, st, sv_live_now(s->live));
+        finish_stream(s, st);
     pthread_cond_signal(&s->cv);
 }
 
@@ -836,13 +864,38 @@ static void peek_clients(server_t *s)
     if (t - s->last_peek < 0.1) return;
     s->last_peek = t;
     stream_t *next;
+    /* which sockets to look at: those one poll of them all finds readable (a client that
+     * closed: the end of its stream) or hung up (a peek at each cost a system call a
+     * stream every 100 ms); all when it cannot tell */
+    size_t n = 0, k = 0;
+    for (stream_t *st = s->streams; st; st = st->next)
+        n += st->suspended && !st->gone;
+    if (n > s->cappoll) {
+        struct pollfd *p = realloc(s->pfd, n * sizeof *p);
+        if (p) s->pfd = p;
+        stream_t **q = realloc(s->pst, n * sizeof *q);
+        if (q) s->pst = q;
+        if (p && q) s->cappoll = n;
+    }
+    for (stream_t *st = s->streams; st; st = st->next) {
+        st->hup = st->suspended && !st->gone;
+        if (st->hup && st->fd >= 0 && k < s->cappoll) {
+            s->pfd[k] = (struct pollfd){.fd = st->fd, .events = POLLIN};
+            s->pst[k++] = st;
+        }
+    }
+    if (k > 0 && poll(s->pfd, (nfds_t)k, 0) >= 0)
+        for (size_t i = 0; i < k; i++)
+            s->pst[i]->hup = s->pfd[i].revents != 0;
     for (stream_t *st = s->streams; st; st = next) {
         next = st->next;
         if (st->blocked && t - st->raw_since > (double)s->o->idle_s) {
             shutdown(st->fd, SHUT_RDWR); /* a client that reads nothing: closed */
-            st->dead = 1;
+            st->dead = st->hup = 1;
         }
-        if (st->suspended && !st->gone && sv_httpd_peer_closed(st->conn)) abort_stream(s, st);
+        if (st->suspended && !st->gone && st->hup && sv_httpd_peer_closed(st->conn))
+            abort_stream(s, st);
+        st->hup = 0;
         if (st->in_list && (st->blocked || st->dead)) {
             flush(s, st);
             if (st->ended && !st->blocked) unlist(s, st);
@@ -902,7 +955,7 @@ static void *clock_main(void *arg)
                 s->broken = 1;
                 break;
             }
-            poll_streams(s, next);
+            if (progressed(s)) poll_streams(s, next);
         }
         flush_all(s);
         if (!s->broken && sv_live_advance(s->live, target)) s->broken = 1;
@@ -1745,6 +1798,9 @@ int sv_serve(const sv_serve_opts_t *o, sv_error_t *err)
     free(s.fail);
     free(s.hist);
     free(s.model_json);
+    free(s.frame);
+    free(s.pfd);
+    free(s.pst);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);
     g_server = NULL;

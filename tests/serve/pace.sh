@@ -5,13 +5,14 @@
 # PIN=0: not pinned; SERVE_ARGS: more arguments to `servesim serve`, e.g. --set KEY=VALUE),
 # runs a closed loop of CONC streams (1000) through node:http (tests/serve/client.mjs load,
 # N requests of TOKENS tokens: 3000 of 32), then prints the load average before and after
-# the loop, the server's CPU and its threads' run-queue wait during it (the time its core
-# was not its own), the server-side lateness (the servesim:emit_lateness_seconds,
-# servesim:emit_lateness_own_seconds and servesim:clock_lateness_seconds histograms' p50
-# and p99, interpolated in their buckets as Prometheus' histogram_quantile does), the
-# target's TARGET lines (token pacing error p99 <= 2 ms at --speed 1: met when 99% of the
-# tokens are within the 2 ms bucket), and the client-side lateness (tests/serve/
-# compare.py: each token's arrival minus when it was made).
+# the loop, the server's CPU (also per token streamed) and its threads' run-queue wait
+# during it (the time its core was not its own), the server-side lateness (the
+# servesim:emit_lateness_seconds, servesim:emit_lateness_own_seconds and
+# servesim:clock_lateness_seconds histograms' p50 and p99, interpolated in their buckets as
+# Prometheus' histogram_quantile does), the target's TARGET lines (token pacing error p99 <=
+# 2 ms at --speed 1: met when 99% of the tokens are within the 2 ms bucket), and the
+# client-side lateness (tests/serve/compare.py: each token's arrival minus when it was
+# made).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 servesim=$1 conc=${2:-1000} n=${3:-3000} tokens=${4:-32}
@@ -38,12 +39,13 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg) w1=$(waits) t1=$(date +%s.%N)
 curl -s "http://127.0.0.1:$port/metrics" >"$out/metrics"
 echo "pace: load average (1, 5, 15 min) $load0 before the loop, $load1 after it; $(nproc) CPUs"
 awk -v t="$(getconf CLK_TCK)" '{printf "pace: the server used %.2f s of CPU (user %.2f, system %.2f)\n", ($14+$15)/t, $14/t, $15/t}' /proc/$spid/stat
+cpu=$(awk -v t="$(getconf CLK_TCK)" '{printf "%.3f", ($14+$15)/t}' /proc/$spid/stat)
 read -r wa na <<<"$w0"
 read -r wb nb <<<"$w1"
 awk -v w=$((wb - wa)) -v n=$((nb - na)) -v t0="$t0" -v t1="$t1" 'BEGIN { d = t1 - t0
     printf "pace: the server'"'"'s threads waited %.1f ms on the run queue during the %.2f s loop (%.1f%% of it; %d involuntary switches): time the core was not its own\n", w / 1e6, d, 100 * w / 1e9 / d, n }'
 kill -TERM $pid; wait $pid
-python3 - "$out/metrics" "$conc" "${pin0[*]:-any CPU (not pinned)}" <<'PY'
+python3 - "$out/metrics" "$conc" "${pin0[*]:-any CPU (not pinned)}" "$cpu" <<'PY'
 import sys
 b = {}
 for line in open(sys.argv[1]):
@@ -63,6 +65,10 @@ for name, bk in b.items():
     print("pace: %s: %d observations, p50 %.3f ms, p99 %.3f ms, within 2 ms: %.1f%%" % (
         name, bk[-1][1], q(bk, 0.5) * 1e3, q(bk, 0.99) * 1e3,
         100.0 * dict(bk)[0.002] / max(bk[-1][1], 1)))
+# The server's CPU (its whole life: the warm-ups too) per token it streamed.
+if "servesim:emit_lateness_seconds" in b:
+    print("pace: the server's CPU per token streamed: %.2f us" % (
+        float(sys.argv[4]) * 1e6 / max(b["servesim:emit_lateness_seconds"][-1][1], 1)))
 # The target: token pacing error (sent minus simulated) p99 <= 2 ms, i.e. at least 99% of
 # the tokens within the 2 ms bucket (exact, unlike the interpolated p99); and the same less
 # the time other processes held the server's core (servesim:emit_lateness_own_seconds).

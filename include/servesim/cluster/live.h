@@ -43,6 +43,10 @@ const char *sv_live_error(const sv_live_t *l);
 /* Where request id stands: tokens made so far, and its record (valid until the next call). */
 long sv_live_tokens(sv_live_t *l, int32_t id);
 const sv_req_t *sv_live_req(sv_live_t *l, int32_t id);
+/* A count that grows whenever a request may have made a token or ended: the replicas'
+ * decode steps and prompt tokens computed (a step's end makes every token) and the
+ * requests ended. Equal before and after an event: no request's tokens or end changed. */
+double sv_live_progress(const sv_live_t *l);
 
 /* The cluster now, summed over replicas (vLLM's gauges). */
 typedef struct sv_live_gauges {

@@ -174,6 +174,7 @@ double sv_sim_next(const sv_sim_t *s);
  * and its replica i: borrowed, valid until the next call that moves the run. */
 const sv_result_t *sv_sim_result(const sv_sim_t *s);
 const sv_replica_t *sv_sim_replica(const sv_sim_t *s, int i);
+long sv_sim_ended(const sv_sim_t *s); /* requests ended (completed or failed) so far */
 /* A request of input and output tokens from outside (its class the first, no prompt
  * identity), arriving now: the client sends it or holds it at its semaphore (sent at
  * once with SV_SIM_UNHELD). Its id in
