@@ -248,6 +248,8 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
             halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
             return -1;
         }
+        /* (a session's later calls repeat its first call's message in their history) */
+        r->own_tail = (uint8_t)(!s->ss.sgen && sv_identity_own_messages(s->cl.ident));
     }
     r->input = in;
     s->cl.outstanding++;

@@ -5,6 +5,7 @@
  */
 #include "servesim/engine/replica.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -647,12 +648,30 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
     return m;
 }
 
+/* The full blocks of request id that another prompt may begin with: those inside the
+ * segments before its own message (sv_req_t.own_tail); LONG_MAX when any may be shared. */
+static long shared_blocks(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    if (!q->own_tail) return LONG_MAX;
+    return ((long)q->input - r->pool->seg[q->seg_off + q->nseg - 1].len) / r->bs;
+}
+
+/* The full blocks of request id a lookup can find anywhere: past its shared ones only
+ * those it cached itself before a preemption (register_all()). */
+static long findable_blocks(const sv_replica_t *r, int32_t id)
+{
+    return Q(r, id)->preemptions ? LONG_MAX : shared_blocks(r, id);
+}
+
 static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 {
     sv_reqeng_t *e = E(r, id);
     if (e->chain && e->chain_bs == r->bs && e->nchain >= n) return e->chain;
     const sv_req_t *q = Q(r, id);
     long total = ((long)q->input + q->output - 1) / r->bs;
+    /* (an unpreempted own message and output are never hashed: only its shared blocks) */
+    if (findable_blocks(r, id) < total) total = findable_blocks(r, id);
     if (total < n) total = n;
     /* Sized exactly (not sv__grow's doubling): one chain per live request, bounded by
      * max_model_len / block_size. */
@@ -782,10 +801,9 @@ static void drop_cached(sv_replica_t *r, int32_t id)
  * parked in the LRU list without a hash (release_blocks()). Either way every freed full
  * block waits there and is evicted oldest first, as in vLLM's one free queue.
  */
-static void register_upto(sv_replica_t *r, int32_t id, long tokens)
+static void register_blocks(sv_replica_t *r, int32_t id, long full)
 {
     sv_reqeng_t *e = E(r, id);
-    long full = tokens / r->bs;
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
     int32_t *v = h ? slots_of(r, id, full) : NULL;
@@ -793,10 +811,24 @@ static void register_upto(sv_replica_t *r, int32_t id, long tokens)
     e->cached_n = (int32_t)full;
 }
 
+/* ... as they are scheduled: those past its shared blocks wait (sv_req_t.own_tail: as a
+ * prompt that shares nothing, they are parked when freed, hashed when it is preempted). */
+static void register_upto(sv_replica_t *r, int32_t id, long tokens)
+{
+    long full = tokens / r->bs, sh = shared_blocks(r, id);
+    register_blocks(r, id, full < sh ? full : sh);
+}
+
 /* The full blocks request id has computed join the cache. */
 static void register_full(sv_replica_t *r, int32_t id)
 {
     register_upto(r, id, E(r, id)->computed);
+}
+
+/* ... every one of them (it is preempted and may look them up again). */
+static void register_all(sv_replica_t *r, int32_t id)
+{
+    register_blocks(r, id, E(r, id)->computed / r->bs);
 }
 
 /*
@@ -814,7 +846,8 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
     if (!KVP(r)->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
-    return chain_hits(r, id, (e->target - 1) / r->bs, touched);
+    long max = (e->target - 1) / r->bs, fb = findable_blocks(r, id);
+    return chain_hits(r, id, max < fb ? max : fb, touched);
 }
 
 /* The longest run of request id's first max full blocks found in the cache: how many,
@@ -959,7 +992,7 @@ static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long own = own_blocks(r, e);
-    if (KVP(r)->caching && !Q(r, id)->nseg) {
+    if (KVP(r)->caching && (!Q(r, id)->nseg || Q(r, id)->own_tail)) {
         /* Its own full blocks, not hashed, are parked in the LRU list (register_upto()); a
          * partial one is freed. */
         long full = e->computed / r->bs - e->cached_n;
@@ -1070,7 +1103,8 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
     /* A prompt without identity has no block hashed anywhere until it is preempted
      * (preempt()): nothing to hash or look up. */
     if (!KVP(r)->pc || (!Q(r, id)->nseg && !Q(r, id)->preemptions)) return 0;
-    long max = ((long)Q(r, id)->input - 1) / r->bs;
+    long max = ((long)Q(r, id)->input - 1) / r->bs, fb = findable_blocks(r, id);
+    if (fb < max) max = fb;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
     return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
 }
@@ -1108,7 +1142,7 @@ static void preempt(sv_replica_t *r, int32_t id)
         sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
          * preempted request's blocks, hashed, in its free queue). */
-        if (!r->cfg.preempt_swap) register_full(r, id);
+        if (!r->cfg.preempt_swap) register_all(r, id);
         release_blocks(r, id);
         run_remove(r, id);
         if (r->cfg.preempt_swap) {
@@ -1134,7 +1168,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             break;
         }
         drop_tr(r, e, 1);
-        register_full(r, id);
+        register_all(r, id);
         release_blocks(r, id);
         run_remove(r, id);
     }
@@ -2057,7 +2091,8 @@ static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
 {
     *touched = 0;
     if (!KVP(r)->pc || !Q(r, id)->nseg) return 0;
-    return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
+    long max = E(r, id)->computed / r->bs, fb = findable_blocks(r, id);
+    return chain_hits(r, id, max < fb ? max : fb, touched);
 }
 
 /* Room for request id's incoming KV, given the hits and untouched hits its cache holds. */
