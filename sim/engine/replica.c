@@ -124,9 +124,10 @@ static const struct {
 } SGL = {0.7, 0.14, 600, 20, 4096, 1};
 
 /* The chained hashes of the blocks that lie wholly inside one first segment: the same for
- * every prompt that starts with it, so computed once per segment (a direct-mapped memo of
- * PREFIX_MEMO entries; a collision recomputes, which gives the same hashes). */
-enum { PREFIX_MEMO = 1024 };
+ * every prompt that starts with it, so computed once per segment (a memo of PREFIX_MEMO
+ * entries, a segment's looked for in the PREFIX_PROBE from its home on; when all of those
+ * hold others, its home is recomputed for it, which gives the same hashes). */
+enum { PREFIX_MEMO = 4096, PREFIX_PROBE = 8 };
 typedef struct chain_memo {
     uint64_t id;      /* the segment */
     int32_t len, bs;  /* its tokens; the block size the chain is for */
@@ -636,8 +637,14 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
 {
     if (sg->len < r->bs) return NULL;
     if (!r->memo && !(r->memo = calloc(PREFIX_MEMO, sizeof *r->memo))) return NULL;
-    chain_memo_t *m = &r->memo[sv_splitmix64(sg->id) & (PREFIX_MEMO - 1)];
-    if (m->h && m->id == sg->id && m->len == sg->len && m->bs == r->bs) return m;
+    uint64_t home = sv_splitmix64(sg->id);
+    chain_memo_t *m = NULL;
+    for (int i = 0; i < PREFIX_PROBE && !m; i++) {
+        chain_memo_t *t = &r->memo[(home + (uint64_t)i) & (PREFIX_MEMO - 1)];
+        if (t->h && t->id == sg->id && t->len == sg->len && t->bs == r->bs) return t;
+        if (!t->h) m = t;
+    }
+    if (!m) m = &r->memo[home & (PREFIX_MEMO - 1)];
     long n = sg->len / r->bs;
     uint64_t *v = m->n >= n ? m->h : realloc(m->h, (size_t)n * sizeof *v);
     if (!v) return NULL;
@@ -690,7 +697,9 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
     long b = 0;
-    const chain_memo_t *m = seg ? first_segment_chain(r, &seg[0]) : NULL;
+    /* (the first segment of an own_tail prompt of one segment is its own message) */
+    const chain_memo_t *m =
+        seg && total > 0 && !(q->own_tail && q->nseg == 1) ? first_segment_chain(r, &seg[0]) : NULL;
     if (m && m->n > 0) {
         b = m->n < total ? m->n : total;
         memcpy(c, m->h, (size_t)b * sizeof *c);
