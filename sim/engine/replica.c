@@ -676,6 +676,13 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     sv_reqeng_t *e = E(r, id);
     if (e->chain && e->chain_bs == r->bs && e->nchain >= n) return e->chain;
     const sv_req_t *q = Q(r, id);
+    /* An unpreempted own_tail prompt of a system prompt and its message: what can be
+     * asked of it is the system prompt's chain, read from the memo, not copied (valid
+     * until the next lookup in the memo, which no caller makes while it reads them). */
+    if (q->own_tail && q->nseg == 2 && !q->preemptions) {
+        const chain_memo_t *m = first_segment_chain(r, &r->pool->seg[q->seg_off]);
+        if (m && m->n >= n) return m->h;
+    }
     long total = ((long)q->input + q->output - 1) / r->bs;
     /* (an unpreempted own message and output are never hashed: only its shared blocks) */
     if (findable_blocks(r, id) < total) total = findable_blocks(r, id);
