@@ -831,6 +831,7 @@ static void register_blocks(sv_replica_t *r, int32_t id, long full)
  * prompt that shares nothing, they are parked when freed, hashed when it is preempted). */
 static void register_upto(sv_replica_t *r, int32_t id, long tokens)
 {
+    if (!KVP(r)->caching) return;
     long full = tokens / r->bs, sh = shared_blocks(r, id);
     register_blocks(r, id, full < sh ? full : sh);
 }
@@ -854,6 +855,7 @@ static void register_all(sv_replica_t *r, int32_t id)
  * up available blocks); their slots are left in r->sbuf.
  */
 static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched);
+static long findable_hits(sv_replica_t *r, int32_t id, long *touched);
 static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
 {
     sv_reqeng_t *e = E(r, id);
@@ -862,7 +864,14 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
     if (!KVP(r)->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
-    long max = (e->target - 1) / r->bs, fb = findable_blocks(r, id);
+    return findable_hits(r, id, touched);
+}
+
+/* ... the lookup itself, up to the blocks it can find (apart, so that the checks above
+ * stay small enough to be inline in the admission loops). */
+static long findable_hits(sv_replica_t *r, int32_t id, long *touched)
+{
+    long max = (E(r, id)->target - 1) / r->bs, fb = findable_blocks(r, id);
     return chain_hits(r, id, max < fb ? max : fb, touched);
 }
 
