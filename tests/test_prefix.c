@@ -181,11 +181,7 @@ START_TEST(test_own_message_found_after_preemption)
                        "workload:\n  num_requests: 300\n  rate: inf\n  max_concurrency: 256\n"
                        "  input: 128\n  output: 1000\n  shared_prefix: {tokens: 256}\n";
     sv_scenario_t *sc;
-    sv_error_t err;
-    ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &sc, &err), 0);
-    sc->check = 1;
-    sv_result_t *res;
-    ck_assert_int_eq(sv_sim_run(sc, &res, &err), 0);
+    sv_result_t *res = tu_run_checked(cat, yaml, &sc);
     ck_assert(res->preemptions > 0);
     long own = 0, beyond = 0, unpreempted_beyond = 0;
     for (size_t i = 0; i < res->pool.n; i++) {
