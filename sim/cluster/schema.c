@@ -656,6 +656,10 @@ const sv_keydef_t sv_scenario_keys[] = {
      FIELD(sv_metrics_cfg_t, sample_interval), .unit = "seconds", .def = "1",
      .help = "simulated seconds between time-series samples (running, waiting, KV usage, batch "
              "tokens)"},
+    {"metrics", "sketch", BOOL, FIELD(sv_metrics_cfg_t, sketch), .def = "false",
+     .help = "percentiles from quantile sketches within 1% (`run --sketch`, which sets it too), "
+             "the summary streamed as requests end, so that memory follows the requests in "
+             "flight (docs/performance.md); `--set metrics.sketch=false` for exact ones"},
 
     /* cost (sim/cluster/finance.c reads it) */
     {"cost", "host_w_per_server", NUM, RANGE(0, 1e6), FIELD(sv_finance_cfg_t, host_w_per_server),

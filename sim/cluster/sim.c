@@ -52,6 +52,7 @@ typedef struct client {
     sv_workload_t *wl;    /* arrivals and lengths (driven by wcfg) */
     sv_workload_cfg_t wcfg;
     sv_identity_t *ident; /* prompt identity, when the workload has any */
+    uint8_t own_tail;     /* its prompts' sv_req_t.own_tail: own messages, no sessions */
     int closed;           /* a closed loop: a new request whenever a slot is free */
     int exhausted;        /* the workload has no more requests */
     long inflight;        /* sent and not ended (or their last token on the way) */
@@ -253,6 +254,7 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
             halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
             return -1;
         }
+        r->own_tail = s->cl.own_tail;
     }
     r->input = in;
     s->cl.outstanding++;
@@ -1565,6 +1567,8 @@ static int setup_client(sim_t *s, sv_error_t *err)
         (rc = sv_identity_new(sc->shared_prefix.given ? &sc->shared_prefix : NULL, sc->prompts,
                               sc->seed, &c->ident, err)))
         return rc;
+    /* (a session's later calls repeat its first call's message in their history) */
+    c->own_tail = (uint8_t)(c->ident && !s->ss.sgen && sv_identity_own_messages(c->ident));
     if (sv_router_init(&s->fl.router, (sv_route_t)sc->route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
         sv_router_init(&s->fl.drouter, (sv_route_t)sc->decode_route,

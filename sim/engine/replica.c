@@ -5,6 +5,7 @@
  */
 #include "servesim/engine/replica.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,9 +124,10 @@ static const struct {
 } SGL = {0.7, 0.14, 600, 20, 4096, 1};
 
 /* The chained hashes of the blocks that lie wholly inside one first segment: the same for
- * every prompt that starts with it, so computed once per segment (a direct-mapped memo of
- * PREFIX_MEMO entries; a collision recomputes, which gives the same hashes). */
-enum { PREFIX_MEMO = 1024 };
+ * every prompt that starts with it, so computed once per segment (a memo of PREFIX_MEMO
+ * entries, a segment's looked for in the PREFIX_PROBE from its home on; when all of those
+ * hold others, its home is recomputed for it, which gives the same hashes). */
+enum { PREFIX_MEMO = 4096, PREFIX_PROBE = 8 };
 typedef struct chain_memo {
     uint64_t id;      /* the segment */
     int32_t len, bs;  /* its tokens; the block size the chain is for */
@@ -638,8 +640,14 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
 {
     if (sg->len < r->bs) return NULL;
     if (!r->memo && !(r->memo = calloc(PREFIX_MEMO, sizeof *r->memo))) return NULL;
-    chain_memo_t *m = &r->memo[sv_splitmix64(sg->id) & (PREFIX_MEMO - 1)];
-    if (m->h && m->id == sg->id && m->len == sg->len && m->bs == r->bs) return m;
+    uint64_t home = sv_splitmix64(sg->id);
+    chain_memo_t *m = NULL;
+    for (int i = 0; i < PREFIX_PROBE && !m; i++) {
+        chain_memo_t *t = &r->memo[(home + (uint64_t)i) & (PREFIX_MEMO - 1)];
+        if (t->h && t->id == sg->id && t->len == sg->len && t->bs == r->bs) return t;
+        if (!t->h) m = t;
+    }
+    if (!m) m = &r->memo[home & (PREFIX_MEMO - 1)];
     long n = sg->len / r->bs;
     uint64_t *v = m->n >= n ? m->h : realloc(m->h, (size_t)n * sizeof *v);
     if (!v) return NULL;
@@ -650,12 +658,37 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
     return m;
 }
 
+/* The full blocks of request id that another prompt may begin with: those inside the
+ * segments before its own message (sv_req_t.own_tail); LONG_MAX when any may be shared. */
+static long shared_blocks(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    if (!q->own_tail) return LONG_MAX;
+    return ((long)q->input - r->pool->seg[q->seg_off + q->nseg - 1].len) / r->bs;
+}
+
+/* The full blocks of request id a lookup can find anywhere: past its shared ones only
+ * those it cached itself before a preemption (register_all()). */
+static long findable_blocks(const sv_replica_t *r, int32_t id)
+{
+    return Q(r, id)->preemptions ? LONG_MAX : shared_blocks(r, id);
+}
+
 static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 {
     sv_reqeng_t *e = E(r, id);
     if (e->chain && e->chain_bs == r->bs && e->nchain >= n) return e->chain;
     const sv_req_t *q = Q(r, id);
+    /* An unpreempted own_tail prompt of a system prompt and its message: what can be
+     * asked of it is the system prompt's chain, read from the memo, not copied (valid
+     * until the next lookup in the memo, which no caller makes while it reads them). */
+    if (q->own_tail && q->nseg == 2 && !q->preemptions) {
+        const chain_memo_t *m = first_segment_chain(r, &r->pool->seg[q->seg_off]);
+        if (m && m->n >= n) return m->h;
+    }
     long total = ((long)q->input + q->output - 1) / r->bs;
+    /* (an unpreempted own message and output are never hashed: only its shared blocks) */
+    if (findable_blocks(r, id) < total) total = findable_blocks(r, id);
     if (total < n) total = n;
     /* Sized exactly (not sv__grow's doubling): one chain per live request, bounded by
      * max_model_len / block_size. */
@@ -674,7 +707,9 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
     long b = 0;
-    const chain_memo_t *m = seg ? first_segment_chain(r, &seg[0]) : NULL;
+    /* (the first segment of an own_tail prompt of one segment is its own message) */
+    const chain_memo_t *m =
+        seg && total > 0 && !(q->own_tail && q->nseg == 1) ? first_segment_chain(r, &seg[0]) : NULL;
     if (m && m->n > 0) {
         b = m->n < total ? m->n : total;
         memcpy(c, m->h, (size_t)b * sizeof *c);
@@ -785,10 +820,9 @@ static void drop_cached(sv_replica_t *r, int32_t id)
  * parked in the LRU list without a hash (release_blocks()). Either way every freed full
  * block waits there and is evicted oldest first, as in vLLM's one free queue.
  */
-static void register_upto(sv_replica_t *r, int32_t id, long tokens)
+static void register_blocks(sv_replica_t *r, int32_t id, long full)
 {
     sv_reqeng_t *e = E(r, id);
-    long full = tokens / r->bs;
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
     int32_t *v = h ? slots_of(r, id, full) : NULL;
@@ -796,10 +830,25 @@ static void register_upto(sv_replica_t *r, int32_t id, long tokens)
     e->cached_n = (int32_t)full;
 }
 
+/* ... as they are scheduled: those past its shared blocks wait (sv_req_t.own_tail: as a
+ * prompt that shares nothing, they are parked when freed, hashed when it is preempted). */
+static void register_upto(sv_replica_t *r, int32_t id, long tokens)
+{
+    if (!KVP(r)->caching) return;
+    long full = tokens / r->bs, sh = shared_blocks(r, id);
+    register_blocks(r, id, full < sh ? full : sh);
+}
+
 /* The full blocks request id has computed join the cache. */
 static void register_full(sv_replica_t *r, int32_t id)
 {
     register_upto(r, id, E(r, id)->computed);
+}
+
+/* ... every one of them (it is preempted and may look them up again). */
+static void register_all(sv_replica_t *r, int32_t id)
+{
+    register_blocks(r, id, E(r, id)->computed / r->bs);
 }
 
 /*
@@ -809,6 +858,7 @@ static void register_full(sv_replica_t *r, int32_t id)
  * up available blocks); their slots are left in r->sbuf.
  */
 static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched);
+static long findable_hits(sv_replica_t *r, int32_t id, long *touched);
 static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
 {
     sv_reqeng_t *e = E(r, id);
@@ -817,7 +867,15 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
     if (!KVP(r)->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
-    return chain_hits(r, id, (e->target - 1) / r->bs, touched);
+    return findable_hits(r, id, touched);
+}
+
+/* ... the lookup itself, up to the blocks it can find (apart, so that the checks above
+ * stay small enough to be inline in the admission loops). */
+static long findable_hits(sv_replica_t *r, int32_t id, long *touched)
+{
+    long max = (E(r, id)->target - 1) / r->bs, fb = findable_blocks(r, id);
+    return chain_hits(r, id, max < fb ? max : fb, touched);
 }
 
 /* The longest run of request id's first max full blocks found in the cache: how many,
@@ -962,7 +1020,7 @@ static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long own = own_blocks(r, e);
-    if (KVP(r)->caching && !Q(r, id)->nseg) {
+    if (KVP(r)->caching && (!Q(r, id)->nseg || Q(r, id)->own_tail)) {
         /* Its own full blocks, not hashed, are parked in the LRU list (register_upto()); a
          * partial one is freed. */
         long full = e->computed / r->bs - e->cached_n;
@@ -1073,7 +1131,8 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
     /* A prompt without identity has no block hashed anywhere until it is preempted
      * (preempt()): nothing to hash or look up. */
     if (!KVP(r)->pc || (!Q(r, id)->nseg && !Q(r, id)->preemptions)) return 0;
-    long max = ((long)Q(r, id)->input - 1) / r->bs;
+    long max = ((long)Q(r, id)->input - 1) / r->bs, fb = findable_blocks(r, id);
+    if (fb < max) max = fb;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
     return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
 }
@@ -1111,7 +1170,7 @@ static void preempt(sv_replica_t *r, int32_t id)
         sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
          * preempted request's blocks, hashed, in its free queue). */
-        if (!r->cfg.preempt_swap) register_full(r, id);
+        if (!r->cfg.preempt_swap) register_all(r, id);
         release_blocks(r, id);
         run_remove(r, id);
         if (r->cfg.preempt_swap) {
@@ -1137,7 +1196,7 @@ static void preempt(sv_replica_t *r, int32_t id)
             break;
         }
         drop_tr(r, e, 1);
-        register_full(r, id);
+        register_all(r, id);
         release_blocks(r, id);
         run_remove(r, id);
     }
@@ -2060,7 +2119,8 @@ static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
 {
     *touched = 0;
     if (!KVP(r)->pc || !Q(r, id)->nseg) return 0;
-    return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
+    long max = E(r, id)->computed / r->bs, fb = findable_blocks(r, id);
+    return chain_hits(r, id, max < fb ? max : fb, touched);
 }
 
 /* SGLang's decode side (sgl-project/sglang, disaggregation/decode.py,
