@@ -245,6 +245,10 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "mla_attention_efficiency", COST, POOL(perf), .unit = "0..1",
      .def = "GPU catalog",
      .help = "MLA attention kernels: achieved / flash and paged attention's (docs/cost-model.md)"},
+    {"hardware", "mla_prefill_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "GPU catalog",
+     .help = "MLA context-phase (prefill) attention: achieved / the decode MLA kernels' rate "
+             "(docs/cost-model.md)"},
     {"hardware", "moe_imbalance", COST, POOL(perf), .unit = ">= 1", .def = "GPU catalog",
      .help = "MoE: the busiest expert's tokens / the mean (scales the expert GEMMs' compute; "
              "docs/cost-model.md)"},

@@ -231,6 +231,7 @@ typedef struct sv_perf_arch {
     double window_cap;        /* tokens a windowed layer keeps per sequence */
     double inv_exp_c;         /* s per expert FLOP at full GEMM efficiency */
     double inv_attn_c, inv_attn_mem; /* attention rates with the MLA efficiency applied */
+    double inv_attn_pf;              /* prefill attention's: inv_attn_c / mla_prefill_efficiency */
     double grouped_eff, imbalance;   /* grouped-GEMM efficiency, busiest-expert factor */
     double grouped_n_half;           /* touched experts per rank and layer at half grouped_eff */
     double expert_floor_step; /* GEMM floors of the expert GEMMs of one step */
