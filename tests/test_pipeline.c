@@ -354,7 +354,7 @@ START_TEST(test_refused)
     const struct {
         const char *hw, *sched, *engine, *msg;
     } cases[] = {
-        {", speculative: mtp", "vllm", "", "speculative decoding with pp=2 is not modelled"},
+        {", speculative: eagle", "vllm", "", "speculative decoding with pp=2 is not modelled"},
         {"", "vllm", ", async_scheduling: true", "async_scheduling with pp=2 is not modelled"},
         {"", "sglang", ", overlap_schedule: true", "overlap_schedule with pp=2 is not modelled"},
         {"", "vllm-v0", ", num_scheduler_steps: 8",
@@ -368,6 +368,13 @@ START_TEST(test_refused)
         ck_assert_int_eq(tu_load_yaml(cat, text, NULL, 0, &sc, &err), SV_EINVAL);
         ck_assert_msg(strstr(err.msg, cases[i].msg), "%s", err.msg);
     }
+    /* Stages of unequal layers: 32 layers at pp = 3 (vLLM would split them 11, 11, 10). */
+    const char *three = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: 3}\n"
+                        "workload: {num_requests: 1, input: 100, output: 10}\n";
+    sv_scenario_t *sc3 = NULL;
+    sv_error_t err3;
+    ck_assert_int_eq(tu_load_yaml(cat, three, NULL, 0, &sc3, &err3), SV_EINVAL);
+    ck_assert_msg(strstr(err3.msg, "pp=3 does not divide the 32 layers"), "%s", err3.msg);
     /* Left unset, vLLM's async default and SGLang's overlap loop resolve off with pp > 1. */
     const char *sgl = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: 2}\n"
                       "engine: {scheduler: sglang}\n"

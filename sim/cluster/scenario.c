@@ -1237,6 +1237,12 @@ static int pipeline_check(const sv_scenario_t *sc, int i, sv_error_t *err)
         snprintf(en, sizeof en, "engine");
     }
     int pp = pc->perf.pp;
+    if (sc->model.layers % pp)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: pp=%d does not divide the %d layers of model '%s' (servesim's "
+                         "pipeline stages are equal, layers/pp each; vLLM would split them "
+                         "unevenly: docs/cost-model.md)",
+                         hw, pp, sc->model.layers, sc->model.name);
     if (sv_spec_k(&pc->perf) > 0)
         return sv_errorf(err, SV_EINVAL,
                          "%s: speculative decoding with pp=%d is not modelled (vLLM V1 refuses "

@@ -430,12 +430,15 @@ static void start_step(sim_t *s, int rep)
 {
     sv_replica_t *r = s->fl.reps[rep];
     if (s->as.rstate[rep] == RS_DRAINING) finish_drain(s, rep);
-    if (!sv_replica_ready(r)) return;
+    /* (pipeline parallelism: a micro-batch can start while others are in flight) */
+    if (s->fl.stream_stride ? !sv_replica_ready(r) : sv_replica_busy(r)) return;
     double d = sv_replica_start_step(r, s->now);
     if (d > 0) {
         push(s, s->now + d, EV_STEP_END, rep);
-        double x = sv_replica_exit_at(r); /* pipeline parallelism: the micro-batch's exit */
-        if (x >= 0) push(s, x, EV_PP_EXIT, rep);
+        if (s->fl.stream_stride) { /* pipeline parallelism: the micro-batch's exit */
+            double x = sv_replica_exit_at(r);
+            if (x >= 0) push(s, x, EV_PP_EXIT, rep);
+        }
         s->fl.step_end[rep] = s->now + d;
         if (s->hooks && s->hooks->step) {
             sv_step_event_t ev = {.replica = rep, .start = s->now, .dur = d};
@@ -1082,7 +1085,9 @@ static void drain(sim_t *s, int rep)
         ended(s, done[i]);
 }
 
-static void stepped(sim_t *s, int rep, int rc)
+/* A step ended (rc: its end's return code): the common part of step_end and pp_exit,
+ * inlined in both (the step's end is the hot path). */
+static inline __attribute__((always_inline)) void stepped(sim_t *s, int rep, int rc)
 {
     if (rc) halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
     drain(s, rep);

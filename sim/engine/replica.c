@@ -161,7 +161,8 @@ typedef struct lane {
     size_t naborts, capaborts;
     long kv_tr;
     int32_t tr_epoch;
-    int stream; /* the metrics' decode-step stream of its steps */
+    int stream;    /* the metrics' decode-step stream of its steps */
+    uint8_t index; /* its place in the replica's lanes */
 } lane_t;
 
 /* Pipeline parallelism's stages and the micro-batches in flight (pp > 1; see
@@ -539,6 +540,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     for (int l = 0; !bad && l < r->pp; l++) {
         lane_t *L = &r->lanes[l];
         L->tr_epoch = 1 + l;
+        L->index = (uint8_t)l;
         L->stream = id + l * cfg->stream_stride;
         L->bucket = calloc((size_t)r->bs, sizeof *L->bucket);
         bad = !L->bucket;
@@ -890,7 +892,8 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
  * its verify steps accepted with sampled speculative decoding. */
 static long member_tokens(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    return r->spec_k ? e->spec_tok : (long)(LANE(r, e)->kd - e->kd_join);
+    if (r->spec_k) return e->spec_tok;
+    return (long)((r->pp > 1 ? LANE(r, e) : r->ln)->kd - e->kd_join);
 }
 
 static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -935,7 +938,7 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
     e->in_decode = 1;
-    e->lane = (uint8_t)(r->ln - r->lanes);
+    e->lane = r->ln->index;
     e->c_join = e->computed;
     e->g_join = e->generated;
     e->kd_join = r->ln->kd;
@@ -967,7 +970,7 @@ static void leave_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
-    lane_t *L = LANE(r, e); /* the lane being stepped, or (a victim) another at rest */
+    lane_t *L = r->pp > 1 ? LANE(r, e) : r->ln; /* (a victim: perhaps a lane at rest) */
     long s = member_tokens(r, e);
     long held = r->spec_k ? own_blocks(r, e) : 0;
     if (!e->reserved && !r->spec_k) L->bucket[phase_of(r, e)]--;
@@ -1003,7 +1006,8 @@ static long reserve_need(const sv_replica_t *r, long tokens)
  * whose transfer landed but has not joined the batch yet also holds the block its next
  * token needs (reserved with the transfer).
  */
-static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
+static inline __attribute__((always_inline)) long own_blocks(const sv_replica_t *r,
+                                                               const sv_reqeng_t *e)
 {
     if (e->reserved) return e->reserved;
     if (e->in_decode && r->spec_k) return spec_held(r, e) - e->cached_n;
@@ -1311,7 +1315,7 @@ static void continue_prefills(sv_replica_t *r)
         if (q->state != SV_RQ_RUNNING || e->in_decode) continue;
         /* pp > 1: not while a chunk of it is in a micro-batch in flight (vLLM's scheduler
          * skips a request whose tokens are all scheduled), nor once given up */
-        if (e->inflight || e->abort_pending) continue;
+        if (r->pp > 1 && (e->inflight || e->abort_pending)) continue;
         long n = e->target - e->computed;
         if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
             n = r->cfg.long_prefill_threshold;
@@ -1707,11 +1711,12 @@ static int adp_hold(sv_replica_t *r)
  * decoding when it began. */
 static int build_step(sv_replica_t *r, double now, int *had_decodes)
 {
-    r->ln->nchunks = 0;
+    lane_t *L = r->ln;
+    L->nchunks = 0;
     r->budget = r->cfg.max_num_batched_tokens;
-    r->ln->preempted_now = r->ln->dec_allocated = 0;
-    r->ln->swap_time = 0.0;
-    *had_decodes = r->ln->n_dec > 0;
+    L->preempted_now = L->dec_allocated = 0;
+    L->swap_time = 0.0;
+    *had_decodes = L->n_dec > 0;
     r->adp_held = 0;
     int prefill_only = 0;
     for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
@@ -1721,7 +1726,7 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             break;
         case PH_PREFILL_FIRST:
             if (r->n_swapped == 0) admit_waiting(r, now);
-            prefill_only = r->ln->nchunks > 0;
+            prefill_only = L->nchunks > 0;
             break;
         case PH_DECODES:
         case PH_SGL_DECODES:
@@ -1730,13 +1735,13 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
                 sgl_decodes(r);
             else
                 allocate_decode(r);
-            r->ln->dec_allocated = 1;
-            r->budget -= r->ln->n_dec * r->dec_tokens;
+            L->dec_allocated = 1;
+            r->budget -= L->n_dec * r->dec_tokens;
             break;
         case PH_SWAP_IN:
             /* after the decodes; with none running (all swapped out) too, as vLLM v0's
              * _schedule_default swaps in whenever the step schedules no prefill */
-            if (r->ln->dec_allocated || (!*had_decodes && !prefill_only)) swap_in(r);
+            if (L->dec_allocated || (!*had_decodes && !prefill_only)) swap_in(r);
             break;
         case PH_JOIN_LANDED:
             if (!prefill_only) join_landed(r);
@@ -1748,13 +1753,13 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             if (!r->adp_held) continue_prefills(r);
             break;
         case PH_SWAP_IN_ADMIT:
-            if (r->ln->preempted_now) break;
+            if (L->preempted_now) break;
             swap_in(r);
             if (r->n_swapped == 0 && !r->adp_held) admit_waiting(r, now);
             break;
         case PH_SGL_ADMIT:
             sgl_admit(r, now);
-            prefill_only = r->ln->nchunks > 0;
+            prefill_only = L->nchunks > 0;
             break;
         case PH_END:
             break;
@@ -1771,23 +1776,14 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
  * sampled verify step as it runs, its tokens emitted per sequence as drawn; or a
  * multi-step round: ms_n passes over the same batch (vLLM's multi-step model runner runs
  * every step of the round for every sequence), its context a token longer a sequence
- * each pass, the engine's CPU cost paid once (sv_perf's 1/n a pass). With pipeline
- * parallelism the batch is one micro-batch: *total its first stage's time with the
- * engine's costs, *send its activations' send to the next stage (sv_perf_micro_batch).
+ * each pass, the engine's CPU cost paid once (sv_perf's 1/n a pass).
  */
-static void step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu, double *tc,
-                      double *send)
+static void step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu, double *tc)
 {
     int passes = r->ms_n > 1 && b->n_decode > 0 ? r->ms_n : 1;
-    *total = *cpu = *tc = *send = 0.0;
+    *total = *cpu = *tc = 0.0;
     for (int p = 0; p < passes; p++) {
-        const sv_step_cost_t *cost = &r->step_memo.scratch;
-        if (r->pp > 1) {
-            sv_perf_micro_batch(r->perf, b, &r->step_memo.scratch);
-            *send = cost->pp_send;
-        } else {
-            cost = sv_perf_spec_step_memo(r->perf, &r->step_memo, b);
-        }
+        const sv_step_cost_t *cost = sv_perf_spec_step_memo(r->perf, &r->step_memo, b);
         if (r->spec_k && b->n_decode > 0 && r->ms_n == 1) {
             *total += cost->spec_verify + cost->spec_draft;
             *cpu += cost->spec_cpu;
@@ -1799,6 +1795,23 @@ static void step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu
             *tc += cost->op[i].t_compute;
         b->decode_ctx_sum += (double)b->n_decode;
     }
+}
+
+/* pp > 1: one micro-batch's cost (speculative decoding and multi-step rounds are refused
+ * with pp): its first stage's time with the engine's costs, their CPU share, its compute
+ * time and its send to the next stage (sv_perf_micro_batch). */
+static __attribute__((noinline)) void micro_cost(sv_replica_t *r, const sv_batch_t *b,
+                                                 double *total, double *cpu, double *tc,
+                                                 double *send)
+{
+    const sv_step_cost_t *c = &r->step_memo.scratch;
+    sv_perf_micro_batch(r->perf, b, &r->step_memo.scratch);
+    *total = c->total;
+    *cpu = c->eng_step + c->eng_seq;
+    *send = c->pp_send;
+    *tc = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        *tc += c->op[i].t_compute;
 }
 
 /* A hybrid model: the blocks each kind of group holds for the running requests, at rest
@@ -1831,7 +1844,7 @@ static int pipe_ready(const sv_replica_t *r)
  * sequences came back first (their micro-batch left the last stage earliest), else one
  * with none decoding. A lane's sequences go on together: vLLM schedules every request not
  * in flight, and when a batch comes back those are its own (and the newly admitted). */
-static lane_t *pipe_lane(sv_replica_t *r)
+static __attribute__((noinline)) lane_t *pipe_lane(sv_replica_t *r)
 {
     lane_t *best = NULL, *empty = NULL;
     for (int l = 0; l < r->pp; l++) {
@@ -1852,7 +1865,8 @@ static lane_t *pipe_lane(sv_replica_t *r)
  * stage s is free and the micro-batch has left stage s - 1 and crossed to it (send), for
  * `ts`. Stages serve micro-batches in the order formed, so they leave in that order too.
  */
-static void pipe_enter(sv_replica_t *r, double now, double first, double ts, double send)
+static __attribute__((noinline)) void pipe_enter(sv_replica_t *r, double now, double first,
+                                                 double ts, double send)
 {
     pipe_t *p = &r->pipe;
     double t = now + first;
@@ -1862,12 +1876,12 @@ static void pipe_enter(sv_replica_t *r, double now, double first, double ts, dou
         p->stage_free[s] = t;
     }
     r->ln->exit = t;
-    p->fifo[(p->head + p->n) % r->pp] = (int)(r->ln - r->lanes);
+    p->fifo[(p->head + p->n) % r->pp] = r->ln->index;
     p->n++;
     p->s0_busy = 1;
     for (size_t i = 0; i < r->ln->nchunks; i++) {
         sv_reqeng_t *e = E(r, r->ln->chunks[i].id);
-        e->lane = (uint8_t)p->fifo[(p->head + p->n - 1) % r->pp];
+        e->lane = r->ln->index;
         e->inflight = 1;
     }
 }
@@ -1903,13 +1917,14 @@ double sv_replica_start_step(sv_replica_t *r, double now)
         if (!pipe_ready(r)) return 0.0;
         r->ln = pipe_lane(r);
     }
-    if (r->ln->in_flight) return 0.0;
+    lane_t *L = r->ln;
+    if (L->in_flight) return 0.0;
     /* Async scheduling: a step that follows the last at once was built when it started. */
     r->lag_on = (r->cfg.async_scheduling || r->cfg.overlap_schedule) && r->lag_at == now;
-    r->cutoff = r->lag_on ? r->ln->step_start : now;
+    r->cutoff = r->lag_on ? L->step_start : now;
     int had_decodes, prefill_only = build_step(r, now, &had_decodes);
     /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
-    if (r->lag_on && r->ln->nchunks == 0 && r->ln->n_dec == 0 && !r->ln->preempted_now) {
+    if (r->lag_on && L->nchunks == 0 && L->n_dec == 0 && !L->preempted_now) {
         r->lag_on = 0;
         r->cutoff = now;
         prefill_only = build_step(r, now, &had_decodes);
@@ -1917,51 +1932,54 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     /* A pass that preempted and scheduled nothing (every running request was a victim)
      * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
      * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
-    if (r->ln->nchunks == 0 && r->ln->n_dec == 0 && r->ln->preempted_now)
+    if (L->nchunks == 0 && L->n_dec == 0 && L->preempted_now)
         prefill_only = build_step(r, now, &had_decodes);
 
     r->lag_on = 0;
-    r->ln->step_n_dec = (had_decodes || r->ln->n_dec > 0) && !prefill_only ? r->ln->n_dec : 0;
-    if (r->ln->nchunks == 0 && r->ln->step_n_dec == 0) {
+    L->step_n_dec = (had_decodes || L->n_dec > 0) && !prefill_only ? L->n_dec : 0;
+    if (L->nchunks == 0 && L->step_n_dec == 0) {
         r->ntr = SGL.init_ratio; /* SGLang, idle: self_check_during_idle resets the ratio */
         return 0.0;
     }
 
-    if (sv__grow((void **)&r->pch, &r->cappch, r->ln->nchunks + 1, sizeof *r->pch)) {
+    if (sv__grow((void **)&r->pch, &r->cappch, L->nchunks + 1, sizeof *r->pch)) {
         r->oom = 1;
         return 0.0;
     }
-    long tokens = r->ln->step_n_dec;
-    for (size_t i = 0; i < r->ln->nchunks; i++) {
-        const sv_reqeng_t *e = E(r, r->ln->chunks[i].id);
-        r->pch[i] = (sv_chunk_t){.new_tokens = r->ln->chunks[i].n,
+    long tokens = L->step_n_dec;
+    for (size_t i = 0; i < L->nchunks; i++) {
+        const sv_reqeng_t *e = E(r, L->chunks[i].id);
+        r->pch[i] = (sv_chunk_t){.new_tokens = L->chunks[i].n,
                                  .cached_tokens = e->computed,
-                                 .last = e->computed + r->ln->chunks[i].n == e->target};
-        tokens += r->ln->chunks[i].n;
+                                 .last = e->computed + L->chunks[i].n == e->target};
+        tokens += L->chunks[i].n;
     }
     sv_batch_t b = {.chunks = r->pch,
-                    .n_chunks = (int)r->ln->nchunks,
-                    .n_decode = r->ln->step_n_dec,
-                    .decode_ctx_sum = r->ln->step_n_dec ? r->ln->ctx_sum : 0.0};
-    double total, cpu, tc, send;
-    step_cost(r, &b, &total, &cpu, &tc, &send);
+                    .n_chunks = (int)L->nchunks,
+                    .n_decode = L->step_n_dec,
+                    .decode_ctx_sum = L->step_n_dec ? L->ctx_sum : 0.0};
+    double total, cpu, tc, send = 0.0;
+    if (r->pp > 1)
+        micro_cost(r, &b, &total, &cpu, &tc, &send);
+    else
+        step_cost(r, &b, &total, &cpu, &tc);
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
-    double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + r->ln->swap_time;
+    double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + L->swap_time;
     if (r->pp > 1) pipe_enter(r, now, dur, total - cpu, send);
     double u = dur > 0 ? sv_fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
     r->st.steps++;
-    r->st.prefill_chunks += (long)r->ln->nchunks;
+    r->st.prefill_chunks += (long)L->nchunks;
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
     long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     if (r->hyb) kind_peaks(r);
-    r->ln->in_flight = 1;
-    r->ln->step_start = now;
-    r->ln->step_dur = dur;
-    r->ln->step_tokens = tokens;
+    L->in_flight = 1;
+    L->step_start = now;
+    L->step_dur = dur;
+    L->step_tokens = tokens;
     return dur;
 }
 
@@ -2053,38 +2071,40 @@ static void spec_verified(sv_replica_t *r)
     }
 }
 
-/* Lane r->ln's step ends at now: its tokens, finished prompts, aborts and finishes. */
-static int end_lane(sv_replica_t *r, double now)
+/* Lane r->ln's step ends at now: its tokens, finished prompts, aborts and finishes
+ * (inlined in both callers: the step's end at pp 1 is the hot path). */
+static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, double now)
 {
-    if (!r->ln->in_flight) return 0;
-    r->ln->in_flight = 0;
+    lane_t *L = r->ln;
+    if (!L->in_flight) return 0;
+    L->in_flight = 0;
     end_tr(r);
     int64_t last_k = -1;
-    if (r->ln->step_n_dec > 0) {
-        last_k = r->ln->kd;
-        if (sv_metrics_decode_step(r->m, r->ln->stream, now) < 0) r->oom = 1;
-        r->ln->kd++;
+    if (L->step_n_dec > 0) {
+        last_k = L->kd;
+        if (sv_metrics_decode_step(r->m, L->stream, now) < 0) r->oom = 1;
+        L->kd++;
         if (!r->spec_k) {
-            r->ln->ctx_sum += (double)r->ln->n_dec;
-            r->owed -= r->ln->n_dec;
-            r->st.decode_tokens += (double)r->ln->n_dec;
+            L->ctx_sum += (double)L->n_dec;
+            r->owed -= L->n_dec;
+            r->st.decode_tokens += (double)L->n_dec;
         }
         r->st.decode_steps += r->ms_n;
-        for (size_t i = 0; i < r->ln->nstamp; i++) {
-            sv_req_t *q = Q(r, r->ln->stamp[i]);
-            sv_reqeng_t *e = E(r, r->ln->stamp[i]);
+        for (size_t i = 0; i < L->nstamp; i++) {
+            sv_req_t *q = Q(r, L->stamp[i]);
+            sv_reqeng_t *e = E(r, L->stamp[i]);
             if (e->in_decode && e->at == r->id) q->first_token = now;
         }
-        r->ln->nstamp = 0;
+        L->nstamp = 0;
         if (r->spec_k) spec_verified(r);
     }
-    for (size_t i = 0; i < r->ln->nchunks; i++) {
-        int32_t id = r->ln->chunks[i].id;
+    for (size_t i = 0; i < L->nchunks; i++) {
+        int32_t id = L->chunks[i].id;
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
-        e->computed += r->ln->chunks[i].n;
-        r->owed -= r->ln->chunks[i].n;
-        r->st.prefill_tokens += r->ln->chunks[i].n;
+        e->computed += L->chunks[i].n;
+        r->owed -= L->chunks[i].n;
+        r->st.prefill_tokens += L->chunks[i].n;
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
@@ -2103,14 +2123,14 @@ static int end_lane(sv_replica_t *r, double now)
         else
             join_decode(r, id, 0);
     }
-    r->ln->nchunks = 0;
-    for (size_t i = 0; i < r->ln->naborts; i++) {
-        int32_t id = r->ln->aborts[i];
+    L->nchunks = 0;
+    for (size_t i = 0; i < L->naborts; i++) {
+        int32_t id = L->aborts[i];
         if (E(r, id)->abort_pending) remove_and_fail(r, id, E(r, id)->abort_pending, Q(r, id)->end);
     }
-    r->ln->naborts = 0;
-    while (last_k >= 0 && r->ln->fh.n > 0 && r->ln->fh.v[0].key == last_k) {
-        int32_t id = r->ln->fh.v[0].id;
+    L->naborts = 0;
+    while (last_k >= 0 && L->fh.n > 0 && L->fh.v[0].key == last_k) {
+        int32_t id = L->fh.v[0].id;
         leave_decode(r, id);
         finished(r, id);
     }
