@@ -316,32 +316,38 @@ END_TEST
 /* ---- whole runs -------------------------------------------------------------------------- */
 
 /*
- * No request is ever in two micro-batches at once: a loaded pp = 2 and pp = 4 replica with
- * chunked prompts (a small budget cuts them into chunks over several micro-batches),
- * preemptions (a small KV cache) and timeouts, under --check, which checks every chunk in
- * flight against the others at each stage end and exit (sv_replica_check). Every request
- * ends and every block comes back.
+ * No request is ever in two micro-batches at once: an overloaded pp = 2 and pp = 4 replica
+ * with chunked prompts (a 2048-token budget against prompts of up to 2000 tokens at 80 a
+ * second), preemptions (a small KV cache: the weights and about 1.6 GB per GPU) and
+ * timeouts (8 s), under --check, which checks every chunk in flight against the others at
+ * each stage end and exit (sv_replica_check). Every request ends and every block comes
+ * back.
  */
 START_TEST(test_no_request_in_two_micro_batches)
 {
     const char *yaml =
         "model: llama-3.1-8b\nseed: 3\n"
-        "hardware: {gpu: h100-sxm, pp: %d, gpu_memory_utilization: 0.2}\n"
-        "engine: {scheduler: %s, max_num_seqs: 64, max_num_batched_tokens: 512}\n"
-        "workload: {num_requests: 300, rate: 40, timeout_s: 20,\n"
+        "hardware: {gpu: h100-sxm, pp: %d, gpu_memory_utilization: %.2f}\n"
+        "engine: {scheduler: %s, max_num_seqs: 64, max_num_batched_tokens: 2048}\n"
+        "workload: {num_requests: 300, rate: 80, timeout_s: 8,\n"
         "  input: {dist: uniform, min: 16, max: 2000}, output: {dist: uniform, min: 8, max: 300}}\n";
     const char *scheds[] = {"vllm", "sglang", "vllm-v0", "trtllm"};
+    long preempted = 0, timed_out = 0;
     for (int pp = 2; pp <= 4; pp *= 2) {
         for (int k = 0; k < 4; k++) {
             char text[1024];
-            snprintf(text, sizeof text, yaml, pp, scheds[k]);
+            snprintf(text, sizeof text, yaml, pp, pp == 2 ? 0.12 : 0.07, scheds[k]);
             sv_scenario_t *sc;
             sv_result_t *res = tu_run_checked(cat, text, &sc);
             tu_check_accounting(res);
             ck_assert_int_gt(res->summary.completed, 0);
+            preempted += res->preemptions;
+            timed_out += res->summary.failed_by[SV_FAIL_TIMEOUT];
             tu_done(sc, res);
         }
     }
+    ck_assert_int_gt(preempted, 0);
+    ck_assert_int_gt(timed_out, 0);
 }
 END_TEST
 

@@ -1911,12 +1911,12 @@ static int32_t pipe_victim(sv_replica_t *r)
     return best;
 }
 
-double sv_replica_start_step(sv_replica_t *r, double now)
+/* Build and start lane r->ln's step (piped: a micro-batch of a pipeline); its duration, or 0.
+ * Inlined into its two callers, so the step of pp 1 is compiled without the pipeline's
+ * branches. */
+static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, double now,
+                                                               int piped)
 {
-    if (r->pp > 1) {
-        if (!pipe_ready(r)) return 0.0;
-        r->ln = pipe_lane(r);
-    }
     lane_t *L = r->ln;
     if (L->in_flight) return 0.0;
     /* Async scheduling: a step that follows the last at once was built when it started. */
@@ -1959,14 +1959,14 @@ double sv_replica_start_step(sv_replica_t *r, double now)
                     .n_decode = L->step_n_dec,
                     .decode_ctx_sum = L->step_n_dec ? L->ctx_sum : 0.0};
     double total, cpu, tc, send = 0.0;
-    if (r->pp > 1)
+    if (piped)
         micro_cost(r, &b, &total, &cpu, &tc, &send);
     else
         step_cost(r, &b, &total, &cpu, &tc);
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
     double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + L->swap_time;
-    if (r->pp > 1) pipe_enter(r, now, dur, total - cpu, send);
+    if (piped) pipe_enter(r, now, dur, total - cpu, send);
     double u = dur > 0 ? sv_fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
@@ -1981,6 +1981,19 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     L->step_dur = dur;
     L->step_tokens = tokens;
     return dur;
+}
+
+static __attribute__((noinline)) double pipe_start(sv_replica_t *r, double now)
+{
+    if (!pipe_ready(r)) return 0.0;
+    r->ln = pipe_lane(r);
+    return start_lane(r, now, 1);
+}
+
+double sv_replica_start_step(sv_replica_t *r, double now)
+{
+    if (r->pp > 1) return pipe_start(r, now);
+    return start_lane(r, now, 0);
 }
 
 /* ---- ending a step ------------------------------------------------------------------------ */
