@@ -1243,29 +1243,28 @@ static int pipeline_check(const sv_scenario_t *sc, int i, sv_error_t *err)
                          "pipeline stages are equal, layers/pp each; vLLM would split them "
                          "unevenly: docs/cost-model.md)",
                          hw, pp, sc->model.layers, sc->model.name);
-    if (sv_spec_k(&pc->perf) > 0)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: speculative decoding with pp=%d is not modelled (vLLM V1 refuses "
-                         "speculative decoding with pipeline parallelism); use pp 1 or no "
-                         "speculative",
-                         hw, pp);
-    if (pc->perf.sched_steps > 1)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: num_scheduler_steps=%d with pp=%d is not modelled (a replica with "
-                         "pipeline stages schedules one micro-batch at a time)",
-                         en, pc->perf.sched_steps, pp);
-    if (pc->engine.async_scheduling > 0)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: async_scheduling with pp=%d is not modelled (the micro-batches in "
-                         "flight are the pipeline's overlap: docs/cost-model.md); leave it unset "
-                         "or false",
-                         en, pp);
-    if (pc->engine.overlap_schedule > 0)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: overlap_schedule with pp=%d is not modelled (SGLang runs pipeline "
-                         "parallelism in its own loop, not the overlap one); leave it unset or "
-                         "false",
-                         en, pp);
+    char steps[48];
+    snprintf(steps, sizeof steps, "num_scheduler_steps=%d", pc->perf.sched_steps);
+    const struct {
+        int on;
+        const char *key, *what, *why;
+    } rules[] = {
+        {sv_spec_k(&pc->perf) > 0, hw, "speculative decoding",
+         "vLLM V1 refuses speculative decoding with pipeline parallelism); use pp 1 or no "
+         "speculative"},
+        {pc->perf.sched_steps > 1, en, steps,
+         "a replica with pipeline stages schedules one micro-batch at a time)"},
+        {pc->engine.async_scheduling > 0, en, "async_scheduling",
+         "the micro-batches in flight are the pipeline's overlap: docs/cost-model.md); leave "
+         "it unset or false"},
+        {pc->engine.overlap_schedule > 0, en, "overlap_schedule",
+         "SGLang runs pipeline parallelism in its own loop, not the overlap one); leave it "
+         "unset or false"},
+    };
+    for (size_t k = 0; k < sizeof rules / sizeof *rules; k++)
+        if (rules[k].on)
+            return sv_errorf(err, SV_EINVAL, "%s: %s with pp=%d is not modelled (%s",
+                             rules[k].key, rules[k].what, pp, rules[k].why);
     return 0;
 }
 
