@@ -321,22 +321,26 @@ END_TEST
  * second), preemptions (a small KV cache: the weights and about 1.6 GB per GPU) and
  * timeouts (8 s), under --check, which checks every chunk in flight against the others at
  * each stage end and exit (sv_replica_check). Every request ends and every block comes
- * back.
+ * back. Last, a hybrid model (gpt-oss-20b: sliding-window layers, whose blocks behind the
+ * window go back when a step ends) at pp 2 and 4: a lane's step gives back only its own
+ * sequences' (the recount fails otherwise).
  */
 START_TEST(test_no_request_in_two_micro_batches)
 {
     const char *yaml =
-        "model: llama-3.1-8b\nseed: 3\n"
+        "model: %s\nseed: 3\n"
         "hardware: {gpu: h100-sxm, pp: %d, gpu_memory_utilization: %.2f}\n"
         "engine: {scheduler: %s, max_num_seqs: 64, max_num_batched_tokens: 2048}\n"
         "workload: {num_requests: 300, rate: 80, timeout_s: 8,\n"
         "  input: {dist: uniform, min: 16, max: 2000}, output: {dist: uniform, min: 8, max: 300}}\n";
-    const char *scheds[] = {"vllm", "sglang", "vllm-v0", "trtllm"};
+    const char *scheds[] = {"vllm", "sglang", "vllm-v0", "trtllm", "vllm"};
     long preempted = 0, timed_out = 0;
     for (int pp = 2; pp <= 4; pp *= 2) {
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             char text[1024];
-            snprintf(text, sizeof text, yaml, pp, pp == 2 ? 0.12 : 0.07, scheds[k]);
+            double mem = k < 4 ? (pp == 2 ? 0.12 : 0.07) : (pp == 2 ? 0.10 : 0.06);
+            snprintf(text, sizeof text, yaml, k < 4 ? "llama-3.1-8b" : "gpt-oss-20b", pp, mem,
+                     scheds[k]);
             sv_scenario_t *sc;
             sv_result_t *res = tu_run_checked(cat, text, &sc);
             tu_check_accounting(res);

@@ -1300,7 +1300,7 @@ static void allocate_decode(sv_replica_t *r)
     if (!r->hyb) return;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
         sv_reqeng_t *e = E(r, id);
-        if (!e->in_decode || e->reserved) continue;
+        if (!e->in_decode || e->reserved || LANE(r, e) != r->ln) continue; /* this lane's */
         long t = e->c_join + member_tokens(r, e);
         add_tr(r, e, blocks_step(r, t, 1) - blocks_for(r, t + 1));
     }
