@@ -138,7 +138,9 @@ typedef struct chain_memo {
  * A lane: a decode aggregate and the step it has in flight. A replica has one; with
  * pipeline parallelism (pp > 1) it has pp, one per micro-batch the engine keeps in flight
  * (vLLM's EngineCore.step_with_batch_queue, vllm/v1/engine/core.py: a queue of pp
- * scheduled batches). The sequences decoding in a lane advance in lockstep with its own
+ * scheduled batches; SGLang's SchedulerPPMixin.event_loop_pp,
+ * python/sglang/srt/managers/scheduler_pp_mixin.py, keeps a running batch per micro-batch
+ * slot, running_mbs). The sequences decoding in a lane advance in lockstep with its own
  * step count, so each lane's micro-batch stays O(prefill chunks + log n).
  */
 typedef struct lane {
