@@ -385,6 +385,12 @@ static void wq_pop(sv_replica_t *r)
 
 static int32_t pipe_victim(sv_replica_t *r);
 
+/* A running request's place in the priority policy's order (pent_less). */
+static pent_t prio_of(const sv_replica_t *r, int32_t id)
+{
+    return (pent_t){Q(r, id)->priority, id, Q(r, id)->start};
+}
+
 /* The running request to preempt: the last admitted (fcfs), or under the priority policy
  * the largest (priority, arrival) (vLLM V1's Scheduler.schedule, max(self.running, key=
  * (priority, arrival_time)), vllm/v1/core/sched/scheduler.py). Requests sent at one
@@ -397,8 +403,7 @@ static int32_t victim_of(sv_replica_t *r)
     if (!r->prio) return r->run_tail;
     int32_t best = r->run_head;
     for (int32_t id = best >= 0 ? E(r, best)->next : -1; id >= 0; id = E(r, id)->next) {
-        const pent_t a = {Q(r, id)->priority, id, Q(r, id)->start};
-        const pent_t b = {Q(r, best)->priority, best, Q(r, best)->start};
+        const pent_t a = prio_of(r, id), b = prio_of(r, best);
         if (pent_less(&b, &a)) best = id;
     }
     return best;
@@ -1906,9 +1911,12 @@ static int32_t pipe_victim(sv_replica_t *r)
         const sv_reqeng_t *e = E(r, id);
         if (req_in_flight(r, e) || e->abort_pending) continue;
         if (!r->prio) return id;
-        const pent_t a = {Q(r, id)->priority, id, Q(r, id)->start};
-        const pent_t b = {best >= 0 ? Q(r, best)->priority : 0, best, best >= 0 ? Q(r, best)->start : 0};
-        if (best < 0 || pent_less(&b, &a)) best = id;
+        if (best < 0) {
+            best = id;
+            continue;
+        }
+        const pent_t a = prio_of(r, id), b = prio_of(r, best);
+        if (pent_less(&b, &a)) best = id;
     }
     return best;
 }
