@@ -224,6 +224,39 @@ START_TEST(test_json_config_block)
 }
 END_TEST
 
+/* engine.chunked_prefill: false shows in the pool's configuration (only when off, so the
+ * other runs' blocks keep their keys). */
+START_TEST(test_json_config_chunked_prefill_off)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                       "engine: {scheduler: trtllm%s}\n"
+                       "workload: {num_requests: 2, input: 100, output: 4}\n";
+    for (int off = 0; off < 2; off++) {
+        char text[256];
+        snprintf(text, sizeof text, yaml, off ? ", chunked_prefill: false" : "");
+        sv_scenario_t *sc;
+        sv_result_t *res = tu_run_yaml(cat, text, NULL, 0, &sc);
+        char dir[] = "/tmp/sv_report_XXXXXX";
+        ck_assert(mkdtemp(dir) != NULL);
+        sv_error_t err;
+        ck_assert_msg(sv_report_json(res, 0, tmp_path(dir, "r.json"), &err) == 0, "%s", err.msg);
+        char *json = slurp(tmp_path(dir, "r.json"));
+        cJSON *j = cJSON_Parse(json);
+        ck_assert_msg(j != NULL, "the JSON does not parse");
+        const cJSON *pool = get(get(get(get(j, "servesim"), "config"), "pools"), "default");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(pool, "chunked_prefill");
+        if (off)
+            ck_assert_msg(cJSON_IsFalse(v), "servesim.config: chunked_prefill is not false");
+        else
+            ck_assert_msg(v == NULL, "servesim.config: chunked_prefill shown while on");
+        cJSON_Delete(j);
+        free(json);
+        rm_dir(dir);
+        tu_done(sc, res);
+    }
+}
+END_TEST
+
 /* The HTML report of a disaggregated run opens with the configuration block (the pools read
  * across: the decode pool's fp8 KV cache next to the prefill pool's bf16), then the summary
  * and the Pools table with the terminal's per-pool figures (KV sent by the prefill pool in
@@ -858,6 +891,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_html_labels_the_configured_percentile);
     tcase_add_test(tc, test_html_labels_every_percentile);
     tcase_add_test(tc, test_json_config_block);
+    tcase_add_test(tc, test_json_config_chunked_prefill_off);
     tcase_add_test(tc, test_html_pool_sections);
     tcase_add_test(tc, test_trace_events);
     tcase_add_test(tc, test_trace_cut_at_the_step_limit);

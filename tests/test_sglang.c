@@ -161,6 +161,57 @@ START_TEST(test_empty_batch_admits_after_overlap_refusal)
 }
 END_TEST
 
+/*
+ * SGLang's decode-side headroom (disaggregation/decode.py, DecodePreallocQueue.
+ * pop_preallocated: a request's prompt plus num_reserved_decode_tokens, 512, must fit in
+ * the free KV less 512 for every request already held). Three 1,000-token prompts are
+ * prefilled on a handing-off replica and offered to a decode replica of 250 blocks; each
+ * transfer takes its KV plus its next token's block: ceil(1,000 / 16) = 63 blocks.
+ *   sglang: the first needs 63 + 512/16 = 95 of 250 (155 left over), the second, one
+ *   held, 63 + 2 x 32 = 127 of 187 (60 left over), the third 63 + 96 = 159 of 124: refused.
+ *   vllm (no headroom; 249 free, one being vLLM V1's null block): 3 x 63 = 189 fit, so
+ *   all three are taken.
+ */
+START_TEST(test_decode_headroom)
+{
+    for (int sglang = 0; sglang <= 1; sglang++) {
+        rig_t g;
+        const int in[3] = {1000, 1000, 1000}, out[3] = {50, 50, 50};
+        tu_rig_new(&g, cat, &(rigcfg_t){.kv_blocks = 250, .seqs = 64, .sglang = sglang}, 3, in,
+                   out, NULL, NULL);
+        sv_engine_cfg_t e = g.sc->pools[0].engine;
+        e.handoff = 1;
+        e.max_model_len = 4096;
+        e.max_num_batched_tokens = 4096;
+        e.max_num_seqs = 64;
+        sv_replica_t *pre = NULL;
+        sv_error_t err;
+        ck_assert_int_eq(sv_replica_new(1, &g.perf, 1000, &e, &g.pool, g.m, &pre, &err), 0);
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(sv_replica_submit(pre, i, 0.0), SV_FAIL_NONE);
+        double d = sv_replica_start_step(pre, 0.0);
+        ck_assert(d > 0);
+        ck_assert_int_eq(sv_replica_end_step(pre, d), 0);
+        long n = 0;
+        sv_replica_handoffs(pre, &n);
+        ck_assert_int_eq(n, 3);
+        int took = 0;
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(sv_replica_handoff_tokens(pre, i), 1000);
+            took += sv_replica_reserve(g.r, i);
+        }
+        ck_assert_int_eq(took, sglang ? 2 : 3);
+        ck_assert_int_eq(sv_replica_free_blocks(g.r), sglang ? 250 - 2 * 63 : 249 - 3 * 63);
+        for (int i = 0; i < took; i++)
+            sv_replica_unreserve(g.r, i);
+        for (int i = 0; i < 3; i++)
+            sv_replica_release(pre, i);
+        sv_replica_free(pre);
+        tu_rig_free(&g);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sglang");
@@ -169,6 +220,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_admission_by_ratio_and_ignore_eos);
     tcase_add_test(tc, test_retraction_sets_the_ratio);
     tcase_add_test(tc, test_empty_batch_admits_after_overlap_refusal);
+    tcase_add_test(tc, test_decode_headroom);
     suite_add_tcase(s, tc);
     return s;
 }

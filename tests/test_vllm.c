@@ -313,6 +313,70 @@ START_TEST(test_partial_prefill_limit)
 }
 END_TEST
 
+/* engine.chunked_prefill: false, TensorRT-LLM's default (ExecutorConfig's
+ * enableChunkedContext is false; MicroBatchScheduler then schedules a context request
+ * only when its whole prompt fits the tokens the step has left). Two 5000-token prompts
+ * sent together under the 8192-token budget: chunked, the first step holds A whole and
+ * B's first 3192 tokens, so A's first token comes at that step's cost and B is scheduled
+ * at t = 0 in two chunks (three chunks in all); unchunked, the first step is A alone, B waits for the second
+ * step (scheduled at A's first token) and goes in whole. A 9000-token prompt cannot fit
+ * any step without chunks and fails at once (prompt_budget); other schedulers refuse the
+ * key. Sent straight to the engine: the first step at t = 0. */
+START_TEST(test_trtllm_chunked_prefill_off)
+{
+    const char *two = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "engine: {scheduler: trtllm, chunked_prefill: %s}\n"
+                      "workload: {num_requests: 2, rate: inf, input: 5000, output: 2}\n";
+    char yaml[512];
+    sv_scenario_t *sc;
+    snprintf(yaml, sizeof yaml, two, "true");
+    sv_result_t *res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    ck_assert_int_eq(sc->pools[0].engine.max_num_batched_tokens, 8192);
+    const sv_perf_t *p = &res->pools[0].perf;
+    sv_chunk_t c2[2] = {{.new_tokens = 5000, .cached_tokens = 0, .last = 1},
+                        {.new_tokens = 3192, .cached_tokens = 0, .last = 0}};
+    sv_batch_t b2 = {.chunks = c2, .n_chunks = 2};
+    sv_step_cost_t cost;
+    sv_perf_step(p, &b2, &cost);
+    tu_assert_rel(res->pool.r[0].first_token, cost.total, 1e-12);
+    ck_assert_double_eq(res->pool.r[1].scheduled, 0.0);
+    ck_assert_int_eq(res->rstats[0].prefill_chunks, 3); /* A's one, B's two */
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    snprintf(yaml, sizeof yaml, two, "false");
+    res = tu_run_yaml(cat, yaml, NULL, 0, &sc);
+    p = &res->pools[0].perf;
+    sv_chunk_t c1 = {.new_tokens = 5000, .cached_tokens = 0, .last = 1};
+    sv_batch_t b1 = {.chunks = &c1, .n_chunks = 1};
+    sv_perf_step(p, &b1, &cost);
+    const sv_req_t *a = &res->pool.r[0], *b = &res->pool.r[1];
+    tu_assert_rel(a->first_token, cost.total, 1e-12);
+    ck_assert_double_eq(b->scheduled, a->first_token); /* the second step */
+    ck_assert_int_eq(res->rstats[0].prefill_chunks, 2); /* one each */
+    ck_assert(b->first_token > a->first_token + cost.total); /* its step carries A's decode */
+    tu_check_accounting(res);
+    tu_done(sc, res);
+    res = tu_run_yaml(cat,
+                      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "engine: {scheduler: trtllm, chunked_prefill: false}\n"
+                      "workload: {num_requests: 1, input: 9000, output: 2}\n",
+                      NULL, 0, &sc);
+    ck_assert_int_eq(res->pool.r[0].fail, SV_FAIL_PROMPT_BUDGET);
+    tu_done(sc, res);
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {scheduler: vllm, chunked_prefill: false}\n"
+                                  "workload: {num_requests: 1, input: 10, output: 2}\n",
+                                  NULL, 0, &sc, &err),
+                     SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, ":3:"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "engine.chunked_prefill: only the trtllm scheduler turns its "
+                                  "chunked prefill on or off (this pool's is vllm)"),
+                  "%s", err.msg);
+}
+END_TEST
+
 /* Only max_num_batched_tokens given (512 on an H100): vLLM caps its default max_num_seqs
  * (1024 there) at the budget (EngineArgs, `self.max_num_seqs = min(self.max_num_seqs,
  * self.max_num_batched_tokens)` when max_num_seqs was not given), where servesim refused
@@ -761,6 +825,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_engine_defaults_per_gpu);
     tcase_add_test(tc, test_profile_defaults_follow_the_engine);
     tcase_add_test(tc, test_v1_options_checked);
+    tcase_add_test(tc, test_trtllm_chunked_prefill_off);
     tcase_add_test(tc, test_long_prefill_threshold_chunks);
     tcase_add_test(tc, test_partial_prefill_limit);
     tcase_add_test(tc, test_default_seqs_capped_at_budget);

@@ -232,6 +232,14 @@ static int read_engine(sv_ynode_t *en, sv_pool_cfg_t *pool, sv_error_t *err)
                          at(sv_ymap_get(en, "attention_dp_balance"), w, sizeof w), en->path,
                          sv_sched_name(e->scheduler),
                          pool->perf.dp_attention > 1 ? pool->perf.dp_attention : 1);
+    /* TensorRT-LLM's enable_chunked_context: the other schedulers' chunking is theirs (vLLM
+     * V1 always chunks, V0, Orca and static batching never do, SGLang by its budget). */
+    if (e->chunked_prefill >= 0 && e->scheduler != SV_SCHED_TRTLLM)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s.chunked_prefill: only the trtllm scheduler turns its chunked "
+                         "prefill on or off (this pool's is %s)",
+                         at(sv_ymap_get(en, "chunked_prefill"), w, sizeof w), en->path,
+                         sv_sched_name(e->scheduler));
     if (e->scheduler != SV_SCHED_VLLM && e->scheduler != SV_SCHED_TRTLLM) {
         const char *k = sv_ymap_get(en, "long_prefill_token_threshold")
                             ? "long_prefill_token_threshold"
@@ -311,6 +319,7 @@ static void engine_defaults(sv_pool_cfg_t *pool)
     if (e->overlap_schedule < 0)
         e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG &&
                               pool->perf.spec_method == SV_SPEC_NONE && pool->perf.pp <= 1;
+    e->no_chunked_prefill = e->chunked_prefill == 0;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
 }
@@ -328,6 +337,7 @@ static void pool_defaults(sv_pool_cfg_t *p)
                                   .watermark = -1,
                                   .prefix_caching = -1,
                                   .overlap_schedule = -1,
+                                  .chunked_prefill = -1,
                                   /* AttentionDpConfig's defaults (TensorRT-LLM,
                                    * tensorrt_llm/llmapi/llm_args.py) */
                                   .adp_timeout_iters = 50,

@@ -384,6 +384,12 @@ const sv_keydef_t sv_scenario_keys[] = {
              "lag of `async_scheduling` (a request arriving during step n waits for step n+2, a "
              "finished one's slot and blocks are freed a step late) with the profile's step "
              "costs left whole (docs/simulator.md)"},
+    {"engine", "chunked_prefill", BOOL, POOL(engine.chunked_prefill), .def = "true",
+     .help = "trtllm only: TensorRT-LLM's chunked context (`enable_chunked_context`; false by "
+             "default in its C++ executor and its LLM API, `enable_chunked_prefill`): with "
+             "`false` a prompt goes whole into one step, and only when it fits what the step's "
+             "token budget has left; a prompt longer than the budget fails (`prompt_budget`) "
+             "(docs/simulator.md)"},
     {"engine", "ignore_eos", BOOL, POOL(engine.ignore_eos), .def = "false",
      .help = "the clients send `ignore_eos` (vLLM's benchmark `--ignore-eos`), so every request "
              "is known to generate exactly its output: the `sglang` scheduler's admission then "

@@ -196,6 +196,8 @@ struct sv_replica {
                 sampled speculative decoding: the k it drafts next) */
     int32_t epoch_next;
     int reserve; /* tr->reserve, read on every decode step */
+    /* tr->chunked, unless engine.chunked_prefill turned the trtllm scheduler's chunking off */
+    int chunked;
     sv__kvledger_t kv; /* every KV block of the replica (one pool so far: SV__KV_FULL) */
     long watermark_blocks;
     ring_t wq, sq; /* waiting, swapped (lazily cleaned: entries no longer in that queue) */
@@ -511,6 +513,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->seq_blocks = sv_perf_seq_blocks(perf, r->bs);
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
+    r->chunked = r->tr->chunked && !cfg->no_chunked_prefill;
     r->prio = cfg->priority_policy;
     r->ntr = SGL.init_ratio;
     r->spec_k = perf->set.spec_expected ? 0 : sv_spec_k(&perf->set);
@@ -638,7 +641,7 @@ static long step_bound(const sv_replica_t *r, long len)
 {
     if (!r->hyb || r->reserve) return whole_blocks(r, len);
     long whole = blocks_step(r, 0, len);
-    if (!r->tr->chunked) return whole;
+    if (!r->chunked) return whole;
     long n = len < r->cfg.max_num_batched_tokens ? len : r->cfg.max_num_batched_tokens;
     long bound = whole_blocks(r, len) + r->g_step * ((n + r->bs - 1) / r->bs);
     return bound < whole ? bound : whole;
@@ -1116,7 +1119,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     q->scheduled = q->first_token = q->last_token = -1.0;
     long len = (long)q->input + q->output;
     if (len > r->cfg.max_model_len) return fail_now(q, SV_FAIL_TOO_LONG, now);
-    if (!r->tr->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
+    if (!r->chunked && !r->tr->static_batch && q->input > r->cfg.max_num_batched_tokens)
         return fail_now(q, SV_FAIL_PROMPT_BUDGET, now);
     if (step_bound(r, len) > KVP(r)->total - r->watermark_blocks)
         return fail_now(q, SV_FAIL_KV_CAPACITY, now);
@@ -1401,7 +1404,7 @@ static void admit_waiting(sv_replica_t *r, double now)
         long rem = e->target - (e->computed + hit * r->bs), n = rem;
         if (r->tr->static_batch) {
             /* the whole batch's prompts go in one pass */
-        } else if (!r->tr->chunked) {
+        } else if (!r->chunked) {
             /* A whole prompt must fit what is left of the budget. One longer than the whole
              * budget (a re-prefill after a preemption) runs when it is the only prompt. */
             if (n > r->budget && (r->ln->nchunks > 0 || n <= r->cfg.max_num_batched_tokens)) break;
@@ -2297,11 +2300,25 @@ static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
     return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
 }
 
+/* SGLang's decode side (sgl-project/sglang, disaggregation/decode.py,
+ * DecodePreallocQueue.pop_preallocated) pre-allocates an incoming request only when its
+ * prompt plus num_reserved_decode_tokens (server_args, default 512) fits in the free KV
+ * less 512 tokens set aside for each request it already holds, running, transferring or
+ * waiting (_allocatable_token_budgets): the blocks of that headroom, this request's
+ * included. Other schedulers keep none. */
+enum { SGL_RESERVED_DECODE_TOKENS = 512 };
+static long decode_headroom(const sv_replica_t *r)
+{
+    if (r->cfg.scheduler != SV_SCHED_SGLANG) return 0;
+    return whole_blocks(r, SGL_RESERVED_DECODE_TOKENS * (r->n_running + r->n_reserved + 1));
+}
+
 /* Room for request id's incoming KV, given the hits and untouched hits its cache holds. */
 static int room_for(const sv_replica_t *r, int32_t id, long hit, long touched)
 {
     return r->n_running + r->n_reserved < r->cfg.max_num_seqs &&
-           avail(r) - (transfer_blocks(r, id) - hit) - touched >= r->watermark_blocks;
+           avail(r) - (transfer_blocks(r, id) - hit) - touched - decode_headroom(r) >=
+               r->watermark_blocks;
 }
 
 int sv_replica_can_reserve(sv_replica_t *r, int32_t id)

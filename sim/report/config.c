@@ -166,6 +166,8 @@ static void pool_rows(builder_t *b, const sv_result_t *res, int p)
     if (e->priority_policy) text(b, "scheduling_policy", "scheduling policy", "priority");
     integer(b, "max_num_seqs", "max_num_seqs", e->max_num_seqs);
     integer(b, "max_num_batched_tokens", "max_num_batched_tokens", e->max_num_batched_tokens);
+    /* only when off (engine.chunked_prefill: false, trtllm): whole prompts a step */
+    if (e->no_chunked_prefill) flag(b, "chunked_prefill", "chunked prefill", 0);
     integer(b, "block_size", "block size (tokens)", pr->mem.block_size);
     integer(b, "kv_blocks_per_replica", "KV blocks per replica", pr->mem.kv_blocks);
     integer(b, "max_model_len", "max_model_len", pr->max_model_len);

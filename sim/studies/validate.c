@@ -21,7 +21,8 @@
 #endif
 
 #define MAX_ROWS 100000
-#define MAX_SETS 16
+#define MAX_SETS 32
+#define MAX_WORKERS 1024
 
 static const char *const kind_names[SV_VK_COUNT] = {"throughput", "ttft", "tpot",
                                                     "prefill",    "step", "e2e"};
@@ -93,6 +94,74 @@ static int whole(const sv__csv_t *t, long r, int c, long lo, long *out, sv_error
     return 0;
 }
 
+long sv_vrow_gpus(const sv_vrow_t *w)
+{
+    long n = w->npools ? 0 : w->tp;
+    for (int i = 0; i < w->npools; i++)
+        n += (long)w->pools[i].workers * w->pools[i].tp;
+    return n;
+}
+
+/* One key=value word of a layout pool into *p. */
+static int layout_word(sv_vpool_t *p, const char *role, char *word, sv_error_t *err)
+{
+    static const char *const keys[] = {"workers", "tp", "ep", "dp_attention"};
+    static const long hi[] = {MAX_WORKERS, 256, 256, 256};
+    int *dst[] = {&p->workers, &p->tp, &p->ep, &p->dp_attention};
+    char *eq = strchr(word, '=');
+    if (eq) *eq = '\0';
+    for (int k = 0; k < 4; k++) {
+        if (strcmp(word, keys[k])) continue;
+        char *end = NULL;
+        long v = eq ? strtol(eq + 1, &end, 10) : 0;
+        if (!eq || end == eq + 1 || *end || v < 1 || v > hi[k])
+            return sv_errorf(err, SV_EINVAL, "%s %s: expected a whole number in [1, %ld], got '%s'",
+                             role, keys[k], hi[k], eq ? eq + 1 : "");
+        *dst[k] = (int)v;
+        return 0;
+    }
+    return sv_errorf(err, SV_EINVAL, "%s: unknown key '%s' (expected workers, tp, ep or dp_attention)",
+                     role, word);
+}
+
+int sv_vrow_layout(sv_vrow_t *w, const char *text, sv_error_t *err)
+{
+    static const char *const roles[] = {"prefill", "decode"};
+    char buf[256];
+    w->npools = 0;
+    if (!*text) return 0;
+    if (strlen(text) >= sizeof buf)
+        return sv_errorf(err, SV_EINVAL, "longer than %zu characters", sizeof buf - 1);
+    memcpy(buf, text, strlen(text) + 1);
+    char *save = NULL, *part = strtok_r(buf, "+", &save);
+    for (; part; part = strtok_r(NULL, "+", &save)) {
+        if (w->npools == 2)
+            return sv_errorf(err, SV_EINVAL, "expected a prefill and a decode pool, got a third");
+        sv_vpool_t *p = &w->pools[w->npools];
+        *p = (sv_vpool_t){.decode = w->npools, .ep = 1, .dp_attention = 1};
+        char *wsave = NULL, *word = strtok_r(part, " ", &wsave);
+        const char *role = roles[w->npools];
+        if (!word || strcmp(word, role))
+            return sv_errorf(err, SV_EINVAL, "pool %d: expected '%s' first, got '%s'",
+                             w->npools + 1, role, word ? word : "");
+        for (word = strtok_r(NULL, " ", &wsave); word; word = strtok_r(NULL, " ", &wsave)) {
+            int rc = layout_word(p, role, word, err);
+            if (rc) return rc;
+        }
+        if (!p->workers || !p->tp)
+            return sv_errorf(err, SV_EINVAL, "%s: missing key '%s'", role,
+                             p->workers ? "tp" : "workers");
+        if (p->tp % p->ep || p->tp % p->dp_attention)
+            return sv_errorf(err, SV_EINVAL, "%s: ep (%d) and dp_attention (%d) must divide tp (%d)",
+                             role, p->ep, p->dp_attention, p->tp);
+        w->npools++;
+    }
+    if (w->npools != 2)
+        return sv_errorf(err, SV_EINVAL, "expected a prefill and a decode pool joined by '+', got %d",
+                         w->npools);
+    return 0;
+}
+
 int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err)
 {
     *out = NULL;
@@ -100,6 +169,7 @@ int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err)
     int idx[C_N], rc = sv__csv_read(path, &t, err);
     if (rc) return rc;
     if ((rc = sv__csv_need(t, cols, idx, C_N, err))) goto done;
+    int c_layout = sv__csv_col(t, "layout"); /* optional: disaggregated rows */
     if (t->nrows < 1 || t->nrows > MAX_ROWS) {
         rc = sv_errorf(err, SV_EINVAL, "%s: expected 1 to %d measurement rows, got %ld", path,
                        MAX_ROWS, t->nrows);
@@ -123,7 +193,7 @@ int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err)
             (rc = text(t, r, idx[C_KIND], kind, sizeof kind, err)) ||
             (rc = text(t, r, idx[C_MODEL], w->model, sizeof w->model, err)) ||
             (rc = text(t, r, idx[C_GPU], w->gpu, sizeof w->gpu, err)) ||
-            (rc = whole(t, r, idx[C_TP], 1, &tp, err)) ||
+            (rc = whole(t, r, idx[C_TP], 0, &tp, err)) ||
             (rc = text(t, r, idx[C_WDT], w->weight_dtype, sizeof w->weight_dtype, err)) ||
             (rc = text(t, r, idx[C_KVDT], w->kv_dtype, sizeof w->kv_dtype, err)) ||
             (rc = text(t, r, idx[C_PROF], w->profile, sizeof w->profile, err)) ||
@@ -139,6 +209,10 @@ int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err)
             (rc = text(t, r, idx[C_SRC], w->source, sizeof w->source, err)))
             break;
         w->tp = (int)tp;
+        if (c_layout >= 0 && (rc = sv_vrow_layout(w, sv__csv_cell(t, r, c_layout), err))) {
+            rc = sv_error_prefix(err, "%s:%ld: column 'layout'", path, w->line);
+            break;
+        }
         w->kind = -1;
         for (int k = 0; k < SV_VK_COUNT; k++)
             if (strcmp(kind, kind_names[k]) == 0) w->kind = k;
@@ -150,6 +224,16 @@ int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err)
         else if (strcmp(fit, "yes") && strcmp(fit, "no"))
             rc = sv_errorf(err, SV_EINVAL, "%s:%ld: column 'fitted': expected yes or no, got '%s'",
                            path, w->line, fit);
+        else if ((w->tp == 0) != (w->npools > 0))
+            rc = sv_errorf(err, SV_EINVAL,
+                           "%s:%ld: column 'tp': %s", path, w->line,
+                           w->npools ? "a row with a layout gives tp 0 (its pools give theirs)"
+                                     : "expected a whole number >= 1, got '0'");
+        else if (w->npools && w->kind >= SV_VK_PREFILL)
+            rc = sv_errorf(err, SV_EINVAL,
+                           "%s:%ld: column 'layout': a %s row is one batch of the cost model; "
+                           "only throughput, ttft and tpot rows run a layout",
+                           path, w->line, kind);
         else if (w->measured <= 0)
             rc = sv_errorf(err, SV_EINVAL, "%s:%ld: column 'measured': expected > 0, got %g", path,
                            w->line, w->measured);
@@ -237,6 +321,43 @@ static double batch_ms(const sv_perf_t *p, const sv_vrow_t *w)
     return (pre + dec) * 1e3;
 }
 
+/* The scheduler of a row's engine profile: TensorRT-LLM's own capacity scheduler reserves
+ * whole sequences; SGLang runs prefill batches before decode. */
+static const char *row_scheduler(const sv_vrow_t *w)
+{
+    return strcmp(w->profile, "trtllm") == 0   ? "trtllm"
+           : strcmp(w->profile, "sglang") == 0 ? "sglang"
+                                               : "vllm";
+}
+
+/*
+ * A disaggregated row's pools: one prefill and one decode pool of its layout's workers,
+ * each worker an 8-GPU (or tp-GPU) engine of its own. Requests are dealt round-robin over
+ * the prefill workers and the decode workers (Dynamo's frontend routes round-robin unless
+ * told to route by KV overlap, and these prompts share none). Each worker is its own node,
+ * so the KV crosses the nodes' InfiniBand NICs, one 400 Gb/s NIC per GPU as on H200 HGX
+ * nodes. The client's stream comes from the decode worker, so its first token is timed
+ * there (first_token: decode): after the prefill, the KV transfer and a decode slot.
+ */
+static void write_pools(FILE *f, const sv_vrow_t *w)
+{
+    fprintf(f, "pools:\n");
+    for (int i = 0; i < w->npools; i++) {
+        const sv_vpool_t *p = &w->pools[i];
+        const char *role = p->decode ? "decode" : "prefill";
+        fprintf(f,
+                "  - {name: %s, role: %s, gpu: %s, tp: %d, ep: %d, dp_attention: %d, "
+                "weight_dtype: %s, kv_cache_dtype: %s, replicas: %d,\n"
+                "     engine: {scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, "
+                "profile: %s}}\n",
+                role, role, w->gpu, p->tp, p->ep, p->dp_attention, w->weight_dtype, w->kv_dtype,
+                p->workers, row_scheduler(w), w->profile);
+    }
+    fprintf(f, "router: round-robin\n"
+               "disaggregation: {decode_router: round-robin, first_token: decode, "
+               "kv_link: {kind: infiniband}}\n");
+}
+
 /* A scenario for a simulated row, written to a temporary file. */
 static int write_scenario(const sv_vrow_t *w, char *path, size_t n, sv_error_t *err)
 {
@@ -248,19 +369,16 @@ static int write_scenario(const sv_vrow_t *w, char *path, size_t n, sv_error_t *
         if (fd >= 0) close(fd);
         return sv_errorf(err, SV_EIO, "cannot create a temporary scenario in %s", path);
     }
-    fprintf(f,
-            "name: validate-line-%ld\nseed: 1\nmodel: %s\n"
-            "hardware: {gpu: %s, tp: %d, weight_dtype: %s, kv_cache_dtype: %s}\n"
-            "engine: {scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, "
-            "profile: %s}\n"
-            "workload:\n  num_requests: %ld\n  rate: inf\n",
-            w->line, w->model, w->gpu, w->tp, w->weight_dtype, w->kv_dtype,
-            /* TensorRT-LLM's own capacity scheduler reserves whole sequences; SGLang runs
-             * prefill batches before decode */
-            strcmp(w->profile, "trtllm") == 0   ? "trtllm"
-            : strcmp(w->profile, "sglang") == 0 ? "sglang"
-                                                : "vllm",
-            w->profile, w->requests);
+    fprintf(f, "name: validate-line-%ld\nseed: 1\nmodel: %s\n", w->line, w->model);
+    if (w->npools)
+        write_pools(f, w);
+    else
+        fprintf(f,
+                "hardware: {gpu: %s, tp: %d, weight_dtype: %s, kv_cache_dtype: %s}\n"
+                "engine: {scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, "
+                "profile: %s}\n",
+                w->gpu, w->tp, w->weight_dtype, w->kv_dtype, row_scheduler(w), w->profile);
+    fprintf(f, "workload:\n  num_requests: %ld\n  rate: inf\n", w->requests);
     if (w->concurrency > 0) fprintf(f, "  max_concurrency: %ld\n", w->concurrency);
     if (strncmp(w->family, "inferencex-", 11) == 0)
         /* InferenceX draws each length uniformly in [int(0.8 L), L] (--random-range-ratio
@@ -280,35 +398,67 @@ static int write_scenario(const sv_vrow_t *w, char *path, size_t n, sv_error_t *
     return 0;
 }
 
+/*
+ * A row's sets as --set assignments. In a row with a layout, hardware.KEY and engine.KEY
+ * set KEY in both pools (pools.NAME.KEY, pools.NAME.engine.KEY); pools.prefill.KEY and
+ * pools.decode.KEY set one. Written into buf; returns how many, or -1 past MAX_SETS.
+ */
+static int row_sets(const sv_vrow_t *w, char *buf, size_t n, const char **sets)
+{
+    char src[sizeof w->sets];
+    int nsets = 0;
+    size_t used = 0;
+    memcpy(src, w->sets, sizeof src);
+    for (char *s = src, *next; s && *s; s = next) {
+        next = strchr(s, ';');
+        if (next) *next++ = '\0';
+        int both = w->npools && (strncmp(s, "hardware.", 9) == 0 || strncmp(s, "engine.", 7) == 0);
+        for (int i = 0; i < (both ? w->npools : 1); i++) {
+            const char *pool = w->pools[i].decode ? "decode" : "prefill";
+            int len = !both ? snprintf(buf + used, n - used, "%s", s)
+                      : s[0] == 'h' ? snprintf(buf + used, n - used, "pools.%s.%s", pool, s + 9)
+                                    : snprintf(buf + used, n - used, "pools.%s.%s", pool, s);
+            if (nsets == MAX_SETS || len < 0 || (size_t)len >= n - used) return -1;
+            sets[nsets++] = buf + used;
+            used += (size_t)len + 1;
+        }
+    }
+    return nsets;
+}
+
+int sv_validation_scenario(const sv_vrow_t *w, const sv_catalog_t *cat, sv_scenario_t **out,
+                           sv_error_t *err)
+{
+    char path[512], sets_buf[2 * sizeof w->sets + 64 * MAX_SETS];
+    const char *sets[MAX_SETS];
+    int nsets = row_sets(w, sets_buf, sizeof sets_buf, sets), rc;
+    *out = NULL;
+    if (nsets < 0)
+        return sv_errorf(err, SV_EINVAL, "column 'sets': more than %d settings", MAX_SETS);
+    if ((rc = write_scenario(w, path, sizeof path, err))) return rc;
+    rc = sv_scenario_load(path, sets, nsets, cat, out, err);
+    unlink(path);
+    return rc;
+}
+
 static int simulate(const sv_vrow_t *w, const sv_catalog_t *cat, double *out, sv_error_t *err)
 {
-    char path[512], sets_buf[512];
-    const char *sets[MAX_SETS];
-    int nsets = 0, rc;
-    memcpy(sets_buf, w->sets, sizeof sets_buf);
-    for (char *s = sets_buf; *s && nsets < MAX_SETS;) {
-        sets[nsets++] = s;
-        char *e = strchr(s, ';');
-        if (!e) break;
-        *e = '\0';
-        s = e + 1;
-    }
-    if ((rc = write_scenario(w, path, sizeof path, err))) return rc;
     sv_scenario_t *sc = NULL;
     sv_result_t *res = NULL;
-    rc = sv_scenario_load(path, sets, nsets, cat, &sc, err);
-    unlink(path);
+    int rc = sv_validation_scenario(w, cat, &sc, err);
     if (!rc) rc = sv_sim_run(sc, &res, err);
     if (!rc) {
         const sv_summary_t *s = &res->summary;
         if (w->kind == SV_VK_TTFT)
-            *out = s->ttft.median;
+            /* median by default (vLLM's benchmark, InferenceX); ms_mean: AIPerf's average,
+             * which the NIM tables give */
+            *out = strcmp(w->unit, "ms_mean") == 0 ? s->ttft.mean : s->ttft.median;
         else if (w->kind == SV_VK_TPOT)
             *out = strcmp(w->unit, "ms_median") == 0 ? s->tpot.median : s->tpot.mean;
         else if (strcmp(w->unit, "total_tok_s") == 0)
             *out = s->total_token_throughput;
         else if (strcmp(w->unit, "total_tok_s_gpu") == 0)
-            *out = s->total_token_throughput / w->tp;
+            *out = s->total_token_throughput / (double)sv_vrow_gpus(w);
         else
             *out = s->output_throughput;
     }
@@ -369,6 +519,15 @@ static int families(const sv_validation_t *v, const char **out, int max)
     return n;
 }
 
+/* " 9D:TP8/EP8/DPA8": a pool's workers and layout, EP and DPA only when above 1. */
+static void layout_text(const sv_vpool_t *p, char *dst, size_t n)
+{
+    int k = snprintf(dst, n, " %d%c:TP%d", p->workers, p->decode ? 'D' : 'P', p->tp);
+    if (k > 0 && (size_t)k < n && p->ep > 1) k += snprintf(dst + k, n - (size_t)k, "/EP%d", p->ep);
+    if (k > 0 && (size_t)k < n && p->dp_attention > 1)
+        snprintf(dst + k, n - (size_t)k, "/DPA%d", p->dp_attention);
+}
+
 void sv_validation_print(const sv_validation_t *v, FILE *f)
 {
     const char *fam[256];
@@ -379,20 +538,27 @@ void sv_validation_print(const sv_validation_t *v, FILE *f)
             const sv_vrow_t *w = &v->rows[r];
             if (strcmp(w->family, fam[i]) || isnan(w->simulated)) continue;
             if (!header) {
-                fprintf(f, "\n%s (%s, %s x%d, %s/%s, profile %s)%s\n", fam[i], w->model, w->gpu,
-                        w->tp, w->weight_dtype, w->kv_dtype, w->profile,
+                char gpus[64];
+                if (w->npools)
+                    snprintf(gpus, sizeof gpus, "%s disaggregated", w->gpu);
+                else
+                    snprintf(gpus, sizeof gpus, "%s x%d", w->gpu, w->tp);
+                fprintf(f, "\n%s (%s, %s, %s/%s, profile %s)%s\n", fam[i], w->model, gpus,
+                        w->weight_dtype, w->kv_dtype, w->profile,
                         w->fitted ? "  [fitted]" : "  [check only]");
                 fprintf(f, "  %-10s %-34s %12s %12s %8s\n", "kind", "condition", "measured",
                         "simulated", "error");
                 header = 1;
             }
-            char cond[64];
+            char cond[160];
             if (w->kind >= SV_VK_PREFILL)
                 snprintf(cond, sizeof cond, "in %ld out %ld batch %ld", w->input, w->output,
                          w->batch);
             else
                 snprintf(cond, sizeof cond, "in %ld out %ld %s %ld", w->input, w->output,
                          w->concurrency ? "conc" : "all-at-once", w->concurrency);
+            for (int p = 0; p < w->npools; p++) /* e.g. " 1P:TP8/EP8/DPA8 9D:TP8" */
+                layout_text(&w->pools[p], cond + strlen(cond), sizeof cond - strlen(cond));
             fprintf(f, "  %-10s %-34s %12.2f %12.2f %+7.1f%%  %s\n", kind_names[w->kind], cond,
                     w->measured, w->simulated, 100.0 * (w->simulated - w->measured) / w->measured,
                     w->unit);

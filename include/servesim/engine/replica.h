@@ -74,6 +74,14 @@ typedef struct sv_engine_cfg {
     /* vllm (chunked) only: */
     long long_prefill_threshold; /* most prompt tokens of one request per step; 0 = none */
     long max_partial_prefills;   /* most prompts being prefilled at once; 0 = no limit */
+    /* engine.chunked_prefill as given: 1 true, 0 false, -1 unset (the trtllm scheduler
+     * only; the scenario checks that) */
+    int chunked_prefill;
+    /* 1: the trtllm scheduler without chunked prefill (engine.chunked_prefill: false,
+     * TensorRT-LLM's enable_chunked_context, false by default in its executor): a prompt
+     * goes whole into one step, and only when it fits what the step's token budget has
+     * left, as the orca scheduler's; 0 (zeroed configs too): the scheduler's own rule */
+    int no_chunked_prefill;
     int prefix_caching;          /* automatic prefix caching (paged schedulers) */
     /* vLLM's async scheduling (--async-scheduling): the CPU prepares step n+1 while the
      * GPU runs step n, so step n+1 is built before step n's outputs are back: a request

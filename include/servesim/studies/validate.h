@@ -4,7 +4,11 @@
  * profiled iteration times, each row naming its source) and report, per family of rows,
  * measured against simulated, the signed error, and the mean absolute percentage error
  * (MAPE) per kind of metric. Rows of kind prefill, step and e2e are one batch costed by
- * the cost model alone; throughput, ttft and tpot rows are simulated runs.
+ * the cost model alone; throughput, ttft and tpot rows are simulated runs. A simulated row
+ * may name a disaggregated deployment in its optional `layout` column (a prefill and a
+ * decode pool of workers, each with its own tp, ep and attention data parallelism; the
+ * KV over InfiniBand): the row then runs on those pools, and its per-GPU throughput is
+ * divided by every GPU of both (docs/validation.md, "Disaggregated rows").
  *
  * Ownership: sv_validation_load() returns a table freed with sv_validation_free()
  * (NULL-safe). It holds copies of every string; the catalog passed to run is only read.
@@ -14,6 +18,7 @@
 
 #include <stdio.h>
 
+#include "servesim/cluster/scenario.h"
 #include "servesim/cost/catalog.h"
 #include "servesim/base/error.h"
 
@@ -28,17 +33,25 @@ enum {
 };
 const char *sv_vkind_name(int kind);
 
+/* One pool of a disaggregated row's layout: `workers` workers of `tp` GPUs each. */
+typedef struct sv_vpool {
+    int decode; /* 0: the prefill pool, 1: the decode pool */
+    int workers, tp, ep, dp_attention;
+} sv_vpool_t;
+
 typedef struct sv_vrow {
     char family[SV_NAME_MAX];
     int kind; /* SV_VK_* */
     char model[SV_NAME_MAX], gpu[SV_NAME_MAX], profile[SV_NAME_MAX];
     char weight_dtype[16], kv_dtype[16], unit[16];
-    int tp;
+    int tp; /* 0 for a row with a layout: its pools give theirs */
+    int npools; /* 0: one aggregated replica of tp GPUs; 2: pools[0] prefill, [1] decode */
+    sv_vpool_t pools[2];
     long input, output, batch, concurrency, requests;
     double measured, simulated; /* simulated is NAN until run */
     int fitted;                 /* the row was used to fit a parameter */
-    char sets[512];             /* extra scenario settings, "key=value;key=value" */
-    char source[256];
+    char sets[1024];            /* extra scenario settings, "key=value;key=value" */
+    char source[384];
     long line; /* in the table file */
 } sv_vrow_t;
 
@@ -51,6 +64,17 @@ typedef struct sv_validation {
 /* The table of the source tree (tests/data/validation/measurements.csv), compiled in. */
 const char *sv_validation_default_path(void);
 
+/* The GPUs a row's run used: tp, or every worker of its layout's pools. */
+long sv_vrow_gpus(const sv_vrow_t *w);
+
+/*
+ * Parse a layout, e.g. "prefill workers=1 tp=8 ep=8 dp_attention=8 + decode workers=9 tp=8":
+ * a prefill then a decode pool joined by '+', each its role, then key=value words (workers
+ * and tp required, ep and dp_attention default 1). Fills w->pools and w->npools; an error
+ * (SV_EINVAL) names the key. An empty text is no layout (npools 0).
+ */
+int sv_vrow_layout(sv_vrow_t *w, const char *text, sv_error_t *err);
+
 /* Read the table. Errors name file:line and column. */
 int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err);
 void sv_validation_free(sv_validation_t *v);
@@ -59,6 +83,11 @@ void sv_validation_free(sv_validation_t *v);
  * A row the catalog cannot build fails the whole run with its line named. */
 int sv_validation_run(sv_validation_t *v, const sv_catalog_t *cat, const char *prefix,
                       sv_error_t *err);
+
+/* The scenario a simulated row runs (its layout's pools, its sets applied), for the caller
+ * to free with sv_scenario_free(). */
+int sv_validation_scenario(const sv_vrow_t *w, const sv_catalog_t *cat, sv_scenario_t **out,
+                           sv_error_t *err);
 
 /* MAPE (percent) of one family's rows of one kind; NAN when it has none. */
 double sv_validation_mape(const sv_validation_t *v, const char *family, int kind);
