@@ -378,7 +378,7 @@ const sv_keydef_t sv_scenario_keys[] = {
              "requests are admitted only between rounds (docs/cost-model.md, \"Multi-step "
              "scheduling\")"},
     {"engine", "async_scheduling", BOOL, POOL(engine.async_scheduling),
-     .def = "true with scheduler and profile vllm (current vLLM), else false",
+     .def = "true with scheduler and profile vllm (current vLLM) and pp 1, else false",
      .help = "the CPU schedules step n+1 while the GPU runs step n (vLLM's "
              "`--async-scheduling`, `EngineCore.step_with_batch_queue`): a step takes max(GPU "
              "work, the engine profile's per-step and per-sequence CPU cost) instead of their "
@@ -387,7 +387,7 @@ const sv_keydef_t sv_scenario_keys[] = {
              "blocks while step n+1 is built; the default is the engine profile's "
              "`scheduler_defaults` (docs/simulator.md)"},
     {"engine", "overlap_schedule", BOOL, POOL(engine.overlap_schedule),
-     .def = "true for sglang without speculative decoding, false otherwise",
+     .def = "true for sglang without speculative decoding at pp 1, false otherwise",
      .help = "the engine launches step n+1 before it reads step n's outputs (SGLang's default "
              "overlap loop, `--disable-overlap-schedule` to turn it off, off with MTP or EAGLE "
              "unless SGLANG_ENABLE_SPEC_V2 is set; TensorRT-LLM's PyTorch "

@@ -30,7 +30,8 @@ enum {
     EV_READY,
     EV_RECEIVED, /* the last token reached the client (network): its slot is free */
     EV_TURN,     /* a session's next call is due (id: the session) */
-    EV_ENGINE_IN /* a request passed its replica's API server: the engine core has it */
+    EV_ENGINE_IN, /* a request passed its replica's API server: the engine core has it */
+    EV_PP_EXIT    /* a replica's oldest micro-batch leaves its last pipeline stage */
 };
 
 /* The life of a replica under an autoscaler (a fixed pool's replicas stay ACTIVE). */
@@ -99,6 +100,8 @@ typedef struct fleet {
     long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
     double *stall_since; /* per replica: since when work waits with no room, or -1 */
     double *step_end;    /* per replica: when the step it started last ends */
+    int stream_stride;   /* pipeline parallelism: the replicas' metrics streams per lane
+                            (sv_engine_cfg_t.stream_stride; 0 without pp > 1) */
 } fleet_t;
 
 /* The API server's events (EV_ENGINE_IN), all a pool's fixed delay after their pushes, so
@@ -437,10 +440,15 @@ static void start_step(sim_t *s, int rep)
 {
     sv_replica_t *r = s->fl.reps[rep];
     if (s->as.rstate[rep] == RS_DRAINING) finish_drain(s, rep);
-    if (sv_replica_busy(r)) return;
+    /* (pipeline parallelism: a micro-batch can start while others are in flight) */
+    if (s->fl.stream_stride ? !sv_replica_ready(r) : sv_replica_busy(r)) return;
     double d = sv_replica_start_step(r, s->now);
     if (d > 0) {
         push(s, s->now + d, EV_STEP_END, rep);
+        if (s->fl.stream_stride) { /* pipeline parallelism: the micro-batch's exit */
+            double x = sv_replica_exit_at(r);
+            if (x >= 0) push(s, x, EV_PP_EXIT, rep);
+        }
         s->fl.step_end[rep] = s->now + d;
         if (s->hooks && s->hooks->step) {
             sv_step_event_t ev = {.replica = rep, .start = s->now, .dur = d};
@@ -1086,10 +1094,11 @@ static void drain(sim_t *s, int rep)
         ended(s, done[i]);
 }
 
-static void step_end(sim_t *s, int rep)
+/* A step ended (rc: its end's return code): the common part of step_end and pp_exit,
+ * inlined in both (the step's end is the hot path). */
+static inline __attribute__((always_inline)) void stepped(sim_t *s, int rep, int rc)
 {
-    if (sv_replica_end_step(s->fl.reps[rep], s->now))
-        halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
+    if (rc) halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
     drain(s, rep);
     if (s->sc->check) {
         char msg[SV_ERRMSG_MAX - 64];
@@ -1102,6 +1111,17 @@ static void step_end(sim_t *s, int rep)
     }
     pump(s);
     kick(s, rep);
+}
+
+static void step_end(sim_t *s, int rep)
+{
+    stepped(s, rep, sv_replica_end_step(s->fl.reps[rep], s->now));
+}
+
+/* Pipeline parallelism: the oldest micro-batch left the last stage; its tokens are out. */
+static void pp_exit(sim_t *s, int rep)
+{
+    stepped(s, rep, sv_replica_exit(s->fl.reps[rep], s->now));
 }
 
 /* The client gives up on request id (reason: SV_FAIL_TIMEOUT, or SV_FAIL_ABORTED when it
@@ -1396,6 +1416,7 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     ecfg->handoff = pc->role == SV_ROLE_PREFILL;
     ecfg->first_token_at_decode = sc->first_token_at_decode;
     ecfg->spec_seed = sv_stream_seed(sc->seed, SV_STREAM_SPEC);
+    ecfg->stream_stride = s->fl.stream_stride;
     return 0;
 }
 
@@ -1405,7 +1426,13 @@ static int alloc_replicas(sim_t *s, int total, sv_error_t *err)
     sv_result_t *res = s->res;
     size_t n = (size_t)total;
     res->replicas = total;
-    res->metrics = sv_metrics_new(&s->sc->metrics, total);
+    /* With pipeline parallelism each lane of a replica has its own decode steps (one
+     * metrics stream per lane: replica k's lane l is k + l x total). */
+    int lanes = 1;
+    for (int p = 0; p < s->sc->npools; p++)
+        if (s->sc->pools[p].perf.pp > lanes) lanes = s->sc->pools[p].perf.pp;
+    s->fl.stream_stride = lanes > 1 ? total : 0;
+    res->metrics = sv_metrics_new(&s->sc->metrics, total * lanes);
     res->rstats = calloc(n, sizeof *res->rstats);
     res->rpool = calloc(n, sizeof *res->rpool);
     res->stall_s = calloc(n, sizeof *res->stall_s);
@@ -1810,7 +1837,7 @@ static const struct {
     [EV_TURN] = {on_turn, "sessions", 1},         [EV_STEP_END] = {step_end, "replicas", 1},
     [EV_LINK] = {on_link, "KV links", 1},    [EV_SCALE] = {on_scale, "autoscaler", 0},
     [EV_READY] = {ready, "autoscaler", 1},        [EV_SAMPLE] = {on_sample, "sampler", 0},
-    [EV_ENGINE_IN] = {on_engine_in, "client", 1},
+    [EV_ENGINE_IN] = {on_engine_in, "client", 1}, [EV_PP_EXIT] = {pp_exit, "replicas", 1},
 };
 
 static int progress_event(int type)

@@ -1943,6 +1943,23 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     out->compute_bound = compute_bound(out);
 }
 
+void sv_perf_micro_batch(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    stage_step(p, b, 0, 1, out);
+    out->micro_batches = 1;
+    if (out->tokens <= 0) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    out->eng_step = p->set.iter_overhead_s;
+    out->rank_seqs = b->n_decode + b->n_chunks;
+    out->eng_seq = p->set.seq_overhead_s * (double)out->rank_seqs;
+    out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
+    out->total = ops_time(out) + out->comm + out->overhead;
+    if (p->set.pp <= 1) out->pp_send = 0.0;
+    out->compute_bound = compute_bound(out);
+}
+
 /* A step the memo can answer: decode-only, one forward pass of the plain cost model. */
 static int memo_fits(const sv_perf_t *p, const sv_batch_t *b)
 {

@@ -513,6 +513,15 @@ typedef struct sv_step_cost {
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
 /*
+ * One micro-batch of a pipeline, b's sequences all in it: out->total is its time on the
+ * first stage, the stage time t_s (one stage's layers/pp layers and, as the last stage's,
+ * the LM head) plus the engine's per-step and per-sequence costs, and out->pp_send its
+ * activations' send to the next stage (0 without pp). The replica runs each micro-batch
+ * through the stages itself (sv_replica_start_step, docs/cost-model.md). Pure.
+ */
+void sv_perf_micro_batch(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
+
+/*
  * A step of an engine with speculative decoding, in the engine's lockstep of one token per
  * decode sequence per step: the verify pass (every decode sequence runs k + 1 tokens) plus
  * the drafter's cost, with the decode sequences' share of that time spread over the
