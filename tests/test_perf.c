@@ -301,6 +301,47 @@ START_TEST(test_deepseek_r1)
 }
 END_TEST
 
+/* mla_prefill_efficiency scales the MLA context phase's attention compute only. DeepSeek-R1
+ * at TP 8 on the H200, every efficiency 1 (ideal): a 1,000-token prompt's attention is
+ * 10,240 FLOPs per (query, key) pair * 61 layers * 500,500 pairs = 312,632,320,000 FLOPs,
+ * 0.31598 ms at the 989.4 TFLOP/s BF16 peak; at an efficiency of 0.25 it takes 4 times that,
+ * 1.26393 ms. Its bytes and time on memory, and decode attention, do not move; a dense
+ * model (Llama-3.1-8B) does not read the key. */
+static sv_perf_t mk_pf(const char *name, const char *gpu, int tp, const char *pf)
+{
+    sv_error_t err;
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = tp;
+    sv_perf_settings_ideal(&s);
+    if (pf) ck_assert_int_eq(sv_perf_settings_set(&s, "mla_prefill_efficiency", pf, &err), 0);
+    return init_cfg(name, gpu, &s);
+}
+
+START_TEST(test_mla_prefill_efficiency)
+{
+    sv_perf_t a = mk_pf("deepseek-r1", "h200", 8, NULL), b = mk_pf("deepseek-r1", "h200", 8, "0.25");
+    sv_step_cost_t ca, cb;
+    sv_perf_prefill_time(&a, 1000, &ca);
+    sv_perf_prefill_time(&b, 1000, &cb);
+    const sv_op_cost_t *pa = &ca.op[SV_OP_ATTN_PREFILL], *pb = &cb.op[SV_OP_ATTN_PREFILL];
+    ck_assert(pa->flops == 312632320000.0 && pb->flops == pa->flops);
+    tu_assert_rel(pa->t_compute, 312632320000.0 / 989.4e12, 1e-12);
+    tu_assert_rel(pb->t_compute, 4.0 * 312632320000.0 / 989.4e12, 1e-12);
+    tu_assert_rel(pb->t_compute, 1.26393e-3, 1e-5);
+    ck_assert(pb->bytes == pa->bytes && pb->t_memory == pa->t_memory);
+    ck_assert(cb.op[SV_OP_LINEAR].t_compute == ca.op[SV_OP_LINEAR].t_compute);
+    sv_perf_decode_time(&a, 64, 2000.0, &ca);
+    sv_perf_decode_time(&b, 64, 2000.0, &cb);
+    ck_assert(cb.op[SV_OP_ATTN_DECODE].t_compute == ca.op[SV_OP_ATTN_DECODE].t_compute);
+    ck_assert(cb.op[SV_OP_ATTN_DECODE].t_memory == ca.op[SV_OP_ATTN_DECODE].t_memory);
+    sv_perf_t d = mk_pf("llama-3.1-8b", "h100-sxm", 1, NULL), e = mk_pf("llama-3.1-8b", "h100-sxm", 1, "0.25");
+    sv_perf_prefill_time(&d, 1000, &ca);
+    sv_perf_prefill_time(&e, 1000, &cb);
+    ck_assert(cb.op[SV_OP_ATTN_PREFILL].t_compute == ca.op[SV_OP_ATTN_PREFILL].t_compute);
+    ck_assert(cb.total == ca.total);
+}
+END_TEST
+
 /* Expected distinct experts of E touched by T tokens of top-k: E (1 - (1 - k/E)^T).
  * DeepSeek-R1 (E 256, k 8): T 1 -> 8; T 2 -> 256 (1 - (31/32)^2) = 15.75; the expert bytes
  * read grow by 7.75 experts * 58 layers * 3*7168*256 (one expert's TP-8 share) * 1 byte. */
@@ -1442,6 +1483,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_power_limit);
     tcase_add_test(tc, test_multi_step);
     tcase_add_test(tc, test_deepseek_r1);
+    tcase_add_test(tc, test_mla_prefill_efficiency);
     tcase_add_test(tc, test_experts_touched);
     tcase_add_test(tc, test_mi325x_expert_occupancy);
     tcase_add_test(tc, test_window_kv);

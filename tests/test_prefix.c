@@ -170,6 +170,37 @@ START_TEST(test_shared_prompts_hit)
 }
 END_TEST
 
+/* A generated system prompt's users: their own message and output are theirs alone
+ * (own_tail), so they are hashed only when the request is preempted; a preempted request
+ * re-admitted then finds more of its prompt than the system prompt's 256 tokens (its own
+ * message's blocks, and the blocks of what it had generated, cached as it was preempted),
+ * which no request can find otherwise. */
+START_TEST(test_own_message_found_after_preemption)
+{
+    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpu_memory_utilization: 0.3}\n"
+                       "workload:\n  num_requests: 300\n  rate: inf\n  max_concurrency: 256\n"
+                       "  input: 128\n  output: 1000\n  shared_prefix: {tokens: 256}\n";
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_checked(cat, yaml, &sc);
+    ck_assert(res->preemptions > 0);
+    long own = 0, beyond = 0, unpreempted_beyond = 0;
+    for (size_t i = 0; i < res->pool.n; i++) {
+        const sv_req_t *q = &res->pool.r[i];
+        own += q->own_tail;
+        beyond += q->preemptions > 0 && q->cached > 256;
+        unpreempted_beyond += q->preemptions == 0 && q->cached > 256;
+    }
+    ck_assert_int_eq(own, 300);
+    ck_assert(beyond > 0);
+    ck_assert_int_eq(unpreempted_beyond, 0);
+    /* every new request's lookup: 384 prompt tokens queried, at most its 256 shared hit */
+    ck_assert_double_eq(res->prefix_queries, 300.0 * 384.0);
+    ck_assert(res->prefix_hits <= 300.0 * 256.0);
+    tu_check_accounting(res);
+    tu_done(sc, res);
+}
+END_TEST
+
 /* With prefix caching off, identity changes nothing: the same run as without it, but
  * for the system prompt's tokens counted in the input. */
 START_TEST(test_off_is_plain)
@@ -285,6 +316,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_duplicates_and_collisions);
     tcase_add_test(tc, test_second_prompt_hits);
     tcase_add_test(tc, test_shared_prompts_hit);
+    tcase_add_test(tc, test_own_message_found_after_preemption);
     tcase_add_test(tc, test_off_is_plain);
     tcase_add_test(tc, test_prefix_affinity_routing);
     tcase_add_test(tc, test_disagg_sends_missing_blocks);

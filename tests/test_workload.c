@@ -3,6 +3,8 @@
  * distributions, vLLM's rescaling, length distributions and clamps, trace replay, and
  * independent random streams.
  */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -59,6 +61,41 @@ static sv_workload_cfg_t base_cfg(long n, double rate, double burstiness)
     c.output = c.input;
     return c;
 }
+
+/* A rescaled workload of more requests than the workload keeps arrivals for (2^20) draws
+ * its gaps twice and keeps none: every arrival is still the cumulative sum of the same
+ * exponential draws (mt19937 seeded with the arrival stream's seed) times N / rate over
+ * their total, to the bit, and the last lands at N / rate. */
+START_TEST(test_rescale_unkept)
+{
+    long n = (1L << 20) + 3;
+    sv_workload_cfg_t c = base_cfg(n, 50.0, 1.0);
+    c.rescale = 1;
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, (unsigned long)sv_stream_seed(9, SV_STREAM_ARRIVALS));
+    double total = 0.0;
+    for (long i = 0; i < n; i++)
+        total += gsl_ran_exponential(g, 1.0 / 50.0);
+    double f = ((double)n / 50.0) / total;
+    gsl_rng_set(g, (unsigned long)sv_stream_seed(9, SV_STREAM_ARRIVALS));
+    sv_workload_t *w;
+    sv_error_t err;
+    ck_assert_int_eq(sv_workload_new(&c, NULL, 9, &w, &err), 0);
+    double t, acc = 0.0;
+    int32_t in, out;
+    long k = 0, differ = 0;
+    while (sv_workload_next(w, &t, &in, &out)) {
+        acc += gsl_ran_exponential(g, 1.0 / 50.0);
+        differ += t != acc * f;
+        k++;
+    }
+    ck_assert_int_eq(k, n);
+    ck_assert_int_eq(differ, 0);
+    tu_assert_rel(t, (double)n / 50.0, 1e-12);
+    sv_workload_free(w);
+    gsl_rng_free(g);
+}
+END_TEST
 
 /* Gaps of n arrivals: mean and squared coefficient of variation. */
 static void gap_stats(const sv_workload_cfg_t *c, uint64_t seed, double *mean, double *cv2,
@@ -541,6 +578,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_event_order);
     tcase_add_test(tc, test_arrivals);
+    tcase_add_test(tc, test_rescale_unkept);
     tcase_add_test(tc, test_lengths);
     tcase_add_test(tc, test_streams_independent);
     tcase_add_test(tc, test_traces);

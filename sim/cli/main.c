@@ -540,7 +540,7 @@ static int check_run_outputs(const run_opts_t *o, const sv_scenario_t *sc, sv_er
  * as it ends: the outputs that list them per request are refused. */
 static int check_streaming(const run_opts_t *o, const sv_scenario_t *sc, sv_error_t *err)
 {
-    if (!o->sketch || sc->metrics.nclasses > 0) return 0;
+    if (!sc->metrics.sketch || sc->metrics.nclasses > 0) return 0;
     if (sv_sim_windowed(sc)) return 0; /* every output written as the requests end */
     const sv_convention_def_t *d = o->conv != SV_CONV_VLLM ? sv_convention_get(o->conv) : NULL;
     int itls = 0; /* another convention pools the ITLs or takes the time to second token */
@@ -553,7 +553,7 @@ static int check_streaming(const run_opts_t *o, const sv_scenario_t *sc, sv_erro
     if (!what) return 0;
     return sv_errorf(err, SV_EINVAL,
                      "%s needs every request's inter-token latencies, which the streaming "
-                     "summary (--sketch) does not keep; drop one of them",
+                     "summary (--sketch, metrics.sketch) does not keep; drop one of them",
                      what);
 }
 
@@ -678,10 +678,10 @@ static int cmd_run(const sv_catalog_t *cat, int argc, char **argv)
     sv_scenario_t *sc = NULL;
     if (sv_scenario_load(o.a.path, o.a.sets, o.a.nsets, cat, &sc, &err)) return fail_err(&err);
     sc->check = o.check;
-    sc->metrics.sketch = o.sketch;
+    sc->metrics.sketch |= o.sketch; /* the scenario's metrics.sketch, or --sketch */
     sc->metrics.sketch_alpha = o.sketch_alpha;
     sc->metrics.exact_max = o.exact_max;
-    sc->metrics.window = o.sketch && records_unread(&o, sc);
+    sc->metrics.window = sc->metrics.sketch && records_unread(&o, sc);
     sv_run_axes_t given;
     char note[512];
     sv_tracer_t *tracer = NULL;

@@ -317,7 +317,8 @@ static void engine_defaults(sv_pool_cfg_t *pool)
      * SGLANG_ENABLE_SPEC_V2 is set (SGLang's docs, advanced_features/speculative_decoding:
      * "Speculative Decoding V2 (Overlap Scheduler)"). */
     if (e->overlap_schedule < 0)
-        e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG && pool->perf.spec_method == SV_SPEC_NONE;
+        e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG &&
+                              pool->perf.spec_method == SV_SPEC_NONE && pool->perf.pp <= 1;
     e->no_chunked_prefill = e->chunked_prefill == 0;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
@@ -373,7 +374,9 @@ static int profile_defaults(sv_pool_cfg_t *pool, const sv_catalog_t *cat, sv_err
     }
     pool->profile_defaulted = 0;
     if (e->async_scheduling < 0) {
-        int from = d && d->async_scheduling >= 0;
+        /* With pipeline stages the engine's batch queue keeps pp micro-batches in flight
+         * instead (sv_scenario_validate refuses the two together). */
+        int from = d && d->async_scheduling >= 0 && pool->perf.pp <= 1;
         e->async_scheduling = from ? d->async_scheduling : 0;
         if (from) pool->profile_defaulted |= SV_PROFILE_ASYNC;
     }
@@ -1224,6 +1227,57 @@ static int workers_fit(const sv_scenario_t *sc, sv_error_t *err)
                      total, parts, sc->cluster_gpus);
 }
 
+/*
+ * A pool with pipeline stages: each replica keeps pp micro-batches in flight (the replica's
+ * lanes, docs/cost-model.md), which servesim does not combine with speculative decoding
+ * (vLLM V1 refuses it with pipeline parallelism), vLLM V0's multi-step rounds, or a
+ * one-step lag of async scheduling or an overlap loop (SGLang runs pipeline parallelism in
+ * its own loop, Scheduler.event_loop_pp, python/sglang/srt/managers/scheduler_pp_mixin.py;
+ * the engine defaults resolve both off with pp > 1).
+ */
+static int pipeline_check(const sv_scenario_t *sc, int i, sv_error_t *err)
+{
+    const sv_pool_cfg_t *pc = &sc->pools[i];
+    char hw[48], en[48];
+    if (sc->pools_listed) {
+        snprintf(hw, sizeof hw, "pools.%d.hardware", i);
+        snprintf(en, sizeof en, "pools.%d.engine", i);
+    } else {
+        snprintf(hw, sizeof hw, "hardware");
+        snprintf(en, sizeof en, "engine");
+    }
+    int pp = pc->perf.pp;
+    if (sc->model.layers % pp)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: pp=%d does not divide the %d layers of model '%s' (servesim's "
+                         "pipeline stages are equal, layers/pp each; vLLM would split them "
+                         "unevenly: docs/cost-model.md)",
+                         hw, pp, sc->model.layers, sc->model.name);
+    char steps[48];
+    snprintf(steps, sizeof steps, "num_scheduler_steps=%d", pc->perf.sched_steps);
+    const struct {
+        int on;
+        const char *key, *what, *why;
+    } rules[] = {
+        {sv_spec_k(&pc->perf) > 0, hw, "speculative decoding",
+         "vLLM V1 refuses speculative decoding with pipeline parallelism); use pp 1 or no "
+         "speculative"},
+        {pc->perf.sched_steps > 1, en, steps,
+         "a replica with pipeline stages schedules one micro-batch at a time)"},
+        {pc->engine.async_scheduling > 0, en, "async_scheduling",
+         "the micro-batches in flight are the pipeline's overlap: docs/cost-model.md); leave "
+         "it unset or false"},
+        {pc->engine.overlap_schedule > 0, en, "overlap_schedule",
+         "SGLang runs pipeline parallelism in its own loop, not the overlap one); leave it "
+         "unset or false"},
+    };
+    for (size_t k = 0; k < sizeof rules / sizeof *rules; k++)
+        if (rules[k].on)
+            return sv_errorf(err, SV_EINVAL, "%s: %s with pp=%d is not modelled (%s",
+                             rules[k].key, rules[k].what, pp, rules[k].why);
+    return 0;
+}
+
 int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err)
 {
     int rc, roles[3] = {0, 0, 0};
@@ -1258,6 +1312,7 @@ int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err)
     if ((rc = workers_fit(sc, err))) return rc;
     for (int i = 0; i < sc->npools; i++) {
         const sv_engine_cfg_t *e = &sc->pools[i].engine;
+        if (sc->pools[i].perf.pp > 1 && (rc = pipeline_check(sc, i, err))) return rc;
         if (e->scheduler == SV_SCHED_VLLM && e->max_num_batched_tokens < e->max_num_seqs) {
             char key[48];
             if (sc->pools_listed)

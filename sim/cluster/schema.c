@@ -245,6 +245,10 @@ const sv_keydef_t sv_scenario_keys[] = {
     {"hardware", "mla_attention_efficiency", COST, POOL(perf), .unit = "0..1",
      .def = "GPU catalog",
      .help = "MLA attention kernels: achieved / flash and paged attention's (docs/cost-model.md)"},
+    {"hardware", "mla_prefill_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "GPU catalog",
+     .help = "MLA context-phase (prefill) attention: achieved / the decode MLA kernels' rate "
+             "(docs/cost-model.md)"},
     {"hardware", "moe_imbalance", COST, POOL(perf), .unit = ">= 1", .def = "GPU catalog",
      .help = "MoE: the busiest expert's tokens / the mean (scales the expert GEMMs' compute; "
              "docs/cost-model.md)"},
@@ -374,7 +378,7 @@ const sv_keydef_t sv_scenario_keys[] = {
              "requests are admitted only between rounds (docs/cost-model.md, \"Multi-step "
              "scheduling\")"},
     {"engine", "async_scheduling", BOOL, POOL(engine.async_scheduling),
-     .def = "true with scheduler and profile vllm (current vLLM), else false",
+     .def = "true with scheduler and profile vllm (current vLLM) and pp 1, else false",
      .help = "the CPU schedules step n+1 while the GPU runs step n (vLLM's "
              "`--async-scheduling`, `EngineCore.step_with_batch_queue`): a step takes max(GPU "
              "work, the engine profile's per-step and per-sequence CPU cost) instead of their "
@@ -383,7 +387,7 @@ const sv_keydef_t sv_scenario_keys[] = {
              "blocks while step n+1 is built; the default is the engine profile's "
              "`scheduler_defaults` (docs/simulator.md)"},
     {"engine", "overlap_schedule", BOOL, POOL(engine.overlap_schedule),
-     .def = "true for sglang without speculative decoding, false otherwise",
+     .def = "true for sglang without speculative decoding at pp 1, false otherwise",
      .help = "the engine launches step n+1 before it reads step n's outputs (SGLang's default "
              "overlap loop, `--disable-overlap-schedule` to turn it off, off with MTP or EAGLE "
              "unless SGLANG_ENABLE_SPEC_V2 is set; TensorRT-LLM's PyTorch "
@@ -656,6 +660,10 @@ const sv_keydef_t sv_scenario_keys[] = {
      FIELD(sv_metrics_cfg_t, sample_interval), .unit = "seconds", .def = "1",
      .help = "simulated seconds between time-series samples (running, waiting, KV usage, batch "
              "tokens)"},
+    {"metrics", "sketch", BOOL, FIELD(sv_metrics_cfg_t, sketch), .def = "false",
+     .help = "percentiles from quantile sketches within 1% (`run --sketch`, which sets it too), "
+             "the summary streamed as requests end, so that memory follows the requests in "
+             "flight (docs/performance.md); `--set metrics.sketch=false` for exact ones"},
 
     /* cost (sim/cluster/finance.c reads it) */
     {"cost", "host_w_per_server", NUM, RANGE(0, 1e6), FIELD(sv_finance_cfg_t, host_w_per_server),

@@ -30,7 +30,8 @@ enum {
     EV_READY,
     EV_RECEIVED, /* the last token reached the client (network): its slot is free */
     EV_TURN,     /* a session's next call is due (id: the session) */
-    EV_ENGINE_IN /* a request passed its replica's API server: the engine core has it */
+    EV_ENGINE_IN, /* a request passed its replica's API server: the engine core has it */
+    EV_PP_EXIT    /* a replica's oldest micro-batch leaves its last pipeline stage */
 };
 
 /* The life of a replica under an autoscaler (a fixed pool's replicas stay ACTIVE). */
@@ -52,6 +53,7 @@ typedef struct client {
     sv_workload_t *wl;    /* arrivals and lengths (driven by wcfg) */
     sv_workload_cfg_t wcfg;
     sv_identity_t *ident; /* prompt identity, when the workload has any */
+    uint8_t own_tail;     /* its prompts' sv_req_t.own_tail: own messages, no sessions */
     int closed;           /* a closed loop: a new request whenever a slot is free */
     int exhausted;        /* the workload has no more requests */
     long inflight;        /* sent and not ended (or their last token on the way) */
@@ -98,6 +100,8 @@ typedef struct fleet {
     long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
     double *stall_since; /* per replica: since when work waits with no room, or -1 */
     double *step_end;    /* per replica: when the step it started last ends */
+    int stream_stride;   /* pipeline parallelism: the replicas' metrics streams per lane
+                            (sv_engine_cfg_t.stream_stride; 0 without pp > 1) */
 } fleet_t;
 
 /* The API server's events (EV_ENGINE_IN), all a pool's fixed delay after their pushes, so
@@ -253,6 +257,7 @@ static int32_t new_request(sim_t *s, double arrival, int32_t in, int32_t out, in
             halt(s, SV_ENOMEM, "out of memory for prompt identities after %zu requests", p->n);
             return -1;
         }
+        r->own_tail = s->cl.own_tail;
     }
     r->input = in;
     s->cl.outstanding++;
@@ -435,10 +440,15 @@ static void start_step(sim_t *s, int rep)
 {
     sv_replica_t *r = s->fl.reps[rep];
     if (s->as.rstate[rep] == RS_DRAINING) finish_drain(s, rep);
-    if (sv_replica_busy(r)) return;
+    /* (pipeline parallelism: a micro-batch can start while others are in flight) */
+    if (s->fl.stream_stride ? !sv_replica_ready(r) : sv_replica_busy(r)) return;
     double d = sv_replica_start_step(r, s->now);
     if (d > 0) {
         push(s, s->now + d, EV_STEP_END, rep);
+        if (s->fl.stream_stride) { /* pipeline parallelism: the micro-batch's exit */
+            double x = sv_replica_exit_at(r);
+            if (x >= 0) push(s, x, EV_PP_EXIT, rep);
+        }
         s->fl.step_end[rep] = s->now + d;
         if (s->hooks && s->hooks->step) {
             sv_step_event_t ev = {.replica = rep, .start = s->now, .dur = d};
@@ -1084,10 +1094,11 @@ static void drain(sim_t *s, int rep)
         ended(s, done[i]);
 }
 
-static void step_end(sim_t *s, int rep)
+/* A step ended (rc: its end's return code): the common part of step_end and pp_exit,
+ * inlined in both (the step's end is the hot path). */
+static inline __attribute__((always_inline)) void stepped(sim_t *s, int rep, int rc)
 {
-    if (sv_replica_end_step(s->fl.reps[rep], s->now))
-        halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
+    if (rc) halt(s, SV_ENOMEM, "out of memory in replica %d's step at t=%.9g s", rep, s->now);
     drain(s, rep);
     if (s->sc->check) {
         char msg[SV_ERRMSG_MAX - 64];
@@ -1100,6 +1111,17 @@ static void step_end(sim_t *s, int rep)
     }
     pump(s);
     kick(s, rep);
+}
+
+static void step_end(sim_t *s, int rep)
+{
+    stepped(s, rep, sv_replica_end_step(s->fl.reps[rep], s->now));
+}
+
+/* Pipeline parallelism: the oldest micro-batch left the last stage; its tokens are out. */
+static void pp_exit(sim_t *s, int rep)
+{
+    stepped(s, rep, sv_replica_exit(s->fl.reps[rep], s->now));
 }
 
 /* The client gives up on request id (reason: SV_FAIL_TIMEOUT, or SV_FAIL_ABORTED when it
@@ -1394,6 +1416,7 @@ static int setup_pool(sim_t *s, int p, sv_engine_cfg_t *ecfg, sv_error_t *err)
     ecfg->handoff = pc->role == SV_ROLE_PREFILL;
     ecfg->first_token_at_decode = sc->first_token_at_decode;
     ecfg->spec_seed = sv_stream_seed(sc->seed, SV_STREAM_SPEC);
+    ecfg->stream_stride = s->fl.stream_stride;
     return 0;
 }
 
@@ -1403,7 +1426,13 @@ static int alloc_replicas(sim_t *s, int total, sv_error_t *err)
     sv_result_t *res = s->res;
     size_t n = (size_t)total;
     res->replicas = total;
-    res->metrics = sv_metrics_new(&s->sc->metrics, total);
+    /* With pipeline parallelism each lane of a replica has its own decode steps (one
+     * metrics stream per lane: replica k's lane l is k + l x total). */
+    int lanes = 1;
+    for (int p = 0; p < s->sc->npools; p++)
+        if (s->sc->pools[p].perf.pp > lanes) lanes = s->sc->pools[p].perf.pp;
+    s->fl.stream_stride = lanes > 1 ? total : 0;
+    res->metrics = sv_metrics_new(&s->sc->metrics, total * lanes);
     res->rstats = calloc(n, sizeof *res->rstats);
     res->rpool = calloc(n, sizeof *res->rpool);
     res->stall_s = calloc(n, sizeof *res->stall_s);
@@ -1565,6 +1594,8 @@ static int setup_client(sim_t *s, sv_error_t *err)
         (rc = sv_identity_new(sc->shared_prefix.given ? &sc->shared_prefix : NULL, sc->prompts,
                               sc->seed, &c->ident, err)))
         return rc;
+    /* (a session's later calls repeat its first call's message in their history) */
+    c->own_tail = (uint8_t)(c->ident && !s->ss.sgen && sv_identity_own_messages(c->ident));
     if (sv_router_init(&s->fl.router, (sv_route_t)sc->route,
                        sv_stream_seed(sc->seed, SV_STREAM_ROUTER)) ||
         sv_router_init(&s->fl.drouter, (sv_route_t)sc->decode_route,
@@ -1806,7 +1837,7 @@ static const struct {
     [EV_TURN] = {on_turn, "sessions", 1},         [EV_STEP_END] = {step_end, "replicas", 1},
     [EV_LINK] = {on_link, "KV links", 1},    [EV_SCALE] = {on_scale, "autoscaler", 0},
     [EV_READY] = {ready, "autoscaler", 1},        [EV_SAMPLE] = {on_sample, "sampler", 0},
-    [EV_ENGINE_IN] = {on_engine_in, "client", 1},
+    [EV_ENGINE_IN] = {on_engine_in, "client", 1}, [EV_PP_EXIT] = {pp_exit, "replicas", 1},
 };
 
 static int progress_event(int type)

@@ -178,7 +178,8 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
         s->curve[k] = 0.0; /* sizes at half efficiency, floors and latencies */
     s->curve[SV_CV_SMALL_EFF] = s->curve[SV_CV_ATTN_EFF] = s->curve[SV_CV_ATTN_MEM_EFF] =
         s->curve[SV_CV_LINK_EFF] = s->curve[SV_CV_NORM_EFF] = s->curve[SV_CV_GROUPED_EFF] =
-            s->curve[SV_CV_MLA_EFF] = s->curve[SV_CV_MOE_IMBALANCE] = 1.0;
+            s->curve[SV_CV_MLA_EFF] = s->curve[SV_CV_MOE_IMBALANCE] =
+                s->curve[SV_CV_MLA_PREFILL_EFF] = 1.0;
 }
 
 const char *const sv_perf_setting_keys[] = {"tp",
@@ -223,6 +224,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "mla_attention_efficiency",
                                             "moe_imbalance",
                                             "grouped_gemm_n_half_experts",
+                                            "mla_prefill_efficiency",
                                             "speculative",
                                             "num_speculative_tokens",
                                             "spec_acceptance",
@@ -829,6 +831,9 @@ static void arch_init(sv_perf_t *p, double head)
     double mla_eff = m->mla ? cv[SV_CV_MLA_EFF] : 1.0;
     x->inv_attn_c = p->inv_attn_c / mla_eff;
     x->inv_attn_mem = p->inv_attn_mem / mla_eff;
+    /* The context phase runs other kernels than decode (TensorRT-LLM's MLA context FMHA vs
+     * its generation kernels, SGLang's FlashInfer/FA3 prefill vs FlashMLA decode). */
+    x->inv_attn_pf = x->inv_attn_c / (m->mla ? cv[SV_CV_MLA_PREFILL_EFF] : 1.0);
 
     /* Kernel floors: attention GEMMs (MLA: q_a+kv_a fused, q_b, kv_b or the two absorbed
      * batched GEMMs, o = 5; GQA: qkv, o = 2), linear-attention projections (3), dense MLP (2),
@@ -915,7 +920,7 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     }
     finish_op(li, dense_fl * p->inv_lin_c * (T + p->m_half) / T + tc_exp,
               dense_bytes * p->inv_mem + tm_exp, floors);
-    finish_op(ap, eff_flops * x->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
+    finish_op(ap, eff_flops * x->inv_attn_pf, ap->bytes * p->inv_mem, 0.0);
 
     /* Decode attention: full layers over the whole context (MLA in the absorbed form over the
      * latent), windowed layers over at most the window (of the mean context), linear layers
@@ -1935,6 +1940,23 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         out->pp_bubble = sv_fmax(0.0, pipe - busy - out->pp_send);
         out->total = pipe + out->eng_step + out->eng_seq;
     }
+    out->compute_bound = compute_bound(out);
+}
+
+void sv_perf_micro_batch(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    stage_step(p, b, 0, 1, out);
+    out->micro_batches = 1;
+    if (out->tokens <= 0) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    out->eng_step = p->set.iter_overhead_s;
+    out->rank_seqs = b->n_decode + b->n_chunks;
+    out->eng_seq = p->set.seq_overhead_s * (double)out->rank_seqs;
+    out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
+    out->total = ops_time(out) + out->comm + out->overhead;
+    if (p->set.pp <= 1) out->pp_send = 0.0;
     out->compute_bound = compute_bound(out);
 }
 

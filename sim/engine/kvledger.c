@@ -94,8 +94,7 @@ long sv__kv_prefix(const sv__kvpool_t *p, const uint64_t *h, long max)
 
 void sv__kv_ref(sv__kvpool_t *p, const long *slots, long n)
 {
-    for (long j = 0; j < n; j++)
-        sv__pcache_ref(p->pc, slots[j]);
+    if (n > 0) sv__pcache_ref_slots(p->pc, slots, n);
 }
 
 int sv__kv_check(const sv__kvpool_t *p, long held, char *msg, size_t size)

@@ -120,6 +120,28 @@ void sv__pcache_ref(sv__pcache_t *c, long slot)
     }
 }
 
+void sv__pcache_ref_slots(sv__pcache_t *c, const long *slots, long n)
+{
+    slot_t *S = c->s;
+    long taken = 0;
+    for (long j = 0; j < n; j++) { /* sv__pcache_ref() for each, its counts summed */
+        slot_t *s = &S[slots[j]];
+        if (s->refs++ > 0) continue;
+        if (s->prev >= 0)
+            S[s->prev].next = s->next;
+        else
+            c->head = s->next;
+        if (s->next >= 0)
+            S[s->next].prev = s->prev;
+        else
+            c->tail = s->prev;
+        s->prev = s->next = -1;
+        taken++;
+    }
+    c->n.evictable -= taken;
+    c->n.in_use += taken;
+}
+
 void sv__pcache_unref(sv__pcache_t *c, long slot)
 {
     slot_t *s = &c->s[slot];

@@ -24,6 +24,8 @@ long sv__pcache_find(const sv__pcache_t *c, uint64_t h);
 int32_t sv__pcache_refs(const sv__pcache_t *c, long slot);
 /* One more request uses the block (it leaves the LRU list if it was there). */
 void sv__pcache_ref(sv__pcache_t *c, long slot);
+/* ... each of slots[0..n), in order, as one call. */
+void sv__pcache_ref_slots(sv__pcache_t *c, const long *slots, long n);
 /* One fewer: at zero it becomes evictable, appended as the most recently used. */
 void sv__pcache_unref(sv__pcache_t *c, long slot);
 /* A new block with hash h, referenced once; its slot, or -1 when full. The hash may be

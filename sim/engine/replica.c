@@ -1,10 +1,12 @@
 /*
  * The replica engine (see include/servesim/engine/replica.h): continuous batching over a
  * paged KV cache, with the four schedulers, preemption by recompute or swap, and the
- * lockstep decode aggregate that keeps each step O(prefill chunks + log n).
+ * lockstep decode aggregate that keeps each step O(prefill chunks + log n); with pipeline
+ * stages, one aggregate (a lane) per micro-batch in flight, run through the stages.
  */
 #include "servesim/engine/replica.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,15 +125,58 @@ static const struct {
 } SGL = {0.7, 0.14, 600, 20, 4096, 1};
 
 /* The chained hashes of the blocks that lie wholly inside one first segment: the same for
- * every prompt that starts with it, so computed once per segment (a direct-mapped memo of
- * PREFIX_MEMO entries; a collision recomputes, which gives the same hashes). */
-enum { PREFIX_MEMO = 1024 };
+ * every prompt that starts with it, so computed once per segment (a memo of PREFIX_MEMO
+ * entries, a segment's looked for in the PREFIX_PROBE from its home on; when all of those
+ * hold others, its home is recomputed for it, which gives the same hashes). */
+enum { PREFIX_MEMO = 4096, PREFIX_PROBE = 8 };
 typedef struct chain_memo {
     uint64_t id;      /* the segment */
     int32_t len, bs;  /* its tokens; the block size the chain is for */
     long n;           /* its full blocks: len / bs */
     uint64_t *h;      /* their hashes; NULL for an unused entry */
 } chain_memo_t;
+
+/*
+ * A lane: a decode aggregate and the step it has in flight. A replica has one; with
+ * pipeline parallelism (pp > 1) it has pp, one per micro-batch the engine keeps in flight
+ * (vLLM's EngineCore.step_with_batch_queue, vllm/v1/engine/core.py: a queue of pp
+ * scheduled batches; SGLang's SchedulerPPMixin.event_loop_pp,
+ * python/sglang/srt/managers/scheduler_pp_mixin.py, keeps a running batch per micro-batch
+ * slot, running_mbs). The sequences decoding in a lane advance in lockstep with its own
+ * step count, so each lane's micro-batch stays O(prefill chunks + log n).
+ */
+typedef struct lane {
+    /* the decode set */
+    long n_dec;
+    double ctx_sum;
+    int64_t kd; /* decode steps done */
+    long *bucket;
+    fheap_t fh; /* the finish heap */
+    int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
+    size_t nstamp, capstamp;
+    /* the step being built or in flight */
+    int in_flight, dec_allocated, preempted_now;
+    long step_n_dec, step_tokens;
+    double step_start, step_dur, swap_time;
+    double exit; /* pp > 1: when its micro-batch leaves the last stage */
+    chunk_t *chunks;
+    size_t nchunks, capchunks;
+    int32_t *aborts; /* given up while in its step: failed when it ends */
+    size_t naborts, capaborts;
+    long kv_tr;
+    int32_t tr_epoch;
+    int stream;    /* the metrics' decode-step stream of its steps */
+    uint8_t index; /* its place in the replica's lanes */
+} lane_t;
+
+/* Pipeline parallelism's stages and the micro-batches in flight (pp > 1; see
+ * sv_replica_start_step). */
+typedef struct pipe {
+    double *stage_free; /* when each stage is next free */
+    int s0_busy;        /* the first stage holds the last micro-batch formed */
+    int *fifo;          /* lanes in flight, oldest first (a ring of pp) */
+    int head, n;
+} pipe_t;
 
 struct sv_replica {
     int id;
@@ -146,13 +191,12 @@ struct sv_replica {
     /* A hybrid model (sv_kvspec_t: windowed, chunked or linear-state layers) without sampled
      * speculative decoding counts a sequence's blocks by KV cache group (sv_kv_blocks); g_step
      * is the blocks one more block's worth of tokens takes (one per growing group; 1 for a
-     * dense model); kv_tr the blocks the step being built frees when it ends (windows that
-     * slid, chunks that ended), of epoch tr_epoch. */
+     * dense model); a lane's kv_tr the blocks its step frees when it ends (windows that
+     * slid, chunks that ended), of its epoch tr_epoch (unique: epoch_next the next). */
     int hyb, g_step;
     long la; /* lookahead slots every sequence holds past its tokens (a hybrid model with
                 sampled speculative decoding: the k it drafts next) */
-    long kv_tr;
-    int32_t tr_epoch;
+    int32_t epoch_next;
     int reserve; /* tr->reserve, read on every decode step */
     /* tr->chunked, unless engine.chunked_prefill turned the trtllm scheduler's chunking off */
     int chunked;
@@ -166,12 +210,11 @@ struct sv_replica {
     long n_running;
     int32_t *pf; /* prefilling requests in admission order (compacted each step) */
     size_t npf, cappf;
-    /* the decode set */
-    long n_dec;
-    double ctx_sum;
-    int64_t kd; /* decode steps done */
-    long *bucket;
-    fheap_t fh; /* the finish heap */
+    /* The lanes (lane_t): one, or pp with pipeline parallelism; ln the one whose step is
+     * being built or ended. */
+    lane_t *lanes, *ln;
+    int pp;
+    pipe_t pipe; /* pp > 1: the stages and the micro-batches in flight */
     /* Sampled speculative decoding (spec_k > 0): each verify step draws every decoding
      * sequence's accepted drafts from its own stream, so the sequences advance by different
      * counts; the finish heap and the buckets rest, and a step walks its sequences. */
@@ -182,16 +225,9 @@ struct sv_replica {
      * round of ms_n GPU steps scheduled once, its tokens handed out together at its end;
      * it rides the path above with spec_k = ms_n - 1 lookahead slots, all "accepted". */
     int ms_n;
-    /* the step being built or in flight */
-    int in_flight, dec_allocated, preempted_now;
-    long budget, step_n_dec, step_tokens;
-    double step_dur, swap_time;
-    chunk_t *chunks;
-    size_t nchunks, capchunks;
+    long budget; /* of the step being built */
     sv_chunk_t *pch;
     size_t cappch;
-    int32_t *aborts;
-    size_t naborts, capaborts;
     int32_t *done;
     size_t ndone, capdone;
     fin_t *fin; /* the step's finished requests, before they are freed in order */
@@ -201,8 +237,6 @@ struct sv_replica {
     size_t nhand, caphand;
     int32_t *pending; /* decode role: landed, to join at the next step */
     size_t npend, cappend;
-    int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
-    size_t nstamp, capstamp;
     long n_reserved; /* sequence slots promised to transfers on their way (their blocks:
                         the ledger's reservations) */
     long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
@@ -210,7 +244,6 @@ struct sv_replica {
     size_t caps;
     chain_memo_t *memo; /* PREFIX_MEMO chains of first segments (block_hashes()); NULL
                            until the first */
-    double step_start;
     /* Async scheduling's one-step lag (vLLM's EngineCore.step_with_batch_queue): the step
      * that follows another at once was built when that one started, so it sees only the
      * requests that had arrived by then (cutoff) and still counts the sequence slots and
@@ -354,6 +387,14 @@ static void wq_pop(sv_replica_t *r)
         ring_pop(&r->wq);
 }
 
+static int32_t pipe_victim(sv_replica_t *r);
+
+/* A running request's place in the priority policy's order (pent_less). */
+static pent_t prio_of(const sv_replica_t *r, int32_t id)
+{
+    return (pent_t){Q(r, id)->priority, id, Q(r, id)->start};
+}
+
 /* The running request to preempt: the last admitted (fcfs), or under the priority policy
  * the largest (priority, arrival) (vLLM V1's Scheduler.schedule, max(self.running, key=
  * (priority, arrival_time)), vllm/v1/core/sched/scheduler.py). Requests sent at one
@@ -362,11 +403,11 @@ static void wq_pop(sv_replica_t *r)
  * waiting queue orders them. */
 static int32_t victim_of(sv_replica_t *r)
 {
+    if (r->pp > 1) return pipe_victim(r);
     if (!r->prio) return r->run_tail;
     int32_t best = r->run_head;
     for (int32_t id = best >= 0 ? E(r, best)->next : -1; id >= 0; id = E(r, id)->next) {
-        const pent_t a = {Q(r, id)->priority, id, Q(r, id)->start};
-        const pent_t b = {Q(r, best)->priority, best, Q(r, best)->start};
+        const pent_t a = prio_of(r, id), b = prio_of(r, best);
         if (pent_less(&b, &a)) best = id;
     }
     return best;
@@ -389,19 +430,22 @@ static inline int hent_less(const hent_t *a, const hent_t *b)
 #define HENT_MOVED(ctx, e, i) (E((sv_replica_t *)(ctx), (e)->id)->heap_pos = (int32_t)(i))
 SV_HEAP_DEFINE(fheap, fheap_t, hent_t, 2, hent_less, HENT_MOVED)
 
+/* The lane whose decode set holds (or whose step last took a chunk of) request e. */
+#define LANE(r, e) (&(r)->lanes[(e)->lane])
+
 static int heap_push(sv_replica_t *r, int64_t key, int32_t id)
 {
-    if (fheap_push(&r->fh, r, (hent_t){key, id})) {
+    if (fheap_push(&r->ln->fh, r, (hent_t){key, id})) {
         r->oom = 1;
         return SV_ENOMEM;
     }
     return 0;
 }
 
-static void heap_remove(sv_replica_t *r, size_t i)
+static void heap_remove(sv_replica_t *r, lane_t *L, size_t i)
 {
-    E(r, r->fh.v[i].id)->heap_pos = -1;
-    fheap_remove(&r->fh, r, i);
+    E(r, L->fh.v[i].id)->heap_pos = -1;
+    fheap_remove(&L->fh, r, i);
 }
 
 static void run_append(sv_replica_t *r, int32_t id)
@@ -493,7 +537,6 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
              !(perf->set.spec_expected && sv_spec_k(&perf->set) > 0);
     r->la = r->hyb ? r->spec_k : 0;
     r->g_step = r->hyb ? ks->groups[SV_KV_FULL] + ks->groups[SV_KV_WINDOW] + ks->groups[SV_KV_CHUNK] : 1;
-    r->tr_epoch = 1;
     sv__kv_init(&r->kv);
     /* The prefix cache itself comes with the first block cached. vLLM V1's block pool
      * keeps one block aside as its null block (vllm/v1/core/block_pool.py, BlockPool:
@@ -502,9 +545,26 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     sv__kv_add_pool(&r->kv, usable, r->bs, cfg->prefix_caching && !r->reserve);
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->run_head = r->run_tail = -1;
-    r->bucket = calloc((size_t)r->bs, sizeof *r->bucket);
-    if (!r->bucket) {
-        free(r);
+    r->pp = perf->set.pp > 1 ? perf->set.pp : 1;
+    r->lanes = calloc((size_t)r->pp, sizeof *r->lanes);
+    r->ln = r->lanes;
+    int bad = !r->lanes;
+    for (int l = 0; !bad && l < r->pp; l++) {
+        lane_t *L = &r->lanes[l];
+        L->tr_epoch = 1 + l;
+        L->index = (uint8_t)l;
+        L->stream = id + l * cfg->stream_stride;
+        L->bucket = calloc((size_t)r->bs, sizeof *L->bucket);
+        bad = !L->bucket;
+    }
+    r->epoch_next = 1 + r->pp;
+    if (!bad && r->pp > 1) {
+        r->pipe.stage_free = calloc((size_t)r->pp, sizeof *r->pipe.stage_free);
+        r->pipe.fifo = calloc((size_t)r->pp, sizeof *r->pipe.fifo);
+        bad = !r->pipe.stage_free || !r->pipe.fifo;
+    }
+    if (bad) {
+        sv_replica_free(r);
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     }
     *out = r;
@@ -518,16 +578,22 @@ void sv_replica_free(sv_replica_t *r)
     free(r->ph.v);
     free(r->sq.v);
     free(r->pf);
-    free(r->bucket);
-    free(r->fh.v);
-    free(r->chunks);
+    for (int l = 0; r->lanes && l < r->pp; l++) {
+        lane_t *L = &r->lanes[l];
+        free(L->bucket);
+        free(L->fh.v);
+        free(L->chunks);
+        free(L->aborts);
+        free(L->stamp);
+    }
+    free(r->lanes);
+    free(r->pipe.stage_free);
+    free(r->pipe.fifo);
     free(r->pch);
-    free(r->aborts);
     free(r->done);
     free(r->fin);
     free(r->hand);
     free(r->pending);
-    free(r->stamp);
     free(r->sgl_st);
     sv__kv_fini(&r->kv);
     free(r->sbuf);
@@ -587,18 +653,18 @@ static long step_bound(const sv_replica_t *r, long len)
 static void add_tr(sv_replica_t *r, sv_reqeng_t *e, long n)
 {
     if (n <= 0) return;
-    if (e->kv_tr_at != r->tr_epoch) e->kv_tr = 0;
-    e->kv_tr_at = r->tr_epoch;
+    if (e->kv_tr_at != r->ln->tr_epoch) e->kv_tr = 0;
+    e->kv_tr_at = r->ln->tr_epoch;
     e->kv_tr += (int32_t)n;
-    r->kv_tr += n;
+    r->ln->kv_tr += n;
 }
 
 /* ... no longer: given back now (give; a prefill chunk's, which it keeps computed) or not
  * (a decoding sequence taken out before its token, whose window did not slide). */
 static void drop_tr(sv_replica_t *r, sv_reqeng_t *e, int give)
 {
-    if (e->kv_tr_at != r->tr_epoch || e->kv_tr == 0) return;
-    r->kv_tr -= e->kv_tr;
+    if (e->kv_tr_at != r->ln->tr_epoch || e->kv_tr == 0) return;
+    r->ln->kv_tr -= e->kv_tr;
     if (give) sv__kv_give(KVP(r), e->kv_tr);
     e->kv_tr = 0;
 }
@@ -606,9 +672,9 @@ static void drop_tr(sv_replica_t *r, sv_reqeng_t *e, int give)
 /* The step ended: what its windows and chunks left behind is free. */
 static void end_tr(sv_replica_t *r)
 {
-    if (r->kv_tr) sv__kv_give(KVP(r), r->kv_tr);
-    r->kv_tr = 0;
-    r->tr_epoch++;
+    if (r->ln->kv_tr) sv__kv_give(KVP(r), r->ln->kv_tr);
+    r->ln->kv_tr = 0;
+    r->ln->tr_epoch = r->epoch_next++;
 }
 
 /* Blocks that can be given out (the ledger's free and idle cached ones). */
@@ -638,8 +704,14 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
 {
     if (sg->len < r->bs) return NULL;
     if (!r->memo && !(r->memo = calloc(PREFIX_MEMO, sizeof *r->memo))) return NULL;
-    chain_memo_t *m = &r->memo[sv_splitmix64(sg->id) & (PREFIX_MEMO - 1)];
-    if (m->h && m->id == sg->id && m->len == sg->len && m->bs == r->bs) return m;
+    uint64_t home = sv_splitmix64(sg->id);
+    chain_memo_t *m = NULL;
+    for (int i = 0; i < PREFIX_PROBE && !m; i++) {
+        chain_memo_t *t = &r->memo[(home + (uint64_t)i) & (PREFIX_MEMO - 1)];
+        if (t->h && t->id == sg->id && t->len == sg->len && t->bs == r->bs) return t;
+        if (!t->h) m = t;
+    }
+    if (!m) m = &r->memo[home & (PREFIX_MEMO - 1)];
     long n = sg->len / r->bs;
     uint64_t *v = m->n >= n ? m->h : realloc(m->h, (size_t)n * sizeof *v);
     if (!v) return NULL;
@@ -650,12 +722,37 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
     return m;
 }
 
+/* The full blocks of request id that another prompt may begin with: those inside the
+ * segments before its own message (sv_req_t.own_tail); LONG_MAX when any may be shared. */
+static long shared_blocks(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    if (!q->own_tail) return LONG_MAX;
+    return ((long)q->input - r->pool->seg[q->seg_off + q->nseg - 1].len) / r->bs;
+}
+
+/* The full blocks of request id a lookup can find anywhere: past its shared ones only
+ * those it cached itself before a preemption (register_all()). */
+static long findable_blocks(const sv_replica_t *r, int32_t id)
+{
+    return Q(r, id)->preemptions ? LONG_MAX : shared_blocks(r, id);
+}
+
 static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 {
     sv_reqeng_t *e = E(r, id);
     if (e->chain && e->chain_bs == r->bs && e->nchain >= n) return e->chain;
     const sv_req_t *q = Q(r, id);
+    /* An unpreempted own_tail prompt of a system prompt and its message: what can be
+     * asked of it is the system prompt's chain, read from the memo, not copied (valid
+     * until the next lookup in the memo, which no caller makes while it reads them). */
+    if (q->own_tail && q->nseg == 2 && !q->preemptions) {
+        const chain_memo_t *m = first_segment_chain(r, &r->pool->seg[q->seg_off]);
+        if (m && m->n >= n) return m->h;
+    }
     long total = ((long)q->input + q->output - 1) / r->bs;
+    /* (an unpreempted own message and output are never hashed: only its shared blocks) */
+    if (findable_blocks(r, id) < total) total = findable_blocks(r, id);
     if (total < n) total = n;
     /* Sized exactly (not sv__grow's doubling): one chain per live request, bounded by
      * max_model_len / block_size. */
@@ -674,7 +771,9 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     long off = 0; /* tokens of the current segment already covered */
     uint64_t h = 0x51ed5eedULL;
     long b = 0;
-    const chain_memo_t *m = seg ? first_segment_chain(r, &seg[0]) : NULL;
+    /* (the first segment of an own_tail prompt of one segment is its own message) */
+    const chain_memo_t *m =
+        seg && total > 0 && !(q->own_tail && q->nseg == 1) ? first_segment_chain(r, &seg[0]) : NULL;
     if (m && m->n > 0) {
         b = m->n < total ? m->n : total;
         memcpy(c, m->h, (size_t)b * sizeof *c);
@@ -785,10 +884,9 @@ static void drop_cached(sv_replica_t *r, int32_t id)
  * parked in the LRU list without a hash (release_blocks()). Either way every freed full
  * block waits there and is evicted oldest first, as in vLLM's one free queue.
  */
-static void register_upto(sv_replica_t *r, int32_t id, long tokens)
+static void register_blocks(sv_replica_t *r, int32_t id, long full)
 {
     sv_reqeng_t *e = E(r, id);
-    long full = tokens / r->bs;
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
     int32_t *v = h ? slots_of(r, id, full) : NULL;
@@ -796,10 +894,25 @@ static void register_upto(sv_replica_t *r, int32_t id, long tokens)
     e->cached_n = (int32_t)full;
 }
 
+/* ... as they are scheduled: those past its shared blocks wait (sv_req_t.own_tail: as a
+ * prompt that shares nothing, they are parked when freed, hashed when it is preempted). */
+static void register_upto(sv_replica_t *r, int32_t id, long tokens)
+{
+    if (!KVP(r)->caching) return;
+    long full = tokens / r->bs, sh = shared_blocks(r, id);
+    register_blocks(r, id, full < sh ? full : sh);
+}
+
 /* The full blocks request id has computed join the cache. */
 static void register_full(sv_replica_t *r, int32_t id)
 {
     register_upto(r, id, E(r, id)->computed);
+}
+
+/* ... every one of them (it is preempted and may look them up again). */
+static void register_all(sv_replica_t *r, int32_t id)
+{
+    register_blocks(r, id, E(r, id)->computed / r->bs);
 }
 
 /*
@@ -809,6 +922,7 @@ static void register_full(sv_replica_t *r, int32_t id)
  * up available blocks); their slots are left in r->sbuf.
  */
 static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched);
+static long findable_hits(sv_replica_t *r, int32_t id, long *touched);
 static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
 {
     sv_reqeng_t *e = E(r, id);
@@ -817,7 +931,15 @@ static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
     /* A prompt without identity is unique: only its own blocks, kept when it was
      * preempted, can be found. */
     if (!KVP(r)->pc || e->computed > 0 || (!q->nseg && !q->preemptions)) return 0;
-    return chain_hits(r, id, (e->target - 1) / r->bs, touched);
+    return findable_hits(r, id, touched);
+}
+
+/* ... the lookup itself, up to the blocks it can find (apart, so that the checks above
+ * stay small enough to be inline in the admission loops). */
+static long findable_hits(sv_replica_t *r, int32_t id, long *touched)
+{
+    long max = (E(r, id)->target - 1) / r->bs, fb = findable_blocks(r, id);
+    return chain_hits(r, id, max < fb ? max : fb, touched);
 }
 
 /* The longest run of request id's first max full blocks found in the cache: how many,
@@ -838,7 +960,8 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
  * its verify steps accepted with sampled speculative decoding. */
 static long member_tokens(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    return r->spec_k ? e->spec_tok : (long)(r->kd - e->kd_join);
+    if (r->spec_k) return e->spec_tok;
+    return (long)((r->pp > 1 ? LANE(r, e) : r->ln)->kd - e->kd_join);
 }
 
 static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -883,11 +1006,12 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
     e->in_decode = 1;
+    e->lane = r->ln->index;
     e->c_join = e->computed;
     e->g_join = e->generated;
-    e->kd_join = r->kd;
-    r->n_dec++;
-    r->ctx_sum += e->c_join;
+    e->kd_join = r->ln->kd;
+    r->ln->n_dec++;
+    r->ln->ctx_sum += e->c_join;
     if (r->spec_k) {
         e->spec_tok = 0;
         if (r->hyb) {
@@ -899,27 +1023,29 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
             e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
         }
     } else {
-        if (!e->reserved) r->bucket[phase_of(r, e)]++;
-        heap_push(r, r->kd + q->output - e->g_join - 1, id);
+        if (!e->reserved) r->ln->bucket[phase_of(r, e)]++;
+        heap_push(r, r->ln->kd + q->output - e->g_join - 1, id);
         if (slot && r->hyb && !e->reserved)
             add_tr(r, e, blocks_step(r, e->c_join, 1) - blocks_for(r, e->c_join + 1));
     }
     /* With no token yet, its first decode step makes its first token (TTFT, no ITL). */
-    e->seg = sv_metrics_seg_open(r->m, id, r->id, r->kd, e->generated ? q->last_token : NAN);
-    if (!e->generated) push_id(r, &r->stamp, &r->nstamp, &r->capstamp, id);
+    e->seg = sv_metrics_seg_open(r->m, id, r->ln->stream, r->ln->kd,
+                                 e->generated ? q->last_token : NAN);
+    if (!e->generated) push_id(r, &r->ln->stamp, &r->ln->nstamp, &r->ln->capstamp, id);
 }
 
 static void leave_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
+    lane_t *L = r->pp > 1 ? LANE(r, e) : r->ln; /* (a victim: perhaps a lane at rest) */
     long s = member_tokens(r, e);
     long held = r->spec_k ? own_blocks(r, e) : 0;
-    if (!e->reserved && !r->spec_k) r->bucket[phase_of(r, e)]--;
-    r->n_dec--;
-    r->ctx_sum -= e->c_join + s;
-    if (e->heap_pos >= 0) heap_remove(r, (size_t)e->heap_pos);
-    q->last_token = sv_metrics_seg_close(r->m, e->seg, r->kd);
+    if (!e->reserved && !r->spec_k) L->bucket[phase_of(r, e)]--;
+    L->n_dec--;
+    L->ctx_sum -= e->c_join + s;
+    if (e->heap_pos >= 0) heap_remove(r, L, (size_t)e->heap_pos);
+    q->last_token = sv_metrics_seg_close(r->m, e->seg, L->kd);
     e->seg = -1;
     e->computed = (int32_t)(e->c_join + s);
     e->generated = (int32_t)(e->g_join + s);
@@ -948,7 +1074,8 @@ static long reserve_need(const sv_replica_t *r, long tokens)
  * whose transfer landed but has not joined the batch yet also holds the block its next
  * token needs (reserved with the transfer).
  */
-static long own_blocks(const sv_replica_t *r, const sv_reqeng_t *e)
+static inline __attribute__((always_inline)) long own_blocks(const sv_replica_t *r,
+                                                               const sv_reqeng_t *e)
 {
     if (e->reserved) return e->reserved;
     if (e->in_decode && r->spec_k) return spec_held(r, e) - e->cached_n;
@@ -962,7 +1089,7 @@ static void release_blocks(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
     long own = own_blocks(r, e);
-    if (KVP(r)->caching && !Q(r, id)->nseg) {
+    if (KVP(r)->caching && (!Q(r, id)->nseg || Q(r, id)->own_tail)) {
         /* Its own full blocks, not hashed, are parked in the LRU list (register_upto()); a
          * partial one is freed. */
         long full = e->computed / r->bs - e->cached_n;
@@ -1073,7 +1200,8 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
     /* A prompt without identity has no block hashed anywhere until it is preempted
      * (preempt()): nothing to hash or look up. */
     if (!KVP(r)->pc || (!Q(r, id)->nseg && !Q(r, id)->preemptions)) return 0;
-    long max = ((long)Q(r, id)->input - 1) / r->bs;
+    long max = ((long)Q(r, id)->input - 1) / r->bs, fb = findable_blocks(r, id);
+    if (fb < max) max = fb;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
     return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
 }
@@ -1086,11 +1214,11 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
  * request admitted later in the same step already finds them. */
 static void add_chunk(sv_replica_t *r, int32_t id, long n)
 {
-    if (SV_GROW(r->chunks, r->capchunks, r->nchunks + 1)) {
+    if (SV_GROW(r->ln->chunks, r->ln->capchunks, r->ln->nchunks + 1)) {
         r->oom = 1;
         return;
     }
-    r->chunks[r->nchunks++] = (chunk_t){id, (int32_t)n};
+    r->ln->chunks[r->ln->nchunks++] = (chunk_t){id, (int32_t)n};
     r->budget -= n;
     if (Q(r, id)->nseg) register_upto(r, id, E(r, id)->computed + n);
 }
@@ -1100,25 +1228,28 @@ static void preempt(sv_replica_t *r, int32_t id)
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
     r->owed -= owed_of(r, id);
-    r->preempted_now = 1;
+    r->ln->preempted_now = 1;
     r->st.preemptions++;
     q->preemptions++;
     if (e->in_decode) {
-        long extra = (r->dec_allocated && !r->spec_k && needs_block(r, e)) ? r->g_step : 0;
-        if (r->dec_allocated) r->budget += r->dec_tokens;
+        /* pp > 1: a victim may decode in another lane at rest, whose blocks and budget
+         * this step did not take */
+        int here = LANE(r, e) == r->ln && r->ln->dec_allocated;
+        long extra = (here && !r->spec_k && needs_block(r, e)) ? r->g_step : 0;
+        if (here) r->budget += r->dec_tokens;
         drop_tr(r, e, 0);
         leave_decode(r, id);
         sv__kv_give(KVP(r), extra);
         /* Recomputing, it will find what of its KV is still cached (vLLM V1 keeps a
          * preempted request's blocks, hashed, in its free queue). */
-        if (!r->cfg.preempt_swap) register_full(r, id);
+        if (!r->cfg.preempt_swap) register_all(r, id);
         release_blocks(r, id);
         run_remove(r, id);
         if (r->cfg.preempt_swap) {
             /* The KV goes to host memory; it comes back before new requests are admitted. */
             q->state = SV_RQ_SWAPPED;
             e->queue = SV__Q_SWAPPED;
-            r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
+            r->ln->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
             r->st.swaps++;
             if (ring_push_back(&r->sq, id)) r->oom = 1;
             r->n_swapped++;
@@ -1126,18 +1257,18 @@ static void preempt(sv_replica_t *r, int32_t id)
             return;
         }
     } else {
-        for (size_t i = 0; i < r->nchunks; i++) { /* a chunk already granted this step */
-            if (r->chunks[i].id != id) continue;
+        for (size_t i = 0; i < r->ln->nchunks; i++) { /* a chunk already granted this step */
+            if (r->ln->chunks[i].id != id) continue;
             /* Its blocks were allocated, and its full ones cached, when it was granted:
              * they are released with the rest (vLLM frees a request preempted after being
              * scheduled the same way; its blocks keep their hashes). */
-            e->computed += r->chunks[i].n;
-            r->budget += r->chunks[i].n;
-            r->chunks[i] = r->chunks[--r->nchunks];
+            e->computed += r->ln->chunks[i].n;
+            r->budget += r->ln->chunks[i].n;
+            r->ln->chunks[i] = r->ln->chunks[--r->ln->nchunks];
             break;
         }
         drop_tr(r, e, 1);
-        register_full(r, id);
+        register_all(r, id);
         release_blocks(r, id);
         run_remove(r, id);
     }
@@ -1217,7 +1348,7 @@ static void spec_allocate(sv_replica_t *r)
  * takes its block at the same token, sv_kv_blocks). */
 static long lockstep_need(const sv_replica_t *r)
 {
-    return r->bucket[(r->bs - (int)(r->kd % r->bs)) % r->bs] * r->g_step;
+    return r->ln->bucket[(r->bs - (int)(r->ln->kd % r->bs)) % r->bs] * r->g_step;
 }
 
 static void allocate_decode(sv_replica_t *r)
@@ -1230,6 +1361,7 @@ static void allocate_decode(sv_replica_t *r)
     long need = lockstep_need(r);
     while (need > avail(r) && r->n_running > 0) {
         int32_t victim = victim_of(r);
+        if (victim < 0) break; /* pp > 1: every other request is in flight */
         if (E(r, victim)->in_decode && needs_block(r, E(r, victim))) need -= r->g_step;
         preempt(r, victim);
     }
@@ -1237,7 +1369,7 @@ static void allocate_decode(sv_replica_t *r)
     if (!r->hyb) return;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
         sv_reqeng_t *e = E(r, id);
-        if (!e->in_decode || e->reserved) continue;
+        if (!e->in_decode || e->reserved || LANE(r, e) != r->ln) continue; /* this lane's */
         long t = e->c_join + member_tokens(r, e);
         add_tr(r, e, blocks_step(r, t, 1) - blocks_for(r, t + 1));
     }
@@ -1250,6 +1382,9 @@ static void continue_prefills(sv_replica_t *r)
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
         if (q->state != SV_RQ_RUNNING || e->in_decode) continue;
+        /* pp > 1: not while a chunk of it is in a micro-batch in flight (vLLM's scheduler
+         * skips a request whose tokens are all scheduled), nor once given up */
+        if (r->pp > 1 && (e->inflight || e->abort_pending)) continue;
         long n = e->target - e->computed;
         if (r->cfg.long_prefill_threshold > 0 && n > r->cfg.long_prefill_threshold)
             n = r->cfg.long_prefill_threshold;
@@ -1259,8 +1394,8 @@ static void continue_prefills(sv_replica_t *r)
         int self = 0;
         while (newb > avail(r)) {
             int32_t victim = victim_of(r);
-            preempt(r, victim);
-            if (victim == id) {
+            if (victim >= 0) preempt(r, victim);
+            if (victim == id || victim < 0) {
                 self = 1;
                 break;
             }
@@ -1331,7 +1466,7 @@ static void admit_waiting(sv_replica_t *r, double now)
         } else if (!r->chunked) {
             /* A whole prompt must fit what is left of the budget. One longer than the whole
              * budget (a re-prefill after a preemption) runs when it is the only prompt. */
-            if (n > r->budget && (r->nchunks > 0 || n <= r->cfg.max_num_batched_tokens)) break;
+            if (n > r->budget && (r->ln->nchunks > 0 || n <= r->cfg.max_num_batched_tokens)) break;
         } else {
             if (r->budget <= 0) break;
             /* vLLM's max_num_partial_prefills: prompts being prefilled at once. */
@@ -1428,10 +1563,10 @@ static void sgl_admit(sv_replica_t *r, double now)
         if (E(r, id)->in_decode)
             total_off += fmin(Q(r, id)->output - made_of(r, E(r, id)), SGL.clip) * r->ntr;
     /* the chunked prompt's last chunk reserves its output (add_chunked_req) */
-    for (size_t i = 0; i < r->nchunks; i++) {
-        const sv_reqeng_t *e = E(r, r->chunks[i].id);
-        if (e->computed + r->chunks[i].n == e->target)
-            total_off += fmin(Q(r, r->chunks[i].id)->output - e->generated, SGL.clip);
+    for (size_t i = 0; i < r->ln->nchunks; i++) {
+        const sv_reqeng_t *e = E(r, r->ln->chunks[i].id);
+        if (e->computed + r->ln->chunks[i].n == e->target)
+            total_off += fmin(Q(r, r->ln->chunks[i].id)->output - e->generated, SGL.clip);
     }
     while (r->n_waiting > 0 && r->budget > 0) {
         if (r->n_running >= slots) {
@@ -1457,7 +1592,7 @@ static void sgl_admit(sv_replica_t *r, double now)
             r->sgl_full = 1;
             break;
         }
-        if (!eos && ext >= r->budget && r->nchunks > 0) break; /* the next step's */
+        if (!eos && ext >= r->budget && r->ln->nchunks > 0) break; /* the next step's */
         total_off += (double)n + (n == ext ? left : 0.0);
         cur_off += (double)n;
         admit_hits(r, id, hit);
@@ -1492,11 +1627,11 @@ static long decode_need(const sv_replica_t *r)
 static void sgl_decodes(sv_replica_t *r)
 {
     long need = decode_need(r), retracted = 0;
-    while (need > avail(r) && r->n_dec > 1) {
+    while (need > avail(r) && r->ln->n_dec > 1) {
         int32_t v = -1;
         for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
             const sv_reqeng_t *e = E(r, id);
-            if (!e->in_decode) continue;
+            if (!e->in_decode || LANE(r, e) != r->ln) continue; /* pp > 1: this lane's */
             long dm = v < 0 ? 0 : made_of(r, e) - made_of(r, E(r, v));
             if (v < 0 || dm < 0 || (dm == 0 && Q(r, id)->input > Q(r, v)->input)) v = id;
         }
@@ -1536,7 +1671,7 @@ static void swap_in(sv_replica_t *r)
         e->queue = SV__Q_NONE;
         r->n_swapped--;
         sv__kv_take(KVP(r), need);
-        r->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
+        r->ln->swap_time += e->computed * r->perf->kv_bytes_token / r->cfg.swap_bw;
         q->state = SV_RQ_RUNNING;
         run_append(r, id);
         join_decode(r, id, 1);
@@ -1620,8 +1755,8 @@ static long ctx_candidates(sv_replica_t *r, long most)
 static int adp_hold(sv_replica_t *r)
 {
     long dp = r->perf->dp, per_rank = (r->cfg.max_num_seqs + dp - 1) / dp;
-    int all_ctx = ctx_candidates(r, dp) >= dp, all_gen = r->n_dec >= dp;
-    int all_free = (r->n_dec + dp - 1) / dp < per_rank;
+    int all_ctx = ctx_candidates(r, dp) >= dp, all_gen = r->ln->n_dec >= dp;
+    int all_free = (r->ln->n_dec + dp - 1) / dp < per_rank;
     if (all_free && all_ctx) {
         r->adp_wait = 0;
         if (!all_gen) return 0;
@@ -1645,11 +1780,12 @@ static int adp_hold(sv_replica_t *r)
  * decoding when it began. */
 static int build_step(sv_replica_t *r, double now, int *had_decodes)
 {
-    r->nchunks = 0;
+    lane_t *L = r->ln;
+    L->nchunks = 0;
     r->budget = r->cfg.max_num_batched_tokens;
-    r->preempted_now = r->dec_allocated = 0;
-    r->swap_time = 0.0;
-    *had_decodes = r->n_dec > 0;
+    L->preempted_now = L->dec_allocated = 0;
+    L->swap_time = 0.0;
+    *had_decodes = L->n_dec > 0;
     r->adp_held = 0;
     int prefill_only = 0;
     for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
@@ -1659,7 +1795,7 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             break;
         case PH_PREFILL_FIRST:
             if (r->n_swapped == 0) admit_waiting(r, now);
-            prefill_only = r->nchunks > 0;
+            prefill_only = L->nchunks > 0;
             break;
         case PH_DECODES:
         case PH_SGL_DECODES:
@@ -1668,13 +1804,13 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
                 sgl_decodes(r);
             else
                 allocate_decode(r);
-            r->dec_allocated = 1;
-            r->budget -= r->n_dec * r->dec_tokens;
+            L->dec_allocated = 1;
+            r->budget -= L->n_dec * r->dec_tokens;
             break;
         case PH_SWAP_IN:
             /* after the decodes; with none running (all swapped out) too, as vLLM v0's
              * _schedule_default swaps in whenever the step schedules no prefill */
-            if (r->dec_allocated || (!*had_decodes && !prefill_only)) swap_in(r);
+            if (L->dec_allocated || (!*had_decodes && !prefill_only)) swap_in(r);
             break;
         case PH_JOIN_LANDED:
             if (!prefill_only) join_landed(r);
@@ -1686,13 +1822,13 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
             if (!r->adp_held) continue_prefills(r);
             break;
         case PH_SWAP_IN_ADMIT:
-            if (r->preempted_now) break;
+            if (L->preempted_now) break;
             swap_in(r);
             if (r->n_swapped == 0 && !r->adp_held) admit_waiting(r, now);
             break;
         case PH_SGL_ADMIT:
             sgl_admit(r, now);
-            prefill_only = r->nchunks > 0;
+            prefill_only = L->nchunks > 0;
             break;
         case PH_END:
             break;
@@ -1730,6 +1866,23 @@ static void step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu
     }
 }
 
+/* pp > 1: one micro-batch's cost (speculative decoding and multi-step rounds are refused
+ * with pp): its first stage's time with the engine's costs, their CPU share, its compute
+ * time and its send to the next stage (sv_perf_micro_batch). */
+static __attribute__((noinline)) void micro_cost(sv_replica_t *r, const sv_batch_t *b,
+                                                 double *total, double *cpu, double *tc,
+                                                 double *send)
+{
+    const sv_step_cost_t *c = &r->step_memo.scratch;
+    sv_perf_micro_batch(r->perf, b, &r->step_memo.scratch);
+    *total = c->total;
+    *cpu = c->eng_step + c->eng_seq;
+    *send = c->pp_send;
+    *tc = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++)
+        *tc += c->op[i].t_compute;
+}
+
 /* A hybrid model: the blocks each kind of group holds for the running requests, at rest
  * (sv_replica_stats_t.peak_kind_blocks; a walk of the running list, hybrid models only). */
 static void kind_peaks(sv_replica_t *r)
@@ -1747,15 +1900,103 @@ static void kind_peaks(sv_replica_t *r)
         if (sum[i] > r->st.peak_kind_blocks[i]) r->st.peak_kind_blocks[i] = sum[i];
 }
 
-double sv_replica_start_step(sv_replica_t *r, double now)
+/* ---- pipeline parallelism: micro-batches in flight ------------------------------------------ */
+
+/* Whether a micro-batch can be formed now: the first stage is free and fewer than pp are
+ * in flight (vLLM's batch queue has a free slot). */
+static int pipe_ready(const sv_replica_t *r)
 {
-    if (r->in_flight) return 0.0;
+    return !r->pipe.s0_busy && r->pipe.n < r->pp;
+}
+
+/* The lane the next micro-batch is formed in: of the lanes at rest, the one whose
+ * sequences came back first (their micro-batch left the last stage earliest), else one
+ * with none decoding. A lane's sequences go on together: vLLM schedules every request not
+ * in flight, and when a batch comes back those are its own (and the newly admitted). */
+static __attribute__((noinline)) lane_t *pipe_lane(sv_replica_t *r)
+{
+    lane_t *best = NULL, *empty = NULL;
+    for (int l = 0; l < r->pp; l++) {
+        lane_t *L = &r->lanes[l];
+        if (L->in_flight) continue;
+        if (L->n_dec == 0) {
+            if (!empty) empty = L;
+        } else if (!best || L->exit < best->exit) {
+            best = L;
+        }
+    }
+    return best ? best : empty;
+}
+
+/*
+ * The micro-batch just built (lane r->ln) enters the pipeline at now: its first stage at
+ * once, for `first` (the stage time with the engine's costs and any swap-in); stage s once
+ * stage s is free and the micro-batch has left stage s - 1 and crossed to it (send), for
+ * `ts`. Stages serve micro-batches in the order formed, so they leave in that order too.
+ */
+static __attribute__((noinline)) void pipe_enter(sv_replica_t *r, double now, double first,
+                                                 double ts, double send)
+{
+    pipe_t *p = &r->pipe;
+    double t = now + first;
+    p->stage_free[0] = t;
+    for (int s = 1; s < r->pp; s++) {
+        t = sv_fmax(p->stage_free[s], t + send) + ts;
+        p->stage_free[s] = t;
+    }
+    r->ln->exit = t;
+    p->fifo[(p->head + p->n) % r->pp] = r->ln->index;
+    p->n++;
+    p->s0_busy = 1;
+    for (size_t i = 0; i < r->ln->nchunks; i++) {
+        sv_reqeng_t *e = E(r, r->ln->chunks[i].id);
+        e->lane = r->ln->index;
+        e->inflight = 1;
+    }
+}
+
+/* Whether request e is in a step in flight: with pp > 1, a chunk of its prompt in a
+ * micro-batch in flight, or its lane's micro-batch in flight while it decodes. */
+static int req_in_flight(const sv_replica_t *r, const sv_reqeng_t *e)
+{
+    if (r->pp == 1) return r->ln->in_flight;
+    return e->inflight || (e->in_decode && LANE(r, e)->in_flight);
+}
+
+/* pp > 1: victim_of's choice among the running requests not in a micro-batch in flight
+ * (their KV is in use; the request being scheduled can still be its own victim), -1 when
+ * every one is. */
+static int32_t pipe_victim(sv_replica_t *r)
+{
+    int32_t best = -1;
+    for (int32_t id = r->run_tail; id >= 0; id = E(r, id)->prev) {
+        const sv_reqeng_t *e = E(r, id);
+        if (req_in_flight(r, e) || e->abort_pending) continue;
+        if (!r->prio) return id;
+        if (best < 0) {
+            best = id;
+            continue;
+        }
+        const pent_t a = prio_of(r, id), b = prio_of(r, best);
+        if (pent_less(&b, &a)) best = id;
+    }
+    return best;
+}
+
+/* Build and start lane r->ln's step (piped: a micro-batch of a pipeline); its duration, or 0.
+ * Inlined into its two callers, so the step of pp 1 is compiled without the pipeline's
+ * branches. */
+static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, double now,
+                                                               int piped)
+{
+    lane_t *L = r->ln;
+    if (L->in_flight) return 0.0;
     /* Async scheduling: a step that follows the last at once was built when it started. */
     r->lag_on = (r->cfg.async_scheduling || r->cfg.overlap_schedule) && r->lag_at == now;
-    r->cutoff = r->lag_on ? r->step_start : now;
+    r->cutoff = r->lag_on ? L->step_start : now;
     int had_decodes, prefill_only = build_step(r, now, &had_decodes);
     /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
-    if (r->lag_on && r->nchunks == 0 && r->n_dec == 0 && !r->preempted_now) {
+    if (r->lag_on && L->nchunks == 0 && L->n_dec == 0 && !L->preempted_now) {
         r->lag_on = 0;
         r->cutoff = now;
         prefill_only = build_step(r, now, &had_decodes);
@@ -1763,51 +2004,68 @@ double sv_replica_start_step(sv_replica_t *r, double now)
     /* A pass that preempted and scheduled nothing (every running request was a victim)
      * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
      * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
-    if (r->nchunks == 0 && r->n_dec == 0 && r->preempted_now)
+    if (L->nchunks == 0 && L->n_dec == 0 && L->preempted_now)
         prefill_only = build_step(r, now, &had_decodes);
 
     r->lag_on = 0;
-    r->step_n_dec = (had_decodes || r->n_dec > 0) && !prefill_only ? r->n_dec : 0;
-    if (r->nchunks == 0 && r->step_n_dec == 0) {
+    L->step_n_dec = (had_decodes || L->n_dec > 0) && !prefill_only ? L->n_dec : 0;
+    if (L->nchunks == 0 && L->step_n_dec == 0) {
         r->ntr = SGL.init_ratio; /* SGLang, idle: self_check_during_idle resets the ratio */
         return 0.0;
     }
 
-    if (sv__grow((void **)&r->pch, &r->cappch, r->nchunks + 1, sizeof *r->pch)) {
+    if (sv__grow((void **)&r->pch, &r->cappch, L->nchunks + 1, sizeof *r->pch)) {
         r->oom = 1;
         return 0.0;
     }
-    long tokens = r->step_n_dec;
-    for (size_t i = 0; i < r->nchunks; i++) {
-        const sv_reqeng_t *e = E(r, r->chunks[i].id);
-        r->pch[i] = (sv_chunk_t){.new_tokens = r->chunks[i].n,
+    long tokens = L->step_n_dec;
+    for (size_t i = 0; i < L->nchunks; i++) {
+        const sv_reqeng_t *e = E(r, L->chunks[i].id);
+        r->pch[i] = (sv_chunk_t){.new_tokens = L->chunks[i].n,
                                  .cached_tokens = e->computed,
-                                 .last = e->computed + r->chunks[i].n == e->target};
-        tokens += r->chunks[i].n;
+                                 .last = e->computed + L->chunks[i].n == e->target};
+        tokens += L->chunks[i].n;
     }
     sv_batch_t b = {.chunks = r->pch,
-                    .n_chunks = (int)r->nchunks,
-                    .n_decode = r->step_n_dec,
-                    .decode_ctx_sum = r->step_n_dec ? r->ctx_sum : 0.0};
-    double total, cpu, tc;
-    step_cost(r, &b, &total, &cpu, &tc);
+                    .n_chunks = (int)L->nchunks,
+                    .n_decode = L->step_n_dec,
+                    .decode_ctx_sum = L->step_n_dec ? L->ctx_sum : 0.0};
+    double total, cpu, tc, send = 0.0;
+    if (piped)
+        micro_cost(r, &b, &total, &cpu, &tc, &send);
+    else
+        step_cost(r, &b, &total, &cpu, &tc);
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
-    double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + r->swap_time;
+    double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + L->swap_time;
+    if (piped) pipe_enter(r, now, dur, total - cpu, send);
     double u = dur > 0 ? sv_fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
     r->st.steps++;
-    r->st.prefill_chunks += (long)r->nchunks;
+    r->st.prefill_chunks += (long)L->nchunks;
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
     long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
     if (r->hyb) kind_peaks(r);
-    r->in_flight = 1;
-    r->step_start = now;
-    r->step_dur = dur;
-    r->step_tokens = tokens;
+    L->in_flight = 1;
+    L->step_start = now;
+    L->step_dur = dur;
+    L->step_tokens = tokens;
     return dur;
+}
+
+static __attribute__((noinline)) double pipe_start(sv_replica_t *r, double now)
+{
+    if (!pipe_ready(r)) return 0.0;
+    r->ln = pipe_lane(r);
+    return start_lane(r, now, 1);
+}
+
+double sv_replica_start_step(sv_replica_t *r, double now)
+{
+    if (r->pp > 1) return pipe_start(r, now);
+    return start_lane(r, now, 0);
 }
 
 /* ---- ending a step ------------------------------------------------------------------------ */
@@ -1888,7 +2146,7 @@ static void spec_verified(sv_replica_t *r)
         }
         long emit = a + 1 < left ? a + 1 : left;
         e->spec_tok += (int32_t)emit;
-        r->ctx_sum += (double)emit;
+        r->ln->ctx_sum += (double)emit;
         r->owed -= emit;
         r->st.decode_tokens += (double)emit;
         if (emit == left) {
@@ -1898,39 +2156,40 @@ static void spec_verified(sv_replica_t *r)
     }
 }
 
-int sv_replica_end_step(sv_replica_t *r, double now)
+/* Lane r->ln's step ends at now: its tokens, finished prompts, aborts and finishes
+ * (inlined in both callers: the step's end at pp 1 is the hot path). */
+static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, double now)
 {
-    r->ndone = 0;
-    r->nhand = 0;
-    if (!r->in_flight) return 0;
-    r->in_flight = 0;
+    lane_t *L = r->ln;
+    if (!L->in_flight) return 0;
+    L->in_flight = 0;
     end_tr(r);
     int64_t last_k = -1;
-    if (r->step_n_dec > 0) {
-        last_k = r->kd;
-        if (sv_metrics_decode_step(r->m, r->id, now) < 0) r->oom = 1;
-        r->kd++;
+    if (L->step_n_dec > 0) {
+        last_k = L->kd;
+        if (sv_metrics_decode_step(r->m, L->stream, now) < 0) r->oom = 1;
+        L->kd++;
         if (!r->spec_k) {
-            r->ctx_sum += (double)r->n_dec;
-            r->owed -= r->n_dec;
-            r->st.decode_tokens += (double)r->n_dec;
+            L->ctx_sum += (double)L->n_dec;
+            r->owed -= L->n_dec;
+            r->st.decode_tokens += (double)L->n_dec;
         }
         r->st.decode_steps += r->ms_n;
-        for (size_t i = 0; i < r->nstamp; i++) {
-            sv_req_t *q = Q(r, r->stamp[i]);
-            sv_reqeng_t *e = E(r, r->stamp[i]);
+        for (size_t i = 0; i < L->nstamp; i++) {
+            sv_req_t *q = Q(r, L->stamp[i]);
+            sv_reqeng_t *e = E(r, L->stamp[i]);
             if (e->in_decode && e->at == r->id) q->first_token = now;
         }
-        r->nstamp = 0;
+        L->nstamp = 0;
         if (r->spec_k) spec_verified(r);
     }
-    for (size_t i = 0; i < r->nchunks; i++) {
-        int32_t id = r->chunks[i].id;
+    for (size_t i = 0; i < L->nchunks; i++) {
+        int32_t id = L->chunks[i].id;
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
-        e->computed += r->chunks[i].n;
-        r->owed -= r->chunks[i].n;
-        r->st.prefill_tokens += r->chunks[i].n;
+        e->computed += L->chunks[i].n;
+        r->owed -= L->chunks[i].n;
+        r->st.prefill_tokens += L->chunks[i].n;
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
@@ -1949,14 +2208,14 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         else
             join_decode(r, id, 0);
     }
-    r->nchunks = 0;
-    for (size_t i = 0; i < r->naborts; i++) {
-        int32_t id = r->aborts[i];
+    L->nchunks = 0;
+    for (size_t i = 0; i < L->naborts; i++) {
+        int32_t id = L->aborts[i];
         if (E(r, id)->abort_pending) remove_and_fail(r, id, E(r, id)->abort_pending, Q(r, id)->end);
     }
-    r->naborts = 0;
-    while (last_k >= 0 && r->fh.n > 0 && r->fh.v[0].key == last_k) {
-        int32_t id = r->fh.v[0].id;
+    L->naborts = 0;
+    while (last_k >= 0 && L->fh.n > 0 && L->fh.v[0].key == last_k) {
+        int32_t id = L->fh.v[0].id;
         leave_decode(r, id);
         finished(r, id);
     }
@@ -1975,6 +2234,36 @@ int sv_replica_end_step(sv_replica_t *r, double now)
     return r->oom ? SV_ENOMEM : 0;
 }
 
+int sv_replica_end_step(sv_replica_t *r, double now)
+{
+    r->ndone = 0;
+    r->nhand = 0;
+    if (r->pp > 1) { /* the first stage is free: the next micro-batch can be formed */
+        r->pipe.s0_busy = 0;
+        return 0;
+    }
+    return end_lane(r, now);
+}
+
+double sv_replica_exit_at(const sv_replica_t *r)
+{
+    return r->pp > 1 && r->ln->in_flight ? r->ln->exit : -1.0;
+}
+
+int sv_replica_exit(sv_replica_t *r, double now)
+{
+    r->ndone = 0;
+    r->nhand = 0;
+    pipe_t *p = &r->pipe;
+    if (r->pp == 1 || p->n == 0 || r->lanes[p->fifo[p->head]].exit > now) return 0;
+    r->ln = &r->lanes[p->fifo[p->head]];
+    p->head = (p->head + 1) % r->pp;
+    p->n--;
+    for (size_t i = 0; i < r->ln->nchunks; i++)
+        E(r, r->ln->chunks[i].id)->inflight = 0;
+    return end_lane(r, now);
+}
+
 const int32_t *sv_replica_done(const sv_replica_t *r, long *n)
 {
     *n = (long)r->ndone;
@@ -1987,10 +2276,11 @@ void sv_replica_abort(sv_replica_t *r, int32_t id, double now, int reason)
     sv_reqeng_t *e = E(r, id);
     if (q->state == SV_RQ_DONE || q->state == SV_RQ_FAILED || e->abort_pending) return;
     r->ndone = 0;
-    if (q->state == SV_RQ_RUNNING && r->in_flight) {
+    if (q->state == SV_RQ_RUNNING && req_in_flight(r, e)) {
+        lane_t *L = r->pp > 1 ? LANE(r, e) : r->ln;
         e->abort_pending = (uint8_t)reason;
         q->end = now;
-        push_id(r, &r->aborts, &r->naborts, &r->capaborts, id);
+        push_id(r, &L->aborts, &L->naborts, &L->capaborts, id);
         return;
     }
     remove_and_fail(r, id, reason, now);
@@ -1999,15 +2289,18 @@ void sv_replica_abort(sv_replica_t *r, int32_t id, double now, int reason)
 void sv_replica_fail_all(sv_replica_t *r, double now)
 {
     r->ndone = 0;
-    if (r->in_flight) {
+    for (int l = 0; l < r->pp; l++) {
+        r->ln = &r->lanes[l];
+        if (!r->ln->in_flight) continue;
         /* The step in flight already holds its blocks: each chunk's, and the next block of
          * every decoding sequence that needed one. Count them as its requests' own. */
-        for (size_t i = 0; i < r->nchunks; i++) {
-            E(r, r->chunks[i].id)->computed += r->chunks[i].n;
-            r->owed -= r->chunks[i].n;
+        for (size_t i = 0; i < r->ln->nchunks; i++) {
+            E(r, r->ln->chunks[i].id)->computed += r->ln->chunks[i].n;
+            E(r, r->ln->chunks[i].id)->inflight = 0;
+            r->owed -= r->ln->chunks[i].n;
         }
-        r->nchunks = 0;
-        if (r->step_n_dec > 0 && !r->reserve && !r->spec_k)
+        r->ln->nchunks = 0;
+        if (r->ln->step_n_dec > 0 && !r->reserve && !r->spec_k)
             sv__kv_give(KVP(r), lockstep_need(r));
         /* The chunks' computed tokens stay; the decodes' tokens never came. */
         for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next)
@@ -2025,7 +2318,10 @@ void sv_replica_fail_all(sv_replica_t *r, double now)
         ring_pop(&r->sq);
         remove_and_fail(r, id, SV_FAIL_UNFINISHED, now);
     }
-    r->in_flight = 0;
+    for (int l = 0; l < r->pp; l++)
+        r->lanes[l].in_flight = 0;
+    r->ln = r->lanes;
+    r->pipe.n = r->pipe.s0_busy = 0;
 }
 
 const int32_t *sv_replica_handoffs(const sv_replica_t *r, long *n)
@@ -2060,7 +2356,8 @@ static long transfer_hits(sv_replica_t *r, int32_t id, long *touched)
 {
     *touched = 0;
     if (!KVP(r)->pc || !Q(r, id)->nseg) return 0;
-    return chain_hits(r, id, E(r, id)->computed / r->bs, touched);
+    long max = E(r, id)->computed / r->bs, fb = findable_blocks(r, id);
+    return chain_hits(r, id, max < fb ? max : fb, touched);
 }
 
 /* SGLang's decode side (sgl-project/sglang, disaggregation/decode.py,
@@ -2190,12 +2487,20 @@ void sv_replica_inject(sv_replica_t *r, int32_t id, double now)
 
 double sv_replica_free_at(const sv_replica_t *r, double now)
 {
-    return r->in_flight ? r->step_start + r->step_dur : now;
+    if (r->pp == 1) return r->ln->in_flight ? r->ln->step_start + r->ln->step_dur : now;
+    const pipe_t *p = &r->pipe;
+    if (p->s0_busy) return p->stage_free[0];
+    return p->n < r->pp ? now : r->lanes[p->fifo[p->head]].exit;
 }
 
 int sv_replica_busy(const sv_replica_t *r)
 {
-    return r->in_flight;
+    return r->pp == 1 ? r->ln->in_flight : r->pipe.n > 0 || r->pipe.s0_busy;
+}
+
+int sv_replica_ready(const sv_replica_t *r)
+{
+    return r->pp == 1 ? !r->ln->in_flight : pipe_ready(r);
 }
 
 long sv_replica_running(const sv_replica_t *r)
@@ -2274,7 +2579,10 @@ long sv_replica_total_blocks(const sv_replica_t *r)
 
 long sv_replica_batch_tokens(const sv_replica_t *r)
 {
-    return r->in_flight ? r->step_tokens : 0;
+    long n = 0;
+    for (int l = 0; l < r->pp; l++)
+        if (r->lanes[l].in_flight) n += r->lanes[l].step_tokens;
+    return n;
 }
 
 const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r)
@@ -2285,25 +2593,51 @@ const sv_replica_stats_t *sv_replica_stats(const sv_replica_t *r)
 void sv_replica_step_info(const sv_replica_t *r, sv_step_info_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (!r->in_flight) return;
-    for (size_t i = 0; i < r->nchunks; i++) {
-        out->prefill_tokens += r->chunks[i].n;
+    if (!r->ln->in_flight) return;
+    for (size_t i = 0; i < r->ln->nchunks; i++) {
+        out->prefill_tokens += r->ln->chunks[i].n;
         out->cached_tokens += r->pch[i].cached_tokens;
     }
-    out->prefill_seqs = (long)r->nchunks;
-    out->decode_seqs = r->step_n_dec;
-    out->decode_ctx_mean = r->step_n_dec > 0 ? r->ctx_sum / (double)r->step_n_dec : 0.0;
+    out->prefill_seqs = (long)r->ln->nchunks;
+    out->decode_seqs = r->ln->step_n_dec;
+    out->decode_ctx_mean = r->ln->step_n_dec > 0 ? r->ln->ctx_sum / (double)r->ln->step_n_dec : 0.0;
     out->running = r->n_running;
     out->waiting = sv_replica_waiting(r);
     out->kv_usage = sv_replica_kv_usage(r);
-    out->swap_s = r->swap_time;
-    out->preempted = r->preempted_now;
+    out->swap_s = r->ln->swap_time;
+    out->preempted = r->ln->preempted_now;
     out->new_token_ratio = r->ntr;
+}
+
+/* pp > 1, micro-batches in flight: no request is in two at once. Each chunk in flight is
+ * its request's one (marked in flight, of that lane, there once) and of no decoding
+ * sequence (whose tokens come with its own lane's micro-batch). */
+static int pipe_check(const sv_replica_t *r, char *msg, size_t size)
+{
+    for (int l = 0; l < r->pp; l++) {
+        const lane_t *L = &r->lanes[l];
+        for (size_t i = 0; L->in_flight && i < L->nchunks; i++) {
+            int32_t id = L->chunks[i].id;
+            const sv_reqeng_t *e = E(r, id);
+            int twice = 0;
+            for (int k = 0; k < r->pp; k++)
+                for (size_t j = 0; r->lanes[k].in_flight && j < r->lanes[k].nchunks; j++)
+                    twice += r->lanes[k].chunks[j].id == id;
+            if (e->inflight && e->lane == l && !e->in_decode && twice == 1) continue;
+            snprintf(msg, size,
+                     "replica %d: request %d is in two micro-batches in flight (lane %d's chunk; "
+                     "marked %d, lane %d, decoding %d, chunks in flight %d)",
+                     r->id, (int)id, l, e->inflight, e->lane, e->in_decode, twice);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
 {
-    if (r->in_flight) return 0;
+    if (r->pp > 1 && pipe_check(r, msg, size)) return -1;
+    if (sv_replica_busy(r)) return 0;
     long held = 0, n = 0;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++)
         held += own_blocks(r, E(r, id));

@@ -43,7 +43,8 @@ typedef struct sv_reqeng {
     int32_t nchain, chain_bs; /* ... how many, and the block size they were made for */
     double visible;           /* when the scheduler can first see it (engine.api_server_ms) */
     int32_t kv_tr, kv_tr_at;  /* a hybrid model's blocks this step frees when it ends (its window
-                                 slid, its chunk ended), and the replica's epoch they are of */
+                                 slid, its chunk ended), and the epoch they are of (of the
+                                 replica's lane whose step it is: unique across lanes) */
     /* Sampled speculative decoding (the replica's spec_k > 0): */
     int32_t spec_tok;         /* tokens emitted since it joined the decode set */
     int32_t spec_blocks;      /* blocks it holds while decoding, its verify step's slots in (a
@@ -56,6 +57,10 @@ typedef struct sv_reqeng {
     uint8_t in_decode;        /* member of the decode aggregate */
     uint8_t abort_pending;    /* given up during a step: fails (this reason) when it ends */
     uint8_t joining;          /* landed on a decode replica, joins its batch at the next step */
+    uint8_t lane;             /* the replica's lane (replica.c's lane_t) whose decode set holds
+                                 it, or whose step last took a chunk of its prompt (0 unless
+                                 pipeline parallelism keeps micro-batches in flight) */
+    uint8_t inflight;         /* pp > 1: a chunk of its prompt is in a micro-batch in flight */
 } sv_reqeng_t;
 
 #endif

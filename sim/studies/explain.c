@@ -305,10 +305,11 @@ static void print_settings(const sv_explain_t *e, FILE *f)
         fprintf(f,
                 "pipeline parallel: %d stages of %.0f layers, sends over %s at %.0f GB/s one way "
                 "(x %.2f) + %.1f us each; step = max(sum over micro-batches of stage + send, "
-                "%d x stage + %d x send) + engine\n",
+                "%d x stage + %d x send) + engine; a run keeps up to %d micro-batches in flight, "
+                "each formed when the first stage frees (docs/cost-model.md)\n",
                 pp, p->stage_layers, p->pp_nvlink ? "NVLink" : "the scale-out network",
                 (p->pp_nvlink ? p->set.link_bw / 2.0 : p->set.pp_link_bw) / 1e9, 0.95,
-                p->p2p_alpha * 1e6, pp, pp - 1);
+                p->p2p_alpha * 1e6, pp, pp - 1, pp);
 }
 
 /* The memory plan per GPU: weights, KV bytes per token, budget, KV capacity and the

@@ -74,6 +74,11 @@ int sv_identity_next(sv_identity_t *g, int32_t req, int32_t *input, const sv_seg
     return n;
 }
 
+int sv_identity_own_messages(const sv_identity_t *g)
+{
+    return !g->prompts;
+}
+
 void sv_prompts_free(sv_prompts_t *p)
 {
     if (!p) return;

@@ -457,7 +457,8 @@ struct sv_workload {
     gsl_rng *r_arr, *r_in, *r_out;
     gsl_rng *r_cls; /* classes only */
     int cls;        /* of the last request */
-    double *times;  /* precomputed arrivals when rescaling */
+    double *times;  /* precomputed arrivals when rescaling (up to RESCALE_KEPT requests) */
+    double rescale; /* above that, the factor of the second pass over the gaps; 0: none */
     long count;     /* requests to produce; -1 when bounded by duration only */
     long next;
     double clock;       /* cumulative arrival time (incremental mode) */
@@ -466,6 +467,12 @@ struct sv_workload {
     /* the length distributions' draw parameters: [0] the workload's, [1 + k] class k's */
     sv__lenp_t in[1 + SV_MAX_CLASSES], out[1 + SV_MAX_CLASSES];
 };
+
+/* Rescaled arrivals of up to this many requests are kept, one double each; past it the
+ * gaps are drawn twice from the same seed (once for their sum, once as the run goes), so
+ * that a run of a hundred million requests keeps no array of them. The same doubles
+ * either way: each arrival is the same cumulative sum times the same factor. */
+#define RESCALE_KEPT (1L << 20)
 
 static gsl_rng *new_rng(uint64_t seed)
 {
@@ -590,6 +597,15 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
                !isinf(cfg->rate)) {
         /* vLLM draws every gap first, then scales the cumulative delays so the last request
          * goes out at exactly N / rate. */
+        if (w->count > RESCALE_KEPT) {
+            double acc = 0.0;
+            for (long i = 0; i < w->count; i++)
+                acc += gap(w);
+            w->rescale = acc > 0 ? ((double)w->count / cfg->rate) / acc : 1.0;
+            gsl_rng_set(w->r_arr, (unsigned long)sv_stream_seed(seed, SV_STREAM_ARRIVALS));
+            *out = w;
+            return 0;
+        }
         w->times = malloc((size_t)w->count * sizeof *w->times);
         if (!w->times) {
             long count = w->count;
@@ -633,6 +649,8 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
     double t;
     if (w->times) {
         t = w->times[w->next];
+    } else if (w->rescale > 0) {
+        t = (w->clock += gap(w)) * w->rescale;
     } else {
         t = c->profile.kind != SV_PROFILE_NONE ? profile_arrival(w) : (w->clock += gap(w));
         if (c->duration > 0 && t > c->duration) {

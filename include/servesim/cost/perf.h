@@ -231,6 +231,7 @@ typedef struct sv_perf_arch {
     double window_cap;        /* tokens a windowed layer keeps per sequence */
     double inv_exp_c;         /* s per expert FLOP at full GEMM efficiency */
     double inv_attn_c, inv_attn_mem; /* attention rates with the MLA efficiency applied */
+    double inv_attn_pf;              /* prefill attention's: inv_attn_c / mla_prefill_efficiency */
     double grouped_eff, imbalance;   /* grouped-GEMM efficiency, busiest-expert factor */
     double grouped_n_half;           /* touched experts per rank and layer at half grouped_eff */
     double expert_floor_step; /* GEMM floors of the expert GEMMs of one step */
@@ -510,6 +511,15 @@ typedef struct sv_step_cost {
  * and comm of out then hold one stage's work over all micro-batches.
  */
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
+
+/*
+ * One micro-batch of a pipeline, b's sequences all in it: out->total is its time on the
+ * first stage, the stage time t_s (one stage's layers/pp layers and, as the last stage's,
+ * the LM head) plus the engine's per-step and per-sequence costs, and out->pp_send its
+ * activations' send to the next stage (0 without pp). The replica runs each micro-batch
+ * through the stages itself (sv_replica_start_step, docs/cost-model.md). Pure.
+ */
+void sv_perf_micro_batch(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
 /*
  * A step of an engine with speculative decoding, in the engine's lockstep of one token per

@@ -28,7 +28,9 @@
  *
  * Decoding sequences advance in lockstep, so the replica keeps them as an aggregate
  * (count, sum of contexts, per-phase block counters, a heap of finish steps): the work
- * per step is O(prefill chunks + log n), independent of how many sequences decode.
+ * per step is O(prefill chunks + log n), independent of how many sequences decode. With
+ * pipeline stages (pp > 1) a replica keeps pp such aggregates, one per micro-batch in
+ * flight, and a step is one micro-batch (sv_replica_start_step).
  *
  * Ownership: the replica borrows the request pool, cost model and metrics collector
  * (they must outlive it); sv_replica_free() releases what sv_replica_new() allocated.
@@ -113,6 +115,11 @@ typedef struct sv_engine_cfg {
     /* Set by the simulator too: the seed of the requests' acceptance streams (sampled
      * speculative decoding; request id's stream is sv_replica_spec_uniform's). */
     uint64_t spec_seed;
+    /* Set by the simulator too: lane l of replica id (pipeline parallelism keeps pp
+     * micro-batches in flight, each lane's sequences decoding in lockstep) records its
+     * decode steps as the metrics' stream id + l x stream_stride (the collector has
+     * stream_stride x the largest pp streams; 0 with no pp > 1). */
+    int stream_stride;
 } sv_engine_cfg_t;
 
 /* Blocks kept free when admitting: floor(watermark x blocks), as vLLM's block manager
@@ -153,13 +160,27 @@ void sv_replica_free(sv_replica_t *r);
  * request is then marked failed with end = now). */
 int sv_replica_submit(sv_replica_t *r, int32_t id, double now);
 
-/* Start a step if there is work and none is in flight: returns its duration (> 0),
- * or 0 when the replica stays idle. */
+/* Start a step if there is work and sv_replica_ready(): returns its duration (> 0), or 0
+ * when the replica stays idle. With pipeline parallelism (the perf's pp > 1) a step is one
+ * micro-batch and its duration its time on the first stage; it leaves the last stage at
+ * sv_replica_exit_at(), read right after, when the caller calls sv_replica_exit(). Up to
+ * pp micro-batches are in flight, each of requests in no other (vLLM's
+ * EngineCore.step_with_batch_queue, vllm/v1/engine/core.py; docs/cost-model.md). */
 double sv_replica_start_step(sv_replica_t *r, double now);
+/* Whether a step can start now: none in flight, or (pp > 1) the first stage free and
+ * fewer than pp micro-batches in flight. */
+int sv_replica_ready(const sv_replica_t *r);
 
-/* The step in flight ends at now. Requests that finished or failed during it are listed
- * by sv_replica_done() until the next call. */
+/* The step in flight ends at now (pp > 1: the first stage frees; the tokens come with
+ * sv_replica_exit). Requests that finished or failed during it are listed by
+ * sv_replica_done() until the next call. */
 int sv_replica_end_step(sv_replica_t *r, double now);
+/* pp > 1: when the micro-batch sv_replica_start_step just started leaves the last stage;
+ * -1 with pp 1. */
+double sv_replica_exit_at(const sv_replica_t *r);
+/* pp > 1: the oldest micro-batch in flight leaves the last stage at now (when it is due):
+ * its tokens, finished prompts and finishes, listed as sv_replica_end_step's are. */
+int sv_replica_exit(sv_replica_t *r, double now);
 const int32_t *sv_replica_done(const sv_replica_t *r, long *n);
 
 /* The client gave up on request id at now (reason: SV_FAIL_TIMEOUT, SV_FAIL_ABORTED): it
@@ -254,7 +275,9 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id);
 /* Recount every block from the requests that hold them (running sequences, hand-offs
  * pinned here, transfers reserved here) and compare with the free count: 0 when
  * held + free = total, else -1 with what differs in msg. O(running); a replica with a
- * step in flight is not checked. For --check and tests. */
+ * step in flight is not checked. With pipeline parallelism, also that no request is in two
+ * micro-batches in flight (checked with micro-batches in flight too). For --check and
+ * tests. */
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size);
 
 #endif

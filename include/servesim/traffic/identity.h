@@ -68,5 +68,9 @@ void sv_identity_free(sv_identity_t *g);
  * from the generator's stream, in request order.
  */
 int sv_identity_next(sv_identity_t *g, int32_t req, int32_t *input, const sv_segment_t **seg);
+/* 1 when every prompt's last segment is a message of its own, which no other prompt of
+ * the workload repeats (shared prefixes are generated); 0 for a trace's rows, which may
+ * repeat anything. */
+int sv_identity_own_messages(const sv_identity_t *g);
 
 #endif

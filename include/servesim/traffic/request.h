@@ -50,7 +50,7 @@ const char *sv_fail_name(int reason);
 
 /*
  * Who writes what: the simulator (sim.c) writes arrival, start, xfer_start, xfer_end,
- * decode_start, input, output, prefill_replica and ended; the replica engine writes
+ * decode_start, input, output, prefill_replica, own_tail and ended; the replica engine writes
  * scheduled, first_token, last_token, prefill_end, replica and preemptions; both move
  * state along its life and either may fail it (state, fail, end).
  * The engine's own bookkeeping (what is computed, queue membership, the decode aggregate)
@@ -75,6 +75,10 @@ typedef struct sv_req {
     uint8_t ended; /* the simulator counted its end (each request ends exactly once) */
     uint8_t cls;   /* its request class (workload.classes), 0 without classes */
     uint16_t preemptions;
+    /* 1: the last prompt segment and the output are the request's own, repeated by no
+     * other prompt (a generated message, no sessions): only the request itself, after a
+     * preemption, could look up their blocks, so the engine hashes them only then. */
+    uint8_t own_tail;
     int32_t nseg;     /* segments its prompt is made of (prefix caching); 0: unique content */
     int32_t priority; /* scheduling priority (lower first, as vLLM's), its class's */
     int32_t cached;   /* prompt tokens the engine found in its prefix cache (last admission) */
