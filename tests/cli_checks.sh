@@ -56,8 +56,8 @@ expect_ok explain_json '"single_request"' -- "${ex[@]}" --json
 ar=(explain --model llama-3.1-70b --gpu h100-sxm --tp 8 --batch 1,64,256)
 expect_ok explain_allreduce 'all-reduce per batch: 1 one-shot \(16 KiB\), 64 two-shot \(1024 KiB\), 256 two-shot \(4096 KiB\)$' -- "${ar[@]}"
 # the prefill's 16 MiB messages: NCCL's NVLink SHARP on the H100's NVSwitch, its ring without it
-expect_ok explain_allreduce_prefill '^  tp all-reduce +15\.674  \(nccl-nvls\)$' -- "${ar[@]}"
-expect_ok explain_allreduce_nvls_off '^  tp all-reduce +26\.240  \(nccl-ring\)$' -- "${ar[@]}" --set nccl_nvls=false
+expect_ok explain_allreduce_prefill '^  tp all-reduce +14\.467  \(nccl-nvls\)$' -- "${ar[@]}"
+expect_ok explain_allreduce_nvls_off '^  tp all-reduce +18\.985  \(nccl-ring\)$' -- "${ar[@]}" --set nccl_nvls=false
 expect_ok explain_allreduce_eager "NCCL's ring at every size \(the engine profile has no custom all-reduce\)" -- "${ar[@]}" --profile eager
 expect_ok explain_allreduce_json '"tp_allreduce":[[:space:]]*"two-shot"' -- "${ar[@]}" --json
 expect_ok explain_config_json 'servesim explain: llama-3.1-8b on 1 x h100-sxm' -- explain --model "$data/llama-3.1-8b/config.json" --gpu h100-sxm

@@ -195,11 +195,12 @@ START_TEST(test_tensor_parallel)
     sv_perf_decode_time(&p1, 1, 1024, &c1);
     sv_perf_decode_time(&p2, 1, 1024, &c2);
     ck_assert(c1.comm == 0.0);
-    /* 2 all-reduces per layer, ring over 900/2 GB/s each way at the fitted link efficiency
-     * 0.513, plus the fitted latency 31.6 us (no per-rank term at TP 2), with no engine
-     * profile (the catalog's GPU defaults):
-     *   64 * (31.6e-6 + 2 * (2 - 1) / 2 * 4096 * 2 B / (450e9 * 0.513)) = 2.0247 ms */
-    tu_assert_rel(c2.comm, 64.0 * (31.6e-6 + 8192.0 / (450e9 * 0.513)), 1e-12);
+    /* 2 all-reduces per layer, ring over 900/2 GB/s each way at the H100's fitted link
+     * efficiency 0.730, plus its fitted latency 19.8 us (no per-rank term at TP 2; Vidur's
+     * H100 DGX table, models/gpus.yaml), with no engine profile:
+     *   64 * (19.8e-6 + 2 * (2 - 1) / 2 * 4096 * 2 B / (450e9 * 0.730)) = 1.2688 ms */
+    tu_assert_rel(c2.comm, 64.0 * (19.8e-6 + 8192.0 / (450e9 * 0.730)), 1e-12);
+    tu_assert_rel(c2.comm, 1.26880e-3, 1e-4);
     tu_assert_rel(c2.op[SV_OP_LINEAR].bytes, c1.op[SV_OP_LINEAR].bytes / 2.0, 0.01);
 }
 END_TEST
@@ -719,15 +720,15 @@ END_TEST
 START_TEST(test_v2_allreduce_and_profiles)
 {
     /* TP 8 with vllm: 4 sequences' 64 KiB all-reduce runs its custom one-shot kernel, 15 us
-     * + 6 ranks x 0.87 us, each rank reading the 7 peers' buffers over 450 GB/s x 0.513 per
-     * direction; NCCL's ring keeps the catalog's fitted 31.6 us. */
+     * + 6 ranks x 1.58 us, each rank reading the 7 peers' buffers over 450 GB/s x 0.730 per
+     * direction; NCCL's ring keeps the H100's fitted 19.8 us. */
     sv_perf_t p = mk_profile("llama-3.1-70b", 8, "vllm");
-    tu_assert_rel(p.ar_custom_alpha, 15e-6 + 6.0 * 0.87e-6, 1e-12);
-    tu_assert_rel(p.ar_alpha, 31.6e-6 + 6.0 * 0.87e-6, 1e-12);
+    tu_assert_rel(p.ar_custom_alpha, 15e-6 + 6.0 * 1.58e-6, 1e-12);
+    tu_assert_rel(p.ar_alpha, 19.8e-6 + 6.0 * 1.58e-6, 1e-12);
     sv_step_cost_t c;
     sv_perf_decode_time(&p, 4, 1000, &c);
     tu_assert_rel(c.comm,
-                  2.0 * 80.0 * (15e-6 + 6.0 * 0.87e-6 + 7.0 * 4.0 * 8192.0 * 2.0 / (450e9 * 0.513)),
+                  2.0 * 80.0 * (15e-6 + 6.0 * 1.58e-6 + 7.0 * 4.0 * 8192.0 * 2.0 / (450e9 * 0.730)),
                   1e-12);
     ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
     /* trtllm is leaner than vllm, eager (no CUDA graphs) far slower at every batch. */
@@ -755,29 +756,29 @@ END_TEST
 
 /*
  * The TP all-reduce by message size, Llama-3.1-70B (hidden 8192, 80 layers: 160 all-reduces
- * of batch x 16 KiB per decode step) on H100 SXM (B = 450 GB/s x 0.513 = 230.85 GB/s one
- * way), vllm profile (15 us + (TP-2) x 0.87 us). vLLM's csrc/custom_all_reduce.cuh: one-shot
+ * of batch x 16 KiB per decode step) on H100 SXM (B = 450 GB/s x 0.730 = 328.5 GB/s one
+ * way, the fit to Vidur's H100 DGX table), vllm profile (15 us + (TP-2) x 1.58 us). vLLM's csrc/custom_all_reduce.cuh: one-shot
  * at 2 GPUs, under 512 KiB up to 4 and under 256 KiB up to 8, else two-shot; NCCL past
  * 8 MiB (custom_all_reduce.py's max_size).
  */
 START_TEST(test_allreduce_by_size)
 {
-    const double B = 450e9 * 0.513, KiB = 1024.0, MiB = 1024.0 * KiB;
+    const double B = 450e9 * 0.730, KiB = 1024.0, MiB = 1024.0 * KiB;
     sv_ar_algo_t a;
     sv_step_cost_t c;
-    /* TP 8, batch 1: 16 KiB one-shot, 20.22 us + 7 x 16 KiB / B = 20.72 us. */
+    /* TP 8, batch 1: 16 KiB one-shot, 24.48 us + 7 x 16 KiB / B = 24.83 us. */
     sv_perf_t p8 = mk_profile("llama-3.1-70b", 8, "vllm");
     sv_perf_decode_time(&p8, 1, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
-    tu_assert_rel(c.comm, 160.0 * 20.7168e-6, 1e-4);
+    tu_assert_rel(c.comm, 160.0 * 24.8291e-6, 1e-4);
     /* TP 8, batch 256: 4 MiB two-shot. Its second pass costs what one-shot's extra bytes
-     * take at the 256 KiB threshold, 7 x (1 - 2/8) x 256 KiB / B = 5.962 us, so 26.18 us +
-     * 2 x 7/8 x 4 MiB / B (31.80 us) = 57.98 us, 9.28 ms a step (NCCL's ring: 68.6 us). */
+     * take at the 256 KiB threshold, 7 x (1 - 2/8) x 256 KiB / B = 4.190 us, so 28.67 us +
+     * 2 x 7/8 x 4 MiB / B (22.34 us) = 51.01 us, 8.16 ms a step (NCCL's ring: 51.62 us). */
     sv_perf_decode_time(&p8, 256, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_TWO_SHOT);
-    tu_assert_rel(c.comm, 160.0 * 57.98e-6, 1e-3);
+    tu_assert_rel(c.comm, 160.0 * 51.01e-6, 1e-3);
     tu_assert_rel(sv_perf_allreduce(&p8, 4.0 * MiB, NULL),
-                  20.22e-6 + 7.0 * 0.75 * 256.0 * KiB / B + 1.75 * 4.0 * MiB / B, 1e-12);
+                  24.48e-6 + 7.0 * 0.75 * 256.0 * KiB / B + 1.75 * 4.0 * MiB / B, 1e-12);
     /* At the threshold the two cost the same (the engine's switch is the break-even), below
      * it one-shot is the cheaper, above it two-shot. */
     double lo = sv_perf_allreduce(&p8, 256.0 * KiB - 2.0, &a);
@@ -785,53 +786,54 @@ START_TEST(test_allreduce_by_size)
     double hi = sv_perf_allreduce(&p8, 256.0 * KiB, &a);
     ck_assert_int_eq(a, SV_AR_TWO_SHOT);
     tu_assert_rel(lo, hi, 1e-5);
-    /* Past 8 MiB NCCL: its ring at the catalog's 31.6 us takes 16 MiB in 36.82 + 127.2 us,
+    /* Past 8 MiB NCCL: its ring at the H100's 19.8 us takes 16 MiB in 29.28 + 89.38 us,
      * its NVLink SHARP (H100: NVSwitch of NVLink 4), at the same latency, (1 + 1/8) x 16 MiB
-     * at 0.686 of 450 GB/s: 36.82 + 61.14 = 97.96 us, so NCCL runs NVLS. */
+     * at 0.686 of 450 GB/s: 29.28 + 61.14 = 90.42 us, so NCCL runs NVLS. */
     tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, &a),
-                  36.82e-6 + 1.125 * 16.0 * MiB / (450e9 * 0.686), 1e-12);
+                  29.28e-6 + 1.125 * 16.0 * MiB / (450e9 * 0.686), 1e-12);
     ck_assert_int_eq(a, SV_AR_NCCL_NVLS);
-    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, NULL), 97.96e-6, 1e-4);
-    tu_assert_rel(sv_perf_allreduce(&p8, 8.0 * MiB, &a), 26.18e-6 + 1.75 * 8.0 * MiB / B, 1e-4);
+    tu_assert_rel(sv_perf_allreduce(&p8, 16.0 * MiB, NULL), 90.42e-6, 1e-4);
+    tu_assert_rel(sv_perf_allreduce(&p8, 8.0 * MiB, &a), 28.67e-6 + 1.75 * 8.0 * MiB / B, 1e-4);
     ck_assert_int_eq(a, SV_AR_TWO_SHOT);
-    /* TP 4, batch 64: 1 MiB two-shot, 16.74 + 3 x 0.5 x 512 KiB / B (3.407) + 1.5 x 1 MiB / B
-     * (6.813) = 26.96 us; batch 16 (256 KiB) one-shot, 16.74 + 3.407 = 20.15 us. */
+    /* TP 4, batch 64: 1 MiB two-shot, 18.16 + 3 x 0.5 x 512 KiB / B (2.394) + 1.5 x 1 MiB / B
+     * (4.788) = 25.34 us; batch 16 (256 KiB) one-shot, 18.16 + 2.394 = 20.55 us. */
     sv_perf_t p4 = mk_profile("llama-3.1-70b", 4, "vllm");
     sv_perf_decode_time(&p4, 64, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_TWO_SHOT);
-    tu_assert_rel(c.comm, 160.0 * 26.96e-6, 1e-3);
+    tu_assert_rel(c.comm, 160.0 * 25.342e-6, 1e-3);
     sv_perf_decode_time(&p4, 16, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
-    tu_assert_rel(c.comm, 160.0 * 20.147e-6, 1e-3);
-    /* TP 2 runs one-shot at every size up to 8 MiB: batch 256 is 15 + 4 MiB / B = 33.17 us. */
+    tu_assert_rel(c.comm, 160.0 * 20.554e-6, 1e-3);
+    /* TP 2 runs one-shot at every size up to 8 MiB: batch 256 is 15 + 4 MiB / B = 27.77 us. */
     sv_perf_t p2 = mk_profile("llama-3.1-70b", 2, "vllm");
     sv_perf_decode_time(&p2, 256, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_ONE_SHOT);
-    tu_assert_rel(c.comm, 160.0 * 33.169e-6, 1e-3);
+    tu_assert_rel(c.comm, 160.0 * 27.768e-6, 1e-3);
     /* At TP 2 NVLS moves (1 + 1/2) of the payload each way against the ring's 1, at 0.686
-     * against 0.513 of the link: 2.19 against 1.95 s per byte per 450 GB/s, so the ring,
-     * 16 MiB in 31.6 + 72.68 = 104.3 us (NVLS: 31.6 + 81.52 us). */
-    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, &a), 31.6e-6 + 16.0 * MiB / B, 1e-12);
+     * against 0.730 of the link: 2.19 against 1.37 s per byte per 450 GB/s, so the ring,
+     * 16 MiB in 19.8 + 51.07 = 70.87 us (NVLS: 19.8 + 81.52 us). */
+    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, &a), 19.8e-6 + 16.0 * MiB / B, 1e-12);
     ck_assert_int_eq(a, SV_AR_NCCL_RING);
-    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, NULL), 104.28e-6, 1e-4);
+    tu_assert_rel(sv_perf_allreduce(&p2, 16.0 * MiB, NULL), 70.872e-6, 1e-4);
     /* SGLang turns NVLS off (NCCL_NVLS_ENABLE=0 unless --enable-nccl-nvls): the ring. */
     sv_perf_t s8 = mk_profile("llama-3.1-70b", 8, "sglang");
-    tu_assert_rel(sv_perf_allreduce(&s8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
+    tu_assert_rel(sv_perf_allreduce(&s8, 16.0 * MiB, &a), 29.28e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
     ck_assert_int_eq(a, SV_AR_NCCL_RING);
     /* The A100's NVSwitch (NVLink 3, 600 GB/s) has no NVLS, and nccl_nvls=false turns it
-     * off on the H100: the ring, 36.82 us + 7/4 x 16 MiB. */
+     * off on the H100: the ring, 7/4 x 16 MiB after 36.82 us (A100: 31.6 + 6 x 0.87) or
+     * 29.28 us (H100). */
     sv_perf_t a8 = mk_on("a100-80gb", "llama-3.1-70b", 8, "vllm", NULL, NULL);
     tu_assert_rel(sv_perf_allreduce(&a8, 16.0 * MiB, &a),
                   36.82e-6 + 1.75 * 16.0 * MiB / (300e9 * 0.513), 1e-12);
     ck_assert_int_eq(a, SV_AR_NCCL_RING);
     sv_perf_t n8 = mk_on("h100-sxm", "llama-3.1-70b", 8, "vllm", "nccl_nvls", "false");
-    tu_assert_rel(sv_perf_allreduce(&n8, 16.0 * MiB, &a), 36.82e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
+    tu_assert_rel(sv_perf_allreduce(&n8, 16.0 * MiB, &a), 29.28e-6 + 1.75 * 16.0 * MiB / B, 1e-12);
     ck_assert_int_eq(a, SV_AR_NCCL_RING);
     /* An engine without the custom kernel (eager, custom_allreduce: false) rings at every size. */
     sv_perf_t e8 = mk_profile("llama-3.1-70b", 8, "eager");
     sv_perf_decode_time(&e8, 1, 1000, &c);
     ck_assert_int_eq(c.ar_algo, SV_AR_NCCL_RING);
-    tu_assert_rel(c.comm, 160.0 * (36.82e-6 + 1.75 * 16.0 * KiB / B), 1e-12);
+    tu_assert_rel(c.comm, 160.0 * (29.28e-6 + 1.75 * 16.0 * KiB / B), 1e-12);
     /* ... where link_latency_us, given, is the ring's latency (with the kernel, its own). */
     sv_error_t err;
     const sv_gpu_t *g;
@@ -845,8 +847,8 @@ START_TEST(test_allreduce_by_size)
         ck_assert_int_eq(sv_perf_settings_profile(&s, cat, custom ? "vllm" : "eager", &err), 0);
         sv_perf_t q;
         ck_assert_msg(sv_perf_init(&q, g, m, &s, &err) == 0, "%s", err.msg);
-        tu_assert_rel(q.ar_alpha, (custom ? 31.6e-6 : 40e-6) + 6.0 * 0.87e-6, 1e-12);
-        if (custom) tu_assert_rel(q.ar_custom_alpha, 40e-6 + 6.0 * 0.87e-6, 1e-12);
+        tu_assert_rel(q.ar_alpha, (custom ? 19.8e-6 : 40e-6) + 6.0 * 1.58e-6, 1e-12);
+        if (custom) tu_assert_rel(q.ar_custom_alpha, 40e-6 + 6.0 * 1.58e-6, 1e-12);
     }
     /* NVLink pairs over PCIe: two GPUs of a pair one-shot over their bridge, four ring
      * through PCIe (vLLM needs full NVLink beyond 2 GPUs). */

@@ -211,7 +211,8 @@ static const sv__cmd_help_t commands[] = {
      validate_opts, NULL, "servesim validate --family splitwise-bloom-a100"},
     {"calibrate", "kernels|engine|runs|result|synthetic [options] [FILE...]",
      "fit GPU curves or an engine profile to measurements",
-     "kernels --gpu G MLP.csv...: fit a GPU's efficiency curves to Vidur kernel tables.\n"
+     "kernels --gpu G MLP.csv...: fit a GPU's efficiency curves to Vidur kernel tables\n"
+     "  (no MLP.csv, only --allreduce/--send-recv: the collectives alone).\n"
      "engine --rows MODEL:HW,... --base P --fit KEY,... PERF_MODEL.csv: fit an engine\n"
      "  profile to Splitwise iteration times.\n"
      "runs --family F --gpu G --fit KEY,...: fit to whole simulated runs of one family.\n"

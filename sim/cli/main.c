@@ -1217,13 +1217,18 @@ static int calib_synthetic(const calib_args_t *c, const sv_gpu_t *gpu, sv_error_
 /* calibrate kernels: fits Vidur kernel (and collective) tables; writes a GPU file with --out. */
 static int calib_kernels(const calib_args_t *c, const sv_gpu_t *gpu, sv_error_t *err)
 {
-    if (c->nfiles < 1) return fail("error: calibrate kernels needs at least one mlp.csv%s", "");
+    if (c->nfiles < 1 && !c->ar && !c->sr)
+        return fail("error: calibrate kernels needs an mlp.csv, --allreduce or --send-recv%s", "");
     sv_fit_t fits[4];
     const sv_fit_t *fp[4];
     int nf = 0;
-    if (sv_calibrate_kernels(c->files, c->nfiles, gpu, &c->o, &fits[0], &fits[1], err))
-        return fail_err(err);
-    nf = 2;
+    /* Collective tables alone fit the collectives only (a GPU with NCCL profiles and no
+     * kernel profiles, as Vidur's H100 DGX). */
+    if (c->nfiles > 0) {
+        if (sv_calibrate_kernels(c->files, c->nfiles, gpu, &c->o, &fits[0], &fits[1], err))
+            return fail_err(err);
+        nf = 2;
+    }
     if (c->ar && sv_calibrate_allreduce(c->ar, gpu, &c->o, &fits[nf++], err)) return fail_err(err);
     if (c->sr && sv_calibrate_sendrecv(c->sr, gpu, &c->o, &fits[nf++], err)) return fail_err(err);
     printf("servesim calibrate kernels: %s, %d kernel table(s)\n", gpu->name, c->nfiles);
