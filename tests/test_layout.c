@@ -2,8 +2,8 @@
  * Unit tests of the expert-parallel and attention data-parallel layouts of the cost model
  * (docs/cost-model.md, "Expert parallelism and attention data parallelism") against
  * hand-computed numbers: the all-to-all bytes per token, memory per GPU, KV per rank, and the
- * dispatch/combine term of a decode step; and TensorRT-LLM's attention-DP balancing, step by
- * step.
+ * dispatch/combine term of a decode step, the MoE token permutation's bytes; and TensorRT-LLM's
+ * attention-DP balancing, step by step.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,8 +25,16 @@ static void teardown(void)
     sv_catalog_free(cat);
 }
 
-/* DeepSeek-R1 from its config.json (FP8 checkpoint) on H200 with the given layout. */
+/* DeepSeek-R1 from its config.json (FP8 checkpoint, or weights in dtype when >= 0) on H200
+ * with the given layout. */
+static int mk_dtype(sv_perf_t *p, int tp, int ep, int dp, int ideal, int dtype, sv_error_t *err);
+
 static int mk(sv_perf_t *p, int tp, int ep, int dp, int ideal, sv_error_t *err)
+{
+    return mk_dtype(p, tp, ep, dp, ideal, -1, err);
+}
+
+static int mk_dtype(sv_perf_t *p, int tp, int ep, int dp, int ideal, int dtype, sv_error_t *err)
 {
     const sv_gpu_t *g;
     sv_model_t m;
@@ -37,6 +45,10 @@ static int mk(sv_perf_t *p, int tp, int ep, int dp, int ideal, sv_error_t *err)
     s.ep = ep;
     s.dp_attention = dp;
     s.activation_reserve = 0.0;
+    if (dtype >= 0) {
+        s.weight_dtype = (sv_dtype_t)dtype;
+        s.weight_dtype_given = 1;
+    }
     if (ideal) sv_perf_settings_ideal(&s);
     return sv_perf_init(p, g, &m, &s, err);
 }
@@ -74,7 +86,11 @@ END_TEST
 /*
  * EP without attention data parallelism (TensorRT-LLM's moe_ep_size with attention TP): the
  * experts' bytes per GPU are 1/8 of them as with TP 8, every rank sees every token, and the
- * MoE output is all-reduced as with TP: the same weights and the same step, no all-to-all.
+ * MoE output is all-reduced as with TP: the same weights, no all-to-all. The step differs
+ * by the token permutation alone: a rank dispatches and combines 8 / 8 = 1 copy of a token's
+ * row instead of 8, 7 x (1/2 + 1) = 10.5 fewer activation elements of 7168 per token per
+ * MoE layer: 64 x 58 x 7168 x 10.5 x 2 B = 558,759,936 B at the HBM's 4.8 TB/s x the
+ * small-op efficiency.
  */
 START_TEST(test_ep_without_dp)
 {
@@ -86,8 +102,31 @@ START_TEST(test_ep_without_dp)
     sv_step_cost_t a, b;
     sv_perf_decode_time(&tp8, 64, 1000.0, &a);
     sv_perf_decode_time(&ep8, 64, 1000.0, &b);
-    tu_assert_rel(b.total, a.total, 1e-12);
+    tu_assert_rel(a.total - b.total, 558759936.0 / (4.8e12 * tp8.set.curve[SV_CV_SMALL_EFF]), 1e-9);
     ck_assert(b.a2a == 0.0 && b.rank_seqs == 64);
+}
+END_TEST
+
+/*
+ * The MoE token permutation in the small ops, per token over DeepSeek-R1's 58 MoE layers of
+ * hidden 7168 (docs/cost-model.md, "Architectures"): the dispatch reads a row and writes k'
+ * copies in the experts' input format, the combine reads the k' BF16 outputs and writes one,
+ * (2 + k' (b_in/2 + 1)) values of 2 bytes with k' = k / ep.
+ *   TP 8, FP8 experts: (2 + 8 x 1.5) = 14 values; TP 8, BF16: 2 + 8 x 2 = 18, 4 more:
+ *     4 x 7168 x 2 x 58 = 3,325,952 B more per token.
+ *   EP 8 without DP (k' = 1): 2 + 1.5 = 3.5 values, 10.5 fewer than TP 8:
+ *     10.5 x 7168 x 2 x 58 = 8,730,624 B less per token.
+ * The rest of the small ops is the same in all three (the same widths per GPU).
+ */
+START_TEST(test_moe_permutation)
+{
+    sv_perf_t tp8, bf, ep8;
+    sv_error_t err;
+    ck_assert_int_eq(mk(&tp8, 8, 1, 1, 0, &err), 0);
+    ck_assert_msg(mk_dtype(&bf, 8, 1, 1, 0, SV_DT_BF16, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(mk(&ep8, 8, 8, 1, 0, &err), 0);
+    tu_assert_rel(bf.small_bytes_tok - tp8.small_bytes_tok, 3325952.0, 1e-9);
+    tu_assert_rel(tp8.small_bytes_tok - ep8.small_bytes_tok, 8730624.0, 1e-9);
 }
 END_TEST
 
@@ -356,6 +395,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_a2a_bytes);
     tcase_add_test(tc, test_ep_without_dp);
+    tcase_add_test(tc, test_moe_permutation);
     tcase_add_test(tc, test_dp_attention_memory);
     tcase_add_test(tc, test_dp_attention_step);
     tcase_add_test(tc, test_layout_errors);

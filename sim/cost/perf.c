@@ -779,6 +779,26 @@ static void arch_kv(sv_perf_t *p)
     p->seq_state_bytes = x->window_layers * x->window_cap * x->kv_layer + x->linear_layers * x->lin_state;
 }
 
+/*
+ * The MoE layer's token permutation outside its GEMMs, in activation elements (2 bytes) per
+ * token per layer, to be multiplied by the hidden size: the dispatch reads the token's row and
+ * writes one copy per local expert choice in the expert GEMM's input format (1 byte with FP8
+ * experts, 2 otherwise), the combine reads those rows' outputs back (BF16) and writes the
+ * weighted sum (TensorRT-LLM's expandInputRows and finalizeMoeRouting kernels around its
+ * CUTLASS grouped GEMMs, vLLM's and SGLang's moe_sum after the fused MoE). Separate kernels,
+ * memory-bound, so they cost as small ops rather than overlapping the GEMMs. A rank holds
+ * k / ep of a token's choices under expert parallelism with replicated attention; with
+ * attention data parallelism the all-to-all kernels move the rows (a2a_step) and nothing
+ * is added here. 0 for a model without experts.
+ */
+static double moe_route_elems(const sv_model_t *m, int expert_dtype, int ep, int dp)
+{
+    if (!m->experts || (ep > 1 && dp > 1)) return 0.0;
+    double k = (double)m->experts_per_tok / (ep > 1 ? ep : 1);
+    double in_b = expert_dtype == SV_DT_FP8 ? 1.0 : ACT_BYTES;
+    return 1.0 + k * in_b / ACT_BYTES + k + 1.0;
+}
+
 /* The coefficients of an MLA, MoE, windowed or linear-attention model (sv_perf_arch_t):
  * weights, KV and state, then the activation traffic, expert peak and kernel floors. */
 static void arch_init(sv_perf_t *p, double head)
@@ -850,6 +870,7 @@ static void arch_init(sv_perf_t *p, double head)
         double act_f = dense_s * fl + x->moe_layers * (m->experts_per_tok * fe + fs);
         norm = layers_s * 2.0 * 2.0 * d + (m->mla ? attn_s * 2.0 * (m->q_lora_rank + m->kv_lora_rank) : 0.0);
         other = layers_s * 2.0 * 3.0 * d + (m->gated_mlp ? 3.0 : 2.0) * act_f + attn_s * rot;
+        other += x->moe_layers * moe_route_elems(m, x->expert_dtype, p->ep, p->dp) * d;
         p->small_bytes_tok = (norm + other) * ACT_BYTES;
         p->small_s_tok = ACT_BYTES / p->gpu.hbm_bw * (norm / cv[SV_CV_NORM_EFF] + other / cv[SV_CV_SMALL_EFF]);
     }
