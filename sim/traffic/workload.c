@@ -535,10 +535,7 @@ int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
         x = d->value;
         break;
     }
-    /* rounded half up; below 2^52 (any length) by a conversion, which truncates as floor
-     * does a value not below 0, instead of floor's own bit work */
-    double y = x + 0.5;
-    x = y >= 0.0 && y < 4503599627370496.0 ? (double)(int64_t)y : floor(y);
+    x = sv_floor(x + 0.5);
     if (x < (double)d->min) x = (double)d->min;
     if (x > (double)d->max) x = (double)d->max;
     return (int32_t)x;
