@@ -314,7 +314,7 @@ int sv__pcache_evict(sv__pcache_t *c)
 
 /* In bulk: the dropped entries leave the head of the LRU list in one cut, their hashes the
  * table as table_delete() takes them out, inline. */
-static long evict_upto(sv__pcache_t *c, long n)
+long sv__pcache_evict_upto(sv__pcache_t *c, long n)
 {
     long got = 0, mask = c->mask;
     slot_t *S = c->s;
@@ -354,17 +354,4 @@ static long evict_upto(sv__pcache_t *c, long n)
         c->tail = -1;
     c->n.evictable -= got;
     return got;
-}
-
-/* The common case first, without the loop's registers: the head is a run of parked
- * blocks longer than n (it keeps at least one, as the loop leaves it). */
-long sv__pcache_evict_upto(sv__pcache_t *c, long n)
-{
-    int32_t k = c->head;
-    if (n > 0 && k >= 0 && c->s[k].used == SLOT_PARKED && c->s[k].count > n) {
-        c->s[k].count -= (int32_t)n;
-        c->n.evictable -= n;
-        return n;
-    }
-    return evict_upto(c, n);
 }
