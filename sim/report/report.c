@@ -616,8 +616,7 @@ static void put_itls(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, con
 {
     (void)sc, (void)r;
     sv__jw_arr(w, NULL);
-    for (size_t k = 0; k < n; k++)
-        sv__jw_num(w, NULL, v[k]);
+    sv__jw_nums(w, v, n);
     sv__jw_end_arr(w);
 }
 
@@ -647,15 +646,17 @@ static void put_queue(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, co
 /* No text is generated: a placeholder of one word per output token ("x x x"), "" for a
  * failed request as in vLLM (RequestFuncOutput.generated_text); written straight out, it
  * needs no escaping and no buffer */
+#define X16 " x x x x x x x x x x x x x x x x"
 static void put_text(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
                      size_t n)
 {
     (void)sc, (void)v, (void)n;
+    static const char XS[] = X16 X16 X16 X16 X16 X16 X16 X16; /* 128 tokens' " x" */
     long out = done_(r) ? r->output : 0;
     sv__jw_key(w, NULL);
-    fputc('"', w->f);
-    for (long k = 0; k < out; k++)
-        fputs(k ? " x" : "x", w->f);
+    fputs(out ? "\"x" : "\"", w->f);
+    for (long left = out - 1; left > 0; left -= 128)
+        fwrite(XS, 1, 2 * (size_t)(left < 128 ? left : 128), w->f);
     fputc('"', w->f);
 }
 
@@ -706,6 +707,7 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const 
             sv__list_put_fn put = LISTS[k].put;
             for (size_t i = 0; i < p->n && put != put_itls; i++)
                 put(w, res->sc, &p->r[i], NULL, 0);
+            if (put == put_itls) w->cache = sv__fmtcache_new(); /* none: no cache */
             for (size_t i = 0; i < p->n && put == put_itls; i++) {
                 double *v = NULL;
                 size_t n = 0;
@@ -713,6 +715,8 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const 
                 put(w, res->sc, &p->r[i], v, n);
                 free(v);
             }
+            sv__fmtcache_free(w->cache);
+            w->cache = NULL;
         }
         sv__jw_end_arr(w);
     }
