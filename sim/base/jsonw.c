@@ -316,6 +316,13 @@ static char *item_at(sv_jw_t *w)
 /* The text of finite v at p (48 bytes); the end. */
 static char *put_double(char *p, double v)
 {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    if (!(bits << 1)) { /* zero (most queue times): what put_shortest() writes, sooner */
+        if (bits) *p++ = '-';
+        memcpy(p, "0.0", 3);
+        return p + 3;
+    }
 #ifdef __SIZEOF_INT128__
     char *end = put_shortest(p, v);
     if (end) return end;
