@@ -365,23 +365,24 @@ void sv__jw_num(sv_jw_t *w, const char *key, double v)
     w->len = (size_t)(p - w->buf);
 }
 
+static size_t slot_of(uint64_t bits)
+{
+    return (size_t)((bits * 0x9E3779B97F4A7C15ULL) >> (64 - SV__FMTCACHE_BITS));
+}
+
 sv_fmtcache_t *sv__fmtcache_new(void)
 {
     sv_fmtcache_t *c = malloc(sizeof *c);
-    const uint64_t empty = 0x7ff8000000000000ULL; /* a NaN: never entered */
+    /* empty: bits whose slot is another (zero's slot is 0, the least subnormal's is not),
+     * which no lookup compares with */
     for (size_t i = 0; c && i < sizeof c->e / sizeof c->e[0]; i++)
-        c->e[i].bits = empty;
+        c->e[i].bits = i == slot_of(0) ? 1 : 0;
     return c;
 }
 
 void sv__fmtcache_free(sv_fmtcache_t *c)
 {
     free(c);
-}
-
-static size_t slot_of(uint64_t bits)
-{
-    return (size_t)((bits * 0x9E3779B97F4A7C15ULL) >> (64 - SV__FMTCACHE_BITS));
 }
 
 size_t sv__fmtcache_slot(double v)

@@ -16,7 +16,7 @@
  * their items are a copy. The bytes are the formatter's, hit or miss. */
 #define SV__FMTCACHE_BITS 17
 typedef struct sv_fmtslot {
-    uint64_t bits; /* the double's bits; a NaN's when empty (only finite ones enter) */
+    uint64_t bits; /* the double's bits; when empty, bits of another slot */
     char text[24]; /* its text, the length in text[23] */
 } sv_fmtslot_t;
 typedef struct sv_fmtcache {
