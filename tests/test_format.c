@@ -233,7 +233,7 @@ START_TEST(test_number_cache)
     double held; /* empty: what the slot holds belongs to another, so no lookup matches it */
     memcpy(&held, &c->e[s].bits, sizeof held);
     ck_assert_uint_ne(sv__fmtcache_slot(held), s);
-    ck_assert_uint_eq(through_cache(c, v), bits_of(v));    /* a miss enters v */
+    ck_assert_uint_eq(through_cache(c, v), bits_of(v)); /* a miss enters v */
     ck_assert_int_eq(c->e[s].text[23], 20);
     ck_assert_uint_eq(through_cache(c, v), bits_of(v)); /* a hit: the same bytes */
     /* and a hit is the slot's text, not a second formatting */
