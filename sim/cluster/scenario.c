@@ -316,12 +316,19 @@ static void engine_defaults(sv_pool_cfg_t *pool)
      * EAGLE-style speculative decoding (MTP and EAGLE), where SGLang turns it off unless
      * SGLANG_ENABLE_SPEC_V2 is set (SGLang's docs, advanced_features/speculative_decoding:
      * "Speculative Decoding V2 (Overlap Scheduler)"). */
-    if (e->overlap_schedule < 0)
-        e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG &&
-                              pool->perf.spec_method == SV_SPEC_NONE && pool->perf.pp <= 1;
+    pool->overlap_defaulted = e->overlap_schedule < 0;
+    sv_pool_hardware_changed(pool);
     e->no_chunked_prefill = e->chunked_prefill == 0;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
+}
+
+void sv_pool_hardware_changed(sv_pool_cfg_t *pool)
+{
+    sv_engine_cfg_t *e = &pool->engine;
+    if (pool->overlap_defaulted)
+        e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG &&
+                              pool->perf.spec_method == SV_SPEC_NONE && pool->perf.pp <= 1;
 }
 
 static void pool_defaults(sv_pool_cfg_t *p)
