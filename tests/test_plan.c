@@ -810,6 +810,34 @@ START_TEST(test_plan_layouts)
 }
 END_TEST
 
+/* slo.interactivity_tok_s: X tokens/s per user is the per-request TPOT threshold 1000 / X ms;
+ * with a per-request tpot_ms as well, a one-line error. */
+START_TEST(test_slo_interactivity)
+{
+    const char *scn = "name: ia\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "workload: {num_requests: 10, rate: 1, input: 16, output: 16}\n"
+                      "slo: {ttft_ms: 500, interactivity_tok_s: 40}\n"
+                      "plan: {target_rate: 1, gpus: [h100-sxm]}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    static sv_plan_cfg_t cfg;
+    ck_assert_msg(load_plan(scn, NULL, 0, &sc, &cfg, &err) == 0, "%s", err.msg);
+    tu_assert_rel(sc->metrics.slo_tpot_ms, 25.0, 1e-15);
+    tu_assert_rel(sc->metrics.slo_ttft_ms, 500.0, 0);
+    sv_scenario_free(sc);
+    const char *set[] = {"slo.interactivity_tok_s=8", "slo.tpot_ms={p99: 200}"};
+    ck_assert_msg(load_plan(scn, set, 2, &sc, &cfg, &err) == 0, "%s", err.msg);
+    tu_assert_rel(sc->metrics.slo_tpot_ms, 125.0, 1e-15); /* budgets keep their own */
+    ck_assert_int_eq(sc->metrics.nbudgets, 1);
+    sv_scenario_free(sc);
+    const char *both[] = {"slo.tpot_ms=30"};
+    ck_assert_int_eq(load_plan(scn, both, 1, &sc, &cfg, &err), SV_EINVAL);
+    sv_scenario_free(sc);
+    ck_assert_msg(strstr(err.msg, "slo.interactivity_tok_s: sets the per-request TPOT threshold"),
+                  "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -827,6 +855,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_plan_p99_contract);
     tcase_add_test(tc, test_plan_per_phase);
     tcase_add_test(tc, test_plan_layouts);
+    tcase_add_test(tc, test_slo_interactivity);
     tcase_add_test(tc, test_run_progress);
     suite_add_tcase(s, tc);
     return s;

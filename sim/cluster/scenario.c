@@ -1097,6 +1097,18 @@ static int read_slo(sv_ynode_t *slo, sv_slo_t *out, sv_error_t *err)
                 out->budget[out->nbudgets++] = (sv_budget_t){k, pct, ms};
             }
         }
+        /* An interactivity of X tokens per second per user (InferenceX's axis) is the
+         * per-request TPOT threshold 1000 / X ms. */
+        double tok_s;
+        if ((rc = sv_yget_double(slo, "interactivity_tok_s", 0, 1e-6, 1e9, &tok_s, err)) < 0)
+            return rc;
+        if (rc == 0 && !isnan(per[SV_K_TPOT]))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.interactivity_tok_s: sets the per-request TPOT threshold "
+                             "(1000 / tok_s ms); give it or a per-request tpot_ms, not both",
+                             at(sv_ymap_get(slo, "interactivity_tok_s"), w, sizeof w),
+                             slo->path);
+        if (rc == 0) per[SV_K_TPOT] = 1000.0 / tok_s;
         /* 0 would call any latency a success: plan's capacity becomes unbounded */
         if ((rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &out->attainment, err)) < 0 ||
             (rc = sv_ymap_check_unknown(slo, err)))
