@@ -8,7 +8,8 @@
  * them, integers, ties of the roundings, every power of two and of ten with neighbours,
  * the ends of the range and the values around %g's switches to exponent form. The
  * one-pass part (sv__fmt_shortest) must answer for every double but the ones its header
- * comment leaves to the search.
+ * comment leaves to the search. The writer's cache of number texts (sv__fmtcache_put) gives
+ * the formatter's bytes on a hit and a miss, and a double whose slot is taken replaces it.
  */
 #include <math.h>
 #include <stdint.h>
@@ -203,6 +204,87 @@ START_TEST(test_equals_definition)
 }
 END_TEST
 
+/* The text of v through c, checked against the formatter; the slot's bits after. */
+static uint64_t through_cache(sv_fmtcache_t *c, double v)
+{
+    char want[48], got[64];
+    sv__fmt_double(v, want);
+    memset(got, 'Z', sizeof got);
+    char *end = sv__fmtcache_put(c, got, v);
+    ck_assert_int_eq((int)(end - got), (int)strlen(want));
+    *end = '\0';
+    ck_assert_str_eq(got, want);
+    return c->e[sv__fmtcache_slot(v)].bits;
+}
+
+static uint64_t bits_of(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+START_TEST(test_number_cache)
+{
+    sv_fmtcache_t *c = sv__fmtcache_new();
+    ck_assert_ptr_nonnull(c);
+    double v = 0.012345678901234567; /* an ITL's 17 digits */
+    size_t s = sv__fmtcache_slot(v);
+    double held; /* empty: what the slot holds belongs to another, so no lookup matches it */
+    memcpy(&held, &c->e[s].bits, sizeof held);
+    ck_assert_uint_ne(sv__fmtcache_slot(held), s);
+    ck_assert_uint_eq(through_cache(c, v), bits_of(v)); /* a miss enters v */
+    ck_assert_int_eq(c->e[s].text[23], 20);
+    ck_assert_uint_eq(through_cache(c, v), bits_of(v)); /* a hit: the same bytes */
+    /* and a hit is the slot's text, not a second formatting */
+    char got[64];
+    c->e[s].text[0] = '7';
+    ck_assert_int_eq(sv__fmtcache_put(c, got, v) - got, 20);
+    ck_assert_int_eq(memcmp(got, "7.012345678901234567", 20), 0);
+    c->e[s].text[0] = '0';
+    /* a collision: the next double up sharing v's slot replaces it, and v is a miss again */
+    double u = v;
+    do
+        u = nextafter(u, 1.0);
+    while (sv__fmtcache_slot(u) != s);
+    ck_assert_uint_eq(through_cache(c, u), bits_of(u));
+    ck_assert_uint_eq(through_cache(c, v), bits_of(v));
+    /* zeros, integers; a 24-byte text is formatted but not entered */
+    ck_assert_uint_eq(through_cache(c, 0.0), 0);
+    ck_assert_uint_eq(through_cache(c, -0.0), bits_of(-0.0));
+    ck_assert_uint_eq(through_cache(c, 100.0), bits_of(100.0));
+    double lng = -2.2250738585072014e-308;
+    uint64_t before = c->e[sv__fmtcache_slot(lng)].bits;
+    ck_assert_uint_eq(through_cache(c, lng), before);
+    ck_assert_uint_ne(before, bits_of(lng));
+    /* an array's items through the writer: the same file with and without the cache */
+    const double items[] = {v, u, v, 0.25, NAN, -0.0, v, 1e300, u};
+    char text[2][512];
+    for (int k = 0; k < 2; k++) {
+        FILE *f = tmpfile();
+        ck_assert_ptr_nonnull(f);
+        sv_jw_t w;
+        sv__jw_init(&w, f);
+        w.cache = k ? c : NULL;
+        sv__jw_arr(&w, NULL);
+        sv__jw_nums(&w, items, 3);
+        sv__jw_nums(&w, items + 3, sizeof items / sizeof items[0] - 3);
+        sv__jw_end_arr(&w);
+        rewind(f);
+        size_t n = fread(text[k], 1, sizeof text[k] - 1, f);
+        text[k][n] = '\0';
+        fclose(f);
+    }
+    char us[48], want[512];
+    sv__fmt_double(u, us);
+    snprintf(want, sizeof want, "[%s, %s, %s, 0.25, null, -0.0, %s, 1e+300, %s]",
+             "0.012345678901234567", us, "0.012345678901234567", "0.012345678901234567", us);
+    ck_assert_str_eq(text[0], want);
+    ck_assert_str_eq(text[1], text[0]);
+    sv__fmtcache_free(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("format");
@@ -211,6 +293,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_hand_cases);
     tcase_add_test(tc, test_exponent_estimates);
     tcase_add_test(tc, test_equals_definition);
+    tcase_add_test(tc, test_number_cache);
     suite_add_tcase(s, tc);
     return s;
 }

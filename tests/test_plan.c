@@ -712,6 +712,132 @@ START_TEST(test_run_progress)
 }
 END_TEST
 
+/* plan.layouts: every layout is searched per GPU and TP, its label in the configuration's
+ * name; the empty layout is the plan without the key, row for row; a layout the model or
+ * TP cannot take is listed with the reason; a bad layout key is a one-line error. */
+START_TEST(test_plan_layouts)
+{
+    const char *scn =
+        "name: ly\nseed: 3\nmodel: deepseek-r1\nhardware: {gpu: h200, tp: 8, weight_dtype: fp8}\n"
+        "engine: {name: sglang, max_num_seqs: 64}\n"
+        "workload: {num_requests: 200, rate: 1, input: 1024, output: 256}\n"
+        "slo: {ttft_ms: 1000, tpot_ms: 25}\n"
+        "plan: {target_rate: 2, gpus: [h200], tp: [8], serving: [colocated, disaggregated],"
+        " prefill_decode: ['1:1'], probe_requests: 200, tolerance: 0.1}\n";
+    const char *set[] = {"plan.layouts=[{}, {ep: 8, dp_attention: 8}, {ep: 7}, "
+                         "{speculative: mtp}]"};
+    sv_error_t err;
+    sv_scenario_t *sc;
+    static sv_plan_cfg_t cfg, plain;
+    ck_assert_msg(load_plan(scn, set, 1, &sc, &cfg, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(cfg.nlayouts, 4);
+    ck_assert_str_eq(cfg.layouts[0].name, "");
+    ck_assert_str_eq(cfg.layouts[1].name, "EP8 DPA8");
+    ck_assert_str_eq(cfg.layouts[2].name, "EP7");
+    ck_assert_str_eq(cfg.layouts[3].name, "MTP3"); /* num_speculative_tokens' default */
+    sv_plan_row_t *rows, *ref;
+    int n, nref;
+    ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 2, &rows, &n, NULL, &err), 0);
+    ck_assert_int_eq(n, 8); /* 4 layouts x (colocated + 1:1) */
+    sv_scenario_free(sc);
+    ck_assert_msg(load_plan(scn, NULL, 0, &sc, &plain, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(plain.nlayouts, 1);
+    ck_assert_int_eq(sv_plan_run(sc, &plain, cat, 2, &ref, &nref, NULL, &err), 0);
+    ck_assert_int_eq(nref, 2);
+    const char *names[8] = {
+        "h200 TP8 colocated seqs 64",          "h200 TP8 1:1 P:D seqs 64",
+        "h200 TP8 EP8 DPA8 colocated seqs 64", "h200 TP8 EP8 DPA8 1:1 P:D seqs 64",
+        "h200 TP8 EP7 colocated seqs 64",      "h200 TP8 EP7 1:1 P:D seqs 64",
+        "h200 TP8 MTP3 colocated seqs 64",     "h200 TP8 MTP3 1:1 P:D seqs 64"};
+    int seen[8] = {0};
+    double cap[8];
+    for (int i = 0; i < n; i++) {
+        char name[96];
+        sv_plan_config_name(&rows[i], name, sizeof name);
+        int k = 0;
+        while (k < 8 && strcmp(name, names[k]) != 0)
+            k++;
+        ck_assert_msg(k < 8, "unexpected configuration '%s'", name);
+        seen[k]++;
+        cap[k] = rows[i].unit_capacity;
+        ck_assert_int_eq(rows[i].layout, k / 2);
+        if (k / 2 == 2) { /* EP 7 divides neither TP 8 nor the 256 experts */
+            ck_assert_int_eq(rows[i].ok, 0);
+            ck_assert_msg(strstr(rows[i].error, "ep=7 does not divide tp=8"), "%s", rows[i].error);
+        } else
+            ck_assert_msg(rows[i].ok, "%s: %s", name, rows[i].error);
+    }
+    for (int k = 0; k < 8; k++)
+        ck_assert_int_eq(seen[k], 1);
+    /* The empty layout is the plan without layouts: same capacities, same cost. */
+    for (int i = 0; i < nref; i++) {
+        int k = ref[i].disagg;
+        ck_assert(cap[k] == ref[i].unit_capacity);
+    }
+    /* The other layouts reach the candidates' pools: DP attention + EP moves the colocated
+     * capacity (2.59 against 2.83 req/s), MTP's drafts raise both (6.17 against 2.83
+     * colocated, 20.7 against 4.76 split: TPOT binds). */
+    ck_assert(cap[2] != cap[0]);
+    ck_assert(cap[6] > 2 * cap[0] && cap[7] > 2 * cap[1]);
+    free(rows);
+    free(ref);
+    sv_scenario_free(sc);
+    /* A dense model takes no expert parallelism: the row says so. */
+    const char *dense = "name: dn\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                        "workload: {num_requests: 100, rate: 1, input: 128, output: 16}\n"
+                        "slo: {ttft_ms: 500}\n"
+                        "plan: {target_rate: 1, gpus: [h100-sxm], tp: [2], layouts: [{ep: 2}], "
+                        "probe_requests: 100}\n";
+    ck_assert_msg(load_plan(dense, NULL, 0, &sc, &cfg, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 1, &rows, &n, NULL, &err), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(rows[0].ok, 0);
+    ck_assert_msg(strstr(rows[0].error, "ep=2: model 'llama-3.1-8b' has no routed experts"), "%s",
+                  rows[0].error);
+    free(rows);
+    sv_scenario_free(sc);
+    /* Bad layouts: named by their place in the list, checked as the hardware map's keys. */
+    const char *bad[][2] = {
+        {"plan.layouts=[{}, {ep_kernel: fast}]", "plan.layouts[1].ep_kernel: expected"},
+        {"plan.layouts=[{tp: 4}]", "plan.layouts[0].tp: not a layout key"},
+        {"plan.layouts=[{ep: 8}, {ep: 8}]", "plan.layouts[1]: the same layout as plan.layouts[0]"},
+        {"plan.layouts=[]", "plan.layouts: give 1 to 8 values, got 0"}};
+    for (int b = 0; b < 4; b++) {
+        ck_assert_int_ne(load_plan(dense, bad[b], 1, &sc, &cfg, &err), 0);
+        sv_scenario_free(sc);
+        ck_assert_msg(strstr(err.msg, bad[b][1]) && !strchr(err.msg, '\n'), "%s", err.msg);
+    }
+}
+END_TEST
+
+/* slo.interactivity_tok_s: X tokens/s per user is the per-request TPOT threshold 1000 / X ms;
+ * with a per-request tpot_ms as well, a one-line error. */
+START_TEST(test_slo_interactivity)
+{
+    const char *scn = "name: ia\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                      "workload: {num_requests: 10, rate: 1, input: 16, output: 16}\n"
+                      "slo: {ttft_ms: 500, interactivity_tok_s: 40}\n"
+                      "plan: {target_rate: 1, gpus: [h100-sxm]}\n";
+    sv_error_t err;
+    sv_scenario_t *sc;
+    static sv_plan_cfg_t cfg;
+    ck_assert_msg(load_plan(scn, NULL, 0, &sc, &cfg, &err) == 0, "%s", err.msg);
+    tu_assert_rel(sc->metrics.slo_tpot_ms, 25.0, 1e-15);
+    tu_assert_rel(sc->metrics.slo_ttft_ms, 500.0, 0);
+    sv_scenario_free(sc);
+    const char *set[] = {"slo.interactivity_tok_s=8", "slo.tpot_ms={p99: 200}"};
+    ck_assert_msg(load_plan(scn, set, 2, &sc, &cfg, &err) == 0, "%s", err.msg);
+    tu_assert_rel(sc->metrics.slo_tpot_ms, 125.0, 1e-15); /* budgets keep their own */
+    ck_assert_int_eq(sc->metrics.nbudgets, 1);
+    sv_scenario_free(sc);
+    const char *both[] = {"slo.tpot_ms=30"};
+    ck_assert_int_eq(load_plan(scn, both, 1, &sc, &cfg, &err), SV_EINVAL);
+    sv_scenario_free(sc);
+    ck_assert_msg(strstr(err.msg, "slo.interactivity_tok_s: sets the per-request TPOT threshold"),
+                  "%s", err.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("plan");
@@ -728,6 +854,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_plan_profile_peak);
     tcase_add_test(tc, test_plan_p99_contract);
     tcase_add_test(tc, test_plan_per_phase);
+    tcase_add_test(tc, test_plan_layouts);
+    tcase_add_test(tc, test_slo_interactivity);
     tcase_add_test(tc, test_run_progress);
     suite_add_tcase(s, tc);
     return s;

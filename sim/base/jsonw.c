@@ -245,6 +245,7 @@ void sv__jw_init(sv_jw_t *w, FILE *f)
     w->depth = 0;
     w->first[0] = 1;
     w->len = 0;
+    w->cache = NULL;
 }
 
 void sv__jw_flush(sv_jw_t *w)
@@ -315,6 +316,13 @@ static char *item_at(sv_jw_t *w)
 /* The text of finite v at p (48 bytes); the end. */
 static char *put_double(char *p, double v)
 {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    if (!(bits << 1)) { /* zero (most queue times): what put_shortest() writes, sooner */
+        if (bits) *p++ = '-';
+        memcpy(p, "0.0", 3);
+        return p + 3;
+    }
 #ifdef __SIZEOF_INT128__
     char *end = put_shortest(p, v);
     if (end) return end;
@@ -353,6 +361,93 @@ void sv__jw_num(sv_jw_t *w, const char *key, double v)
     } else {
         memcpy(p, "null", 4);
         p += 4;
+    }
+    w->len = (size_t)(p - w->buf);
+}
+
+static size_t slot_of(uint64_t bits)
+{
+    return (size_t)((bits * 0x9E3779B97F4A7C15ULL) >> (64 - SV__FMTCACHE_BITS));
+}
+
+sv_fmtcache_t *sv__fmtcache_new(void)
+{
+    sv_fmtcache_t *c = malloc(sizeof *c);
+    /* empty: bits whose slot is another (zero's slot is 0, the least subnormal's is not),
+     * which no lookup compares with */
+    for (size_t i = 0; c && i < sizeof c->e / sizeof c->e[0]; i++)
+        c->e[i].bits = i == slot_of(0) ? 1 : 0;
+    return c;
+}
+
+void sv__fmtcache_free(sv_fmtcache_t *c)
+{
+    free(c);
+}
+
+size_t sv__fmtcache_slot(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return slot_of(bits);
+}
+
+/* A miss: the text of v (finite or not: "null") at p (48 bytes), entered into e when it
+ * is finite and short enough; the end. */
+static char *cache_miss(sv_fmtslot_t *e, char *p, double v, uint64_t bits)
+{
+    if (!isfinite(v)) {
+        memcpy(p, "null", 4);
+        return p + 4;
+    }
+    char *end = put_double(p, v);
+    size_t len = (size_t)(end - p);
+    if (len <= 23) {
+        e->bits = bits;
+        memcpy(e->text, p, 24); /* p's 48 bytes: the text and what follows */
+        e->text[23] = (char)len;
+    }
+    return end;
+}
+
+/* The text of v at p (48 bytes) through c: "null" when v is not finite; the end. */
+static char *cached(sv_fmtcache_t *c, char *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    sv_fmtslot_t *e = &c->e[slot_of(bits)];
+    if (e->bits != bits) return cache_miss(e, p, v, bits);
+    memcpy(p, e->text, 24);
+    return p + (unsigned char)e->text[23];
+}
+
+char *sv__fmtcache_put(sv_fmtcache_t *c, char *p, double v)
+{
+    return cached(c, p, v);
+}
+
+void sv__jw_nums(sv_jw_t *w, const double *v, size_t n)
+{
+    if (!n) return;
+    sv_fmtcache_t *c = w->cache;
+    char *p = item_at(w);
+    for (size_t i = 0;;) {
+        if (c) {
+            p = cached(c, p, v[i]);
+        } else if (isfinite(v[i])) {
+            p = put_double(p, v[i]);
+        } else {
+            memcpy(p, "null", 4);
+            p += 4;
+        }
+        if (++i == n) break;
+        if ((size_t)(p - w->buf) > sizeof w->buf - 64) { /* as item_at() makes room */
+            w->len = (size_t)(p - w->buf);
+            sv__jw_flush(w);
+            p = w->buf;
+        }
+        memcpy(p, ", ", 2);
+        p += 2;
     }
     w->len = (size_t)(p - w->buf);
 }

@@ -316,12 +316,19 @@ static void engine_defaults(sv_pool_cfg_t *pool)
      * EAGLE-style speculative decoding (MTP and EAGLE), where SGLang turns it off unless
      * SGLANG_ENABLE_SPEC_V2 is set (SGLang's docs, advanced_features/speculative_decoding:
      * "Speculative Decoding V2 (Overlap Scheduler)"). */
-    if (e->overlap_schedule < 0)
-        e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG &&
-                              pool->perf.spec_method == SV_SPEC_NONE && pool->perf.pp <= 1;
+    pool->overlap_defaulted = e->overlap_schedule < 0;
+    sv_pool_hardware_changed(pool);
     e->no_chunked_prefill = e->chunked_prefill == 0;
     e->max_num_batched_tokens = pool->perf.max_batched_tokens;
     e->block_size = pool->perf.block_size;
+}
+
+void sv_pool_hardware_changed(sv_pool_cfg_t *pool)
+{
+    sv_engine_cfg_t *e = &pool->engine;
+    if (pool->overlap_defaulted)
+        e->overlap_schedule = e->scheduler == SV_SCHED_SGLANG &&
+                              pool->perf.spec_method == SV_SPEC_NONE && pool->perf.pp <= 1;
 }
 
 static void pool_defaults(sv_pool_cfg_t *p)
@@ -1090,6 +1097,18 @@ static int read_slo(sv_ynode_t *slo, sv_slo_t *out, sv_error_t *err)
                 out->budget[out->nbudgets++] = (sv_budget_t){k, pct, ms};
             }
         }
+        /* An interactivity of X tokens per second per user (InferenceX's axis) is the
+         * per-request TPOT threshold 1000 / X ms. */
+        double tok_s;
+        if ((rc = sv_yget_double(slo, "interactivity_tok_s", 0, 1e-6, 1e9, &tok_s, err)) < 0)
+            return rc;
+        if (rc == 0 && !isnan(per[SV_K_TPOT]))
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s.interactivity_tok_s: sets the per-request TPOT threshold "
+                             "(1000 / tok_s ms); give it or a per-request tpot_ms, not both",
+                             at(sv_ymap_get(slo, "interactivity_tok_s"), w, sizeof w),
+                             slo->path);
+        if (rc == 0) per[SV_K_TPOT] = 1000.0 / tok_s;
         /* 0 would call any latency a success: plan's capacity becomes unbounded */
         if ((rc = sv_yget_double(slo, "attainment", 0, 1e-9, 1, &out->attainment, err)) < 0 ||
             (rc = sv_ymap_check_unknown(slo, err)))

@@ -645,6 +645,9 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "percentile budgets only (vLLM's goodput has no per-request ITL threshold)"},
     {"slo", "e2el_ms", CUSTOM, .unit = "ms or map", .def = "none",
      .help = "the same for end-to-end latency"},
+    {"slo", "interactivity_tok_s", CUSTOM, .unit = "tokens/s per user", .def = "none",
+     .help = "the per-request TPOT threshold as InferenceX's interactivity axis reads it: "
+             "TPOT <= 1000 / this ms (40: 25 ms); not with a per-request `tpot_ms`"},
     {"slo", "attainment", CUSTOM, .unit = "(0, 1]", .def = "0.9",
      .help = "the share of requests that must be good for the contract to hold"},
 

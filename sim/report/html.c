@@ -997,17 +997,19 @@ int sv_html_run_axes(const sv_result_t *res, const sv_run_axes_t *axes, const ch
 
 /* ---- plan ---------------------------------------------------------------------------------- */
 
-/* The plan's configuration name, in words. */
+/* The plan's configuration name, in words (a layout after it: "..., 256 seqs, EP8 DPA8"). */
 static void plan_name(const sv_plan_row_t *r, char *name, size_t n)
 {
+    const char *sep = r->layout_name[0] ? ", " : "", *l = r->layout_name;
     if (r->disagg && (strcmp(r->gpu, r->dgpu) != 0 || r->tp != r->dtp))
-        snprintf(name, n, "prefill %d x %s TP%d, decode %d x %s TP%d, %ld seqs", r->p, r->gpu,
-                 r->tp, r->d, r->dgpu, r->dtp, r->max_num_seqs);
+        snprintf(name, n, "prefill %d x %s TP%d, decode %d x %s TP%d, %ld seqs%s%s", r->p, r->gpu,
+                 r->tp, r->d, r->dgpu, r->dtp, r->max_num_seqs, sep, l);
     else if (r->disagg)
-        snprintf(name, n, "%s TP%d, %d:%d prefill:decode, %ld seqs", r->gpu, r->tp, r->p, r->d,
-                 r->max_num_seqs);
+        snprintf(name, n, "%s TP%d, %d:%d prefill:decode, %ld seqs%s%s", r->gpu, r->tp, r->p, r->d,
+                 r->max_num_seqs, sep, l);
     else
-        snprintf(name, n, "%s TP%d colocated, %ld seqs", r->gpu, r->tp, r->max_num_seqs);
+        snprintf(name, n, "%s TP%d colocated, %ld seqs%s%s", r->gpu, r->tp, r->max_num_seqs, sep,
+                 l);
 }
 
 /* What the plan assumed: the same facts the terminal prints above its table. */

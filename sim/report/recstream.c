@@ -53,6 +53,7 @@ int sv_recstream_new(const sv_scenario_t *sc, const char *csv, int json, int det
         sv__jw_init(&rs->jw[k], rs->list[k]);
         rs->jw[k].depth = 1;
         rs->jw[k].first[1] = 1;
+        if (sv__report_list_itls(k)) rs->jw[k].cache = sv__fmtcache_new(); /* none: no cache */
     }
     if (json && detailed) {
         rs->pcap = 1024;
@@ -180,6 +181,8 @@ void sv_recstream_free(sv_recstream_t *rs)
     free(rs->csv_path);
     for (int k = 0; k < SV__NLISTS; k++)
         if (rs->list[k]) fclose(rs->list[k]);
+    for (int k = 0; k < SV__NLISTS; k++)
+        sv__fmtcache_free(rs->jw[k].cache);
     for (size_t i = 0; rs->pend && i < rs->pcap; i++)
         free(rs->pend[i].v);
     free(rs->pend);

@@ -604,11 +604,18 @@ static void put_output(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, c
     sv__jw_int(w, NULL, done_(r) ? r->output : 0);
 }
 
+/* The lists of one number per request: the number (val_*) and its item (put_*). */
+static double val_ttft(const sv_scenario_t *sc, const sv_req_t *r)
+{
+    (void)sc;
+    return done_(r) ? r->first_token - r->start : 0.0;
+}
+
 static void put_ttft(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
                      size_t n)
 {
-    (void)sc, (void)v, (void)n;
-    sv__jw_num(w, NULL, done_(r) ? r->first_token - r->start : 0.0);
+    (void)v, (void)n;
+    sv__jw_num(w, NULL, val_ttft(sc, r));
 }
 
 static void put_itls(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
@@ -616,46 +623,64 @@ static void put_itls(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, con
 {
     (void)sc, (void)r;
     sv__jw_arr(w, NULL);
-    for (size_t k = 0; k < n; k++)
-        sv__jw_num(w, NULL, v[k]);
+    sv__jw_nums(w, v, n);
     sv__jw_end_arr(w);
+}
+
+static double val_latency(const sv_scenario_t *sc, const sv_req_t *r)
+{
+    (void)sc;
+    return done_(r) ? r->last_token - r->start : 0.0;
 }
 
 static void put_latency(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
                         size_t n)
 {
-    (void)sc, (void)v, (void)n;
-    sv__jw_num(w, NULL, done_(r) ? r->last_token - r->start : 0.0);
+    (void)v, (void)n;
+    sv__jw_num(w, NULL, val_latency(sc, r));
+}
+
+static double val_start(const sv_scenario_t *sc, const sv_req_t *r)
+{
+    (void)sc;
+    return r->start;
 }
 
 static void put_start(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
                       size_t n)
 {
-    (void)sc, (void)v, (void)n;
-    sv__jw_num(w, NULL, r->start);
+    (void)v, (void)n;
+    sv__jw_num(w, NULL, val_start(sc, r));
 }
 
 /* vLLM keeps queue_times without --save-detailed: each request's wait for its
  * --max-concurrency slot (client_queue_time, sv_conv_client_queue), failed ones too */
+static double val_queue(const sv_scenario_t *sc, const sv_req_t *r)
+{
+    return sv_conv_client_queue(sc, r);
+}
+
 static void put_queue(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
                       size_t n)
 {
     (void)v, (void)n;
-    sv__jw_num(w, NULL, sv_conv_client_queue(sc, r));
+    sv__jw_num(w, NULL, val_queue(sc, r));
 }
 
 /* No text is generated: a placeholder of one word per output token ("x x x"), "" for a
  * failed request as in vLLM (RequestFuncOutput.generated_text); written straight out, it
  * needs no escaping and no buffer */
+#define X16 " x x x x x x x x x x x x x x x x"
 static void put_text(sv_jw_t *w, const sv_scenario_t *sc, const sv_req_t *r, const double *v,
                      size_t n)
 {
     (void)sc, (void)v, (void)n;
+    static const char XS[] = X16 X16 X16 X16 X16 X16 X16 X16; /* 128 tokens' " x" */
     long out = done_(r) ? r->output : 0;
     sv__jw_key(w, NULL);
-    fputc('"', w->f);
-    for (long k = 0; k < out; k++)
-        fputs(k ? " x" : "x", w->f);
+    fputs(out ? "\"x" : "\"", w->f);
+    for (long left = out - 1; left > 0; left -= 128)
+        fwrite(XS, 1, 2 * (size_t)(left < 128 ? left : 128), w->f);
     fputc('"', w->f);
 }
 
@@ -670,10 +695,17 @@ static const struct {
     const char *name;
     int detailed; /* only with --detailed */
     sv__list_put_fn put;
+    double (*val)(const sv_scenario_t *sc, const sv_req_t *r); /* NULL: not one number */
 } LISTS[SV__NLISTS] = {
-    {"input_lens", 1, put_input},  {"output_lens", 1, put_output},   {"ttfts", 1, put_ttft},
-    {"itls", 1, put_itls},         {"latencies", 0, put_latency},    {"start_times", 1, put_start},
-    {"queue_times", 0, put_queue}, {"generated_texts", 1, put_text}, {"errors", 1, put_error},
+    {"input_lens", 1, put_input, NULL},
+    {"output_lens", 1, put_output, NULL},
+    {"ttfts", 1, put_ttft, val_ttft},
+    {"itls", 1, put_itls, NULL},
+    {"latencies", 0, put_latency, val_latency},
+    {"start_times", 1, put_start, val_start},
+    {"queue_times", 0, put_queue, val_queue},
+    {"generated_texts", 1, put_text, NULL},
+    {"errors", 1, put_error, NULL},
 };
 
 int sv__report_list_wanted(int k, int detailed)
@@ -704,8 +736,17 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const 
             sv__recstream_splice(rs, k, w);
         } else {
             sv__list_put_fn put = LISTS[k].put;
-            for (size_t i = 0; i < p->n && put != put_itls; i++)
+            double (*val)(const sv_scenario_t *, const sv_req_t *) = LISTS[k].val;
+            double chunk[256]; /* the numbers of a list, a chunk at a time: the same items */
+            for (size_t i = 0; i < p->n && val; i += sizeof chunk / sizeof chunk[0]) {
+                size_t m = p->n - i < 256 ? p->n - i : 256;
+                for (size_t j = 0; j < m; j++)
+                    chunk[j] = val(res->sc, &p->r[i + j]);
+                sv__jw_nums(w, chunk, m);
+            }
+            for (size_t i = 0; i < p->n && put != put_itls && !val; i++)
                 put(w, res->sc, &p->r[i], NULL, 0);
+            if (put == put_itls) w->cache = sv__fmtcache_new(); /* none: no cache */
             for (size_t i = 0; i < p->n && put == put_itls; i++) {
                 double *v = NULL;
                 size_t n = 0;
@@ -713,6 +754,8 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const 
                 put(w, res->sc, &p->r[i], v, n);
                 free(v);
             }
+            sv__fmtcache_free(w->cache);
+            w->cache = NULL;
         }
         sv__jw_end_arr(w);
     }

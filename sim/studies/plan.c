@@ -296,7 +296,20 @@ static int phase_pool(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const
     return 0;
 }
 
-/* A candidate's scenario: the base workload and SLOs on new pools. */
+/* Row's plan.layout settings on a phase's pool (checked when plan.layouts was read). */
+static int apply_layout(const sv_plan_cfg_t *cfg, const sv_plan_row_t *row, sv_pool_cfg_t *pool,
+                        sv_error_t *err)
+{
+    const sv_plan_layout_t *l = &cfg->layouts[row->layout];
+    for (int i = 0; i < l->nkeys; i++) {
+        int rc = sv_perf_settings_set(&pool->perf, l->key[i], l->value[i], err);
+        if (rc) return rc;
+    }
+    if (l->nkeys) sv_pool_hardware_changed(pool);
+    return l->nkeys ? sv_spec_check(&pool->perf, err) : 0;
+}
+
+/* A candidate's scenario: the base workload and SLOs on new pools, with the row's layout. */
 static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const sv_catalog_t *cat,
                      const sv_plan_row_t *row, int units, sv_scenario_t *sc, sv_error_t *err)
 {
@@ -304,6 +317,7 @@ static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
     sv_pool_cfg_t pool, dpool;
     int rc = phase_pool(base, cfg, cat, base_pool(base, SV_ROLE_PREFILL), row->gpu, row->tp,
                         row->max_num_seqs, &pool, err);
+    if (!rc) rc = apply_layout(cfg, row, &pool, err);
     if (rc) return rc;
     sc->route = SV_ROUTE_LEAST_OUTSTANDING;
     if (!row->disagg) {
@@ -317,7 +331,8 @@ static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
         return sv_scenario_validate(sc, err);
     }
     if ((rc = phase_pool(base, cfg, cat, base_pool(base, SV_ROLE_DECODE), row->dgpu, row->dtp,
-                         row->max_num_seqs, &dpool, err)))
+                         row->max_num_seqs, &dpool, err)) ||
+        (rc = apply_layout(cfg, row, &dpool, err)))
         return rc;
     sc->npools = 2;
     sc->disaggregated = 1;
@@ -615,14 +630,16 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
                          "%s: plan needs an open-loop workload (workload.rate or a trace), not a "
                          "max_concurrency loop",
                          sc->path);
-    /* Colocated rows, then disaggregated ones: per GPU, TP and max_num_seqs of the prefill
-     * phase, each decode placement (the same one unless plan.prefill/plan.decode split
+    /* Colocated rows, then disaggregated ones: per GPU, TP, layout and max_num_seqs of the
+     * prefill phase, each decode placement (the same one unless plan.prefill/plan.decode split
      * them), each ratio. */
     int nm = p->nmns ? p->nmns : 1;
     int nplace = p->split ? p->nphase_gpus[1] * p->nphase_tps[1] : 1;
     int npre = p->split ? p->nphase_gpus[0] * p->nphase_tps[0] : p->ngpus * p->ntps;
-    int cap =
-        p->ngpus * p->ntps * nm * p->colocated + npre * nm * nplace * p->nratios * p->disaggregated;
+    int nl = p->nlayouts > 0 ? p->nlayouts : 1;
+    int cap = (p->ngpus * p->ntps * nm * p->colocated +
+               npre * nm * nplace * p->nratios * p->disaggregated) *
+              nl;
     sv_plan_row_t *r = calloc((size_t)cap + 1, sizeof *r);
     if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
     int n = 0;
@@ -632,30 +649,34 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
         int ng = split ? p->nphase_gpus[0] : p->ngpus, nt = split ? p->nphase_tps[0] : p->ntps;
         for (int g = 0; g < ng; g++)
             for (int t = 0; t < nt; t++)
-                for (int m = 0; m < nm; m++)
-                    for (int q = 0; q < (split ? nplace : 1); q++)
-                        for (int k = 0; k < (pass ? p->nratios : 1); k++) {
-                            sv_plan_row_t *row = &r[n++];
-                            snprintf(row->gpu, sizeof row->gpu, "%s",
-                                     split ? p->phase_gpus[0][g] : p->gpus[g]);
-                            row->tp = split ? p->phase_tps[0][t] : p->tps[t];
-                            if (split) {
-                                snprintf(row->dgpu, sizeof row->dgpu, "%s",
-                                         p->phase_gpus[1][q / p->nphase_tps[1]]);
-                                row->dtp = p->phase_tps[1][q % p->nphase_tps[1]];
-                            } else {
-                                snprintf(row->dgpu, sizeof row->dgpu, "%s", row->gpu);
-                                row->dtp = row->tp;
+                for (int l = 0; l < nl; l++)
+                    for (int m = 0; m < nm; m++)
+                        for (int q = 0; q < (split ? nplace : 1); q++)
+                            for (int k = 0; k < (pass ? p->nratios : 1); k++) {
+                                sv_plan_row_t *row = &r[n++];
+                                snprintf(row->gpu, sizeof row->gpu, "%s",
+                                         split ? p->phase_gpus[0][g] : p->gpus[g]);
+                                row->tp = split ? p->phase_tps[0][t] : p->tps[t];
+                                row->layout = p->nlayouts > 0 ? l : 0;
+                                snprintf(row->layout_name, sizeof row->layout_name, "%s",
+                                         p->nlayouts > 0 ? p->layouts[l].name : "");
+                                if (split) {
+                                    snprintf(row->dgpu, sizeof row->dgpu, "%s",
+                                             p->phase_gpus[1][q / p->nphase_tps[1]]);
+                                    row->dtp = p->phase_tps[1][q % p->nphase_tps[1]];
+                                } else {
+                                    snprintf(row->dgpu, sizeof row->dgpu, "%s", row->gpu);
+                                    row->dtp = row->tp;
+                                }
+                                row->max_num_seqs =
+                                    p->nmns ? p->max_num_seqs[m] : sc->pools[0].engine.max_num_seqs;
+                                if (pass) {
+                                    row->disagg = 1;
+                                    row->p = p->ratios[k][0];
+                                    row->d = p->ratios[k][1];
+                                }
+                                row_facts(sc, cfg, cat, row);
                             }
-                            row->max_num_seqs =
-                                p->nmns ? p->max_num_seqs[m] : sc->pools[0].engine.max_num_seqs;
-                            if (pass) {
-                                row->disagg = 1;
-                                row->p = p->ratios[k][0];
-                                row->d = p->ratios[k][1];
-                            }
-                            row_facts(sc, cfg, cat, row);
-                        }
     }
     sv_progress_t pr;
     sv_progress_start(&pr, progress);
@@ -696,13 +717,15 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
 
 void sv_plan_config_name(const sv_plan_row_t *r, char *buf, size_t n)
 {
+    const char *sp = r->layout_name[0] ? " " : "", *l = r->layout_name;
     if (r->disagg && (strcmp(r->gpu, r->dgpu) != 0 || r->tp != r->dtp))
-        snprintf(buf, n, "%s TP%d %d:%d %s TP%d seqs %ld", r->gpu, r->tp, r->p, r->d, r->dgpu,
-                 r->dtp, r->max_num_seqs);
+        snprintf(buf, n, "%s TP%d%s%s %d:%d %s TP%d seqs %ld", r->gpu, r->tp, sp, l, r->p, r->d,
+                 r->dgpu, r->dtp, r->max_num_seqs);
     else if (r->disagg)
-        snprintf(buf, n, "%s TP%d %d:%d P:D seqs %ld", r->gpu, r->tp, r->p, r->d, r->max_num_seqs);
+        snprintf(buf, n, "%s TP%d%s%s %d:%d P:D seqs %ld", r->gpu, r->tp, sp, l, r->p, r->d,
+                 r->max_num_seqs);
     else
-        snprintf(buf, n, "%s TP%d colocated seqs %ld", r->gpu, r->tp, r->max_num_seqs);
+        snprintf(buf, n, "%s TP%d%s%s colocated seqs %ld", r->gpu, r->tp, sp, l, r->max_num_seqs);
 }
 
 /* The rate sized for: target_rate x peak_factor. */
@@ -972,6 +995,7 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
     const sv_workload_cfg_t *w = &sc->workload;
     const sv_pool_cfg_t *pool = &sc->pools[0];
     f->target = sized_rate(cfg);
+    f->layouts = cfg->layouts_given;
     snprintf(f->model, sizeof f->model, "%s", sc->model.name);
     snprintf(f->weights, sizeof f->weights, "%s", sv_dtype_name(pool->perf.weight_dtype));
     snprintf(f->kv, sizeof f->kv, "%s", sv_dtype_name(pool->perf.kv_dtype));
@@ -1238,8 +1262,9 @@ static int write_csv(const char *path, const sv_scenario_t *sc, const sv_plan_ro
           "day_total_usd,day_wall_kwh,day_usd_per_million_output_tokens,"
           "day_wall_j_per_output_token,day_attainment,day_autoscaled_gpu_hours,"
           "day_autoscaled_total_usd,day_autoscaled_wall_kwh,model,weight_dtype,kv_cache_dtype,"
-          "arrivals,contract,kv_link,decode_price_per_gpu_hour_usd,probes,error\n",
+          "arrivals,contract,kv_link,decode_price_per_gpu_hour_usd,probes,error",
           f);
+    fputs(fa->layouts ? ",layout\n" : "\n", f);
     char b[24][40];
     for (int i = 0; i < nrows; i++) {
         const sv_plan_row_t *r = &rows[i];
@@ -1292,6 +1317,10 @@ static int write_csv(const char *path, const sv_scenario_t *sc, const sv_plan_ro
         csv_str(f, r->disagg ? fa->kv_link : "");
         fprintf(f, ",%s,%ld,", sv__fmt_double(r->dprice, b[0]), r->probes);
         csv_str(f, r->error);
+        if (fa->layouts) {
+            fputc(',', f);
+            csv_str(f, r->layout_name);
+        }
         fputc('\n', f);
     }
     return sv__close_out(f, path, err) ? SV_EIO : 0;
@@ -1423,6 +1452,7 @@ static void json_row(sv_jw_t *w, const sv_metrics_cfg_t *m, const sv_plan_row_t 
     sv__jw_num(w, "decode_price_low_usd", r->dprice_low);
     sv__jw_num(w, "decode_price_high_usd", r->dprice_high);
     sv__jw_int(w, "max_num_seqs", r->max_num_seqs);
+    if (fa->layouts) sv__jw_str(w, "layout", r->layout_name);
     if (r->ok)
         json_row_result(w, m, r, fa);
     else

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "servesim/base/yaml.h"
+#include "servesim/cost/perf.h"
 
 static const sv_yenum_t SIZE_FOR[] = {{"target", 0}, {"peak", 1}};
 static const sv_yenum_t SERVING[] = {{"colocated", 0}, {"disaggregated", 1}};
@@ -135,6 +136,100 @@ static int read_phases(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p
     return 0;
 }
 
+const char *const sv_plan_layout_keys[] = {
+    "ep",          "dp_attention",           "ep_redundant_experts", "ep_kernel",
+    "speculative", "num_speculative_tokens", "spec_acceptance",      NULL};
+
+/* The value layout l gives key, or NULL. */
+static const char *layout_value(const sv_plan_layout_t *l, const char *key)
+{
+    for (int i = 0; i < l->nkeys; i++)
+        if (strcmp(l->key[i], key) == 0) return l->value[i];
+    return NULL;
+}
+
+/* A layout's compact label from the settings it set (s: the defaults with its keys applied),
+ * its keys in sv_plan_layout_keys order: "EP8 DPA8", "MTP3", "" for none. */
+static void layout_name(sv_plan_layout_t *l, const sv_perf_settings_t *s)
+{
+    static const char *const kernel[] = {"DeepEP-auto", "DeepEP-LL", "DeepEP-HT"};
+    static const char *const spec[SV_SPEC_COUNT] = {"no-spec", "MTP", "EAGLE", "DRAFT"};
+    char *b = l->name;
+    size_t n = sizeof l->name, k = 0;
+    b[0] = 0;
+#define ADD(...)                                                                                   \
+    (k += (size_t)snprintf(b + k, k < n ? n - k : 0, __VA_ARGS__), k = k < n ? k : n - 1)
+    if (layout_value(l, "ep")) ADD("%sEP%d", k ? " " : "", s->ep);
+    if (layout_value(l, "ep_redundant_experts")) ADD("%sRE%d", k ? " " : "", s->ep_redundant);
+    if (layout_value(l, "dp_attention")) ADD("%sDPA%d", k ? " " : "", s->dp_attention);
+    if (layout_value(l, "ep_kernel")) ADD("%s%s", k ? " " : "", kernel[s->ep_kernel]);
+    if (layout_value(l, "speculative")) {
+        if (s->spec_method == SV_SPEC_NONE)
+            ADD("%s%s", k ? " " : "", spec[0]);
+        else
+            ADD("%s%s%d", k ? " " : "", spec[s->spec_method], sv_spec_k(s));
+    } else if (layout_value(l, "num_speculative_tokens"))
+        ADD("%sk%d", k ? " " : "", s->spec_k);
+    if (layout_value(l, "spec_acceptance"))
+        ADD("%sacc %s", k ? " " : "", layout_value(l, "spec_acceptance"));
+#undef ADD
+}
+
+/* plan.layouts: a list of maps of hardware keys, each checked as the hardware map's own
+ * (sv_perf_settings_set), none twice; default one empty layout. */
+static int read_layouts(sv_ynode_t *pm, sv_plan_cfg_t *p, sv_error_t *err)
+{
+    char w[512], msg[SV_ERRMSG_MAX];
+    int rc;
+    p->nlayouts = 1;
+    sv_ynode_t *ls = sv_ymap_get(pm, "layouts");
+    if (!ls || sv_yscalar_is_null(ls)) return 0;
+    if ((rc = plan_list(ls, "plan.layouts", SV_PLAN_MAX_LAYOUTS, err))) return rc;
+    p->layouts_given = 1;
+    p->nlayouts = 0;
+    for (size_t i = 0; i < ls->n; i++) {
+        sv_ynode_t *e = ls->seq[i];
+        sv_plan_layout_t *l = &p->layouts[p->nlayouts];
+        if (e->kind != SV_Y_MAP && !sv_yscalar_is_null(e))
+            return sv_errorf(err, SV_EINVAL, "%s: %s: expected a map of hardware keys like {ep: 8}",
+                             at(e, w, sizeof w), e->path);
+        sv_perf_settings_t s = sv_perf_settings_default();
+        for (size_t j = 0; e->kind == SV_Y_MAP && j < e->n; j++) {
+            const char *key = e->map[j].key;
+            sv_ynode_t *v = e->map[j].val;
+            int known = 0;
+            e->map[j].used = 1;
+            for (int q = 0; sv_plan_layout_keys[q]; q++)
+                known |= strcmp(sv_plan_layout_keys[q], key) == 0;
+            if (!known)
+                return sv_errorf(err, SV_EINVAL,
+                                 "%s: %s: not a layout key (ep, dp_attention, "
+                                 "ep_redundant_experts, ep_kernel, speculative, "
+                                 "num_speculative_tokens or spec_acceptance)",
+                                 at(v, w, sizeof w), v->path);
+            if (v->kind != SV_Y_SCALAR)
+                return sv_errorf(err, SV_EINVAL, "%s: %s: expected a single value",
+                                 at(v, w, sizeof w), v->path);
+            if (strlen(v->scalar) >= sizeof l->value[0])
+                return sv_errorf(err, SV_EINVAL, "%s: %s: longer than %zu characters",
+                                 at(v, w, sizeof w), v->path, sizeof l->value[0] - 1);
+            if ((rc = sv_perf_settings_set(&s, key, v->scalar, err))) {
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                return sv_errorf(err, rc, "%s: %s.%s", at(v, w, sizeof w), e->path, msg);
+            }
+            snprintf(l->key[l->nkeys], sizeof l->key[0], "%s", key);
+            snprintf(l->value[l->nkeys++], sizeof l->value[0], "%s", v->scalar);
+        }
+        layout_name(l, &s);
+        for (int j = 0; j < p->nlayouts; j++)
+            if (strcmp(p->layouts[j].name, l->name) == 0)
+                return sv_errorf(err, SV_EINVAL, "%s: %s: the same layout as plan.layouts[%d]",
+                                 at(e, w, sizeof w), e->path, j);
+        p->nlayouts++;
+    }
+    return 0;
+}
+
 static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, sv_error_t *err)
 {
     char w[512];
@@ -167,6 +262,7 @@ static int read_plan(sv_ynode_t *pm, const sv_catalog_t *cat, sv_plan_cfg_t *p, 
     p->ntps = 1;
     if ((rc = tp_list(sv_ymap_get(pm, "tp"), "plan.tp", p->tps, &p->ntps, err))) return rc;
     if ((rc = read_phases(pm, cat, p, err))) return rc;
+    if ((rc = read_layouts(pm, p, err))) return rc;
     sv_ynode_t *m = sv_ymap_get(pm, "max_num_seqs");
     if (m) {
         if ((rc = plan_list(m, "plan.max_num_seqs", SV_PLAN_MAX_CHOICES, err))) return rc;

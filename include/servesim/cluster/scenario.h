@@ -70,6 +70,8 @@ typedef struct sv_pool_cfg {
     int defaulted;         /* SV_DEFAULT_* bits: settings taken from vLLM's per-GPU defaults */
     int profile_defaulted; /* SV_PROFILE_* bits: settings taken from the engine profile's
                             * defaults for this pool's scheduler (models/engines.yaml) */
+    int overlap_defaulted;         /* engine.overlap_schedule was not given (its default
+                                    * follows the scheduler and speculative decoding) */
     char engine_name[SV_NAME_MAX]; /* `engine: NAME` or `engine.name` ("" = not named) */
     char engine_note[256];         /* scheduler and profile of different engines ("" = none) */
 } sv_pool_cfg_t;
@@ -152,6 +154,11 @@ void sv_scenario_src_free(sv_scenario_src_t *src);
  * scenario it reads; code that edits a scenario (plan's candidates) runs them again.
  * 0, or SV_EINVAL with "KEY: what is wrong". */
 int sv_scenario_validate(const sv_scenario_t *sc, sv_error_t *err);
+
+/* After a loaded pool's hardware settings changed (servesim plan's layouts): the engine
+ * defaults that follow them taken again (SGLang's overlap loop, off with MTP or EAGLE),
+ * where the scenario left them unset. */
+void sv_pool_hardware_changed(sv_pool_cfg_t *pool);
 
 /* The defaults of a KV link kind (nvlink, infiniband, roce, ethernet, pcie) for a prefill
  * GPU: bandwidth per GPU and latency, fair sharing, no overlap. SV_EINVAL for another kind. */

@@ -72,7 +72,9 @@ typedef struct sv_plan_row {
     int dtp;
     double dprice, dprice_low, dprice_high;
     long max_num_seqs;
-    int ok; /* 0: infeasible or failed; error says why (whole: never cut) */
+    int layout;           /* index into plan.layouts, applied to every pool of the row */
+    char layout_name[48]; /* its label ("EP8 DPA8", "MTP3"; "" for the empty layout) */
+    int ok;               /* 0: infeasible or failed; error says why (whole: never cut) */
     char error[SV_ERRMSG_MAX];
     double unit_capacity; /* req/s one unit sustains within the SLOs */
     int unit_gpus;
@@ -122,6 +124,7 @@ typedef struct sv_plan_facts {
     int best_colocated, best_disaggregated;
     char versus[480];
     char kv_link[200]; /* the link a disaggregated unit's KV cache crosses ("" without) */
+    int layouts;       /* plan.layouts was given: plan.csv and plan.json name each row's */
 } sv_plan_facts_t;
 /* The facts of a ranked plan (sv_plan_run ranks it). */
 void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_plan_row_t *rows,
@@ -132,7 +135,8 @@ void sv_plan_facts(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_p
 double sv_plan_cost_at(const sv_plan_row_t *r, int which);
 
 /* "a100-80gb TP1 1:2 P:D seqs 256"; a split row adds its decode placement
- * ("... -> h100-sxm TP2"). */
+ * ("a100-80gb TP1 1:2 h100-sxm TP2 seqs 256"); a row's layout follows the first TP
+ * ("h200 TP8 EP8 DPA8 colocated seqs 256"). */
 void sv_plan_config_name(const sv_plan_row_t *r, char *buf, size_t n);
 
 /* Cost per hour of a ranked row if its unit capacity were off by its band (whole units). */

@@ -17,8 +17,27 @@
 /* Bounds of the plan's lists and of sweep.vary (longer lists are an error, not a cut). */
 #define SV_PLAN_MAX_GPUS 16   /* plan.gpus and plan.price_per_hour_usd entries */
 #define SV_PLAN_MAX_CHOICES 8 /* plan.tp, plan.max_num_seqs, plan.prefill_decode entries */
+#define SV_PLAN_MAX_LAYOUTS 8 /* plan.layouts entries */
+#define SV_PLAN_LAYOUT_KEYS 7 /* keys one layout may set (sv_plan_layout_keys) */
 #define SV_SWEEP_MAX_VARY 6   /* sweep.vary entries (sweep.h's SV_MAX_VARY) */
 #define SV_SWEEP_SPEC_MAX 256 /* bytes of one sweep.vary entry */
+
+/*
+ * One entry of plan.layouts: hardware keys (the names in sv_plan_layout_keys, values as the
+ * scenario's `hardware` map takes them, checked by sv_perf_settings_set) applied to every
+ * pool of a candidate, both phases of a disaggregated unit. name is its compact label for
+ * the configuration's name ("EP8 DPA8", "MTP3"; "" for the empty layout).
+ */
+typedef struct sv_plan_layout {
+    char key[SV_PLAN_LAYOUT_KEYS][32];
+    char value[SV_PLAN_LAYOUT_KEYS][64];
+    int nkeys;
+    char name[48];
+} sv_plan_layout_t;
+
+/* The hardware keys a layout may set, NULL-terminated: ep, dp_attention,
+ * ep_redundant_experts, ep_kernel, speculative, num_speculative_tokens, spec_acceptance. */
+extern const char *const sv_plan_layout_keys[];
 
 /* What `servesim plan` may choose from (the scenario's `plan:` map). */
 typedef struct sv_plan_cfg {
@@ -48,6 +67,10 @@ typedef struct sv_plan_cfg {
     char phase_gpus[2][SV_PLAN_MAX_GPUS][SV_NAME_MAX]; /* [0] prefill, [1] decode */
     int nphase_gpus[2];
     int phase_tps[2][SV_PLAN_MAX_CHOICES], nphase_tps[2];
+    /* plan.layouts: the parallel and speculative layouts searched per GPU and TP; without
+     * the key one empty layout (the scenario's own settings), layouts_given 0. */
+    sv_plan_layout_t layouts[SV_PLAN_MAX_LAYOUTS];
+    int nlayouts, layouts_given;
 } sv_plan_cfg_t;
 
 /* The `sweep:` map. */
