@@ -71,6 +71,25 @@ START_TEST(test_fmax_fmin_inline)
 }
 END_TEST
 
+/* sv_floor gives floor's bits, the sign of a zero included, on both sides of its fast
+ * path: 2.75 -> 2, 0.5 -> +0, -0 -> -0, -0.5 -> -1, 2^52 - 0.5 -> 2^52 - 1, 2^53 + 2 as
+ * it is, infinities and NaN as floor gives them. */
+START_TEST(test_floor_inline)
+{
+    const double v[] = {2.75,   0.5,     0.0,     -0.0,     -0.5,  -2.25,       1e-300,
+                        4503599627370495.5, 4503599627370496.0, 9007199254740994.0,
+                        1e300,  INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        double got = sv_floor(v[i]), want = floor(v[i]);
+        ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "floor(%.17g): %.17g, not %.17g", v[i],
+                      got, want);
+    }
+    ck_assert(sv_floor(2.75) == 2.0 && sv_floor(-0.5) == -1.0 && signbit(sv_floor(-0.0)));
+    ck_assert(sv_floor(4503599627370495.5) == 4503599627370495.0);
+    ck_assert(isnan(sv_floor(NAN)));
+}
+END_TEST
+
 /* The memo answers a decode-only step with the bits sv_perf_step gives: steps of one batch
  * size at growing contexts (the short way), another size and back to the first (its own
  * slot kept it), a step with a prefill chunk (computed in full), a size sharing the first's
@@ -1460,6 +1479,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("roofline");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_fmax_fmin_inline);
+    tcase_add_test(tc, test_floor_inline);
     tcase_add_test(tc, test_step_memo_same_bits);
     tcase_add_test(tc, test_llama8b_sizes);
     tcase_add_test(tc, test_decode_batch1_memory_bound);

@@ -2115,6 +2115,24 @@ static int fin_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The step's finished requests in running order. Their stamps are distinct (one per
+ * admission to the running list), so any sort leaves the same order: a few (the common
+ * step) by insertion, more by qsort. */
+static void sort_fin(fin_t *f, size_t n)
+{
+    if (n > 16) {
+        qsort(f, n, sizeof *f, fin_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        fin_t x = f[i];
+        size_t k = i;
+        for (; k > 0 && f[k - 1].run_seq > x.run_seq; k--)
+            f[k] = f[k - 1];
+        f[k] = x;
+    }
+}
+
 /*
  * Multi-step scheduling, a round ended: each sequence takes the n tokens its steps made, as
  * many as its request still lacks (vLLM's MultiStepOutputProcessor truncates the rest to
@@ -2222,7 +2240,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
     /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
-    if (r->nfin > 1) qsort(r->fin, r->nfin, sizeof *r->fin, fin_cmp);
+    sort_fin(r->fin, r->nfin);
     r->lag_at = now;
     r->lag_seqs = (long)r->nfin;
     long before = sv__kv_avail(KVP(r));

@@ -12,6 +12,7 @@
 
 #include "base/heap_int.h"
 #include "base/vec_int.h"
+#include "servesim/base/numeric.h"
 #include "servesim/metrics/sketch.h"
 
 typedef struct seg {
@@ -619,7 +620,7 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising the inter-token latencies");
     } else {
         size_t nwv = 0;
-#define BIN(t) bins_add(&bins, floor((t)-min_start), 1.0)
+#define BIN(t) bins_add(&bins, sv_floor((t)-min_start), 1.0)
 #define ITL(gap, weight)                                                                           \
     do {                                                                                           \
         if (sk)                                                                                    \
@@ -656,7 +657,7 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
             for (size_t j = 0; j < m->dec[k].n; j++) {
                 cv += cov[k][j];
                 wv += wts[k][j];
-                if (cv > 0) bins_add(&bins, floor(t[j] - min_start), (double)cv);
+                if (cv > 0) bins_add(&bins, sv_floor(t[j] - min_start), (double)cv);
                 if (wv > 0) ITL(t[j] - t[j - 1], (double)wv);
             }
         }
@@ -1152,7 +1153,7 @@ static int stream_single(sv_metrics_t *m, int32_t req, double t, double gap)
 static void stream_bin(sv_metrics_t *m, double t, double tokens)
 {
     stream_t *st = m->st;
-    double x = floor(t - st->t0);
+    double x = sv_floor(t - st->t0);
     if (!(x >= 0)) return;
     if (x < (double)STREAM_DENSE_BINS) {
         size_t k = (size_t)x;

@@ -535,7 +535,7 @@ int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
         x = d->value;
         break;
     }
-    x = floor(x + 0.5);
+    x = sv_floor(x + 0.5);
     if (x < (double)d->min) x = (double)d->min;
     if (x > (double)d->max) x = (double)d->max;
     return (int32_t)x;

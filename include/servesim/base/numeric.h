@@ -1,13 +1,14 @@
 /*
  * Small numeric helpers every layer shares, written once: the splitmix64 mixer (Steele,
  * Lea and Flood 2014, as in Vigna's splitmix64.c) that derives seeds and hashes, the
- * qsort comparator of doubles, and fmax/fmin inline.
+ * qsort comparator of doubles, fmax/fmin inline, and floor with a fast path.
  *
  * Ownership: pure functions; nothing is allocated.
  */
 #ifndef SERVESIM_NUMERIC_H
 #define SERVESIM_NUMERIC_H
 
+#include <math.h>
 #include <stdint.h>
 
 /* splitmix64's output function: a bijection of 64-bit words that spreads every input bit. */
@@ -42,6 +43,15 @@ static inline double sv_fmax(double a, double b)
 static inline double sv_fmin(double a, double b)
 {
     return (a < b || b != b) ? a : b;
+}
+
+/* floor(x), the same value for every x: a positive x below 2^52 (where a double may have a
+ * fraction) by the conversion to an integer, which truncates, and so floors it; the rest
+ * (zeros, negatives, large values, NaN) by floor itself. Inline: a summary's per-second
+ * bins and each drawn length round this way, and without SSE4.1 floor is bit work. */
+static inline double sv_floor(double x)
+{
+    return x > 0.0 && x < 4503599627370496.0 ? (double)(int64_t)x : floor(x);
 }
 
 #endif
