@@ -321,6 +321,10 @@ static double batch_ms(const sv_perf_t *p, const sv_vrow_t *w)
     return (pre + dec) * 1e3;
 }
 
+/* A row's engine map, colocated or per pool (its scheduler, then its profile): the caps
+ * wide enough for any row, which a row's sets override. */
+#define ROW_ENGINE "{scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, profile: %s}"
+
 /* The scheduler of a row's engine profile: TensorRT-LLM's own capacity scheduler reserves
  * whole sequences; SGLang runs prefill batches before decode. */
 static const char *row_scheduler(const sv_vrow_t *w)
@@ -348,8 +352,7 @@ static void write_pools(FILE *f, const sv_vrow_t *w)
         fprintf(f,
                 "  - {name: %s, role: %s, gpu: %s, tp: %d, ep: %d, dp_attention: %d, "
                 "weight_dtype: %s, kv_cache_dtype: %s, replicas: %d,\n"
-                "     engine: {scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, "
-                "profile: %s}}\n",
+                "     engine: " ROW_ENGINE "}\n",
                 role, role, w->gpu, p->tp, p->ep, p->dp_attention, w->weight_dtype, w->kv_dtype,
                 p->workers, row_scheduler(w), w->profile);
     }
@@ -375,8 +378,7 @@ static int write_scenario(const sv_vrow_t *w, char *path, size_t n, sv_error_t *
     else
         fprintf(f,
                 "hardware: {gpu: %s, tp: %d, weight_dtype: %s, kv_cache_dtype: %s}\n"
-                "engine: {scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, "
-                "profile: %s}\n",
+                "engine: " ROW_ENGINE "\n",
                 w->gpu, w->tp, w->weight_dtype, w->kv_dtype, row_scheduler(w), w->profile);
     fprintf(f, "workload:\n  num_requests: %ld\n  rate: inf\n", w->requests);
     if (w->concurrency > 0) fprintf(f, "  max_concurrency: %ld\n", w->concurrency);
