@@ -120,8 +120,8 @@ static int layout_word(sv_vpool_t *p, const char *role, char *word, sv_error_t *
         *dst[k] = (int)v;
         return 0;
     }
-    return sv_errorf(err, SV_EINVAL, "%s: unknown key '%s' (expected workers, tp, ep or dp_attention)",
-                     role, word);
+    return sv_errorf(err, SV_EINVAL,
+                     "%s: unknown key '%s' (expected workers, tp, ep or dp_attention)", role, word);
 }
 
 int sv_vrow_layout(sv_vrow_t *w, const char *text, sv_error_t *err)
@@ -152,13 +152,14 @@ int sv_vrow_layout(sv_vrow_t *w, const char *text, sv_error_t *err)
             return sv_errorf(err, SV_EINVAL, "%s: missing key '%s'", role,
                              p->workers ? "tp" : "workers");
         if (p->tp % p->ep || p->tp % p->dp_attention)
-            return sv_errorf(err, SV_EINVAL, "%s: ep (%d) and dp_attention (%d) must divide tp (%d)",
-                             role, p->ep, p->dp_attention, p->tp);
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: ep (%d) and dp_attention (%d) must divide tp (%d)", role, p->ep,
+                             p->dp_attention, p->tp);
         w->npools++;
     }
     if (w->npools != 2)
-        return sv_errorf(err, SV_EINVAL, "expected a prefill and a decode pool joined by '+', got %d",
-                         w->npools);
+        return sv_errorf(err, SV_EINVAL,
+                         "expected a prefill and a decode pool joined by '+', got %d", w->npools);
     return 0;
 }
 
@@ -225,8 +226,7 @@ int sv_validation_load(const char *path, sv_validation_t **out, sv_error_t *err)
             rc = sv_errorf(err, SV_EINVAL, "%s:%ld: column 'fitted': expected yes or no, got '%s'",
                            path, w->line, fit);
         else if ((w->tp == 0) != (w->npools > 0))
-            rc = sv_errorf(err, SV_EINVAL,
-                           "%s:%ld: column 'tp': %s", path, w->line,
+            rc = sv_errorf(err, SV_EINVAL, "%s:%ld: column 'tp': %s", path, w->line,
                            w->npools ? "a row with a layout gives tp 0 (its pools give theirs)"
                                      : "expected a whole number >= 1, got '0'");
         else if (w->npools && w->kind >= SV_VK_PREFILL)
@@ -417,7 +417,7 @@ static int row_sets(const sv_vrow_t *w, char *buf, size_t n, const char **sets)
         int both = w->npools && (strncmp(s, "hardware.", 9) == 0 || strncmp(s, "engine.", 7) == 0);
         for (int i = 0; i < (both ? w->npools : 1); i++) {
             const char *pool = w->pools[i].decode ? "decode" : "prefill";
-            int len = !both ? snprintf(buf + used, n - used, "%s", s)
+            int len = !both         ? snprintf(buf + used, n - used, "%s", s)
                       : s[0] == 'h' ? snprintf(buf + used, n - used, "pools.%s.%s", pool, s + 9)
                                     : snprintf(buf + used, n - used, "pools.%s.%s", pool, s);
             if (nsets == MAX_SETS || len < 0 || (size_t)len >= n - used) return -1;
