@@ -103,6 +103,21 @@ static void fit_params(const problem_t *pb, gsl_multifit_nlinear_workspace *w, g
     }
 }
 
+/* One more row's relative error e in a group's count, absolute and signed sums. */
+static void group_add(long *n, double *ape, double *bias, double e)
+{
+    (*n)++;
+    *ape += fabs(e);
+    *bias += e;
+}
+
+/* A group's sums made its MAPE and mean signed error, in percent. */
+static void group_mean(long n, double *ape, double *bias)
+{
+    *ape *= 100.0 / (double)n;
+    *bias *= 100.0 / (double)n;
+}
+
 /* The errors per TP degree of the rows that carry one (x[5], kernel rows), in increasing
  * order of TP; degrees beyond SV_FIT_TP_MAX distinct ones are left out. */
 static void tp_errors(const row_t *rows, size_t n, const gsl_vector *r, sv_fit_t *fit)
@@ -127,15 +142,10 @@ static void tp_errors(const row_t *rows, size_t n, const gsl_vector *r, sv_fit_t
             fit->tp_mape[k] = fit->tp_bias[k] = 0.0;
             fit->ntp++;
         }
-        double e = gsl_vector_get(r, i);
-        fit->tp_n[k]++;
-        fit->tp_mape[k] += fabs(e);
-        fit->tp_bias[k] += e;
+        group_add(&fit->tp_n[k], &fit->tp_mape[k], &fit->tp_bias[k], gsl_vector_get(r, i));
     }
-    for (int k = 0; k < fit->ntp; k++) {
-        fit->tp_mape[k] *= 100.0 / (double)fit->tp_n[k];
-        fit->tp_bias[k] *= 100.0 / (double)fit->tp_n[k];
-    }
+    for (int k = 0; k < fit->ntp; k++)
+        group_mean(fit->tp_n[k], &fit->tp_mape[k], &fit->tp_bias[k]);
 }
 
 /* The fit's quality from its residuals r: mean and largest error, the worst rows (described
@@ -181,15 +191,10 @@ static void fit_errors(const row_t *rows, size_t n, const gsl_vector *r, model_f
             fit->kind_mape[k] = fit->kind_bias[k] = 0.0;
             fit->nkinds++;
         }
-        double e = gsl_vector_get(r, i);
-        fit->kind_n[k]++;
-        fit->kind_mape[k] += fabs(e);
-        fit->kind_bias[k] += e;
+        group_add(&fit->kind_n[k], &fit->kind_mape[k], &fit->kind_bias[k], gsl_vector_get(r, i));
     }
-    for (int k = 0; k < fit->nkinds; k++) {
-        fit->kind_mape[k] *= 100.0 / (double)fit->kind_n[k];
-        fit->kind_bias[k] *= 100.0 / (double)fit->kind_n[k];
-    }
+    for (int k = 0; k < fit->nkinds; k++)
+        group_mean(fit->kind_n[k], &fit->kind_mape[k], &fit->kind_bias[k]);
     tp_errors(rows, n, r, fit);
     fit->max_ape *= 100.0;
     double th[SV_FIT_MAX_PARAMS];
@@ -419,32 +424,6 @@ done:
     return rc;
 }
 
-int sv_calibrate_kernels(const char *const *paths, int npaths, const sv_gpu_t *gpu,
-                         const sv_fit_opts_t *o, sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err)
-{
-    row_t *g = NULL, *s = NULL;
-    size_t ng = 0, capg = 0, ns = 0, caps = 0;
-    int rc = 0;
-    for (int i = 0; i < npaths && !rc; i++)
-        rc = read_mlp(paths[i], &g, &ng, &capg, &s, &ns, &caps, err);
-    hw_t h = {gpu->bf16_flops, gpu->hbm_bw};
-    *gemm = (sv_fit_t){
-        .what = "gemm",
-        .np = 4,
-        .names = {"compute_efficiency", "gemm_m_half_tokens", "memory_efficiency", "gemm_floor_us"},
-        .value = {0.7, 50, 0.8, 5}};
-    *small = (sv_fit_t){.what = "small ops",
-                        .np = 3,
-                        .names = {"small_op_efficiency", "norm_efficiency", "small_op_floor_us"},
-                        .value = {0.8, 0.5, 4}};
-    const char *src = npaths == 1 ? paths[0] : "the mlp.csv tables";
-    if (!rc) rc = run_fit(g, ng, gemm_time, &h, o, src, gemm, err);
-    if (!rc) rc = run_fit(s, ns, small_time, &h, o, src, small, err);
-    free(g);
-    free(s);
-    return rc;
-}
-
 /* A value of gpu's curve as the cost model takes it: its own, else the built-in default. */
 static double gpu_curve(const sv_gpu_t *gpu, int k)
 {
@@ -473,8 +452,10 @@ static int check_rows(const row_t *rows, size_t n, model_fn f, const void *ctx, 
     return 0;
 }
 
-int sv_calibrate_kernels_check(const char *const *paths, int npaths, const sv_gpu_t *gpu,
-                               sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err)
+/* The kernel tables fitted from fixed starting values, or (check) scored at gpu's own. */
+static int kernel_tables(const char *const *paths, int npaths, const sv_gpu_t *gpu,
+                         const sv_fit_opts_t *o, int check, sv_fit_t *gemm, sv_fit_t *small,
+                         sv_error_t *err)
 {
     row_t *g = NULL, *s = NULL;
     size_t ng = 0, capg = 0, ns = 0, caps = 0;
@@ -483,22 +464,44 @@ int sv_calibrate_kernels_check(const char *const *paths, int npaths, const sv_gp
         rc = read_mlp(paths[i], &g, &ng, &capg, &s, &ns, &caps, err);
     hw_t h = {gpu->bf16_flops, gpu->hbm_bw};
     *gemm = (sv_fit_t){
-        .what = "gemm (the GPU's values, not fitted)",
+        .what = check ? "gemm (the GPU's values, not fitted)" : "gemm",
         .np = 4,
         .names = {"compute_efficiency", "gemm_m_half_tokens", "memory_efficiency", "gemm_floor_us"},
-        .value = {gpu->compute_eff, gpu_curve(gpu, SV_CV_GEMM_M_HALF), gpu->memory_eff,
-                  gpu_curve(gpu, SV_CV_GEMM_FLOOR)}};
-    *small = (sv_fit_t){.what = "small ops (the GPU's values, not fitted)",
+        .value = {0.7, 50, 0.8, 5}};
+    *small = (sv_fit_t){.what = check ? "small ops (the GPU's values, not fitted)" : "small ops",
                         .np = 3,
                         .names = {"small_op_efficiency", "norm_efficiency", "small_op_floor_us"},
-                        .value = {gpu_curve(gpu, SV_CV_SMALL_EFF), gpu_curve(gpu, SV_CV_NORM_EFF),
-                                  gpu_curve(gpu, SV_CV_SMALL_FLOOR)}};
+                        .value = {0.8, 0.5, 4}};
+    if (check) {
+        const double gv[4] = {gpu->compute_eff, gpu_curve(gpu, SV_CV_GEMM_M_HALF), gpu->memory_eff,
+                              gpu_curve(gpu, SV_CV_GEMM_FLOOR)};
+        const double sv[3] = {gpu_curve(gpu, SV_CV_SMALL_EFF), gpu_curve(gpu, SV_CV_NORM_EFF),
+                              gpu_curve(gpu, SV_CV_SMALL_FLOOR)};
+        memcpy(gemm->value, gv, sizeof gv);
+        memcpy(small->value, sv, sizeof sv);
+    }
     const char *src = npaths == 1 ? paths[0] : "the mlp.csv tables";
-    if (!rc) rc = check_rows(g, ng, gemm_time, &h, src, gemm, err);
-    if (!rc) rc = check_rows(s, ns, small_time, &h, src, small, err);
+    if (!rc)
+        rc = check ? check_rows(g, ng, gemm_time, &h, src, gemm, err)
+                   : run_fit(g, ng, gemm_time, &h, o, src, gemm, err);
+    if (!rc)
+        rc = check ? check_rows(s, ns, small_time, &h, src, small, err)
+                   : run_fit(s, ns, small_time, &h, o, src, small, err);
     free(g);
     free(s);
     return rc;
+}
+
+int sv_calibrate_kernels(const char *const *paths, int npaths, const sv_gpu_t *gpu,
+                         const sv_fit_opts_t *o, sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err)
+{
+    return kernel_tables(paths, npaths, gpu, o, 0, gemm, small, err);
+}
+
+int sv_calibrate_kernels_check(const char *const *paths, int npaths, const sv_gpu_t *gpu,
+                               sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err)
+{
+    return kernel_tables(paths, npaths, gpu, NULL, 1, gemm, small, err);
 }
 
 /* ---- collectives (Vidur all_reduce.csv, send_recv.csv) ------------------------------ */
