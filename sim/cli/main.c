@@ -1227,9 +1227,9 @@ static int calib_kernels(const calib_args_t *c, const sv_gpu_t *gpu, sv_error_t 
     int nf = 0;
     /* Collective tables alone fit the collectives only (a GPU with NCCL profiles and no
      * kernel profiles, as Vidur's H100 DGX). */
-    if (c->check && (c->nfiles < 1 || c->out))
-        return fail("error: calibrate kernels --check needs an mlp.csv and fits nothing to write "
-                    "(drop --out)%s",
+    if (c->check && (c->nfiles < 1 || c->out || c->ar || c->sr))
+        return fail("error: calibrate kernels --check scores mlp.csv tables only, fitting "
+                    "nothing: give one and drop --out, --allreduce and --send-recv%s",
                     "");
     if (c->nfiles > 0) {
         if (c->check
