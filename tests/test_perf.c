@@ -1106,11 +1106,11 @@ START_TEST(test_pipeline)
     ck_assert_msg(sv_perf_memplan(&p2, &mp, &err) == 0, "%s", err.msg);
     ck_assert(mp.kv_tokens > 100000);
 
-    /* PP must divide the layers. */
-    s.pp = 4;
+    /* Stages are at least one layer each. */
+    s.pp = 127;
     ck_assert_int_eq(sv_perf_init(&p2, g, big, &s, &err), SV_EINVAL);
-    ck_assert_str_eq(err.msg, "pp=4 does not divide the 126 layers of model 'llama-3.1-405b' "
-                              "(each pipeline stage holds layers/pp of them)");
+    ck_assert_str_eq(err.msg, "pp=127 exceeds the 126 layers of model 'llama-3.1-405b' "
+                              "(each pipeline stage holds at least one)");
 }
 END_TEST
 

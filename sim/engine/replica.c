@@ -1902,6 +1902,13 @@ static void kind_peaks(sv_replica_t *r)
 
 /* ---- pipeline parallelism: micro-batches in flight ------------------------------------------ */
 
+/* Uneven stages: stage s's time, the heaviest stage's ts x its share of that stage's
+ * layers (sv_perf_t.pp_layers; the LM head scales with it, a small part of a stage). */
+static double stage_time(const sv_replica_t *r, double ts, int s)
+{
+    return ts * r->perf->pp_layers[s] / r->perf->stage_layers;
+}
+
 /* Whether a micro-batch can be formed now: the first stage is free and fewer than pp are
  * in flight (vLLM's batch queue has a free slot). */
 static int pipe_ready(const sv_replica_t *r)
@@ -1941,7 +1948,7 @@ static __attribute__((noinline)) void pipe_enter(sv_replica_t *r, double now, do
     double t = now + first;
     p->stage_free[0] = t;
     for (int s = 1; s < r->pp; s++) {
-        t = sv_fmax(p->stage_free[s], t + send) + ts;
+        t = sv_fmax(p->stage_free[s], t + send) + (r->perf->pp_uneven ? stage_time(r, ts, s) : ts);
         p->stage_free[s] = t;
     }
     r->ln->exit = t;
@@ -2035,10 +2042,12 @@ static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, 
         micro_cost(r, &b, &total, &cpu, &tc, &send);
     else
         step_cost(r, &b, &total, &cpu, &tc);
+    double ts = total - cpu; /* pp > 1: the heaviest stage's time */
+    if (piped && r->perf->pp_uneven) total = stage_time(r, ts, 0) + cpu;
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
     double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + L->swap_time;
-    if (piped) pipe_enter(r, now, dur, total - cpu, send);
+    if (piped) pipe_enter(r, now, dur, ts, send);
     double u = dur > 0 ? sv_fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;
