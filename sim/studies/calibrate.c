@@ -119,13 +119,14 @@ static void group_mean(long n, double *ape, double *bias)
 }
 
 /* The errors per TP degree of the rows that carry one (x[5], kernel rows), in increasing
- * order of TP; degrees beyond SV_FIT_TP_MAX distinct ones are left out. */
+ * order of TP; degrees beyond SV_FIT_TP_MAX distinct ones, or above 65,536, are left out. */
 static void tp_errors(const row_t *rows, size_t n, const gsl_vector *r, sv_fit_t *fit)
 {
     fit->ntp = 0;
     for (size_t i = 0; i < n; i++) {
-        int tp = (int)rows[i].x[5];
-        if (tp < 1) continue;
+        double t = rows[i].x[5];
+        if (!(t >= 1.0 && t <= 65536.0)) continue; /* none, or no TP a table can mean */
+        int tp = (int)t;
         int k = 0;
         while (k < fit->ntp && fit->tp[k] < tp)
             k++;
