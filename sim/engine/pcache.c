@@ -358,6 +358,28 @@ static void chain_unref(sv__pcache_t *c, long chain, long a, long b)
     c->n.evictable += idle;
 }
 
+/* The end of the range of chain marks equal to slots[j] that starts at j. Without second
+ * copies of the chain's positions anywhere a request's positions of it are all marks, from
+ * 0 to where its hashed blocks begin: found by bisection. */
+static long range_end(const sv__pcache_t *c, const long *slots, long j, long n)
+{
+    long v = slots[j];
+    if (c->ch[mark_chain(v)].ndup > 0) {
+        while (j + 1 < n && slots[j + 1] == v)
+            j++;
+        return j + 1;
+    }
+    long lo = j + 1, hi = n; /* slots[lo - 1] == v; the end lies in [lo, hi] */
+    while (lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (slots[mid] == v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void sv__pcache_ref(sv__pcache_t *c, long slot)
 {
     slot_t *s = &c->s[slot];
@@ -374,10 +396,9 @@ void sv__pcache_ref_slots(sv__pcache_t *c, const long *slots, long n)
     long taken = 0;
     for (long j = 0; j < n; j++) {          /* sv__pcache_ref() for each, its counts summed */
         if (slots[j] <= SV__PCACHE_CHAIN) { /* a chain's positions, as one range */
-            long v = slots[j], a = j;
-            while (j + 1 < n && slots[j + 1] == v)
-                j++;
-            chain_ref(c, mark_chain(v), a, j + 1);
+            long v = slots[j], a = j, e = range_end(c, slots, j, n);
+            chain_ref(c, mark_chain(v), a, e);
+            j = e - 1;
             continue;
         }
         slot_t *s = &S[slots[j]];
@@ -415,8 +436,11 @@ void sv__pcache_unref_slots(sv__pcache_t *c, const int32_t *slots, long n)
         if (k == -1) continue;
         if (k <= SV__PCACHE_CHAIN) { /* a chain's positions, as one range */
             long b = j + 1;
-            while (j > 0 && slots[j - 1] == k)
-                j--;
+            if (c->ch[mark_chain(k)].ndup == 0)
+                j = 0; /* all of them: no second copy is held anywhere */
+            else
+                while (j > 0 && slots[j - 1] == k)
+                    j--;
             chain_unref(c, mark_chain(k), j, b);
             continue;
         }
