@@ -17,18 +17,30 @@
 #include <string.h>
 
 typedef struct slot {
-    uint64_t hash;
+    union {
+        uint64_t hash; /* SLOT_HASHED, SLOT_COPY */
+        struct {
+            int32_t left, right; /* a chain run: the chain's runs by position, -1 at the ends */
+        };
+    };
     int32_t refs;
-    int32_t prev, next;  /* LRU list while refs == 0; -1 terminated */
-    int32_t used;        /* the slot holds a node: SLOT_HASHED, SLOT_PARKED or SLOT_RUN */
-    int32_t count;       /* SLOT_PARKED, SLOT_RUN: the blocks it stands for */
-    int32_t home;        /* SLOT_HASHED: home(hash), kept for deletion; SLOT_RUN: lo */
-    int32_t chain;       /* SLOT_RUN: its chain; SLOT_HASHED: the chain whose position it
-                            copies a second time, or -1 */
-    int32_t left, right; /* SLOT_RUN: the chain's runs by position, -1 at the ends */
-} slot_t;
+    int32_t prev, next; /* LRU list while refs == 0; -1 terminated */
+    int32_t used;       /* the slot holds a node: SLOT_HASHED, SLOT_COPY (a hashed block
+                           copying a chain's position), SLOT_PARKED, or SLOT_RUN + chain
+                           (a chain run) */
+    int32_t count;      /* SLOT_PARKED, a chain run: the blocks it stands for; SLOT_COPY: the
+                           chain whose position it copies a second time */
+    int32_t home;       /* SLOT_HASHED, SLOT_COPY: home(hash), kept for deletion; a chain
+                           run: its lowest position */
+} slot_t;               /* (32 bytes: an index is one shift) */
 
-enum { SLOT_EMPTY = 0, SLOT_HASHED, SLOT_PARKED, SLOT_RUN };
+enum { SLOT_EMPTY = 0, SLOT_HASHED, SLOT_COPY, SLOT_PARKED, SLOT_RUN };
+
+/* A chain run's chain. */
+static inline int32_t run_chain(const slot_t *s)
+{
+    return s->used - SLOT_RUN;
+}
 
 /* A chain: the cached positions of one first segment, by the hash of its first block. */
 typedef struct chain {
@@ -250,10 +262,9 @@ static int32_t run_new(sv__pcache_t *c, long chain, long left, long lo, long cou
     c->s[k] = (slot_t){.refs = refs,
                        .prev = -1,
                        .next = -1,
-                       .used = SLOT_RUN,
+                       .used = SLOT_RUN + (int32_t)chain,
                        .count = (int32_t)count,
                        .home = (int32_t)lo,
-                       .chain = (int32_t)chain,
                        .left = (int32_t)left,
                        .right = right};
     if (left >= 0)
@@ -271,7 +282,7 @@ static void run_drop(sv__pcache_t *c, int32_t k)
     if (s->left >= 0)
         c->s[s->left].right = s->right;
     else
-        c->ch[s->chain].first = s->right;
+        c->ch[run_chain(s)].first = s->right;
     if (s->right >= 0) c->s[s->right].left = s->left;
     s->used = SLOT_EMPTY;
     c->freelist[c->nfree++] = k;
@@ -283,7 +294,7 @@ static int32_t run_split(sv__pcache_t *c, int32_t k, long p)
 {
     slot_t *s = &c->s[k];
     long lo = s->home;
-    int32_t m = run_new(c, s->chain, s->left, lo, p - lo, s->refs);
+    int32_t m = run_new(c, run_chain(s), s->left, lo, p - lo, s->refs);
     s = &c->s[k];
     s->home = (int32_t)p;
     s->count -= (int32_t)(p - lo);
@@ -390,15 +401,23 @@ void sv__pcache_ref(sv__pcache_t *c, long slot)
     }
 }
 
+/* The chain positions among slots[j..n) that start at j, as one range, referenced; where
+ * the range ends. */
+static __attribute__((noinline)) long ref_chain_range(sv__pcache_t *c, const long *slots, long j,
+                                                      long n)
+{
+    long e = range_end(c, slots, j, n);
+    chain_ref(c, mark_chain(slots[j]), j, e);
+    return e;
+}
+
 void sv__pcache_ref_slots(sv__pcache_t *c, const long *slots, long n)
 {
     slot_t *S = c->s;
     long taken = 0;
-    for (long j = 0; j < n; j++) {          /* sv__pcache_ref() for each, its counts summed */
-        if (slots[j] <= SV__PCACHE_CHAIN) { /* a chain's positions, as one range */
-            long v = slots[j], a = j, e = range_end(c, slots, j, n);
-            chain_ref(c, mark_chain(v), a, e);
-            j = e - 1;
+    for (long j = 0; j < n; j++) { /* sv__pcache_ref() for each, its counts summed */
+        if (slots[j] < 0) {        /* a chain's positions */
+            j = ref_chain_range(c, slots, j, n) - 1;
             continue;
         }
         slot_t *s = &S[slots[j]];
@@ -427,29 +446,49 @@ void sv__pcache_unref(sv__pcache_t *c, long slot)
     c->n.evictable++;
 }
 
+/* The chain positions among slots[0..j] that end at j, as one range, dereferenced; where
+ * the range starts. Apart from the loop over hashed blocks, which it leaves tight. */
+static __attribute__((noinline)) long unref_chain_range(sv__pcache_t *c, const int32_t *slots,
+                                                        long j)
+{
+    int32_t k = slots[j];
+    long b = j + 1;
+    if (c->ch[mark_chain(k)].ndup == 0)
+        j = 0; /* all of them: no second copy is held anywhere */
+    else
+        while (j > 0 && slots[j - 1] == k)
+            j--;
+    chain_unref(c, mark_chain(k), j, b);
+    return j;
+}
+
 void sv__pcache_unref_slots(sv__pcache_t *c, const int32_t *slots, long n)
 {
     slot_t *S = c->s;
-    long idle = 0;
     for (long j = n - 1; j >= 0; j--) {
-        int32_t k = slots[j];
-        if (k == -1) continue;
-        if (k <= SV__PCACHE_CHAIN) { /* a chain's positions, as one range */
-            long b = j + 1;
-            if (c->ch[mark_chain(k)].ndup == 0)
-                j = 0; /* all of them: no second copy is held anywhere */
+        int32_t tail = c->tail;
+        long idle = 0;
+        for (; j >= 0; j--) { /* hashed blocks up to a chain's positions */
+            int32_t k = slots[j];
+            if (k < 0) {
+                if (k == -1) continue;
+                break;
+            }
+            if (--S[k].refs > 0) continue;
+            S[k].prev = tail; /* lru_append(), the tail kept in a local */
+            S[k].next = -1;
+            if (tail >= 0)
+                S[tail].next = k;
             else
-                while (j > 0 && slots[j - 1] == k)
-                    j--;
-            chain_unref(c, mark_chain(k), j, b);
-            continue;
+                c->head = k;
+            tail = k;
+            idle++;
         }
-        if (--S[k].refs > 0) continue;
-        lru_append(c, k);
-        idle++;
+        c->tail = tail;
+        c->n.in_use -= idle;
+        c->n.evictable += idle;
+        if (j >= 0) j = unref_chain_range(c, slots, j);
     }
-    c->n.in_use -= idle;
-    c->n.evictable += idle;
 }
 
 /* ---- inserting --------------------------------------------------------------------------- */
@@ -465,9 +504,9 @@ static long insert(sv__pcache_t *c, uint64_t h, int32_t dup)
                        .refs = 1,
                        .prev = -1,
                        .next = -1,
-                       .used = SLOT_HASHED,
+                       .used = dup >= 0 ? SLOT_COPY : SLOT_HASHED,
                        .home = (int32_t)i,
-                       .chain = dup};
+                       .count = dup};
     while (c->table[i] >= 0)
         i = (i + 1) & c->mask;
     c->table[i] = k;
@@ -561,13 +600,12 @@ int sv__pcache_insert_run(sv__pcache_t *c, const uint64_t *h, long nchain, long 
     for (; j < to && nfree > 0; j++) {
         int32_t k = c->freelist[--nfree];
         long i = (long)(h[j] & (uint64_t)mask);
-        S[k] = (slot_t){.hash = h[j],
-                        .refs = 1,
-                        .prev = -1,
-                        .next = -1,
-                        .used = SLOT_HASHED,
-                        .home = (int32_t)i,
-                        .chain = -1};
+        slot_t *s = &S[k]; /* (the fields a hashed block reads) */
+        s->hash = h[j];
+        s->refs = 1;
+        s->prev = s->next = -1;
+        s->used = SLOT_HASHED;
+        s->home = (int32_t)i;
         while (T[i] >= 0)
             i = (i + 1) & mask;
         T[i] = k;
@@ -583,44 +621,14 @@ int sv__pcache_insert_run(sv__pcache_t *c, const uint64_t *h, long nchain, long 
 
 /* ---- looking up -------------------------------------------------------------------------- */
 
-long sv__pcache_find_run(const sv__pcache_t *c, const uint64_t *h, long nchain, long max,
-                         long *slots, long *touched)
+/* The longest run of h[hit..max) in the table, from hit on: where it ends; *t counts the
+ * blocks found that nobody references (inline twice, with and without slots). */
+static inline __attribute__((always_inline)) long
+table_run(const sv__pcache_t *c, const uint64_t *h, long hit, long max, long *slots, long *t)
 {
-    long hit = 0, t = 0;
-    if (!c->table) {
-        *touched = 0;
-        return 0;
-    }
     const slot_t *S = c->s;
-    if (nchain > 0 && max > 0) { /* the chain's positions: by run, and hashed copies */
-        long n1 = nchain < max ? nchain : max, ch = chain_find(c, h[0]);
-        int32_t k = ch >= 0 ? c->ch[ch].first : -1;
-        int dups = ch >= 0 && c->ch[ch].ndup > 0;
-        while (hit < n1) {
-            while (k >= 0 && run_hi(&S[k]) <= hit)
-                k = S[k].right;
-            if (k >= 0 && S[k].home <= hit) {
-                long e = run_hi(&S[k]) < n1 ? run_hi(&S[k]) : n1;
-                if (S[k].refs == 0) t += e - hit;
-                if (slots)
-                    for (long j = hit; j < e; j++)
-                        slots[j] = chain_mark(ch);
-                hit = e;
-                continue;
-            }
-            long s = dups ? find(c, h[hit]) : -1;
-            if (s < 0) break;
-            if (slots) slots[hit] = s;
-            t += S[s].refs == 0;
-            hit++;
-        }
-        if (hit < nchain) {
-            *touched = t;
-            return hit;
-        }
-    }
     const int32_t *T = c->table;
-    long mask = c->mask;
+    long mask = c->mask, u = 0;
     for (; hit < max; hit++) { /* find() for each */
         long i = (long)(h[hit] & (uint64_t)mask);
         int32_t k;
@@ -628,10 +636,54 @@ long sv__pcache_find_run(const sv__pcache_t *c, const uint64_t *h, long nchain, 
             i = (i + 1) & mask;
         if (k < 0) break;
         if (slots) slots[hit] = k;
-        t += S[k].refs == 0;
+        u += S[k].refs == 0;
     }
-    *touched = t;
+    *t += u;
     return hit;
+}
+
+/* The chain's part of sv__pcache_find_run: the longest run of its positions [0, n) cached,
+ * by run and (where the chain has second copies) hashed copy; *t as above. */
+static __attribute__((noinline)) long chain_run(const sv__pcache_t *c, const uint64_t *h, long n,
+                                                long *slots, long *t)
+{
+    const slot_t *S = c->s;
+    long hit = 0, ch = chain_find(c, h[0]);
+    int32_t k = ch >= 0 ? c->ch[ch].first : -1;
+    int dups = ch >= 0 && c->ch[ch].ndup > 0;
+    while (hit < n) {
+        while (k >= 0 && run_hi(&S[k]) <= hit)
+            k = S[k].right;
+        if (k >= 0 && S[k].home <= hit) {
+            long e = run_hi(&S[k]) < n ? run_hi(&S[k]) : n;
+            if (S[k].refs == 0) *t += e - hit;
+            if (slots)
+                for (long j = hit; j < e; j++)
+                    slots[j] = chain_mark(ch);
+            hit = e;
+            continue;
+        }
+        long s = dups ? find(c, h[hit]) : -1;
+        if (s < 0) break;
+        if (slots) slots[hit] = s;
+        *t += S[s].refs == 0;
+        hit++;
+    }
+    return hit;
+}
+
+long sv__pcache_find_run(const sv__pcache_t *c, const uint64_t *h, long nchain, long max,
+                         long *slots, long *touched)
+{
+    long hit = 0;
+    *touched = 0;
+    if (!c->table) return 0;
+    if (nchain > 0 && max > 0) { /* the chain's positions first */
+        hit = chain_run(c, h, nchain < max ? nchain : max, slots, touched);
+        if (hit < nchain) return hit;
+    }
+    return slots ? table_run(c, h, hit, max, slots, touched)
+                 : table_run(c, h, hit, max, NULL, touched);
 }
 
 /* ---- parking and evicting ---------------------------------------------------------------- */
@@ -661,18 +713,13 @@ int sv__pcache_evict(sv__pcache_t *c)
  * table as they go (backward-shift deletion, inline); runs lose blocks from their top. */
 long sv__pcache_evict_upto(sv__pcache_t *c, long n)
 {
-    long got = 0, mask = c->mask;
+    long got = 0, mask = c->mask, nfree = c->nfree;
     slot_t *S = c->s;
-    int32_t *T = c->table, k = c->head;
+    int32_t *T = c->table, k = c->head, *freelist = c->freelist;
     while (got < n && k >= 0) {
         slot_t *s = &S[k];
-        if (s->used != SLOT_HASHED && s->count > n - got) {
-            s->count -= (int32_t)(n - got); /* a run's top (a parked run: any blocks) */
-            got = n;
-            break;
-        }
-        int32_t next = s->next;
-        if (s->used == SLOT_HASHED) {
+        int32_t next = s->next, used = s->used;
+        if (used <= SLOT_COPY) { /* SLOT_HASHED or SLOT_COPY */
             long i = s->home;
             while (T[i] != k)
                 i = (i + 1) & mask;
@@ -685,21 +732,27 @@ long sv__pcache_evict_upto(sv__pcache_t *c, long n)
                 i = j;
             }
             T[i] = -1;
-            if (s->chain >= 0) c->ch[s->chain].ndup--;
-            s->used = SLOT_EMPTY;
-            c->freelist[c->nfree++] = k;
+            if (used == SLOT_COPY) c->ch[s->count].ndup--;
             got++;
+        } else if (s->count > n - got) {
+            s->count -= (int32_t)(n - got); /* a run's top (a parked run: any blocks) */
+            got = n;
+            break;
         } else {
             got += s->count;
-            if (s->used == SLOT_RUN) {
+            if (used >= SLOT_RUN) { /* out of its chain's list, its slot given back */
+                c->nfree = nfree;
                 run_drop(c, k);
-            } else {
-                s->used = SLOT_EMPTY;
-                c->freelist[c->nfree++] = k;
+                nfree = c->nfree;
+                k = next;
+                continue;
             }
         }
+        s->used = SLOT_EMPTY;
+        freelist[nfree++] = k;
         k = next;
     }
+    c->nfree = nfree;
     c->head = k;
     if (k >= 0)
         S[k].prev = -1;
