@@ -1,10 +1,11 @@
 /*
  * Tests of automatic prefix caching (issue 12): the block pool's LRU and reference
- * counts by hand, the exact hit of a second prompt that shares the first's prefix and its
- * TTFT, shared system prompts hitting under --check's per-step recount (every block free
- * or cached at the end), that with prefix caching off a run is the same as one without
- * identity, a disaggregated decode replica receiving only the blocks it lacks, and bad
- * input.
+ * counts by hand, a first segment's blocks kept as runs by hand, the run-length cache
+ * against the per-block one (tests/pcache_ref.c) on randomised workloads, the exact hit
+ * of a second prompt that shares the first's prefix and its TTFT, shared system prompts
+ * hitting under --check's per-step recount (every block free or cached at the end), that
+ * with prefix caching off a run is the same as one without identity, a disaggregated
+ * decode replica receiving only the blocks it lacks, and bad input.
  */
 #include <math.h>
 #include <unistd.h>
