@@ -14,65 +14,38 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 runs=0
 
-# A scenario's text for seed $1 and variant $2.
+# A scenario's text for seed $1 and variant $2: the engine or pools, then the workload.
 scenario() {
     local s=$1 v=$2
     local tokens=$((1000 + (s * 617) % 3000)) prompts=$((5 + (s * 37) % 60))
     local mem=$(((s * 13) % 4 == 0 ? 30 : 50)) chunk=$((1024 * (1 + s % 4)))
-    case $v in
-    shared)
-        cat <<YAML
-model: llama-3.1-8b
-seed: $s
-hardware: {gpu: h100-sxm, replicas: 2, gpu_memory_utilization: 0.$mem}
-engine: {max_num_seqs: 128, max_num_batched_tokens: $chunk}
-workload:
-  num_requests: 4000
-  rate: $((20 + s * 7 % 50))
-  input: {dist: lognormal, mean: 300, std: 200, min: 8, max: 3000}
-  output: {dist: lognormal, mean: 200, std: 150, min: 8, max: 1500}
-  shared_prefix: {tokens: $tokens, prompts: $prompts, share: 0.9}
-YAML
-        ;;
-    sessions)
-        cat <<YAML
-model: llama-3.1-8b
-seed: $s
-hardware: {gpu: h100-sxm, replicas: 2, gpu_memory_utilization: 0.$mem}
-engine: {max_num_seqs: 128, max_num_batched_tokens: $chunk}
-workload:
-  rate: 4
-  input: {dist: lognormal, mean: 400, std: 300, min: 8, max: 3000}
-  output: {dist: lognormal, mean: 250, std: 150, min: 8, max: 1500}
-  shared_prefix: {tokens: $tokens, prompts: $prompts}
-  sessions:
-    count: 300
-    turns: {dist: uniform, min: 2, max: 10}
-    think_time_ms: {dist: lognormal, mean: 5000, std: 4000, min: 500, max: 60000}
-    message: {dist: lognormal, mean: 150, std: 120, min: 4, max: 1500}
-YAML
-        ;;
-    disagg)
-        cat <<YAML
-model: llama-3.1-8b
-seed: $s
-pools:
-  - {name: prefill, role: prefill, gpu: h100-sxm, replicas: 1}
-  - {name: decode, role: decode, gpu: h100-sxm, replicas: 2, gpu_memory_utilization: 0.$mem}
-disaggregation: {kv_link: {kind: infiniband}}
-workload:
-  rate: 3
-  input: {dist: lognormal, mean: 600, std: 400, min: 8, max: 4000}
-  output: {dist: lognormal, mean: 200, std: 150, min: 8, max: 1500}
-  shared_prefix: {tokens: $tokens, prompts: $prompts}
-  sessions:
-    count: 200
-    turns: {dist: uniform, min: 2, max: 8}
-    think_time_ms: {dist: lognormal, mean: 3000, std: 2000, min: 500, max: 30000}
-    message: {dist: lognormal, mean: 150, std: 120, min: 4, max: 1500}
-YAML
-        ;;
-    esac
+    echo "model: llama-3.1-8b"
+    echo "seed: $s"
+    if [ "$v" = disagg ]; then
+        echo "pools:"
+        echo "  - {name: prefill, role: prefill, gpu: h100-sxm, replicas: 1}"
+        echo "  - {name: decode, role: decode, gpu: h100-sxm, replicas: 2, gpu_memory_utilization: 0.$mem}"
+        echo "disaggregation: {kv_link: {kind: infiniband}}"
+    else
+        echo "hardware: {gpu: h100-sxm, replicas: 2, gpu_memory_utilization: 0.$mem}"
+        echo "engine: {max_num_seqs: 128, max_num_batched_tokens: $chunk}"
+    fi
+    echo "workload:"
+    echo "  input: {dist: lognormal, mean: 400, std: 300, min: 8, max: 3000}"
+    echo "  output: {dist: lognormal, mean: 200, std: 150, min: 8, max: 1500}"
+    if [ "$v" = shared ]; then
+        echo "  num_requests: 4000"
+        echo "  rate: $((20 + s * 7 % 50))"
+        echo "  shared_prefix: {tokens: $tokens, prompts: $prompts, share: 0.9}"
+    else # multi-turn sessions; a disaggregated pool gets fewer, slower
+        echo "  rate: $([ "$v" = disagg ] && echo 3 || echo 4)"
+        echo "  shared_prefix: {tokens: $tokens, prompts: $prompts}"
+        echo "  sessions:"
+        echo "    count: $([ "$v" = disagg ] && echo 200 || echo 300)"
+        echo "    turns: {dist: uniform, min: 2, max: 10}"
+        echo "    think_time_ms: {dist: lognormal, mean: 5000, std: 4000, min: 500, max: 60000}"
+        echo "    message: {dist: lognormal, mean: 150, std: 120, min: 4, max: 1500}"
+    fi
 }
 
 for s in 1 2 3 4 5 6 7 8; do
