@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The run-length prefix cache against the per-block one, whole runs: servesim and
 # servesim_refcache (the same program with tests/pcache_ref.c as its cache) run the same
-# randomised scenarios (shared system prompts under chunked prefill and preemption,
-# multi-turn sessions, a disaggregated decode pool that caches) and must write the same
-# summary and JSON, byte for byte.
+# randomised scenarios (shared system prompts under chunked prefill and preemption, with
+# cache-aware routing or not; multi-turn sessions; a disaggregated decode pool that caches)
+# and must write the same summary and JSON, byte for byte.
 #   tests/pcache_ref.sh SERVESIM SERVESIM_REFCACHE SOURCE_DIR
 set -u
 bin=$1
@@ -29,6 +29,8 @@ scenario() {
     else
         echo "hardware: {gpu: h100-sxm, replicas: 2, gpu_memory_utilization: 0.$mem}"
         echo "engine: {max_num_seqs: 128, max_num_batched_tokens: $chunk}"
+        # odd seeds: the router asks each replica how much of a prompt it holds
+        if [ $((s % 2)) -eq 1 ]; then echo "router: prefix-affinity"; fi
     fi
     echo "workload:"
     echo "  input: {dist: lognormal, mean: 400, std: 300, min: 8, max: 3000}"
