@@ -722,6 +722,16 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
     return m;
 }
 
+/* The leading full blocks of request id inside its first segment (the memo's chain, kept by
+ * the cache a run at a time); 0 when that segment is its own message or shorter than a
+ * block. */
+static long chain_blocks(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    if (!q->nseg || (q->own_tail && q->nseg == 1)) return 0;
+    return r->pool->seg[q->seg_off].len / r->bs;
+}
+
 /* The full blocks of request id that another prompt may begin with: those inside the
  * segments before its own message (sv_req_t.own_tail); LONG_MAX when any may be shared. */
 static long shared_blocks(const sv_replica_t *r, int32_t id)
@@ -890,7 +900,7 @@ static void register_blocks(sv_replica_t *r, int32_t id, long full)
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
     int32_t *v = h ? slots_of(r, id, full) : NULL;
-    if (!v || sv__kv_cache(KVP(r), h, e->cached_n, full, v)) r->oom = 1;
+    if (!v || sv__kv_cache(KVP(r), h, chain_blocks(r, id), e->cached_n, full, v)) r->oom = 1;
     e->cached_n = (int32_t)full;
 }
 
@@ -953,7 +963,7 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
         r->oom = 1;
         return 0;
     }
-    return sv__kv_hits(KVP(r), h, max, r->sbuf, touched);
+    return sv__kv_hits(KVP(r), h, chain_blocks(r, id), max, r->sbuf, touched);
 }
 
 /* Tokens a decoding sequence has emitted since it joined: one a step in the lockstep, what
@@ -1203,7 +1213,7 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
     long max = ((long)Q(r, id)->input - 1) / r->bs, fb = findable_blocks(r, id);
     if (fb < max) max = fb;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
-    return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
+    return h ? sv__kv_prefix(KVP(r), h, chain_blocks(r, id), max) * r->bs : 0;
 }
 
 /* ---- building a step ----------------------------------------------------------------------- */
