@@ -247,6 +247,47 @@ START_TEST(test_lofo_engine_version)
 }
 END_TEST
 
+/* The simulated TTFT of one Dynamo SGLang row (1k/1k, 2 clients, 1 P + 1 D of TP 8) of
+ * family fam with sets, and its left-out value. */
+static double dynamo_ttft(const char *fam, const char *sets, double *lofo)
+{
+    char path[] = "/tmp/servesim-lofo-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f,
+            "family,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,batch,"
+            "concurrency,requests,measured,unit,fitted,sets,source,layout\n"
+            "%s,ttft,deepseek-r1,h200,0,fp8,bf16,sglang,1024,64,0,2,8,200,ms,yes,"
+            "engine.ignore_eos=true%s,me,prefill workers=1 tp=8 + decode workers=1 tp=8\n",
+            fam, sets);
+    fclose(f);
+    sv_validation_t *v = NULL;
+    sv_error_t err;
+    ck_assert_msg(sv_validation_load(path, &v, &err) == 0, "%s", err.msg);
+    ck_assert_msg(sv_validation_run(v, cat, NULL, &err) == 0, "%s", err.msg);
+    if (lofo) ck_assert_msg(sv_confidence_lofo(v, cat, lofo, &err) == 0, "%s", err.msg);
+    double sim = v->rows[0].simulated;
+    sv_validation_free(v);
+    unlink(path);
+    return sim;
+}
+
+START_TEST(test_lofo_prefill_request_cost)
+{
+    /* The SGLang prefill workers' cost per request and the hand-off time, both fitted on the
+     * Dynamo SGLang family: left out, both leave its rows, which then read as a row without
+     * them; in sample the 10 ms a request and the 104 ms hand-off lengthen its TTFT. */
+    const char *fam = "inferencex-dsr1-h200-dynamo-sglang";
+    double lofo = NAN;
+    double in = dynamo_ttft(fam, ";pools.prefill.seq_overhead_us=10000;disaggregation.handoff_ms=104",
+                            &lofo);
+    double without = dynamo_ttft(fam, "", NULL);
+    tu_assert_rel(lofo, without, 1e-12);
+    ck_assert(in > without + 104.0 + 10.0 - 1.0);
+}
+END_TEST
+
 START_TEST(test_label_states_coverage)
 {
     sv_confidence_t c = {.status = SV_CAL_TRANSFERRED, .throughput_pct = 7, .latency_pct = 25,
@@ -361,6 +402,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_lofo_suite);
     tcase_add_test(tc, test_fitted_family_unnamed);
     tcase_add_test(tc, test_lofo_engine_version);
+    tcase_add_test(tc, test_lofo_prefill_request_cost);
     tcase_add_test(tc, test_label_states_coverage);
     tcase_add_test(tc, test_band_quantile_by_hand);
     tcase_add_test(tc, test_band_classes);

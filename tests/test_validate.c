@@ -3,7 +3,7 @@
  * it names (hand-counted workers, GPUs and settings), its per-GPU throughput divides by
  * every GPU of both pools, and a malformed layout fails with one line naming the file,
  * line, column and key; rows of two versions of one engine run on their own profiles and
- * are printed so.
+ * are printed so; a row's prefill pool takes its own per-request cost.
  */
 #include <check.h>
 #include <math.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "servesim/cluster/schema.h"
+#include "servesim/cost/perf.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/studies/validate.h"
 #include "testutil.h"
@@ -176,6 +177,42 @@ START_TEST(test_engine_versions)
 }
 END_TEST
 
+START_TEST(test_prefill_request_cost)
+{
+    /* The Dynamo SGLang rows' prefill workers pay 10 ms a request
+     * (pools.prefill.seq_overhead_us=10000, tools/gen-inferencex-disagg): a prefill step of
+     * four 1,024-token prompts on the prefill pool costs 4 x 10 ms of it, the same step on
+     * the decode pool 4 x the sglang profile's 10 us. */
+    sv_validation_t *v = NULL;
+    sv_error_t err;
+    const char *p = table(
+        "x,ttft,deepseek-r1,h200,0,fp8,bf16,sglang,1024,1024,0,4,40,1,ms,no,"
+        "engine.ignore_eos=true;pools.prefill.seq_overhead_us=10000,s,"
+        "prefill workers=1 tp=8 + decode workers=6 tp=8");
+    ck_assert_msg(sv_validation_load(p, &v, &err) == 0, "%s", err.msg);
+    sv_scenario_t *sc = NULL;
+    ck_assert_msg(sv_validation_scenario(&v->rows[0], cat, &sc, &err) == 0, "%s", err.msg);
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, "deepseek-r1", &m, &err), 0);
+    sv_chunk_t c[4];
+    for (int i = 0; i < 4; i++)
+        c[i] = (sv_chunk_t){.new_tokens = 1024, .cached_tokens = 0, .last = 1};
+    sv_batch_t b = {.chunks = c, .n_chunks = 4};
+    const double want[2] = {4 * 10e-3, 4 * 10e-6};
+    for (int k = 0; k < 2; k++) {
+        sv_perf_t perf;
+        ck_assert_msg(sv_perf_init(&perf, g, m, &sc->pools[k].perf, &err) == 0, "%s", err.msg);
+        sv_step_cost_t cost;
+        sv_perf_step(&perf, &b, &cost);
+        ck_assert_msg(fabs(cost.eng_seq - want[k]) < 1e-12, "pool %d: %g", k, cost.eng_seq);
+    }
+    sv_scenario_free(sc);
+    sv_validation_free(v);
+}
+END_TEST
+
 /* Loading the row fails; the message holds want. */
 static void bad(const char *row, const char *want)
 {
@@ -232,6 +269,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_per_gpu_divisor);
     tcase_add_test(tc, test_bad_layouts);
     tcase_add_test(tc, test_engine_versions);
+    tcase_add_test(tc, test_prefill_request_cost);
     suite_add_tcase(s, tc);
     return s;
 }

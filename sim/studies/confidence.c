@@ -189,6 +189,16 @@ static const struct lofo_fit {
      {NULL},
      NULL,
      NULL},
+    /* SGLang's prefill workers' cost per request (their pools.prefill.seq_overhead_us),
+     * fitted on the non-MTP SGLang family with its hand-off time; left out, it leaves the
+     * rows (the sglang profile's 10 us). */
+    {"sets",
+     "pools.prefill.seq_overhead_us",
+     "pools.prefill.seq_overhead_us",
+     {"inferencex-dsr1-h200-dynamo-sglang"},
+     {NULL},
+     NULL,
+     NULL},
     /* SGLang 0.5.9's ROCm build (the MI325X rows of that image): its MoE and MLA terms,
      * fitted on those rows as GPU keys; left out, they leave the profile (the GPU's apply). */
     {"engine",
