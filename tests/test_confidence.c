@@ -275,16 +275,19 @@ static double dynamo_ttft(const char *fam, const char *sets, double *lofo)
 
 START_TEST(test_lofo_prefill_request_cost)
 {
-    /* The SGLang prefill workers' cost per request and the hand-off time, both fitted on the
-     * Dynamo SGLang family: left out, both leave its rows, which then read as a row without
-     * them; in sample the 10 ms a request and the 104 ms hand-off lengthen its TTFT. */
+    /* The SGLang workers' costs per request (prefill) and per step (decode) and the hand-off
+     * time, all fitted on the Dynamo SGLang family: left out, they leave its rows, which then
+     * read as a row without them; in sample the 12 ms a request and the 101 ms hand-off
+     * lengthen its TTFT by more than their sum. */
     const char *fam = "inferencex-dsr1-h200-dynamo-sglang";
     double lofo = NAN;
-    double in = dynamo_ttft(fam, ";pools.prefill.seq_overhead_us=10000;disaggregation.handoff_ms=104",
+    double in = dynamo_ttft(fam,
+                            ";pools.prefill.seq_overhead_us=12000;"
+                            "pools.decode.iteration_overhead_ms=3.5;disaggregation.handoff_ms=101",
                             &lofo);
     double without = dynamo_ttft(fam, "", NULL);
     tu_assert_rel(lofo, without, 1e-12);
-    ck_assert(in > without + 104.0 + 10.0 - 1.0);
+    ck_assert(in > without + 101.0 + 12.0);
 }
 END_TEST
 

@@ -179,15 +179,17 @@ END_TEST
 
 START_TEST(test_prefill_request_cost)
 {
-    /* The Dynamo SGLang rows' prefill workers pay 10 ms a request
-     * (pools.prefill.seq_overhead_us=10000, tools/gen-inferencex-disagg): a prefill step of
-     * four 1,024-token prompts on the prefill pool costs 4 x 10 ms of it, the same step on
-     * the decode pool 4 x the sglang profile's 10 us. */
+    /* The Dynamo SGLang rows' workers (tools/gen-inferencex-disagg): the prefill pool pays
+     * 12 ms a request (pools.prefill.seq_overhead_us=12000), the decode pool 3.5 ms a step
+     * (pools.decode.iteration_overhead_ms=3.5). A prefill step of four 1,024-token prompts
+     * costs 4 x 12 ms per sequence and the sglang profile's 1 ms per step on the prefill
+     * pool, 4 x the profile's 10 us and 3.5 ms on the decode pool. */
     sv_validation_t *v = NULL;
     sv_error_t err;
     const char *p = table(
         "x,ttft,deepseek-r1,h200,0,fp8,bf16,sglang,1024,1024,0,4,40,1,ms,no,"
-        "engine.ignore_eos=true;pools.prefill.seq_overhead_us=10000,s,"
+        "engine.ignore_eos=true;pools.prefill.seq_overhead_us=12000;"
+        "pools.decode.iteration_overhead_ms=3.5,s,"
         "prefill workers=1 tp=8 + decode workers=6 tp=8");
     ck_assert_msg(sv_validation_load(p, &v, &err) == 0, "%s", err.msg);
     sv_scenario_t *sc = NULL;
@@ -200,13 +202,14 @@ START_TEST(test_prefill_request_cost)
     for (int i = 0; i < 4; i++)
         c[i] = (sv_chunk_t){.new_tokens = 1024, .cached_tokens = 0, .last = 1};
     sv_batch_t b = {.chunks = c, .n_chunks = 4};
-    const double want[2] = {4 * 10e-3, 4 * 10e-6};
+    const double seq[2] = {4 * 12e-3, 4 * 10e-6}, step[2] = {1.0e-3, 3.5e-3};
     for (int k = 0; k < 2; k++) {
         sv_perf_t perf;
         ck_assert_msg(sv_perf_init(&perf, g, m, &sc->pools[k].perf, &err) == 0, "%s", err.msg);
         sv_step_cost_t cost;
         sv_perf_step(&perf, &b, &cost);
-        ck_assert_msg(fabs(cost.eng_seq - want[k]) < 1e-12, "pool %d: %g", k, cost.eng_seq);
+        ck_assert_msg(fabs(cost.eng_seq - seq[k]) < 1e-12, "pool %d: %g", k, cost.eng_seq);
+        ck_assert_msg(fabs(cost.eng_step - step[k]) < 1e-12, "pool %d: %g", k, cost.eng_step);
     }
     sv_scenario_free(sc);
     sv_validation_free(v);

@@ -189,12 +189,20 @@ static const struct lofo_fit {
      {NULL},
      NULL,
      NULL},
-    /* SGLang's prefill workers' cost per request (their pools.prefill.seq_overhead_us),
-     * fitted on the non-MTP SGLang family with its hand-off time; left out, it leaves the
-     * rows (the sglang profile's 10 us). */
+    /* SGLang's prefill workers' cost per request and decode workers' cost per step (their
+     * pools.prefill.seq_overhead_us and pools.decode.iteration_overhead_ms), fitted on the
+     * non-MTP SGLang family with its hand-off time; left out, they leave the rows (the
+     * sglang profile's 10 us and 1 ms). */
     {"sets",
      "pools.prefill.seq_overhead_us",
      "pools.prefill.seq_overhead_us",
+     {"inferencex-dsr1-h200-dynamo-sglang"},
+     {NULL},
+     NULL,
+     NULL},
+    {"sets",
+     "pools.decode.iteration_overhead_ms",
+     "pools.decode.iteration_overhead_ms",
      {"inferencex-dsr1-h200-dynamo-sglang"},
      {NULL},
      NULL,
