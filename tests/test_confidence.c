@@ -195,19 +195,15 @@ START_TEST(test_fitted_family_unnamed)
 }
 END_TEST
 
-/* The simulated value of one step row of DeepSeek-R1 on the MI325X (TP 8, batch 8) of
- * family fam on profile prof, run on catalog c. */
-static double mi325x_step(const sv_catalog_t *c, const char *fam, const char *prof, double *lofo)
+/* The simulated value of the one row of a table (csv: header and row) run on catalog c,
+ * and its left-out value when lofo is given. */
+static double one_row(const sv_catalog_t *c, const char *csv, double *lofo)
 {
     char path[] = "/tmp/servesim-lofo-XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
-    fprintf(f,
-            "family,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,batch,"
-            "concurrency,requests,measured,unit,fitted,sets,source\n"
-            "%s,step,deepseek-r1,mi325x,8,fp8,fp8,%s,1024,16,8,0,0,30,ms,yes,,me\n",
-            fam, prof);
+    fputs(csv, f);
     fclose(f);
     sv_validation_t *v = NULL;
     sv_error_t err;
@@ -218,6 +214,18 @@ static double mi325x_step(const sv_catalog_t *c, const char *fam, const char *pr
     sv_validation_free(v);
     unlink(path);
     return sim;
+}
+
+/* A step row of DeepSeek-R1 on the MI325X (TP 8, batch 8) of family fam on profile prof. */
+static double mi325x_step(const sv_catalog_t *c, const char *fam, const char *prof, double *lofo)
+{
+    char csv[512];
+    snprintf(csv, sizeof csv,
+             "family,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,batch,"
+             "concurrency,requests,measured,unit,fitted,sets,source\n"
+             "%s,step,deepseek-r1,mi325x,8,fp8,fp8,%s,1024,16,8,0,0,30,ms,yes,,me\n",
+             fam, prof);
+    return one_row(c, csv, lofo);
 }
 
 START_TEST(test_lofo_engine_version)
@@ -247,30 +255,18 @@ START_TEST(test_lofo_engine_version)
 }
 END_TEST
 
-/* The simulated TTFT of one Dynamo SGLang row (1k/1k, 2 clients, 1 P + 1 D of TP 8) of
- * family fam with sets, and its left-out value. */
+/* The TTFT of one Dynamo SGLang row (1k/1k, 2 clients, 1 P + 1 D of TP 8) of family fam
+ * with sets. */
 static double dynamo_ttft(const char *fam, const char *sets, double *lofo)
 {
-    char path[] = "/tmp/servesim-lofo-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f,
-            "family,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,batch,"
-            "concurrency,requests,measured,unit,fitted,sets,source,layout\n"
-            "%s,ttft,deepseek-r1,h200,0,fp8,bf16,sglang,1024,64,0,2,8,200,ms,yes,"
-            "engine.ignore_eos=true%s,me,prefill workers=1 tp=8 + decode workers=1 tp=8\n",
-            fam, sets);
-    fclose(f);
-    sv_validation_t *v = NULL;
-    sv_error_t err;
-    ck_assert_msg(sv_validation_load(path, &v, &err) == 0, "%s", err.msg);
-    ck_assert_msg(sv_validation_run(v, cat, NULL, &err) == 0, "%s", err.msg);
-    if (lofo) ck_assert_msg(sv_confidence_lofo(v, cat, lofo, &err) == 0, "%s", err.msg);
-    double sim = v->rows[0].simulated;
-    sv_validation_free(v);
-    unlink(path);
-    return sim;
+    char csv[768];
+    snprintf(csv, sizeof csv,
+             "family,kind,model,gpu,tp,weight_dtype,kv_dtype,profile,input,output,batch,"
+             "concurrency,requests,measured,unit,fitted,sets,source,layout\n"
+             "%s,ttft,deepseek-r1,h200,0,fp8,bf16,sglang,1024,64,0,2,8,200,ms,yes,"
+             "engine.ignore_eos=true%s,me,prefill workers=1 tp=8 + decode workers=1 tp=8\n",
+             fam, sets);
+    return one_row(cat, csv, lofo);
 }
 
 START_TEST(test_lofo_prefill_request_cost)
