@@ -839,6 +839,8 @@ const sv_engine_choice_t sv_engine_choices[] = {
     {"vllm-v0", SV_SCHED_VLLM_V0, "vllm", "vLLM's V0 engine (0.6, 0.7, or VLLM_USE_V1=0)"},
     {"vllm-0.6", SV_SCHED_VLLM_V0, "vllm", "the same"},
     {"sglang", SV_SCHED_SGLANG, "sglang", "SGLang 0.5"},
+    {"sglang-0.5.9-rocm", SV_SCHED_SGLANG, "sglang-0.5.9-rocm",
+     "SGLang 0.5.9's ROCm build (lmsysorg/sglang:v0.5.9-rocm700-mi30x)"},
     {"trtllm", SV_SCHED_TRTLLM, "trtllm", "TensorRT-LLM 1.0 (C++ runtime, in-flight batching)"},
     {NULL, 0, NULL, NULL},
 };
@@ -868,8 +870,11 @@ const char *sv_engine_of_scheduler(int scheduler)
 const char *sv_engine_of_profile(const char *profile)
 {
     static const char *const own[] = {"vllm", "trtllm", "sglang"};
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (strcmp(profile, own[i]) == 0) return own[i];
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        size_t n = strlen(own[i]); /* "sglang" and its versions, "sglang-0.5.9-rocm" */
+        if (strncmp(profile, own[i], n) == 0 && (profile[n] == '\0' || profile[n] == '-'))
+            return own[i];
+    }
     return NULL;
 }
 
