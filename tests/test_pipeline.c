@@ -50,19 +50,20 @@ typedef struct prig {
     int nmb;
 } prig_t;
 
-/* Llama-3.1-8B (32 layers) on H100s at TP 1 and pp stages, synchronous steps, requests
- * visible when submitted; n requests of the given input and output tokens. */
-static void rig_new_hw(prig_t *g, int pp, const char *hw, int n, const int *input,
-                       const int *output)
+/* Llama-3.1-8B (32 layers) on H100s at TP 1 and pp stages (hw: more hardware keys), the
+ * scheduler sched, synchronous steps, requests visible when submitted; n requests of the
+ * given input and output tokens. */
+static void rig_new_sched(prig_t *g, int pp, const char *hw, const char *sched, int n,
+                          const int *input, const int *output)
 {
     sv_error_t err;
     memset(g, 0, sizeof *g);
     char yaml[512];
     snprintf(yaml, sizeof yaml,
              "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: %d%s}\n"
-             "engine: {async_scheduling: false, api_server_ms: 0}\n"
+             "engine: {scheduler: %s, async_scheduling: false, api_server_ms: 0}\n"
              "workload: {num_requests: 1, input: 100, output: 10}\n",
-             pp, hw);
+             pp, hw, sched);
     ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &g->sc, &err), 0);
     ck_assert_int_eq(
         sv_perf_init(&g->perf, &g->sc->pools[0].gpu, &g->sc->model, &g->sc->pools[0].perf, &err),
@@ -78,6 +79,12 @@ static void rig_new_hw(prig_t *g, int pp, const char *hw, int n, const int *inpu
         g->pool.r[i].output = output[i];
     }
     ck_assert_int_eq(sv_replica_new(0, &g->perf, 4096, &e, &g->pool, g->m, &g->r, &err), 0);
+}
+
+static void rig_new_hw(prig_t *g, int pp, const char *hw, int n, const int *input,
+                       const int *output)
+{
+    rig_new_sched(g, pp, hw, "vllm", n, input, output);
 }
 
 static void rig_new(prig_t *g, int pp, int n, const int *input, const int *output)
@@ -331,6 +338,79 @@ START_TEST(test_arrival_mid_step)
 }
 END_TEST
 
+/*
+ * pp = 4: two lanes come back while a long prompt holds the first stage. A (input 512,
+ * output 3) at t = 0 is micro-batch 0; B (the same) at T/2, T = first(prefill 512), is
+ * micro-batch 1, formed at T; C (input 2000, output 1) at 1.5 T is micro-batch 2, formed at
+ * 2T in the third lane (A is not back by then: T + 3 (t_x + t_s) > 2T). Both A and B are back
+ * before the first stage frees at S = 2T + first(prefill 2000). Each engine then forms one
+ * micro-batch per lane, A's (the first back) at S and B's when the first stage frees again:
+ * vLLM's step_with_batch_queue (vllm/v1/engine/core.py) takes one batch's outputs out of its
+ * queue (update_from_output) between two scheduler calls, so A's sequences are scheduled
+ * before B's outputs are processed; SGLang's event_loop_pp keeps a running batch per
+ * micro-batch slot (running_mbs). So micro-batch 3 is A's decode alone, its stage times
+ * those of one sequence at context 512 (not one micro-batch of both at 1024, which would
+ * bring B's second token earlier), and micro-batch 4 is B's, formed the moment the first
+ * stage frees; from then on A and B alternate, each formed at max(the first stage free, its
+ * own micro-batch back). The same under the vllm and the sglang scheduler.
+ */
+START_TEST(test_lanes_back_during_long_prefill)
+{
+    const char *scheds[] = {"vllm", "sglang"};
+    for (int v = 0; v < 2; v++) {
+        int in[] = {512, 512, 2000}, out[] = {3, 3, 1};
+        prig_t g;
+        rig_new_sched(&g, 4, "", scheds[v], 3, in, out);
+        ck_assert_int_eq(g.sc->pools[0].engine.scheduler, v ? SV_SCHED_SGLANG : SV_SCHED_VLLM);
+        mb_t pa = prefill_mb(&g, 512), pc = prefill_mb(&g, 2000);
+        double T = pa.first, at[] = {0.0, 0.5 * T, 1.5 * T};
+        rig_run(&g, 3, at);
+        double sf[4] = {0}, start[7], ex[7];
+        start[0] = 0.0;
+        ex[0] = through(sf, 4, start[0], pa);
+        start[1] = T;
+        ex[1] = through(sf, 4, start[1], pa);
+        start[2] = 2 * T;
+        ck_assert(ex[0] > start[2]); /* A not back: C's prompt forms in the third lane */
+        ex[2] = through(sf, 4, start[2], pc);
+        double S = sf[0];
+        tu_assert_rel(S, 2 * T + pc.first, 1e-12);
+        ck_assert(ex[1] < S); /* both lanes back while C's prompt holds the first stage */
+        double sf2[4] = {sf[0], sf[1], sf[2], sf[3]}; /* (for the merged alternative below) */
+        mb_t da[2] = {decode_mb(&g, 1, 512), decode_mb(&g, 1, 513)};
+        start[3] = S;
+        ex[3] = through(sf, 4, start[3], da[0]);
+        start[4] = sf[0];
+        ex[4] = through(sf, 4, start[4], da[0]);
+        start[5] = fmax(sf[0], ex[3]);
+        ex[5] = through(sf, 4, start[5], da[1]);
+        start[6] = fmax(sf[0], ex[4]);
+        ex[6] = through(sf, 4, start[6], da[1]);
+        ck_assert_int_eq(g.nmb, 7);
+        for (int k = 0; k < 7; k++) {
+            tu_assert_rel(g.start[k], start[k], 1e-12);
+            tu_assert_rel(g.exit[k], ex[k], 1e-12);
+        }
+        /* B's decode waits behind A's on the first stage: formed da.first after S. */
+        tu_assert_rel(g.start[4] - g.start[3], da[0].first, 1e-12);
+        /* One micro-batch of both would have left at through(S, decode of 2 at 1024). */
+        double merged = through(sf2, 4, S, decode_mb(&g, 2, 1024));
+        ck_assert_msg(g.exit[4] > merged + 1e-4, "B's token at %.6f, merged %.6f", g.exit[4],
+                      merged);
+        tu_assert_rel(g.pool.r[2].end, ex[2], 1e-12);
+        tu_assert_rel(g.pool.r[0].first_token, ex[0], 1e-12);
+        tu_assert_rel(g.pool.r[1].first_token, ex[1], 1e-12);
+        tu_assert_rel(g.pool.r[0].end, ex[5], 1e-12);
+        tu_assert_rel(g.pool.r[1].end, ex[6], 1e-12);
+        printf("%s, pp 4, two lanes back during a %.3f ms prompt: A's decode leaves %.3f ms after "
+               "it, B's "
+               "%.3f ms\n",
+               scheds[v], pc.first * 1e3, (ex[3] - S) * 1e3, (ex[4] - S) * 1e3);
+        rig_free(&g);
+    }
+}
+END_TEST
+
 /* ---- whole runs -------------------------------------------------------------------------- */
 
 /*
@@ -345,12 +425,12 @@ END_TEST
  */
 START_TEST(test_no_request_in_two_micro_batches)
 {
-    const char *yaml =
-        "model: %s\nseed: 3\n"
-        "hardware: {gpu: h100-sxm, pp: %d, gpu_memory_utilization: %.2f}\n"
-        "engine: {scheduler: %s, max_num_seqs: 64, max_num_batched_tokens: 2048}\n"
-        "workload: {num_requests: 300, rate: 80, timeout_s: 8,\n"
-        "  input: {dist: uniform, min: 16, max: 2000}, output: {dist: uniform, min: 8, max: 300}}\n";
+    const char *yaml = "model: %s\nseed: 3\n"
+                       "hardware: {gpu: h100-sxm, pp: %d, gpu_memory_utilization: %.2f}\n"
+                       "engine: {scheduler: %s, max_num_seqs: 64, max_num_batched_tokens: 2048}\n"
+                       "workload: {num_requests: 300, rate: 80, timeout_s: 8,\n"
+                       "  input: {dist: uniform, min: 16, max: 2000}, output: {dist: uniform, min: "
+                       "8, max: 300}}\n";
     const char *scheds[] = {"vllm", "sglang", "vllm-v0", "trtllm", "vllm"};
     long preempted = 0, timed_out = 0;
     for (int pp = 2; pp <= 4; pp *= 2) {
@@ -449,7 +529,8 @@ START_TEST(test_uneven_stages)
     tu_assert_rel(g.pool.r[0].first_token, e1, 1e-12);
     /* The first stage's occupancy is its own 10 layers' share. */
     const sv_replica_stats_t *st = sv_replica_stats(g.r);
-    tu_assert_rel(st->busy_s, eng_p + eng_d1 + eng_d2 + (p.ts + d1.ts + d2.ts) * 10.0 / 11.0, 1e-12);
+    tu_assert_rel(st->busy_s, eng_p + eng_d1 + eng_d2 + (p.ts + d1.ts + d2.ts) * 10.0 / 11.0,
+                  1e-12);
     /* The cost model's step of one micro-batch is the same trip: 32/11 stage times. */
     sv_batch_t b = {.n_decode = 1, .decode_ctx_sum = 64};
     sv_step_cost_t c;
@@ -529,6 +610,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_bubble_one_micro_batch);
     tcase_add_test(tc, test_equal_micro_batches);
     tcase_add_test(tc, test_arrival_mid_step);
+    tcase_add_test(tc, test_lanes_back_during_long_prefill);
     tcase_add_test(tc, test_no_request_in_two_micro_batches);
     tcase_add_test(tc, test_uneven_split);
     tcase_add_test(tc, test_uneven_stages);

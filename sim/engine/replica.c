@@ -1928,8 +1928,10 @@ static int pipe_ready(const sv_replica_t *r)
 
 /* The lane the next micro-batch is formed in: of the lanes at rest, the one whose
  * sequences came back first (their micro-batch left the last stage earliest), else one
- * with none decoding. A lane's sequences go on together: vLLM schedules every request not
- * in flight, and when a batch comes back those are its own (and the newly admitted). */
+ * with none decoding. A lane's sequences go on together and two lanes never merge: vLLM
+ * schedules every request not in flight, but its loop processes one batch's outputs between
+ * two scheduler calls (EngineCore.step_with_batch_queue), so those are that batch's own
+ * (and the newly admitted); SGLang keeps a running batch per slot (running_mbs). */
 static __attribute__((noinline)) lane_t *pipe_lane(sv_replica_t *r)
 {
     lane_t *best = NULL, *empty = NULL;
