@@ -249,6 +249,15 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "GPU catalog",
      .help = "MLA context-phase (prefill) attention: achieved / the decode MLA kernels' rate "
              "(docs/cost-model.md)"},
+    {"hardware", "prefill_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "engine profile, else 1",
+     .help = "the engine's context phase: what a step's prompt tokens add to its GPU time, "
+             "over its decodes alone, takes 1 / this as long (docs/cost-model.md)"},
+    {"hardware", "prefill_layer_overhead_us", COST, POOL(perf), .unit = "us",
+     .def = "engine profile, else 0",
+     .help = "launch cost per layer of a step with prompt tokens, for engines that replay CUDA "
+             "graphs for decode batches only; 0: the step follows cuda_graphs and "
+             "graph_max_tokens (docs/cost-model.md)"},
     {"hardware", "moe_imbalance", COST, POOL(perf), .unit = ">= 1", .def = "GPU catalog",
      .help = "MoE: the busiest expert's tokens / the mean (scales the expert GEMMs' compute; "
              "docs/cost-model.md)"},
@@ -850,6 +859,7 @@ const char *sv_engine_of_profile(const char *profile)
     static const char *const own[] = {"vllm", "trtllm", "sglang"};
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (strcmp(profile, own[i]) == 0) return own[i];
+    if (strcmp(profile, "trtllm-pytorch") == 0) return "trtllm"; /* its PyTorch backend */
     return NULL;
 }
 

@@ -326,10 +326,11 @@ static double batch_ms(const sv_perf_t *p, const sv_vrow_t *w)
 #define ROW_ENGINE "{scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, profile: %s}"
 
 /* The scheduler of a row's engine profile: TensorRT-LLM's own capacity scheduler reserves
- * whole sequences; SGLang runs prefill batches before decode. */
+ * whole sequences (its C++ runtime, trtllm, and its PyTorch backend, trtllm-pytorch); SGLang
+ * runs prefill batches before decode. */
 static const char *row_scheduler(const sv_vrow_t *w)
 {
-    return strcmp(w->profile, "trtllm") == 0   ? "trtllm"
+    return strncmp(w->profile, "trtllm", 6) == 0 ? "trtllm"
            : strcmp(w->profile, "sglang") == 0 ? "sglang"
                                                : "vllm";
 }
