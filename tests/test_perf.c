@@ -417,7 +417,8 @@ START_TEST(test_prefill_efficiency)
     tu_assert_rel(cb.total, busy + cb.comm, 1e-12);
     tu_assert_rel(sv_perf_prefill_time(&b, 300, NULL), 2.0 * sv_perf_prefill_time(&a, 300, NULL),
                   1e-12);
-    ck_assert(sv_perf_decode_time(&b, 100, 1000.0, NULL) == sv_perf_decode_time(&a, 100, 1000.0, NULL));
+    ck_assert(sv_perf_decode_time(&b, 100, 1000.0, NULL) ==
+              sv_perf_decode_time(&a, 100, 1000.0, NULL));
 
     sv_perf_t c = mk_pe("prefill_layer_overhead_us", "206");
     sv_step_cost_t cc;
@@ -440,7 +441,8 @@ static sv_perf_t mk_dsr1(const char *profile)
 {
     sv_error_t err;
     sv_perf_settings_t s = sv_perf_settings_default();
-    const char *keys[][2] = {{"tp", "8"}, {"ep", "8"}, {"weight_dtype", "fp8"}, {"kv_cache_dtype", "fp8"}};
+    const char *keys[][2] = {
+        {"tp", "8"}, {"ep", "8"}, {"weight_dtype", "fp8"}, {"kv_cache_dtype", "fp8"}};
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(sv_perf_settings_set(&s, keys[i][0], keys[i][1], &err), 0);
     ck_assert_msg(sv_perf_settings_profile(&s, cat, profile, &err) == 0, "%s", err.msg);

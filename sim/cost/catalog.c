@@ -40,8 +40,8 @@ const double sv_curve_default[SV_CV_COUNT] = {76.4, 6.39, 0.771, 2.22, 0.70, 128
                                               1.0,  1.0,  1.0, 0,     1.0, 1.0, 0};
 const double sv_curve_lo[SV_CV_COUNT] = {0, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 0, 1e-3,
                                          1e-3, 1e-3, 1, 0, 1e-3, 1e-3, 0};
-const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1, 1e4, 1e4, 1, 1, 1, 64, 1e4, 1,
-                                         1, 1e4};
+const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1,
+                                         1e4, 1e4, 1, 1, 1, 64, 1e4, 1, 1, 1e4};
 
 const char *sv_catalog_default_dir(void)
 {

@@ -331,8 +331,8 @@ static double batch_ms(const sv_perf_t *p, const sv_vrow_t *w)
 static const char *row_scheduler(const sv_vrow_t *w)
 {
     return strncmp(w->profile, "trtllm", 6) == 0 ? "trtllm"
-           : strcmp(w->profile, "sglang") == 0 ? "sglang"
-                                               : "vllm";
+           : strcmp(w->profile, "sglang") == 0   ? "sglang"
+                                                 : "vllm";
 }
 
 /*
