@@ -253,11 +253,11 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "engine profile, else 1",
      .help = "the engine's context phase: what a step's prompt tokens add to its GPU time, "
              "over its decodes alone, takes 1 / this as long (docs/cost-model.md)"},
-    {"hardware", "prefill_layer_overhead_us", COST, POOL(perf), .unit = "us",
+    {"hardware", "prefill_request_overhead_ms", COST, POOL(perf), .unit = "ms",
      .def = "engine profile, else 0",
-     .help = "launch cost per layer of a step with prompt tokens, for engines that replay CUDA "
-             "graphs for decode batches only; 0: the step follows cuda_graphs and "
-             "graph_max_tokens (docs/cost-model.md)"},
+     .help = "engine time per prompt in a step, for engines that run steps with prompts "
+             "eagerly (CUDA graphs for decode batches only); 0: the step follows cuda_graphs "
+             "and graph_max_tokens (docs/cost-model.md)"},
     {"hardware", "moe_imbalance", COST, POOL(perf), .unit = ">= 1", .def = "GPU catalog",
      .help = "MoE: the busiest expert's tokens / the mean (scales the expert GEMMs' compute; "
              "docs/cost-model.md)"},

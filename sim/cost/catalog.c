@@ -31,7 +31,7 @@ const char *const sv_curve_keys[SV_CV_COUNT] = {
     "link_latency_per_rank_us",    "p2p_latency_us",       "norm_efficiency",
     "grouped_gemm_efficiency",     "mla_attention_efficiency", "moe_imbalance",
     "grouped_gemm_n_half_experts", "mla_prefill_efficiency", "prefill_efficiency",
-    "prefill_layer_overhead_us"};
+    "prefill_request_overhead_ms"};
 /* Built-ins for a GPU whose catalog gives no curve (a catalog directory of one's own):
  * the same values as models/gpus.yaml's defaults, the A100 fit plus the literature
  * attention terms (docs/cost-model.md says where each comes from). */

@@ -226,7 +226,7 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "grouped_gemm_n_half_experts",
                                             "mla_prefill_efficiency",
                                             "prefill_efficiency",
-                                            "prefill_layer_overhead_us",
+                                            "prefill_request_overhead_ms",
                                             "speculative",
                                             "num_speculative_tokens",
                                             "spec_acceptance",
@@ -1648,7 +1648,7 @@ static void perf_coefficients(sv_perf_t *p)
     }
     p->attn_seq_step = L * cv[SV_CV_ATTN_SEQ] * 1e-6;
     p->prefill_slow = 1.0 / cv[SV_CV_PREFILL_EFF] - 1.0;
-    p->prefill_layer_s = cv[SV_CV_PREFILL_LAYER] * 1e-6;
+    p->prefill_request_s = cv[SV_CV_PREFILL_REQUEST] * 1e-3;
 }
 
 /* The collectives: the TP all-reduce, the all-to-all of expert parallelism under
@@ -1892,9 +1892,12 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     /* The engine's context phase (prefill_efficiency e, docs/cost-model.md): what the
      * prompts add to the step's GPU time, over the same step without them, takes 1 / e as
      * long, operator by operator and in the collectives. */
-    double P = 0.0;
+    double P = 0.0, prompts = 0.0;
     for (int i = 0; i < b->n_chunks; i++)
-        if (b->chunks[i].new_tokens > 0 && i % m_mb == j) P += (double)b->chunks[i].new_tokens;
+        if (b->chunks[i].new_tokens > 0 && i % m_mb == j) {
+            P += (double)b->chunks[i].new_tokens;
+            prompts += 1.0;
+        }
     if (P > 0 && p->prefill_slow > 0) {
         sv_step_cost_t dec; /* the decodes alone (none: a zero step) */
         sv_batch_t db = *b;
@@ -1914,9 +1917,10 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         out->a2a = dec.a2a + sv_fmax(0.0, out->a2a - dec.a2a) * g;
     }
     /* An engine that replays CUDA graphs for decode batches only runs a step with prompt
-     * tokens eagerly (prefill_layer_overhead_us per layer). */
-    if (P > 0 && p->prefill_layer_s > 0)
-        out->eng_launch = L * p->prefill_layer_s;
+     * tokens eagerly, and prepares each context request on the host:
+     * prefill_request_overhead_ms per prompt in the step, in place of the launch rule. */
+    if (P > 0 && p->prefill_request_s > 0)
+        out->eng_launch = prompts * p->prefill_request_s;
     else if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
         out->eng_launch = L * p->set.layer_overhead_s;
     for (int i = 0; i < SV_OP_COUNT; i++)
