@@ -344,9 +344,9 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "what happens to a preempted sequence's KV; `swap` is vLLM V0's option (not with "
              "`vllm`: V1 only recomputes)"},
     {"engine", "profile", TEXT, POOL(perf.engine), .unit = "name", .def = "the engine's (vllm)",
-     .help = "engine profile from `models/engines.yaml` (`vllm`, `trtllm`, `sglang`, `eager`): what the "
-             "engine adds to each step (docs/cost-model.md); the `hardware` keys above override "
-             "its values"},
+     .help = "engine profile from `models/engines.yaml` (`vllm`, `trtllm`, `trtllm-pytorch`, "
+             "`sglang`, `eager`): what the engine adds to each step (docs/cost-model.md); the "
+             "`hardware` keys above override its values"},
     {"engine", "scheduling_policy", ENUM, NAMES(policy_names), POOL(engine.priority_policy),
      .def = "fcfs",
      .help = "vLLM's `--scheduling-policy`: `priority` admits waiting requests by (priority, "
