@@ -372,6 +372,19 @@ END_TEST
  * 100 decodes alone (the decode attention, which the prompt does not change, stays); a
  * prompt alone costs 2 times; a decode-only step the same. prefill_request_overhead_ms: a step
  * pays it per prompt, 12.7 ms for one, 25.4 ms for two, a decode-only step nothing. */
+/* The cost model of a catalog model on a catalog GPU with settings s. */
+static sv_perf_t init_cat(const char *model, const char *gpu, const sv_perf_settings_t *s)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
 static sv_perf_t mk_pe(const char *key, const char *value)
 {
     sv_error_t err;
@@ -379,13 +392,7 @@ static sv_perf_t mk_pe(const char *key, const char *value)
     s.tp = 2;
     sv_perf_settings_ideal(&s);
     if (key) ck_assert_int_eq(sv_perf_settings_set(&s, key, value, &err), 0);
-    const sv_gpu_t *g;
-    const sv_model_t *m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &g, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "llama-3.1-8b", &m, &err), 0);
-    sv_perf_t p;
-    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
-    return p;
+    return init_cat("llama-3.1-8b", "h100-sxm", &s);
 }
 
 START_TEST(test_prefill_efficiency)
@@ -453,13 +460,7 @@ static sv_perf_t mk_dsr1(const char *profile)
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(sv_perf_settings_set(&s, keys[i][0], keys[i][1], &err), 0);
     ck_assert_msg(sv_perf_settings_profile(&s, cat, profile, &err) == 0, "%s", err.msg);
-    const sv_gpu_t *g;
-    const sv_model_t *m;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "h200", &g, &err), 0);
-    ck_assert_int_eq(sv_catalog_model(cat, "deepseek-r1", &m, &err), 0);
-    sv_perf_t p;
-    ck_assert_msg(sv_perf_init(&p, g, m, &s, &err) == 0, "%s", err.msg);
-    return p;
+    return init_cat("deepseek-r1", "h200", &s);
 }
 
 START_TEST(test_trtllm_pytorch_context)
