@@ -1893,7 +1893,8 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
      * prompts add to the step's GPU time, over the same step without them, takes 1 / e as
      * long, operator by operator and in the collectives. */
     double P = 0.0, prompts = 0.0;
-    for (int i = 0; i < b->n_chunks; i++)
+    int context = p->prefill_slow > 0 || p->prefill_request_s > 0; /* else nothing to count */
+    for (int i = 0; context && i < b->n_chunks; i++)
         if (b->chunks[i].new_tokens > 0 && i % m_mb == j) {
             P += (double)b->chunks[i].new_tokens;
             prompts += 1.0;
