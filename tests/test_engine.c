@@ -134,13 +134,13 @@ START_TEST(test_ledger)
     sv__kv_take(p, 3);
     uint64_t ha[] = {1, 2}, hb[] = {1, 9};
     int32_t sa[2], sb[2];
-    ck_assert_int_eq(sv__kv_cache(p, ha, 0, 2, sa), 0);
+    ck_assert_int_eq(sv__kv_cache(p, ha, 0, 0, 2, sa), 0);
     ck_assert_int_eq(sv__kv_check(p, 1, msg, sizeof msg), 0);
     /* Request B computed blocks 1, 9 itself (2 blocks): both become entries of their own,
      * block 1 a second copy of A's, as vLLM's BlockPool.cache_full_blocks keeps both. */
     sv__kv_take(p, 2);
     ck_assert_int_eq(p->free, 5);
-    ck_assert_int_eq(sv__kv_cache(p, hb, 0, 2, sb), 0);
+    ck_assert_int_eq(sv__kv_cache(p, hb, 0, 0, 2, sb), 0);
     ck_assert_int_eq(p->free, 5);
     ck_assert(sa[0] != sb[0]);
     ck_assert_int_eq(sv__kv_check(p, 1, msg, sizeof msg), 0);
@@ -150,15 +150,15 @@ START_TEST(test_ledger)
     ck_assert_int_eq(sv__kv_avail(p), 8);
     ck_assert_int_eq(sv__kv_used(p), 2);
     long slots[2], touched;
-    ck_assert_int_eq(sv__kv_hits(p, ha, 2, slots, &touched), 2);
+    ck_assert_int_eq(sv__kv_hits(p, ha, 0, 2, slots, &touched), 2);
     ck_assert_int_eq(slots[0], sa[0]); /* the first copy cached is found */
     ck_assert_int_eq(touched, 2);     /* A's two, both idle */
-    ck_assert_int_eq(sv__kv_prefix(p, hb, 2), 2);
+    ck_assert_int_eq(sv__kv_prefix(p, hb, 0, 2), 2);
     /* Taking 8 evicts the two idle cached blocks (A's 2, then A's 1) once the 6 free ones
      * are gone; B's copy of block 1 is still found. */
     sv__kv_take(p, 8);
     ck_assert_int_eq(p->free, 0);
-    ck_assert_int_eq(sv__kv_prefix(p, ha, 2), 1);
+    ck_assert_int_eq(sv__kv_prefix(p, ha, 0, 2), 1);
     ck_assert_int_eq(sv__kv_check(p, 8, msg, sizeof msg), 0);
     /* Reservations and pins count as held; a block nobody accounts for is caught. */
     sv__kv_give(p, 8);

@@ -169,8 +169,9 @@ START_TEST(test_confidence_json)
      * of its left-out points, test_confidence.c). */
     check_confidence(cat, "a100-80gb", "eager", "llama-3.1-8b", 1, "measured", 5.0, 30.0, "dense",
                      "measured");
-    /* MI300X (fitted to AMD's rows) with the hand-set vllm profile: transferred, +-7%, +-28%. */
-    check_confidence(cat, "mi300x", "vllm", "llama-3.1-70b", 8, "transferred", 7.0, 28.0, "dense",
+    /* MI300X (fitted to AMD's rows) with the hand-set vllm profile: transferred, +-11%, +-28%
+     * (sim/studies/bands.c). */
+    check_confidence(cat, "mi300x", "vllm", "llama-3.1-70b", 8, "transferred", 11.0, 28.0, "dense",
                      "measured");
     /* B200: datasheet only, +-50%. */
     check_confidence(cat, "b200", "vllm", "llama-3.1-8b", 1, "datasheet", 50.0, 50.0, "dense",

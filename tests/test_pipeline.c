@@ -52,16 +52,17 @@ typedef struct prig {
 
 /* Llama-3.1-8B (32 layers) on H100s at TP 1 and pp stages, synchronous steps, requests
  * visible when submitted; n requests of the given input and output tokens. */
-static void rig_new(prig_t *g, int pp, int n, const int *input, const int *output)
+static void rig_new_hw(prig_t *g, int pp, const char *hw, int n, const int *input,
+                       const int *output)
 {
     sv_error_t err;
     memset(g, 0, sizeof *g);
     char yaml[512];
     snprintf(yaml, sizeof yaml,
-             "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: %d}\n"
+             "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: %d%s}\n"
              "engine: {async_scheduling: false, api_server_ms: 0}\n"
              "workload: {num_requests: 1, input: 100, output: 10}\n",
-             pp);
+             pp, hw);
     ck_assert_int_eq(tu_load_yaml(cat, yaml, NULL, 0, &g->sc, &err), 0);
     ck_assert_int_eq(
         sv_perf_init(&g->perf, &g->sc->pools[0].gpu, &g->sc->model, &g->sc->pools[0].perf, &err),
@@ -77,6 +78,11 @@ static void rig_new(prig_t *g, int pp, int n, const int *input, const int *outpu
         g->pool.r[i].output = output[i];
     }
     ck_assert_int_eq(sv_replica_new(0, &g->perf, 4096, &e, &g->pool, g->m, &g->r, &err), 0);
+}
+
+static void rig_new(prig_t *g, int pp, int n, const int *input, const int *output)
+{
+    rig_new_hw(g, pp, "", n, input, output);
 }
 
 static void rig_free(prig_t *g)
@@ -368,6 +374,91 @@ START_TEST(test_no_request_in_two_micro_batches)
 END_TEST
 
 /* What a replica with pipeline stages does not combine (docs/errors.md). */
+/* ---- uneven stages --------------------------------------------------------------------- */
+
+/* The stages' layers as vLLM splits them (get_pp_indices, vllm/distributed/utils.py: layers
+ * / pp each, the remainder one each to the stages before the last, from the last but one
+ * backwards), worked by hand for 32, 61 and 126 layers. */
+START_TEST(test_uneven_split)
+{
+    const struct {
+        const char *model;
+        int pp, tp, want[4];
+    } cases[] = {
+        {"llama-3.1-8b", 3, 1, {11, 11, 10}},
+        {"llama-3.1-405b", 4, 8, {31, 32, 32, 31}},
+        {"llama-3.1-8b", 4, 1, {8, 8, 8, 8}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const sv_gpu_t *gpu;
+        const sv_model_t *m;
+        sv_error_t err;
+        ck_assert_int_eq(sv_catalog_gpu(cat, "h100-sxm", &gpu, &err), 0);
+        ck_assert_int_eq(sv_catalog_model(cat, cases[i].model, &m, &err), 0);
+        sv_perf_settings_t s = sv_perf_settings_default();
+        s.tp = cases[i].tp;
+        s.pp = cases[i].pp;
+        s.weight_dtype = SV_DT_FP8;
+        sv_perf_t p;
+        ck_assert_msg(sv_perf_init(&p, gpu, m, &s, &err) == 0, "%s", err.msg);
+        int most = 0;
+        for (int k = 0; k < cases[i].pp; k++) {
+            ck_assert_int_eq(p.pp_layers[k], cases[i].want[k]);
+            if (cases[i].want[k] > most) most = cases[i].want[k];
+        }
+        ck_assert_int_eq(p.pp_uneven, most * cases[i].pp != m->layers);
+        tu_assert_rel(p.stage_layers, most, 0);
+    }
+}
+END_TEST
+
+/*
+ * Llama-3.1-8B (32 layers, BF16: 436,224,000 bytes a layer with its norms; embedding and
+ * LM head 1,050,673,152 bytes each, final norm 8,192) at pp = 3. vLLM's 11, 11, 10: the
+ * first stage is the heaviest GPU, 11 layers + the embedding = 5,849,137,152 bytes (the
+ * last: 10 layers + norm + LM head = 5,412,921,344); KV per token on it 11 layers x 2 x 8
+ * heads x 128 x 2 bytes = 45,056. With pp_layer_partition 10, 11, 11 the last is the
+ * heaviest: 11 layers + 1,050,681,344 = 5,849,145,344. One request alone then makes each
+ * trip first + 2 (t_x) + t_s (11 layers) + t_s (11 layers) where the first stage's own
+ * time is 10/11 of t_s plus the engine's per-step and per-sequence costs.
+ */
+START_TEST(test_uneven_stages)
+{
+    int in[] = {64}, out[] = {3};
+    double at[] = {0.0};
+    prig_t g;
+    rig_new(&g, 3, 1, in, out);
+    ck_assert(g.perf.pp_uneven);
+    tu_assert_rel(g.perf.weight_bytes_gpu, 5849137152.0, 1e-15);
+    tu_assert_rel(g.perf.kv_bytes_token, 45056.0, 1e-15);
+    tu_assert_rel(g.perf.kv_bytes_token_total, 32.0 * 4096.0, 1e-15);
+    rig_free(&g);
+
+    rig_new_hw(&g, 3, ", pp_layer_partition: '10,11,11'", 1, in, out);
+    ck_assert_int_eq(g.perf.pp_layers[0], 10);
+    tu_assert_rel(g.perf.weight_bytes_gpu, 5849145344.0, 1e-15);
+    rig_run(&g, 1, at);
+    mb_t p = prefill_mb(&g, 64), d1 = decode_mb(&g, 1, 64), d2 = decode_mb(&g, 1, 65);
+    double eng_p = p.first - p.ts, eng_d1 = d1.first - d1.ts, eng_d2 = d2.first - d2.ts;
+    double e1 = eng_p + p.ts * 10.0 / 11.0 + 2.0 * (p.tx + p.ts);
+    double e2 = e1 + eng_d1 + d1.ts * 10.0 / 11.0 + 2.0 * (d1.tx + d1.ts);
+    double e3 = e2 + eng_d2 + d2.ts * 10.0 / 11.0 + 2.0 * (d2.tx + d2.ts);
+    ck_assert_int_eq(g.nmb, 3);
+    tu_assert_rel(g.exit[0], e1, 1e-12);
+    tu_assert_rel(g.exit[2], e3, 1e-12);
+    tu_assert_rel(g.pool.r[0].first_token, e1, 1e-12);
+    /* The first stage's occupancy is its own 10 layers' share. */
+    const sv_replica_stats_t *st = sv_replica_stats(g.r);
+    tu_assert_rel(st->busy_s, eng_p + eng_d1 + eng_d2 + (p.ts + d1.ts + d2.ts) * 10.0 / 11.0, 1e-12);
+    /* The cost model's step of one micro-batch is the same trip: 32/11 stage times. */
+    sv_batch_t b = {.n_decode = 1, .decode_ctx_sum = 64};
+    sv_step_cost_t c;
+    sv_perf_step(&g.perf, &b, &c);
+    tu_assert_rel(c.total, d1.ts * 32.0 / 11.0 + 2.0 * d1.tx + c.eng_step + c.eng_seq, 1e-12);
+    rig_free(&g);
+}
+END_TEST
+
 START_TEST(test_refused)
 {
     const char *base = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: 2%s}\n"
@@ -390,13 +481,28 @@ START_TEST(test_refused)
         ck_assert_int_eq(tu_load_yaml(cat, text, NULL, 0, &sc, &err), SV_EINVAL);
         ck_assert_msg(strstr(err.msg, cases[i].msg), "%s", err.msg);
     }
-    /* Stages of unequal layers: 32 layers at pp = 3 (vLLM would split them 11, 11, 10). */
-    const char *three = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: 3}\n"
-                        "workload: {num_requests: 1, input: 100, output: 10}\n";
-    sv_scenario_t *sc3 = NULL;
-    sv_error_t err3;
-    ck_assert_int_eq(tu_load_yaml(cat, three, NULL, 0, &sc3, &err3), SV_EINVAL);
-    ck_assert_msg(strstr(err3.msg, "pp=3 does not divide the 32 layers"), "%s", err3.msg);
+    /* Stages that cannot hold the layers: more stages than layers, a partition of the wrong
+     * length or sum. */
+    const struct {
+        const char *hw, *msg;
+    } parts[] = {
+        {"pp: 33", "pp=33 exceeds the 32 layers of model 'llama-3.1-8b'"},
+        {"pp: 3, pp_layer_partition: '16,16'", "pp_layer_partition: 2 stage(s) given for pp=3"},
+        {"pp: 2, pp_layer_partition: '16,15'",
+         "pp_layer_partition: its stages hold 31 layers; model 'llama-3.1-8b' has 32"},
+        {"pp: 2, pp_layer_partition: '16,0,16'", "pp_layer_partition: expected the layers"},
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, %s}\n"
+                 "workload: {num_requests: 1, input: 100, output: 10}\n",
+                 parts[i].hw);
+        sv_scenario_t *sc3 = NULL;
+        sv_error_t err3;
+        ck_assert_int_eq(tu_load_yaml(cat, text, NULL, 0, &sc3, &err3), SV_EINVAL);
+        ck_assert_msg(strstr(err3.msg, parts[i].msg), "%s", err3.msg);
+    }
     /* Left unset, vLLM's async default and SGLang's overlap loop resolve off with pp > 1. */
     const char *sgl = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, pp: 2}\n"
                       "engine: {scheduler: sglang}\n"
@@ -424,6 +530,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_equal_micro_batches);
     tcase_add_test(tc, test_arrival_mid_step);
     tcase_add_test(tc, test_no_request_in_two_micro_batches);
+    tcase_add_test(tc, test_uneven_split);
+    tcase_add_test(tc, test_uneven_stages);
     tcase_add_test(tc, test_refused);
     suite_add_tcase(s, tc);
     return s;

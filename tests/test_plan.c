@@ -810,6 +810,63 @@ START_TEST(test_plan_layouts)
 }
 END_TEST
 
+/* plan.layouts with keys for one phase (`prefill`, `decode` maps): tried on disaggregated
+ * candidates only, each pool taking the keys for both phases and then its own. The same
+ * keys given to each phase are the layout that gives them to both: the same capacity. */
+START_TEST(test_plan_phase_layouts)
+{
+    const char *scn =
+        "name: ph\nseed: 3\nmodel: deepseek-r1\nhardware: {gpu: h200, tp: 8, weight_dtype: fp8}\n"
+        "engine: {name: sglang, max_num_seqs: 64}\n"
+        "workload: {num_requests: 200, rate: 1, input: 1024, output: 256}\n"
+        "slo: {ttft_ms: 1000, tpot_ms: 25}\n"
+        "plan: {target_rate: 2, gpus: [h200], tp: [8], serving: [colocated, disaggregated],"
+        " prefill_decode: ['1:1'], probe_requests: 200, tolerance: 0.1}\n";
+    const char *set[] = {"plan.layouts=[{speculative: mtp}, {prefill: {speculative: mtp}, "
+                         "decode: {speculative: mtp}}, {decode: {speculative: mtp}}, {prefill: "
+                         "{speculative: mtp}}, {}]"};
+    sv_error_t err;
+    sv_scenario_t *sc;
+    static sv_plan_cfg_t cfg;
+    sv_plan_row_t *rows;
+    int n;
+    ck_assert_msg(load_plan(scn, set, 1, &sc, &cfg, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(cfg.nlayouts, 5);
+    const char *names[] = {"MTP3", "P MTP3 / D MTP3", "P TP / D MTP3", "P MTP3 / D TP", ""};
+    for (int l = 0; l < 5; l++) {
+        ck_assert_str_eq(cfg.layouts[l].name, names[l]);
+        ck_assert_int_eq(cfg.layouts[l].phased, l >= 1 && l <= 3);
+    }
+    ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 2, &rows, &n, NULL, &err), 0);
+    ck_assert_int_eq(n, 7); /* MTP3 and {} colocated and 1:1; the phased three 1:1 only */
+    double cap[5] = {0};
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(rows[i].ok, "%s", rows[i].error);
+        ck_assert(!cfg.layouts[rows[i].layout].phased || rows[i].disagg);
+        if (rows[i].disagg) cap[rows[i].layout] = rows[i].unit_capacity;
+    }
+    /* Each phase's MTP is both phases' MTP, row for row. TPOT binds the split unit (about
+     * 4.8 req/s plain): MTP's drafts on the decode pool raise it past twice that, on the
+     * prefill pool alone they leave it where it was. */
+    ck_assert(cap[0] > 0 && cap[1] == cap[0]);
+    ck_assert_msg(cap[2] > 2.0 * cap[4], "%g %g", cap[2], cap[4]);
+    ck_assert_msg(cap[3] < 1.2 * cap[4] && cap[3] > 0.8 * cap[4], "%g %g", cap[3], cap[4]);
+    free(rows);
+    sv_scenario_free(sc);
+    const char *bad[][2] = {
+        {"plan.layouts=[{prefill: {tp: 4}}]", "plan.layouts[0].prefill.tp: not a layout key"},
+        {"plan.layouts=[{decode: 3}]", "plan.layouts[0].decode"},
+        {"plan.layouts=[{ep: 8, decode: {dp_attention: 8}}, {prefill: {ep: 8}, decode: {ep: 8, "
+         "dp_attention: 8}}]",
+         "plan.layouts[1]: the same layout as plan.layouts[0]"}};
+    for (int b = 0; b < 3; b++) {
+        ck_assert_int_ne(load_plan(scn, bad[b], 1, &sc, &cfg, &err), 0);
+        sv_scenario_free(sc);
+        ck_assert_msg(strstr(err.msg, bad[b][1]) && !strchr(err.msg, '\n'), "%s", err.msg);
+    }
+}
+END_TEST
+
 /* slo.interactivity_tok_s: X tokens/s per user is the per-request TPOT threshold 1000 / X ms;
  * with a per-request tpot_ms as well, a one-line error. */
 START_TEST(test_slo_interactivity)
@@ -855,6 +912,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_plan_p99_contract);
     tcase_add_test(tc, test_plan_per_phase);
     tcase_add_test(tc, test_plan_layouts);
+    tcase_add_test(tc, test_plan_phase_layouts);
     tcase_add_test(tc, test_slo_interactivity);
     tcase_add_test(tc, test_run_progress);
     suite_add_tcase(s, tc);

@@ -1,15 +1,18 @@
 /*
  * Tests of automatic prefix caching (issue 12): the block pool's LRU and reference
- * counts by hand, the exact hit of a second prompt that shares the first's prefix and its
- * TTFT, shared system prompts hitting under --check's per-step recount (every block free
- * or cached at the end), that with prefix caching off a run is the same as one without
- * identity, a disaggregated decode replica receiving only the blocks it lacks, and bad
- * input.
+ * counts by hand, a first segment's blocks kept as runs by hand, the run-length cache
+ * against the per-block one (tests/pcache_ref.c) on randomised workloads, the exact hit
+ * of a second prompt that shares the first's prefix and its TTFT, shared system prompts
+ * hitting under --check's per-step recount (every block free or cached at the end), that
+ * with prefix caching off a run is the same as one without identity, a disaggregated
+ * decode replica receiving only the blocks it lacks, and bad input.
  */
 #include <math.h>
 #include <unistd.h>
 
 #include "../sim/engine/pcache_int.h"
+#include "pcache_ref.h"
+#include "servesim/base/numeric.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
 #include "testsim.h"
@@ -68,7 +71,7 @@ START_TEST(test_duplicates_and_collisions)
     sv__pcache_t *c = sv__pcache_new(4); /* a table of 32 entries */
     uint64_t h[4] = {5, 37, 5, 69};
     int32_t slots[4];
-    ck_assert_int_eq(sv__pcache_insert_run(c, h, 0, 4, slots), 0);
+    ck_assert_int_eq(sv__pcache_insert_run(c, h, 0, 0, 4, slots), 0);
     ck_assert_int_eq(sv__pcache_in_use(c), 4);
     ck_assert_int_eq(sv__pcache_find(c, 5), slots[0]);
     ck_assert_int_eq(sv__pcache_find(c, 37), slots[1]);
@@ -83,7 +86,7 @@ START_TEST(test_duplicates_and_collisions)
     /* the longest run present: 37, then 5 (the second entry), then 69; 1 is absent */
     uint64_t q[4] = {37, 5, 69, 1};
     long got[4], touched;
-    ck_assert_int_eq(sv__pcache_find_run(c, q, 4, got, &touched), 3);
+    ck_assert_int_eq(sv__pcache_find_run(c, q, 0, 4, got, &touched), 3);
     ck_assert_int_eq(got[0], slots[1]);
     ck_assert_int_eq(got[1], slots[2]);
     ck_assert_int_eq(got[2], slots[3]);
@@ -100,11 +103,290 @@ START_TEST(test_duplicates_and_collisions)
     /* a full cache: the run's last entries get no slot */
     uint64_t more[4] = {100, 132, 164, 196};
     int32_t ms[4];
-    ck_assert_int_eq(sv__pcache_insert_run(c, more, 0, 4, ms), -1);
+    ck_assert_int_eq(sv__pcache_insert_run(c, more, 0, 0, 4, ms), -1);
     ck_assert(ms[0] >= 0 && ms[1] >= 0 && ms[2] >= 0);
     ck_assert_int_eq(ms[3], -1);
     ck_assert_int_eq(sv__pcache_in_use(c), 3);
     sv__pcache_free(c);
+}
+END_TEST
+
+/* A chain (the 6 blocks of a first segment, by their position) kept a run at a time:
+ * two requests share its first 4 positions; freed last first, the idle positions are
+ * evicted from the chain's end, a later hit takes them from its start; a position cached
+ * twice (two requests computing it at once) is found in its first copy, then, that one
+ * evicted, in its second. */
+START_TEST(test_chain_runs)
+{
+    sv__pcache_t *c = sv__pcache_new(16);
+    uint64_t h[6] = {11, 12, 13, 14, 15, 16}; /* the chain of first-block hash 11 */
+    int32_t a[6], b[6];
+    long got[6], touched;
+    ck_assert_int_eq(sv__pcache_find_run(c, h, 6, 6, got, &touched), 0);
+    ck_assert_int_eq(sv__pcache_insert_run(c, h, 6, 0, 6, a), 0);
+    ck_assert_int_eq(a[0], SV__PCACHE_CHAIN); /* the cache's first chain */
+    ck_assert_int_eq(a[5], SV__PCACHE_CHAIN);
+    ck_assert_int_eq(sv__pcache_in_use(c), 6);
+    /* B hits the first 4 (all referenced: none touched) and computes 4..5 itself while A
+     * still holds them: its copies are hashed blocks */
+    ck_assert_int_eq(sv__pcache_find_run(c, h, 6, 4, got, &touched), 4);
+    ck_assert_int_eq(touched, 0);
+    sv__pcache_ref_slots(c, got, 4);
+    for (int j = 0; j < 4; j++)
+        b[j] = (int32_t)got[j];
+    ck_assert_int_eq(sv__pcache_insert_run(c, h, 6, 4, 6, b), 0);
+    ck_assert(b[4] >= 0 && b[5] >= 0);
+    ck_assert_int_eq(sv__pcache_in_use(c), 8);
+    /* A ends: positions 5 and 4 of the chain go idle (5 first); 0..3 stay B's */
+    sv__pcache_unref_slots(c, a, 6);
+    ck_assert_int_eq(sv__pcache_evictable(c), 2);
+    ck_assert_int_eq(sv__pcache_in_use(c), 6);
+    /* the lookup still finds the whole chain, its first copies: 2 of them idle */
+    ck_assert_int_eq(sv__pcache_find_run(c, h, 6, 6, got, &touched), 6);
+    ck_assert_int_eq(touched, 2);
+    ck_assert_int_eq(got[4], SV__PCACHE_CHAIN);
+    /* evicting one drops position 5's first copy: B's copy is found there now */
+    ck_assert_int_eq(sv__pcache_evict_upto(c, 1), 1);
+    ck_assert_int_eq(sv__pcache_find_run(c, h, 6, 6, got, &touched), 6);
+    ck_assert_int_eq(got[5], b[5]);
+    ck_assert_int_eq(touched, 1);
+    /* B ends: its 4 chain positions, then its copies 5 and 4 go idle, last first:
+     * LRU = chain 4, copy 5, copy 4, chain 3, 2, 1, 0 */
+    sv__pcache_unref_slots(c, b, 6);
+    ck_assert_int_eq(sv__pcache_evictable(c), 7);
+    ck_assert_int_eq(sv__pcache_in_use(c), 0);
+    /* a hit on 0..1 takes them from the idle run's start */
+    ck_assert_int_eq(sv__pcache_find_run(c, h, 6, 2, got, &touched), 2);
+    ck_assert_int_eq(touched, 2);
+    sv__pcache_ref_slots(c, got, 2);
+    ck_assert_int_eq(sv__pcache_evictable(c), 5);
+    /* three evictions: chain 4, then copy 5, then copy 4; 0..3 are still found */
+    ck_assert_int_eq(sv__pcache_evict_upto(c, 3), 3);
+    ck_assert_int_eq(sv__pcache_find_run(c, h, 6, 6, got, &touched), 4);
+    ck_assert_int_eq(touched, 2);
+    /* the rest of the idle run (3, then 2) goes; 0..1 are referenced */
+    ck_assert_int_eq(sv__pcache_evict_upto(c, 9), 2);
+    ck_assert_int_eq(sv__pcache_find_run(c, h, 6, 6, got, &touched), 2);
+    ck_assert_int_eq(sv__pcache_evictable(c), 0);
+    ck_assert_int_eq(sv__pcache_in_use(c), 2);
+    sv__pcache_free(c);
+}
+END_TEST
+
+/* ---- the run-length cache against the per-block one (tests/pcache_ref.c) ---------------- */
+
+static uint64_t rnd_state;
+static uint64_t rnd(void)
+{
+    rnd_state = rnd_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t z = rnd_state ^ (rnd_state >> 29);
+    return z * 0xbf58476d1ce4e5b9ULL ^ (z >> 32);
+}
+static long rnd_below(long n)
+{
+    return (long)(rnd() % (uint64_t)n);
+}
+
+enum { D_IDENTS = 24, D_LEN = 40, D_LIVE = 12 };
+
+/* A prompt identity: a chain of nchain positions (one of a few first segments, or none),
+ * then hashes of its own (a session's history, or a preempted request's own blocks,
+ * which only prompts of this identity share). */
+typedef struct dident {
+    uint64_t h[D_LEN];
+    long nchain, len;
+} dident_t;
+
+typedef struct dreq {
+    int live, ident;
+    long cached, target, own;     /* blocks cached; to cache in all; own blocks uncached */
+    int32_t sn[D_LEN], so[D_LEN]; /* slot values: run-length cache, per-block cache */
+    long xn;                      /* a decode-side hit held (xsn, xso), or 0 */
+    int32_t xsn[D_LEN], xso[D_LEN];
+} dreq_t;
+
+typedef struct drig {
+    sv__pcache_t *n;
+    sv__pcref_t *o;
+    long total, free; /* blocks; free ones */
+    dident_t id[D_IDENTS];
+    dreq_t q[D_LIVE];
+    long hits, evicted, dups;
+} drig_t;
+
+static void d_same_counts(const drig_t *d)
+{
+    ck_assert_int_eq(sv__pcache_in_use(d->n), sv__pcref_in_use(d->o));
+    ck_assert_int_eq(sv__pcache_evictable(d->n), sv__pcref_evictable(d->o));
+}
+
+/* Both caches find the same run, touching the same blocks: their slots in sn / so. */
+static long d_find(drig_t *d, int ident, long max, long *sn, long *so, long *touched)
+{
+    const dident_t *I = &d->id[ident];
+    long tn, to;
+    long a = sv__pcache_find_run(d->n, I->h, I->nchain, max, sn, &tn);
+    long b = sv__pcref_find_run(d->o, I->h, max, so, &to);
+    ck_assert_int_eq(a, b);
+    ck_assert_int_eq(tn, to);
+    *touched = tn;
+    return a;
+}
+
+/* n blocks for a request: free ones first, then evicted ones (the same in both). */
+static int d_take(drig_t *d, long n)
+{
+    if (d->free + sv__pcache_evictable(d->n) < n) return 0;
+    if (d->free < n) {
+        long a = sv__pcache_evict_upto(d->n, n - d->free);
+        long b = sv__pcref_evict_upto(d->o, n - d->free);
+        ck_assert_int_eq(a, b);
+        d->evicted += a;
+        d->free += a;
+    }
+    d->free -= n;
+    return 1;
+}
+
+static void d_admit(drig_t *d, dreq_t *q)
+{
+    int ident = (int)rnd_below(D_IDENTS);
+    const dident_t *I = &d->id[ident];
+    long max = 1 + rnd_below(I->len), sn[D_LEN], so[D_LEN], touched;
+    long hit = d_find(d, ident, max, sn, so, &touched);
+    long target = hit + rnd_below(I->len - hit + 1), own = target - hit + rnd_below(3);
+    if (d->free + sv__pcache_evictable(d->n) - touched < own) return;
+    /* the hits first: taking blocks must not evict them */
+    sv__pcache_ref_slots(d->n, sn, hit);
+    sv__pcref_ref_slots(d->o, so, hit);
+    ck_assert(d_take(d, own));
+    *q = (dreq_t){.live = 1, .ident = ident, .cached = hit, .target = target, .own = own};
+    for (long j = 0; j < hit; j++) {
+        q->sn[j] = (int32_t)sn[j];
+        q->so[j] = (int32_t)so[j];
+    }
+    d->hits += hit;
+    d_same_counts(d);
+}
+
+/* A chunk of the request's blocks is scheduled: they join the cache. */
+static void d_chunk(drig_t *d, dreq_t *q)
+{
+    if (q->cached >= q->target) return;
+    const dident_t *I = &d->id[q->ident];
+    long to = q->cached + 1 + rnd_below(q->target - q->cached);
+    for (long j = q->cached; j < to; j++)
+        if (sv__pcref_find(d->o, I->h[j]) >= 0) d->dups++;
+    ck_assert_int_eq(sv__pcache_insert_run(d->n, I->h, I->nchain, q->cached, to, q->sn), 0);
+    ck_assert_int_eq(sv__pcref_insert_run(d->o, I->h, q->cached, to, q->so), 0);
+    q->own -= to - q->cached;
+    q->cached = to;
+    d_same_counts(d);
+}
+
+/* The request ends (or is preempted): its cached blocks go back last first, some of its
+ * own full ones are parked, the rest freed. */
+static void d_end(drig_t *d, dreq_t *q)
+{
+    sv__pcache_unref_slots(d->n, q->sn, q->cached);
+    sv__pcref_unref_slots(d->o, q->so, q->cached);
+    long park = q->own > 0 ? rnd_below(q->own + 1) : 0;
+    ck_assert_int_eq(sv__pcache_park(d->n, park), 0);
+    ck_assert_int_eq(sv__pcref_park(d->o, park), 0);
+    d->free += q->own - park;
+    if (q->xn) {
+        sv__pcache_unref_slots(d->n, q->xsn, q->xn);
+        sv__pcref_unref_slots(d->o, q->xso, q->xn);
+    }
+    q->live = 0;
+    d_same_counts(d);
+}
+
+/* A decode replica references the leading blocks of an incoming request it holds. */
+static void d_xfer(drig_t *d, dreq_t *q)
+{
+    if (q->xn) {
+        sv__pcache_unref_slots(d->n, q->xsn, q->xn);
+        sv__pcref_unref_slots(d->o, q->xso, q->xn);
+        q->xn = 0;
+        return;
+    }
+    long sn[D_LEN], so[D_LEN], touched, max = 1 + rnd_below(d->id[q->ident].len);
+    long hit = d_find(d, q->ident, max, sn, so, &touched);
+    sv__pcache_ref_slots(d->n, sn, hit);
+    sv__pcref_ref_slots(d->o, so, hit);
+    for (long j = 0; j < hit; j++) {
+        q->xsn[j] = (int32_t)sn[j];
+        q->xso[j] = (int32_t)so[j];
+    }
+    q->xn = hit;
+    d_same_counts(d);
+}
+
+/* One randomised workload: `total` blocks, chains of `chain` positions. */
+static void d_run(uint64_t seed, long total, long chain, int steps, drig_t *d)
+{
+    rnd_state = seed;
+    *d = (drig_t){
+        .n = sv__pcache_new(total), .o = sv__pcref_new(total), .total = total, .free = total};
+    for (int i = 0; i < D_IDENTS; i++) { /* 4 first segments (or none), 3 tails each */
+        dident_t *I = &d->id[i];
+        int seg = i % 5, tail = i / 5;
+        I->nchain = seg == 4 ? 0 : chain;
+        I->len = I->nchain + 1 + (long)(rnd() % (uint64_t)(D_LEN - I->nchain));
+        uint64_t h = 0x51ed5eedULL;
+        for (long b = 0; b < I->len; b++)
+            I->h[b] = h = sv_splitmix64(
+                h ^ (b < I->nchain ? (uint64_t)seg * 977 + 1 : (uint64_t)tail * 131 + 7));
+    }
+    for (int s = 0; s < steps; s++) {
+        dreq_t *q = &d->q[rnd_below(D_LIVE)];
+        long op = rnd_below(10);
+        if (!q->live)
+            d_admit(d, q);
+        else if (op < 5)
+            d_chunk(d, q);
+        else if (op < 8)
+            d_end(d, q);
+        else if (op < 9)
+            d_xfer(d, q);
+        else { /* blocks taken for something else: evicted in turn */
+            long n = rnd_below(total / 4 + 1);
+            if (d_take(d, n)) d->free += n;
+        }
+        /* every identity is found alike, touching the same blocks */
+        for (int i = 0; i < D_IDENTS; i++) {
+            long sn[D_LEN], so[D_LEN], t;
+            d_find(d, i, d->id[i].len, sn, so, &t);
+        }
+    }
+    for (int i = 0; i < D_LIVE; i++)
+        if (d->q[i].live) d_end(d, &d->q[i]);
+    ck_assert_int_eq(sv__pcache_in_use(d->n), 0);
+    ck_assert_int_eq(sv__pcache_evict_upto(d->n, total), sv__pcref_evict_upto(d->o, total));
+    d_same_counts(d);
+    sv__pcache_free(d->n);
+    sv__pcref_free(d->o);
+}
+
+/* Randomised workloads of shared first segments, sessions' tails, chunks computed at once
+ * by two requests (second copies), preemption (own blocks parked), decode-side hits held
+ * for a transfer and eviction under pressure: the run-length cache answers every lookup
+ * and eviction as the per-block cache does. The workloads do reach what they are for. */
+START_TEST(test_runs_match_per_block)
+{
+    static const long totals[] = {24, 48, 96, 400}, chains[] = {8, 20, 30, 1};
+    long hits = 0, evicted = 0, dups = 0;
+    for (int k = 0; k < 16; k++) {
+        drig_t d;
+        d_run(0x9e3779b97f4a7c15ULL * (uint64_t)(k + 1), totals[k % 4], chains[k / 4], 4000, &d);
+        hits += d.hits;
+        evicted += d.evicted;
+        dups += d.dups;
+    }
+    ck_assert(hits > 10000);
+    ck_assert(evicted > 10000);
+    ck_assert(dups > 1000);
 }
 END_TEST
 
@@ -177,9 +459,10 @@ END_TEST
  * which no request can find otherwise. */
 START_TEST(test_own_message_found_after_preemption)
 {
-    const char *yaml = "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpu_memory_utilization: 0.3}\n"
-                       "workload:\n  num_requests: 300\n  rate: inf\n  max_concurrency: 256\n"
-                       "  input: 128\n  output: 1000\n  shared_prefix: {tokens: 256}\n";
+    const char *yaml =
+        "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpu_memory_utilization: 0.3}\n"
+        "workload:\n  num_requests: 300\n  rate: inf\n  max_concurrency: 256\n"
+        "  input: 128\n  output: 1000\n  shared_prefix: {tokens: 256}\n";
     sv_scenario_t *sc;
     sv_result_t *res = tu_run_checked(cat, yaml, &sc);
     ck_assert(res->preemptions > 0);
@@ -314,6 +597,8 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_lru_order);
     tcase_add_test(tc, test_duplicates_and_collisions);
+    tcase_add_test(tc, test_chain_runs);
+    tcase_add_test(tc, test_runs_match_per_block);
     tcase_add_test(tc, test_second_prompt_hits);
     tcase_add_test(tc, test_shared_prompts_hit);
     tcase_add_test(tc, test_own_message_found_after_preemption);

@@ -134,6 +134,7 @@ static const sv__opt_help_t calibrate_opts[] = {
     {"--family", "F", "runs: the validation family fitted"},
     {"--data", "CSV", "runs: the measured runs (default: as validate)"},
     {"--set", "KEY=VALUE", "result: override a scenario key (repeatable)"},
+    {"--check", NULL, "kernels: the GPU's own values against the tables, fitting nothing"},
     {"--noise", "REL", "synthetic: relative noise of the tables, 0 to 0.5 (default 0.01)"},
     {"--max-iter", "N", "iterations before a fit has not converged (default 200)"},
     {NULL, NULL, NULL},

@@ -446,7 +446,7 @@ typedef struct run_opts {
     const char *json, *req_csv, *ts_csv, *html, *prom, *prom_series, *cl_csv, *trace,
         *axes_from[16];
     int naxes, detailed, quiet, check, verbose;
-    int sketch;         /* --sketch */
+    int sketch;          /* --sketch */
     double sketch_alpha; /* --sketch-alpha; 0: the default */
     long exact_max;      /* --exact-max; 0: the default */
     sv_convention_t conv;
@@ -1009,8 +1009,8 @@ static int cmd_validate(const sv_catalog_t *cat, int argc, char **argv)
     if (family && (markdown || band_table || !isnan(tolerance) || !isnan(band_tolerance)))
         return fail("error: validate --family: the bands need every family; drop --family or "
                     "%s",
-                    markdown     ? "--markdown"
-                    : band_table ? "--band-table"
+                    markdown            ? "--markdown"
+                    : band_table        ? "--band-table"
                     : !isnan(tolerance) ? "--coverage-tolerance"
                                         : "--band-tolerance");
     sv_error_t err = {0};
@@ -1112,6 +1112,7 @@ typedef struct calib_args {
     const char *sets[64]; /* result: --set overrides of the scenario */
     int nsets;
     double noise_rel;
+    int check; /* kernels: the GPU's own values against the tables, nothing fitted */
     sv_fit_opts_t o;
 } calib_args_t;
 
@@ -1144,6 +1145,8 @@ static int calib_parse(int argc, char **argv, calib_args_t *c)
         else if ((v = sv__opt_value(argc, argv, &i, "--set", &missing))) {
             if (c->nsets == 64) return fail("error: too many --set options (at most 64)%s", "");
             c->sets[c->nsets++] = v;
+        } else if (sv__opt_is(argv[i], "--check")) {
+            c->check = 1;
         } else if ((v = sv__opt_value(argc, argv, &i, "--noise", &missing))) {
             if (sv_parse_double(v, &c->noise_rel) || c->noise_rel < 0 || c->noise_rel > 0.5)
                 return fail("error: --noise: expected a number in [0, 0.5], got '%s'", v);
@@ -1224,8 +1227,14 @@ static int calib_kernels(const calib_args_t *c, const sv_gpu_t *gpu, sv_error_t 
     int nf = 0;
     /* Collective tables alone fit the collectives only (a GPU with NCCL profiles and no
      * kernel profiles, as Vidur's H100 DGX). */
+    if (c->check && (c->nfiles < 1 || c->out || c->ar || c->sr))
+        return fail("error: calibrate kernels --check scores mlp.csv tables only, fitting "
+                    "nothing: give one and drop --out, --allreduce and --send-recv%s",
+                    "");
     if (c->nfiles > 0) {
-        if (sv_calibrate_kernels(c->files, c->nfiles, gpu, &c->o, &fits[0], &fits[1], err))
+        if (c->check
+                ? sv_calibrate_kernels_check(c->files, c->nfiles, gpu, &fits[0], &fits[1], err)
+                : sv_calibrate_kernels(c->files, c->nfiles, gpu, &c->o, &fits[0], &fits[1], err))
             return fail_err(err);
         nf = 2;
     }

@@ -1266,12 +1266,10 @@ static int pipeline_check(const sv_scenario_t *sc, int i, sv_error_t *err)
         snprintf(en, sizeof en, "engine");
     }
     int pp = pc->perf.pp;
-    if (sc->model.layers % pp)
-        return sv_errorf(err, SV_EINVAL,
-                         "%s: pp=%d does not divide the %d layers of model '%s' (servesim's "
-                         "pipeline stages are equal, layers/pp each; vLLM would split them "
-                         "unevenly: docs/cost-model.md)",
-                         hw, pp, sc->model.layers, sc->model.name);
+    unsigned short split[SV_PP_MAX];
+    sv_error_t e2;
+    if (sv_perf_pp_split(&sc->model, &pc->perf, split, &e2))
+        return sv_errorf(err, SV_EINVAL, "%s: %s", hw, e2.msg);
     char steps[48];
     snprintf(steps, sizeof steps, "num_scheduler_steps=%d", pc->perf.sched_steps);
     const struct {

@@ -136,6 +136,11 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "tensor-parallel degree of one replica"},
     {"hardware", "pp", COST, POOL(perf), .unit = "integer", .def = "1",
      .help = "pipeline-parallel stages of one replica (docs/cost-model.md)"},
+    {"hardware", "pp_layer_partition", COST, POOL(perf), .unit = "list",
+     .def = "vLLM's split",
+     .help = "the layers of each pipeline stage, first stage first, as vLLM's "
+             "VLLM_PP_LAYER_PARTITION takes them ('31,30'); unset, layers/pp each and the "
+             "remainder one each to the stages before the last (docs/cost-model.md)"},
     {"hardware", "power_limit_w", COST, POOL(perf), .unit = "W", .def = "none (the TDP)",
      .help = "the GPUs' board power cap (`nvidia-smi -pl`), from a quarter of the catalog's "
              "`tdp_w` to it: tensor-core throughput scales by (cap / TDP)^0.736, memory "
@@ -765,11 +770,26 @@ static int read_key(sv_ynode_t *map, const sv_keydef_t *k, void *base, sv_error_
     case SV_KEY_COST: {
         sv_ynode_t *n = sv_ymap_get(map, k->name);
         if (!n || sv_yscalar_is_null(n)) return 1;
-        char w[512];
-        if (n->kind != SV_Y_SCALAR)
+        char w[512], list[1024];
+        const char *value = n->scalar;
+        if (n->kind == SV_Y_SEQ && strcmp(k->unit, "list") == 0) {
+            /* A list key ([31, 30]) is read as its comma-separated text ('31,30'). */
+            size_t len = 0;
+            list[0] = '\0';
+            for (size_t j = 0; j < n->n; j++) {
+                const sv_ynode_t *it = n->seq[j];
+                if (it->kind != SV_Y_SCALAR || len + strlen(it->scalar) + 2 > sizeof list)
+                    return sv_errorf(err, SV_EINVAL, "%s: %s: expected a list of numbers",
+                                     sv_ynode_where(it, w, sizeof w), n->path);
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? "," : "",
+                                        it->scalar);
+            }
+            value = list;
+        } else if (n->kind != SV_Y_SCALAR) {
             return sv_errorf(err, SV_EINVAL, "%s: %s: expected a single value",
                              sv_ynode_where(n, w, sizeof w), n->path);
-        if ((rc = sv_perf_settings_set((sv_perf_settings_t *)field, k->name, n->scalar, err))) {
+        }
+        if ((rc = sv_perf_settings_set((sv_perf_settings_t *)field, k->name, value, err))) {
             char msg[SV_ERRMSG_MAX];
             snprintf(msg, sizeof msg, "%s", err->msg);
             sv_errorf(err, rc, "%s: %s.%s", sv_ynode_where(n, w, sizeof w), map->path, msg);
@@ -828,6 +848,8 @@ const sv_engine_choice_t sv_engine_choices[] = {
     {"vllm-v0", SV_SCHED_VLLM_V0, "vllm", "vLLM's V0 engine (0.6, 0.7, or VLLM_USE_V1=0)"},
     {"vllm-0.6", SV_SCHED_VLLM_V0, "vllm", "the same"},
     {"sglang", SV_SCHED_SGLANG, "sglang", "SGLang 0.5"},
+    {"sglang-0.5.9-rocm", SV_SCHED_SGLANG, "sglang-0.5.9-rocm",
+     "SGLang 0.5.9's ROCm build (lmsysorg/sglang:v0.5.9-rocm700-mi30x)"},
     {"trtllm", SV_SCHED_TRTLLM, "trtllm", "TensorRT-LLM 1.0 (C++ runtime, in-flight batching)"},
     {NULL, 0, NULL, NULL},
 };
@@ -857,9 +879,11 @@ const char *sv_engine_of_scheduler(int scheduler)
 const char *sv_engine_of_profile(const char *profile)
 {
     static const char *const own[] = {"vllm", "trtllm", "sglang"};
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (strcmp(profile, own[i]) == 0) return own[i];
-    if (strcmp(profile, "trtllm-pytorch") == 0) return "trtllm"; /* its PyTorch backend */
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        size_t n = strlen(own[i]); /* "sglang" and its versions, "sglang-0.5.9-rocm" */
+        if (strncmp(profile, own[i], n) == 0 && (profile[n] == '\0' || profile[n] == '-'))
+            return own[i];
+    }
     return NULL;
 }
 

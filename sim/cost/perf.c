@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -184,6 +185,7 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
 
 const char *const sv_perf_setting_keys[] = {"tp",
                                             "pp",
+                                            "pp_layer_partition",
                                             "ep",
                                             "dp_attention",
                                             "ep_kernel",
@@ -260,6 +262,29 @@ static int int_in(const char *key, const char *value, long lo, long hi, long *ou
         return sv_errorf(err, SV_EINVAL, "%s: expected a whole number in [%ld, %ld], got '%s'", key,
                          lo, hi, value);
     *out = v;
+    return 0;
+}
+
+/* pp_layer_partition: the layers of each pipeline stage, first stage first, as vLLM's
+ * VLLM_PP_LAYER_PARTITION and SGLang's SGLANG_PP_LAYER_PARTITION take them ("31,30"); their
+ * count and sum are checked against pp and the model's layers in sv_perf_init. */
+static int pp_split_parse(sv_perf_settings_t *s, const char *value, sv_error_t *err)
+{
+    const char *c = value;
+    int n = 0;
+    for (;;) {
+        char *end;
+        long v = strtol(c, &end, 10);
+        if (end == c || v < 1 || v > 65535 || n == SV_PP_MAX || (*end && *end != ','))
+            return sv_errorf(err, SV_EINVAL,
+                             "pp_layer_partition: expected the layers of each stage as whole "
+                             "numbers >= 1 separated by commas (\"31,30\"), got '%s'",
+                             value);
+        s->pp_split[n++] = (unsigned short)v;
+        if (!*end) break;
+        c = end + 1;
+    }
+    s->pp_split_n = n;
     return 0;
 }
 
@@ -420,6 +445,7 @@ int sv_perf_settings_set(sv_perf_settings_t *s, const char *key, const char *val
         s->pp = (int)l;
         return 0;
     }
+    if (strcmp(key, "pp_layer_partition") == 0) return pp_split_parse(s, value, err);
     if (strcmp(key, "pp_link_bandwidth_gb_s") == 0)
         return num_in(key, value, 0, 1e6, 1, 1e9, &s->pp_link_bw, err);
     if (strcmp(key, "ep") == 0 || strcmp(key, "dp_attention") == 0) {
@@ -687,6 +713,28 @@ static double arch_decoder_bytes(const sv_model_t *m, const arch_params_t *a, do
     return bytes;
 }
 
+/* What the last pipeline stage holds besides its layers: the final norm and the LM head
+ * (the embedding's own copy when they are tied). */
+static double last_stage_extra(const sv_perf_t *p)
+{
+    const sv_model_t *m = &p->model;
+    return m->hidden * EMBED_BYTES +
+           (m->tied_embeddings ? p->embed_bytes_gpu : p->lm_head_params * EMBED_BYTES);
+}
+
+/* Uneven pipeline stages: the weight bytes of the heaviest GPU, its stage's layers at
+ * layer_bytes each, the first stage's with the embedding and the last's with
+ * last_stage_extra. */
+static double heaviest_stage(const sv_perf_t *p, double layer_bytes)
+{
+    int pp = p->set.pp;
+    double most = 0.0, first = p->embed_bytes_gpu, last = last_stage_extra(p);
+    for (int i = 0; i < pp; i++)
+        most = fmax(most, p->pp_layers[i] * layer_bytes + (i == 0 ? first : 0.0) +
+                              (i == pp - 1 ? last : 0.0));
+    return most;
+}
+
 /* The layer counts, linear parameters and weight bytes of an extended model's stage
  * (arch_init's first step); head is the embedding and LM head bytes per GPU. */
 static void arch_weights(sv_perf_t *p, double head)
@@ -694,8 +742,8 @@ static void arch_weights(sv_perf_t *p, double head)
     const sv_model_t *m = &p->model;
     sv_perf_arch_t *x = &p->x;
     const sv_perf_settings_t *r = &p->set;
-    int tp = p->attn_tp, pp = r->pp; /* attention and dense layers' TP */
-    double inv_pp = 1.0 / pp;
+    int tp = p->attn_tp; /* attention and dense layers' TP */
+    double inv_pp = p->stage_share; /* the heaviest stage's share of the layers (1/pp if even) */
     double wb = sv_dtype_weight_bytes(r->weight_dtype), wb_e = sv_dtype_weight_bytes(x->expert_dtype);
     int scale_block = r->weight_dtype == SV_DT_FP8 && !r->weight_dtype_given ? m->ckpt_scale_block : 0;
     arch_params_t a = arch_params(m, tp), a1 = arch_params(m, 1);
@@ -723,7 +771,9 @@ static void arch_weights(sv_perf_t *p, double head)
 
     /* Weights per GPU: the decoder's stage plus the embedding and LM head as before. */
     double decoder = arch_decoder_bytes(m, &a, wb, wb_e, scale_block) * inv_pp;
-    p->weight_bytes_gpu = decoder + head;
+    p->weight_bytes_gpu =
+        p->pp_uneven ? heaviest_stage(p, arch_decoder_bytes(m, &a, wb, wb_e, scale_block) / m->layers)
+                     : decoder + head;
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = arch_decoder_bytes(m, &a1, wb, wb_e, scale_block) +
                             m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
@@ -763,7 +813,7 @@ static void arch_kv(sv_perf_t *p)
     p->kv_bytes_token_layer = x->kv_layer;
     p->kv_bytes_token = x->full_layers * x->kv_layer;
     p->kv_bytes_token_window = x->window_layers * x->kv_layer;
-    p->kv_bytes_token_total = p->kv_bytes_token * tp * pp;
+    p->kv_bytes_token_total = p->kv_bytes_token * tp * (p->pp_uneven ? p->stage_equiv : pp);
     x->window_cap = m->sliding_window;
     if (m->max_context > 0 && m->max_context < x->window_cap) x->window_cap = (double)m->max_context;
     if (m->linear_layers) {
@@ -809,8 +859,8 @@ static void arch_init(sv_perf_t *p, double head)
     sv_perf_arch_t *x = &p->x;
     const sv_perf_settings_t *r = &p->set;
     const double *cv = r->curve;
-    int tp = p->attn_tp, pp = r->pp; /* attention and dense layers' TP */
-    double inv_pp = 1.0 / pp, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
+    int tp = p->attn_tp; /* attention and dense layers' TP */
+    double inv_pp = p->stage_share, d = m->hidden, mats = m->gated_mlp ? 3.0 : 2.0;
     arch_weights(p, head);
     arch_kv(p);
     double hl = p->heads_local;
@@ -1443,6 +1493,52 @@ static int perf_checkpoint(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t
     return 0;
 }
 
+int sv_perf_pp_split(const sv_model_t *m, const sv_perf_settings_t *s, unsigned short *out,
+                     sv_error_t *err)
+{
+    int pp = s->pp < 1 ? 1 : s->pp, L = m->layers, sum = 0;
+    if (s->pp_split_n) {
+        if (s->pp_split_n != pp)
+            return sv_errorf(err, SV_EINVAL,
+                             "pp_layer_partition: %d stage(s) given for pp=%d (one count of "
+                             "layers per stage)",
+                             s->pp_split_n, pp);
+        for (int i = 0; i < pp; i++)
+            sum += out[i] = s->pp_split[i];
+        if (sum != L)
+            return sv_errorf(err, SV_EINVAL,
+                             "pp_layer_partition: its stages hold %d layers; model '%s' has %d",
+                             sum, m->name, L);
+        return 0;
+    }
+    if (pp > L)
+        return sv_errorf(err, SV_EINVAL,
+                         "pp=%d exceeds the %d layers of model '%s' (each pipeline stage holds "
+                         "at least one)",
+                         pp, L, m->name);
+    for (int i = 0; i < pp; i++)
+        out[i] = (unsigned short)(L / pp);
+    for (int i = 2; i < L % pp + 2; i++)
+        out[pp - i]++;
+    return 0;
+}
+
+/* The stages' layers (sv_perf_pp_split) and the heaviest stage's: stage_layers,
+ * stage_share, stage_equiv. */
+static int pp_stages(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *err)
+{
+    int rc = sv_perf_pp_split(&p->model, s, p->pp_layers, err);
+    if (rc) return rc;
+    int pp = s->pp < 1 ? 1 : s->pp, L = p->model.layers, most = 0;
+    for (int i = 0; i < pp; i++)
+        if (p->pp_layers[i] > most) most = p->pp_layers[i];
+    p->pp_uneven = most * pp != L;
+    p->stage_layers = most;
+    p->stage_share = (double)most / L;
+    p->stage_equiv = (double)L / most;
+    return 0;
+}
+
 /* Checks the parallel layout, the KV and weight formats against the GPU and the block size
  * (the settings as given, before the checkpoint's format); sets ep, dp and attn_tp. */
 static int perf_layout(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *err)
@@ -1474,12 +1570,7 @@ static int perf_layout(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *er
                          "tp=%d does not divide the %d %s of model '%s' (TP degrees that work: %s)",
                          tp, count, what, m->name, ok);
     }
-    int pp = s->pp < 1 ? 1 : s->pp;
-    if (m->layers % pp)
-        return sv_errorf(err, SV_EINVAL,
-                         "pp=%d does not divide the %d layers of model '%s' (each pipeline stage "
-                         "holds layers/pp of them)",
-                         pp, m->layers, m->name);
+    if ((rc = pp_stages(p, s, err))) return rc;
     if (s->kv_dtype == SV_DT_INT4)
         return sv_errorf(err, SV_EINVAL,
                          "kv_cache_dtype int4 is not supported (use bf16, fp16 or fp8)");
@@ -1580,11 +1671,11 @@ static double perf_memory(sv_perf_t *p)
     double vocab_local = ceil((double)m->vocab / atp);
     p->embed_bytes_gpu = vocab_local * m->hidden * EMBED_BYTES;
     p->lm_head_params = vocab_local * m->hidden;
-    double Ls = (double)m->layers / pp; /* layers of one pipeline stage */
-    p->stage_layers = Ls;
+    double Ls = p->stage_layers; /* layers of the heaviest pipeline stage (pp_stages) */
     r->pp = pp;
-    double decoder = Ls * ((lp.attn + lp.mlp + lp.expert * m->experts) * wb +
-                           (lp.router + lp.norms) * EMBED_BYTES);
+    double layer_bytes =
+        (lp.attn + lp.mlp + lp.expert * m->experts) * wb + (lp.router + lp.norms) * EMBED_BYTES;
+    double decoder = Ls * layer_bytes;
     /* NVFP4 keeps one FP32 global scale per weight tensor (q, k, v, o, gate, up, down or
      * up, down, and each expert's), held by every GPU of the replica. */
     double tensor_scales =
@@ -1594,13 +1685,13 @@ static double perf_memory(sv_perf_t *p)
     decoder += tensor_scales / pp;
     /* Without PP one GPU holds the embedding and the LM head; with PP the first stage
      * holds the embedding, the last the LM head and the final norm: the heavier counts. */
-    double head =
-        pp > 1 ? fmax(p->embed_bytes_gpu,
-                      m->hidden * EMBED_BYTES +
-                          (m->tied_embeddings ? p->embed_bytes_gpu : p->lm_head_params * EMBED_BYTES))
-               : m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
-                     (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES);
+    double last = last_stage_extra(p);
+    double head = pp > 1 ? fmax(p->embed_bytes_gpu, last)
+                         : m->hidden * EMBED_BYTES + p->embed_bytes_gpu +
+                               (m->tied_embeddings ? 0.0 : p->lm_head_params * EMBED_BYTES);
     p->weight_bytes_gpu = decoder + head;
+    if (p->pp_uneven)
+        p->weight_bytes_gpu = heaviest_stage(p, layer_bytes + tensor_scales / m->layers);
     layer_params_t lp1 = layer_params(m, 1);
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = m->layers * ((lp1.attn + lp1.mlp + lp1.expert * m->experts) * wb +
@@ -1611,7 +1702,7 @@ static double perf_memory(sv_perf_t *p)
     double kvb = sv_dtype_kv_bytes(r->kv_dtype);
     p->kv_bytes_token_layer = 2.0 * p->kv_heads_local * m->head_dim * kvb;
     p->kv_bytes_token = p->kv_bytes_token_layer * Ls;
-    p->kv_bytes_token_total = p->kv_bytes_token * tp * pp;
+    p->kv_bytes_token_total = p->kv_bytes_token * tp * (p->pp_uneven ? p->stage_equiv : pp);
     return head;
 }
 
@@ -1993,7 +2084,10 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         out->pp_send = 0.0;
     } else {
         busy += out->comm + out->eng_launch;
-        double full = pp * ts + (pp - 1) * tx, pipe = sv_fmax(sum, full);
+        /* One micro-batch through every stage: stage s takes ts x its layers / the
+         * heaviest stage's (pp x ts when the stages are even). */
+        double full = (p->pp_uneven ? ts * p->stage_equiv : pp * ts) + (pp - 1) * tx;
+        double pipe = sv_fmax(sum, full);
         out->pp_send = sum >= full ? sum - busy : (pp - 1) * tx;
         out->pp_bubble = sv_fmax(0.0, pipe - busy - out->pp_send);
         out->total = pipe + out->eng_step + out->eng_seq;

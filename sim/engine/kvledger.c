@@ -60,11 +60,12 @@ void sv__kv_unpin(sv__kvpool_t *p, long n)
     p->pinned -= n;
 }
 
-int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to, int32_t *slots)
+int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long nchain, long from, long to,
+                 int32_t *slots)
 {
     if (!p->pc && !(p->pc = sv__pcache_new(p->total))) return SV_ENOMEM;
     /* Full cannot happen: entries never outnumber blocks. */
-    return sv__pcache_insert_run(p->pc, h, from, to, slots) ? SV_ENOMEM : 0;
+    return sv__pcache_insert_run(p->pc, h, nchain, from, to, slots) ? SV_ENOMEM : 0;
 }
 
 int sv__kv_park(sv__kvpool_t *p, long n)
@@ -79,17 +80,16 @@ void sv__kv_uncache(sv__kvpool_t *p, const int32_t *slots, long n)
     sv__pcache_unref_slots(p->pc, slots, n);
 }
 
-long sv__kv_hits(const sv__kvpool_t *p, const uint64_t *h, long max, long *slots, long *touched)
+long sv__kv_hits(const sv__kvpool_t *p, const uint64_t *h, long nchain, long max, long *slots,
+                 long *touched)
 {
-    return sv__pcache_find_run(p->pc, h, max, slots, touched);
+    return sv__pcache_find_run(p->pc, h, nchain, max, slots, touched);
 }
 
-long sv__kv_prefix(const sv__kvpool_t *p, const uint64_t *h, long max)
+long sv__kv_prefix(const sv__kvpool_t *p, const uint64_t *h, long nchain, long max)
 {
-    long hit = 0;
-    while (hit < max && sv__pcache_find(p->pc, h[hit]) >= 0)
-        hit++;
-    return hit;
+    long touched;
+    return sv__pcache_find_run(p->pc, h, nchain, max, NULL, &touched);
 }
 
 void sv__kv_ref(sv__kvpool_t *p, const long *slots, long n)

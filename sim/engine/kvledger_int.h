@@ -6,8 +6,8 @@
  * Allocating takes free blocks first, then evicts idle cached ones (least recently used
  * first); releasing gives a request's own blocks back; caching turns a request's full
  * block into a cache entry others may share (a second copy of content cached already
- * stays a second entry, as in vLLM). One invariant ties the counts together and is checked in one place
- * (sv__kv_check):
+ * stays a second entry, as in vLLM). One invariant ties the counts together and is checked in one
+ * place (sv__kv_check):
  *
  *     held by requests (recounted) + pinned + reserved + cached + free = total
  *
@@ -98,11 +98,15 @@ void sv__kv_unpin(sv__kvpool_t *p, long n);
 
 /* ---- the prefix cache over a pool (blocks known by chained hashes h[0..]) -------------- */
 
+/* h[0..nchain) are the blocks inside a prompt's first segment, a chain the cache keeps a
+ * run at a time (sim/engine/pcache_int.h); 0 where the prompt has none. */
+
 /* A request's own full blocks h[from..to) join the cache: each becomes a cache entry the
  * request references, its slot in slots[from..to), even where the cache holds the same
  * content already (vLLM's BlockPool.cache_full_blocks keeps both blocks under one hash;
  * a lookup finds the first cached). 0, or SV_ENOMEM when the cache cannot be made. */
-int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long from, long to, int32_t *slots);
+int sv__kv_cache(sv__kvpool_t *p, const uint64_t *h, long nchain, long from, long to,
+                 int32_t *slots);
 /* A request's own n full blocks, whose content nobody will look up, go idle into the
  * cache's LRU list instead of the free pool (as vLLM's free queue keeps every freed full
  * block, evicted oldest first). 0, or SV_ENOMEM when the cache cannot be made. */
@@ -114,9 +118,10 @@ void sv__kv_uncache(sv__kvpool_t *p, const int32_t *slots, long n);
 /* The longest run of h[0..max) in the cache: how many, their slots in slots[] (room for
  * max) and, in *touched, how many of them nobody references (referencing them uses up
  * available blocks). */
-long sv__kv_hits(const sv__kvpool_t *p, const uint64_t *h, long max, long *slots, long *touched);
+long sv__kv_hits(const sv__kvpool_t *p, const uint64_t *h, long nchain, long max, long *slots,
+                 long *touched);
 /* The same count alone. */
-long sv__kv_prefix(const sv__kvpool_t *p, const uint64_t *h, long max);
+long sv__kv_prefix(const sv__kvpool_t *p, const uint64_t *h, long nchain, long max);
 /* The request shares the n cached blocks slots[0..n) (found by sv__kv_hits). */
 void sv__kv_ref(sv__kvpool_t *p, const long *slots, long n);
 

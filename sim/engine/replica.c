@@ -722,6 +722,16 @@ static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment
     return m;
 }
 
+/* The leading full blocks of request id inside its first segment (the memo's chain, kept by
+ * the cache a run at a time); 0 when that segment is its own message or shorter than a
+ * block. */
+static long chain_blocks(const sv_replica_t *r, int32_t id)
+{
+    const sv_req_t *q = Q(r, id);
+    if (!q->nseg || (q->own_tail && q->nseg == 1)) return 0;
+    return r->pool->seg[q->seg_off].len / r->bs;
+}
+
 /* The full blocks of request id that another prompt may begin with: those inside the
  * segments before its own message (sv_req_t.own_tail); LONG_MAX when any may be shared. */
 static long shared_blocks(const sv_replica_t *r, int32_t id)
@@ -890,7 +900,7 @@ static void register_blocks(sv_replica_t *r, int32_t id, long full)
     if (!KVP(r)->caching || full <= e->cached_n) return;
     const uint64_t *h = block_hashes(r, id, full);
     int32_t *v = h ? slots_of(r, id, full) : NULL;
-    if (!v || sv__kv_cache(KVP(r), h, e->cached_n, full, v)) r->oom = 1;
+    if (!v || sv__kv_cache(KVP(r), h, chain_blocks(r, id), e->cached_n, full, v)) r->oom = 1;
     e->cached_n = (int32_t)full;
 }
 
@@ -953,7 +963,7 @@ static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched)
         r->oom = 1;
         return 0;
     }
-    return sv__kv_hits(KVP(r), h, max, r->sbuf, touched);
+    return sv__kv_hits(KVP(r), h, chain_blocks(r, id), max, r->sbuf, touched);
 }
 
 /* Tokens a decoding sequence has emitted since it joined: one a step in the lockstep, what
@@ -1203,7 +1213,7 @@ long sv_replica_cached_prefix(sv_replica_t *r, int32_t id)
     long max = ((long)Q(r, id)->input - 1) / r->bs, fb = findable_blocks(r, id);
     if (fb < max) max = fb;
     const uint64_t *h = max > 0 ? block_hashes(r, id, max) : NULL;
-    return h ? sv__kv_prefix(KVP(r), h, max) * r->bs : 0;
+    return h ? sv__kv_prefix(KVP(r), h, chain_blocks(r, id), max) * r->bs : 0;
 }
 
 /* ---- building a step ----------------------------------------------------------------------- */
@@ -1902,6 +1912,13 @@ static void kind_peaks(sv_replica_t *r)
 
 /* ---- pipeline parallelism: micro-batches in flight ------------------------------------------ */
 
+/* Uneven stages: stage s's time, the heaviest stage's ts x its share of that stage's
+ * layers (sv_perf_t.pp_layers; the LM head scales with it, a small part of a stage). */
+static double stage_time(const sv_replica_t *r, double ts, int s)
+{
+    return ts * r->perf->pp_layers[s] / r->perf->stage_layers;
+}
+
 /* Whether a micro-batch can be formed now: the first stage is free and fewer than pp are
  * in flight (vLLM's batch queue has a free slot). */
 static int pipe_ready(const sv_replica_t *r)
@@ -1941,7 +1958,7 @@ static __attribute__((noinline)) void pipe_enter(sv_replica_t *r, double now, do
     double t = now + first;
     p->stage_free[0] = t;
     for (int s = 1; s < r->pp; s++) {
-        t = sv_fmax(p->stage_free[s], t + send) + ts;
+        t = sv_fmax(p->stage_free[s], t + send) + (r->perf->pp_uneven ? stage_time(r, ts, s) : ts);
         p->stage_free[s] = t;
     }
     r->ln->exit = t;
@@ -2035,10 +2052,12 @@ static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, 
         micro_cost(r, &b, &total, &cpu, &tc, &send);
     else
         step_cost(r, &b, &total, &cpu, &tc);
+    double ts = total - cpu; /* pp > 1: the heaviest stage's time */
+    if (piped && r->perf->pp_uneven) total = stage_time(r, ts, 0) + cpu;
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
      * processing: per step and per sequence) overlaps the GPU's work of the step before. */
     double dur = (r->cfg.async_scheduling ? sv_fmax(total - cpu, cpu) : total) + L->swap_time;
-    if (piped) pipe_enter(r, now, dur, total - cpu, send);
+    if (piped) pipe_enter(r, now, dur, ts, send);
     double u = dur > 0 ? sv_fmin(1.0, tc / dur) : 0.0;
     r->st.active_s += (u + MEMORY_BOUND_ACTIVITY * (1.0 - u)) * dur;
     r->st.busy_s += dur;

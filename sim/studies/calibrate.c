@@ -103,6 +103,52 @@ static void fit_params(const problem_t *pb, gsl_multifit_nlinear_workspace *w, g
     }
 }
 
+/* One more row's relative error e in a group's count, absolute and signed sums. */
+static void group_add(long *n, double *ape, double *bias, double e)
+{
+    (*n)++;
+    *ape += fabs(e);
+    *bias += e;
+}
+
+/* A group's sums made its MAPE and mean signed error, in percent. */
+static void group_mean(long n, double *ape, double *bias)
+{
+    *ape *= 100.0 / (double)n;
+    *bias *= 100.0 / (double)n;
+}
+
+/* The errors per TP degree of the rows that carry one (x[5], kernel rows), in increasing
+ * order of TP; degrees beyond SV_FIT_TP_MAX distinct ones, or above 65,536, are left out. */
+static void tp_errors(const row_t *rows, size_t n, const gsl_vector *r, sv_fit_t *fit)
+{
+    fit->ntp = 0;
+    for (size_t i = 0; i < n; i++) {
+        double t = rows[i].x[5];
+        if (!(t >= 1.0 && t <= 65536.0)) continue; /* none, or no TP a table can mean */
+        int tp = (int)t;
+        int k = 0;
+        while (k < fit->ntp && fit->tp[k] < tp)
+            k++;
+        if (k == fit->ntp || fit->tp[k] != tp) {
+            if (fit->ntp == SV_FIT_TP_MAX) continue;
+            for (int j = fit->ntp; j > k; j--) {
+                fit->tp[j] = fit->tp[j - 1];
+                fit->tp_n[j] = fit->tp_n[j - 1];
+                fit->tp_mape[j] = fit->tp_mape[j - 1];
+                fit->tp_bias[j] = fit->tp_bias[j - 1];
+            }
+            fit->tp[k] = tp;
+            fit->tp_n[k] = 0;
+            fit->tp_mape[k] = fit->tp_bias[k] = 0.0;
+            fit->ntp++;
+        }
+        group_add(&fit->tp_n[k], &fit->tp_mape[k], &fit->tp_bias[k], gsl_vector_get(r, i));
+    }
+    for (int k = 0; k < fit->ntp; k++)
+        group_mean(fit->tp_n[k], &fit->tp_mape[k], &fit->tp_bias[k]);
+}
+
 /* The fit's quality from its residuals r: mean and largest error, the worst rows (described
  * with the fitted model f), and the error per row kind. */
 static void fit_errors(const row_t *rows, size_t n, const gsl_vector *r, model_fn f,
@@ -146,15 +192,11 @@ static void fit_errors(const row_t *rows, size_t n, const gsl_vector *r, model_f
             fit->kind_mape[k] = fit->kind_bias[k] = 0.0;
             fit->nkinds++;
         }
-        double e = gsl_vector_get(r, i);
-        fit->kind_n[k]++;
-        fit->kind_mape[k] += fabs(e);
-        fit->kind_bias[k] += e;
+        group_add(&fit->kind_n[k], &fit->kind_mape[k], &fit->kind_bias[k], gsl_vector_get(r, i));
     }
-    for (int k = 0; k < fit->nkinds; k++) {
-        fit->kind_mape[k] *= 100.0 / (double)fit->kind_n[k];
-        fit->kind_bias[k] *= 100.0 / (double)fit->kind_n[k];
-    }
+    for (int k = 0; k < fit->nkinds; k++)
+        group_mean(fit->kind_n[k], &fit->kind_mape[k], &fit->kind_bias[k]);
+    tp_errors(rows, n, r, fit);
     fit->max_ape *= 100.0;
     double th[SV_FIT_MAX_PARAMS];
     for (int k = 0; k < fit->np; k++)
@@ -246,6 +288,13 @@ void sv_fit_print(const sv_fit_t *fit, FILE *f)
         for (int k = 0; k < fit->nkinds; k++)
             fprintf(f, "  %-28s %6ld rows  MAPE %6.2f%%  mean error %+6.2f%%\n", fit->kind[k],
                     fit->kind_n[k], fit->kind_mape[k], fit->kind_bias[k]);
+    if (fit->ntp > 1)
+        for (int k = 0; k < fit->ntp; k++) {
+            char lab[16];
+            snprintf(lab, sizeof lab, "TP %d", fit->tp[k]);
+            fprintf(f, "  %-28s %6ld rows  MAPE %6.2f%%  mean error %+6.2f%%\n", lab, fit->tp_n[k],
+                    fit->tp_mape[k], fit->tp_bias[k]);
+        }
     if (fit->nworst) fprintf(f, "  worst rows:\n");
     for (int k = 0; k < fit->nworst; k++)
         fprintf(f, "    %s\n", fit->worst[k]);
@@ -342,8 +391,10 @@ static int read_mlp(const char *path, row_t **g, size_t *ng, size_t *capg, row_t
             if (y <= 0) continue; /* not profiled */
             if (SV_GROW(*g, *capg, *ng + 1)) goto oom;
             row_t *w = &(*g)[(*ng)++];
-            *w = (row_t){
-                .op = OP_GEMM, .x = {M, shp[i][0], shp[i][1]}, .y = y * 1e-3, .label = gemm_ops[i]};
+            *w = (row_t){.op = OP_GEMM,
+                         .x = {M, shp[i][0], shp[i][1], 0, 0, tp},
+                         .y = y * 1e-3,
+                         .label = gemm_ops[i]};
             snprintf(w->where, sizeof w->where, "%s:%ld", path, t->lines[r]);
         }
         /* Bytes each small op moves: the cost model's counts (sv_small_op_elems), in the
@@ -360,7 +411,7 @@ static int read_mlp(const char *path, row_t **g, size_t *ng, size_t *capg, row_t
             if (SV_GROW(*s, *caps, *ns + 1)) goto oom;
             row_t *w = &(*s)[(*ns)++];
             *w = (row_t){.op = OP_SMALL,
-                         .x = {bytes[i], i < 2 ? 1.0 : 0.0},
+                         .x = {bytes[i], i < 2 ? 1.0 : 0.0, 0, 0, 0, tp},
                          .y = y * 1e-3,
                          .label = small_ops[i]};
             snprintf(w->where, sizeof w->where, "%s:%ld", path, t->lines[r]);
@@ -374,8 +425,38 @@ done:
     return rc;
 }
 
-int sv_calibrate_kernels(const char *const *paths, int npaths, const sv_gpu_t *gpu,
-                         const sv_fit_opts_t *o, sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err)
+/* A value of gpu's curve as the cost model takes it: its own, else the built-in default. */
+static double gpu_curve(const sv_gpu_t *gpu, int k)
+{
+    return isnan(gpu->curve[k]) ? sv_curve_default[k] : gpu->curve[k];
+}
+
+/* The errors of rows at fit->value (nothing fitted). */
+static int check_rows(const row_t *rows, size_t n, model_fn f, const void *ctx, const char *src,
+                      sv_fit_t *fit, sv_error_t *err)
+{
+    if (n < 1)
+        return sv_errorf(err, SV_EINVAL, "%s: no usable rows for the %s check", src, fit->what);
+    gsl_vector *r = gsl_vector_alloc(n);
+    if (!r) return sv_errorf(err, SV_ENOMEM, "%s: out of memory for the %s check", src, fit->what);
+    for (size_t i = 0; i < n; i++) {
+        double m = f(fit->value, &rows[i], ctx);
+        gsl_vector_set(r, i, isfinite(m) ? m / rows[i].y - 1.0 : 1e6);
+    }
+    fit->iterations = 0;
+    for (int k = 0; k < fit->np; k++) {
+        fit->ci95[k] = NAN;
+        fit->status[k] = SV_FIT_OK;
+    }
+    fit_errors(rows, n, r, f, ctx, fit);
+    gsl_vector_free(r);
+    return 0;
+}
+
+/* The kernel tables fitted from fixed starting values, or (check) scored at gpu's own. */
+static int kernel_tables(const char *const *paths, int npaths, const sv_gpu_t *gpu,
+                         const sv_fit_opts_t *o, int check, sv_fit_t *gemm, sv_fit_t *small,
+                         sv_error_t *err)
 {
     row_t *g = NULL, *s = NULL;
     size_t ng = 0, capg = 0, ns = 0, caps = 0;
@@ -384,20 +465,44 @@ int sv_calibrate_kernels(const char *const *paths, int npaths, const sv_gpu_t *g
         rc = read_mlp(paths[i], &g, &ng, &capg, &s, &ns, &caps, err);
     hw_t h = {gpu->bf16_flops, gpu->hbm_bw};
     *gemm = (sv_fit_t){
-        .what = "gemm",
+        .what = check ? "gemm (the GPU's values, not fitted)" : "gemm",
         .np = 4,
         .names = {"compute_efficiency", "gemm_m_half_tokens", "memory_efficiency", "gemm_floor_us"},
         .value = {0.7, 50, 0.8, 5}};
-    *small = (sv_fit_t){.what = "small ops",
+    *small = (sv_fit_t){.what = check ? "small ops (the GPU's values, not fitted)" : "small ops",
                         .np = 3,
                         .names = {"small_op_efficiency", "norm_efficiency", "small_op_floor_us"},
                         .value = {0.8, 0.5, 4}};
+    if (check) {
+        const double gv[4] = {gpu->compute_eff, gpu_curve(gpu, SV_CV_GEMM_M_HALF), gpu->memory_eff,
+                              gpu_curve(gpu, SV_CV_GEMM_FLOOR)};
+        const double sv[3] = {gpu_curve(gpu, SV_CV_SMALL_EFF), gpu_curve(gpu, SV_CV_NORM_EFF),
+                              gpu_curve(gpu, SV_CV_SMALL_FLOOR)};
+        memcpy(gemm->value, gv, sizeof gv);
+        memcpy(small->value, sv, sizeof sv);
+    }
     const char *src = npaths == 1 ? paths[0] : "the mlp.csv tables";
-    if (!rc) rc = run_fit(g, ng, gemm_time, &h, o, src, gemm, err);
-    if (!rc) rc = run_fit(s, ns, small_time, &h, o, src, small, err);
+    if (!rc)
+        rc = check ? check_rows(g, ng, gemm_time, &h, src, gemm, err)
+                   : run_fit(g, ng, gemm_time, &h, o, src, gemm, err);
+    if (!rc)
+        rc = check ? check_rows(s, ns, small_time, &h, src, small, err)
+                   : run_fit(s, ns, small_time, &h, o, src, small, err);
     free(g);
     free(s);
     return rc;
+}
+
+int sv_calibrate_kernels(const char *const *paths, int npaths, const sv_gpu_t *gpu,
+                         const sv_fit_opts_t *o, sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err)
+{
+    return kernel_tables(paths, npaths, gpu, o, 0, gemm, small, err);
+}
+
+int sv_calibrate_kernels_check(const char *const *paths, int npaths, const sv_gpu_t *gpu,
+                               sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err)
+{
+    return kernel_tables(paths, npaths, gpu, NULL, 1, gemm, small, err);
 }
 
 /* ---- collectives (Vidur all_reduce.csv, send_recv.csv) ------------------------------ */
@@ -746,8 +851,8 @@ int sv__golden_descent(double (*cost)(void *, const double *), void *ctx, int nk
             double f1 = cost(ctx, t);
             t[k] = x2;
             double f2 = cost(ctx, t);
-            for (int n = 0; n < 40 && (b - a) > 1e-4 * (fabs(a) + fabs(b) + 1e-3) &&
-                            !isnan(f1) && !isnan(f2);
+            for (int n = 0;
+                 n < 40 && (b - a) > 1e-4 * (fabs(a) + fabs(b) + 1e-3) && !isnan(f1) && !isnan(f2);
                  n++) {
                 if (f1 < f2) {
                     b = x2, x2 = x1, f2 = f1, x1 = b - gr * (b - a);

@@ -146,7 +146,8 @@ cJSON *sv_confidence_json(const sv_confidence_t *c)
  * What the catalog's values were fitted to, in validation families. Leaving a family out
  * refits every fit that names it on the families that remain (an engine fit: `servesim
  * calibrate engine` on their Splitwise rows), or, when none remains, sets the keys back to
- * the values the object had before the fit (those of prior_gpu, for a GPU). A family with
+ * the values the object had before the fit (those of prior_gpu, for a GPU; an engine
+ * profile's keys fitted to whole runs, with no table, leave the profile). A family with
  * fitted rows must appear here (sv_confidence_lofo checks it). The Vidur kernel and NCCL
  * tables behind the A100 and A40 curves are not validation families: no row reruns them.
  */
@@ -185,6 +186,33 @@ static const struct lofo_fit {
      "disaggregation.handoff_ms",
      "disaggregation.handoff_ms",
      {"inferencex-dsr1-h200-dynamo-sglang", "inferencex-dsr1-h200-dynamo-trt"},
+     {NULL},
+     NULL,
+     NULL},
+    /* SGLang's prefill workers' cost per request and decode workers' cost per step (their
+     * pools.prefill.seq_overhead_us and pools.decode.iteration_overhead_ms), fitted on the
+     * non-MTP SGLang family with its hand-off time; left out, they leave the rows (the
+     * sglang profile's 10 us and 1 ms). */
+    {"sets",
+     "pools.prefill.seq_overhead_us",
+     "pools.prefill.seq_overhead_us",
+     {"inferencex-dsr1-h200-dynamo-sglang"},
+     {NULL},
+     NULL,
+     NULL},
+    {"sets",
+     "pools.decode.iteration_overhead_ms",
+     "pools.decode.iteration_overhead_ms",
+     {"inferencex-dsr1-h200-dynamo-sglang"},
+     {NULL},
+     NULL,
+     NULL},
+    /* SGLang 0.5.9's ROCm build (the MI325X rows of that image): its MoE and MLA terms,
+     * fitted on those rows as GPU keys; left out, they leave the profile (the GPU's apply). */
+    {"engine",
+     "sglang-0.5.9-rocm",
+     "grouped_gemm_efficiency,mla_attention_efficiency,grouped_gemm_n_half_experts",
+     {"inferencex-dsr1-mi325x-sglang"},
      {NULL},
      NULL,
      NULL},
@@ -233,6 +261,20 @@ static int refit(const struct lofo_fit *ft, const char *out, const char *table_d
         const sv_engine_profile_t *e;
         if ((rc = sv_catalog_engine(cat, ft->name, &e, err))) return rc;
         sv_engine_profile_t *prof = &cat->engines[e - cat->engines];
+        if (!ft->data) { /* fitted to whole runs: left out, the keys leave the profile */
+            int kept = 0;
+            for (int j = 0; j < prof->nkeys; j++) {
+                int fitted = 0;
+                for (int i = 0; i < nk && !fitted; i++)
+                    fitted = strcmp(prof->keys[j], keys[i]) == 0;
+                if (fitted) continue;
+                memmove(prof->keys[kept], prof->keys[j], sizeof prof->keys[0]);
+                memmove(prof->values[kept], prof->values[j], sizeof prof->values[0]);
+                kept++;
+            }
+            prof->nkeys = kept;
+            return 0;
+        }
         if (!rows[0])
             return sv_errorf(err, SV_EINVAL,
                              "leave-one-out: engine profile '%s' has no family left to refit on "

@@ -296,17 +296,22 @@ static int phase_pool(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const
     return 0;
 }
 
-/* Row's plan.layout settings on a phase's pool (checked when plan.layouts was read). */
+/* Row's plan.layout settings on a phase's pool (ph 0 colocated, 1 prefill, 2 decode): the
+ * keys for both phases, then the phase's own (checked when plan.layouts was read). */
 static int apply_layout(const sv_plan_cfg_t *cfg, const sv_plan_row_t *row, sv_pool_cfg_t *pool,
-                        sv_error_t *err)
+                        int ph, sv_error_t *err)
 {
     const sv_plan_layout_t *l = &cfg->layouts[row->layout];
-    for (int i = 0; i < l->nkeys; i++) {
-        int rc = sv_perf_settings_set(&pool->perf, l->key[i], l->value[i], err);
-        if (rc) return rc;
-    }
-    if (l->nkeys) sv_pool_hardware_changed(pool);
-    return l->nkeys ? sv_spec_check(&pool->perf, err) : 0;
+    int set = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < l->nkeys; i++) {
+            if (l->phase[i] != (pass ? ph : 0) || (pass && ph == 0)) continue;
+            int rc = sv_perf_settings_set(&pool->perf, l->key[i], l->value[i], err);
+            if (rc) return rc;
+            set = 1;
+        }
+    if (set) sv_pool_hardware_changed(pool);
+    return set ? sv_spec_check(&pool->perf, err) : 0;
 }
 
 /* A candidate's scenario: the base workload and SLOs on new pools, with the row's layout. */
@@ -317,7 +322,7 @@ static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
     sv_pool_cfg_t pool, dpool;
     int rc = phase_pool(base, cfg, cat, base_pool(base, SV_ROLE_PREFILL), row->gpu, row->tp,
                         row->max_num_seqs, &pool, err);
-    if (!rc) rc = apply_layout(cfg, row, &pool, err);
+    if (!rc) rc = apply_layout(cfg, row, &pool, row->disagg ? 1 : 0, err);
     if (rc) return rc;
     sc->route = SV_ROUTE_LEAST_OUTSTANDING;
     if (!row->disagg) {
@@ -332,7 +337,7 @@ static int candidate(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const 
     }
     if ((rc = phase_pool(base, cfg, cat, base_pool(base, SV_ROLE_DECODE), row->dgpu, row->dtp,
                          row->max_num_seqs, &dpool, err)) ||
-        (rc = apply_layout(cfg, row, &dpool, err)))
+        (rc = apply_layout(cfg, row, &dpool, 2, err)))
         return rc;
     sc->npools = 2;
     sc->disaggregated = 1;
@@ -650,7 +655,9 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
         for (int g = 0; g < ng; g++)
             for (int t = 0; t < nt; t++)
                 for (int l = 0; l < nl; l++)
-                    for (int m = 0; m < nm; m++)
+                    /* (a layout with keys for one phase only: disaggregated rows alone) */
+                    for (int m = 0; m < nm && !(pass == 0 && p->nlayouts > 0 &&
+                                                p->layouts[l].phased); m++)
                         for (int q = 0; q < (split ? nplace : 1); q++)
                             for (int k = 0; k < (pass ? p->nratios : 1); k++) {
                                 sv_plan_row_t *row = &r[n++];
@@ -1070,6 +1077,18 @@ static void table_heading(FILE *t, const sv_scenario_t *sc, const sv_plan_cfg_t 
     if (f->versus[0]) fprintf(t, "%s\n\n", f->versus);
 }
 
+/* The configuration column's width: 38, or the longest name's. */
+static int name_width(const sv_plan_row_t *rows, int nrows)
+{
+    int w = 38;
+    for (int i = 0; i < nrows; i++) {
+        char name[96];
+        sv_plan_config_name(&rows[i], name, sizeof name);
+        if ((int)strlen(name) > w) w = (int)strlen(name);
+    }
+    return w;
+}
+
 /* The ranking: one line per configuration (sizing, cost, binding SLO, attainment, percentiles,
    each budget's value, confidence), then the budgets' bounds; aw is the attainment column's width.
  */
@@ -1081,10 +1100,11 @@ static void table_ranking(FILE *t, const sv_metrics_cfg_t *m, const sv_plan_row_
     char h1[24], h2[24];
     snprintf(h1, sizeof h1, "TTFT p%g", 100.0 * m->attainment);
     snprintf(h2, sizeof h2, "TPOT p%g", 100.0 * m->attainment);
+    int nw = name_width(rows, nrows);
     int bw = 7; /* the binding column: as wide as its longest value ("chat: ttft p99") */
     for (int i = 0; i < nrows; i++)
         if (rows[i].ok && (int)strlen(rows[i].binding) > bw) bw = (int)strlen(rows[i].binding);
-    fprintf(t, "%4s  %-38s %5s %10s %9s %9s %7s %11s %*s %*s", "rank", "configuration", "GPUs",
+    fprintf(t, "%4s  %-*s %5s %10s %9s %9s %7s %11s %*s %*s", "rank", nw, "configuration", "GPUs",
             "unit req/s", "$/hour", "$/M tok", "J/tok", "goodput/GPU", bw, "binding", aw,
             f->attain_label);
     if (f->per_request) {
@@ -1099,10 +1119,10 @@ static void table_ranking(FILE *t, const sv_metrics_cfg_t *m, const sv_plan_row_
         char name[96];
         sv_plan_config_name(r, name, sizeof name);
         if (!r->ok) {
-            fprintf(t, "%4s  %-38s %s\n", "-", name, r->error);
+            fprintf(t, "%4s  %-*s %s\n", "-", nw, name, r->error);
             continue;
         }
-        fprintf(t, "%4d  %-38s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %*s %*.1f", i + 1, name, r->gpus,
+        fprintf(t, "%4d  %-*s %5d %10.2f %9.2f %9.3f %7.3f %11.3f %*s %*.1f", i + 1, nw, name, r->gpus,
                 r->unit_capacity, r->cost_hour, r->cost_mtok, r->energy_tok, r->goodput_per_gpu, bw,
                 r->binding, aw, 100.0 * r->attain_at_target);
         if (f->per_request) {
@@ -1137,9 +1157,10 @@ static void table_cost_ranges(FILE *t, const sv_plan_row_t *rows, int nrows,
     for (int i = 0; i < nrows; i++)
         any |= rows[i].ok;
     if (!any) return;
+    int nw = name_width(rows, nrows);
     fprintf(t, "\ncost per hour (USD) at each GPU's low, catalog and high price (catalog "
                "price_low_usd/price_high_usd), and with the capacity off by its error band\n");
-    fprintf(t, "%4s  %-38s %15s %9s %9s %9s %17s\n", "rank", "configuration", "$/GPU-hour", "low",
+    fprintf(t, "%4s  %-*s %15s %9s %9s %9s %17s\n", "rank", nw, "configuration", "$/GPU-hour", "low",
             "catalog", "high", "band low-high");
     for (int i = 0; i < nrows && rows[i].ok; i++) {
         const sv_plan_row_t *r = &rows[i];
@@ -1153,7 +1174,7 @@ static void table_cost_ranges(FILE *t, const sv_plan_row_t *rows, int nrows,
         else
             snprintf(pr, sizeof pr, "%.2f-%.2f", r->price_low, r->price_high);
         snprintf(band, sizeof band, "%.2f-%.2f", lo, hi);
-        fprintf(t, "%4d  %-38s %15s %9.2f %9.2f %9.2f %17s\n", i + 1, name, pr,
+        fprintf(t, "%4d  %-*s %15s %9.2f %9.2f %9.2f %17s\n", i + 1, nw, name, pr,
                 sv_plan_cost_at(r, -1), r->cost_hour, sv_plan_cost_at(r, 1), band);
     }
 }
@@ -1163,6 +1184,7 @@ static void table_cost_ranges(FILE *t, const sv_plan_row_t *rows, int nrows,
 static void table_day(FILE *t, const sv_scenario_t *sc, const sv_plan_row_t *rows, int nrows,
                       const sv_plan_facts_t *f, int aw)
 {
+    int nw = name_width(rows, nrows);
     for (int i = 0; i < nrows && rows[i].ok; i++) {
         const sv_plan_row_t *r = &rows[i];
         const sv_plan_day_t *d = &r->day;
@@ -1177,27 +1199,27 @@ static void table_day(FILE *t, const sv_scenario_t *sc, const sv_plan_row_t *row
                     sc->finance.enabled ? "the cost map: wall energy with PUE, energy price, GPU "
                                           "rental or purchase"
                                         : "no cost map: GPU energy, rental price");
-            fprintf(t, "%4s  %-38s %7s %9s %10s %10s %10s %9s %9s %7s %*s\n", "rank",
-                    "configuration", "hours", "GPU-h", "$ total", "peak $/h", "kWh wall", "$/M tok",
+            fprintf(t, "%4s  %-*s %7s %9s %10s %10s %10s %9s %9s %7s %*s\n", "rank",
+                    nw, "configuration", "hours", "GPU-h", "$ total", "peak $/h", "kWh wall", "$/M tok",
                     "J/tok", "busy %", aw, f->attain_label);
         }
         if (!d->done) {
-            if (d->error[0]) fprintf(t, "%4d  %-38s %s\n", i + 1, name, d->error);
+            if (d->error[0]) fprintf(t, "%4d  %-*s %s\n", i + 1, nw, name, d->error);
             continue;
         }
-        fprintf(t, "%4d  %-38s %7.2f %9.1f %10.2f %10.2f %10.2f %9.3f %9.3f %7.1f %*.1f\n", i + 1,
-                name, d->hours, d->gpu_hours, d->total_usd, r->cost_hour, d->wall_kwh,
+        fprintf(t, "%4d  %-*s %7.2f %9.1f %10.2f %10.2f %10.2f %9.3f %9.3f %7.1f %*.1f\n", i + 1,
+                nw, name, d->hours, d->gpu_hours, d->total_usd, r->cost_hour, d->wall_kwh,
                 d->usd_per_mtok, d->wall_j_per_tok, 100.0 * d->busy_share, aw,
                 100.0 * d->attainment);
         if (d->autoscaled)
             fprintf(t,
-                    "%4s  %-38s %7s %9.1f %10.2f %10s %10.2f %9.3f %9s %7s %*.1f  replicas %.2f "
+                    "%4s  %-*s %7s %9.1f %10.2f %10s %10.2f %9.3f %9s %7s %*.1f  replicas %.2f "
                     "mean, %d peak\n",
-                    "", "  autoscaled up to it", "", d->as_gpu_hours, d->as_total_usd, "",
+                    "", nw, "  autoscaled up to it", "", d->as_gpu_hours, d->as_total_usd, "",
                     d->as_wall_kwh, d->as_usd_per_mtok, "", "", aw, 100.0 * d->as_attainment,
                     d->as_mean_replicas, d->as_peak_replicas);
         else if (d->error[0])
-            fprintf(t, "%4s  %-38s %s\n", "", "  autoscaled up to it", d->error);
+            fprintf(t, "%4s  %-*s %s\n", "", nw, "  autoscaled up to it", d->error);
     }
 }
 

@@ -140,46 +140,116 @@ const char *const sv_plan_layout_keys[] = {
     "ep",          "dp_attention",           "ep_redundant_experts", "ep_kernel",
     "speculative", "num_speculative_tokens", "spec_acceptance",      NULL};
 
-/* The value layout l gives key, or NULL. */
-static const char *layout_value(const sv_plan_layout_t *l, const char *key)
+/* The value layout l gives key on phase ph (1 prefill, 2 decode; 0: keys for both
+ * phases only), or NULL: a phase's own value over the one for both. */
+static const char *layout_value(const sv_plan_layout_t *l, const char *key, int ph)
 {
+    const char *v = NULL;
     for (int i = 0; i < l->nkeys; i++)
-        if (strcmp(l->key[i], key) == 0) return l->value[i];
-    return NULL;
+        if (strcmp(l->key[i], key) == 0 && (l->phase[i] == 0 || l->phase[i] == ph)) {
+            if (l->phase[i] == ph) return l->value[i];
+            v = l->value[i];
+        }
+    return v;
 }
 
-/* A layout's compact label from the settings it set (s: the defaults with its keys applied),
- * its keys in sv_plan_layout_keys order: "EP8 DPA8", "MTP3", "" for none. */
-static void layout_name(sv_plan_layout_t *l, const sv_perf_settings_t *s)
+/* A layout's compact label for phase ph from the settings it sets there (s: the defaults
+ * with those keys applied), its keys in sv_plan_layout_keys order: "EP8 DPA8", "MTP3", ""
+ * for none; written at b (n bytes). */
+static void layout_label(const sv_plan_layout_t *l, int ph, const sv_perf_settings_t *s,
+                         char *b, size_t n)
 {
     static const char *const kernel[] = {"DeepEP-auto", "DeepEP-LL", "DeepEP-HT"};
     static const char *const spec[SV_SPEC_COUNT] = {"no-spec", "MTP", "EAGLE", "DRAFT"};
-    char *b = l->name;
-    size_t n = sizeof l->name, k = 0;
+    size_t k = 0;
     b[0] = 0;
 #define ADD(...)                                                                                   \
     (k += (size_t)snprintf(b + k, k < n ? n - k : 0, __VA_ARGS__), k = k < n ? k : n - 1)
-    if (layout_value(l, "ep")) ADD("%sEP%d", k ? " " : "", s->ep);
-    if (layout_value(l, "ep_redundant_experts")) ADD("%sRE%d", k ? " " : "", s->ep_redundant);
-    if (layout_value(l, "dp_attention")) ADD("%sDPA%d", k ? " " : "", s->dp_attention);
-    if (layout_value(l, "ep_kernel")) ADD("%s%s", k ? " " : "", kernel[s->ep_kernel]);
-    if (layout_value(l, "speculative")) {
+    if (layout_value(l, "ep", ph)) ADD("%sEP%d", k ? " " : "", s->ep);
+    if (layout_value(l, "ep_redundant_experts", ph)) ADD("%sRE%d", k ? " " : "", s->ep_redundant);
+    if (layout_value(l, "dp_attention", ph)) ADD("%sDPA%d", k ? " " : "", s->dp_attention);
+    if (layout_value(l, "ep_kernel", ph)) ADD("%s%s", k ? " " : "", kernel[s->ep_kernel]);
+    if (layout_value(l, "speculative", ph)) {
         if (s->spec_method == SV_SPEC_NONE)
             ADD("%s%s", k ? " " : "", spec[0]);
         else
             ADD("%s%s%d", k ? " " : "", spec[s->spec_method], sv_spec_k(s));
-    } else if (layout_value(l, "num_speculative_tokens"))
+    } else if (layout_value(l, "num_speculative_tokens", ph))
         ADD("%sk%d", k ? " " : "", s->spec_k);
-    if (layout_value(l, "spec_acceptance"))
-        ADD("%sacc %s", k ? " " : "", layout_value(l, "spec_acceptance"));
+    if (layout_value(l, "spec_acceptance", ph))
+        ADD("%sacc %s", k ? " " : "", layout_value(l, "spec_acceptance", ph));
 #undef ADD
 }
 
-/* plan.layouts: a list of maps of hardware keys, each checked as the hardware map's own
- * (sv_perf_settings_set), none twice; default one empty layout. */
-static int read_layouts(sv_ynode_t *pm, sv_plan_cfg_t *p, sv_error_t *err)
+/* The settings a layout gives phase ph: the defaults with its keys for both phases and then
+ * that phase's own applied (each was checked as it was read). */
+static sv_perf_settings_t layout_settings(const sv_plan_layout_t *l, int ph)
+{
+    sv_perf_settings_t s = sv_perf_settings_default();
+    sv_error_t err;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < l->nkeys; i++)
+            if (l->phase[i] == (pass ? ph : 0) && (pass == 0 || ph != 0))
+                (void)sv_perf_settings_set(&s, l->key[i], l->value[i], &err);
+    return s;
+}
+
+/* A layout's name: its label, or for a phased one each phase's ("P EP8 / D EP8 DPA8"). */
+static void layout_name(sv_plan_layout_t *l)
+{
+    if (!l->phased) {
+        sv_perf_settings_t s = layout_settings(l, 0);
+        layout_label(l, 0, &s, l->name, sizeof l->name);
+        return;
+    }
+    char ph[2][48];
+    for (int k = 0; k < 2; k++) {
+        sv_perf_settings_t s = layout_settings(l, k + 1);
+        layout_label(l, k + 1, &s, ph[k], sizeof ph[k]);
+    }
+    snprintf(l->name, sizeof l->name, "P %s / D %s", ph[0][0] ? ph[0] : "TP",
+             ph[1][0] ? ph[1] : "TP");
+}
+
+/* One key of a layout entry (map m) for phase ph, checked on the settings s of that phase. */
+static int layout_key(sv_plan_layout_t *l, sv_perf_settings_t *s, sv_ynode_t *m, size_t j,
+                      int ph, sv_error_t *err)
 {
     char w[512], msg[SV_ERRMSG_MAX];
+    const char *key = m->map[j].key;
+    sv_ynode_t *v = m->map[j].val;
+    int known = 0, rc;
+    m->map[j].used = 1;
+    for (int q = 0; sv_plan_layout_keys[q]; q++)
+        known |= strcmp(sv_plan_layout_keys[q], key) == 0;
+    if (!known)
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: %s: not a layout key (ep, dp_attention, ep_redundant_experts, "
+                         "ep_kernel, speculative, num_speculative_tokens or spec_acceptance%s)",
+                         at(v, w, sizeof w), v->path, ph ? "" : "; prefill or decode for one phase");
+    if (v->kind != SV_Y_SCALAR)
+        return sv_errorf(err, SV_EINVAL, "%s: %s: expected a single value", at(v, w, sizeof w),
+                         v->path);
+    if (strlen(v->scalar) >= sizeof l->value[0])
+        return sv_errorf(err, SV_EINVAL, "%s: %s: longer than %zu characters", at(v, w, sizeof w),
+                         v->path, sizeof l->value[0] - 1);
+    if ((rc = sv_perf_settings_set(s, key, v->scalar, err))) {
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return sv_errorf(err, rc, "%s: %s.%s", at(v, w, sizeof w), m->path, msg);
+    }
+    snprintf(l->key[l->nkeys], sizeof l->key[0], "%s", key);
+    snprintf(l->value[l->nkeys], sizeof l->value[0], "%s", v->scalar);
+    l->phase[l->nkeys++] = (unsigned char)ph;
+    return 0;
+}
+
+/* plan.layouts: a list of maps of hardware keys, each checked as the hardware map's own
+ * (sv_perf_settings_set), with `prefill` and `decode` maps of keys for one phase; none
+ * twice; default one empty layout. */
+static int read_layouts(sv_ynode_t *pm, sv_plan_cfg_t *p, sv_error_t *err)
+{
+    static const char *const PH[2] = {"prefill", "decode"};
+    char w[512];
     int rc;
     p->nlayouts = 1;
     sv_ynode_t *ls = sv_ymap_get(pm, "layouts");
@@ -193,34 +263,24 @@ static int read_layouts(sv_ynode_t *pm, sv_plan_cfg_t *p, sv_error_t *err)
         if (e->kind != SV_Y_MAP && !sv_yscalar_is_null(e))
             return sv_errorf(err, SV_EINVAL, "%s: %s: expected a map of hardware keys like {ep: 8}",
                              at(e, w, sizeof w), e->path);
+        /* The keys for both phases first, then each phase's own on top of them. */
         sv_perf_settings_t s = sv_perf_settings_default();
-        for (size_t j = 0; e->kind == SV_Y_MAP && j < e->n; j++) {
-            const char *key = e->map[j].key;
-            sv_ynode_t *v = e->map[j].val;
-            int known = 0;
-            e->map[j].used = 1;
-            for (int q = 0; sv_plan_layout_keys[q]; q++)
-                known |= strcmp(sv_plan_layout_keys[q], key) == 0;
-            if (!known)
-                return sv_errorf(err, SV_EINVAL,
-                                 "%s: %s: not a layout key (ep, dp_attention, "
-                                 "ep_redundant_experts, ep_kernel, speculative, "
-                                 "num_speculative_tokens or spec_acceptance)",
-                                 at(v, w, sizeof w), v->path);
-            if (v->kind != SV_Y_SCALAR)
-                return sv_errorf(err, SV_EINVAL, "%s: %s: expected a single value",
-                                 at(v, w, sizeof w), v->path);
-            if (strlen(v->scalar) >= sizeof l->value[0])
-                return sv_errorf(err, SV_EINVAL, "%s: %s: longer than %zu characters",
-                                 at(v, w, sizeof w), v->path, sizeof l->value[0] - 1);
-            if ((rc = sv_perf_settings_set(&s, key, v->scalar, err))) {
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                return sv_errorf(err, rc, "%s: %s.%s", at(v, w, sizeof w), e->path, msg);
-            }
-            snprintf(l->key[l->nkeys], sizeof l->key[0], "%s", key);
-            snprintf(l->value[l->nkeys++], sizeof l->value[0], "%s", v->scalar);
+        for (size_t j = 0; e->kind == SV_Y_MAP && j < e->n; j++)
+            if (strcmp(e->map[j].key, PH[0]) && strcmp(e->map[j].key, PH[1]) &&
+                (rc = layout_key(l, &s, e, j, 0, err)))
+                return rc;
+        for (int k = 0; k < 2 && e->kind == SV_Y_MAP; k++) {
+            sv_ynode_t *ph = sv_ymap_get(e, PH[k]);
+            if (!ph) continue;
+            char what[48];
+            snprintf(what, sizeof what, "%s", ph->path);
+            if ((rc = sv_yexpect_map(ph, what, err))) return rc;
+            sv_perf_settings_t sp = s;
+            for (size_t j = 0; j < ph->n; j++)
+                if ((rc = layout_key(l, &sp, ph, j, k + 1, err))) return rc;
+            l->phased = 1;
         }
-        layout_name(l, &s);
+        layout_name(l);
         for (int j = 0; j < p->nlayouts; j++)
             if (strcmp(p->layouts[j].name, l->name) == 0)
                 return sv_errorf(err, SV_EINVAL, "%s: %s: the same layout as plan.layouts[%d]",

@@ -13,6 +13,7 @@
 #include "base/csv_int.h"
 #include "servesim/cost/perf.h"
 #include "servesim/cluster/scenario.h"
+#include "servesim/cluster/schema.h"
 #include "servesim/cluster/sim.h"
 #include "servesim/base/yaml.h"
 
@@ -326,13 +327,11 @@ static double batch_ms(const sv_perf_t *p, const sv_vrow_t *w)
 #define ROW_ENGINE "{scheduler: %s, max_num_seqs: 1024, max_num_batched_tokens: 8192, profile: %s}"
 
 /* The scheduler of a row's engine profile: TensorRT-LLM's own capacity scheduler reserves
- * whole sequences (its C++ runtime, trtllm, and its PyTorch backend, trtllm-pytorch); SGLang
- * runs prefill batches before decode. */
+ * whole sequences; SGLang runs prefill batches before decode (each version's profile too). */
 static const char *row_scheduler(const sv_vrow_t *w)
 {
-    return strncmp(w->profile, "trtllm", 6) == 0 ? "trtllm"
-           : strcmp(w->profile, "sglang") == 0   ? "sglang"
-                                                 : "vllm";
+    const char *e = sv_engine_of_profile(w->profile); /* "sglang-0.5.9-rocm": sglang's */
+    return e && strcmp(e, "vllm") ? e : "vllm";
 }
 
 /*
@@ -531,24 +530,45 @@ static void layout_text(const sv_vpool_t *p, char *dst, size_t n)
         snprintf(dst + k, n - (size_t)k, "/DPA%d", p->dp_attention);
 }
 
+/* The engine profiles of a family's rows, each once, in row order ("sglang, sglang-0.5.9-rocm"):
+ * a family may hold runs of several versions of one engine. */
+static void row_profiles(const sv_validation_t *v, const char *family, char *dst, size_t n)
+{
+    dst[0] = '\0';
+    for (long r = 0; r < v->nrows; r++) {
+        const sv_vrow_t *w = &v->rows[r];
+        if (strcmp(w->family, family) || isnan(w->simulated)) continue;
+        int seen = 0;
+        for (long q = 0; q < r && !seen; q++)
+            seen = !strcmp(v->rows[q].family, family) && !isnan(v->rows[q].simulated) &&
+                   !strcmp(v->rows[q].profile, w->profile);
+        size_t len = strlen(dst);
+        if (!seen && len < n) snprintf(dst + len, n - len, "%s%s", len ? ", " : "", w->profile);
+    }
+}
+
 void sv_validation_print(const sv_validation_t *v, FILE *f)
 {
     const char *fam[256];
     int nf = families(v, fam, 256);
     for (int i = 0; i < nf; i++) {
         int header = 0;
+        const char *first_profile = "";
         for (long r = 0; r < v->nrows; r++) {
             const sv_vrow_t *w = &v->rows[r];
             if (strcmp(w->family, fam[i]) || isnan(w->simulated)) continue;
             if (!header) {
+                first_profile = w->profile;
                 char gpus[64];
                 if (w->npools)
                     snprintf(gpus, sizeof gpus, "%s disaggregated", w->gpu);
                 else
                     snprintf(gpus, sizeof gpus, "%s x%d", w->gpu, w->tp);
-                fprintf(f, "\n%s (%s, %s, %s/%s, profile %s)%s\n", fam[i], w->model, gpus,
-                        w->weight_dtype, w->kv_dtype, w->profile,
-                        w->fitted ? "  [fitted]" : "  [check only]");
+                char profs[160];
+                row_profiles(v, fam[i], profs, sizeof profs);
+                fprintf(f, "\n%s (%s, %s, %s/%s, %s %s)%s\n", fam[i], w->model, gpus,
+                        w->weight_dtype, w->kv_dtype, strchr(profs, ',') ? "profiles" : "profile",
+                        profs, w->fitted ? "  [fitted]" : "  [check only]");
                 fprintf(f, "  %-10s %-34s %12s %12s %8s\n", "kind", "condition", "measured",
                         "simulated", "error");
                 header = 1;
@@ -560,6 +580,8 @@ void sv_validation_print(const sv_validation_t *v, FILE *f)
             else
                 snprintf(cond, sizeof cond, "in %ld out %ld %s %ld", w->input, w->output,
                          w->concurrency ? "conc" : "all-at-once", w->concurrency);
+            if (strcmp(w->profile, first_profile)) /* another engine version */
+                snprintf(cond + strlen(cond), sizeof cond - strlen(cond), " %s", w->profile);
             for (int p = 0; p < w->npools; p++) /* e.g. " 1P:TP8/EP8/DPA8 9D:TP8" */
                 layout_text(&w->pools[p], cond + strlen(cond), sizeof cond - strlen(cond));
             fprintf(f, "  %-10s %-34s %12.2f %12.2f %+7.1f%%  %s\n", kind_names[w->kind], cond,

@@ -100,8 +100,9 @@ typedef struct sv_engine_choice {
 /* The engine named name, or NULL. */
 const sv_engine_choice_t *sv_engine_choice(const char *name);
 extern const sv_engine_choice_t sv_engine_choices[]; /* last row: name NULL */
-/* The engine (vllm, trtllm, sglang) a scheduler or a profile belongs to; NULL for those of
- * no one engine (orca, static, eager). */
+/* The engine (vllm, trtllm, sglang) a scheduler or a profile belongs to (a profile of one
+ * version, "sglang-0.5.9-rocm", to its engine); NULL for those of no one engine (orca,
+ * static, eager). */
 const char *sv_engine_of_scheduler(int scheduler);
 const char *sv_engine_of_profile(const char *profile);
 

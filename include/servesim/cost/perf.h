@@ -54,6 +54,7 @@ double sv_dtype_kv_bytes(sv_dtype_t t);
 double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t);
 
 #define SV_SPEC_MAX_K 16 /* most draft tokens per step */
+#define SV_PP_MAX 256    /* most pipeline stages */
 
 /*
  * What the user sets about a replica. Fields left negative (the values
@@ -61,7 +62,9 @@ double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t);
  */
 typedef struct sv_perf_settings {
     int tp;                    /* tensor-parallel degree, >= 1 */
-    int pp;                    /* pipeline stages, >= 1, dividing the layers (0 = 1) */
+    int pp;                    /* pipeline stages, 1..SV_PP_MAX (0 = 1) */
+    int pp_split_n;            /* pp_layer_partition given: its stage count (0: vLLM's split) */
+    unsigned short pp_split[SV_PP_MAX]; /* its layers per stage, first stage first */
     double pp_link_bw;         /* one-direction bytes/s per GPU between stages across nodes */
     sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 | nvfp4 | mxfp4 */
     sv_dtype_t kv_dtype;       /* bf16 | fp16 | fp8 | nvfp4 | mxfp4 */
@@ -281,6 +284,18 @@ long sv_kv_blocks(const sv_kvspec_t *k, long c, long tokens, long out[SV_KV_KIND
  * wanted). Pure. */
 long sv_kv_peak_blocks(const sv_kvspec_t *k, long len, long out[SV_KV_KINDS]);
 
+/*
+ * The layers of each of the s->pp pipeline stages into out[0..pp): pp_layer_partition as
+ * given (its count and sum checked), else vLLM's split (get_pp_indices,
+ * vllm/distributed/utils.py; SGLang's is the same): layers / pp each, the remainder one
+ * more each to the stages before the last, from the last but one backwards (61 layers over
+ * 2 stages: 31, 30; over 4: 15, 15, 16, 15), since the last stage also runs the final norm
+ * and the LM head. Returns 0, or SV_EINVAL with err set (more stages than layers, a
+ * partition that does not match).
+ */
+int sv_perf_pp_split(const sv_model_t *m, const sv_perf_settings_t *s, unsigned short *out,
+                     sv_error_t *err);
+
 /* The resolved model: GPU and model copied, defaults applied, derived sizes computed. */
 typedef struct sv_perf {
     sv_gpu_t gpu;
@@ -335,7 +350,11 @@ typedef struct sv_perf {
     double ar_nvls_alpha;    /* its latency */
     double ar_nvls_inv_bw;   /* s per byte one way over one GPU's link at NVLS_EFFICIENCY */
     /* Pipeline parallelism (set.pp stages; docs/cost-model.md, "Pipeline parallelism"). */
-    double stage_layers; /* layers per stage (all layers when pp = 1) */
+    double stage_layers; /* layers of the heaviest stage (all layers when pp = 1) */
+    double stage_share;  /* its share of the layers, stage_layers / layers (1/pp if even) */
+    double stage_equiv;  /* layers / stage_layers: pp when the stages are even */
+    int pp_uneven;       /* the stages hold different numbers of layers */
+    unsigned short pp_layers[SV_PP_MAX]; /* layers of each stage, first stage first */
     int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
     double p2p_alpha;    /* s per stage-to-stage send (fitted p2p_latency_us) */
     double p2p_inv_bw;   /* s per byte of activations sent between stages */
@@ -506,18 +525,20 @@ typedef struct sv_step_cost {
 
 /*
  * The time of one iteration for this batch. Pure; never fails. With pp stages the batch's
- * sequences are dealt round-robin into m = min(pp, sequences) micro-batches; each stage
- * holds layers/pp layers and step = max(sum_j (t_s,j + t_x,j), pp max t_s + (pp-1) max t_x)
- * + the engine's per-step costs, t_s,j the stage time of micro-batch j (the last stage's,
- * with the LM head) and t_x,j its send to the next stage (docs/cost-model.md). The op[]
+ * sequences are dealt round-robin into m = min(pp, sequences) micro-batches; the heaviest
+ * stage holds stage_layers layers and step = max(sum_j (t_s,j + t_x,j),
+ * stage_equiv max t_s + (pp-1) max t_x) + the engine's per-step costs, t_s,j the heaviest
+ * stage's time for micro-batch j (with the LM head) and t_x,j its send to the next stage
+ * (stage_equiv = layers / stage_layers, pp for even stages; docs/cost-model.md). The op[]
  * and comm of out then hold one stage's work over all micro-batches.
  */
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out);
 
 /*
  * One micro-batch of a pipeline, b's sequences all in it: out->total is its time on the
- * first stage, the stage time t_s (one stage's layers/pp layers and, as the last stage's,
- * the LM head) plus the engine's per-step and per-sequence costs, and out->pp_send its
+ * first stage, the stage time t_s (the heaviest stage's stage_layers layers and the LM
+ * head; uneven stages scale it by their layers) plus the engine's per-step and
+ * per-sequence costs, and out->pp_send its
  * activations' send to the next stage (0 without pp). The replica runs each micro-batch
  * through the stages itself (sv_replica_start_step, docs/cost-model.md). Pure.
  */

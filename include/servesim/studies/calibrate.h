@@ -35,6 +35,7 @@
 
 #define SV_FIT_MAX_PARAMS 8
 #define SV_FIT_WORST 5
+#define SV_FIT_TP_MAX 6 /* TP degrees told apart in a kernel fit's errors */
 
 typedef struct sv_fit {
     const char *what; /* "gemm", "small ops", ... */
@@ -46,7 +47,7 @@ typedef struct sv_fit {
     /* Each parameter is held to the range its key accepts (the catalog's, or --set's); the
      * fit's verdict on it: */
     int status[SV_FIT_MAX_PARAMS]; /* SV_FIT_* */
-    long n;                               /* rows fitted */
+    long n;                        /* rows fitted */
     int iterations;
     double mape, max_ape;          /* percent */
     char worst[SV_FIT_WORST][160]; /* "file:line op: measured x, model y (+e%)" */
@@ -57,6 +58,13 @@ typedef struct sv_fit {
     const char *kind[SV_FIT_MAX_PARAMS + 2];
     long kind_n[SV_FIT_MAX_PARAMS + 2];
     double kind_mape[SV_FIT_MAX_PARAMS + 2], kind_bias[SV_FIT_MAX_PARAMS + 2];
+    /* The same per tensor-parallel degree of the rows (Vidur's num_tensor_parallel_workers;
+     * kernel tables only, ntp 0 otherwise), in increasing order: how the curve holds as
+     * the shards shrink */
+    int ntp;
+    int tp[SV_FIT_TP_MAX];
+    long tp_n[SV_FIT_TP_MAX];
+    double tp_mape[SV_FIT_TP_MAX], tp_bias[SV_FIT_TP_MAX];
 } sv_fit_t;
 
 enum {
@@ -72,6 +80,12 @@ typedef struct sv_fit_opts {
 /* Fit the GEMM curve and the small-op terms of gpu to Vidur mlp.csv tables. */
 int sv_calibrate_kernels(const char *const *paths, int npaths, const sv_gpu_t *gpu,
                          const sv_fit_opts_t *o, sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err);
+
+/* The same tables against gpu's own values, fitting nothing: gemm and small hold the
+ * catalog's GEMM curve and small-op terms (for a GPU without its own, the defaults it takes)
+ * with their errors per operator and per TP (iterations 0, ci95 NAN). */
+int sv_calibrate_kernels_check(const char *const *paths, int npaths, const sv_gpu_t *gpu,
+                               sv_fit_t *gemm, sv_fit_t *small, sv_error_t *err);
 
 /* Fit the all-reduce alpha-beta model to a Vidur all_reduce.csv (rows within one node). */
 int sv_calibrate_allreduce(const char *path, const sv_gpu_t *gpu, const sv_fit_opts_t *o,
@@ -122,9 +136,8 @@ typedef struct sv_result_fit {
  * naming the key or the file.
  */
 int sv_calibrate_result(const char *scenario, const char *const *sets, int nsets,
-                        const sv_catalog_t *cat, const sv_bench_t *real,
-                        const char *const *keys, int nkeys, const sv_fit_opts_t *o,
-                        sv_result_fit_t *out, sv_error_t *err);
+                        const sv_catalog_t *cat, const sv_bench_t *real, const char *const *keys,
+                        int nkeys, const sv_fit_opts_t *o, sv_result_fit_t *out, sv_error_t *err);
 void sv_result_fit_print(const sv_result_fit_t *r, FILE *f);
 
 /* Write a Vidur-format mlp.csv generated from known kernel parameters (values in the

@@ -18,20 +18,25 @@
 #define SV_PLAN_MAX_GPUS 16   /* plan.gpus and plan.price_per_hour_usd entries */
 #define SV_PLAN_MAX_CHOICES 8 /* plan.tp, plan.max_num_seqs, plan.prefill_decode entries */
 #define SV_PLAN_MAX_LAYOUTS 8 /* plan.layouts entries */
-#define SV_PLAN_LAYOUT_KEYS 7 /* keys one layout may set (sv_plan_layout_keys) */
+#define SV_PLAN_LAYOUT_KEYS 21 /* keys one layout may set: each of sv_plan_layout_keys for
+                                  both phases, the prefill one and the decode one */
 #define SV_SWEEP_MAX_VARY 6   /* sweep.vary entries (sweep.h's SV_MAX_VARY) */
 #define SV_SWEEP_SPEC_MAX 256 /* bytes of one sweep.vary entry */
 
 /*
  * One entry of plan.layouts: hardware keys (the names in sv_plan_layout_keys, values as the
  * scenario's `hardware` map takes them, checked by sv_perf_settings_set) applied to every
- * pool of a candidate, both phases of a disaggregated unit. name is its compact label for
- * the configuration's name ("EP8 DPA8", "MTP3"; "" for the empty layout).
+ * pool of a candidate, both phases of a disaggregated unit, or (in its `prefill` and
+ * `decode` maps, phase[i] 1 or 2) to one phase's pool only; a layout with either (phased)
+ * is tried on disaggregated candidates only. name is its compact label for the
+ * configuration's name ("EP8 DPA8", "MTP3", "P EP8 / D EP8 DPA8"; "" for the empty layout).
  */
 typedef struct sv_plan_layout {
     char key[SV_PLAN_LAYOUT_KEYS][32];
     char value[SV_PLAN_LAYOUT_KEYS][64];
+    unsigned char phase[SV_PLAN_LAYOUT_KEYS]; /* 0: both phases, 1: prefill, 2: decode */
     int nkeys;
+    int phased; /* some key is for one phase only */
     char name[48];
 } sv_plan_layout_t;
 
