@@ -364,6 +364,125 @@ END_TEST
 /* Expected distinct experts of E touched by T tokens of top-k: E (1 - (1 - k/E)^T).
  * DeepSeek-R1 (E 256, k 8): T 1 -> 8; T 2 -> 256 (1 - (31/32)^2) = 15.75; the expert bytes
  * read grow by 7.75 experts * 58 layers * 3*7168*256 (one expert's TP-8 share) * 1 byte. */
+/* prefill_efficiency e: what the prompts add to a step's GPU time over the same step's
+ * decodes alone takes 1 / e as long, operator by operator and in the all-reduces.
+ * Llama-3.1-8B at TP 2 on the H100, every other efficiency 1 (ideal, no overheads): at e 0.5
+ * a step of one 300-token prompt and 100 decodes costs D + 2 (M - D) in each operator's
+ * compute, memory and fixed time and in the all-reduce, M its cost at e 1 and D that of the
+ * 100 decodes alone (the decode attention, which the prompt does not change, stays); a
+ * prompt alone costs 2 times; a decode-only step the same. prefill_request_overhead_ms: a step
+ * pays it per prompt, 12.7 ms for one, 25.4 ms for two, a decode-only step nothing. */
+/* The cost model of a catalog model on a catalog GPU with settings s. */
+static sv_perf_t init_cat(const char *model, const char *gpu, const sv_perf_settings_t *s)
+{
+    sv_error_t err;
+    const sv_gpu_t *g;
+    const sv_model_t *m;
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_model(cat, model, &m, &err), 0);
+    sv_perf_t p;
+    ck_assert_msg(sv_perf_init(&p, g, m, s, &err) == 0, "%s", err.msg);
+    return p;
+}
+
+static sv_perf_t mk_pe(const char *key, const char *value)
+{
+    sv_error_t err;
+    sv_perf_settings_t s = sv_perf_settings_default();
+    s.tp = 2;
+    sv_perf_settings_ideal(&s);
+    if (key) ck_assert_int_eq(sv_perf_settings_set(&s, key, value, &err), 0);
+    return init_cat("llama-3.1-8b", "h100-sxm", &s);
+}
+
+START_TEST(test_prefill_efficiency)
+{
+    sv_perf_t a = mk_pe(NULL, NULL), b = mk_pe("prefill_efficiency", "0.5");
+    sv_chunk_t ch = {.new_tokens = 300, .cached_tokens = 0, .last = 1};
+    sv_batch_t mixed = {.chunks = &ch, .n_chunks = 1, .n_decode = 100, .decode_ctx_sum = 100000.0};
+    sv_batch_t decodes = mixed;
+    decodes.n_chunks = 0;
+    decodes.chunks = NULL;
+    sv_step_cost_t ca, cb, cd;
+    sv_perf_step(&a, &mixed, &ca);
+    sv_perf_step(&b, &mixed, &cb);
+    sv_perf_step(&a, &decodes, &cd);
+    ck_assert(ca.tokens == 400 && cd.tokens == 100 && ca.comm > cd.comm && cd.comm > 0);
+    double busy = 0.0;
+    for (int i = 0; i < SV_OP_COUNT; i++) {
+        const sv_op_cost_t *m = &ca.op[i], *d = &cd.op[i], *o = &cb.op[i];
+        double tc = d->t_compute + 2.0 * fmax(0.0, m->t_compute - d->t_compute);
+        double tm = d->t_memory + 2.0 * fmax(0.0, m->t_memory - d->t_memory);
+        double tf = d->t_fixed + 2.0 * fmax(0.0, m->t_fixed - d->t_fixed);
+        tu_assert_rel(o->time, fmax(tc, tm) + tf, 1e-12);
+        ck_assert(o->flops == m->flops && o->bytes == m->bytes);
+        busy += o->time;
+    }
+    ck_assert(cb.op[SV_OP_ATTN_DECODE].time == ca.op[SV_OP_ATTN_DECODE].time);
+    ck_assert(cb.op[SV_OP_LINEAR].time > 1.5 * ca.op[SV_OP_LINEAR].time);
+    tu_assert_rel(cb.comm, cd.comm + 2.0 * (ca.comm - cd.comm), 1e-12);
+    tu_assert_rel(cb.total, busy + cb.comm, 1e-12);
+    tu_assert_rel(sv_perf_prefill_time(&b, 300, NULL), 2.0 * sv_perf_prefill_time(&a, 300, NULL),
+                  1e-12);
+    ck_assert(sv_perf_decode_time(&b, 100, 1000.0, NULL) ==
+              sv_perf_decode_time(&a, 100, 1000.0, NULL));
+
+    sv_perf_t c = mk_pe("prefill_request_overhead_ms", "12.7");
+    sv_step_cost_t cc;
+    sv_perf_step(&c, &mixed, &cc);
+    tu_assert_rel(cc.eng_launch, 12.7e-3, 1e-12);
+    tu_assert_rel(cc.total, ca.total + 12.7e-3, 1e-12);
+    sv_chunk_t two[2] = {ch, ch};
+    sv_batch_t both = mixed;
+    both.chunks = two;
+    both.n_chunks = 2;
+    sv_perf_step(&c, &both, &cc);
+    tu_assert_rel(cc.eng_launch, 25.4e-3, 1e-12);
+    sv_perf_decode_time(&a, 100, 1000.0, &ca);
+    sv_perf_decode_time(&c, 100, 1000.0, &cc);
+    ck_assert(cc.eng_launch == 0.0 && cc.total == ca.total);
+}
+END_TEST
+
+/* The trtllm-pytorch profile (models/engines.yaml) against what it was fitted to,
+ * NVIDIA/TensorRT-LLM#5929: DeepSeek-R1 FP8 on 8 x H200 at TP 8 EP 8, one request at a time,
+ * median TTFT 124.1 ms at 1,600 prompt tokens and 352.8 ms at 8,192, of which 12 ms is the
+ * front end (engine.api_server_ms). By hand, a prompt alone takes the trtllm profile's GPU
+ * time (60.40 and 200.09 ms) / 0.611 plus 12.7 ms for the context request, with the same
+ * per-step and per-sequence costs (0.5 ms, 5 us): 112.07 and 340.68 ms, within 0.5% of the
+ * measurements less the front end (112.1, 340.8). */
+static sv_perf_t mk_dsr1(const char *profile)
+{
+    sv_error_t err;
+    sv_perf_settings_t s = sv_perf_settings_default();
+    const char *keys[][2] = {
+        {"tp", "8"}, {"ep", "8"}, {"weight_dtype", "fp8"}, {"kv_cache_dtype", "fp8"}};
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(sv_perf_settings_set(&s, keys[i][0], keys[i][1], &err), 0);
+    ck_assert_msg(sv_perf_settings_profile(&s, cat, profile, &err) == 0, "%s", err.msg);
+    return init_cat("deepseek-r1", "h200", &s);
+}
+
+START_TEST(test_trtllm_pytorch_context)
+{
+    sv_perf_t t = mk_dsr1("trtllm"), y = mk_dsr1("trtllm-pytorch");
+    const long n[2] = {1600, 8192};
+    const double measured[2] = {124.1e-3, 352.8e-3}, by_hand[2] = {112.07e-3, 340.68e-3};
+    for (int i = 0; i < 2; i++) {
+        sv_step_cost_t ct, cy;
+        sv_perf_prefill_time(&t, n[i], &ct);
+        sv_perf_prefill_time(&y, n[i], &cy);
+        tu_assert_rel(ct.eng_step, 0.5e-3, 1e-12);
+        tu_assert_rel(ct.eng_seq, 5e-6, 1e-12);
+        double gpu = ct.total - ct.overhead;
+        tu_assert_rel(cy.eng_launch, 12.7e-3, 1e-12);
+        tu_assert_rel(cy.total, gpu / 0.611 + 0.5e-3 + 5e-6 + 12.7e-3, 1e-9);
+        tu_assert_rel(cy.total, by_hand[i], 1e-4);
+        tu_assert_rel(cy.total + 12e-3, measured[i], 0.005);
+    }
+}
+END_TEST
+
 START_TEST(test_experts_touched)
 {
     sv_perf_t p = mk_cfg("deepseek-r1", "h200", 8, 1);
@@ -1504,6 +1623,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_multi_step);
     tcase_add_test(tc, test_deepseek_r1);
     tcase_add_test(tc, test_mla_prefill_efficiency);
+    tcase_add_test(tc, test_prefill_efficiency);
+    tcase_add_test(tc, test_trtllm_pytorch_context);
     tcase_add_test(tc, test_experts_touched);
     tcase_add_test(tc, test_mi325x_expert_occupancy);
     tcase_add_test(tc, test_window_kv);

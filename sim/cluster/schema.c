@@ -254,6 +254,15 @@ const sv_keydef_t sv_scenario_keys[] = {
      .def = "GPU catalog",
      .help = "MLA context-phase (prefill) attention: achieved / the decode MLA kernels' rate "
              "(docs/cost-model.md)"},
+    {"hardware", "prefill_efficiency", COST, POOL(perf), .unit = "0..1",
+     .def = "engine profile, else 1",
+     .help = "the engine's context phase: what a step's prompt tokens add to its GPU time, "
+             "over its decodes alone, takes 1 / this as long (docs/cost-model.md)"},
+    {"hardware", "prefill_request_overhead_ms", COST, POOL(perf), .unit = "ms",
+     .def = "engine profile, else 0",
+     .help = "engine time per prompt in a step, for engines that run steps with prompts "
+             "eagerly (CUDA graphs for decode batches only); 0: the step follows cuda_graphs "
+             "and graph_max_tokens (docs/cost-model.md)"},
     {"hardware", "moe_imbalance", COST, POOL(perf), .unit = ">= 1", .def = "GPU catalog",
      .help = "MoE: the busiest expert's tokens / the mean (scales the expert GEMMs' compute; "
              "docs/cost-model.md)"},
@@ -340,9 +349,9 @@ const sv_keydef_t sv_scenario_keys[] = {
      .help = "what happens to a preempted sequence's KV; `swap` is vLLM V0's option (not with "
              "`vllm`: V1 only recomputes)"},
     {"engine", "profile", TEXT, POOL(perf.engine), .unit = "name", .def = "the engine's (vllm)",
-     .help = "engine profile from `models/engines.yaml` (`vllm`, `trtllm`, `sglang`, `eager`): what the "
-             "engine adds to each step (docs/cost-model.md); the `hardware` keys above override "
-             "its values"},
+     .help = "engine profile from `models/engines.yaml` (`vllm`, `trtllm`, `trtllm-pytorch`, "
+             "`sglang`, `eager`): what the engine adds to each step (docs/cost-model.md); the "
+             "`hardware` keys above override its values"},
     {"engine", "scheduling_policy", ENUM, NAMES(policy_names), POOL(engine.priority_policy),
      .def = "fcfs",
      .help = "vLLM's `--scheduling-policy`: `priority` admits waiting requests by (priority, "

@@ -30,16 +30,18 @@ const char *const sv_curve_keys[SV_CV_COUNT] = {
     "attention_memory_efficiency", "attention_seq_us",     "link_efficiency",
     "link_latency_per_rank_us",    "p2p_latency_us",       "norm_efficiency",
     "grouped_gemm_efficiency",     "mla_attention_efficiency", "moe_imbalance",
-    "grouped_gemm_n_half_experts", "mla_prefill_efficiency"};
+    "grouped_gemm_n_half_experts", "mla_prefill_efficiency", "prefill_efficiency",
+    "prefill_request_overhead_ms"};
 /* Built-ins for a GPU whose catalog gives no curve (a catalog directory of one's own):
  * the same values as models/gpus.yaml's defaults, the A100 fit plus the literature
  * attention terms (docs/cost-model.md says where each comes from). */
 const double sv_curve_default[SV_CV_COUNT] = {76.4, 6.39, 0.771, 2.22, 0.70, 128,
                                               0.70, 0.05, 0.513, 0.87, 13.2, 0.388,
-                                              1.0,  1.0,  1.0, 0,     1.0};
+                                              1.0,  1.0,  1.0, 0,     1.0, 1.0, 0};
 const double sv_curve_lo[SV_CV_COUNT] = {0, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 1e-3, 0, 0, 1e-3,
-                                         1e-3, 1e-3, 1, 0, 1e-3};
-const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1, 1e4, 1e4, 1, 1, 1, 64, 1e4, 1};
+                                         1e-3, 1e-3, 1, 0, 1e-3, 1e-3, 0};
+const double sv_curve_hi[SV_CV_COUNT] = {1e6, 1e4, 1, 1e4, 1, 1e7, 1, 1e4, 1,
+                                         1e4, 1e4, 1, 1, 1, 64, 1e4, 1, 1, 1e4};
 
 const char *sv_catalog_default_dir(void)
 {

@@ -180,7 +180,7 @@ void sv_perf_settings_ideal(sv_perf_settings_t *s)
     s->curve[SV_CV_SMALL_EFF] = s->curve[SV_CV_ATTN_EFF] = s->curve[SV_CV_ATTN_MEM_EFF] =
         s->curve[SV_CV_LINK_EFF] = s->curve[SV_CV_NORM_EFF] = s->curve[SV_CV_GROUPED_EFF] =
             s->curve[SV_CV_MLA_EFF] = s->curve[SV_CV_MOE_IMBALANCE] =
-                s->curve[SV_CV_MLA_PREFILL_EFF] = 1.0;
+                s->curve[SV_CV_MLA_PREFILL_EFF] = s->curve[SV_CV_PREFILL_EFF] = 1.0;
 }
 
 const char *const sv_perf_setting_keys[] = {"tp",
@@ -227,6 +227,8 @@ const char *const sv_perf_setting_keys[] = {"tp",
                                             "moe_imbalance",
                                             "grouped_gemm_n_half_experts",
                                             "mla_prefill_efficiency",
+                                            "prefill_efficiency",
+                                            "prefill_request_overhead_ms",
                                             "speculative",
                                             "num_speculative_tokens",
                                             "spec_acceptance",
@@ -1736,6 +1738,8 @@ static void perf_coefficients(sv_perf_t *p)
         p->small_floor_step = L * 6.0 * cv[SV_CV_SMALL_FLOOR] * 1e-6;
     }
     p->attn_seq_step = L * cv[SV_CV_ATTN_SEQ] * 1e-6;
+    p->prefill_slow = 1.0 / cv[SV_CV_PREFILL_EFF] - 1.0;
+    p->prefill_request_s = cv[SV_CV_PREFILL_REQUEST] * 1e-3;
 }
 
 /* The collectives: the TP all-reduce, the all-to-all of expert parallelism under
@@ -1976,7 +1980,40 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         out->ar_algo = (int)algo;
     }
     if (p->dp > 1 && p->ep > 1) a2a_step(p, b, T, out);
-    if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
+    /* The engine's context phase (prefill_efficiency e, docs/cost-model.md): what the
+     * prompts add to the step's GPU time, over the same step without them, takes 1 / e as
+     * long, operator by operator and in the collectives. */
+    double P = 0.0, prompts = 0.0;
+    int context = p->prefill_slow > 0 || p->prefill_request_s > 0; /* else nothing to count */
+    for (int i = 0; context && i < b->n_chunks; i++)
+        if (b->chunks[i].new_tokens > 0 && i % m_mb == j) {
+            P += (double)b->chunks[i].new_tokens;
+            prompts += 1.0;
+        }
+    if (P > 0 && p->prefill_slow > 0) {
+        sv_step_cost_t dec; /* the decodes alone (none: a zero step) */
+        sv_batch_t db = *b;
+        db.n_chunks = 0;
+        db.chunks = NULL;
+        if (nd > 0) stage_step(p, &db, j, m_mb, &dec);
+        else memset(&dec, 0, sizeof dec);
+        double g = 1.0 + p->prefill_slow;
+        for (int i = 0; i < SV_OP_COUNT; i++) {
+            sv_op_cost_t *o = &out->op[i];
+            const sv_op_cost_t *d0 = &dec.op[i];
+            finish_op(o, d0->t_compute + sv_fmax(0.0, o->t_compute - d0->t_compute) * g,
+                      d0->t_memory + sv_fmax(0.0, o->t_memory - d0->t_memory) * g,
+                      d0->t_fixed + sv_fmax(0.0, o->t_fixed - d0->t_fixed) * g);
+        }
+        out->comm = dec.comm + sv_fmax(0.0, out->comm - dec.comm) * g;
+        out->a2a = dec.a2a + sv_fmax(0.0, out->a2a - dec.a2a) * g;
+    }
+    /* An engine that replays CUDA graphs for decode batches only runs a step with prompt
+     * tokens eagerly, and prepares each context request on the host:
+     * prefill_request_overhead_ms per prompt in the step, in place of the launch rule. */
+    if (P > 0 && p->prefill_request_s > 0)
+        out->eng_launch = prompts * p->prefill_request_s;
+    else if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
         out->eng_launch = L * p->set.layer_overhead_s;
     for (int i = 0; i < SV_OP_COUNT; i++)
         out->total += out->op[i].time;

@@ -272,6 +272,11 @@ static void print_settings(const sv_explain_t *e, FILE *f)
             cv[SV_CV_SMALL_FLOOR], cv[SV_CV_ATTN_EFF], cv[SV_CV_ATTN_N_HALF],
             cv[SV_CV_ATTN_MEM_EFF], cv[SV_CV_ATTN_SEQ], p->set.seq_overhead_s * 1e6,
             p->set.cuda_graphs ? "on" : "off", p->set.graph_max_tokens);
+    if (cv[SV_CV_PREFILL_EFF] < 1.0 || cv[SV_CV_PREFILL_REQUEST] > 0)
+        fprintf(f,
+                "  context phase: what a step's prompts add to its GPU time at 1/%.3f; %.2f ms "
+                "per prompt in a step (run eagerly, prepared on the host)\n",
+                cv[SV_CV_PREFILL_EFF], cv[SV_CV_PREFILL_REQUEST]);
     int pairs = p->gpu.topology == SV_TOPO_NVLINK_PAIRS && p->attn_tp > 2 &&
                 p->set.link_bw == p->gpu.pcie_bw;
     if (p->attn_tp > 1)

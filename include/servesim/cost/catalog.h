@@ -46,6 +46,8 @@ enum {
     SV_CV_MOE_IMBALANCE, /* moe_imbalance: the busiest expert's tokens / the mean (>= 1) */
     SV_CV_GROUPED_N_HALF, /* grouped_gemm_n_half_experts: experts per rank and layer at half g */
     SV_CV_MLA_PREFILL_EFF, /* mla_prefill_efficiency: MLA context-phase attention vs its decode rate */
+    SV_CV_PREFILL_EFF,     /* prefill_efficiency: a step's prompts' added GPU time takes 1 / e */
+    SV_CV_PREFILL_REQUEST, /* prefill_request_overhead_ms: engine time per prompt in a step */
     SV_CV_COUNT
 };
 extern const char *const sv_curve_keys[SV_CV_COUNT];

@@ -338,6 +338,8 @@ typedef struct sv_perf {
     double lin_bytes_fixed;  /* dense linear bytes of a step that do not grow with its tokens */
     double lin_act;          /* activations in and out of a layer's matmuls, per token */
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
+    double prefill_slow;     /* 1 / prefill_efficiency - 1: the prompts' extra GPU time, per unit */
+    double prefill_request_s; /* engine time per prompt of a step with prompts; 0: none */
     double ar_alpha;         /* NCCL: one ring all-reduce's latency at this TP */
     double ar_inv_bw;        /* NCCL: s per byte of payload (ring factor included) */
     int ar_custom;           /* the engine's custom all-reduce serves this TP group */
