@@ -13,6 +13,6 @@ const sv_band_cell_t sv_band_cells[] = {
     {SV_BAND_DENSE, SV_CAL_TRANSFERRED, SV_BAND_THROUGHPUT, 11, 9, 148, "measurements.csv"},
     {SV_BAND_DENSE, SV_CAL_TRANSFERRED, SV_BAND_LATENCY, 28, 4, 63, "measurements.csv"},
     {SV_BAND_MOE_MLA, SV_CAL_TRANSFERRED, SV_BAND_THROUGHPUT, 43, 10, 190, "inferencex.csv"},
-    {SV_BAND_MOE_MLA, SV_CAL_TRANSFERRED, SV_BAND_LATENCY, 60, 10, 95, "inferencex.csv"},
+    {SV_BAND_MOE_MLA, SV_CAL_TRANSFERRED, SV_BAND_LATENCY, 55, 10, 95, "inferencex.csv"},
 };
 const int sv_band_ncells = (int)(sizeof sv_band_cells / sizeof sv_band_cells[0]);
