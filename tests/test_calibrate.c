@@ -257,9 +257,9 @@ START_TEST(test_mi300x_gemm_curve)
     ck_assert_msg(fabs(before - 20.4) < 0.1, "before the fit %.2f%%", before);
     const char *keys[] = {"gemm_m_half_tokens"};
     sv_fit_t fit;
-    ck_assert_msg(sv_calibrate_runs(v, "oracle-405b-mi300x", &copy, "mi300x", keys, 1, NULL,
-                                    &fit, &err) == 0,
-                  "%s", err.msg);
+    ck_assert_msg(
+        sv_calibrate_runs(v, "oracle-405b-mi300x", &copy, "mi300x", keys, 1, NULL, &fit, &err) == 0,
+        "%s", err.msg);
     ck_assert_int_eq(fit.n, 9);
     ck_assert_msg(fabs(fit.value[0] - 325.8) < 1.0, "gemm_m_half_tokens %.2f", fit.value[0]);
     ck_assert_msg(fabs(fit.mape - 8.5) < 0.1, "fit MAPE %.2f%%", fit.mape);
