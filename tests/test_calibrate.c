@@ -243,15 +243,12 @@ START_TEST(test_mi300x_gemm_curve)
     sv_validation_t *v = NULL;
     sv_error_t err;
     ck_assert_msg(sv_validation_load(sv_validation_default_path(), &v, &err) == 0, "%s", err.msg);
-    sv_catalog_t copy = *cat;
-    copy.gpus = malloc(cat->ngpus * sizeof *cat->gpus);
-    memcpy(copy.gpus, cat->gpus, cat->ngpus * sizeof *cat->gpus);
     const sv_gpu_t *mi, *a100;
     ck_assert_int_eq(sv_catalog_gpu(cat, "mi300x", &mi, &err), 0);
     ck_assert_int_eq(sv_catalog_gpu(cat, "a100-80gb", &a100, &err), 0);
     ck_assert_double_eq_tol(mi->curve[SV_CV_GEMM_M_HALF], 325.8, 1e-9);
     ck_assert_double_eq_tol(a100->curve[SV_CV_GEMM_M_HALF], 76.4, 1e-9);
-    copy.gpus[mi - cat->gpus].curve[SV_CV_GEMM_M_HALF] = a100->curve[SV_CV_GEMM_M_HALF];
+    sv_catalog_t copy = tu_curve_from(cat, "mi300x", "a100-80gb", SV_CV_GEMM_M_HALF);
     ck_assert_msg(sv_validation_run(v, &copy, "oracle-405b-mi300x", &err) == 0, "%s", err.msg);
     double before = sv_validation_mape(v, "oracle-405b-mi300x", SV_VK_E2E);
     ck_assert_msg(fabs(before - 20.4) < 0.1, "before the fit %.2f%%", before);

@@ -138,14 +138,10 @@ START_TEST(test_lofo_suite)
     ck_assert_msg(fabs(sv_validation_mape(v, "oracle-405b-mi300x", SV_VK_E2E) - 8.5) < 0.1,
                   "Oracle in sample");
     /* The same rerun by hand: the catalog's MI300X with the A100's attention_seq_us. */
-    sv_catalog_t copy = *cat;
-    copy.gpus = malloc(cat->ngpus * sizeof *cat->gpus);
-    memcpy(copy.gpus, cat->gpus, cat->ngpus * sizeof *cat->gpus);
-    const sv_gpu_t *mi, *a100;
-    ck_assert_int_eq(sv_catalog_gpu(cat, "mi300x", &mi, &err), 0);
+    const sv_gpu_t *a100;
     ck_assert_int_eq(sv_catalog_gpu(cat, "a100-80gb", &a100, &err), 0);
     ck_assert_double_eq(a100->curve[SV_CV_ATTN_SEQ], 0.05);
-    copy.gpus[mi - cat->gpus].curve[SV_CV_ATTN_SEQ] = 0.05;
+    sv_catalog_t copy = tu_curve_from(cat, "mi300x", "a100-80gb", SV_CV_ATTN_SEQ);
     sv_validation_t *w = NULL;
     ck_assert_int_eq(sv_validation_load(sv_validation_default_path(), &w, &err), 0);
     ck_assert_int_eq(sv_validation_run(w, &copy, "vllm-70b-mi300x", &err), 0);
