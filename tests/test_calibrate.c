@@ -235,6 +235,42 @@ START_TEST(test_mi300x)
 }
 END_TEST
 
+START_TEST(test_mi300x_gemm_curve)
+{
+    /* The MI300X's gemm_m_half_tokens refitted from the A100's 76.4 tokens on Oracle's nine
+     * Llama-3.1-405B one-batch latencies (models/gpus.yaml): 325.8 tokens, MAPE 20.4% ->
+     * 8.5%, the worst row batch 256 (-26.0%: the fit leaves the largest batches too fast). */
+    sv_validation_t *v = NULL;
+    sv_error_t err;
+    ck_assert_msg(sv_validation_load(sv_validation_default_path(), &v, &err) == 0, "%s", err.msg);
+    const sv_gpu_t *mi, *a100;
+    ck_assert_int_eq(sv_catalog_gpu(cat, "mi300x", &mi, &err), 0);
+    ck_assert_int_eq(sv_catalog_gpu(cat, "a100-80gb", &a100, &err), 0);
+    ck_assert_double_eq_tol(mi->curve[SV_CV_GEMM_M_HALF], 325.8, 1e-9);
+    ck_assert_double_eq_tol(a100->curve[SV_CV_GEMM_M_HALF], 76.4, 1e-9);
+    sv_catalog_t copy = tu_curve_from(cat, "mi300x", "a100-80gb", SV_CV_GEMM_M_HALF);
+    ck_assert_msg(sv_validation_run(v, &copy, "oracle-405b-mi300x", &err) == 0, "%s", err.msg);
+    double before = sv_validation_mape(v, "oracle-405b-mi300x", SV_VK_E2E);
+    ck_assert_msg(fabs(before - 20.4) < 0.1, "before the fit %.2f%%", before);
+    const char *keys[] = {"gemm_m_half_tokens"};
+    sv_fit_t fit;
+    ck_assert_msg(
+        sv_calibrate_runs(v, "oracle-405b-mi300x", &copy, "mi300x", keys, 1, NULL, &fit, &err) == 0,
+        "%s", err.msg);
+    ck_assert_int_eq(fit.n, 9);
+    ck_assert_msg(fabs(fit.value[0] - 325.8) < 1.0, "gemm_m_half_tokens %.2f", fit.value[0]);
+    ck_assert_msg(fabs(fit.mape - 8.5) < 0.1, "fit MAPE %.2f%%", fit.mape);
+    ck_assert_msg(fabs(fit.max_ape - 26.0) < 0.1, "worst row %.2f%%", fit.max_ape);
+    /* The catalog's value reproduces it; AMD's 70B rows, not fitted to it, stay within 7%. */
+    ck_assert_msg(sv_validation_run(v, cat, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_double_eq_tol(sv_validation_mape(v, "oracle-405b-mi300x", SV_VK_E2E), fit.mape, 0.05);
+    double m70 = sv_validation_mape(v, "vllm-70b-mi300x", SV_VK_THROUGHPUT);
+    ck_assert_msg(m70 < 7.0, "70B MAPE %.2f%%", m70);
+    free(copy.gpus);
+    sv_validation_free(v);
+}
+END_TEST
+
 /* The H100 SXM's NCCL all-reduce against Vidur's H100 DGX table (tests/data/nccl, median
  * times of plain torch.distributed all-reduces, 2-8 GPUs of one node): sv_perf_allreduce
  * with no custom kernel and NVLS off, as the table's bus bandwidth says it ran (365 GB/s at
@@ -445,6 +481,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_bad_tables);
     tcase_add_test(tc, test_fit_ranges);
     tcase_add_test(tc, test_mi300x);
+    tcase_add_test(tc, test_mi300x_gemm_curve);
     tcase_add_test(tc, test_h100_allreduce_table);
     tcase_add_test(tc, test_h100_kernel_tables);
     suite_add_tcase(s, tc);

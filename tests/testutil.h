@@ -32,6 +32,23 @@ static inline sv_catalog_t *tu_catalog(void)
     return cat;
 }
 
+/* A shallow copy of cat whose GPU array is its own (the caller frees copy.gpus), with GPU
+ * gpu's curve key `curve` set to GPU from's: a fit taken back. */
+static inline sv_catalog_t tu_curve_from(const sv_catalog_t *cat, const char *gpu,
+                                         const char *from, int curve)
+{
+    sv_error_t err;
+    const sv_gpu_t *g, *f;
+    ck_assert_int_eq(sv_catalog_gpu(cat, gpu, &g, &err), 0);
+    ck_assert_int_eq(sv_catalog_gpu(cat, from, &f, &err), 0);
+    sv_catalog_t copy = *cat;
+    copy.gpus = malloc(cat->ngpus * sizeof *cat->gpus);
+    ck_assert(copy.gpus != NULL);
+    memcpy(copy.gpus, cat->gpus, cat->ngpus * sizeof *cat->gpus);
+    copy.gpus[g - cat->gpus].curve[curve] = f->curve[curve];
+    return copy;
+}
+
 /* Relative closeness: |a - b| <= tol * |b|. */
 #define tu_assert_rel(a, b, tol)                                                                   \
     do {                                                                                           \

@@ -1272,14 +1272,18 @@ static int calib_runs(const calib_args_t *c, const sv_catalog_t *cat, sv_error_t
         sv_validation_free(val);
         return fail_err(err);
     }
-    double before = sv_validation_mape(val, c->family, SV_VK_THROUGHPUT);
+    /* The MAPE before the fit of each kind the family has (NAN for the others). */
+    double before[SV_VK_COUNT];
+    for (int k = 0; k < SV_VK_COUNT; k++)
+        before[k] = sv_validation_mape(val, c->family, k);
     if (sv_calibrate_runs(val, c->family, cat, c->gpu_name, keys, nk, &c->o, &fit, err)) {
         sv_validation_free(val);
         return fail_err(err);
     }
     printf("servesim calibrate runs: %s on family %s (%ld rows of %s)\n", c->gpu_name, c->family,
            fit.n, c->data);
-    printf("  throughput MAPE before %.1f%%\n", before);
+    for (int k = 0; k < SV_VK_COUNT; k++)
+        if (!isnan(before[k])) printf("  %s MAPE before %.1f%%\n", sv_vkind_name(k), before[k]);
     sv_fit_print(&fit, stdout);
     sv_validation_free(val);
     return EXIT_SUCCESS;

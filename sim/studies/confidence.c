@@ -167,6 +167,9 @@ static const struct lofo_fit {
      "splitwise_perf_model.csv",
      NULL},
     {"gpu", "mi300x", "attention_seq_us", {"vllm-70b-mi300x"}, {NULL}, NULL, "a100-80gb"},
+    /* The MI300X's GEMM curve (its half-efficiency token count), fitted on Oracle's 405B
+     * one-batch latencies; left out, it goes back to the A100's 76.4 tokens. */
+    {"gpu", "mi300x", "gemm_m_half_tokens", {"oracle-405b-mi300x"}, {NULL}, NULL, "a100-80gb"},
     /* The InferenceX DeepSeek-R1 families (tests/data/validation/inferencex.csv): the MoE and
      * MLA efficiencies of each GPU go back to the A100's (1, the roofline's; no occupancy term)
      * when a family they were fitted to is left out (the MI325X's: either of its two). The
