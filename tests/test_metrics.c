@@ -373,6 +373,18 @@ START_TEST(test_sorts_large_and_peaked)
     qsort(y, n, sizeof *y, cmp_d);
     ck_assert(memcmp(x, y, n * sizeof *x) == 0);
     ck_assert(x[n - 1] == 1e6 + 49007.0);
+    /* Three values, unsorted: buckets of equal keys (done without sorting their bits). */
+    for (size_t i = 0; i < n; i++) {
+        x[i] = y[i] = (i * 7919) % 3 == 0 ? 0.25 : (i * 7919) % 3 == 1 ? 0.5 : 0.125;
+        a[i] = b[i] = (sv_wval_t){x[i], (double)i};
+    }
+    sv_sort_doubles(x, n);
+    qsort(y, n, sizeof *y, cmp_d);
+    ck_assert(memcmp(x, y, n * sizeof *x) == 0);
+    ck_assert(x[0] == 0.125 && x[n / 2] == 0.25 && x[n - 1] == 0.5);
+    sv_sort_wvals(a, n);
+    qsort(b, n, sizeof *b, cmp_wv);
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
     free(a);
     free(b);
     free(x);

@@ -49,7 +49,7 @@ static inline uint64_t double_of(uint64_t k)
  * is small. Latencies spread over their range, so most buckets of the first pass hold a
  * record or two: about four passes over the data where an LSD sort of 64-bit keys takes
  * six or more. Insertion moves a record only past strictly greater keys (stable). */
-#define INSERTION_MAX 16
+#define INSERTION_MAX 24
 #define TOP_BITS_MAX 16
 #define SUB_BITS_MAX 6
 
@@ -62,11 +62,12 @@ static int digit_bits(size_t n, int max)
     return b;
 }
 
-/* MSD_SORT(name, rec_t): name(a, tmp, n, hi, base, top) sorts a[0..n), whose keys less
- * base agree above bit hi, by those low hi bits; tmp holds n records of scratch. KEY(r) is
- * a record's key. The first call (top: its counters, 2^TOP_BITS_MAX + 1) sorts the buckets
- * where its pass left them, in tmp, and writes the records back with their doubles
- * (OUT(r)); the calls on buckets leave keys. */
+/* MSD_SORT(name, rec_t): name(a, tmp, n, hi, base, top) sorts a[0..n) by their keys;
+ * tmp holds n records of scratch. KEY(r) is a record's key. The first call (top: its
+ * counters, 2^TOP_BITS_MAX + 1) is given the keys' smallest (base) and the bits their
+ * range spans (hi), sorts the buckets where its pass left them, in tmp, and writes the
+ * records back with their doubles (OUT(r)); a call on a bucket finds its own range (a
+ * bucket of equal keys is done at once, however many bits they share) and leaves keys. */
 #define MSD_SORT(name, rec_t)                                                                      \
     static void name(rec_t *a, rec_t *tmp, size_t n, int hi, uint64_t base, uint32_t *top)         \
     {                                                                                              \
@@ -79,6 +80,19 @@ static int digit_bits(size_t n, int max)
                 a[j] = t;                                                                          \
             }                                                                                      \
             return;                                                                                \
+        }                                                                                          \
+        if (!top) { /* the bucket's own range: equal keys are done, and its digits start */      \
+            uint64_t mn = KEY(a[0]), mx = mn; /* at the first bit where its keys differ */         \
+            for (size_t i = 1; i < n; i++) {                                                       \
+                uint64_t k = KEY(a[i]);                                                            \
+                mn = k < mn ? k : mn;                                                              \
+                mx = k > mx ? k : mx;                                                              \
+            }                                                                                      \
+            if (mn == mx) return;                                                                  \
+            base = mn;                                                                             \
+            hi = 0;                                                                                \
+            for (uint64_t r = mx - mn; r; r >>= 1)                                                 \
+                hi++;                                                                              \
         }                                                                                          \
         uint32_t local[(1u << SUB_BITS_MAX) + 1];                                                  \
         int bits = digit_bits(n, top ? TOP_BITS_MAX : SUB_BITS_MAX);                               \
@@ -101,7 +115,7 @@ static int digit_bits(size_t n, int max)
             size_t from = 0;                                                                       \
             for (size_t d = 0; d < nd; d++) {                                                      \
                 size_t to = cnt[d];                                                                \
-                if (to - from > 1) name(in + from, scratch + from, to - from, sh, base, NULL);     \
+                if (to - from > 1) name(in + from, scratch + from, to - from, 0, 0, NULL);         \
                 from = to;                                                                         \
             }                                                                                      \
         }                                                                                          \
