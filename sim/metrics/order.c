@@ -81,7 +81,7 @@ static int digit_bits(size_t n, int max)
             }                                                                                      \
             return;                                                                                \
         }                                                                                          \
-        if (!top) { /* the bucket's own range: equal keys are done, and its digits start */      \
+        if (!top) { /* the bucket's own range: equal keys are done, and its digits start */        \
             uint64_t mn = KEY(a[0]), mx = mn; /* at the first bit where its keys differ */         \
             for (size_t i = 1; i < n; i++) {                                                       \
                 uint64_t k = KEY(a[i]);                                                            \
@@ -104,7 +104,7 @@ static int digit_bits(size_t n, int max)
         memset(cnt, 0, (nd + 1) * sizeof *cnt);                                                    \
         for (size_t i = 0; i < n; i++)                                                             \
             cnt[(((KEY(a[i]) - base) >> sh) & mask) + 1]++;                                        \
-        for (size_t d = 1; d <= nd; d++) /* counts become start offsets */                        \
+        for (size_t d = 1; d <= nd; d++) /* counts become start offsets */                         \
             cnt[d] += cnt[d - 1];                                                                  \
         for (size_t i = 0; i < n; i++)                                                             \
             tmp[cnt[((KEY(a[i]) - base) >> sh) & mask]++] = a[i];                                  \

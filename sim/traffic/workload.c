@@ -553,8 +553,8 @@ static double mt_get_double(void *state)
     return mt_uniform(state);
 }
 
-static const gsl_rng_type MT_TYPE = {"servesim-mt19937", 0xffffffffUL, 0, sizeof(mt_state_t),
-                                     mt_set, mt_get, mt_get_double};
+static const gsl_rng_type MT_TYPE = {
+    "servesim-mt19937", 0xffffffffUL, 0, sizeof(mt_state_t), mt_set, mt_get, mt_get_double};
 const gsl_rng_type *const sv__mt19937 = &MT_TYPE;
 
 double sv__lognormal(gsl_rng *r, double zeta, double sigma)
