@@ -346,6 +346,52 @@ START_TEST(test_sorts_as_qsort)
 }
 END_TEST
 
+START_TEST(test_sorts_large_and_peaked)
+{
+    /* 200,000 values: the first pass's 16-bit digit, buckets sorted again on lower digits
+     * (a peak of ties around 28 ms: 41 x 1,024 distinct values) and by insertion. */
+    double lo, hi = sort_like_qsort(200000, 5, 0, &lo);
+    ck_assert(lo < -19 * 0.37e-3 && hi > 19 * 0.37e-3);
+    /* Values over many binades, a few of them far out (the range the first digit splits):
+     * every record in qsort's order, the weights of equal values in their first order. */
+    size_t n = 50000;
+    sv_wval_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    unsigned long long s = 12345;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        double v = ldexp(1.0 + (double)(s >> 40) / 16777216.0, (int)((s >> 33) % 30) - 20);
+        if (i % 1000 == 7) v = 1e6 + (double)i;
+        if (i % 5 == 0) v = 0.028 + (double)((s >> 20) % 16) * 1e-6;
+        a[i] = b[i] = (sv_wval_t){v, (double)i};
+        x[i] = y[i] = v;
+    }
+    sv_sort_wvals(a, n);
+    qsort(b, n, sizeof *b, cmp_wv);
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    sv_sort_doubles(x, n);
+    qsort(y, n, sizeof *y, cmp_d);
+    ck_assert(memcmp(x, y, n * sizeof *x) == 0);
+    ck_assert(x[n - 1] == 1e6 + 49007.0);
+    /* Three values, unsorted: buckets of equal keys (done without sorting their bits). */
+    for (size_t i = 0; i < n; i++) {
+        x[i] = y[i] = (i * 7919) % 3 == 0 ? 0.25 : (i * 7919) % 3 == 1 ? 0.5 : 0.125;
+        a[i] = b[i] = (sv_wval_t){x[i], (double)i};
+    }
+    sv_sort_doubles(x, n);
+    qsort(y, n, sizeof *y, cmp_d);
+    ck_assert(memcmp(x, y, n * sizeof *x) == 0);
+    ck_assert(x[0] == 0.125 && x[n / 2] == 0.25 && x[n - 1] == 0.5);
+    sv_sort_wvals(a, n);
+    qsort(b, n, sizeof *b, cmp_wv);
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    free(a);
+    free(b);
+    free(x);
+    free(y);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("metrics");
@@ -356,6 +402,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_percentile_like_numpy);
     tcase_add_test(tc, test_selection_like_numpy);
     tcase_add_test(tc, test_sorts_as_qsort);
+    tcase_add_test(tc, test_sorts_large_and_peaked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,7 @@
 /*
- * Order statistics for the summary (see include/servesim/metrics/metrics.h): a stable LSD
- * radix sort of doubles and of weighted values, and selection of the few order statistics
- * a list of percentiles needs.
+ * Order statistics for the summary (see include/servesim/metrics/metrics.h): a stable
+ * radix sort (most significant digit first) of doubles and of weighted values, and
+ * selection of the few order statistics a list of percentiles needs.
  *
  * Why a sort at all: the summary's mean and standard deviation are sums taken in ascending
  * order (that order fixes their last bits, which the JSON prints), so the arrays that have
@@ -19,11 +19,6 @@
 
 #include "servesim/base/numeric.h"
 #include "servesim/metrics/metrics.h"
-
-/* 11-bit digits: 6 passes over 64-bit keys, 2,048 counters each (16 KiB, in L1/L2). */
-#define RADIX_BITS 11
-#define RADIX (1u << RADIX_BITS)
-#define PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
 /* A record's key: the bits of its double, the sign bit flipped for a positive one and
  * every bit for a negative one, so that unsigned order is the double's (NaNs have no
@@ -47,13 +42,128 @@ static inline uint64_t double_of(uint64_t k)
     return (k >> 63) ? k & ~NEG_ZERO : ~k;
 }
 
-/* Each record's leading double replaced by its key (in place) and the histograms of every
- * digit of the keys counted, in one pass; returns which passes are needed (a digit every
- * key shares moves nothing), or, if a double is -0 (which the key maps onto +0 and could
- * not give back), nothing done: -1. */
-static int keys_in(char *base, size_t n, size_t stride, uint32_t (*cnt)[RADIX], unsigned *need)
+/* The sort is most significant digit first: the keys less the smallest one span `hi` bits;
+ * one counting pass on their top digit (up to 16 bits for a large array, fewer for a small
+ * bucket) scatters them into buckets (stably: records of one digit keep their order), and
+ * each bucket is sorted on the bits below its digit the same way, or by insertion once it
+ * is small. Latencies spread over their range, so most buckets of the first pass hold a
+ * record or two: about four passes over the data where an LSD sort of 64-bit keys takes
+ * six or more. Insertion moves a record only past strictly greater keys (stable). */
+#define INSERTION_MAX 24
+#define TOP_BITS_MAX 16
+#define SUB_BITS_MAX 6
+
+/* Digit bits for a bucket of n records: about log2(n), within [4, max]. */
+static int digit_bits(size_t n, int max)
 {
-    memset(cnt, 0, PASSES * sizeof *cnt);
+    int b = 4;
+    while (b < max && ((size_t)1 << b) < n)
+        b++;
+    return b;
+}
+
+/* MSD_SORT(name, rec_t): name(a, tmp, n, hi, base, top) sorts a[0..n) by their keys;
+ * tmp holds n records of scratch. KEY(r) is a record's key. The first call (top: its
+ * counters, 2^TOP_BITS_MAX + 1) is given the keys' smallest (base) and the bits their
+ * range spans (hi), sorts the buckets where its pass left them, in tmp, and writes the
+ * records back with their doubles (OUT(r)); a call on a bucket finds its own range (a
+ * bucket of equal keys is done at once, however many bits they share) and leaves keys. */
+#define MSD_SORT(name, rec_t)                                                                      \
+    static void name(rec_t *a, rec_t *tmp, size_t n, int hi, uint64_t base, uint32_t *top)         \
+    {                                                                                              \
+        if (n <= INSERTION_MAX) {                                                                  \
+            for (size_t i = 1; i < n; i++) {                                                       \
+                rec_t t = a[i];                                                                    \
+                size_t j = i;                                                                      \
+                for (; j > 0 && KEY(a[j - 1]) > KEY(t); j--)                                       \
+                    a[j] = a[j - 1];                                                               \
+                a[j] = t;                                                                          \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        if (!top) { /* the bucket's own range: equal keys are done, and its digits start */        \
+            uint64_t mn = KEY(a[0]), mx = mn; /* at the first bit where its keys differ */         \
+            for (size_t i = 1; i < n; i++) {                                                       \
+                uint64_t k = KEY(a[i]);                                                            \
+                mn = k < mn ? k : mn;                                                              \
+                mx = k > mx ? k : mx;                                                              \
+            }                                                                                      \
+            if (mn == mx) return;                                                                  \
+            base = mn;                                                                             \
+            hi = 0;                                                                                \
+            for (uint64_t r = mx - mn; r; r >>= 1)                                                 \
+                hi++;                                                                              \
+        }                                                                                          \
+        uint32_t local[(1u << SUB_BITS_MAX) + 1];                                                  \
+        int bits = digit_bits(n, top ? TOP_BITS_MAX : SUB_BITS_MAX);                               \
+        if (bits > hi) bits = hi;                                                                  \
+        int sh = hi - bits;                                                                        \
+        size_t nd = (size_t)1 << bits;                                                             \
+        uint64_t mask = nd - 1;                                                                    \
+        uint32_t *cnt = top ? top : local;                                                         \
+        memset(cnt, 0, (nd + 1) * sizeof *cnt);                                                    \
+        for (size_t i = 0; i < n; i++)                                                             \
+            cnt[(((KEY(a[i]) - base) >> sh) & mask) + 1]++;                                        \
+        for (size_t d = 1; d <= nd; d++) /* counts become start offsets */                         \
+            cnt[d] += cnt[d - 1];                                                                  \
+        for (size_t i = 0; i < n; i++)                                                             \
+            tmp[cnt[((KEY(a[i]) - base) >> sh) & mask]++] = a[i];                                  \
+        rec_t *in = top ? tmp : a, *scratch = top ? a : tmp;                                       \
+        if (!top) memcpy(a, tmp, n * sizeof *a);                                                   \
+        if (sh > 0) { /* (at 0 each bucket holds one key) */                                       \
+            /* cnt[d] is now the end of bucket d (and the start of d + 1) */                       \
+            size_t from = 0;                                                                       \
+            for (size_t d = 0; d < nd; d++) {                                                      \
+                size_t to = cnt[d];                                                                \
+                if (to - from > 1) name(in + from, scratch + from, to - from, 0, 0, NULL);         \
+                from = to;                                                                         \
+            }                                                                                      \
+        }                                                                                          \
+        if (top)                                                                                   \
+            for (size_t i = 0; i < n; i++)                                                         \
+                a[i] = OUT(tmp[i]);                                                                \
+    }
+
+/* A record's key, held in the bits of its double (read as an integer, not as a double). */
+static inline uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* A key's double. */
+static inline double double_of_key(uint64_t k)
+{
+    uint64_t u = double_of(k);
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static inline sv_wval_t wval_out(sv_wval_t r)
+{
+    r.v = double_of_key(bits_of(r.v));
+    return r;
+}
+
+#define KEY(r) bits_of(r)
+#define OUT(r) double_of_key(bits_of(r))
+MSD_SORT(msd_keys, double)
+#undef KEY
+#undef OUT
+#define KEY(r) bits_of((r).v)
+#define OUT(r) wval_out(r)
+MSD_SORT(msd_wkeys, sv_wval_t)
+#undef KEY
+#undef OUT
+
+/* Each record's leading double replaced by its key (in place), the smallest and largest
+ * key found; -1 (nothing changed) if a double is -0, which the key maps next to +0 where
+ * qsort holds them equal. */
+static int keys_in(char *base, size_t n, size_t stride, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t mn = UINT64_MAX, mx = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t u;
         memcpy(&u, base + i * stride, sizeof u);
@@ -67,92 +177,35 @@ static int keys_in(char *base, size_t n, size_t stride, uint32_t (*cnt)[RADIX], 
         }
         u = key_of(u);
         memcpy(base + i * stride, &u, sizeof u);
-        for (int p = 0; p < PASSES; p++)
-            cnt[p][(u >> (p * RADIX_BITS)) & (RADIX - 1)]++;
+        mn = u < mn ? u : mn;
+        mx = u > mx ? u : mx;
     }
-    *need = 0;
-    for (int p = 0; p < PASSES; p++) {
-        int full = 0;
-        for (unsigned d = 0; d < RADIX && !full; d++)
-            full = cnt[p][d] == n;
-        if (!full) *need |= 1u << p;
-        uint32_t sum = 0; /* counts become start offsets */
-        for (unsigned d = 0; d < RADIX; d++) {
-            uint32_t c = cnt[p][d];
-            cnt[p][d] = sum;
-            sum += c;
-        }
-    }
+    *lo = mn;
+    *hi = mx;
     return 0;
 }
 
-/* The doubles back from their keys. */
-static void keys_out(char *base, size_t n, size_t stride)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, base + i * stride, sizeof u);
-        u = double_of(u);
-        memcpy(base + i * stride, &u, sizeof u);
-    }
-}
-
-/* Stable LSD radix sort of n records of stride bytes, each starting with its double key
- * (turned into an unsigned key as it is counted, sorted on it, and turned back by the last
- * pass). 0, or -1 when it cannot (no memory, too many records, a -0): the caller falls
- * back to qsort. */
+/* Stable radix sort of n records of stride bytes (8: a double; 16: a weighted value), each
+ * starting with its double (turned into its key, sorted on it, and turned back). 0, or -1
+ * when it cannot (no memory, too many records, a -0): the caller falls back to qsort. */
 static int radix_sort(void *base, size_t n, size_t stride)
 {
     if (n > UINT32_MAX) return -1;
-    uint32_t(*cnt)[RADIX] = malloc(PASSES * sizeof *cnt);
-    char *tmp = malloc(n * stride);
-    unsigned need = 0;
-    if (!cnt || !tmp || keys_in(base, n, stride, cnt, &need)) {
+    uint32_t *cnt = malloc(((1u << TOP_BITS_MAX) + 1) * sizeof *cnt);
+    void *tmp = malloc(n * stride);
+    uint64_t lo, hi;
+    if (!cnt || !tmp || keys_in(base, n, stride, &lo, &hi)) {
         free(cnt);
         free(tmp);
         return -1;
     }
-    char *src = base, *dst = tmp;
-    int last = -1;
-    for (int p = 0; p < PASSES; p++)
-        if (need & (1u << p)) last = p;
-    for (int p = 0; p < PASSES; p++) {
-        if (!(need & (1u << p))) continue;
-        uint32_t *c = cnt[p];
-        int sh = p * RADIX_BITS, out = p == last; /* the last pass writes the doubles back */
-        if (stride == sizeof(uint64_t)) { /* plain keys: the common case, a word a record */
-            /* (memcpy: the records are doubles, read and written as words) */
-            if (out)
-                for (size_t i = 0; i < n; i++) {
-                    uint64_t k, v;
-                    memcpy(&k, src + i * sizeof k, sizeof k);
-                    v = double_of(k);
-                    memcpy(dst + (size_t)c[(k >> sh) & (RADIX - 1)]++ * sizeof k, &v, sizeof v);
-                }
-            else
-                for (size_t i = 0; i < n; i++) {
-                    uint64_t k;
-                    memcpy(&k, src + i * sizeof k, sizeof k);
-                    memcpy(dst + (size_t)c[(k >> sh) & (RADIX - 1)]++ * sizeof k, &k, sizeof k);
-                }
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                uint64_t k;
-                memcpy(&k, src + i * stride, sizeof k);
-                char *to = dst + (size_t)c[(k >> sh) & (RADIX - 1)]++ * stride;
-                memcpy(to, src + i * stride, stride);
-                if (out) {
-                    k = double_of(k);
-                    memcpy(to, &k, sizeof k);
-                }
-            }
-        }
-        char *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != base) memcpy(base, src, n * stride);
-    if (last < 0) keys_out(base, n, stride);
+    int bits = 0; /* the keys less lo span bits bits */
+    for (uint64_t r = hi - lo; r; r >>= 1)
+        bits++;
+    if (stride == sizeof(uint64_t))
+        msd_keys(base, tmp, n, bits, lo, cnt);
+    else
+        msd_wkeys(base, tmp, n, bits, lo, cnt);
     free(tmp);
     free(cnt);
     return 0;

@@ -474,9 +474,112 @@ struct sv_workload {
  * either way: each arrival is the same cumulative sum times the same factor. */
 #define RESCALE_KEPT (1L << 20)
 
+/* ---- the workload's generator: GSL's mt19937, drawn inline ------------------------------
+ *
+ * The workload's streams draw from MT19937 (Matsumoto and Nishimura, ACM TOMACS 8(1),
+ * 1998), seeded as GSL's gsl_rng_mt19937 seeds it (GSL's reference manual, "Random number
+ * generator algorithms": a seed of 0 is taken as 4357; the state's words from Knuth's
+ * multiplier 1812433253, as the 2002 reference initialisation), and handed to GSL as a
+ * gsl_rng_type of its own (sv__mt19937) so that every gsl_ran_* distribution draws from it
+ * through GSL's usual calls. It gives the very words of gsl_rng_mt19937 (the unit test
+ * compares the two), but its state is the workload's own, so the lognormal lengths and
+ * exponential gaps of the common workloads draw their uniforms inline, without GSL's two
+ * calls through function pointers a uniform; the distributions are computed as GSL
+ * computes them (gsl_ran_lognormal: Box-Muller's polar method; gsl_ran_exponential:
+ * -mu log1p(-u)), the same libm calls in the same order, so the same doubles. */
+
+#define MT_N 624
+#define MT_M 397
+
+typedef struct mt_state {
+    uint32_t w[MT_N];
+    int i; /* the next word to temper; MT_N: the block is to be regenerated */
+} mt_state_t;
+
+/* Word k of the next block from words k and k + 1 (mod N) of this one and word k + M
+ * (mod N), in place in the order of k (so past N - M that word is already the next
+ * block's). */
+#define MT_TWIST(w, k, k1, km)                                                                     \
+    do {                                                                                           \
+        uint32_t y_ = ((w)[k] & 0x80000000u) | ((w)[k1] & 0x7fffffffu);                            \
+        (w)[k] = (w)[km] ^ (y_ >> 1) ^ ((y_ & 1u) ? 0x9908b0dfu : 0u);                             \
+    } while (0)
+
+static void mt_regenerate(mt_state_t *s)
+{
+    uint32_t *w = s->w;
+    int k = 0;
+    for (; k < MT_N - MT_M; k++)
+        MT_TWIST(w, k, k + 1, k + MT_M);
+    for (; k < MT_N - 1; k++)
+        MT_TWIST(w, k, k + 1, k + MT_M - MT_N);
+    MT_TWIST(w, MT_N - 1, 0, MT_M - 1);
+    s->i = 0;
+}
+
+static inline uint32_t mt_next(mt_state_t *s)
+{
+    if (s->i >= MT_N) mt_regenerate(s);
+    uint32_t y = s->w[s->i++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+static void mt_set(void *state, unsigned long seed)
+{
+    mt_state_t *s = state;
+    if (seed == 0) seed = 4357;
+    s->w[0] = (uint32_t)(seed & 0xffffffffUL);
+    for (int k = 1; k < MT_N; k++)
+        s->w[k] = 1812433253u * (s->w[k - 1] ^ (s->w[k - 1] >> 30)) + (uint32_t)k;
+    s->i = MT_N;
+}
+
+static unsigned long mt_get(void *state)
+{
+    return mt_next(state);
+}
+
+static inline double mt_uniform(mt_state_t *s)
+{
+    return mt_next(s) / 4294967296.0;
+}
+
+static double mt_get_double(void *state)
+{
+    return mt_uniform(state);
+}
+
+static const gsl_rng_type MT_TYPE = {
+    "servesim-mt19937", 0xffffffffUL, 0, sizeof(mt_state_t), mt_set, mt_get, mt_get_double};
+const gsl_rng_type *const sv__mt19937 = &MT_TYPE;
+
+double sv__lognormal(gsl_rng *r, double zeta, double sigma)
+{
+    if (r->type != &MT_TYPE) return gsl_ran_lognormal(r, zeta, sigma);
+    mt_state_t *s = r->state;
+    double u, v, r2;
+    do { /* a point uniform in the unit disc (not its centre) */
+        u = -1 + 2 * mt_uniform(s);
+        v = -1 + 2 * mt_uniform(s);
+        r2 = u * u + v * v;
+    } while (r2 > 1.0 || r2 == 0);
+    double normal = u * sqrt(-2.0 * log(r2) / r2);
+    return exp(sigma * normal + zeta);
+}
+
+double sv__exponential(gsl_rng *r, double mu)
+{
+    if (r->type != &MT_TYPE) return gsl_ran_exponential(r, mu);
+    return -mu * log1p(-mt_uniform(r->state));
+}
+
 static gsl_rng *new_rng(uint64_t seed)
 {
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng *r = gsl_rng_alloc(sv__mt19937);
     if (r) gsl_rng_set(r, (unsigned long)seed);
     return r;
 }
@@ -487,7 +590,7 @@ static double profile_arrival(sv_workload_t *w)
 {
     const sv_workload_cfg_t *c = w->cfg;
     for (;;) {
-        w->clock += gsl_ran_exponential(w->r_arr, 1.0 / w->peak);
+        w->clock += sv__exponential(w->r_arr, 1.0 / w->peak);
         if (c->duration > 0 && w->clock > c->duration) return w->clock;
         if (gsl_rng_uniform(w->r_arr) * w->peak < sv_profile_rate(&c->profile, w->clock))
             return w->clock;
@@ -499,7 +602,7 @@ static double gap(sv_workload_t *w)
     const sv_workload_cfg_t *c = w->cfg;
     if (isinf(c->rate)) return 0.0;
     if (isinf(c->burstiness)) return 1.0 / c->rate;
-    if (c->burstiness == 1.0) return gsl_ran_exponential(w->r_arr, 1.0 / c->rate);
+    if (c->burstiness == 1.0) return sv__exponential(w->r_arr, 1.0 / c->rate);
     return gsl_ran_gamma(w->r_arr, c->burstiness, 1.0 / (c->rate * c->burstiness));
 }
 
@@ -526,7 +629,7 @@ int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
         x = d->mean + gsl_ran_gaussian(r, d->std);
         break;
     case SV_LEN_LOGNORMAL:
-        x = gsl_ran_lognormal(r, p->mu, p->sigma);
+        x = sv__lognormal(r, p->mu, p->sigma);
         break;
     case SV_LEN_EMPIRICAL:
         x = (double)d->samples[gsl_rng_uniform_int(r, (unsigned long)d->nsamples)];

@@ -10,6 +10,14 @@
 
 #include "servesim/traffic/workload.h"
 
+/* GSL's mt19937 (the same words from the same seed) as a generator type of the workload's
+ * own, whose uniforms the workload draws inline (sim/traffic/workload.c). */
+extern const gsl_rng_type *const sv__mt19937;
+/* gsl_ran_lognormal(r, zeta, sigma) and gsl_ran_exponential(r, mu), the same doubles from
+ * the same generator state; inline for an sv__mt19937 generator, GSL's call for another. */
+double sv__lognormal(gsl_rng *r, double zeta, double sigma);
+double sv__exponential(gsl_rng *r, double mu);
+
 /* A whole number drawn from d (rounded, then clamped to [min, max]). */
 int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r);
 
