@@ -858,12 +858,23 @@ START_TEST(test_plan_phase_layouts)
         {"plan.layouts=[{decode: 3}]", "plan.layouts[0].decode"},
         {"plan.layouts=[{ep: 8, decode: {dp_attention: 8}}, {prefill: {ep: 8}, decode: {ep: 8, "
          "dp_attention: 8}}]",
-         "plan.layouts[1]: the same layout as plan.layouts[0]"}};
-    for (int b = 0; b < 3; b++) {
+         "plan.layouts[1]: the same layout as plan.layouts[0]"},
+        {"plan.layouts=[{prefill: {speculative: eagle, spec_acceptance: 0.7, "
+         "num_speculative_tokens: 8, ep_kernel: low_latency}, decode: {speculative: eagle, "
+         "num_speculative_tokens: 3, spec_acceptance: 0.7, ep_kernel: high_throughput}}]",
+         "its label 'P DeepEP-LL EAGLE8 acc 0.7 / D DeepEP-HT EAGLE3 acc 0.7' is longer than 47 "
+         "characters"}};
+    for (int b = 0; b < 4; b++) {
         ck_assert_int_ne(load_plan(scn, bad[b], 1, &sc, &cfg, &err), 0);
         sv_scenario_free(sc);
         ck_assert_msg(strstr(err.msg, bad[b][1]) && !strchr(err.msg, '\n'), "%s", err.msg);
     }
+    /* Keys for one phase only and no disaggregated candidate: nothing to try, said so. */
+    const char *colo[] = {"plan.layouts=[{decode: {speculative: mtp}}]", "plan.serving=[colocated]"};
+    ck_assert_msg(load_plan(scn, colo, 2, &sc, &cfg, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(sv_plan_run(sc, &cfg, cat, 1, &rows, &n, NULL, &err), SV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "plan: no configuration to try"), "%s", err.msg);
+    sv_scenario_free(sc);
 }
 END_TEST
 

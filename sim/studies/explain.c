@@ -306,29 +306,30 @@ static void print_settings(const sv_explain_t *e, FILE *f)
                                          : "the engines' custom kernel needs every GPU pair on "
                                            "NVLink and 2, 4, 6 or 8 GPUs");
     if (p->ep > 1 || p->dp > 1) print_layout(p, f);
-    if (pp > 1 && !p->pp_uneven)
-        fprintf(f,
-                "pipeline parallel: %d stages of %.0f layers, sends over %s at %.0f GB/s one way "
-                "(x %.2f) + %.1f us each; step = max(sum over micro-batches of stage + send, "
-                "%d x stage + %d x send) + engine; a run keeps up to %d micro-batches in flight, "
-                "each formed when the first stage frees (docs/cost-model.md)\n",
-                pp, p->stage_layers, p->pp_nvlink ? "NVLink" : "the scale-out network",
-                (p->pp_nvlink ? p->set.link_bw / 2.0 : p->set.pp_link_bw) / 1e9, 0.95,
-                p->p2p_alpha * 1e6, pp, pp - 1, pp);
-    else if (pp > 1) {
+    if (pp > 1) {
+        /* Uneven stages: each stage's layers, the heaviest's time scaled by theirs. */
         fprintf(f, "pipeline parallel: %d stages of ", pp);
-        for (int i = 0; i < pp; i++)
-            fprintf(f, "%s%d", i ? "+" : "", p->pp_layers[i]);
-        fprintf(f,
-                " layers%s, sends over %s at %.0f GB/s one way (x %.2f) + %.1f us each; stage = "
-                "the heaviest stage's (%.0f layers), the others in proportion to their layers; "
-                "step = max(sum over micro-batches of stage + send, %.3f x stage + %d x send) + "
-                "engine; a run keeps up to %d micro-batches in flight, each formed when the "
-                "first stage frees (docs/cost-model.md)\n",
-                p->set.pp_split_n ? " (pp_layer_partition)" : " (vLLM's split)",
+        if (p->pp_uneven)
+            for (int i = 0; i < pp; i++)
+                fprintf(f, "%s%d", i ? "+" : "", p->pp_layers[i]);
+        else
+            fprintf(f, "%.0f", p->stage_layers);
+        fprintf(f, " layers%s, sends over %s at %.0f GB/s one way (x %.2f) + %.1f us each; ",
+                !p->pp_uneven ? "" : p->set.pp_split_n ? " (pp_layer_partition)" : " (vLLM's split)",
                 p->pp_nvlink ? "NVLink" : "the scale-out network",
                 (p->pp_nvlink ? p->set.link_bw / 2.0 : p->set.pp_link_bw) / 1e9, 0.95,
-                p->p2p_alpha * 1e6, p->stage_layers, p->stage_equiv, pp - 1, pp);
+                p->p2p_alpha * 1e6);
+        if (p->pp_uneven)
+            fprintf(f,
+                    "stage = the heaviest stage's (%.0f layers), the others in proportion to "
+                    "their layers; step = max(sum over micro-batches of stage + send, %.3f x stage",
+                    p->stage_layers, p->stage_equiv);
+        else
+            fprintf(f, "step = max(sum over micro-batches of stage + send, %d x stage", pp);
+        fprintf(f,
+                " + %d x send) + engine; a run keeps up to %d micro-batches in flight, each "
+                "formed when the first stage frees (docs/cost-model.md)\n",
+                pp - 1, pp);
     }
 }
 

@@ -301,17 +301,10 @@ static int phase_pool(const sv_scenario_t *base, const sv_plan_cfg_t *cfg, const
 static int apply_layout(const sv_plan_cfg_t *cfg, const sv_plan_row_t *row, sv_pool_cfg_t *pool,
                         int ph, sv_error_t *err)
 {
-    const sv_plan_layout_t *l = &cfg->layouts[row->layout];
-    int set = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < l->nkeys; i++) {
-            if (l->phase[i] != (pass ? ph : 0) || (pass && ph == 0)) continue;
-            int rc = sv_perf_settings_set(&pool->perf, l->key[i], l->value[i], err);
-            if (rc) return rc;
-            set = 1;
-        }
-    if (set) sv_pool_hardware_changed(pool);
-    return set ? sv_spec_check(&pool->perf, err) : 0;
+    int n = sv_plan_layout_apply(&cfg->layouts[row->layout], ph, &pool->perf, err);
+    if (n <= 0) return n;
+    sv_pool_hardware_changed(pool);
+    return sv_spec_check(&pool->perf, err);
 }
 
 /* A candidate's scenario: the base workload and SLOs on new pools, with the row's layout. */
@@ -654,10 +647,10 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
         int ng = split ? p->nphase_gpus[0] : p->ngpus, nt = split ? p->nphase_tps[0] : p->ntps;
         for (int g = 0; g < ng; g++)
             for (int t = 0; t < nt; t++)
-                for (int l = 0; l < nl; l++)
-                    /* (a layout with keys for one phase only: disaggregated rows alone) */
-                    for (int m = 0; m < nm && !(pass == 0 && p->nlayouts > 0 &&
-                                                p->layouts[l].phased); m++)
+                for (int l = 0; l < nl; l++) {
+                    /* a layout with keys for one phase only: disaggregated rows alone */
+                    if (pass == 0 && p->nlayouts > 0 && p->layouts[l].phased) continue;
+                    for (int m = 0; m < nm; m++)
                         for (int q = 0; q < (split ? nplace : 1); q++)
                             for (int k = 0; k < (pass ? p->nratios : 1); k++) {
                                 sv_plan_row_t *row = &r[n++];
@@ -684,6 +677,15 @@ int sv_plan_run(const sv_scenario_t *sc, const sv_plan_cfg_t *cfg, const sv_cata
                                 }
                                 row_facts(sc, cfg, cat, row);
                             }
+                }
+    }
+    if (n == 0) {
+        free(r);
+        return sv_errorf(err, SV_EINVAL,
+                         "%s: plan: no configuration to try: every plan.layouts entry has keys "
+                         "for one phase (prefill, decode), which only disaggregated units take; "
+                         "add disaggregated to plan.serving",
+                         sc->path);
     }
     sv_progress_t pr;
     sv_progress_start(&pr, progress);

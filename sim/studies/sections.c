@@ -181,34 +181,45 @@ static void layout_label(const sv_plan_layout_t *l, int ph, const sv_perf_settin
 #undef ADD
 }
 
-/* The settings a layout gives phase ph: the defaults with its keys for both phases and then
- * that phase's own applied (each was checked as it was read). */
+int sv_plan_layout_apply(const sv_plan_layout_t *l, int ph, sv_perf_settings_t *s,
+                         sv_error_t *err)
+{
+    int n = 0;
+    for (int pass = 0; pass < (ph ? 2 : 1); pass++)
+        for (int i = 0; i < l->nkeys; i++) {
+            if (l->phase[i] != (pass ? ph : 0)) continue;
+            int rc = sv_perf_settings_set(s, l->key[i], l->value[i], err);
+            if (rc) return rc;
+            n++;
+        }
+    return n;
+}
+
+/* The settings a layout gives phase ph: the defaults with its keys applied. */
 static sv_perf_settings_t layout_settings(const sv_plan_layout_t *l, int ph)
 {
     sv_perf_settings_t s = sv_perf_settings_default();
     sv_error_t err;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < l->nkeys; i++)
-            if (l->phase[i] == (pass ? ph : 0) && (pass == 0 || ph != 0))
-                (void)sv_perf_settings_set(&s, l->key[i], l->value[i], &err);
+    (void)sv_plan_layout_apply(l, ph, &s, &err); /* each key was checked as it was read */
     return s;
 }
 
-/* A layout's name: its label, or for a phased one each phase's ("P EP8 / D EP8 DPA8"). */
-static void layout_name(sv_plan_layout_t *l)
+/* A layout's name: its label, or for a phased one each phase's ("P EP8 / D EP8 DPA8"),
+ * written at out (n bytes); returns its length (n - 1 or more: it did not fit). */
+static size_t layout_name(const sv_plan_layout_t *l, char *out, size_t n)
 {
     if (!l->phased) {
         sv_perf_settings_t s = layout_settings(l, 0);
-        layout_label(l, 0, &s, l->name, sizeof l->name);
-        return;
+        layout_label(l, 0, &s, out, n);
+        return strlen(out);
     }
-    char ph[2][48];
+    char ph[2][256];
     for (int k = 0; k < 2; k++) {
         sv_perf_settings_t s = layout_settings(l, k + 1);
         layout_label(l, k + 1, &s, ph[k], sizeof ph[k]);
     }
-    snprintf(l->name, sizeof l->name, "P %s / D %s", ph[0][0] ? ph[0] : "TP",
-             ph[1][0] ? ph[1] : "TP");
+    return (size_t)snprintf(out, n, "P %s / D %s", ph[0][0] ? ph[0] : "TP",
+                            ph[1][0] ? ph[1] : "TP");
 }
 
 /* One key of a layout entry (map m) for phase ph, checked on the settings s of that phase. */
@@ -280,7 +291,13 @@ static int read_layouts(sv_ynode_t *pm, sv_plan_cfg_t *p, sv_error_t *err)
                 if ((rc = layout_key(l, &sp, ph, j, k + 1, err))) return rc;
             l->phased = 1;
         }
-        layout_name(l);
+        char name[512];
+        if (layout_name(l, name, sizeof name) >= sizeof l->name)
+            return sv_errorf(err, SV_EINVAL,
+                             "%s: %s: its label '%s' is longer than %zu characters (give fewer "
+                             "keys or shorter values)",
+                             at(e, w, sizeof w), e->path, name, sizeof l->name - 1);
+        memcpy(l->name, name, strlen(name) + 1);
         for (int j = 0; j < p->nlayouts; j++)
             if (strcmp(p->layouts[j].name, l->name) == 0)
                 return sv_errorf(err, SV_EINVAL, "%s: %s: the same layout as plan.layouts[%d]",

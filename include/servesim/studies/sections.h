@@ -44,6 +44,13 @@ typedef struct sv_plan_layout {
  * ep_redundant_experts, ep_kernel, speculative, num_speculative_tokens, spec_acceptance. */
 extern const char *const sv_plan_layout_keys[];
 
+/* Applies layout l's settings for phase ph (0: a colocated pool, the keys for both phases
+ * only; 1 prefill, 2 decode: those keys, then the phase's own) to s. Returns the number of
+ * keys applied, or a negative error code with err set (each key was checked as it was
+ * read, so only a combination can fail). */
+int sv_plan_layout_apply(const sv_plan_layout_t *l, int ph, sv_perf_settings_t *s,
+                         sv_error_t *err);
+
 /* What `servesim plan` may choose from (the scenario's `plan:` map). */
 typedef struct sv_plan_cfg {
     int given;
