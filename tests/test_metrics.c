@@ -247,6 +247,66 @@ START_TEST(test_percentile_like_numpy)
 }
 END_TEST
 
+START_TEST(test_numpy_bits)
+{
+    /* numpy's pairwise sum where a plain loop differs. Nine terms: eight accumulators
+     * seeded with x[0..7], combined ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then
+     * x[8]. With x = {1, h x 7, 0}, h = 2^-53 (half an ulp of 1): r0 + r1 = 1 (a tie, to
+     * even), each other pair 2^-52, (1 + 2^-52) + 2^-51 = 1 + 3 * 2^-52. The loop from 0
+     * adds h to 1 seven times, each a tie back to 1. */
+    const double h = 0x1p-53;
+    double x[256] = {1, h, h, h, h, h, h, h, 0};
+    ck_assert(sv_np_sum(x, 9) == 1 + 3 * 0x1p-52);
+    double loop = 0.0;
+    for (int i = 0; i < 9; i++)
+        loop += x[i];
+    ck_assert(loop == 1.0);
+    /* 256 terms {1, h x 255}: two halves of 128. The first: r0 = 1 + h x 15 = 1, r1..r7
+     * = 16 h = 2^-49 each, so (1 + 2^-49) + 2^-48 + 2^-47 = 1 + 7 * 2^-49; the second, 128 h
+     * = 2^-46 = 8 * 2^-49, exactly: 1 + 15 * 2^-49. */
+    for (int i = 1; i < 256; i++)
+        x[i] = h;
+    ck_assert(sv_np_sum(x, 256) == 1 + 15 * 0x1p-49);
+    double mean, std;
+    sv_np_mean_std(x, 256, &mean, &std);
+    ck_assert(mean == (1 + 15 * 0x1p-49) / 256);
+    /* numpy's linear percentile, at the virtual index (n - 1) * (p / 100). Of 0..100 at
+     * p = 29: 100 * 0.29 = 29 - 2^-48 (0.29 is just below 29/100), so the index falls in
+     * [28, 29) with t = 1 - 2^-48 >= 0.5, read as b - (b - a) * (1 - t) = 29 - 2^-48 (the
+     * old reading, (n - 1) * p / 100 = 29 exactly, gave 29). */
+    double r[101];
+    for (int i = 0; i <= 100; i++)
+        r[i] = i;
+    ck_assert(sv_percentile_sorted(r, 101, 29) == 29 - 0x1p-48);
+    /* t >= 0.5 where the two forms differ: {1, 1.5 + 2^-52} at p = 62.5, t = 0.625,
+     * d = 0.5 + 2^-52. a + d t: d t = 0.3125 + 2.5 ulps (2^-54) -> 0.3125 + 2^-53 (tie,
+     * even), then 1.3125 + half an ulp -> 1.3125 (tie, even). b - d (1 - t): d * 0.375 =
+     * 0.1875 + 3 * 2^-55 exactly, b less it = 1.3125 + 0.625 ulp -> 1.3125 + 2^-52. */
+    double two[] = {1, 1.5 + 0x1p-52};
+    ck_assert(sv_percentile_sorted(two, 2, 62.5) == 1.3125 + 0x1p-52);
+    /* np.median of an even list is the mean of the middle two, not the 50th percentile:
+     * {5, 2^55}: 5 + 2^55 -> 2^55 + 8 (ulp 8), halved 2^54 + 4; the percentile reads
+     * d = 2^55 - 5 -> 2^55 - 4 (ulp 4), b - d / 2 = 2^54 + 2 -> 2^54 (tie, even). */
+    double mid[] = {0x1p55, 5};
+    sv_stat_t st;
+    double p50 = 50;
+    sv_stat_compute(mid, 2, &p50, 1, 1.0, &st);
+    ck_assert(st.median == 0x1p54 + 4);
+    ck_assert(st.pct[0] == 0x1p54);
+    /* The weighted pool's mean: numpy's pairwise sum of the v * w in the pool's order, over
+     * the count. The pool {1 x1, h x1 (seven of them), 0 x1} sums as the nine doubles above,
+     * 1 + 3 * 2^-52, where the loop gives 1; and {1 x1, h x3} as the list {1, 3h} (below
+     * eight terms: a loop from -0), 1 + 3h = 1 + 1.5 ulps -> 1 + 2^-51 (tie, even). */
+    sv_wval_t w[9] = {{1, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {0, 1}};
+    double cnt;
+    ck_assert_int_eq(sv_wmean_std(w, 9, &cnt, &mean, &std), 0);
+    ck_assert(cnt == 9 && mean == (1 + 3 * 0x1p-52) / 9);
+    sv_wval_t w2[] = {{1, 1}, {h, 3}};
+    ck_assert_int_eq(sv_wmean_std(w2, 2, &cnt, &mean, &std), 0);
+    ck_assert(cnt == 4 && mean == (1 + 0x1p-51) / 4);
+}
+END_TEST
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -400,6 +460,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_goodput_ttft_only_and_none);
     tcase_add_test(tc, test_streaming_matches_exact);
     tcase_add_test(tc, test_percentile_like_numpy);
+    tcase_add_test(tc, test_numpy_bits);
     tcase_add_test(tc, test_selection_like_numpy);
     tcase_add_test(tc, test_sorts_as_qsort);
     tcase_add_test(tc, test_sorts_large_and_peaked);

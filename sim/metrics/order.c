@@ -3,20 +3,20 @@
  * radix sort (most significant digit first) of doubles and of weighted values, and
  * selection of the few order statistics a list of percentiles needs.
  *
- * Why a sort at all: the summary's mean and standard deviation are sums taken in ascending
- * order (that order fixes their last bits, which the JSON prints), so the arrays that have
- * a mean are sorted; a radix sort on the bit patterns does it in a few linear passes
- * instead of qsort's n log n indirect comparisons. It is stable and orders keys as
- * qsort's three-way comparison of doubles does (-0 equals +0), so it leaves exactly the
- * order glibc's qsort (a stable merge sort) leaves. Arrays already in order (empty,
- * constant, or sorted) cost one pass. Where only percentiles are needed,
- * sv_percentiles_select picks the order statistics by quickselect in O(n).
+ * The summary's percentiles read order statistics (its means and standard deviations are
+ * taken first, in the arrays' own order: stats.c); a radix sort on the bit patterns gives
+ * them in a few linear passes instead of qsort's n log n indirect comparisons. It is
+ * stable and orders keys as qsort's three-way comparison of doubles does (-0 equals +0),
+ * so it leaves exactly the order glibc's qsort (a stable merge sort) leaves. Arrays
+ * already in order (empty, constant, or sorted) cost one pass. Where only percentiles are
+ * needed, sv_percentiles_select picks the order statistics by quickselect in O(n).
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/numpy_int.h"
 #include "servesim/base/numeric.h"
 #include "servesim/metrics/metrics.h"
 
@@ -293,17 +293,15 @@ void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, d
             out[i] = 0.0;
         return;
     }
-    /* The ranks needed: floor(pos) and the one after for each percentile, as in
-     * sv_percentile_sorted; selected in ascending order, each in what is left above the
-     * previous one. */
-    size_t rank[2 * SV_MAX_PCT + 8];
+    /* The ranks needed: the two each percentile reads (numpy_int.h); selected in ascending
+     * order, each in what is left above the previous one. */
+    size_t rank[2 * (SV_MAX_PCT + 4)];
     int nr = 0;
     for (int i = 0; i < npcts && nr + 2 <= (int)(sizeof rank / sizeof *rank); i++) {
-        double pos = (double)(n - 1) * pcts[i] / 100.0;
-        size_t lo = (size_t)floor(pos);
-        if (lo >= n - 1) lo = n - 1;
-        rank[nr++] = lo;
-        if (lo + 1 < n) rank[nr++] = lo + 1;
+        double lo, hi, t;
+        sv__np_ranks((double)n, pcts[i], &lo, &hi, &t);
+        rank[nr++] = (size_t)lo;
+        rank[nr++] = (size_t)hi;
     }
     qsort(rank, (size_t)nr, sizeof *rank, cmp_size);
     size_t from = 0;
@@ -314,13 +312,8 @@ void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, d
     }
     /* x[r] is now the value of rank r for every selected r. */
     for (int i = 0; i < npcts; i++) {
-        double pos = (double)(n - 1) * pcts[i] / 100.0;
-        size_t lo = (size_t)floor(pos);
-        if (lo >= n - 1) {
-            out[i] = x[n - 1];
-            continue;
-        }
-        double frac = pos - (double)lo;
-        out[i] = x[lo] + (x[lo + 1] - x[lo]) * frac;
+        double lo, hi, t;
+        sv__np_ranks((double)n, pcts[i], &lo, &hi, &t);
+        out[i] = sv__np_lerp(x[(size_t)lo], x[(size_t)hi], t);
     }
 }
