@@ -354,6 +354,93 @@ START_TEST(test_selection_like_numpy)
 }
 END_TEST
 
+START_TEST(test_selection_weighted_and_zeros)
+{
+    /* The weighted pool's percentiles and median equal those of its expanded list, on pools
+     * large enough that the counting recurses (a peak of ties, a few values far out). */
+    unsigned long long s = 777;
+    double q[] = {0, 1, 25, 50, 62.5, 90, 95, 99, 99.9, 100};
+    for (int round = 0; round < 6; round++) {
+        size_t n = round < 3 ? 40 : 20000, ne = 0;
+        sv_wval_t *w = malloc(n * sizeof *w);
+        double *e = malloc(n * 8 * sizeof *e);
+        for (size_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            double v = (double)((s >> 33) % 5000) * 1e-5;
+            if (round % 2 && i % 3 == 0) v = 0.0095; /* ties */
+            if (i % 997 == 5) v = 40.0 + (double)i;  /* far out */
+            int k = 1 + (int)((s >> 20) % 8);
+            w[i] = (sv_wval_t){v, (double)k};
+            for (int j = 0; j < k; j++)
+                e[ne++] = v;
+        }
+        sv_stat_t ws, es;
+        sv_wstat_compute(w, n, q, 10, 1.0, &ws);
+        sv_stat_compute(e, ne, q, 10, 1.0, &es);
+        ck_assert_int_eq(ws.n, (long)ne);
+        ck_assert(ws.median == es.median);
+        for (int i = 0; i < 10; i++)
+            ck_assert_msg(ws.pct[i] == es.pct[i], "round %d p %g", round, q[i]);
+        free(w);
+        free(e);
+    }
+    /* With a sign bit in the list the order is the keys': -0 before +0. Of {+0, -0, -0},
+     * p25 reads ranks 0 and 1 (-0, -0) at t = 0.5: b - (b - a) * 0.5 = -0 - 0 = -0 (in the
+     * list's order, +0 then -0, it would be -0 - (-0 * 0.5) = +0); p75 reads -0 and +0:
+     * +0 - 0 = +0. */
+    double z[] = {0.0, -0.0, -0.0}, p[] = {25, 75}, out[2];
+    sv_percentiles_select(z, 3, p, 2, out);
+    ck_assert(out[0] == 0.0 && signbit(out[0]));
+    ck_assert(out[1] == 0.0 && !signbit(out[1]));
+}
+END_TEST
+
+START_TEST(test_peak_concurrency)
+{
+    /* The peak of [start, last token) over requests sent in pool order, against the count
+     * at each start (i + 1 less the ends at or before it, an end at a start leaving first):
+     * starts and ends on a grid of 1/64 s (ties of ends with starts), and one request that
+     * runs 1000 times longer than the rest (the ends crowd into a few of the sweep's time
+     * buckets). */
+    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
+                            .npercentiles = 1,
+                            .slo_ttft_ms = NAN,
+                            .slo_tpot_ms = NAN,
+                            .slo_e2el_ms = NAN,
+                            .sample_interval = 1.0};
+    for (int round = 0; round < 2; round++) {
+        size_t n = 3000;
+        sv_metrics_t *m = sv_metrics_new(&cfg, 1);
+        sv_reqpool_t pool = {0};
+        pool.n = pool.cap = n;
+        pool.r = malloc(n * sizeof *pool.r);
+        unsigned long long s = 4242;
+        double t = 0;
+        for (size_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            t += (double)((s >> 33) % 3) / 64.0;
+            double len = (double)(1 + (s >> 40) % 200) / 64.0;
+            if (round == 1 && i == 10) len = 1000.0 * 200 / 64.0;
+            pool.r[i] = mkreq(t, t + len / 2, t + len, 1, 2, SV_RQ_DONE);
+        }
+        long want = 0;
+        for (size_t i = 0; i < n; i++) {
+            long c = 0;
+            for (size_t j = 0; j <= i; j++)
+                c += pool.r[j].last_token > pool.r[i].start;
+            if (c > want) want = c;
+        }
+        sv_summary_t sum;
+        sv_error_t err;
+        ck_assert_int_eq(sv_metrics_summarize(m, &pool, &sum, &err), 0);
+        ck_assert_int_eq(sum.max_concurrent_requests, want);
+        ck_assert(want > 20);
+        sv_metrics_free(m);
+        free(pool.r);
+    }
+}
+END_TEST
+
 /* n values from an LCG (seed s): -20..20 x 0.37e-3, with zeros of either sign when negzero,
  * else each nudged by up to 1e-6 (no zero); sorted as doubles and as weighted values (w:
  * the index, which shows the order among equal v), both compared with qsort's order. */
@@ -462,6 +549,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_percentile_like_numpy);
     tcase_add_test(tc, test_numpy_bits);
     tcase_add_test(tc, test_selection_like_numpy);
+    tcase_add_test(tc, test_selection_weighted_and_zeros);
+    tcase_add_test(tc, test_peak_concurrency);
     tcase_add_test(tc, test_sorts_as_qsort);
     tcase_add_test(tc, test_sorts_large_and_peaked);
     suite_add_tcase(s, tc);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "metrics/numpy_int.h"
+#include "metrics/stats_int.h"
 #include "servesim/metrics/metrics.h"
 
 /* ---- numpy's pairwise sum ------------------------------------------------------------- */
@@ -106,54 +107,79 @@ double sv_percentile_sorted(const double *x, size_t n, double p)
     return sv__np_lerp(x[(size_t)lo], x[(size_t)hi], t);
 }
 
-/* np.median of sorted x (n >= 1). */
-static double median_sorted(const double *x, size_t n)
+/* The median's ranks in a list of n (a double: a weighted pool's count): the middle one,
+ * or the middle two. */
+static int median_ranks(double n, double *r)
 {
-    return n % 2 ? sv__np_mid1(x[n / 2]) : sv__np_mid2(x[n / 2 - 1], x[n / 2]);
+    double h = floor(n / 2.0);
+    if (n - 2.0 * h != 0.0) {
+        r[0] = h;
+        return 1;
+    }
+    r[0] = h - 1.0;
+    r[1] = h;
+    return 2;
+}
+
+/* The ranks the median and percentiles p[0..np) of n values read, into rank (sorted);
+ * their count. */
+static int wanted_ranks(double n, const double *p, int np, double *rank)
+{
+    double m[2];
+    int nm = median_ranks(n, m), nr = 0;
+    for (int i = 0; i < nm; i++)
+        nr = sv__ranks_add(rank, nr, m[i]);
+    for (int i = 0; i < np; i++) {
+        double lo, hi, t;
+        sv__np_ranks(n, p[i], &lo, &hi, &t);
+        nr = sv__ranks_add(rank, nr, lo);
+        nr = sv__ranks_add(rank, nr, hi);
+    }
+    return sv__ranks_sort(rank, nr);
+}
+
+/* The median and percentiles from the selected order statistics, times scale. */
+static void read_ranks(double n, const double *p, int np, double scale, const double *rank,
+                       const double *val, int nr, sv_stat_t *st, double *pv)
+{
+    double m[2];
+    int nm = median_ranks(n, m);
+    double a = sv__rank_value(rank, val, nr, m[0]);
+    st->median =
+        (nm == 1 ? sv__np_mid1(a) : sv__np_mid2(a, sv__rank_value(rank, val, nr, m[1]))) * scale;
+    for (int i = 0; i < np; i++) {
+        double lo, hi, t;
+        sv__np_ranks(n, p[i], &lo, &hi, &t);
+        pv[i] =
+            sv__np_lerp(sv__rank_value(rank, val, nr, lo), sv__rank_value(rank, val, nr, hi), t) *
+            scale;
+    }
+}
+
+int sv__stat_exact(double *x, size_t n, const double *p, int np, double scale, sv_stat_t *st,
+                   double *pv)
+{
+    memset(st, 0, sizeof *st);
+    for (int i = 0; i < np; i++)
+        pv[i] = 0.0;
+    st->n = (long)n;
+    if (n == 0) return 0; /* numpy on the list [0] gives 0 for everything */
+    if (2 * np + 2 > SV__MAX_RANKS) return SV_EINVAL;
+    double mean, std, rank[SV__MAX_RANKS], val[SV__MAX_RANKS];
+    sv_np_mean_std(x, n, &mean, &std); /* in the list's order, before selection reorders it */
+    st->mean = mean * scale;
+    st->std = std * scale;
+    int nr = wanted_ranks((double)n, p, np, rank);
+    int rc = sv__select_doubles(x, n, rank, nr, val);
+    if (rc) return rc;
+    read_ranks((double)n, p, np, scale, rank, val, nr, st, pv);
+    return 0;
 }
 
 void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
                      sv_stat_t *out)
 {
-    memset(out, 0, sizeof *out);
-    out->n = (long)n;
-    if (n == 0) return; /* numpy on the list [0] gives 0 for everything */
-    double mean, std;
-    sv_np_mean_std(x, n, &mean, &std); /* in the list's order, before it is sorted */
-    sv_sort_doubles(x, n);
-    out->mean = mean * scale;
-    out->std = std * scale;
-    out->median = median_sorted(x, n) * scale;
-    for (int i = 0; i < npcts; i++)
-        out->pct[i] = sv_percentile_sorted(x, n, pcts[i]) * scale;
-}
-
-/* Value at 0-based rank r of the expanded multiset (cumulative weights in cw). */
-static double wrank(const sv_wval_t *x, const double *cw, size_t n, double r)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) { /* first i with cw[i] > r */
-        size_t mid = (lo + hi) / 2;
-        if (cw[mid] > r)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return x[lo].v;
-}
-
-static double wpercentile(const sv_wval_t *x, const double *cw, size_t n, double p)
-{
-    double lo, hi, t;
-    sv__np_ranks(cw[n - 1], p, &lo, &hi, &t);
-    return sv__np_lerp(wrank(x, cw, n, lo), wrank(x, cw, n, hi), t);
-}
-
-static double wmedian(const sv_wval_t *x, const double *cw, size_t n)
-{
-    double N = cw[n - 1], h = floor(N / 2.0);
-    if (N - 2.0 * h != 0.0) return sv__np_mid1(wrank(x, cw, n, h));
-    return sv__np_mid2(wrank(x, cw, n, h - 1.0), wrank(x, cw, n, h));
+    sv__stat_exact(x, n, pcts, npcts < SV_MAX_PCT ? npcts : SV_MAX_PCT, scale, out, out->pct);
 }
 
 int sv_wmean_std(const sv_wval_t *x, size_t n, double *count, double *mean, double *std)
@@ -171,32 +197,35 @@ int sv_wmean_std(const sv_wval_t *x, size_t n, double *count, double *mean, doub
     return 0;
 }
 
+int sv__wstat_exact(sv_wval_t *x, size_t n, const double *p, int np, double scale, sv_stat_t *st,
+                    double *pv)
+{
+    memset(st, 0, sizeof *st);
+    for (int i = 0; i < np; i++)
+        pv[i] = 0.0;
+    size_t k = 0;
+    while (k < n && x[k].w > 0) /* (the entries of positive weight, moved down from the first */
+        k++;                    /* that is not) */
+    for (size_t i = k; i < n; i++)
+        if (x[i].w > 0) x[k++] = x[i];
+    n = k;
+    if (n == 0) return 0;
+    if (2 * np + 2 > SV__MAX_RANKS) return SV_EINVAL;
+    double W, mean, std, rank[SV__MAX_RANKS], val[SV__MAX_RANKS];
+    int rc = sv_wmean_std(x, n, &W, &mean, &std);
+    if (rc) return rc;
+    st->n = (long)W;
+    st->mean = mean * scale;
+    st->std = std * scale;
+    int nr = wanted_ranks(W, p, np, rank);
+    rc = sv__select_wvals(x, n, rank, nr, val);
+    if (rc) return rc;
+    read_ranks(W, p, np, scale, rank, val, nr, st, pv);
+    return 0;
+}
+
 void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
                       sv_stat_t *out)
 {
-    memset(out, 0, sizeof *out);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (x[i].w > 0) x[k++] = x[i];
-    n = k;
-    if (n == 0) return;
-    double W, mean, std;
-    double *cw = malloc(n * sizeof *cw);
-    if (!cw || sv_wmean_std(x, n, &W, &mean, &std)) {
-        free(cw);
-        return;
-    }
-    sv_sort_wvals(x, n);
-    double c = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        c += x[i].w;
-        cw[i] = c;
-    }
-    out->n = (long)W;
-    out->mean = mean * scale;
-    out->std = std * scale;
-    out->median = wmedian(x, cw, n) * scale;
-    for (int i = 0; i < npcts; i++)
-        out->pct[i] = wpercentile(x, cw, n, pcts[i]) * scale;
-    free(cw);
+    sv__wstat_exact(x, n, pcts, npcts < SV_MAX_PCT ? npcts : SV_MAX_PCT, scale, out, out->pct);
 }

@@ -207,7 +207,8 @@ int sv_metrics_itls(const sv_metrics_t *m, const sv_reqpool_t *pool, int32_t req
  * numpy's as vLLM's `vllm bench serve` takes them of a list in request order: np.mean and
  * np.std (population) from numpy's pairwise sums of the list in the order given,
  * np.median, np.percentile (method linear); numpy on the list [0] for n = 0 (zeros). */
-/* Mean, std and percentiles of x[0..n) in the order given; reorders x. */
+/* Mean, std and percentiles of x[0..n) in the order given; x is scratch (its contents
+ * are left unspecified). */
 void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
                      sv_stat_t *out);
 /* numpy.percentile (linear) of sorted data; 0 for n = 0. */
@@ -224,9 +225,9 @@ typedef struct sv_wval {
     double w;
 } sv_wval_t;
 /* The statistics of the expanded multiset (each v w times) of the entries of positive
- * weight; reorders x. Percentiles and median are numpy's on the expanded list sorted;
- * mean and std numpy's pairwise sums over x in its order (before it is sorted) of the
- * v * w, over the count, and of the w * (v - mean)^2. */
+ * weight; x is scratch (its contents are left unspecified). Percentiles and median are
+ * numpy's on the expanded list sorted; mean and std numpy's pairwise sums over x in its
+ * order of the v * w, over the count, and of the w * (v - mean)^2. */
 void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
                       sv_stat_t *out);
 /* Count (sum of w), mean and std as sv_wstat_compute takes them, of x[0..n) (weights > 0);
@@ -239,8 +240,10 @@ int sv_wmean_std(const sv_wval_t *x, size_t n, double *count, double *mean, doub
 void sv_sort_doubles(double *x, size_t n);
 void sv_sort_wvals(sv_wval_t *x, size_t n); /* by v */
 /* numpy.percentile (linear) of x for each of pcts into out, as sv_percentile_sorted of the
- * sorted x would give, by selecting only the order statistics needed (O(n) expected);
- * reorders x. 0 for n = 0. At most SV_MAX_PCT + 4 percentiles. */
+ * sorted x would give, by selecting only the order statistics needed (linear time); x is
+ * scratch (its contents are left unspecified). 0 for n = 0. At most SV_MAX_PCT + 4 +
+ * SV_MAX_BUDGETS percentiles. The order is the doubles' (with a sign bit in x: -0 before
+ * +0, NaNs past the infinities). */
 void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, double *out);
 
 #endif
