@@ -88,16 +88,20 @@ typedef struct sched_traits {
     phase_t phases[6];
 } sched_traits_t;
 
+/* vLLM V1's phases (and TensorRT-LLM's: the same order), named once for its row and for
+ * build_step, which unrolls them. */
+#define VLLM_PHASES PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT
+
 /* Indexed by sv_sched_t. Adding a scheduler is a row here (and at most a new phase). */
 static const sched_traits_t SCHEDULERS[] = {
     [SV_SCHED_VLLM] =
-        {"vllm", 0, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+        {"vllm", 0, 1, 0, {VLLM_PHASES}},
     [SV_SCHED_VLLM_V0] =
         {"vllm-v0", 0, 0, 0, {PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN, PH_JOIN_LANDED}},
     [SV_SCHED_ORCA] = {"orca", 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_SWAP_IN_ADMIT}},
     [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
     [SV_SCHED_TRTLLM] =
-        {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+        {"trtllm", 1, 1, 0, {VLLM_PHASES}},
     /* SGLang (scheduler.py get_next_batch_to_run): a prefill batch (the chunked request
      * first, then new ones, cut to the token budget, admitted by SGLang's PrefillAdder:
      * sgl_admit()) runs whenever one can be formed, and the decode batch waits (retracting
@@ -1841,9 +1845,72 @@ static int adp_hold(sv_replica_t *r)
     return 1;
 }
 
+/* One phase of the step being built (prefill_only: whether it runs prompts alone so far;
+ * had_decodes: whether sequences were decoding when it began). Inlined where the phase is
+ * a constant, so a scheduler's row unrolled below is compiled to its phases' code alone. */
+static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, phase_t ph,
+                                                            double now, int had_decodes,
+                                                            int *prefill_only)
+{
+    lane_t *L = r->ln;
+    switch (ph) {
+    case PH_ADMIT_IF_IDLE:
+        if (r->n_running == 0) admit_waiting(r, now);
+        break;
+    case PH_PREFILL_FIRST:
+        if (r->n_swapped == 0) admit_waiting(r, now);
+        *prefill_only = L->nchunks > 0;
+        break;
+    case PH_DECODES:
+    case PH_SGL_DECODES:
+        if (!had_decodes || *prefill_only) break;
+        if (ph == PH_SGL_DECODES)
+            sgl_decodes(r);
+        else
+            allocate_decode(r);
+        L->dec_allocated = 1;
+        r->budget -= L->n_dec * r->dec_tokens;
+        break;
+    case PH_SWAP_IN:
+        /* after the decodes; with none running (all swapped out) too, as vLLM v0's
+         * _schedule_default swaps in whenever the step schedules no prefill */
+        if (L->dec_allocated || (!had_decodes && !*prefill_only)) swap_in(r);
+        break;
+    case PH_JOIN_LANDED:
+        if (!*prefill_only && r->npend > 0) join_landed(r);
+        break;
+    case PH_CONTINUE_PREFILLS:
+        /* Attention-DP balancing decides before the contexts are scheduled (the
+         * trtllm scheduler only, the scenario checks). */
+        if (r->cfg.adp_balance && r->perf->dp > 1) r->adp_held = adp_hold(r);
+        if (!r->adp_held && r->npf > 0) continue_prefills(r);
+        break;
+    case PH_SWAP_IN_ADMIT:
+        if (L->preempted_now) break;
+        if (r->n_swapped > 0) swap_in(r);
+        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0) admit_waiting(r, now);
+        break;
+    case PH_SGL_ADMIT:
+        sgl_admit(r, now);
+        *prefill_only = L->nchunks > 0;
+        break;
+    case PH_END:
+        break;
+    }
+}
+
 /* Run the scheduler's phases once: the step's chunks and decodes. Returns whether the step
  * runs prompts alone (vLLM V0's prefill-first); *had_decodes: whether sequences were
- * decoding when it began. */
+ * decoding when it began. The rows of VLLM_PHASES, the common ones, are unrolled: four
+ * calls of run_phase with constant phases, each compiled to its phase's code. */
+#define RUN_PHASES4(a, b, c, d)                                                                \
+    do {                                                                                       \
+        run_phase(r, a, now, *had_decodes, &prefill_only);                                     \
+        run_phase(r, b, now, *had_decodes, &prefill_only);                                     \
+        run_phase(r, c, now, *had_decodes, &prefill_only);                                     \
+        run_phase(r, d, now, *had_decodes, &prefill_only);                                     \
+    } while (0)
+#define RUN_PHASES(...) RUN_PHASES4(__VA_ARGS__)
 static int build_step(sv_replica_t *r, double now, int *had_decodes)
 {
     lane_t *L = r->ln;
@@ -1854,53 +1921,13 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
     *had_decodes = L->n_dec > 0;
     r->adp_held = 0;
     int prefill_only = 0;
-    for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
-        switch (*ph) {
-        case PH_ADMIT_IF_IDLE:
-            if (r->n_running == 0) admit_waiting(r, now);
-            break;
-        case PH_PREFILL_FIRST:
-            if (r->n_swapped == 0) admit_waiting(r, now);
-            prefill_only = L->nchunks > 0;
-            break;
-        case PH_DECODES:
-        case PH_SGL_DECODES:
-            if (!*had_decodes || prefill_only) break;
-            if (*ph == PH_SGL_DECODES)
-                sgl_decodes(r);
-            else
-                allocate_decode(r);
-            L->dec_allocated = 1;
-            r->budget -= L->n_dec * r->dec_tokens;
-            break;
-        case PH_SWAP_IN:
-            /* after the decodes; with none running (all swapped out) too, as vLLM v0's
-             * _schedule_default swaps in whenever the step schedules no prefill */
-            if (L->dec_allocated || (!*had_decodes && !prefill_only)) swap_in(r);
-            break;
-        case PH_JOIN_LANDED:
-            if (!prefill_only) join_landed(r);
-            break;
-        case PH_CONTINUE_PREFILLS:
-            /* Attention-DP balancing decides before the contexts are scheduled (the
-             * trtllm scheduler only, the scenario checks). */
-            if (r->cfg.adp_balance && r->perf->dp > 1) r->adp_held = adp_hold(r);
-            if (!r->adp_held) continue_prefills(r);
-            break;
-        case PH_SWAP_IN_ADMIT:
-            if (L->preempted_now) break;
-            swap_in(r);
-            if (r->n_swapped == 0 && !r->adp_held) admit_waiting(r, now);
-            break;
-        case PH_SGL_ADMIT:
-            sgl_admit(r, now);
-            prefill_only = L->nchunks > 0;
-            break;
-        case PH_END:
-            break;
-        }
+    if (r->tr == &SCHEDULERS[SV_SCHED_VLLM] || r->tr == &SCHEDULERS[SV_SCHED_TRTLLM]) {
+        RUN_PHASES(VLLM_PHASES);
+    } else {
+        for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++)
+            run_phase(r, *ph, now, *had_decodes, &prefill_only);
     }
-    compact_prefilling(r);
+    if (r->npf > 0) compact_prefilling(r);
     return prefill_only;
 }
 
@@ -2342,7 +2369,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         finish(r, r->fin[i].id, now);
     r->lag_blocks = sv__kv_avail(KVP(r)) - before;
     r->nfin = 0;
-    compact_prefilling(r);
+    if (r->npf > 0) compact_prefilling(r);
     return r->oom ? SV_ENOMEM : 0;
 }
 
