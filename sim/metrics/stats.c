@@ -7,9 +7,11 @@
  * contiguous float64 array is its identity 0 plus numpy's pairwise sum of the whole array
  * (numpy/_core/src/umath/loops_utils.h.src, pairwise_sum; numpy 2.3 and later reduce the
  * array in one call, where earlier ones summed blocks of the 8,192-element buffer one after
- * another), divided by n; np.std (numpy/_core/_methods.py, _var) squares each x - mean and
- * sums the squares the same way, divides by n (ddof 0) and takes the square root. The
- * percentiles and the median are numpy's too (numpy_int.h).
+ * another: numpy 2.3.0's release notes, "growinner", gh-27883), divided by n; np.std
+ * (numpy/_core/_methods.py, _var) squares each x - mean and sums the squares the same way,
+ * divides by n (ddof 0) and takes the square root. The percentiles and the median are
+ * numpy's too (numpy_int.h), read off order statistics selected without sorting
+ * (order.c).
  *
  * The ITL pool is weighted (a value with the number of gaps it stands for), so its
  * expanded list, vLLM's flat list of every gap in request order, is never made, and no
