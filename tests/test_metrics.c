@@ -247,6 +247,66 @@ START_TEST(test_percentile_like_numpy)
 }
 END_TEST
 
+START_TEST(test_numpy_bits)
+{
+    /* numpy's pairwise sum where a plain loop differs. Nine terms: eight accumulators
+     * seeded with x[0..7], combined ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then
+     * x[8]. With x = {1, h x 7, 0}, h = 2^-53 (half an ulp of 1): r0 + r1 = 1 (a tie, to
+     * even), each other pair 2^-52, (1 + 2^-52) + 2^-51 = 1 + 3 * 2^-52. The loop from 0
+     * adds h to 1 seven times, each a tie back to 1. */
+    const double h = 0x1p-53;
+    double x[256] = {1, h, h, h, h, h, h, h, 0};
+    ck_assert(sv_np_sum(x, 9) == 1 + 3 * 0x1p-52);
+    double loop = 0.0;
+    for (int i = 0; i < 9; i++)
+        loop += x[i];
+    ck_assert(loop == 1.0);
+    /* 256 terms {1, h x 255}: two halves of 128. The first: r0 = 1 + h x 15 = 1, r1..r7
+     * = 16 h = 2^-49 each, so (1 + 2^-49) + 2^-48 + 2^-47 = 1 + 7 * 2^-49; the second, 128 h
+     * = 2^-46 = 8 * 2^-49, exactly: 1 + 15 * 2^-49. */
+    for (int i = 1; i < 256; i++)
+        x[i] = h;
+    ck_assert(sv_np_sum(x, 256) == 1 + 15 * 0x1p-49);
+    double mean, std;
+    sv_np_mean_std(x, 256, &mean, &std);
+    ck_assert(mean == (1 + 15 * 0x1p-49) / 256);
+    /* numpy's linear percentile, at the virtual index (n - 1) * (p / 100). Of 0..100 at
+     * p = 29: 100 * 0.29 = 29 - 2^-48 (0.29 is just below 29/100), so the index falls in
+     * [28, 29) with t = 1 - 2^-48 >= 0.5, read as b - (b - a) * (1 - t) = 29 - 2^-48 (the
+     * old reading, (n - 1) * p / 100 = 29 exactly, gave 29). */
+    double r[101];
+    for (int i = 0; i <= 100; i++)
+        r[i] = i;
+    ck_assert(sv_percentile_sorted(r, 101, 29) == 29 - 0x1p-48);
+    /* t >= 0.5 where the two forms differ: {1, 1.5 + 2^-52} at p = 62.5, t = 0.625,
+     * d = 0.5 + 2^-52. a + d t: d t = 0.3125 + 2.5 ulps (2^-54) -> 0.3125 + 2^-53 (tie,
+     * even), then 1.3125 + half an ulp -> 1.3125 (tie, even). b - d (1 - t): d * 0.375 =
+     * 0.1875 + 3 * 2^-55 exactly, b less it = 1.3125 + 0.625 ulp -> 1.3125 + 2^-52. */
+    double two[] = {1, 1.5 + 0x1p-52};
+    ck_assert(sv_percentile_sorted(two, 2, 62.5) == 1.3125 + 0x1p-52);
+    /* np.median of an even list is the mean of the middle two, not the 50th percentile:
+     * {5, 2^55}: 5 + 2^55 -> 2^55 + 8 (ulp 8), halved 2^54 + 4; the percentile reads
+     * d = 2^55 - 5 -> 2^55 - 4 (ulp 4), b - d / 2 = 2^54 + 2 -> 2^54 (tie, even). */
+    double mid[] = {0x1p55, 5};
+    sv_stat_t st;
+    double p50 = 50;
+    sv_stat_compute(mid, 2, &p50, 1, 1.0, &st);
+    ck_assert(st.median == 0x1p54 + 4);
+    ck_assert(st.pct[0] == 0x1p54);
+    /* The weighted pool's mean: numpy's pairwise sum of the v * w in the pool's order, over
+     * the count. The pool {1 x1, h x1 (seven of them), 0 x1} sums as the nine doubles above,
+     * 1 + 3 * 2^-52, where the loop gives 1; and {1 x1, h x3} as the list {1, 3h} (below
+     * eight terms: a loop from -0), 1 + 3h = 1 + 1.5 ulps -> 1 + 2^-51 (tie, even). */
+    sv_wval_t w[9] = {{1, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {h, 1}, {0, 1}};
+    double cnt;
+    ck_assert_int_eq(sv_wmean_std(w, 9, &cnt, &mean, &std), 0);
+    ck_assert(cnt == 9 && mean == (1 + 3 * 0x1p-52) / 9);
+    sv_wval_t w2[] = {{1, 1}, {h, 3}};
+    ck_assert_int_eq(sv_wmean_std(w2, 2, &cnt, &mean, &std), 0);
+    ck_assert(cnt == 4 && mean == (1 + 0x1p-51) / 4);
+}
+END_TEST
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -290,6 +350,93 @@ START_TEST(test_selection_like_numpy)
             ck_assert_msg(got[i] == sv_percentile_sorted(b, n, q[i]), "n %zu p %g", n, q[i]);
         free(a);
         free(b);
+    }
+}
+END_TEST
+
+START_TEST(test_selection_weighted_and_zeros)
+{
+    /* The weighted pool's percentiles and median equal those of its expanded list, on pools
+     * large enough that the counting recurses (a peak of ties, a few values far out). */
+    unsigned long long s = 777;
+    double q[] = {0, 1, 25, 50, 62.5, 90, 95, 99, 99.9, 100};
+    for (int round = 0; round < 6; round++) {
+        size_t n = round < 3 ? 40 : 20000, ne = 0;
+        sv_wval_t *w = malloc(n * sizeof *w);
+        double *e = malloc(n * 8 * sizeof *e);
+        for (size_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            double v = (double)((s >> 33) % 5000) * 1e-5;
+            if (round % 2 && i % 3 == 0) v = 0.0095; /* ties */
+            if (i % 997 == 5) v = 40.0 + (double)i;  /* far out */
+            int k = 1 + (int)((s >> 20) % 8);
+            w[i] = (sv_wval_t){v, (double)k};
+            for (int j = 0; j < k; j++)
+                e[ne++] = v;
+        }
+        sv_stat_t ws, es;
+        sv_wstat_compute(w, n, q, 10, 1.0, &ws);
+        sv_stat_compute(e, ne, q, 10, 1.0, &es);
+        ck_assert_int_eq(ws.n, (long)ne);
+        ck_assert(ws.median == es.median);
+        for (int i = 0; i < 10; i++)
+            ck_assert_msg(ws.pct[i] == es.pct[i], "round %d p %g", round, q[i]);
+        free(w);
+        free(e);
+    }
+    /* With a sign bit in the list the order is the keys': -0 before +0. Of {+0, -0, -0},
+     * p25 reads ranks 0 and 1 (-0, -0) at t = 0.5: b - (b - a) * 0.5 = -0 - 0 = -0 (in the
+     * list's order, +0 then -0, it would be -0 - (-0 * 0.5) = +0); p75 reads -0 and +0:
+     * +0 - 0 = +0. */
+    double z[] = {0.0, -0.0, -0.0}, p[] = {25, 75}, out[2];
+    sv_percentiles_select(z, 3, p, 2, out);
+    ck_assert(out[0] == 0.0 && signbit(out[0]));
+    ck_assert(out[1] == 0.0 && !signbit(out[1]));
+}
+END_TEST
+
+START_TEST(test_peak_concurrency)
+{
+    /* The peak of [start, last token) over requests sent in pool order, against the count
+     * at each start (i + 1 less the ends at or before it, an end at a start leaving first):
+     * starts and ends on a grid of 1/64 s (ties of ends with starts), and one request that
+     * runs 1000 times longer than the rest (the ends crowd into a few of the sweep's time
+     * buckets). */
+    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
+                            .npercentiles = 1,
+                            .slo_ttft_ms = NAN,
+                            .slo_tpot_ms = NAN,
+                            .slo_e2el_ms = NAN,
+                            .sample_interval = 1.0};
+    for (int round = 0; round < 2; round++) {
+        size_t n = 3000;
+        sv_metrics_t *m = sv_metrics_new(&cfg, 1);
+        sv_reqpool_t pool = {0};
+        pool.n = pool.cap = n;
+        pool.r = malloc(n * sizeof *pool.r);
+        unsigned long long s = 4242;
+        double t = 0;
+        for (size_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            t += (double)((s >> 33) % 3) / 64.0;
+            double len = (double)(1 + (s >> 40) % 200) / 64.0;
+            if (round == 1 && i == 10) len = 1000.0 * 200 / 64.0;
+            pool.r[i] = mkreq(t, t + len / 2, t + len, 1, 2, SV_RQ_DONE);
+        }
+        long want = 0;
+        for (size_t i = 0; i < n; i++) {
+            long c = 0;
+            for (size_t j = 0; j <= i; j++)
+                c += pool.r[j].last_token > pool.r[i].start;
+            if (c > want) want = c;
+        }
+        sv_summary_t sum;
+        sv_error_t err;
+        ck_assert_int_eq(sv_metrics_summarize(m, &pool, &sum, &err), 0);
+        ck_assert_int_eq(sum.max_concurrent_requests, want);
+        ck_assert(want > 20);
+        sv_metrics_free(m);
+        free(pool.r);
     }
 }
 END_TEST
@@ -400,7 +547,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_goodput_ttft_only_and_none);
     tcase_add_test(tc, test_streaming_matches_exact);
     tcase_add_test(tc, test_percentile_like_numpy);
+    tcase_add_test(tc, test_numpy_bits);
     tcase_add_test(tc, test_selection_like_numpy);
+    tcase_add_test(tc, test_selection_weighted_and_zeros);
+    tcase_add_test(tc, test_peak_concurrency);
     tcase_add_test(tc, test_sorts_as_qsort);
     tcase_add_test(tc, test_sorts_large_and_peaked);
     suite_add_tcase(s, tc);

@@ -12,6 +12,7 @@
 
 #include "base/heap_int.h"
 #include "base/vec_int.h"
+#include "metrics/stats_int.h"
 #include "servesim/base/numeric.h"
 #include "servesim/metrics/sketch.h"
 
@@ -188,122 +189,14 @@ const sv_sample_t *sv_metrics_samples(const sv_metrics_t *m, size_t *n)
     return m->samples;
 }
 
-/* ---- statistics ----------------------------------------------------------------------- */
-
-double sv_percentile_sorted(const double *x, size_t n, double p)
-{
-    if (n == 0) return 0.0;
-    double pos = (double)(n - 1) * p / 100.0;
-    size_t lo = (size_t)floor(pos);
-    if (lo >= n - 1) return x[n - 1];
-    double frac = pos - (double)lo;
-    return x[lo] + (x[lo + 1] - x[lo]) * frac;
-}
-
-void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
-                     sv_stat_t *out)
-{
-    memset(out, 0, sizeof *out);
-    out->n = (long)n;
-    if (n == 0) return; /* numpy on the list [0] gives 0 for everything */
-    sv_sort_doubles(x, n);
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += x[i];
-    double mean = sum / (double)n, ss = 0.0;
-    for (size_t i = 0; i < n; i++)
-        ss += (x[i] - mean) * (x[i] - mean);
-    out->mean = mean * scale;
-    out->std = sqrt(ss / (double)n) * scale;
-    out->median = sv_percentile_sorted(x, n, 50.0) * scale;
-    for (int i = 0; i < npcts; i++)
-        out->pct[i] = sv_percentile_sorted(x, n, pcts[i]) * scale;
-}
-
-/* Value at 0-based rank r of the expanded multiset (cumulative weights in cw). */
-static double wrank(const sv_wval_t *x, const double *cw, size_t n, double r)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) { /* first i with cw[i] > r */
-        size_t mid = (lo + hi) / 2;
-        if (cw[mid] > r)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return x[lo].v;
-}
-
-static double wpercentile(const sv_wval_t *x, const double *cw, size_t n, double p)
-{
-    double N = cw[n - 1];
-    double pos = (N - 1.0) * p / 100.0;
-    double lo = floor(pos);
-    double a = wrank(x, cw, n, lo);
-    if (lo + 1.0 > N - 1.0) return a;
-    double b = wrank(x, cw, n, lo + 1.0);
-    return a + (b - a) * (pos - lo);
-}
-
-void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
-                      sv_stat_t *out)
-{
-    memset(out, 0, sizeof *out);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (x[i].w > 0) x[k++] = x[i];
-    n = k;
-    if (n == 0) return;
-    sv_sort_wvals(x, n);
-    double *cw = malloc(n * sizeof *cw);
-    if (!cw) return;
-    double W = 0.0, sum = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        W += x[i].w;
-        cw[i] = W;
-        sum += x[i].v * x[i].w;
-    }
-    double mean = sum / W, ss = 0.0;
-    for (size_t i = 0; i < n; i++)
-        ss += x[i].w * (x[i].v - mean) * (x[i].v - mean);
-    out->n = (long)W;
-    out->mean = mean * scale;
-    out->std = sqrt(ss / W) * scale;
-    out->median = wpercentile(x, cw, n, 50.0) * scale;
-    for (int i = 0; i < npcts; i++)
-        out->pct[i] = wpercentile(x, cw, n, pcts[i]) * scale;
-    free(cw);
-}
-
 /* ---- the summary ---------------------------------------------------------------------- */
 
-/* The ITL budgets' percentiles of the weighted pool (a copy: the summary sorts w itself),
- * or of its sketch. */
-static int itl_budgets(const sv_slo_t *slo, const sv_wval_t *w, size_t n, const sv_sketch_t *sk,
-                       sv_summary_t *out, sv_error_t *err)
+/* The ITL budgets' percentiles from the ITL sketch. */
+static void itl_budgets(const sv_slo_t *slo, const sv_sketch_t *sk, sv_summary_t *out)
 {
-    double p[SV_MAX_BUDGETS];
-    int idx[SV_MAX_BUDGETS], k = 0;
     for (int b = 0; b < slo->nbudgets; b++)
-        if (slo->budget[b].metric == SV_K_ITL) {
-            idx[k] = b;
-            p[k++] = slo->budget[b].pct;
-        }
-    if (k == 0) return 0;
-    if (sk) {
-        for (int i = 0; i < k; i++)
-            out->budget_ms[idx[i]] = sv_sketch_percentile(sk, p[i]) * 1e3;
-        return 0;
-    }
-    sv_wval_t *x = malloc((n + 1) * sizeof *x);
-    if (!x) return sv_errorf(err, SV_ENOMEM, "out of memory for the ITL budgets");
-    memcpy(x, w, n * sizeof *x);
-    sv_stat_t st;
-    sv_wstat_compute(x, n, p, k, 1e3, &st);
-    for (int i = 0; i < k; i++)
-        out->budget_ms[idx[i]] = st.pct[i];
-    free(x);
-    return 0;
+        if (slo->budget[b].metric == SV_K_ITL)
+            out->budget_ms[b] = sv_sketch_percentile(sk, slo->budget[b].pct) * 1e3;
 }
 
 static int ok(const sv_req_t *r)
@@ -525,45 +418,100 @@ static inline int end_less(const double *a, const double *b)
 }
 SV_HEAP_DEFINE(endheap, heap_t, double, 4, end_less, SV_HEAP_UNTRACKED)
 
+/* The bucket of time t of nb buckets from t0 (scale: nb over the span; top: nb - 1):
+ * monotone in t. */
+static inline size_t time_bucket(double t, double t0, double scale, double top)
+{
+    double f = (t - t0) * scale;
+    return (size_t)(f < top ? f : top);
+}
+
+/* Peak concurrency of n requests sent in pool order (start[i] nondecreasing, end[i] >
+ * start[i]): before request i starts, the ends at or before its start have left, and none
+ * of them is of a request from i on (each ends after it starts), so i + 1 less those ends
+ * are in flight. The ends are counted into nb time buckets (bucket(t) is monotone in t:
+ * an end in an earlier bucket than a start is before it, one in a later bucket after it)
+ * and placed by bucket; only the ends in a start's own bucket are compared with it, that
+ * bucket sorted (by insertion: it holds a few, or radix-sorted when it is crowded) when a
+ * start first reaches it. -1 when out of memory or when the times give no buckets (a span
+ * of zero or not finite). */
+static long peak_in_order(const double *start, const double *end, size_t n)
+{
+    if (n == 0) return 0;
+    double t0 = start[0], t1 = end[0];
+    for (size_t i = 1; i < n; i++)
+        t1 = end[i] > t1 ? end[i] : t1;
+    size_t nb = n;
+    double scale = (double)nb / (t1 - t0), top = (double)(nb - 1);
+    if (!(t1 > t0) || !isfinite(scale)) return -1;
+    uint32_t *at = calloc(nb + 1, sizeof *at); /* ends before bucket b, once summed */
+    uint32_t *eb = malloc(n * sizeof *eb);     /* each end's bucket */
+    double *e = malloc(n * sizeof *e);         /* the ends by bucket */
+    uint8_t *sorted = calloc(nb, 1);
+    long peak = -1;
+    if (!at || !eb || !e || !sorted || n > UINT32_MAX) goto done;
+    for (size_t i = 0; i < n; i++) {
+        size_t b = time_bucket(end[i], t0, scale, top);
+        eb[i] = (uint32_t)b;
+        at[b + 1]++;
+    }
+    for (size_t b = 1; b <= nb; b++)
+        at[b] += at[b - 1];
+    for (size_t i = 0; i < n; i++) /* (at[b] runs to bucket b's end, then back) */
+        e[at[eb[i]]++] = end[i];
+    for (size_t b = nb; b > 0; b--)
+        at[b] = at[b - 1];
+    at[0] = 0;
+    peak = 0;
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t b = time_bucket(start[i], t0, scale, top);
+        if (!sorted[b]) {
+            sorted[b] = 1;
+            if (at[b + 1] - at[b] > 32) /* (a crowded bucket: ends bunched in a long run) */
+                sv_sort_doubles(e + at[b], at[b + 1] - at[b]);
+            for (size_t k = at[b] + 1; k < at[b + 1] && at[b + 1] - at[b] <= 32; k++) {
+                double t = e[k];
+                size_t j = k;
+                for (; j > at[b] && e[j - 1] > t; j--)
+                    e[j] = e[j - 1];
+                e[j] = t;
+            }
+        }
+        if (left < at[b]) left = at[b];
+        while (left < at[b + 1] && e[left] <= start[i])
+            left++;
+        if ((long)(i + 1 - left) > peak) peak = (long)(i + 1 - left);
+    }
+done:
+    free(at);
+    free(eb);
+    free(e);
+    free(sorted);
+    return peak;
+}
+
 /* Peak concurrency of the completed requests of the selection: a sweep over the half-open
  * [start, last token) of each, an end before a start at the same time. When they were
- * sent in pool order (open and closed loops, traces), the sweep follows the pool with the
- * ends in order (radix-sorted): before request i starts, the ends at or before its start
- * have left, and none of them is of a request from i on (each ends after it starts), so
- * i + 1 less those ends are in flight. Otherwise the sorted starts and ends are merged.
- * It runs before the summary's per-request arrays are made: its two arrays of ends (and
- * the sort's scratch) are not held with them. -1 when out of memory. */
-static long peak_concurrency(const sv_reqpool_t *pool, int cls)
+ * sent in pool order (open and closed loops, traces), peak_in_order; otherwise the sorted
+ * starts and ends are merged. It runs before the summary's per-request arrays are made:
+ * its arrays are not held with them. Sets *transfers when a completed request of the
+ * selection has a phase of disaggregated serving. -1 when out of memory. */
+static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers)
 {
     const sv_req_t *R = pool->r;
     size_t n = 0;
-    int in_order = 1;
+    int in_order = 1, tr = 0;
     double prev = -INFINITY;
     for (size_t i = 0; i < pool->n; i++)
         if (okc(&R[i], cls)) {
             /* (a request that ends as it starts would leave the sweep before it enters) */
             in_order &= R[i].start >= prev && R[i].last_token > R[i].start;
             prev = R[i].start;
+            tr |= R[i].xfer_start >= 0 || R[i].xfer_end >= 0 || R[i].decode_start >= 0;
             n++;
         }
-    long cur = 0, peak = 0;
-    if (in_order) {
-        double *end = malloc((n + 1) * sizeof *end);
-        if (!end) return -1;
-        size_t k = 0, left = 0;
-        for (size_t i = 0; i < pool->n; i++)
-            if (okc(&R[i], cls)) end[k++] = R[i].last_token;
-        sv_sort_doubles(end, n);
-        k = 0;
-        for (size_t i = 0; i < pool->n; i++) {
-            if (!okc(&R[i], cls)) continue;
-            while (left < n && end[left] <= R[i].start)
-                left++;
-            if ((long)(++k - left) > peak) peak = (long)(k - left);
-        }
-        free(end);
-        return peak;
-    }
+    *transfers = tr;
     double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
     if (!start || !end) {
         free(start);
@@ -576,20 +524,64 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls)
             start[k] = R[i].start;
             end[k++] = R[i].last_token;
         }
-    sv_sort_doubles(start, n);
-    sv_sort_doubles(end, n);
-    for (size_t i = 0, j = 0; i < n;) {
-        if (j < n && end[j] <= start[i]) {
-            cur--;
-            j++;
-        } else {
-            if (++cur > peak) peak = cur;
-            i++;
+    long cur = 0, peak = in_order ? peak_in_order(start, end, n) : -1;
+    if (peak < 0) {
+        peak = 0;
+        sv_sort_doubles(start, n);
+        sv_sort_doubles(end, n);
+        for (size_t i = 0, j = 0; i < n;) {
+            if (j < n && end[j] <= start[i]) {
+                cur--;
+                j++;
+            } else {
+                if (++cur > peak) peak = cur;
+                i++;
+            }
         }
     }
     free(start);
     free(end);
     return peak;
+}
+
+/* The SLO budget metric (SV_K_*) of DISTS[d], -1 for none. */
+static int dist_metric(size_t d)
+{
+    return d == 0 ? SV_K_TTFT : d == 1 ? SV_K_TPOT : d == 2 ? SV_K_E2EL : -1;
+}
+
+/* The summary's percentiles then those of the budgets of the SLO on metric into p, the
+ * budgets' indices into idx; the count. */
+static int with_budgets(const sv_slo_t *slo, int metric, const sv_summary_t *out, double *p,
+                        int *idx)
+{
+    int np = 0;
+    for (int i = 0; i < out->npcts; i++)
+        p[np++] = out->pcts[i];
+    for (int b = 0; b < slo->nbudgets; b++)
+        if (slo->budget[b].metric == metric) {
+            idx[np - out->npcts] = b;
+            p[np++] = slo->budget[b].pct;
+        }
+    return np;
+}
+
+/* The exact statistics of x[0..n) (or, with w, of the weighted pool w[0..n)) into st, in
+ * ms, and the values of the SLO's budgets on metric into out->budget_ms. */
+static int exact_stat(double *x, sv_wval_t *w, size_t n, const sv_slo_t *slo, int metric,
+                      sv_summary_t *out, sv_stat_t *st, sv_error_t *err)
+{
+    double p[SV_MAX_PCT + SV_MAX_BUDGETS], pv[SV_MAX_PCT + SV_MAX_BUDGETS];
+    int idx[SV_MAX_BUDGETS];
+    int np = with_budgets(slo, metric, out, p, idx);
+    int rc =
+        w ? sv__wstat_exact(w, n, p, np, 1e3, st, pv) : sv__stat_exact(x, n, p, np, 1e3, st, pv);
+    if (rc) return sv_errorf(err, rc, "out of memory for the summary's percentiles");
+    for (int i = 0; i < out->npcts; i++)
+        st->pct[i] = pv[i];
+    for (int i = out->npcts; i < np; i++)
+        out->budget_ms[idx[i - out->npcts]] = pv[i];
+    return 0;
 }
 
 /* The ITL pool and the per-second output-token bins, from the decode segments, the decode
@@ -667,11 +659,10 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
         if (bad) {
             rc = sv_errorf(err, SV_ENOMEM, "out of memory for the inter-token latency sketch");
         } else if (sk) {
-            rc = itl_budgets(jslo, NULL, 0, sk, out, err);
+            itl_budgets(jslo, sk, out);
             sv_sketch_stat(sk, out->pcts, out->npcts, 1e3, &out->itl);
         } else {
-            rc = itl_budgets(jslo, w, nwv, NULL, out, err);
-            sv_wstat_compute(w, nwv, out->pcts, out->npcts, 1e3, &out->itl);
+            rc = exact_stat(NULL, w, nwv, jslo, SV_K_ITL, out, &out->itl, err);
         }
     }
     for (int k = 0; k < m->replicas; k++) {
@@ -724,11 +715,15 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     summary_percentiles(c, out);
     double alpha = summary_alpha(c, n);
     out->sketch_alpha = alpha;
-    long peak = peak_concurrency(pool, cls); /* (before the arrays below are made) */
+    int transfers;
+    long peak = peak_concurrency(pool, cls, &transfers); /* (before the arrays below are made) */
+    /* Without a phase of disaggregated serving, the last three are zeros (x - x): their
+     * arrays are not made. */
+    size_t nd = alpha > 0 || transfers ? NDISTS : NDISTS - 3;
 
     dist_t v[NDISTS] = {{0}};
     int rc = 0, bad = 0;
-    for (size_t d = 0; d < NDISTS; d++)
+    for (size_t d = 0; d < nd; d++)
         if (alpha > 0)
             bad |= !(v[d].sk = sv_sketch_new(alpha));
         else
@@ -737,7 +732,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
     }
-    size_t nc = 0;
+    size_t nc = 0, ntpot = 0;
     double min_start = INFINITY, max_end = -INFINITY, duration = 0.0;
     int slo = has_thresholds(&jslo);
     for (int k = 0; byclass && k < c->nclasses; k++)
@@ -753,13 +748,17 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         }
         double x[NDISTS]; /* (DISTS's reads written out; exact: straight into the arrays) */
         phases_of(r, x);
-        for (size_t d = 0; d < NDISTS; d++)
-            if (!DISTS[d].multi_token_only || r->output > 1) {
-                if (alpha > 0)
-                    bad |= dist_add(&v[d], x[d]);
-                else
-                    v[d].v[v[d].n++] = x[d];
-            }
+        if (alpha > 0) {
+            for (size_t d = 0; d < NDISTS; d++)
+                if (!DISTS[d].multi_token_only || r->output > 1) bad |= dist_add(&v[d], x[d]);
+        } else {
+            _Static_assert(NDISTS == 9, "TPOT (DISTS[1]) is the one multi_token_only");
+            v[0].v[nc] = x[0];
+            v[1].v[ntpot] = x[1];
+            ntpot += r->output > 1;
+            for (size_t d = 2; d < nd; d++)
+                v[d].v[nc] = x[d];
+        }
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
@@ -771,6 +770,9 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
          * past the start of a request sent at that very instant (closed loops). */
         if (r->last_token > max_end) max_end = r->last_token;
     }
+    if (alpha == 0)
+        for (size_t d = 0; d < NDISTS; d++)
+            v[d].n = d == 1 ? ntpot : nc;
     out->completed = (long)nc;
     out->duration = duration;
     if (duration > 0) {
@@ -786,22 +788,24 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
     }
-    for (size_t d = 0; d < NDISTS; d++) {
+    for (size_t d = 0; d < NDISTS && !rc; d++) {
         sv_stat_t *st = (sv_stat_t *)((char *)out + DISTS[d].off);
-        if (alpha > 0)
+        if (alpha > 0) {
             sv_sketch_stat(v[d].sk, out->pcts, out->npcts, 1e3, st);
-        else
-            sv_stat_compute(v[d].v, v[d].n, out->pcts, out->npcts, 1e3, st);
+        } else if (d < nd) {
+            rc = exact_stat(v[d].v, NULL, v[d].n, &jslo, dist_metric(d), out, st, err);
+            free(v[d].v); /* (freed as it is done with: the ITL pool comes next) */
+            v[d].v = NULL;
+        } else {
+            st->n = (long)nc; /* zeros: numpy's statistics of a list of zeros */
+        }
     }
-    for (int b = 0; b < jslo.nbudgets; b++) { /* ttft, tpot and e2el (v[0..2]) are sorted now */
+    for (int b = 0; alpha > 0 && b < jslo.nbudgets; b++) {
         const sv_budget_t *bg = &jslo.budget[b];
         const dist_t *d = &v[bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2];
-        if (bg->metric != SV_K_ITL)
-            out->budget_ms[b] = (alpha > 0 ? sv_sketch_percentile(d->sk, bg->pct)
-                                           : sv_percentile_sorted(d->v, d->n, bg->pct)) *
-                                1e3;
+        if (bg->metric != SV_K_ITL) out->budget_ms[b] = sv_sketch_percentile(d->sk, bg->pct) * 1e3;
     }
-    rc = summarize_itl(m, pool, cls, &jslo, nc, min_start, max_end, alpha, out, err);
+    if (!rc) rc = summarize_itl(m, pool, cls, &jslo, nc, min_start, max_end, alpha, out, err);
 done:
     for (size_t d = 0; d < NDISTS; d++) {
         free(v[d].v);
@@ -1500,7 +1504,8 @@ static int stream_summarize(const sv_metrics_t *cm, sv_summary_t *out, sv_error_
     double b2 = st->nfar ? bins_max(&far) : 0.0;
     out->max_output_tokens_per_s = b2 > best ? b2 : best;
     sv_sketch_stat(st->itl, out->pcts, out->npcts, 1e3, &out->itl);
-    return itl_budgets(&st->slo, NULL, 0, st->itl, out, err);
+    itl_budgets(&st->slo, st->itl, out);
+    return 0;
 }
 
 int sv_metrics_streaming(const sv_metrics_t *m)

@@ -1,22 +1,23 @@
 /*
- * Order statistics for the summary (see include/servesim/metrics/metrics.h): a stable
- * radix sort (most significant digit first) of doubles and of weighted values, and
- * selection of the few order statistics a list of percentiles needs.
+ * Order statistics (see include/servesim/metrics/metrics.h): the selection of the few
+ * order statistics a summary's percentiles and median read, and a stable radix sort (most
+ * significant digit first) of doubles and of weighted values for the callers that want
+ * whole arrays in order.
  *
- * Why a sort at all: the summary's mean and standard deviation are sums taken in ascending
- * order (that order fixes their last bits, which the JSON prints), so the arrays that have
- * a mean are sorted; a radix sort on the bit patterns does it in a few linear passes
- * instead of qsort's n log n indirect comparisons. It is stable and orders keys as
- * qsort's three-way comparison of doubles does (-0 equals +0), so it leaves exactly the
- * order glibc's qsort (a stable merge sort) leaves. Arrays already in order (empty,
- * constant, or sorted) cost one pass. Where only percentiles are needed,
- * sv_percentiles_select picks the order statistics by quickselect in O(n).
+ * The summary sorts nothing: its means and standard deviations are numpy's sums in the
+ * arrays' own order (stats.c), and its percentiles need a few ranks of each array, which
+ * a counting pass on the keys' top bits finds in linear time (the selection section).
+ * The sort is stable and orders keys as qsort's three-way comparison of doubles does (-0
+ * equals +0), so it leaves exactly the order glibc's qsort (a stable merge sort) leaves;
+ * arrays already in order (empty, constant, or sorted) cost one pass.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/numpy_int.h"
+#include "metrics/stats_int.h"
 #include "servesim/base/numeric.h"
 #include "servesim/metrics/metrics.h"
 
@@ -62,6 +63,17 @@ static int digit_bits(size_t n, int max)
     return b;
 }
 
+/* INSERTION_SORT(rec_t, a, n): a[0..n) in KEY order, a record moved only past strictly
+ * greater keys (stable). */
+#define INSERTION_SORT(rec_t, a, n)                                                                \
+    for (size_t i_ = 1; i_ < (n); i_++) {                                                          \
+        rec_t t_ = (a)[i_];                                                                        \
+        size_t j_ = i_;                                                                            \
+        for (; j_ > 0 && KEY((a)[j_ - 1]) > KEY(t_); j_--)                                         \
+            (a)[j_] = (a)[j_ - 1];                                                                 \
+        (a)[j_] = t_;                                                                              \
+    }
+
 /* MSD_SORT(name, rec_t): name(a, tmp, n, hi, base, top) sorts a[0..n) by their keys;
  * tmp holds n records of scratch. KEY(r) is a record's key. The first call (top: its
  * counters, 2^TOP_BITS_MAX + 1) is given the keys' smallest (base) and the bits their
@@ -72,13 +84,7 @@ static int digit_bits(size_t n, int max)
     static void name(rec_t *a, rec_t *tmp, size_t n, int hi, uint64_t base, uint32_t *top)         \
     {                                                                                              \
         if (n <= INSERTION_MAX) {                                                                  \
-            for (size_t i = 1; i < n; i++) {                                                       \
-                rec_t t = a[i];                                                                    \
-                size_t j = i;                                                                      \
-                for (; j > 0 && KEY(a[j - 1]) > KEY(t); j--)                                       \
-                    a[j] = a[j - 1];                                                               \
-                a[j] = t;                                                                          \
-            }                                                                                      \
+            INSERTION_SORT(rec_t, a, n);                                                           \
             return;                                                                                \
         }                                                                                          \
         if (!top) { /* the bucket's own range: equal keys are done, and its digits start */        \
@@ -234,93 +240,224 @@ void sv_sort_wvals(sv_wval_t *x, size_t n)
 
 /* ---- selection ------------------------------------------------------------------------ */
 
-static void swap_(double *a, double *b)
-{
-    double t = *a;
-    *a = *b;
-    *b = t;
-}
+/*
+ * The order statistics a list of ranks needs, without sorting: the records' keys (a
+ * double's bits read as an unsigned integer: their order is the doubles' when none has
+ * its sign bit set; otherwise every double is first turned into key_of's order, -0 before
+ * +0, NaNs past the infinities) less the smallest one are counted by their top bits, the
+ * counts (weights, for a weighted pool) walked to the buckets that hold the ranks wanted,
+ * the records of those buckets alone gathered, and each such bucket done the same way on
+ * its own range, by insertion once it is small. Latencies spread over their range, so
+ * the first count splits them into buckets of about SEL_PER_BUCKET records: three passes
+ * over the data (the range, the count, the gathering) and a little work on the buckets
+ * gathered. Ranks are 0-based in the expanded list (a record of weight w holds w of them).
+ */
+#define SEL_SMALL 24
+#define SEL_BITS_MAX 14
+#define SEL_PER_BUCKET 8
 
-/* Reorder x[lo..hi] so that x[k] holds the value of rank k, smaller ones before it and
- * larger ones after it (Hoare's quickselect, median-of-three pivots; a shrinking range
- * that stops halving falls back to sorting it). */
-static void select_k(double *x, size_t lo, size_t hi, size_t k)
-{
-    int budget = 2 * 64;
-    while (hi > lo) {
-        if (hi - lo < 16 || budget-- <= 0) {
-            qsort(x + lo, hi - lo + 1, sizeof *x, sv_cmp_double);
-            return;
-        }
-        size_t mid = lo + (hi - lo) / 2;
-        if (x[mid] < x[lo]) swap_(&x[mid], &x[lo]);
-        if (x[hi] < x[lo]) swap_(&x[hi], &x[lo]);
-        if (x[hi] < x[mid]) swap_(&x[hi], &x[mid]);
-        double pivot = x[mid];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (x[i] < pivot)
-                i++;
-            while (pivot < x[j])
-                j--;
-            if (i <= j) {
-                swap_(&x[i], &x[j]);
-                i++;
-                if (j == 0) break;
-                j--;
-            }
-        }
-        /* now x[lo..j] <= pivot <= x[i..hi], and x[j+1..i-1] == pivot */
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return;
+/* One bucket a count found a wanted rank in: its records' place among those gathered, the
+ * weight below it, its first wanted rank and how many. */
+typedef struct selb {
+    size_t start, n;
+    double below;
+    int r0, nr;
+} selb_t;
+
+/* SELECT(name, rec_t, WEIGHTED): name(a, n, lo, hi, rank, nr, out) sets out[i] to the key
+ * of rank rank[i] (ascending, each below the total weight) of a[0..n), whose keys KEY(r)
+ * lie in [lo, hi]; WEIGHT(r) is a record's weight. a is reordered. 0, or SV_ENOMEM. */
+#define SELECT(name, rec_t, WEIGHTED)                                                              \
+    static int name(rec_t *a, size_t n, uint64_t lo, uint64_t hi, const double *rank, int nr,      \
+                    uint64_t *out)                                                                 \
+    {                                                                                              \
+        if (lo == hi) { /* one key (a bucket of equal keys is done at once) */                     \
+            for (int i = 0; i < nr; i++)                                                           \
+                out[i] = lo;                                                                       \
+            return 0;                                                                              \
+        }                                                                                          \
+        if (n <= SEL_SMALL) {                                                                      \
+            INSERTION_SORT(rec_t, a, n);                                                           \
+            double c = WEIGHT(a[0]);                                                               \
+            size_t j = 0;                                                                          \
+            for (int i = 0; i < nr; i++) {                                                         \
+                for (; c <= rank[i] && j + 1 < n; j++) /* (WEIGHT may drop its argument) */        \
+                    c += WEIGHT(a[j + 1]);                                                         \
+                out[i] = KEY(a[j]);                                                                \
+            }                                                                                      \
+            return 0;                                                                              \
+        }                                                                                          \
+        int span = 64 - __builtin_clzll(hi - lo);                                                  \
+        int bits = digit_bits(n / SEL_PER_BUCKET, SEL_BITS_MAX);                                   \
+        if (bits > span) bits = span;                                                              \
+        int sh = span - bits;                                                                      \
+        size_t nd = (size_t)1 << bits;                                                             \
+        uint32_t *cnt = calloc(nd, sizeof *cnt);                                                   \
+        double *wsum = WEIGHTED ? calloc(nd, sizeof *wsum) : NULL;                                 \
+        uint8_t *need = calloc(nd, 1);                                                             \
+        selb_t bk[SV__MAX_RANKS];                                                                  \
+        int nb = 0, rc = 0;                                                                        \
+        rec_t *g = NULL;                                                                           \
+        if (!cnt || !need || (WEIGHTED && !wsum) || nr > (int)(sizeof bk / sizeof *bk)) {          \
+            rc = SV_ENOMEM;                                                                        \
+            goto out;                                                                              \
+        }                                                                                          \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            size_t b = (size_t)((KEY(a[i]) - lo) >> sh);                                           \
+            cnt[b]++;                                                                              \
+            if (WEIGHTED) wsum[b] += WEIGHT(a[i]);                                                 \
+        }                                                                                          \
+        size_t ng = 0; /* records gathered */                                                      \
+        double c = 0.0;                                                                            \
+        for (size_t b = 0, i = 0; b < nd && (int)i < nr; b++) {                                    \
+            double wb = WEIGHTED ? wsum[b] : (double)cnt[b];                                       \
+            if (rank[i] < c + wb) {                                                                \
+                bk[nb] = (selb_t){.start = ng, .n = cnt[b], .below = c, .r0 = (int)i};             \
+                while ((int)i < nr && rank[i] < c + wb)                                            \
+                    i++;                                                                           \
+                bk[nb].nr = (int)i - bk[nb].r0;                                                    \
+                ng += cnt[b];                                                                      \
+                need[b] = (uint8_t)++nb;                                                           \
+            }                                                                                      \
+            c += wb;                                                                               \
+        }                                                                                          \
+        g = malloc((ng + 1) * sizeof *g);                                                          \
+        if (!g) {                                                                                  \
+            rc = SV_ENOMEM;                                                                        \
+            goto out;                                                                              \
+        }                                                                                          \
+        for (int k = 0; k < nb; k++)                                                               \
+            bk[k].n = bk[k].start; /* (the fill point while gathering) */                          \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            int k = need[(KEY(a[i]) - lo) >> sh];                                                  \
+            if (k) g[bk[k - 1].n++] = a[i];                                                        \
+        }                                                                                          \
+        for (int k = 0; k < nb && !rc; k++) {                                                      \
+            rec_t *seg = g + bk[k].start;                                                          \
+            size_t m = bk[k].n - bk[k].start;                                                      \
+            uint64_t blo = KEY(seg[0]), bhi = blo;                                                 \
+            for (size_t i = 1; i < m; i++) {                                                       \
+                uint64_t key = KEY(seg[i]);                                                        \
+                blo = key < blo ? key : blo;                                                       \
+                bhi = key > bhi ? key : bhi;                                                       \
+            }                                                                                      \
+            double rr[SV__MAX_RANKS];                                                              \
+            for (int i = 0; i < bk[k].nr; i++)                                                     \
+                rr[i] = rank[bk[k].r0 + i] - bk[k].below;                                          \
+            rc = name(seg, m, blo, bhi, rr, bk[k].nr, out + bk[k].r0);                             \
+        }                                                                                          \
+    out:                                                                                           \
+        free(cnt);                                                                                 \
+        free(wsum);                                                                                \
+        free(need);                                                                                \
+        free(g);                                                                                   \
+        return rc;                                                                                 \
     }
+
+#define KEY(r) bits_of(r)
+#define WEIGHT(r) 1.0
+SELECT(select_keys, double, 0)
+#undef KEY
+#undef WEIGHT
+#define KEY(r) bits_of((r).v)
+#define WEIGHT(r) ((r).w)
+SELECT(select_wkeys, sv_wval_t, 1)
+#undef KEY
+#undef WEIGHT
+
+/* The smallest and largest bits of n records of stride bytes, each starting with its
+ * double; whether any has its sign bit set. */
+static int bits_range(const char *base, size_t n, size_t stride, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t mn = UINT64_MAX, mx = 0, any = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, base + i * stride, sizeof u);
+        mn = u < mn ? u : mn;
+        mx = u > mx ? u : mx;
+        any |= u;
+    }
+    *lo = mn;
+    *hi = mx;
+    return (int)(any >> 63);
 }
 
-static int cmp_size(const void *a, const void *b)
+/* Each record's double turned into its key (in place); their range. */
+static void keys_all(char *base, size_t n, size_t stride, uint64_t *lo, uint64_t *hi)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, base + i * stride, sizeof u);
+        u = key_of(u);
+        memcpy(base + i * stride, &u, sizeof u);
+    }
+    bits_range(base, n, stride, lo, hi);
+}
+
+/* SELECT_TOP(name, rec_t, core): the doubles of ranks rank[0..nr) of x[0..n) (n >= 1). */
+#define SELECT_TOP(name, rec_t, core)                                                              \
+    int name(rec_t *x, size_t n, const double *rank, int nr, double *val)                          \
+    {                                                                                              \
+        uint64_t lo, hi, out[SV__MAX_RANKS];                                                       \
+        if (nr > (int)(sizeof out / sizeof *out)) return SV_EINVAL;                                \
+        int keyed = bits_range((const char *)x, n, sizeof *x, &lo, &hi);                           \
+        if (keyed) keys_all((char *)x, n, sizeof *x, &lo, &hi);                                    \
+        int rc = core(x, n, lo, hi, rank, nr, out);                                                \
+        for (int i = 0; i < nr; i++) {                                                             \
+            uint64_t u = keyed ? double_of(out[i]) : out[i];                                       \
+            memcpy(&val[i], &u, sizeof u);                                                         \
+        }                                                                                          \
+        return rc;                                                                                 \
+    }
+
+SELECT_TOP(sv__select_doubles, double, select_keys)
+SELECT_TOP(sv__select_wvals, sv_wval_t, select_wkeys)
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    return sv_cmp_double(a, b);
+}
+
+int sv__ranks_add(double *rank, int nr, double r)
+{
+    for (int i = 0; i < nr; i++)
+        if (rank[i] == r) return nr;
+    rank[nr] = r;
+    return nr + 1;
+}
+
+int sv__ranks_sort(double *rank, int nr)
+{
+    qsort(rank, (size_t)nr, sizeof *rank, cmp_dbl);
+    return nr;
+}
+
+double sv__rank_value(const double *rank, const double *val, int nr, double r)
+{
+    for (int i = 0; i < nr; i++)
+        if (rank[i] == r) return val[i];
+    return 0.0;
 }
 
 void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, double *out)
 {
-    if (n == 0) {
+    double rank[SV__MAX_RANKS], val[SV__MAX_RANKS];
+    int nr = 0;
+    for (int i = 0; n > 0 && i < npcts && 2 * i + 2 <= SV__MAX_RANKS; i++) {
+        double lo, hi, t;
+        sv__np_ranks((double)n, pcts[i], &lo, &hi, &t);
+        nr = sv__ranks_add(rank, nr, lo);
+        nr = sv__ranks_add(rank, nr, hi);
+    }
+    if (n == 0 || sv__select_doubles(x, n, rank, sv__ranks_sort(rank, nr), val)) {
         for (int i = 0; i < npcts; i++)
             out[i] = 0.0;
         return;
     }
-    /* The ranks needed: floor(pos) and the one after for each percentile, as in
-     * sv_percentile_sorted; selected in ascending order, each in what is left above the
-     * previous one. */
-    size_t rank[2 * SV_MAX_PCT + 8];
-    int nr = 0;
-    for (int i = 0; i < npcts && nr + 2 <= (int)(sizeof rank / sizeof *rank); i++) {
-        double pos = (double)(n - 1) * pcts[i] / 100.0;
-        size_t lo = (size_t)floor(pos);
-        if (lo >= n - 1) lo = n - 1;
-        rank[nr++] = lo;
-        if (lo + 1 < n) rank[nr++] = lo + 1;
-    }
-    qsort(rank, (size_t)nr, sizeof *rank, cmp_size);
-    size_t from = 0;
-    for (int i = 0; i < nr; i++) {
-        if (i > 0 && rank[i] == rank[i - 1]) continue;
-        select_k(x, from, n - 1, rank[i]);
-        from = rank[i] + 1;
-    }
-    /* x[r] is now the value of rank r for every selected r. */
     for (int i = 0; i < npcts; i++) {
-        double pos = (double)(n - 1) * pcts[i] / 100.0;
-        size_t lo = (size_t)floor(pos);
-        if (lo >= n - 1) {
-            out[i] = x[n - 1];
-            continue;
-        }
-        double frac = pos - (double)lo;
-        out[i] = x[lo] + (x[lo + 1] - x[lo]) * frac;
+        double lo, hi, t;
+        sv__np_ranks((double)n, pcts[i], &lo, &hi, &t);
+        out[i] =
+            sv__np_lerp(sv__rank_value(rank, val, nr, lo), sv__rank_value(rank, val, nr, hi), t);
     }
 }

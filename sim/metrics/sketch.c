@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/numpy_int.h"
+
 /* Counts of buckets lo .. lo + n - 1 (doubles: weights are whole numbers below 2^53). */
 typedef struct store {
     double *c;
@@ -196,12 +198,10 @@ double sv_sketch_percentile(const sv_sketch_t *s, double p)
 {
     double n = s->count;
     if (n <= 0) return 0.0;
-    /* as sv_percentile_sorted, over ranks instead of an array */
-    double pos = (n - 1) * p / 100.0, lo = floor(pos);
-    double a = sv_sketch_rank(s, lo);
-    if (lo >= n - 1) return a;
-    double b = sv_sketch_rank(s, lo + 1);
-    return a + (b - a) * (pos - lo);
+    /* as sv_percentile_sorted (numpy's, numpy_int.h), over ranks instead of an array */
+    double lo, hi, t;
+    sv__np_ranks(n, p, &lo, &hi, &t);
+    return sv__np_lerp(sv_sketch_rank(s, lo), sv_sketch_rank(s, hi), t);
 }
 
 void sv_sketch_stat(const sv_sketch_t *s, const double *pcts, int npcts, double scale,

@@ -181,8 +181,9 @@ typedef struct sv_summary {
      * the class's for sv_metrics_summarize_class), in its order. */
     double budget_ms[SV_MAX_BUDGETS];
     /* 0: percentiles exact; else the relative error bound of every percentile (and
-     * median, and budget value): they came from quantile sketches. Means, std and counts
-     * are exact either way (up to the order of summation). */
+     * median, and budget value): they came from quantile sketches. Counts are exact
+     * either way; means and std are numpy's (sim/metrics/stats.c) in exact mode, the
+     * sketches' running moments otherwise (the same up to the order of summation). */
     double sketch_alpha;
 } sv_summary_t;
 
@@ -219,19 +220,36 @@ int sv_metrics_itl_runs(const sv_metrics_t *m, const sv_reqpool_t *pool, int32_t
 int sv_metrics_nstreams(const sv_metrics_t *m);
 const double *sv_metrics_steps(const sv_metrics_t *m, int s, size_t *n);
 
-/* Exact statistics helpers, exposed for tests: sorts x in place; values in x's units. */
+/* Exact statistics (sim/metrics/stats.c), exposed for tests; values in x's units. They are
+ * numpy's as vLLM's `vllm bench serve` takes them of a list in request order: np.mean and
+ * np.std (population) from numpy's pairwise sums of the list in the order given,
+ * np.median, np.percentile (method linear); numpy on the list [0] for n = 0 (zeros). */
+/* Mean, std and percentiles of x[0..n) in the order given; x is scratch (its contents
+ * are left unspecified). */
 void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
                      sv_stat_t *out);
 /* numpy.percentile (linear) of sorted data; 0 for n = 0. */
 double sv_percentile_sorted(const double *x, size_t n, double p);
+/* np.add.reduce of x[0..n) (numpy's pairwise summation, in this order). */
+double sv_np_sum(const double *x, size_t n);
+/* np.mean and np.std (ddof 0) of x[0..n) in this order; 0 for n = 0. */
+void sv_np_mean_std(const double *x, size_t n, double *mean, double *std);
 
-/* A weighted sample: value with multiplicity. Sorts in place. */
+/* A weighted sample: value with multiplicity (a whole number; a fractional one weighs as
+ * its value). */
 typedef struct sv_wval {
     double v;
     double w;
 } sv_wval_t;
+/* The statistics of the expanded multiset (each v w times) of the entries of positive
+ * weight; x is scratch (its contents are left unspecified). Percentiles and median are
+ * numpy's on the expanded list sorted; mean and std numpy's pairwise sums over x in its
+ * order of the v * w, over the count, and of the w * (v - mean)^2. */
 void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
                       sv_stat_t *out);
+/* Count (sum of w), mean and std as sv_wstat_compute takes them, of x[0..n) (weights > 0);
+ * 0 (SV_ENOMEM is kept for callers that check). */
+int sv_wmean_std(const sv_wval_t *x, size_t n, double *count, double *mean, double *std);
 
 /* Ascending sorts (sim/metrics/order.c): stable, in the order qsort with a three-way
  * comparison of the values gives (-0 equals +0), in linear time (a radix sort on the bit
@@ -239,8 +257,10 @@ void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, dou
 void sv_sort_doubles(double *x, size_t n);
 void sv_sort_wvals(sv_wval_t *x, size_t n); /* by v */
 /* numpy.percentile (linear) of x for each of pcts into out, as sv_percentile_sorted of the
- * sorted x would give, by selecting only the order statistics needed (O(n) expected);
- * reorders x. 0 for n = 0. At most SV_MAX_PCT + 4 percentiles. */
+ * sorted x would give, by selecting only the order statistics needed (linear time); x is
+ * scratch (its contents are left unspecified). 0 for n = 0. At most SV_MAX_PCT + 4 +
+ * SV_MAX_BUDGETS percentiles. The order is the doubles' (with a sign bit in x: -0 before
+ * +0, NaNs past the infinities). */
 void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, double *out);
 
 #endif
