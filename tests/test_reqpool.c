@@ -1,8 +1,9 @@
 /*
  * The request pool's window (servesim/traffic/request.h): the records of ended requests
  * released in id order once enough are held, each read by the hook first, the rest (and
- * their segments) still found by id; a streaming run with the window prints the same
- * summary as without it, and writes the same --requests-csv and JSON lists as requests end.
+ * their segments) still found by id; the side window releasing only the side elements; a
+ * streaming run with the window prints the same summary as without it, and writes the
+ * same --requests-csv and JSON lists as requests end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,95 @@ START_TEST(test_window_releases_in_order)
 }
 END_TEST
 
+/* A side window (sv_reqpool_side_window): every SV_REQPOOL_SIDE_STRIDE requests added, the
+ * side elements of the ended requests below the oldest one not ended go, while every
+ * record stays; what is held (and the ring's room) follows the requests in flight. */
+static long fini_sum;
+static void side_fini_sum(void *el)
+{
+    fini_sum += *(int32_t *)el;
+}
+
+START_TEST(test_side_window_follows_in_flight)
+{
+    const int S = SV_REQPOOL_SIDE_STRIDE;
+    sv_reqpool_t p = {0};
+    sv_reqpool_side_window(&p);
+    ck_assert_int_eq(sv_reqpool_attach(&p, sizeof(int32_t), side_init, side_fini), 0);
+    finis = 0;
+    /* Request 5 stays live: the first look (S added) releases the 5 below it. */
+    add_n(&p, 2 * S, 5);
+    sv_reqpool_release(&p);
+    ck_assert_uint_eq(p.side_base, 5);
+    ck_assert_int_eq(finis, 5);
+    ck_assert(sv_reqpool_side_released(&p, 4) && !sv_reqpool_side_released(&p, 5));
+    /* Once it ends, the next look (S more added) releases all but the newest, still live. */
+    sv_reqpool_req(&p, 5)->ended = 1;
+    add_n(&p, S - 1, -1);
+    sv_reqpool_release(&p); /* 3S - 1 added: not looked at */
+    ck_assert_uint_eq(p.side_base, 5);
+    add_n(&p, 1, 3 * S - 1);
+    sv_reqpool_release(&p);
+    ck_assert_uint_eq(p.side_base, 3 * (size_t)S - 1);
+    ck_assert_int_eq(finis, 3 * S - 1);
+    ck_assert_int_eq(((int32_t *)p.side)[sv_reqpool_side_slot(&p, 3 * S - 1)], -7);
+    ck_assert_uint_eq(p.cap_side, 4 * (size_t)S); /* the room 3S - 4 held needed */
+    ck_assert_uint_eq(p.base, 0);
+    for (int id = 0; id < 3 * S; id++) /* every record and segment found by id */
+        ck_assert(sv_reqpool_req(&p, id)->input == id &&
+                  p.seg[sv_reqpool_req(&p, id)->seg_off].len == id);
+    /* 64S requests, each ending 3 requests after it started: a look leaves the 3 in
+     * flight, so at most S + 2 are held after a release, and the ring does not grow. */
+    size_t most = 0;
+    sv_reqpool_req(&p, 3 * S - 1)->ended = 1;
+    for (int i = 0; i < 64 * S; i++) {
+        add_n(&p, 1, (int32_t)p.n);
+        sv_reqpool_req(&p, (int32_t)p.n - 4)->ended = 1;
+        sv_reqpool_release(&p);
+        if (p.n - p.side_base > most) most = p.n - p.side_base;
+    }
+    ck_assert_uint_eq(most, (size_t)S + 2);
+    ck_assert_uint_eq(p.cap_side, 4 * (size_t)S);
+    ck_assert_uint_eq(p.base, 0);
+    ck_assert_int_eq((long)p.side_base, finis);
+    sv_reqpool_free(&p);
+    ck_assert_int_eq(finis, 67 * S); /* the rest finished once each */
+
+    /* The ring grows while its ids wrap around it (request 100 live through 2,000 more):
+     * every element keeps its request's value, and each is finished once. */
+    sv_reqpool_t q = {0};
+    sv_reqpool_side_window(&q);
+    ck_assert_int_eq(sv_reqpool_attach(&q, sizeof(int32_t), NULL, side_fini_sum), 0);
+    fini_sum = 0;
+    for (int32_t id = 0; id < 3000; id++) {
+        ck_assert_int_eq(sv_reqpool_add(&q), id);
+        ((int32_t *)q.side)[sv_reqpool_side_slot(&q, id)] = id;
+        if (id >= 3 && id - 3 != 100) sv_reqpool_req(&q, id - 3)->ended = 1;
+        if (id == 2100) sv_reqpool_req(&q, 100)->ended = 1;
+        sv_reqpool_release(&q);
+        if (id == 2000) ck_assert_uint_eq(q.side_base, 100);
+    }
+    ck_assert_uint_ge(q.cap_side, 2048); /* grew past 1,900 held */
+    ck_assert_uint_ge(q.side_base, 3000 - 3 - S);
+    long held_sum = 0;
+    for (int32_t id = (int32_t)q.side_base; id < 3000; id++) {
+        ck_assert_int_eq(((int32_t *)q.side)[sv_reqpool_side_slot(&q, id)], id);
+        held_sum += id;
+    }
+    ck_assert_int_eq(fini_sum, 2999L * 3000 / 2 - held_sum); /* the released ones' */
+    sv_reqpool_free(&q);
+    ck_assert_int_eq(fini_sum, 2999L * 3000 / 2);
+
+    /* Without a window nothing goes. */
+    sv_reqpool_t u = {0};
+    ck_assert_int_eq(sv_reqpool_attach(&u, sizeof(int32_t), side_init, side_fini), 0);
+    add_n(&u, 2 * S, -1);
+    sv_reqpool_release(&u);
+    ck_assert_uint_eq(u.side_base, 0);
+    sv_reqpool_free(&u);
+}
+END_TEST
+
 static char *summary_text(const sv_result_t *res)
 {
     char *buf = NULL;
@@ -140,8 +230,9 @@ START_TEST(test_window_same_summary)
         ck_assert(res->summary.completed > 1000 && res->summary.failed > 1000);
         if (w) /* ended records released: what is held stays well below the run */
             ck_assert(res->pool.base > 0 && res->pool.n - res->pool.base <= 20000 / 2);
-        else
-            ck_assert_uint_eq(res->pool.base, 0);
+        else /* every record kept, the engine's state of ended requests released */
+            ck_assert(res->pool.base == 0 && res->pool.side_base > 0 &&
+                      res->pool.n - res->pool.side_base <= 20000 / 2);
         text[w] = summary_text(res);
         tu_done(sc, res);
     }
@@ -239,6 +330,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("window");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_window_releases_in_order);
+    tcase_add_test(tc, test_side_window_follows_in_flight);
     tcase_add_test(tc, test_window_same_summary);
     tcase_add_test(tc, test_window_streams_outputs);
     suite_add_tcase(s, tc);

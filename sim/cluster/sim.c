@@ -1623,6 +1623,9 @@ static int setup(sim_t *s, sv_error_t *err)
     if (windowed(sc, s->cl.external) &&
         sv_reqpool_window(&s->res->pool, sc->metrics.on_record, sc->metrics.out_ctx))
         return sv_errorf(err, SV_ENOMEM, "out of memory");
+    /* The engine's state of ended requests goes (served live, a failed request's tokens
+     * are still asked of the engine): the records stay for the summary. */
+    if (!s->cl.external) sv_reqpool_side_window(&s->res->pool);
     s->smp.dt = sc->metrics.sample_interval;
     s->smp.cap = SV_MAX_SAMPLES > 2L * total ? SV_MAX_SAMPLES : 2L * total;
     /* Between two request ends a replica runs at most one step per token of its longest

@@ -277,7 +277,7 @@ struct sv_replica {
 
 /* the public record, the engine's private state (servesim/traffic/request.h: by slot) */
 #define Q(r, id) sv_reqpool_req((r)->pool, (id))
-#define E(r, id) ((sv_reqeng_t *)(r)->pool->side + sv_reqpool_slot((r)->pool, (id)))
+#define E(r, id) ((sv_reqeng_t *)(r)->pool->side + sv_reqpool_side_slot((r)->pool, (id)))
 #define KVP(r) (&(r)->kv.pool[SV__KV_FULL])              /* its pool of full-attention KV */
 
 int sv_sched_parse(const char *s, sv_sched_t *out)
@@ -334,7 +334,8 @@ static int32_t ring_front(sv_replica_t *r, ring_t *q, int which)
 {
     while (q->len) {
         int32_t id = q->v[q->head];
-        if (!sv_reqpool_released(r->pool, id) && E(r, id)->queue == which && E(r, id)->at == r->id)
+        if (!sv_reqpool_side_released(r->pool, id) && E(r, id)->queue == which &&
+            E(r, id)->at == r->id)
             return id;
         q->head = (q->head + 1) % q->cap;
         q->len--;
@@ -381,7 +382,7 @@ static int32_t wq_front(sv_replica_t *r)
     if (!r->prio) return ring_front(r, &r->wq, SV__Q_WAITING);
     while (r->ph.n) {
         int32_t id = r->ph.v[0].id;
-        if (!sv_reqpool_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
+        if (!sv_reqpool_side_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
             E(r, id)->at == r->id)
             return id;
         pq_pop(r);
@@ -1449,6 +1450,7 @@ static void continue_prefills(sv_replica_t *r)
 {
     for (size_t i = 0; i < r->npf && r->budget > 0; i++) {
         int32_t id = r->pf[i];
+        if (sv_reqpool_side_released(r->pool, id)) continue; /* ended since (dropped below) */
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
         if (q->state != SV_RQ_RUNNING || e->in_decode) continue;
@@ -1749,10 +1751,11 @@ static void swap_in(sv_replica_t *r)
     }
 }
 
-static void compact_prefilling(sv_replica_t *r)
+static inline void compact_prefilling(sv_replica_t *r)
 {
     size_t k = 0;
     for (size_t i = 0; i < r->npf; i++) {
+        if (sv_reqpool_side_released(r->pool, r->pf[i])) continue; /* it ended */
         sv_req_t *q = Q(r, r->pf[i]);
         sv_reqeng_t *e = E(r, r->pf[i]);
         if (q->state == SV_RQ_RUNNING && !e->in_decode && e->at == r->id) r->pf[k++] = r->pf[i];
@@ -1765,6 +1768,7 @@ static void compact_prefilling(sv_replica_t *r)
 static void join_landed(sv_replica_t *r)
 {
     for (size_t i = 0; i < r->npend; i++) {
+        if (sv_reqpool_side_released(r->pool, r->pending[i])) continue; /* it ended */
         sv_reqeng_t *e = E(r, r->pending[i]);
         if (!e->joining || Q(r, r->pending[i])->state != SV_RQ_RUNNING || e->at != r->id) continue;
         e->joining = 0; /* from here its blocks are counted as a decoding sequence's */
@@ -1779,7 +1783,7 @@ static void join_landed(sv_replica_t *r)
 /* Whether a waiting entry is still this replica's waiting request. */
 static int waiting_here(sv_replica_t *r, int32_t id)
 {
-    return !sv_reqpool_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
+    return !sv_reqpool_side_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
            E(r, id)->at == r->id;
 }
 
@@ -1789,6 +1793,7 @@ static long ctx_candidates(sv_replica_t *r, long most)
 {
     long n = 0;
     for (size_t i = 0; i < r->npf && n < most; i++) {
+        if (sv_reqpool_side_released(r->pool, r->pf[i])) continue;
         const sv_reqeng_t *e = E(r, r->pf[i]);
         if (Q(r, r->pf[i])->state == SV_RQ_RUNNING && !e->in_decode && e->computed < e->target)
             n++;

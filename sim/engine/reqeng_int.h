@@ -2,11 +2,13 @@
  * The replica engine's private state per request: where it is in the engine's queues,
  * how much of it is computed, and its place in the decode aggregate. Only the replica
  * engine (sim/engine/replica.c) reads or writes it; the replica attaches it to the request
- * pool as the pool's side array (sv_reqpool_attach), which grows it beside the public
- * records. Nothing else includes this header.
+ * pool as the pool's side array (sv_reqpool_attach), which holds it while the request is
+ * in flight and releases it once it has ended (sv_reqpool_side_window): the engine reads
+ * no released request's entry (sv_reqpool_side_released). Nothing else includes this
+ * header.
  *
  * Ownership: the request pool owns the array (sv_reqpool_t.side), one entry per request
- * id; each entry owns its `chain`, `slots` and `xslots`.
+ * id held; each entry owns its `chain`, `slots` and `xslots`.
  */
 #ifndef SERVESIM_REQENG_INT_H
 #define SERVESIM_REQENG_INT_H

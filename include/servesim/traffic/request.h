@@ -6,7 +6,10 @@
  * A windowed pool (sv_reqpool_window) keeps only the records from the oldest request not
  * yet ended on: those of ended requests below it are released (a hook may read each one
  * first, in id order), so its memory follows the requests in flight and not the run. A
- * released id's record must not be read (sv_reqpool_released says which are).
+ * released id's record must not be read (sv_reqpool_released says which are). A pool that
+ * keeps every record may still release the side elements of ended requests the same way
+ * (sv_reqpool_side_window): the attached layer's state follows the requests in flight
+ * while the records stay for the summary (sv_reqpool_side_released says which are gone).
  *
  * Ownership: the pool owns its arrays (sv_reqpool_free); ids (int32) stay valid across
  * growth and release, pointers into the arrays do not.
@@ -14,6 +17,7 @@
 #ifndef SERVESIM_REQUEST_H
 #define SERVESIM_REQUEST_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,17 +127,23 @@ static inline uint64_t sv_output_segment_id(int32_t id)
  * sim/engine/reqeng_int.h): this layer sees only its size and its two hooks. */
 typedef struct sv_reqpool {
     sv_req_t *r;      /* public records of ids base..n-1: request id's is r[id - base] */
-    void *side;       /* the attached layer's state of each, same index; NULL until attached */
+    void *side;       /* a ring of the attached layer's state of ids side_base..n-1: id's is
+                         element id & side_mask; NULL until attached */
     size_t side_size; /* bytes per element; 0 until attached */
     void (*side_init)(void *element); /* sets up a zeroed element */
     void (*side_fini)(void *element); /* releases what an element owns (not the element) */
-    size_t n, cap, cap_side;          /* n: requests ever added (the next id) */
+    size_t n, cap;                    /* n: requests ever added (the next id) */
+    size_t cap_side, side_mask;       /* the ring's room (a power of two, or 0) and room - 1 */
     sv_segment_t *seg; /* prompt segments of the held requests (sv_req_t.seg_off, nseg) */
     size_t nseg, cap_seg;
-    /* The window (sv_reqpool_window; base stays 0 otherwise): */
-    size_t base;    /* ids below were released */
-    int windowed;   /* records of ended requests are released */
-    size_t scan_at; /* held records at which sv_reqpool_release looks again */
+    /* The windows (sv_reqpool_window, sv_reqpool_side_window; base and side_base stay 0
+     * without): */
+    size_t base;       /* ids below had their records released */
+    size_t side_base;  /* ids below had their side elements released (>= base; = base when
+                          windowed) */
+    int windowed;      /* records of ended requests are released (with their side elements) */
+    int side_windowed; /* only the side elements of ended requests are released */
+    size_t look_at;    /* n at which sv_reqpool_release looks again (SIZE_MAX: no window) */
     void (*on_release)(void *ctx, int32_t id, const sv_req_t *r); /* NULL: none */
     void *release_ctx;
 } sv_reqpool_t;
@@ -144,10 +154,22 @@ static inline int sv_reqpool_released(const sv_reqpool_t *p, int32_t id)
 {
     return (size_t)id < p->base;
 }
-/* Where request id (held: not released, below n) is in r and side. */
+/* Whether request id's side element was released (it has ended): implied by the release of
+ * its record; the lazy checks of ended requests in the attached layer ask this. */
+static inline int sv_reqpool_side_released(const sv_reqpool_t *p, int32_t id)
+{
+    return (size_t)id < p->side_base;
+}
+/* Where request id (held: not released, below n) is in r. */
 static inline size_t sv_reqpool_slot(const sv_reqpool_t *p, int32_t id)
 {
     return (size_t)id - p->base;
+}
+/* Where request id (its side element not released, below n) is in side. */
+static inline size_t sv_reqpool_side_slot(const sv_reqpool_t *p, int32_t id)
+{
+    assert((size_t)id >= p->side_base && (size_t)id < p->n);
+    return (size_t)id & p->side_mask;
 }
 /* Request id's record. */
 static inline sv_req_t *sv_reqpool_req(const sv_reqpool_t *p, int32_t id)
@@ -167,21 +189,37 @@ int sv_reqpool_attach(sv_reqpool_t *p, size_t size, void (*init)(void *), void (
  * 0, or SV_ENOMEM. */
 int sv_reqpool_set_segments(sv_reqpool_t *p, int32_t id, const sv_segment_t *seg, int n);
 /* Held records a windowed pool lets accumulate before it first looks for ended ones; it
- * looks again each time what it holds has doubled since. */
+ * looks again each time what it holds has doubled since. (A build may set smaller ones, and
+ * the side window's, to exercise the windows.) */
+#ifndef SV_REQPOOL_WINDOW_MIN
 #define SV_REQPOOL_WINDOW_MIN 4096
+#endif
+/* Requests a side window lets be added between two looks for ended ones. */
+#ifndef SV_REQPOOL_SIDE_STRIDE
+#define SV_REQPOOL_SIDE_STRIDE 256
+#endif
 
 /* Make p a windowed pool: sv_reqpool_release may release the records of ended requests,
  * each read by on_release (may be NULL) just before, in id order. Call before the first
  * request; 0, SV_EINVAL after it, or SV_ENOMEM. */
 int sv_reqpool_window(sv_reqpool_t *p, void (*on_release)(void *ctx, int32_t id, const sv_req_t *r),
                       void *ctx);
-/* A windowed pool, at a point where nothing holds a pointer into it: when enough records
- * are held, those of the ended requests below the oldest one not ended are released
- * (their side elements finished, their segments dropped). Cheap to call often. */
+/* Make p release the side elements of ended requests (not their records) at
+ * sv_reqpool_release, each time SV_REQPOOL_SIDE_STRIDE requests were added since it last
+ * looked: those below the oldest request not ended go, so the ring's room follows the
+ * span of requests in flight. The attached layer must then read no released id's element
+ * (sv_reqpool_side_released). Nothing for a windowed pool, which releases them with the
+ * records. */
+void sv_reqpool_side_window(sv_reqpool_t *p);
+/* A pool with a window, at a point where nothing holds a pointer into it (between two
+ * events): when it is time to look, the records (windowed) or only the side elements
+ * (sv_reqpool_side_window) of the ended requests below the oldest one not ended are
+ * released (side elements finished, a windowed pool's segments dropped). Cheap to call
+ * often. */
 void sv__reqpool_compact(sv_reqpool_t *p);
 static inline void sv_reqpool_release(sv_reqpool_t *p)
 {
-    if (p->windowed && p->n - p->base >= p->scan_at) sv__reqpool_compact(p);
+    if (p->n >= p->look_at) sv__reqpool_compact(p);
 }
 /* Release every record left (the end of a run whose requests have all ended): each read by
  * on_release in id order. */
