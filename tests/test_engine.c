@@ -263,6 +263,62 @@ START_TEST(test_injected_requests)
 }
 END_TEST
 
+/* Outputs of 900 to 3,200 tokens, on a KV cache small enough to preempt: the decoding
+ * sequences' last tokens lie both within the finish wheel's 1,023 steps and beyond (in the
+ * heap, moving to the wheel as their step comes near), and preemptions take sequences out
+ * of both. --check verifies at every step that each decoding sequence waits where its key
+ * puts it and that nothing else waits (sv_replica_check). */
+static const char *long_outputs = "seed: 5\n"
+                                  "model: llama-3.1-8b\n"
+                                  "hardware: {gpu: h100-sxm, gpu_memory_utilization: 0.3}\n"
+                                  "workload:\n"
+                                  "  num_requests: 60\n"
+                                  "  rate: 20\n"
+                                  "  input: {dist: uniform, min: 16, max: 256}\n"
+                                  "  output: {dist: uniform, min: 900, max: 3200}\n";
+
+static const char *fixed_1025 = "seed: 5\n"
+                                "model: llama-3.1-8b\n"
+                                "hardware: {gpu: h100-sxm}\n"
+                                "workload:\n"
+                                "  num_requests: 20\n"
+                                "  rate: 20\n"
+                                "  input: 64\n"
+                                "  output: 1025\n";
+
+START_TEST(test_finish_wheel_and_heap)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_checked(cat, long_outputs, &sc);
+    tu_check_accounting(res);
+    ck_assert_int_eq(res->summary.completed, 60);
+    ck_assert_int_gt(res->preemptions, 0);
+    long beyond = 0;
+    for (size_t i = 0; i < res->pool.n; i++) {
+        const sv_req_t *r = &res->pool.r[i];
+        ck_assert_int_eq(r->state, SV_RQ_DONE);
+        beyond += r->output > 1024;
+        /* a request decodes output - 1 steps after its first token: its TPOT is at least
+         * the fastest step of the run, a step of one sequence (over 2 ms here) */
+        ck_assert(sv_req_tpot(r) > 2e-3);
+    }
+    ck_assert_int_gt(beyond, 30); /* most join with their last token past the wheel */
+    tu_done(sc, res);
+    /* Output 1,025: a prompt that ends in a step with decodes joins with its last token
+     * 1,023 steps past the new count, 1,024 past the step that just ended, whose bucket
+     * (the same one, modulo 1,024) is emptied after the joins: such a key goes to the
+     * heap, else it would leave 1,024 steps early. */
+    sv_result_t *one = tu_run_checked(cat, fixed_1025, &sc);
+    tu_check_accounting(one);
+    ck_assert_int_eq(one->summary.completed, 20);
+    for (size_t i = 0; i < one->pool.n; i++)
+        ck_assert(sv_req_tpot(&one->pool.r[i]) > 2e-3);
+    tu_done(sc, one);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("engine");
@@ -275,6 +331,7 @@ static Suite *suite(void)
     TCase *tr = tcase_create("driven runs");
     tcase_add_test(tr, test_stepped_run);
     tcase_add_test(tr, test_injected_requests);
+    tcase_add_test(tr, test_finish_wheel_and_heap);
     suite_add_tcase(s, tr);
     return s;
 }

@@ -241,6 +241,56 @@ START_TEST(test_genai_perf_export)
 }
 END_TEST
 
+/* The detailed ITL lists are written from runs of decode steps shared between requests
+ * (each step's gap formatted once, a run copied as bytes) and the lone gaps; with
+ * preemptions a request's list has several segments, each with its join gap, and the
+ * tokens of its re-prefills. Every list must hold, number for number, the request's gaps
+ * (sv_metrics_itls), and a run must cover several requests' steps. */
+static const char *preempting = "seed: 5\n"
+                                "model: llama-3.1-8b\n"
+                                "hardware: {gpu: h100-sxm, gpu_memory_utilization: 0.215}\n"
+                                "workload:\n"
+                                "  num_requests: 40\n"
+                                "  rate: 40\n"
+                                "  input: {dist: uniform, min: 16, max: 256}\n"
+                                "  output: {dist: uniform, min: 200, max: 600}\n";
+
+START_TEST(test_itl_lists_by_runs)
+{
+    sv_scenario_t *sc;
+    sv_result_t *res = tu_run_yaml(cat, preempting, NULL, 0, &sc);
+    ck_assert_int_gt(res->preemptions, 0);
+    cJSON *j = json_of(res, SV_CONV_VLLM, 1);
+    const cJSON *itls = cJSON_GetObjectItemCaseSensitive(j, "itls");
+    ck_assert_int_eq(cJSON_GetArraySize(itls), (int)res->pool.n);
+    sv_itl_run_t *runs = NULL;
+    size_t cap = 0, lone = 0, multi = 0;
+    for (size_t i = 0; i < res->pool.n; i++) {
+        double *v = NULL;
+        size_t nv = 0, nr = 0;
+        ck_assert_int_eq(sv_metrics_itls(res->metrics, &res->pool, (int32_t)i, &v, &nv), 0);
+        ck_assert_int_eq(nv, (size_t)res->pool.r[i].output - 1);
+        const cJSON *list = cJSON_GetArrayItem(itls, (int)i);
+        ck_assert_int_eq(cJSON_GetArraySize(list), (int)nv);
+        for (size_t k = 0; k < nv; k++)
+            ck_assert_double_eq(cJSON_GetArrayItem(list, (int)k)->valuedouble, v[k]);
+        free(v);
+        ck_assert_int_eq(sv_metrics_itl_runs(res->metrics, &res->pool, (int32_t)i, &runs, &cap, &nr), 0);
+        size_t steps = 0;
+        for (size_t r = 0; r < nr; r++) {
+            lone += runs[r].stream < 0;
+            steps += runs[r].stream < 0 ? 0 : 1;
+        }
+        multi += steps > 1; /* preempted and decoding again: two runs of steps or more */
+    }
+    ck_assert_int_gt(lone, 40); /* join gaps of later segments and re-prefilled tokens */
+    ck_assert_int_gt(multi, 0);
+    free(runs);
+    cJSON_Delete(j);
+    tu_done(sc, res);
+}
+END_TEST
+
 START_TEST(test_llmperf_error_codes)
 {
     /* 20 prompts of 50-150 tokens, 30 out, max_model_len 160: those over 130 tokens fail
@@ -291,6 +341,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_client_queue_percentiles);
     tcase_add_test(tc, test_genai_perf_export);
     tcase_add_test(tc, test_llmperf_error_codes);
+    tcase_add_test(tc, test_itl_lists_by_runs);
     suite_add_tcase(s, tc);
     return s;
 }

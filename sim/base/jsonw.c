@@ -532,3 +532,22 @@ void sv__jw_str(sv_jw_t *w, const char *key, const char *s)
     sv__jw_key(w, key);
     sv__jw_put_string(w->f, s);
 }
+
+void sv__jw_items(sv_jw_t *w, const char *items, size_t len)
+{
+    if (len < 2) return;
+    if (w->first[w->depth]) { /* the array's first item: no separator */
+        items += 2;
+        len -= 2;
+        w->first[w->depth] = 0;
+    }
+    if (w->len + len > sizeof w->buf) {
+        sv__jw_flush(w);
+        if (len > sizeof w->buf / 2) { /* a long run: straight out, not through the buffer */
+            fwrite(items, 1, len, w->f);
+            return;
+        }
+    }
+    memcpy(w->buf + w->len, items, len);
+    w->len += len;
+}

@@ -58,6 +58,9 @@ void sv__jw_num(sv_jw_t *w, const char *key, double v);
 void sv__jw_int(sv_jw_t *w, const char *key, long v);
 /* The n items v[0..n) of the array open, through w->cache when it is set. */
 void sv__jw_nums(sv_jw_t *w, const double *v, size_t n);
+/* Items laid out already, len bytes at items, each led by its ", " separator, into the
+ * array open (its first item loses the separator): the bytes sv__jw_nums would write. */
+void sv__jw_items(sv_jw_t *w, const char *items, size_t len);
 void sv__jw_str(sv_jw_t *w, const char *key, const char *s);
 void sv__jw_null(sv_jw_t *w, const char *key);
 /* Shortest round-trip text of v, Python-style ("2.0", "0.1"), into buf (>= 32 bytes). */

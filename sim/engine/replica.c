@@ -22,8 +22,12 @@
  * public H100 profiling shows about 380 W in decode against 700 W in prefill, 75 W idle. */
 #define MEMORY_BOUND_ACTIVITY 0.45
 
-/* The finish heap: decoding sequences by the decode step whose token is their last. Ties
- * are not broken (requests finishing at one step leave in the binary heap's order). */
+/* Where decoding sequences wait for the decode step whose token is their last (the key,
+ * counted in their lane's decode steps): a timing wheel of FINISH_WHEEL buckets for the keys
+ * less than FINISH_WHEEL - 1 steps ahead (O(1) to join, leave and pop), and a binary heap
+ * for the few further out, which move to the wheel as their step comes near. Those that
+ * finish at one step leave in running order (as vLLM's scheduler walks them). */
+#define FINISH_WHEEL 1024
 typedef struct hent {
     int64_t key; /* decode step whose token is the request's last */
     int32_t id;
@@ -84,16 +88,20 @@ typedef struct sched_traits {
     phase_t phases[6];
 } sched_traits_t;
 
+/* vLLM V1's phases (and TensorRT-LLM's: the same order), named once for its row and for
+ * build_step, which unrolls them. */
+#define VLLM_PHASES PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT
+
 /* Indexed by sv_sched_t. Adding a scheduler is a row here (and at most a new phase). */
 static const sched_traits_t SCHEDULERS[] = {
     [SV_SCHED_VLLM] =
-        {"vllm", 0, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+        {"vllm", 0, 1, 0, {VLLM_PHASES}},
     [SV_SCHED_VLLM_V0] =
         {"vllm-v0", 0, 0, 0, {PH_PREFILL_FIRST, PH_DECODES, PH_SWAP_IN, PH_JOIN_LANDED}},
     [SV_SCHED_ORCA] = {"orca", 1, 0, 0, {PH_DECODES, PH_JOIN_LANDED, PH_SWAP_IN_ADMIT}},
     [SV_SCHED_STATIC] = {"static", 1, 0, 1, {PH_ADMIT_IF_IDLE, PH_DECODES, PH_JOIN_LANDED}},
     [SV_SCHED_TRTLLM] =
-        {"trtllm", 1, 1, 0, {PH_DECODES, PH_JOIN_LANDED, PH_CONTINUE_PREFILLS, PH_SWAP_IN_ADMIT}},
+        {"trtllm", 1, 1, 0, {VLLM_PHASES}},
     /* SGLang (scheduler.py get_next_batch_to_run): a prefill batch (the chunked request
      * first, then new ones, cut to the token budget, admitted by SGLang's PrefillAdder:
      * sgl_admit()) runs whenever one can be formed, and the decode batch waits (retracting
@@ -151,7 +159,9 @@ typedef struct lane {
     double ctx_sum;
     int64_t kd; /* decode steps done */
     long *bucket;
-    fheap_t fh; /* the finish heap */
+    int32_t *wheel; /* the finish wheel's buckets: heads of lists, -1 empty (NULL until the
+                       first sequence joins) */
+    fheap_t fh;     /* the finish heap: keys FINISH_WHEEL - 1 or more steps ahead */
     int32_t *stamp; /* joined with no token yet: their first decode step makes the first */
     size_t nstamp, capstamp;
     /* the step being built or in flight */
@@ -448,6 +458,52 @@ static void heap_remove(sv_replica_t *r, lane_t *L, size_t i)
     fheap_remove(&L->fh, r, i);
 }
 
+/* Request id, whose last token is of lane L's decode step key, into the bucket of key. */
+static int wheel_add(sv_replica_t *r, lane_t *L, int32_t id, int64_t key)
+{
+    if (!L->wheel) {
+        L->wheel = malloc(FINISH_WHEEL * sizeof *L->wheel);
+        if (!L->wheel) {
+            r->oom = 1;
+            return SV_ENOMEM;
+        }
+        memset(L->wheel, 0xff, FINISH_WHEEL * sizeof *L->wheel); /* -1: empty */
+    }
+    sv_reqeng_t *e = E(r, id);
+    int32_t *head = &L->wheel[key & (FINISH_WHEEL - 1)];
+    e->heap_pos = SV__IN_WHEEL;
+    e->wprev = -1;
+    e->wnext = *head;
+    if (*head >= 0) E(r, *head)->wprev = id;
+    *head = id;
+    return 0;
+}
+
+/* A decoding sequence of lane r->ln waits for the step whose token is its last. */
+static int finish_add(sv_replica_t *r, int32_t id, int64_t key)
+{
+    if (key - r->ln->kd < FINISH_WHEEL - 1) return wheel_add(r, r->ln, id, key);
+    return heap_push(r, key, id);
+}
+
+/* Request id (of lane L's decode set) leaves its bucket, whose key its join fixed. */
+static void wheel_remove(sv_replica_t *r, lane_t *L, int32_t id)
+{
+    sv_reqeng_t *e = E(r, id);
+    int64_t key = e->kd_join + Q(r, id)->output - e->g_join - 1;
+    if (e->wprev >= 0)
+        E(r, e->wprev)->wnext = e->wnext;
+    else
+        L->wheel[key & (FINISH_WHEEL - 1)] = e->wnext;
+    if (e->wnext >= 0) E(r, e->wnext)->wprev = e->wprev;
+    e->heap_pos = -1;
+}
+
+/* Lane L's decode step k ended (L->kd is k + 1): its bucket's sequences made their last
+ * token; they are appended to the step's finished list in running order, and the heap's
+ * keys that came within reach of the wheel move to it. */
+static void wheel_pop(sv_replica_t *r, lane_t *L, int64_t k);
+
 static void run_append(sv_replica_t *r, int32_t id)
 {
     sv_reqeng_t *e = E(r, id);
@@ -582,6 +638,7 @@ void sv_replica_free(sv_replica_t *r)
         lane_t *L = &r->lanes[l];
         free(L->bucket);
         free(L->fh.v);
+        free(L->wheel);
         free(L->chunks);
         free(L->aborts);
         free(L->stamp);
@@ -1034,7 +1091,7 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
         }
     } else {
         if (!e->reserved) r->ln->bucket[phase_of(r, e)]++;
-        heap_push(r, r->ln->kd + q->output - e->g_join - 1, id);
+        finish_add(r, id, r->ln->kd + q->output - e->g_join - 1);
         if (slot && r->hyb && !e->reserved)
             add_tr(r, e, blocks_step(r, e->c_join, 1) - blocks_for(r, e->c_join + 1));
     }
@@ -1054,7 +1111,10 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     if (!e->reserved && !r->spec_k) L->bucket[phase_of(r, e)]--;
     L->n_dec--;
     L->ctx_sum -= e->c_join + s;
-    if (e->heap_pos >= 0) heap_remove(r, L, (size_t)e->heap_pos);
+    if (e->heap_pos >= 0)
+        heap_remove(r, L, (size_t)e->heap_pos);
+    else if (e->heap_pos == SV__IN_WHEEL)
+        wheel_remove(r, L, id);
     q->last_token = sv_metrics_seg_close(r->m, e->seg, L->kd);
     e->seg = -1;
     e->computed = (int32_t)(e->c_join + s);
@@ -1785,9 +1845,72 @@ static int adp_hold(sv_replica_t *r)
     return 1;
 }
 
+/* One phase of the step being built (prefill_only: whether it runs prompts alone so far;
+ * had_decodes: whether sequences were decoding when it began). Inlined where the phase is
+ * a constant, so a scheduler's row unrolled below is compiled to its phases' code alone. */
+static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, phase_t ph,
+                                                            double now, int had_decodes,
+                                                            int *prefill_only)
+{
+    lane_t *L = r->ln;
+    switch (ph) {
+    case PH_ADMIT_IF_IDLE:
+        if (r->n_running == 0) admit_waiting(r, now);
+        break;
+    case PH_PREFILL_FIRST:
+        if (r->n_swapped == 0) admit_waiting(r, now);
+        *prefill_only = L->nchunks > 0;
+        break;
+    case PH_DECODES:
+    case PH_SGL_DECODES:
+        if (!had_decodes || *prefill_only) break;
+        if (ph == PH_SGL_DECODES)
+            sgl_decodes(r);
+        else
+            allocate_decode(r);
+        L->dec_allocated = 1;
+        r->budget -= L->n_dec * r->dec_tokens;
+        break;
+    case PH_SWAP_IN:
+        /* after the decodes; with none running (all swapped out) too, as vLLM v0's
+         * _schedule_default swaps in whenever the step schedules no prefill */
+        if (L->dec_allocated || (!had_decodes && !*prefill_only)) swap_in(r);
+        break;
+    case PH_JOIN_LANDED:
+        if (!*prefill_only && r->npend > 0) join_landed(r);
+        break;
+    case PH_CONTINUE_PREFILLS:
+        /* Attention-DP balancing decides before the contexts are scheduled (the
+         * trtllm scheduler only, the scenario checks). */
+        if (r->cfg.adp_balance && r->perf->dp > 1) r->adp_held = adp_hold(r);
+        if (!r->adp_held && r->npf > 0) continue_prefills(r);
+        break;
+    case PH_SWAP_IN_ADMIT:
+        if (L->preempted_now) break;
+        if (r->n_swapped > 0) swap_in(r);
+        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0) admit_waiting(r, now);
+        break;
+    case PH_SGL_ADMIT:
+        sgl_admit(r, now);
+        *prefill_only = L->nchunks > 0;
+        break;
+    case PH_END:
+        break;
+    }
+}
+
 /* Run the scheduler's phases once: the step's chunks and decodes. Returns whether the step
  * runs prompts alone (vLLM V0's prefill-first); *had_decodes: whether sequences were
- * decoding when it began. */
+ * decoding when it began. The rows of VLLM_PHASES, the common ones, are unrolled: four
+ * calls of run_phase with constant phases, each compiled to its phase's code. */
+#define RUN_PHASES4(a, b, c, d)                                                                \
+    do {                                                                                       \
+        run_phase(r, a, now, *had_decodes, &prefill_only);                                     \
+        run_phase(r, b, now, *had_decodes, &prefill_only);                                     \
+        run_phase(r, c, now, *had_decodes, &prefill_only);                                     \
+        run_phase(r, d, now, *had_decodes, &prefill_only);                                     \
+    } while (0)
+#define RUN_PHASES(...) RUN_PHASES4(__VA_ARGS__)
 static int build_step(sv_replica_t *r, double now, int *had_decodes)
 {
     lane_t *L = r->ln;
@@ -1798,53 +1921,13 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
     *had_decodes = L->n_dec > 0;
     r->adp_held = 0;
     int prefill_only = 0;
-    for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++) {
-        switch (*ph) {
-        case PH_ADMIT_IF_IDLE:
-            if (r->n_running == 0) admit_waiting(r, now);
-            break;
-        case PH_PREFILL_FIRST:
-            if (r->n_swapped == 0) admit_waiting(r, now);
-            prefill_only = L->nchunks > 0;
-            break;
-        case PH_DECODES:
-        case PH_SGL_DECODES:
-            if (!*had_decodes || prefill_only) break;
-            if (*ph == PH_SGL_DECODES)
-                sgl_decodes(r);
-            else
-                allocate_decode(r);
-            L->dec_allocated = 1;
-            r->budget -= L->n_dec * r->dec_tokens;
-            break;
-        case PH_SWAP_IN:
-            /* after the decodes; with none running (all swapped out) too, as vLLM v0's
-             * _schedule_default swaps in whenever the step schedules no prefill */
-            if (L->dec_allocated || (!*had_decodes && !prefill_only)) swap_in(r);
-            break;
-        case PH_JOIN_LANDED:
-            if (!prefill_only) join_landed(r);
-            break;
-        case PH_CONTINUE_PREFILLS:
-            /* Attention-DP balancing decides before the contexts are scheduled (the
-             * trtllm scheduler only, the scenario checks). */
-            if (r->cfg.adp_balance && r->perf->dp > 1) r->adp_held = adp_hold(r);
-            if (!r->adp_held) continue_prefills(r);
-            break;
-        case PH_SWAP_IN_ADMIT:
-            if (L->preempted_now) break;
-            swap_in(r);
-            if (r->n_swapped == 0 && !r->adp_held) admit_waiting(r, now);
-            break;
-        case PH_SGL_ADMIT:
-            sgl_admit(r, now);
-            prefill_only = L->nchunks > 0;
-            break;
-        case PH_END:
-            break;
-        }
+    if (r->tr == &SCHEDULERS[SV_SCHED_VLLM] || r->tr == &SCHEDULERS[SV_SCHED_TRTLLM]) {
+        RUN_PHASES(VLLM_PHASES);
+    } else {
+        for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++)
+            run_phase(r, *ph, now, *had_decodes, &prefill_only);
     }
-    compact_prefilling(r);
+    if (r->npf > 0) compact_prefilling(r);
     return prefill_only;
 }
 
@@ -2154,6 +2237,27 @@ static void sort_fin(fin_t *f, size_t n)
     }
 }
 
+static void wheel_pop(sv_replica_t *r, lane_t *L, int64_t k)
+{
+    size_t first = r->nfin;
+    if (L->wheel) {
+        int32_t *head = &L->wheel[k & (FINISH_WHEEL - 1)];
+        for (int32_t id = *head; id >= 0; id = E(r, id)->wnext) {
+            E(r, id)->heap_pos = -1; /* (the bucket empties at once) */
+            finished(r, id);
+        }
+        *head = -1;
+    }
+    sort_fin(r->fin + first, r->nfin - first);
+    for (size_t i = first; i < r->nfin; i++)
+        leave_decode(r, r->fin[i].id);
+    while (L->fh.n > 0 && L->fh.v[0].key - L->kd < FINISH_WHEEL - 1) {
+        hent_t h = L->fh.v[0];
+        fheap_pop(&L->fh, r);
+        if (wheel_add(r, L, h.id, h.key)) return;
+    }
+}
+
 /*
  * Multi-step scheduling, a round ended: each sequence takes the n tokens its steps made, as
  * many as its request still lacks (vLLM's MultiStepOutputProcessor truncates the rest to
@@ -2253,11 +2357,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         if (E(r, id)->abort_pending) remove_and_fail(r, id, E(r, id)->abort_pending, Q(r, id)->end);
     }
     L->naborts = 0;
-    while (last_k >= 0 && L->fh.n > 0 && L->fh.v[0].key == last_k) {
-        int32_t id = L->fh.v[0].id;
-        leave_decode(r, id);
-        finished(r, id);
-    }
+    if (last_k >= 0 && !r->spec_k) wheel_pop(r, L, last_k);
     /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
@@ -2269,7 +2369,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         finish(r, r->fin[i].id, now);
     r->lag_blocks = sv__kv_avail(KVP(r)) - before;
     r->nfin = 0;
-    compact_prefilling(r);
+    if (r->npf > 0) compact_prefilling(r);
     return r->oom ? SV_ENOMEM : 0;
 }
 
@@ -2673,9 +2773,50 @@ static int pipe_check(const sv_replica_t *r, char *msg, size_t size)
     return 0;
 }
 
+/* Every lockstep decoding sequence waits where its key puts it: in the wheel's bucket of
+ * its key while that is less than FINISH_WHEEL - 1 steps ahead of its lane, else at its
+ * slot of the heap; and nothing else waits there. */
+static int finish_check(const sv_replica_t *r, char *msg, size_t size)
+{
+    if (r->spec_k) return 0;
+    long waiting = 0, decoding = 0;
+    for (int l = 0; l < r->pp; l++) {
+        const lane_t *L = &r->lanes[l];
+        waiting += (long)L->fh.n;
+        for (int b = 0; L->wheel && b < FINISH_WHEEL; b++)
+            for (int32_t id = L->wheel[b]; id >= 0; id = E(r, id)->wnext)
+                waiting++;
+        decoding += L->n_dec;
+    }
+    for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next) {
+        const sv_reqeng_t *e = E(r, id);
+        if (!e->in_decode) continue;
+        const lane_t *L = LANE(r, e);
+        int64_t key = e->kd_join + Q(r, id)->output - e->g_join - 1, ahead = key - L->kd;
+        int found = 0;
+        if (e->heap_pos == SV__IN_WHEEL && ahead >= 0 && ahead < FINISH_WHEEL - 1)
+            for (int32_t j = L->wheel[key & (FINISH_WHEEL - 1)]; j >= 0 && !found; j = E(r, j)->wnext)
+                found = j == id;
+        else if (e->heap_pos >= 0 && (size_t)e->heap_pos < L->fh.n && ahead >= FINISH_WHEEL - 1)
+            found = L->fh.v[e->heap_pos].id == id && L->fh.v[e->heap_pos].key == key;
+        if (!found) {
+            snprintf(msg, size,
+                     "replica %d: decoding request %d (its last token at step %lld, the lane at "
+                     "%lld) is not where the finish wheel or heap should hold it (slot %d)",
+                     r->id, (int)id, (long long)key, (long long)L->kd, e->heap_pos);
+            return -1;
+        }
+    }
+    if (waiting == decoding) return 0;
+    snprintf(msg, size, "replica %d: %ld sequences wait to finish, %ld are decoding", r->id,
+             waiting, decoding);
+    return -1;
+}
+
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
 {
     if (r->pp > 1 && pipe_check(r, msg, size)) return -1;
+    if (finish_check(r, msg, size)) return -1;
     if (sv_replica_busy(r)) return 0;
     long held = 0, n = 0;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++)

@@ -19,6 +19,9 @@
  * whose request is no longer in that queue of that replica is dropped when reached). */
 enum { SV__Q_NONE = 0, SV__Q_WAITING, SV__Q_SWAPPED };
 
+/* sv_reqeng_t.heap_pos of a decoding sequence in its lane's finish wheel (replica.c). */
+#define SV__IN_WHEEL (-2)
+
 typedef struct sv_reqeng {
     int32_t at;               /* replica holding this state, -1 before any */
     int32_t target;           /* tokens to prefill: input, or input + generated after a recompute */
@@ -26,7 +29,9 @@ typedef struct sv_reqeng {
     int32_t generated;        /* output tokens produced (outside the decode set) */
     int32_t c_join, g_join;   /* computed and generated when it joined the decode set */
     int64_t kd_join;          /* the replica's decode-step count then */
-    int32_t heap_pos;         /* finish-heap slot while decoding, -1 otherwise */
+    int32_t heap_pos;         /* while decoding: its finish-heap slot, or SV__IN_WHEEL; -1
+                                 otherwise */
+    int32_t wprev, wnext;     /* in the finish wheel: its bucket's list, -1 terminated */
     int32_t prev, next;       /* running list, -1 terminated */
     int64_t run_seq;          /* its stamp there: the running list's order */
     int32_t seg;              /* open decode segment of the metrics, -1 */

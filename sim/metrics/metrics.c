@@ -849,49 +849,129 @@ static int build_index(sv_metrics_t *m, size_t nreq)
     return 0;
 }
 
-static size_t itls_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g, double *v);
+static size_t runs_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g,
+                      sv_itl_run_t *out);
 
-int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t req, double **out,
-                    size_t *n)
+/* Room for the runs of the segments from s and single tokens from g (chained through
+ * seg_next and single_next): two per segment at most (its join gap and its steps), one
+ * per single token. */
+static size_t runs_room(const sv_metrics_t *m, int32_t s, int32_t g)
+{
+    size_t n = 0;
+    for (; s >= 0; s = m->seg_next[s])
+        n += 2;
+    for (; g >= 0; g = m->single_next[g])
+        n++;
+    return n;
+}
+
+/* The gaps of runs[0..n) into v; how many. */
+static size_t expand_runs(const sv_metrics_t *m, const sv_itl_run_t *runs, size_t n, double *v)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sv_itl_run_t *u = &runs[i];
+        if (u->stream < 0) {
+            v[k++] = u->v;
+            continue;
+        }
+        const steps_t *t = &m->dec[u->stream];
+        for (int64_t j = u->k0; j < u->k1; j++)
+            v[k++] = step_t(t, j) - step_t(t, j - 1);
+    }
+    return k;
+}
+
+int sv_metrics_itl_runs(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t req,
+                        sv_itl_run_t **runs, size_t *cap, size_t *n)
 {
     sv_metrics_t *m = (sv_metrics_t *)cm; /* the index is a cache */
-    *out = NULL;
     *n = 0;
     const sv_req_t *r = sv_reqpool_req(pool, req);
     if (m->st) return SV_EINVAL; /* streaming mode keeps no per-request ITLs */
     if (!ok(r) || r->output <= 1) return 0;
     if (build_index(m, pool->n)) return SV_ENOMEM;
-    double *v = malloc((size_t)(r->output - 1) * sizeof *v);
-    if (!v) return SV_ENOMEM;
-    *out = v;
-    *n = itls_of(m, r, m->seg_first[req], m->single_first[req], v);
+    size_t room = runs_room(m, m->seg_first[req], m->single_first[req]);
+    if (SV_GROW(*runs, *cap, room + 1)) return SV_ENOMEM;
+    *n = runs_of(m, r, m->seg_first[req], m->single_first[req], *runs);
     return 0;
 }
 
-/* The token gaps of completed request r (output > 1) into v (room for output - 1): its
- * segments from s and single tokens from g, chained through seg_next and single_next. */
-static size_t itls_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g, double *v)
+int sv_metrics_itls(const sv_metrics_t *cm, const sv_reqpool_t *pool, int32_t req, double **out,
+                    size_t *n)
 {
-    size_t k = 0;
-    /* Segments and singles alternate in time; merge them by their start times. */
-    while ((s >= 0 || g >= 0) && k < (size_t)(r->output - 1)) {
-        if (g >= 0 && (s < 0 || m->singles[g].t <= m->segs[s].t_join)) {
-            v[k++] = m->singles[g].gap;
-            g = m->single_next[g];
-        } else {
-            const seg_t *sg = &m->segs[s];
-            const steps_t *t = &m->dec[sg->replica];
-            double prev = sg->t_join;
-            int64_t j = sg->k0;
-            if (isnan(prev) && j < sg->k1) prev = step_t(t, j++); /* the first token: no gap */
-            for (; j < sg->k1 && k < (size_t)(r->output - 1); j++) {
-                v[k++] = step_t(t, j) - prev;
-                prev = step_t(t, j);
-            }
-            s = m->seg_next[s];
-        }
+    *out = NULL;
+    *n = 0;
+    sv_itl_run_t *runs = NULL;
+    size_t cap = 0, nr = 0;
+    int rc = sv_metrics_itl_runs(cm, pool, req, &runs, &cap, &nr);
+    if (rc || nr == 0) {
+        free(runs);
+        return rc;
     }
-    return k;
+    const sv_req_t *r = sv_reqpool_req(pool, req);
+    double *v = malloc((size_t)(r->output - 1) * sizeof *v);
+    if (!v) {
+        free(runs);
+        return SV_ENOMEM;
+    }
+    *n = expand_runs(cm, runs, nr, v);
+    free(runs);
+    *out = v;
+    return 0;
+}
+
+int sv_metrics_nstreams(const sv_metrics_t *m)
+{
+    return m->replicas;
+}
+
+const double *sv_metrics_steps(const sv_metrics_t *m, int s, size_t *n)
+{
+    *n = 0;
+    if (m->st || s < 0 || s >= m->replicas) return NULL;
+    *n = m->dec[s].n;
+    return m->dec[s].t;
+}
+
+/* The token gaps of completed request r (output > 1) as runs into out: its segments from
+ * s and single tokens from g, chained through seg_next and single_next, at most output - 1
+ * gaps in all. A segment's first gap is from the token before it (its join, t_join) to its
+ * first step, unless that step made the request's first token (no gap); each later one is
+ * a step's time less the step before's. */
+static size_t runs_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32_t g,
+                      sv_itl_run_t *out)
+{
+    size_t n = 0, k = 0, most = (size_t)(r->output - 1);
+    /* Segments and singles alternate in time; merge them by their start times. */
+    while ((s >= 0 || g >= 0) && k < most) {
+        if (g >= 0 && (s < 0 || m->singles[g].t <= m->segs[s].t_join)) {
+            out[n++] = (sv_itl_run_t){.stream = -1, .v = m->singles[g].gap};
+            k++;
+            g = m->single_next[g];
+            continue;
+        }
+        const seg_t *sg = &m->segs[s];
+        int64_t j = sg->k0;
+        if (j < sg->k1) {
+            if (isnan(sg->t_join)) {
+                j++; /* the first token: no gap */
+            } else {
+                out[n++] = (sv_itl_run_t){.stream = -1,
+                                          .v = step_t(&m->dec[sg->replica], j) - sg->t_join};
+                k++;
+                j++;
+            }
+        }
+        int64_t end = sg->k1;
+        if (k < most && end > j) {
+            if ((size_t)(end - j) > most - k) end = j + (int64_t)(most - k);
+            out[n++] = (sv_itl_run_t){.stream = sg->replica, .k0 = j, .k1 = end};
+            k += (size_t)(end - j);
+        }
+        s = m->seg_next[s];
+    }
+    return n;
 }
 
 /* ---- streaming mode ------------------------------------------------------------------- */
@@ -940,6 +1020,8 @@ struct stream {
     sv_wval_t *far; /* seconds past the dense bins: (second, tokens) */
     size_t nfar, capfar;
     double *itlbuf; /* one request's token gaps, for cfg.on_end */
+    sv_itl_run_t *runbuf; /* ... as runs first */
+    size_t caprun;
     size_t capitl;
     sv_summary_t tot; /* counts, totals, goodput counts, duration */
     sv_slo_t slo;
@@ -990,6 +1072,7 @@ static void stream_free(sv_metrics_t *m)
     free(st->bin);
     free(st->far);
     free(st->itlbuf);
+    free(st->runbuf);
     free(st);
     m->st = NULL;
 }
@@ -1298,11 +1381,12 @@ static void stream_report(sv_metrics_t *m, const sv_req_t *r, int32_t id, const 
     stream_t *st = m->st;
     size_t n = 0;
     if (done && r->output > 1 && m->cfg.end_itls) {
-        if (SV_GROW(st->itlbuf, st->capitl, (size_t)(r->output - 1))) {
+        if (SV_GROW(st->itlbuf, st->capitl, (size_t)(r->output - 1)) ||
+            SV_GROW(st->runbuf, st->caprun, runs_room(m, c->seg, c->sg) + 1)) {
             m->oom = 1;
             return;
         }
-        n = itls_of(m, r, c->seg, c->sg, st->itlbuf);
+        n = expand_runs(m, st->runbuf, runs_of(m, r, c->seg, c->sg, st->runbuf), st->itlbuf);
     }
     m->cfg.on_end(m->cfg.out_ctx, id, r, st->itlbuf, n);
 }

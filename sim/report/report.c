@@ -726,6 +726,113 @@ int sv__report_list_itls(int k)
 
 /* The lists from the records, or (streamed) spliced from what was written as requests
  * ended. */
+
+/*
+ * The ITL lists. Every request decoding in one step of a replica gets the same gap there
+ * (the step's end less the step before's), so the gaps between consecutive steps are
+ * written once per step, each with its separator, into one text per decode stream (a
+ * rope, made when a list first needs it), and a request's run of steps is a copy of a
+ * range of it: the bytes sv__jw_nums would write for those gaps, at the cost of a copy.
+ * Its other gaps (a segment's first, the single tokens) go through the number cache.
+ */
+typedef struct rope {
+    char *text;   /* ", g1, g2, ...": the gap before step k is item k */
+    size_t *at;   /* item k spans [at[k], at[k + 1]); at[0] = at[1] = 0 (no gap before 0) */
+    int made;     /* tried (text NULL then: out of memory) */
+} rope_t;
+
+static int make_rope(rope_t *r, const double *t, size_t n)
+{
+    r->made = 1;
+    size_t cap = 24 * n + 64, len = 0;
+    r->text = malloc(cap);
+    r->at = malloc((n + 1) * sizeof *r->at);
+    if (!r->text || !r->at) return SV_ENOMEM;
+    r->at[0] = 0;
+    for (size_t k = 1; k < n; k++) {
+        r->at[k] = len;
+        if (cap - len < 56) {
+            char *bigger = realloc(r->text, cap * 2);
+            if (!bigger) return SV_ENOMEM;
+            r->text = bigger;
+            cap *= 2;
+        }
+        double g = t[k] - t[k - 1];
+        char buf[48];
+        const char *txt = isfinite(g) ? sv__fmt_double(g, buf) : "null";
+        size_t m = strlen(txt);
+        memcpy(r->text + len, ", ", 2);
+        memcpy(r->text + len + 2, txt, m);
+        len += m + 2;
+    }
+    r->at[n > 0 ? n : 0] = len;
+    return 0;
+}
+
+static void free_ropes(rope_t *ropes, int n)
+{
+    for (int i = 0; ropes && i < n; i++) {
+        free(ropes[i].text);
+        free(ropes[i].at);
+    }
+    free(ropes);
+}
+
+/* Request i's ITLs from its runs; 0, or SV_ENOMEM (nothing written then). */
+static int itls_by_runs(sv_jw_t *w, const sv_result_t *res, rope_t *ropes, int32_t i,
+                        sv_itl_run_t **runs, size_t *cap)
+{
+    size_t nr = 0;
+    if (sv_metrics_itl_runs(res->metrics, &res->pool, i, runs, cap, &nr)) return SV_ENOMEM;
+    for (size_t j = 0; j < nr; j++) { /* every rope the runs need, before any is written */
+        rope_t *r = (*runs)[j].stream >= 0 ? &ropes[(*runs)[j].stream] : NULL;
+        if (!r || r->made) {
+            if (r && !r->text) return SV_ENOMEM;
+            continue;
+        }
+        size_t n;
+        const double *t = sv_metrics_steps(res->metrics, (*runs)[j].stream, &n);
+        if (make_rope(r, t, n)) return SV_ENOMEM;
+    }
+    for (size_t j = 0; j < nr; j++) {
+        const sv_itl_run_t *u = &(*runs)[j];
+        if (u->stream < 0) {
+            sv__jw_nums(w, &u->v, 1);
+        } else {
+            const rope_t *r = &ropes[u->stream];
+            sv__jw_items(w, r->text + r->at[u->k0], r->at[u->k1] - r->at[u->k0]);
+        }
+    }
+    return 0;
+}
+
+/* The "itls" list: each request's list, by its runs, or (out of memory for those) from
+ * its gaps one by one. */
+static void write_itls(sv_jw_t *w, const sv_result_t *res)
+{
+    const sv_reqpool_t *p = &res->pool;
+    int ns = sv_metrics_nstreams(res->metrics);
+    rope_t *ropes = calloc((size_t)ns + 1, sizeof *ropes);
+    sv_itl_run_t *runs = NULL;
+    size_t cap = 0;
+    w->cache = sv__fmtcache_new(); /* none: no cache */
+    for (size_t i = 0; i < p->n; i++) {
+        sv__jw_arr(w, NULL);
+        if (!ropes || itls_by_runs(w, res, ropes, (int32_t)i, &runs, &cap)) {
+            double *v = NULL;
+            size_t n = 0;
+            sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
+            sv__jw_nums(w, v, n);
+            free(v);
+        }
+        sv__jw_end_arr(w);
+    }
+    free(runs);
+    free_ropes(ropes, ns);
+    sv__fmtcache_free(w->cache);
+    w->cache = NULL;
+}
+
 static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const sv_recstream_t *rs)
 {
     const sv_reqpool_t *p = &res->pool;
@@ -746,16 +853,7 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const 
             }
             for (size_t i = 0; i < p->n && put != put_itls && !val; i++)
                 put(w, res->sc, &p->r[i], NULL, 0);
-            if (put == put_itls) w->cache = sv__fmtcache_new(); /* none: no cache */
-            for (size_t i = 0; i < p->n && put == put_itls; i++) {
-                double *v = NULL;
-                size_t n = 0;
-                sv_metrics_itls(res->metrics, p, (int32_t)i, &v, &n);
-                put(w, res->sc, &p->r[i], v, n);
-                free(v);
-            }
-            sv__fmtcache_free(w->cache);
-            w->cache = NULL;
+            if (put == put_itls) write_itls(w, res);
         }
         sv__jw_end_arr(w);
     }

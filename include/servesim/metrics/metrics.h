@@ -202,6 +202,23 @@ int sv_metrics_summarize_class(const sv_metrics_t *m, const sv_reqpool_t *pool, 
 int sv_metrics_itls(const sv_metrics_t *m, const sv_reqpool_t *pool, int32_t req, double **out,
                     size_t *n);
 
+/* The same list as runs, in order: a lone gap v (stream < 0), or the gaps between the
+ * consecutive decode steps of one stream, step k's time less step k - 1's for k in
+ * [k0, k1) (sv_metrics_steps), which every request decoding in those steps shares. The
+ * runs go into *runs (grown as needed, capacity *cap; the caller frees it), their count
+ * into *n. 0, SV_ENOMEM, or SV_EINVAL in streaming mode. */
+typedef struct sv_itl_run {
+    int32_t stream;
+    int64_t k0, k1;
+    double v;
+} sv_itl_run_t;
+int sv_metrics_itl_runs(const sv_metrics_t *m, const sv_reqpool_t *pool, int32_t req,
+                        sv_itl_run_t **runs, size_t *cap, size_t *n);
+/* Decode-step streams (one per replica and pipeline lane), and the end times of stream s's
+ * steps: (*n of them, step k's at [k]; exact mode only, NULL in streaming mode). */
+int sv_metrics_nstreams(const sv_metrics_t *m);
+const double *sv_metrics_steps(const sv_metrics_t *m, int s, size_t *n);
+
 /* Exact statistics helpers, exposed for tests: sorts x in place; values in x's units. */
 void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
                      sv_stat_t *out);
