@@ -50,6 +50,7 @@ static void check(double v)
     sv__fmt_double(v, a);
     reference(v, b);
     ck_assert_msg(strcmp(a, b) == 0, "%a: got %s, want %s", v, a, b);
+    ck_assert_int_le((int)strlen(a), 24); /* the list writer's bound on an item's text */
     checked++;
     if (!sv__fmt_shortest(v, c)) {
         /* only subnormals and the powers of two whose shortest has 16 digits (the search
@@ -181,7 +182,7 @@ START_TEST(test_equals_definition)
     for (int e = -1074; e <= 1023; e++)
         check_around(ldexp(1.0, e), 3);
     /* powers of ten (as strtod reads 1eN) and their neighbours, where the digit count changes */
-    char t[16];
+    char t[32];
     for (int e = -323; e <= 308; e++) {
         snprintf(t, sizeof t, "1e%d", e);
         check_around(strtod(t, NULL), 2);
@@ -197,6 +198,22 @@ START_TEST(test_equals_definition)
     check_around(9999999999999999.0, 4);
     for (int i = 0; i <= 4096; i++)
         check((double)i / 64);
+    /* the digits' edges (runs of 9s and 0s: where digits read from a fixed-point fraction
+     * too low or too high would carry or borrow), in every layout */
+    static const int EXP[] = {-330, -300, -22, -21, -20, -18, -17, -16, -15, -10, 0, 10, 290};
+    for (int a = 1; a <= 9; a++)
+        for (int j = 1; j <= 16; j++)
+            for (int fill = 0; fill < 4; fill++)
+                for (size_t e = 0; e < sizeof EXP / sizeof EXP[0]; e++) {
+                    char ds[18];
+                    ds[0] = (char)('0' + a);
+                    for (int i = 1; i < 17; i++)
+                        ds[i] = i < j ? "9090"[fill] : "0999"[fill];
+                    if (fill == 2) ds[16] = '1';
+                    ds[17] = '\0';
+                    snprintf(t, sizeof t, "%se%d", ds, EXP[e]);
+                    check_around(strtod(t, NULL), 1);
+                }
     ck_assert(checked > 16 * n);
     /* left to the search: the subnormals (one in 17 here) and some powers of two */
     ck_assert(deferred > 0 && deferred < checked / 10);
@@ -285,6 +302,65 @@ START_TEST(test_number_cache)
 }
 END_TEST
 
+/* The list writer's runs of items across its buffer's flushes: 3,000 items of every length
+ * (zeros, null, the 24-byte texts, 17 digits, short ones) in calls of up to 256, with and
+ * without the cache, against the formatter's texts joined by hand. */
+START_TEST(test_list_items)
+{
+    enum { N = 3000 };
+    static double items[N];
+    static char want[N * 26 + 3], got[2][N * 26 + 3];
+    for (int i = 0; i < N; i++) {
+        uint64_t u = next();
+        double v;
+        memcpy(&v, &u, sizeof v);
+        switch (i % 7) {
+        case 0: items[i] = 0.0; break;
+        case 1: items[i] = isfinite(v) ? v : NAN; break;
+        case 2: items[i] = -2.2250738585072014e-308 * (1 + (double)(i % 5)); break;
+        case 3: items[i] = (double)(u >> 11) * 0x1p-53 * 4; break;
+        case 4: items[i] = i % 2 ? (double)(u % 1000) / 8 : -0.00012345678901234567 * (1 + (double)(u % 7) / 9); break;
+        case 5: items[i] = -0x1p-1074 * (double)(u % 3 + 1); break;
+        default: items[i] = 1e300 * (double)(u % 9); break;
+        }
+    }
+    char *p = want, num[48];
+    *p++ = '[';
+    for (int i = 0; i < N; i++) {
+        const char *s = isfinite(items[i]) ? sv__fmt_double(items[i], num) : "null";
+        ck_assert_int_le((int)strlen(s), 24);
+        p += sprintf(p, "%s%s", i ? ", " : "", s);
+    }
+    strcpy(p, "]");
+    sv_fmtcache_t *c = sv__fmtcache_new();
+    ck_assert_ptr_nonnull(c);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = tmpfile();
+        ck_assert_ptr_nonnull(f);
+        struct {
+            sv_jw_t w;
+            char guard[1024]; /* what follows the buffer: untouched */
+        } g;
+        memset(g.guard, 'G', sizeof g.guard);
+        sv_jw_t *wp = &g.w;
+        sv__jw_init(wp, f);
+        wp->cache = k ? c : NULL;
+        sv__jw_arr(wp, NULL);
+        for (int i = 0, m = 1; i < N; i += m, m = m * 2 % 257) /* calls of 1, 2, 4, ... 256, 255, ... */
+            sv__jw_nums(wp, items + i, (size_t)(N - i < m ? N - i : m));
+        sv__jw_end_arr(wp);
+        for (size_t i = 0; i < sizeof g.guard; i++)
+            ck_assert_int_eq(g.guard[i], 'G');
+        rewind(f);
+        size_t n = fread(got[k], 1, sizeof got[k] - 1, f);
+        got[k][n] = '\0';
+        fclose(f);
+        ck_assert_str_eq(got[k], want);
+    }
+    sv__fmtcache_free(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("format");
@@ -294,6 +370,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_exponent_estimates);
     tcase_add_test(tc, test_equals_definition);
     tcase_add_test(tc, test_number_cache);
+    tcase_add_test(tc, test_list_items);
     suite_add_tcase(s, tc);
     return s;
 }

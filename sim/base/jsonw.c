@@ -98,70 +98,60 @@ static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
     return ip | ((z & ~(1ULL << 63)) != 0);
 }
 
-/* %.{prec}g's layout at p of the n-digit decimal whose digits are ds[0..n) (no trailing
- * zero, n <= prec, ds readable 17 bytes on) and whose first digit's exponent is x, with
- * ".0" after an integer, as the search adds it; the end. Writes up to 40 bytes from p. */
-static char *layout(char *p, const char *ds, int n, int prec, int x)
-{
-    if (x < -4 || x >= prec) { /* d.ddde+XX */
-        p[0] = ds[0];
-        p[1] = '.';
-        memcpy(p + 2, ds + 1, 16);
-        p += n > 1 ? n + 1 : 1;
-        *p++ = 'e';
-        *p++ = x < 0 ? '-' : '+';
-        int ax = x < 0 ? -x : x;
-        if (ax >= 100) *p++ = (char)('0' + ax / 100);
-        *p++ = (char)('0' + ax / 10 % 10);
-        *p++ = (char)('0' + ax % 10);
-    } else if (x >= 0) {
-        memcpy(p, ds, 17);
-        if (n > x + 1) { /* ddd.ddd */
-            p[x + 1] = '.';
-            memcpy(p + x + 2, ds + x + 1, 16);
-            p += n + 1;
-        } else { /* ddd000.0: x + 1 integer digits */
-            memset(p + n, '0', 17);
-            p += x + 1;
-            *p++ = '.';
-            *p++ = '0';
-        }
-    } else { /* 0.000ddd */
-        memcpy(p, "0.0000", 6);
-        p += 1 - x;
-        memcpy(p, ds, 17);
-        p += n;
-    }
-    return p;
-}
-
 static const char PAIRS[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* The 17 digits of d < 10^17 into dig[0..17): the first, then two groups of 8 with two
- * digits per multiplication. For x < 10^8, t = x (floor(2^57 / 10^6) + 1) is x / 10^6 in
- * units of 2^-57 with an error below 10^8 / 2^57 < 7e-10; the integer part of t / 2^57 is
- * x's first two digits, and each multiplication by 100 of the fraction (exact in 64 bits:
- * below 2^57 times 100) gives the next two with the error grown to at most 7e-4 of one. */
-static void digits17(char *dig, uint64_t d)
+/* The digits of f (10^15 <= f < 10^17) at p: 17, or 16 when f < 10^16; the end. The digits
+ * come out of t = f 2^64 / 10^17 in 64-bit fixed point, the first by a multiplication by
+ * 10 (the integer part of the 128-bit product), each next two by one by 100 of what is
+ * left, read from PAIRS. With t above the exact value by d units of 2^-64, the fraction
+ * after i digits is off by d 10^i 2^-64, and the digit read next is right as long as that
+ * is below 10^(i - 17), what the exact fraction can lack of 1: d < 2^64 / 10^17 (184.4)
+ * suffices. t = floor(f M / 2^56) + 1, M = ceil(2^120 / 10^17) (below 2^64), is above the
+ * exact value by at most 1 + f / 2^56 (2.4), and below 2^64. */
+static uint64_t pair_at(char *p, uint64_t t) /* two digits of t at p; what is left */
 {
-    const uint64_t mask = (1ULL << 57) - 1, m = 144115188076ULL;
-    uint64_t hi = d / 100000000;
-    dig[0] = (char)('0' + hi / 100000000);
-    uint64_t t = (hi % 100000000) * m, u = (d % 100000000) * m;
-    for (int i = 1; i < 9; i += 2) {
-        memcpy(dig + i, PAIRS + 2 * (t >> 57), 2);
-        memcpy(dig + 8 + i, PAIRS + 2 * (u >> 57), 2);
-        t = (t & mask) * 100;
-        u = (u & mask) * 100;
-    }
+    u128 y = (u128)t * 100;
+    memcpy(p, PAIRS + 2 * (size_t)(y >> 64), 2);
+    return (uint64_t)y;
+}
+
+static char *digits17(char *p, uint64_t f)
+{
+    uint64_t t = (uint64_t)(((u128)f * 0xb877aa3236a4b44aULL) >> 56) + 1;
+    u128 y = (u128)t * 10;
+    p[0] = (char)('0' + (uint64_t)(y >> 64));
+    p += (uint64_t)(y >> 64) != 0;
+    t = pair_at(p, (uint64_t)y);
+    t = pair_at(p + 2, t);
+    t = pair_at(p + 4, t);
+    t = pair_at(p + 6, t);
+    t = pair_at(p + 8, t);
+    t = pair_at(p + 10, t);
+    t = pair_at(p + 12, t);
+    pair_at(p + 14, t);
+    return p + 16;
+}
+
+/* The zero digits that end the 8 digit bytes at p, read as one word. */
+static int zeros8(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    w ^= 0x3030303030303030ULL; /* '0' in every byte: a zero digit is a zero byte */
+    if (!w) return 8;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_ctzll(w) >> 3; /* the last byte is the lowest */
+#else
+    return __builtin_clzll(w) >> 3; /* the last byte is the highest */
+#endif
 }
 
 /* The search's answer for finite v at p (48 bytes), or NULL for the doubles left to it
  * (above); the end. */
-static char *put_shortest(char *p, double v)
+static inline __attribute__((always_inline)) char *put_shortest(char *p, double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
@@ -196,16 +186,50 @@ static char *put_shortest(char *p, double v)
         else
             f = vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t;
     }
-    char dig[40]; /* f's 17 digits (a leading zero for 16), zeros after for layout() */
-    digits17(dig, f);
-    memset(dig + 17, '0', sizeof dig - 17);
+    /* %.{prec}g's layout of f's n digits without trailing zeros (prec 15 for the shortest
+     * of up to 15 digits, else n), with ".0" after an integer as the search adds it: the
+     * digits written where they go, then moved for the point; up to 34 bytes from p */
     int lead = f < 10000000000000000ULL; /* 10^15 <= f < 10^17: a leading zero of 17 */
-    int n = 17 - lead, x = k + n - 1;    /* v ~ f 10^k: its first digit's exponent */
-    const char *ds = dig + lead;
-    while (ds[n - 1] == '0')
-        n--;
+    int nd = 17 - lead, x = k + nd - 1;  /* v ~ f 10^k: its first digit's exponent */
+    if (x >= 0 && x < 17) { /* ddd.ddd or ddd000.0, if %g keeps it fixed at prec */
+        char *end = digits17(p, f);
+        int tz = zeros8(end - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(end - 16));
+        if (n == 16 && lopsided) return NULL;
+        if (x < (n < 15 ? 15 : n)) {
+            if (n <= x + 1) { /* x + 1 integer digits (k <= 0 here: x + 1 <= nd) */
+                memcpy(p + x + 1, ".0", 2);
+                return p + x + 3;
+            }
+            char t[16]; /* at most 16 digits after the point, one on */
+            memcpy(t, p + x + 1, 16);
+            p[x + 1] = '.';
+            memcpy(p + x + 2, t, 16);
+            return p + n + 1;
+        }
+        /* exponent form after all: the digits one on, for the point after the first */
+        memmove(p + 1, p, 17);
+    } else if (x < 0 && x >= -4) { /* 0.000ddd */
+        memcpy(p, "0.000000", 8);
+        char *end = digits17(p + 1 - x, f);
+        int tz = zeros8(end - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(end - 16));
+        if (n == 16 && lopsided) return NULL;
+        return p + 1 - x + n;
+    } else {
+        digits17(p + 1, f);
+    }
+    /* d.ddde+XX */
+    int tz = zeros8(p + 1 + nd - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(p + 1 + nd - 16));
     if (n == 16 && lopsided) return NULL;
-    return layout(p, ds, n, n < 15 ? 15 : n, x);
+    p[0] = p[1];
+    p[1] = '.';
+    p += n > 1 ? n + 1 : 1;
+    *p++ = 'e';
+    *p++ = x < 0 ? '-' : '+';
+    int ax = x < 0 ? -x : x;
+    if (ax >= 100) *p++ = (char)('0' + ax / 100);
+    *p++ = (char)('0' + ax / 10 % 10);
+    *p++ = (char)('0' + ax % 10);
+    return p;
 }
 
 const char *sv__fmt_shortest(double v, char *buf)
@@ -313,8 +337,20 @@ static char *item_at(sv_jw_t *w)
     return p;
 }
 
-/* The text of finite v at p (48 bytes); the end. */
-static char *put_double(char *p, double v)
+/* The search's text of finite v at p (48 bytes), for the doubles put_shortest() leaves to
+ * it and every double without a 128-bit integer type; the end. */
+static __attribute__((noinline)) char *put_search(char *p, double v)
+{
+    fmt_search(v, p);
+    return p + strlen(p);
+}
+
+/* An item's text: of v at p (48 bytes written at most), "null" when v is not finite; the
+ * end. A text has 24 bytes at most ("-2.2250738585072014e-308": sign, 17 digits, point,
+ * exponent of 3; tests/test_format.c checks the bound). Inlined where the lists' items are
+ * written; put_double() elsewhere. */
+enum { ITEM_TEXT = 24, ITEM_ROOM = 48 };
+static inline __attribute__((always_inline)) char *put_item(char *p, double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
@@ -323,12 +359,20 @@ static char *put_double(char *p, double v)
         memcpy(p, "0.0", 3);
         return p + 3;
     }
+    if ((~bits & 0x7ff0000000000000ULL) == 0) { /* infinite or NaN */
+        memcpy(p, "null", 4);
+        return p + 4;
+    }
 #ifdef __SIZEOF_INT128__
     char *end = put_shortest(p, v);
     if (end) return end;
 #endif
-    fmt_search(v, p);
-    return p + strlen(p);
+    return put_search(p, v);
+}
+
+static __attribute__((noinline)) char *put_double(char *p, double v)
+{
+    return put_item(p, v);
 }
 
 const char *sv__fmt_double(double v, char *buf)
@@ -355,14 +399,7 @@ void sv__jw_num(sv_jw_t *w, const char *key, double v)
         num_keyed(w, key, v);
         return;
     }
-    char *p = item_at(w);
-    if (isfinite(v)) {
-        p = put_double(p, v);
-    } else {
-        memcpy(p, "null", 4);
-        p += 4;
-    }
-    w->len = (size_t)(p - w->buf);
+    w->len = (size_t)(put_double(item_at(w), v) - w->buf);
 }
 
 static size_t slot_of(uint64_t bits)
@@ -396,13 +433,9 @@ size_t sv__fmtcache_slot(double v)
  * is finite and short enough; the end. */
 static char *cache_miss(sv_fmtslot_t *e, char *p, double v, uint64_t bits)
 {
-    if (!isfinite(v)) {
-        memcpy(p, "null", 4);
-        return p + 4;
-    }
     char *end = put_double(p, v);
     size_t len = (size_t)(end - p);
-    if (len <= 23) {
+    if (len <= 23 && isfinite(v)) {
         e->bits = bits;
         memcpy(e->text, p, 24); /* p's 48 bytes: the text and what follows */
         e->text[23] = (char)len;
@@ -426,30 +459,39 @@ char *sv__fmtcache_put(sv_fmtcache_t *c, char *p, double v)
     return cached(c, p, v);
 }
 
+/* The items go out in runs that surely fit in the buffer: each item is formatted where it
+ * starts with ITEM_ROOM bytes of room and ends with its separator ", " (the last one's
+ * dropped), ITEM_TEXT + 2 bytes on; so from p, with r bytes of room (r >= ITEM_ROOM), the
+ * (r - ITEM_ROOM) / (ITEM_TEXT + 2) + 1 items of a run fit, without a check for each. */
 void sv__jw_nums(sv_jw_t *w, const double *v, size_t n)
 {
     if (!n) return;
     sv_fmtcache_t *c = w->cache;
-    char *p = item_at(w);
-    for (size_t i = 0;;) {
-        if (c) {
-            p = cached(c, p, v[i]);
-        } else if (isfinite(v[i])) {
-            p = put_double(p, v[i]);
-        } else {
-            memcpy(p, "null", 4);
-            p += 4;
-        }
-        if (++i == n) break;
-        if ((size_t)(p - w->buf) > sizeof w->buf - 64) { /* as item_at() makes room */
+    char *p = item_at(w), *end = w->buf + sizeof w->buf;
+    for (const double *q = v, *qend = v + n;;) {
+        if (end - p < ITEM_ROOM) { /* full: out, what it has ending with a separator */
             w->len = (size_t)(p - w->buf);
             sv__jw_flush(w);
             p = w->buf;
         }
-        memcpy(p, ", ", 2);
-        p += 2;
+        size_t m = (size_t)(end - p - ITEM_ROOM) / (ITEM_TEXT + 2) + 1;
+        const double *run = (size_t)(qend - q) < m ? qend : q + m;
+        if (c) {
+            for (; q < run; q++) {
+                p = cached(c, p, *q);
+                memcpy(p, ", ", 2);
+                p += 2;
+            }
+        } else {
+            for (; q < run; q++) {
+                p = put_item(p, *q);
+                memcpy(p, ", ", 2);
+                p += 2;
+            }
+        }
+        if (q == qend) break;
     }
-    w->len = (size_t)(p - w->buf);
+    w->len = (size_t)(p - 2 - w->buf);
 }
 
 /* printf's %ld of v into p (>= 21 bytes); the end. */

@@ -724,6 +724,29 @@ int sv__report_list_itls(int k)
     return LISTS[k].put == put_itls;
 }
 
+/* val's numbers of the m records r[0..m) into out; the lists every --json writes
+ * (latencies, queue_times) with val's calls inlined, the others through the pointer. */
+typedef double (*list_val_fn)(const sv_scenario_t *sc, const sv_req_t *r);
+static inline __attribute__((always_inline)) void gather_with(list_val_fn val,
+                                                              const sv_scenario_t *sc,
+                                                              const sv_req_t *r, size_t m,
+                                                              double *out)
+{
+    for (size_t j = 0; j < m; j++)
+        out[j] = val(sc, &r[j]);
+}
+
+static void gather(list_val_fn val, const sv_scenario_t *sc, const sv_req_t *r, size_t m,
+                   double *out)
+{
+    if (val == val_latency)
+        gather_with(val_latency, sc, r, m, out);
+    else if (val == val_queue)
+        gather_with(val_queue, sc, r, m, out);
+    else
+        gather_with(val, sc, r, m, out);
+}
+
 /* The lists from the records, or (streamed) spliced from what was written as requests
  * ended. */
 
@@ -847,8 +870,7 @@ static void write_lists(sv_jw_t *w, const sv_result_t *res, int detailed, const 
             double chunk[256]; /* the numbers of a list, a chunk at a time: the same items */
             for (size_t i = 0; i < p->n && val; i += sizeof chunk / sizeof chunk[0]) {
                 size_t m = p->n - i < 256 ? p->n - i : 256;
-                for (size_t j = 0; j < m; j++)
-                    chunk[j] = val(res->sc, &p->r[i + j]);
+                gather(val, res->sc, &p->r[i], m, chunk);
                 sv__jw_nums(w, chunk, m);
             }
             for (size_t i = 0; i < p->n && put != put_itls && !val; i++)
