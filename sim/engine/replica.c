@@ -2253,7 +2253,7 @@ static void wheel_pop(sv_replica_t *r, lane_t *L, int64_t k)
         }
         *head = -1;
     }
-    sort_fin(r->fin + first, r->nfin - first);
+    if (r->nfin > first) sort_fin(r->fin + first, r->nfin - first); /* (fin may be NULL) */
     for (size_t i = first; i < r->nfin; i++)
         leave_decode(r, r->fin[i].id);
     while (L->fh.n > 0 && L->fh.v[0].key - L->kd < FINISH_WHEEL - 1) {
