@@ -764,9 +764,10 @@ typedef struct rope {
     int made;     /* tried (text NULL then: out of memory) */
 } rope_t;
 
-static int make_rope(rope_t *r, const double *t, size_t n)
+static int make_rope(rope_t *r, const double *t, size_t n, sv_fmtcache_t *cache)
 {
     r->made = 1;
+    if (!cache) return SV_ENOMEM; /* (the lists then go number by number) */
     size_t cap = 24 * n + 64, len = 0;
     r->text = malloc(cap);
     r->at = malloc((n + 1) * sizeof *r->at);
@@ -780,15 +781,12 @@ static int make_rope(rope_t *r, const double *t, size_t n)
             r->text = bigger;
             cap *= 2;
         }
-        double g = t[k] - t[k - 1];
-        char buf[48];
-        const char *txt = isfinite(g) ? sv__fmt_double(g, buf) : "null";
-        size_t m = strlen(txt);
+        /* the writer's item text ("null" when not finite), written in place */
         memcpy(r->text + len, ", ", 2);
-        memcpy(r->text + len + 2, txt, m);
-        len += m + 2;
+        char *end = sv__fmtcache_put(cache, r->text + len + 2, t[k] - t[k - 1]);
+        len = (size_t)(end - r->text);
     }
-    r->at[n > 0 ? n : 0] = len;
+    r->at[n] = len;
     return 0;
 }
 
@@ -815,7 +813,7 @@ static int itls_by_runs(sv_jw_t *w, const sv_result_t *res, rope_t *ropes, int32
         }
         size_t n;
         const double *t = sv_metrics_steps(res->metrics, (*runs)[j].stream, &n);
-        if (make_rope(r, t, n)) return SV_ENOMEM;
+        if (make_rope(r, t, n, w->cache)) return SV_ENOMEM;
     }
     for (size_t j = 0; j < nr; j++) {
         const sv_itl_run_t *u = &(*runs)[j];
