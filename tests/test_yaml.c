@@ -276,6 +276,36 @@ START_TEST(test_error_in_list_item)
 }
 END_TEST
 
+/* Paths of list items past index 9 (joined by hand, digit by digit), and lookups in any
+ * order: sv_ymap_get starts after its last find and wraps, and must still find every key,
+ * miss an absent one, and survive an override that removes keys. */
+START_TEST(test_paths_and_lookup_order)
+{
+    sv_ydoc_t *doc = parse("l: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"
+                           "m: {a: 1, b: 2, c: 3, d: 4}\n");
+    sv_ynode_t *l = sv_ymap_get(doc->root, "l");
+    ck_assert_str_eq(l->seq[0]->path, "l[0]");
+    ck_assert_str_eq(l->seq[12]->path, "l[12]");
+    sv_ynode_t *m = sv_ymap_get(doc->root, "m");
+    const char *order[] = {"d", "c", "a", "b", "b", "d", "a"};
+    const char *want[] = {"4", "3", "1", "2", "2", "4", "1"};
+    for (int i = 0; i < 7; i++)
+        ck_assert_str_eq(sv_ymap_get(m, order[i])->scalar, want[i]);
+    ck_assert_ptr_null(sv_ymap_get(m, "e"));
+    ck_assert_ptr_null(sv_ymap_get(m, ""));
+    ck_assert_str_eq(m->map[3].val->path, "m.d");
+    sv_error_t err;
+    ck_assert_int_eq(sv_ymap_check_unknown(m, &err), 0);
+    /* the last find was at the end; an override drops keys under it */
+    sv_ymap_get(m, "d");
+    ck_assert_int_eq(sv_ydoc_set(doc, "m={a: 9}", &err), 0);
+    m = sv_ymap_get(doc->root, "m");
+    ck_assert_str_eq(sv_ymap_get(m, "a")->scalar, "9");
+    ck_assert_ptr_null(sv_ymap_get(m, "d"));
+    sv_ydoc_free(doc);
+}
+END_TEST
+
 START_TEST(test_override_paths)
 {
     const char *t = "pools:\n  - {name: prefill, replicas: 1}\n  - {name: decode, replicas: 2}\n";
@@ -315,6 +345,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_many_keys);
     tcase_add_test(tc, test_error_in_list_item);
     tcase_add_test(tc, test_override_paths);
+    tcase_add_test(tc, test_paths_and_lookup_order);
     tcase_add_test(tc, test_enum_from_table);
     tcase_add_test(tc, test_copy_is_independent);
     suite_add_tcase(s, tc);

@@ -30,23 +30,34 @@ static char *dupstr(const char *s)
     return p;
 }
 
+/* The paths are joined by hand: snprintf's format parsing cost more than the rest of a
+ * node's construction, and every node of every catalog file has a path. */
 static char *path_join_key(const char *parent, const char *key)
 {
-    size_t n = strlen(parent) + strlen(key) + 2;
-    char *p = malloc(n);
+    size_t lp = strlen(parent), lk = strlen(key);
+    char *p = malloc(lp + lk + 2);
     if (!p) return NULL;
-    if (parent[0])
-        snprintf(p, n, "%s.%s", parent, key);
-    else
-        snprintf(p, n, "%s", key);
+    memcpy(p, parent, lp);
+    if (lp) p[lp++] = '.';
+    memcpy(p + lp, key, lk + 1);
     return p;
 }
 
 static char *path_join_index(const char *parent, size_t i)
 {
-    size_t n = strlen(parent) + 24;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s[%zu]", parent, i);
+    char digits[24];
+    size_t nd = 0, lp = strlen(parent);
+    do
+        digits[nd++] = (char)('0' + i % 10);
+    while ((i /= 10) > 0);
+    char *p = malloc(lp + nd + 3);
+    if (!p) return NULL;
+    memcpy(p, parent, lp);
+    p[lp++] = '[';
+    while (nd > 0)
+        p[lp++] = digits[--nd];
+    p[lp++] = ']';
+    p[lp] = '\0';
     return p;
 }
 
@@ -636,7 +647,7 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
 static void note_asked(sv_ynode_t *map, const char *key)
 {
     for (size_t i = 0; i < map->nasked; i++)
-        if (strcmp(map->asked[i], key) == 0) return;
+        if (map->asked[i][0] == key[0] && strcmp(map->asked[i], key) == 0) return;
     if (sv__grow((void **)&map->asked, &map->capasked, map->nasked + 1, sizeof(char *))) return;
     char *k = dupstr(key);
     if (k) map->asked[map->nasked++] = k;
@@ -646,9 +657,12 @@ sv_ynode_t *sv_ymap_get(sv_ynode_t *map, const char *key)
 {
     if (!map || map->kind != SV_Y_MAP) return NULL;
     note_asked(map, key);
-    for (size_t i = 0; i < map->n; i++) {
-        if (strcmp(map->map[i].key, key) == 0) {
+    /* Readers ask for keys much in the order files write them: the search starts after
+     * the last key found and wraps (keys are unique, so the answer is the same). */
+    for (size_t j = 0, i = map->hint < map->n ? map->hint : 0; j < map->n; j++, i = i + 1 < map->n ? i + 1 : 0) {
+        if (map->map[i].key[0] == key[0] && strcmp(map->map[i].key, key) == 0) {
             map->map[i].used = 1;
+            map->hint = i + 1 < map->n ? i + 1 : 0;
             return map->map[i].val;
         }
     }
@@ -799,23 +813,25 @@ static void range_text(char *buf, size_t n, const char *what, double lo, double 
 
 int sv_yscalar_double(const sv_ynode_t *node, double lo, double hi, double *out, sv_error_t *err)
 {
-    char exp[128];
     double v;
-    range_text(exp, sizeof exp, "a number", lo, hi);
-    if (node->kind != SV_Y_SCALAR || sv_parse_double(node->scalar, &v) || v < lo || v > hi)
+    if (node->kind != SV_Y_SCALAR || sv_parse_double(node->scalar, &v) || v < lo || v > hi) {
+        char exp[128]; /* the expectation's text, only for the error */
+        range_text(exp, sizeof exp, "a number", lo, hi);
         return bad_value(node, exp, err);
+    }
     *out = v;
     return 0;
 }
 
 int sv_yscalar_long(const sv_ynode_t *node, long lo, long hi, long *out, sv_error_t *err)
 {
-    char exp[128];
     long v;
-    range_text(exp, sizeof exp, "a whole number", (double)lo,
-               hi == LONG_MAX ? INFINITY : (double)hi);
-    if (node->kind != SV_Y_SCALAR || sv_parse_long(node->scalar, &v) || v < lo || v > hi)
+    if (node->kind != SV_Y_SCALAR || sv_parse_long(node->scalar, &v) || v < lo || v > hi) {
+        char exp[128];
+        range_text(exp, sizeof exp, "a whole number", (double)lo,
+                   hi == LONG_MAX ? INFINITY : (double)hi);
         return bad_value(node, exp, err);
+    }
     *out = v;
     return 0;
 }

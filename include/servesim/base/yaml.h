@@ -41,6 +41,7 @@ struct sv_ynode {
     sv_ynode_t **seq; /* SV_Y_SEQ */
     char **asked;     /* SV_Y_MAP: keys a getter looked for (for error messages) */
     size_t nasked, capasked;
+    size_t hint; /* SV_Y_MAP: where sv_ymap_get starts looking (after its last find) */
 };
 
 typedef struct sv_ydoc {
