@@ -483,6 +483,64 @@ START_TEST(test_trtllm_pytorch_context)
 }
 END_TEST
 
+/* Every step cost is written whole, and the memo answers with the plain path's bits, on a
+ * run of mixed prefill + decode steps between decode-only ones: sv_perf_step into a struct
+ * filled with 0xA5 bytes gives the bytes it gives into a zeroed one (no field is left
+ * unset, the pads included), and sv_perf_spec_step_memo gives those bytes for every step
+ * (its decode-only hits computing only the context's terms from its slot). Llama-3.1-8B at
+ * TP 1 and 2 with the GPU's efficiencies, at prefill_efficiency 0.5 (each mixed step costs
+ * its decodes alone as well), with a prefill request overhead; Mistral-7B (a window on
+ * every layer); DeepSeek-R1 (the extended architectures: the memo computes each in full). */
+START_TEST(test_step_mixed_same_bits)
+{
+    sv_perf_t models[6] = {mk("llama-3.1-8b", "h100-sxm", 1, 0), mk("llama-3.1-8b", "h100-sxm", 2, 0),
+                           mk_pe("prefill_efficiency", "0.5"),
+                           mk_pe("prefill_request_overhead_ms", "12.7"),
+                           mk("mistral-7b", "h100-sxm", 1, 0), mk_dsr1("trtllm-pytorch")};
+    sv_chunk_t ch[3] = {{.new_tokens = 512, .cached_tokens = 0, .last = 0},
+                        {.new_tokens = 180, .cached_tokens = 4000, .last = 1},
+                        {.new_tokens = 37, .cached_tokens = 16, .last = 1}};
+    /* decode sequences, chunks (ch[0..n)), per step */
+    const long nd[] = {7, 7, 9, 7, 0, 7, 7, 71, 0, 7, 12, 12};
+    const int nch[] = {0, 0, 3, 0, 1, 2, 0, 1, 0, 1, 0, 0};
+    for (int t = 0; t < 6; t++) {
+        const sv_perf_t *p = &models[t];
+        sv_perf_memo_t memo;
+        memset(&memo, 0, sizeof memo);
+        int mixed = 0, hits = 0;
+        for (int i = 0; i < 12; i++) {
+            sv_batch_t b = {.chunks = nch[i] ? ch : NULL, .n_chunks = nch[i], .n_decode = nd[i],
+                            .decode_ctx_sum = nd[i] * (900.0 + 53.0 * i)};
+            sv_step_cost_t ref, dirty;
+            memset(&ref, 0, sizeof ref);
+            memset(&dirty, 0xA5, sizeof dirty);
+            sv_perf_step(p, &b, &ref);
+            sv_perf_step(p, &b, &dirty);
+            ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: unset bytes", t, i);
+            const sv_perf_memo_slot_t *slot = &memo.slot[nd[i] % SV_PERF_MEMO_SLOTS];
+            if (nch[i] == 0 && nd[i] > 0 && slot->n_decode == nd[i]) {
+                /* a hit: it starts from its slot's step of another context */
+                ck_assert(slot->cost.op[SV_OP_ATTN_DECODE].bytes != ref.op[SV_OP_ATTN_DECODE].bytes);
+                hits++;
+            }
+            const sv_step_cost_t *got = sv_perf_spec_step_memo(p, &memo, &b);
+            ck_assert_msg(memcmp(&ref, got, sizeof ref) == 0, "model %d step %d", t, i);
+            ck_assert(ref.tokens == 0 || ref.total > 0);
+            if (nch[i] && nd[i]) mixed++;
+        }
+        ck_assert_int_eq(mixed, 4);
+        ck_assert_int_eq(hits, t < 5 ? 4 : 0);
+    }
+    /* prefill_efficiency 0.5 makes the mixed steps dearer, not the decode-only ones */
+    sv_batch_t b = {.chunks = ch, .n_chunks = 2, .n_decode = 7, .decode_ctx_sum = 7000.0};
+    sv_perf_t plain = mk_pe(NULL, NULL);
+    sv_step_cost_t a, c;
+    sv_perf_step(&plain, &b, &a);
+    sv_perf_step(&models[2], &b, &c);
+    ck_assert(c.total > a.total);
+}
+END_TEST
+
 START_TEST(test_experts_touched)
 {
     sv_perf_t p = mk_cfg("deepseek-r1", "h200", 8, 1);
@@ -1600,6 +1658,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fmax_fmin_inline);
     tcase_add_test(tc, test_floor_inline);
     tcase_add_test(tc, test_step_memo_same_bits);
+    tcase_add_test(tc, test_step_mixed_same_bits);
     tcase_add_test(tc, test_llama8b_sizes);
     tcase_add_test(tc, test_decode_batch1_memory_bound);
     tcase_add_test(tc, test_prefill_compute_bound);

@@ -10,6 +10,7 @@
 #include "servesim/cost/perf.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1893,7 +1894,9 @@ static void decode_attention(const sv_perf_t *p, double nd, double ctx_sum, doub
 static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
                        sv_step_cost_t *out)
 {
-    memset(out, 0, sizeof *out);
+    /* Every byte of *out is written: the terms past the operators zeroed here, the
+     * operators' fields each assigned below (the extended architectures' zeroed first). */
+    memset(&out->comm, 0, sizeof *out - offsetof(sv_step_cost_t, comm));
     const sv_model_t *m = &p->model;
     double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
     double hq = p->heads_local, q = hq * hd;
@@ -1914,29 +1917,34 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     }
     double T;
     if (p->ext) {
+        memset(out->op, 0, sizeof out->op);
         T = arch_ops(p, b, j, m_mb, nd, ctx_sum, moe_T, &logits, out);
         out->tokens = (long)T;
         if (T <= 0) return;
     } else {
+        double ap_flops = 0.0, ap_bytes = 0.0;
         for (int i = 0; i < b->n_chunks; i++) {
             double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
             if (n <= 0 || i % m_mb != j) continue;
             prefill_tokens += n;
             if (b->chunks[i].last) logits += 1.0;
             double fl = 4.0 * q * causal_keys(n, c, w);
-            ap->flops += fl;
+            ap_flops += fl;
             attn_eff_flops += fl * (n + p->attn_n_half) / n;
             double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
-            ap->bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
+            ap_bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
         }
-        ap->flops *= L;
-        ap->bytes *= L;
 
         double v = b->verify > 1 ? b->verify : 1.0; /* tokens per decode sequence (verify) */
         logits += nd * (v - 1.0);
         T = prefill_tokens + nd * v;
         out->tokens = (long)T;
-        if (T <= 0) return;
+        if (T <= 0) {
+            memset(out->op, 0, sizeof out->op);
+            return;
+        }
+        ap->flops = ap_flops * L;
+        ap->bytes = ap_bytes * L;
 
         /* Dense linear layers: weights read once, activations in and out of each matmul;
          * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
@@ -1955,6 +1963,7 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
         if (nd > 0) decode_attention(p, nd, ctx_sum, v, &out->op[SV_OP_ATTN_DECODE]);
+        else memset(&out->op[SV_OP_ATTN_DECODE], 0, sizeof(sv_op_cost_t));
     }
 
     /* LM head: the vocabulary projection for each token that yields a next token (a GEMM
@@ -1967,10 +1976,13 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
             p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
         finish_op(lm, lm->flops * p->inv_lm_c * (logits + p->m_half) / logits,
                   lm->bytes * p->inv_mem, p->lm_floor);
+    } else {
+        memset(lm, 0, sizeof *lm);
     }
 
     /* Norms, rotary, activation and residual adds: memory-bound over T x d. */
     sv_op_cost_t *sm = &out->op[SV_OP_SMALL];
+    sm->flops = 0.0;
     sm->bytes = T * p->small_bytes_tok;
     finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
 
@@ -2015,11 +2027,15 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         out->eng_launch = prompts * p->prefill_request_s;
     else if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
         out->eng_launch = L * p->set.layer_overhead_s;
-    for (int i = 0; i < SV_OP_COUNT; i++)
-        out->total += out->op[i].time;
-    out->total += out->comm + out->eng_launch;
-    /* The activations this micro-batch sends to the next stage. */
-    if (p->set.pp > 1) out->pp_send = p->p2p_alpha + T * d * ACT_BYTES * p->p2p_inv_bw;
+    /* The micro-batch's time and the activations it sends to the next stage: a pipeline's
+     * (one stage's total is summed again by its callers, sv_perf_step and
+     * sv_perf_micro_batch, from the operators). */
+    if (p->set.pp > 1) {
+        for (int i = 0; i < SV_OP_COUNT; i++)
+            out->total += out->op[i].time;
+        out->total += out->comm + out->eng_launch;
+        out->pp_send = p->p2p_alpha + T * d * ACT_BYTES * p->p2p_inv_bw;
+    }
 }
 
 /* The operators' times summed, in their order. */
@@ -2119,24 +2135,55 @@ static int memo_fits(const sv_perf_t *p, const sv_batch_t *b)
            p->dp <= 1 && !p->ext && sv_spec_k(&p->set) == 0;
 }
 
-const sv_step_cost_t *sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo,
-                                             const sv_batch_t *b)
+/* A memo slot's step in full (sv_perf_step), with the terms of decode_attention at v = 1
+ * and of the sums over the operators that do not see the context, each grouped as there. */
+static __attribute__((noinline)) const sv_step_cost_t *memo_fill(const sv_perf_t *p,
+                                                                 sv_perf_memo_slot_t *s,
+                                                                 const sv_batch_t *b)
+{
+    sv_step_cost_t *out = &s->cost;
+    sv_perf_step(p, b, out);
+    s->n_decode = b->n_decode;
+    double L = p->stage_layers, q = p->heads_local * p->model.head_dim, v = 1.0;
+    double nd = (double)b->n_decode;
+    s->dec_flops_ctx = L * 4.0 * q * v;
+    s->dec_bytes_seq = v * nd * p->kv_bytes_token_layer;
+    s->dec_bytes_act = 2.0 * v * nd * q * ACT_BYTES;
+    s->time01 = 0.0 + out->op[0].time + out->op[1].time;
+    s->compute01 = 0.0 + out->op[0].t_compute + out->op[1].t_compute;
+    s->memory01 = 0.0 + out->op[0].t_memory + out->op[1].t_memory;
+    s->comm_overhead = out->comm + out->overhead;
+    return out;
+}
+
+/* Not inlined: in the engine's step loop (LTO) it costs that loop's registers more than the
+ * call (about 2 M instructions on the 100k benchmark, docs/performance.md). */
+__attribute__((noinline)) const sv_step_cost_t *
+sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo, const sv_batch_t *b)
 {
     if (!memo_fits(p, b)) {
         sv_perf_spec_step(p, b, &memo->scratch);
         return &memo->scratch;
     }
-    size_t k = (size_t)b->n_decode % SV_PERF_MEMO_SLOTS;
-    sv_step_cost_t *out = &memo->slot[k].cost;
-    if (memo->slot[k].n_decode != b->n_decode) {
-        sv_perf_step(p, b, out);
-        memo->slot[k].n_decode = b->n_decode;
-        return out;
-    }
-    /* What sv_perf_step computes again for this batch: everything that sees its context. */
-    decode_attention(p, (double)b->n_decode, b->decode_ctx_sum, 1.0, &out->op[SV_OP_ATTN_DECODE]);
-    out->total = ops_time(out) + (out->comm + out->overhead);
-    out->compute_bound = compute_bound(out);
+    sv_perf_memo_slot_t *s = &memo->slot[(size_t)b->n_decode % SV_PERF_MEMO_SLOTS];
+    if (s->n_decode != b->n_decode) return memo_fill(p, s, b);
+    sv_step_cost_t *out = &s->cost;
+    double nd = (double)b->n_decode, ctx_sum = b->decode_ctx_sum;
+    /* What sv_perf_step computes again for this batch: everything that sees its context,
+     * decode_attention and the sums of ops_time, sv_perf_step's total and compute_bound, each
+     * operation as they do it in their order from the slot's first terms (the same bits). */
+    _Static_assert(SV_OP_ATTN_DECODE == 2 && SV_OP_COUNT == 5, "the memo's partial sums");
+    sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
+    const sv_op_cost_t *o3 = &out->op[3], *o4 = &out->op[4];
+    ad->flops = s->dec_flops_ctx * (ctx_sum + nd);
+    ad->bytes = p->stage_layers * (ctx_sum * p->kv_bytes_token_layer + s->dec_bytes_seq +
+                                   s->dec_bytes_act);
+    /* t_fixed (n_decode x attn_seq_step) is the slot's */
+    finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem, ad->t_fixed);
+    out->total = s->time01 + ad->time + o3->time + o4->time + s->comm_overhead;
+    double tc = s->compute01 + ad->t_compute + o3->t_compute + o4->t_compute;
+    double tm = s->memory01 + ad->t_memory + o3->t_memory + o4->t_memory;
+    out->compute_bound = tc > tm;
     return out;
 }
 
@@ -2229,13 +2276,11 @@ static void draft_model_cost(const sv_perf_t *p, const sv_batch_t *b, int k, dou
     }
 }
 
-void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+/* sv_perf_spec_step with k draft tokens (k > 0); apart, so that a step without speculative
+ * decoding does not pay this one's stack frame. */
+static __attribute__((noinline)) void spec_step(const sv_perf_t *p, const sv_batch_t *b, int k,
+                                                sv_step_cost_t *out)
 {
-    int k = sv_spec_k(&p->set);
-    if (k == 0) {
-        sv_perf_step(p, b, out);
-        return;
-    }
     double pre = 0.0, draft = 0.0;
     if (p->draft) draft_model_cost(p, b, k, &draft, &pre);
     else if (b->n_chunks > 0) pre = spec_prefill(p, b);
@@ -2271,6 +2316,13 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
     out->spec_cpu = out->eng_step + out->eng_seq;
     out->eng_step -= spread * dec_step;
     out->eng_seq -= spread * dec_seq;
+}
+
+void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    int k = sv_spec_k(&p->set);
+    if (k == 0) sv_perf_step(p, b, out);
+    else spec_step(p, b, k, out);
 }
 
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out)

@@ -558,14 +558,21 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
 /* The last decode-only steps' costs, for sv_perf_spec_step_memo (zero-initialised:
  * empty): one slot for each batch size modulo SV_PERF_MEMO_SLOTS, holding the last step of
  * the size it is tagged with (n_decode 0: none), so that a batch whose size moves back and
- * forth within that many sequences finds its size's step. One per caller (a replica's
- * engine), which owns it (about 27 KiB). */
+ * forth within that many sequences finds its size's step, with the partial results of its
+ * sums that do not see the context. One per caller (a replica's engine), which owns it
+ * (about 29 KiB). */
 #define SV_PERF_MEMO_SLOTS 64
+typedef struct sv_perf_memo_slot {
+    long n_decode;
+    double dec_flops_ctx; /* decode attention: its FLOPs per (ctx_sum + n_decode) */
+    double dec_bytes_seq; /* its bytes' terms of the sequences: their new KV, */
+    double dec_bytes_act; /* their queries and outputs */
+    double time01, compute01, memory01; /* 0 + the first two operators' time, t_compute, t_memory */
+    double comm_overhead;               /* cost.comm + cost.overhead */
+    sv_step_cost_t cost;
+} sv_perf_memo_slot_t;
 typedef struct sv_perf_memo {
-    struct {
-        long n_decode;
-        sv_step_cost_t cost;
-    } slot[SV_PERF_MEMO_SLOTS];
+    sv_perf_memo_slot_t slot[SV_PERF_MEMO_SLOTS];
     sv_step_cost_t scratch; /* any other step's */
 } sv_perf_memo_t;
 
