@@ -158,6 +158,7 @@ typedef struct lane {
     long n_dec;
     double ctx_sum;
     int64_t kd; /* decode steps done */
+    int kd_mod; /* kd % block size, kept as kd grows: the bucket lockstep_need() reads */
     long *bucket;
     int32_t *wheel; /* the finish wheel's buckets: heads of lists, -1 empty (NULL until the
                        first sequence joins) */
@@ -1032,10 +1033,13 @@ static long member_tokens(const sv_replica_t *r, const sv_reqeng_t *e)
     return (long)((r->pp > 1 ? LANE(r, e) : r->ln)->kd - e->kd_join);
 }
 
+/* The bucket of a sequence joining lane r->ln's decode set now (kd_join its kd): its
+ * tokens' offset in their block, less the lane's steps' (c_join - kd_join, modulo the block
+ * size); kept in e->phase till it leaves. */
 static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    long p = ((long)e->c_join - (long)(e->kd_join % r->bs)) % r->bs;
-    return (int)(p < 0 ? p + r->bs : p);
+    int p = (int)(e->c_join % r->bs) - r->ln->kd_mod;
+    return p < 0 ? p + r->bs : p;
 }
 
 static int needs_block(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -1091,7 +1095,8 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
             e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
         }
     } else {
-        if (!e->reserved) r->ln->bucket[phase_of(r, e)]++;
+        e->phase = phase_of(r, e);
+        if (!e->reserved) r->ln->bucket[e->phase]++;
         finish_add(r, id, r->ln->kd + q->output - e->g_join - 1);
         if (slot && r->hyb && !e->reserved)
             add_tr(r, e, blocks_step(r, e->c_join, 1) - blocks_for(r, e->c_join + 1));
@@ -1109,7 +1114,7 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     lane_t *L = r->pp > 1 ? LANE(r, e) : r->ln; /* (a victim: perhaps a lane at rest) */
     long s = member_tokens(r, e);
     long held = r->spec_k ? own_blocks(r, e) : 0;
-    if (!e->reserved && !r->spec_k) L->bucket[phase_of(r, e)]--;
+    if (!e->reserved && !r->spec_k) L->bucket[e->phase]--;
     L->n_dec--;
     L->ctx_sum -= e->c_join + s;
     if (e->heap_pos >= 0)
@@ -1419,7 +1424,8 @@ static void spec_allocate(sv_replica_t *r)
  * takes its block at the same token, sv_kv_blocks). */
 static long lockstep_need(const sv_replica_t *r)
 {
-    return r->ln->bucket[(r->bs - (int)(r->ln->kd % r->bs)) % r->bs] * r->g_step;
+    const lane_t *L = r->ln;
+    return L->bucket[L->kd_mod ? r->bs - L->kd_mod : 0] * r->g_step;
 }
 
 static void allocate_decode(sv_replica_t *r)
@@ -2317,6 +2323,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         last_k = L->kd;
         if (sv_metrics_decode_step(r->m, L->stream, now) < 0) r->oom = 1;
         L->kd++;
+        if (++L->kd_mod == r->bs) L->kd_mod = 0;
         if (!r->spec_k) {
             L->ctx_sum += (double)L->n_dec;
             r->owed -= L->n_dec;
@@ -2818,10 +2825,51 @@ static int finish_check(const sv_replica_t *r, char *msg, size_t size)
     return -1;
 }
 
+/* The lockstep's buckets, kept as sequences join and leave and the lanes step, against a
+ * recount: each lane's kd_mod is its kd modulo the block size; each decoding sequence's
+ * phase is (c_join - kd_join) modulo the block size; each bucket counts the sequences of
+ * its lane whose phase it is (those holding reserved blocks aside). */
+static int bucket_check(const sv_replica_t *r, char *msg, size_t size)
+{
+    if (r->spec_k) return 0;
+    long *count = calloc((size_t)r->pp * (size_t)r->bs, sizeof *count);
+    if (!count) return 0; /* (no memory to check with: nothing found) */
+    int bad = 0;
+    for (int32_t id = r->run_head; id >= 0 && !bad; id = E(r, id)->next) {
+        const sv_reqeng_t *e = E(r, id);
+        if (!e->in_decode) continue;
+        long p = ((long)e->c_join - e->kd_join) % r->bs;
+        if (p < 0) p += r->bs;
+        if (e->phase != p) {
+            snprintf(msg, size, "replica %d: decoding request %d has phase %d, not %ld", r->id,
+                     (int)id, (int)e->phase, p);
+            bad = 1;
+        }
+        if (!e->reserved) count[(size_t)e->lane * (size_t)r->bs + (size_t)p]++;
+    }
+    for (int l = 0; l < r->pp && !bad; l++) {
+        const lane_t *L = &r->lanes[l];
+        if (L->kd_mod != L->kd % r->bs) {
+            snprintf(msg, size, "replica %d: lane %d's step count %lld has kd_mod %d", r->id, l,
+                     (long long)L->kd, L->kd_mod);
+            bad = 1;
+        }
+        for (int b = 0; b < r->bs && !bad; b++) {
+            if (L->bucket[b] == count[(size_t)l * (size_t)r->bs + (size_t)b]) continue;
+            snprintf(msg, size, "replica %d: lane %d's bucket %d counts %ld sequences, %ld are in it",
+                     r->id, l, b, L->bucket[b], count[(size_t)l * (size_t)r->bs + (size_t)b]);
+            bad = 1;
+        }
+    }
+    free(count);
+    return bad ? -1 : 0;
+}
+
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
 {
     if (r->pp > 1 && pipe_check(r, msg, size)) return -1;
     if (finish_check(r, msg, size)) return -1;
+    if (bucket_check(r, msg, size)) return -1;
     if (sv_replica_busy(r)) return 0;
     long held = 0, n = 0;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++)
