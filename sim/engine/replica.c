@@ -1527,6 +1527,19 @@ static void admit_hits(sv_replica_t *r, int32_t id, long hit)
     q->cached = e->computed;
 }
 
+/* Whether admit_waiting() would stop at once, admitting nothing and dropping no entry:
+ * the front of the fcfs queue is this replica's waiting request, not yet visible to the
+ * step being built (the common case of a step that follows another at once: what arrived
+ * during that one is seen by the next). Read inline, before the call. */
+static inline int front_unseen(const sv_replica_t *r)
+{
+    if (r->prio || r->wq.len == 0) return 0;
+    int32_t id = r->wq.v[r->wq.head];
+    if (sv_reqpool_side_released(r->pool, id)) return 0;
+    const sv_reqeng_t *e = E(r, id);
+    return e->visible > r->cutoff && e->queue == SV__Q_WAITING && e->at == r->id;
+}
+
 static void admit_waiting(sv_replica_t *r, double now)
 {
     long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
@@ -1899,7 +1912,8 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
     case PH_SWAP_IN_ADMIT:
         if (L->preempted_now) break;
         if (r->n_swapped > 0) swap_in(r);
-        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0) admit_waiting(r, now);
+        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0 && !front_unseen(r))
+            admit_waiting(r, now);
         break;
     case PH_SGL_ADMIT:
         sgl_admit(r, now);
@@ -2248,6 +2262,14 @@ static void sort_fin(fin_t *f, size_t n)
     }
 }
 
+/* Whether wheel_pop(r, L, k) has nothing to do: bucket k is empty and the heap holds no key
+ * within the wheel's reach (read inline at each step's end; most steps finish nobody). */
+static inline int wheel_idle(const lane_t *L, int64_t k)
+{
+    return (!L->wheel || L->wheel[k & (FINISH_WHEEL - 1)] < 0) &&
+           (L->fh.n == 0 || L->fh.v[0].key - L->kd >= FINISH_WHEEL - 1);
+}
+
 static void wheel_pop(sv_replica_t *r, lane_t *L, int64_t k)
 {
     size_t first = r->nfin;
@@ -2369,7 +2391,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         if (E(r, id)->abort_pending) remove_and_fail(r, id, E(r, id)->abort_pending, Q(r, id)->end);
     }
     L->naborts = 0;
-    if (last_k >= 0 && !r->spec_k) wheel_pop(r, L, last_k);
+    if (last_k >= 0 && !r->spec_k && !wheel_idle(L, last_k)) wheel_pop(r, L, last_k);
     /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
