@@ -992,7 +992,8 @@ static void register_all(sv_replica_t *r, int32_t id)
  */
 static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched);
 static long findable_hits(sv_replica_t *r, int32_t id, long *touched);
-static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
+static inline __attribute__((always_inline)) long lookup_prefix(sv_replica_t *r, int32_t id,
+                                                                 long *touched)
 {
     sv_reqeng_t *e = E(r, id);
     const sv_req_t *q = Q(r, id);
@@ -1510,7 +1511,7 @@ static void admit_hits(sv_replica_t *r, int32_t id, long hit)
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
     if (!KVP(r)->caching) return;
-    take_hits(r, id, hit, 0);
+    if (hit > 0) take_hits(r, id, hit, 0); /* (none: nothing to reference) */
     e->cached_n = (int32_t)hit;
     e->computed = (int32_t)(hit * r->bs);
     r->owed -= e->computed;
