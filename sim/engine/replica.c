@@ -545,11 +545,10 @@ static void reqeng_init(void *el)
     e->at = e->heap_pos = e->seg = e->prev = e->next = -1;
 }
 
+static void free_hashes(sv_reqeng_t *e);
 static void reqeng_fini(void *el)
 {
-    free(((sv_reqeng_t *)el)->chain);
-    free(((sv_reqeng_t *)el)->slots);
-    free(((sv_reqeng_t *)el)->xslots);
+    free_hashes(el);
 }
 
 int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
@@ -935,6 +934,17 @@ static void free_slots(sv_reqeng_t *e)
     e->capslots = e->capxslots = 0;
 }
 
+/* Its block hashes and their slots are of no more use (most requests never had any: no
+ * call to free then). */
+static void free_hashes(sv_reqeng_t *e)
+{
+    if (e->chain) {
+        free(e->chain);
+        e->chain = NULL;
+    }
+    if (e->slots || e->xslots) free_slots(e); /* (room held: an array there) */
+}
+
 /* Blocks of request id that its cache references hold (0 without the cache). */
 static void drop_cached(sv_replica_t *r, int32_t id)
 {
@@ -1185,9 +1195,7 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     sv_req_t *q = Q(r, id);
     release_blocks(r, id);
     run_remove(r, id);
-    free(E(r, id)->chain); /* its block hashes are of no more use */
-    E(r, id)->chain = NULL;
-    free_slots(E(r, id));
+    free_hashes(E(r, id));
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -1220,9 +1228,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     q->end = t;
     e->abort_pending = 0;
     e->queue = SV__Q_NONE;
-    free(e->chain);
-    e->chain = NULL;
-    free_slots(e);
+    free_hashes(e);
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
