@@ -6,11 +6,14 @@
  * a second copy of cached content kept as its own entry, reservations and pins, and the one
  * invariant check catching a block that is not accounted for), and runs driven from
  * outside (advanced in steps they equal one run; injected requests arrive at the time the
- * run was advanced to and are served as any other).
+ * run was advanced to and are served as any other), and the lockstep decode's buckets
+ * (each sequence's phase, kept from its join to its leave, recounted by --check).
  */
 #include "servesim/engine/engine.h"
 #include "base/heap_int.h"
 #include "engine/kvledger_int.h"
+#include "engine/reqeng_int.h"
+#include "servesim/engine/replica.h"
 #include <math.h>
 
 #include "testsim.h"
@@ -319,6 +322,75 @@ START_TEST(test_finish_wheel_and_heap)
 }
 END_TEST
 
+/* The lockstep's buckets: a sequence joining the decode set is filed by its phase, its
+ * tokens' offset in their block less its lane's decode steps' (modulo the block size, 16),
+ * which it keeps till it leaves; sv_replica_check recounts the buckets and phases at every
+ * step and catches a phase that drifted. */
+START_TEST(test_decode_phases_checked)
+{
+    sv_catalog_t *cat = tu_catalog();
+    sv_scenario_t *sc;
+    sv_error_t err;
+    sv_perf_t perf;
+    sv_metrics_t *m;
+    /* (the pool below is filled by hand; api_server_ms 0: seen by the first step) */
+    tu_replica_parts(cat,
+                     "model: llama-3.1-8b\nengine: {api_server_ms: 0}\n"
+                     "hardware: {gpu: h100-sxm}\nworkload: {num_requests: 3, input: 64, output: 40}\n",
+                     &sc, &perf, &m);
+    sv_reqpool_t pool = {0};
+    const int input[3] = {100, 37, 250};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(sv_reqpool_add(&pool), i);
+        pool.r[i].input = input[i];
+        pool.r[i].output = 40;
+    }
+    sv_engine_cfg_t e = sc->pools[0].engine;
+    e.max_model_len = 4096;
+    e.prefix_caching = 0;
+    ck_assert_int_eq(e.block_size, 16);
+    sv_replica_t *r;
+    ck_assert_int_eq(sv_replica_new(0, &perf, 1000, &e, &pool, m, &r, &err), 0);
+    char msg[256];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(sv_replica_submit(r, i, 0.0), SV_FAIL_NONE);
+    /* The first step prefills the three prompts; they join with the lane at step 0. */
+    double t = sv_replica_start_step(r, 0.0);
+    ck_assert(t > 0);
+    ck_assert_int_eq(sv_replica_end_step(r, t), 0);
+    const sv_reqeng_t *side = pool.side;
+    const int phase[3] = {100 % 16, 37 % 16, 250 % 16};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(side[sv_reqpool_side_slot(&pool, i)].phase, phase[i]);
+    /* Twelve decode steps: a sequence takes a block at the token that opens one (request 1
+     * at its 12th, the 49th token; request 2 at its 7th, the 257th; request 0's next is its
+     * 113th), and the checks pass at every step. */
+    long free0 = sv_replica_free_blocks(r);
+    for (int k = 0; k < 12; k++) {
+        double d = sv_replica_start_step(r, t);
+        ck_assert(d > 0);
+        t += d;
+        ck_assert_int_eq(sv_replica_end_step(r, t), 0);
+        ck_assert_msg(sv_replica_check(r, msg, sizeof msg) == 0, "%s", msg);
+    }
+    /* request 0: 112 tokens, 7 blocks (7 at 100); request 1: 49, 4 (3 at 37); request 2:
+     * 262, 17 (16 at 250) */
+    ck_assert_int_eq(free0 - sv_replica_free_blocks(r), 2);
+    /* A phase that drifted is caught. */
+    sv_reqeng_t *one = (sv_reqeng_t *)pool.side + sv_reqpool_side_slot(&pool, 1);
+    one->phase = 6;
+    ck_assert_int_eq(sv_replica_check(r, msg, sizeof msg), -1);
+    ck_assert_msg(strstr(msg, "replica 0: decoding request 1 has phase 6, not 5"), "%s", msg);
+    one->phase = 5;
+    ck_assert_int_eq(sv_replica_check(r, msg, sizeof msg), 0);
+    sv_replica_free(r);
+    sv_metrics_free(m);
+    sv_reqpool_free(&pool);
+    sv_scenario_free(sc);
+    sv_catalog_free(cat);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("engine");
@@ -332,6 +404,7 @@ static Suite *suite(void)
     tcase_add_test(tr, test_stepped_run);
     tcase_add_test(tr, test_injected_requests);
     tcase_add_test(tr, test_finish_wheel_and_heap);
+    tcase_add_test(tr, test_decode_phases_checked);
     suite_add_tcase(s, tr);
     return s;
 }

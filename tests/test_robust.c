@@ -268,17 +268,14 @@ START_TEST(test_replica_check_catches_drift)
 {
     sv_scenario_t *sc;
     sv_error_t err;
-    /* api_server_ms 0: the request is visible to the step started at its submission */
-    ck_assert_int_eq(tu_load_yaml(cat,
-                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                                  "engine: {api_server_ms: 0}\n"
-                                  "workload: {num_requests: 1, input: 100, output: 10}\n",
-                                  NULL, 0, &sc, &err),
-                     0);
     sv_perf_t perf;
-    ck_assert_int_eq(sv_perf_init(&perf, &sc->pools[0].gpu, &sc->model, &sc->pools[0].perf, &err),
-                     0);
-    sv_metrics_t *m = sv_metrics_new(&sc->metrics, 1);
+    sv_metrics_t *m;
+    /* api_server_ms 0: the request is visible to the step started at its submission */
+    tu_replica_parts(cat,
+                     "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                     "engine: {api_server_ms: 0}\n"
+                     "workload: {num_requests: 1, input: 100, output: 10}\n",
+                     &sc, &perf, &m);
     sv_reqpool_t pool = {0};
     ck_assert_int_eq(sv_reqpool_add(&pool), 0);
     pool.r[0].input = 100;

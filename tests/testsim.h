@@ -28,6 +28,20 @@ static inline int tu_load_yaml(const sv_catalog_t *cat, const char *yaml, const 
 }
 
 /* Load and run; both must succeed. */
+/* For a test that drives a replica by hand (sv_replica_new): the scenario text's first
+ * pool's cost model, in *perf, and a metrics sink for one replica; the caller frees *m and
+ * *sc. */
+static inline void tu_replica_parts(const sv_catalog_t *cat, const char *yaml, sv_scenario_t **sc,
+                                    sv_perf_t *perf, sv_metrics_t **m)
+{
+    sv_error_t err;
+    ck_assert_msg(tu_load_yaml(cat, yaml, NULL, 0, sc, &err) == 0, "scenario: %s", err.msg);
+    ck_assert_msg(sv_perf_init(perf, &(*sc)->pools[0].gpu, &(*sc)->model, &(*sc)->pools[0].perf,
+                               &err) == 0,
+                  "cost model: %s", err.msg);
+    *m = sv_metrics_new(&(*sc)->metrics, 1);
+}
+
 static inline sv_result_t *tu_run_yaml(const sv_catalog_t *cat, const char *yaml, const char **sets,
                                        int nsets, sv_scenario_t **sc)
 {

@@ -711,7 +711,7 @@ int sv__pcache_evict(sv__pcache_t *c)
 
 /* In bulk: the dropped entries leave the head of the LRU list in one cut, their hashes the
  * table as they go (backward-shift deletion, inline); runs lose blocks from their top. */
-long sv__pcache_evict_upto(sv__pcache_t *c, long n)
+static __attribute__((noinline)) long evict_walk(sv__pcache_t *c, long n)
 {
     long got = 0, mask = c->mask, nfree = c->nfree;
     slot_t *S = c->s;
@@ -760,4 +760,18 @@ long sv__pcache_evict_upto(sv__pcache_t *c, long n)
         c->tail = -1;
     c->n.evictable -= got;
     return got;
+}
+
+/* The common case first, without evict_walk's frame: the head of the LRU list is a run (a
+ * parked one, or a chain's) with more than n blocks, which loses n from its top (what
+ * evict_walk's first turn would do; the head keeps its place). */
+long sv__pcache_evict_upto(sv__pcache_t *c, long n)
+{
+    int32_t k = c->head;
+    if (k >= 0 && c->s[k].used > SLOT_COPY && c->s[k].count > n) {
+        c->s[k].count -= (int32_t)n;
+        c->n.evictable -= n;
+        return n;
+    }
+    return evict_walk(c, n);
 }

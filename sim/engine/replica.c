@@ -158,6 +158,7 @@ typedef struct lane {
     long n_dec;
     double ctx_sum;
     int64_t kd; /* decode steps done */
+    int kd_mod; /* kd % block size, kept as kd grows: the bucket lockstep_need() reads */
     long *bucket;
     int32_t *wheel; /* the finish wheel's buckets: heads of lists, -1 empty (NULL until the
                        first sequence joins) */
@@ -544,11 +545,10 @@ static void reqeng_init(void *el)
     e->at = e->heap_pos = e->seg = e->prev = e->next = -1;
 }
 
+static void free_hashes(sv_reqeng_t *e);
 static void reqeng_fini(void *el)
 {
-    free(((sv_reqeng_t *)el)->chain);
-    free(((sv_reqeng_t *)el)->slots);
-    free(((sv_reqeng_t *)el)->xslots);
+    free_hashes(el);
 }
 
 int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
@@ -934,6 +934,17 @@ static void free_slots(sv_reqeng_t *e)
     e->capslots = e->capxslots = 0;
 }
 
+/* Its block hashes and their slots are of no more use (most requests never had any: no
+ * call to free then). */
+static void free_hashes(sv_reqeng_t *e)
+{
+    if (e->chain) {
+        free(e->chain);
+        e->chain = NULL;
+    }
+    if (e->slots || e->xslots) free_slots(e); /* (room held: an array there) */
+}
+
 /* Blocks of request id that its cache references hold (0 without the cache). */
 static void drop_cached(sv_replica_t *r, int32_t id)
 {
@@ -991,7 +1002,8 @@ static void register_all(sv_replica_t *r, int32_t id)
  */
 static long chain_hits(sv_replica_t *r, int32_t id, long max, long *touched);
 static long findable_hits(sv_replica_t *r, int32_t id, long *touched);
-static long lookup_prefix(sv_replica_t *r, int32_t id, long *touched)
+static inline __attribute__((always_inline)) long lookup_prefix(sv_replica_t *r, int32_t id,
+                                                                 long *touched)
 {
     sv_reqeng_t *e = E(r, id);
     const sv_req_t *q = Q(r, id);
@@ -1032,10 +1044,13 @@ static long member_tokens(const sv_replica_t *r, const sv_reqeng_t *e)
     return (long)((r->pp > 1 ? LANE(r, e) : r->ln)->kd - e->kd_join);
 }
 
+/* The bucket of a sequence joining lane r->ln's decode set now (kd_join its kd): its
+ * tokens' offset in their block, less the lane's steps' (c_join - kd_join, modulo the block
+ * size); kept in e->phase till it leaves. */
 static int phase_of(const sv_replica_t *r, const sv_reqeng_t *e)
 {
-    long p = ((long)e->c_join - (long)(e->kd_join % r->bs)) % r->bs;
-    return (int)(p < 0 ? p + r->bs : p);
+    int p = (int)(e->c_join % r->bs) - r->ln->kd_mod;
+    return p < 0 ? p + r->bs : p;
 }
 
 static int needs_block(const sv_replica_t *r, const sv_reqeng_t *e)
@@ -1091,7 +1106,8 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
             e->spec_blocks = (int32_t)(slot ? reserve_need(r, e->c_join) : blocks_for(r, e->c_join));
         }
     } else {
-        if (!e->reserved) r->ln->bucket[phase_of(r, e)]++;
+        e->phase = phase_of(r, e);
+        if (!e->reserved) r->ln->bucket[e->phase]++;
         finish_add(r, id, r->ln->kd + q->output - e->g_join - 1);
         if (slot && r->hyb && !e->reserved)
             add_tr(r, e, blocks_step(r, e->c_join, 1) - blocks_for(r, e->c_join + 1));
@@ -1109,7 +1125,7 @@ static void leave_decode(sv_replica_t *r, int32_t id)
     lane_t *L = r->pp > 1 ? LANE(r, e) : r->ln; /* (a victim: perhaps a lane at rest) */
     long s = member_tokens(r, e);
     long held = r->spec_k ? own_blocks(r, e) : 0;
-    if (!e->reserved && !r->spec_k) L->bucket[phase_of(r, e)]--;
+    if (!e->reserved && !r->spec_k) L->bucket[e->phase]--;
     L->n_dec--;
     L->ctx_sum -= e->c_join + s;
     if (e->heap_pos >= 0)
@@ -1179,9 +1195,7 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     sv_req_t *q = Q(r, id);
     release_blocks(r, id);
     run_remove(r, id);
-    free(E(r, id)->chain); /* its block hashes are of no more use */
-    E(r, id)->chain = NULL;
-    free_slots(E(r, id));
+    free_hashes(E(r, id));
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -1214,9 +1228,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     q->end = t;
     e->abort_pending = 0;
     e->queue = SV__Q_NONE;
-    free(e->chain);
-    e->chain = NULL;
-    free_slots(e);
+    free_hashes(e);
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
@@ -1419,7 +1431,8 @@ static void spec_allocate(sv_replica_t *r)
  * takes its block at the same token, sv_kv_blocks). */
 static long lockstep_need(const sv_replica_t *r)
 {
-    return r->ln->bucket[(r->bs - (int)(r->ln->kd % r->bs)) % r->bs] * r->g_step;
+    const lane_t *L = r->ln;
+    return L->bucket[L->kd_mod ? r->bs - L->kd_mod : 0] * r->g_step;
 }
 
 static void allocate_decode(sv_replica_t *r)
@@ -1504,7 +1517,7 @@ static void admit_hits(sv_replica_t *r, int32_t id, long hit)
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
     if (!KVP(r)->caching) return;
-    take_hits(r, id, hit, 0);
+    if (hit > 0) take_hits(r, id, hit, 0); /* (none: nothing to reference) */
     e->cached_n = (int32_t)hit;
     e->computed = (int32_t)(hit * r->bs);
     r->owed -= e->computed;
@@ -1519,6 +1532,19 @@ static void admit_hits(sv_replica_t *r, int32_t id, long hit)
         r->st.prefix_hits += e->computed;
     }
     q->cached = e->computed;
+}
+
+/* Whether admit_waiting() would stop at once, admitting nothing and dropping no entry:
+ * the front of the fcfs queue is this replica's waiting request, not yet visible to the
+ * step being built (the common case of a step that follows another at once: what arrived
+ * during that one is seen by the next). Read inline, before the call. */
+static inline int front_unseen(const sv_replica_t *r)
+{
+    if (r->prio || r->wq.len == 0) return 0;
+    int32_t id = r->wq.v[r->wq.head];
+    if (sv_reqpool_side_released(r->pool, id)) return 0;
+    const sv_reqeng_t *e = E(r, id);
+    return e->visible > r->cutoff && e->queue == SV__Q_WAITING && e->at == r->id;
 }
 
 static void admit_waiting(sv_replica_t *r, double now)
@@ -1893,7 +1919,8 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
     case PH_SWAP_IN_ADMIT:
         if (L->preempted_now) break;
         if (r->n_swapped > 0) swap_in(r);
-        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0) admit_waiting(r, now);
+        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0 && !front_unseen(r))
+            admit_waiting(r, now);
         break;
     case PH_SGL_ADMIT:
         sgl_admit(r, now);
@@ -2242,6 +2269,14 @@ static void sort_fin(fin_t *f, size_t n)
     }
 }
 
+/* Whether wheel_pop(r, L, k) has nothing to do: bucket k is empty and the heap holds no key
+ * within the wheel's reach (read inline at each step's end; most steps finish nobody). */
+static inline int wheel_idle(const lane_t *L, int64_t k)
+{
+    return (!L->wheel || L->wheel[k & (FINISH_WHEEL - 1)] < 0) &&
+           (L->fh.n == 0 || L->fh.v[0].key - L->kd >= FINISH_WHEEL - 1);
+}
+
 static void wheel_pop(sv_replica_t *r, lane_t *L, int64_t k)
 {
     size_t first = r->nfin;
@@ -2317,6 +2352,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         last_k = L->kd;
         if (sv_metrics_decode_step(r->m, L->stream, now) < 0) r->oom = 1;
         L->kd++;
+        if (++L->kd_mod == r->bs) L->kd_mod = 0;
         if (!r->spec_k) {
             L->ctx_sum += (double)L->n_dec;
             r->owed -= L->n_dec;
@@ -2362,7 +2398,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         if (E(r, id)->abort_pending) remove_and_fail(r, id, E(r, id)->abort_pending, Q(r, id)->end);
     }
     L->naborts = 0;
-    if (last_k >= 0 && !r->spec_k) wheel_pop(r, L, last_k);
+    if (last_k >= 0 && !r->spec_k && !wheel_idle(L, last_k)) wheel_pop(r, L, last_k);
     /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
@@ -2818,10 +2854,51 @@ static int finish_check(const sv_replica_t *r, char *msg, size_t size)
     return -1;
 }
 
+/* The lockstep's buckets, kept as sequences join and leave and the lanes step, against a
+ * recount: each lane's kd_mod is its kd modulo the block size; each decoding sequence's
+ * phase is (c_join - kd_join) modulo the block size; each bucket counts the sequences of
+ * its lane whose phase it is (those holding reserved blocks aside). */
+static int bucket_check(const sv_replica_t *r, char *msg, size_t size)
+{
+    if (r->spec_k) return 0;
+    long *count = calloc((size_t)r->pp * (size_t)r->bs, sizeof *count);
+    if (!count) return 0; /* (no memory to check with: nothing found) */
+    int bad = 0;
+    for (int32_t id = r->run_head; id >= 0 && !bad; id = E(r, id)->next) {
+        const sv_reqeng_t *e = E(r, id);
+        if (!e->in_decode) continue;
+        long p = ((long)e->c_join - e->kd_join) % r->bs;
+        if (p < 0) p += r->bs;
+        if (e->phase != p) {
+            snprintf(msg, size, "replica %d: decoding request %d has phase %d, not %ld", r->id,
+                     (int)id, (int)e->phase, p);
+            bad = 1;
+        }
+        if (!e->reserved) count[(size_t)e->lane * (size_t)r->bs + (size_t)p]++;
+    }
+    for (int l = 0; l < r->pp && !bad; l++) {
+        const lane_t *L = &r->lanes[l];
+        if (L->kd_mod != L->kd % r->bs) {
+            snprintf(msg, size, "replica %d: lane %d's step count %lld has kd_mod %d", r->id, l,
+                     (long long)L->kd, L->kd_mod);
+            bad = 1;
+        }
+        for (int b = 0; b < r->bs && !bad; b++) {
+            if (L->bucket[b] == count[(size_t)l * (size_t)r->bs + (size_t)b]) continue;
+            snprintf(msg, size, "replica %d: lane %d's bucket %d counts %ld sequences, %ld are in it",
+                     r->id, l, b, L->bucket[b], count[(size_t)l * (size_t)r->bs + (size_t)b]);
+            bad = 1;
+        }
+    }
+    free(count);
+    return bad ? -1 : 0;
+}
+
 int sv_replica_check(const sv_replica_t *r, char *msg, size_t size)
 {
     if (r->pp > 1 && pipe_check(r, msg, size)) return -1;
     if (finish_check(r, msg, size)) return -1;
+    if (bucket_check(r, msg, size)) return -1;
     if (sv_replica_busy(r)) return 0;
     long held = 0, n = 0;
     for (int32_t id = r->run_head; id >= 0; id = E(r, id)->next, n++)

@@ -35,6 +35,7 @@ typedef struct sv_reqeng {
                                  otherwise */
     int32_t wprev, wnext;     /* in the finish wheel: its bucket's list, -1 terminated */
     int32_t prev, next;       /* running list, -1 terminated */
+    int32_t phase;            /* lockstep decoding: its lane's bucket (replica.c's phase_of) */
     int64_t run_seq;          /* its stamp there: the running list's order */
     int32_t seg;              /* open decode segment of the metrics, -1 */
     int32_t reserved;         /* blocks reserved up front (orca, static) */
