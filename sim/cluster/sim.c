@@ -117,6 +117,16 @@ typedef struct apiq {
     size_t head, n, cap;
 } apiq_t;
 
+/* The earlier of the two events kept beside the queue (the API server's front, the
+ * arrival's slot), kept up to date as they change so that the loop weighs one against
+ * the queue's top (side_front). */
+enum { SIDE_NONE = 0, SIDE_API, SIDE_ARRIVAL };
+typedef struct side {
+    double t;
+    uint64_t seq;
+    int kind; /* SIDE_* */
+} side_t;
+
 /* Disaggregation: the hand-off queue and the KV links of the prefill replicas. */
 typedef struct kvlinks {
     int32_t *xq; /* prefilled requests waiting for decode room, FIFO */
@@ -162,6 +172,7 @@ typedef struct sv_sim {
     fleet_t fl;
     kvlinks_t kv;
     apiq_t api;
+    side_t side;
     scaler_t as;
     sampler_t smp;
     /* the watchdog: events that could make progress (all but samples) pending in the
@@ -412,6 +423,21 @@ static void session_ended(sim_t *s, int32_t id)
     session_over(s, rec);
 }
 
+/* The side events changed (the arrival's slot, the API server's front): the earlier of
+ * them by (time, sequence) into s->side. */
+static void side_front(sim_t *s)
+{
+    side_t *f = &s->side;
+    f->kind = SIDE_NONE;
+    if (s->api.n > s->api.head) {
+        const api_ev_t *a = &s->api.v[s->api.head];
+        *f = (side_t){a->t, a->seq, SIDE_API};
+    }
+    if (s->cl.arr_on && (f->kind == SIDE_NONE || s->cl.next_t < f->t ||
+                         (s->cl.next_t == f->t && s->cl.arr_seq < f->seq)))
+        *f = (side_t){s->cl.next_t, s->cl.arr_seq, SIDE_ARRIVAL};
+}
+
 static void schedule_next_arrival(sim_t *s)
 {
     s->cl.have_next = sv_workload_next(s->cl.wl, &s->cl.next_t, &s->cl.next_in, &s->cl.next_out);
@@ -419,6 +445,7 @@ static void schedule_next_arrival(sim_t *s)
         s->cl.arr_on = 1;
         s->cl.arr_seq = sv_evq_take_seq(&s->q);
         s->pending++;
+        side_front(s);
     } else {
         s->cl.exhausted = 1;
     }
@@ -529,6 +556,7 @@ static void push_api(sim_t *s, double t, int32_t id)
     }
     a->v[a->n++] = (api_ev_t){t, sv_evq_take_seq(&s->q), id};
     s->pending++;
+    if (a->n == a->head + 1) side_front(s); /* a new front */
 }
 
 static void dispatch(sim_t *s, int32_t id)
@@ -552,7 +580,9 @@ static void dispatch(sim_t *s, int32_t id)
         ended(s, id);
         return;
     }
-    kick(s, rep);
+    /* (no kick for a replica in a step that ends later: its start_step would do nothing,
+     * wherever it stood among the kicks, as at the API server's front) */
+    if (!(sv_replica_busy(s->fl.reps[rep]) && s->fl.step_end[rep] > s->now)) kick(s, rep);
     /* The replica's API server (HTTP, tokenisation, the hand-over to the engine core's
      * input queue) takes engine.api_server_ms before its scheduler sees the request: the
      * replica holds it till then (the router counts it), and is woken when it is through. */
@@ -1876,6 +1906,7 @@ static int engine_in(sim_t *s)
     apiq_t *a = &s->api;
     api_ev_t e = a->v[a->head++];
     if (a->head == a->n) a->head = a->n = 0;
+    side_front(s);
     s->now = e.t;
     s->res->events++;
     if (watchdog(s)) return 1;
@@ -1899,6 +1930,7 @@ static int arrival(sim_t *s)
     s->res->events++;
     if (watchdog(s)) return 1;
     arrive(s);
+    if (!s->cl.arr_on) side_front(s); /* no next arrival (its slot took its place if any) */
     pump(s);
     sv_reqpool_release(&s->res->pool);
     return 0;
@@ -1912,28 +1944,21 @@ static void run_until(sim_t *s, double until)
     double next;
     while (!s->rc) {
         uint64_t seq;
-        int more = sv_evq_peek(&s->q, &next, &seq), side = 0;
-        if (s->api.n > s->api.head) { /* the API server's FIFO first when its front is */
-            const api_ev_t *a = &s->api.v[s->api.head];
-            if (!more || a->t < next || (a->t == next && a->seq < seq)) {
-                next = a->t;
-                seq = a->seq;
-                more = side = 1;
-            }
-        }
-        if (s->cl.arr_on && (!more || s->cl.next_t < next ||
-                             (s->cl.next_t == next && s->cl.arr_seq < seq))) {
-            next = s->cl.next_t; /* the arrival's slot first when it is */
+        int more = sv_evq_peek(&s->q, &next, &seq), side = SIDE_NONE;
+        const side_t *f = &s->side; /* the side events first when the earlier is */
+        if (f->kind != SIDE_NONE &&
+            (!more || f->t < next || (f->t == next && f->seq < seq))) {
+            next = f->t;
             more = 1;
-            side = 2;
+            side = f->kind;
         }
         if (s->fl.nkicks > 0 && (!more || next > s->now)) {
             start_steps(s); /* may schedule events, so look again */
             continue;
         }
         if (!more || next > until) break;
-        if (side) {
-            if (side == 1 ? engine_in(s) : arrival(s)) break;
+        if (side != SIDE_NONE) {
+            if (side == SIDE_API ? engine_in(s) : arrival(s)) break;
             continue;
         }
         sv_evq_pop(&s->q, &ev);
