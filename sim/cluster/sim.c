@@ -55,6 +55,7 @@ typedef struct client {
     sv_identity_t *ident; /* prompt identity, when the workload has any */
     uint8_t own_tail;     /* its prompts' sv_req_t.own_tail: own messages, no sessions */
     int closed;           /* a closed loop: a new request whenever a slot is free */
+    int to_send;          /* closed, or requests held back: pump has work (pump) */
     int exhausted;        /* the workload has no more requests */
     long inflight;        /* sent and not ended (or their last token on the way) */
     long outstanding;     /* generated and not ended */
@@ -220,7 +221,7 @@ static int is_over(sim_t *s, int32_t id)
 
 static int progress_event(int type); /* the EVENTS table: a step towards the run's end */
 
-static void push(sim_t *s, double t, int type, int32_t id)
+static inline __attribute__((always_inline)) void push(sim_t *s, double t, int type, int32_t id)
 {
     if (sv_evq_push(&s->q, t, type, id))
         halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
@@ -288,6 +289,7 @@ static void offer(sim_t *s, int32_t id)
             return;
         }
         s->cl.backlog[s->cl.nback++] = id;
+        s->cl.to_send = 1;
     } else {
         send(s, id);
     }
@@ -670,11 +672,12 @@ static void pump_send(sim_t *s)
 }
 
 /* (An open loop with nothing held back has nothing to send: the common case, after every
- * event, checked inline.) */
+ * event, checked inline on one flag, to_send.) */
 static inline void pump(sim_t *s)
 {
-    if (!s->cl.closed && s->cl.headback >= s->cl.nback) return;
+    if (!s->cl.to_send) return;
     pump_send(s);
+    s->cl.to_send = s->cl.closed || s->cl.headback < s->cl.nback;
 }
 
 static void arrive(sim_t *s)
@@ -1636,6 +1639,7 @@ static int setup_client(sim_t *s, sv_error_t *err)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     c->closed =
         isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
+    c->to_send = c->closed;
     return 0;
 }
 
@@ -1964,8 +1968,13 @@ static void run_until(sim_t *s, double until)
         sv_evq_pop(&s->q, &ev);
         s->now = ev.time;
         s->res->events++;
-        if (EVENTS[ev.type].progress && watchdog(s)) break;
-        if (!ev.cancelled) EVENTS[ev.type].fn(s, ev.id);
+        if (ev.type == EV_STEP_END) { /* the common event, called directly (never a timer's) */
+            if (watchdog(s)) break;
+            step_end(s, ev.id);
+        } else {
+            if (EVENTS[ev.type].progress && watchdog(s)) break;
+            if (!ev.cancelled) EVENTS[ev.type].fn(s, ev.id);
+        }
         /* Any event may have freed a client slot (a request failed at dispatch, timed
          * out between pools, ...): the client sends what the semaphore now allows. */
         pump(s);
