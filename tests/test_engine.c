@@ -1,7 +1,8 @@
 /*
  * Unit tests of the engine's containers: the event queue's timers (a restarted or stopped
  * timer's old firing comes out cancelled, at its own time and place), the heap template
- * shared by every priority queue (order, removal from the middle, tracked positions), and
+ * shared by every priority queue (order, removal from the middle, tracked positions), the
+ * event queue's own pop (order by time and insertion, ties included), and
  * the KV block ledger (allocation evicting idle cached blocks least recently used first,
  * a second copy of cached content kept as its own entry, reservations and pins, and the one
  * invariant check catching a block that is not accounted for), and runs driven from
@@ -122,6 +123,50 @@ START_TEST(test_heap)
         iheap_remove(&h, pos, 0);
     }
     free(h.v);
+}
+END_TEST
+
+/* The event queue pops by (time, insertion order) while pushes and pops interleave, at
+ * sizes where a level's last group of children is partial and with many equal times (its
+ * pop moves the hole down to a leaf and lifts the last entry from there): checked against
+ * a plain list searched for its least (time, push number) entry. */
+START_TEST(test_evq_order)
+{
+    enum { N = 4000 };
+    static double lt[N];
+    static int32_t lid[N];
+    static uint8_t gone[N];
+    sv_evq_t q;
+    sv_evq_init(&q, 0);
+    srand(11);
+    int pushed = 0, popped = 0;
+    double now = 0.0;
+    while (popped < N) {
+        /* keep 0 to 40 entries: pushes win while under a size drawn now and then */
+        int held = pushed - popped, want = 1 + rand() % 40;
+        if (pushed < N && (held == 0 || held < want)) {
+            double t = now + (double)(rand() % 8) * 0.25; /* ties on a coarse grid */
+            lt[pushed] = t;
+            lid[pushed] = pushed;
+            ck_assert_int_eq(sv_evq_push(&q, t, 3, pushed), 0);
+            pushed++;
+            continue;
+        }
+        int best = -1;
+        for (int k = 0; k < pushed; k++)
+            if (!gone[k] && (best < 0 || lt[k] < lt[best])) best = k; /* first: least seq */
+        sv_event_t ev;
+        ck_assert_int_eq(sv_evq_pop(&q, &ev), 1);
+        ck_assert_int_eq(ev.id, lid[best]);
+        ck_assert_double_eq(ev.time, lt[best]);
+        ck_assert_uint_eq(ev.seq, (uint64_t)best);
+        gone[best] = 1;
+        now = ev.time;
+        popped++;
+    }
+    sv_event_t ev;
+    ck_assert_int_eq(sv_evq_pop(&q, &ev), 0);
+    sv_evq_free(&q);
 }
 END_TEST
 
@@ -398,6 +443,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_peek_and_taken_seq);
     tcase_add_test(tc, test_timers);
     tcase_add_test(tc, test_heap);
+    tcase_add_test(tc, test_evq_order);
     tcase_add_test(tc, test_ledger);
     suite_add_tcase(s, tc);
     TCase *tr = tcase_create("driven runs");

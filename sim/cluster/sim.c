@@ -55,6 +55,7 @@ typedef struct client {
     sv_identity_t *ident; /* prompt identity, when the workload has any */
     uint8_t own_tail;     /* its prompts' sv_req_t.own_tail: own messages, no sessions */
     int closed;           /* a closed loop: a new request whenever a slot is free */
+    int to_send;          /* closed, or requests held back: pump has work (pump) */
     int exhausted;        /* the workload has no more requests */
     long inflight;        /* sent and not ended (or their last token on the way) */
     long outstanding;     /* generated and not ended */
@@ -117,6 +118,16 @@ typedef struct apiq {
     size_t head, n, cap;
 } apiq_t;
 
+/* The earlier of the two events kept beside the queue (the API server's front, the
+ * arrival's slot), kept up to date as they change so that the loop weighs one against
+ * the queue's top (side_front). */
+enum { SIDE_NONE = 0, SIDE_API, SIDE_ARRIVAL };
+typedef struct side {
+    double t;
+    uint64_t seq;
+    int kind; /* SIDE_* */
+} side_t;
+
 /* Disaggregation: the hand-off queue and the KV links of the prefill replicas. */
 typedef struct kvlinks {
     int32_t *xq; /* prefilled requests waiting for decode room, FIFO */
@@ -162,6 +173,7 @@ typedef struct sv_sim {
     fleet_t fl;
     kvlinks_t kv;
     apiq_t api;
+    side_t side;
     scaler_t as;
     sampler_t smp;
     /* the watchdog: events that could make progress (all but samples) pending in the
@@ -209,7 +221,7 @@ static int is_over(sim_t *s, int32_t id)
 
 static int progress_event(int type); /* the EVENTS table: a step towards the run's end */
 
-static void push(sim_t *s, double t, int type, int32_t id)
+static inline __attribute__((always_inline)) void push(sim_t *s, double t, int type, int32_t id)
 {
     if (sv_evq_push(&s->q, t, type, id))
         halt(s, SV_ENOMEM, "out of memory: the event queue could not grow");
@@ -277,6 +289,7 @@ static void offer(sim_t *s, int32_t id)
             return;
         }
         s->cl.backlog[s->cl.nback++] = id;
+        s->cl.to_send = 1;
     } else {
         send(s, id);
     }
@@ -412,6 +425,21 @@ static void session_ended(sim_t *s, int32_t id)
     session_over(s, rec);
 }
 
+/* The side events changed (the arrival's slot, the API server's front): the earlier of
+ * them by (time, sequence) into s->side. */
+static void side_front(sim_t *s)
+{
+    side_t *f = &s->side;
+    f->kind = SIDE_NONE;
+    if (s->api.n > s->api.head) {
+        const api_ev_t *a = &s->api.v[s->api.head];
+        *f = (side_t){a->t, a->seq, SIDE_API};
+    }
+    if (s->cl.arr_on && (f->kind == SIDE_NONE || s->cl.next_t < f->t ||
+                         (s->cl.next_t == f->t && s->cl.arr_seq < f->seq)))
+        *f = (side_t){s->cl.next_t, s->cl.arr_seq, SIDE_ARRIVAL};
+}
+
 static void schedule_next_arrival(sim_t *s)
 {
     s->cl.have_next = sv_workload_next(s->cl.wl, &s->cl.next_t, &s->cl.next_in, &s->cl.next_out);
@@ -419,6 +447,7 @@ static void schedule_next_arrival(sim_t *s)
         s->cl.arr_on = 1;
         s->cl.arr_seq = sv_evq_take_seq(&s->q);
         s->pending++;
+        side_front(s);
     } else {
         s->cl.exhausted = 1;
     }
@@ -529,6 +558,7 @@ static void push_api(sim_t *s, double t, int32_t id)
     }
     a->v[a->n++] = (api_ev_t){t, sv_evq_take_seq(&s->q), id};
     s->pending++;
+    if (a->n == a->head + 1) side_front(s); /* a new front */
 }
 
 static void dispatch(sim_t *s, int32_t id)
@@ -552,7 +582,9 @@ static void dispatch(sim_t *s, int32_t id)
         ended(s, id);
         return;
     }
-    kick(s, rep);
+    /* (no kick for a replica in a step that ends later: its start_step would do nothing,
+     * wherever it stood among the kicks, as at the API server's front) */
+    if (!(sv_replica_busy(s->fl.reps[rep]) && s->fl.step_end[rep] > s->now)) kick(s, rep);
     /* The replica's API server (HTTP, tokenisation, the hand-over to the engine core's
      * input queue) takes engine.api_server_ms before its scheduler sees the request: the
      * replica holds it till then (the router counts it), and is woken when it is through. */
@@ -640,11 +672,12 @@ static void pump_send(sim_t *s)
 }
 
 /* (An open loop with nothing held back has nothing to send: the common case, after every
- * event, checked inline.) */
+ * event, checked inline on one flag, to_send.) */
 static inline void pump(sim_t *s)
 {
-    if (!s->cl.closed && s->cl.headback >= s->cl.nback) return;
+    if (!s->cl.to_send) return;
     pump_send(s);
+    s->cl.to_send = s->cl.closed || s->cl.headback < s->cl.nback;
 }
 
 static void arrive(sim_t *s)
@@ -1606,6 +1639,7 @@ static int setup_client(sim_t *s, sv_error_t *err)
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     c->closed =
         isinf(sc->workload.rate) && sc->workload.max_concurrency > 0 && !sc->workload.has_trace;
+    c->to_send = c->closed;
     return 0;
 }
 
@@ -1876,6 +1910,7 @@ static int engine_in(sim_t *s)
     apiq_t *a = &s->api;
     api_ev_t e = a->v[a->head++];
     if (a->head == a->n) a->head = a->n = 0;
+    side_front(s);
     s->now = e.t;
     s->res->events++;
     if (watchdog(s)) return 1;
@@ -1899,6 +1934,7 @@ static int arrival(sim_t *s)
     s->res->events++;
     if (watchdog(s)) return 1;
     arrive(s);
+    if (!s->cl.arr_on) side_front(s); /* no next arrival (its slot took its place if any) */
     pump(s);
     sv_reqpool_release(&s->res->pool);
     return 0;
@@ -1912,35 +1948,33 @@ static void run_until(sim_t *s, double until)
     double next;
     while (!s->rc) {
         uint64_t seq;
-        int more = sv_evq_peek(&s->q, &next, &seq), side = 0;
-        if (s->api.n > s->api.head) { /* the API server's FIFO first when its front is */
-            const api_ev_t *a = &s->api.v[s->api.head];
-            if (!more || a->t < next || (a->t == next && a->seq < seq)) {
-                next = a->t;
-                seq = a->seq;
-                more = side = 1;
-            }
-        }
-        if (s->cl.arr_on && (!more || s->cl.next_t < next ||
-                             (s->cl.next_t == next && s->cl.arr_seq < seq))) {
-            next = s->cl.next_t; /* the arrival's slot first when it is */
+        int more = sv_evq_peek(&s->q, &next, &seq), side = SIDE_NONE;
+        const side_t *f = &s->side; /* the side events first when the earlier is */
+        if (f->kind != SIDE_NONE &&
+            (!more || f->t < next || (f->t == next && f->seq < seq))) {
+            next = f->t;
             more = 1;
-            side = 2;
+            side = f->kind;
         }
         if (s->fl.nkicks > 0 && (!more || next > s->now)) {
             start_steps(s); /* may schedule events, so look again */
             continue;
         }
         if (!more || next > until) break;
-        if (side) {
-            if (side == 1 ? engine_in(s) : arrival(s)) break;
+        if (side != SIDE_NONE) {
+            if (side == SIDE_API ? engine_in(s) : arrival(s)) break;
             continue;
         }
         sv_evq_pop(&s->q, &ev);
         s->now = ev.time;
         s->res->events++;
-        if (EVENTS[ev.type].progress && watchdog(s)) break;
-        if (!ev.cancelled) EVENTS[ev.type].fn(s, ev.id);
+        if (ev.type == EV_STEP_END) { /* the common event, called directly (never a timer's) */
+            if (watchdog(s)) break;
+            step_end(s, ev.id);
+        } else {
+            if (EVENTS[ev.type].progress && watchdog(s)) break;
+            if (!ev.cancelled) EVENTS[ev.type].fn(s, ev.id);
+        }
         /* Any event may have freed a client slot (a request failed at dispatch, timed
          * out between pools, ...): the client sends what the semaphore now allows. */
         pump(s);
