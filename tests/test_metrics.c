@@ -432,6 +432,18 @@ START_TEST(test_selection_positive_range)
 }
 END_TEST
 
+/* A collector's configuration without SLOs, printing p99. */
+static sv_metrics_cfg_t plain_cfg(void)
+{
+    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
+                            .npercentiles = 1,
+                            .slo_ttft_ms = NAN,
+                            .slo_tpot_ms = NAN,
+                            .slo_e2el_ms = NAN,
+                            .sample_interval = 1.0};
+    return cfg;
+}
+
 START_TEST(test_token_bins_by_runs)
 {
     /* A replica's steps go into the per-second bins by runs within one second: steps at
@@ -439,12 +451,7 @@ START_TEST(test_token_bins_by_runs)
      * (first token 0.75) in steps 1..5: second 0 holds 3 + 2 tokens, second 1 4 + 4,
      * second 2 one. With a request far off (2e9 s later) the bins are sparse: the same. */
     for (int far = 0; far < 2; far++) {
-        sv_metrics_cfg_t cfg = {.percentiles = {99.0},
-                                .npercentiles = 1,
-                                .slo_ttft_ms = NAN,
-                                .slo_tpot_ms = NAN,
-                                .slo_e2el_ms = NAN,
-                                .sample_interval = 1.0};
+        sv_metrics_cfg_t cfg = plain_cfg();
         sv_metrics_t *m = sv_metrics_new(&cfg, 1);
         const double steps[] = {0.5, 0.9, 1.1, 1.3, 1.5, 1.7, 2.1};
         for (int k = 0; k < 7; k++)
@@ -478,12 +485,7 @@ START_TEST(test_peak_concurrency)
      * starts and ends on a grid of 1/64 s (ties of ends with starts), and one request that
      * runs 1000 times longer than the rest (the ends crowd into a few of the sweep's time
      * buckets). */
-    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
-                            .npercentiles = 1,
-                            .slo_ttft_ms = NAN,
-                            .slo_tpot_ms = NAN,
-                            .slo_e2el_ms = NAN,
-                            .sample_interval = 1.0};
+    sv_metrics_cfg_t cfg = plain_cfg();
     for (int round = 0; round < 2; round++) {
         size_t n = 3000;
         sv_metrics_t *m = sv_metrics_new(&cfg, 1);
