@@ -395,6 +395,89 @@ START_TEST(test_selection_weighted_and_zeros)
 }
 END_TEST
 
+START_TEST(test_selection_positive_range)
+{
+    /* sv_stat_compute takes a list's range with double compares when its sum is not a NaN
+     * and its smallest value is positive, else from the bits: either way its percentiles
+     * and median are those of the sorted list, on lists with ties, all-equal lists, an
+     * infinity, and lists with zeros and negatives (the bits' path). */
+    unsigned long long s = 4242;
+    double q[] = {0, 1, 25, 50, 90, 95, 99, 99.9, 100, 37.5};
+    for (int round = 0; round < 40; round++) {
+        size_t n = 1 + (size_t)(round * round * 13) % 3000;
+        double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        for (size_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            unsigned m = round % 5 == 0 ? 4 : 100000;
+            double v = 0.001 + (double)((s >> 33) % m) * 1e-4; /* positive, ties */
+            if (round % 8 == 1) v = 0.25;                      /* all equal */
+            if (round % 8 == 3 && i == n / 2) v = INFINITY;
+            if (round % 8 == 5 && i % 7 == 0) v = 0.0; /* a zero: the bits' path */
+            if (round % 8 == 7 && i % 5 == 0) v = -v;  /* negatives: keyed */
+            a[i] = b[i] = v;
+        }
+        qsort(b, n, sizeof *b, cmp_d);
+        sv_stat_t st;
+        sv_stat_compute(a, n, q, 10, 1.0, &st);
+        for (int i = 0; i < 10; i++) {
+            double want = sv_percentile_sorted(b, n, q[i]);
+            ck_assert_msg(st.pct[i] == want || (isnan(want) && isnan(st.pct[i])),
+                          "round %d n %zu p %g: %g, want %g", round, n, q[i], st.pct[i], want);
+        }
+        double mid = n % 2 ? b[n / 2] : (0.0 + (-0.0 + b[n / 2 - 1] + b[n / 2])) / 2.0;
+        ck_assert_msg(st.median == mid || (isnan(mid) && isnan(st.median)), "round %d", round);
+        free(a);
+        free(b);
+    }
+}
+END_TEST
+
+/* A collector's configuration without SLOs, printing p99. */
+static sv_metrics_cfg_t plain_cfg(void)
+{
+    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
+                            .npercentiles = 1,
+                            .slo_ttft_ms = NAN,
+                            .slo_tpot_ms = NAN,
+                            .slo_e2el_ms = NAN,
+                            .sample_interval = 1.0};
+    return cfg;
+}
+
+START_TEST(test_token_bins_by_runs)
+{
+    /* A replica's steps go into the per-second bins by runs within one second: steps at
+     * 0.5, 0.9 | 1.1, 1.3, 1.5, 1.7 | 2.1. A (first token 0.25) decodes in all seven, B
+     * (first token 0.75) in steps 1..5: second 0 holds 3 + 2 tokens, second 1 4 + 4,
+     * second 2 one. With a request far off (2e9 s later) the bins are sparse: the same. */
+    for (int far = 0; far < 2; far++) {
+        sv_metrics_cfg_t cfg = plain_cfg();
+        sv_metrics_t *m = sv_metrics_new(&cfg, 1);
+        const double steps[] = {0.5, 0.9, 1.1, 1.3, 1.5, 1.7, 2.1};
+        for (int k = 0; k < 7; k++)
+            ck_assert_int_eq((int)sv_metrics_decode_step(m, 0, steps[k]), k);
+        int32_t a = sv_metrics_seg_open(m, 0, 0, 0, 0.25);
+        int32_t b = sv_metrics_seg_open(m, 1, 0, 1, 0.75);
+        ck_assert(sv_metrics_seg_close(m, a, 7) == 2.1);
+        ck_assert(sv_metrics_seg_close(m, b, 6) == 1.7);
+        sv_reqpool_t pool = {0};
+        pool.n = pool.cap = far ? 3 : 2;
+        pool.r = malloc(3 * sizeof *pool.r);
+        pool.r[0] = mkreq(0.0, 0.25, 2.1, 10, 8, SV_RQ_DONE);
+        pool.r[1] = mkreq(0.5, 0.75, 1.7, 10, 6, SV_RQ_DONE);
+        pool.r[2] = mkreq(2e9, 2e9 + 0.5, 2e9 + 0.5, 10, 1, SV_RQ_DONE);
+        sv_summary_t sum;
+        sv_error_t err;
+        ck_assert_int_eq(sv_metrics_summarize(m, &pool, &sum, &err), 0);
+        ck_assert_msg(sum.max_output_tokens_per_s == 8.0, "far %d: %g", far,
+                      sum.max_output_tokens_per_s);
+        ck_assert_int_eq(sum.itl.n, 12); /* A 7 gaps, B 5 */
+        free(pool.r);
+        sv_metrics_free(m);
+    }
+}
+END_TEST
+
 START_TEST(test_peak_concurrency)
 {
     /* The peak of [start, last token) over requests sent in pool order, against the count
@@ -402,12 +485,7 @@ START_TEST(test_peak_concurrency)
      * starts and ends on a grid of 1/64 s (ties of ends with starts), and one request that
      * runs 1000 times longer than the rest (the ends crowd into a few of the sweep's time
      * buckets). */
-    sv_metrics_cfg_t cfg = {.percentiles = {99.0},
-                            .npercentiles = 1,
-                            .slo_ttft_ms = NAN,
-                            .slo_tpot_ms = NAN,
-                            .slo_e2el_ms = NAN,
-                            .sample_interval = 1.0};
+    sv_metrics_cfg_t cfg = plain_cfg();
     for (int round = 0; round < 2; round++) {
         size_t n = 3000;
         sv_metrics_t *m = sv_metrics_new(&cfg, 1);
@@ -550,6 +628,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_numpy_bits);
     tcase_add_test(tc, test_selection_like_numpy);
     tcase_add_test(tc, test_selection_weighted_and_zeros);
+    tcase_add_test(tc, test_selection_positive_range);
+    tcase_add_test(tc, test_token_bins_by_runs);
     tcase_add_test(tc, test_peak_concurrency);
     tcase_add_test(tc, test_sorts_as_qsort);
     tcase_add_test(tc, test_sorts_large_and_peaked);

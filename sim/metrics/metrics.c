@@ -115,14 +115,24 @@ void sv_metrics_free(sv_metrics_t *m)
     free(m);
 }
 
-int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t)
+/* sv_metrics_decode_step when the array is full or in streaming mode (its difference
+ * arrays grow with it): kept out of line, so the common step is a store and a count. */
+static __attribute__((noinline)) int64_t decode_step_grow(sv_metrics_t *m, steps_t *s, double t)
 {
-    steps_t *s = &m->dec[replica];
     size_t k = s->n - (size_t)s->base;
     if (SV_GROW(s->t, s->cap, k + 1) || (m->st && stream_grow(s, k + 2))) {
         m->oom = 1;
         return -1;
     }
+    s->t[k] = t;
+    return (int64_t)s->n++;
+}
+
+int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t)
+{
+    steps_t *s = &m->dec[replica];
+    size_t k = s->n - (size_t)s->base;
+    if (k >= s->cap || m->st) return decode_step_grow(m, s, t);
     s->t[k] = t;
     return (int64_t)s->n++;
 }
@@ -391,17 +401,49 @@ static inline void phases_of(const sv_req_t *r, double *x)
 }
 
 /* Goodput as vLLM's --goodput: a request is good when it meets every per-request SLO
- * (its TTFT, TPOT and E2EL in seconds). */
+ * (its TTFT, TPOT and E2EL in seconds). The thresholds in seconds, taken once per SLO
+ * (the same quotients), and whether each is given. */
+typedef struct good_th {
+    double s[3];
+    int none[3];
+} good_th_t;
+
+static void good_th_of(const sv_slo_t *th, good_th_t *g)
+{
+    const double ms[3] = {th->ttft_ms, th->tpot_ms, th->e2el_ms};
+    for (int k = 0; k < 3; k++) {
+        g->none[k] = isnan(ms[k]);
+        g->s[k] = ms[k] / 1000.0;
+    }
+}
+
+/* The counts out->good and out->good_by[0..3) of the requests judged. */
+typedef struct good_count {
+    long good, by[3];
+} good_count_t;
+
+static inline void good_add(const good_th_t *g, double ttft, double tpot, double e2el,
+                            good_count_t *n)
+{
+    int g0 = g->none[0] || g->s[0] >= ttft;
+    int g1 = g->none[1] || g->s[1] >= tpot;
+    int g2 = g->none[2] || g->s[2] >= e2el;
+    n->good += g0 && g1 && g2;
+    n->by[0] += g0;
+    n->by[1] += g1;
+    n->by[2] += g2;
+}
+
 static void count_good_of(const sv_slo_t *th, double ttft, double tpot, double e2el,
                           sv_summary_t *out)
 {
-    int g0 = isnan(th->ttft_ms) || th->ttft_ms / 1000.0 >= ttft;
-    int g1 = isnan(th->tpot_ms) || th->tpot_ms / 1000.0 >= tpot;
-    int g2 = isnan(th->e2el_ms) || th->e2el_ms / 1000.0 >= e2el;
-    out->good += g0 && g1 && g2;
-    out->good_by[0] += g0;
-    out->good_by[1] += g1;
-    out->good_by[2] += g2;
+    good_th_t g;
+    good_th_of(th, &g);
+    good_count_t n = {0};
+    good_add(&g, ttft, tpot, e2el, &n);
+    out->good += n.good;
+    for (int k = 0; k < 3; k++)
+        out->good_by[k] += n.by[k];
 }
 
 static void count_good(const sv_slo_t *th, const sv_req_t *r, sv_summary_t *out)
@@ -568,14 +610,14 @@ static int with_budgets(const sv_slo_t *slo, int metric, const sv_summary_t *out
 
 /* The exact statistics of x[0..n) (or, with w, of the weighted pool w[0..n)) into st, in
  * ms, and the values of the SLO's budgets on metric into out->budget_ms. */
-static int exact_stat(double *x, sv_wval_t *w, size_t n, const sv_slo_t *slo, int metric,
-                      sv_summary_t *out, sv_stat_t *st, sv_error_t *err)
+static int exact_stat(double *x, sv_wval_t *w, size_t n, double count, const sv_slo_t *slo,
+                      int metric, sv_summary_t *out, sv_stat_t *st, sv_error_t *err)
 {
     double p[SV_MAX_PCT + SV_MAX_BUDGETS], pv[SV_MAX_PCT + SV_MAX_BUDGETS];
     int idx[SV_MAX_BUDGETS];
     int np = with_budgets(slo, metric, out, p, idx);
-    int rc =
-        w ? sv__wstat_exact(w, n, p, np, 1e3, st, pv) : sv__stat_exact(x, n, p, np, 1e3, st, pv);
+    int rc = w ? sv__wstat_exact(w, n, count, p, np, 1e3, st, pv)
+               : sv__stat_exact(x, n, p, np, 1e3, st, pv);
     if (rc) return sv_errorf(err, rc, "out of memory for the summary's percentiles");
     for (int i = 0; i < out->npcts; i++)
         st->pct[i] = pv[i];
@@ -612,13 +654,16 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising the inter-token latencies");
     } else {
         size_t nwv = 0;
+        double wsum = 0.0; /* of the pool's weights (each positive), in its order */
 #define BIN(t) bins_add(&bins, sv_floor((t)-min_start), 1.0)
 #define ITL(gap, weight)                                                                           \
     do {                                                                                           \
-        if (sk)                                                                                    \
+        if (sk) {                                                                                  \
             bad |= sv_sketch_add(sk, (gap), (weight));                                             \
-        else                                                                                       \
+        } else {                                                                                   \
             w[nwv++] = (sv_wval_t){(gap), (weight)};                                               \
+            wsum += (weight);                                                                      \
+        }                                                                                          \
     } while (0)
         for (size_t i = 0; i < pool->n; i++)
             if (okc(&R[i], cls)) BIN(R[i].first_token);
@@ -643,15 +688,29 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
             wts[s->replica][s->k0 + 1]++;
             wts[s->replica][s->k1]--;
         }
+        /* A replica's steps run in time order, so its tokens go to the bins by runs of
+         * steps within one second [sec, sec + 1) (the second sv_floor gives each), summed
+         * (whole numbers: exact in any order) and added once a run. */
         for (int k = 0; k < m->replicas; k++) {
-            long cv = 0, wv = 0;
+            long cv = 0, wv = 0, run = 0;
+            double sec = 0.0, next = -INFINITY;
             const double *t = m->dec[k].t;
             for (size_t j = 0; j < m->dec[k].n; j++) {
                 cv += cov[k][j];
                 wv += wts[k][j];
-                if (cv > 0) bins_add(&bins, sv_floor(t[j] - min_start), (double)cv);
+                if (cv > 0) {
+                    double d = t[j] - min_start;
+                    if (!(d >= sec && d < next)) {
+                        if (run) bins_add(&bins, sec, (double)run);
+                        sec = sv_floor(d);
+                        next = sec + 1.0;
+                        run = 0;
+                    }
+                    run += cv;
+                }
                 if (wv > 0) ITL(t[j] - t[j - 1], (double)wv);
             }
+            if (run) bins_add(&bins, sec, (double)run);
         }
 #undef BIN
 #undef ITL
@@ -662,7 +721,7 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
             itl_budgets(jslo, sk, out);
             sv_sketch_stat(sk, out->pcts, out->npcts, 1e3, &out->itl);
         } else {
-            rc = exact_stat(NULL, w, nwv, jslo, SV_K_ITL, out, &out->itl, err);
+            rc = exact_stat(NULL, w, nwv, wsum, jslo, SV_K_ITL, out, &out->itl, err);
         }
     }
     for (int k = 0; k < m->replicas; k++) {
@@ -737,6 +796,11 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     int slo = has_thresholds(&jslo);
     for (int k = 0; byclass && k < c->nclasses; k++)
         slo |= has_thresholds(&c->class_slo[k]);
+    good_th_t gj, gcls[SV_MAX_CLASSES];
+    good_th_of(&jslo, &gj);
+    for (int k = 0; byclass && k < c->nclasses; k++)
+        good_th_of(&c->class_slo[k], &gcls[k]);
+    good_count_t good = {0};
     for (size_t i = 0; i < n; i++) {
         const sv_req_t *r = &R[i];
         if (r->end > duration) duration = r->end;
@@ -747,24 +811,28 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             continue;
         }
         double x[NDISTS]; /* (DISTS's reads written out; exact: straight into the arrays) */
-        phases_of(r, x);
         if (alpha > 0) {
+            phases_of(r, x);
             for (size_t d = 0; d < NDISTS; d++)
                 if (!DISTS[d].multi_token_only || r->output > 1) bad |= dist_add(&v[d], x[d]);
         } else {
             _Static_assert(NDISTS == 9, "TPOT (DISTS[1]) is the one multi_token_only");
+            phases_of(r, x);
             v[0].v[nc] = x[0];
             v[1].v[ntpot] = x[1];
             ntpot += r->output > 1;
-            for (size_t d = 2; d < nd; d++)
+            for (size_t d = 2; d < NDISTS - 3; d++)
                 v[d].v[nc] = x[d];
+            if (transfers) /* (the last three read only then, below) */
+                for (size_t d = NDISTS - 3; d < NDISTS; d++)
+                    v[d].v[nc] = x[d];
         }
         nc++;
         out->total_input += r->input;
         out->total_output += r->output;
         if (slo)
-            count_good_of(byclass && r->cls < c->nclasses ? &c->class_slo[r->cls] : &jslo, x[0],
-                          x[1], x[2], out); /* (x: ttft, tpot, e2el) */
+            good_add(byclass && r->cls < c->nclasses ? &gcls[r->cls] : &gj, x[0], x[1], x[2],
+                     &good); /* (x: ttft, tpot, e2el) */
         if (r->start < min_start) min_start = r->start;
         /* start + latency, taken as the exact end time: recomputing it as a sum can round
          * past the start of a request sent at that very instant (closed loops). */
@@ -773,6 +841,9 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     if (alpha == 0)
         for (size_t d = 0; d < NDISTS; d++)
             v[d].n = d == 1 ? ntpot : nc;
+    out->good = good.good;
+    for (int k = 0; k < 3; k++)
+        out->good_by[k] = good.by[k];
     out->completed = (long)nc;
     out->duration = duration;
     if (duration > 0) {
@@ -793,7 +864,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         if (alpha > 0) {
             sv_sketch_stat(v[d].sk, out->pcts, out->npcts, 1e3, st);
         } else if (d < nd) {
-            rc = exact_stat(v[d].v, NULL, v[d].n, &jslo, dist_metric(d), out, st, err);
+            rc = exact_stat(v[d].v, NULL, v[d].n, 0.0, &jslo, dist_metric(d), out, st, err);
             free(v[d].v); /* (freed as it is done with: the ITL pool comes next) */
             v[d].v = NULL;
         } else {

@@ -394,13 +394,46 @@ static void keys_all(char *base, size_t n, size_t stride, uint64_t *lo, uint64_t
     bits_range(base, n, stride, lo, hi);
 }
 
+/* The doubles' range of n >= 1 records of stride bytes (none of them a NaN), as minsd and
+ * maxsd take it (one instruction a record each, where bits_range takes integer compares):
+ * 0 and its bits when the smallest is positive (every double then above +0, so their bits'
+ * order is theirs), -1 otherwise (a zero, which may be -0, or a negative: bits_range then). */
+static int positive_range(const char *base, size_t n, size_t stride, uint64_t *lo, uint64_t *hi)
+{
+    double mn, mx;
+    memcpy(&mn, base, sizeof mn);
+    mx = mn;
+    size_t i = 1;
+    for (; i + 4 <= n; i += 4) {
+        double at_[4];
+        for (int k = 0; k < 4; k++)
+            memcpy(&at_[k], base + (i + (size_t)k) * stride, sizeof at_[k]);
+        for (int k = 0; k < 4; k++) {
+            mn = mn < at_[k] ? mn : at_[k];
+            mx = mx > at_[k] ? mx : at_[k];
+        }
+    }
+    for (; i < n; i++) {
+        double v;
+        memcpy(&v, base + i * stride, sizeof v);
+        mn = mn < v ? mn : v;
+        mx = mx > v ? mx : v;
+    }
+    if (!(mn > 0.0)) return -1;
+    memcpy(lo, &mn, sizeof *lo);
+    memcpy(hi, &mx, sizeof *hi);
+    return 0;
+}
+
 /* SELECT_TOP(name, rec_t, core): the doubles of ranks rank[0..nr) of x[0..n) (n >= 1). */
 #define SELECT_TOP(name, rec_t, core)                                                              \
-    int name(rec_t *x, size_t n, const double *rank, int nr, double *val)                          \
+    int name(rec_t *x, size_t n, int nan_free, const double *rank, int nr, double *val)            \
     {                                                                                              \
         uint64_t lo, hi, out[SV__MAX_RANKS];                                                       \
         if (nr > (int)(sizeof out / sizeof *out)) return SV_EINVAL;                                \
-        int keyed = bits_range((const char *)x, n, sizeof *x, &lo, &hi);                           \
+        int keyed = 0;                                                                             \
+        if (!nan_free || positive_range((const char *)x, n, sizeof *x, &lo, &hi))                  \
+            keyed = bits_range((const char *)x, n, sizeof *x, &lo, &hi);                           \
         if (keyed) keys_all((char *)x, n, sizeof *x, &lo, &hi);                                    \
         int rc = core(x, n, lo, hi, rank, nr, out);                                                \
         for (int i = 0; i < nr; i++) {                                                             \
@@ -449,7 +482,7 @@ void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, d
         nr = sv__ranks_add(rank, nr, lo);
         nr = sv__ranks_add(rank, nr, hi);
     }
-    if (n == 0 || sv__select_doubles(x, n, rank, sv__ranks_sort(rank, nr), val)) {
+    if (n == 0 || sv__select_doubles(x, n, 0, rank, sv__ranks_sort(rank, nr), val)) {
         for (int i = 0; i < npcts; i++)
             out[i] = 0.0;
         return;

@@ -172,7 +172,7 @@ int sv__stat_exact(double *x, size_t n, const double *p, int np, double scale, s
     st->mean = mean * scale;
     st->std = std * scale;
     int nr = wanted_ranks((double)n, p, np, rank);
-    int rc = sv__select_doubles(x, n, rank, nr, val);
+    int rc = sv__select_doubles(x, n, !isnan(mean), rank, nr, val); /* (a NaN makes the sum one) */
     if (rc) return rc;
     read_ranks((double)n, p, np, scale, rank, val, nr, st, pv);
     return 0;
@@ -184,6 +184,14 @@ void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double 
     sv__stat_exact(x, n, pcts, npcts < SV_MAX_PCT ? npcts : SV_MAX_PCT, scale, out, out->pct);
 }
 
+/* sv_wmean_std's mean and std of x[0..n) given the sum of its weights, W > 0. */
+static void wmean_std_of(const sv_wval_t *x, size_t n, double W, double *mean, double *std)
+{
+    double m = (0.0 + pairwise_wsum(x, n, 0.0)) / W;
+    *mean = m;
+    *std = sqrt((0.0 + pairwise_wsqdev(x, n, m)) / W);
+}
+
 int sv_wmean_std(const sv_wval_t *x, size_t n, double *count, double *mean, double *std)
 {
     *count = *mean = *std = 0.0;
@@ -191,36 +199,41 @@ int sv_wmean_std(const sv_wval_t *x, size_t n, double *count, double *mean, doub
     for (size_t i = 0; i < n; i++)
         W += x[i].w;
     if (W > 0) {
-        double m = (0.0 + pairwise_wsum(x, n, 0.0)) / W;
         *count = W;
-        *mean = m;
-        *std = sqrt((0.0 + pairwise_wsqdev(x, n, m)) / W);
+        wmean_std_of(x, n, W, mean, std);
     }
     return 0;
 }
 
-int sv__wstat_exact(sv_wval_t *x, size_t n, const double *p, int np, double scale, sv_stat_t *st,
-                    double *pv)
+int sv__wstat_exact(sv_wval_t *x, size_t n, double count, const double *p, int np, double scale,
+                    sv_stat_t *st, double *pv)
 {
     memset(st, 0, sizeof *st);
     for (int i = 0; i < np; i++)
         pv[i] = 0.0;
-    size_t k = 0;
-    while (k < n && x[k].w > 0) /* (the entries of positive weight, moved down from the first */
-        k++;                    /* that is not) */
-    for (size_t i = k; i < n; i++)
-        if (x[i].w > 0) x[k++] = x[i];
-    n = k;
+    double W = count;
+    if (W <= 0) {
+        /* Not given: the entries of positive weight, moved down from the first that is
+         * not, and their sum. */
+        size_t k = 0;
+        while (k < n && x[k].w > 0)
+            k++;
+        for (size_t i = k; i < n; i++)
+            if (x[i].w > 0) x[k++] = x[i];
+        n = k;
+        W = 0.0;
+        for (size_t i = 0; i < n; i++)
+            W += x[i].w;
+    }
     if (n == 0) return 0;
     if (2 * np + 2 > SV__MAX_RANKS) return SV_EINVAL;
-    double W, mean, std, rank[SV__MAX_RANKS], val[SV__MAX_RANKS];
-    int rc = sv_wmean_std(x, n, &W, &mean, &std);
-    if (rc) return rc;
+    double mean, std, rank[SV__MAX_RANKS], val[SV__MAX_RANKS];
+    wmean_std_of(x, n, W, &mean, &std);
     st->n = (long)W;
     st->mean = mean * scale;
     st->std = std * scale;
     int nr = wanted_ranks(W, p, np, rank);
-    rc = sv__select_wvals(x, n, rank, nr, val);
+    int rc = sv__select_wvals(x, n, !isnan(mean), rank, nr, val);
     if (rc) return rc;
     read_ranks(W, p, np, scale, rank, val, nr, st, pv);
     return 0;
@@ -229,5 +242,5 @@ int sv__wstat_exact(sv_wval_t *x, size_t n, const double *p, int np, double scal
 void sv_wstat_compute(sv_wval_t *x, size_t n, const double *pcts, int npcts, double scale,
                       sv_stat_t *out)
 {
-    sv__wstat_exact(x, n, pcts, npcts < SV_MAX_PCT ? npcts : SV_MAX_PCT, scale, out, out->pct);
+    sv__wstat_exact(x, n, 0.0, pcts, npcts < SV_MAX_PCT ? npcts : SV_MAX_PCT, scale, out, out->pct);
 }

@@ -17,19 +17,23 @@
 
 /* The values val[i] of ranks rank[0..nr) (ascending, distinct, each below the total
  * weight) of x[0..n), n >= 1: order statistics in the doubles' order (key order when a
- * value has its sign bit set: -0 before +0, NaNs past the infinities). x is scratch: its
- * contents are left unspecified. 0, SV_ENOMEM, or SV_EINVAL for more than SV__MAX_RANKS
- * ranks. sv__select_wvals takes weights (> 0) and leaves each record's weight with it. */
-int sv__select_doubles(double *x, size_t n, const double *rank, int nr, double *val);
-int sv__select_wvals(sv_wval_t *x, size_t n, const double *rank, int nr, double *val);
+ * value has its sign bit set: -0 before +0, NaNs past the infinities). nan_free: the
+ * caller knows no value is a NaN (a sum of them is not), so the range may be taken with
+ * double compares. x is scratch: its contents are left unspecified. 0, SV_ENOMEM, or
+ * SV_EINVAL for more than SV__MAX_RANKS ranks. sv__select_wvals takes weights (> 0) and
+ * leaves each record's weight with it. */
+int sv__select_doubles(double *x, size_t n, int nan_free, const double *rank, int nr, double *val);
+int sv__select_wvals(sv_wval_t *x, size_t n, int nan_free, const double *rank, int nr, double *val);
 
 /* sv_stat_compute and sv_wstat_compute of x with the percentiles p[0..np) into pv[0..np)
- * (times scale, as st's) instead of st->pct; x is scratch (left unspecified). 0, SV_ENOMEM
- * (st and pv then hold what was done) or SV_EINVAL (np past SV__MAX_RANKS). */
+ * (times scale, as st's) instead of st->pct; x is scratch (left unspecified). count > 0:
+ * the caller knows every weight positive and gives their sum (the one a loop in x's order
+ * takes); 0: the entries of weight <= 0 are dropped and the rest summed. 0, SV_ENOMEM (st
+ * and pv then hold what was done) or SV_EINVAL (np past SV__MAX_RANKS). */
 int sv__stat_exact(double *x, size_t n, const double *p, int np, double scale, sv_stat_t *st,
                    double *pv);
-int sv__wstat_exact(sv_wval_t *x, size_t n, const double *p, int np, double scale, sv_stat_t *st,
-                    double *pv);
+int sv__wstat_exact(sv_wval_t *x, size_t n, double count, const double *p, int np, double scale,
+                    sv_stat_t *st, double *pv);
 
 /* A set of ranks: add r to rank[0..nr) unless there (returns the new count); sort it
  * (returns nr); the value val[i] of rank r once selected (0 when r is not in the set). */
