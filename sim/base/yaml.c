@@ -659,7 +659,8 @@ sv_ynode_t *sv_ymap_get(sv_ynode_t *map, const char *key)
     note_asked(map, key);
     /* Readers ask for keys much in the order files write them: the search starts after
      * the last key found and wraps (keys are unique, so the answer is the same). */
-    for (size_t j = 0, i = map->hint < map->n ? map->hint : 0; j < map->n; j++, i = i + 1 < map->n ? i + 1 : 0) {
+    for (size_t j = 0, i = map->hint < map->n ? map->hint : 0; j < map->n;
+         j++, i = i + 1 < map->n ? i + 1 : 0) {
         if (map->map[i].key[0] == key[0] && strcmp(map->map[i].key, key) == 0) {
             map->map[i].used = 1;
             map->hint = i + 1 < map->n ? i + 1 : 0;

@@ -113,11 +113,12 @@ void sv__pcache_free(sv__pcache_t *c)
 }
 
 /* The hash table, from the first hashed block on (blocks that are only parked need none):
- * 8 entries per block at least, so that probe runs stay short; 0, or -1 without memory. */
+ * 4 entries per block at least (at most a quarter full), so that probe runs stay short
+ * and the table's one fill with -1 stays small; 0, or -1 without memory. */
 static int table_new(sv__pcache_t *c)
 {
     long size = 16;
-    while (size < 8 * c->nslots)
+    while (size < 4 * c->nslots)
         size *= 2;
     if (!(c->table = malloc((size_t)size * sizeof *c->table))) return -1;
     memset(c->table, 0xff, (size_t)size * sizeof *c->table); /* every entry -1 */
