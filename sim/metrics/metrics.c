@@ -78,9 +78,9 @@ struct sv_metrics {
 
 const char *sv_fail_name(int reason)
 {
-    static const char *const names[] = {"none",      "queue_full",         "timeout",
-                                        "too_long",  "prompt_over_budget", "kv_capacity",
-                                        "unfinished", "aborted"};
+    static const char *const names[] = {
+        "none",        "queue_full", "timeout", "too_long", "prompt_over_budget",
+        "kv_capacity", "unfinished", "aborted"};
     return (reason >= 0 && reason < SV_FAIL_COUNT) ? names[reason] : "?";
 }
 
@@ -460,6 +460,44 @@ static inline int end_less(const double *a, const double *b)
 }
 SV_HEAP_DEFINE(endheap, heap_t, double, 4, end_less, SV_HEAP_UNTRACKED)
 
+/* The exact summary's scratch: one block that its phases take their arrays from in turn
+ * (the peak concurrency's, then the per-request metrics', then the ITL pool's), each phase
+ * starting again at its beginning once the previous one is done with it. A large run then
+ * touches the largest phase's pages once instead of every phase's anew: the kernel maps
+ * and zeroes each page of a fresh allocation, which costs about as much CPU again as the
+ * summary's own work at ten million requests (docs/performance.md, "Where memory goes"). */
+typedef struct scratch {
+    char *base; /* calloc'd: zero beyond dirty */
+    size_t cap, used;
+    size_t dirty; /* the end of the bytes ever taken */
+} scratch_t;
+
+/* n bytes of the scratch, 64-byte aligned; NULL when they do not fit (the sizes are
+ * worked out before, so only a miscount gives NULL, reported as out of memory). */
+static void *scratch_take(scratch_t *s, size_t n)
+{
+    size_t at = (s->used + 63) & ~(size_t)63;
+    if (at > s->cap || n > s->cap - at) return NULL;
+    s->used = at + n;
+    if (s->used > s->dirty) s->dirty = s->used;
+    return s->base + at;
+}
+
+/* scratch_take, zeroed: only the part an earlier phase took is cleared (the rest of a
+ * calloc'd block is still zero). */
+static void *scratch_zero(scratch_t *s, size_t n)
+{
+    size_t dirty = s->dirty;
+    char *p = scratch_take(s, n);
+    if (!p) return NULL;
+    size_t at = (size_t)(p - s->base);
+    if (at < dirty) memset(p, 0, dirty - at < n ? dirty - at : n);
+    return p;
+}
+
+/* Room for n bytes taken whole, with its alignment. */
+#define SCRATCH_ROOM(n) ((size_t)(n) + 64)
+
 /* The bucket of time t of nb buckets from t0 (scale: nb over the span; top: nb - 1):
  * monotone in t. */
 static inline size_t time_bucket(double t, double t0, double scale, double top)
@@ -477,7 +515,7 @@ static inline size_t time_bucket(double t, double t0, double scale, double top)
  * bucket sorted (by insertion: it holds a few, or radix-sorted when it is crowded) when a
  * start first reaches it. -1 when out of memory or when the times give no buckets (a span
  * of zero or not finite). */
-static long peak_in_order(const double *start, const double *end, size_t n)
+static long peak_in_order(const double *start, const double *end, size_t n, scratch_t *ws)
 {
     if (n == 0) return 0;
     double t0 = start[0], t1 = end[0];
@@ -486,12 +524,12 @@ static long peak_in_order(const double *start, const double *end, size_t n)
     size_t nb = n;
     double scale = (double)nb / (t1 - t0), top = (double)(nb - 1);
     if (!(t1 > t0) || !isfinite(scale)) return -1;
-    uint32_t *at = calloc(nb + 1, sizeof *at); /* ends before bucket b, once summed */
-    uint32_t *eb = malloc(n * sizeof *eb);     /* each end's bucket */
-    double *e = malloc(n * sizeof *e);         /* the ends by bucket */
-    uint8_t *sorted = calloc(nb, 1);
-    long peak = -1;
-    if (!at || !eb || !e || !sorted || n > UINT32_MAX) goto done;
+    uint32_t *at = scratch_zero(ws, (nb + 1) * sizeof *at); /* ends before bucket b, once summed */
+    uint32_t *eb = scratch_take(ws, n * sizeof *eb);        /* each end's bucket */
+    double *e = scratch_take(ws, n * sizeof *e);            /* the ends by bucket */
+    uint8_t *sorted = scratch_zero(ws, nb);
+    if (!at || !eb || !e || !sorted || n > UINT32_MAX) return -1;
+    long peak;
     for (size_t i = 0; i < n; i++) {
         size_t b = time_bucket(end[i], t0, scale, top);
         eb[i] = (uint32_t)b;
@@ -525,11 +563,6 @@ static long peak_in_order(const double *start, const double *end, size_t n)
             left++;
         if ((long)(i + 1 - left) > peak) peak = (long)(i + 1 - left);
     }
-done:
-    free(at);
-    free(eb);
-    free(e);
-    free(sorted);
     return peak;
 }
 
@@ -537,9 +570,10 @@ done:
  * [start, last token) of each, an end before a start at the same time. When they were
  * sent in pool order (open and closed loops, traces), peak_in_order; otherwise the sorted
  * starts and ends are merged. It runs before the summary's per-request arrays are made:
- * its arrays are not held with them. Sets *transfers when a completed request of the
- * selection has a phase of disaggregated serving. -1 when out of memory. */
-static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers)
+ * its arrays, taken from the start of the scratch ws, are not held with them. Sets *transfers when
+ * a completed request of the selection has a phase of disaggregated serving. -1 when out of memory.
+ */
+static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers, scratch_t *ws)
 {
     const sv_req_t *R = pool->r;
     size_t n = 0;
@@ -554,19 +588,17 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers)
             n++;
         }
     *transfers = tr;
-    double *start = malloc((n + 1) * sizeof *start), *end = malloc((n + 1) * sizeof *end);
-    if (!start || !end) {
-        free(start);
-        free(end);
-        return -1;
-    }
+    ws->used = 0;
+    double *start = scratch_take(ws, (n + 1) * sizeof *start);
+    double *end = scratch_take(ws, (n + 1) * sizeof *end);
+    if (!start || !end) return -1;
     size_t k = 0;
     for (size_t i = 0; i < pool->n; i++)
         if (okc(&R[i], cls)) {
             start[k] = R[i].start;
             end[k++] = R[i].last_token;
         }
-    long cur = 0, peak = in_order ? peak_in_order(start, end, n) : -1;
+    long cur = 0, peak = in_order ? peak_in_order(start, end, n, ws) : -1;
     if (peak < 0) {
         peak = 0;
         sv_sort_doubles(start, n);
@@ -581,8 +613,6 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers)
             }
         }
     }
-    free(start);
-    free(end);
     return peak;
 }
 
@@ -628,26 +658,45 @@ static int exact_stat(double *x, sv_wval_t *w, size_t n, double count, const sv_
 
 /* The ITL pool and the per-second output-token bins, from the decode segments, the decode
  * steps of each replica and the single-token events. */
+/* The ITL pool's entries: the single tokens, the segments' first gaps and the steps. */
+static size_t itl_entries(const sv_metrics_t *m)
+{
+    size_t nw = m->nsingles + m->nsegs;
+    for (int k = 0; k < m->replicas; k++)
+        nw += m->dec[k].n;
+    return nw;
+}
+
+/* The scratch summarize_itl takes: the coverage and weight difference arrays of every
+ * replica's steps, and the pool itself when it is exact. */
+static size_t itl_scratch(const sv_metrics_t *m, double alpha)
+{
+    size_t room = alpha > 0 ? 0 : SCRATCH_ROOM((itl_entries(m) + 1) * sizeof(sv_wval_t));
+    for (int k = 0; k < m->replicas; k++)
+        room += 2 * SCRATCH_ROOM((m->dec[k].n + 1) * sizeof(int32_t));
+    return room;
+}
+
 static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls,
                          const sv_slo_t *jslo, size_t nc, double min_start, double max_end,
-                         double alpha, sv_summary_t *out, sv_error_t *err)
+                         double alpha, scratch_t *ws, sv_summary_t *out, sv_error_t *err)
 {
     const sv_req_t *R = pool->r;
     int rc = 0;
     int32_t **cov = calloc((size_t)m->replicas, sizeof *cov);
     int32_t **wts = calloc((size_t)m->replicas, sizeof *wts);
-    size_t nw = m->nsingles + m->nsegs;
-    for (int k = 0; k < m->replicas; k++)
-        nw += m->dec[k].n;
+    size_t nw = itl_entries(m);
+    ws->used = 0; /* (the per-request arrays are done with) */
     /* The pool itself (exact), or its sketch (alpha > 0). */
     sv_sketch_t *sk = alpha > 0 ? sv_sketch_new(alpha) : NULL;
-    sv_wval_t *w = sk ? NULL : malloc((nw + 1) * sizeof *w);
+    sv_wval_t *w = sk ? NULL : scratch_take(ws, (nw + 1) * sizeof *w);
     bins_t bins;
     int bad = bins_init(&bins, nc ? ceil(max_end - min_start) + 1 : 0, nw + nc) || !cov || !wts ||
               (!w && !sk);
     for (int k = 0; k < m->replicas && !bad; k++) {
-        cov[k] = calloc(m->dec[k].n + 1, sizeof **cov);
-        wts[k] = calloc(m->dec[k].n + 1, sizeof **wts);
+        size_t bytes = (m->dec[k].n + 1) * sizeof **cov;
+        cov[k] = scratch_zero(ws, bytes);
+        wts[k] = scratch_zero(ws, bytes);
         bad = !cov[k] || !wts[k];
     }
     if (bad) {
@@ -724,14 +773,9 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
             rc = exact_stat(NULL, w, nwv, wsum, jslo, SV_K_ITL, out, &out->itl, err);
         }
     }
-    for (int k = 0; k < m->replicas; k++) {
-        if (cov) free(cov[k]);
-        if (wts) free(wts[k]);
-    }
     free(cov);
     free(wts);
     bins_free(&bins);
-    free(w);
     sv_sketch_free(sk);
     return rc;
 }
@@ -774,19 +818,31 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     summary_percentiles(c, out);
     double alpha = summary_alpha(c, n);
     out->sketch_alpha = alpha;
+    /* The scratch for the largest of the three phases: the peak concurrency's five arrays,
+     * the per-request arrays (exact), the ITL pool's. */
+    size_t peak_room =
+        2 * SCRATCH_ROOM((n + 1) * sizeof(double)) + SCRATCH_ROOM((n + 1) * sizeof(uint32_t)) +
+        SCRATCH_ROOM(n * sizeof(uint32_t)) + SCRATCH_ROOM(n * sizeof(double)) + SCRATCH_ROOM(n);
+    size_t dist_room = alpha > 0 ? 0 : NDISTS * SCRATCH_ROOM((n + 1) * sizeof(double));
+    size_t itl_room = itl_scratch(m, alpha);
+    scratch_t ws = {.cap = peak_room > dist_room ? peak_room : dist_room};
+    if (itl_room > ws.cap) ws.cap = itl_room;
+    ws.base = calloc(1, ws.cap);
+    if (!ws.base) return sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
     int transfers;
-    long peak = peak_concurrency(pool, cls, &transfers); /* (before the arrays below are made) */
+    long peak = peak_concurrency(pool, cls, &transfers, &ws); /* (before the arrays below) */
     /* Without a phase of disaggregated serving, the last three are zeros (x - x): their
      * arrays are not made. */
     size_t nd = alpha > 0 || transfers ? NDISTS : NDISTS - 3;
 
     dist_t v[NDISTS] = {{0}};
     int rc = 0, bad = 0;
+    ws.used = 0; /* (the peak concurrency's arrays are done with) */
     for (size_t d = 0; d < nd; d++)
         if (alpha > 0)
             bad |= !(v[d].sk = sv_sketch_new(alpha));
         else
-            bad |= !(v[d].v = malloc((n + 1) * sizeof *v[d].v));
+            bad |= !(v[d].v = scratch_take(&ws, (n + 1) * sizeof *v[d].v));
     if (bad) {
         rc = sv_errorf(err, SV_ENOMEM, "out of memory summarising %zu requests", n);
         goto done;
@@ -865,8 +921,6 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             sv_sketch_stat(v[d].sk, out->pcts, out->npcts, 1e3, st);
         } else if (d < nd) {
             rc = exact_stat(v[d].v, NULL, v[d].n, 0.0, &jslo, dist_metric(d), out, st, err);
-            free(v[d].v); /* (freed as it is done with: the ITL pool comes next) */
-            v[d].v = NULL;
         } else {
             st->n = (long)nc; /* zeros: numpy's statistics of a list of zeros */
         }
@@ -876,12 +930,11 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         const dist_t *d = &v[bg->metric == SV_K_TTFT ? 0 : bg->metric == SV_K_TPOT ? 1 : 2];
         if (bg->metric != SV_K_ITL) out->budget_ms[b] = sv_sketch_percentile(d->sk, bg->pct) * 1e3;
     }
-    if (!rc) rc = summarize_itl(m, pool, cls, &jslo, nc, min_start, max_end, alpha, out, err);
+    if (!rc) rc = summarize_itl(m, pool, cls, &jslo, nc, min_start, max_end, alpha, &ws, out, err);
 done:
-    for (size_t d = 0; d < NDISTS; d++) {
-        free(v[d].v);
+    for (size_t d = 0; d < NDISTS; d++)
         sv_sketch_free(v[d].sk);
-    }
+    free(ws.base);
     return rc;
 }
 
@@ -1032,8 +1085,8 @@ static size_t runs_of(const sv_metrics_t *m, const sv_req_t *r, int32_t s, int32
             if (isnan(sg->t_join)) {
                 j++; /* the first token: no gap */
             } else {
-                out[n++] = (sv_itl_run_t){.stream = -1,
-                                          .v = step_t(&m->dec[sg->replica], j) - sg->t_join};
+                out[n++] =
+                    (sv_itl_run_t){.stream = -1, .v = step_t(&m->dec[sg->replica], j) - sg->t_join};
                 k++;
                 j++;
             }
@@ -1094,7 +1147,7 @@ struct stream {
     size_t capbin;
     sv_wval_t *far; /* seconds past the dense bins: (second, tokens) */
     size_t nfar, capfar;
-    double *itlbuf; /* one request's token gaps, for cfg.on_end */
+    double *itlbuf;       /* one request's token gaps, for cfg.on_end */
     sv_itl_run_t *runbuf; /* ... as runs first */
     size_t caprun;
     size_t capitl;
