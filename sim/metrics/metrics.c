@@ -579,25 +579,22 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers, 
     size_t n = 0;
     int in_order = 1, tr = 0;
     double prev = -INFINITY;
+    /* (room for every request: the scratch is sized for it) */
+    *transfers = 0;
+    ws->used = 0;
+    double *start = scratch_take(ws, (pool->n + 1) * sizeof *start);
+    double *end = scratch_take(ws, (pool->n + 1) * sizeof *end);
+    if (!start || !end) return -1;
     for (size_t i = 0; i < pool->n; i++)
         if (okc(&R[i], cls)) {
             /* (a request that ends as it starts would leave the sweep before it enters) */
             in_order &= R[i].start >= prev && R[i].last_token > R[i].start;
             prev = R[i].start;
             tr |= R[i].xfer_start >= 0 || R[i].xfer_end >= 0 || R[i].decode_start >= 0;
-            n++;
+            start[n] = R[i].start;
+            end[n++] = R[i].last_token;
         }
     *transfers = tr;
-    ws->used = 0;
-    double *start = scratch_take(ws, (n + 1) * sizeof *start);
-    double *end = scratch_take(ws, (n + 1) * sizeof *end);
-    if (!start || !end) return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < pool->n; i++)
-        if (okc(&R[i], cls)) {
-            start[k] = R[i].start;
-            end[k++] = R[i].last_token;
-        }
     long cur = 0, peak = in_order ? peak_in_order(start, end, n, ws) : -1;
     if (peak < 0) {
         peak = 0;
