@@ -493,7 +493,10 @@ struct sv_workload {
 
 typedef struct mt_state {
     uint32_t w[MT_N];
-    int i; /* the next word to temper; MT_N: the block is to be regenerated */
+    uint32_t t[MT_N]; /* the block's words tempered, all at once when it is regenerated (a
+                         loop the compiler vectorises; a word at a time, each draw paid about
+                         ten instructions more) */
+    int i;            /* the next word of t to give; MT_N: the block is to be regenerated */
 } mt_state_t;
 
 /* Word k of the next block from words k and k + 1 (mod N) of this one and word k + M
@@ -514,18 +517,21 @@ static void mt_regenerate(mt_state_t *s)
     for (; k < MT_N - 1; k++)
         MT_TWIST(w, k, k + 1, k + MT_M - MT_N);
     MT_TWIST(w, MT_N - 1, 0, MT_M - 1);
+    for (k = 0; k < MT_N; k++) { /* MT19937's tempering */
+        uint32_t y = w[k];
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c5680u;
+        y ^= (y << 15) & 0xefc60000u;
+        y ^= y >> 18;
+        s->t[k] = y;
+    }
     s->i = 0;
 }
 
 static inline uint32_t mt_next(mt_state_t *s)
 {
     if (s->i >= MT_N) mt_regenerate(s);
-    uint32_t y = s->w[s->i++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
+    return s->t[s->i++];
 }
 
 static void mt_set(void *state, unsigned long seed)
