@@ -563,10 +563,9 @@ static const gsl_rng_type MT_TYPE = {
     "servesim-mt19937", 0xffffffffUL, 0, sizeof(mt_state_t), mt_set, mt_get, mt_get_double};
 const gsl_rng_type *const sv__mt19937 = &MT_TYPE;
 
-double sv__lognormal(gsl_rng *r, double zeta, double sigma)
+/* gsl_ran_lognormal's draw from the workload's generator state s. */
+static inline double lognormal_mt(mt_state_t *s, double zeta, double sigma)
 {
-    if (r->type != &MT_TYPE) return gsl_ran_lognormal(r, zeta, sigma);
-    mt_state_t *s = r->state;
     double u, v, r2;
     do { /* a point uniform in the unit disc (not its centre) */
         u = -1 + 2 * mt_uniform(s);
@@ -575,6 +574,12 @@ double sv__lognormal(gsl_rng *r, double zeta, double sigma)
     } while (r2 > 1.0 || r2 == 0);
     double normal = u * sqrt(-2.0 * log(r2) / r2);
     return exp(sigma * normal + zeta);
+}
+
+double sv__lognormal(gsl_rng *r, double zeta, double sigma)
+{
+    if (r->type != &MT_TYPE) return gsl_ran_lognormal(r, zeta, sigma);
+    return lognormal_mt(r->state, zeta, sigma);
 }
 
 double sv__exponential(gsl_rng *r, double mu)
@@ -616,6 +621,9 @@ void sv__lenp_init(sv__lenp_t *p, const sv_lendist_t *d)
 {
     p->d = d;
     p->mu = p->sigma = 0.0;
+    p->min = (double)d->min;
+    p->max = (double)d->max;
+    p->mt_lognormal = d->kind == SV_LEN_LOGNORMAL;
     if (d->kind == SV_LEN_LOGNORMAL) {
         double cv2 = (d->std / d->mean) * (d->std / d->mean);
         p->sigma = sqrt(log1p(cv2));
@@ -623,7 +631,9 @@ void sv__lenp_init(sv__lenp_t *p, const sv_lendist_t *d)
     }
 }
 
-int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
+/* A draw of p->d before its rounding: every kind from any generator (the lognormal from
+ * the workload's own inline). */
+static __attribute__((noinline)) double draw_value(const sv__lenp_t *p, gsl_rng *r)
 {
     const sv_lendist_t *d = p->d;
     double x;
@@ -644,10 +654,24 @@ int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
         x = d->value;
         break;
     }
+    return x;
+}
+
+/* sv__draw_lenp, inlined into the workload's draws: the common lognormal from the
+ * workload's generator without draw_value's call and switch. */
+static inline __attribute__((always_inline)) int32_t draw_lenp(const sv__lenp_t *p, gsl_rng *r)
+{
+    double x = p->mt_lognormal && r->type == &MT_TYPE ? lognormal_mt(r->state, p->mu, p->sigma)
+                                                      : draw_value(p, r);
     x = sv_floor(x + 0.5);
-    if (x < (double)d->min) x = (double)d->min;
-    if (x > (double)d->max) x = (double)d->max;
+    if (x < p->min) x = p->min;
+    if (x > p->max) x = p->max;
     return (int32_t)x;
+}
+
+int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
+{
+    return draw_lenp(p, r);
 }
 
 int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r)
@@ -775,11 +799,11 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
         while (k < c->nclasses - 1 && u >= (acc += c->classes[k].share))
             k++;
         w->cls = k;
-        *input = sv__draw_lenp(&w->in[1 + k], w->r_in);
-        *output = sv__draw_lenp(&w->out[1 + k], w->r_out);
+        *input = draw_lenp(&w->in[1 + k], w->r_in);
+        *output = draw_lenp(&w->out[1 + k], w->r_out);
     } else {
-        *input = sv__draw_lenp(&w->in[0], w->r_in);
-        *output = sv__draw_lenp(&w->out[0], w->r_out);
+        *input = draw_lenp(&w->in[0], w->r_in);
+        *output = draw_lenp(&w->out[0], w->r_out);
     }
     w->next++;
     return 1;
