@@ -466,6 +466,9 @@ struct sv_workload {
     double trace_scale; /* trace times are multiplied by this (trace_rate) */
     /* the length distributions' draw parameters: [0] the workload's, [1 + k] class k's */
     sv__lenp_t in[1 + SV_MAX_CLASSES], out[1 + SV_MAX_CLASSES];
+    /* Poisson arrivals (a finite rate, burstiness 1), the common gap, set once: their mean
+     * 1 / rate, 0 for any other process */
+    double exp_mu;
 };
 
 /* Rescaled arrivals of up to this many requests are kept, one double each; past it the
@@ -611,6 +614,7 @@ static double profile_arrival(sv_workload_t *w)
 static double gap(sv_workload_t *w)
 {
     const sv_workload_cfg_t *c = w->cfg;
+    if (w->exp_mu > 0) return -w->exp_mu * log1p(-mt_uniform(w->r_arr->state)); /* as below */
     if (isinf(c->rate)) return 0.0;
     if (isinf(c->burstiness)) return 1.0 / c->rate;
     if (c->burstiness == 1.0) return sv__exponential(w->r_arr, 1.0 / c->rate);
@@ -703,6 +707,8 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
         sv_workload_free(w);
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     }
+    if (!isinf(cfg->rate) && !isinf(cfg->burstiness) && cfg->burstiness == 1.0 && cfg->rate > 0)
+        w->exp_mu = 1.0 / cfg->rate; /* gap's sv__exponential(r_arr, 1.0 / rate), inline */
     if (w->trace) {
         w->count = (long)w->trace->n;
         if (cfg->num_requests > 0 && cfg->num_requests < w->count) w->count = cfg->num_requests;
