@@ -1807,6 +1807,22 @@ static void linear_init(sv_perf_t *p)
                          L * 2.0 * d * EMBED_BYTES;
 }
 
+/* The step's invariants (sv_perf_t.q_width to lm_w_bytes). */
+static void step_invariants(sv_perf_t *p)
+{
+    double L = p->stage_layers, d = p->model.hidden;
+    double q = p->heads_local * p->model.head_dim;
+    p->q_width = q;
+    p->hidden_d = d;
+    p->window_d = p->model.sliding_window;
+    p->tp_d = p->set.tp;
+    p->graph_max_d = (double)p->set.graph_max_tokens;
+    p->pf_flops_pair = 4.0 * q;
+    p->dec_flops_layer = L * 4.0 * q;
+    p->lm_vocab = p->lm_head_params / d;
+    p->lm_w_bytes = p->lm_head_params * EMBED_BYTES;
+}
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *s, sv_error_t *err)
 {
@@ -1828,6 +1844,7 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     linear_init(p);
     if ((rc = spec_init(p, err))) return rc;
     kv_groups(p);
+    step_invariants(p);
     p->plain = p->set.pp <= 1 && p->dp <= 1 && !p->ext && !(p->prefill_slow > 0) &&
                !(p->prefill_request_s > 0);
     p->memo_ok = p->set.pp <= 1 && p->dp <= 1 && !p->ext && sv_spec_k(&p->set) == 0;
@@ -1883,9 +1900,9 @@ static double count_mod(long a, long b, long j, long m)
 static void decode_attention(const sv_perf_t *p, double nd, double ctx_sum, double v,
                              sv_op_cost_t *ad)
 {
-    double L = p->stage_layers, q = p->heads_local * p->model.head_dim;
+    double L = p->stage_layers, q = p->q_width;
     double kvtl = p->kv_bytes_token_layer;
-    ad->flops = L * 4.0 * q * v * (ctx_sum + nd);
+    ad->flops = p->dec_flops_layer * v * (ctx_sum + nd); /* L 4 q v (ctx_sum + nd) */
     ad->bytes = L * (ctx_sum * kvtl + v * nd * kvtl + 2.0 * v * nd * q * ACT_BYTES);
     finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem, nd * p->attn_seq_step);
 }
@@ -1922,10 +1939,9 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
      * operators' fields each assigned below (the extended architectures' zeroed first). */
     zero_terms(out);
     const sv_model_t *m = &p->model;
-    double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
-    double hq = p->heads_local, q = hq * hd;
+    double L = p->stage_layers, d = p->hidden_d, q = p->q_width;
     double kvtl = p->kv_bytes_token_layer;
-    double w = m->sliding_window;
+    double w = p->window_d;
 
     /* Prefill attention: flash-attention efficiency rises with the chunk length n as
      * n / (n + n_half), so each chunk's FLOPs count (n + n_half) / n times. */
@@ -1952,7 +1968,7 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
             if (n <= 0 || (!plain && i % m_mb != j)) continue;
             prefill_tokens += n;
             if (b->chunks[i].last) logits += 1.0;
-            double fl = 4.0 * q * causal_keys(n, c, w);
+            double fl = p->pf_flops_pair * causal_keys(n, c, w); /* 4 q keys */
             ap_flops += fl;
             attn_eff_flops += fl * (n + p->attn_n_half) / n;
             double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
@@ -1974,8 +1990,8 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
          * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
         sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
         li->flops = 2.0 * T * L * p->layer_linear_params;
-        li->bytes = p->lin_bytes_fixed + T * d * EMBED_BYTES / p->set.tp +
-                    T * L * p->lin_act * ACT_BYTES;
+        li->bytes =
+            p->lin_bytes_fixed + T * d * EMBED_BYTES / p->tp_d + T * L * p->lin_act * ACT_BYTES;
         if (!plain && m->experts) {
             double E = m->experts, k = m->experts_per_tok;
             double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
@@ -1994,10 +2010,9 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
      * with M = logits; it stays 16-bit). */
     sv_op_cost_t *lm = &out->op[SV_OP_LM_HEAD];
     if (logits > 0) {
-        double vl = p->lm_head_params / d;
+        double vl = p->lm_vocab;
         lm->flops = 2.0 * logits * p->lm_head_params;
-        lm->bytes =
-            p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
+        lm->bytes = p->lm_w_bytes + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
         finish_op(lm, lm->flops * p->inv_lm_c * (logits + p->m_half) / logits,
                   lm->bytes * p->inv_mem, p->lm_floor);
     } else {
@@ -2049,7 +2064,7 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
      * prefill_request_overhead_ms per prompt in the step, in place of the launch rule. */
     if (!plain && P > 0 && p->prefill_request_s > 0)
         out->eng_launch = prompts * p->prefill_request_s;
-    else if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
+    else if (!p->set.cuda_graphs || T > p->graph_max_d)
         out->eng_launch = L * p->set.layer_overhead_s;
     /* The micro-batch's time and the activations it sends to the next stage: a pipeline's
      * (one stage's total is summed again by its callers, sv_perf_step and

@@ -340,6 +340,18 @@ typedef struct sv_perf {
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
     double prefill_slow;     /* 1 / prefill_efficiency - 1: the prompts' extra GPU time, per unit */
     double prefill_request_s; /* engine time per prompt of a step with prompts; 0: none */
+    /* The step's invariants of the plain transformer's terms, each as its expression there
+     * gives it (the same bits): */
+    double q_width;         /* query width per GPU, heads_local x head_dim */
+    double hidden_d;        /* model.hidden */
+    double window_d;        /* model.sliding_window (0: none) */
+    double tp_d;            /* set.tp */
+    double graph_max_d;     /* set.graph_max_tokens */
+    double pf_flops_pair;   /* prefill attention FLOPs per (query, key) pair: 4 q_width */
+    double dec_flops_layer; /* decode attention FLOPs per attended key over the stage:
+                               stage_layers x 4 x q_width */
+    double lm_vocab;        /* the LM head's rows per GPU: lm_head_params / hidden */
+    double lm_w_bytes;      /* its weights' bytes: lm_head_params x 2 */
     int plain;   /* sv_perf_step's one-stage path serves every step: pp 1, no attention data
                     parallelism, no extended architecture, no context-phase terms */
     int memo_ok; /* ... and no speculative decoding: the memo's decode-only steps */
