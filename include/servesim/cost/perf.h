@@ -577,7 +577,7 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
  * the size it is tagged with (n_decode 0: none), so that a batch whose size moves back and
  * forth within that many sequences finds its size's step, with the partial results of its
  * sums that do not see the context. One per caller (a replica's engine), which owns it
- * (about 29 KiB). */
+ * (about 28 KiB). */
 #define SV_PERF_MEMO_SLOTS 64
 typedef struct sv_perf_memo_slot {
     long n_decode;
