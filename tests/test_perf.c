@@ -490,7 +490,9 @@ END_TEST
  * (its decode-only hits computing only the context's terms from its slot). Llama-3.1-8B at
  * TP 1 and 2 with the GPU's efficiencies, at prefill_efficiency 0.5 (each mixed step costs
  * its decodes alone as well), with a prefill request overhead; Mistral-7B (a window on
- * every layer); DeepSeek-R1 (the extended architectures: the memo computes each in full). */
+ * every layer); DeepSeek-R1 (the extended architectures: the memo computes each in full).
+ * The one-stage path with its branches compiled out (sv_perf_t.plain: the two Llamas and
+ * Mistral, not the context phase's or DeepSeek's) gives the general path's bytes. */
 START_TEST(test_step_mixed_same_bits)
 {
     sv_perf_t models[6] = {mk("llama-3.1-8b", "h100-sxm", 1, 0), mk("llama-3.1-8b", "h100-sxm", 2, 0),
@@ -505,6 +507,9 @@ START_TEST(test_step_mixed_same_bits)
     const int nch[] = {0, 0, 3, 0, 1, 2, 0, 1, 0, 1, 0, 0};
     for (int t = 0; t < 6; t++) {
         const sv_perf_t *p = &models[t];
+        ck_assert_int_eq(p->plain, t == 0 || t == 1 || t == 4);
+        sv_perf_t general = *p;
+        general.plain = 0; /* every branch taken at run time */
         sv_perf_memo_t memo;
         memset(&memo, 0, sizeof memo);
         int mixed = 0, hits = 0;
@@ -517,6 +522,10 @@ START_TEST(test_step_mixed_same_bits)
             sv_perf_step(p, &b, &ref);
             sv_perf_step(p, &b, &dirty);
             ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: unset bytes", t, i);
+            memset(&dirty, 0x5A, sizeof dirty);
+            sv_perf_step(&general, &b, &dirty);
+            ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: general path",
+                          t, i);
             const sv_perf_memo_slot_t *slot = &memo.slot[nd[i] % SV_PERF_MEMO_SLOTS];
             if (nch[i] == 0 && nd[i] > 0 && slot->n_decode == nd[i]) {
                 /* a hit: it starts from its slot's step of another context */

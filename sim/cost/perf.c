@@ -1807,6 +1807,22 @@ static void linear_init(sv_perf_t *p)
                          L * 2.0 * d * EMBED_BYTES;
 }
 
+/* The step's invariants (sv_perf_t.q_width to lm_w_bytes). */
+static void step_invariants(sv_perf_t *p)
+{
+    double L = p->stage_layers, d = p->model.hidden;
+    double q = p->heads_local * p->model.head_dim;
+    p->q_width = q;
+    p->hidden_d = d;
+    p->window_d = p->model.sliding_window;
+    p->tp_d = p->set.tp;
+    p->graph_max_d = (double)p->set.graph_max_tokens;
+    p->pf_flops_pair = 4.0 * q;
+    p->dec_flops_layer = L * 4.0 * q;
+    p->lm_vocab = p->lm_head_params / d;
+    p->lm_w_bytes = p->lm_head_params * EMBED_BYTES;
+}
+
 int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
                  const sv_perf_settings_t *s, sv_error_t *err)
 {
@@ -1828,6 +1844,10 @@ int sv_perf_init(sv_perf_t *p, const sv_gpu_t *gpu, const sv_model_t *model,
     linear_init(p);
     if ((rc = spec_init(p, err))) return rc;
     kv_groups(p);
+    step_invariants(p);
+    p->plain = p->set.pp <= 1 && p->dp <= 1 && !p->ext && !(p->prefill_slow > 0) &&
+               !(p->prefill_request_s > 0);
+    p->memo_ok = p->set.pp <= 1 && p->dp <= 1 && !p->ext && sv_spec_k(&p->set) == 0;
     return 0;
 }
 
@@ -1880,43 +1900,63 @@ static double count_mod(long a, long b, long j, long m)
 static void decode_attention(const sv_perf_t *p, double nd, double ctx_sum, double v,
                              sv_op_cost_t *ad)
 {
-    double L = p->stage_layers, q = p->heads_local * p->model.head_dim;
+    double L = p->stage_layers, q = p->q_width;
     double kvtl = p->kv_bytes_token_layer;
-    ad->flops = L * 4.0 * q * v * (ctx_sum + nd);
+    ad->flops = p->dec_flops_layer * v * (ctx_sum + nd); /* L 4 q v (ctx_sum + nd) */
     ad->bytes = L * (ctx_sum * kvtl + v * nd * kvtl + 2.0 * v * nd * q * ACT_BYTES);
     finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem, nd * p->attn_seq_step);
+}
+
+static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
+                       sv_step_cost_t *out);
+
+/* The terms past the operators, each zeroed (the struct has no padding, so every byte). */
+static inline void zero_terms(sv_step_cost_t *out)
+{
+    out->comm = out->a2a = 0.0;
+    out->a2a_kernel = out->ar_algo = 0;
+    out->rank_seqs = 0;
+    out->eng_step = out->eng_seq = out->eng_launch = out->overhead = 0.0;
+    out->pp_send = out->pp_bubble = out->total = 0.0;
+    out->tokens = 0;
+    out->spec_verify = out->spec_draft = out->spec_len = out->spec_cpu = 0.0;
+    out->micro_batches = out->compute_bound = 0;
 }
 
 /*
  * One stage's work on micro-batch j of m (sequences dealt round-robin: chunks first, then
  * the decode sequences), without the engine's per-step costs; j = 0, m = 1 is the batch.
+ * plain (a constant where it is inlined): the caller has p->plain, and j = 0, m = 1, so
+ * the branches of pipelines, attention data parallelism, the extended architectures and
+ * the context phase are compiled out; the same operations otherwise, in the same order.
  */
-static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
-                       sv_step_cost_t *out)
+static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t *p,
+                                                                const sv_batch_t *b, int j,
+                                                                int m_mb, sv_step_cost_t *out,
+                                                                const int plain)
 {
     /* Every byte of *out is written: the terms past the operators zeroed here, the
      * operators' fields each assigned below (the extended architectures' zeroed first). */
-    memset(&out->comm, 0, sizeof *out - offsetof(sv_step_cost_t, comm));
+    zero_terms(out);
     const sv_model_t *m = &p->model;
-    double L = p->stage_layers, d = m->hidden, hd = m->head_dim;
-    double hq = p->heads_local, q = hq * hd;
+    double L = p->stage_layers, d = p->hidden_d, q = p->q_width;
     double kvtl = p->kv_bytes_token_layer;
-    double w = m->sliding_window;
+    double w = p->window_d;
 
     /* Prefill attention: flash-attention efficiency rises with the chunk length n as
      * n / (n + n_half), so each chunk's FLOPs count (n + n_half) / n times. */
     double prefill_tokens = 0.0, logits = (double)b->n_decode, attn_eff_flops = 0.0;
     sv_op_cost_t *ap = &out->op[SV_OP_ATTN_PREFILL];
     double nd = b->n_decode, ctx_sum = b->decode_ctx_sum, moe_T = 0.0;
-    if (p->dp > 1) m_mb = dp_rank_deal(b, p->dp, &j, &moe_T); /* pp is 1 here */
-    if (m_mb > 1) {
+    if (!plain && p->dp > 1) m_mb = dp_rank_deal(b, p->dp, &j, &moe_T); /* pp is 1 here */
+    if (!plain && m_mb > 1) {
         double share = count_mod(b->n_chunks, b->n_chunks + b->n_decode, j, m_mb);
         ctx_sum = b->n_decode > 0 ? ctx_sum * share / (double)b->n_decode : 0.0;
         nd = share;
         logits = nd;
     }
     double T;
-    if (p->ext) {
+    if (!plain && p->ext) {
         memset(out->op, 0, sizeof out->op);
         T = arch_ops(p, b, j, m_mb, nd, ctx_sum, moe_T, &logits, out);
         out->tokens = (long)T;
@@ -1925,10 +1965,10 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         double ap_flops = 0.0, ap_bytes = 0.0;
         for (int i = 0; i < b->n_chunks; i++) {
             double n = (double)b->chunks[i].new_tokens, c = (double)b->chunks[i].cached_tokens;
-            if (n <= 0 || i % m_mb != j) continue;
+            if (n <= 0 || (!plain && i % m_mb != j)) continue;
             prefill_tokens += n;
             if (b->chunks[i].last) logits += 1.0;
-            double fl = 4.0 * q * causal_keys(n, c, w);
+            double fl = p->pf_flops_pair * causal_keys(n, c, w); /* 4 q keys */
             ap_flops += fl;
             attn_eff_flops += fl * (n + p->attn_n_half) / n;
             double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
@@ -1950,9 +1990,9 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
          * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
         sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
         li->flops = 2.0 * T * L * p->layer_linear_params;
-        li->bytes = p->lin_bytes_fixed + T * d * EMBED_BYTES / p->set.tp +
-                    T * L * p->lin_act * ACT_BYTES;
-        if (m->experts) {
+        li->bytes =
+            p->lin_bytes_fixed + T * d * EMBED_BYTES / p->tp_d + T * L * p->lin_act * ACT_BYTES;
+        if (!plain && m->experts) {
             double E = m->experts, k = m->experts_per_tok;
             double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
             li->flops += 2.0 * T * k * L * p->expert_params;
@@ -1970,10 +2010,9 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
      * with M = logits; it stays 16-bit). */
     sv_op_cost_t *lm = &out->op[SV_OP_LM_HEAD];
     if (logits > 0) {
-        double vl = p->lm_head_params / d;
+        double vl = p->lm_vocab;
         lm->flops = 2.0 * logits * p->lm_head_params;
-        lm->bytes =
-            p->lm_head_params * EMBED_BYTES + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
+        lm->bytes = p->lm_w_bytes + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
         finish_op(lm, lm->flops * p->inv_lm_c * (logits + p->m_half) / logits,
                   lm->bytes * p->inv_mem, p->lm_floor);
     } else {
@@ -1991,18 +2030,18 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         out->comm = 2.0 * L * sv_perf_allreduce(p, T * d * ACT_BYTES, &algo);
         out->ar_algo = (int)algo;
     }
-    if (p->dp > 1 && p->ep > 1) a2a_step(p, b, T, out);
+    if (!plain && p->dp > 1 && p->ep > 1) a2a_step(p, b, T, out);
     /* The engine's context phase (prefill_efficiency e, docs/cost-model.md): what the
      * prompts add to the step's GPU time, over the same step without them, takes 1 / e as
      * long, operator by operator and in the collectives. */
     double P = 0.0, prompts = 0.0;
-    int context = p->prefill_slow > 0 || p->prefill_request_s > 0; /* else nothing to count */
+    int context = !plain && (p->prefill_slow > 0 || p->prefill_request_s > 0); /* else none */
     for (int i = 0; context && i < b->n_chunks; i++)
         if (b->chunks[i].new_tokens > 0 && i % m_mb == j) {
             P += (double)b->chunks[i].new_tokens;
             prompts += 1.0;
         }
-    if (P > 0 && p->prefill_slow > 0) {
+    if (!plain && P > 0 && p->prefill_slow > 0) {
         sv_step_cost_t dec; /* the decodes alone (none: a zero step) */
         sv_batch_t db = *b;
         db.n_chunks = 0;
@@ -2023,19 +2062,25 @@ static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     /* An engine that replays CUDA graphs for decode batches only runs a step with prompt
      * tokens eagerly, and prepares each context request on the host:
      * prefill_request_overhead_ms per prompt in the step, in place of the launch rule. */
-    if (P > 0 && p->prefill_request_s > 0)
+    if (!plain && P > 0 && p->prefill_request_s > 0)
         out->eng_launch = prompts * p->prefill_request_s;
-    else if (!p->set.cuda_graphs || T > (double)p->set.graph_max_tokens)
+    else if (!p->set.cuda_graphs || T > p->graph_max_d)
         out->eng_launch = L * p->set.layer_overhead_s;
     /* The micro-batch's time and the activations it sends to the next stage: a pipeline's
      * (one stage's total is summed again by its callers, sv_perf_step and
      * sv_perf_micro_batch, from the operators). */
-    if (p->set.pp > 1) {
+    if (!plain && p->set.pp > 1) {
         for (int i = 0; i < SV_OP_COUNT; i++)
             out->total += out->op[i].time;
         out->total += out->comm + out->eng_launch;
         out->pp_send = p->p2p_alpha + T * d * ACT_BYTES * p->p2p_inv_bw;
     }
+}
+
+static __attribute__((noinline)) void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j,
+                                                 int m_mb, sv_step_cost_t *out)
+{
+    stage_step_in(p, b, j, m_mb, out, 0);
 }
 
 /* The operators' times summed, in their order. */
@@ -2057,12 +2102,17 @@ static int compute_bound(const sv_step_cost_t *out)
     return tc > tm;
 }
 
-void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+/* sv_perf_step; plain (a constant where it is inlined): p->plain, one stage inlined. */
+static inline __attribute__((always_inline)) void
+perf_step_in(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out, const int plain)
 {
-    int pp = p->set.pp > 1 ? p->set.pp : 1;
+    int pp = !plain && p->set.pp > 1 ? p->set.pp : 1;
     long seqs = b->n_decode + b->n_chunks;
     int m = pp > 1 && seqs > 1 ? (int)(seqs < pp ? seqs : pp) : 1;
-    stage_step(p, b, 0, m, out);
+    if (plain)
+        stage_step_in(p, b, 0, 1, out, 1);
+    else
+        stage_step(p, b, 0, m, out);
     double sum = out->total + out->pp_send, ts = out->total, tx = out->pp_send;
     for (int j = 1; j < m; j++) {
         sv_step_cost_t mb;
@@ -2090,7 +2140,7 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     }
     out->eng_step = p->set.iter_overhead_s;
     /* Attention data-parallel ranks schedule their own sequences side by side. */
-    out->rank_seqs = p->dp > 1 ? (seqs + p->dp - 1) / p->dp : seqs;
+    out->rank_seqs = !plain && p->dp > 1 ? (seqs + p->dp - 1) / p->dp : seqs;
     out->eng_seq = p->set.seq_overhead_s * (double)out->rank_seqs;
     multi_step(p, b, out);
     out->overhead = out->eng_step + out->eng_seq + out->eng_launch;
@@ -2109,6 +2159,20 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
         out->total = pipe + out->eng_step + out->eng_seq;
     }
     out->compute_bound = compute_bound(out);
+}
+
+static __attribute__((noinline)) void plain_step(const sv_perf_t *p, const sv_batch_t *b,
+                                                 sv_step_cost_t *out)
+{
+    perf_step_in(p, b, out, 1);
+}
+
+void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
+{
+    if (p->plain)
+        plain_step(p, b, out);
+    else
+        perf_step_in(p, b, out, 0);
 }
 
 void sv_perf_micro_batch(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
@@ -2131,8 +2195,7 @@ void sv_perf_micro_batch(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t
 /* A step the memo can answer: decode-only, one forward pass of the plain cost model. */
 static int memo_fits(const sv_perf_t *p, const sv_batch_t *b)
 {
-    return b->n_chunks == 0 && b->n_decode > 0 && b->verify <= 1 && p->set.pp <= 1 &&
-           p->dp <= 1 && !p->ext && sv_spec_k(&p->set) == 0;
+    return b->n_chunks == 0 && b->n_decode > 0 && b->verify <= 1 && p->memo_ok;
 }
 
 /* A memo slot's step in full (sv_perf_step), with the terms of decode_attention at v = 1
@@ -2162,7 +2225,10 @@ __attribute__((noinline)) const sv_step_cost_t *
 sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo, const sv_batch_t *b)
 {
     if (!memo_fits(p, b)) {
-        sv_perf_spec_step(p, b, &memo->scratch);
+        if (p->memo_ok)
+            sv_perf_step(p, b, &memo->scratch); /* (no speculative decoding) */
+        else
+            sv_perf_spec_step(p, b, &memo->scratch);
         return &memo->scratch;
     }
     sv_perf_memo_slot_t *s = &memo->slot[(size_t)b->n_decode % SV_PERF_MEMO_SLOTS];

@@ -466,6 +466,9 @@ struct sv_workload {
     double trace_scale; /* trace times are multiplied by this (trace_rate) */
     /* the length distributions' draw parameters: [0] the workload's, [1 + k] class k's */
     sv__lenp_t in[1 + SV_MAX_CLASSES], out[1 + SV_MAX_CLASSES];
+    /* Poisson arrivals (a finite rate, burstiness 1), the common gap, set once: their mean
+     * 1 / rate, 0 for any other process */
+    double exp_mu;
 };
 
 /* Rescaled arrivals of up to this many requests are kept, one double each; past it the
@@ -493,7 +496,10 @@ struct sv_workload {
 
 typedef struct mt_state {
     uint32_t w[MT_N];
-    int i; /* the next word to temper; MT_N: the block is to be regenerated */
+    uint32_t t[MT_N]; /* the block's words tempered, all at once when it is regenerated (a
+                         loop the compiler vectorises; a word at a time, each draw paid about
+                         ten instructions more) */
+    int i;            /* the next word of t to give; MT_N: the block is to be regenerated */
 } mt_state_t;
 
 /* Word k of the next block from words k and k + 1 (mod N) of this one and word k + M
@@ -514,18 +520,21 @@ static void mt_regenerate(mt_state_t *s)
     for (; k < MT_N - 1; k++)
         MT_TWIST(w, k, k + 1, k + MT_M - MT_N);
     MT_TWIST(w, MT_N - 1, 0, MT_M - 1);
+    for (k = 0; k < MT_N; k++) { /* MT19937's tempering */
+        uint32_t y = w[k];
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c5680u;
+        y ^= (y << 15) & 0xefc60000u;
+        y ^= y >> 18;
+        s->t[k] = y;
+    }
     s->i = 0;
 }
 
 static inline uint32_t mt_next(mt_state_t *s)
 {
     if (s->i >= MT_N) mt_regenerate(s);
-    uint32_t y = s->w[s->i++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
+    return s->t[s->i++];
 }
 
 static void mt_set(void *state, unsigned long seed)
@@ -557,10 +566,9 @@ static const gsl_rng_type MT_TYPE = {
     "servesim-mt19937", 0xffffffffUL, 0, sizeof(mt_state_t), mt_set, mt_get, mt_get_double};
 const gsl_rng_type *const sv__mt19937 = &MT_TYPE;
 
-double sv__lognormal(gsl_rng *r, double zeta, double sigma)
+/* gsl_ran_lognormal's draw from the workload's generator state s. */
+static inline double lognormal_mt(mt_state_t *s, double zeta, double sigma)
 {
-    if (r->type != &MT_TYPE) return gsl_ran_lognormal(r, zeta, sigma);
-    mt_state_t *s = r->state;
     double u, v, r2;
     do { /* a point uniform in the unit disc (not its centre) */
         u = -1 + 2 * mt_uniform(s);
@@ -569,6 +577,12 @@ double sv__lognormal(gsl_rng *r, double zeta, double sigma)
     } while (r2 > 1.0 || r2 == 0);
     double normal = u * sqrt(-2.0 * log(r2) / r2);
     return exp(sigma * normal + zeta);
+}
+
+double sv__lognormal(gsl_rng *r, double zeta, double sigma)
+{
+    if (r->type != &MT_TYPE) return gsl_ran_lognormal(r, zeta, sigma);
+    return lognormal_mt(r->state, zeta, sigma);
 }
 
 double sv__exponential(gsl_rng *r, double mu)
@@ -600,6 +614,7 @@ static double profile_arrival(sv_workload_t *w)
 static double gap(sv_workload_t *w)
 {
     const sv_workload_cfg_t *c = w->cfg;
+    if (w->exp_mu > 0) return -w->exp_mu * log1p(-mt_uniform(w->r_arr->state)); /* as below */
     if (isinf(c->rate)) return 0.0;
     if (isinf(c->burstiness)) return 1.0 / c->rate;
     if (c->burstiness == 1.0) return sv__exponential(w->r_arr, 1.0 / c->rate);
@@ -610,6 +625,9 @@ void sv__lenp_init(sv__lenp_t *p, const sv_lendist_t *d)
 {
     p->d = d;
     p->mu = p->sigma = 0.0;
+    p->min = (double)d->min;
+    p->max = (double)d->max;
+    p->mt_lognormal = d->kind == SV_LEN_LOGNORMAL;
     if (d->kind == SV_LEN_LOGNORMAL) {
         double cv2 = (d->std / d->mean) * (d->std / d->mean);
         p->sigma = sqrt(log1p(cv2));
@@ -617,7 +635,9 @@ void sv__lenp_init(sv__lenp_t *p, const sv_lendist_t *d)
     }
 }
 
-int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
+/* A draw of p->d before its rounding: every kind from any generator (the lognormal from
+ * the workload's own inline). */
+static __attribute__((noinline)) double draw_value(const sv__lenp_t *p, gsl_rng *r)
 {
     const sv_lendist_t *d = p->d;
     double x;
@@ -638,10 +658,24 @@ int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
         x = d->value;
         break;
     }
+    return x;
+}
+
+/* sv__draw_lenp, inlined into the workload's draws: the common lognormal from the
+ * workload's generator without draw_value's call and switch. */
+static inline __attribute__((always_inline)) int32_t draw_lenp(const sv__lenp_t *p, gsl_rng *r)
+{
+    double x = p->mt_lognormal && r->type == &MT_TYPE ? lognormal_mt(r->state, p->mu, p->sigma)
+                                                      : draw_value(p, r);
     x = sv_floor(x + 0.5);
-    if (x < (double)d->min) x = (double)d->min;
-    if (x > (double)d->max) x = (double)d->max;
+    if (x < p->min) x = p->min;
+    if (x > p->max) x = p->max;
     return (int32_t)x;
+}
+
+int32_t sv__draw_lenp(const sv__lenp_t *p, gsl_rng *r)
+{
+    return draw_lenp(p, r);
 }
 
 int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r)
@@ -673,6 +707,8 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
         sv_workload_free(w);
         return sv_errorf(err, SV_ENOMEM, "out of memory");
     }
+    if (!isinf(cfg->rate) && !isinf(cfg->burstiness) && cfg->burstiness == 1.0 && cfg->rate > 0)
+        w->exp_mu = 1.0 / cfg->rate; /* gap's sv__exponential(r_arr, 1.0 / rate), inline */
     if (w->trace) {
         w->count = (long)w->trace->n;
         if (cfg->num_requests > 0 && cfg->num_requests < w->count) w->count = cfg->num_requests;
@@ -769,11 +805,11 @@ int sv_workload_next(sv_workload_t *w, double *arrival, int32_t *input, int32_t 
         while (k < c->nclasses - 1 && u >= (acc += c->classes[k].share))
             k++;
         w->cls = k;
-        *input = sv__draw_lenp(&w->in[1 + k], w->r_in);
-        *output = sv__draw_lenp(&w->out[1 + k], w->r_out);
+        *input = draw_lenp(&w->in[1 + k], w->r_in);
+        *output = draw_lenp(&w->out[1 + k], w->r_out);
     } else {
-        *input = sv__draw_lenp(&w->in[0], w->r_in);
-        *output = sv__draw_lenp(&w->out[0], w->r_out);
+        *input = draw_lenp(&w->in[0], w->r_in);
+        *output = draw_lenp(&w->out[0], w->r_out);
     }
     w->next++;
     return 1;

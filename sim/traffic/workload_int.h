@@ -27,6 +27,8 @@ int32_t sv__draw_len(const sv_lendist_t *d, gsl_rng *r);
 typedef struct sv__lenp {
     const sv_lendist_t *d;
     double mu, sigma;
+    double min, max;  /* d's clamps as doubles */
+    int mt_lognormal; /* d is a lognormal: drawn inline from the workload's generator */
 } sv__lenp_t;
 
 void sv__lenp_init(sv__lenp_t *p, const sv_lendist_t *d);

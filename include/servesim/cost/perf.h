@@ -340,6 +340,21 @@ typedef struct sv_perf {
     double attn_seq_step;    /* decode attention fixed cost per sequence per step */
     double prefill_slow;     /* 1 / prefill_efficiency - 1: the prompts' extra GPU time, per unit */
     double prefill_request_s; /* engine time per prompt of a step with prompts; 0: none */
+    /* The step's invariants of the plain transformer's terms, each as its expression there
+     * gives it (the same bits): */
+    double q_width;         /* query width per GPU, heads_local x head_dim */
+    double hidden_d;        /* model.hidden */
+    double window_d;        /* model.sliding_window (0: none) */
+    double tp_d;            /* set.tp */
+    double graph_max_d;     /* set.graph_max_tokens */
+    double pf_flops_pair;   /* prefill attention FLOPs per (query, key) pair: 4 q_width */
+    double dec_flops_layer; /* decode attention FLOPs per attended key over the stage:
+                               stage_layers x 4 x q_width */
+    double lm_vocab;        /* the LM head's rows per GPU: lm_head_params / hidden */
+    double lm_w_bytes;      /* its weights' bytes: lm_head_params x 2 */
+    int plain;   /* sv_perf_step's one-stage path serves every step: pp 1, no attention data
+                    parallelism, no extended architecture, no context-phase terms */
+    int memo_ok; /* ... and no speculative decoding: the memo's decode-only steps */
     double ar_alpha;         /* NCCL: one ring all-reduce's latency at this TP */
     double ar_inv_bw;        /* NCCL: s per byte of payload (ring factor included) */
     int ar_custom;           /* the engine's custom all-reduce serves this TP group */
@@ -509,7 +524,6 @@ typedef struct sv_step_cost {
     double overhead;   /* eng_step + eng_seq + eng_launch */
     double pp_send;    /* pipeline: stage-to-stage sends on the critical path */
     double pp_bubble;  /* pipeline: stage idle time (step - stage busy time - sends) */
-    int micro_batches; /* pipeline micro-batches in this step (1 without PP) */
     double total;      /* sum of op times + comm + overhead; 0 for an empty batch */
     long tokens;       /* tokens processed (prefill new tokens + decode sequences) */
     /* Speculative decoding (sv_perf_spec_step; all 0 without it): */
@@ -520,7 +534,10 @@ typedef struct sv_step_cost {
     double spec_len;    /* expected tokens emitted per sequence per verify step */
     double spec_cpu;    /* the verify step's engine CPU cost (eng_step + eng_seq above are
                            the lockstep's share of it, 1/spec_len of the decodes' part) */
+    int micro_batches;  /* pipeline micro-batches in this step (1 without PP) */
     int compute_bound; /* the op times are dominated by compute rather than memory */
+    /* (the two ints together at the end: the struct has no padding, so assigning every
+     * field writes every byte, as the memo's callers compare them) */
 } sv_step_cost_t;
 
 /*
@@ -560,7 +577,7 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
  * the size it is tagged with (n_decode 0: none), so that a batch whose size moves back and
  * forth within that many sequences finds its size's step, with the partial results of its
  * sums that do not see the context. One per caller (a replica's engine), which owns it
- * (about 29 KiB). */
+ * (about 28 KiB). */
 #define SV_PERF_MEMO_SLOTS 64
 typedef struct sv_perf_memo_slot {
     long n_decode;
