@@ -1459,6 +1459,22 @@ static void allocate_decode(sv_replica_t *r)
     }
 }
 
+/* allocate_decode's common case read inline (a step whose decodes' blocks are free or
+ * evictable, no preemption, a dense model decoding a token a step), else the call; the
+ * call would do the same. */
+static inline __attribute__((always_inline)) void allocate_decodes(sv_replica_t *r)
+{
+    if (r->reserve) return;
+    if (!r->spec_k && !r->hyb) {
+        long need = lockstep_need(r);
+        if (need <= avail(r)) {
+            sv__kv_take(KVP(r), need);
+            return;
+        }
+    }
+    allocate_decode(r);
+}
+
 static void continue_prefills(sv_replica_t *r)
 {
     for (size_t i = 0; i < r->npf && r->budget > 0; i++) {
@@ -1898,7 +1914,7 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
         if (ph == PH_SGL_DECODES)
             sgl_decodes(r);
         else
-            allocate_decode(r);
+            allocate_decodes(r);
         L->dec_allocated = 1;
         r->budget -= L->n_dec * r->dec_tokens;
         break;
