@@ -2380,7 +2380,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
     lane_t *L = r->ln;
     if (!L->in_flight) return 0;
     L->in_flight = 0;
-    end_tr(r);
+    if (r->hyb) end_tr(r); /* (only a hybrid model's steps give blocks back: add_tr) */
     int64_t last_k = -1;
     if (L->step_n_dec > 0) {
         last_k = L->kd;
@@ -2436,14 +2436,17 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
     /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
-    sort_fin(r->fin, r->nfin);
     r->lag_at = now;
     r->lag_seqs = (long)r->nfin;
-    long before = sv__kv_avail(KVP(r));
-    for (size_t i = 0; i < r->nfin; i++)
-        finish(r, r->fin[i].id, now);
-    r->lag_blocks = sv__kv_avail(KVP(r)) - before;
-    r->nfin = 0;
+    r->lag_blocks = 0;
+    if (r->nfin > 0) { /* (most steps finish nobody) */
+        sort_fin(r->fin, r->nfin);
+        long before = sv__kv_avail(KVP(r));
+        for (size_t i = 0; i < r->nfin; i++)
+            finish(r, r->fin[i].id, now);
+        r->lag_blocks = sv__kv_avail(KVP(r)) - before;
+        r->nfin = 0;
+    }
     if (r->npf > 0) compact_prefilling(r);
     return r->oom ? SV_ENOMEM : 0;
 }
