@@ -16,10 +16,10 @@
 
 static inline int before(const sv__event_t *a, const sv__event_t *b)
 {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    return sv__evq_before(a, b);
 }
 
-/* The heap's arity (evheap_pop_top and sv_evq_push walk it as 4 too). */
+/* The heap's arity (evheap_pop_top and engine.h's sv_evq_push walk it as 4 too). */
 SV_HEAP_DEFINE(evheap, sv__evheap_t, sv__event_t, 4, before, SV_HEAP_UNTRACKED)
 
 /* Remove the top: its hole goes down to a leaf along the least children, and the last
@@ -84,30 +84,10 @@ static int push_entry(sv_evq_t *q, double time, int32_t type, int32_t id, uint64
     return rc;
 }
 
-/* A push that must grow the heap, or fails. */
-static __attribute__((noinline)) int push_grow(sv_evq_t *q, double time, int32_t type, int32_t id)
+int sv__evq_push_grow(sv_evq_t *q, double time, int32_t type, int32_t id)
 {
     uint64_t seq;
     return push_entry(q, time, type, id, &seq);
-}
-
-/* With room in the heap, the entry sifts up from the new leaf as a value (push_entry's
- * evheap_push stores it there first), and growing is out of line: the push of every step
- * end. */
-int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id)
-{
-    sv__evheap_t *h = &q->heap;
-    if (h->n >= h->cap || h->n >= q->max) return push_grow(q, time, type, id);
-    sv__event_t e = {time, q->next_seq++, type, id}, *v = h->v;
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 4;
-        if (!before(&e, &v[p])) break;
-        v[i] = v[p];
-        i = p;
-    }
-    v[i] = e;
-    return 0;
 }
 
 int sv_evq_timer_new(sv_evq_t *q, int32_t type, int32_t id, sv_timer_t *out)
