@@ -391,6 +391,19 @@ static int32_t wq_front(sv_replica_t *r)
     return -1;
 }
 
+/* wq_front inline where its fcfs front is current (the admission loops' common case). */
+static inline __attribute__((always_inline)) int32_t wq_front_now(sv_replica_t *r)
+{
+    if (!r->prio && r->wq.len > 0) {
+        int32_t id = r->wq.v[r->wq.head];
+        if (!sv_reqpool_side_released(r->pool, id)) {
+            const sv_reqeng_t *e = E(r, id);
+            if (e->queue == SV__Q_WAITING && e->at == r->id) return id;
+        }
+    }
+    return wq_front(r);
+}
+
 static void wq_pop(sv_replica_t *r)
 {
     if (r->prio)
@@ -1511,7 +1524,8 @@ static void continue_prefills(sv_replica_t *r)
     }
 }
 
-static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
+static inline __attribute__((always_inline)) void admit(sv_replica_t *r, int32_t id, long n,
+                                                        long blocks, double now)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
@@ -1528,7 +1542,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
 }
 
 /* A request being admitted takes the `hit` cached blocks its lookup found. */
-static void admit_hits(sv_replica_t *r, int32_t id, long hit)
+static inline __attribute__((always_inline)) void admit_hits(sv_replica_t *r, int32_t id, long hit)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
@@ -1567,7 +1581,7 @@ static void admit_waiting(sv_replica_t *r, double now)
 {
     long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
     while (r->n_running < slots && r->n_waiting > 0) {
-        int32_t id = wq_front(r);
+        int32_t id = wq_front_now(r);
         if (id < 0) break;
         /* Not yet through the API server, or (async) arrived after this step was built. */
         if (E(r, id)->visible > r->cutoff) break;
