@@ -1131,7 +1131,9 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
     if (!e->generated) push_id(r, &r->ln->stamp, &r->ln->nstamp, &r->ln->capstamp, id);
 }
 
-static void leave_decode(sv_replica_t *r, int32_t id)
+/* (Inlined: once a request, mostly from the finish wheel's pop, whose loop then keeps its
+ * registers across it.) */
+static inline __attribute__((always_inline)) void leave_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
