@@ -1527,6 +1527,8 @@ static void continue_prefills(sv_replica_t *r)
     }
 }
 
+/* (Inlined, as admit_hits below: the admission loop's one call each a request, whose frames
+ * cost more than their work.) */
 static inline __attribute__((always_inline)) void admit(sv_replica_t *r, int32_t id, long n,
                                                         long blocks, double now)
 {
