@@ -70,7 +70,7 @@ static inline int sv__evq_before(const sv__event_t *a, const sv__event_t *b)
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 /* Internal: e into the 4-ary heap v from the hole at i, up while it is before its parent
- * (the push's and the pop's last step; forced inline: GCC left the pop's a call). */
+ * (the push's and the pop's last step; forced inline: GCC did not inline it everywhere). */
 static inline __attribute__((always_inline)) void sv__evq_sift_up(sv__event_t *v, size_t i,
                                                                   const sv__event_t *e)
 {
