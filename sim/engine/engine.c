@@ -16,9 +16,10 @@
 
 static inline int before(const sv__event_t *a, const sv__event_t *b)
 {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    return sv__evq_before(a, b);
 }
 
+/* The heap's arity (evheap_pop_top and engine.h's sv__evq_sift_up walk it as 4 too). */
 SV_HEAP_DEFINE(evheap, sv__evheap_t, sv__event_t, 4, before, SV_HEAP_UNTRACKED)
 
 /* Remove the top: its hole goes down to a leaf along the least children, and the last
@@ -45,13 +46,7 @@ static inline void evheap_pop_top(sv__evheap_t *h)
         v[i] = v[c];
         i = c;
     }
-    while (i > 0) {
-        size_t p = (i - 1) / 4;
-        if (!before(&e, &v[p])) break;
-        v[i] = v[p];
-        i = p;
-    }
-    v[i] = e;
+    sv__evq_sift_up(v, i, &e);
 }
 
 void sv_evq_init(sv_evq_t *q, size_t max_events)
@@ -83,7 +78,7 @@ static int push_entry(sv_evq_t *q, double time, int32_t type, int32_t id, uint64
     return rc;
 }
 
-int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id)
+int sv__evq_push_grow(sv_evq_t *q, double time, int32_t type, int32_t id)
 {
     uint64_t seq;
     return push_entry(q, time, type, id, &seq);

@@ -313,7 +313,8 @@ static int ring_grow(ring_t *q)
     return 0;
 }
 
-static int ring_push_back(ring_t *q, int32_t x)
+/* (Inlined: a request's submission pushes it, and its call frame cost more than the push.) */
+static inline __attribute__((always_inline)) int ring_push_back(ring_t *q, int32_t x)
 {
     if (q->len == q->cap && ring_grow(q)) return SV_ENOMEM;
     q->v[(q->head + q->len++) % q->cap] = x;
@@ -389,6 +390,19 @@ static int32_t wq_front(sv_replica_t *r)
         pq_pop(r);
     }
     return -1;
+}
+
+/* wq_front inline where its fcfs front is current (the admission loops' common case). */
+static inline __attribute__((always_inline)) int32_t wq_front_now(sv_replica_t *r)
+{
+    if (!r->prio && r->wq.len > 0) {
+        int32_t id = r->wq.v[r->wq.head];
+        if (!sv_reqpool_side_released(r->pool, id)) {
+            const sv_reqeng_t *e = E(r, id);
+            if (e->queue == SV__Q_WAITING && e->at == r->id) return id;
+        }
+    }
+    return wq_front(r);
 }
 
 static void wq_pop(sv_replica_t *r)
@@ -1118,7 +1132,9 @@ static void join_decode(sv_replica_t *r, int32_t id, int slot)
     if (!e->generated) push_id(r, &r->ln->stamp, &r->ln->nstamp, &r->ln->capstamp, id);
 }
 
-static void leave_decode(sv_replica_t *r, int32_t id)
+/* (Inlined: once a request, mostly from the finish wheel's pop, whose loop then keeps its
+ * registers across it.) */
+static inline __attribute__((always_inline)) void leave_decode(sv_replica_t *r, int32_t id)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
@@ -1459,6 +1475,22 @@ static void allocate_decode(sv_replica_t *r)
     }
 }
 
+/* allocate_decode's common case read inline (a step whose decodes' blocks are free or
+ * evictable, no preemption, a dense model decoding a token a step), else the call; the
+ * call would do the same. */
+static inline __attribute__((always_inline)) void allocate_decodes(sv_replica_t *r)
+{
+    if (r->reserve) return;
+    if (!r->spec_k && !r->hyb) {
+        long need = lockstep_need(r);
+        if (need <= avail(r)) {
+            sv__kv_take(KVP(r), need);
+            return;
+        }
+    }
+    allocate_decode(r);
+}
+
 static void continue_prefills(sv_replica_t *r)
 {
     for (size_t i = 0; i < r->npf && r->budget > 0; i++) {
@@ -1495,7 +1527,10 @@ static void continue_prefills(sv_replica_t *r)
     }
 }
 
-static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
+/* (Inlined, as admit_hits below: the admission loop's one call each a request, whose frames
+ * cost more than their work.) */
+static inline __attribute__((always_inline)) void admit(sv_replica_t *r, int32_t id, long n,
+                                                        long blocks, double now)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
@@ -1512,7 +1547,7 @@ static void admit(sv_replica_t *r, int32_t id, long n, long blocks, double now)
 }
 
 /* A request being admitted takes the `hit` cached blocks its lookup found. */
-static void admit_hits(sv_replica_t *r, int32_t id, long hit)
+static inline __attribute__((always_inline)) void admit_hits(sv_replica_t *r, int32_t id, long hit)
 {
     sv_req_t *q = Q(r, id);
     sv_reqeng_t *e = E(r, id);
@@ -1551,7 +1586,7 @@ static void admit_waiting(sv_replica_t *r, double now)
 {
     long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
     while (r->n_running < slots && r->n_waiting > 0) {
-        int32_t id = wq_front(r);
+        int32_t id = wq_front_now(r);
         if (id < 0) break;
         /* Not yet through the API server, or (async) arrived after this step was built. */
         if (E(r, id)->visible > r->cutoff) break;
@@ -1898,7 +1933,7 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
         if (ph == PH_SGL_DECODES)
             sgl_decodes(r);
         else
-            allocate_decode(r);
+            allocate_decodes(r);
         L->dec_allocated = 1;
         r->budget -= L->n_dec * r->dec_tokens;
         break;
@@ -1975,6 +2010,24 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
 static void step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu, double *tc)
 {
     int passes = r->ms_n > 1 && b->n_decode > 0 ? r->ms_n : 1;
+    if (passes == 1) {
+        /* The common step, one pass: its sums taken after the call, in the loop's order from
+         * 0 (the same bits), so that none is kept across it. */
+        const sv_step_cost_t *cost = sv_perf_spec_step_memo(r->perf, &r->step_memo, b);
+        if (r->spec_k && b->n_decode > 0) {
+            *total = 0.0 + (cost->spec_verify + cost->spec_draft);
+            *cpu = 0.0 + cost->spec_cpu;
+        } else {
+            *total = 0.0 + cost->total;
+            *cpu = 0.0 + (cost->eng_step + cost->eng_seq);
+        }
+        double t = 0.0;
+        for (int i = 0; i < SV_OP_COUNT; i++)
+            t += cost->op[i].t_compute;
+        *tc = t;
+        b->decode_ctx_sum += (double)b->n_decode;
+        return;
+    }
     *total = *cpu = *tc = 0.0;
     for (int p = 0; p < passes; p++) {
         const sv_step_cost_t *cost = sv_perf_spec_step_memo(r->perf, &r->step_memo, b);
@@ -2346,7 +2399,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
     lane_t *L = r->ln;
     if (!L->in_flight) return 0;
     L->in_flight = 0;
-    end_tr(r);
+    if (r->hyb) end_tr(r); /* (only a hybrid model's steps give blocks back: add_tr) */
     int64_t last_k = -1;
     if (L->step_n_dec > 0) {
         last_k = L->kd;
@@ -2402,14 +2455,17 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
     /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
-    sort_fin(r->fin, r->nfin);
     r->lag_at = now;
     r->lag_seqs = (long)r->nfin;
-    long before = sv__kv_avail(KVP(r));
-    for (size_t i = 0; i < r->nfin; i++)
-        finish(r, r->fin[i].id, now);
-    r->lag_blocks = sv__kv_avail(KVP(r)) - before;
-    r->nfin = 0;
+    r->lag_blocks = 0;
+    if (r->nfin > 0) { /* (most steps finish nobody) */
+        sort_fin(r->fin, r->nfin);
+        long before = sv__kv_avail(KVP(r));
+        for (size_t i = 0; i < r->nfin; i++)
+            finish(r, r->fin[i].id, now);
+        r->lag_blocks = sv__kv_avail(KVP(r)) - before;
+        r->nfin = 0;
+    }
     if (r->npf > 0) compact_prefilling(r);
     return r->oom ? SV_ENOMEM : 0;
 }

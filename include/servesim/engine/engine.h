@@ -64,8 +64,38 @@ typedef struct sv_evq {
 void sv_evq_init(sv_evq_t *q, size_t max_events);
 void sv_evq_free(sv_evq_t *q);
 
-/* An event that fires once. 0, or SV_ENOMEM / SV_ELIMIT. */
-int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id);
+/* Internal: the queue's order, (time, seq). */
+static inline int sv__evq_before(const sv__event_t *a, const sv__event_t *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+/* Internal: e into the 4-ary heap v from the hole at i, up while it is before its parent
+ * (the push's and the pop's last step; forced inline: GCC did not inline it everywhere). */
+static inline __attribute__((always_inline)) void sv__evq_sift_up(sv__event_t *v, size_t i,
+                                                                  const sv__event_t *e)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 4;
+        if (!sv__evq_before(e, &v[p])) break;
+        v[i] = v[p];
+        i = p;
+    }
+    v[i] = *e;
+}
+/* Internal: sv_evq_push when the heap must grow first (or cannot). */
+int sv__evq_push_grow(sv_evq_t *q, double time, int32_t type, int32_t id);
+
+/* An event that fires once. 0, or SV_ENOMEM / SV_ELIMIT. Inline: with room in the heap
+ * (every push but a few) the entry sifts up the 4-ary heap from its new leaf as a value,
+ * without a call; growing is out of line. */
+static inline int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id)
+{
+    sv__evheap_t *h = &q->heap;
+    if (h->n >= h->cap || h->n >= q->max) return sv__evq_push_grow(q, time, type, id);
+    sv__event_t e = {time, q->next_seq++, type, id};
+    sv__evq_sift_up(h->v, h->n++, &e);
+    return 0;
+}
 
 /* A new timer for events (type, id), stopped, into *out. 0, or SV_ENOMEM / SV_ELIMIT. */
 int sv_evq_timer_new(sv_evq_t *q, int32_t type, int32_t id, sv_timer_t *out);
