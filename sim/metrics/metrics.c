@@ -386,7 +386,9 @@ static const struct {
 
 /* Every DISTS[d].get(r) into x[d], the calls written out (direct, so inlined): the exact
  * summary's loop over the records. */
-static inline void phases_of(const sv_req_t *r, double *x)
+/* DISTS's reads of r into x, the three phases of disaggregated serving only when
+ * transfers (otherwise x[6..8] are left as they are: nothing reads them). */
+static inline void phases_of(const sv_req_t *r, double *x, int transfers)
 {
     _Static_assert(NDISTS == 9, "phases_of lists every row of DISTS, in its order");
     x[0] = ph_ttft(r);
@@ -395,6 +397,7 @@ static inline void phases_of(const sv_req_t *r, double *x)
     x[3] = ph_queue(r);
     x[4] = ph_prefill(r);
     x[5] = ph_decode(r);
+    if (!transfers) return;
     x[6] = ph_xfer_wait(r);
     x[7] = ph_xfer(r);
     x[8] = ph_decode_queue(r);
@@ -865,12 +868,12 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         }
         double x[NDISTS]; /* (DISTS's reads written out; exact: straight into the arrays) */
         if (alpha > 0) {
-            phases_of(r, x);
+            phases_of(r, x, 1);
             for (size_t d = 0; d < NDISTS; d++)
                 if (!DISTS[d].multi_token_only || r->output > 1) bad |= dist_add(&v[d], x[d]);
         } else {
             _Static_assert(NDISTS == 9, "TPOT (DISTS[1]) is the one multi_token_only");
-            phases_of(r, x);
+            phases_of(r, x, transfers);
             v[0].v[nc] = x[0];
             v[1].v[ntpot] = x[1];
             ntpot += r->output > 1;
