@@ -98,40 +98,50 @@ static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
     return ip | ((z & ~(1ULL << 63)) != 0);
 }
 
-static const char PAIRS[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
+/* The four digits of every number below 10^4, "0000" to "9999", for digits17() (laid out
+ * by hand: clang-format would brace each entry's expansion). */
+/* clang-format off */
+#define D4_(a, b, c, d) {a, b, c, d}
+#define D3_(a, b, c) D4_(a, b, c, '0'), D4_(a, b, c, '1'), D4_(a, b, c, '2'), D4_(a, b, c, '3'), \
+    D4_(a, b, c, '4'), D4_(a, b, c, '5'), D4_(a, b, c, '6'), D4_(a, b, c, '7'), D4_(a, b, c, '8'), \
+    D4_(a, b, c, '9')
+#define D2_(a, b) D3_(a, b, '0'), D3_(a, b, '1'), D3_(a, b, '2'), D3_(a, b, '3'), D3_(a, b, '4'), \
+    D3_(a, b, '5'), D3_(a, b, '6'), D3_(a, b, '7'), D3_(a, b, '8'), D3_(a, b, '9')
+#define D1_(a) D2_(a, '0'), D2_(a, '1'), D2_(a, '2'), D2_(a, '3'), D2_(a, '4'), D2_(a, '5'), \
+    D2_(a, '6'), D2_(a, '7'), D2_(a, '8'), D2_(a, '9')
+static const char DIGITS4[10000][4] = {D1_('0'), D1_('1'), D1_('2'), D1_('3'), D1_('4'),
+                                       D1_('5'), D1_('6'), D1_('7'), D1_('8'), D1_('9')};
+#undef D1_
+#undef D2_
+#undef D3_
+#undef D4_
+/* clang-format on */
 
 /* The digits of f (10^15 <= f < 10^17) at p: 17, or 16 when f < 10^16; the end. The digits
  * come out of t = f 2^64 / 10^17 in 64-bit fixed point, the first by a multiplication by
- * 10 (the integer part of the 128-bit product), each next two by one by 100 of what is
- * left, read from PAIRS. With t above the exact value by d units of 2^-64, the fraction
- * after i digits is off by d 10^i 2^-64, and the digit read next is right as long as that
- * is below 10^(i - 17), what the exact fraction can lack of 1: d < 2^64 / 10^17 (184.4)
- * suffices. t = floor(f M / 2^56) + 1, M = ceil(2^120 / 10^17) (below 2^64), is above the
- * exact value by at most 1 + f / 2^56 (2.4), and below 2^64. */
-static uint64_t pair_at(char *p, uint64_t t) /* two digits of t at p; what is left */
+ * 10 (the integer part of the 128-bit product), each next four by one by 10^4 of what is
+ * left, read from DIGITS4. With t above the exact value by d units of 2^-64, the fraction
+ * after i digits is off by d 10^i 2^-64, and the digits read next are right as long as
+ * that is below 10^(i - 17), what the exact fraction can lack of 1: d < 2^64 / 10^17
+ * (184.4) suffices. t = floor(f M / 2^56) + 1, M = ceil(2^120 / 10^17) (below 2^64), is
+ * above the exact value by at most 1 + f / 2^56 (2.4), and below 2^64. */
+static uint64_t four_at(char *p, uint64_t t) /* four digits of t at p; what is left */
 {
-    u128 y = (u128)t * 100;
-    memcpy(p, PAIRS + 2 * (size_t)(y >> 64), 2);
+    u128 y = (u128)t * 10000;
+    memcpy(p, DIGITS4[(size_t)(y >> 64)], 4);
     return (uint64_t)y;
 }
 
-static char *digits17(char *p, uint64_t f)
+static inline char *digits17(char *p, uint64_t f)
 {
     uint64_t t = (uint64_t)(((u128)f * 0xb877aa3236a4b44aULL) >> 56) + 1;
     u128 y = (u128)t * 10;
     p[0] = (char)('0' + (uint64_t)(y >> 64));
     p += (uint64_t)(y >> 64) != 0;
-    t = pair_at(p, (uint64_t)y);
-    t = pair_at(p + 2, t);
-    t = pair_at(p + 4, t);
-    t = pair_at(p + 6, t);
-    t = pair_at(p + 8, t);
-    t = pair_at(p + 10, t);
-    t = pair_at(p + 12, t);
-    pair_at(p + 14, t);
+    t = four_at(p, (uint64_t)y);
+    t = four_at(p + 4, t);
+    t = four_at(p + 8, t);
+    four_at(p + 12, t);
     return p + 16;
 }
 
@@ -149,51 +159,48 @@ static int zeros8(const char *p)
 #endif
 }
 
-/* The search's answer for finite v at p (48 bytes), or NULL for the doubles left to it
- * (above); the end. */
-static inline __attribute__((always_inline)) char *put_shortest(char *p, double v)
+/* The zero digits that end the 16 digit bytes before end. */
+static int zeros16(const char *end)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    if (bits >> 63) *p++ = '-';
-    uint64_t frac = bits & ((1ULL << 52) - 1);
-    int bexp = (int)((bits >> 52) & 0x7ff);
-    if (bexp == 0) {
-        if (frac) return NULL; /* subnormal */
-        memcpy(p, "0.0", 3);   /* %.15g of zero is "0" */
-        return p + 3;
-    }
-    uint64_t c = frac | (1ULL << 52);
-    int q = bexp - 1075; /* |v| = c 2^q */
-    int lopsided = frac == 0 && bexp > 1;
-    uint64_t open = c & 1; /* R's ends read back to v iff c is even */
-    uint64_t cb = c << 2, cbr = cb + 2, cbl = lopsided ? cb - 1 : cb - 2;
-    int k = lopsided ? sv__flog10_3q_pow2(q) : sv__flog10_pow2(q);
-    int h = q + sv__flog2_pow10(-k) + 2; /* 2..5: cb << h < 2^61 */
-    uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
-    uint64_t vb = rop(g1, g0, cb << h), vbl = rop(g1, g0, cbl << h), vbr = rop(g1, g0, cbr << h);
-    uint64_t s = vb >> 2, f;
+    int tz = zeros8(end - 8);
+    return tz < 8 ? tz : 8 + zeros8(end - 16);
+}
+
+/* The paper's choice, from the ends of R computed as it computes them (4 10^-k times R's
+ * ends, cbl 2^h and cbr 2^h its rounds to odd): the multiple of 10 in R if one is, else s
+ * or s + 1 (s = floor(vb / 4)), the closer in R; *tens says it was the multiple of 10. */
+static inline __attribute__((always_inline)) uint64_t choose_exact(uint64_t g1, uint64_t g0, int h,
+                                                                   uint64_t cbl, uint64_t cbr,
+                                                                   uint64_t vb, uint64_t open,
+                                                                   int *tens)
+{
+    uint64_t vbl = rop(g1, g0, cbl << h), vbr = rop(g1, g0, cbr << h);
     /* the multiple of 10 in R, if one is: it or the next below v (s >= 10^15 here) */
-    uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10;
+    uint64_t s = vb >> 2, sp10 = s / 10 * 10, tp10 = sp10 + 10;
     int upin = vbl + open <= sp10 << 2, wpin = (tp10 << 2) + open <= vbr;
-    if (upin != wpin) {
-        f = upin ? sp10 : tp10;
-    } else { /* s or s + 1, the closer in R (one of them is: R is a unit wide at least) */
-        uint64_t t = s + 1;
-        int uin = vbl + open <= s << 2, win = (t << 2) + open <= vbr;
-        if (uin != win)
-            f = uin ? s : t;
-        else
-            f = vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t;
-    }
-    /* %.{prec}g's layout of f's n digits without trailing zeros (prec 15 for the shortest
-     * of up to 15 digits, else n), with ".0" after an integer as the search adds it: the
-     * digits written where they go, then moved for the point; up to 34 bytes from p */
+    *tens = upin != wpin;
+    if (*tens) return upin ? sp10 : tp10;
+    /* s or s + 1, the closer in R (one of them is: R is a unit wide at least); neither is
+     * a multiple of 10 (that would be in R) */
+    uint64_t t = s + 1;
+    int uin = vbl + open <= s << 2, win = (t << 2) + open <= vbr;
+    if (uin != win) return uin ? s : t;
+    return vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t;
+}
+
+/* %.{prec}g's layout at p of f's n digits without trailing zeros (prec 15 for the shortest
+ * of up to 15 digits, else n), v ~ f 10^k, 10^15 <= f < 10^17, with ".0" after an integer
+ * as the search adds it: the digits written where they go, then moved for the point; up
+ * to 34 bytes from p. f's trailing zeros are counted when tens says it is a multiple of
+ * 10, else there are none. NULL for the lopsided whose shortest has 16 digits; the end. */
+static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t f, int k, int tens,
+                                                              int lopsided)
+{
     int lead = f < 10000000000000000ULL; /* 10^15 <= f < 10^17: a leading zero of 17 */
     int nd = 17 - lead, x = k + nd - 1;  /* v ~ f 10^k: its first digit's exponent */
-    if (x >= 0 && x < 17) { /* ddd.ddd or ddd000.0, if %g keeps it fixed at prec */
+    if (x >= 0 && x < 17) {              /* ddd.ddd or ddd000.0, if %g keeps it fixed at prec */
         char *end = digits17(p, f);
-        int tz = zeros8(end - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(end - 16));
+        int n = tens ? nd - zeros16(end) : nd;
         if (n == 16 && lopsided) return NULL;
         if (x < (n < 15 ? 15 : n)) {
             if (n <= x + 1) { /* x + 1 integer digits (k <= 0 here: x + 1 <= nd) */
@@ -211,14 +218,14 @@ static inline __attribute__((always_inline)) char *put_shortest(char *p, double 
     } else if (x < 0 && x >= -4) { /* 0.000ddd */
         memcpy(p, "0.000000", 8);
         char *end = digits17(p + 1 - x, f);
-        int tz = zeros8(end - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(end - 16));
+        int n = tens ? nd - zeros16(end) : nd;
         if (n == 16 && lopsided) return NULL;
         return p + 1 - x + n;
     } else {
         digits17(p + 1, f);
     }
     /* d.ddde+XX */
-    int tz = zeros8(p + 1 + nd - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(p + 1 + nd - 16));
+    int n = tens ? nd - zeros16(p + 1 + nd) : nd;
     if (n == 16 && lopsided) return NULL;
     p[0] = p[1];
     p[1] = '.';
@@ -230,6 +237,63 @@ static inline __attribute__((always_inline)) char *put_shortest(char *p, double 
     *p++ = (char)('0' + ax / 10 % 10);
     *p++ = (char)('0' + ax % 10);
     return p;
+}
+
+/* The search's answer for finite v at p (48 bytes), or NULL for the doubles left to it
+ * (above); the end. */
+static char *put_shortest(char *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    if (bits >> 63) *p++ = '-';
+    uint64_t frac = bits & ((1ULL << 52) - 1);
+    int bexp = (int)((bits >> 52) & 0x7ff);
+    if (bexp == 0) {
+        if (frac) return NULL; /* subnormal */
+        memcpy(p, "0.0", 3);   /* %.15g of zero is "0" */
+        return p + 3;
+    }
+    uint64_t c = frac | (1ULL << 52);
+    int q = bexp - 1075; /* |v| = c 2^q */
+    int lopsided = frac == 0 && bexp > 1, tens;
+    uint64_t cb = c << 2, cbl = lopsided ? cb - 1 : cb - 2;
+    int k = lopsided ? sv__flog10_3q_pow2(q) : sv__flog10_pow2(q);
+    int h = q + sv__flog2_pow10(-k) + 2; /* 2..5: cb << h < 2^61 */
+    uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
+    uint64_t vb = rop(g1, g0, cb << h);
+    /* R's ends read back to v iff c is even */
+    uint64_t f = choose_exact(g1, g0, h, cbl, cb + 2, vb, c & 1, &tens);
+    return put_digits(p, f, k, tens, lopsided);
+}
+
+/* put_shortest() for a normal double not a power of two (bits its bits): most are decided
+ * from vb alone, without R's ends. R is then [V - D, V + D] in exact reals, V = 4 v 10^-k
+ * (vb its round to odd: V = vb when vb is even, else within 1 of it) and D = 2^(q+1) 10^-k,
+ * 2 to 20; d = g1 >> (31 - h) is D 2^32 less at most 1, more at most 2 (D 2^(126 - h) is
+ * g(k) less under 1, and g1 = floor(g(k) / 2^63)). vb is a = vb - 4 floor(s / 10) 10 above
+ * the multiple of 10 below it and 40 - a below the next: with m = |a - 20| and o = vb & 1,
+ * the nearer is surely in R when 20 - m + o < D, both are surely out when 20 - m - o > D,
+ * and then s and s + 1, each within 4 of V, are both in R when D > 4: the closer is s
+ * when vb - 4 s < 2, s + 1 when above, the even one at the tie (V = vb = 4 s + 2). Else
+ * the ends decide as the paper has it. */
+static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t bits)
+{
+    if (bits >> 63) *p++ = '-';
+    uint64_t c = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
+    int q = (int)((bits >> 52) & 0x7ff) - 1075; /* |v| = c 2^q */
+    int k = sv__flog10_pow2(q), h = q + sv__flog2_pow10(-k) + 2, tens;
+    uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
+    uint64_t cb = c << 2, vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10, f;
+    int64_t d = (int64_t)(g1 >> (31 - h)), z = (int64_t)(vb - (sp10 << 2)) - 20;
+    int64_t m = z < 0 ? -z : z, o = (int64_t)(vb & 1);
+    if (((m - o) << 32) > (20LL << 32) + 1 - d) {
+        f = z < 0 ? sp10 : sp10 + 10, tens = 1;
+    } else if (((m + o) << 32) <= (20LL << 32) - 2 - d && d > (4LL << 32) + 1) {
+        f = (vb + 1 + (s & 1)) >> 2, tens = 0;
+    } else {
+        f = choose_exact(g1, g0, h, cb - 2, cb + 2, vb, c & 1, &tens);
+    }
+    return put_digits(p, f, k, tens, 0);
 }
 
 const char *sv__fmt_shortest(double v, char *buf)
@@ -345,6 +409,21 @@ static __attribute__((noinline)) char *put_search(char *p, double v)
     return p + strlen(p);
 }
 
+/* The item text of the doubles put_normal() does not take: powers of two, subnormals,
+ * infinities and NaNs ("null"); the end. */
+static __attribute__((noinline)) char *put_rare(char *p, double v)
+{
+    if (!isfinite(v)) {
+        memcpy(p, "null", 4);
+        return p + 4;
+    }
+#ifdef __SIZEOF_INT128__
+    char *end = put_shortest(p, v);
+    if (end) return end;
+#endif
+    return put_search(p, v);
+}
+
 /* An item's text: of v at p (48 bytes written at most), "null" when v is not finite; the
  * end. A text has 24 bytes at most ("-2.2250738585072014e-308": sign, 17 digits, point,
  * exponent of 3; tests/test_format.c checks the bound). Inlined where the lists' items are
@@ -359,15 +438,11 @@ static inline __attribute__((always_inline)) char *put_item(char *p, double v)
         memcpy(p, "0.0", 3);
         return p + 3;
     }
-    if ((~bits & 0x7ff0000000000000ULL) == 0) { /* infinite or NaN */
-        memcpy(p, "null", 4);
-        return p + 4;
-    }
 #ifdef __SIZEOF_INT128__
-    char *end = put_shortest(p, v);
-    if (end) return end;
+    /* normal (biased exponent 1 to 2046), not a power of two */
+    if (((bits >> 52) & 0x7ff) - 1 < 2046 && (bits << 12)) return put_normal(p, bits);
 #endif
-    return put_search(p, v);
+    return put_rare(p, v);
 }
 
 static __attribute__((noinline)) char *put_double(char *p, double v)
