@@ -68,10 +68,13 @@ static const char *fmt_search(double v, char *buf)
 }
 
 /* floor(q log10 2), floor(log10(3/4 2^q)) and floor(e log2 10), exact where they are used
- * (|q| <= 1100, |e| <= 400: tests/test_format.c checks every one). */
+ * (|q| <= 1100, |e| <= 400: tests/test_format.c checks every one); FLOG10_POW2_ and
+ * FLOG2_POW10_ are integer constant expressions for the table of exponents below. */
+#define FLOG10_POW2_(q) ((int)((315653 * (int64_t)(q)) >> 20))
+#define FLOG2_POW10_(e) ((int)((14267572527LL * (int64_t)(e)) >> 32))
 int sv__flog10_pow2(int q)
 {
-    return (int)(((int64_t)q * 315653) >> 20);
+    return FLOG10_POW2_(q);
 }
 
 int sv__flog10_3q_pow2(int q)
@@ -81,7 +84,7 @@ int sv__flog10_3q_pow2(int q)
 
 int sv__flog2_pow10(int e)
 {
-    return (int)(((int64_t)e * 14267572527LL) >> 32);
+    return FLOG2_POW10_(e);
 }
 
 #ifdef __SIZEOF_INT128__
@@ -97,6 +100,41 @@ static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
     uint64_t ip = (uint64_t)(y >> 64) + (z >> 63);
     return ip | ((z & ~(1ULL << 63)) != 0);
 }
+
+/* For each biased exponent b (q = b - 1075), the k and h of put_normal(), which takes no
+ * power of two: k = floor(q log10 2), h = q + floor(-k log2 10) + 2 (2 to 5 for b = 1 to
+ * 2046), as sv__flog10_pow2() and sv__flog2_pow10() give them; worked out by the compiler. */
+typedef struct expo {
+    int16_t k;
+    uint8_t h;
+} expo_t;
+/* clang-format off */
+#define EK_(b) FLOG10_POW2_((b) - 1075)
+#define E1_(b) {EK_(b), (uint8_t)((b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2)}
+#define E2_(b) E1_(b), E1_((b) + 1)
+#define E4_(b) E2_(b), E2_((b) + 2)
+#define E8_(b) E4_(b), E4_((b) + 4)
+#define E16_(b) E8_(b), E8_((b) + 8)
+#define E32_(b) E16_(b), E16_((b) + 16)
+#define E64_(b) E32_(b), E32_((b) + 32)
+#define E128_(b) E64_(b), E64_((b) + 64)
+#define E256_(b) E128_(b), E128_((b) + 128)
+#define E512_(b) E256_(b), E256_((b) + 256)
+#define E1024_(b) E512_(b), E512_((b) + 512)
+static const expo_t EXPO[2048] = {E1024_(0), E1024_(1024)};
+#undef EK_
+#undef E1_
+#undef E2_
+#undef E4_
+#undef E8_
+#undef E16_
+#undef E32_
+#undef E64_
+#undef E128_
+#undef E256_
+#undef E512_
+#undef E1024_
+/* clang-format on */
 
 /* The four digits of every number below 10^4, "0000" to "9999", for digits17() (laid out
  * by hand: clang-format would brace each entry's expansion). */
@@ -280,8 +318,8 @@ static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t 
 {
     if (bits >> 63) *p++ = '-';
     uint64_t c = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
-    int q = (int)((bits >> 52) & 0x7ff) - 1075; /* |v| = c 2^q */
-    int k = sv__flog10_pow2(q), h = q + sv__flog2_pow10(-k) + 2, tens;
+    expo_t e = EXPO[(bits >> 52) & 0x7ff]; /* |v| = c 2^q */
+    int k = e.k, h = e.h, tens;
     uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
     uint64_t cb = c << 2, vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10, f;
     int64_t d = (int64_t)(g1 >> (31 - h)), z = (int64_t)(vb - (sp10 << 2)) - 20;
@@ -310,6 +348,12 @@ const char *sv__fmt_shortest(double v, char *buf)
     (void)v;
     (void)buf;
     return NULL;
+}
+
+static char *put_normal(char *p, uint64_t bits) /* never called: is_normal() says no */
+{
+    (void)bits;
+    return p;
 }
 #endif
 
@@ -429,6 +473,18 @@ static __attribute__((noinline)) char *put_rare(char *p, double v)
  * exponent of 3; tests/test_format.c checks the bound). Inlined where the lists' items are
  * written; put_double() elsewhere. */
 enum { ITEM_TEXT = 24, ITEM_ROOM = 48 };
+/* Whether put_normal() takes the double of these bits: normal (biased exponent 1 to 2046),
+ * not a power of two; none without a 128-bit integer type. */
+static inline int is_normal(uint64_t bits)
+{
+#ifdef __SIZEOF_INT128__
+    return ((bits >> 52) & 0x7ff) - 1 < 2046 && (bits << 12);
+#else
+    (void)bits;
+    return 0;
+#endif
+}
+
 static inline __attribute__((always_inline)) char *put_item(char *p, double v)
 {
     uint64_t bits;
@@ -438,11 +494,7 @@ static inline __attribute__((always_inline)) char *put_item(char *p, double v)
         memcpy(p, "0.0", 3);
         return p + 3;
     }
-#ifdef __SIZEOF_INT128__
-    /* normal (biased exponent 1 to 2046), not a power of two */
-    if (((bits >> 52) & 0x7ff) - 1 < 2046 && (bits << 12)) return put_normal(p, bits);
-#endif
-    return put_rare(p, v);
+    return is_normal(bits) ? put_normal(p, bits) : put_rare(p, v);
 }
 
 static __attribute__((noinline)) char *put_double(char *p, double v)
@@ -559,7 +611,14 @@ void sv__jw_nums(sv_jw_t *w, const double *v, size_t n)
             }
         } else {
             for (; q < run; q++) {
-                p = put_item(p, *q);
+                uint64_t bits;
+                memcpy(&bits, q, sizeof bits);
+                if (!bits) { /* 0.0 (most queue times) with its separator, in one store */
+                    memcpy(p, "0.0, \0\0", 8);
+                    p += 5;
+                    continue;
+                }
+                p = is_normal(bits) ? put_normal(p, bits) : put_rare(p, *q);
                 memcpy(p, ", ", 2);
                 p += 2;
             }
