@@ -101,16 +101,20 @@ static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
     return ip | ((z & ~(1ULL << 63)) != 0);
 }
 
-/* For each biased exponent b (q = b - 1075), the k and h of put_normal(), which takes no
- * power of two: k = floor(q log10 2), h = q + floor(-k log2 10) + 2 (2 to 5 for b = 1 to
- * 2046), as sv__flog10_pow2() and sv__flog2_pow10() give them; worked out by the compiler. */
+/* For each biased exponent b (q = b - 1075), what put_normal() needs of it (it takes no
+ * power of two): g(k) for k = floor(q log10 2), k, and h = q + floor(-k log2 10) + 2 (2 to
+ * 5), as sv__flog10_pow2() and sv__flog2_pow10() give them, worked out by the compiler;
+ * h = 0 for the exponents of zeros and subnormals (0) and of infinities and NaNs (2047),
+ * which put_normal() does not take. */
 typedef struct expo {
+    const uint64_t *g; /* SV__G's row of k */
     int16_t k;
     uint8_t h;
 } expo_t;
 /* clang-format off */
 #define EK_(b) FLOG10_POW2_((b) - 1075)
-#define E1_(b) {EK_(b), (uint8_t)((b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2)}
+#define E1_(b) {SV__G[EK_(b) - SV__G_KMIN], EK_(b), \
+    (uint8_t)((b) == 0 || (b) == 2047 ? 0 : (b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2)}
 #define E2_(b) E1_(b), E1_((b) + 1)
 #define E4_(b) E2_(b), E2_((b) + 2)
 #define E8_(b) E4_(b), E4_((b) + 4)
@@ -205,25 +209,27 @@ static int zeros16(const char *end)
 }
 
 /* The paper's choice, from the ends of R computed as it computes them (4 10^-k times R's
- * ends, cbl 2^h and cbr 2^h its rounds to odd): the multiple of 10 in R if one is, else s
- * or s + 1 (s = floor(vb / 4)), the closer in R; *tens says it was the multiple of 10. */
-static inline __attribute__((always_inline)) uint64_t choose_exact(uint64_t g1, uint64_t g0, int h,
+ * ends, cbl 2^h and cbr 2^h its rounds to odd): the multiple of 10 in R if one is (tens),
+ * else s or s + 1 (s = floor(vb / 4)), the closer in R. */
+typedef struct choice {
+    uint64_t f;
+    int tens; /* f is the multiple of 10 (else it ends in a digit other than 0) */
+} choice_t;
+static inline __attribute__((always_inline)) choice_t choose_exact(uint64_t g1, uint64_t g0, int h,
                                                                    uint64_t cbl, uint64_t cbr,
-                                                                   uint64_t vb, uint64_t open,
-                                                                   int *tens)
+                                                                   uint64_t vb, uint64_t open)
 {
     uint64_t vbl = rop(g1, g0, cbl << h), vbr = rop(g1, g0, cbr << h);
     /* the multiple of 10 in R, if one is: it or the next below v (s >= 10^15 here) */
     uint64_t s = vb >> 2, sp10 = s / 10 * 10, tp10 = sp10 + 10;
     int upin = vbl + open <= sp10 << 2, wpin = (tp10 << 2) + open <= vbr;
-    *tens = upin != wpin;
-    if (*tens) return upin ? sp10 : tp10;
+    if (upin != wpin) return (choice_t){upin ? sp10 : tp10, 1};
     /* s or s + 1, the closer in R (one of them is: R is a unit wide at least); neither is
      * a multiple of 10 (that would be in R) */
     uint64_t t = s + 1;
     int uin = vbl + open <= s << 2, win = (t << 2) + open <= vbr;
-    if (uin != win) return uin ? s : t;
-    return vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t;
+    if (uin != win) return (choice_t){uin ? s : t, 0};
+    return (choice_t){vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t, 0};
 }
 
 /* %.{prec}g's layout at p of f's n digits without trailing zeros (prec 15 for the shortest
@@ -293,15 +299,15 @@ static char *put_shortest(char *p, double v)
     }
     uint64_t c = frac | (1ULL << 52);
     int q = bexp - 1075; /* |v| = c 2^q */
-    int lopsided = frac == 0 && bexp > 1, tens;
+    int lopsided = frac == 0 && bexp > 1;
     uint64_t cb = c << 2, cbl = lopsided ? cb - 1 : cb - 2;
     int k = lopsided ? sv__flog10_3q_pow2(q) : sv__flog10_pow2(q);
     int h = q + sv__flog2_pow10(-k) + 2; /* 2..5: cb << h < 2^61 */
     uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
     uint64_t vb = rop(g1, g0, cb << h);
     /* R's ends read back to v iff c is even */
-    uint64_t f = choose_exact(g1, g0, h, cbl, cb + 2, vb, c & 1, &tens);
-    return put_digits(p, f, k, tens, lopsided);
+    choice_t ch = choose_exact(g1, g0, h, cbl, cb + 2, vb, c & 1);
+    return put_digits(p, ch.f, k, ch.tens, lopsided);
 }
 
 /* put_shortest() for a normal double not a power of two (bits its bits): most are decided
@@ -318,20 +324,19 @@ static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t 
 {
     if (bits >> 63) *p++ = '-';
     uint64_t c = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
-    expo_t e = EXPO[(bits >> 52) & 0x7ff]; /* |v| = c 2^q */
-    int k = e.k, h = e.h, tens;
-    uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
-    uint64_t cb = c << 2, vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10, f;
+    const expo_t *e = &EXPO[(bits >> 52) & 0x7ff]; /* |v| = c 2^q */
+    int k = e->k, h = e->h;
+    uint64_t g1 = e->g[0], g0 = e->g[1];
+    uint64_t cb = c << 2, vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10;
     int64_t d = (int64_t)(g1 >> (31 - h)), z = (int64_t)(vb - (sp10 << 2)) - 20;
     int64_t m = z < 0 ? -z : z, o = (int64_t)(vb & 1);
     if (((m - o) << 32) > (20LL << 32) + 1 - d) {
-        f = z < 0 ? sp10 : sp10 + 10, tens = 1;
+        return put_digits(p, z < 0 ? sp10 : sp10 + 10, k, 1, 0);
     } else if (((m + o) << 32) <= (20LL << 32) - 2 - d && d > (4LL << 32) + 1) {
-        f = (vb + 1 + (s & 1)) >> 2, tens = 0;
-    } else {
-        f = choose_exact(g1, g0, h, cb - 2, cb + 2, vb, c & 1, &tens);
+        return put_digits(p, (vb + 1 + (s & 1)) >> 2, k, 0, 0);
     }
-    return put_digits(p, f, k, tens, 0);
+    choice_t ch = choose_exact(g1, g0, h, cb - 2, cb + 2, vb, c & 1);
+    return put_digits(p, ch.f, k, ch.tens, 0);
 }
 
 const char *sv__fmt_shortest(double v, char *buf)
@@ -478,7 +483,7 @@ enum { ITEM_TEXT = 24, ITEM_ROOM = 48 };
 static inline int is_normal(uint64_t bits)
 {
 #ifdef __SIZEOF_INT128__
-    return ((bits >> 52) & 0x7ff) - 1 < 2046 && (bits << 12);
+    return EXPO[(bits >> 52) & 0x7ff].h && (bits << 12);
 #else
     (void)bits;
     return 0;
