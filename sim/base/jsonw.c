@@ -110,11 +110,13 @@ typedef struct expo {
     const uint64_t *g; /* SV__G's row of k */
     int16_t k;
     uint8_t h;
+    uint8_t dsh; /* 31 - h */
 } expo_t;
 /* clang-format off */
 #define EK_(b) FLOG10_POW2_((b) - 1075)
 #define E1_(b) {SV__G[EK_(b) - SV__G_KMIN], EK_(b), \
-    (uint8_t)((b) == 0 || (b) == 2047 ? 0 : (b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2)}
+    (uint8_t)((b) == 0 || (b) == 2047 ? 0 : (b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2), \
+    (uint8_t)(31 - ((b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2))}
 #define E2_(b) E1_(b), E1_((b) + 1)
 #define E4_(b) E2_(b), E2_((b) + 2)
 #define E8_(b) E4_(b), E4_((b) + 4)
@@ -159,14 +161,15 @@ static const char DIGITS4[10000][4] = {D1_('0'), D1_('1'), D1_('2'), D1_('3'), D
 #undef D4_
 /* clang-format on */
 
-/* The digits of f (10^15 <= f < 10^17) at p: 17, or 16 when f < 10^16; the end. The digits
- * come out of t = f 2^64 / 10^17 in 64-bit fixed point, the first by a multiplication by
- * 10 (the integer part of the 128-bit product), each next four by one by 10^4 of what is
- * left, read from DIGITS4. With t above the exact value by d units of 2^-64, the fraction
- * after i digits is off by d 10^i 2^-64, and the digits read next are right as long as
- * that is below 10^(i - 17), what the exact fraction can lack of 1: d < 2^64 / 10^17
- * (184.4) suffices. t = floor(f M / 2^56) + 1, M = ceil(2^120 / 10^17) (below 2^64), is
- * above the exact value by at most 1 + f / 2^56 (2.4), and below 2^64. */
+/* The digits of f (10^15 <= f < 10^17) at p: 17, or 16 when lead (f < 10^16); the end.
+ * The digits come out of t = f 2^64 / 10^17 in 64-bit fixed point, the first by a
+ * multiplication by 10 (the integer part of the 128-bit product), each next four by one by
+ * 10^4 of what is left, read from DIGITS4. With t above the exact value by d units of
+ * 2^-64, the fraction after i digits is off by d 10^i 2^-64, and the digits read next are
+ * right as long as that is below 10^(i - 17), what the exact fraction can lack of 1:
+ * d < 2^64 / 10^17 (184.4) suffices. t = floor(f M / 2^56) + 1, M = ceil(2^120 / 10^17)
+ * (below 2^64), is above the exact value by at most 1 + f / 2^56 (2.4), and below 2^64;
+ * the first digit is 0 exactly when lead (10^16 - 1 is more than 2.4 units below 10^16). */
 static uint64_t four_at(char *p, uint64_t t) /* four digits of t at p; what is left */
 {
     u128 y = (u128)t * 10000;
@@ -174,12 +177,12 @@ static uint64_t four_at(char *p, uint64_t t) /* four digits of t at p; what is l
     return (uint64_t)y;
 }
 
-static inline char *digits17(char *p, uint64_t f)
+static inline char *digits17(char *p, uint64_t f, int lead)
 {
     uint64_t t = (uint64_t)(((u128)f * 0xb877aa3236a4b44aULL) >> 56) + 1;
     u128 y = (u128)t * 10;
     p[0] = (char)('0' + (uint64_t)(y >> 64));
-    p += (uint64_t)(y >> 64) != 0;
+    p += !lead;
     t = four_at(p, (uint64_t)y);
     t = four_at(p + 4, t);
     t = four_at(p + 8, t);
@@ -243,7 +246,7 @@ static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t 
     int lead = f < 10000000000000000ULL; /* 10^15 <= f < 10^17: a leading zero of 17 */
     int nd = 17 - lead, x = k + nd - 1;  /* v ~ f 10^k: its first digit's exponent */
     if (x >= 0 && x < 17) {              /* ddd.ddd or ddd000.0, if %g keeps it fixed at prec */
-        char *end = digits17(p, f);
+        char *end = digits17(p, f, lead);
         int n = tens ? nd - zeros16(end) : nd;
         if (n == 16 && lopsided) return NULL;
         if (x < (n < 15 ? 15 : n)) {
@@ -261,12 +264,12 @@ static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t 
         memmove(p + 1, p, 17);
     } else if (x < 0 && x >= -4) { /* 0.000ddd */
         memcpy(p, "0.000000", 8);
-        char *end = digits17(p + 1 - x, f);
+        char *end = digits17(p + 1 - x, f, lead);
         int n = tens ? nd - zeros16(end) : nd;
         if (n == 16 && lopsided) return NULL;
         return p + 1 - x + n;
     } else {
-        digits17(p + 1, f);
+        digits17(p + 1, f, lead);
     }
     /* d.ddde+XX */
     int n = tens ? nd - zeros16(p + 1 + nd) : nd;
@@ -328,7 +331,7 @@ static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t 
     int k = e->k, h = e->h;
     uint64_t g1 = e->g[0], g0 = e->g[1];
     uint64_t cb = c << 2, vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10;
-    int64_t d = (int64_t)(g1 >> (31 - h)), z = (int64_t)(vb - (sp10 << 2)) - 20;
+    int64_t d = (int64_t)(g1 >> e->dsh), z = (int64_t)(vb - (sp10 << 2)) - 20;
     int64_t m = z < 0 ? -z : z, o = (int64_t)(vb & 1);
     if (((m - o) << 32) > (20LL << 32) + 1 - d) {
         return put_digits(p, z < 0 ? sp10 : sp10 + 10, k, 1, 0);
