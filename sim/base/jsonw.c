@@ -249,7 +249,7 @@ static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t 
         char *end = digits17(p, f, lead);
         int n = tens ? nd - zeros16(end) : nd;
         if (n == 16 && lopsided) return NULL;
-        if (x < (n < 15 ? 15 : n)) {
+        if (x < 15 || x < n) {
             if (n <= x + 1) { /* x + 1 integer digits (k <= 0 here: x + 1 <= nd) */
                 memcpy(p + x + 1, ".0", 2);
                 return p + x + 3;
@@ -326,19 +326,19 @@ static char *put_shortest(char *p, double v)
 static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t bits)
 {
     if (bits >> 63) *p++ = '-';
-    uint64_t c = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
-    const expo_t *e = &EXPO[(bits >> 52) & 0x7ff]; /* |v| = c 2^q */
+    uint64_t cb = (bits << 12 >> 10) | (1ULL << 54); /* 4 c, |v| = c 2^q */
+    const expo_t *e = &EXPO[(bits >> 52) & 0x7ff];
     int k = e->k, h = e->h;
     uint64_t g1 = e->g[0], g0 = e->g[1];
-    uint64_t cb = c << 2, vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10;
+    uint64_t vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10;
     int64_t d = (int64_t)(g1 >> e->dsh), z = (int64_t)(vb - (sp10 << 2)) - 20;
-    int64_t m = z < 0 ? -z : z, o = (int64_t)(vb & 1);
-    if (((m - o) << 32) > (20LL << 32) + 1 - d) {
+    int64_t m = z < 0 ? -z : z, o = (int64_t)((vb & 1) << 32), u = (m << 32) + d;
+    if (u > (20LL << 32) + 1 + o) { /* (m - o) 2^32 > 20 2^32 + 1 - d */
         return put_digits(p, z < 0 ? sp10 : sp10 + 10, k, 1, 0);
-    } else if (((m + o) << 32) <= (20LL << 32) - 2 - d && d > (4LL << 32) + 1) {
+    } else if (u + o <= (20LL << 32) - 2 && d > (4LL << 32) + 1) {
         return put_digits(p, (vb + 1 + (s & 1)) >> 2, k, 0, 0);
     }
-    choice_t ch = choose_exact(g1, g0, h, cb - 2, cb + 2, vb, c & 1);
+    choice_t ch = choose_exact(g1, g0, h, cb - 2, cb + 2, vb, bits & 1);
     return put_digits(p, ch.f, k, ch.tens, 0);
 }
 
