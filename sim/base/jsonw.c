@@ -108,13 +108,14 @@ static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
  * which put_normal() does not take. */
 typedef struct expo {
     const uint64_t *g; /* SV__G's row of k */
-    int16_t k;
+    int16_t k16;       /* k + 16 */
     uint8_t h;
     uint8_t dsh; /* 31 - h */
 } expo_t;
 /* clang-format off */
 #define EK_(b) FLOG10_POW2_((b) - 1075)
-#define E1_(b) {SV__G[EK_(b) - SV__G_KMIN], EK_(b), \
+#define E1_(s) EB_((s) & 2047)
+#define EB_(b) {SV__G[EK_(b) - SV__G_KMIN], EK_(b) + 16, \
     (uint8_t)((b) == 0 || (b) == 2047 ? 0 : (b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2), \
     (uint8_t)(31 - ((b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2))}
 #define E2_(b) E1_(b), E1_((b) + 1)
@@ -127,9 +128,10 @@ typedef struct expo {
 #define E256_(b) E128_(b), E128_((b) + 128)
 #define E512_(b) E256_(b), E256_((b) + 256)
 #define E1024_(b) E512_(b), E512_((b) + 512)
-static const expo_t EXPO[2048] = {E1024_(0), E1024_(1024)};
+static const expo_t EXPO[4096] = {E1024_(0), E1024_(1024), E1024_(2048), E1024_(3072)};
 #undef EK_
 #undef E1_
+#undef EB_
 #undef E2_
 #undef E4_
 #undef E8_
@@ -236,15 +238,15 @@ static inline __attribute__((always_inline)) choice_t choose_exact(uint64_t g1, 
 }
 
 /* %.{prec}g's layout at p of f's n digits without trailing zeros (prec 15 for the shortest
- * of up to 15 digits, else n), v ~ f 10^k, 10^15 <= f < 10^17, with ".0" after an integer
- * as the search adds it: the digits written where they go, then moved for the point; up
- * to 34 bytes from p. f's trailing zeros are counted when tens says it is a multiple of
- * 10, else there are none. NULL for the lopsided whose shortest has 16 digits; the end. */
-static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t f, int k, int tens,
-                                                              int lopsided)
+ * of up to 15 digits, else n), v ~ f 10^k, k16 = k + 16, 10^15 <= f < 10^17, with ".0"
+ * after an integer as the search adds it: the digits written where they go, then moved for
+ * the point; up to 34 bytes from p. f's trailing zeros are counted when tens says it is a multiple
+ * of 10, else there are none. NULL for the lopsided whose shortest has 16 digits; the end. */
+static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t f, int k16,
+                                                              int tens, int lopsided)
 {
     int lead = f < 10000000000000000ULL; /* 10^15 <= f < 10^17: a leading zero of 17 */
-    int nd = 17 - lead, x = k + nd - 1;  /* v ~ f 10^k: its first digit's exponent */
+    int nd = 17 - lead, x = k16 - lead;  /* its first digit's exponent, k + nd - 1 */
     if (x >= 0 && x < 17) {              /* ddd.ddd or ddd000.0, if %g keeps it fixed at prec */
         char *end = digits17(p, f, lead);
         int n = tens ? nd - zeros16(end) : nd;
@@ -310,7 +312,7 @@ static char *put_shortest(char *p, double v)
     uint64_t vb = rop(g1, g0, cb << h);
     /* R's ends read back to v iff c is even */
     choice_t ch = choose_exact(g1, g0, h, cbl, cb + 2, vb, c & 1);
-    return put_digits(p, ch.f, k, ch.tens, lopsided);
+    return put_digits(p, ch.f, k + 16, ch.tens, lopsided);
 }
 
 /* put_shortest() for a normal double not a power of two (bits its bits): most are decided
@@ -327,19 +329,19 @@ static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t 
 {
     if (bits >> 63) *p++ = '-';
     uint64_t cb = (bits << 12 >> 10) | (1ULL << 54); /* 4 c, |v| = c 2^q */
-    const expo_t *e = &EXPO[(bits >> 52) & 0x7ff];
-    int k = e->k, h = e->h;
+    const expo_t *e = &EXPO[bits >> 52];
+    int k16 = e->k16, h = e->h;
     uint64_t g1 = e->g[0], g0 = e->g[1];
     uint64_t vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10;
     int64_t d = (int64_t)(g1 >> e->dsh), z = (int64_t)(vb - (sp10 << 2)) - 20;
     int64_t m = z < 0 ? -z : z, o = (int64_t)((vb & 1) << 32), u = (m << 32) + d;
     if (u > (20LL << 32) + 1 + o) { /* (m - o) 2^32 > 20 2^32 + 1 - d */
-        return put_digits(p, z < 0 ? sp10 : sp10 + 10, k, 1, 0);
+        return put_digits(p, z < 0 ? sp10 : sp10 + 10, k16, 1, 0);
     } else if (u + o <= (20LL << 32) - 2 && d > (4LL << 32) + 1) {
-        return put_digits(p, (vb + 1 + (s & 1)) >> 2, k, 0, 0);
+        return put_digits(p, (vb + 1 + (s & 1)) >> 2, k16, 0, 0);
     }
     choice_t ch = choose_exact(g1, g0, h, cb - 2, cb + 2, vb, bits & 1);
-    return put_digits(p, ch.f, k, ch.tens, 0);
+    return put_digits(p, ch.f, k16, ch.tens, 0);
 }
 
 const char *sv__fmt_shortest(double v, char *buf)
@@ -486,7 +488,7 @@ enum { ITEM_TEXT = 24, ITEM_ROOM = 48 };
 static inline int is_normal(uint64_t bits)
 {
 #ifdef __SIZEOF_INT128__
-    return EXPO[(bits >> 52) & 0x7ff].h && (bits << 12);
+    return EXPO[bits >> 52].h && (bits << 12);
 #else
     (void)bits;
     return 0;
