@@ -55,7 +55,9 @@
  * R, less than 10 units wide, holds at most one multiple of 10: when it holds one, that is
  * the shortest (R holds no shorter decimal that is not one); else the shortest has as many
  * digits as s = floor(v 10^-k), and it is s or s + 1, the closer in R (ties to even).
- * tests/test_format.c compares the two on millions of doubles of every kind. */
+ * For most doubles R's ends need not be computed: put_normal() decides from 4 v 10^-k and
+ * R's width alone where they leave no doubt (below). tests/test_format.c compares the two
+ * on millions of doubles of every kind. */
 
 static const char *fmt_search(double v, char *buf)
 {
@@ -107,17 +109,19 @@ static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
  * h = 0 for the exponents of zeros and subnormals (0) and of infinities and NaNs (2047),
  * which put_normal() does not take. */
 typedef struct expo {
-    const uint64_t *g; /* SV__G's row of k */
-    int16_t k16;       /* k + 16 */
+    uint16_t g;  /* k's row of SV__G, k - SV__G_KMIN (an index: a pointer would be one more
+                  * relocation for the loader in every run, 4,096 of them) */
+    int16_t k16; /* k + 16 */
     uint8_t h;
-    uint8_t dsh; /* 31 - h */
+    uint8_t dsh;  /* 31 - h */
+    uint16_t pad; /* to 8 bytes, an index's scale */
 } expo_t;
 /* clang-format off */
 #define EK_(b) FLOG10_POW2_((b) - 1075)
 #define E1_(s) EB_((s) & 2047)
-#define EB_(b) {SV__G[EK_(b) - SV__G_KMIN], EK_(b) + 16, \
+#define EB_(b) {EK_(b) - SV__G_KMIN, EK_(b) + 16, \
     (uint8_t)((b) == 0 || (b) == 2047 ? 0 : (b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2), \
-    (uint8_t)(31 - ((b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2))}
+    (uint8_t)(31 - ((b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2)), 0}
 #define E2_(b) E1_(b), E1_((b) + 1)
 #define E4_(b) E2_(b), E2_((b) + 2)
 #define E8_(b) E4_(b), E4_((b) + 4)
@@ -321,17 +325,18 @@ static char *put_shortest(char *p, double v)
  * 2 to 20; d = g1 >> (31 - h) is D 2^32 less at most 1, more at most 2 (D 2^(126 - h) is
  * g(k) less under 1, and g1 = floor(g(k) / 2^63)). vb is a = vb - 4 floor(s / 10) 10 above
  * the multiple of 10 below it and 40 - a below the next: with m = |a - 20| and o = vb & 1,
- * the nearer is surely in R when 20 - m + o < D, both are surely out when 20 - m - o > D,
- * and then s and s + 1, each within 4 of V, are both in R when D > 4: the closer is s
- * when vb - 4 s < 2, s + 1 when above, the even one at the tie (V = vb = 4 s + 2). Else
- * the ends decide as the paper has it. */
+ * the nearer is surely in R when 20 - m + o < D, both are surely out when 20 - m - o > D
+ * (in units of 2^-32 with d's margins: the tests on u = m 2^32 + d), and then s and s + 1,
+ * each within 4 of V, are both in R when D > 4: the closer is s when vb - 4 s < 2, s + 1
+ * when above, the even one at the tie (V = vb = 4 s + 2). Else the ends decide as the
+ * paper has it. */
 static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t bits)
 {
     if (bits >> 63) *p++ = '-';
     uint64_t cb = (bits << 12 >> 10) | (1ULL << 54); /* 4 c, |v| = c 2^q */
     const expo_t *e = &EXPO[bits >> 52];
     int k16 = e->k16, h = e->h;
-    uint64_t g1 = e->g[0], g0 = e->g[1];
+    uint64_t g1 = SV__G[e->g][0], g0 = SV__G[e->g][1];
     uint64_t vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10;
     int64_t d = (int64_t)(g1 >> e->dsh), z = (int64_t)(vb - (sp10 << 2)) - 20;
     int64_t m = z < 0 ? -z : z, o = (int64_t)((vb & 1) << 32), u = (m << 32) + d;
