@@ -198,6 +198,17 @@ START_TEST(test_equals_definition)
     check_around(9999999999999999.0, 4);
     for (int i = 0; i <= 4096; i++)
         check((double)i / 64);
+    /* runs of consecutive doubles in the binades of latencies and times (and a few far
+     * off): they take v through every place between two multiples of 10 units of 10^k, of
+     * either parity, where the one-pass part decides from v alone, near R's ends, where it
+     * computes them, and between */
+    static const double RUNS[] = {0.0625, 0.1, 0.125, 0.3, 0.5,  0.7,   1.0,  1.5, 2.0,  3.0,
+                                  4.0,    5.0, 8.0,   9.9, 16.0, 100.0, 1e-3, 7e5, 3e22, 2e-200};
+    for (size_t r = 0; r < sizeof RUNS / sizeof RUNS[0]; r++) {
+        double v = RUNS[r];
+        for (int i = 0; i < 2000; i++, v = nextafter(v, INFINITY))
+            check(v);
+    }
     /* the digits' edges (runs of 9s and 0s: where digits read from a fixed-point fraction
      * too low or too high would carry or borrow), in every layout */
     static const int EXP[] = {-330, -300, -22, -21, -20, -18, -17, -16, -15, -10, 0, 10, 290};

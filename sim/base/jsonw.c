@@ -55,7 +55,9 @@
  * R, less than 10 units wide, holds at most one multiple of 10: when it holds one, that is
  * the shortest (R holds no shorter decimal that is not one); else the shortest has as many
  * digits as s = floor(v 10^-k), and it is s or s + 1, the closer in R (ties to even).
- * tests/test_format.c compares the two on millions of doubles of every kind. */
+ * For most doubles R's ends need not be computed: put_normal() decides from 4 v 10^-k and
+ * R's width alone where they leave no doubt (below). tests/test_format.c compares the two
+ * on millions of doubles of every kind. */
 
 static const char *fmt_search(double v, char *buf)
 {
@@ -68,10 +70,13 @@ static const char *fmt_search(double v, char *buf)
 }
 
 /* floor(q log10 2), floor(log10(3/4 2^q)) and floor(e log2 10), exact where they are used
- * (|q| <= 1100, |e| <= 400: tests/test_format.c checks every one). */
+ * (|q| <= 1100, |e| <= 400: tests/test_format.c checks every one); FLOG10_POW2_ and
+ * FLOG2_POW10_ are integer constant expressions for the table of exponents below. */
+#define FLOG10_POW2_(q) ((int)((315653 * (int64_t)(q)) >> 20))
+#define FLOG2_POW10_(e) ((int)((14267572527LL * (int64_t)(e)) >> 32))
 int sv__flog10_pow2(int q)
 {
-    return (int)(((int64_t)q * 315653) >> 20);
+    return FLOG10_POW2_(q);
 }
 
 int sv__flog10_3q_pow2(int q)
@@ -81,7 +86,7 @@ int sv__flog10_3q_pow2(int q)
 
 int sv__flog2_pow10(int e)
 {
-    return (int)(((int64_t)e * 14267572527LL) >> 32);
+    return FLOG2_POW10_(e);
 }
 
 #ifdef __SIZEOF_INT128__
@@ -98,40 +103,96 @@ static uint64_t rop(uint64_t g1, uint64_t g0, uint64_t x)
     return ip | ((z & ~(1ULL << 63)) != 0);
 }
 
-static const char PAIRS[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
+/* For each biased exponent b (q = b - 1075), what put_normal() needs of it (it takes no
+ * power of two): g(k) for k = floor(q log10 2), k, and h = q + floor(-k log2 10) + 2 (2 to
+ * 5), as sv__flog10_pow2() and sv__flog2_pow10() give them, worked out by the compiler;
+ * h = 0 for the exponents of zeros and subnormals (0) and of infinities and NaNs (2047),
+ * which put_normal() does not take. */
+typedef struct expo {
+    uint16_t g;  /* k's row of SV__G, k - SV__G_KMIN (an index: a pointer would be one more
+                  * relocation for the loader in every run, 4,096 of them) */
+    int16_t k16; /* k + 16 */
+    uint8_t h;
+    uint8_t dsh;  /* 31 - h */
+    uint16_t pad; /* to 8 bytes, an index's scale */
+} expo_t;
+/* clang-format off */
+#define EK_(b) FLOG10_POW2_((b) - 1075)
+#define E1_(s) EB_((s) & 2047)
+#define EB_(b) {EK_(b) - SV__G_KMIN, EK_(b) + 16, \
+    (uint8_t)((b) == 0 || (b) == 2047 ? 0 : (b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2), \
+    (uint8_t)(31 - ((b) - 1075 + FLOG2_POW10_(-EK_(b)) + 2)), 0}
+#define E2_(b) E1_(b), E1_((b) + 1)
+#define E4_(b) E2_(b), E2_((b) + 2)
+#define E8_(b) E4_(b), E4_((b) + 4)
+#define E16_(b) E8_(b), E8_((b) + 8)
+#define E32_(b) E16_(b), E16_((b) + 16)
+#define E64_(b) E32_(b), E32_((b) + 32)
+#define E128_(b) E64_(b), E64_((b) + 64)
+#define E256_(b) E128_(b), E128_((b) + 128)
+#define E512_(b) E256_(b), E256_((b) + 256)
+#define E1024_(b) E512_(b), E512_((b) + 512)
+static const expo_t EXPO[4096] = {E1024_(0), E1024_(1024), E1024_(2048), E1024_(3072)};
+#undef EK_
+#undef E1_
+#undef EB_
+#undef E2_
+#undef E4_
+#undef E8_
+#undef E16_
+#undef E32_
+#undef E64_
+#undef E128_
+#undef E256_
+#undef E512_
+#undef E1024_
+/* clang-format on */
 
-/* The digits of f (10^15 <= f < 10^17) at p: 17, or 16 when f < 10^16; the end. The digits
- * come out of t = f 2^64 / 10^17 in 64-bit fixed point, the first by a multiplication by
- * 10 (the integer part of the 128-bit product), each next two by one by 100 of what is
- * left, read from PAIRS. With t above the exact value by d units of 2^-64, the fraction
- * after i digits is off by d 10^i 2^-64, and the digit read next is right as long as that
- * is below 10^(i - 17), what the exact fraction can lack of 1: d < 2^64 / 10^17 (184.4)
- * suffices. t = floor(f M / 2^56) + 1, M = ceil(2^120 / 10^17) (below 2^64), is above the
- * exact value by at most 1 + f / 2^56 (2.4), and below 2^64. */
-static uint64_t pair_at(char *p, uint64_t t) /* two digits of t at p; what is left */
+/* The four digits of every number below 10^4, "0000" to "9999", for digits17() (laid out
+ * by hand: clang-format would brace each entry's expansion). */
+/* clang-format off */
+#define D4_(a, b, c, d) {a, b, c, d}
+#define D3_(a, b, c) D4_(a, b, c, '0'), D4_(a, b, c, '1'), D4_(a, b, c, '2'), D4_(a, b, c, '3'), \
+    D4_(a, b, c, '4'), D4_(a, b, c, '5'), D4_(a, b, c, '6'), D4_(a, b, c, '7'), D4_(a, b, c, '8'), \
+    D4_(a, b, c, '9')
+#define D2_(a, b) D3_(a, b, '0'), D3_(a, b, '1'), D3_(a, b, '2'), D3_(a, b, '3'), D3_(a, b, '4'), \
+    D3_(a, b, '5'), D3_(a, b, '6'), D3_(a, b, '7'), D3_(a, b, '8'), D3_(a, b, '9')
+#define D1_(a) D2_(a, '0'), D2_(a, '1'), D2_(a, '2'), D2_(a, '3'), D2_(a, '4'), D2_(a, '5'), \
+    D2_(a, '6'), D2_(a, '7'), D2_(a, '8'), D2_(a, '9')
+static const char DIGITS4[10000][4] = {D1_('0'), D1_('1'), D1_('2'), D1_('3'), D1_('4'),
+                                       D1_('5'), D1_('6'), D1_('7'), D1_('8'), D1_('9')};
+#undef D1_
+#undef D2_
+#undef D3_
+#undef D4_
+/* clang-format on */
+
+/* The digits of f (10^15 <= f < 10^17) at p: 17, or 16 when lead (f < 10^16); the end.
+ * The digits come out of t = f 2^64 / 10^17 in 64-bit fixed point, the first by a
+ * multiplication by 10 (the integer part of the 128-bit product), each next four by one by
+ * 10^4 of what is left, read from DIGITS4. With t above the exact value by d units of
+ * 2^-64, the fraction after i digits is off by d 10^i 2^-64, and the digits read next are
+ * right as long as that is below 10^(i - 17), what the exact fraction can lack of 1:
+ * d < 2^64 / 10^17 (184.4) suffices. t = floor(f M / 2^56) + 1, M = ceil(2^120 / 10^17)
+ * (below 2^64), is above the exact value by at most 1 + f / 2^56 (2.4), and below 2^64;
+ * the first digit is 0 exactly when lead (10^16 - 1 is more than 2.4 units below 10^16). */
+static uint64_t four_at(char *p, uint64_t t) /* four digits of t at p; what is left */
 {
-    u128 y = (u128)t * 100;
-    memcpy(p, PAIRS + 2 * (size_t)(y >> 64), 2);
+    u128 y = (u128)t * 10000;
+    memcpy(p, DIGITS4[(size_t)(y >> 64)], 4);
     return (uint64_t)y;
 }
 
-static char *digits17(char *p, uint64_t f)
+static inline char *digits17(char *p, uint64_t f, int lead)
 {
     uint64_t t = (uint64_t)(((u128)f * 0xb877aa3236a4b44aULL) >> 56) + 1;
     u128 y = (u128)t * 10;
     p[0] = (char)('0' + (uint64_t)(y >> 64));
-    p += (uint64_t)(y >> 64) != 0;
-    t = pair_at(p, (uint64_t)y);
-    t = pair_at(p + 2, t);
-    t = pair_at(p + 4, t);
-    t = pair_at(p + 6, t);
-    t = pair_at(p + 8, t);
-    t = pair_at(p + 10, t);
-    t = pair_at(p + 12, t);
-    pair_at(p + 14, t);
+    p += !lead;
+    t = four_at(p, (uint64_t)y);
+    t = four_at(p + 4, t);
+    t = four_at(p + 8, t);
+    four_at(p + 12, t);
     return p + 16;
 }
 
@@ -149,53 +210,52 @@ static int zeros8(const char *p)
 #endif
 }
 
-/* The search's answer for finite v at p (48 bytes), or NULL for the doubles left to it
- * (above); the end. */
-static inline __attribute__((always_inline)) char *put_shortest(char *p, double v)
+/* The zero digits that end the 16 digit bytes before end. */
+static int zeros16(const char *end)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    if (bits >> 63) *p++ = '-';
-    uint64_t frac = bits & ((1ULL << 52) - 1);
-    int bexp = (int)((bits >> 52) & 0x7ff);
-    if (bexp == 0) {
-        if (frac) return NULL; /* subnormal */
-        memcpy(p, "0.0", 3);   /* %.15g of zero is "0" */
-        return p + 3;
-    }
-    uint64_t c = frac | (1ULL << 52);
-    int q = bexp - 1075; /* |v| = c 2^q */
-    int lopsided = frac == 0 && bexp > 1;
-    uint64_t open = c & 1; /* R's ends read back to v iff c is even */
-    uint64_t cb = c << 2, cbr = cb + 2, cbl = lopsided ? cb - 1 : cb - 2;
-    int k = lopsided ? sv__flog10_3q_pow2(q) : sv__flog10_pow2(q);
-    int h = q + sv__flog2_pow10(-k) + 2; /* 2..5: cb << h < 2^61 */
-    uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
-    uint64_t vb = rop(g1, g0, cb << h), vbl = rop(g1, g0, cbl << h), vbr = rop(g1, g0, cbr << h);
-    uint64_t s = vb >> 2, f;
+    int tz = zeros8(end - 8);
+    return tz < 8 ? tz : 8 + zeros8(end - 16);
+}
+
+/* The paper's choice, from the ends of R computed as it computes them (4 10^-k times R's
+ * ends, cbl 2^h and cbr 2^h its rounds to odd): the multiple of 10 in R if one is (tens),
+ * else s or s + 1 (s = floor(vb / 4)), the closer in R. */
+typedef struct choice {
+    uint64_t f;
+    int tens; /* f is the multiple of 10 (else it ends in a digit other than 0) */
+} choice_t;
+static inline __attribute__((always_inline)) choice_t choose_exact(uint64_t g1, uint64_t g0, int h,
+                                                                   uint64_t cbl, uint64_t cbr,
+                                                                   uint64_t vb, uint64_t open)
+{
+    uint64_t vbl = rop(g1, g0, cbl << h), vbr = rop(g1, g0, cbr << h);
     /* the multiple of 10 in R, if one is: it or the next below v (s >= 10^15 here) */
-    uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10;
+    uint64_t s = vb >> 2, sp10 = s / 10 * 10, tp10 = sp10 + 10;
     int upin = vbl + open <= sp10 << 2, wpin = (tp10 << 2) + open <= vbr;
-    if (upin != wpin) {
-        f = upin ? sp10 : tp10;
-    } else { /* s or s + 1, the closer in R (one of them is: R is a unit wide at least) */
-        uint64_t t = s + 1;
-        int uin = vbl + open <= s << 2, win = (t << 2) + open <= vbr;
-        if (uin != win)
-            f = uin ? s : t;
-        else
-            f = vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t;
-    }
-    /* %.{prec}g's layout of f's n digits without trailing zeros (prec 15 for the shortest
-     * of up to 15 digits, else n), with ".0" after an integer as the search adds it: the
-     * digits written where they go, then moved for the point; up to 34 bytes from p */
+    if (upin != wpin) return (choice_t){upin ? sp10 : tp10, 1};
+    /* s or s + 1, the closer in R (one of them is: R is a unit wide at least); neither is
+     * a multiple of 10 (that would be in R) */
+    uint64_t t = s + 1;
+    int uin = vbl + open <= s << 2, win = (t << 2) + open <= vbr;
+    if (uin != win) return (choice_t){uin ? s : t, 0};
+    return (choice_t){vb < 2 * (s + t) || (vb == 2 * (s + t) && !(s & 1)) ? s : t, 0};
+}
+
+/* %.{prec}g's layout at p of f's n digits without trailing zeros (prec 15 for the shortest
+ * of up to 15 digits, else n), v ~ f 10^k, k16 = k + 16, 10^15 <= f < 10^17, with ".0"
+ * after an integer as the search adds it: the digits written where they go, then moved for
+ * the point; up to 34 bytes from p. f's trailing zeros are counted when tens says it is a multiple
+ * of 10, else there are none. NULL for the lopsided whose shortest has 16 digits; the end. */
+static inline __attribute__((always_inline)) char *put_digits(char *p, uint64_t f, int k16,
+                                                              int tens, int lopsided)
+{
     int lead = f < 10000000000000000ULL; /* 10^15 <= f < 10^17: a leading zero of 17 */
-    int nd = 17 - lead, x = k + nd - 1;  /* v ~ f 10^k: its first digit's exponent */
-    if (x >= 0 && x < 17) { /* ddd.ddd or ddd000.0, if %g keeps it fixed at prec */
-        char *end = digits17(p, f);
-        int tz = zeros8(end - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(end - 16));
+    int nd = 17 - lead, x = k16 - lead;  /* its first digit's exponent, k + nd - 1 */
+    if (x >= 0 && x < 17) {              /* ddd.ddd or ddd000.0, if %g keeps it fixed at prec */
+        char *end = digits17(p, f, lead);
+        int n = tens ? nd - zeros16(end) : nd;
         if (n == 16 && lopsided) return NULL;
-        if (x < (n < 15 ? 15 : n)) {
+        if (x < 15 || x < n) {
             if (n <= x + 1) { /* x + 1 integer digits (k <= 0 here: x + 1 <= nd) */
                 memcpy(p + x + 1, ".0", 2);
                 return p + x + 3;
@@ -210,15 +270,15 @@ static inline __attribute__((always_inline)) char *put_shortest(char *p, double 
         memmove(p + 1, p, 17);
     } else if (x < 0 && x >= -4) { /* 0.000ddd */
         memcpy(p, "0.000000", 8);
-        char *end = digits17(p + 1 - x, f);
-        int tz = zeros8(end - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(end - 16));
+        char *end = digits17(p + 1 - x, f, lead);
+        int n = tens ? nd - zeros16(end) : nd;
         if (n == 16 && lopsided) return NULL;
         return p + 1 - x + n;
     } else {
-        digits17(p + 1, f);
+        digits17(p + 1, f, lead);
     }
     /* d.ddde+XX */
-    int tz = zeros8(p + 1 + nd - 8), n = nd - (tz < 8 ? tz : 8 + zeros8(p + 1 + nd - 16));
+    int n = tens ? nd - zeros16(p + 1 + nd) : nd;
     if (n == 16 && lopsided) return NULL;
     p[0] = p[1];
     p[1] = '.';
@@ -230,6 +290,63 @@ static inline __attribute__((always_inline)) char *put_shortest(char *p, double 
     *p++ = (char)('0' + ax / 10 % 10);
     *p++ = (char)('0' + ax % 10);
     return p;
+}
+
+/* The search's answer for finite v at p (48 bytes), or NULL for the doubles left to it
+ * (above); the end. */
+static char *put_shortest(char *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    if (bits >> 63) *p++ = '-';
+    uint64_t frac = bits & ((1ULL << 52) - 1);
+    int bexp = (int)((bits >> 52) & 0x7ff);
+    if (bexp == 0) {
+        if (frac) return NULL; /* subnormal */
+        memcpy(p, "0.0", 3);   /* %.15g of zero is "0" */
+        return p + 3;
+    }
+    uint64_t c = frac | (1ULL << 52);
+    int q = bexp - 1075; /* |v| = c 2^q */
+    int lopsided = frac == 0 && bexp > 1;
+    uint64_t cb = c << 2, cbl = lopsided ? cb - 1 : cb - 2;
+    int k = lopsided ? sv__flog10_3q_pow2(q) : sv__flog10_pow2(q);
+    int h = q + sv__flog2_pow10(-k) + 2; /* 2..5: cb << h < 2^61 */
+    uint64_t g1 = SV__G[k - SV__G_KMIN][0], g0 = SV__G[k - SV__G_KMIN][1];
+    uint64_t vb = rop(g1, g0, cb << h);
+    /* R's ends read back to v iff c is even */
+    choice_t ch = choose_exact(g1, g0, h, cbl, cb + 2, vb, c & 1);
+    return put_digits(p, ch.f, k + 16, ch.tens, lopsided);
+}
+
+/* put_shortest() for a normal double not a power of two (bits its bits): most are decided
+ * from vb alone, without R's ends. R is then [V - D, V + D] in exact reals, V = 4 v 10^-k
+ * (vb its round to odd: V = vb when vb is even, else within 1 of it) and D = 2^(q+1) 10^-k,
+ * 2 to 20; d = g1 >> (31 - h) is D 2^32 less at most 1, more at most 2 (D 2^(126 - h) is
+ * g(k) less under 1, and g1 = floor(g(k) / 2^63)). vb is a = vb - 4 floor(s / 10) 10 above
+ * the multiple of 10 below it and 40 - a below the next: with m = |a - 20| and o = vb & 1,
+ * the nearer is surely in R when 20 - m + o < D, both are surely out when 20 - m - o > D
+ * (in units of 2^-32 with d's margins: the tests on u = m 2^32 + d), and then s and s + 1,
+ * each within 4 of V, are both in R when D > 4: the closer is s when vb - 4 s < 2, s + 1
+ * when above, the even one at the tie (V = vb = 4 s + 2). Else the ends decide as the
+ * paper has it. */
+static inline __attribute__((always_inline)) char *put_normal(char *p, uint64_t bits)
+{
+    if (bits >> 63) *p++ = '-';
+    uint64_t cb = (bits << 12 >> 10) | (1ULL << 54); /* 4 c, |v| = c 2^q */
+    const expo_t *e = &EXPO[bits >> 52];
+    int k16 = e->k16, h = e->h;
+    uint64_t g1 = SV__G[e->g][0], g0 = SV__G[e->g][1];
+    uint64_t vb = rop(g1, g0, cb << h), s = vb >> 2, sp10 = s / 10 * 10;
+    int64_t d = (int64_t)(g1 >> e->dsh), z = (int64_t)(vb - (sp10 << 2)) - 20;
+    int64_t m = z < 0 ? -z : z, o = (int64_t)((vb & 1) << 32), u = (m << 32) + d;
+    if (u > (20LL << 32) + 1 + o) { /* (m - o) 2^32 > 20 2^32 + 1 - d */
+        return put_digits(p, z < 0 ? sp10 : sp10 + 10, k16, 1, 0);
+    } else if (u + o <= (20LL << 32) - 2 && d > (4LL << 32) + 1) {
+        return put_digits(p, (vb + 1 + (s & 1)) >> 2, k16, 0, 0);
+    }
+    choice_t ch = choose_exact(g1, g0, h, cb - 2, cb + 2, vb, bits & 1);
+    return put_digits(p, ch.f, k16, ch.tens, 0);
 }
 
 const char *sv__fmt_shortest(double v, char *buf)
@@ -246,6 +363,12 @@ const char *sv__fmt_shortest(double v, char *buf)
     (void)v;
     (void)buf;
     return NULL;
+}
+
+static char *put_normal(char *p, uint64_t bits) /* never called: is_normal() says no */
+{
+    (void)bits;
+    return p;
 }
 #endif
 
@@ -345,11 +468,38 @@ static __attribute__((noinline)) char *put_search(char *p, double v)
     return p + strlen(p);
 }
 
+/* The item text of the doubles put_normal() does not take: powers of two, subnormals,
+ * infinities and NaNs ("null"); the end. */
+static __attribute__((noinline)) char *put_rare(char *p, double v)
+{
+    if (!isfinite(v)) {
+        memcpy(p, "null", 4);
+        return p + 4;
+    }
+#ifdef __SIZEOF_INT128__
+    char *end = put_shortest(p, v);
+    if (end) return end;
+#endif
+    return put_search(p, v);
+}
+
 /* An item's text: of v at p (48 bytes written at most), "null" when v is not finite; the
  * end. A text has 24 bytes at most ("-2.2250738585072014e-308": sign, 17 digits, point,
  * exponent of 3; tests/test_format.c checks the bound). Inlined where the lists' items are
  * written; put_double() elsewhere. */
 enum { ITEM_TEXT = 24, ITEM_ROOM = 48 };
+/* Whether put_normal() takes the double of these bits: normal (biased exponent 1 to 2046),
+ * not a power of two; none without a 128-bit integer type. */
+static inline int is_normal(uint64_t bits)
+{
+#ifdef __SIZEOF_INT128__
+    return EXPO[bits >> 52].h && (bits << 12);
+#else
+    (void)bits;
+    return 0;
+#endif
+}
+
 static inline __attribute__((always_inline)) char *put_item(char *p, double v)
 {
     uint64_t bits;
@@ -359,15 +509,7 @@ static inline __attribute__((always_inline)) char *put_item(char *p, double v)
         memcpy(p, "0.0", 3);
         return p + 3;
     }
-    if ((~bits & 0x7ff0000000000000ULL) == 0) { /* infinite or NaN */
-        memcpy(p, "null", 4);
-        return p + 4;
-    }
-#ifdef __SIZEOF_INT128__
-    char *end = put_shortest(p, v);
-    if (end) return end;
-#endif
-    return put_search(p, v);
+    return is_normal(bits) ? put_normal(p, bits) : put_rare(p, v);
 }
 
 static __attribute__((noinline)) char *put_double(char *p, double v)
@@ -484,7 +626,14 @@ void sv__jw_nums(sv_jw_t *w, const double *v, size_t n)
             }
         } else {
             for (; q < run; q++) {
-                p = put_item(p, *q);
+                uint64_t bits;
+                memcpy(&bits, q, sizeof bits);
+                if (!bits) { /* 0.0 (most queue times) with its separator, in one store */
+                    memcpy(p, "0.0, \0\0", 8);
+                    p += 5;
+                    continue;
+                }
+                p = is_normal(bits) ? put_normal(p, bits) : put_rare(p, *q);
                 memcpy(p, ", ", 2);
                 p += 2;
             }
