@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/stats_int.h"
 #include "servesim/metrics/metrics.h"
 #include "testutil.h"
 
@@ -77,6 +78,9 @@ static void assert_counts(const sv_summary_t *s)
     ck_assert_int_eq(s->total_input, 60);
     ck_assert_int_eq(s->total_output, 8);
     ck_assert(s->duration == 0.75);
+    /* the largest TTFT (R2's 250 ms) and TPOT (R1's 500 / 3 ms) of the completed ones */
+    ck_assert(s->max_ttft_ms == 250.0);
+    tu_assert_rel(s->max_tpot_ms, 500.0 / 3.0, 1e-12);
 }
 
 START_TEST(test_three_requests)
@@ -432,6 +436,33 @@ START_TEST(test_selection_positive_range)
 }
 END_TEST
 
+START_TEST(test_stat_top)
+{
+    /* The exact statistics' largest finite value: from the selection's range when the sum
+     * is finite (positive values; with a zero and negatives, the bits' and keys' paths),
+     * by a loop over the finite ones past an infinity or a NaN, 0 when none is above 0. */
+    double p[] = {50.0}, pv[1], top;
+    sv_stat_t st;
+    double a[] = {0.5, 3.25, 1.0, 2.0};
+    ck_assert_int_eq(sv__stat_exact(a, 4, p, 1, 1.0, &st, pv, &top), 0);
+    ck_assert(top == 3.25);
+    double b[] = {0.0, -1.0, 2.5, -0.0};
+    ck_assert_int_eq(sv__stat_exact(b, 4, p, 1, 1.0, &st, pv, &top), 0);
+    ck_assert(top == 2.5);
+    double c[] = {1.5, INFINITY, 4.0, 2.0};
+    ck_assert_int_eq(sv__stat_exact(c, 4, p, 1, 1.0, &st, pv, &top), 0);
+    ck_assert(top == 4.0);
+    double d[] = {NAN, 0.75, 0.25};
+    ck_assert_int_eq(sv__stat_exact(d, 3, p, 1, 1.0, &st, pv, &top), 0);
+    ck_assert(top == 0.75);
+    double e[] = {-2.0, -1.0};
+    ck_assert_int_eq(sv__stat_exact(e, 2, p, 1, 1.0, &st, pv, &top), 0);
+    ck_assert(top == 0.0);
+    ck_assert_int_eq(sv__stat_exact(e, 0, p, 1, 1.0, &st, pv, &top), 0);
+    ck_assert(top == 0.0);
+}
+END_TEST
+
 /* A collector's configuration without SLOs, printing p99. */
 static sv_metrics_cfg_t plain_cfg(void)
 {
@@ -629,6 +660,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_selection_like_numpy);
     tcase_add_test(tc, test_selection_weighted_and_zeros);
     tcase_add_test(tc, test_selection_positive_range);
+    tcase_add_test(tc, test_stat_top);
     tcase_add_test(tc, test_token_bins_by_runs);
     tcase_add_test(tc, test_peak_concurrency);
     tcase_add_test(tc, test_sorts_as_qsort);

@@ -641,13 +641,13 @@ static int with_budgets(const sv_slo_t *slo, int metric, const sv_summary_t *out
 /* The exact statistics of x[0..n) (or, with w, of the weighted pool w[0..n)) into st, in
  * ms, and the values of the SLO's budgets on metric into out->budget_ms. */
 static int exact_stat(double *x, sv_wval_t *w, size_t n, double count, const sv_slo_t *slo,
-                      int metric, sv_summary_t *out, sv_stat_t *st, sv_error_t *err)
+                      int metric, sv_summary_t *out, sv_stat_t *st, double *top, sv_error_t *err)
 {
     double p[SV_MAX_PCT + SV_MAX_BUDGETS], pv[SV_MAX_PCT + SV_MAX_BUDGETS];
     int idx[SV_MAX_BUDGETS];
     int np = with_budgets(slo, metric, out, p, idx);
     int rc = w ? sv__wstat_exact(w, n, count, p, np, 1e3, st, pv)
-               : sv__stat_exact(x, n, p, np, 1e3, st, pv);
+               : sv__stat_exact(x, n, p, np, 1e3, st, pv, top);
     if (rc) return sv_errorf(err, rc, "out of memory for the summary's percentiles");
     for (int i = 0; i < out->npcts; i++)
         st->pct[i] = pv[i];
@@ -770,7 +770,7 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
             itl_budgets(jslo, sk, out);
             sv_sketch_stat(sk, out->pcts, out->npcts, 1e3, &out->itl);
         } else {
-            rc = exact_stat(NULL, w, nwv, wsum, jslo, SV_K_ITL, out, &out->itl, err);
+            rc = exact_stat(NULL, w, nwv, wsum, jslo, SV_K_ITL, out, &out->itl, NULL, err);
         }
     }
     free(cov);
@@ -871,6 +871,9 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
             phases_of(r, x, 1);
             for (size_t d = 0; d < NDISTS; d++)
                 if (!DISTS[d].multi_token_only || r->output > 1) bad |= dist_add(&v[d], x[d]);
+            double ttft = x[0] * 1e3, tpot = r->output > 1 ? x[1] * 1e3 : 0.0;
+            if (isfinite(ttft) && ttft > out->max_ttft_ms) out->max_ttft_ms = ttft;
+            if (isfinite(tpot) && tpot > out->max_tpot_ms) out->max_tpot_ms = tpot;
         } else {
             _Static_assert(NDISTS == 9, "TPOT (DISTS[1]) is the one multi_token_only");
             phases_of(r, x, transfers);
@@ -920,7 +923,11 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
         if (alpha > 0) {
             sv_sketch_stat(v[d].sk, out->pcts, out->npcts, 1e3, st);
         } else if (d < nd) {
-            rc = exact_stat(v[d].v, NULL, v[d].n, 0.0, &jslo, dist_metric(d), out, st, err);
+            double top = 0.0; /* (the largest TTFT and TPOT, from the selection's range) */
+            rc = exact_stat(v[d].v, NULL, v[d].n, 0.0, &jslo, dist_metric(d), out, st,
+                            d < 2 ? &top : NULL, err);
+            if (d == 0) out->max_ttft_ms = top * 1e3;
+            if (d == 1) out->max_tpot_ms = top * 1e3;
         } else {
             st->n = (long)nc; /* zeros: numpy's statistics of a list of zeros */
         }

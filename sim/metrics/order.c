@@ -427,7 +427,8 @@ static int positive_range(const char *base, size_t n, size_t stride, uint64_t *l
 
 /* SELECT_TOP(name, rec_t, core): the doubles of ranks rank[0..nr) of x[0..n) (n >= 1). */
 #define SELECT_TOP(name, rec_t, core)                                                              \
-    int name(rec_t *x, size_t n, int nan_free, const double *rank, int nr, double *val)            \
+    int name(rec_t *x, size_t n, int nan_free, const double *rank, int nr, double *val,            \
+             double *top)                                                                          \
     {                                                                                              \
         uint64_t lo, hi, out[SV__MAX_RANKS];                                                       \
         if (nr > (int)(sizeof out / sizeof *out)) return SV_EINVAL;                                \
@@ -435,6 +436,10 @@ static int positive_range(const char *base, size_t n, size_t stride, uint64_t *l
         if (!nan_free || positive_range((const char *)x, n, sizeof *x, &lo, &hi))                  \
             keyed = bits_range((const char *)x, n, sizeof *x, &lo, &hi);                           \
         if (keyed) keys_all((char *)x, n, sizeof *x, &lo, &hi);                                    \
+        if (top) {                                                                                 \
+            uint64_t u = keyed ? double_of(hi) : hi;                                               \
+            memcpy(top, &u, sizeof u);                                                             \
+        }                                                                                          \
         int rc = core(x, n, lo, hi, rank, nr, out);                                                \
         for (int i = 0; i < nr; i++) {                                                             \
             uint64_t u = keyed ? double_of(out[i]) : out[i];                                       \
@@ -482,7 +487,7 @@ void sv_percentiles_select(double *x, size_t n, const double *pcts, int npcts, d
         nr = sv__ranks_add(rank, nr, lo);
         nr = sv__ranks_add(rank, nr, hi);
     }
-    if (n == 0 || sv__select_doubles(x, n, 0, rank, sv__ranks_sort(rank, nr), val)) {
+    if (n == 0 || sv__select_doubles(x, n, 0, rank, sv__ranks_sort(rank, nr), val, NULL)) {
         for (int i = 0; i < npcts; i++)
             out[i] = 0.0;
         return;

@@ -159,12 +159,13 @@ static void read_ranks(double n, const double *p, int np, double scale, const do
 }
 
 int sv__stat_exact(double *x, size_t n, const double *p, int np, double scale, sv_stat_t *st,
-                   double *pv)
+                   double *pv, double *top)
 {
     memset(st, 0, sizeof *st);
     for (int i = 0; i < np; i++)
         pv[i] = 0.0;
     st->n = (long)n;
+    if (top) *top = 0.0;
     if (n == 0) return 0; /* numpy on the list [0] gives 0 for everything */
     if (2 * np + 2 > SV__MAX_RANKS) return SV_EINVAL;
     double mean, std, rank[SV__MAX_RANKS], val[SV__MAX_RANKS];
@@ -172,7 +173,14 @@ int sv__stat_exact(double *x, size_t n, const double *p, int np, double scale, s
     st->mean = mean * scale;
     st->std = std * scale;
     int nr = wanted_ranks((double)n, p, np, rank);
-    int rc = sv__select_doubles(x, n, !isnan(mean), rank, nr, val); /* (a NaN makes the sum one) */
+    if (top && !isfinite(mean)) { /* (an infinity or a NaN: the largest finite one, first) */
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(x[i]) && x[i] > *top) *top = x[i];
+        top = NULL;
+    }
+    double t = 0.0;
+    int rc = sv__select_doubles(x, n, !isnan(mean), rank, nr, val, top ? &t : NULL);
+    if (top && t > 0.0) *top = t; /* (the mean is finite: so is every value) */
     if (rc) return rc;
     read_ranks((double)n, p, np, scale, rank, val, nr, st, pv);
     return 0;
@@ -181,7 +189,7 @@ int sv__stat_exact(double *x, size_t n, const double *p, int np, double scale, s
 void sv_stat_compute(double *x, size_t n, const double *pcts, int npcts, double scale,
                      sv_stat_t *out)
 {
-    sv__stat_exact(x, n, pcts, npcts < SV_MAX_PCT ? npcts : SV_MAX_PCT, scale, out, out->pct);
+    sv__stat_exact(x, n, pcts, npcts < SV_MAX_PCT ? npcts : SV_MAX_PCT, scale, out, out->pct, NULL);
 }
 
 /* sv_wmean_std's mean and std of x[0..n) given the sum of its weights, W > 0. */
@@ -233,7 +241,7 @@ int sv__wstat_exact(sv_wval_t *x, size_t n, double count, const double *p, int n
     st->mean = mean * scale;
     st->std = std * scale;
     int nr = wanted_ranks(W, p, np, rank);
-    int rc = sv__select_wvals(x, n, !isnan(mean), rank, nr, val);
+    int rc = sv__select_wvals(x, n, !isnan(mean), rank, nr, val, NULL);
     if (rc) return rc;
     read_ranks(W, p, np, scale, rank, val, nr, st, pv);
     return 0;

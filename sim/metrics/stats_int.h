@@ -21,17 +21,22 @@
  * caller knows no value is a NaN (a sum of them is not), so the range may be taken with
  * double compares. x is scratch: its contents are left unspecified. 0, SV_ENOMEM, or
  * SV_EINVAL for more than SV__MAX_RANKS ranks. sv__select_wvals takes weights (> 0) and
- * leaves each record's weight with it. */
-int sv__select_doubles(double *x, size_t n, int nan_free, const double *rank, int nr, double *val);
-int sv__select_wvals(sv_wval_t *x, size_t n, int nan_free, const double *rank, int nr, double *val);
+ * leaves each record's weight with it. top (NULL: not wanted): the largest value, in the
+ * same order (a NaN when there is one), which the range taken first gives for free. */
+int sv__select_doubles(double *x, size_t n, int nan_free, const double *rank, int nr, double *val,
+                       double *top);
+int sv__select_wvals(sv_wval_t *x, size_t n, int nan_free, const double *rank, int nr, double *val,
+                     double *top);
 
 /* sv_stat_compute and sv_wstat_compute of x with the percentiles p[0..np) into pv[0..np)
  * (times scale, as st's) instead of st->pct; x is scratch (left unspecified). count > 0:
  * the caller knows every weight positive and gives their sum (the one a loop in x's order
  * takes); 0: the entries of weight <= 0 are dropped and the rest summed. 0, SV_ENOMEM (st
- * and pv then hold what was done) or SV_EINVAL (np past SV__MAX_RANKS). */
+ * and pv then hold what was done) or SV_EINVAL (np past SV__MAX_RANKS). sv__stat_exact's
+ * top (NULL: not wanted): the largest finite value, unscaled, 0 when there is none (or
+ * none above 0). */
 int sv__stat_exact(double *x, size_t n, const double *p, int np, double scale, sv_stat_t *st,
-                   double *pv);
+                   double *pv, double *top);
 int sv__wstat_exact(sv_wval_t *x, size_t n, double count, const double *p, int np, double scale,
                     sv_stat_t *st, double *pv);
 

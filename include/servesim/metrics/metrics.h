@@ -167,9 +167,9 @@ typedef struct sv_summary {
     long good_by[3]; /* meeting the TTFT, TPOT, E2EL SLO alone (to tell which one binds) */
     double max_output_tokens_per_s;
     long max_concurrent_requests;
-    /* Streaming mode: the largest TTFT, and TPOT over more than one output token, of the
-     * completed requests, in ms (the report's axes read them when the records are gone);
-     * 0 in exact mode. */
+    /* The largest finite TTFT, and TPOT over more than one output token, of the completed
+     * requests, in ms, 0 when none is above 0 (the report's axes read them: the exact
+     * summary's from its selection's range, the others' as each request is folded). */
     double max_ttft_ms, max_tpot_ms;
     double pcts[SV_MAX_PCT + 4]; /* configured then the standard ones not already there */
     int npcts;
