@@ -1994,7 +1994,12 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
         for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++)
             run_phase(r, *ph, now, *had_decodes, &prefill_only);
     }
-    if (r->npf > 0) compact_prefilling(r);
+    /* Only a preemption makes an entry stale within a step (a victim re-admitted later
+     * would be listed twice); the end of the step compacts the rest (end_lane), and the
+     * count itself is read only by max_partial_prefills' admission and with pp > 1, where
+     * lanes build between other lanes' ends. */
+    if (r->npf > 0 && (L->preempted_now || r->pp > 1 || r->cfg.max_partial_prefills > 0))
+        compact_prefilling(r);
     return prefill_only;
 }
 
@@ -2420,6 +2425,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         L->nstamp = 0;
         if (r->spec_k) spec_verified(r);
     }
+    size_t prompts_in = 0; /* chunks whose prompt is in: their requests leave r->pf */
     for (size_t i = 0; i < L->nchunks; i++) {
         int32_t id = L->chunks[i].id;
         sv_req_t *q = Q(r, id);
@@ -2428,6 +2434,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         r->owed -= L->chunks[i].n;
         r->st.prefill_tokens += L->chunks[i].n;
         if (e->abort_pending || q->state != SV_RQ_RUNNING || e->computed < e->target) continue;
+        prompts_in++;
         if (r->cfg.handoff && e->generated == 0) {
             hand_off(r, id, now);
             continue;
@@ -2466,7 +2473,15 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         r->lag_blocks = sv__kv_avail(KVP(r)) - before;
         r->nfin = 0;
     }
-    if (r->npf > 0) compact_prefilling(r);
+    /* With one lane, every chunk's request is listed in r->pf (admitted or continued from
+     * it), each step's chunks of distinct requests: when as many prompts came in as r->pf
+     * lists, those were all of it, and every one has left it (decoding, done or handed off). */
+    if (r->npf > 0) {
+        if (r->pp == 1 && prompts_in == r->npf)
+            r->npf = 0;
+        else
+            compact_prefilling(r);
+    }
     return r->oom ? SV_ENOMEM : 0;
 }
 
