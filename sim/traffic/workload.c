@@ -585,10 +585,16 @@ double sv__lognormal(gsl_rng *r, double zeta, double sigma)
     return lognormal_mt(r->state, zeta, sigma);
 }
 
+/* gsl_ran_exponential's draw from the workload's generator state s. */
+static inline double exponential_mt(mt_state_t *s, double mu)
+{
+    return -mu * log1p(-mt_uniform(s));
+}
+
 double sv__exponential(gsl_rng *r, double mu)
 {
     if (r->type != &MT_TYPE) return gsl_ran_exponential(r, mu);
-    return -mu * log1p(-mt_uniform(r->state));
+    return exponential_mt(r->state, mu);
 }
 
 static gsl_rng *new_rng(uint64_t seed)
@@ -614,7 +620,7 @@ static double profile_arrival(sv_workload_t *w)
 static double gap(sv_workload_t *w)
 {
     const sv_workload_cfg_t *c = w->cfg;
-    if (w->exp_mu > 0) return -w->exp_mu * log1p(-mt_uniform(w->r_arr->state)); /* as below */
+    if (w->exp_mu > 0) return exponential_mt(w->r_arr->state, w->exp_mu); /* (r_arr is MT) */
     if (isinf(c->rate)) return 0.0;
     if (isinf(c->burstiness)) return 1.0 / c->rate;
     if (c->burstiness == 1.0) return sv__exponential(w->r_arr, 1.0 / c->rate);
