@@ -332,13 +332,26 @@ static int ring_push_front(ring_t *q, int32_t x)
 
 /* Front entry whose request is still in queue `which` of this replica (SV__Q_*; stale
  * entries are dropped), or -1. */
+/* Whether a queue's entry id is still this replica's request in queue which (its state not
+ * released, not moved to another queue or replica since it was queued). */
+static inline int queued_here(const sv_replica_t *r, int32_t id, int which)
+{
+    if (sv_reqpool_side_released(r->pool, id)) return 0;
+    const sv_reqeng_t *e = E(r, id);
+    return e->queue == which && e->at == r->id;
+}
+
+/* Whether a waiting entry is still this replica's waiting request. */
+static inline int waiting_here(const sv_replica_t *r, int32_t id)
+{
+    return queued_here(r, id, SV__Q_WAITING);
+}
+
 static int32_t ring_front(sv_replica_t *r, ring_t *q, int which)
 {
     while (q->len) {
         int32_t id = q->v[q->head];
-        if (!sv_reqpool_side_released(r->pool, id) && E(r, id)->queue == which &&
-            E(r, id)->at == r->id)
-            return id;
+        if (queued_here(r, id, which)) return id;
         q->head = (q->head + 1) % q->cap;
         q->len--;
     }
@@ -384,9 +397,7 @@ static int32_t wq_front(sv_replica_t *r)
     if (!r->prio) return ring_front(r, &r->wq, SV__Q_WAITING);
     while (r->ph.n) {
         int32_t id = r->ph.v[0].id;
-        if (!sv_reqpool_side_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
-            E(r, id)->at == r->id)
-            return id;
+        if (waiting_here(r, id)) return id;
         pq_pop(r);
     }
     return -1;
@@ -395,13 +406,8 @@ static int32_t wq_front(sv_replica_t *r)
 /* wq_front inline where its fcfs front is current (the admission loops' common case). */
 static inline __attribute__((always_inline)) int32_t wq_front_now(sv_replica_t *r)
 {
-    if (!r->prio && r->wq.len > 0) {
-        int32_t id = r->wq.v[r->wq.head];
-        if (!sv_reqpool_side_released(r->pool, id)) {
-            const sv_reqeng_t *e = E(r, id);
-            if (e->queue == SV__Q_WAITING && e->at == r->id) return id;
-        }
-    }
+    if (!r->prio && r->wq.len > 0 && waiting_here(r, r->wq.v[r->wq.head]))
+        return r->wq.v[r->wq.head];
     return wq_front(r);
 }
 
@@ -1841,12 +1847,6 @@ static void join_landed(sv_replica_t *r)
 
 /* ---- TensorRT-LLM's attention-DP balancing ------------------------------------------------ */
 
-/* Whether a waiting entry is still this replica's waiting request. */
-static int waiting_here(sv_replica_t *r, int32_t id)
-{
-    return !sv_reqpool_side_released(r->pool, id) && E(r, id)->queue == SV__Q_WAITING &&
-           E(r, id)->at == r->id;
-}
 
 /* The context requests this step could schedule, counted up to `most`: prompts being
  * prefilled, then visible waiting requests in queue order while sequence slots remain. */
