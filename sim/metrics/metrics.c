@@ -616,6 +616,15 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers, 
     return peak;
 }
 
+/* The scratch peak_concurrency takes for n requests: their starts and ends, then
+ * peak_in_order's bucket bounds, each end's bucket, the ends by bucket and the sorted
+ * flags. */
+static size_t peak_scratch(size_t n)
+{
+    return 2 * SCRATCH_ROOM((n + 1) * sizeof(double)) + SCRATCH_ROOM((n + 1) * sizeof(uint32_t)) +
+           SCRATCH_ROOM(n * sizeof(uint32_t)) + SCRATCH_ROOM(n * sizeof(double)) + SCRATCH_ROOM(n);
+}
+
 /* The SLO budget metric (SV_K_*) of DISTS[d], -1 for none. */
 static int dist_metric(size_t d)
 {
@@ -820,9 +829,7 @@ static int summarize(const sv_metrics_t *m, const sv_reqpool_t *pool, int cls, s
     out->sketch_alpha = alpha;
     /* The scratch for the largest of the three phases: the peak concurrency's five arrays,
      * the per-request arrays (exact), the ITL pool's. */
-    size_t peak_room =
-        2 * SCRATCH_ROOM((n + 1) * sizeof(double)) + SCRATCH_ROOM((n + 1) * sizeof(uint32_t)) +
-        SCRATCH_ROOM(n * sizeof(uint32_t)) + SCRATCH_ROOM(n * sizeof(double)) + SCRATCH_ROOM(n);
+    size_t peak_room = peak_scratch(n);
     size_t dist_room = alpha > 0 ? 0 : NDISTS * SCRATCH_ROOM((n + 1) * sizeof(double));
     size_t itl_room = itl_scratch(m, alpha);
     scratch_t ws = {.cap = peak_room > dist_room ? peak_room : dist_room};
