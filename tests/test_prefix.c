@@ -587,7 +587,9 @@ static double run_alone(sv_replica_t *r, double t)
  * 63 blocks of 16 (1,008 tokens), B its 31 blocks of 32 (992 tokens) beside them, and C
  * finds A's chain: two chains hashed, none mixed up (each replica's second request hits
  * exactly its own block size's prefix). Back on its own memo C hashes the chain again
- * and still finds its blocks. */
+ * and still finds its blocks. A's last request, with a 2,000-token message, is given the
+ * slot array an ended request left (room for 70 blocks), grown to the 189 it may fill,
+ * and finds the system prompt as the others did. */
 START_TEST(test_shared_chain_memo)
 {
     sv_scenario_t *sc;
@@ -603,11 +605,12 @@ START_TEST(test_shared_chain_memo)
                      0);
     sv_metrics_t *m = sv_metrics_new(&sc->metrics, 3);
     sv_reqpool_t pool = {0};
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
+        int own = i == 7 ? 2000 : 100;
         ck_assert_int_eq(sv_reqpool_add(&pool), i);
-        sv_segment_t seg[2] = {{0x5157e3ULL, 1010}, {0x0e55a9e0ULL + (uint64_t)i, 100}};
+        sv_segment_t seg[2] = {{0x5157e3ULL, 1010}, {0x0e55a9e0ULL + (uint64_t)i, own}};
         ck_assert_int_eq(sv_reqpool_set_segments(&pool, i, seg, 2), 0);
-        pool.r[i].input = 1110;
+        pool.r[i].input = 1010 + own;
         pool.r[i].output = 4;
         pool.r[i].own_tail = 1;
     }
@@ -646,6 +649,11 @@ START_TEST(test_shared_chain_memo)
     sv_replica_share_memo(rep[2], NULL);
     ck_assert_int_eq(sv_replica_cached_prefix(rep[2], 6), 63 * 16);
     ck_assert_int_eq(sv_chain_memo_hashed(memo), 2);
+    /* (room for 3,014 / 16 + 1 = 189 blocks; the kept array had 1,114 / 16 + 1 = 70) */
+    ck_assert_int_eq(sv_replica_submit(rep[0], 7, t), SV_FAIL_NONE);
+    t = run_alone(rep[0], t);
+    ck_assert_int_eq(pool.r[7].state, SV_RQ_DONE);
+    ck_assert_int_eq(pool.r[7].cached, 63 * 16);
     for (int k = 0; k < 3; k++) {
         char msg[SV_ERRMSG_MAX];
         ck_assert_msg(sv_replica_check(rep[k], msg, sizeof msg) == 0, "%s", msg);

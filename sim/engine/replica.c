@@ -195,6 +195,8 @@ typedef struct pipe {
     int head, n;
 } pipe_t;
 
+enum { KEPT_SLOTS = 64 }; /* ended requests' slot arrays a replica keeps (kept) */
+
 struct sv_replica {
     int id;
     const sv_perf_t *perf;
@@ -259,6 +261,12 @@ struct sv_replica {
     long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
     long *sbuf;      /* scratch: cache slots of one request's blocks */
     size_t caps;
+    /* Slot arrays of ended requests, kept for the next (room()): a request's, of about a
+     * kilobyte, is past malloc's per-thread cache, and malloc and free cost about 450
+     * instructions a request otherwise. At most KEPT_SLOTS, so their memory is bounded. */
+    int32_t *kept[KEPT_SLOTS];
+    int32_t kept_cap[KEPT_SLOTS];
+    int nkept;
     sv_chain_memo_t own_memo; /* first segments' chains when no memo is shared */
     sv_chain_memo_t *memo;    /* where they are looked up (block_hashes()): own_memo, or
                                  the simulation's (sv_replica_share_memo; borrowed) */
@@ -692,6 +700,8 @@ void sv_replica_free(sv_replica_t *r)
     free(r->sgl_st);
     sv__kv_fini(&r->kv);
     free(r->sbuf);
+    for (int i = 0; i < r->nkept; i++)
+        free(r->kept[i]);
     memo_fini(&r->own_memo); /* (a shared memo is the simulation's) */
     free(r);
 }
@@ -951,13 +961,19 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 }
 
 /* Room for n cache slots in *arr (of *cap), or NULL: sized for every block request id can
- * fill, exactly, as the chain (one per live request). */
+ * fill, exactly, as the chain (one per live request); a new request's is the array an
+ * ended one left (end_hashes()), grown if it has less room. */
 static int32_t *room(sv_replica_t *r, int32_t id, int32_t **arr, int32_t *cap, long n)
 {
     if (*cap >= n) return *arr;
     const sv_req_t *q = Q(r, id);
     long c = ((long)q->input + q->output) / r->bs + 1;
     if (c < n) c = n;
+    if (!*arr && r->nkept > 0) { /* the last kept; grown below when too small */
+        *arr = r->kept[--r->nkept];
+        *cap = r->kept_cap[r->nkept];
+        if (*cap >= c) return *arr;
+    }
     int32_t *v = realloc(*arr, (size_t)c * sizeof *v);
     if (!v) {
         r->oom = 1;
@@ -1013,6 +1029,27 @@ static void free_hashes(sv_reqeng_t *e)
         e->chain = NULL;
     }
     if (e->slots || e->xslots) free_slots(e); /* (room held: an array there) */
+}
+
+/* Slot array *arr (of *cap) joins replica r's kept ones (room()) if there is space. */
+static void keep(sv_replica_t *r, int32_t **arr, int32_t *cap)
+{
+    if (!*arr || r->nkept == KEPT_SLOTS) return;
+    r->kept[r->nkept] = *arr;
+    r->kept_cap[r->nkept++] = *cap;
+    *arr = NULL;
+    *cap = 0;
+}
+
+/* ... request e ended on replica r: its slot arrays are kept there for the next requests'
+ * while it has space (room()), the rest freed. */
+static void end_hashes(sv_replica_t *r, sv_reqeng_t *e)
+{
+    if (e->slots || e->xslots) {
+        keep(r, &e->slots, &e->capslots);
+        keep(r, &e->xslots, &e->capxslots);
+    }
+    free_hashes(e);
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -1267,7 +1304,7 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     sv_req_t *q = Q(r, id);
     release_blocks(r, id);
     run_remove(r, id);
-    free_hashes(E(r, id));
+    end_hashes(r, E(r, id));
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -1300,7 +1337,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     q->end = t;
     e->abort_pending = 0;
     e->queue = SV__Q_NONE;
-    free_hashes(e);
+    end_hashes(r, e);
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 
