@@ -5,7 +5,8 @@
  * of a second prompt that shares the first's prefix and its TTFT, shared system prompts
  * hitting under --check's per-step recount (every block free or cached at the end), that
  * with prefix caching off a run is the same as one without identity, a disaggregated
- * decode replica receiving only the blocks it lacks, and bad input.
+ * decode replica receiving only the blocks it lacks, replicas of two block sizes sharing
+ * one memo of first-segment chains, and bad input.
  */
 #include <math.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "servesim/base/numeric.h"
 #include "servesim/cluster/scenario.h"
 #include "servesim/cluster/sim.h"
+#include "servesim/engine/replica.h"
 #include "testsim.h"
 
 static sv_catalog_t *cat;
@@ -566,6 +568,104 @@ START_TEST(test_disagg_sends_missing_blocks)
 }
 END_TEST
 
+/* Runs replica r alone from t until it is idle; the time then. */
+static double run_alone(sv_replica_t *r, double t)
+{
+    for (int k = 0; k < 100000; k++) {
+        double d = sv_replica_start_step(r, t);
+        if (d <= 0) return t;
+        t += d;
+        ck_assert_int_eq(sv_replica_end_step(r, t), 0);
+    }
+    ck_abort_msg("replica %p never went idle", (void *)r);
+    return t;
+}
+
+/* One memo of first-segment chains shared by three replicas, two with 16-token blocks
+ * (A, C) and one with 32-token blocks (B), their requests all beginning with one
+ * 1,010-token system prompt and a 100-token message of their own: A hashes the prompt's
+ * 63 blocks of 16 (1,008 tokens), B its 31 blocks of 32 (992 tokens) beside them, and C
+ * finds A's chain: two chains hashed, none mixed up (each replica's second request hits
+ * exactly its own block size's prefix). Back on its own memo C hashes the chain again
+ * and still finds its blocks. A's last request, with a 2,000-token message, is given the
+ * slot array an ended request left (room for 70 blocks), grown to the 189 it may fill,
+ * and finds the system prompt as the others did. */
+START_TEST(test_shared_chain_memo)
+{
+    sv_scenario_t *sc;
+    sv_error_t err;
+    ck_assert_int_eq(tu_load_yaml(cat,
+                                  "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                                  "engine: {async_scheduling: false, api_server_ms: 0}\n"
+                                  "workload: {num_requests: 1, input: 100, output: 10}\n",
+                                  NULL, 0, &sc, &err),
+                     0);
+    sv_perf_t perf;
+    ck_assert_int_eq(sv_perf_init(&perf, &sc->pools[0].gpu, &sc->model, &sc->pools[0].perf, &err),
+                     0);
+    sv_metrics_t *m = sv_metrics_new(&sc->metrics, 3);
+    sv_reqpool_t pool = {0};
+    for (int i = 0; i < 8; i++) {
+        int own = i == 7 ? 2000 : 100;
+        ck_assert_int_eq(sv_reqpool_add(&pool), i);
+        sv_segment_t seg[2] = {{0x5157e3ULL, 1010}, {0x0e55a9e0ULL + (uint64_t)i, own}};
+        ck_assert_int_eq(sv_reqpool_set_segments(&pool, i, seg, 2), 0);
+        pool.r[i].input = 1010 + own;
+        pool.r[i].output = 4;
+        pool.r[i].own_tail = 1;
+    }
+    sv_chain_memo_t *memo = sv_chain_memo_new();
+    ck_assert_ptr_nonnull(memo);
+    sv_replica_t *rep[3];
+    const int bs[3] = {16, 32, 16};
+    for (int k = 0; k < 3; k++) {
+        sv_engine_cfg_t e = sc->pools[0].engine;
+        e.max_model_len = 4096;
+        e.prefix_caching = 1;
+        e.block_size = bs[k];
+        ck_assert_int_eq(sv_replica_new(k, &perf, 1000, &e, &pool, m, &rep[k], &err), 0);
+        sv_replica_share_memo(rep[k], memo);
+    }
+    const long hit[3] = {63 * 16, 31 * 32, 63 * 16}, hashed[3] = {1, 2, 2};
+    double t = 0.0;
+    for (int k = 0; k < 3; k++) {
+        /* request 2k first (nothing cached here yet), then 2k + 1 */
+        ck_assert_int_eq(sv_replica_submit(rep[k], 2 * k, t), SV_FAIL_NONE);
+        t = run_alone(rep[k], t);
+        ck_assert_int_eq(pool.r[2 * k].state, SV_RQ_DONE);
+        ck_assert_int_eq(pool.r[2 * k].cached, 0);
+        ck_assert_int_eq(sv_chain_memo_hashed(memo), hashed[k]);
+        ck_assert_int_eq(sv_replica_cached_prefix(rep[k], 2 * k + 1), hit[k]);
+        ck_assert_int_eq(sv_replica_submit(rep[k], 2 * k + 1, t), SV_FAIL_NONE);
+        t = run_alone(rep[k], t);
+        ck_assert_int_eq(pool.r[2 * k + 1].state, SV_RQ_DONE);
+        ck_assert_int_eq(pool.r[2 * k + 1].cached, hit[k]);
+    }
+    /* A still finds its 16-token chain beside B's and C's lookups */
+    ck_assert_int_eq(sv_replica_cached_prefix(rep[0], 6), 63 * 16);
+    ck_assert_int_eq(sv_replica_cached_prefix(rep[1], 6), 31 * 32);
+    ck_assert_int_eq(sv_chain_memo_hashed(memo), 2);
+    /* C on its own memo: the shared one is not asked, the same blocks are found */
+    sv_replica_share_memo(rep[2], NULL);
+    ck_assert_int_eq(sv_replica_cached_prefix(rep[2], 6), 63 * 16);
+    ck_assert_int_eq(sv_chain_memo_hashed(memo), 2);
+    /* (room for 3,014 / 16 + 1 = 189 blocks; the kept array had 1,114 / 16 + 1 = 70) */
+    ck_assert_int_eq(sv_replica_submit(rep[0], 7, t), SV_FAIL_NONE);
+    t = run_alone(rep[0], t);
+    ck_assert_int_eq(pool.r[7].state, SV_RQ_DONE);
+    ck_assert_int_eq(pool.r[7].cached, 63 * 16);
+    for (int k = 0; k < 3; k++) {
+        char msg[SV_ERRMSG_MAX];
+        ck_assert_msg(sv_replica_check(rep[k], msg, sizeof msg) == 0, "%s", msg);
+        sv_replica_free(rep[k]);
+    }
+    sv_chain_memo_free(memo); /* after the replicas that borrowed it */
+    sv_metrics_free(m);
+    sv_reqpool_free(&pool);
+    sv_scenario_free(sc);
+}
+END_TEST
+
 /* Bad input: a shared prefix without its length, and prefix caching asked of a scheduler
  * that reserves whole sequences. */
 START_TEST(test_bad_input)
@@ -605,6 +705,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_off_is_plain);
     tcase_add_test(tc, test_prefix_affinity_routing);
     tcase_add_test(tc, test_disagg_sends_missing_blocks);
+    tcase_add_test(tc, test_shared_chain_memo);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
     return s;

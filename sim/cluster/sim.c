@@ -97,12 +97,16 @@ typedef struct fleet {
     int *kicks, nkicks;                    /* replicas to start a step when the instant ends */
     uint8_t *kicked;                       /* ... as a set */
     sv_router_t router, drouter;
-    long dec_min_len;    /* shortest max_model_len of the decode pools */
-    long dec_max_blocks; /* most KV tokens a decode replica can ever hold */
-    double *stall_since; /* per replica: since when work waits with no room, or -1 */
-    double *step_end;    /* per replica: when the step it started last ends */
-    int stream_stride;   /* pipeline parallelism: the replicas' metrics streams per lane
-                            (sv_engine_cfg_t.stream_stride; 0 without pp > 1) */
+    long dec_min_len;      /* shortest max_model_len of the decode pools */
+    long dec_max_blocks;   /* most KV tokens a decode replica can ever hold */
+    double *stall_since;   /* per replica: since when work waits with no room, or -1 */
+    double *step_end;      /* per replica: when the step it started last ends */
+    int stream_stride;     /* pipeline parallelism: the replicas' metrics streams per lane
+                              (sv_engine_cfg_t.stream_stride; 0 without pp > 1) */
+    sv_chain_memo_t *memo; /* the first-segment chains every replica with prefix caching
+                              looks up (sv_replica_share_memo), so that each replica does
+                              not hash each shared prompt again; owned, freed after the
+                              replicas; NULL when no pool caches */
 } fleet_t;
 
 /* The API server's events (EV_ENGINE_IN), all a pool's fixed delay after their pushes, so
@@ -1500,10 +1504,13 @@ static int setup_replicas(sim_t *s, int p, int k, const sv_engine_cfg_t *ecfg, s
     const sv_scenario_t *sc = s->sc;
     const sv_pool_cfg_t *pc = &sc->pools[p];
     sv_pool_result_t *pp = &s->res->pools[p];
+    if (ecfg->prefix_caching && !s->fl.memo && !(s->fl.memo = sv_chain_memo_new()))
+        return sv_errorf(err, SV_ENOMEM, "out of memory");
     for (int i = 0; i < pc->replicas; i++, k++) {
         int rc = sv_replica_new(k, &pp->perf, pp->mem.kv_blocks, ecfg, &s->res->pool,
                                 s->res->metrics, &s->fl.reps[k], err);
         if (rc) return rc;
+        if (ecfg->prefix_caching) sv_replica_share_memo(s->fl.reps[k], s->fl.memo);
         s->res->rpool[k] = p;
         /* a fixed pool is up all along; an autoscaled one starts with its initial
          * replicas serving and the rest off */
@@ -1676,6 +1683,7 @@ static void teardown(sim_t *s)
     if (s->fl.reps)
         for (int i = 0; i < s->res->replicas; i++)
             sv_replica_free(s->fl.reps[i]);
+    sv_chain_memo_free(s->fl.memo);
     if (s->kv.links)
         for (int i = 0; i < s->res->replicas; i++)
             sv_link_free(&s->kv.links[i]);

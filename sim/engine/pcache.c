@@ -51,10 +51,11 @@ typedef struct chain {
 
 struct sv__pcache {
     sv__pcache_counts_t n; /* first, read inline by the header's accessors */
-    slot_t *s;
-    long nslots, nfree; /* slots, and the free ones (a stack in `freelist`) */
+    slot_t *s;             /* s[1..nslots]: slot 0 is never used, so that 0 in `table` is
+                              empty and a fresh table needs no fill */
+    long nslots, nfree;    /* slots, and the free ones (a stack in `freelist`) */
     int32_t *freelist;
-    int32_t *table; /* hash table of slot indices, -1 empty; size a power of two; NULL
+    int32_t *table; /* hash table of slot indices, 0 empty; size a power of two; NULL
                        until the first hashed block (table_new()) */
     long mask;
     int32_t head, tail; /* LRU: head is evicted first */
@@ -94,8 +95,8 @@ sv__pcache_t *sv__pcache_new(long blocks)
         sv__pcache_free(c);
         return NULL;
     }
-    for (long i = 0; i < blocks; i++)
-        c->freelist[i] = (int32_t)(blocks - 1 - i);
+    for (long i = 0; i < blocks; i++) /* slot 1 is given out first */
+        c->freelist[i] = (int32_t)(blocks - i);
     c->nfree = blocks;
     c->head = c->tail = -1;
     return c;
@@ -113,15 +114,15 @@ void sv__pcache_free(sv__pcache_t *c)
 }
 
 /* The hash table, from the first hashed block on (blocks that are only parked need none):
- * 4 entries per block at least (at most a quarter full), so that probe runs stay short
- * and the table's one fill with -1 stays small; 0, or -1 without memory. */
+ * 4 entries per block at least (at most a quarter full), so that probe runs stay short;
+ * zeroed, every entry empty (calloc: a large table comes as fresh pages, not written);
+ * 0, or -1 without memory. */
 static int table_new(sv__pcache_t *c)
 {
     long size = 16;
     while (size < 4 * c->nslots)
         size *= 2;
-    if (!(c->table = malloc((size_t)size * sizeof *c->table))) return -1;
-    memset(c->table, 0xff, (size_t)size * sizeof *c->table); /* every entry -1 */
+    if (!(c->table = calloc((size_t)size, sizeof *c->table))) return -1;
     c->mask = size - 1;
     return 0;
 }
@@ -130,7 +131,7 @@ static long find(const sv__pcache_t *c, uint64_t h)
 {
     for (long i = home(c, h);; i = (i + 1) & c->mask) {
         int32_t k = c->table[i];
-        if (k < 0) return -1;
+        if (!k) return -1;
         if (c->s[k].hash == h) return k;
     }
 }
@@ -508,7 +509,7 @@ static long insert(sv__pcache_t *c, uint64_t h, int32_t dup)
                        .used = dup >= 0 ? SLOT_COPY : SLOT_HASHED,
                        .home = (int32_t)i,
                        .count = dup};
-    while (c->table[i] >= 0)
+    while (c->table[i])
         i = (i + 1) & c->mask;
     c->table[i] = k;
     c->n.in_use++;
@@ -607,7 +608,7 @@ int sv__pcache_insert_run(sv__pcache_t *c, const uint64_t *h, long nchain, long 
         s->prev = s->next = -1;
         s->used = SLOT_HASHED;
         s->home = (int32_t)i;
-        while (T[i] >= 0)
+        while (T[i])
             i = (i + 1) & mask;
         T[i] = k;
         slots[j] = k;
@@ -633,9 +634,9 @@ table_run(const sv__pcache_t *c, const uint64_t *h, long hit, long max, long *sl
     for (; hit < max; hit++) { /* find() for each */
         long i = (long)(h[hit] & (uint64_t)mask);
         int32_t k;
-        while ((k = T[i]) >= 0 && S[k].hash != h[hit])
+        while ((k = T[i]) && S[k].hash != h[hit])
             i = (i + 1) & mask;
-        if (k < 0) break;
+        if (!k) break;
         if (slots) slots[hit] = k;
         u += S[k].refs == 0;
     }
@@ -726,13 +727,13 @@ static __attribute__((noinline)) long evict_walk(sv__pcache_t *c, long n)
                 i = (i + 1) & mask;
             for (long j = (i + 1) & mask;; j = (j + 1) & mask) {
                 int32_t m = T[j];
-                if (m < 0) break;
+                if (!m) break;
                 long h = S[m].home;
                 if (i <= j ? (h > i && h <= j) : (h > i || h <= j)) continue;
                 T[i] = m;
                 i = j;
             }
-            T[i] = -1;
+            T[i] = 0;
             if (used == SLOT_COPY) c->ch[s->count].ndup--;
             got++;
         } else if (s->count > n - got) {

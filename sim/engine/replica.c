@@ -133,16 +133,22 @@ static const struct {
 } SGL = {0.7, 0.14, 600, 20, 4096, 1};
 
 /* The chained hashes of the blocks that lie wholly inside one first segment: the same for
- * every prompt that starts with it, so computed once per segment (a memo of PREFIX_MEMO
+ * every prompt that starts with it (and every replica with its block size), so computed
+ * once per segment and block size (sv_chain_memo_t, replica.h: a memo of PREFIX_MEMO
  * entries, a segment's looked for in the PREFIX_PROBE from its home on; when all of those
  * hold others, its home is recomputed for it, which gives the same hashes). */
 enum { PREFIX_MEMO = 4096, PREFIX_PROBE = 8 };
-typedef struct chain_memo {
-    uint64_t id;      /* the segment */
-    int32_t len, bs;  /* its tokens; the block size the chain is for */
-    long n;           /* its full blocks: len / bs */
-    uint64_t *h;      /* their hashes; NULL for an unused entry */
-} chain_memo_t;
+typedef struct memo_entry {
+    uint64_t id;     /* the segment */
+    int32_t len, bs; /* its tokens; the block size the chain is for */
+    long n;          /* its full blocks: len / bs */
+    uint64_t *h;     /* their hashes; NULL for an unused entry */
+} memo_entry_t;
+
+struct sv_chain_memo {
+    memo_entry_t *e; /* PREFIX_MEMO entries; NULL until the first lookup */
+    long hashed;     /* chains hashed into it (misses) */
+};
 
 /*
  * A lane: a decode aggregate and the step it has in flight. A replica has one; with
@@ -188,6 +194,8 @@ typedef struct pipe {
     int *fifo;          /* lanes in flight, oldest first (a ring of pp) */
     int head, n;
 } pipe_t;
+
+enum { KEPT_SLOTS = 64 }; /* ended requests' slot arrays a replica keeps (kept) */
 
 struct sv_replica {
     int id;
@@ -253,8 +261,15 @@ struct sv_replica {
     long owed;       /* prompt tokens to prefill + output tokens to generate, of all here */
     long *sbuf;      /* scratch: cache slots of one request's blocks */
     size_t caps;
-    chain_memo_t *memo; /* PREFIX_MEMO chains of first segments (block_hashes()); NULL
-                           until the first */
+    /* Slot arrays of ended requests, kept for the next (room()): a request's, of about a
+     * kilobyte, is past malloc's per-thread cache, and malloc and free cost about 450
+     * instructions a request otherwise. At most KEPT_SLOTS, so their memory is bounded. */
+    int32_t *kept[KEPT_SLOTS];
+    int32_t kept_cap[KEPT_SLOTS];
+    int nkept;
+    sv_chain_memo_t own_memo; /* first segments' chains when no memo is shared */
+    sv_chain_memo_t *memo;    /* where they are looked up (block_hashes()): own_memo, or
+                                 the simulation's (sv_replica_share_memo; borrowed) */
     /* Async scheduling's one-step lag (vLLM's EngineCore.step_with_batch_queue): the step
      * that follows another at once was built when that one started, so it sees only the
      * requests that had arrived by then (cutoff) and still counts the sequence slots and
@@ -571,6 +586,15 @@ static void reqeng_fini(void *el)
     free_hashes(el);
 }
 
+/* A memo's chains and table (the memo itself stays, empty). */
+static void memo_fini(sv_chain_memo_t *m)
+{
+    for (int i = 0; m->e && i < PREFIX_MEMO; i++)
+        free(m->e[i].h);
+    free(m->e);
+    m->e = NULL;
+}
+
 int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engine_cfg_t *cfg,
                    sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out, sv_error_t *err)
 {
@@ -589,6 +613,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->pool = pool;
     r->m = metrics;
     r->bs = cfg->block_size;
+    r->memo = &r->own_memo;
     r->seq_blocks = sv_perf_seq_blocks(perf, r->bs);
     r->tr = &SCHEDULERS[cfg->scheduler];
     r->reserve = r->tr->reserve;
@@ -675,11 +700,32 @@ void sv_replica_free(sv_replica_t *r)
     free(r->sgl_st);
     sv__kv_fini(&r->kv);
     free(r->sbuf);
-    if (r->memo)
-        for (int i = 0; i < PREFIX_MEMO; i++)
-            free(r->memo[i].h);
-    free(r->memo);
+    for (int i = 0; i < r->nkept; i++)
+        free(r->kept[i]);
+    memo_fini(&r->own_memo); /* (a shared memo is the simulation's) */
     free(r);
+}
+
+sv_chain_memo_t *sv_chain_memo_new(void)
+{
+    return calloc(1, sizeof(sv_chain_memo_t));
+}
+
+void sv_chain_memo_free(sv_chain_memo_t *m)
+{
+    if (!m) return;
+    memo_fini(m);
+    free(m);
+}
+
+long sv_chain_memo_hashed(const sv_chain_memo_t *m)
+{
+    return m->hashed;
+}
+
+void sv_replica_share_memo(sv_replica_t *r, sv_chain_memo_t *m)
+{
+    r->memo = m ? m : &r->own_memo;
 }
 
 long sv_watermark_blocks(const sv_engine_cfg_t *cfg, long kv_blocks)
@@ -776,24 +822,37 @@ static uint64_t piece_hash(uint64_t parent, const sv_segment_t *sg, long off, lo
                                    (uint64_t)n * 0x9e3779b1ULL));
 }
 
-/* The memo of the chain inside first segment sg (computed here on a miss), or NULL
- * without memory (the caller hashes every block itself). */
-static const chain_memo_t *first_segment_chain(sv_replica_t *r, const sv_segment_t *sg)
+/*
+ * The memo's entry for the chain inside first segment sg at replica r's block size
+ * (computed here on a miss), or NULL without memory (the caller hashes every block
+ * itself). A miss may overwrite another entry's hashes in place (or move them), so what
+ * an entry holds is valid only until the next lookup in the memo, by r or by any replica
+ * sharing it. That is enough: every caller of block_hashes() hands the hashes to the
+ * ledger in the same call (register_blocks, chain_hits, sv_replica_cached_prefix; the
+ * prefix cache copies the values it keeps, never the pointer), no lookup comes in between,
+ * and a simulation calls one replica at a time; so no replica reads or keeps an array
+ * another one's lookup rewrites. The memo's memory is bounded: PREFIX_MEMO entries, each
+ * one chain of a segment's blocks (at most max_model_len / block_size).
+ */
+static const memo_entry_t *first_segment_chain(sv_replica_t *r, const sv_segment_t *sg)
 {
     if (sg->len < r->bs) return NULL;
-    if (!r->memo && !(r->memo = calloc(PREFIX_MEMO, sizeof *r->memo))) return NULL;
-    uint64_t home = sv_splitmix64(sg->id);
-    chain_memo_t *m = NULL;
+    sv_chain_memo_t *M = r->memo;
+    if (!M->e && !(M->e = calloc(PREFIX_MEMO, sizeof *M->e))) return NULL;
+    /* (the block size in the home: one segment's chains of two sizes probe apart) */
+    uint64_t home = sv_splitmix64(sg->id ^ ((uint64_t)r->bs << 40));
+    memo_entry_t *m = NULL;
     for (int i = 0; i < PREFIX_PROBE && !m; i++) {
-        chain_memo_t *t = &r->memo[(home + (uint64_t)i) & (PREFIX_MEMO - 1)];
+        memo_entry_t *t = &M->e[(home + (uint64_t)i) & (PREFIX_MEMO - 1)];
         if (t->h && t->id == sg->id && t->len == sg->len && t->bs == r->bs) return t;
         if (!t->h) m = t;
     }
-    if (!m) m = &r->memo[home & (PREFIX_MEMO - 1)];
+    if (!m) m = &M->e[home & (PREFIX_MEMO - 1)];
     long n = sg->len / r->bs;
     uint64_t *v = m->n >= n ? m->h : realloc(m->h, (size_t)n * sizeof *v);
     if (!v) return NULL;
-    *m = (chain_memo_t){.id = sg->id, .len = sg->len, .bs = r->bs, .n = n, .h = v};
+    *m = (memo_entry_t){.id = sg->id, .len = sg->len, .bs = r->bs, .n = n, .h = v};
+    M->hashed++;
     uint64_t h = 0x51ed5eedULL;
     for (long b = 0; b < n; b++)
         v[b] = h = piece_hash(h, sg, b * r->bs, r->bs);
@@ -833,9 +892,10 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     const sv_req_t *q = Q(r, id);
     /* An unpreempted own_tail prompt of a system prompt and its message: what can be
      * asked of it is the system prompt's chain, read from the memo, not copied (valid
-     * until the next lookup in the memo, which no caller makes while it reads them). */
+     * until the next lookup in the memo, which no caller makes while it reads them, nor
+     * any replica sharing the memo: first_segment_chain()). */
     if (q->own_tail && q->nseg == 2 && !q->preemptions) {
-        const chain_memo_t *m = first_segment_chain(r, &r->pool->seg[q->seg_off]);
+        const memo_entry_t *m = first_segment_chain(r, &r->pool->seg[q->seg_off]);
         if (m && m->n >= n) return m->h;
     }
     long total = ((long)q->input + q->output - 1) / r->bs;
@@ -860,7 +920,7 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
     uint64_t h = 0x51ed5eedULL;
     long b = 0;
     /* (the first segment of an own_tail prompt of one segment is its own message) */
-    const chain_memo_t *m =
+    const memo_entry_t *m =
         seg && total > 0 && !(q->own_tail && q->nseg == 1) ? first_segment_chain(r, &seg[0]) : NULL;
     if (m && m->n > 0) {
         b = m->n < total ? m->n : total;
@@ -901,13 +961,19 @@ static const uint64_t *block_hashes(sv_replica_t *r, int32_t id, long n)
 }
 
 /* Room for n cache slots in *arr (of *cap), or NULL: sized for every block request id can
- * fill, exactly, as the chain (one per live request). */
+ * fill, exactly, as the chain (one per live request); a new request's is the array an
+ * ended one left (end_hashes()), grown if it has less room. */
 static int32_t *room(sv_replica_t *r, int32_t id, int32_t **arr, int32_t *cap, long n)
 {
     if (*cap >= n) return *arr;
     const sv_req_t *q = Q(r, id);
     long c = ((long)q->input + q->output) / r->bs + 1;
     if (c < n) c = n;
+    if (!*arr && r->nkept > 0) { /* the last kept; grown below when too small */
+        *arr = r->kept[--r->nkept];
+        *cap = r->kept_cap[r->nkept];
+        if (*cap >= c) return *arr;
+    }
     int32_t *v = realloc(*arr, (size_t)c * sizeof *v);
     if (!v) {
         r->oom = 1;
@@ -963,6 +1029,27 @@ static void free_hashes(sv_reqeng_t *e)
         e->chain = NULL;
     }
     if (e->slots || e->xslots) free_slots(e); /* (room held: an array there) */
+}
+
+/* Slot array *arr (of *cap) joins replica r's kept ones (room()) if there is space. */
+static void keep(sv_replica_t *r, int32_t **arr, int32_t *cap)
+{
+    if (!*arr || r->nkept == KEPT_SLOTS) return;
+    r->kept[r->nkept] = *arr;
+    r->kept_cap[r->nkept++] = *cap;
+    *arr = NULL;
+    *cap = 0;
+}
+
+/* ... request e ended on replica r: its slot arrays are kept there for the next requests'
+ * while it has space (room()), the rest freed. */
+static void end_hashes(sv_replica_t *r, sv_reqeng_t *e)
+{
+    if (e->slots || e->xslots) {
+        keep(r, &e->slots, &e->capslots);
+        keep(r, &e->xslots, &e->capxslots);
+    }
+    free_hashes(e);
 }
 
 /* Blocks of request id that its cache references hold (0 without the cache). */
@@ -1217,7 +1304,7 @@ static void finish(sv_replica_t *r, int32_t id, double now)
     sv_req_t *q = Q(r, id);
     release_blocks(r, id);
     run_remove(r, id);
-    free_hashes(E(r, id));
+    end_hashes(r, E(r, id));
     q->state = SV_RQ_DONE;
     q->end = now;
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
@@ -1250,7 +1337,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     q->end = t;
     e->abort_pending = 0;
     e->queue = SV__Q_NONE;
-    free_hashes(e);
+    end_hashes(r, e);
     push_id(r, &r->done, &r->ndone, &r->capdone, id);
 }
 

@@ -8,7 +8,9 @@
  * header.
  *
  * Ownership: the request pool owns the array (sv_reqpool_t.side), one entry per request
- * id held; each entry owns its `chain`, `slots` and `xslots`.
+ * id held; each entry owns its `chain`, `slots` and `xslots` (a request that ends on a
+ * replica leaves its slot arrays to that replica, for the next requests': room() in
+ * sim/engine/replica.c).
  */
 #ifndef SERVESIM_REQENG_INT_H
 #define SERVESIM_REQENG_INT_H

@@ -155,6 +155,33 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
                    sv_reqpool_t *pool, sv_metrics_t *metrics, sv_replica_t **out, sv_error_t *err);
 void sv_replica_free(sv_replica_t *r);
 
+/*
+ * The memo of first-segment chains: the chained block hashes inside a prompt's first
+ * segment (a shared system prompt) are the same on every replica with the same block
+ * size, so the replicas of one simulation can share one memo and hash each segment once
+ * rather than once per replica. It is keyed by (segment, its length, block size): replicas
+ * of pools with different block sizes share it without mixing their chains. It holds at
+ * most a fixed number of chains (the oldest of a probe run give way), so its memory stays
+ * bounded; it changes no result, only how often a chain is hashed.
+ *
+ * Use: one thread at a time (as a simulation runs its replicas). A chain read from it is
+ * valid until the next lookup in it by any replica sharing it; the replica reads it only
+ * inside the call that looked it up and keeps no pointer into it (docs/prefix-caching.md).
+ *
+ * Ownership: sv_chain_memo_new() returns a memo freed with sv_chain_memo_free() (NULL-safe),
+ * after the last call into any replica given it (sv_replica_share_memo); a replica
+ * borrows it and does not free it.
+ */
+typedef struct sv_chain_memo sv_chain_memo_t;
+/* An empty memo (its table comes with the first lookup); NULL without memory. */
+sv_chain_memo_t *sv_chain_memo_new(void);
+void sv_chain_memo_free(sv_chain_memo_t *m);
+/* Chains hashed into it so far (its misses). */
+long sv_chain_memo_hashed(const sv_chain_memo_t *m);
+/* Replica r looks first-segment chains up in m from now on (NULL: in its own memo, as a
+ * new replica does). Safe at any time: a memo only saves hashing. */
+void sv_replica_share_memo(sv_replica_t *r, sv_chain_memo_t *m);
+
 /* A request arrives at now; its scheduler sees it from now + cfg.api_server (the caller
  * starts a step then). Returns SV_FAIL_NONE, or the reason it failed at once (the
  * request is then marked failed with end = now). */
