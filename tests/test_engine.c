@@ -39,10 +39,10 @@ START_TEST(test_peek_and_taken_seq)
     double t = -1.0;
     uint64_t seq = 99;
     ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 0);
-    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 10), 0); /* seq 0 */
-    ck_assert_uint_eq(sv_evq_take_seq(&q), 1);        /* kept outside, at 2.0 too */
-    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 11), 0); /* seq 2 */
-    ck_assert_int_eq(sv_evq_push(&q, 1.5, 1, 12), 0); /* seq 3, earliest */
+    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 10), 0);   /* seq 0 */
+    ck_assert_uint_eq(sv_evq_take_seq(&q), 1);          /* kept outside, at 2.0 too */
+    ck_assert_int_eq(sv_evq_push(&q, 2.0, 1, 11), 0);   /* seq 2 */
+    ck_assert_int_eq(sv_evq_push(&q, 1.5, 1, 12), 0);   /* seq 3, earliest */
     ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 1);
     ck_assert(t == 1.5 && seq == 3);
     expect_pop(&q, 1.5, 1, 12, 0);
@@ -235,7 +235,7 @@ START_TEST(test_ledger)
     long slots[2], touched;
     ck_assert_int_eq(sv__kv_hits(p, ha, 0, 2, slots, &touched), 2);
     ck_assert_int_eq(slots[0], sa[0]); /* the first copy cached is found */
-    ck_assert_int_eq(touched, 2);      /* A's two, both idle */
+    ck_assert_int_eq(touched, 2);     /* A's two, both idle */
     ck_assert_int_eq(sv__kv_prefix(p, hb, 0, 2), 2);
     /* Taking 8 evicts the two idle cached blocks (A's 2, then A's 1) once the 6 free ones
      * are gone; B's copy of block 1 is still found. */
@@ -414,11 +414,10 @@ START_TEST(test_decode_phases_checked)
     sv_perf_t perf;
     sv_metrics_t *m;
     /* (the pool below is filled by hand; api_server_ms 0: seen by the first step) */
-    tu_replica_parts(
-        cat,
-        "model: llama-3.1-8b\nengine: {api_server_ms: 0}\n"
-        "hardware: {gpu: h100-sxm}\nworkload: {num_requests: 3, input: 64, output: 40}\n",
-        &sc, &perf, &m);
+    tu_replica_parts(cat,
+                     "model: llama-3.1-8b\nengine: {api_server_ms: 0}\n"
+                     "hardware: {gpu: h100-sxm}\nworkload: {num_requests: 3, input: 64, output: 40}\n",
+                     &sc, &perf, &m);
     sv_reqpool_t pool = {0};
     const int input[3] = {100, 37, 250};
     for (int i = 0; i < 3; i++) {
