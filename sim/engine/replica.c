@@ -262,6 +262,12 @@ struct sv_replica {
     double cutoff, lag_at;
     long lag_seqs, lag_blocks;
     int lag_on;
+    /* fcfs: the time its first waiting request passes the API server (its `visible`), as
+     * submitted to an empty queue or as the admission last stopped at it, not yet visible;
+     * -inf when the front may have changed since (a pop, a preempted request put back in
+     * front, a waiting request failed) or under priorities. The admission is skipped while
+     * the step's cutoff is before it. */
+    double front_vis;
     /* SGLang's admission state (sgl_admit): new_token_ratio, and batch_is_full (a prefill
      * found no room; none is tried again till a request leaves the batch). */
     double ntr;
@@ -413,6 +419,7 @@ static inline __attribute__((always_inline)) int32_t wq_front_now(sv_replica_t *
 
 static void wq_pop(sv_replica_t *r)
 {
+    r->front_vis = -INFINITY; /* a new front */
     if (r->prio)
         pq_pop(r);
     else
@@ -584,6 +591,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
     r->id = id;
     r->lag_at = -1.0;
+    r->front_vis = -INFINITY;
     r->perf = perf;
     r->cfg = *cfg;
     r->pool = pool;
@@ -1233,6 +1241,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     switch (q->state) {
     case SV_RQ_WAITING:
         r->n_waiting--;
+        r->front_vis = -INFINITY; /* it may have been the front */
         break;
     case SV_RQ_SWAPPED:
         r->n_swapped--;
@@ -1294,6 +1303,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     }
     q->state = SV_RQ_WAITING;
     e->queue = SV__Q_WAITING;
+    if (r->n_waiting == 0 && !r->prio) r->front_vis = e->visible; /* the first waiting */
     r->n_waiting++;
     r->owed += (long)q->input + q->output;
     if (r->n_waiting > r->st.peak_waiting) r->st.peak_waiting = r->n_waiting;
@@ -1384,6 +1394,7 @@ static void preempt(sv_replica_t *r, int32_t id)
     e->queue = SV__Q_WAITING;
     /* back at the front (fcfs), or at its place by priority (vLLM's prepend_request) */
     if (r->prio ? pq_push(r, id) : ring_push_front(&r->wq, id)) r->oom = 1;
+    r->front_vis = -INFINITY;
     r->n_waiting++;
     r->owed += owed_of(r, id);
 }
@@ -1575,27 +1586,18 @@ static inline __attribute__((always_inline)) void admit_hits(sv_replica_t *r, in
     q->cached = e->computed;
 }
 
-/* Whether admit_waiting() would stop at once, admitting nothing and dropping no entry:
- * the front of the fcfs queue is this replica's waiting request, not yet visible to the
- * step being built (the common case of a step that follows another at once: what arrived
- * during that one is seen by the next). Read inline, before the call. */
-static inline int front_unseen(const sv_replica_t *r)
-{
-    if (r->prio || r->wq.len == 0) return 0;
-    int32_t id = r->wq.v[r->wq.head];
-    if (sv_reqpool_side_released(r->pool, id)) return 0;
-    const sv_reqeng_t *e = E(r, id);
-    return e->visible > r->cutoff && e->queue == SV__Q_WAITING && e->at == r->id;
-}
-
 static void admit_waiting(sv_replica_t *r, double now)
 {
     long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
     while (r->n_running < slots && r->n_waiting > 0) {
         int32_t id = wq_front_now(r);
         if (id < 0) break;
-        /* Not yet through the API server, or (async) arrived after this step was built. */
-        if (E(r, id)->visible > r->cutoff) break;
+        /* Not yet through the API server, or (async) arrived after this step was built:
+         * the next steps skip the admission till their cutoff reaches it (front_vis). */
+        if (E(r, id)->visible > r->cutoff) {
+            if (!r->prio) r->front_vis = E(r, id)->visible;
+            break;
+        }
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
         long touched, hit = lookup_prefix(r, id, &touched);
@@ -1954,7 +1956,9 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
     case PH_SWAP_IN_ADMIT:
         if (L->preempted_now) break;
         if (r->n_swapped > 0) swap_in(r);
-        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0 && !front_unseen(r))
+        /* (front_vis: the front is not visible yet, as the admission found it; a step that
+         * follows another at once sees what arrived during that one first) */
+        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0 && r->front_vis <= r->cutoff)
             admit_waiting(r, now);
         break;
     case PH_SGL_ADMIT:
