@@ -2017,15 +2017,10 @@ static inline __attribute__((always_inline)) int build_step_as(sv_replica_t *r, 
     return prefill_only;
 }
 
-/* The step being built, compiled for any replica and for a plain one (sv_replica_t.plain). */
+/* The step being built, compiled for any replica (a plain one's is inlined in start_lane). */
 static int build_step(sv_replica_t *r, double now, int *had_decodes)
 {
     return build_step_as(r, now, had_decodes, 0);
-}
-
-static int build_step_plain(sv_replica_t *r, double now, int *had_decodes)
-{
-    return build_step_as(r, now, had_decodes, 1);
 }
 
 /*
@@ -2212,20 +2207,27 @@ static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, 
     /* Async scheduling: a step that follows the last at once was built when it started. */
     r->lag_on = (r->cfg.async_scheduling || r->cfg.overlap_schedule) && r->lag_at == now;
     r->cutoff = r->lag_on ? L->step_start : now;
-    int had_decodes, prefill_only = plain ? build_step_plain(r, now, &had_decodes)
-                                          : build_step(r, now, &had_decodes);
-    /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
-    if (r->lag_on && L->nchunks == 0 && L->n_dec == 0 && !L->preempted_now) {
-        r->lag_on = 0;
-        r->cutoff = now;
-        prefill_only = build_step(r, now, &had_decodes);
-    }
-    /* A pass that preempted and scheduled nothing (every running request was a victim)
-     * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
-     * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
-    if (L->nchunks == 0 && L->n_dec == 0 && L->preempted_now)
+    /* (One loop for the builds, so that a plain replica's is inlined once.) */
+    int had_decodes, prefill_only, pass = 0;
+    for (;;) {
         prefill_only =
-            plain ? build_step_plain(r, now, &had_decodes) : build_step(r, now, &had_decodes);
+            plain ? build_step_as(r, now, &had_decodes, 1) : build_step(r, now, &had_decodes);
+        /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
+        if (pass == 0 && r->lag_on && L->nchunks == 0 && L->n_dec == 0 && !L->preempted_now) {
+            r->lag_on = 0;
+            r->cutoff = now;
+            pass = 1;
+            continue;
+        }
+        /* A pass that preempted and scheduled nothing (every running request was a victim)
+         * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
+         * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
+        if (pass < 2 && L->nchunks == 0 && L->n_dec == 0 && L->preempted_now) {
+            pass = 2;
+            continue;
+        }
+        break;
+    }
 
     r->lag_on = 0;
     L->step_n_dec = (had_decodes || L->n_dec > 0) && !prefill_only ? L->n_dec : 0;
