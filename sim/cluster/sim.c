@@ -1146,8 +1146,7 @@ static inline __attribute__((always_inline)) void stepped(sim_t *s, int rep, int
     kick(s, rep);
 }
 
-/* (Inlined in the loop, the common event's handler, as the loop calls it; step_end is the
- * EVENTS table's.) */
+/* A step's end as the loop handles it, inlined there (step_end is the EVENTS table's). */
 static inline __attribute__((always_inline)) void step_end_now(sim_t *s, int rep)
 {
     stepped(s, rep, sv_replica_end_step(s->fl.reps[rep], s->now));
@@ -1977,7 +1976,7 @@ static void run_until(sim_t *s, double until)
         s->res->events++;
         if (ev.type == EV_STEP_END) { /* the common event, called directly (never a timer's) */
             if (watchdog(s)) break;
-            step_end_now(s, ev.id); /* (its own pump, before the replica's kick: none here) */
+            step_end_now(s, ev.id); /* (stepped pumps, before its kick: no second pump) */
             sv_reqpool_release(&s->res->pool);
             continue;
         }
