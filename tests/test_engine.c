@@ -126,6 +126,41 @@ START_TEST(test_heap)
 }
 END_TEST
 
+/* A pop leaves its hole at a leaf for the next push (sv_evq_t.hole): the top read between
+ * them is the true least, and a timer's start or another pop fills the hole first. */
+START_TEST(test_evq_hole)
+{
+    sv_evq_t q;
+    sv_evq_init(&q, 0);
+    for (int i = 1; i <= 7; i++) /* 7 entries: the root's first child has two */
+        ck_assert_int_eq(sv_evq_push(&q, (double)i, 1, i), 0);
+    expect_pop(&q, 1.0, 1, 1, 0); /* its hole ends at index 5, not the last */
+    ck_assert_uint_eq(q.hole, 5);
+    double t;
+    uint64_t seq;
+    ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 1);
+    ck_assert_double_eq(t, 2.0);
+    ck_assert_uint_eq(seq, 1);
+    sv_timer_t a;
+    ck_assert_int_eq(sv_evq_timer_new(&q, 9, 90, &a), 0);
+    ck_assert_int_eq(sv_evq_timer_start(&q, a, 0.5), 0); /* fills the hole, then pushes */
+    ck_assert_uint_eq(q.hole, 0);
+    expect_pop(&q, 0.5, 9, 90, 0);
+    expect_pop(&q, 2.0, 1, 2, 0);
+    ck_assert_uint_ne(q.hole, 0);
+    ck_assert_int_eq(sv_evq_push(&q, 2.5, 1, 25), 0); /* into the hole the pop left */
+    ck_assert_uint_eq(q.hole, 0);
+    for (int i = 0; i < 6; i++) {
+        static const double want[] = {2.5, 3, 4, 5, 6, 7};
+        expect_pop(&q, want[i], 1, i == 0 ? 25 : (int32_t)want[i], 0); /* pop after pop */
+    }
+    sv_event_t ev;
+    ck_assert_int_eq(sv_evq_pop(&q, &ev), 0);
+    ck_assert_int_eq(sv_evq_peek(&q, &t, &seq), 0);
+    sv_evq_free(&q);
+}
+END_TEST
+
 /* The event queue pops by (time, insertion order) while pushes and pops interleave, at
  * sizes where a level's last group of children is partial and with many equal times (its
  * pop moves the hole down to a leaf and lifts the last entry from there): checked against
@@ -444,6 +479,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_timers);
     tcase_add_test(tc, test_heap);
     tcase_add_test(tc, test_evq_order);
+    tcase_add_test(tc, test_evq_hole);
     tcase_add_test(tc, test_ledger);
     suite_add_tcase(s, tc);
     TCase *tr = tcase_create("driven runs");

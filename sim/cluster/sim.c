@@ -1150,9 +1150,15 @@ static inline __attribute__((always_inline)) void stepped(sim_t *s, int rep, int
     kick(s, rep);
 }
 
-static void step_end(sim_t *s, int rep)
+/* A step's end as the loop handles it, inlined there (step_end is the EVENTS table's). */
+static inline __attribute__((always_inline)) void step_end_now(sim_t *s, int rep)
 {
     stepped(s, rep, sv_replica_end_step(s->fl.reps[rep], s->now));
+}
+
+static void step_end(sim_t *s, int rep)
+{
+    step_end_now(s, rep);
 }
 
 /* Pipeline parallelism: the oldest micro-batch left the last stage; its tokens are out. */
@@ -1978,11 +1984,12 @@ static void run_until(sim_t *s, double until)
         s->res->events++;
         if (ev.type == EV_STEP_END) { /* the common event, called directly (never a timer's) */
             if (watchdog(s)) break;
-            step_end(s, ev.id);
-        } else {
-            if (EVENTS[ev.type].progress && watchdog(s)) break;
-            if (!ev.cancelled) EVENTS[ev.type].fn(s, ev.id);
+            step_end_now(s, ev.id); /* (stepped pumps, before its kick: no second pump) */
+            sv_reqpool_release(&s->res->pool);
+            continue;
         }
+        if (EVENTS[ev.type].progress && watchdog(s)) break;
+        if (!ev.cancelled) EVENTS[ev.type].fn(s, ev.id);
         /* Any event may have freed a client slot (a request failed at dispatch, timed
          * out between pools, ...): the client sends what the semaphore now allows. */
         pump(s);

@@ -1,7 +1,8 @@
 /*
  * The event queue (see include/servesim/engine/engine.h): a 4-ary min-heap on
- * (time, seq) from sim/base/heap_int.h with a pop of its own (evheap_pop_top), and the
- * timers whose firings it tells current from cancelled by their sequence numbers.
+ * (time, seq) from sim/base/heap_int.h with a pop of its own (evheap_pop_top, which leaves
+ * its hole for the next push), and the timers whose firings it tells current from
+ * cancelled by their sequence numbers.
  */
 #include "servesim/engine/engine.h"
 
@@ -22,15 +23,15 @@ static inline int before(const sv__event_t *a, const sv__event_t *b)
 /* The heap's arity (evheap_pop_top and engine.h's sv__evq_sift_up walk it as 4 too). */
 SV_HEAP_DEFINE(evheap, sv__evheap_t, sv__event_t, 4, before, SV_HEAP_UNTRACKED)
 
-/* Remove the top: its hole goes down to a leaf along the least children, and the last
- * element rises from there (it came from the bottom, so it seldom rises far: one
- * comparison a level fewer than evheap_pop's sift-down). The order is total (no two
- * entries share a sequence), so the heap pops the same order whichever way it is kept. */
-static inline void evheap_pop_top(sv__evheap_t *h)
+/* Remove the top: its hole goes down to a leaf along the least children (the last entry
+ * among them), where it is left for the next push to rise from (sv_evq_t.hole); at the
+ * last position it is simply dropped. The order is total (no two entries share a
+ * sequence), so the heap pops the same order whichever way it is kept. */
+static inline void evheap_pop_top(sv_evq_t *q)
 {
-    size_t n = --h->n, i = 0;
-    if (n == 0) return;
-    sv__event_t *v = h->v, e = v[n];
+    sv__evheap_t *h = &q->heap;
+    size_t n = h->n, i = 0;
+    sv__event_t *v = h->v;
     for (;;) {
         size_t c = 4 * i + 1, first = c;
         if (c + 4 <= n) {
@@ -46,7 +47,19 @@ static inline void evheap_pop_top(sv__evheap_t *h)
         v[i] = v[c];
         i = c;
     }
-    sv__evq_sift_up(v, i, &e);
+    if (i == n - 1)
+        h->n = n - 1;
+    else
+        q->hole = i;
+}
+
+/* The hole a pop left, filled as that pop would have: the last entry rises from it. */
+static void fill_hole(sv_evq_t *q)
+{
+    sv__evheap_t *h = &q->heap;
+    sv__event_t e = h->v[--h->n];
+    sv__evq_sift_up(h->v, q->hole, &e);
+    q->hole = 0;
 }
 
 void sv_evq_init(sv_evq_t *q, size_t max_events)
@@ -57,6 +70,7 @@ void sv_evq_init(sv_evq_t *q, size_t max_events)
     q->ntimers = q->captimers = 0;
     q->max = max_events ? max_events : ((size_t)1 << 26);
     q->next_seq = 0;
+    q->hole = 0;
 }
 
 void sv_evq_free(sv_evq_t *q)
@@ -65,12 +79,14 @@ void sv_evq_free(sv_evq_t *q)
     free(q->timers);
     q->heap.v = NULL;
     q->heap.n = q->heap.cap = 0;
+    q->hole = 0;
     q->timers = NULL;
     q->ntimers = q->captimers = 0;
 }
 
 static int push_entry(sv_evq_t *q, double time, int32_t type, int32_t id, uint64_t *seq)
 {
+    if (q->hole) fill_hole(q);
     if (q->heap.n >= q->max) return SV_ELIMIT;
     *seq = q->next_seq;
     int rc = evheap_push(&q->heap, NULL, (sv__event_t){time, q->next_seq, type, id});
@@ -120,9 +136,10 @@ int sv_evq_timer_armed(const sv_evq_t *q, sv_timer_t t, double *time)
 
 int sv_evq_pop(sv_evq_t *q, sv_event_t *ev)
 {
+    if (q->hole) fill_hole(q);
     if (q->heap.n == 0) return 0;
     sv__event_t e = q->heap.v[0];
-    evheap_pop_top(&q->heap);
+    evheap_pop_top(q);
     ev->time = e.time;
     ev->seq = e.seq;
     ev->type = e.type;

@@ -244,6 +244,11 @@ struct sv_replica {
      * round of ms_n GPU steps scheduled once, its tokens handed out together at its end;
      * it rides the path above with spec_k = ms_n - 1 lookahead slots, all "accepted". */
     int ms_n;
+    /* None of the above nor the like (pp 1, no speculative or multi-step decoding, no hybrid
+     * KV, no reservation, vLLM's phases without attention-DP balancing): a step is built,
+     * costed and ended by the code compiled for this case (start_lane, build_step_as,
+     * end_lane with `plain` set), those tests folded away. */
+    int plain;
     long budget; /* of the step being built */
     sv_chunk_t *pch;
     size_t cappch;
@@ -277,6 +282,12 @@ struct sv_replica {
     double cutoff, lag_at;
     long lag_seqs, lag_blocks;
     int lag_on;
+    /* fcfs: the time its first waiting request passes the API server (its `visible`), as
+     * submitted to an empty queue or as the admission last stopped at it, not yet visible;
+     * -inf when the front may have changed since (a pop, a preempted request put back in
+     * front, a waiting request failed) or under priorities. The admission is skipped while
+     * the step's cutoff is before it. */
+    double front_vis;
     /* SGLang's admission state (sgl_admit): new_token_ratio, and batch_is_full (a prefill
      * found no room; none is tried again till a request leaves the batch). */
     double ntr;
@@ -428,6 +439,7 @@ static inline __attribute__((always_inline)) int32_t wq_front_now(sv_replica_t *
 
 static void wq_pop(sv_replica_t *r)
 {
+    r->front_vis = -INFINITY; /* a new front */
     if (r->prio)
         pq_pop(r);
     else
@@ -608,6 +620,7 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     if (!r) return sv_errorf(err, SV_ENOMEM, "out of memory");
     r->id = id;
     r->lag_at = -1.0;
+    r->front_vis = -INFINITY;
     r->perf = perf;
     r->cfg = *cfg;
     r->pool = pool;
@@ -648,6 +661,9 @@ int sv_replica_new(int id, const sv_perf_t *perf, long kv_blocks, const sv_engin
     r->watermark_blocks = sv_watermark_blocks(cfg, kv_blocks);
     r->run_head = r->run_tail = -1;
     r->pp = perf->set.pp > 1 ? perf->set.pp : 1;
+    r->plain = r->pp == 1 && !r->spec_k && r->ms_n == 1 && !r->hyb && !r->reserve &&
+               !cfg->adp_balance &&
+               (r->tr == &SCHEDULERS[SV_SCHED_VLLM] || r->tr == &SCHEDULERS[SV_SCHED_TRTLLM]);
     r->lanes = calloc((size_t)r->pp, sizeof *r->lanes);
     r->ln = r->lanes;
     int bad = !r->lanes;
@@ -1320,6 +1336,7 @@ static void remove_and_fail(sv_replica_t *r, int32_t id, int reason, double t)
     switch (q->state) {
     case SV_RQ_WAITING:
         r->n_waiting--;
+        r->front_vis = -INFINITY; /* it may have been the front */
         break;
     case SV_RQ_SWAPPED:
         r->n_swapped--;
@@ -1381,6 +1398,7 @@ int sv_replica_submit(sv_replica_t *r, int32_t id, double now)
     }
     q->state = SV_RQ_WAITING;
     e->queue = SV__Q_WAITING;
+    if (r->n_waiting == 0 && !r->prio) r->front_vis = e->visible; /* the first waiting */
     r->n_waiting++;
     r->owed += (long)q->input + q->output;
     if (r->n_waiting > r->st.peak_waiting) r->st.peak_waiting = r->n_waiting;
@@ -1471,6 +1489,7 @@ static void preempt(sv_replica_t *r, int32_t id)
     e->queue = SV__Q_WAITING;
     /* back at the front (fcfs), or at its place by priority (vLLM's prepend_request) */
     if (r->prio ? pq_push(r, id) : ring_push_front(&r->wq, id)) r->oom = 1;
+    r->front_vis = -INFINITY;
     r->n_waiting++;
     r->owed += owed_of(r, id);
 }
@@ -1571,10 +1590,10 @@ static void allocate_decode(sv_replica_t *r)
 /* allocate_decode's common case read inline (a step whose decodes' blocks are free or
  * evictable, no preemption, a dense model decoding a token a step), else the call; the
  * call would do the same. */
-static inline __attribute__((always_inline)) void allocate_decodes(sv_replica_t *r)
+static inline __attribute__((always_inline)) void allocate_decodes(sv_replica_t *r, int plain)
 {
-    if (r->reserve) return;
-    if (!r->spec_k && !r->hyb) {
+    if (!plain && r->reserve) return;
+    if (plain || (!r->spec_k && !r->hyb)) {
         long need = lockstep_need(r);
         if (need <= avail(r)) {
             sv__kv_take(KVP(r), need);
@@ -1662,27 +1681,18 @@ static inline __attribute__((always_inline)) void admit_hits(sv_replica_t *r, in
     q->cached = e->computed;
 }
 
-/* Whether admit_waiting() would stop at once, admitting nothing and dropping no entry:
- * the front of the fcfs queue is this replica's waiting request, not yet visible to the
- * step being built (the common case of a step that follows another at once: what arrived
- * during that one is seen by the next). Read inline, before the call. */
-static inline int front_unseen(const sv_replica_t *r)
-{
-    if (r->prio || r->wq.len == 0) return 0;
-    int32_t id = r->wq.v[r->wq.head];
-    if (sv_reqpool_side_released(r->pool, id)) return 0;
-    const sv_reqeng_t *e = E(r, id);
-    return e->visible > r->cutoff && e->queue == SV__Q_WAITING && e->at == r->id;
-}
-
 static void admit_waiting(sv_replica_t *r, double now)
 {
     long slots = r->cfg.max_num_seqs - (r->lag_on ? r->lag_seqs : 0);
     while (r->n_running < slots && r->n_waiting > 0) {
         int32_t id = wq_front_now(r);
         if (id < 0) break;
-        /* Not yet through the API server, or (async) arrived after this step was built. */
-        if (E(r, id)->visible > r->cutoff) break;
+        /* Not yet through the API server, or (async) arrived after this step was built:
+         * the next steps skip the admission till their cutoff reaches it (front_vis). */
+        if (E(r, id)->visible > r->cutoff) {
+            if (!r->prio) r->front_vis = E(r, id)->visible;
+            break;
+        }
         sv_req_t *q = Q(r, id);
         sv_reqeng_t *e = E(r, id);
         long touched, hit = lookup_prefix(r, id, &touched);
@@ -2001,9 +2011,8 @@ static int adp_hold(sv_replica_t *r)
 /* One phase of the step being built (prefill_only: whether it runs prompts alone so far;
  * had_decodes: whether sequences were decoding when it began). Inlined where the phase is
  * a constant, so a scheduler's row unrolled below is compiled to its phases' code alone. */
-static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, phase_t ph,
-                                                            double now, int had_decodes,
-                                                            int *prefill_only)
+static inline __attribute__((always_inline)) void
+run_phase(sv_replica_t *r, phase_t ph, double now, int had_decodes, int *prefill_only, int plain)
 {
     lane_t *L = r->ln;
     switch (ph) {
@@ -2020,7 +2029,7 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
         if (ph == PH_SGL_DECODES)
             sgl_decodes(r);
         else
-            allocate_decodes(r);
+            allocate_decodes(r, plain);
         L->dec_allocated = 1;
         r->budget -= L->n_dec * r->dec_tokens;
         break;
@@ -2035,13 +2044,16 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
     case PH_CONTINUE_PREFILLS:
         /* Attention-DP balancing decides before the contexts are scheduled (the
          * trtllm scheduler only, the scenario checks). */
-        if (r->cfg.adp_balance && r->perf->dp > 1) r->adp_held = adp_hold(r);
-        if (!r->adp_held && r->npf > 0) continue_prefills(r);
+        if (!plain && r->cfg.adp_balance && r->perf->dp > 1) r->adp_held = adp_hold(r);
+        if ((plain || !r->adp_held) && r->npf > 0) continue_prefills(r);
         break;
     case PH_SWAP_IN_ADMIT:
         if (L->preempted_now) break;
         if (r->n_swapped > 0) swap_in(r);
-        if (r->n_swapped == 0 && !r->adp_held && r->n_waiting > 0 && !front_unseen(r))
+        /* (front_vis: the front is not visible yet, as the admission found it; a step that
+         * follows another at once sees what arrived during that one first) */
+        if (r->n_swapped == 0 && (plain || !r->adp_held) && r->n_waiting > 0 &&
+            r->front_vis <= r->cutoff)
             admit_waiting(r, now);
         break;
     case PH_SGL_ADMIT:
@@ -2057,15 +2069,16 @@ static inline __attribute__((always_inline)) void run_phase(sv_replica_t *r, pha
  * runs prompts alone (vLLM V0's prefill-first); *had_decodes: whether sequences were
  * decoding when it began. The rows of VLLM_PHASES, the common ones, are unrolled: four
  * calls of run_phase with constant phases, each compiled to its phase's code. */
-#define RUN_PHASES4(a, b, c, d)                                                                \
-    do {                                                                                       \
-        run_phase(r, a, now, *had_decodes, &prefill_only);                                     \
-        run_phase(r, b, now, *had_decodes, &prefill_only);                                     \
-        run_phase(r, c, now, *had_decodes, &prefill_only);                                     \
-        run_phase(r, d, now, *had_decodes, &prefill_only);                                     \
+#define RUN_PHASES4(a, b, c, d)                                                                    \
+    do {                                                                                           \
+        run_phase(r, a, now, *had_decodes, &prefill_only, plain);                                  \
+        run_phase(r, b, now, *had_decodes, &prefill_only, plain);                                  \
+        run_phase(r, c, now, *had_decodes, &prefill_only, plain);                                  \
+        run_phase(r, d, now, *had_decodes, &prefill_only, plain);                                  \
     } while (0)
 #define RUN_PHASES(...) RUN_PHASES4(__VA_ARGS__)
-static int build_step(sv_replica_t *r, double now, int *had_decodes)
+static inline __attribute__((always_inline)) int build_step_as(sv_replica_t *r, double now,
+                                                               int *had_decodes, int plain)
 {
     lane_t *L = r->ln;
     L->nchunks = 0;
@@ -2075,19 +2088,26 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
     *had_decodes = L->n_dec > 0;
     r->adp_held = 0;
     int prefill_only = 0;
-    if (r->tr == &SCHEDULERS[SV_SCHED_VLLM] || r->tr == &SCHEDULERS[SV_SCHED_TRTLLM]) {
+    if (plain || r->tr == &SCHEDULERS[SV_SCHED_VLLM] || r->tr == &SCHEDULERS[SV_SCHED_TRTLLM]) {
         RUN_PHASES(VLLM_PHASES);
     } else {
         for (const phase_t *ph = r->tr->phases; *ph != PH_END; ph++)
-            run_phase(r, *ph, now, *had_decodes, &prefill_only);
+            run_phase(r, *ph, now, *had_decodes, &prefill_only, plain);
     }
     /* Only a preemption makes an entry stale within a step (a victim re-admitted later
      * would be listed twice); the end of the step compacts the rest (end_lane), and the
      * count itself is read only by max_partial_prefills' admission and with pp > 1, where
      * lanes build between other lanes' ends. */
-    if (r->npf > 0 && (L->preempted_now || r->pp > 1 || r->cfg.max_partial_prefills > 0))
+    if (r->npf > 0 &&
+        (L->preempted_now || (!plain && r->pp > 1) || r->cfg.max_partial_prefills > 0))
         compact_prefilling(r);
     return prefill_only;
+}
+
+/* The step being built, compiled for any replica (a plain one's is inlined in start_lane). */
+static int build_step(sv_replica_t *r, double now, int *had_decodes)
+{
+    return build_step_as(r, now, had_decodes, 0);
 }
 
 /*
@@ -2099,14 +2119,15 @@ static int build_step(sv_replica_t *r, double now, int *had_decodes)
  * every step of the round for every sequence), its context a token longer a sequence
  * each pass, the engine's CPU cost paid once (sv_perf's 1/n a pass).
  */
-static void step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu, double *tc)
+static inline __attribute__((always_inline)) void
+step_cost(sv_replica_t *r, sv_batch_t *b, double *total, double *cpu, double *tc, int plain)
 {
-    int passes = r->ms_n > 1 && b->n_decode > 0 ? r->ms_n : 1;
+    int passes = !plain && r->ms_n > 1 && b->n_decode > 0 ? r->ms_n : 1;
     if (passes == 1) {
         /* The common step, one pass: its sums taken after the call, in the loop's order from
          * 0 (the same bits), so that none is kept across it. */
         const sv_step_cost_t *cost = sv_perf_spec_step_memo(r->perf, &r->step_memo, b);
-        if (r->spec_k && b->n_decode > 0) {
+        if (!plain && r->spec_k && b->n_decode > 0) {
             *total = 0.0 + (cost->spec_verify + cost->spec_draft);
             *cpu = 0.0 + cost->spec_cpu;
         } else {
@@ -2266,25 +2287,34 @@ static int32_t pipe_victim(sv_replica_t *r)
  * Inlined into its two callers, so the step of pp 1 is compiled without the pipeline's
  * branches. */
 static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, double now,
-                                                               int piped)
+                                                               int piped, int plain)
 {
     lane_t *L = r->ln;
     if (L->in_flight) return 0.0;
     /* Async scheduling: a step that follows the last at once was built when it started. */
     r->lag_on = (r->cfg.async_scheduling || r->cfg.overlap_schedule) && r->lag_at == now;
     r->cutoff = r->lag_on ? L->step_start : now;
-    int had_decodes, prefill_only = build_step(r, now, &had_decodes);
-    /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
-    if (r->lag_on && L->nchunks == 0 && L->n_dec == 0 && !L->preempted_now) {
-        r->lag_on = 0;
-        r->cutoff = now;
-        prefill_only = build_step(r, now, &had_decodes);
+    /* (One loop for the builds, so that a plain replica's is inlined once.) */
+    int had_decodes, prefill_only, pass = 0;
+    for (;;) {
+        prefill_only =
+            plain ? build_step_as(r, now, &had_decodes, 1) : build_step(r, now, &had_decodes);
+        /* Nothing to build then: the engine waits for the step's outputs and builds at once. */
+        if (pass == 0 && r->lag_on && L->nchunks == 0 && L->n_dec == 0 && !L->preempted_now) {
+            r->lag_on = 0;
+            r->cutoff = now;
+            pass = 1;
+            continue;
+        }
+        /* A pass that preempted and scheduled nothing (every running request was a victim)
+         * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
+         * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
+        if (pass < 2 && L->nchunks == 0 && L->n_dec == 0 && L->preempted_now) {
+            pass = 2;
+            continue;
+        }
+        break;
     }
-    /* A pass that preempted and scheduled nothing (every running request was a victim)
-     * leaves the preempted waiting; vLLM's engine loop calls the scheduler again at once
-     * (vllm/v1/engine/core.py, EngineCore.step), which admits them. */
-    if (L->nchunks == 0 && L->n_dec == 0 && L->preempted_now)
-        prefill_only = build_step(r, now, &had_decodes);
 
     r->lag_on = 0;
     L->step_n_dec = (had_decodes || L->n_dec > 0) && !prefill_only ? L->n_dec : 0;
@@ -2313,7 +2343,7 @@ static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, 
     if (piped)
         micro_cost(r, &b, &total, &cpu, &tc, &send);
     else
-        step_cost(r, &b, &total, &cpu, &tc);
+        step_cost(r, &b, &total, &cpu, &tc, plain);
     double ts = total - cpu; /* pp > 1: the heaviest stage's time */
     if (piped && r->perf->pp_uneven) total = stage_time(r, ts, 0) + cpu;
     /* Async scheduling: the CPU's share of the engine's cost (scheduling, sampling, output
@@ -2328,7 +2358,7 @@ static inline __attribute__((always_inline)) double start_lane(sv_replica_t *r, 
     if (r->n_running > r->st.peak_running) r->st.peak_running = r->n_running;
     long used = sv__kv_used(KVP(r));
     if (used > r->st.peak_blocks_used) r->st.peak_blocks_used = used;
-    if (r->hyb) kind_peaks(r);
+    if (!plain && r->hyb) kind_peaks(r);
     L->in_flight = 1;
     L->step_start = now;
     L->step_dur = dur;
@@ -2340,13 +2370,13 @@ static __attribute__((noinline)) double pipe_start(sv_replica_t *r, double now)
 {
     if (!pipe_ready(r)) return 0.0;
     r->ln = pipe_lane(r);
-    return start_lane(r, now, 1);
+    return start_lane(r, now, 1, 0);
 }
 
 double sv_replica_start_step(sv_replica_t *r, double now)
 {
     if (r->pp > 1) return pipe_start(r, now);
-    return start_lane(r, now, 0);
+    return r->plain ? start_lane(r, now, 0, 1) : start_lane(r, now, 0, 0);
 }
 
 /* ---- ending a step ------------------------------------------------------------------------ */
@@ -2486,31 +2516,31 @@ static void spec_verified(sv_replica_t *r)
 
 /* Lane r->ln's step ends at now: its tokens, finished prompts, aborts and finishes
  * (inlined in both callers: the step's end at pp 1 is the hot path). */
-static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, double now)
+static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, double now, int plain)
 {
     lane_t *L = r->ln;
     if (!L->in_flight) return 0;
     L->in_flight = 0;
-    if (r->hyb) end_tr(r); /* (only a hybrid model's steps give blocks back: add_tr) */
+    if (!plain && r->hyb) end_tr(r); /* (only a hybrid model's steps give blocks back: add_tr) */
     int64_t last_k = -1;
     if (L->step_n_dec > 0) {
         last_k = L->kd;
         if (sv_metrics_decode_step(r->m, L->stream, now) < 0) r->oom = 1;
         L->kd++;
         if (++L->kd_mod == r->bs) L->kd_mod = 0;
-        if (!r->spec_k) {
+        if (plain || !r->spec_k) {
             L->ctx_sum += (double)L->n_dec;
             r->owed -= L->n_dec;
             r->st.decode_tokens += (double)L->n_dec;
         }
-        r->st.decode_steps += r->ms_n;
+        r->st.decode_steps += plain ? 1 : r->ms_n;
         for (size_t i = 0; i < L->nstamp; i++) {
             sv_req_t *q = Q(r, L->stamp[i]);
             sv_reqeng_t *e = E(r, L->stamp[i]);
             if (e->in_decode && e->at == r->id) q->first_token = now;
         }
         L->nstamp = 0;
-        if (r->spec_k) spec_verified(r);
+        if (!plain && r->spec_k) spec_verified(r);
     }
     size_t prompts_in = 0; /* chunks whose prompt is in: their requests leave r->pf */
     for (size_t i = 0; i < L->nchunks; i++) {
@@ -2545,7 +2575,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
         if (E(r, id)->abort_pending) remove_and_fail(r, id, E(r, id)->abort_pending, Q(r, id)->end);
     }
     L->naborts = 0;
-    if (last_k >= 0 && !r->spec_k && !wheel_idle(L, last_k)) wheel_pop(r, L, last_k);
+    if (last_k >= 0 && (plain || !r->spec_k) && !wheel_idle(L, last_k)) wheel_pop(r, L, last_k);
     /* Freed in the order they were scheduled, as vLLM's Scheduler.update_from_output walks
      * the step's requests (vllm/v1/core/sched/scheduler.py): running order, not the finish
      * heap's. The order of their blocks in the LRU list and of the done list follows. */
@@ -2564,7 +2594,7 @@ static inline __attribute__((always_inline)) int end_lane(sv_replica_t *r, doubl
      * it), each step's chunks of distinct requests: when as many prompts came in as r->pf
      * lists, those were all of it, and every one has left it (decoding, done or handed off). */
     if (r->npf > 0) {
-        if (r->pp == 1 && prompts_in == r->npf)
+        if ((plain || r->pp == 1) && prompts_in == r->npf)
             r->npf = 0;
         else
             compact_prefilling(r);
@@ -2580,7 +2610,7 @@ int sv_replica_end_step(sv_replica_t *r, double now)
         r->pipe.s0_busy = 0;
         return 0;
     }
-    return end_lane(r, now);
+    return r->plain ? end_lane(r, now, 1) : end_lane(r, now, 0);
 }
 
 double sv_replica_exit_at(const sv_replica_t *r)
@@ -2599,7 +2629,7 @@ int sv_replica_exit(sv_replica_t *r, double now)
     p->n--;
     for (size_t i = 0; i < r->ln->nchunks; i++)
         E(r, r->ln->chunks[i].id)->inflight = 0;
-    return end_lane(r, now);
+    return end_lane(r, now, 0);
 }
 
 const int32_t *sv_replica_done(const sv_replica_t *r, long *n)

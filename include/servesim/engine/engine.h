@@ -54,6 +54,11 @@ typedef struct sv__evheap {
 
 typedef struct sv_evq {
     sv__evheap_t heap; /* a 4-ary min-heap on (time, seq): sim/base/heap_int.h */
+    /* A pop leaves its hole at the leaf it reached, counted in heap.n, for the next push to
+     * rise from (a step's end pops the replica's event and pushes its next: one sift, not
+     * two); anything else fills it with the last entry first. 0: none (the root is never
+     * left a hole). */
+    size_t hole;
     sv__etimer_t *timers;
     size_t ntimers, captimers;
     size_t max; /* bound on queued events; pushing past it fails */
@@ -86,14 +91,20 @@ static inline __attribute__((always_inline)) void sv__evq_sift_up(sv__event_t *v
 int sv__evq_push_grow(sv_evq_t *q, double time, int32_t type, int32_t id);
 
 /* An event that fires once. 0, or SV_ENOMEM / SV_ELIMIT. Inline: with room in the heap
- * (every push but a few) the entry sifts up the 4-ary heap from its new leaf as a value,
- * without a call; growing is out of line. */
+ * (every push but a few) the entry sifts up the 4-ary heap as a value, without a call,
+ * from the hole the last pop left (sv_evq_t.hole) or else from its new leaf; growing is
+ * out of line. */
 static inline int sv_evq_push(sv_evq_t *q, double time, int32_t type, int32_t id)
 {
     sv__evheap_t *h = &q->heap;
-    if (h->n >= h->cap || h->n >= q->max) return sv__evq_push_grow(q, time, type, id);
+    size_t i = q->hole;
+    if (i == 0) { /* (with a hole, the heap holds one fewer than n: there is room) */
+        if (h->n >= h->cap || h->n >= q->max) return sv__evq_push_grow(q, time, type, id);
+        i = h->n++;
+    }
+    q->hole = 0;
     sv__event_t e = {time, q->next_seq++, type, id};
-    sv__evq_sift_up(h->v, h->n++, &e);
+    sv__evq_sift_up(h->v, i, &e);
     return 0;
 }
 
