@@ -202,7 +202,7 @@ static sv_ynode_t *node_copy(const sv_ynode_t *n, const sv_ydoc_t *src, const sv
     for (size_t i = 0; i < n->n; i++) {
         if (n->kind == SV_Y_MAP) {
             sv_yentry_t *e = &c->map[i];
-            e->used = 0;
+            e->used = e->asked = 0;
             e->key = arena_strdup(a, n->map[i].key);
             if (!e->key || !(e->val = node_copy(n->map[i].val, src, dst))) return NULL;
         } else if (!(c->seq[i] = node_copy(n->seq[i], src, dst))) {
@@ -697,31 +697,39 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
 
 /* ---- getters ---------------------------------------------------------------------- */
 
-static void note_asked(sv_ynode_t *map, const char *key)
+/* Add key to map's asked list (a string of the arena: one the list may keep). */
+static void add_asked(sv_ynode_t *map, char *key)
 {
-    for (size_t i = 0; i < map->nasked; i++)
-        if (map->asked[i][0] == key[0] && strcmp(map->asked[i], key) == 0) return;
     if (arena_grow(map->arena, (void **)&map->asked, &map->capasked, map->nasked, map->nasked + 1,
                    sizeof(char *)))
         return;
-    char *k = arena_strdup(map->arena, key);
-    if (k) map->asked[map->nasked++] = k;
+    map->asked[map->nasked++] = key;
 }
 
 sv_ynode_t *sv_ymap_get(sv_ynode_t *map, const char *key)
 {
     if (!map || map->kind != SV_Y_MAP) return NULL;
-    note_asked(map, key);
     /* Readers ask for keys much in the order files write them: the search starts after
      * the last key found and wraps (keys are unique, so the answer is the same). */
     for (size_t j = 0, i = map->hint < map->n ? map->hint : 0; j < map->n;
          j++, i = i + 1 < map->n ? i + 1 : 0) {
-        if (map->map[i].key[0] == key[0] && strcmp(map->map[i].key, key) == 0) {
-            map->map[i].used = 1;
+        sv_yentry_t *e = &map->map[i];
+        if (e->key[0] == key[0] && strcmp(e->key, key) == 0) {
+            /* A key of the map is in the asked list once, by its flag. */
+            if (!e->asked) {
+                e->asked = 1;
+                add_asked(map, e->key);
+            }
+            e->used = 1;
             map->hint = i + 1 < map->n ? i + 1 : 0;
-            return map->map[i].val;
+            return e->val;
         }
     }
+    /* An absent key: in the asked list once. */
+    for (size_t i = 0; i < map->nasked; i++)
+        if (map->asked[i][0] == key[0] && strcmp(map->asked[i], key) == 0) return NULL;
+    char *k = arena_strdup(map->arena, key);
+    if (k) add_asked(map, k);
     return NULL;
 }
 

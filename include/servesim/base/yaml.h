@@ -30,7 +30,8 @@ typedef struct sv_yarena sv_yarena_t;
 typedef struct sv_yentry {
     char *key;
     sv_ynode_t *val;
-    int used; /* set by getters; unknown-key checking reads it */
+    int used;  /* set by getters; unknown-key checking reads it */
+    int asked; /* set by sv_ymap_get when it puts the key in the map's asked list */
 } sv_yentry_t;
 
 struct sv_ynode {
