@@ -8,6 +8,7 @@
 #include "servesim/base/suggest.h"
 
 #include "base/fileio_int.h"
+#include "base/vec_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -252,7 +253,13 @@ typedef struct parse_ctx {
     sv_yarena_t *arena; /* where the nodes go */
     const char *file;
     sv_error_t *err;
+    const size_t *cuts; /* the text's cut comments, if it is trimmed (see trim_comments) */
+    size_t ncuts;
 } parse_ctx_t;
+
+/* A parse of trimmed text that found a cut inside a scalar: the text is parsed as written
+ * instead (positive, so never an error code). */
+#define PARSE_UNTRIMMED 1
 
 static int next_event(parse_ctx_t *pc, yaml_event_t *ev)
 {
@@ -269,6 +276,26 @@ static int next_event(parse_ctx_t *pc, yaml_event_t *ev)
 static int out_of_memory(parse_ctx_t *pc)
 {
     return sv_errorf(pc->err, SV_ENOMEM, "%s: out of memory", pc->file);
+}
+
+/* Whether the scalar of ev, in trimmed text, may have lost text to a cut: a quoted one
+ * that holds a cut '#' (which was its text, not a comment), or any block scalar (whose
+ * lines a comment line moved to the left may end early). A plain scalar never holds a '#'
+ * after a blank: libyaml ends it there. */
+static int cut_inside(const parse_ctx_t *pc, const yaml_event_t *ev)
+{
+    yaml_scalar_style_t style = ev->data.scalar.style;
+    if (!pc->ncuts || style == YAML_PLAIN_SCALAR_STYLE) return 0;
+    if (style == YAML_LITERAL_SCALAR_STYLE || style == YAML_FOLDED_SCALAR_STYLE) return 1;
+    size_t lo = 0, hi = pc->ncuts; /* the first cut at or after the scalar's start */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pc->cuts[mid] < ev->start_mark.index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < pc->ncuts && pc->cuts[lo] < ev->end_mark.index;
 }
 
 static int parse_node(parse_ctx_t *pc, yaml_event_t *ev, char *path, int depth, sv_ynode_t **out);
@@ -373,6 +400,10 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
             yaml_event_delete(&kev);
             return rc;
         }
+        if (cut_inside(pc, &kev)) {
+            yaml_event_delete(&kev);
+            return PARSE_UNTRIMMED;
+        }
         const char *key = (const char *)kev.data.scalar.value;
         if (keyset_has(&ks, node, key)) {
             rc = sv_errorf(pc->err, SV_EPARSE, "%s:%zu:%zu: duplicate key '%s'", pc->file,
@@ -412,6 +443,7 @@ static int parse_node(parse_ctx_t *pc, yaml_event_t *ev, char *path, int depth, 
                          line, col, MAX_DEPTH);
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
+        if (cut_inside(pc, ev)) return PARSE_UNTRIMMED;
         sv_ynode_t *n = node_new(pc->arena, SV_Y_SCALAR, pc->file, line, col, path);
         if (!n) return out_of_memory(pc);
         n->scalar = arena_strdup(pc->arena, (const char *)ev->data.scalar.value);
@@ -470,11 +502,11 @@ static int parse_stream(parse_ctx_t *pc, sv_ynode_t **root)
 
 /* The tree of text (file names it in messages and in its nodes), its nodes taken from
  * arena a; *root stays NULL for an empty document. On error what was built stays in the
- * arena. */
+ * arena. cuts: those of trimmed text (ncuts 0 for text as written). */
 static int parse_text(sv_yarena_t *a, const char *file, const char *text, size_t len,
-                      sv_ynode_t **root, sv_error_t *err)
+                      const size_t *cuts, size_t ncuts, sv_ynode_t **root, sv_error_t *err)
 {
-    parse_ctx_t pc = {.arena = a, .file = file, .err = err};
+    parse_ctx_t pc = {.arena = a, .file = file, .err = err, .cuts = cuts, .ncuts = ncuts};
     *root = NULL;
     if (!yaml_parser_initialize(&pc.parser))
         return sv_errorf(err, SV_ENOMEM, "%s: out of memory", file);
@@ -484,22 +516,148 @@ static int parse_text(sv_yarena_t *a, const char *file, const char *text, size_t
     return rc;
 }
 
-int sv_ydoc_parse(const char *name, const char *text, size_t len, sv_ydoc_t **out, sv_error_t *err)
+/*
+ * libyaml reads a comment character by character like any other text (some 60
+ * instructions a byte), and a third of the catalog files is comments. A file is therefore
+ * parsed first with each comment cut down to its '#', and the spaces before it with it
+ * (all of a comment line's indentation, all but one after a value): a comment stays a
+ * comment, and as nothing else on its line or any other line moves, every token and its
+ * line and column stay the file's own. Whether a '#' began a comment is libyaml's to say,
+ * not this pass's: it cuts at a '#' that starts a line or follows a blank (one that
+ * follows anything else is never a comment), and a parse that finds a cut inside a quoted
+ * scalar (where the '#' was text), meets a block scalar (whose text a comment line moved
+ * left could end), or fails at all is done again on the text as written, which gives the
+ * file's own error. Only all-ASCII text is cut, so that libyaml's character index is the
+ * byte offset kept in cuts; and only printable characters after a '#' are cut away, so
+ * that none of them was one the reader rejects or a line break.
+ */
+typedef struct trimmed {
+    char *text; /* the text with its comments cut (NULL: parse the text as written) */
+    size_t len;
+    size_t *cuts; /* the offsets, in text, of the '#'s whose comments were cut, ascending */
+    size_t ncuts, capcuts;
+} trimmed_t;
+
+static int all_ascii(const char *text, size_t len)
 {
-    *out = NULL;
+    const uint64_t high = 0x8080808080808080ULL;
+    uint64_t any = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, text + i, sizeof w);
+        any |= w;
+    }
+    for (; i < len; i++)
+        any |= (unsigned char)text[i];
+    return !(any & high);
+}
+
+/* Where the comment of the '#' at h ends (the line break or the end of text), if what it
+ * would cut is printable; NULL otherwise. */
+static const char *comment_end(const char *h, const char *end)
+{
+    const char *ce = memchr(h, '\n', (size_t)(end - h));
+    if (!ce) ce = end;
+    if (ce > h && ce[-1] == '\r') ce--;
+    for (const char *q = h + 1; q < ce; q++)
+        if ((unsigned char)(*q - 0x20) > 0x7e - 0x20 && *q != '\t') return NULL;
+    return ce;
+}
+
+/* The count of double quotes in [p, h): odd means h is likely inside a quoted scalar,
+ * where a cut would only make the parse run twice. */
+static int odd_quotes(const char *p, const char *h)
+{
+    int odd = 0;
+    while ((p = memchr(p, '"', (size_t)(h - p)))) {
+        odd ^= 1;
+        p++;
+    }
+    return odd;
+}
+
+/* t for text: its text NULL when nothing is cut. 0 or SV_ENOMEM. */
+static int trim_comments(const char *text, size_t len, trimmed_t *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!len || !memchr(text, '#', len) || !all_ascii(text, len)) return 0;
+    char *out = malloc(len);
+    if (!out) return SV_ENOMEM;
+    const char *end = text + len, *from = text; /* from: the text not yet copied */
+    size_t o = 0;
+    for (const char *p = text; p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        for (const char *h = p; (h = memchr(h, '#', (size_t)(eol - h))); h++) {
+            if ((h > p && h[-1] != ' ' && h[-1] != '\t') || odd_quotes(p, h)) continue;
+            const char *ce = comment_end(h, end);
+            if (!ce) break;
+            if (ce == h + 1) break; /* nothing to cut */
+            if (SV_GROW(t->cuts, t->capcuts, t->ncuts + 1)) {
+                free(out);
+                free(t->cuts);
+                return SV_ENOMEM;
+            }
+            /* The spaces before the '#' go too: all of a comment line's indentation (when
+             * it is spaces), and all but one after a value, so that the '#' still follows
+             * a blank. */
+            const char *sp = h;
+            while (sp > p && sp[-1] == ' ')
+                sp--;
+            const char *keep = sp == p ? p : sp < h ? sp + 1 : h; /* copied up to here */
+            memcpy(out + o, from, (size_t)(keep - from));
+            o += (size_t)(keep - from);
+            t->cuts[t->ncuts++] = o;
+            out[o++] = '#';
+            from = ce;
+            break;
+        }
+        p = eol + 1;
+    }
+    if (!t->ncuts) {
+        free(out);
+        return 0;
+    }
+    memcpy(out + o, from, (size_t)(end - from));
+    t->text = out;
+    t->len = o + (size_t)(end - from);
+    return 0;
+}
+
+/* A document of text (its nodes' file named name), or NULL with a message in err. */
+static sv_ydoc_t *parse_doc(const char *name, const char *text, size_t len, const size_t *cuts,
+                            size_t ncuts, int *rc, sv_error_t *err)
+{
     /* The first chunk is sized to hold the whole tree of a usual file. */
     sv_ydoc_t *doc = doc_new(len * ARENA_PER_BYTE);
     if (!doc || !(doc->file = arena_strdup(doc->arena, name))) {
         sv_ydoc_free(doc);
-        return sv_errorf(err, SV_ENOMEM, "%s: out of memory", name);
+        *rc = sv_errorf(err, SV_ENOMEM, "%s: out of memory", name);
+        return NULL;
     }
-    int rc = parse_text(doc->arena, doc->file, text, len, &doc->root, err);
-    if (rc) {
+    *rc = parse_text(doc->arena, doc->file, text, len, cuts, ncuts, &doc->root, err);
+    if (*rc) {
         sv_ydoc_free(doc);
-        return rc;
+        return NULL;
     }
-    *out = doc;
-    return 0;
+    return doc;
+}
+
+int sv_ydoc_parse(const char *name, const char *text, size_t len, sv_ydoc_t **out, sv_error_t *err)
+{
+    trimmed_t t;
+    int rc;
+    *out = NULL;
+    if (trim_comments(text, len, &t) == 0 && t.text) {
+        /* No message for a failure here: the text as written gives it. */
+        *out = parse_doc(name, t.text, t.len, t.cuts, t.ncuts, &rc, NULL);
+        free(t.text);
+        free(t.cuts);
+        if (*out) return 0;
+    }
+    *out = parse_doc(name, text, len, NULL, 0, &rc, err);
+    return rc;
 }
 
 int sv_ydoc_load(const char *path, sv_ydoc_t **out, sv_error_t *err)
@@ -625,7 +783,7 @@ int sv_ydoc_set(sv_ydoc_t *doc, const char *assignment, sv_error_t *err)
     doc->strings[doc->nstrings++] = src;
 
     sv_ynode_t *val;
-    int rc = parse_text(a, src, eq + 1, strlen(eq + 1), &val, err);
+    int rc = parse_text(a, src, eq + 1, strlen(eq + 1), NULL, 0, &val, err);
     if (rc) return rc;
     if (!val) { /* "key=" sets an empty (null) scalar */
         val = node_new(a, SV_Y_SCALAR, src, 0, 0, arena_strdup(a, ""));
