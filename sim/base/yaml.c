@@ -89,6 +89,15 @@ static char *arena_strdup(sv_yarena_t *a, const char *s)
     return arena_strndup(a, s, strlen(s));
 }
 
+/* A key's bit in a map's filters (keybits, askbits): a lookup of a key whose bit is clear
+ * skips the search. */
+static uint64_t key_bit(const char *k, size_t len)
+{
+    unsigned h =
+        (unsigned char)k[0] * 7u + (unsigned char)k[len ? len - 1 : 0] * 13u + (unsigned)len * 31u;
+    return (uint64_t)1 << (h & 63);
+}
+
 /* Make *arr, an array in the arena whose first have elements of elem bytes are in use,
  * hold at least need elements (moving it; the old place is given up). 0, SV_ENOMEM or
  * SV_ELIMIT, as sv__grow. */
@@ -194,6 +203,7 @@ static sv_ynode_t *node_copy(const sv_ynode_t *n, const sv_ydoc_t *src, const sv
         node_new(a, n->kind, file, n->line, n->col, arena_strdup(a, n->path ? n->path : ""));
     if (!c) return NULL;
     c->quoted = n->quoted;
+    c->keybits = n->keybits;
     if (n->scalar && !(c->scalar = arena_strdup(a, n->scalar))) return NULL;
     if (n->n && n->kind == SV_Y_MAP && !(c->map = arena_alloc(a, n->n * sizeof *c->map, OBJ_ALIGN)))
         return NULL;
@@ -418,7 +428,9 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
         }
         sv_yentry_t *e = &node->map[node->n];
         memset(e, 0, sizeof *e);
-        e->key = arena_strdup(pc->arena, key);
+        size_t klen = strlen(key);
+        e->key = arena_strndup(pc->arena, key, klen);
+        node->keybits |= key_bit(key, klen);
         char *cpath = e->key ? path_join_key(pc->arena, node->path, e->key) : NULL;
         yaml_event_delete(&kev);
         if (!cpath) return out_of_memory(pc);
@@ -756,8 +768,12 @@ static int map_slot(sv_yarena_t *a, sv_ynode_t *cur, const char *tok, int drop, 
         sv_yentry_t *e = &cur->map[cur->n];
         memset(e, 0, sizeof *e);
         e->key = arena_strdup(a, tok);
+        cur->keybits |= key_bit(tok, strlen(tok));
         e->val = e->key ? node_new(a, SV_Y_MAP, src, 0, 0, path_join_key(a, cur->path, tok)) : NULL;
         if (!e->val) return sv_errorf(err, SV_ENOMEM, "out of memory");
+        /* A key a getter already asked for while it was absent is in the asked list. */
+        for (size_t k = 0; k < cur->nasked && !e->asked; k++)
+            e->asked = strcmp(cur->asked[k], tok) == 0;
         cur->n++;
         found = &e->val;
     }
@@ -869,26 +885,42 @@ sv_ynode_t *sv_ymap_get(sv_ynode_t *map, const char *key)
     if (!map || map->kind != SV_Y_MAP) return NULL;
     /* Readers ask for keys much in the order files write them: the search starts after
      * the last key found and wraps (keys are unique, so the answer is the same). */
-    for (size_t j = 0, i = map->hint < map->n ? map->hint : 0; j < map->n;
-         j++, i = i + 1 < map->n ? i + 1 : 0) {
-        sv_yentry_t *e = &map->map[i];
-        if (e->key[0] == key[0] && strcmp(e->key, key) == 0) {
-            /* A key of the map is in the asked list once, by its flag. */
-            if (!e->asked) {
-                e->asked = 1;
-                add_asked(map, e->key);
+    size_t i = map->hint < map->n ? map->hint : 0;
+    sv_yentry_t *e = map->n ? &map->map[i] : NULL;
+    uint64_t bit = 0;
+    if (e && (e->key[0] != key[0] || strcmp(e->key, key) != 0)) {
+        e = NULL;
+        bit = key_bit(key, strlen(key));
+        for (size_t j = 1; j < map->n && (map->keybits & bit); j++) {
+            i = i + 1 < map->n ? i + 1 : 0;
+            if (map->map[i].key[0] == key[0] && strcmp(map->map[i].key, key) == 0) {
+                e = &map->map[i];
+                break;
             }
-            e->used = 1;
-            map->hint = i + 1 < map->n ? i + 1 : 0;
-            return e->val;
         }
+    } else if (!e) {
+        bit = key_bit(key, strlen(key));
     }
-    /* An absent key: in the asked list once. */
-    for (size_t i = 0; i < map->nasked; i++)
-        if (map->asked[i][0] == key[0] && strcmp(map->asked[i], key) == 0) return NULL;
-    char *k = arena_strdup(map->arena, key);
-    if (k) add_asked(map, k);
-    return NULL;
+    if (!e) {
+        /* An absent key: in the asked list once. */
+        if (map->askbits & bit)
+            for (size_t k = 0; k < map->nasked; k++)
+                if (map->asked[k][0] == key[0] && strcmp(map->asked[k], key) == 0) return NULL;
+        char *k = arena_strdup(map->arena, key);
+        if (k) {
+            add_asked(map, k);
+            map->askbits |= bit;
+        }
+        return NULL;
+    }
+    /* A key of the map is in the asked list once, by its flag. */
+    if (!e->asked) {
+        e->asked = 1;
+        add_asked(map, e->key);
+    }
+    e->used = 1;
+    map->hint = i + 1 < map->n ? i + 1 : 0;
+    return e->val;
 }
 
 static const char *kind_name(sv_ykind_t k)

@@ -17,6 +17,7 @@
 #define SERVESIM_YAML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "servesim/base/error.h"
 
@@ -46,8 +47,9 @@ struct sv_ynode {
     sv_ynode_t **seq; /* SV_Y_SEQ */
     char **asked;     /* SV_Y_MAP: keys a getter looked for (for error messages) */
     size_t nasked, capasked;
-    size_t hint;        /* SV_Y_MAP: where sv_ymap_get starts looking (after its last find) */
-    sv_yarena_t *arena; /* the document's, where the asked keys go */
+    size_t hint; /* SV_Y_MAP: where sv_ymap_get starts looking (after its last find) */
+    uint64_t keybits, askbits; /* SV_Y_MAP: filters of its keys and of the absent keys asked */
+    sv_yarena_t *arena;        /* the document's, where the asked keys go */
 };
 
 typedef struct sv_ydoc {
