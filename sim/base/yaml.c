@@ -335,14 +335,16 @@ static int parse_seq(parse_ctx_t *pc, sv_ynode_t *node, int depth)
 }
 
 /* A set of a map's keys, so that duplicate checking stays linear in the map's size:
- * open addressing over indices into node->map (0 = empty slot, i + 1 = entry i). Maps
- * of fewer than KEYSET_MIN keys (most of them) are searched without one. */
+ * open addressing over indices into node->map (0 = empty slot, i + 1 = entry i). A key
+ * whose bit is clear in the map's keybits is new without a search; maps of fewer than
+ * KEYSET_MIN keys (all but the largest) are searched in order on a hit, without a set:
+ * hashing every key cost more than those searches. */
 typedef struct keyset {
     size_t *slot;
     size_t cap; /* a power of two, kept at least twice the number of keys; 0: no set yet */
 } keyset_t;
 
-#define KEYSET_MIN 8
+#define KEYSET_MIN 64
 
 static size_t key_hash(const char *s)
 {
@@ -415,7 +417,9 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
             return PARSE_UNTRIMMED;
         }
         const char *key = (const char *)kev.data.scalar.value;
-        if (keyset_has(&ks, node, key)) {
+        size_t klen = strlen(key);
+        uint64_t bit = key_bit(key, klen);
+        if ((node->keybits & bit) && keyset_has(&ks, node, key)) {
             rc = sv_errorf(pc->err, SV_EPARSE, "%s:%zu:%zu: duplicate key '%s'", pc->file,
                            kev.start_mark.line + 1, kev.start_mark.column + 1, key);
             yaml_event_delete(&kev);
@@ -428,9 +432,8 @@ static int parse_map(parse_ctx_t *pc, sv_ynode_t *node, int depth)
         }
         sv_yentry_t *e = &node->map[node->n];
         memset(e, 0, sizeof *e);
-        size_t klen = strlen(key);
         e->key = arena_strndup(pc->arena, key, klen);
-        node->keybits |= key_bit(key, klen);
+        node->keybits |= bit;
         char *cpath = e->key ? path_join_key(pc->arena, node->path, e->key) : NULL;
         yaml_event_delete(&kev);
         if (!cpath) return out_of_memory(pc);
@@ -565,6 +568,22 @@ static int all_ascii(const char *text, size_t len)
     return !(any & high);
 }
 
+/* Whether ASCII text [q, e) is printable or tabs, eight bytes at a time while no byte is
+ * below a space or DEL (the word tests are exact for bytes under 0x80). */
+static int printable(const char *q, const char *e)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    for (; e - q >= 8; q += 8) {
+        uint64_t w, d;
+        memcpy(&w, q, sizeof w);
+        d = w ^ (0x7f * ones);
+        if (((w - 0x20 * ones) & ~w & high) || ((d - ones) & ~d & high)) break;
+    }
+    for (; q < e; q++)
+        if ((unsigned char)(*q - 0x20) > 0x7e - 0x20 && *q != '\t') return 0;
+    return 1;
+}
+
 /* Where the comment of the '#' at h ends (the line break or the end of text), if what it
  * would cut is printable; NULL otherwise. */
 static const char *comment_end(const char *h, const char *end)
@@ -572,9 +591,7 @@ static const char *comment_end(const char *h, const char *end)
     const char *ce = memchr(h, '\n', (size_t)(end - h));
     if (!ce) ce = end;
     if (ce > h && ce[-1] == '\r') ce--;
-    for (const char *q = h + 1; q < ce; q++)
-        if ((unsigned char)(*q - 0x20) > 0x7e - 0x20 && *q != '\t') return NULL;
-    return ce;
+    return printable(h + 1, ce) ? ce : NULL;
 }
 
 /* The count of double quotes in [p, h): odd means h is likely inside a quoted scalar,
