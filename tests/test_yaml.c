@@ -233,6 +233,46 @@ START_TEST(test_number_parsing)
 }
 END_TEST
 
+/* Comments are cut before libyaml reads the text (yaml.c, trim_comments); what a '#' after a
+ * blank is stays libyaml's to say: inside quotes or a block scalar it is text, and errors and
+ * places are the file's own. */
+START_TEST(test_comments_cut)
+{
+    sv_ydoc_t *doc = parse("a: 'x # y'  # c\nb: \"p # q\"   # d\n");
+    sv_ynode_t *a = sv_ymap_get(doc->root, "a"), *b = sv_ymap_get(doc->root, "b");
+    ck_assert_str_eq(a->scalar, "x # y");
+    ck_assert_str_eq(b->scalar, "p # q");
+    ck_assert_int_eq(b->line, 2);
+    ck_assert_int_eq(b->col, 4);
+    sv_ydoc_free(doc);
+
+    doc = parse("a: \"foo\n  # bar\"\nb: 1  # c\n"); /* a quoted scalar's second line */
+    ck_assert_str_eq(sv_ymap_get(doc->root, "a")->scalar, "foo # bar");
+    ck_assert_int_eq(sv_ymap_get(doc->root, "b")->line, 3);
+    sv_ydoc_free(doc);
+
+    doc = parse("a: |\n  x\n  # not a comment\nb: 2  # c\n"); /* a block scalar's line */
+    ck_assert_str_eq(sv_ymap_get(doc->root, "a")->scalar, "x\n# not a comment\n");
+    sv_ydoc_free(doc);
+
+    doc = parse("# head\n    # indented\nx: 1   # c\nyy: 2 # d\n");
+    sv_error_t err;
+    ck_assert_int_eq(sv_ymap_get(doc->root, "x")->col, 4);
+    ck_assert_int_eq(sv_ymap_check_unknown(doc->root, &err), SV_ENOKEY);
+    ck_assert_str_eq(err.msg, "s.yaml:4:5: unknown key 'yy' (expected one of: x)");
+    sv_ydoc_free(doc);
+
+    const char *flow = "a: 1    # c\n  # d\nb: [1, 2   # e\nc: 3\n";
+    ck_assert_int_eq(sv_ydoc_parse("f.yaml", flow, strlen(flow), &doc, &err), SV_EPARSE);
+    ck_assert_str_eq(err.msg, "f.yaml:4:1: malformed YAML: did not find expected ',' or ']' "
+                              "while parsing a flow sequence");
+    const char *tab = "a: 1\n\t# c\n";
+    ck_assert_int_eq(sv_ydoc_parse("t.yaml", tab, strlen(tab), &doc, &err), SV_EPARSE);
+    ck_assert_str_eq(err.msg, "t.yaml:2:1: malformed YAML: found a tab character that violates "
+                              "indentation while scanning a plain scalar");
+}
+END_TEST
+
 /* Issue 8 item 7: 100k keys in one map load (the duplicate check is a hash set, not a
  * scan per key), and a duplicate at the end is still found at its place. */
 START_TEST(test_many_keys)
@@ -343,6 +383,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_overrides);
     tcase_add_test(tc, test_number_parsing);
     tcase_add_test(tc, test_many_keys);
+    tcase_add_test(tc, test_comments_cut);
     tcase_add_test(tc, test_error_in_list_item);
     tcase_add_test(tc, test_override_paths);
     tcase_add_test(tc, test_paths_and_lookup_order);

@@ -551,25 +551,27 @@ static int read_engine(sv_ynode_t *map, sv_engine_profile_t *e, sv_error_t *err)
     for (size_t i = 0; i < map->n; i++) {
         sv_yentry_t *en = &map->map[i];
         if (en->used) continue;
-        sv_ynode_where(en->val, where, sizeof where);
+        /* The place is written out only for a message: most keys have none. */
         if (!engine_key_ok(en->key))
             return sv_errorf(err, SV_ENOKEY,
                              "%s: %s.%s: not an engine-profile key (engine costs, cuda_graphs, "
                              "graph_max_tokens, custom_allreduce, nccl_nvls, scheduler_defaults, or a "
                              "hardware curve key)",
-                             where, map->path, en->key);
+                             sv_ynode_where(en->val, where, sizeof where), map->path, en->key);
         if (en->val->kind != SV_Y_SCALAR)
-            return sv_errorf(err, SV_EINVAL, "%s: %s.%s: expected a value", where, map->path,
-                             en->key);
-        if (e->nkeys == SV_ENGINE_MAX_KEYS || strlen(en->key) >= sizeof e->keys[0] ||
-            strlen(en->val->scalar) >= sizeof e->values[0])
-            return sv_errorf(err, SV_ELIMIT, "%s: %s.%s: too many keys or too long a value", where,
-                             map->path, en->key);
+            return sv_errorf(err, SV_EINVAL, "%s: %s.%s: expected a value",
+                             sv_ynode_where(en->val, where, sizeof where), map->path, en->key);
+        size_t klen = strlen(en->key), vlen = strlen(en->val->scalar);
+        if (e->nkeys == SV_ENGINE_MAX_KEYS || klen >= sizeof e->keys[0] ||
+            vlen >= sizeof e->values[0])
+            return sv_errorf(err, SV_ELIMIT, "%s: %s.%s: too many keys or too long a value",
+                             sv_ynode_where(en->val, where, sizeof where), map->path, en->key);
         if ((rc = sv_perf_settings_set(&scratch, en->key, en->val->scalar, err)))
-            return sv_error_prefix(err, "%s: %s", where, map->path);
+            return sv_error_prefix(err, "%s: %s", sv_ynode_where(en->val, where, sizeof where),
+                                   map->path);
         en->used = 1;
-        snprintf(e->keys[e->nkeys], sizeof e->keys[0], "%s", en->key);
-        snprintf(e->values[e->nkeys], sizeof e->values[0], "%s", en->val->scalar);
+        memcpy(e->keys[e->nkeys], en->key, klen + 1); /* (both fit: checked above) */
+        memcpy(e->values[e->nkeys], en->val->scalar, vlen + 1);
         e->nkeys++;
     }
     return 0;

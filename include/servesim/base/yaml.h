@@ -9,13 +9,15 @@
  * first key nobody asked for, listing the keys that were expected.
  *
  * Ownership: sv_ydoc_load()/sv_ydoc_parse() return a document that the caller frees
- * with sv_ydoc_free() (NULL-safe). Every node and string belongs to the document;
- * pointers returned by getters stay valid until it is freed.
+ * with sv_ydoc_free() (NULL-safe). Every node, string and array belongs to the document
+ * (taken from its arena, which sv_ydoc_free releases at once); pointers returned by
+ * getters stay valid until it is freed. Nodes are made and changed only by this module.
  */
 #ifndef SERVESIM_YAML_H
 #define SERVESIM_YAML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "servesim/base/error.h"
 
@@ -23,10 +25,14 @@ typedef enum { SV_Y_SCALAR, SV_Y_MAP, SV_Y_SEQ } sv_ykind_t;
 
 typedef struct sv_ynode sv_ynode_t;
 
+/* A document's memory (private to yaml.c). */
+typedef struct sv_yarena sv_yarena_t;
+
 typedef struct sv_yentry {
     char *key;
     sv_ynode_t *val;
-    int used; /* set by getters; unknown-key checking reads it */
+    int used;  /* set by getters; unknown-key checking reads it */
+    int asked; /* set by sv_ymap_get when it puts the key in the map's asked list */
 } sv_yentry_t;
 
 struct sv_ynode {
@@ -42,6 +48,8 @@ struct sv_ynode {
     char **asked;     /* SV_Y_MAP: keys a getter looked for (for error messages) */
     size_t nasked, capasked;
     size_t hint; /* SV_Y_MAP: where sv_ymap_get starts looking (after its last find) */
+    uint64_t keybits, askbits; /* SV_Y_MAP: filters of its keys and of the absent keys asked */
+    sv_yarena_t *arena;        /* the document's, where the asked keys go */
 };
 
 typedef struct sv_ydoc {
@@ -49,6 +57,7 @@ typedef struct sv_ydoc {
     sv_ynode_t *root; /* NULL for an empty document */
     char **strings;   /* names of override sources, freed with the document */
     size_t nstrings, capstrings;
+    sv_yarena_t *arena; /* holds the document itself and everything above */
 } sv_ydoc_t;
 
 /* Parse a file. On error returns SV_EIO or SV_EPARSE with "file:line:col: ..." in err. */
