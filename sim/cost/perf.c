@@ -2041,6 +2041,36 @@ static inline const sv_perf_lm_slot_t *lm_slot(const sv_perf_t *p, sv_perf_memo_
     return s->logits == logits ? s : lm_fill(p, s, logits);
 }
 
+/* A prefill chunk's terms of the prefill attention, each added to its sum: its FLOPs fl, fl
+ * (n + n_half) / n (flash-attention efficiency n / (n + n_half)) and its bytes. */
+static inline __attribute__((always_inline)) void
+chunk_terms(const sv_perf_t *p, double n, double c, double *fl, double *eff, double *by)
+{
+    double w = p->window_d, q = p->q_width, kvtl = p->kv_bytes_token_layer;
+    *fl = p->pf_flops_pair * causal_keys(n, c, w); /* 4 q keys */
+    *eff = *fl * (n + p->attn_n_half) / n;
+    double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
+    *by = 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
+}
+
+/* The memo's slot of a chunk's terms (new_tokens > 0), filled if it holds another chunk. */
+static __attribute__((noinline)) const sv_perf_chunk_slot_t *
+chunk_fill(const sv_perf_t *p, sv_perf_chunk_slot_t *s, long n, long c)
+{
+    s->new_tokens = n;
+    s->cached_tokens = c;
+    chunk_terms(p, (double)n, (double)c, &s->flops, &s->eff_flops, &s->bytes);
+    return s;
+}
+
+static inline const sv_perf_chunk_slot_t *chunk_slot(const sv_perf_t *p, sv_perf_memo_t *memo,
+                                                     const sv_chunk_t *ch)
+{
+    long n = ch->new_tokens, c = ch->cached_tokens;
+    sv_perf_chunk_slot_t *s = &memo->chunk[(size_t)(n + 31 * c) % SV_PERF_CHUNK_SLOTS];
+    return s->new_tokens == n && s->cached_tokens == c ? s : chunk_fill(p, s, n, c);
+}
+
 /* The terms past the operators, each zeroed (the struct has no padding, so every byte). */
 static inline void zero_terms(sv_step_cost_t *out)
 {
@@ -2060,8 +2090,8 @@ static inline void zero_terms(sv_step_cost_t *out)
  * plain (a constant where it is inlined): the caller has p->plain, and j = 0, m = 1, so
  * the branches of pipelines, attention data parallelism, the extended architectures and
  * the context phase are compiled out; the same operations otherwise, in the same order.
- * tm (plain only; NULL a constant where inlined): the memo whose slots give the terms of T
- * and of the logits (sv_perf_tok_slot_t).
+ * tm (plain only; NULL a constant where inlined): the memo whose slots give the terms of T,
+ * of the logits and of each chunk (sv_perf_tok_slot_t).
  */
 static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t *p,
                                                                 const sv_batch_t *b, int j,
@@ -2072,9 +2102,7 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
     /* Every byte of *out is written: the terms past the operators zeroed here, the
      * operators' fields each assigned below (the extended architectures' zeroed first). */
     zero_terms(out);
-    double L = p->stage_layers, d = p->hidden_d, q = p->q_width;
-    double kvtl = p->kv_bytes_token_layer;
-    double w = p->window_d;
+    double L = p->stage_layers, d = p->hidden_d;
 
     /* Prefill attention: flash-attention efficiency rises with the chunk length n as
      * n / (n + n_half), so each chunk's FLOPs count (n + n_half) / n times. */
@@ -2101,11 +2129,18 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
             if (n <= 0 || (!plain && i % m_mb != j)) continue;
             prefill_tokens += n;
             if (b->chunks[i].last) logits += 1.0;
-            double fl = p->pf_flops_pair * causal_keys(n, c, w); /* 4 q keys */
+            if (tm) {
+                const sv_perf_chunk_slot_t *cs = chunk_slot(p, tm, &b->chunks[i]);
+                ap_flops += cs->flops;
+                attn_eff_flops += cs->eff_flops;
+                ap_bytes += cs->bytes;
+                continue;
+            }
+            double fl, eff, by;
+            chunk_terms(p, n, c, &fl, &eff, &by);
             ap_flops += fl;
-            attn_eff_flops += fl * (n + p->attn_n_half) / n;
-            double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
-            ap_bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
+            attn_eff_flops += eff;
+            ap_bytes += by;
         }
 
         double v = b->verify > 1 ? b->verify : 1.0; /* tokens per decode sequence (verify) */
