@@ -76,9 +76,19 @@ END_TEST
  * it is, infinities and NaN as floor gives them. */
 START_TEST(test_floor_inline)
 {
-    const double v[] = {2.75,   0.5,     0.0,     -0.0,     -0.5,  -2.25,       1e-300,
-                        4503599627370495.5, 4503599627370496.0, 9007199254740994.0,
-                        1e300,  INFINITY, -INFINITY};
+    const double v[] = {2.75,
+                        0.5,
+                        0.0,
+                        -0.0,
+                        -0.5,
+                        -2.25,
+                        1e-300,
+                        4503599627370495.5,
+                        4503599627370496.0,
+                        9007199254740994.0,
+                        1e300,
+                        INFINITY,
+                        -INFINITY};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         double got = sv_floor(v[i]), want = floor(v[i]);
         ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "floor(%.17g): %.17g, not %.17g", v[i],
@@ -338,7 +348,8 @@ static sv_perf_t mk_pf(const char *name, const char *gpu, int tp, const char *pf
 
 START_TEST(test_mla_prefill_efficiency)
 {
-    sv_perf_t a = mk_pf("deepseek-r1", "h200", 8, NULL), b = mk_pf("deepseek-r1", "h200", 8, "0.25");
+    sv_perf_t a = mk_pf("deepseek-r1", "h200", 8, NULL),
+              b = mk_pf("deepseek-r1", "h200", 8, "0.25");
     sv_step_cost_t ca, cb;
     sv_perf_prefill_time(&a, 1000, &ca);
     sv_perf_prefill_time(&b, 1000, &cb);
@@ -353,7 +364,8 @@ START_TEST(test_mla_prefill_efficiency)
     sv_perf_decode_time(&b, 64, 2000.0, &cb);
     ck_assert(cb.op[SV_OP_ATTN_DECODE].t_compute == ca.op[SV_OP_ATTN_DECODE].t_compute);
     ck_assert(cb.op[SV_OP_ATTN_DECODE].t_memory == ca.op[SV_OP_ATTN_DECODE].t_memory);
-    sv_perf_t d = mk_pf("llama-3.1-8b", "h100-sxm", 1, NULL), e = mk_pf("llama-3.1-8b", "h100-sxm", 1, "0.25");
+    sv_perf_t d = mk_pf("llama-3.1-8b", "h100-sxm", 1, NULL),
+              e = mk_pf("llama-3.1-8b", "h100-sxm", 1, "0.25");
     sv_perf_prefill_time(&d, 1000, &ca);
     sv_perf_prefill_time(&e, 1000, &cb);
     ck_assert(cb.op[SV_OP_ATTN_PREFILL].t_compute == ca.op[SV_OP_ATTN_PREFILL].t_compute);
@@ -495,10 +507,10 @@ END_TEST
  * Mistral, not the context phase's or DeepSeek's) gives the general path's bytes. */
 START_TEST(test_step_mixed_same_bits)
 {
-    sv_perf_t models[6] = {mk("llama-3.1-8b", "h100-sxm", 1, 0), mk("llama-3.1-8b", "h100-sxm", 2, 0),
-                           mk_pe("prefill_efficiency", "0.5"),
-                           mk_pe("prefill_request_overhead_ms", "12.7"),
-                           mk("mistral-7b", "h100-sxm", 1, 0), mk_dsr1("trtllm-pytorch")};
+    sv_perf_t models[6] = {
+        mk("llama-3.1-8b", "h100-sxm", 1, 0), mk("llama-3.1-8b", "h100-sxm", 2, 0),
+        mk_pe("prefill_efficiency", "0.5"),   mk_pe("prefill_request_overhead_ms", "12.7"),
+        mk("mistral-7b", "h100-sxm", 1, 0),   mk_dsr1("trtllm-pytorch")};
     sv_chunk_t ch[3] = {{.new_tokens = 512, .cached_tokens = 0, .last = 0},
                         {.new_tokens = 180, .cached_tokens = 4000, .last = 1},
                         {.new_tokens = 37, .cached_tokens = 16, .last = 1}};
@@ -514,14 +526,17 @@ START_TEST(test_step_mixed_same_bits)
         memset(&memo, 0, sizeof memo);
         int mixed = 0, hits = 0;
         for (int i = 0; i < 12; i++) {
-            sv_batch_t b = {.chunks = nch[i] ? ch : NULL, .n_chunks = nch[i], .n_decode = nd[i],
+            sv_batch_t b = {.chunks = nch[i] ? ch : NULL,
+                            .n_chunks = nch[i],
+                            .n_decode = nd[i],
                             .decode_ctx_sum = nd[i] * (900.0 + 53.0 * i)};
             sv_step_cost_t ref, dirty;
             memset(&ref, 0, sizeof ref);
             memset(&dirty, 0xA5, sizeof dirty);
             sv_perf_step(p, &b, &ref);
             sv_perf_step(p, &b, &dirty);
-            ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: unset bytes", t, i);
+            ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: unset bytes", t,
+                          i);
             memset(&dirty, 0x5A, sizeof dirty);
             sv_perf_step(&general, &b, &dirty);
             ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: general path",
@@ -529,7 +544,8 @@ START_TEST(test_step_mixed_same_bits)
             const sv_perf_memo_slot_t *slot = &memo.slot[nd[i] % SV_PERF_MEMO_SLOTS];
             if (nch[i] == 0 && nd[i] > 0 && slot->n_decode == nd[i]) {
                 /* a hit: it starts from its slot's step of another context */
-                ck_assert(slot->cost.op[SV_OP_ATTN_DECODE].bytes != ref.op[SV_OP_ATTN_DECODE].bytes);
+                ck_assert(slot->cost.op[SV_OP_ATTN_DECODE].bytes !=
+                          ref.op[SV_OP_ATTN_DECODE].bytes);
                 hits++;
             }
             const sv_step_cost_t *got = sv_perf_spec_step_memo(p, &memo, &b);
@@ -561,8 +577,8 @@ START_TEST(test_experts_touched)
     /* Activations grow with the tokens too: 58 layers of 8 experts' (7168 + 2*256 + 256 +
      * 7168) + the shared expert's + the router's 256 values, the rest per token. */
     double grow = c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes;
-    double act = (c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes) -
-                 7.75 * 58.0 * expert * 1.0;
+    double act =
+        (c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes) - 7.75 * 58.0 * expert * 1.0;
     ck_assert(act > 0.0 && act < 0.02 * grow);
     /* Expert FLOPs follow the k experts per token, not the experts touched. */
     ck_assert(c2.op[SV_OP_LINEAR].flops - c1.op[SV_OP_LINEAR].flops ==
@@ -632,7 +648,7 @@ END_TEST
 START_TEST(test_window_kv)
 {
     sv_perf_t g1 = mk_cfg("gpt-oss-120b", "h200", 1, 0), g8 = mk_cfg("gpt-oss-120b", "h200", 8, 0);
-    ck_assert(g1.kv_bytes_token == 18.0 * 2048.0);         /* 36,864 */
+    ck_assert(g1.kv_bytes_token == 18.0 * 2048.0); /* 36,864 */
     ck_assert(sv_model_kv_bytes_token(&g1.model, SV_DT_BF16) == 36864.0);
     ck_assert(g1.seq_state_bytes == 18.0 * 128.0 * 2048.0); /* 4,718,592 per sequence */
     ck_assert(g8.kv_bytes_token == 18.0 * 256.0);           /* one KV head per GPU: 4,608 */
@@ -650,7 +666,7 @@ START_TEST(test_window_kv)
     ck_assert(g1.weight_bytes_total > experts * 0.53125 &&
               g1.weight_bytes_total < experts * 0.53125 + 6.0e9);
     sv_perf_t e1 = mk_cfg("gemma-3-27b", "h200", 1, 0);
-    ck_assert(e1.kv_bytes_token == 10.0 * 8192.0); /* 81,920 */
+    ck_assert(e1.kv_bytes_token == 10.0 * 8192.0);           /* 81,920 */
     ck_assert(e1.seq_state_bytes == 52.0 * 1024.0 * 8192.0); /* 436,207,616 */
     ck_assert(e1.model.tied_embeddings == 1);
     /* Decode attention over the window: at 4000 cached tokens the 52 local layers read 1024
@@ -962,9 +978,9 @@ END_TEST
 /*
  * The TP all-reduce by message size, Llama-3.1-70B (hidden 8192, 80 layers: 160 all-reduces
  * of batch x 16 KiB per decode step) on H100 SXM (B = 450 GB/s x 0.730 = 328.5 GB/s one
- * way, the fit to Vidur's H100 DGX table), vllm profile (15 us + (TP-2) x 1.58 us). vLLM's csrc/custom_all_reduce.cuh: one-shot
- * at 2 GPUs, under 512 KiB up to 4 and under 256 KiB up to 8, else two-shot; NCCL past
- * 8 MiB (custom_all_reduce.py's max_size).
+ * way, the fit to Vidur's H100 DGX table), vllm profile (15 us + (TP-2) x 1.58 us). vLLM's
+ * csrc/custom_all_reduce.cuh: one-shot at 2 GPUs, under 512 KiB up to 4 and under 256 KiB up to 8,
+ * else two-shot; NCCL past 8 MiB (custom_all_reduce.py's max_size).
  */
 START_TEST(test_allreduce_by_size)
 {
@@ -1659,6 +1675,67 @@ START_TEST(test_spec_draft_model_errors)
 }
 END_TEST
 
+/* The memo's slots of a plain step's T, logits and chunks (sv_perf_tok_slot_t): a step finds
+ * another step's slot of its T, its logits or a chunk and gives sv_perf_step's bytes, and a
+ * count or chunk of the same slot index (T and T + SV_PERF_TOK_SLOTS, logits and logits +
+ * SV_PERF_LM_SLOTS, chunks of new_tokens + 31 cached_tokens alike) replaces it. */
+START_TEST(test_step_memo_token_slots)
+{
+    sv_perf_t models[3] = {mk("llama-3.1-8b", "h100-sxm", 1, 0),
+                           mk("llama-3.1-8b", "h100-sxm", 2, 0),
+                           mk("mistral-7b", "h100-sxm", 1, 0)};
+    enum { N = 11 };
+    /* each step: one chunk (new, cached, last) and its decodes */
+    const long cn[N] = {100, 110, 62, 31, 62, 1000, 100, 0, 100, 50, 100};
+    const long cc[N] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+    const int cl[N] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1};
+    const long nd[N] = {20, 10, 58, 89, 58, 144, 20, 20, 0, 532, 20};
+    for (int t = 0; t < 3; t++) {
+        const sv_perf_t *p = &models[t];
+        ck_assert(p->plain && p->memo_ok);
+        sv_perf_memo_t *memo = calloc(1, sizeof *memo);
+        ck_assert_ptr_nonnull(memo);
+        int tok_hits = 0, lm_hits = 0, chunk_hits = 0;
+        for (int i = 0; i < N; i++) {
+            sv_chunk_t ch = {.new_tokens = cn[i], .cached_tokens = cc[i], .last = cl[i]};
+            sv_batch_t b = {.chunks = cn[i] ? &ch : NULL,
+                            .n_chunks = cn[i] ? 1 : 0,
+                            .n_decode = nd[i],
+                            .decode_ctx_sum = nd[i] * (700.0 + 31.0 * i)};
+            double T = (double)(cn[i] + nd[i]), logits = (double)(nd[i] + cl[i]);
+            const sv_perf_tok_slot_t *ts = &memo->tok[(size_t)(cn[i] + nd[i]) % SV_PERF_TOK_SLOTS];
+            const sv_perf_lm_slot_t *ls = &memo->lm[(size_t)(nd[i] + cl[i]) % SV_PERF_LM_SLOTS];
+            const sv_perf_chunk_slot_t *cs =
+                &memo->chunk[(size_t)(cn[i] + 31 * cc[i]) % SV_PERF_CHUNK_SLOTS];
+            if (cn[i]) {
+                tok_hits += ts->tokens == T;
+                lm_hits += logits > 0 && ls->logits == logits;
+                chunk_hits += cs->new_tokens == cn[i] && cs->cached_tokens == cc[i];
+            }
+            sv_step_cost_t ref;
+            memset(&ref, 0x3C, sizeof ref);
+            sv_perf_step(p, &b, &ref);
+            const sv_step_cost_t *got = sv_perf_spec_step_memo(p, memo, &b);
+            ck_assert_msg(memcmp(&ref, got, sizeof ref) == 0, "model %d step %d", t, i);
+            if (cn[i]) { /* the step's slots now hold its count and chunk */
+                ck_assert(ts->tokens == T);
+                ck_assert(ts->linear.time == ref.op[SV_OP_LINEAR].time);
+                ck_assert(cs->new_tokens == cn[i] && cs->cached_tokens == cc[i]);
+                if (logits > 0) ck_assert(ls->logits == logits);
+            }
+        }
+        /* T = 120 found by the next four steps, replaced by 1144 (the same slot) and found
+         * again at the last; the chunk (62, 0) replaced by (31, 1) and it by (62, 0), each
+         * time a refill, and (100, 0) found thrice; logits 59 found, 21 found once, then
+         * replaced by 533 */
+        ck_assert_int_eq(tok_hits, 5);
+        ck_assert_int_eq(chunk_hits, 3);
+        ck_assert_int_eq(lm_hits, 2);
+        free(memo);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -1668,6 +1745,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_floor_inline);
     tcase_add_test(tc, test_step_memo_same_bits);
     tcase_add_test(tc, test_step_mixed_same_bits);
+    tcase_add_test(tc, test_step_memo_token_slots);
     tcase_add_test(tc, test_llama8b_sizes);
     tcase_add_test(tc, test_decode_batch1_memory_bound);
     tcase_add_test(tc, test_prefill_compute_bound);
