@@ -76,19 +76,9 @@ END_TEST
  * it is, infinities and NaN as floor gives them. */
 START_TEST(test_floor_inline)
 {
-    const double v[] = {2.75,
-                        0.5,
-                        0.0,
-                        -0.0,
-                        -0.5,
-                        -2.25,
-                        1e-300,
-                        4503599627370495.5,
-                        4503599627370496.0,
-                        9007199254740994.0,
-                        1e300,
-                        INFINITY,
-                        -INFINITY};
+    const double v[] = {2.75,   0.5,     0.0,     -0.0,     -0.5,  -2.25,       1e-300,
+                        4503599627370495.5, 4503599627370496.0, 9007199254740994.0,
+                        1e300,  INFINITY, -INFINITY};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         double got = sv_floor(v[i]), want = floor(v[i]);
         ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "floor(%.17g): %.17g, not %.17g", v[i],
@@ -348,8 +338,7 @@ static sv_perf_t mk_pf(const char *name, const char *gpu, int tp, const char *pf
 
 START_TEST(test_mla_prefill_efficiency)
 {
-    sv_perf_t a = mk_pf("deepseek-r1", "h200", 8, NULL),
-              b = mk_pf("deepseek-r1", "h200", 8, "0.25");
+    sv_perf_t a = mk_pf("deepseek-r1", "h200", 8, NULL), b = mk_pf("deepseek-r1", "h200", 8, "0.25");
     sv_step_cost_t ca, cb;
     sv_perf_prefill_time(&a, 1000, &ca);
     sv_perf_prefill_time(&b, 1000, &cb);
@@ -364,8 +353,7 @@ START_TEST(test_mla_prefill_efficiency)
     sv_perf_decode_time(&b, 64, 2000.0, &cb);
     ck_assert(cb.op[SV_OP_ATTN_DECODE].t_compute == ca.op[SV_OP_ATTN_DECODE].t_compute);
     ck_assert(cb.op[SV_OP_ATTN_DECODE].t_memory == ca.op[SV_OP_ATTN_DECODE].t_memory);
-    sv_perf_t d = mk_pf("llama-3.1-8b", "h100-sxm", 1, NULL),
-              e = mk_pf("llama-3.1-8b", "h100-sxm", 1, "0.25");
+    sv_perf_t d = mk_pf("llama-3.1-8b", "h100-sxm", 1, NULL), e = mk_pf("llama-3.1-8b", "h100-sxm", 1, "0.25");
     sv_perf_prefill_time(&d, 1000, &ca);
     sv_perf_prefill_time(&e, 1000, &cb);
     ck_assert(cb.op[SV_OP_ATTN_PREFILL].t_compute == ca.op[SV_OP_ATTN_PREFILL].t_compute);
@@ -507,10 +495,10 @@ END_TEST
  * Mistral, not the context phase's or DeepSeek's) gives the general path's bytes. */
 START_TEST(test_step_mixed_same_bits)
 {
-    sv_perf_t models[6] = {
-        mk("llama-3.1-8b", "h100-sxm", 1, 0), mk("llama-3.1-8b", "h100-sxm", 2, 0),
-        mk_pe("prefill_efficiency", "0.5"),   mk_pe("prefill_request_overhead_ms", "12.7"),
-        mk("mistral-7b", "h100-sxm", 1, 0),   mk_dsr1("trtllm-pytorch")};
+    sv_perf_t models[6] = {mk("llama-3.1-8b", "h100-sxm", 1, 0), mk("llama-3.1-8b", "h100-sxm", 2, 0),
+                           mk_pe("prefill_efficiency", "0.5"),
+                           mk_pe("prefill_request_overhead_ms", "12.7"),
+                           mk("mistral-7b", "h100-sxm", 1, 0), mk_dsr1("trtllm-pytorch")};
     sv_chunk_t ch[3] = {{.new_tokens = 512, .cached_tokens = 0, .last = 0},
                         {.new_tokens = 180, .cached_tokens = 4000, .last = 1},
                         {.new_tokens = 37, .cached_tokens = 16, .last = 1}};
@@ -526,17 +514,14 @@ START_TEST(test_step_mixed_same_bits)
         memset(&memo, 0, sizeof memo);
         int mixed = 0, hits = 0;
         for (int i = 0; i < 12; i++) {
-            sv_batch_t b = {.chunks = nch[i] ? ch : NULL,
-                            .n_chunks = nch[i],
-                            .n_decode = nd[i],
+            sv_batch_t b = {.chunks = nch[i] ? ch : NULL, .n_chunks = nch[i], .n_decode = nd[i],
                             .decode_ctx_sum = nd[i] * (900.0 + 53.0 * i)};
             sv_step_cost_t ref, dirty;
             memset(&ref, 0, sizeof ref);
             memset(&dirty, 0xA5, sizeof dirty);
             sv_perf_step(p, &b, &ref);
             sv_perf_step(p, &b, &dirty);
-            ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: unset bytes", t,
-                          i);
+            ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: unset bytes", t, i);
             memset(&dirty, 0x5A, sizeof dirty);
             sv_perf_step(&general, &b, &dirty);
             ck_assert_msg(memcmp(&ref, &dirty, sizeof ref) == 0, "model %d step %d: general path",
@@ -544,8 +529,7 @@ START_TEST(test_step_mixed_same_bits)
             const sv_perf_memo_slot_t *slot = &memo.slot[nd[i] % SV_PERF_MEMO_SLOTS];
             if (nch[i] == 0 && nd[i] > 0 && slot->n_decode == nd[i]) {
                 /* a hit: it starts from its slot's step of another context */
-                ck_assert(slot->cost.op[SV_OP_ATTN_DECODE].bytes !=
-                          ref.op[SV_OP_ATTN_DECODE].bytes);
+                ck_assert(slot->cost.op[SV_OP_ATTN_DECODE].bytes != ref.op[SV_OP_ATTN_DECODE].bytes);
                 hits++;
             }
             const sv_step_cost_t *got = sv_perf_spec_step_memo(p, &memo, &b);
@@ -577,8 +561,8 @@ START_TEST(test_experts_touched)
     /* Activations grow with the tokens too: 58 layers of 8 experts' (7168 + 2*256 + 256 +
      * 7168) + the shared expert's + the router's 256 values, the rest per token. */
     double grow = c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes;
-    double act =
-        (c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes) - 7.75 * 58.0 * expert * 1.0;
+    double act = (c2.op[SV_OP_LINEAR].bytes - c1.op[SV_OP_LINEAR].bytes) -
+                 7.75 * 58.0 * expert * 1.0;
     ck_assert(act > 0.0 && act < 0.02 * grow);
     /* Expert FLOPs follow the k experts per token, not the experts touched. */
     ck_assert(c2.op[SV_OP_LINEAR].flops - c1.op[SV_OP_LINEAR].flops ==
@@ -648,7 +632,7 @@ END_TEST
 START_TEST(test_window_kv)
 {
     sv_perf_t g1 = mk_cfg("gpt-oss-120b", "h200", 1, 0), g8 = mk_cfg("gpt-oss-120b", "h200", 8, 0);
-    ck_assert(g1.kv_bytes_token == 18.0 * 2048.0); /* 36,864 */
+    ck_assert(g1.kv_bytes_token == 18.0 * 2048.0);         /* 36,864 */
     ck_assert(sv_model_kv_bytes_token(&g1.model, SV_DT_BF16) == 36864.0);
     ck_assert(g1.seq_state_bytes == 18.0 * 128.0 * 2048.0); /* 4,718,592 per sequence */
     ck_assert(g8.kv_bytes_token == 18.0 * 256.0);           /* one KV head per GPU: 4,608 */
@@ -666,7 +650,7 @@ START_TEST(test_window_kv)
     ck_assert(g1.weight_bytes_total > experts * 0.53125 &&
               g1.weight_bytes_total < experts * 0.53125 + 6.0e9);
     sv_perf_t e1 = mk_cfg("gemma-3-27b", "h200", 1, 0);
-    ck_assert(e1.kv_bytes_token == 10.0 * 8192.0);           /* 81,920 */
+    ck_assert(e1.kv_bytes_token == 10.0 * 8192.0); /* 81,920 */
     ck_assert(e1.seq_state_bytes == 52.0 * 1024.0 * 8192.0); /* 436,207,616 */
     ck_assert(e1.model.tied_embeddings == 1);
     /* Decode attention over the window: at 4000 cached tokens the 52 local layers read 1024
@@ -978,9 +962,9 @@ END_TEST
 /*
  * The TP all-reduce by message size, Llama-3.1-70B (hidden 8192, 80 layers: 160 all-reduces
  * of batch x 16 KiB per decode step) on H100 SXM (B = 450 GB/s x 0.730 = 328.5 GB/s one
- * way, the fit to Vidur's H100 DGX table), vllm profile (15 us + (TP-2) x 1.58 us). vLLM's
- * csrc/custom_all_reduce.cuh: one-shot at 2 GPUs, under 512 KiB up to 4 and under 256 KiB up to 8,
- * else two-shot; NCCL past 8 MiB (custom_all_reduce.py's max_size).
+ * way, the fit to Vidur's H100 DGX table), vllm profile (15 us + (TP-2) x 1.58 us). vLLM's csrc/custom_all_reduce.cuh: one-shot
+ * at 2 GPUs, under 512 KiB up to 4 and under 256 KiB up to 8, else two-shot; NCCL past
+ * 8 MiB (custom_all_reduce.py's max_size).
  */
 START_TEST(test_allreduce_by_size)
 {

@@ -624,8 +624,7 @@ static arch_params_t arch_params(const sv_model_t *m, int tp);
 /* The model needs the architecture terms (sv_perf_t.ext). */
 static int model_ext(const sv_model_t *m)
 {
-    return m->mla || m->experts || m->linear_layers ||
-           (m->sliding_window > 0 && m->window_layers > 0);
+    return m->mla || m->experts || m->linear_layers || (m->sliding_window > 0 && m->window_layers > 0);
 }
 
 double sv_model_param_count(const sv_model_t *m)
@@ -659,6 +658,7 @@ static double causal_keys(double n, double c, double w);
 static void finish_op(sv_op_cost_t *o, double t_compute, double t_memory, double t_fixed);
 
 /* ---- architectures beyond the dense transformer -------------------------------------- */
+
 
 static arch_params_t arch_params(const sv_model_t *m, int tp)
 {
@@ -743,12 +743,10 @@ static void arch_weights(sv_perf_t *p, double head)
     const sv_model_t *m = &p->model;
     sv_perf_arch_t *x = &p->x;
     const sv_perf_settings_t *r = &p->set;
-    int tp = p->attn_tp;            /* attention and dense layers' TP */
+    int tp = p->attn_tp; /* attention and dense layers' TP */
     double inv_pp = p->stage_share; /* the heaviest stage's share of the layers (1/pp if even) */
-    double wb = sv_dtype_weight_bytes(r->weight_dtype),
-           wb_e = sv_dtype_weight_bytes(x->expert_dtype);
-    int scale_block =
-        r->weight_dtype == SV_DT_FP8 && !r->weight_dtype_given ? m->ckpt_scale_block : 0;
+    double wb = sv_dtype_weight_bytes(r->weight_dtype), wb_e = sv_dtype_weight_bytes(x->expert_dtype);
+    int scale_block = r->weight_dtype == SV_DT_FP8 && !r->weight_dtype_given ? m->ckpt_scale_block : 0;
     arch_params_t a = arch_params(m, tp), a1 = arch_params(m, 1);
     if (p->ep > 1 || p->dp > 1) {
         /* The routed experts over the whole group: ep ranks of experts/ep experts, each split
@@ -775,9 +773,8 @@ static void arch_weights(sv_perf_t *p, double head)
     /* Weights per GPU: the decoder's stage plus the embedding and LM head as before. */
     double decoder = arch_decoder_bytes(m, &a, wb, wb_e, scale_block) * inv_pp;
     p->weight_bytes_gpu =
-        p->pp_uneven
-            ? heaviest_stage(p, arch_decoder_bytes(m, &a, wb, wb_e, scale_block) / m->layers)
-            : decoder + head;
+        p->pp_uneven ? heaviest_stage(p, arch_decoder_bytes(m, &a, wb, wb_e, scale_block) / m->layers)
+                     : decoder + head;
     double full_embed = (double)m->vocab * m->hidden * EMBED_BYTES;
     p->weight_bytes_total = arch_decoder_bytes(m, &a1, wb, wb_e, scale_block) +
                             m->hidden * EMBED_BYTES + full_embed * (m->tied_embeddings ? 1.0 : 2.0);
@@ -819,8 +816,7 @@ static void arch_kv(sv_perf_t *p)
     p->kv_bytes_token_window = x->window_layers * x->kv_layer;
     p->kv_bytes_token_total = p->kv_bytes_token * tp * (p->pp_uneven ? p->stage_equiv : pp);
     x->window_cap = m->sliding_window;
-    if (m->max_context > 0 && m->max_context < x->window_cap)
-        x->window_cap = (double)m->max_context;
+    if (m->max_context > 0 && m->max_context < x->window_cap) x->window_cap = (double)m->max_context;
     if (m->linear_layers) {
         double kh = (double)m->lin_k_heads / tp, vh = (double)m->lin_v_heads / tp;
         double conv = 2.0 * kh * m->lin_k_dim + vh * m->lin_v_dim;
@@ -833,8 +829,7 @@ static void arch_kv(sv_perf_t *p)
                        (m->lin_conv > 1 ? m->lin_conv - 1 : 0) * conv * ACT_BYTES;
         x->lin_act_tok = 2.0 * (conv + 2.0 * vh * m->lin_v_dim) * ACT_BYTES;
     }
-    p->seq_state_bytes =
-        x->window_layers * x->window_cap * x->kv_layer + x->linear_layers * x->lin_state;
+    p->seq_state_bytes = x->window_layers * x->window_cap * x->kv_layer + x->linear_layers * x->lin_state;
 }
 
 /*
@@ -874,8 +869,7 @@ static void arch_init(sv_perf_t *p, double head)
     /* GEMM inputs and outputs per token over the stage's layers. */
     double q = hl * m->head_dim, kv = p->kv_heads_local * m->head_dim;
     double act_attn = m->mla ? 2.0 * d + 2.0 * m->q_lora_rank + 2.0 * m->kv_lora_rank +
-                                   m->qk_rope_head_dim +
-                                   hl * (m->qk_nope_head_dim + m->qk_rope_head_dim) +
+                                   m->qk_rope_head_dim + hl * (m->qk_nope_head_dim + m->qk_rope_head_dim) +
                                    hl * (m->qk_nope_head_dim + 2.0 * m->v_head_dim)
                              : (d + q + 2.0 * kv) + (q + d) + (m->attn_output_gate ? q : 0.0);
     double fl = p->ffn_local, fe = p->moe_ffn_local, fs = (double)m->shared_ffn / tp;
@@ -897,10 +891,8 @@ static void arch_init(sv_perf_t *p, double head)
      * tensor cores are dequantised to BF16: weight-only, W4A16). */
     double peak_e = p->compute_peak;
     if (x->expert_dtype != r->weight_dtype) {
-        int bit = x->expert_dtype == SV_DT_NVFP4   ? SV_FP4_NVFP4
-                  : x->expert_dtype == SV_DT_MXFP4 ? SV_FP4_MXFP4
-                                                   : 0;
-        peak_e = (bit && (p->gpu.fp4_formats & bit)                      ? p->gpu.fp4_flops
+        int bit = x->expert_dtype == SV_DT_NVFP4 ? SV_FP4_NVFP4 : x->expert_dtype == SV_DT_MXFP4 ? SV_FP4_MXFP4 : 0;
+        peak_e = (bit && (p->gpu.fp4_formats & bit) ? p->gpu.fp4_flops
                   : x->expert_dtype == SV_DT_FP8 && p->gpu.fp8_flops > 0 ? p->gpu.fp8_flops
                                                                          : p->gpu.bf16_flops) *
                  sv_perf_power_scale(&p->gpu, p->set.power_limit_w);
@@ -927,16 +919,13 @@ static void arch_init(sv_perf_t *p, double head)
     p->attn_seq_step = attn_s * cv[SV_CV_ATTN_SEQ] * 1e-6;
     if (!r->ideal) {
         double norm = 0.0, other = 0.0;
-        double rot =
-            m->mla ? 2.0 * (hl * m->qk_rope_head_dim + m->qk_rope_head_dim) : 2.0 * (q + kv);
+        double rot = m->mla ? 2.0 * (hl * m->qk_rope_head_dim + m->qk_rope_head_dim) : 2.0 * (q + kv);
         double act_f = dense_s * fl + x->moe_layers * (m->experts_per_tok * fe + fs);
-        norm = layers_s * 2.0 * 2.0 * d +
-               (m->mla ? attn_s * 2.0 * (m->q_lora_rank + m->kv_lora_rank) : 0.0);
+        norm = layers_s * 2.0 * 2.0 * d + (m->mla ? attn_s * 2.0 * (m->q_lora_rank + m->kv_lora_rank) : 0.0);
         other = layers_s * 2.0 * 3.0 * d + (m->gated_mlp ? 3.0 : 2.0) * act_f + attn_s * rot;
         other += x->moe_layers * moe_route_elems(m, x->expert_dtype, p->ep, p->dp) * d;
         p->small_bytes_tok = (norm + other) * ACT_BYTES;
-        p->small_s_tok =
-            ACT_BYTES / p->gpu.hbm_bw * (norm / cv[SV_CV_NORM_EFF] + other / cv[SV_CV_SMALL_EFF]);
+        p->small_s_tok = ACT_BYTES / p->gpu.hbm_bw * (norm / cv[SV_CV_NORM_EFF] + other / cv[SV_CV_SMALL_EFF]);
     }
 }
 
@@ -960,12 +949,10 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         if (b->chunks[i].last) *logits += 1.0;
         double fl = x->pair_flops * (x->full_layers * causal_keys(n, c, 0.0) +
                                      x->window_layers * causal_keys(n, c, w)) +
-                    x->decomp_flops_key * x->full_layers * c +
-                    x->lin_flops_tok * x->linear_layers * n;
-        double by =
-            x->full_layers * (n * x->q_bytes_tok + (c + n) * (kvl + x->key_act_bytes) + n * kvl) +
-            x->window_layers * (n * x->q_bytes_tok + (fmin(c, w) + n) * kvl + n * kvl) +
-            x->linear_layers * (2.0 * x->lin_state + n * x->lin_act_tok);
+                    x->decomp_flops_key * x->full_layers * c + x->lin_flops_tok * x->linear_layers * n;
+        double by = x->full_layers * (n * x->q_bytes_tok + (c + n) * (kvl + x->key_act_bytes) + n * kvl) +
+                    x->window_layers * (n * x->q_bytes_tok + (fmin(c, w) + n) * kvl + n * kvl) +
+                    x->linear_layers * (2.0 * x->lin_state + n * x->lin_act_tok);
         ap->flops += fl;
         eff_flops += fl * (n + p->attn_n_half) / n;
         ap->bytes += by;
@@ -981,8 +968,7 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
     double dense_fl = 2.0 * T * x->lin_params, tc_exp = 0.0, tm_exp = 0.0;
     li->flops = dense_fl;
-    li->bytes =
-        x->lin_bytes + T * m->hidden * EMBED_BYTES / p->attn_tp + T * x->act_tok * ACT_BYTES;
+    li->bytes = x->lin_bytes + T * m->hidden * EMBED_BYTES / p->attn_tp + T * x->act_tok * ACT_BYTES;
     double floors = p->gemm_floor_step, dense_bytes = li->bytes;
     if (m->experts) {
         /* With attention data parallelism the experts see every rank's tokens (moe_T). */
@@ -990,8 +976,7 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
         double touched = E * (1.0 - pow(1.0 - k / E, Tm));
         double efl = 2.0 * Tm * k * x->moe_layers * p->expert_params;
         double te = Tm * k / touched; /* tokens per touched expert */
-        double eby =
-            x->moe_layers * touched * p->expert_params * sv_dtype_weight_bytes(x->expert_dtype);
+        double eby = x->moe_layers * touched * p->expert_params * sv_dtype_weight_bytes(x->expert_dtype);
         li->flops += efl;
         li->bytes += eby;
         /* The grouped GEMMs reach g of a dense GEMM's FLOP/s and bandwidth; the busiest
@@ -1018,14 +1003,12 @@ static double arch_ops(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
     sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
     if (nd > 0) {
         double ctx_w = w > 0 ? nd * fmin(ctx_sum / nd, w) : 0.0, ndv = nd * v;
-        ad->flops = v * x->dec_flops_key *
-                        (x->full_layers * (ctx_sum + nd) + x->window_layers * (ctx_w + nd)) +
+        ad->flops = v * x->dec_flops_key * (x->full_layers * (ctx_sum + nd) + x->window_layers * (ctx_w + nd)) +
                     x->lin_flops_tok * x->linear_layers * ndv;
         ad->bytes = x->full_layers * ((ctx_sum + ndv) * kvl + ndv * x->dec_q_bytes) +
                     x->window_layers * ((ctx_w + ndv) * kvl + ndv * x->dec_q_bytes) +
                     x->linear_layers * nd * (2.0 * x->lin_state + v * x->lin_act_tok);
-        finish_op(ad, ad->flops * x->inv_attn_c, ad->bytes * x->inv_attn_mem,
-                  nd * p->attn_seq_step);
+        finish_op(ad, ad->flops * x->inv_attn_c, ad->bytes * x->inv_attn_mem, nd * p->attn_seq_step);
     }
     return T;
 }
@@ -1074,8 +1057,7 @@ static void kv_groups(sv_perf_t *p)
     /* kv_bytes_token is the full-attention layers' (with a drafter's layer, spec_init) */
     k->page_token = p->kv_bytes_token * k->group_layers / k->layers[SV_KV_FULL];
     double layer_page = p->x.kv_layer * k->block_size;
-    if (p->x.lin_state > 0 && layer_page > 0)
-        k->state_blocks = (long)ceil(p->x.lin_state / layer_page);
+    if (p->x.lin_state > 0 && layer_page > 0) k->state_blocks = (long)ceil(p->x.lin_state / layer_page);
 }
 
 /* ceil(a / b) and floor(a / b) for a >= 0, b > 0 */
@@ -1092,8 +1074,7 @@ long sv_kv_blocks(const sv_kvspec_t *k, long c, long tokens, long out[SV_KV_KIND
         long skip = c - k->window + 1;
         v[SV_KV_WINDOW] = k->groups[SV_KV_WINDOW] * (need - (skip > 0 ? skip / bs : 0));
     }
-    if (k->groups[SV_KV_CHUNK])
-        v[SV_KV_CHUNK] = k->groups[SV_KV_CHUNK] * (need - c / k->window * k->window / bs);
+    if (k->groups[SV_KV_CHUNK]) v[SV_KV_CHUNK] = k->groups[SV_KV_CHUNK] * (need - c / k->window * k->window / bs);
     if (tokens > 0) v[SV_KV_STATE] = k->groups[SV_KV_STATE] * k->state_blocks;
     long sum = 0;
     for (int i = 0; i < SV_KV_KINDS; i++) {
@@ -1162,9 +1143,8 @@ static int spec_init(sv_perf_t *p, sv_error_t *err)
                          "speculative: mtp needs a model with MTP layers "
                          "(num_nextn_predict_layers >= 1); model '%s' has none (use eagle)",
                          p->model.name);
-    if (p->set.spec_method == SV_SPEC_DRAFT)
-        return sv_spec_check(&p->set, err); /* the rest:
-                                  sv_perf_draft_init */
+    if (p->set.spec_method == SV_SPEC_DRAFT) return sv_spec_check(&p->set, err); /* the rest:
+                                                                       sv_perf_draft_init */
     double L = p->stage_layers;
     double layer = (p->weight_bytes_gpu - p->embed_bytes_gpu - p->lm_head_params * EMBED_BYTES) / L;
     p->weight_bytes_gpu += layer;
@@ -1185,8 +1165,8 @@ static int spec_init(sv_perf_t *p, sv_error_t *err)
  * sum. Pipeline stages, expert and attention data parallelism with a draft model are not
  * modelled (vLLM V1 refuses speculative decoding with pipeline parallelism).
  */
-int sv_spec_draft_check(const sv_perf_settings_t *s, const sv_model_t *target, const sv_model_t *dm,
-                        sv_error_t *err)
+int sv_spec_draft_check(const sv_perf_settings_t *s, const sv_model_t *target,
+                        const sv_model_t *dm, sv_error_t *err)
 {
     if (dm->vocab != target->vocab)
         return sv_errorf(err, SV_EINVAL,
@@ -1205,9 +1185,8 @@ int sv_spec_draft_check(const sv_perf_settings_t *s, const sv_model_t *target, c
 int sv_perf_draft_init(sv_perf_t *p, sv_perf_t *draft, const sv_model_t *dm, sv_error_t *err)
 {
     if (p->set.spec_method != SV_SPEC_DRAFT)
-        return sv_errorf(err, SV_EINVAL,
-                         "speculative_model: a draft model is run with "
-                         "speculative: draft");
+        return sv_errorf(err, SV_EINVAL, "speculative_model: a draft model is run with "
+                                         "speculative: draft");
     int rc = sv_spec_draft_check(&p->set, &p->model, dm, err);
     if (rc) return rc;
     sv_perf_settings_t ds = p->set;
@@ -1216,8 +1195,7 @@ int sv_perf_draft_init(sv_perf_t *p, sv_perf_t *draft, const sv_model_t *dm, sv_
     ds.spec_model[0] = '\0';
     ds.weight_dtype = SV_DT_BF16;
     ds.weight_dtype_given = 0;
-    if ((rc = sv_perf_init(draft, &p->gpu, dm, &ds, err)))
-        return sv_error_prefix(err, "speculative_model: draft '%s'", dm->name);
+    if ((rc = sv_perf_init(draft, &p->gpu, dm, &ds, err))) return sv_error_prefix(err, "speculative_model: draft '%s'", dm->name);
     p->draft = draft;
     p->weight_bytes_gpu += draft->weight_bytes_gpu;
     p->kv_bytes_token += draft->kv_bytes_token;
@@ -1272,8 +1250,7 @@ static const struct {
     {8, 256.0 * 1024.0},
 };
 
-const char *const sv_ar_algo_names[SV_AR_COUNT] = {"one-shot", "two-shot", "nccl-ring",
-                                                   "nccl-nvls"};
+const char *const sv_ar_algo_names[SV_AR_COUNT] = {"one-shot", "two-shot", "nccl-ring", "nccl-nvls"};
 
 /*
  * NCCL's NVLink SHARP all-reduce (NVLS, NCCL 2.17 and later; NCCL_NVLS_ENABLE, default 2:
@@ -1284,11 +1261,11 @@ const char *const sv_ar_algo_names[SV_AR_COUNT] = {"one-shot", "two-shot", "nccl
  * Its latency is the ring's fitted one: NCCL's own model puts NVLS's (25 us on NVLink,
  * src/graph/tuning.cc) between its low-latency ring's (15 us at 8 GPUs) and its simple
  * ring's (56 us), and the fit is one latency for all of NCCL's protocols, so NVLS wins on
- * bandwidth alone: at 8 GPUs always, at 2 never. Its efficiency is read from the NCCL maintainers'
- * figure for 8 H100s, a peak bus bandwidth of about 480 GB/s, algorithm bandwidth 275 GB/s
- * (NVIDIA/nccl-tests#212; 475 GB/s on 8 H200s with NCCL 2.20, NVIDIA/nccl-tests#272): 275 x (1 +
- * 1/8) = 309 GB/s one way, 0.686 of NVLink 4's 450. NCCL picks, per message, the algorithm its
- * model says is faster; so does sv_perf_allreduce.
+ * bandwidth alone: at 8 GPUs always, at 2 never. Its efficiency is read from the NCCL maintainers' figure for 8 H100s, a peak bus bandwidth
+ * of about 480 GB/s, algorithm bandwidth 275 GB/s (NVIDIA/nccl-tests#212; 475 GB/s on 8
+ * H200s with NCCL 2.20, NVIDIA/nccl-tests#272): 275 x (1 + 1/8) = 309 GB/s one way, 0.686
+ * of NVLink 4's 450. NCCL picks, per message, the algorithm its model says is faster; so
+ * does sv_perf_allreduce.
  */
 #define NVLS_EFFICIENCY 0.686
 #define NVLS_MIN_LINK_BW 900e9
@@ -1305,7 +1282,8 @@ static int custom_allreduce_runs(const sv_perf_t *p, int pairs_pcie)
 {
     int n = p->attn_tp, topo = p->gpu.topology;
     int domain = p->gpu.nvlink_domain > 0 ? p->gpu.nvlink_domain : 8;
-    if (!p->set.custom_allreduce || n > 8 || n % 2 || p->set.tp > domain || pairs_pcie) return 0;
+    if (!p->set.custom_allreduce || n > 8 || n % 2 || p->set.tp > domain || pairs_pcie)
+        return 0;
     return topo == SV_TOPO_NVSWITCH || topo == SV_TOPO_NVL72 || topo == SV_TOPO_MESH ||
            (topo == SV_TOPO_NVLINK_PAIRS && n == 2);
 }
@@ -1401,13 +1379,8 @@ static int layout_check(const sv_model_t *m, int tp, int ep, int dp, int pp, int
         return sv_errorf(err, SV_EINVAL,
                          "attention TP %d (tp=%d / dp_attention=%d) does not divide the %d %s "
                          "of model '%s'",
-                         atp, tp, dp,
-                         m->heads % atp      ? m->heads
-                         : m->kv_heads % atp ? m->kv_heads
-                                             : m->ffn,
-                         m->heads % atp      ? "attention heads"
-                         : m->kv_heads % atp ? "KV heads"
-                                             : "MLP width",
+                         atp, tp, dp, m->heads % atp ? m->heads : m->kv_heads % atp ? m->kv_heads : m->ffn,
+                         m->heads % atp ? "attention heads" : m->kv_heads % atp ? "KV heads" : "MLP width",
                          m->name);
     if (m->moe_ffn % mtp)
         return sv_errorf(err, SV_EINVAL,
@@ -1473,8 +1446,7 @@ static void a2a_init(sv_perf_t *p, int domain)
         double so = p->set.pp_link_bw * A2A_SCALEOUT.eff[k];
         p->a2a_alpha[k] = (f_nv < 1.0 ? A2A_SCALEOUT.alpha_us[k] : A2A_NVLINK.alpha_us[k]) * 1e-6;
         p->a2a_inv_bw[k] = fmax(f_nv / nv, (1.0 - f_nv) / so);
-        sv_perf_a2a_bytes(&p->model, ep, (sv_ep_kernel_t)k, &p->a2a_bytes[k][0],
-                          &p->a2a_bytes[k][1]);
+        sv_perf_a2a_bytes(&p->model, ep, (sv_ep_kernel_t)k, &p->a2a_bytes[k][0], &p->a2a_bytes[k][1]);
     }
 }
 
@@ -1498,8 +1470,7 @@ static void a2a_step(const sv_perf_t *p, const sv_batch_t *b, double T, sv_step_
 {
     int k = p->set.ep_kernel;
     if (k == SV_EPK_AUTO) k = b->n_chunks > 0 ? SV_EPK_HIGH_THROUGHPUT : SV_EPK_LOW_LATENCY;
-    double per =
-        2.0 * p->a2a_alpha[k] + T * (p->a2a_bytes[k][0] + p->a2a_bytes[k][1]) * p->a2a_inv_bw[k];
+    double per = 2.0 * p->a2a_alpha[k] + T * (p->a2a_bytes[k][0] + p->a2a_bytes[k][1]) * p->a2a_inv_bw[k];
     out->a2a = p->x.moe_layers * per;
     out->a2a_kernel = k;
     out->comm += out->a2a;
@@ -1586,9 +1557,8 @@ static int perf_layout(sv_perf_t *p, const sv_perf_settings_t *s, sv_error_t *er
     p->ep = ep;
     p->dp = dp;
     p->attn_tp = tp / dp;
-    if (ep == 1 && dp == 1 &&
-        (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp ||
-         (m->experts && m->moe_ffn % tp))) {
+    if (ep == 1 && dp == 1 && (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads) || m->ffn % tp ||
+        (m->experts && m->moe_ffn % tp))) {
         valid_tps(m, ok, sizeof ok);
         const char *what = m->heads % tp                            ? "attention heads"
                            : (m->kv_heads % tp && tp % m->kv_heads) ? "KV heads"
@@ -2163,10 +2133,8 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
         }
         finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
-        if (nd > 0)
-            decode_attention(p, nd, ctx_sum, v, &out->op[SV_OP_ATTN_DECODE]);
-        else
-            memset(&out->op[SV_OP_ATTN_DECODE], 0, sizeof(sv_op_cost_t));
+        if (nd > 0) decode_attention(p, nd, ctx_sum, v, &out->op[SV_OP_ATTN_DECODE]);
+        else memset(&out->op[SV_OP_ATTN_DECODE], 0, sizeof(sv_op_cost_t));
     }
 
     /* LM head: the vocabulary projection for each token that yields a next token (a GEMM
@@ -2199,10 +2167,8 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
         sv_batch_t db = *b;
         db.n_chunks = 0;
         db.chunks = NULL;
-        if (nd > 0)
-            stage_step(p, &db, j, m_mb, &dec);
-        else
-            memset(&dec, 0, sizeof dec);
+        if (nd > 0) stage_step(p, &db, j, m_mb, &dec);
+        else memset(&dec, 0, sizeof dec);
         double g = 1.0 + p->prefill_slow;
         for (int i = 0; i < SV_OP_COUNT; i++) {
             sv_op_cost_t *o = &out->op[i];
@@ -2260,10 +2226,9 @@ static int compute_bound(const sv_step_cost_t *out)
 }
 
 /* sv_perf_step; plain (a constant where it is inlined): p->plain, one stage inlined. */
-static inline __attribute__((always_inline)) void perf_step_in(const sv_perf_t *p,
-                                                               const sv_batch_t *b,
-                                                               sv_step_cost_t *out, const int plain,
-                                                               sv_perf_memo_t *tm)
+static inline __attribute__((always_inline)) void
+perf_step_in(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out, const int plain,
+             sv_perf_memo_t *tm)
 {
     int pp = !plain && p->set.pp > 1 ? p->set.pp : 1;
     long seqs = b->n_decode + b->n_chunks;
@@ -2366,8 +2331,9 @@ static int memo_fits(const sv_perf_t *p, const sv_batch_t *b)
 
 /* A memo slot's step in full (sv_perf_step), with the terms of decode_attention at v = 1
  * and of the sums over the operators that do not see the context, each grouped as there. */
-static __attribute__((noinline)) const sv_step_cost_t *
-memo_fill(const sv_perf_t *p, sv_perf_memo_slot_t *s, const sv_batch_t *b)
+static __attribute__((noinline)) const sv_step_cost_t *memo_fill(const sv_perf_t *p,
+                                                                 sv_perf_memo_slot_t *s,
+                                                                 const sv_batch_t *b)
 {
     sv_step_cost_t *out = &s->cost;
     sv_perf_step(p, b, out);
@@ -2409,8 +2375,8 @@ sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo, const sv_batch_
     sv_op_cost_t *ad = &out->op[SV_OP_ATTN_DECODE];
     const sv_op_cost_t *o3 = &out->op[3], *o4 = &out->op[4];
     ad->flops = s->dec_flops_ctx * (ctx_sum + nd);
-    ad->bytes =
-        p->stage_layers * (ctx_sum * p->kv_bytes_token_layer + s->dec_bytes_seq + s->dec_bytes_act);
+    ad->bytes = p->stage_layers * (ctx_sum * p->kv_bytes_token_layer + s->dec_bytes_seq +
+                                   s->dec_bytes_act);
     /* t_fixed (n_decode x attn_seq_step) is the slot's */
     finish_op(ad, ad->flops * p->inv_attn_c, ad->bytes * p->inv_attn_mem, ad->t_fixed);
     out->total = s->time01 + ad->time + o3->time + o4->time + s->comm_overhead;
@@ -2484,14 +2450,10 @@ static void draft_model_cost(const sv_perf_t *p, const sv_batch_t *b, int k, dou
     for (int i = 0; i < b->n_chunks; i++)
         if (b->chunks[i].last) {
             last++;
-            last_ctx +=
-                sv_perf_attended(d, (double)(b->chunks[i].cached_tokens + b->chunks[i].new_tokens));
+            last_ctx += sv_perf_attended(d, (double)(b->chunks[i].cached_tokens + b->chunks[i].new_tokens));
         }
-    sv_batch_t first = {.chunks = b->chunks,
-                        .n_chunks = b->n_chunks,
-                        .n_decode = b->n_decode,
-                        .decode_ctx_sum = b->decode_ctx_sum,
-                        .verify = k + 2};
+    sv_batch_t first = {.chunks = b->chunks, .n_chunks = b->n_chunks, .n_decode = b->n_decode,
+                        .decode_ctx_sum = b->decode_ctx_sum, .verify = k + 2};
     sv_batch_t first_dec = first, next = {.verify = 1}, next_dec = next;
     first_dec.chunks = NULL;
     first_dec.n_chunks = 0;
@@ -2519,10 +2481,8 @@ static __attribute__((noinline)) void spec_step(const sv_perf_t *p, const sv_bat
                                                 sv_step_cost_t *out)
 {
     double pre = 0.0, draft = 0.0;
-    if (p->draft)
-        draft_model_cost(p, b, k, &draft, &pre);
-    else if (b->n_chunks > 0)
-        pre = spec_prefill(p, b);
+    if (p->draft) draft_model_cost(p, b, k, &draft, &pre);
+    else if (b->n_chunks > 0) pre = spec_prefill(p, b);
     if (b->n_decode <= 0) {
         sv_perf_step(p, b, out);
         out->spec_draft = pre;
@@ -2534,11 +2494,10 @@ static __attribute__((noinline)) void spec_step(const sv_perf_t *p, const sv_bat
     sv_perf_step(p, &vb, out);
     double tau = sv_spec_accept_len(&p->set);
     if (!p->draft) draft = spec_draft(p, b->n_decode, b->decode_ctx_sum, k);
-    double dec = out->total;                                 /* the decodes' own verify step */
+    double dec = out->total; /* the decodes' own verify step */
     double dec_step = out->eng_step, dec_seq = out->eng_seq; /* and its engine CPU cost */
     if (b->n_chunks > 0) {
-        sv_batch_t db = {
-            .n_decode = b->n_decode, .decode_ctx_sum = b->decode_ctx_sum, .verify = k + 1};
+        sv_batch_t db = {.n_decode = b->n_decode, .decode_ctx_sum = b->decode_ctx_sum, .verify = k + 1};
         sv_step_cost_t dc;
         sv_perf_step(p, &db, &dc);
         dec = dc.total;
@@ -2561,10 +2520,8 @@ static __attribute__((noinline)) void spec_step(const sv_perf_t *p, const sv_bat
 void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
 {
     int k = sv_spec_k(&p->set);
-    if (k == 0)
-        sv_perf_step(p, b, out);
-    else
-        spec_step(p, b, k, out);
+    if (k == 0) sv_perf_step(p, b, out);
+    else spec_step(p, b, k, out);
 }
 
 double sv_perf_prefill_time(const sv_perf_t *p, long n, sv_step_cost_t *out)

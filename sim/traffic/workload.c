@@ -571,9 +571,9 @@ static inline double lognormal_mt(mt_state_t *s, double zeta, double sigma)
 {
     double u, v, r2;
     do { /* a point uniform in the unit disc (not its centre) */
-        /* its two words at once while the block holds both (mt_next's each else), and
-         * -1 + 2 mt_uniform as x / 2^31 - 1: x / 2^32 and its double are exact, so the same
-         * sum and the same bits */
+        /* its two words at once while the block holds both (else one by one, mt_next),
+         * and -1 + 2 mt_uniform as x / 2^31 - 1: x / 2^32 and its double are exact, so the
+         * same sum and the same bits */
         uint32_t x, y;
         if (s->i <= MT_N - 2) {
             x = s->t[s->i];

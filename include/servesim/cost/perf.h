@@ -61,9 +61,9 @@ double sv_model_kv_bytes_token(const sv_model_t *m, sv_dtype_t t);
  * sv_perf_settings_default() gives) take the GPU's catalog defaults.
  */
 typedef struct sv_perf_settings {
-    int tp;         /* tensor-parallel degree, >= 1 */
-    int pp;         /* pipeline stages, 1..SV_PP_MAX (0 = 1) */
-    int pp_split_n; /* pp_layer_partition given: its stage count (0: vLLM's split) */
+    int tp;                    /* tensor-parallel degree, >= 1 */
+    int pp;                    /* pipeline stages, 1..SV_PP_MAX (0 = 1) */
+    int pp_split_n;            /* pp_layer_partition given: its stage count (0: vLLM's split) */
     unsigned short pp_split[SV_PP_MAX]; /* its layers per stage, first stage first */
     double pp_link_bw;         /* one-direction bytes/s per GPU between stages across nodes */
     sv_dtype_t weight_dtype;   /* bf16 | fp16 | fp8 | int4 | nvfp4 | mxfp4 */
@@ -76,14 +76,14 @@ typedef struct sv_perf_settings {
     double link_latency;       /* s per all-reduce (alpha); < 0: GPU's link */
     double curve[SV_CV_COUNT]; /* hardware curves in their key units; < 0: engine, GPU, built-in */
     double seq_overhead_s;     /* engine cost per sequence per step; < 0: engine profile, else 0 */
-    int cuda_graphs;      /* steps up to graph_max_tokens replay a graph; < 0: profile, else 1 */
-    int custom_allreduce; /* the engine's one-/two-shot all-reduce; < 0: profile, else 0 (NCCL) */
-    int nccl_nvls; /* NCCL may run NVLink SHARP where the node has it; < 0: profile, else 1 */
-    long graph_max_tokens;    /* largest step captured; < 0: profile, else 512 */
-    int ideal;                /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
-    double power_limit_w;     /* board power cap, W (sv_perf_power_range); 0 = none, the TDP */
-    int sched_steps;          /* vLLM V0's num_scheduler_steps: decode steps per scheduling round
-                                 (0 or 1: every step is scheduled) */
+    int cuda_graphs;       /* steps up to graph_max_tokens replay a graph; < 0: profile, else 1 */
+    int custom_allreduce;  /* the engine's one-/two-shot all-reduce; < 0: profile, else 0 (NCCL) */
+    int nccl_nvls;         /* NCCL may run NVLink SHARP where the node has it; < 0: profile, else 1 */
+    long graph_max_tokens; /* largest step captured; < 0: profile, else 512 */
+    int ideal;             /* pure roofline: no small-op class (set by sv_perf_settings_ideal) */
+    double power_limit_w;  /* board power cap, W (sv_perf_power_range); 0 = none, the TDP */
+    int sched_steps;       /* vLLM V0's num_scheduler_steps: decode steps per scheduling round
+                              (0 or 1: every step is scheduled) */
     char engine[SV_NAME_MAX]; /* name of the engine profile applied ("" = none) */
     int engine_calibration;   /* sv_calibration_t of that profile (SV_CAL_DATASHEET if none) */
     char engine_fitted_to[SV_TEXT_MAX]; /* the profile's fitted_to note */
@@ -94,14 +94,14 @@ typedef struct sv_perf_settings {
     long max_batched_tokens;       /* largest batch in tokens (sizes the activation reserve) */
     int weight_dtype_given;        /* weight_dtype was set: it overrides the checkpoint's */
     /* Speculative decoding (docs/cost-model.md, "Speculative decoding"). */
-    int spec_method;                   /* sv_spec_method_t */
-    int spec_k;                        /* draft tokens per step, 1..SV_SPEC_MAX_K (0: default) */
-    int spec_naccept;                  /* acceptance rates given (0: the method's default) */
+    int spec_method;                 /* sv_spec_method_t */
+    int spec_k;                      /* draft tokens per step, 1..SV_SPEC_MAX_K (0: default) */
+    int spec_naccept;                /* acceptance rates given (0: the method's default) */
     double spec_accept[SV_SPEC_MAX_K]; /* P(position i accepted | position i-1 accepted) */
-    double spec_draft_step_s;          /* engine cost per draft step; < 0: default */
-    char spec_model[256];              /* speculative: draft: the draft model (a catalog name or
-                                          a config.json), resolved by the caller and attached
-                                          with sv_perf_draft_init */
+    double spec_draft_step_s;        /* engine cost per draft step; < 0: default */
+    char spec_model[256];            /* speculative: draft: the draft model (a catalog name or
+                                        a config.json), resolved by the caller and attached
+                                        with sv_perf_draft_init */
     int spec_expected; /* 1: every sequence emits the expected tokens of a verify step, spread
                           as one token per lockstep step (sv_perf_spec_step); 0 (default):
                           each verify step draws every sequence's accepted drafts (the
@@ -216,28 +216,28 @@ extern const char *const sv_perf_setting_keys[];
  */
 typedef struct sv_perf_arch {
     double full_layers, window_layers, linear_layers; /* attention kinds of one stage */
-    double moe_layers;                                /* MoE layers of one stage */
-    sv_dtype_t expert_dtype;                          /* weight format of the routed experts */
-    double lin_params;       /* non-expert linear parameters of one stage (routers included) */
-    double lin_bytes;        /* their bytes with the norms, routers and scales at their formats */
-    double act_tok;          /* GEMM input and output values per token over the stage */
-    double pair_flops;       /* prefill: FLOPs per (query, key) pair per layer */
-    double q_bytes_tok;      /* prefill: Q read and O written per token per layer */
-    double key_act_bytes;    /* prefill: decompressed K and V read per key per layer (MLA) */
-    double decomp_flops_key; /* prefill: FLOPs to decompress one cached key per layer (MLA) */
-    double dec_flops_key;    /* decode: FLOPs per cached key per layer (MLA: absorbed form) */
-    double dec_q_bytes;      /* decode: Q read and O written per sequence per layer */
-    double kv_layer;         /* KV (MLA: latent) bytes of one token in one attention layer */
-    double lin_flops_tok;    /* linear attention: state update FLOPs per token per layer */
-    double lin_state;        /* linear attention: state bytes per sequence per layer */
-    double lin_act_tok;      /* linear attention: activations per token per layer, bytes */
-    double window_cap;       /* tokens a windowed layer keeps per sequence */
-    double inv_exp_c;        /* s per expert FLOP at full GEMM efficiency */
+    double moe_layers;        /* MoE layers of one stage */
+    sv_dtype_t expert_dtype;  /* weight format of the routed experts */
+    double lin_params;        /* non-expert linear parameters of one stage (routers included) */
+    double lin_bytes;         /* their bytes with the norms, routers and scales at their formats */
+    double act_tok;           /* GEMM input and output values per token over the stage */
+    double pair_flops;        /* prefill: FLOPs per (query, key) pair per layer */
+    double q_bytes_tok;       /* prefill: Q read and O written per token per layer */
+    double key_act_bytes;     /* prefill: decompressed K and V read per key per layer (MLA) */
+    double decomp_flops_key;  /* prefill: FLOPs to decompress one cached key per layer (MLA) */
+    double dec_flops_key;     /* decode: FLOPs per cached key per layer (MLA: absorbed form) */
+    double dec_q_bytes;       /* decode: Q read and O written per sequence per layer */
+    double kv_layer;          /* KV (MLA: latent) bytes of one token in one attention layer */
+    double lin_flops_tok;     /* linear attention: state update FLOPs per token per layer */
+    double lin_state;         /* linear attention: state bytes per sequence per layer */
+    double lin_act_tok;       /* linear attention: activations per token per layer, bytes */
+    double window_cap;        /* tokens a windowed layer keeps per sequence */
+    double inv_exp_c;         /* s per expert FLOP at full GEMM efficiency */
     double inv_attn_c, inv_attn_mem; /* attention rates with the MLA efficiency applied */
     double inv_attn_pf;              /* prefill attention's: inv_attn_c / mla_prefill_efficiency */
     double grouped_eff, imbalance;   /* grouped-GEMM efficiency, busiest-expert factor */
     double grouped_n_half;           /* touched experts per rank and layer at half grouped_eff */
-    double expert_floor_step;        /* GEMM floors of the expert GEMMs of one step */
+    double expert_floor_step; /* GEMM floors of the expert GEMMs of one step */
 } sv_perf_arch_t;
 
 /*
@@ -306,23 +306,23 @@ typedef struct sv_perf {
     int heads_local;        /* query heads per GPU */
     int kv_heads_local;     /* KV heads per GPU (replicated when TP > KV heads) */
     int ffn_local, moe_ffn_local;
-    double weight_bytes_total;    /* all parameters of the model, one copy */
-    double weight_bytes_gpu;      /* parameters held by one GPU */
-    double embed_bytes_gpu;       /* the input embedding table's share on one GPU */
-    double layer_linear_params;   /* dense linear parameters per layer per GPU (no experts) */
-    double expert_params;         /* parameters of one expert per GPU */
-    double lm_head_params;        /* LM head parameters per GPU */
-    double kv_bytes_token_layer;  /* K and V of one token in one layer on one GPU */
-    double kv_bytes_token;        /* ... over all layers on one GPU */
-    double kv_bytes_token_total;  /* ... over all GPUs of the replica */
+    double weight_bytes_total;   /* all parameters of the model, one copy */
+    double weight_bytes_gpu;     /* parameters held by one GPU */
+    double embed_bytes_gpu;      /* the input embedding table's share on one GPU */
+    double layer_linear_params;  /* dense linear parameters per layer per GPU (no experts) */
+    double expert_params;        /* parameters of one expert per GPU */
+    double lm_head_params;       /* LM head parameters per GPU */
+    double kv_bytes_token_layer; /* K and V of one token in one layer on one GPU */
+    double kv_bytes_token;       /* ... over all layers on one GPU */
+    double kv_bytes_token_total; /* ... over all GPUs of the replica */
     double kv_bytes_token_window; /* per GPU: the windowed layers' KV of one token (not in the
                                      per-token pool: a sequence holds at most a window of it) */
-    double seq_state_bytes;       /* per GPU: what a sequence holds besides its per-token KV:
-                                     the windowed layers' window and the linear-attention state */
-    int ext;                      /* the model has MLA, MoE, per-layer windows or linear layers */
-    sv_perf_arch_t x;             /* their terms (all 0 when ext is 0) */
-    sv_kvspec_t kvs;              /* the KV cache groups (sv_kv_blocks) */
-    double lm_floor;              /* the LM head's GEMM floor */
+    double seq_state_bytes;      /* per GPU: what a sequence holds besides its per-token KV:
+                                    the windowed layers' window and the linear-attention state */
+    int ext;                     /* the model has MLA, MoE, per-layer windows or linear layers */
+    sv_perf_arch_t x;            /* their terms (all 0 when ext is 0) */
+    sv_kvspec_t kvs;             /* the KV cache groups (sv_kv_blocks) */
+    double lm_floor;             /* the LM head's GEMM floor */
     /* Coefficients precomputed for sv_perf_step (resolved settings folded in). */
     double inv_lin_c;        /* s per linear FLOP at full GEMM efficiency */
     double inv_attn_c;       /* s per attention FLOP at full flash efficiency */
@@ -352,32 +352,32 @@ typedef struct sv_perf {
                                stage_layers x 4 x q_width */
     double lm_vocab;        /* the LM head's rows per GPU: lm_head_params / hidden */
     double lm_w_bytes;      /* its weights' bytes: lm_head_params x 2 */
-    int plain;        /* sv_perf_step's one-stage path serves every step: pp 1, no attention data
-                         parallelism, no extended architecture, no context-phase terms */
-    int memo_ok;      /* ... and no speculative decoding: the memo's decode-only steps */
-    double ar_alpha;  /* NCCL: one ring all-reduce's latency at this TP */
-    double ar_inv_bw; /* NCCL: s per byte of payload (ring factor included) */
-    int ar_custom;    /* the engine's custom all-reduce serves this TP group */
-    double ar_custom_alpha;   /* its one-shot latency */
+    int plain;   /* sv_perf_step's one-stage path serves every step: pp 1, no attention data
+                    parallelism, no extended architecture, no context-phase terms */
+    int memo_ok; /* ... and no speculative decoding: the memo's decode-only steps */
+    double ar_alpha;         /* NCCL: one ring all-reduce's latency at this TP */
+    double ar_inv_bw;        /* NCCL: s per byte of payload (ring factor included) */
+    int ar_custom;           /* the engine's custom all-reduce serves this TP group */
+    double ar_custom_alpha;  /* its one-shot latency */
     double ar_two_shot_alpha; /* its two-shot latency (one-shot's + the second pass) */
-    double ar_link_inv_bw;    /* s per byte one way over one GPU's link at link_efficiency */
-    int ar_nvls;              /* NCCL's NVLink SHARP all-reduce is open to this TP group */
-    double ar_nvls_alpha;     /* its latency */
-    double ar_nvls_inv_bw;    /* s per byte one way over one GPU's link at NVLS_EFFICIENCY */
+    double ar_link_inv_bw;   /* s per byte one way over one GPU's link at link_efficiency */
+    int ar_nvls;             /* NCCL's NVLink SHARP all-reduce is open to this TP group */
+    double ar_nvls_alpha;    /* its latency */
+    double ar_nvls_inv_bw;   /* s per byte one way over one GPU's link at NVLS_EFFICIENCY */
     /* Pipeline parallelism (set.pp stages; docs/cost-model.md, "Pipeline parallelism"). */
     double stage_layers; /* layers of the heaviest stage (all layers when pp = 1) */
     double stage_share;  /* its share of the layers, stage_layers / layers (1/pp if even) */
     double stage_equiv;  /* layers / stage_layers: pp when the stages are even */
     int pp_uneven;       /* the stages hold different numbers of layers */
     unsigned short pp_layers[SV_PP_MAX]; /* layers of each stage, first stage first */
-    int pp_nvlink;     /* the stages are inside one NVLink domain (tp x pp <= its size) */
-    double p2p_alpha;  /* s per stage-to-stage send (fitted p2p_latency_us) */
-    double p2p_inv_bw; /* s per byte of activations sent between stages */
+    int pp_nvlink;       /* the stages are inside one NVLink domain (tp x pp <= its size) */
+    double p2p_alpha;    /* s per stage-to-stage send (fitted p2p_latency_us) */
+    double p2p_inv_bw;   /* s per byte of activations sent between stages */
     /* Expert and attention data parallelism (sv_perf_a2a_bytes, docs/cost-model.md). */
-    int attn_tp;            /* TP of attention and the dense layers: tp / dp_attention */
-    int ep, dp;             /* expert-parallel ranks, attention data-parallel ranks (>= 1) */
-    double a2a_alpha[3];    /* s per dispatch or combine, by sv_ep_kernel_t (0 unused) */
-    double a2a_inv_bw[3];   /* s per byte a rank sends, by kernel */
+    int attn_tp;         /* TP of attention and the dense layers: tp / dp_attention */
+    int ep, dp;          /* expert-parallel ranks, attention data-parallel ranks (>= 1) */
+    double a2a_alpha[3];   /* s per dispatch or combine, by sv_ep_kernel_t (0 unused) */
+    double a2a_inv_bw[3];  /* s per byte a rank sends, by kernel */
     double a2a_bytes[3][2]; /* bytes per rank token per MoE layer: [kernel][dispatch, combine] */
     /* speculative: draft: the draft model's own cost model, borrowed (sv_perf_draft_init):
      * whoever owns p keeps *draft alive and in place while p (or a copy of it) is used. */
@@ -398,8 +398,8 @@ typedef struct sv_perf {
 int sv_perf_draft_init(sv_perf_t *p, sv_perf_t *draft, const sv_model_t *dm, sv_error_t *err);
 /* The draft's rules sv_perf_draft_init checks before building it: the target's vocabulary,
  * a layout of TP alone. */
-int sv_spec_draft_check(const sv_perf_settings_t *s, const sv_model_t *target, const sv_model_t *dm,
-                        sv_error_t *err);
+int sv_spec_draft_check(const sv_perf_settings_t *s, const sv_model_t *target,
+                        const sv_model_t *dm, sv_error_t *err);
 
 /*
  * The bytes one token of a rank sends per MoE layer in the expert-parallel dispatch (FP8
@@ -535,7 +535,7 @@ typedef struct sv_step_cost {
     double spec_cpu;    /* the verify step's engine CPU cost (eng_step + eng_seq above are
                            the lockstep's share of it, 1/spec_len of the decodes' part) */
     int micro_batches;  /* pipeline micro-batches in this step (1 without PP) */
-    int compute_bound;  /* the op times are dominated by compute rather than memory */
+    int compute_bound; /* the op times are dominated by compute rather than memory */
     /* (the two ints together at the end: the struct has no padding, so assigning every
      * field writes every byte, as the memo's callers compare them) */
 } sv_step_cost_t;
@@ -581,9 +581,9 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
 #define SV_PERF_MEMO_SLOTS 64
 typedef struct sv_perf_memo_slot {
     long n_decode;
-    double dec_flops_ctx;               /* decode attention: its FLOPs per (ctx_sum + n_decode) */
-    double dec_bytes_seq;               /* its bytes' terms of the sequences: their new KV, */
-    double dec_bytes_act;               /* their queries and outputs */
+    double dec_flops_ctx; /* decode attention: its FLOPs per (ctx_sum + n_decode) */
+    double dec_bytes_seq; /* its bytes' terms of the sequences: their new KV, */
+    double dec_bytes_act; /* their queries and outputs */
     double time01, compute01, memory01; /* 0 + the first two operators' time, t_compute, t_memory */
     double comm_overhead;               /* cost.comm + cost.overhead */
     sv_step_cost_t cost;
@@ -673,9 +673,9 @@ typedef struct sv_memplan {
     long kv_tokens;          /* tokens the cache holds (whole blocks) */
     long kv_blocks;          /* blocks of block_size tokens */
     int block_size;
-    long seq_blocks;     /* blocks each sequence holds besides its tokens' (windows, state) */
-    int dp_ranks;        /* attention data-parallel ranks: kv_tokens = dp_ranks x rank_kv_tokens */
-    long rank_kv_tokens; /* tokens one rank's cache holds (a sequence lives on one rank) */
+    long seq_blocks;         /* blocks each sequence holds besides its tokens' (windows, state) */
+    int dp_ranks;            /* attention data-parallel ranks: kv_tokens = dp_ranks x rank_kv_tokens */
+    long rank_kv_tokens;     /* tokens one rank's cache holds (a sequence lives on one rank) */
 } sv_memplan_t;
 
 /*
