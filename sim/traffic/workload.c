@@ -499,7 +499,7 @@ typedef struct mt_state {
     uint32_t t[MT_N]; /* the block's words tempered, all at once when it is regenerated (a
                          loop the compiler vectorises; a word at a time, each draw paid about
                          ten instructions more) */
-    int i;            /* the next word of t to give; MT_N: the block is to be regenerated */
+    unsigned i;       /* the next word of t to give; MT_N: the block is to be regenerated */
 } mt_state_t;
 
 /* Word k of the next block from words k and k + 1 (mod N) of this one and word k + M
@@ -571,8 +571,20 @@ static inline double lognormal_mt(mt_state_t *s, double zeta, double sigma)
 {
     double u, v, r2;
     do { /* a point uniform in the unit disc (not its centre) */
-        u = -1 + 2 * mt_uniform(s);
-        v = -1 + 2 * mt_uniform(s);
+        /* its two words at once while the block holds both (else one by one, mt_next),
+         * and -1 + 2 mt_uniform as x / 2^31 - 1: x / 2^32 and its double are exact, so the
+         * same sum and the same bits */
+        uint32_t x, y;
+        if (s->i <= MT_N - 2) {
+            x = s->t[s->i];
+            y = s->t[s->i + 1];
+            s->i += 2;
+        } else {
+            x = mt_next(s);
+            y = mt_next(s);
+        }
+        u = (double)x * 0x1p-31 - 1.0;
+        v = (double)y * 0x1p-31 - 1.0;
         r2 = u * u + v * v;
     } while (r2 > 1.0 || r2 == 0);
     double normal = u * sqrt(-2.0 * log(r2) / r2);
@@ -758,8 +770,15 @@ int sv_workload_new(const sv_workload_cfg_t *cfg, const sv_trace_t *trace, uint6
             return sv_errorf(err, SV_ENOMEM, "out of memory for %ld arrival times", count);
         }
         double acc = 0.0;
-        for (long i = 0; i < w->count; i++)
-            w->times[i] = (acc += gap(w));
+        if (w->exp_mu > 0) { /* gap's first case, its generator's state and mean held */
+            mt_state_t *st = w->r_arr->state;
+            double mu = w->exp_mu;
+            for (long i = 0; i < w->count; i++)
+                w->times[i] = (acc += exponential_mt(st, mu));
+        } else {
+            for (long i = 0; i < w->count; i++)
+                w->times[i] = (acc += gap(w));
+        }
         double f = acc > 0 ? ((double)w->count / cfg->rate) / acc : 1.0;
         for (long i = 0; i < w->count; i++)
             w->times[i] *= f;
