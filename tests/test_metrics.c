@@ -433,6 +433,23 @@ START_TEST(test_selection_positive_range)
         free(a);
         free(b);
     }
+    /* The range is taken two records at a time, the last few one by one: lists and weighted
+     * pools of 32 to 43 (past the selection's insertion sort) whose smallest and largest are
+     * their last two. */
+    for (size_t n = 32; n < 44; n++) {
+        double a[44], pr[] = {0, 50, 100};
+        sv_wval_t w[44];
+        for (size_t i = 0; i < n; i++)
+            a[i] = i == n - 1 ? 9.0 : i == n - 2 ? 0.125 : 0.5 + 0.01 * (double)i;
+        for (size_t i = 0; i < n; i++)
+            w[i] = (sv_wval_t){a[i], 1.0};
+        sv_stat_t st, ws;
+        sv_wstat_compute(w, n, pr, 3, 1.0, &ws);
+        sv_stat_compute(a, n, pr, 3, 1.0, &st);
+        ck_assert_msg(st.pct[0] == 0.125 && st.pct[2] == 9.0, "n %zu", n);
+        ck_assert_msg(ws.pct[0] == 0.125 && ws.pct[2] == 9.0, "n %zu", n);
+        ck_assert(ws.pct[1] == st.pct[1] && ws.median == st.median);
+    }
 }
 END_TEST
 
