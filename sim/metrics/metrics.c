@@ -33,6 +33,7 @@ typedef struct single {
 typedef struct steps {
     double *t;
     size_t n, cap; /* n: steps recorded (indices 0 .. n-1 ever) */
+    size_t fast;   /* n below it: a step is a store and a count (exact mode: cap; else 0) */
     int64_t base;
     /* streaming: */
     int32_t *cov, *wts;     /* difference arrays of tokens and ITL weights, index k - base */
@@ -116,7 +117,8 @@ void sv_metrics_free(sv_metrics_t *m)
 }
 
 /* sv_metrics_decode_step when the array is full or in streaming mode (its difference
- * arrays grow with it): kept out of line, so the common step is a store and a count. */
+ * arrays grow with it, and its base moves): kept out of line, so the common step is a
+ * store and a count. */
 static __attribute__((noinline)) int64_t decode_step_grow(sv_metrics_t *m, steps_t *s, double t)
 {
     size_t k = s->n - (size_t)s->base;
@@ -124,6 +126,7 @@ static __attribute__((noinline)) int64_t decode_step_grow(sv_metrics_t *m, steps
         m->oom = 1;
         return -1;
     }
+    if (!m->st) s->fast = s->cap; /* (base 0: step n is t[n]) */
     s->t[k] = t;
     return (int64_t)s->n++;
 }
@@ -131,10 +134,11 @@ static __attribute__((noinline)) int64_t decode_step_grow(sv_metrics_t *m, steps
 int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t)
 {
     steps_t *s = &m->dec[replica];
-    size_t k = s->n - (size_t)s->base;
-    if (k >= s->cap || m->st) return decode_step_grow(m, s, t);
-    s->t[k] = t;
-    return (int64_t)s->n++;
+    size_t n = s->n;
+    if (n >= s->fast) return decode_step_grow(m, s, t);
+    s->t[n] = t;
+    s->n = n + 1;
+    return (int64_t)n;
 }
 
 int32_t sv_metrics_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join)
@@ -758,27 +762,43 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
         /* A replica's steps run in time order, so its tokens go to the bins by runs of
          * steps within one second [sec, sec + 1) (the second sv_floor gives each), summed
          * (whole numbers: exact in any order) and added once a run. */
-        for (int k = 0; k < m->replicas; k++) {
-            long cv = 0, wv = 0, run = 0;
-            double sec = 0.0, next = -INFINITY;
-            const double *t = m->dec[k].t;
-            for (size_t j = 0; j < m->dec[k].n; j++) {
-                cv += cov[k][j];
-                wv += wts[k][j];
-                if (cv > 0) {
-                    double d = t[j] - min_start;
-                    if (!(d >= sec && d < next)) {
-                        if (run) bins_add(&bins, sec, (double)run);
-                        sec = sv_floor(d);
-                        next = sec + 1.0;
-                        run = 0;
-                    }
-                    run += cv;
-                }
-                if (wv > 0) ITL(t[j] - t[j - 1], (double)wv);
-            }
-            if (run) bins_add(&bins, sec, (double)run);
-        }
+        /* (the loop written twice, as STEPS(ITL) and STEPS(POOL): the exact pool's
+         * appends without ITL's test for a sketch at every step) */
+#define POOL(gap, weight)                                                                          \
+    do {                                                                                           \
+        w[nwv++] = (sv_wval_t){(gap), (weight)};                                                   \
+        wsum += (weight);                                                                          \
+    } while (0)
+#define STEPS(ADD)                                                                                 \
+    for (int k = 0; k < m->replicas; k++) {                                                        \
+        long cv = 0, wv = 0, run = 0;                                                              \
+        double sec = 0.0, next = -INFINITY;                                                        \
+        const double *t = m->dec[k].t;                                                             \
+        const int32_t *ck = cov[k], *wk = wts[k];                                                  \
+        const size_t nk = m->dec[k].n;                                                             \
+        for (size_t j = 0; j < nk; j++) {                                                          \
+            cv += ck[j];                                                                           \
+            wv += wk[j];                                                                           \
+            if (cv > 0) {                                                                          \
+                double d = t[j] - min_start;                                                       \
+                if (!(d >= sec && d < next)) {                                                     \
+                    if (run) bins_add(&bins, sec, (double)run);                                    \
+                    sec = sv_floor(d);                                                             \
+                    next = sec + 1.0;                                                              \
+                    run = 0;                                                                       \
+                }                                                                                  \
+                run += cv;                                                                         \
+            }                                                                                      \
+            if (wv > 0) ADD(t[j] - t[j - 1], (double)wv);                                          \
+        }                                                                                          \
+        if (run) bins_add(&bins, sec, (double)run);                                                \
+    }
+        if (sk)
+            STEPS(ITL)
+        else
+            STEPS(POOL)
+#undef STEPS
+#undef POOL
 #undef BIN
 #undef ITL
         out->max_output_tokens_per_s = bins_max(&bins);
