@@ -433,6 +433,23 @@ START_TEST(test_selection_positive_range)
         free(a);
         free(b);
     }
+    /* The range is taken two records at a time, the last few one by one: lists and weighted
+     * pools of 32 to 43 (past the selection's insertion sort) whose smallest and largest are
+     * their last two. */
+    for (size_t n = 32; n < 44; n++) {
+        double a[44], pr[] = {0, 50, 100};
+        sv_wval_t w[44];
+        for (size_t i = 0; i < n; i++)
+            a[i] = i == n - 1 ? 9.0 : i == n - 2 ? 0.125 : 0.5 + 0.01 * (double)i;
+        for (size_t i = 0; i < n; i++)
+            w[i] = (sv_wval_t){a[i], 1.0};
+        sv_stat_t st, ws;
+        sv_wstat_compute(w, n, pr, 3, 1.0, &ws);
+        sv_stat_compute(a, n, pr, 3, 1.0, &st);
+        ck_assert_msg(st.pct[0] == 0.125 && st.pct[2] == 9.0, "n %zu", n);
+        ck_assert_msg(ws.pct[0] == 0.125 && ws.pct[2] == 9.0, "n %zu", n);
+        ck_assert(ws.pct[1] == st.pct[1] && ws.median == st.median);
+    }
 }
 END_TEST
 
@@ -515,9 +532,9 @@ START_TEST(test_peak_concurrency)
      * at each start (i + 1 less the ends at or before it, an end at a start leaving first):
      * starts and ends on a grid of 1/64 s (ties of ends with starts), and one request that
      * runs 1000 times longer than the rest (the ends crowd into a few of the sweep's time
-     * buckets). */
+     * buckets), then a burst of 1000 sent at once (one bucket of starts, all compared). */
     sv_metrics_cfg_t cfg = plain_cfg();
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0; round < 3; round++) {
         size_t n = 3000;
         sv_metrics_t *m = sv_metrics_new(&cfg, 1);
         sv_reqpool_t pool = {0};
@@ -527,7 +544,7 @@ START_TEST(test_peak_concurrency)
         double t = 0;
         for (size_t i = 0; i < n; i++) {
             s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-            t += (double)((s >> 33) % 3) / 64.0;
+            if (round < 2 || i >= 1000) t += (double)((s >> 33) % 3) / 64.0;
             double len = (double)(1 + (s >> 40) % 200) / 64.0;
             if (round == 1 && i == 10) len = 1000.0 * 200 / 64.0;
             pool.r[i] = mkreq(t, t + len / 2, t + len, 1, 2, SV_RQ_DONE);

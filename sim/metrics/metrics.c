@@ -33,6 +33,7 @@ typedef struct single {
 typedef struct steps {
     double *t;
     size_t n, cap; /* n: steps recorded (indices 0 .. n-1 ever) */
+    size_t fast;   /* n below it: a step is a store and a count (exact mode: cap; else 0) */
     int64_t base;
     /* streaming: */
     int32_t *cov, *wts;     /* difference arrays of tokens and ITL weights, index k - base */
@@ -116,7 +117,8 @@ void sv_metrics_free(sv_metrics_t *m)
 }
 
 /* sv_metrics_decode_step when the array is full or in streaming mode (its difference
- * arrays grow with it): kept out of line, so the common step is a store and a count. */
+ * arrays grow with it, and its base moves): kept out of line, so the common step is a
+ * store and a count. */
 static __attribute__((noinline)) int64_t decode_step_grow(sv_metrics_t *m, steps_t *s, double t)
 {
     size_t k = s->n - (size_t)s->base;
@@ -124,6 +126,7 @@ static __attribute__((noinline)) int64_t decode_step_grow(sv_metrics_t *m, steps
         m->oom = 1;
         return -1;
     }
+    if (!m->st) s->fast = s->cap; /* (base 0: step n is t[n]) */
     s->t[k] = t;
     return (int64_t)s->n++;
 }
@@ -131,10 +134,11 @@ static __attribute__((noinline)) int64_t decode_step_grow(sv_metrics_t *m, steps
 int64_t sv_metrics_decode_step(sv_metrics_t *m, int replica, double t)
 {
     steps_t *s = &m->dec[replica];
-    size_t k = s->n - (size_t)s->base;
-    if (k >= s->cap || m->st) return decode_step_grow(m, s, t);
-    s->t[k] = t;
-    return (int64_t)s->n++;
+    size_t n = s->n;
+    if (n >= s->fast) return decode_step_grow(m, s, t);
+    s->t[n] = t;
+    s->n = n + 1;
+    return (int64_t)n;
 }
 
 int32_t sv_metrics_seg_open(sv_metrics_t *m, int32_t req, int replica, int64_t k0, double t_join)
@@ -510,63 +514,71 @@ static inline size_t time_bucket(double t, double t0, double scale, double top)
 }
 
 /* Peak concurrency of n requests sent in pool order (start[i] nondecreasing, end[i] >
- * start[i]): before request i starts, the ends at or before its start have left, and none
- * of them is of a request from i on (each ends after it starts), so i + 1 less those ends
- * are in flight. The ends are counted into nb time buckets (bucket(t) is monotone in t:
- * an end in an earlier bucket than a start is before it, one in a later bucket after it)
- * and placed by bucket; only the ends in a start's own bucket are compared with it, that
- * bucket sorted (by insertion: it holds a few, or radix-sorted when it is crowded) when a
- * start first reaches it. -1 when out of memory or when the times give no buckets (a span
- * of zero or not finite). */
-static long peak_in_order(const double *start, const double *end, size_t n, scratch_t *ws)
+ * start[i]; t1 the largest end): before request i starts, the ends at or before its start
+ * have left, and none of them is of a request from i on (each ends after it starts), so
+ * i + 1 less those ends are in flight. The ends are counted into nb time buckets
+ * (bucket(t) is monotone in t: an end in an earlier bucket than a start is before it, one
+ * in a later bucket after it), so at[b], the ends before bucket b, bounds the count at a
+ * start of bucket b: at most i + 1 - at[b], at least i + 1 - at[b + 1]. The largest lower
+ * bound is reached by some count; only the starts whose upper bound passes it (or the
+ * largest one before them) can beat it, and only the ends in those starts' buckets are
+ * gathered (in place, in end), sorted and compared with them. end is reordered. -1 when out of
+ * memory or when the times give no buckets (a span of zero or not finite). */
+static long peak_in_order(const double *start, double *end, size_t n, double t1, scratch_t *ws)
 {
     if (n == 0) return 0;
-    double t0 = start[0], t1 = end[0];
-    for (size_t i = 1; i < n; i++)
-        t1 = end[i] > t1 ? end[i] : t1;
+    double t0 = start[0];
     size_t nb = n;
     double scale = (double)nb / (t1 - t0), top = (double)(nb - 1);
     if (!(t1 > t0) || !isfinite(scale)) return -1;
     uint32_t *at = scratch_zero(ws, (nb + 1) * sizeof *at); /* ends before bucket b, once summed */
     uint32_t *eb = scratch_take(ws, n * sizeof *eb);        /* each end's bucket */
-    double *e = scratch_take(ws, n * sizeof *e);            /* the ends by bucket */
-    uint8_t *sorted = scratch_zero(ws, nb);
-    if (!at || !eb || !e || !sorted || n > UINT32_MAX) return -1;
-    long peak;
+    uint32_t *sb = scratch_take(ws, n * sizeof *sb);        /* the starts compared */
+    double *emax = scratch_zero(ws, nb * sizeof *emax);     /* at least each bucket's last end */
+    uint8_t *cmp = scratch_zero(ws, nb); /* the buckets whose ends are compared */
+    if (!at || !eb || !sb || !emax || !cmp || n > UINT32_MAX) return -1;
     for (size_t i = 0; i < n; i++) {
         size_t b = time_bucket(end[i], t0, scale, top);
         eb[i] = (uint32_t)b;
         at[b + 1]++;
+        emax[b] = end[i] > emax[b] ? end[i] : emax[b];
     }
     for (size_t b = 1; b <= nb; b++)
         at[b] += at[b - 1];
-    for (size_t i = 0; i < n; i++) /* (at[b] runs to bucket b's end, then back) */
-        e[at[eb[i]]++] = end[i];
-    for (size_t b = nb; b > 0; b--)
-        at[b] = at[b - 1];
-    at[0] = 0;
-    peak = 0;
-    size_t left = 0;
+    /* The largest lower bound so far (that of the last start is at least 0), and the
+     * starts whose upper bound passes it, unless every end of their bucket is at or
+     * before them (their count is then their lower bound: a closed loop's start, at the
+     * end of the request it replaces). */
+    long peak = 0;
+    size_t ns = 0;
     for (size_t i = 0; i < n; i++) {
         size_t b = time_bucket(start[i], t0, scale, top);
-        if (!sorted[b]) {
-            sorted[b] = 1;
-            if (at[b + 1] - at[b] > 32) /* (a crowded bucket: ends bunched in a long run) */
-                sv_sort_doubles(e + at[b], at[b + 1] - at[b]);
-            for (size_t k = at[b] + 1; k < at[b + 1] && at[b + 1] - at[b] <= 32; k++) {
-                double t = e[k];
-                size_t j = k;
-                for (; j > at[b] && e[j - 1] > t; j--)
-                    e[j] = e[j - 1];
-                e[j] = t;
-            }
+        long lo = (long)(i + 1) - (long)at[b + 1];
+        peak = lo > peak ? lo : peak;
+        if ((long)(i + 1) - (long)at[b] > peak && emax[b] > start[i]) {
+            cmp[b] = 1;
+            sb[ns++] = (uint32_t)i;
         }
-        if (left < at[b]) left = at[b];
-        while (left < at[b + 1] && e[left] <= start[i])
-            left++;
-        if ((long)(i + 1 - left) > peak) peak = (long)(i + 1 - left);
     }
-    return peak;
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++)
+        if (cmp[eb[i]]) end[ne++] = end[i];
+    sv_sort_doubles(end, ne);
+    /* For a start s of bucket b: the ends gathered at or before it (p) less those of the
+     * buckets before b (q) are its bucket's ends at or before it. */
+    long best = peak;
+    for (size_t k = 0, p = 0, q = 0; k < ns; k++) {
+        size_t i = sb[k];
+        double s = start[i];
+        size_t b = time_bucket(s, t0, scale, top);
+        while (p < ne && end[p] <= s)
+            p++;
+        while (q < ne && time_bucket(end[q], t0, scale, top) < b)
+            q++;
+        long c = (long)(i + 1) - (long)(at[b] + (p - q));
+        best = c > best ? c : best;
+    }
+    return best;
 }
 
 /* Peak concurrency of the completed requests of the selection: a sweep over the half-open
@@ -581,7 +593,7 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers, 
     const sv_req_t *R = pool->r;
     size_t n = 0;
     int in_order = 1, tr = 0;
-    double prev = -INFINITY;
+    double prev = -INFINITY, t1 = -INFINITY;
     /* (room for every request: the scratch is sized for it) */
     *transfers = 0;
     ws->used = 0;
@@ -596,9 +608,10 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers, 
             tr |= R[i].xfer_start >= 0 || R[i].xfer_end >= 0 || R[i].decode_start >= 0;
             start[n] = R[i].start;
             end[n++] = R[i].last_token;
+            t1 = R[i].last_token > t1 ? R[i].last_token : t1;
         }
     *transfers = tr;
-    long cur = 0, peak = in_order ? peak_in_order(start, end, n, ws) : -1;
+    long cur = 0, peak = in_order ? peak_in_order(start, end, n, t1, ws) : -1;
     if (peak < 0) {
         peak = 0;
         sv_sort_doubles(start, n);
@@ -617,12 +630,12 @@ static long peak_concurrency(const sv_reqpool_t *pool, int cls, int *transfers, 
 }
 
 /* The scratch peak_concurrency takes for n requests: their starts and ends, then
- * peak_in_order's bucket bounds, each end's bucket, the ends by bucket and the sorted
- * flags. */
+ * peak_in_order's bucket bounds, each end's and each start's bucket, the buckets' last
+ * ends and the flags of the buckets compared. */
 static size_t peak_scratch(size_t n)
 {
-    return 2 * SCRATCH_ROOM((n + 1) * sizeof(double)) + SCRATCH_ROOM((n + 1) * sizeof(uint32_t)) +
-           SCRATCH_ROOM(n * sizeof(uint32_t)) + SCRATCH_ROOM(n * sizeof(double)) + SCRATCH_ROOM(n);
+    return 3 * SCRATCH_ROOM((n + 1) * sizeof(double)) + SCRATCH_ROOM((n + 1) * sizeof(uint32_t)) +
+           2 * SCRATCH_ROOM(n * sizeof(uint32_t)) + SCRATCH_ROOM(n);
 }
 
 /* The SLO budget metric (SV_K_*) of DISTS[d], -1 for none. */
@@ -749,27 +762,43 @@ static int summarize_itl(const sv_metrics_t *m, const sv_reqpool_t *pool, int cl
         /* A replica's steps run in time order, so its tokens go to the bins by runs of
          * steps within one second [sec, sec + 1) (the second sv_floor gives each), summed
          * (whole numbers: exact in any order) and added once a run. */
-        for (int k = 0; k < m->replicas; k++) {
-            long cv = 0, wv = 0, run = 0;
-            double sec = 0.0, next = -INFINITY;
-            const double *t = m->dec[k].t;
-            for (size_t j = 0; j < m->dec[k].n; j++) {
-                cv += cov[k][j];
-                wv += wts[k][j];
-                if (cv > 0) {
-                    double d = t[j] - min_start;
-                    if (!(d >= sec && d < next)) {
-                        if (run) bins_add(&bins, sec, (double)run);
-                        sec = sv_floor(d);
-                        next = sec + 1.0;
-                        run = 0;
-                    }
-                    run += cv;
-                }
-                if (wv > 0) ITL(t[j] - t[j - 1], (double)wv);
-            }
-            if (run) bins_add(&bins, sec, (double)run);
-        }
+        /* (the loop written twice, as STEPS(ITL) and STEPS(POOL): the exact pool's
+         * appends without ITL's test for a sketch at every step) */
+#define POOL(gap, weight)                                                                          \
+    do {                                                                                           \
+        w[nwv++] = (sv_wval_t){(gap), (weight)};                                                   \
+        wsum += (weight);                                                                          \
+    } while (0)
+#define STEPS(ADD)                                                                                 \
+    for (int k = 0; k < m->replicas; k++) {                                                        \
+        long cv = 0, wv = 0, run = 0;                                                              \
+        double sec = 0.0, next = -INFINITY;                                                        \
+        const double *t = m->dec[k].t;                                                             \
+        const int32_t *ck = cov[k], *wk = wts[k];                                                  \
+        const size_t nk = m->dec[k].n;                                                             \
+        for (size_t j = 0; j < nk; j++) {                                                          \
+            cv += ck[j];                                                                           \
+            wv += wk[j];                                                                           \
+            if (cv > 0) {                                                                          \
+                double d = t[j] - min_start;                                                       \
+                if (!(d >= sec && d < next)) {                                                     \
+                    if (run) bins_add(&bins, sec, (double)run);                                    \
+                    sec = sv_floor(d);                                                             \
+                    next = sec + 1.0;                                                              \
+                    run = 0;                                                                       \
+                }                                                                                  \
+                run += cv;                                                                         \
+            }                                                                                      \
+            if (wv > 0) ADD(t[j] - t[j - 1], (double)wv);                                          \
+        }                                                                                          \
+        if (run) bins_add(&bins, sec, (double)run);                                                \
+    }
+        if (sk)
+            STEPS(ITL)
+        else
+            STEPS(POOL)
+#undef STEPS
+#undef POOL
 #undef BIN
 #undef ITL
         out->max_output_tokens_per_s = bins_max(&bins);

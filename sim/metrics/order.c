@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "metrics/numpy_int.h"
 #include "metrics/stats_int.h"
@@ -256,6 +259,20 @@ void sv_sort_wvals(sv_wval_t *x, size_t n)
 #define SEL_BITS_MAX 14
 #define SEL_PER_BUCKET 8
 
+/* Record i counted into its bucket (and its weight added), and gathered when its bucket
+ * holds a wanted rank (SELECT's names). */
+#define SEL_COUNT(i, WEIGHTED)                                                                     \
+    do {                                                                                           \
+        size_t b_ = (size_t)((KEY(a[i]) - lo) >> sh);                                              \
+        cnt[b_]++;                                                                                 \
+        if (WEIGHTED) wsum[b_] += WEIGHT(a[i]);                                                    \
+    } while (0)
+#define SEL_GATHER(i)                                                                              \
+    do {                                                                                           \
+        int k_ = need[(KEY(a[i]) - lo) >> sh];                                                     \
+        if (k_) g[bk[k_ - 1].n++] = a[i];                                                          \
+    } while (0)
+
 /* One bucket a count found a wanted rank in: its records' place among those gathered, the
  * weight below it, its first wanted rank and how many. */
 typedef struct selb {
@@ -302,11 +319,17 @@ typedef struct selb {
             rc = SV_ENOMEM;                                                                        \
             goto out;                                                                              \
         }                                                                                          \
-        for (size_t i = 0; i < n; i++) {                                                           \
-            size_t b = (size_t)((KEY(a[i]) - lo) >> sh);                                           \
-            cnt[b]++;                                                                              \
-            if (WEIGHTED) wsum[b] += WEIGHT(a[i]);                                                 \
+        /* (four records a turn: the loop's own increment, compare and branch are nearly as        \
+         * many instructions as a record's count, or its gathering below) */                       \
+        size_t i4 = 0;                                                                             \
+        for (; i4 + 4 <= n; i4 += 4) {                                                             \
+            SEL_COUNT(i4, WEIGHTED);                                                               \
+            SEL_COUNT(i4 + 1, WEIGHTED);                                                           \
+            SEL_COUNT(i4 + 2, WEIGHTED);                                                           \
+            SEL_COUNT(i4 + 3, WEIGHTED);                                                           \
         }                                                                                          \
+        for (; i4 < n; i4++)                                                                       \
+            SEL_COUNT(i4, WEIGHTED);                                                               \
         size_t ng = 0; /* records gathered */                                                      \
         double c = 0.0;                                                                            \
         for (size_t b = 0, i = 0; b < nd && (int)i < nr; b++) {                                    \
@@ -328,10 +351,14 @@ typedef struct selb {
         }                                                                                          \
         for (int k = 0; k < nb; k++)                                                               \
             bk[k].n = bk[k].start; /* (the fill point while gathering) */                          \
-        for (size_t i = 0; i < n; i++) {                                                           \
-            int k = need[(KEY(a[i]) - lo) >> sh];                                                  \
-            if (k) g[bk[k - 1].n++] = a[i];                                                        \
+        for (i4 = 0; i4 + 4 <= n; i4 += 4) {                                                       \
+            SEL_GATHER(i4);                                                                        \
+            SEL_GATHER(i4 + 1);                                                                    \
+            SEL_GATHER(i4 + 2);                                                                    \
+            SEL_GATHER(i4 + 3);                                                                    \
         }                                                                                          \
+        for (; i4 < n; i4++)                                                                       \
+            SEL_GATHER(i4);                                                                        \
         for (int k = 0; k < nb && !rc; k++) {                                                      \
             rec_t *seg = g + bk[k].start;                                                          \
             size_t m = bk[k].n - bk[k].start;                                                      \
@@ -394,13 +421,65 @@ static void keys_all(char *base, size_t n, size_t stride, uint64_t *lo, uint64_t
     bits_range(base, n, stride, lo, hi);
 }
 
+#if defined(__SSE2__)
+/* The smallest and largest of the doubles of n >= 8 records of stride 8 or 16 bytes, two
+ * lanes at a time (minpd and maxpd take x < y ? x : y and x > y ? x : y, as the scalar
+ * loop does; without NaNs, and with the smallest positive, the order they are met in
+ * changes nothing). */
+static void range_sse2(const char *base, size_t n, size_t stride, double *lo, double *hi)
+{
+    const double *x = (const double *)(const void *)base;
+    size_t step = stride / sizeof *x; /* doubles a record */
+#define PAIR(i)                       /* the doubles of records i and i + 1 */                     \
+    (step == 1 ? _mm_loadu_pd(x + (i)) : _mm_loadh_pd(_mm_load_sd(x + (i)*2), x + (i)*2 + 2))
+    __m128d a = PAIR(0), b = PAIR(2), c = PAIR(4), d = PAIR(6);
+    __m128d mn0 = _mm_min_pd(a, c), mn1 = _mm_min_pd(b, d);
+    __m128d mx0 = _mm_max_pd(a, c), mx1 = _mm_max_pd(b, d);
+    size_t i = 8;
+    if (step == 1)
+        for (; i + 8 <= n; i += 8) {
+            a = _mm_loadu_pd(x + i), b = _mm_loadu_pd(x + i + 2);
+            c = _mm_loadu_pd(x + i + 4), d = _mm_loadu_pd(x + i + 6);
+            mn0 = _mm_min_pd(mn0, a), mn1 = _mm_min_pd(mn1, b);
+            mx0 = _mm_max_pd(mx0, a), mx1 = _mm_max_pd(mx1, b);
+            mn0 = _mm_min_pd(mn0, c), mn1 = _mm_min_pd(mn1, d);
+            mx0 = _mm_max_pd(mx0, c), mx1 = _mm_max_pd(mx1, d);
+        }
+    else
+        for (; i + 4 <= n; i += 4) {
+            a = PAIR(i), b = PAIR(i + 2);
+            mn0 = _mm_min_pd(mn0, a), mn1 = _mm_min_pd(mn1, b);
+            mx0 = _mm_max_pd(mx0, a), mx1 = _mm_max_pd(mx1, b);
+        }
+#undef PAIR
+    mn0 = _mm_min_pd(mn0, mn1);
+    mx0 = _mm_max_pd(mx0, mx1);
+    double mn = _mm_cvtsd_f64(_mm_min_sd(mn0, _mm_unpackhi_pd(mn0, mn0)));
+    double mx = _mm_cvtsd_f64(_mm_max_sd(mx0, _mm_unpackhi_pd(mx0, mx0)));
+    for (; i < n; i++) {
+        double v = x[i * step];
+        mn = mn < v ? mn : v;
+        mx = mx > v ? mx : v;
+    }
+    *lo = mn;
+    *hi = mx;
+}
+#endif
+
 /* The doubles' range of n >= 1 records of stride bytes (none of them a NaN), as minsd and
- * maxsd take it (one instruction a record each, where bits_range takes integer compares):
- * 0 and its bits when the smallest is positive (every double then above +0, so their bits'
- * order is theirs), -1 otherwise (a zero, which may be -0, or a negative: bits_range then). */
+ * maxsd take it (one instruction a record each, where bits_range takes integer compares;
+ * two records an instruction with SSE2): 0 and its bits when the smallest is positive
+ * (every double then above +0, so their bits' order is theirs), -1 otherwise (a zero,
+ * which may be -0, or a negative: bits_range then). */
 static int positive_range(const char *base, size_t n, size_t stride, uint64_t *lo, uint64_t *hi)
 {
     double mn, mx;
+#if defined(__SSE2__)
+    if (n >= 8 && (stride == sizeof(double) || stride == 2 * sizeof(double))) {
+        range_sse2(base, n, stride, &mn, &mx);
+        goto done;
+    }
+#endif
     memcpy(&mn, base, sizeof mn);
     mx = mn;
     size_t i = 1;
@@ -419,6 +498,9 @@ static int positive_range(const char *base, size_t n, size_t stride, uint64_t *l
         mn = mn < v ? mn : v;
         mx = mx > v ? mx : v;
     }
+#if defined(__SSE2__)
+done:
+#endif
     if (!(mn > 0.0)) return -1;
     memcpy(lo, &mn, sizeof *lo);
     memcpy(hi, &mx, sizeof *hi);
