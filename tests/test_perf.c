@@ -1659,67 +1659,6 @@ START_TEST(test_spec_draft_model_errors)
 }
 END_TEST
 
-/* The memo's slots of a plain step's T, logits and chunks (sv_perf_tok_slot_t): a step finds
- * another step's slot of its T, its logits or a chunk and gives sv_perf_step's bytes, and a
- * count or chunk of the same slot index (T and T + SV_PERF_TOK_SLOTS, logits and logits +
- * SV_PERF_LM_SLOTS, chunks of new_tokens + 31 cached_tokens alike) replaces it. */
-START_TEST(test_step_memo_token_slots)
-{
-    sv_perf_t models[3] = {mk("llama-3.1-8b", "h100-sxm", 1, 0),
-                           mk("llama-3.1-8b", "h100-sxm", 2, 0),
-                           mk("mistral-7b", "h100-sxm", 1, 0)};
-    enum { N = 11 };
-    /* each step: one chunk (new, cached, last) and its decodes */
-    const long cn[N] = {100, 110, 62, 31, 62, 1000, 100, 0, 100, 50, 100};
-    const long cc[N] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
-    const int cl[N] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1};
-    const long nd[N] = {20, 10, 58, 89, 58, 144, 20, 20, 0, 532, 20};
-    for (int t = 0; t < 3; t++) {
-        const sv_perf_t *p = &models[t];
-        ck_assert(p->plain && p->memo_ok);
-        sv_perf_memo_t *memo = calloc(1, sizeof *memo);
-        ck_assert_ptr_nonnull(memo);
-        int tok_hits = 0, lm_hits = 0, chunk_hits = 0;
-        for (int i = 0; i < N; i++) {
-            sv_chunk_t ch = {.new_tokens = cn[i], .cached_tokens = cc[i], .last = cl[i]};
-            sv_batch_t b = {.chunks = cn[i] ? &ch : NULL,
-                            .n_chunks = cn[i] ? 1 : 0,
-                            .n_decode = nd[i],
-                            .decode_ctx_sum = nd[i] * (700.0 + 31.0 * i)};
-            double T = (double)(cn[i] + nd[i]), logits = (double)(nd[i] + cl[i]);
-            const sv_perf_tok_slot_t *ts = &memo->tok[(size_t)(cn[i] + nd[i]) % SV_PERF_TOK_SLOTS];
-            const sv_perf_lm_slot_t *ls = &memo->lm[(size_t)(nd[i] + cl[i]) % SV_PERF_LM_SLOTS];
-            const sv_perf_chunk_slot_t *cs =
-                &memo->chunk[(size_t)(cn[i] + 31 * cc[i]) % SV_PERF_CHUNK_SLOTS];
-            if (cn[i]) {
-                tok_hits += ts->tokens == T;
-                lm_hits += logits > 0 && ls->logits == logits;
-                chunk_hits += cs->new_tokens == cn[i] && cs->cached_tokens == cc[i];
-            }
-            sv_step_cost_t ref;
-            memset(&ref, 0x3C, sizeof ref);
-            sv_perf_step(p, &b, &ref);
-            const sv_step_cost_t *got = sv_perf_spec_step_memo(p, memo, &b);
-            ck_assert_msg(memcmp(&ref, got, sizeof ref) == 0, "model %d step %d", t, i);
-            if (cn[i]) { /* the step's slots now hold its count and chunk */
-                ck_assert(ts->tokens == T);
-                ck_assert(ts->linear.time == ref.op[SV_OP_LINEAR].time);
-                ck_assert(cs->new_tokens == cn[i] && cs->cached_tokens == cc[i]);
-                if (logits > 0) ck_assert(ls->logits == logits);
-            }
-        }
-        /* T = 120 found by the next four steps, replaced by 1144 (the same slot) and found
-         * again at the last; the chunk (62, 0) replaced by (31, 1) and it by (62, 0), each
-         * time a refill, and (100, 0) found thrice; logits 59 found, 21 found once, then
-         * replaced by 533 */
-        ck_assert_int_eq(tok_hits, 5);
-        ck_assert_int_eq(chunk_hits, 3);
-        ck_assert_int_eq(lm_hits, 2);
-        free(memo);
-    }
-}
-END_TEST
-
 static Suite *suite(void)
 {
     Suite *s = suite_create("perf");
@@ -1729,7 +1668,6 @@ static Suite *suite(void)
     tcase_add_test(tc, test_floor_inline);
     tcase_add_test(tc, test_step_memo_same_bits);
     tcase_add_test(tc, test_step_mixed_same_bits);
-    tcase_add_test(tc, test_step_memo_token_slots);
     tcase_add_test(tc, test_llama8b_sizes);
     tcase_add_test(tc, test_decode_batch1_memory_bound);
     tcase_add_test(tc, test_prefill_compute_bound);

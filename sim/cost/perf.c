@@ -1910,137 +1910,6 @@ static void decode_attention(const sv_perf_t *p, double nd, double ctx_sum, doub
 static void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j, int m_mb,
                        sv_step_cost_t *out);
 
-/* The dense linear layers' operator at T tokens: weights read once, activations in and
- * out of each matmul; GEMM efficiency at T tokens is compute_eff x T / (T + m_half)
- * (plain, a constant where inlined: no experts, see sv_perf_t.plain). */
-static inline __attribute__((always_inline)) void linear_op(const sv_perf_t *p, double T,
-                                                            const int plain, sv_op_cost_t *li)
-{
-    const sv_model_t *m = &p->model;
-    double L = p->stage_layers, d = p->hidden_d;
-    li->flops = 2.0 * T * L * p->layer_linear_params;
-    li->bytes = p->lin_bytes_fixed + T * d * EMBED_BYTES / p->tp_d + T * L * p->lin_act * ACT_BYTES;
-    if (!plain && m->experts) {
-        double E = m->experts, k = m->experts_per_tok;
-        double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
-        li->flops += 2.0 * T * k * L * p->expert_params;
-        li->bytes += L * touched * p->expert_params * sv_dtype_weight_bytes(p->set.weight_dtype);
-    }
-    double slow = (T + p->m_half) / T;
-    finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
-}
-
-/* LM head: the vocabulary projection for each token that yields a next token (a GEMM with
- * M = logits; it stays 16-bit). */
-static inline void lm_op(const sv_perf_t *p, double logits, sv_op_cost_t *lm)
-{
-    if (logits > 0) {
-        double vl = p->lm_vocab, d = p->hidden_d;
-        lm->flops = 2.0 * logits * p->lm_head_params;
-        lm->bytes = p->lm_w_bytes + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
-        finish_op(lm, lm->flops * p->inv_lm_c * (logits + p->m_half) / logits,
-                  lm->bytes * p->inv_mem, p->lm_floor);
-    } else {
-        memset(lm, 0, sizeof *lm);
-    }
-}
-
-/* Norms, rotary, activation and residual adds: memory-bound over T x d. */
-static inline void small_op(const sv_perf_t *p, double T, sv_op_cost_t *sm)
-{
-    sm->flops = 0.0;
-    sm->bytes = T * p->small_bytes_tok;
-    finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
-}
-
-/* The TP all-reduces of a step of T tokens (out->comm and ar_algo stay 0 without TP). */
-static inline void tp_comm(const sv_perf_t *p, double T, sv_step_cost_t *out)
-{
-    if (p->attn_tp > 1) {
-        sv_ar_algo_t algo;
-        out->comm =
-            2.0 * p->stage_layers * sv_perf_allreduce(p, T * p->hidden_d * ACT_BYTES, &algo);
-        out->ar_algo = (int)algo;
-    }
-}
-
-/* The launch rule: per-layer launches unless the step of T tokens replays a CUDA graph. */
-static inline double launch_rule(const sv_perf_t *p, double T)
-{
-    return !p->set.cuda_graphs || T > p->graph_max_d ? p->stage_layers * p->set.layer_overhead_s
-                                                     : 0.0;
-}
-
-/* The memo's slot of a plain step's terms of T tokens (T > 0), filled if it holds another T:
- * the same functions of T, so the same bits. */
-static __attribute__((noinline)) const sv_perf_tok_slot_t *tok_fill(const sv_perf_t *p,
-                                                                    sv_perf_tok_slot_t *s, double T)
-{
-    sv_step_cost_t c; /* tp_comm's terms */
-    c.comm = 0.0;
-    c.ar_algo = 0;
-    tp_comm(p, T, &c);
-    s->tokens = T;
-    linear_op(p, T, 1, &s->linear);
-    small_op(p, T, &s->small);
-    s->comm = c.comm;
-    s->ar_algo = c.ar_algo;
-    s->eng_launch = launch_rule(p, T);
-    return s;
-}
-
-static inline const sv_perf_tok_slot_t *tok_slot(const sv_perf_t *p, sv_perf_memo_t *memo, double T)
-{
-    sv_perf_tok_slot_t *s = &memo->tok[(size_t)(long)T % SV_PERF_TOK_SLOTS];
-    return s->tokens == T ? s : tok_fill(p, s, T);
-}
-
-/* The memo's slot of the LM head at logits > 0 tokens, filled if it holds another count. */
-static __attribute__((noinline)) const sv_perf_lm_slot_t *
-lm_fill(const sv_perf_t *p, sv_perf_lm_slot_t *s, double logits)
-{
-    s->logits = logits;
-    lm_op(p, logits, &s->lm);
-    return s;
-}
-
-static inline const sv_perf_lm_slot_t *lm_slot(const sv_perf_t *p, sv_perf_memo_t *memo,
-                                               double logits)
-{
-    sv_perf_lm_slot_t *s = &memo->lm[(size_t)(long)logits % SV_PERF_LM_SLOTS];
-    return s->logits == logits ? s : lm_fill(p, s, logits);
-}
-
-/* A prefill chunk's terms of the prefill attention, each added to its sum: its FLOPs fl, fl
- * (n + n_half) / n (flash-attention efficiency n / (n + n_half)) and its bytes. */
-static inline __attribute__((always_inline)) void
-chunk_terms(const sv_perf_t *p, double n, double c, double *fl, double *eff, double *by)
-{
-    double w = p->window_d, q = p->q_width, kvtl = p->kv_bytes_token_layer;
-    *fl = p->pf_flops_pair * causal_keys(n, c, w); /* 4 q keys */
-    *eff = *fl * (n + p->attn_n_half) / n;
-    double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
-    *by = 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
-}
-
-/* The memo's slot of a chunk's terms (new_tokens > 0), filled if it holds another chunk. */
-static __attribute__((noinline)) const sv_perf_chunk_slot_t *
-chunk_fill(const sv_perf_t *p, sv_perf_chunk_slot_t *s, long n, long c)
-{
-    s->new_tokens = n;
-    s->cached_tokens = c;
-    chunk_terms(p, (double)n, (double)c, &s->flops, &s->eff_flops, &s->bytes);
-    return s;
-}
-
-static inline const sv_perf_chunk_slot_t *chunk_slot(const sv_perf_t *p, sv_perf_memo_t *memo,
-                                                     const sv_chunk_t *ch)
-{
-    long n = ch->new_tokens, c = ch->cached_tokens;
-    sv_perf_chunk_slot_t *s = &memo->chunk[(size_t)(n + 31 * c) % SV_PERF_CHUNK_SLOTS];
-    return s->new_tokens == n && s->cached_tokens == c ? s : chunk_fill(p, s, n, c);
-}
-
 /* The terms past the operators, each zeroed (the struct has no padding, so every byte). */
 static inline void zero_terms(sv_step_cost_t *out)
 {
@@ -2060,19 +1929,19 @@ static inline void zero_terms(sv_step_cost_t *out)
  * plain (a constant where it is inlined): the caller has p->plain, and j = 0, m = 1, so
  * the branches of pipelines, attention data parallelism, the extended architectures and
  * the context phase are compiled out; the same operations otherwise, in the same order.
- * tm (plain only; NULL a constant where inlined): the memo whose slots give the terms of T,
- * of the logits and of each chunk (sv_perf_tok_slot_t).
  */
 static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t *p,
                                                                 const sv_batch_t *b, int j,
                                                                 int m_mb, sv_step_cost_t *out,
-                                                                const int plain, sv_perf_memo_t *tm)
+                                                                const int plain)
 {
-    const sv_perf_tok_slot_t *ts = NULL; /* tm's slot of the step's T (tm: plain only) */
     /* Every byte of *out is written: the terms past the operators zeroed here, the
      * operators' fields each assigned below (the extended architectures' zeroed first). */
     zero_terms(out);
-    double L = p->stage_layers, d = p->hidden_d;
+    const sv_model_t *m = &p->model;
+    double L = p->stage_layers, d = p->hidden_d, q = p->q_width;
+    double kvtl = p->kv_bytes_token_layer;
+    double w = p->window_d;
 
     /* Prefill attention: flash-attention efficiency rises with the chunk length n as
      * n / (n + n_half), so each chunk's FLOPs count (n + n_half) / n times. */
@@ -2099,18 +1968,11 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
             if (n <= 0 || (!plain && i % m_mb != j)) continue;
             prefill_tokens += n;
             if (b->chunks[i].last) logits += 1.0;
-            if (tm) {
-                const sv_perf_chunk_slot_t *cs = chunk_slot(p, tm, &b->chunks[i]);
-                ap_flops += cs->flops;
-                attn_eff_flops += cs->eff_flops;
-                ap_bytes += cs->bytes;
-                continue;
-            }
-            double fl, eff, by;
-            chunk_terms(p, n, c, &fl, &eff, &by);
+            double fl = p->pf_flops_pair * causal_keys(n, c, w); /* 4 q keys */
             ap_flops += fl;
-            attn_eff_flops += eff;
-            ap_bytes += by;
+            attn_eff_flops += fl * (n + p->attn_n_half) / n;
+            double keys_read = (w > 0 ? sv_fmin(c, w) : c) + n;
+            ap_bytes += 2.0 * n * q * ACT_BYTES + keys_read * kvtl + n * kvtl;
         }
 
         double v = b->verify > 1 ? b->verify : 1.0; /* tokens per decode sequence (verify) */
@@ -2124,13 +1986,20 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
         ap->flops = ap_flops * L;
         ap->bytes = ap_bytes * L;
 
-        /* Dense linear layers (linear_op). */
-        if (tm) {
-            ts = tok_slot(p, tm, T);
-            out->op[SV_OP_LINEAR] = ts->linear;
-        } else {
-            linear_op(p, T, plain, &out->op[SV_OP_LINEAR]);
+        /* Dense linear layers: weights read once, activations in and out of each matmul;
+         * GEMM efficiency at T tokens is compute_eff x T / (T + m_half). */
+        sv_op_cost_t *li = &out->op[SV_OP_LINEAR];
+        li->flops = 2.0 * T * L * p->layer_linear_params;
+        li->bytes =
+            p->lin_bytes_fixed + T * d * EMBED_BYTES / p->tp_d + T * L * p->lin_act * ACT_BYTES;
+        if (!plain && m->experts) {
+            double E = m->experts, k = m->experts_per_tok;
+            double touched = E * (1.0 - pow(1.0 - k / E, T)); /* expected distinct experts */
+            li->flops += 2.0 * T * k * L * p->expert_params;
+            li->bytes += L * touched * p->expert_params * sv_dtype_weight_bytes(p->set.weight_dtype);
         }
+        double slow = (T + p->m_half) / T;
+        finish_op(li, li->flops * p->inv_lin_c * slow, li->bytes * p->inv_mem, p->gemm_floor_step);
         finish_op(ap, attn_eff_flops * L * p->inv_attn_c, ap->bytes * p->inv_mem, 0.0);
 
         if (nd > 0) decode_attention(p, nd, ctx_sum, v, &out->op[SV_OP_ATTN_DECODE]);
@@ -2139,17 +2008,27 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
 
     /* LM head: the vocabulary projection for each token that yields a next token (a GEMM
      * with M = logits; it stays 16-bit). */
-    if (tm && logits > 0)
-        out->op[SV_OP_LM_HEAD] = lm_slot(p, tm, logits)->lm;
-    else
-        lm_op(p, logits, &out->op[SV_OP_LM_HEAD]);
-    if (ts) {
-        out->op[SV_OP_SMALL] = ts->small;
-        out->comm = ts->comm;
-        out->ar_algo = ts->ar_algo;
+    sv_op_cost_t *lm = &out->op[SV_OP_LM_HEAD];
+    if (logits > 0) {
+        double vl = p->lm_vocab;
+        lm->flops = 2.0 * logits * p->lm_head_params;
+        lm->bytes = p->lm_w_bytes + logits * d * ACT_BYTES + logits * vl * LOGIT_BYTES;
+        finish_op(lm, lm->flops * p->inv_lm_c * (logits + p->m_half) / logits,
+                  lm->bytes * p->inv_mem, p->lm_floor);
     } else {
-        small_op(p, T, &out->op[SV_OP_SMALL]);
-        tp_comm(p, T, out);
+        memset(lm, 0, sizeof *lm);
+    }
+
+    /* Norms, rotary, activation and residual adds: memory-bound over T x d. */
+    sv_op_cost_t *sm = &out->op[SV_OP_SMALL];
+    sm->flops = 0.0;
+    sm->bytes = T * p->small_bytes_tok;
+    finish_op(sm, 0.0, T * p->small_s_tok, p->small_floor_step);
+
+    if (p->attn_tp > 1) {
+        sv_ar_algo_t algo;
+        out->comm = 2.0 * L * sv_perf_allreduce(p, T * d * ACT_BYTES, &algo);
+        out->ar_algo = (int)algo;
     }
     if (!plain && p->dp > 1 && p->ep > 1) a2a_step(p, b, T, out);
     /* The engine's context phase (prefill_efficiency e, docs/cost-model.md): what the
@@ -2185,10 +2064,8 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
      * prefill_request_overhead_ms per prompt in the step, in place of the launch rule. */
     if (!plain && P > 0 && p->prefill_request_s > 0)
         out->eng_launch = prompts * p->prefill_request_s;
-    else if (ts)
-        out->eng_launch = ts->eng_launch;
-    else
-        out->eng_launch = launch_rule(p, T);
+    else if (!p->set.cuda_graphs || T > p->graph_max_d)
+        out->eng_launch = L * p->set.layer_overhead_s;
     /* The micro-batch's time and the activations it sends to the next stage: a pipeline's
      * (one stage's total is summed again by its callers, sv_perf_step and
      * sv_perf_micro_batch, from the operators). */
@@ -2203,7 +2080,7 @@ static inline __attribute__((always_inline)) void stage_step_in(const sv_perf_t 
 static __attribute__((noinline)) void stage_step(const sv_perf_t *p, const sv_batch_t *b, int j,
                                                  int m_mb, sv_step_cost_t *out)
 {
-    stage_step_in(p, b, j, m_mb, out, 0, NULL);
+    stage_step_in(p, b, j, m_mb, out, 0);
 }
 
 /* The operators' times summed, in their order. */
@@ -2227,14 +2104,13 @@ static int compute_bound(const sv_step_cost_t *out)
 
 /* sv_perf_step; plain (a constant where it is inlined): p->plain, one stage inlined. */
 static inline __attribute__((always_inline)) void
-perf_step_in(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out, const int plain,
-             sv_perf_memo_t *tm)
+perf_step_in(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out, const int plain)
 {
     int pp = !plain && p->set.pp > 1 ? p->set.pp : 1;
     long seqs = b->n_decode + b->n_chunks;
     int m = pp > 1 && seqs > 1 ? (int)(seqs < pp ? seqs : pp) : 1;
     if (plain)
-        stage_step_in(p, b, 0, 1, out, 1, tm);
+        stage_step_in(p, b, 0, 1, out, 1);
     else
         stage_step(p, b, 0, m, out);
     double sum = out->total + out->pp_send, ts = out->total, tx = out->pp_send;
@@ -2288,14 +2164,7 @@ perf_step_in(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out, const
 static __attribute__((noinline)) void plain_step(const sv_perf_t *p, const sv_batch_t *b,
                                                  sv_step_cost_t *out)
 {
-    perf_step_in(p, b, out, 1, NULL);
-}
-
-/* plain_step with the operators that depend on T (or the logits) alone from memo's slots. */
-static __attribute__((noinline)) void plain_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo,
-                                                      const sv_batch_t *b, sv_step_cost_t *out)
-{
-    perf_step_in(p, b, out, 1, memo);
+    perf_step_in(p, b, out, 1);
 }
 
 void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
@@ -2303,7 +2172,7 @@ void sv_perf_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
     if (p->plain)
         plain_step(p, b, out);
     else
-        perf_step_in(p, b, out, 0, NULL);
+        perf_step_in(p, b, out, 0);
 }
 
 void sv_perf_micro_batch(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *out)
@@ -2356,9 +2225,7 @@ __attribute__((noinline)) const sv_step_cost_t *
 sv_perf_spec_step_memo(const sv_perf_t *p, sv_perf_memo_t *memo, const sv_batch_t *b)
 {
     if (!memo_fits(p, b)) {
-        if (p->memo_ok && p->plain)
-            plain_step_memo(p, memo, b, &memo->scratch);
-        else if (p->memo_ok)
+        if (p->memo_ok)
             sv_perf_step(p, b, &memo->scratch); /* (no speculative decoding) */
         else
             sv_perf_spec_step(p, b, &memo->scratch);

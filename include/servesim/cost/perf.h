@@ -577,7 +577,7 @@ void sv_perf_spec_step(const sv_perf_t *p, const sv_batch_t *b, sv_step_cost_t *
  * the size it is tagged with (n_decode 0: none), so that a batch whose size moves back and
  * forth within that many sequences finds its size's step, with the partial results of its
  * sums that do not see the context. One per caller (a replica's engine), which owns it
- * (about 28 KiB, and about 200 KiB of the slots below). */
+ * (about 28 KiB). */
 #define SV_PERF_MEMO_SLOTS 64
 typedef struct sv_perf_memo_slot {
     long n_decode;
@@ -588,37 +588,9 @@ typedef struct sv_perf_memo_slot {
     double comm_overhead;               /* cost.comm + cost.overhead */
     sv_step_cost_t cost;
 } sv_perf_memo_slot_t;
-/* The other steps of a plain cost model (sv_perf_t.plain: those with prefill chunks, mostly)
- * take the operators that depend on the step's tokens T alone (the linear layers, the small
- * ops, the TP all-reduces, the launch rule) from a slot for T modulo SV_PERF_TOK_SLOTS, the
- * LM head from one for its logits modulo SV_PERF_LM_SLOTS, and each chunk's terms of the
- * prefill attention (what it adds to its FLOPs, its FLOPs at the chunk's efficiency and its
- * bytes) from one for new_tokens + 31 cached_tokens modulo SV_PERF_CHUNK_SLOTS (each tagged
- * with its count or chunk; 0: none), filled when the tag differs: their values are the same
- * functions of the count or the chunk. */
-#define SV_PERF_TOK_SLOTS 1024
-#define SV_PERF_LM_SLOTS 512
-#define SV_PERF_CHUNK_SLOTS 1024
-typedef struct sv_perf_tok_slot {
-    double tokens; /* T */
-    sv_op_cost_t linear, small;
-    double comm, eng_launch;
-    int ar_algo;
-} sv_perf_tok_slot_t;
-typedef struct sv_perf_lm_slot {
-    double logits;
-    sv_op_cost_t lm;
-} sv_perf_lm_slot_t;
-typedef struct sv_perf_chunk_slot {
-    long new_tokens, cached_tokens;
-    double flops, eff_flops, bytes;
-} sv_perf_chunk_slot_t;
 typedef struct sv_perf_memo {
     sv_perf_memo_slot_t slot[SV_PERF_MEMO_SLOTS];
     sv_step_cost_t scratch; /* any other step's */
-    sv_perf_tok_slot_t tok[SV_PERF_TOK_SLOTS];
-    sv_perf_lm_slot_t lm[SV_PERF_LM_SLOTS];
-    sv_perf_chunk_slot_t chunk[SV_PERF_CHUNK_SLOTS];
 } sv_perf_memo_t;
 
 /*
